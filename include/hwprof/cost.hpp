@@ -1,0 +1,93 @@
+// The analytic cost model: what each layer of a Graph should cost — parameters, MACs, FLOPs
+// (forward and backward), the minimum bytes it moves and the memory a run needs. Every figure
+// here is analytic: derived from shapes by the formulas documented in src/cost/op_cost.cpp
+// and the README, never measured.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwprof/graph.hpp"
+#include "hwprof/result.hpp"
+
+namespace hwprof {
+
+enum class Optimizer { sgd, momentum, adam };
+
+struct AnalysisOptions {
+  std::int64_t batch = 1;
+  Optimizer optimizer = Optimizer::adam;
+};
+
+struct LayerCost {
+  std::string name;
+  OpKind op = OpKind::relu;
+  Shape output_shape;
+  DType output_dtype = DType::f32;
+  // Per sample unless said otherwise.
+  std::int64_t params = 0;          // trainable; a tied weight counts 0 here (its bias counts)
+  std::int64_t buffers = 0;         // non-trainable state, e.g. batchnorm running statistics
+  std::int64_t macs = 0;            // DESIGN.md convention: conv2d, linear, attention matmuls
+  std::int64_t flops = 0;           // forward, evaluation mode: 2*macs + element-wise work
+  std::int64_t train_forward_flops = 0;  // forward in training mode (batchnorm stats, dropout)
+  std::int64_t backward_flops = 0;  // input and weight gradients that a training step computes
+  std::int64_t input_bytes = 0;     // activations read (distinct inputs)
+  std::int64_t output_bytes = 0;    // output activation bytes
+  std::int64_t weight_bytes = 0;    // parameters and buffers read, per batch (not per sample)
+  std::int64_t bytes = 0;           // minimum traffic at the analysed batch: batch*(in+out)+weights
+  bool requires_grad = false;       // a training step back-propagates through this layer
+};
+
+struct CostTotals {
+  std::int64_t params = 0;            // trainable, shared weights counted once
+  std::int64_t trainable_params = 0;  // equal to params: every parameter of DESIGN.md's ops trains
+  std::int64_t buffers = 0;
+  std::int64_t macs = 0;
+  std::int64_t flops = 0;
+  std::int64_t train_forward_flops = 0;
+  std::int64_t backward_flops = 0;
+  std::int64_t training_flops = 0;    // train_forward_flops + backward_flops
+  std::int64_t bytes = 0;             // at the analysed batch
+};
+
+struct MemoryEstimate {
+  std::int64_t batch = 1;
+  Optimizer optimizer = Optimizer::adam;
+  std::int64_t param_bytes = 0;
+  std::int64_t buffer_bytes = 0;
+  std::int64_t gradient_bytes = 0;
+  std::int64_t optimizer_bytes = 0;          // sgd 0, momentum 1x, adam 2x the parameters
+  std::int64_t model_state_bytes = 0;        // params + buffers + gradients + optimizer state
+  std::int64_t inference_activation_bytes = 0;  // peak of live tensors over the graph's order
+  std::string inference_peak_layer;          // the layer during which that peak occurs
+  std::int64_t training_activation_bytes = 0;   // the union of tensors kept for backward
+  std::int64_t inference_total_bytes = 0;    // params + buffers + inference activations
+  std::int64_t training_total_bytes = 0;     // model state + training activations
+};
+
+struct ModelCost {
+  std::string model;
+  ModelInput input;
+  std::int64_t batch = 1;
+  std::vector<LayerCost> layers;  // one per Graph node, same order
+  CostTotals totals;
+  MemoryEstimate memory;
+};
+
+// Fails only when a count would overflow 64-bit integers (message names the layer).
+Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options = {});
+
+// The seed's Profiler API, analytic part.
+Result<std::int64_t> count_parameters(const Graph& graph);
+// Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
+Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});
+Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape = {});
+Result<MemoryEstimate> measure_memory(const Graph& graph, std::int64_t batch,
+                                      Optimizer optimizer = Optimizer::adam);
+
+std::string_view optimizer_name(Optimizer optimizer) noexcept;
+std::optional<Optimizer> parse_optimizer(std::string_view name) noexcept;
+
+}  // namespace hwprof

@@ -1,0 +1,128 @@
+// The model graph: what a model spec (models/*.json, format in DESIGN.md) becomes once it is
+// parsed, its repeats expanded, its names resolved and every shape inferred.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/result.hpp"
+
+namespace hwprof {
+
+enum class DType { f32, i32 };
+
+// A per-sample shape: the batch dimension is never part of it.
+using Shape = std::vector<std::int64_t>;
+
+enum class OpKind {
+  linear, conv2d, batchnorm2d, layernorm,
+  relu, relu6, gelu, silu, sigmoid, tanh, softmax,
+  maxpool2d, avgpool2d, adaptive_avgpool2d,
+  flatten, dropout, add, concat, reshape, transpose,
+  embedding, pos_embedding, cls_token, select, attention,
+};
+
+enum class GeluApproximation { none, tanh };
+
+struct Pair {
+  std::int64_t h = 0;
+  std::int64_t w = 0;
+};
+
+// The attributes of every op in one flat record; each op reads only its own (DESIGN.md's
+// table) and the parser rejects the others. Defaults are those of DESIGN.md.
+struct Attributes {
+  std::int64_t out_features = 0;   // linear
+  bool bias = true;                // linear, conv2d, attention
+  int tied_to = -1;                // linear: index of the embedding/linear whose weight it shares
+  std::int64_t out_channels = 0;   // conv2d
+  Pair kernel;                     // conv2d, pools
+  Pair stride{1, 1};               // conv2d, pools (pools default to the kernel)
+  Pair padding{0, 0};
+  Pair dilation{1, 1};             // conv2d
+  std::int64_t groups = 1;         // conv2d
+  bool ceil_mode = false;          // pools
+  Pair output{1, 1};               // adaptive_avgpool2d
+  double eps = 1e-5;               // batchnorm2d, layernorm
+  double p = 0.5;                  // dropout
+  std::int64_t axis = 0;           // softmax [-1], concat [0], select [0]; as written (may be < 0)
+  std::int64_t index = 0;          // select; as written (may be < 0)
+  Shape shape;                     // reshape (-1 resolved after inference)
+  std::vector<std::int64_t> perm;  // transpose
+  std::int64_t num_embeddings = 0; // embedding
+  std::int64_t embedding_dim = 0;  // embedding
+  std::int64_t num_positions = 0;  // pos_embedding
+  std::int64_t heads = 0;          // attention
+  bool causal = false;             // attention
+  GeluApproximation approximate = GeluApproximation::none;  // gelu
+};
+
+// The model input is node index kModelInput wherever an input index appears.
+inline constexpr int kModelInput = -1;
+
+struct Node {
+  std::string name;          // full name, e.g. "h.3.attn"
+  OpKind op = OpKind::relu;
+  std::vector<int> inputs;   // indices of earlier nodes, or kModelInput
+  Attributes attrs;
+  Shape output_shape;        // per sample
+  DType output_dtype = DType::f32;
+  std::string spec_pointer;  // JSON pointer of the layer in the spec, for messages
+};
+
+struct ModelInput {
+  Shape shape;
+  DType dtype = DType::f32;
+};
+
+// Maps a JSON pointer of the spec back to "file:line:column" for messages.
+class SpecSource {
+ public:
+  SpecSource() = default;
+  SpecSource(std::string file, std::string text);
+  const std::string& file() const noexcept { return file_; }
+  // "file:line:col" of the value at `pointer`, or of its nearest existing ancestor.
+  std::string locate(std::string_view pointer) const;
+
+ private:
+  std::string file_;
+  std::shared_ptr<const std::string> text_;
+};
+
+struct Graph {
+  std::string name;
+  ModelInput input;
+  std::vector<Node> nodes;  // in execution order; inputs always point backwards
+  SpecSource source;
+
+  // Index of the node with this full name, or -2 when there is none.
+  int find(std::string_view node_name) const;
+  const Shape& shape_of(int index) const { return index == kModelInput ? input.shape : nodes[static_cast<std::size_t>(index)].output_shape; }
+  DType dtype_of(int index) const { return index == kModelInput ? input.dtype : nodes[static_cast<std::size_t>(index)].output_dtype; }
+  // "file:line:col: layer 'name' (op)" — the prefix of every message about that layer.
+  std::string where(const Node& node, std::string_view attribute = {}) const;
+};
+
+// Limits that keep hostile specs from hanging or exhausting memory.
+inline constexpr std::int64_t kMaxSpecBytes = 64LL << 20;
+inline constexpr std::int64_t kMaxLayers = 1'000'000;
+inline constexpr std::int64_t kMaxRank = 16;
+inline constexpr int kMaxRepeatNesting = 32;
+
+Result<Graph> load_model(const std::string& path);
+Result<Graph> parse_model(std::string_view json_text, const std::string& source_name);
+// The same graph with another per-sample input shape; every shape is inferred again.
+Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape);
+
+std::string_view op_name(OpKind op) noexcept;
+const std::vector<std::string_view>& op_names();
+std::string_view dtype_name(DType dtype) noexcept;
+std::string format_shape(const Shape& shape);
+std::int64_t numel(const Shape& shape) noexcept;  // shapes in a Graph never overflow
+// A Python-style axis or index (negative counts from the end) made non-negative.
+inline std::int64_t normalized_axis(std::int64_t axis, std::int64_t size) noexcept { return axis < 0 ? axis + size : axis; }
+
+}  // namespace hwprof

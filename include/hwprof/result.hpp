@@ -1,0 +1,41 @@
+// Result<T>: a value or an Error with a message that says what, where and how to fix.
+// Configuration and input problems come back this way; the library does not throw them.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace hwprof {
+
+struct Error {
+  std::string message;
+};
+
+template <class T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}    // NOLINT(google-explicit-constructor)
+
+  bool ok() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+
+  // Precondition: ok(). Calling value() on an error is a programming error.
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  // Precondition: !ok().
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+}  // namespace hwprof

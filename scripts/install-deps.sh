@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package hwprof needs to build, test and benchmark.
+# Idempotent: packages already present are left alone; safe to run again.
+# Run as root (or with sudo). Nothing is downloaded except Debian packages.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential g++ cmake ninja-build pkg-config git ca-certificates
+  # libraries (see DESIGN.md, "Dependencies")
+  libopenblas-dev        # GEMM kernels and the GEMM ceiling
+  libpapi-dev            # PAPI counter backend
+  libpfm4-dev            # event name -> perf_event encoding
+  libcli11-dev           # command line
+  nlohmann-json3-dev     # model specs, reports, calibration files
+  libfmt-dev             # formatting (GCC 12 has no <format>)
+  libgtest-dev libgmock-dev  # tests
+  libbenchmark-dev       # microbenchmarks
+  # tools used by tests and benchmarks
+  likwid                 # likwid-bench: independent peer for calibration
+  linux-perf             # perf stat: peer for counter checks
+  python3                # peer-comparison scripts
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then exec sudo -E bash "$0" "$@"; fi
+  echo "install-deps.sh: must run as root (apt-get install needs it)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

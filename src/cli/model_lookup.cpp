@@ -1,0 +1,61 @@
+#include "cli/model_lookup.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string_view>
+
+#include "graph/suggest.hpp"
+
+namespace hwprof::cli {
+namespace fs = std::filesystem;
+
+std::vector<std::string> model_directories() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("HWPROF_MODEL_PATH"); env && *env) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const std::string_view part = rest.substr(0, colon);
+      if (!part.empty()) dirs.emplace_back(part);
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back((exe.parent_path().parent_path() / HWPROF_INSTALL_DATADIR_RELATIVE / "hwprof" / "models").string());
+  dirs.emplace_back(HWPROF_SOURCE_MODELS_DIR);
+  return dirs;
+}
+
+std::vector<std::string> builtin_model_names() {
+  std::set<std::string> names;
+  for (const std::string& dir : model_directories()) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".json") names.insert(it->path().stem().string());
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+Result<std::string> resolve_model(const std::string& argument) {
+  std::error_code ec;
+  const bool looks_like_path = argument.find('/') != std::string::npos || fs::path(argument).extension() == ".json";
+  if (looks_like_path || fs::exists(argument, ec)) {
+    if (!fs::exists(argument, ec)) return Error{argument + ": no such model spec file"};
+    return argument;
+  }
+  for (const std::string& dir : model_directories()) {
+    const fs::path candidate = fs::path(dir) / (argument + ".json");
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  const std::vector<std::string> names = builtin_model_names();
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  return Error{"'" + argument + "' is neither a spec file nor a built-in model" + detail::did_you_mean(argument, views) +
+               "; built-in models: " + (names.empty() ? std::string("none found") : detail::join(views))};
+}
+
+}  // namespace hwprof::cli

@@ -1,0 +1,17 @@
+// MODEL arguments: a path to a spec, or the name of a built-in model (models/NAME.json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hwprof/result.hpp"
+
+namespace hwprof::cli {
+
+// Directories searched for built-in models, in order: $HWPROF_MODEL_PATH (colon-separated),
+// <prefix>/share/hwprof/models beside the installed binary, the source tree's models/.
+std::vector<std::string> model_directories();
+std::vector<std::string> builtin_model_names();
+Result<std::string> resolve_model(const std::string& argument);
+
+}  // namespace hwprof::cli

@@ -1,0 +1,26 @@
+#include "cli/output.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include "hwprof/report.hpp"
+
+namespace hwprof::cli {
+
+int fail(const Error& error) {
+  std::cerr << "hwprof: error: " << error.message << "\n";
+  return kExitError;
+}
+
+int emit(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    if (!std::cout) return fail(Error{"cannot write to standard output"});
+    return kExitOk;
+  }
+  if (auto error = write_file_atomically(path, text)) return fail(*error);
+  return kExitOk;
+}
+
+}  // namespace hwprof::cli

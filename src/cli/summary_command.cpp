@@ -1,0 +1,109 @@
+#include "cli/summary_command.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/model_lookup.hpp"
+#include "cli/output.hpp"
+#include "hwprof/cost.hpp"
+#include "hwprof/graph.hpp"
+#include "hwprof/report.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+constexpr const char* kDescription = R"(Analytic cost of every layer of a model: parameters, MACs, FLOPs (forward, backward,
+training step), minimum bytes moved and memory at a batch size. Nothing is run or measured.
+
+Counting convention: counts are per sample. MACs count the multiply-accumulates of conv2d,
+linear and attention's two matmuls (Q*K^T, A*V) plus its projections, biases excluded: the
+convention of torchvision's published GFLOPS, the ResNet paper and fvcore. Causal attention
+counts the full TxT products. FLOPs = 2*MACs + the element-wise work of every other op, from
+one documented table (README, "Counting convention"). Memory is in decimal MB.
+
+MODEL is a path to a spec (.json) or the name of a built-in model (see models/).)";
+
+// "3,224,224", "3x224x224" or "[3, 224, 224]".
+Result<Shape> parse_shape_argument(const std::string& text) {
+  Shape shape;
+  std::string digits;
+  auto flush = [&]() -> bool {
+    if (digits.empty()) return false;
+    if (digits.size() > 18) return false;
+    shape.push_back(std::stoll(digits));
+    digits.clear();
+    return true;
+  };
+  std::string body = text;
+  if (!body.empty() && body.front() == '[' && body.back() == ']') body = body.substr(1, body.size() - 2);
+  for (char c : body) {
+    if (c >= '0' && c <= '9') {
+      digits += c;
+    } else if (c == ',' || c == 'x' || c == 'X') {
+      if (!flush()) return Error{"--input-shape '" + text + "': expected positive sizes separated by ',' or 'x', e.g. 3,224,224"};
+    } else if (c != ' ') {
+      return Error{"--input-shape '" + text + "': unexpected character '" + std::string(1, c) + "'; expected e.g. 3,224,224"};
+    }
+  }
+  if (!flush()) return Error{"--input-shape '" + text + "': expected positive sizes separated by ',' or 'x', e.g. 3,224,224"};
+  return shape;
+}
+
+}  // namespace
+
+std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<SummaryCommandOptions>();
+  CLI::App* sub = app.add_subcommand("summary", "Analytic per-layer cost: params, MACs, FLOPs, bytes, memory");
+  sub->description(kDescription);
+  sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
+  sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str();
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160");
+  sub->add_option("--optimizer", options->optimizer, "Optimizer whose state the memory block counts")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+      ->capture_default_str();
+  sub->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  sub->add_option("--depth", options->depth, "Fold layers into blocks by the first K parts of their dotted names (0: every layer)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output");
+  sub->callback([options, &exit_code]() { exit_code = run_summary(*options); });
+  return options;
+}
+
+int run_summary(const SummaryCommandOptions& options) {
+  auto path = resolve_model(options.model);
+  if (!path) return fail(path.error());
+  auto graph = load_model(*path);
+  if (!graph) return fail(graph.error());
+  if (!options.input_shape.empty()) {
+    auto shape = parse_shape_argument(options.input_shape);
+    if (!shape) return fail(shape.error());
+    auto reshaped = with_input_shape(*graph, *shape);
+    if (!reshaped) return fail(reshaped.error());
+    graph = std::move(reshaped);
+  }
+  auto cost = analyze(*graph, {options.batch, *parse_optimizer(options.optimizer)});
+  if (!cost) return fail(cost.error());
+
+  SummaryOptions report;
+  report.depth = options.depth;
+  report.source_file = *path;
+  std::string text;
+  if (options.format == "json") {
+    text = summary_json(*cost, report);
+  } else if (options.format == "csv") {
+    text = summary_csv(*cost, report);
+  } else {
+    text = summary_table(*cost, report);
+  }
+  return emit(text, options.output);
+}
+
+}  // namespace hwprof::cli

@@ -1,0 +1,270 @@
+// The cost table: one entry per op of DESIGN.md. This comment is the reference for every
+// count hwprof calls analytic; the README's "Counting convention" repeats it.
+//
+// Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
+// reduced axis). MACs follow DESIGN.md: conv2d, linear and attention's matmuls only, biases
+// excluded (torchvision's "GFLOPS", the ResNet paper and fvcore count the same).
+// FLOPs = 2·MACs + the element-wise work below. A transcendental (exp, erf, tanh, sqrt) or a
+// division counts as 1 FLOP, as in fvcore and most analytic counters; hardware counters count
+// the instructions that implement it, which is one known source of measured/analytic gaps.
+//
+// op            forward FLOPs (eval)              training fwd   backward: weights | input
+// linear        2·MACs + rows·out (bias)          same           2·MACs + rows·out | 2·MACs
+// conv2d        2·MACs + n (bias)                 same           2·MACs + n        | 2·MACs
+// batchnorm2d   2n (scale, shift folded)          7n (stats)     5n                | 5n
+// layernorm     7n + 5·rows                       same           5n                | 8n + 2·rows
+// relu          1n                                same           -                 | 1n
+// relu6         2n                                same           -                 | 2n
+// gelu (erf)    5n   x·½·(1+erf(x/√2))            same           -                 | 11n
+// gelu (tanh)   9n   x·½·(1+tanh(√(2/π)(x+.044715x³)))            -                 | 18n
+// silu          5n   x·σ(x)                       same           -                 | 9n
+// sigmoid       4n   1/(1+exp(-x))                same           -                 | 3n
+// tanh          1n                                same           -                 | 3n
+// softmax       5n + rows (max, sub, exp, sum, ×1/sum)            -                 | 4n
+// maxpool2d     n·(kh·kw − 1) comparisons         same           -                 | 1n
+// avgpool2d     n·kh·kw (adds and the divide)     same           -                 | n·(kh·kw + 1)
+// adaptive avg  Σ over outputs of window size     same           -                 | Σ(window + 1)
+// add           1n                                same           -                 | 0
+// dropout       0 (identity)                      1n (mask)      -                 | 1n
+// embedding     0 (gather)                        same           n (scatter-add)   | — (int ids)
+// pos_embedding 1n                                same           n                 | 0
+// cls_token     0                                 same           D                 | 0
+// flatten, reshape, transpose, concat, select: 0 (data movement only)
+// attention     2·MACs + 4·T·D (bias) + H·T² (scale) + 5·H·T² + H·T (softmax)
+//               MACs = 4·T·D² (Q, K, V, output projections) + 2·T²·D (Q·Kᵀ, A·V);
+//               causal attention counts the full T×T products.
+//               backward: always 2·T·D² + 8·T²·D + 5·H·T² (through the output projection,
+//               both matmuls, softmax and scale); weights 8·T·D² + 4·T·D (bias);
+//               input 6·T·D² + 2·T·D (three projections and their sum).
+//
+// Backward is derived per op, not assumed to be 2× forward: a layer that does not need an
+// input gradient (its input is the model input, or nothing upstream trains) skips it, and a
+// layer with no trainable parameter upstream or inside has no backward at all.
+//
+// Minimum bytes (fp32 activations, int32 ids): batch·(distinct inputs + output) + parameters
+// and buffers read once per batch. Views (flatten, reshape, evaluation dropout) move nothing.
+// embedding reads min(num_embeddings, batch·T) rows (all tokens assumed distinct, an upper
+// bound), pos_embedding reads T rows.
+//
+// Kept for backward (training memory): linear, conv2d, embedding, batchnorm2d, layernorm,
+// relu6, gelu, silu and attention keep their input; relu, sigmoid, tanh and softmax keep
+// their output; maxpool2d keeps int32 indices of its output; dropout a 1-byte mask;
+// layernorm 2 floats per row; batchnorm2d 2 floats per channel per batch; attention Q, K, V,
+// the context (4·T·D floats) and its H·T² probabilities. A tensor kept by two layers counts once.
+#include "cost/op_cost.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace hwprof::detail {
+namespace {
+
+constexpr std::int64_t kFloatBytes = 4;
+
+Count n_of(const Shape& s) { return numel(s); }
+
+// Sum of PyTorch's adaptive-pooling window lengths along one axis, where window i spans
+// [floor(i·in/out), ceil((i+1)·in/out)). Summing floors and ceilings in closed form gives
+// in + out − gcd(in, out) (tests/unit check it against the direct sum).
+Count adaptive_window_sum(std::int64_t in, std::int64_t out) {
+  return Count(in) + out - std::gcd(in, out);
+}
+
+}  // namespace
+
+OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
+  OpCost c;
+  const Attributes& a = node.attrs;
+  const Shape& in = g.shape_of(node.inputs[0]);
+  const Count n = n_of(node.output_shape);
+  const Count n_in = n_of(in);
+
+  std::set<int> distinct(node.inputs.begin(), node.inputs.end());
+  for (int input : distinct) c.input_bytes += n_of(g.shape_of(input)) * kFloatBytes;
+  c.output_bytes = n * kFloatBytes;
+
+  switch (node.op) {
+    case OpKind::linear: {
+      const std::int64_t in_f = in.back();
+      const Count rows = n_in.value() / in_f;
+      const Count weight = Count(in_f) * a.out_features;
+      const Count bias = a.bias ? Count(a.out_features) : Count(0);
+      const Count bias_flops = a.bias ? rows * a.out_features : Count(0);
+      c.params = (a.tied_to >= 0 ? Count(0) : weight) + bias;
+      c.macs = rows * in_f * a.out_features;
+      c.flops = c.macs * 2 + bias_flops;
+      c.weight_grad_flops = c.macs * 2 + bias_flops;
+      c.input_grad_flops = c.macs * 2;
+      c.weight_bytes = (weight + bias) * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      break;
+    }
+    case OpKind::conv2d: {
+      const Count per_out = Count(in[0] / a.groups) * a.kernel.h * a.kernel.w;
+      const Count bias = a.bias ? Count(a.out_channels) : Count(0);
+      const Count bias_flops = a.bias ? n : Count(0);
+      c.params = per_out * a.out_channels + bias;
+      c.macs = n * per_out;
+      c.flops = c.macs * 2 + bias_flops;
+      c.weight_grad_flops = c.macs * 2 + bias_flops;
+      c.input_grad_flops = c.macs * 2;
+      c.weight_bytes = c.params * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      break;
+    }
+    case OpKind::batchnorm2d: {
+      const std::int64_t channels = in[0];
+      c.params = Count(2) * channels;
+      c.buffers = Count(2) * channels;
+      c.flops = n * 2;
+      c.train_forward_flops = n * 7;
+      c.weight_grad_flops = n * 5;
+      c.input_grad_flops = n * 5;
+      c.weight_bytes = (c.params + c.buffers) * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      c.saved_bytes_fixed = Count(2) * channels * kFloatBytes;
+      break;
+    }
+    case OpKind::layernorm: {
+      const std::int64_t width = in.back();
+      const Count rows = n.value() / width;
+      c.params = Count(2) * width;
+      c.flops = n * 7 + rows * 5;
+      c.weight_grad_flops = n * 5;
+      c.input_grad_flops = n * 8 + rows * 2;
+      c.weight_bytes = c.params * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      c.saved_bytes_per_sample = rows * 2 * kFloatBytes;
+      break;
+    }
+    case OpKind::relu:
+      c.flops = n;
+      c.input_grad_flops = n;
+      c.saves_output = true;
+      break;
+    case OpKind::relu6:
+      c.flops = n * 2;
+      c.input_grad_flops = n * 2;
+      c.saves_input = true;
+      break;
+    case OpKind::gelu:
+      c.flops = n * (a.approximate == GeluApproximation::tanh ? 9 : 5);
+      c.input_grad_flops = n * (a.approximate == GeluApproximation::tanh ? 18 : 11);
+      c.saves_input = true;
+      break;
+    case OpKind::silu:
+      c.flops = n * 5;
+      c.input_grad_flops = n * 9;
+      c.saves_input = true;
+      break;
+    case OpKind::sigmoid:
+      c.flops = n * 4;
+      c.input_grad_flops = n * 3;
+      c.saves_output = true;
+      break;
+    case OpKind::tanh:
+      c.flops = n;
+      c.input_grad_flops = n * 3;
+      c.saves_output = true;
+      break;
+    case OpKind::softmax: {
+      const std::int64_t axis = normalized_axis(a.axis, static_cast<std::int64_t>(in.size()));
+      const Count rows = n.value() / in[static_cast<std::size_t>(axis)];
+      c.flops = n * 5 + rows;
+      c.input_grad_flops = n * 4;
+      c.saves_output = true;
+      break;
+    }
+    case OpKind::maxpool2d: {
+      const Count window = Count(a.kernel.h) * a.kernel.w;
+      c.flops = n * (window - 1);
+      c.input_grad_flops = n;
+      c.saved_bytes_per_sample = n * 4;  // int32 argmax indices
+      break;
+    }
+    case OpKind::avgpool2d: {
+      const Count window = Count(a.kernel.h) * a.kernel.w;
+      c.flops = n * window;
+      c.input_grad_flops = n * (window + 1);
+      break;
+    }
+    case OpKind::adaptive_avgpool2d: {
+      const Count windows = adaptive_window_sum(in[1], a.output.h) * adaptive_window_sum(in[2], a.output.w);
+      c.flops = windows * in[0];
+      c.input_grad_flops = (windows + Count(a.output.h) * a.output.w) * in[0];
+      break;
+    }
+    case OpKind::add:
+      c.flops = n;
+      break;
+    case OpKind::dropout:
+      c.train_forward_flops = n;
+      c.input_grad_flops = n;
+      c.is_view = true;
+      c.saved_bytes_per_sample = n;  // 1-byte keep mask
+      break;
+    case OpKind::flatten:
+    case OpKind::reshape:
+      c.is_view = true;
+      break;
+    case OpKind::transpose:
+    case OpKind::concat:
+    case OpKind::select:
+      break;
+    case OpKind::embedding: {
+      const std::int64_t tokens = in[0];
+      c.params = Count(a.num_embeddings) * a.embedding_dim;
+      c.weight_grad_flops = n;
+      const Count lookups = Count(batch) * tokens;
+      const std::int64_t rows_read = lookups.overflowed() ? a.num_embeddings : std::min(a.num_embeddings, lookups.value());
+      c.weight_bytes = Count(rows_read) * a.embedding_dim * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      break;
+    }
+    case OpKind::pos_embedding:
+      c.params = Count(a.num_positions) * in[1];
+      c.flops = n;
+      c.weight_grad_flops = n;
+      c.weight_bytes = n * kFloatBytes;  // the T rows in use
+      c.has_weights = true;
+      break;
+    case OpKind::cls_token:
+      c.params = in[1];
+      c.weight_grad_flops = in[1];
+      c.weight_bytes = Count(in[1]) * kFloatBytes;
+      c.has_weights = true;
+      break;
+    case OpKind::attention: {
+      const std::int64_t t = in[0];
+      const std::int64_t d = in[1];
+      const std::int64_t h = a.heads;
+      const Count td = Count(t) * d;
+      const Count tdd = td * d;
+      const Count ttd = Count(t) * t * d;
+      const Count htt = Count(h) * t * t;
+      const Count bias_flops = a.bias ? td * 4 : Count(0);
+      c.params = Count(4) * d * d + (a.bias ? Count(4) * d : Count(0));
+      c.macs = tdd * 4 + ttd * 2;
+      c.flops = c.macs * 2 + bias_flops + htt + htt * 5 + Count(h) * t;
+      c.internal_grad_flops = tdd * 2 + ttd * 8 + htt * 5;
+      c.weight_grad_flops = tdd * 8 + bias_flops;
+      c.input_grad_flops = tdd * 6 + td * 2;
+      c.weight_bytes = c.params * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      c.saved_bytes_per_sample = (td * 4 + htt) * kFloatBytes;
+      break;
+    }
+  }
+  // Training mode differs from evaluation only for batchnorm2d and dropout, set above.
+  if (node.op != OpKind::batchnorm2d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;
+  return c;
+}
+
+}  // namespace hwprof::detail

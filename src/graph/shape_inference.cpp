@@ -1,0 +1,300 @@
+// Shape rules of every op (DESIGN.md's table). Shapes are per sample; sizes are checked so
+// that no element count overflows 64-bit integers.
+#include "graph/shape_inference.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "hwprof/graph.hpp"
+
+namespace hwprof::detail {
+namespace {
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+// Element count, or -1 on overflow.
+std::int64_t checked_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) {
+    if (d <= 0) return d == 0 ? 0 : -1;
+    if (n > kInt64Max / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+struct Outcome {
+  Shape shape;
+  DType dtype = DType::f32;
+  std::string problem;    // empty: fine
+  const char* attribute = nullptr;  // the attribute the problem is about, if any
+};
+
+Outcome problem(std::string text, const char* attribute = nullptr) {
+  Outcome o;
+  o.problem = std::move(text);
+  o.attribute = attribute;
+  return o;
+}
+
+Outcome shaped(Shape shape, DType dtype = DType::f32) {
+  Outcome o;
+  o.shape = std::move(shape);
+  o.dtype = dtype;
+  return o;
+}
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+// floor((size + 2*pad - dilation*(kernel-1) - 1) / stride) + 1 without overflow; <= 0 means
+// the window does not fit.
+std::int64_t conv_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
+  const long double span = static_cast<long double>(dilation) * static_cast<long double>(kernel - 1) + 1.0L;
+  const long double padded = static_cast<long double>(size) + 2.0L * static_cast<long double>(pad);
+  if (padded < span) return 0;
+  return static_cast<std::int64_t>((padded - span) / static_cast<long double>(stride)) + 1;
+}
+
+// PyTorch's pooling rule (torch/nn/modules/pooling.py → ATen pooling_output_shape): with
+// ceil_mode the division rounds up, but a last window that would start in the right padding
+// is dropped.
+std::int64_t pool_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) {
+  const std::int64_t padded = size + 2 * pad;
+  if (padded < kernel) return 0;
+  std::int64_t out = (padded - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= size + pad) --out;
+  return out;
+}
+
+std::string kind_of(const Shape& s) { return format_shape(s); }
+
+Outcome infer_node(const Graph& g, const Node& node) {
+  const Attributes& a = node.attrs;
+  const Shape& in = g.shape_of(node.inputs[0]);
+  const DType dtype = g.dtype_of(node.inputs[0]);
+  const auto rank = static_cast<std::int64_t>(in.size());
+  auto need_float = [&]() -> std::string {
+    return dtype == DType::f32 ? std::string() : "expects float32 input, got int32 token ids; add an embedding first";
+  };
+  auto need_chw = [&]() -> std::string {
+    if (!need_float().empty()) return need_float();
+    return rank == 3 ? std::string() : "expects a [C, H, W] input, got " + kind_of(in);
+  };
+
+  switch (node.op) {
+    case OpKind::linear: {
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      const std::int64_t in_features = in.back();
+      if (a.tied_to >= 0) {
+        const Node& target = g.nodes[static_cast<std::size_t>(a.tied_to)];
+        std::int64_t rows = 0;
+        std::int64_t cols = 0;
+        if (target.op == OpKind::embedding) {
+          rows = target.attrs.num_embeddings;
+          cols = target.attrs.embedding_dim;
+        } else {
+          rows = target.attrs.out_features;
+          cols = g.shape_of(target.inputs[0]).back();
+        }
+        if (rows != a.out_features || cols != in_features) {
+          return problem("'tied_to' " + target.name + " has a weight of shape [" + str(rows) + ", " + str(cols) +
+                             "] but this layer needs [out_features, in_features] = [" + str(a.out_features) + ", " +
+                             str(in_features) + "]",
+                         "tied_to");
+        }
+      }
+      Shape out = in;
+      out.back() = a.out_features;
+      return shaped(out);
+    }
+    case OpKind::conv2d: {
+      if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (in[0] % a.groups != 0)
+        return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+      if (a.out_channels % a.groups != 0)
+        return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
+      const std::int64_t oh = conv_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
+      const std::int64_t ow = conv_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
+      if (oh <= 0 || ow <= 0) {
+        return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " (dilation " + str(a.dilation.h) + "x" +
+                           str(a.dilation.w) + ") is larger than the padded input " + str(in[1] + 2 * a.padding.h) + "x" +
+                           str(in[2] + 2 * a.padding.w),
+                       "kernel");
+      }
+      return shaped({a.out_channels, oh, ow});
+    }
+    case OpKind::batchnorm2d:
+      if (auto p = need_chw(); !p.empty()) return problem(p);
+      return shaped(in);
+    case OpKind::layernorm:
+    case OpKind::relu:
+    case OpKind::relu6:
+    case OpKind::gelu:
+    case OpKind::silu:
+    case OpKind::sigmoid:
+    case OpKind::tanh:
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      return shaped(in);
+    case OpKind::softmax: {
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      if (a.axis < -rank || a.axis >= rank)
+        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " +
+                           str(-rank) + " to " + str(rank - 1) + "; the batch dimension is not counted)",
+                       "axis");
+      return shaped(in);
+    }
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d: {
+      if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (a.padding.h * 2 > a.kernel.h || a.padding.w * 2 > a.kernel.w)
+        return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(a.padding.h) + "x" +
+                           str(a.padding.w) + " for kernel " + str(a.kernel.h) + "x" + str(a.kernel.w),
+                       "padding");
+      const std::int64_t oh = pool_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.ceil_mode);
+      const std::int64_t ow = pool_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.ceil_mode);
+      if (oh <= 0 || ow <= 0)
+        return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " is larger than the padded input " +
+                           str(in[1] + 2 * a.padding.h) + "x" + str(in[2] + 2 * a.padding.w),
+                       "kernel");
+      return shaped({in[0], oh, ow});
+    }
+    case OpKind::adaptive_avgpool2d:
+      if (auto p = need_chw(); !p.empty()) return problem(p);
+      return shaped({in[0], a.output.h, a.output.w});
+    case OpKind::flatten:
+      return shaped({checked_numel(in)}, dtype);
+    case OpKind::dropout:
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      return shaped(in);
+    case OpKind::add: {
+      const Shape& other = g.shape_of(node.inputs[1]);
+      if (other != in)
+        return problem("adds two tensors of one shape, got " + kind_of(in) + " and " + kind_of(other) + " (no broadcasting)",
+                       "inputs");
+      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem("adds float32 tensors, got int32 input");
+      return shaped(in);
+    }
+    case OpKind::concat: {
+      if (a.axis < -rank || a.axis >= rank)
+        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
+      const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+      Shape out = in;
+      for (std::size_t k = 1; k < node.inputs.size(); ++k) {
+        const Shape& s = g.shape_of(node.inputs[k]);
+        bool fits = s.size() == in.size() && g.dtype_of(node.inputs[k]) == dtype;
+        for (std::int64_t d = 0; fits && d < rank; ++d) fits = d == axis || s[static_cast<std::size_t>(d)] == in[static_cast<std::size_t>(d)];
+        if (!fits)
+          return problem("inputs must match in dtype and in every axis but " + str(axis) + ": " + kind_of(in) + " and " + kind_of(s),
+                         "inputs");
+        const std::int64_t extra = s[static_cast<std::size_t>(axis)];
+        if (out[static_cast<std::size_t>(axis)] > kInt64Max - extra) return problem("the concatenated size overflows 64-bit integers");
+        out[static_cast<std::size_t>(axis)] += extra;
+      }
+      return shaped(out, dtype);
+    }
+    case OpKind::reshape: {
+      Shape out = a.shape;
+      const auto unknown = std::count(out.begin(), out.end(), -1);
+      if (unknown > 1) return problem("at most one size may be -1", "shape");
+      std::int64_t known = 1;
+      for (std::int64_t d : out) {
+        if (d == -1) continue;
+        if (known > kInt64Max / d) return problem("the shape's element count overflows 64-bit integers", "shape");
+        known *= d;
+      }
+      const std::int64_t total = checked_numel(in);
+      if (unknown == 1) {
+        if (total % known != 0)
+          return problem("cannot reshape " + kind_of(in) + " (" + str(total) + " elements) to " + kind_of(a.shape), "shape");
+        *std::find(out.begin(), out.end(), -1) = total / known;
+      } else if (known != total) {
+        return problem("cannot reshape " + kind_of(in) + " (" + str(total) + " elements) to " + kind_of(a.shape) + " (" + str(known) +
+                           " elements)",
+                       "shape");
+      }
+      return shaped(out, dtype);
+    }
+    case OpKind::transpose: {
+      if (static_cast<std::int64_t>(a.perm.size()) != rank)
+        return problem("perm has " + str(static_cast<std::int64_t>(a.perm.size())) + " axes but the per-sample input " + kind_of(in) +
+                           " has " + str(rank),
+                       "perm");
+      std::vector<bool> seen(in.size(), false);
+      Shape out;
+      for (std::int64_t p : a.perm) {
+        if (p < 0 || p >= rank || seen[static_cast<std::size_t>(p)])
+          return problem("perm must be a permutation of 0.." + str(rank - 1) + ", got " + kind_of(a.perm), "perm");
+        seen[static_cast<std::size_t>(p)] = true;
+        out.push_back(in[static_cast<std::size_t>(p)]);
+      }
+      return shaped(out, dtype);
+    }
+    case OpKind::embedding:
+      if (dtype != DType::i32 || rank != 1)
+        return problem("expects int32 token ids of shape [T], got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+      return shaped({in[0], a.embedding_dim});
+    case OpKind::pos_embedding:
+    case OpKind::cls_token: {
+      if (dtype != DType::f32 || rank != 2) return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+      if (node.op == OpKind::pos_embedding) {
+        if (in[0] > a.num_positions)
+          return problem("the sequence has " + str(in[0]) + " positions but num_positions is " + str(a.num_positions), "num_positions");
+        return shaped(in);
+      }
+      if (in[0] == kInt64Max) return problem("the sequence length overflows");
+      return shaped({in[0] + 1, in[1]});
+    }
+    case OpKind::select: {
+      if (a.axis < -rank || a.axis >= rank)
+        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
+      const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+      const std::int64_t size = in[static_cast<std::size_t>(axis)];
+      if (a.index < -size || a.index >= size)
+        return problem("index " + str(a.index) + " is out of range for axis " + str(axis) + " of size " + str(size), "index");
+      Shape out = in;
+      out.erase(out.begin() + axis);
+      return shaped(out, dtype);
+    }
+    case OpKind::attention:
+      if (dtype != DType::f32 || rank != 2) return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+      if (in[1] % a.heads != 0)
+        return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
+      return shaped(in);
+  }
+  return problem("unhandled op");
+}
+
+}  // namespace
+
+std::optional<std::string> check_input_shape(const Shape& shape) {
+  if (shape.empty()) return "the input shape needs at least one dimension";
+  if (static_cast<std::int64_t>(shape.size()) > kMaxRank) return "the input shape has more than " + std::to_string(kMaxRank) + " dimensions";
+  for (std::int64_t d : shape) {
+    if (d < 1) return "input sizes must be positive, got " + format_shape(shape);
+  }
+  if (checked_numel(shape) < 0) return "the input's element count " + format_shape(shape) + " overflows 64-bit integers";
+  return std::nullopt;
+}
+
+std::optional<Error> infer_shapes(Graph& graph) {
+  for (Node& node : graph.nodes) {
+    Outcome outcome = infer_node(graph, node);
+    if (outcome.problem.empty()) {
+      if (checked_numel(outcome.shape) < 0 || static_cast<std::int64_t>(outcome.shape.size()) > kMaxRank) {
+        outcome = problem("the output " + format_shape(outcome.shape) + " has an element count that overflows 64-bit integers");
+      } else if (checked_numel(outcome.shape) > kInt64Max / 16) {
+        // Leave headroom: byte counts (x4) and batch products of this tensor must stay representable.
+        outcome = problem("the output " + format_shape(outcome.shape) + " is too large to count in 64-bit integers");
+      }
+    }
+    if (!outcome.problem.empty()) {
+      return Error{graph.where(node, outcome.attribute ? outcome.attribute : "") + ": " + outcome.problem};
+    }
+    node.output_shape = std::move(outcome.shape);
+    node.output_dtype = outcome.dtype;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hwprof::detail

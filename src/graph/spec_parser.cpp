@@ -1,0 +1,640 @@
+// Model spec (models/*.json, DESIGN.md "Model spec format") → Graph: JSON parsing with
+// positions for every error, repeat expansion, name resolution, attribute validation; then
+// shape inference. Errors inside this file travel as SpecError and are turned into a Result
+// at parse_model(); no exception leaves the library.
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/ops.hpp"
+#include "graph/shape_inference.hpp"
+#include "graph/suggest.hpp"
+#include "hwprof/graph.hpp"
+
+namespace hwprof {
+namespace {
+
+using nlohmann::json;
+
+struct SpecError {
+  std::string message;
+};
+
+std::string describe(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  switch (value.type()) {
+    case json::value_t::string: return "the string " + text;
+    case json::value_t::boolean: return "the boolean " + text;
+    case json::value_t::null: return "null";
+    case json::value_t::array: return "the array " + text;
+    case json::value_t::object: return "an object";
+    default: return text;
+  }
+}
+
+// Tracks the JSON pointer of the value being parsed, to report duplicate keys — which
+// nlohmann::json would otherwise resolve silently by keeping the last.
+class DuplicateKeyCheck {
+ public:
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        enter();
+        frames_.push_back({false, 0, {}, {}});
+        break;
+      case json::parse_event_t::array_start:
+        enter();
+        frames_.push_back({true, 0, {}, {}});
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) {
+          duplicate_pointer = pointer();
+          duplicate_key = f.key;
+          throw SpecError{};
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        leave();
+        break;
+      case json::parse_event_t::value:
+        leave();
+        break;
+    }
+    return true;
+  }
+
+  std::string duplicate_pointer;
+  std::string duplicate_key;
+
+ private:
+  struct Frame {
+    bool array;
+    std::size_t index;
+    std::set<std::string> keys;
+    std::string key;
+  };
+  void enter() {}
+  void leave() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string pointer() const {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) {
+      out += "/" + (frames_[i].array ? std::to_string(frames_[i].index) : frames_[i].key);
+    }
+    return out;
+  }
+  std::vector<Frame> frames_;
+};
+
+struct Scope {
+  const Scope* parent = nullptr;
+  std::string prefix;              // "h.3."
+  int input_node = kModelInput;    // what "$input" means inside this copy
+  std::unordered_map<std::string, int> locals;
+};
+
+class SpecReader {
+ public:
+  SpecReader(Graph& graph) : graph_(graph) {}  // NOLINT
+
+  void read(const json& root) {
+    if (!root.is_object()) fail("", "the model spec must be a JSON object {\"name\", \"input\", \"layers\"}, got " + describe(root));
+    check_keys(root, "", {"name", "input", "layers", "description", "comment"}, "model spec");
+    if (root.contains("name")) {
+      if (!root["name"].is_string() || root["name"].get<std::string>().empty())
+        fail("/name", "\"name\" must be a non-empty string, got " + describe(root["name"]));
+      graph_.name = root["name"].get<std::string>();
+    }
+    read_input(root);
+    if (!root.contains("layers")) fail("", "missing \"layers\": expected an array of layer objects");
+    const json& layers = root["layers"];
+    if (!layers.is_array() || layers.empty())
+      fail("/layers", "\"layers\" must be a non-empty array of layer objects, got " + describe(layers));
+    const std::int64_t total = count_layers(layers, "/layers", 0);
+    if (total > kMaxLayers)
+      fail("/layers", "the model expands to more than " + std::to_string(kMaxLayers) + " layers; that is the limit");
+    graph_.nodes.reserve(static_cast<std::size_t>(total));
+    int previous = kModelInput;
+    expand(layers, "/layers", nullptr, previous, 0);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
+    throw SpecError{graph_.source.locate(pointer) + ": " + problem};
+  }
+  [[noreturn]] void fail_layer(const std::string& pointer, const std::string& layer, std::string_view op,
+                               const std::string& problem) const {
+    std::string who = "layer '" + layer + "'";
+    if (!op.empty()) who += " (" + std::string(op) + ")";
+    throw SpecError{graph_.source.locate(pointer) + ": " + who + ": " + problem};
+  }
+
+  void check_keys(const json& object, const std::string& pointer, const std::vector<std::string_view>& allowed,
+                  const std::string& what) const {
+    for (const auto& item : object.items()) {
+      const std::string& key = item.key();
+      bool known = false;
+      for (auto a : allowed) known = known || a == key;
+      if (!known) {
+        fail(pointer + "/" + key, "unknown key \"" + key + "\" in " + what + did_you_mean_keys(key, allowed) +
+                                      "; expected one of: " + detail::join(allowed));
+      }
+    }
+  }
+  static std::string did_you_mean_keys(const std::string& key, const std::vector<std::string_view>& allowed) {
+    return detail::did_you_mean(key, allowed);
+  }
+
+  void read_input(const json& root) {
+    if (!root.contains("input")) fail("", "missing \"input\": expected {\"shape\": [C, H, W]} (per sample, no batch dimension)");
+    const json& input = root["input"];
+    if (!input.is_object()) fail("/input", "\"input\" must be an object {\"shape\": [...], \"dtype\": ...}, got " + describe(input));
+    check_keys(input, "/input", {"shape", "dtype"}, "\"input\"");
+    if (!input.contains("shape")) fail("/input", "\"input\" has no \"shape\": expected a list of positive sizes, e.g. [3, 224, 224]");
+    graph_.input.shape = read_shape_list(input["shape"], "/input/shape", "input shape", false);
+    if (auto problem = detail::check_input_shape(graph_.input.shape)) fail("/input/shape", *problem);
+    if (input.contains("dtype")) {
+      const json& d = input["dtype"];
+      if (d == "float32") {
+        graph_.input.dtype = DType::f32;
+      } else if (d == "int32") {
+        graph_.input.dtype = DType::i32;
+      } else {
+        fail("/input/dtype", "\"dtype\" must be \"float32\" or \"int32\", got " + describe(d));
+      }
+    }
+  }
+
+  Shape read_shape_list(const json& value, const std::string& pointer, const std::string& what, bool allow_minus_one) const {
+    if (!value.is_array() || value.empty())
+      fail(pointer, what + " must be a non-empty list of positive integers, got " + describe(value));
+    if (static_cast<std::int64_t>(value.size()) > kMaxRank)
+      fail(pointer, what + " has " + std::to_string(value.size()) + " dimensions; at most " + std::to_string(kMaxRank) + " are supported");
+    Shape shape;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const auto v = as_integer(value[i]);
+      const bool ok = v && (*v >= 1 || (allow_minus_one && *v == -1));
+      if (!ok) {
+        fail(pointer + "/" + std::to_string(i), what + ": dimension " + std::to_string(i) + " must be a positive integer" +
+                                                    (allow_minus_one ? " or -1" : "") + ", got " + describe(value[i]));
+      }
+      shape.push_back(*v);
+    }
+    return shape;
+  }
+
+  static std::optional<std::int64_t> as_integer(const json& value) {
+    if (value.is_number_integer()) {
+      if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return std::nullopt;
+      return value.get<std::int64_t>();
+    }
+    if (value.is_number_float()) {
+      const double d = value.get<double>();
+      // Integral floats such as 3.0 or 1e3 are accepted while they are exact.
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) <= 9007199254740992.0) return static_cast<std::int64_t>(d);
+    }
+    return std::nullopt;
+  }
+
+  // Counts layers after expansion without building them, so that a hostile repeat is caught
+  // before it costs time or memory. Saturates just above kMaxLayers.
+  std::int64_t count_layers(const json& layers, const std::string& pointer, int depth) const {
+    if (depth > kMaxRepeatNesting)
+      fail(pointer, "repeats nest more than " + std::to_string(kMaxRepeatNesting) + " deep");
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const json& item = layers[i];
+      std::int64_t n = 1;
+      if (item.is_object() && item.contains("repeat") && item.contains("layers") && item["layers"].is_array()) {
+        const auto times = as_integer(item["repeat"]);
+        const std::int64_t inner = count_layers(item["layers"], pointer + "/" + std::to_string(i) + "/layers", depth + 1);
+        n = times && *times > 0 ? *times : 1;
+        if (n > kMaxLayers || inner > kMaxLayers || n * inner > kMaxLayers) return kMaxLayers + 1;
+        n *= inner;
+      }
+      total += n;
+      if (total > kMaxLayers) return kMaxLayers + 1;
+    }
+    return total;
+  }
+
+  void expand(const json& layers, const std::string& pointer, Scope* scope, int& previous, int depth) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const std::string item_pointer = pointer + "/" + std::to_string(i);
+      const json& item = layers[i];
+      if (!item.is_object())
+        fail(item_pointer, "each layer must be an object with \"name\" and \"op\", got " + describe(item));
+      if (item.contains("repeat")) {
+        expand_repeat(item, item_pointer, scope, previous, depth);
+      } else {
+        previous = add_node(item, item_pointer, scope, previous);
+      }
+    }
+  }
+
+  void expand_repeat(const json& item, const std::string& pointer, Scope* scope, int& previous, int depth) {
+    check_keys(item, pointer, {"repeat", "name", "start", "layers", "comment"}, "repeat block");
+    const auto times = as_integer(item["repeat"]);
+    if (!times || *times < 1) fail(pointer + "/repeat", "\"repeat\" must be a positive integer, got " + describe(item["repeat"]));
+    if (!item.contains("name") || !item["name"].is_string())
+      fail(pointer, "a repeat block needs a \"name\" (a string) that prefixes its copies, e.g. \"h\" gives h.0.<layer>");
+    const std::string name = item["name"].get<std::string>();
+    check_name(name, pointer + "/name");
+    std::int64_t start = 0;
+    if (item.contains("start")) {
+      const auto s = as_integer(item["start"]);
+      if (!s || *s < 0) fail(pointer + "/start", "\"start\" must be a non-negative integer, got " + describe(item["start"]));
+      start = *s;
+    }
+    if (!item.contains("layers") || !item["layers"].is_array() || item["layers"].empty())
+      fail(pointer, "repeat block '" + name + "' needs \"layers\": a non-empty array of layers to repeat");
+    if (depth + 1 > kMaxRepeatNesting) fail(pointer, "repeats nest more than " + std::to_string(kMaxRepeatNesting) + " deep");
+    const std::string outer_prefix = scope ? scope->prefix : std::string();
+    for (std::int64_t c = 0; c < *times; ++c) {
+      if (start > std::numeric_limits<std::int64_t>::max() - c) fail(pointer + "/start", "\"start\" is too large");
+      Scope copy;
+      copy.parent = scope;
+      copy.prefix = outer_prefix + name + "." + std::to_string(start + c) + ".";
+      copy.input_node = previous;
+      expand(item["layers"], pointer + "/layers", &copy, previous, depth + 1);
+    }
+  }
+
+  void check_name(const std::string& name, const std::string& pointer) const {
+    if (name.empty()) fail(pointer, "names must not be empty");
+    if (name.size() > 256) fail(pointer, "names are limited to 256 characters");
+    if (name[0] == '$') fail(pointer, "names must not start with '$' (reserved for \"$input\")");
+    for (char c : name) {
+      if (static_cast<unsigned char>(c) < 0x20) fail(pointer, "names must not contain control characters");
+    }
+  }
+
+  // Resolves a reference as DESIGN.md says: "$input" is the copy's input (the model input at
+  // top level); other names resolve in the innermost copy first, then outwards, then to full
+  // names. Only earlier nodes are visible.
+  int resolve(const std::string& reference, const Scope* scope) const {
+    if (reference == "$input") return scope ? scope->input_node : kModelInput;
+    for (const Scope* s = scope; s != nullptr; s = s->parent) {
+      auto it = s->locals.find(reference);
+      if (it != s->locals.end()) return it->second;
+    }
+    auto it = full_names_.find(reference);
+    return it == full_names_.end() ? -2 : it->second;
+  }
+
+  std::string unknown_reference(const std::string& reference, const Scope* scope) const {
+    std::vector<std::string_view> candidates;
+    for (const Scope* s = scope; s != nullptr; s = s->parent) {
+      for (const auto& local : s->locals) candidates.push_back(local.first);
+    }
+    const std::size_t limit = 20000;  // keep the error path fast on huge models
+    for (std::size_t i = graph_.nodes.size(); i-- > 0 && candidates.size() < limit;) candidates.push_back(graph_.nodes[i].name);
+    std::string message = "no earlier layer is named '" + reference + "'" + detail::did_you_mean(reference, candidates);
+    message += "; inputs name earlier layers (inside a repeat, layers of the same copy first) or \"$input\"";
+    return message;
+  }
+
+  int add_node(const json& item, const std::string& pointer, Scope* scope, int previous) {
+    if (!item.contains("name") || !item["name"].is_string())
+      fail(pointer, "layer has no \"name\" (a unique string)" +
+                        (item.contains("name") ? ", got " + describe(item["name"]) : std::string()));
+    const std::string local = item["name"].get<std::string>();
+    check_name(local, pointer + "/name");
+    const std::string full = (scope ? scope->prefix : std::string()) + local;
+    if (!item.contains("op") || !item["op"].is_string())
+      fail_layer(pointer, full, "", "missing \"op\": expected one of " + detail::join(op_names()));
+    const std::string op_text = item["op"].get<std::string>();
+    const auto op = detail::find_op(op_text);
+    if (!op) {
+      fail_layer(pointer + "/op", full, "", "unknown op '" + op_text + "'" + detail::did_you_mean(op_text, op_names()) +
+                                                "; valid ops: " + detail::join(op_names()));
+    }
+    const detail::OpInfo& info = detail::op_info(*op);
+    if (full_names_.count(full)) {
+      const Node& other = graph_.nodes[static_cast<std::size_t>(full_names_.at(full))];
+      fail_layer(pointer + "/name", full, info.name, "duplicate name; first defined at " + graph_.source.locate(other.spec_pointer));
+    }
+
+    Node node;
+    node.name = full;
+    node.op = *op;
+    node.spec_pointer = pointer;
+    std::vector<std::string_view> allowed(std::begin(detail::kCommonLayerKeys), std::end(detail::kCommonLayerKeys));
+    allowed.insert(allowed.end(), info.attributes.begin(), info.attributes.end());
+    for (const auto& entry : item.items()) {
+      bool known = false;
+      for (auto a : allowed) known = known || a == entry.key();
+      if (!known) {
+        std::string takes = info.attributes.empty() ? std::string("no attributes") : "attributes " + detail::join(info.attributes);
+        fail_layer(pointer + "/" + entry.key(), full, info.name,
+                   "unknown attribute '" + entry.key() + "'" + detail::did_you_mean(entry.key(), allowed) + "; " +
+                       std::string(info.name) + " takes " + takes);
+      }
+    }
+
+    if (item.contains("inputs")) {
+      const json& inputs = item["inputs"];
+      if (!inputs.is_array() || inputs.empty())
+        fail_layer(pointer + "/inputs", full, info.name, "\"inputs\" must be a non-empty list of layer names, got " + describe(inputs));
+      for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const std::string input_pointer = pointer + "/inputs/" + std::to_string(k);
+        if (!inputs[k].is_string())
+          fail_layer(input_pointer, full, info.name, "inputs are layer names (strings), got " + describe(inputs[k]));
+        const std::string reference = inputs[k].get<std::string>();
+        const int index = resolve(reference, scope);
+        if (index == -2) fail_layer(input_pointer, full, info.name, unknown_reference(reference, scope));
+        node.inputs.push_back(index);
+      }
+    } else {
+      node.inputs.push_back(previous);
+    }
+    const auto count = static_cast<int>(node.inputs.size());
+    if (count < info.min_inputs || (info.max_inputs >= 0 && count > info.max_inputs)) {
+      std::string expected = info.min_inputs == info.max_inputs ? "exactly " + std::to_string(info.min_inputs)
+                             : info.max_inputs < 0                ? "at least " + std::to_string(info.min_inputs)
+                                                                  : std::to_string(info.min_inputs) + " to " + std::to_string(info.max_inputs);
+      fail_layer(item.contains("inputs") ? pointer + "/inputs" : pointer, full, info.name,
+                 "takes " + expected + " input" + (info.min_inputs == 1 && info.max_inputs == 1 ? "" : "s") + ", got " +
+                     std::to_string(count) + (item.contains("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
+    }
+
+    AttributeReader attrs{*this, item, pointer, full, info.name};
+    read_attributes(node, attrs, scope);
+
+    const int index = static_cast<int>(graph_.nodes.size());
+    full_names_.emplace(full, index);
+    if (scope) scope->locals[local] = index;
+    graph_.nodes.push_back(std::move(node));
+    return index;
+  }
+
+  struct AttributeReader {
+    const SpecReader& reader;
+    const json& item;
+    const std::string& pointer;
+    const std::string& layer;
+    std::string_view op;
+
+    bool has(const char* key) const { return item.contains(key); }
+    std::string at(const char* key) const { return pointer + "/" + key; }
+    [[noreturn]] void bad(const char* key, const std::string& expected) const {
+      reader.fail_layer(at(key), layer, op, "attribute '" + std::string(key) + "' must be " + expected + ", got " + describe(item[key]));
+    }
+    void require(const char* key, const std::string& expected) const {
+      if (!has(key)) reader.fail_layer(pointer, layer, op, "missing attribute '" + std::string(key) + "' (" + expected + ")");
+    }
+    std::int64_t integer(const char* key, std::int64_t fallback, std::int64_t min, const std::string& expected) const {
+      if (!has(key)) return fallback;
+      const auto v = as_integer(item[key]);
+      if (!v || *v < min) bad(key, expected);
+      return *v;
+    }
+    std::int64_t signed_integer(const char* key, std::int64_t fallback) const {
+      if (!has(key)) return fallback;
+      const auto v = as_integer(item[key]);
+      if (!v) bad(key, "an integer");
+      return *v;
+    }
+    bool boolean(const char* key, bool fallback) const {
+      if (!has(key)) return fallback;
+      if (!item[key].is_boolean()) bad(key, "true or false");
+      return item[key].get<bool>();
+    }
+    double number(const char* key, double fallback, double min, double max, bool min_open, const std::string& expected) const {
+      if (!has(key)) return fallback;
+      if (!item[key].is_number()) bad(key, expected);
+      const double v = item[key].get<double>();
+      if (!std::isfinite(v) || v < min || v > max || (min_open && v == min)) bad(key, expected);
+      return v;
+    }
+    Pair pair(const char* key, Pair fallback, std::int64_t min, const std::string& what) const {
+      if (!has(key)) return fallback;
+      const json& v = item[key];
+      const std::string expected = what + " integer or a pair [h, w] of them";
+      if (v.is_array()) {
+        if (v.size() != 2) bad(key, expected);
+        const auto h = as_integer(v[0]);
+        const auto w = as_integer(v[1]);
+        if (!h || !w || *h < min || *w < min) bad(key, expected);
+        return {*h, *w};
+      }
+      const auto s = as_integer(v);
+      if (!s || *s < min) bad(key, expected);
+      return {*s, *s};
+    }
+  };
+
+  void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
+    Attributes& at = node.attrs;
+    const std::string positive = "a positive integer";
+    switch (node.op) {
+      case OpKind::linear:
+        a.require("out_features", positive);
+        at.out_features = a.integer("out_features", 0, 1, positive);
+        at.bias = a.boolean("bias", true);
+        if (a.has("tied_to")) {
+          const json& t = a.item["tied_to"];
+          if (!t.is_string()) a.bad("tied_to", "the name of an earlier embedding or linear layer");
+          const int target = resolve(t.get<std::string>(), scope);
+          if (target < 0) {
+            fail_layer(a.at("tied_to"), node.name, "linear", "'tied_to': " + unknown_reference(t.get<std::string>(), scope));
+          }
+          const OpKind kind = graph_.nodes[static_cast<std::size_t>(target)].op;
+          if (kind != OpKind::embedding && kind != OpKind::linear)
+            fail_layer(a.at("tied_to"), node.name, "linear",
+                       "'tied_to' must name an embedding or linear layer; '" + t.get<std::string>() + "' is " + std::string(op_name(kind)));
+          at.tied_to = target;
+        }
+        break;
+      case OpKind::conv2d:
+        a.require("out_channels", positive);
+        a.require("kernel", "a positive integer or a pair [h, w]");
+        at.out_channels = a.integer("out_channels", 0, 1, positive);
+        at.kernel = a.pair("kernel", {}, 1, "a positive");
+        at.stride = a.pair("stride", {1, 1}, 1, "a positive");
+        at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
+        at.dilation = a.pair("dilation", {1, 1}, 1, "a positive");
+        at.groups = a.integer("groups", 1, 1, positive);
+        at.bias = a.boolean("bias", true);
+        break;
+      case OpKind::batchnorm2d:
+      case OpKind::layernorm:
+        at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
+        break;
+      case OpKind::gelu:
+        if (a.has("approximate")) {
+          const json& v = a.item["approximate"];
+          if (v == "none") {
+            at.approximate = GeluApproximation::none;
+          } else if (v == "tanh") {
+            at.approximate = GeluApproximation::tanh;
+          } else {
+            a.bad("approximate", "\"none\" (the erf form) or \"tanh\"");
+          }
+        }
+        break;
+      case OpKind::softmax:
+        at.axis = a.signed_integer("axis", -1);
+        break;
+      case OpKind::maxpool2d:
+      case OpKind::avgpool2d:
+        a.require("kernel", "a positive integer or a pair [h, w]");
+        at.kernel = a.pair("kernel", {}, 1, "a positive");
+        at.stride = a.pair("stride", at.kernel, 1, "a positive");
+        at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
+        at.ceil_mode = a.boolean("ceil_mode", false);
+        break;
+      case OpKind::adaptive_avgpool2d:
+        at.output = a.pair("output", {1, 1}, 1, "a positive");
+        break;
+      case OpKind::dropout:
+        at.p = a.number("p", 0.5, 0.0, 1.0, false, "a probability in [0, 1)");
+        if (at.p >= 1.0) a.bad("p", "a probability in [0, 1)");
+        break;
+      case OpKind::concat:
+        at.axis = a.signed_integer("axis", 0);
+        break;
+      case OpKind::reshape:
+        a.require("shape", "the per-sample target shape, e.g. [16, 64]; one size may be -1");
+        at.shape = read_shape_list(a.item["shape"], a.at("shape"), "layer '" + node.name + "' (reshape): attribute 'shape'", true);
+        break;
+      case OpKind::transpose:
+        a.require("perm", "a permutation of the per-sample axes, e.g. [1, 0]");
+        if (!a.item["perm"].is_array() || a.item["perm"].empty()) a.bad("perm", "a non-empty list of axes");
+        if (static_cast<std::int64_t>(a.item["perm"].size()) > kMaxRank) a.bad("perm", "at most " + std::to_string(kMaxRank) + " axes");
+        for (const json& v : a.item["perm"]) {
+          const auto axis = as_integer(v);
+          if (!axis) a.bad("perm", "a list of integer axes");
+          at.perm.push_back(*axis);
+        }
+        break;
+      case OpKind::embedding:
+        a.require("num_embeddings", "the vocabulary size");
+        a.require("embedding_dim", "the width of each embedding row");
+        at.num_embeddings = a.integer("num_embeddings", 0, 1, positive);
+        at.embedding_dim = a.integer("embedding_dim", 0, 1, positive);
+        break;
+      case OpKind::pos_embedding:
+        a.require("num_positions", "the largest sequence length it covers");
+        at.num_positions = a.integer("num_positions", 0, 1, positive);
+        break;
+      case OpKind::select:
+        a.require("index", "the index to keep along 'axis'");
+        at.axis = a.signed_integer("axis", 0);
+        at.index = a.signed_integer("index", 0);
+        break;
+      case OpKind::attention:
+        a.require("heads", positive);
+        at.heads = a.integer("heads", 0, 1, positive);
+        at.causal = a.boolean("causal", false);
+        at.bias = a.boolean("bias", true);
+        break;
+      case OpKind::relu:
+      case OpKind::relu6:
+      case OpKind::silu:
+      case OpKind::sigmoid:
+      case OpKind::tanh:
+      case OpKind::flatten:
+      case OpKind::add:
+      case OpKind::cls_token:
+        break;
+    }
+  }
+
+  Graph& graph_;
+  std::unordered_map<std::string, int> full_names_;
+};
+
+std::string stem_of(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  const auto dot = base.rfind(".json");
+  if (dot != std::string::npos && dot + 5 == base.size()) base.resize(dot);
+  return base;
+}
+
+}  // namespace
+
+Result<Graph> parse_model(std::string_view json_text, const std::string& source_name) {
+  Graph graph;
+  graph.name = stem_of(source_name);
+  graph.source = SpecSource(source_name, std::string(json_text));
+  if (static_cast<std::int64_t>(json_text.size()) > kMaxSpecBytes) {
+    return Error{source_name + ": the spec is " + std::to_string(json_text.size()) + " bytes; the limit is " +
+                 std::to_string(kMaxSpecBytes) + " bytes"};
+  }
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Error{source_name + ":1:1: invalid JSON: the file is empty; expected a model spec object"};
+  }
+  json root;
+  DuplicateKeyCheck duplicates;
+  try {
+    root = json::parse(json_text.begin(), json_text.end(), std::ref(duplicates));
+  } catch (const json::parse_error& e) {
+    // nlohmann reports the byte after the offending token; point at the last byte it read.
+    const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t i = 0; i < byte && i < json_text.size(); ++i) {
+      if (json_text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else if ((static_cast<unsigned char>(json_text[i]) & 0xC0) != 0x80) {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." → the part after ": "
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    return Error{source_name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": invalid JSON: " + what};
+  } catch (const SpecError&) {
+    return Error{graph.source.locate(duplicates.duplicate_pointer) + ": duplicate key \"" + duplicates.duplicate_key +
+                 "\" in this object; each key may appear once"};
+  }
+  try {
+    SpecReader reader(graph);
+    reader.read(root);
+  } catch (const SpecError& e) {
+    return Error{e.message};
+  }
+  if (auto error = detail::infer_shapes(graph)) return *error;
+  return graph;
+}
+
+Result<Graph> load_model(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not a model spec file"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open model spec (" + std::string(std::strerror(errno)) + ")"};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return Error{path + ": cannot read model spec (is it a directory?)"};
+  if (size > kMaxSpecBytes) {
+    return Error{path + ": the spec is " + std::to_string(size) + " bytes; the limit is " + std::to_string(kMaxSpecBytes) + " bytes"};
+  }
+  in.seekg(0, std::ios::beg);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  if (!in.read(text.data(), size)) return Error{path + ": cannot read model spec (" + std::string(std::strerror(errno)) + ")"};
+  return parse_model(text, path);
+}
+
+}  // namespace hwprof

@@ -1,0 +1,14 @@
+// Number formatting shared by the text reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hwprof::detail {
+
+std::string group_digits(std::int64_t value);         // 1814073344 → "1,814,073,344"
+std::string si(double value, const char* unit = "");  // 1.814e9 → "1.81 G"
+std::string megabytes(std::int64_t bytes);            // decimal MB, "46.76 MB"
+std::string percent(double fraction);                 // 0.1234 → "12.3%"
+
+}  // namespace hwprof::detail

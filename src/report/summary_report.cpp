@@ -1,0 +1,291 @@
+// hwprof summary: the analytic cost of a model as a table, JSON (DESIGN.md "Reports") or CSV.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cost/checked.hpp"
+#include "hwprof/report.hpp"
+#include "report/number_format.hpp"
+
+namespace hwprof {
+namespace {
+
+using detail::Count;
+using detail::group_digits;
+
+constexpr const char* kConvention =
+    "per sample; MACs count conv2d, linear and attention matmuls, biases excluded (torchvision/fvcore "
+    "convention); FLOPs = 2*MACs + element-wise work (README, 'Counting convention')";
+
+// One row of a report: a layer, or consecutive layers folded under a common name prefix.
+struct Row {
+  std::string name;
+  std::string op;
+  int layers = 1;
+  Shape output_shape;
+  std::int64_t params = 0, buffers = 0, macs = 0, flops = 0, train_forward_flops = 0, backward_flops = 0;
+  std::int64_t input_bytes = 0, output_bytes = 0, weight_bytes = 0, bytes = 0;
+};
+
+// The first `depth` dot-separated parts of `name`, or "" when the name has no more parts than that.
+std::string fold_key(const std::string& name, int depth) {
+  if (depth <= 0) return {};
+  std::size_t pos = 0;
+  for (int part = 0; part < depth; ++part) {
+    pos = name.find('.', pos);
+    if (pos == std::string::npos) return {};
+    if (part + 1 < depth) ++pos;
+  }
+  return name.substr(0, pos);
+}
+
+Row row_of(const LayerCost& l) {
+  Row r;
+  r.name = l.name;
+  r.op = std::string(op_name(l.op));
+  r.output_shape = l.output_shape;
+  r.params = l.params;
+  r.buffers = l.buffers;
+  r.macs = l.macs;
+  r.flops = l.flops;
+  r.train_forward_flops = l.train_forward_flops;
+  r.backward_flops = l.backward_flops;
+  r.input_bytes = l.input_bytes;
+  r.output_bytes = l.output_bytes;
+  r.weight_bytes = l.weight_bytes;
+  r.bytes = l.bytes;
+  return r;
+}
+
+std::vector<Row> rows_of(const ModelCost& cost, int depth) {
+  std::vector<Row> rows;
+  std::string open_key;
+  for (const LayerCost& layer : cost.layers) {
+    const std::string key = fold_key(layer.name, depth);
+    if (!key.empty() && key == open_key) {
+      // Sums of a folded block cannot overflow: they are partial sums of the model's totals.
+      Row& r = rows.back();
+      r.name = key;
+      r.op = std::to_string(++r.layers) + " layers";
+      r.output_shape = layer.output_shape;
+      r.params += layer.params;
+      r.buffers += layer.buffers;
+      r.macs += layer.macs;
+      r.flops += layer.flops;
+      r.train_forward_flops += layer.train_forward_flops;
+      r.backward_flops += layer.backward_flops;
+      r.input_bytes += layer.input_bytes;
+      r.output_bytes = layer.output_bytes;
+      r.weight_bytes += layer.weight_bytes;
+      r.bytes += layer.bytes;
+    } else {
+      rows.push_back(row_of(layer));
+    }
+    open_key = key;
+  }
+  return rows;
+}
+
+double share(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+nlohmann::ordered_json checked_product(std::int64_t a, std::int64_t b) {
+  const Count c = Count(a) * b;
+  return c.overflowed() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.value());
+}
+
+std::string shape_text(const Shape& shape, const char* separator) {
+  std::string out;
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? separator : "") + std::to_string(shape[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
+  using nlohmann::ordered_json;
+  const CostTotals& t = cost.totals;
+  const MemoryEstimate& m = cost.memory;
+  ordered_json j;
+  j["schema"] = "hwprof.summary/1";
+  j["model"] = cost.model;
+  if (!options.source_file.empty()) j["spec"] = options.source_file;
+  j["batch"] = cost.batch;
+  j["input"] = {{"shape", cost.input.shape}, {"dtype", dtype_name(cost.input.dtype)}};
+  j["source"] = "analytic";
+  j["convention"] = kConvention;
+  j["totals"] = {
+      {"params", t.params},
+      {"trainable_params", t.trainable_params},
+      {"buffers", t.buffers},
+      {"macs", t.macs},
+      {"flops", t.flops},
+      {"backward_flops", t.backward_flops},
+      {"train_forward_flops", t.train_forward_flops},
+      {"training_flops", t.training_flops},
+      {"bytes", t.bytes},
+      {"per_batch",
+       {{"macs", checked_product(t.macs, cost.batch)},
+        {"flops", checked_product(t.flops, cost.batch)},
+        {"backward_flops", checked_product(t.backward_flops, cost.batch)},
+        {"training_flops", checked_product(t.training_flops, cost.batch)}}},
+  };
+  j["memory"] = {
+      {"source", "analytic"},
+      {"unit", "bytes"},
+      {"batch", m.batch},
+      {"optimizer", optimizer_name(m.optimizer)},
+      {"param_bytes", m.param_bytes},
+      {"buffer_bytes", m.buffer_bytes},
+      {"gradient_bytes", m.gradient_bytes},
+      {"optimizer_bytes", m.optimizer_bytes},
+      {"model_state_bytes", m.model_state_bytes},
+      {"inference_activation_bytes", m.inference_activation_bytes},
+      {"inference_peak_layer", m.inference_peak_layer},
+      {"training_activation_bytes", m.training_activation_bytes},
+      {"inference_total_bytes", m.inference_total_bytes},
+      {"training_total_bytes", m.training_total_bytes},
+  };
+  ordered_json layers = ordered_json::array();
+  for (const Row& r : rows_of(cost, options.depth)) {
+    ordered_json l;
+    l["name"] = r.name;
+    l["op"] = r.op;
+    if (r.layers > 1) l["folded_layers"] = r.layers;
+    l["output_shape"] = r.output_shape;
+    l["params"] = r.params;
+    l["buffers"] = r.buffers;
+    l["macs"] = r.macs;
+    l["flops"] = r.flops;
+    l["flops_share"] = share(r.flops, t.flops);
+    l["backward_flops"] = r.backward_flops;
+    l["train_forward_flops"] = r.train_forward_flops;
+    l["input_bytes"] = r.input_bytes;
+    l["output_bytes"] = r.output_bytes;
+    l["weight_bytes"] = r.weight_bytes;
+    l["bytes"] = r.bytes;
+    if (r.bytes > 0) {
+      l["intensity"] = static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes);
+    } else {
+      l["intensity"] = nullptr;  // moves no data (a view)
+    }
+    layers.push_back(std::move(l));
+  }
+  j["layers"] = std::move(layers);
+  return j.dump(2) + "\n";
+}
+
+std::string summary_csv(const ModelCost& cost, const SummaryOptions& options) {
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  std::string out =
+      "name,op,layers,output_shape,params,buffers,macs,flops,flops_share,backward_flops,train_forward_flops,"
+      "input_bytes,output_bytes,weight_bytes,bytes,intensity\n";
+  for (const Row& r : rows_of(cost, options.depth)) {
+    const std::string intensity =
+        r.bytes > 0 ? fmt::format("{:.6g}", static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes)) : "";
+    out += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.op), r.layers,
+                       shape_text(r.output_shape, "x"), r.params, r.buffers, r.macs, r.flops, share(r.flops, cost.totals.flops),
+                       r.backward_flops, r.train_forward_flops, r.input_bytes, r.output_bytes, r.weight_bytes, r.bytes, intensity);
+  }
+  return out;
+}
+
+std::string summary_table(const ModelCost& cost, const SummaryOptions& options) {
+  const CostTotals& t = cost.totals;
+  const MemoryEstimate& m = cost.memory;
+  const std::vector<Row> rows = rows_of(cost, options.depth);
+
+  struct Column {
+    const char* title;
+    bool right;
+    std::vector<std::string> cells;
+    std::size_t width = 0;
+  };
+  std::vector<Column> columns = {{"Layer", false, {}}, {"Op", false, {}},     {"Output shape", false, {}},
+                                 {"Params", true, {}}, {"MACs", true, {}},    {"FLOPs", true, {}},
+                                 {"FLOPs %", true, {}}};
+  for (const Row& r : rows) {
+    columns[0].cells.push_back(r.name);
+    columns[1].cells.push_back(r.op);
+    columns[2].cells.push_back(format_shape(r.output_shape));
+    columns[3].cells.push_back(group_digits(r.params));
+    columns[4].cells.push_back(group_digits(r.macs));
+    columns[5].cells.push_back(group_digits(r.flops));
+    columns[6].cells.push_back(detail::percent(share(r.flops, t.flops)));
+  }
+  for (Column& c : columns) {
+    c.width = std::string_view(c.title).size();
+    for (const auto& cell : c.cells) c.width = std::max(c.width, cell.size());
+    c.width = std::min<std::size_t>(c.width, 60);
+  }
+  auto line = [&](auto cell_of) {
+    std::string s;
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      const Column& c = columns[k];
+      std::string text = cell_of(k);
+      if (text.size() > c.width) text = text.substr(0, c.width - 1) + "~";
+      if (k) s += "  ";
+      s += c.right ? fmt::format("{:>{}}", text, c.width) : fmt::format("{:<{}}", text, c.width);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::size_t total_width = 0;
+  for (const Column& c : columns) total_width += c.width + 2;
+  const std::string rule(total_width - 2, '-');
+
+  std::string out;
+  out += fmt::format("Model: {}{}\n", cost.model, options.source_file.empty() ? "" : "  (" + options.source_file + ")");
+  out += fmt::format("Input: {} {} per sample, batch {}\n", format_shape(cost.input.shape), dtype_name(cost.input.dtype), cost.batch);
+  out += "All figures are analytic (derived from shapes, not measured); layer counts are per sample.\n\n";
+  out += line([&](std::size_t k) { return std::string(columns[k].title); });
+  out += rule + "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) out += line([&](std::size_t k) { return columns[k].cells[i]; });
+  out += rule + "\n";
+
+  auto batch_total = [&](std::int64_t per_sample) {
+    const Count c = Count(per_sample) * cost.batch;
+    return c.overflowed() ? std::string("overflows 64-bit") : detail::si(static_cast<double>(c.value()));
+  };
+  const auto field = [](const std::string& label, const std::string& value, const std::string& note = {}) {
+    return fmt::format("{:<34}{:>22}{}\n", label, value, note.empty() ? "" : "   " + note);
+  };
+  out += field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
+  out += field("Trainable params:", group_digits(t.trainable_params));
+  if (t.buffers > 0) out += field("Non-trainable buffers:", group_digits(t.buffers), "(batchnorm running mean/var)");
+  out += field("MACs per sample:", group_digits(t.macs), "(" + detail::si(static_cast<double>(t.macs)) + ")");
+  out += field("Forward FLOPs per sample:", group_digits(t.flops), "(" + detail::si(static_cast<double>(t.flops)) + ")");
+  out += field("Backward FLOPs per sample:", group_digits(t.backward_flops), "(" + detail::si(static_cast<double>(t.backward_flops)) + ")");
+  out += field("Training-step FLOPs per sample:", group_digits(t.training_flops), "(forward in training mode + backward)");
+  out += field(fmt::format("Forward FLOPs at batch {}:", cost.batch), batch_total(t.flops));
+  out += field(fmt::format("Training FLOPs at batch {}:", cost.batch), batch_total(t.training_flops));
+  out += field(fmt::format("Min. bytes moved at batch {}:", cost.batch), detail::megabytes(t.bytes), "(fp32 inputs + weights + outputs)");
+  out += "\n";
+  out += fmt::format("Memory at batch {} (analytic, decimal MB, optimizer {}):\n", m.batch, optimizer_name(m.optimizer));
+  const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}) {
+    out += fmt::format("  {:<32}{:>22}{}\n", label, detail::megabytes(bytes), note.empty() ? "" : "   " + note);
+  };
+  mem("Parameters", m.param_bytes);
+  if (m.buffer_bytes > 0) mem("Buffers", m.buffer_bytes);
+  mem("Gradients", m.gradient_bytes);
+  const std::string moments = m.optimizer == Optimizer::adam ? "(2 moments)" : m.optimizer == Optimizer::momentum ? "(1 velocity)" : "(none)";
+  mem("Optimizer state", m.optimizer_bytes, moments);
+  mem("Model state", m.model_state_bytes, "(params + buffers + grads + optimizer)");
+  mem("Inference activations (peak)", m.inference_activation_bytes,
+      m.inference_peak_layer.empty() ? "" : "(live tensors, peak at " + m.inference_peak_layer + ")");
+  mem("Training activations", m.training_activation_bytes, "(kept for backward)");
+  mem("Inference total", m.inference_total_bytes);
+  mem("Training total", m.training_total_bytes);
+  return out;
+}
+
+}  // namespace hwprof
