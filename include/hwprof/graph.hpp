@@ -84,8 +84,9 @@ class SpecSource {
   SpecSource() = default;
   SpecSource(std::string file, std::string text);
   const std::string& file() const noexcept { return file_; }
-  // "file:line:col" of the value at `pointer`, or of its nearest existing ancestor.
-  std::string locate(std::string_view pointer) const;
+  // "file:line:col" of the value at `pointer`, or of its nearest existing ancestor; with
+  // `key`, of the member's key rather than its value (for unknown or duplicate keys).
+  std::string locate(std::string_view pointer, bool key = false) const;
 
  private:
   std::string file_;

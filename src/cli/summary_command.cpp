@@ -52,6 +52,18 @@ Result<Shape> parse_shape_argument(const std::string& text) {
   return shape;
 }
 
+// CLI11 2.1 saturates out-of-range integers silently; check the text before it converts.
+CLI::Validator positive_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) return "expected a positive integer, got '" + text + "'";
+        if (text.size() > 18 || std::stoll(text) < 1) return "expected an integer from 1 to 10^18, got " + text;
+        return {};
+      },
+      "POSITIVE");
+}
+
 }  // namespace
 
 std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_code) {
@@ -60,7 +72,7 @@ std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_co
   sub->description(kDescription);
   sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
   sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")
-      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()))
+      ->check(positive_integer())
       ->capture_default_str();
   sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160");
   sub->add_option("--optimizer", options->optimizer, "Optimizer whose state the memory block counts")

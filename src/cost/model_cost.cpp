@@ -82,8 +82,9 @@ Peak inference_peak(const Graph& g, const std::vector<OpCost>& costs, std::int64
   Count live = 0;
   for (std::size_t step = 0; step < n; ++step) {
     live = live + born[step] - freed[step];
-    if (live.overflowed() || live.value() > peak.bytes.value()) {
-      peak.bytes = live;
+    const Count during = live + costs[step].workspace_bytes_per_sample * batch;
+    if (during.overflowed() || during.value() > peak.bytes.value()) {
+      peak.bytes = during;
       peak.layer = static_cast<int>(step);
     }
   }
@@ -124,8 +125,11 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
     const Count layer_bytes = c.is_view ? Count(0) : (c.input_bytes + c.output_bytes) * batch + c.weight_bytes;
     std::optional<std::string> overflow = first_overflow(c);
     if (!overflow && backward_flops.overflowed()) overflow = "backward FLOPs";
-    if (!overflow && layer_bytes.overflowed()) overflow = "bytes at batch " + std::to_string(batch);
-    if (overflow) return Error{graph.where(node) + ": its " + *overflow + " overflows 64-bit integers; check the sizes"};
+    if (overflow) return Error{graph.where(node) + ": its " + *overflow + " would overflow 64-bit integers; check the sizes"};
+    if (layer_bytes.overflowed()) {
+      return Error{graph.where(node) + ": its bytes at batch " + std::to_string(batch) +
+                   " overflow 64-bit integers; use a smaller batch"};
+    }
 
     LayerCost layer;
     layer.name = node.name;
@@ -157,7 +161,7 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
   const std::pair<const char*, Count> totals[] = {{"parameter count", params}, {"buffer count", buffers}, {"MACs", macs},
                                                   {"FLOPs", flops}, {"training FLOPs", training}, {"bytes", bytes}};
   for (const auto& [name, value] : totals) {
-    if (value.overflowed()) return Error{graph.source.file() + ": the model's total " + name + " overflows 64-bit integers"};
+    if (value.overflowed()) return Error{graph.source.file() + ": the model's total " + name + " would overflow 64-bit integers"};
   }
   t.params = params.value();
   t.trainable_params = params.value();
@@ -202,7 +206,7 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
   const Count inference_total = param_bytes + buffer_bytes + peak.bytes;
   const Count training_total = state + training_activations;
   for (const Count& value : {state, peak.bytes, training_activations, inference_total, training_total}) {
-    if (value.overflowed()) return Error{graph.source.file() + ": the memory needed at batch " + std::to_string(batch) + " overflows 64-bit integers"};
+    if (value.overflowed()) return Error{graph.source.file() + ": the memory needed at batch " + std::to_string(batch) + " would overflow 64-bit integers"};
   }
   m.param_bytes = param_bytes.value();
   m.buffer_bytes = buffer_bytes.value();

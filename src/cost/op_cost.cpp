@@ -46,6 +46,9 @@
 // embedding reads min(num_embeddings, batch·T) rows (all tokens assumed distinct, an upper
 // bound), pos_embedding reads T rows.
 //
+// Inference memory: every output lives from its layer to its last reader; attention also
+// holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
+//
 // Kept for backward (training memory): linear, conv2d, embedding, batchnorm2d, layernorm,
 // relu6, gelu, silu and attention keep their input; relu, sigmoid, tanh and softmax keep
 // their output; maxpool2d keeps int32 indices of its output; dropout a 1-byte mask;
@@ -259,6 +262,9 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.has_weights = true;
       c.saves_input = true;
       c.saved_bytes_per_sample = (td * 4 + htt) * kFloatBytes;
+      // Unfused attention materialises Q, K, V, the context and the H·T² scores while it
+      // runs; at long contexts the scores dominate the inference peak.
+      c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
       break;
     }
   }

@@ -20,6 +20,7 @@ struct OpCost {
   Count weight_bytes;         // per batch: parameters and buffers read (at the given batch)
   bool has_weights = false;   // owns or shares a trainable weight (tied linear: true)
   bool is_view = false;       // evaluation-mode output aliases the input: moves no data
+  Count workspace_bytes_per_sample;  // transient tensors alive only while the op runs
   // Kept for backward (training): which tensors, and extra bytes.
   bool saves_input = false;
   bool saves_output = false;

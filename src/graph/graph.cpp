@@ -18,14 +18,49 @@ std::string Graph::where(const Node& node, std::string_view attribute) const {
   return source.locate(pointer) + ": layer '" + node.name + "' (" + std::string(op_name(node.op)) + ")";
 }
 
+namespace {
+
+// The input size that a node's weights are built for (PyTorch's in_features, in_channels,
+// normalized_shape, embed_dim); `what` is null for ops whose weights do not depend on it.
+struct WeightWidth {
+  const char* what = nullptr;
+  std::int64_t size = 0;
+};
+
+WeightWidth weight_width(const Graph& graph, const Node& node) {
+  const Shape& in = graph.shape_of(node.inputs[0]);
+  switch (node.op) {
+    case OpKind::linear: return {"input features", in.back()};
+    case OpKind::conv2d:
+    case OpKind::batchnorm2d: return {"input channels", in[0]};
+    case OpKind::layernorm: return {"normalized features", in.back()};
+    case OpKind::pos_embedding:
+    case OpKind::cls_token:
+    case OpKind::attention: return {"model width D", in[1]};
+    default: return {};
+  }
+}
+
+}  // namespace
+
 Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape) {
   if (auto problem = detail::check_input_shape(input_shape)) {
-    return Error{"--input-shape " + format_shape(input_shape) + ": " + *problem};
+    return Error{"input shape " + format_shape(input_shape) + ": " + *problem};
   }
   Graph copy = graph;
   copy.input.shape = input_shape;
   if (auto error = detail::infer_shapes(copy)) {
     return Error{"with input shape " + format_shape(input_shape) + ": " + error->message};
+  }
+  // A new input must not resize the weights: that would be another model, not this one.
+  for (std::size_t i = 0; i < copy.nodes.size(); ++i) {
+    const WeightWidth spec = weight_width(graph, graph.nodes[i]);
+    const WeightWidth now = weight_width(copy, copy.nodes[i]);
+    if (spec.what != nullptr && spec.size != now.size) {
+      return Error{"with input shape " + format_shape(input_shape) + ": " + copy.where(copy.nodes[i]) + ": its weights take " +
+                   std::to_string(spec.size) + " " + spec.what + " (from the spec's input shape " + format_shape(graph.input.shape) +
+                   ") but this input gives it " + std::to_string(now.size) + "; a new input shape may change sizes that no weight depends on"};
+    }
   }
   return copy;
 }

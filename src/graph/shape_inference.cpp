@@ -47,24 +47,42 @@ Outcome shaped(Shape shape, DType dtype = DType::f32) {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-// floor((size + 2*pad - dilation*(kernel-1) - 1) / stride) + 1 without overflow; <= 0 means
-// the window does not fit.
-std::int64_t conv_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
-  const long double span = static_cast<long double>(dilation) * static_cast<long double>(kernel - 1) + 1.0L;
-  const long double padded = static_cast<long double>(size) + 2.0L * static_cast<long double>(pad);
-  if (padded < span) return 0;
-  return static_cast<std::int64_t>((padded - span) / static_cast<long double>(stride)) + 1;
+// Exact 128-bit arithmetic for the output-size formulas: hostile specs give sizes, paddings and
+// kernels near 2^63, whose sums and products do not fit in 64 bits.
+__extension__ using Wide = __int128;
+
+Wide floor_div(Wide a, Wide b) {
+  const Wide q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-// PyTorch's pooling rule (torch/nn/modules/pooling.py → ATen pooling_output_shape): with
-// ceil_mode the division rounds up, but a last window that would start in the right padding
-// is dropped.
+std::int64_t saturate(Wide v) {
+  return v > static_cast<Wide>(kInt64Max) ? kInt64Max : v < 0 ? 0 : static_cast<std::int64_t>(v);
+}
+
+// floor((size + 2*pad - dilation*(kernel-1) - 1) / stride) + 1; <= 0 means the window does
+// not fit (PyTorch's conv output size).
+std::int64_t conv_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
+  const Wide numerator = Wide{size} + 2 * Wide{pad} - Wide{dilation} * (Wide{kernel} - 1) - 1;
+  if (numerator < 0) return 0;
+  return saturate(numerator / stride + 1);
+}
+
+// PyTorch's pooling_output_shape (ATen/native/Pool.h): div_rtn(size + 2*pad - (kernel-1) - 1
+// + (ceil_mode ? stride-1 : 0), stride) + 1, then with ceil_mode a last window that would
+// start in the right padding is dropped. There is no "kernel fits" check: with ceil_mode a
+// 2x2 window over a 1x1 input gives 1x1. <= 0 means an empty output, which PyTorch rejects.
 std::int64_t pool_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) {
-  const std::int64_t padded = size + 2 * pad;
-  if (padded < kernel) return 0;
-  std::int64_t out = (padded - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
-  if (ceil_mode && (out - 1) * stride >= size + pad) --out;
-  return out;
+  const Wide numerator = Wide{size} + 2 * Wide{pad} - (Wide{kernel} - 1) - 1 + (ceil_mode ? Wide{stride} - 1 : 0);
+  Wide out = floor_div(numerator, stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= Wide{size} + pad) --out;
+  return saturate(out);
+}
+
+// size + 2*pad for messages, spelled as a sum when it does not fit in 64 bits.
+std::string padded_size(std::int64_t size, std::int64_t pad) {
+  if (pad > (kInt64Max - size) / 2) return "(" + std::to_string(size) + "+2*" + std::to_string(pad) + ")";
+  return std::to_string(size + 2 * pad);
 }
 
 std::string kind_of(const Shape& s) { return format_shape(s); }
@@ -118,8 +136,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
       const std::int64_t ow = conv_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
       if (oh <= 0 || ow <= 0) {
         return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " (dilation " + str(a.dilation.h) + "x" +
-                           str(a.dilation.w) + ") is larger than the padded input " + str(in[1] + 2 * a.padding.h) + "x" +
-                           str(in[2] + 2 * a.padding.w),
+                           str(a.dilation.w) + ") is larger than the padded input " + padded_size(in[1], a.padding.h) + "x" +
+                           padded_size(in[2], a.padding.w),
                        "kernel");
       }
       return shaped({a.out_channels, oh, ow});
@@ -147,7 +165,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::maxpool2d:
     case OpKind::avgpool2d: {
       if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (a.padding.h * 2 > a.kernel.h || a.padding.w * 2 > a.kernel.w)
+      if (a.padding.h > a.kernel.h / 2 || a.padding.w > a.kernel.w / 2)
         return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(a.padding.h) + "x" +
                            str(a.padding.w) + " for kernel " + str(a.kernel.h) + "x" + str(a.kernel.w),
                        "padding");
@@ -155,7 +173,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       const std::int64_t ow = pool_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.ceil_mode);
       if (oh <= 0 || ow <= 0)
         return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " is larger than the padded input " +
-                           str(in[1] + 2 * a.padding.h) + "x" + str(in[2] + 2 * a.padding.w),
+                           padded_size(in[1], a.padding.h) + "x" + padded_size(in[2], a.padding.w),
                        "kernel");
       return shaped({in[0], oh, ow});
     }
@@ -246,6 +264,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
       return shaped({in[0] + 1, in[1]});
     }
     case OpKind::select: {
+      // Every op after it reads the last axis; a per-sample scalar has none.
+      if (rank < 2) return problem("needs an input of at least 2 axes (it drops one, and per-sample scalars are not supported), got " + kind_of(in));
       if (a.axis < -rank || a.axis >= rank)
         return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
       const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
@@ -273,7 +293,9 @@ std::optional<std::string> check_input_shape(const Shape& shape) {
   for (std::int64_t d : shape) {
     if (d < 1) return "input sizes must be positive, got " + format_shape(shape);
   }
-  if (checked_numel(shape) < 0) return "the input's element count " + format_shape(shape) + " overflows 64-bit integers";
+  const std::int64_t n = checked_numel(shape);
+  // The same headroom as every layer output (infer_shapes): bytes and batch products must fit.
+  if (n < 0 || n > kInt64Max / 16) return "the input " + format_shape(shape) + " is too large: its byte and batch counts would overflow 64-bit integers";
   return std::nullopt;
 }
 
@@ -285,7 +307,7 @@ std::optional<Error> infer_shapes(Graph& graph) {
         outcome = problem("the output " + format_shape(outcome.shape) + " has an element count that overflows 64-bit integers");
       } else if (checked_numel(outcome.shape) > kInt64Max / 16) {
         // Leave headroom: byte counts (x4) and batch products of this tensor must stay representable.
-        outcome = problem("the output " + format_shape(outcome.shape) + " is too large to count in 64-bit integers");
+        outcome = problem("the output " + format_shape(outcome.shape) + " is too large: its byte and batch counts would overflow 64-bit integers");
       }
     }
     if (!outcome.problem.empty()) {

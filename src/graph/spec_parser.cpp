@@ -20,6 +20,7 @@
 #include "graph/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/suggest.hpp"
+#include "graph/text_position.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof {
@@ -31,9 +32,40 @@ struct SpecError {
   std::string message;
 };
 
+// Compact JSON of `value`, stopping soon after `limit` characters. json::dump() would recurse
+// once per nesting level, and a hostile spec nests arrays 100000 deep.
+void render_prefix(const json& value, std::size_t limit, std::string& out) {
+  if (out.size() > limit) return;
+  if (value.is_array()) {
+    out += '[';
+    for (std::size_t i = 0; i < value.size() && out.size() <= limit; ++i) {
+      if (i > 0) out += ',';
+      render_prefix(value[i], limit, out);
+    }
+    out += ']';
+  } else if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end() && out.size() <= limit; ++it) {
+      if (!first) out += ',';
+      first = false;
+      out += json(it.key()).dump() + ':';
+      render_prefix(it.value(), limit, out);
+    }
+    out += '}';
+  } else {
+    out += value.dump();
+  }
+}
+
 std::string describe(const json& value) {
-  std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  std::string text;
+  render_prefix(value, 40, text);
+  if (text.size() > 40) {
+    std::size_t cut = 37;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    text = text.substr(0, cut) + "...";
+  }
   switch (value.type()) {
     case json::value_t::string: return "the string " + text;
     case json::value_t::boolean: return "the boolean " + text;
@@ -140,11 +172,18 @@ class SpecReader {
   [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
     throw SpecError{graph_.source.locate(pointer) + ": " + problem};
   }
+  [[noreturn]] void fail_at_key(const std::string& pointer, const std::string& problem) const {
+    throw SpecError{graph_.source.locate(pointer, true) + ": " + problem};
+  }
   [[noreturn]] void fail_layer(const std::string& pointer, const std::string& layer, std::string_view op,
+                               const std::string& problem) const {
+    fail_layer(pointer, layer, op, false, problem);
+  }
+  [[noreturn]] void fail_layer(const std::string& pointer, const std::string& layer, std::string_view op, bool at_key,
                                const std::string& problem) const {
     std::string who = "layer '" + layer + "'";
     if (!op.empty()) who += " (" + std::string(op) + ")";
-    throw SpecError{graph_.source.locate(pointer) + ": " + who + ": " + problem};
+    throw SpecError{graph_.source.locate(pointer, at_key) + ": " + who + ": " + problem};
   }
 
   void check_keys(const json& object, const std::string& pointer, const std::vector<std::string_view>& allowed,
@@ -154,7 +193,7 @@ class SpecReader {
       bool known = false;
       for (auto a : allowed) known = known || a == key;
       if (!known) {
-        fail(pointer + "/" + key, "unknown key \"" + key + "\" in " + what + did_you_mean_keys(key, allowed) +
+        fail_at_key(pointer + "/" + key, "unknown key \"" + key + "\" in " + what + did_you_mean_keys(key, allowed) +
                                       "; expected one of: " + detail::join(allowed));
       }
     }
@@ -345,7 +384,7 @@ class SpecReader {
       for (auto a : allowed) known = known || a == entry.key();
       if (!known) {
         std::string takes = info.attributes.empty() ? std::string("no attributes") : "attributes " + detail::join(info.attributes);
-        fail_layer(pointer + "/" + entry.key(), full, info.name,
+        fail_layer(pointer + "/" + entry.key(), full, info.name, /*at_key=*/true,
                    "unknown attribute '" + entry.key() + "'" + detail::did_you_mean(entry.key(), allowed) + "; " +
                        std::string(info.name) + " takes " + takes);
       }
@@ -454,6 +493,8 @@ class SpecReader {
         if (a.has("tied_to")) {
           const json& t = a.item["tied_to"];
           if (!t.is_string()) a.bad("tied_to", "the name of an earlier embedding or linear layer");
+          if (t.get<std::string>() == "$input")
+            fail_layer(a.at("tied_to"), node.name, "linear", "'tied_to' must name an earlier embedding or linear layer, not \"$input\"");
           const int target = resolve(t.get<std::string>(), scope);
           if (target < 0) {
             fail_layer(a.at("tied_to"), node.name, "linear", "'tied_to': " + unknown_reference(t.get<std::string>(), scope));
@@ -571,16 +612,41 @@ std::string stem_of(const std::string& path) {
   return base;
 }
 
+// "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." → the part
+// after the first ": "; "[json.exception.out_of_range.406] number overflow ..." → after "] ".
+std::string strip_exception_id(const std::string& what) {
+  const auto colon = what.find(": ");
+  if (colon != std::string::npos) return what.substr(colon + 2);
+  const auto bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
+// "file:line:col" of the number that nlohmann quotes in "number overflow parsing '1e400'": its
+// first occurrence in the text that stands alone as a token; just "file" when none does.
+std::string locate_number_error(std::string_view text, const std::string& what, const std::string& source_name) {
+  const auto open = what.find(" '");
+  const auto close = what.rfind('\'');
+  if (open == std::string::npos || close == std::string::npos || close <= open + 2) return source_name;
+  const std::string token = what.substr(open + 2, close - open - 2);
+  auto is_number_char = [](char c) { return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; };
+  for (auto pos = text.find(token); pos != std::string_view::npos; pos = text.find(token, pos + 1)) {
+    const bool starts = pos == 0 || !is_number_char(text[pos - 1]);
+    const bool ends = pos + token.size() == text.size() || !is_number_char(text[pos + token.size()]);
+    if (starts && ends) return source_name + ":" + detail::line_column(text, pos);
+  }
+  return source_name;
+}
+
 }  // namespace
 
 Result<Graph> parse_model(std::string_view json_text, const std::string& source_name) {
-  Graph graph;
-  graph.name = stem_of(source_name);
-  graph.source = SpecSource(source_name, std::string(json_text));
   if (static_cast<std::int64_t>(json_text.size()) > kMaxSpecBytes) {
     return Error{source_name + ": the spec is " + std::to_string(json_text.size()) + " bytes; the limit is " +
                  std::to_string(kMaxSpecBytes) + " bytes"};
   }
+  Graph graph;
+  graph.name = stem_of(source_name);
+  graph.source = SpecSource(source_name, std::string(json_text));
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ":1:1: invalid JSON: the file is empty; expected a model spec object"};
   }
@@ -591,24 +657,13 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   } catch (const json::parse_error& e) {
     // nlohmann reports the byte after the offending token; point at the last byte it read.
     const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-    std::size_t line = 1;
-    std::size_t column = 1;
-    for (std::size_t i = 0; i < byte && i < json_text.size(); ++i) {
-      if (json_text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else if ((static_cast<unsigned char>(json_text[i]) & 0xC0) != 0x80) {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." → the part after ": "
-    const auto colon = what.find(": ");
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    return Error{source_name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": invalid JSON: " + what};
+    return Error{source_name + ":" + detail::line_column(json_text, byte) + ": invalid JSON: " + strip_exception_id(e.what())};
   } catch (const SpecError&) {
     return Error{graph.source.locate(duplicates.duplicate_pointer) + ": duplicate key \"" + duplicates.duplicate_key +
                  "\" in this object; each key may appear once"};
+  } catch (const json::exception& e) {
+    // A number too large for a double (1e400) is an out_of_range error that carries no position.
+    return Error{locate_number_error(json_text, e.what(), source_name) + ": invalid JSON: " + strip_exception_id(e.what())};
   }
   try {
     SpecReader reader(graph);

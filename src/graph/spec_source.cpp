@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "graph/text_position.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof {
@@ -75,17 +76,22 @@ class Scanner {
     return pos;
   }
 
-  // Position of member `key` of the object at pos, or npos.
-  std::size_t member(std::size_t pos, const std::string& key) const {
+  // Position of the value of member `key` of the object at pos, or npos; `key_pos` gets the
+  // position of the key itself.
+  std::size_t member(std::size_t pos, const std::string& key, std::size_t* key_pos) const {
     pos = skip_ws(pos);
     if (pos >= text_.size() || text_[pos] != '{') return std::string_view::npos;
     pos = skip_ws(pos + 1);
     while (pos < text_.size() && text_[pos] == '"') {
       std::string name;
+      const std::size_t name_pos = pos;
       pos = skip_ws(read_string(pos, &name));
       if (pos >= text_.size() || text_[pos] != ':') return std::string_view::npos;
       const std::size_t value = skip_ws(pos + 1);
-      if (name == key) return value;
+      if (name == key) {
+        *key_pos = name_pos;
+        return value;
+      }
       pos = skip_ws(skip_value(value));
       if (pos < text_.size() && text_[pos] == ',') pos = skip_ws(pos + 1);
     }
@@ -103,20 +109,6 @@ class Scanner {
       if (pos < text_.size() && text_[pos] == ',') pos = skip_ws(pos + 1);
     }
     return std::string_view::npos;
-  }
-
-  std::string line_column(std::size_t pos) const {
-    std::size_t line = 1;
-    std::size_t column = 1;
-    for (std::size_t i = 0; i < pos && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) {
-        ++column;  // count UTF-8 characters, not bytes
-      }
-    }
-    return std::to_string(line) + ":" + std::to_string(column);
   }
 
  private:
@@ -141,7 +133,7 @@ std::string unescape_token(std::string_view token) {
 SpecSource::SpecSource(std::string file, std::string text)
     : file_(std::move(file)), text_(std::make_shared<const std::string>(std::move(text))) {}
 
-std::string SpecSource::locate(std::string_view pointer) const {
+std::string SpecSource::locate(std::string_view pointer, bool key) const {
   if (!text_) return file_;
   const Scanner scanner(*text_);
   std::size_t pos = scanner.skip_ws(0);
@@ -151,6 +143,7 @@ std::string SpecSource::locate(std::string_view pointer) const {
     if (end == std::string_view::npos) end = pointer.size();
     const std::string token = unescape_token(pointer.substr(start + 1, end - start - 1));
     std::size_t next = std::string_view::npos;
+    std::size_t key_pos = std::string_view::npos;
     if (pos < text_->size() && (*text_)[pos] == '[') {
       std::size_t index = 0;
       bool numeric = !token.empty() && token.size() < 19;
@@ -160,13 +153,13 @@ std::string SpecSource::locate(std::string_view pointer) const {
         next = scanner.element(pos, index);
       }
     } else {
-      next = scanner.member(pos, token);
+      next = scanner.member(pos, token, &key_pos);
     }
     if (next == std::string_view::npos) break;  // the nearest existing ancestor
-    pos = next;
+    pos = key && end == pointer.size() && key_pos != std::string_view::npos ? key_pos : next;
     start = end;
   }
-  return file_ + ":" + scanner.line_column(pos);
+  return file_ + ":" + detail::line_column(*text_, pos);
 }
 
 }  // namespace hwprof

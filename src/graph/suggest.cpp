@@ -32,11 +32,15 @@ std::optional<std::string> nearest(std::string_view word, const std::vector<std:
   const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, word.size() / 3));
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
+  std::size_t best_length_gap = 0;
   for (std::string_view candidate : candidates) {
     if (candidate.size() > word.size() + limit || word.size() > candidate.size() + limit) continue;
     const std::size_t d = edit_distance(word, candidate);
-    if (d < best_distance) {
+    const std::size_t gap = candidate.size() > word.size() ? candidate.size() - word.size() : word.size() - candidate.size();
+    // Ties go to the candidate of the closer length: "relu7" suggests "relu6", not "relu".
+    if (d < best_distance || (d == best_distance && best && gap < best_length_gap)) {
       best_distance = d;
+      best_length_gap = gap;
       best = std::string(candidate);
     }
   }

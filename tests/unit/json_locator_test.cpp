@@ -20,8 +20,8 @@ TEST(SpecSource, LocatesMembersAndElements) {
   EXPECT_EQ(source.locate("/name"), "m.json:2:11");
   EXPECT_EQ(source.locate("/layers"), "m.json:3:13");
   EXPECT_EQ(source.locate("/layers/0"), "m.json:4:5");
-  EXPECT_EQ(source.locate("/layers/1/op"), "m.json:5:29");
-  EXPECT_EQ(source.locate("/layers/1/kernel/1"), "m.json:5:56");
+  EXPECT_EQ(source.locate("/layers/1/op"), "m.json:5:28");
+  EXPECT_EQ(source.locate("/layers/1/kernel/1"), "m.json:5:52");
 }
 
 TEST(SpecSource, FallsBackToTheNearestExistingAncestor) {
@@ -33,7 +33,7 @@ TEST(SpecSource, FallsBackToTheNearestExistingAncestor) {
 
 TEST(SpecSource, CountsCharactersNotBytes) {
   const SpecSource source("u.json", "{\"é\": 1, \"x\": 2}");
-  EXPECT_EQ(source.locate("/x"), "u.json:1:16");
+  EXPECT_EQ(source.locate("/x"), "u.json:1:15");
 }
 
 TEST(SpecSource, SurvivesTruncatedText) {

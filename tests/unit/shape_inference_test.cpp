@@ -1,1 +1,363 @@
+// Shape inference versus PyTorch's rules: conv2d and pooling output sizes (pooling including
+// ceil_mode's dropped last window), the data-movement ops and their dtypes, and the token ops.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "hwprof/graph.hpp"
+
+namespace hwprof {
+namespace {
+
+Graph parse_ok(std::string_view spec) {
+  auto graph = parse_model(spec, "shape_test.json");
+  if (!graph) {
+    ADD_FAILURE() << graph.error().message;
+    return {};
+  }
+  return std::move(*graph);
+}
+
+const Node& node(const Graph& g, std::string_view name) {
+  static const Node missing;
+  const int index = g.find(name);
+  if (index < 0) {
+    ADD_FAILURE() << "no node named '" << name << "'";
+    return missing;
+  }
+  return g.nodes[static_cast<std::size_t>(index)];
+}
+
+// ---- conv2d -------------------------------------------------------------------------------
+
+// Number of window positions o >= 0 whose dilated window [o*stride, o*stride + dilation*(kernel-1)]
+// fits inside the zero-padded input [0, size + 2*padding): counted one by one, the definition
+// behind PyTorch's floor((size + 2p - d(k-1) - 1)/s) + 1.
+std::int64_t conv_positions(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                            std::int64_t dilation) {
+  std::int64_t count = 0;
+  for (std::int64_t o = 0; o * stride + dilation * (kernel - 1) <= size + 2 * padding - 1; ++o) ++count;
+  return count;
+}
+
+TEST(ShapeInferenceConv2d, OutputSizesOverAGrid) {
+  // W is fixed at size 9, kernel 2, stride 3, padding 1, dilation 2: windows start at 0, 3, 6
+  // and end at +2 <= 10 → 3 positions; H sweeps the grid, so h and w must not be mixed up.
+  int checked = 0;
+  for (std::int64_t size = 1; size <= 12; ++size) {
+    for (std::int64_t kernel = 1; kernel <= 4; ++kernel) {
+      for (std::int64_t stride = 1; stride <= 3; ++stride) {
+        for (std::int64_t padding = 0; padding <= 2; ++padding) {
+          for (std::int64_t dilation = 1; dilation <= 3; ++dilation) {
+            const std::int64_t expected = conv_positions(size, kernel, stride, padding, dilation);
+            const nlohmann::json spec = {
+                {"input", {{"shape", {2, size, 9}}}},
+                {"layers",
+                 {{{"name", "conv"}, {"op", "conv2d"}, {"out_channels", 5}, {"kernel", {kernel, 2}}, {"stride", {stride, 3}},
+                   {"padding", {padding, 1}}, {"dilation", {dilation, 2}}}}}};
+            SCOPED_TRACE(spec.dump());
+            auto graph = parse_model(spec.dump(), "grid.json");
+            if (expected == 0) {
+              EXPECT_FALSE(graph.ok()) << "PyTorch rejects a kernel larger than the padded input";
+              continue;
+            }
+            ASSERT_TRUE(graph.ok()) << graph.error().message;
+            EXPECT_EQ(graph->nodes[0].output_shape, (Shape{5, expected, 3}));
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 900);  // most of the 1296 combinations fit
+}
+
+TEST(ShapeInferenceConv2d, KnownNetworks) {
+  const Graph g = parse_ok(R"({"input": {"shape": [3, 224, 224]}, "layers": [
+      {"name": "resnet_stem", "op": "conv2d", "out_channels": 64, "kernel": 7, "stride": 2, "padding": 3},
+      {"name": "vit_patches", "op": "conv2d", "out_channels": 768, "kernel": 16, "stride": 16, "inputs": ["$input"]},
+      {"name": "alexnet", "op": "conv2d", "out_channels": 64, "kernel": 11, "stride": 4, "padding": 2, "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "resnet_stem").output_shape, (Shape{64, 112, 112}));  // floor((224+6-6-1)/2)+1 = 112
+  EXPECT_EQ(node(g, "vit_patches").output_shape, (Shape{768, 14, 14}));   // 224/16
+  EXPECT_EQ(node(g, "alexnet").output_shape, (Shape{64, 55, 55}));        // floor((224+4-10-1)/4)+1 = 55
+}
+
+TEST(ShapeInferenceConv2d, RejectsBadGroupsAndOversizedKernels) {
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [3, 8, 8]},
+      "layers": [{"name": "c", "op": "conv2d", "out_channels": 4, "kernel": 3, "groups": 2}]})", "g.json").ok());  // 2 ∤ 3
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [4, 8, 8]},
+      "layers": [{"name": "c", "op": "conv2d", "out_channels": 3, "kernel": 3, "groups": 2}]})", "g.json").ok());  // 2 ∤ 3
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [1, 4, 4]},
+      "layers": [{"name": "c", "op": "conv2d", "out_channels": 1, "kernel": 3, "dilation": 2}]})", "g.json").ok());  // span 5 > 4
+}
+
+// ---- pooling ------------------------------------------------------------------------------
+
+// PyTorch's pooling_output_shape (aten/src/ATen/native/Pool.h, pooling_output_shape_pad_lr):
+//   out = div_rtn(size + 2*pad - dilation*(kernel-1) - 1 + (ceil_mode ? stride-1 : 0), stride) + 1
+//   if ceil_mode and (out-1)*stride >= size + pad: out -= 1   // last window would start in the
+//                                                            // right padding: dropped
+// div_rtn rounds towards minus infinity. pool2d_shape_check then requires pad <= kernel/2 and
+// out >= 1. hwprof's pools have dilation 1.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+std::int64_t pytorch_pool_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) {
+  std::int64_t out = floor_div(size + 2 * pad - (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= size + pad) --out;
+  return out;
+}
+
+Shape pool_shape(std::string_view op, std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode,
+                 std::string* error = nullptr) {
+  const nlohmann::json spec = {
+      {"input", {{"shape", {3, size, size}}}},
+      {"layers",
+       {{{"name", "pool"}, {"op", op}, {"kernel", kernel}, {"stride", stride}, {"padding", pad}, {"ceil_mode", ceil_mode}}}}};
+  auto graph = parse_model(spec.dump(), "pool.json");
+  if (!graph) {
+    if (error) *error = graph.error().message;
+    return {};
+  }
+  return graph->nodes[0].output_shape;
+}
+
+TEST(ShapeInferencePool, HandWorkedCeilModeCases) {
+  // size 6, kernel 2, stride 2, pad 1, ceil: div_rtn(6+2-1-1+1, 2)+1 = 3+1 = 4; the 4th window
+  // starts at padded 6 = input index 5 < 6 + 1, so it is kept: 4 (floor mode also gives 4).
+  EXPECT_EQ(pool_shape("maxpool2d", 6, 2, 2, 1, true), (Shape{3, 4, 4}));
+  EXPECT_EQ(pool_shape("maxpool2d", 6, 2, 2, 1, false), (Shape{3, 4, 4}));
+  // size 5, kernel 2, stride 2, pad 1, ceil: div_rtn(5+2-1-1+1, 2)+1 = 3+1 = 4, but the 4th
+  // window would start at padded 6 >= 5 + 1, entirely in the right padding: dropped → 3.
+  EXPECT_EQ(pool_shape("maxpool2d", 5, 2, 2, 1, true), (Shape{3, 3, 3}));
+  EXPECT_EQ(pool_shape("avgpool2d", 5, 2, 2, 1, true), (Shape{3, 3, 3}));
+  // size 3, kernel 2, stride 2, pad 1, ceil: div_rtn(3, 2)+1 = 2+1 = 3; (3-1)*2 = 4 >= 3+1: → 2.
+  EXPECT_EQ(pool_shape("maxpool2d", 3, 2, 2, 1, true), (Shape{3, 2, 2}));
+  // size 6, kernel 1, stride 2, no padding, ceil: div_rtn(6-1+1, 2)+1 = 4, but the 4th window
+  // starts at 6 >= 6 + 0: dropped → 3 (older PyTorch applied the rule only with padding, issue 45357).
+  EXPECT_EQ(pool_shape("maxpool2d", 6, 1, 2, 0, true), (Shape{3, 3, 3}));
+  // size 5, kernel 2, stride 2, no padding: floor 2, ceil 3 (the partial window at 4 is kept).
+  EXPECT_EQ(pool_shape("avgpool2d", 5, 2, 2, 0, false), (Shape{3, 2, 2}));
+  EXPECT_EQ(pool_shape("avgpool2d", 5, 2, 2, 0, true), (Shape{3, 3, 3}));
+  // ResNet's stem pool 112 → 56; GoogLeNet's ceil-mode pool 112 → 56 (floor mode: 55).
+  EXPECT_EQ(pool_shape("maxpool2d", 112, 3, 2, 1, false), (Shape{3, 56, 56}));
+  EXPECT_EQ(pool_shape("maxpool2d", 112, 3, 2, 0, true), (Shape{3, 56, 56}));
+  EXPECT_EQ(pool_shape("maxpool2d", 112, 3, 2, 0, false), (Shape{3, 55, 55}));
+}
+
+TEST(ShapeInferencePool, StrideDefaultsToTheKernelAndPairsAreIndependent) {
+  const Graph g = parse_ok(R"({"input": {"shape": [2, 9, 10]}, "layers": [
+      {"name": "square", "op": "maxpool2d", "kernel": 3},
+      {"name": "rect", "op": "avgpool2d", "kernel": [3, 2], "stride": [2, 3], "padding": [1, 0], "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "square").output_shape, (Shape{2, 3, 3}));  // 9/3, floor(10/3)
+  // H: floor((9+2-3)/2)+1 = 5; W: floor((10-2)/3)+1 = 3
+  EXPECT_EQ(node(g, "rect").output_shape, (Shape{2, 5, 3}));
+}
+
+TEST(ShapeInferencePool, OutputSizesOverAGridMatchPyTorch) {
+  int checked = 0;
+  for (std::string_view op : {"maxpool2d", "avgpool2d"}) {
+    for (std::int64_t size = 1; size <= 12; ++size) {
+      for (std::int64_t kernel = 1; kernel <= 5; ++kernel) {
+        for (std::int64_t stride = 1; stride <= 4; ++stride) {
+          for (std::int64_t pad = 0; pad <= kernel / 2; ++pad) {
+            for (bool ceil_mode : {false, true}) {
+              SCOPED_TRACE(std::string(op) + " size " + std::to_string(size) + " kernel " + std::to_string(kernel) + " stride " +
+                           std::to_string(stride) + " pad " + std::to_string(pad) + (ceil_mode ? " ceil" : " floor"));
+              const std::int64_t expected = pytorch_pool_out(size, kernel, stride, pad, ceil_mode);
+              std::string error;
+              const Shape got = pool_shape(op, size, kernel, stride, pad, ceil_mode, &error);
+              if (expected < 1) {
+                EXPECT_TRUE(got.empty()) << "PyTorch rejects an empty output";  // "Output size is too small"
+              } else {
+                EXPECT_EQ(got, (Shape{3, expected, expected})) << error;
+              }
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(ShapeInferencePool, RejectsPaddingOverHalfTheKernel) {
+  std::string error;
+  EXPECT_TRUE(pool_shape("maxpool2d", 8, 3, 2, 2, false, &error).empty());  // PyTorch: pad <= kernel/2
+  EXPECT_NE(error.find("padding"), std::string::npos) << error;
+  EXPECT_EQ(pool_shape("maxpool2d", 8, 2, 2, 1, false), (Shape{3, 5, 5}));  // 1 <= 2/2 is allowed
+  // Each axis on its own: 2 > 3/2 in H only, then in W only.
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [1, 8, 8]},
+      "layers": [{"name": "p", "op": "avgpool2d", "kernel": 3, "padding": [2, 0]}]})", "p.json").ok());
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [1, 8, 8]},
+      "layers": [{"name": "p", "op": "avgpool2d", "kernel": 3, "padding": [0, 2]}]})", "p.json").ok());
+}
+
+// PyTorch has no "kernel fits the padded input" check for pooling; with ceil_mode a window
+// larger than the input still gives an output: size 1, kernel 2, stride 2, ceil:
+// div_rtn(1-1-1+1, 2)+1 = 1, and (1-1)*2 = 0 < 1 keeps it, so nn.MaxPool2d(2, ceil_mode=True)
+// maps 1x1 to 1x1; hwprof follows.
+TEST(ShapeInferencePool, KernelLargerThanThePaddedInputInCeilMode) {
+  std::string error;
+  EXPECT_EQ(pool_shape("maxpool2d", 1, 2, 2, 0, true, &error), (Shape{3, 1, 1})) << error;
+  EXPECT_EQ(pool_shape("maxpool2d", 2, 3, 2, 0, true, &error), (Shape{3, 1, 1})) << error;  // div_rtn(1, 2)+1 = 1
+  // size 1, kernel 5, stride 3: div_rtn(1-4-1+2, 3)+1 = -1+1 = 0, which PyTorch rejects too.
+  EXPECT_TRUE(pool_shape("avgpool2d", 1, 5, 3, 0, true).empty());
+}
+
+// ---- adaptive pooling ---------------------------------------------------------------------
+
+TEST(ShapeInferencePool, AdaptiveOutputIsTheRequestedSize) {
+  const Graph g = parse_ok(R"({"input": {"shape": [4, 7, 5]}, "layers": [
+      {"name": "gap", "op": "adaptive_avgpool2d"},
+      {"name": "down", "op": "adaptive_avgpool2d", "output": [3, 2], "inputs": ["$input"]},
+      {"name": "up", "op": "adaptive_avgpool2d", "output": 9, "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "gap").output_shape, (Shape{4, 1, 1}));  // default output [1, 1]
+  EXPECT_EQ(node(g, "down").output_shape, (Shape{4, 3, 2}));
+  EXPECT_EQ(node(g, "up").output_shape, (Shape{4, 9, 9}));   // larger than the input is allowed
+}
+
+// ---- data movement ------------------------------------------------------------------------
+
+TEST(ShapeInferenceMovement, FlattenReshapeTranspose) {
+  const Graph g = parse_ok(R"({"input": {"shape": [2, 3, 4]}, "layers": [
+      {"name": "flat", "op": "flatten"},
+      {"name": "r1", "op": "reshape", "shape": [-1, 4], "inputs": ["$input"]},
+      {"name": "r2", "op": "reshape", "shape": [4, -1], "inputs": ["$input"]},
+      {"name": "r3", "op": "reshape", "shape": [3, 2, 2, 2], "inputs": ["$input"]},
+      {"name": "r4", "op": "reshape", "shape": [-1], "inputs": ["$input"]},
+      {"name": "t", "op": "transpose", "perm": [2, 0, 1], "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "flat").output_shape, (Shape{24}));      // the whole sample
+  EXPECT_EQ(node(g, "r1").output_shape, (Shape{6, 4}));      // 24 / 4
+  EXPECT_EQ(node(g, "r2").output_shape, (Shape{4, 6}));
+  EXPECT_EQ(node(g, "r3").output_shape, (Shape{3, 2, 2, 2}));
+  EXPECT_EQ(node(g, "r4").output_shape, (Shape{24}));
+  EXPECT_EQ(node(g, "t").output_shape, (Shape{4, 2, 3}));    // out[i] = in[perm[i]]
+}
+
+TEST(ShapeInferenceMovement, ReshapeRejectsAMismatch) {
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3, 4]},
+      "layers": [{"name": "r", "op": "reshape", "shape": [5, -1]}]})", "r.json").ok());  // 24 % 5 != 0
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3, 4]},
+      "layers": [{"name": "r", "op": "reshape", "shape": [5, 5]}]})", "r.json").ok());
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3, 4]},
+      "layers": [{"name": "r", "op": "reshape", "shape": [-1, -1]}]})", "r.json").ok());
+}
+
+TEST(ShapeInferenceMovement, ConcatOnANegativeAxis) {
+  const Graph g = parse_ok(R"({"input": {"shape": [2, 3]}, "layers": [
+      {"name": "fc", "op": "linear", "out_features": 5},
+      {"name": "last", "op": "concat", "axis": -1, "inputs": ["$input", "fc", "$input"]},
+      {"name": "first", "op": "concat", "axis": -2, "inputs": ["$input", "$input"]}]})");
+  EXPECT_EQ(node(g, "last").output_shape, (Shape{2, 11}));  // 3 + 5 + 3 on axis 1
+  EXPECT_EQ(node(g, "first").output_shape, (Shape{4, 3}));  // axis -2 is axis 0
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3]}, "layers": [
+      {"name": "fc", "op": "linear", "out_features": 5},
+      {"name": "bad", "op": "concat", "axis": 0, "inputs": ["$input", "fc"]}]})", "c.json").ok());  // 3 != 5 off-axis
+}
+
+TEST(ShapeInferenceMovement, SelectWithNegativeIndexAndAxis) {
+  const Graph g = parse_ok(R"({"input": {"shape": [3, 4, 5]}, "layers": [
+      {"name": "a", "op": "select", "axis": -1, "index": -2},
+      {"name": "b", "op": "select", "axis": -3, "index": -1, "inputs": ["$input"]},
+      {"name": "c", "op": "select", "index": 2, "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "a").output_shape, (Shape{3, 4}));  // drops axis 2
+  EXPECT_EQ(node(g, "b").output_shape, (Shape{4, 5}));  // drops axis 0
+  EXPECT_EQ(node(g, "c").output_shape, (Shape{4, 5}));  // default axis 0
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [3, 4]},
+      "layers": [{"name": "s", "op": "select", "axis": 1, "index": -5}]})", "s.json").ok());  // -5 < -4
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [3, 4]},
+      "layers": [{"name": "s", "op": "select", "axis": -3, "index": 0}]})", "s.json").ok());  // rank 2
+}
+
+// ---- token ops and attention --------------------------------------------------------------
+
+TEST(ShapeInferenceToken, EmbeddingClsTokenPosEmbeddingAttention) {
+  const Graph g = parse_ok(R"({"input": {"shape": [7], "dtype": "int32"}, "layers": [
+      {"name": "emb", "op": "embedding", "num_embeddings": 100, "embedding_dim": 16},
+      {"name": "cls", "op": "cls_token"},
+      {"name": "pos", "op": "pos_embedding", "num_positions": 8},
+      {"name": "attn", "op": "attention", "heads": 4, "causal": true},
+      {"name": "ln", "op": "layernorm"},
+      {"name": "sm", "op": "softmax", "axis": 0}]})");
+  EXPECT_EQ(node(g, "emb").output_shape, (Shape{7, 16}));   // [T] -> [T, D]
+  EXPECT_EQ(node(g, "cls").output_shape, (Shape{8, 16}));   // [T+1, D]
+  EXPECT_EQ(node(g, "pos").output_shape, (Shape{8, 16}));   // 8 positions fit num_positions 8
+  EXPECT_EQ(node(g, "attn").output_shape, (Shape{8, 16}));
+  EXPECT_EQ(node(g, "ln").output_shape, (Shape{8, 16}));
+  EXPECT_EQ(node(g, "sm").output_shape, (Shape{8, 16}));
+}
+
+TEST(ShapeInferenceToken, Rejections) {
+  // pos_embedding needs T <= num_positions: after cls_token T = 8 > 7.
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [7, 4]}, "layers": [
+      {"name": "cls", "op": "cls_token"}, {"name": "pos", "op": "pos_embedding", "num_positions": 7}]})", "t.json").ok());
+  // attention needs heads | D.
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [7, 6]}, "layers": [
+      {"name": "attn", "op": "attention", "heads": 4}]})", "t.json").ok());
+  // embedding needs int32 [T].
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [7]}, "layers": [
+      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 4}]})", "t.json").ok());
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 7], "dtype": "int32"}, "layers": [
+      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 4}]})", "t.json").ok());
+  // Float ops refuse int32 token ids.
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [7], "dtype": "int32"}, "layers": [
+      {"name": "fc", "op": "linear", "out_features": 4}]})", "t.json").ok());
+}
+
+// ---- dtypes -------------------------------------------------------------------------------
+
+TEST(ShapeInferenceDtype, IdsStayInt32ThroughDataMovementAndEmbeddingGivesFloat) {
+  const Graph g = parse_ok(R"({"input": {"shape": [2, 6], "dtype": "int32"}, "layers": [
+      {"name": "tok", "op": "select", "axis": 0, "index": 0},
+      {"name": "seg", "op": "select", "axis": -2, "index": -1, "inputs": ["$input"]},
+      {"name": "t", "op": "transpose", "perm": [1, 0], "inputs": ["$input"]},
+      {"name": "r", "op": "reshape", "shape": [3, 4], "inputs": ["$input"]},
+      {"name": "flat", "op": "flatten", "inputs": ["r"]},
+      {"name": "cat", "op": "concat", "inputs": ["tok", "seg"]},
+      {"name": "emb", "op": "embedding", "num_embeddings": 30, "embedding_dim": 5, "inputs": ["cat"]}]})");
+  for (const char* name : {"tok", "seg", "t", "r", "flat", "cat"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(node(g, name).output_dtype, DType::i32);
+  }
+  EXPECT_EQ(node(g, "t").output_shape, (Shape{6, 2}));
+  EXPECT_EQ(node(g, "flat").output_shape, (Shape{12}));
+  EXPECT_EQ(node(g, "cat").output_shape, (Shape{12}));     // 6 + 6
+  EXPECT_EQ(node(g, "emb").output_dtype, DType::f32);
+  EXPECT_EQ(node(g, "emb").output_shape, (Shape{12, 5}));
+}
+
+TEST(ShapeInferenceDtype, ConcatRefusesMixedDtypes) {
+  EXPECT_FALSE(parse_model(R"({"input": {"shape": [4], "dtype": "int32"}, "layers": [
+      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 1},
+      {"name": "flat", "op": "flatten"},
+      {"name": "cat", "op": "concat", "inputs": ["flat", "$input"]}]})", "d.json").ok());
+}
+
+TEST(ShapeInferenceDtype, FloatOpsKeepFloat32) {
+  const Graph g = parse_ok(R"({"input": {"shape": [3, 8, 8]}, "layers": [
+      {"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
+      {"name": "bn", "op": "batchnorm2d"},
+      {"name": "relu", "op": "relu6"},
+      {"name": "pool", "op": "avgpool2d", "kernel": 2},
+      {"name": "drop", "op": "dropout", "p": 0.1},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 10}]})");
+  for (const Node& n : g.nodes) {
+    SCOPED_TRACE(n.name);
+    EXPECT_EQ(n.output_dtype, DType::f32);
+  }
+  EXPECT_EQ(node(g, "pool").output_shape, (Shape{4, 4, 4}));
+  EXPECT_EQ(node(g, "flat").output_shape, (Shape{64}));
+  EXPECT_EQ(node(g, "fc").output_shape, (Shape{10}));
+}
+
+}  // namespace
+}  // namespace hwprof
