@@ -83,11 +83,9 @@ class DuplicateKeyCheck {
   bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
-        enter();
         frames_.push_back({false, 0, {}, {}});
         break;
       case json::parse_event_t::array_start:
-        enter();
         frames_.push_back({true, 0, {}, {}});
         break;
       case json::parse_event_t::key: {
@@ -122,7 +120,6 @@ class DuplicateKeyCheck {
     std::set<std::string> keys;
     std::string key;
   };
-  void enter() {}
   void leave() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
   }
@@ -193,13 +190,10 @@ class SpecReader {
       bool known = false;
       for (auto a : allowed) known = known || a == key;
       if (!known) {
-        fail_at_key(pointer + "/" + key, "unknown key \"" + key + "\" in " + what + did_you_mean_keys(key, allowed) +
+        fail_at_key(pointer + "/" + key, "unknown key \"" + key + "\" in " + what + detail::did_you_mean(key, allowed) +
                                       "; expected one of: " + detail::join(allowed));
       }
     }
-  }
-  static std::string did_you_mean_keys(const std::string& key, const std::vector<std::string_view>& allowed) {
-    return detail::did_you_mean(key, allowed);
   }
 
   void read_input(const json& root) {
