@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/info_command.hpp"
 #include "cli/output.hpp"
+#include "cli/stat_command.hpp"
 #include "cli/summary_command.hpp"
 #include "hwprof/version.hpp"
 
@@ -14,6 +16,8 @@ int main(int argc, char** argv) {
   app.footer("Run 'hwprof SUBCOMMAND --help' for the options of each subcommand.");
   int exit_code = hwprof::cli::kExitOk;
   hwprof::cli::setup_summary(app, exit_code);
+  hwprof::cli::setup_info(app, exit_code);
+  hwprof::cli::setup_stat(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

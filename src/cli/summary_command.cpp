@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/model_lookup.hpp"
+#include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/graph.hpp"

@@ -18,8 +18,9 @@ using ::testing::StartsWith;
 using test::run_process;
 
 test::ProcessResult hwprof(std::vector<std::string> args) {
-  args.insert(args.begin(), HWPROF_CLI_PATH);
-  return run_process(args);
+  std::vector<std::string> argv = {HWPROF_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv);
 }
 
 class Cli : public ::testing::Test {

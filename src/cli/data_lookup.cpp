@@ -1,4 +1,4 @@
-#include "cli/model_lookup.hpp"
+#include "cli/data_lookup.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,9 +11,11 @@
 namespace hwprof::cli {
 namespace fs = std::filesystem;
 
-std::vector<std::string> model_directories() {
+namespace {
+
+std::vector<std::string> data_directories(const char* environment, const char* kind, const char* source_dir) {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("HWPROF_MODEL_PATH"); env && *env) {
+  if (const char* env = std::getenv(environment); env && *env) {
     std::string_view rest(env);
     while (!rest.empty()) {
       const auto colon = rest.find(':');
@@ -25,9 +27,19 @@ std::vector<std::string> model_directories() {
   }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back((exe.parent_path().parent_path() / HWPROF_INSTALL_DATADIR_RELATIVE / "hwprof" / "models").string());
-  dirs.emplace_back(HWPROF_SOURCE_MODELS_DIR);
+  if (!ec) dirs.push_back((exe.parent_path().parent_path() / HWPROF_INSTALL_DATADIR_RELATIVE / "hwprof" / kind).string());
+  dirs.emplace_back(source_dir);
   return dirs;
+}
+
+}  // namespace
+
+std::vector<std::string> model_directories() {
+  return data_directories("HWPROF_MODEL_PATH", "models", HWPROF_SOURCE_MODELS_DIR);
+}
+
+std::vector<std::string> counter_directories() {
+  return data_directories("HWPROF_COUNTERS_PATH", "counters", HWPROF_SOURCE_COUNTERS_DIR);
 }
 
 std::vector<std::string> builtin_model_names() {

@@ -1,4 +1,5 @@
-// MODEL arguments: a path to a spec, or the name of a built-in model (models/NAME.json).
+// Data files: MODEL arguments (a path to a spec, or the name of a built-in model,
+// models/NAME.json) and the counters/ directory of event groups.
 #pragma once
 
 #include <string>
@@ -11,6 +12,9 @@ namespace hwprof::cli {
 // Directories searched for built-in models, in order: $HWPROF_MODEL_PATH (colon-separated),
 // <prefix>/share/hwprof/models beside the installed binary, the source tree's models/.
 std::vector<std::string> model_directories();
+// Directories holding counters/<family>/*.txt, in order: $HWPROF_COUNTERS_PATH,
+// <prefix>/share/hwprof/counters beside the installed binary, the source tree's counters/.
+std::vector<std::string> counter_directories();
 std::vector<std::string> builtin_model_names();
 Result<std::string> resolve_model(const std::string& argument);
 

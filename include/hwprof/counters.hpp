@@ -1,0 +1,101 @@
+// Counters: open a set of events on this process (every thread of it) or on a child, read
+// them without allocating, and say for every value whether it is real. A counter that could
+// not be opened is reported with its status and the reason, never as 0 (DESIGN.md, "What
+// every number carries").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace hwprof {
+
+enum class CounterStatus {
+  ok,             // counted the whole interval
+  multiplexed,    // counted part of the interval; the value is scaled (running_fraction says how much)
+  unsupported,    // this machine or kernel has no such event (e.g. a VM without a PMU)
+  no_permission,  // the kernel refused (perf_event_paranoid, missing CAP_PERFMON)
+  not_counted,    // opened, but never scheduled during the interval, or the read failed
+};
+
+std::string_view counter_status_name(CounterStatus status) noexcept;
+
+enum class BackendKind { perf, papi, timer };
+std::string_view backend_name(BackendKind kind) noexcept;
+
+// One event over one interval.
+struct CounterReading {
+  double value = 0.0;              // scaled to the whole interval when multiplexed
+  std::uint64_t raw = 0;           // what the counter actually counted
+  double running_fraction = 0.0;   // time running / time enabled; 1 when it ran throughout
+  CounterStatus status = CounterStatus::not_counted;
+  bool has_value() const noexcept { return status == CounterStatus::ok || status == CounterStatus::multiplexed; }
+};
+
+// What was asked for, and whether it could be opened.
+struct EventInfo {
+  std::string name;                    // as requested
+  std::string unit;                    // "count", "ns", ...
+  CounterStatus status = CounterStatus::ok;  // ok once opened; else unsupported / no_permission
+  std::string reason;                  // when not opened: why, and how to fix it
+};
+
+inline constexpr std::size_t kMaxCounterEvents = 64;
+
+// A cumulative raw snapshot of every event. Fixed size: reading allocates nothing.
+struct CounterSnapshot {
+  std::array<std::uint64_t, kMaxCounterEvents> value{};
+  std::array<std::uint64_t, kMaxCounterEvents> time_enabled{};
+  std::array<std::uint64_t, kMaxCounterEvents> time_running{};
+  std::array<bool, kMaxCounterEvents> valid{};  // the read of this event succeeded
+};
+
+// An opened set of events. Reads never throw and never allocate; a failed read marks the
+// event invalid in the snapshot, and the reading between two snapshots says not_counted.
+class CounterSet {
+ public:
+  virtual ~CounterSet() = default;
+  CounterSet(const CounterSet&) = delete;
+  CounterSet& operator=(const CounterSet&) = delete;
+
+  virtual BackendKind backend() const noexcept = 0;
+  const std::vector<EventInfo>& events() const noexcept { return events_; }
+  virtual void start() noexcept = 0;  // begin counting (sets are opened disabled)
+  virtual void stop() noexcept = 0;
+  virtual void read(CounterSnapshot& out) noexcept = 0;
+
+ protected:
+  CounterSet() = default;
+  std::vector<EventInfo> events_;
+};
+
+// The readings of every event between two snapshots of `set`.
+std::vector<CounterReading> readings_between(const CounterSet& set, const CounterSnapshot& before,
+                                             const CounterSnapshot& after);
+// The same without allocating: fills `out[0 .. set.events().size())`.
+void readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after,
+                      CounterReading* out) noexcept;
+
+struct CounterOptions {
+  BackendKind backend = BackendKind::perf;
+  std::vector<std::string> events;  // libpfm4 names, kernel generic names or PAPI names
+  // 0: this process, every thread it has now and every thread it starts later. Otherwise
+  // the process `pid` (e.g. a child forked for `hwprof stat`) with its future threads.
+  pid_t pid = 0;
+  bool enable_on_exec = false;  // for a child stopped before exec: count from exec on
+  // Count the calling thread alone (no other thread, none it starts). Reads must come from
+  // that thread; hardware events are then read in user space with rdpmc where the kernel
+  // allows it (cap_user_rdpmc), without a system call.
+  bool calling_thread_only = false;
+};
+
+// Never fails hard: every event that cannot be opened is in events() with its status and
+// reason, and the set still reads (those events read as unavailable).
+std::unique_ptr<CounterSet> open_counters(const CounterOptions& options);
+
+}  // namespace hwprof

@@ -1,0 +1,70 @@
+// Event groups: the data files in counters/ (format documented in counters/README.md) that
+// name events by their libpfm4 names and define metrics as linear formulas over them.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/result.hpp"
+
+namespace hwprof {
+
+struct GroupEvent {
+  std::string id;     // short name used in formulas, e.g. "dp_256"
+  std::string event;  // libpfm4 or kernel generic name, e.g. "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE"
+  int line = 0;
+};
+
+// coefficient × value of `id`; id "time" is the interval in seconds.
+struct MetricTerm {
+  double coefficient = 1.0;
+  std::string id;
+};
+
+// value = Σ numerator / Σ denominator (an empty denominator means 1).
+struct Metric {
+  std::string name;  // e.g. "DP FLOP/s"
+  std::string unit;  // e.g. "GFLOP/s"
+  std::vector<MetricTerm> numerator;
+  std::vector<MetricTerm> denominator;
+  int line = 0;
+};
+
+enum class GroupScope { core, uncore, software };
+
+struct EventGroup {
+  std::string name;                   // file stem, e.g. "flops_dp"
+  std::string title;
+  GroupScope scope = GroupScope::core;
+  std::vector<std::string> families;  // CPU families it applies to, e.g. {"skylake-sp"}
+  std::vector<GroupEvent> events;
+  std::vector<Metric> metrics;
+  std::string description;            // prose: what it measures and its caveats
+  std::string source;                 // where the encodings and weights come from
+  std::string file;
+};
+
+// The family folders under counters/: the CPU families counter_family() returns ("skylake-sp",
+// ..., "generic") and "software" (the kernel's software events, which every machine has).
+const std::vector<std::string>& known_group_families();
+
+// `source_name` is the file name used in messages ("counters/zen3/flops.txt:12: ...").
+Result<EventGroup> parse_event_group(std::string_view text, const std::string& source_name);
+Result<EventGroup> load_event_group(const std::string& path);
+// Every group file of `family` under `counters_dir` (counters/<family>/*.txt), sorted by name;
+// an empty list where that folder does not exist. Errors: an unknown family, an unreadable
+// folder, the first file that does not parse, a file whose FAMILIES omit the folder's family.
+Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_dir, const std::string& family);
+
+// A metric's value, or the reason it has none (a term's event unavailable, a zero denominator).
+struct MetricValue {
+  std::optional<double> value;
+  std::string reason;
+};
+// `lookup(id)` gives an event's value, or nullopt when that event has none.
+MetricValue evaluate_metric(const Metric& metric, const std::function<std::optional<double>(std::string_view)>& lookup);
+
+}  // namespace hwprof

@@ -1,0 +1,178 @@
+#include "cli/info_command.hpp"
+
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/data_lookup.hpp"
+#include "cli/output.hpp"
+#include "counters/papi_backend.hpp"
+#include "counters/system_info.hpp"
+#include "hwprof/counters.hpp"
+#include "hwprof/cpu.hpp"
+#include "hwprof/event_group.hpp"
+#include "hwprof/version.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+std::string paranoid_meaning(int level) {
+  switch (level) {
+    case -1: return "no restrictions";
+    case 0: return "users may count their processes and the whole system (uncore/DRAM events), no raw tracepoints";
+    case 1: return "users may count their own processes, kernel included; not system-wide";
+    case 2: return "users may count their own processes in user space only; not system-wide";
+    default: return "counting is restricted for users (beyond the upstream levels: a distribution patch)";
+  }
+}
+
+// The groups that apply here: this CPU's family, then the generic and software sets.
+std::vector<EventGroup> applicable_groups(const std::string& family, std::vector<std::string>* problems) {
+  std::vector<EventGroup> groups;
+  std::set<std::string> seen;
+  for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
+    for (const std::string& dir : counter_directories()) {
+      auto loaded = load_family_groups(dir, f);
+      if (!loaded) {
+        problems->push_back(loaded.error().message);
+        continue;
+      }
+      if (loaded->empty()) continue;
+      for (EventGroup& g : *loaded) {
+        if (seen.insert(f + "/" + g.name).second) groups.push_back(std::move(g));
+      }
+      break;  // the first directory that has this family wins
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+std::shared_ptr<InfoCommandOptions> setup_info(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<InfoCommandOptions>();
+  CLI::App* sub = app.add_subcommand("info", "What this machine lets hwprof count, and how to fix what it does not");
+  sub->description(
+      "Reports the kernel, perf_event_paranoid, privileges (root, CAP_PERFMON), the PMUs the kernel exposes,\n"
+      "whether this is a virtual machine, user-space rdpmc, PAPI, the CPU's counter family and its event\n"
+      "groups — each event tried, and for each that cannot open, why and how to fix it.");
+  sub->add_option("-f,--format", options->format, "Report format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output");
+  sub->callback([options, &exit_code]() { exit_code = run_info(*options); });
+  return options;
+}
+
+int run_info(const InfoCommandOptions& options) {
+  const detail::SystemInfo sys = detail::probe_system();
+  const CpuIdentity cpu = detect_cpu();
+  const std::string family = counter_family(cpu);
+  std::string papi_why;
+  const std::string papi = detail::papi_version(&papi_why);
+  const std::vector<detail::PapiComponent> papi_components = detail::papi_components();
+  std::vector<std::string> problems;
+  const std::vector<EventGroup> groups = applicable_groups(family, &problems);
+
+  std::set<std::string> fixes;
+  nlohmann::ordered_json group_json = nlohmann::ordered_json::array();
+  for (const EventGroup& g : groups) {
+    CounterOptions probe;
+    for (const GroupEvent& e : g.events) probe.events.push_back(e.event);
+    const auto set = open_counters(probe);
+    nlohmann::ordered_json events = nlohmann::ordered_json::array();
+    std::size_t usable = 0;
+    for (std::size_t i = 0; i < set->events().size(); ++i) {
+      const EventInfo& info = set->events()[i];
+      usable += info.status == CounterStatus::ok;
+      nlohmann::ordered_json e = {{"id", g.events[i].id}, {"event", info.name}, {"status", counter_status_name(info.status)}};
+      if (!info.reason.empty()) e["reason"] = info.reason;
+      events.push_back(std::move(e));
+      if (info.status == CounterStatus::no_permission) {
+        fixes.insert(g.scope == GroupScope::uncore
+                         ? "system-wide (uncore) events: `sudo sysctl kernel.perf_event_paranoid=0` (scripts/enable-counters.sh --paranoid 0)"
+                         : "`sudo sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON for hwprof (scripts/enable-counters.sh)");
+      }
+    }
+    nlohmann::ordered_json j = {{"name", g.name}, {"title", g.title}, {"file", g.file}};
+    j["available"] = usable == g.events.size() ? "yes" : usable == 0 ? "no" : "partly";
+    j["events"] = std::move(events);
+    group_json.push_back(std::move(j));
+  }
+  if (!sys.hardware_pmu) {
+    fixes.insert(std::string(cpu.hypervisor ? "this virtual machine" : "this machine") +
+                 " exposes no hardware PMU: hardware events (cycles, FP operations, cache misses, DRAM bytes) cannot be "
+                 "counted; only software events and timers work. Ask for PMU passthrough (vPMU) or use a bare-metal host");
+  }
+
+  nlohmann::ordered_json pmus = nlohmann::ordered_json::array();
+  for (const auto& p : sys.pmus) pmus.push_back({{"name", p.name}, {"type", p.type}});
+
+  std::string text;
+  if (options.format == "json") {
+    nlohmann::ordered_json j;
+    j["hwprof"] = kVersion;
+    j["kernel"] = sys.kernel;
+    j["perf_event_paranoid"] = sys.perf_event_paranoid;
+    j["root"] = sys.root;
+    j["cap_perfmon"] = sys.cap_perfmon;
+    j["virtual_machine"] = cpu.hypervisor;
+    j["cpu"] = {{"vendor", cpu.vendor}, {"family", cpu.family}, {"model", cpu.model}, {"stepping", cpu.stepping}, {"brand", cpu.brand}};
+    j["counter_family"] = family;
+    j["pmus"] = std::move(pmus);
+    j["hardware_pmu"] = sys.hardware_pmu;
+    j["rdpmc"] = {{"available", sys.rdpmc_available}, {"detail", sys.rdpmc}};
+    j["papi"] = papi.empty() ? nlohmann::ordered_json{{"available", false}, {"reason", papi_why}}
+                             : nlohmann::ordered_json{{"available", true}, {"version", papi}};
+    nlohmann::ordered_json components = nlohmann::ordered_json::array();
+    for (const auto& c : papi_components) {
+      nlohmann::ordered_json comp = {{"name", c.name}, {"enabled", c.enabled}};
+      if (!c.enabled) comp["reason"] = c.reason;
+      components.push_back(std::move(comp));
+    }
+    j["papi"]["components"] = std::move(components);
+    j["groups"] = std::move(group_json);
+    j["fixes"] = std::vector<std::string>(fixes.begin(), fixes.end());
+    if (!problems.empty()) j["problems"] = problems;
+    text = j.dump(2) + "\n";
+  } else {
+    const auto row = [](const std::string& label, const std::string& value) { return fmt::format("  {:<21}{}\n", label, value); };
+    text += fmt::format("hwprof {} — what this machine lets hwprof count\n\nSystem\n", kVersion);
+    text += row("kernel", sys.kernel);
+    text += row("CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand,
+                                   cpu.hypervisor ? " (virtual machine)" : ""));
+    text += row("counter family", family);
+    text += row("perf_event_paranoid", fmt::format("{} ({})", sys.perf_event_paranoid, paranoid_meaning(sys.perf_event_paranoid)));
+    text += row("privileges", std::string(sys.root ? "root" : "not root") + ", CAP_PERFMON " + (sys.cap_perfmon ? "yes" : "no"));
+    std::string pmu_list;
+    for (const auto& p : sys.pmus) pmu_list += (pmu_list.empty() ? "" : ", ") + p.name + " (" + std::to_string(p.type) + ")";
+    text += row("PMUs", pmu_list.empty() ? "none listed in /sys/bus/event_source/devices" : pmu_list);
+    text += row("hardware PMU", sys.hardware_pmu ? "yes" : "none exposed");
+    text += row("rdpmc", sys.rdpmc);
+    text += row("PAPI", papi.empty() ? "unavailable: " + papi_why : papi);
+    for (const auto& c : papi_components) {
+      text += row("", "  component " + c.name + (c.enabled ? ": enabled" : ": disabled (" + c.reason + ")"));
+    }
+    text += "\nEvent groups\n";
+    for (const auto& g : group_json) {
+      text += fmt::format("  {:<20} {:<48} available: {}\n", g["name"].get<std::string>(), g["title"].get<std::string>(),
+                          g["available"].get<std::string>());
+      for (const auto& e : g["events"]) {
+        if (e["status"] == "ok") continue;
+        text += fmt::format("      {:<44} {}: {}\n", e["event"].get<std::string>(), e["status"].get<std::string>(),
+                            e.contains("reason") ? e["reason"].get<std::string>() : "");
+      }
+    }
+    if (!problems.empty()) {
+      text += "\nProblems reading the group files\n";
+      for (const auto& p : problems) text += "  " + p + "\n";
+    }
+    if (!fixes.empty()) {
+      text += "\nHow to fix\n";
+      for (const auto& f : fixes) text += "  - " + f + "\n";
+    }
+  }
+  return emit(text, options.output);
+}
+
+}  // namespace hwprof::cli

@@ -1,0 +1,275 @@
+#include "cli/stat_command.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/data_lookup.hpp"
+#include "cli/output.hpp"
+#include "hwprof/counters.hpp"
+#include "hwprof/cpu.hpp"
+#include "hwprof/event_group.hpp"
+#include "hwprof/report.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+// perf stat's default view: what works everywhere (software) and the basic hardware events.
+const std::vector<std::string> kDefaultEvents = {"task-clock", "context-switches", "cpu-migrations", "page-faults",
+                                                 "cycles",     "instructions",     "branches",       "branch-misses"};
+
+Result<EventGroup> find_group(const std::string& name) {
+  if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
+  const std::string family = counter_family(detect_cpu());
+  for (const std::string& dir : counter_directories()) {
+    for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
+      const std::string path = dir + "/" + f + "/" + name + ".txt";
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(path, ec)) return load_event_group(path);
+    }
+  }
+  return Error{"no event group '" + name + "' for this CPU (family " + family +
+               ", also looked in generic and software); `hwprof info` lists the groups, or give a group file path"};
+}
+
+struct ChildResult {
+  int exit_code = 0;
+  double wall_seconds = 0.0;
+  double user_seconds = 0.0;
+  double system_seconds = 0.0;
+};
+
+// Forks a child that waits on a pipe, lets `attach(pid)` open counters on it, then lets it
+// exec (no shell). Counters opened with enable_on_exec start exactly at exec.
+template <class Attach>
+Result<ChildResult> run_child(const std::vector<std::string>& command, Attach attach) {
+  int go[2];
+  int failed[2];
+  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failed, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return Error{std::string("fork: ") + std::strerror(errno)};
+  if (pid == 0) {
+    ::close(go[1]);
+    ::close(failed[0]);
+    char byte = 0;
+    while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::execvp(argv[0], argv.data());
+    const int error = errno;
+    (void)!::write(failed[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  ::close(failed[1]);
+  attach(pid);
+  // Like time(1) and perf stat: the child gets ^C, we wait for it and report.
+  struct sigaction ignore{};
+  struct sigaction old_int{};
+  struct sigaction old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  const auto start = std::chrono::steady_clock::now();
+  (void)!::write(go[1], "x", 1);
+  ::close(go[1]);
+  int exec_error = 0;
+  const bool exec_failed = ::read(failed[0], &exec_error, sizeof exec_error) == static_cast<ssize_t>(sizeof exec_error);
+  ::close(failed[0]);
+  int status = 0;
+  rusage usage{};
+  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  ChildResult result;
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  if (exec_failed) return Error{"cannot run '" + command.front() + "': " + std::strerror(exec_error)};
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.user_seconds = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) * 1e-6;
+  result.system_seconds = static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) * 1e-6;
+  return result;
+}
+
+std::string quote_command(const std::vector<std::string>& command) {
+  std::string out;
+  for (const std::string& arg : command) {
+    if (!out.empty()) out += ' ';
+    out += arg.find_first_of(" \t'\"") == std::string::npos ? arg : "'" + arg + "'";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<StatCommandOptions> setup_stat(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<StatCommandOptions>();
+  CLI::App* sub = app.add_subcommand("stat", "Count events over a whole program, like perf stat");
+  sub->description(
+      "Runs CMD (no shell) with counters on it and every thread it starts, from exec to exit, then prints each\n"
+      "event with its status (ok, multiplexed with the share of time it ran, unsupported, no-permission,\n"
+      "not-counted) and the group's metrics. An unavailable counter is shown with the reason, never as 0.\n"
+      "The report goes to standard error (the program keeps standard output) unless -o is given;\n"
+      "hwprof exits with the program's exit code.\n\nExample: hwprof stat -e task-clock,page-faults -- python3 train.py");
+  auto* group = sub->add_option("-g,--group", options->group, "Event group: a name from `hwprof info`, or a group file");
+  sub->add_option("-e,--events", options->events, "Events, comma-separated (libpfm4, kernel generic or PAPI names)")
+      ->delimiter(',')
+      ->excludes(group);
+  sub->add_option("--backend", options->backend, "Counter backend")->check(CLI::IsMember({"perf", "papi", "timer"}))->capture_default_str();
+  sub->add_option("-f,--format", options->format, "Report format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically)");
+  sub->add_option("command", options->command, "The program and its arguments (after --)")->required();
+  sub->callback([options, &exit_code]() { exit_code = run_stat(*options); });
+  return options;
+}
+
+int run_stat(const StatCommandOptions& options) {
+  std::optional<EventGroup> group;
+  std::vector<std::string> names = options.events;
+  if (!options.group.empty()) {
+    auto g = find_group(options.group);
+    if (!g) return fail(g.error());
+    group = std::move(*g);
+    names.clear();
+    for (const GroupEvent& e : group->events) names.push_back(e.event);
+  }
+  const BackendKind backend = options.backend == "papi" ? BackendKind::papi : options.backend == "timer" ? BackendKind::timer : BackendKind::perf;
+  if (names.empty() && backend == BackendKind::perf) names = kDefaultEvents;
+
+  std::unique_ptr<CounterSet> set;
+  CounterSnapshot after;
+  auto child = run_child(options.command, [&](pid_t pid) {
+    if (backend == BackendKind::timer) return;  // the child's times come from wait4
+    CounterOptions counter_options;
+    counter_options.backend = backend;
+    counter_options.events = names;
+    counter_options.pid = pid;
+    counter_options.enable_on_exec = true;
+    set = open_counters(counter_options);
+  });
+  if (!child) {
+    std::cerr << "hwprof: error: " << child.error().message << "\n";
+    return 127;
+  }
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  std::vector<std::pair<std::string, CounterReading>> values;  // by event name
+  if (backend == BackendKind::timer) {
+    auto add = [&](const char* name, double seconds) {
+      CounterReading r;
+      r.status = CounterStatus::ok;
+      r.value = seconds * 1e9;
+      r.running_fraction = 1.0;
+      values.emplace_back(name, r);
+      events.push_back({{"name", name}, {"value", r.value}, {"unit", "ns"}, {"status", "ok"}, {"running_fraction", 1.0}});
+    };
+    add("wall-time", child->wall_seconds);
+    add("user-time", child->user_seconds);
+    add("system-time", child->system_seconds);
+  } else if (set) {
+    set->read(after);
+    CounterSnapshot zero;  // enabled at exec: everything counted is the program's
+    zero.valid.fill(true);
+    const std::vector<CounterReading> readings = readings_between(*set, zero, after);
+    for (std::size_t i = 0; i < set->events().size(); ++i) {
+      const EventInfo& info = set->events()[i];
+      const CounterReading r = i < readings.size() ? readings[i] : CounterReading{};
+      values.emplace_back(info.name, r);
+      nlohmann::ordered_json e = {{"name", info.name}};
+      e["value"] = r.has_value() ? nlohmann::ordered_json(r.value) : nlohmann::ordered_json(nullptr);
+      e["unit"] = info.unit.empty() ? "count" : info.unit;
+      e["status"] = counter_status_name(r.status);
+      e["running_fraction"] = r.running_fraction;
+      if (!info.reason.empty()) e["reason"] = info.reason;
+      events.push_back(std::move(e));
+    }
+  }
+
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+  if (group) {
+    for (const Metric& m : group->metrics) {
+      const MetricValue v = evaluate_metric(m, [&](std::string_view id) -> std::optional<double> {
+        if (id == "time") return child->wall_seconds;
+        for (const GroupEvent& ge : group->events) {
+          if (ge.id != id) continue;
+          for (const auto& [name, r] : values) {
+            if (name == ge.event && r.has_value()) return r.value;
+          }
+        }
+        return std::nullopt;
+      });
+      nlohmann::ordered_json j = {{"name", m.name}};
+      j["value"] = v.value ? nlohmann::ordered_json(*v.value) : nlohmann::ordered_json(nullptr);
+      j["unit"] = m.unit;
+      j["source"] = "derived";
+      if (!v.value) j["reason"] = v.reason;
+      metrics.push_back(std::move(j));
+    }
+  }
+
+  std::string text;
+  if (options.format == "json") {
+    nlohmann::ordered_json j;
+    j["command"] = options.command;
+    j["backend"] = options.backend;
+    if (group) j["group"] = group->name;
+    j["exit_code"] = child->exit_code;
+    j["wall_seconds"] = child->wall_seconds;
+    j["events"] = std::move(events);
+    j["metrics"] = std::move(metrics);
+    text = j.dump(2) + "\n";
+  } else {
+    text = fmt::format("\n Counter stats for '{}' (backend {}{}):\n\n", quote_command(options.command), options.backend,
+                       group ? ", group " + group->name : "");
+    for (const auto& e : events) {
+      const std::string name = e["name"];
+      const std::string status = e["status"];
+      if (e["value"].is_null()) {
+        text += fmt::format("  {:>18}  {:<28} {}\n", "<" + status + ">", name, e.contains("reason") ? e["reason"].get<std::string>() : "");
+        continue;
+      }
+      const double value = e["value"];
+      const std::string unit = e["unit"];
+      const std::string shown = unit == "ns" ? fmt::format("{:.2f} ms", value / 1e6) : fmt::format("{:.0f}", value);
+      const double fraction = e["running_fraction"];
+      text += fmt::format("  {:>18}  {:<28} {}\n", shown, name,
+                          status == "multiplexed" ? fmt::format("(multiplexed: counted {:.1f}% of the time, scaled)", fraction * 100) : "");
+    }
+    if (!metrics.empty()) {
+      text += "\n";
+      for (const auto& m : metrics) {
+        const std::string name = m["name"];
+        if (m["value"].is_null()) {
+          text += fmt::format("  {:>18}  {:<28} unavailable: {}\n", "-", name, m["reason"].get<std::string>());
+        } else {
+          text += fmt::format("  {:>18.4g}  {:<28} {}\n", m["value"].get<double>(), name, m["unit"].get<std::string>());
+        }
+      }
+    }
+    text += fmt::format("\n  {:.6f} seconds wall; exit code {}\n\n", child->wall_seconds, child->exit_code);
+  }
+  if (!options.output.empty()) {
+    if (auto error = write_file_atomically(options.output, text)) {
+      fail(*error);
+      return child->exit_code == 0 ? kExitError : child->exit_code;
+    }
+  } else {
+    std::cerr << text;
+  }
+  return child->exit_code;
+}
+
+}  // namespace hwprof::cli

@@ -1,0 +1,505 @@
+// Event-group files (the format is documented in counters/README.md): parsing with
+// "file:line: what; expected what" errors, loading a family's folder, and evaluating a
+// metric's linear formula.
+#include "hwprof/event_group.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "graph/suggest.hpp"
+
+namespace hwprof {
+namespace {
+
+constexpr std::size_t kMaxEvents = 64;
+constexpr std::size_t kMaxFileBytes = 1 << 20;
+constexpr std::string_view kTimeId = "time";
+
+const std::vector<std::string_view> kSectionNames = {"EVENTS", "METRICS", "DESCRIPTION", "SOURCE"};
+const std::vector<std::string_view> kHeaderKeys = {"TITLE", "SCOPE", "FAMILIES"};
+const std::vector<std::string_view> kScopeNames = {"core", "uncore", "software"};
+
+std::vector<std::string_view> views(const std::vector<std::string>& items) {
+  return {items.begin(), items.end()};
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+std::string_view trim_right(std::string_view s) {
+  const auto last = s.find_last_not_of(" \t\r");
+  return last == std::string_view::npos ? std::string_view() : s.substr(0, last + 1);
+}
+
+// Words separated by any of `separators`.
+std::vector<std::string_view> split_words(std::string_view s, std::string_view separators = " \t") {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && separators.find(s[i]) != std::string_view::npos) ++i;
+    const std::size_t start = i;
+    while (i < s.size() && separators.find(s[i]) == std::string_view::npos) ++i;
+    if (i > start) words.push_back(s.substr(start, i - start));
+  }
+  return words;
+}
+
+bool contains(const std::vector<std::string_view>& items, std::string_view item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// A line that is one upper-case word: a section keyword, or a mistyped one.
+bool looks_like_keyword(std::string_view word) {
+  return word.size() >= 3 &&
+         std::all_of(word.begin(), word.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
+}
+
+bool is_event_id(std::string_view id) {
+  if (id.empty() || id[0] < 'a' || id[0] > 'z') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// ---- formulas: side [ '/' side ], side = '(' sum ')' | sum, sum = [-] term {(+|-) term},
+// ---- term = number '*' id | id
+struct Token {
+  enum Kind { number, name, op, end } kind = end;
+  std::string_view text;
+  double value = 0.0;
+};
+
+class FormulaParser {
+ public:
+  explicit FormulaParser(std::string_view text) : text_(text) {}
+
+  // The metric's terms, or what is wrong with the formula.
+  std::optional<std::string> parse(Metric& metric) {
+    if (auto problem = tokenize()) return problem;
+    bool numerator_parenthesised = false;
+    if (auto problem = parse_side(metric.numerator, numerator_parenthesised)) return problem;
+    if (peek_op('/')) {
+      ++pos_;
+      bool denominator_parenthesised = false;
+      if (auto problem = parse_side(metric.denominator, denominator_parenthesised)) return problem;
+      if (metric.numerator.size() > 1 && !numerator_parenthesised) {
+        return "the numerator has " + std::to_string(metric.numerator.size()) +
+               " terms; put it in parentheses before '/' so that the division reads one way only";
+      }
+      if (metric.denominator.size() > 1 && !denominator_parenthesised) {
+        return "the denominator has " + std::to_string(metric.denominator.size()) + " terms; put it in parentheses after '/'";
+      }
+    }
+    if (tokens_[pos_].kind != Token::end) {
+      return "unexpected " + describe(tokens_[pos_]) + " after the formula; expected the end of the line" +
+             (peek_op('/') ? " (one '/' at most: numerator / denominator)" : "");
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::string describe(const Token& t) { return t.kind == Token::end ? "end of line" : in_quotes(t.text); }
+
+  std::optional<std::string> tokenize() {
+    std::size_t i = 0;
+    while (i < text_.size()) {
+      const char c = text_[i];
+      if (c == ' ' || c == '\t') {
+        ++i;
+      } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+        const std::size_t start = i;
+        while (i < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[i])) || text_[i] == '.')) ++i;
+        if (i < text_.size() && (text_[i] == 'e' || text_[i] == 'E')) {
+          ++i;
+          if (i < text_.size() && (text_[i] == '+' || text_[i] == '-')) ++i;
+        }
+        // Swallow what is glued to the number, so that "1e-9x" or "2dp" is reported whole.
+        while (i < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_' || text_[i] == '.')) ++i;
+        Token t{Token::number, text_.substr(start, i - start)};
+        const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), t.value);
+        if (ec != std::errc() || end != t.text.data() + t.text.size() || !std::isfinite(t.value)) {
+          return "malformed coefficient " + in_quotes(t.text) + "; expected a number such as 2, 0.5 or 1e-9";
+        }
+        tokens_.push_back(t);
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+        const std::size_t start = i;
+        while (i < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[i])) || text_[i] == '_')) ++i;
+        tokens_.push_back({Token::name, text_.substr(start, i - start)});
+      } else if (std::strchr("+-*/()", c) != nullptr) {
+        tokens_.push_back({Token::op, text_.substr(i, 1)});
+        ++i;
+      } else {
+        return "unexpected character " + in_quotes(text_.substr(i, 1)) +
+               " in the formula; expected event ids, numbers, + - * / and parentheses";
+      }
+    }
+    tokens_.push_back({Token::end, {}});
+    return std::nullopt;
+  }
+
+  bool peek_op(char op) const { return tokens_[pos_].kind == Token::op && tokens_[pos_].text[0] == op; }
+
+  std::optional<std::string> parse_side(std::vector<MetricTerm>& terms, bool& parenthesised) {
+    parenthesised = peek_op('(');
+    if (parenthesised) ++pos_;
+    if (auto problem = parse_sum(terms)) return problem;
+    if (parenthesised) {
+      if (!peek_op(')')) return "expected ')' to close the '(', got " + describe(tokens_[pos_]);
+      ++pos_;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> parse_sum(std::vector<MetricTerm>& terms) {
+    double sign = 1.0;
+    if (peek_op('-') || peek_op('+')) {
+      sign = peek_op('-') ? -1.0 : 1.0;
+      ++pos_;
+    }
+    while (true) {
+      if (auto problem = parse_term(sign, terms)) return problem;
+      if (!peek_op('+') && !peek_op('-')) return std::nullopt;
+      sign = peek_op('-') ? -1.0 : 1.0;
+      ++pos_;
+    }
+  }
+
+  std::optional<std::string> parse_term(double sign, std::vector<MetricTerm>& terms) {
+    const Token& t = tokens_[pos_];
+    if (t.kind == Token::number) {
+      ++pos_;
+      if (!peek_op('*')) {
+        return "expected '*' after the coefficient " + in_quotes(t.text) + ", got " + describe(tokens_[pos_]) +
+               " (a term is 'coefficient * id' or 'id')";
+      }
+      ++pos_;
+      if (tokens_[pos_].kind != Token::name) {
+        return "expected an event id after " + in_quotes(std::string(t.text) + " *") + ", got " + describe(tokens_[pos_]);
+      }
+      terms.push_back({sign * t.value, std::string(tokens_[pos_].text)});
+      ++pos_;
+    } else if (t.kind == Token::name) {
+      terms.push_back({sign, std::string(t.text)});
+      ++pos_;
+    } else {
+      return "expected a term ('coefficient * id' or 'id'), got " + describe(t);
+    }
+    if (peek_op('*')) return "write the coefficient first: '2 * " + terms.back().id + "', not '" + terms.back().id + " * 2'";
+    return std::nullopt;
+  }
+
+  std::string_view text_;
+  std::vector<Token> tokens_;
+  std::size_t pos_ = 0;
+};
+
+// ---- the file ----------------------------------------------------------------------------
+
+enum class Section { none, events, metrics, description, source };
+
+class GroupParser {
+ public:
+  GroupParser(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+
+  Result<EventGroup> parse() {
+    std::size_t start = 0;
+    int line_number = 0;
+    while (start <= text_.size()) {
+      const std::size_t end = std::min(text_.find('\n', start), text_.size());
+      ++line_number;
+      if (auto problem = take_line(text_.substr(start, end - start), line_number)) {
+        return Error{source_ + ":" + std::to_string(line_number) + ": " + *problem};
+      }
+      if (end == text_.size()) break;
+      start = end + 1;
+    }
+    return finish();
+  }
+
+ private:
+  std::optional<std::string> take_line(std::string_view raw, int line) {
+    const std::string_view text = trim(raw);
+    const bool in_prose = section_ == Section::description || section_ == Section::source;
+    if (in_prose && !contains(kSectionNames, text)) {
+      if (looks_like_keyword(text) && !detail::did_you_mean(text, kSectionNames).empty()) return unknown_section(text);
+      prose_->push_back(std::string(trim_right(raw)));
+      return std::nullopt;
+    }
+    if (text.empty() || text[0] == '#') return std::nullopt;
+    if (contains(kSectionNames, text)) return start_section(text, line);
+    const auto words = split_words(text);
+    if (contains(kHeaderKeys, words[0])) return take_header(words[0], trim(text.substr(words[0].size())), line);
+    if (words.size() == 1 && looks_like_keyword(text)) return unknown_section(text);
+    switch (section_) {
+      case Section::events: return take_event(words, line);
+      case Section::metrics: return take_metric(text, line);
+      default:
+        return "unexpected " + in_quotes(text) +
+               " before the first section; expected a header line (TITLE, SCOPE, FAMILIES) or a section line "
+               "(EVENTS, METRICS, DESCRIPTION, SOURCE)";
+    }
+  }
+
+  static std::string unknown_section(std::string_view word) {
+    std::vector<std::string_view> known = kHeaderKeys;
+    known.insert(known.end(), kSectionNames.begin(), kSectionNames.end());
+    return "unknown section " + in_quotes(word) + detail::did_you_mean(word, known) + "; expected one of " + detail::join(known);
+  }
+
+  std::optional<std::string> start_section(std::string_view name, int line) {
+    if (auto seen = section_lines_.find(std::string(name)); seen != section_lines_.end()) {
+      return "a second " + std::string(name) + " section (the first is at line " + std::to_string(seen->second) +
+             "); expected each section once";
+    }
+    section_lines_[std::string(name)] = line;
+    if (name == "EVENTS") section_ = Section::events;
+    if (name == "METRICS") section_ = Section::metrics;
+    if (name == "DESCRIPTION") {
+      section_ = Section::description;
+      prose_ = &description_;
+    }
+    if (name == "SOURCE") {
+      section_ = Section::source;
+      prose_ = &source_lines_;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> take_header(std::string_view key, std::string_view value, int line) {
+    if (auto seen = header_lines_.find(std::string(key)); seen != header_lines_.end()) {
+      return "a second " + std::string(key) + " line (the first is at line " + std::to_string(seen->second) + ")";
+    }
+    header_lines_[std::string(key)] = line;
+    if (key == "TITLE") {
+      if (value.empty()) return std::string("TITLE has no text; expected 'TITLE <one line saying what the group measures>'");
+      group_.title = std::string(value);
+    } else if (key == "SCOPE") {
+      if (!contains(kScopeNames, value)) {
+        return "unknown scope " + in_quotes(value) + detail::did_you_mean(value, kScopeNames) + "; expected one of " +
+               detail::join(kScopeNames);
+      }
+      group_.scope = value == "core" ? GroupScope::core : value == "uncore" ? GroupScope::uncore : GroupScope::software;
+    } else {
+      const auto known = views(known_group_families());
+      const auto families = split_words(value, " \t,");
+      if (families.empty()) return "FAMILIES lists no family; expected one or more of " + detail::join(known);
+      for (std::string_view family : families) {
+        if (!contains(known, family)) {
+          return "unknown family " + in_quotes(family) + detail::did_you_mean(family, known) + "; expected one of " + detail::join(known);
+        }
+        group_.families.emplace_back(family);
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> take_event(const std::vector<std::string_view>& words, int line) {
+    if (words.size() == 1) return "event line " + in_quotes(words[0]) + " has one word; expected 'id event-name'";
+    if (words.size() > 2) {
+      return "unexpected " + in_quotes(words[2]) + " after the event name " + in_quotes(words[1]) +
+             "; expected 'id event-name' (event names contain no spaces)";
+    }
+    const std::string_view id = words[0];
+    if (id == kTimeId) return std::string("'time' is reserved for the interval in seconds; choose another id");
+    if (!is_event_id(id)) {
+      return "event id " + in_quotes(id) + " must start with a lower-case letter and use only a-z, 0-9 and '_'";
+    }
+    for (const GroupEvent& e : group_.events) {
+      if (e.id == id) return "duplicate event id " + in_quotes(id) + " (first at line " + std::to_string(e.line) + ")";
+      if (e.event == words[1]) {
+        return "event " + in_quotes(words[1]) + " is already listed as " + in_quotes(e.id) + " at line " + std::to_string(e.line);
+      }
+    }
+    if (group_.events.size() == kMaxEvents) {
+      return "more than " + std::to_string(kMaxEvents) + " events; split the group (a group opens its events together)";
+    }
+    group_.events.push_back({std::string(id), std::string(words[1]), line});
+    return std::nullopt;
+  }
+
+  std::optional<std::string> take_metric(std::string_view text, int line) {
+    const auto open = text.find('[');
+    if (open == std::string_view::npos) return "metric line has no '[unit]'; expected 'name [unit] = formula'";
+    Metric metric;
+    metric.line = line;
+    metric.name = std::string(trim(text.substr(0, open)));
+    if (metric.name.empty()) return std::string("metric has no name before '['; expected 'name [unit] = formula'");
+    const auto close = text.find(']', open);
+    if (close == std::string_view::npos) return std::string("missing ']' after the unit; expected 'name [unit] = formula'");
+    metric.unit = std::string(trim(text.substr(open + 1, close - open - 1)));
+    if (metric.unit.empty()) return std::string("empty unit '[]'; write the unit, for example [GFLOP/s] or [ratio]");
+    const std::string_view rest = trim(text.substr(close + 1));
+    if (rest.empty() || rest[0] != '=') return "expected '=' after '[" + metric.unit + "]'; expected 'name [unit] = formula'";
+    const std::string_view formula = trim(rest.substr(1));
+    if (formula.empty()) return "metric " + in_quotes(metric.name) + " has no formula after '='";
+    if (auto problem = FormulaParser(formula).parse(metric)) return "metric " + in_quotes(metric.name) + ": " + *problem;
+    for (const Metric& m : group_.metrics) {
+      if (m.name == metric.name) return "duplicate metric " + in_quotes(metric.name) + " (first at line " + std::to_string(m.line) + ")";
+    }
+    group_.metrics.push_back(std::move(metric));
+    return std::nullopt;
+  }
+
+  static std::string joined_prose(std::vector<std::string> lines) {
+    while (!lines.empty() && lines.back().empty()) lines.pop_back();
+    std::size_t first = 0;
+    while (first < lines.size() && lines[first].empty()) ++first;
+    std::string out;
+    for (std::size_t i = first; i < lines.size(); ++i) out += lines[i] + (i + 1 < lines.size() ? "\n" : "");
+    return out;
+  }
+
+  Result<EventGroup> finish() {
+    const std::string at_end = source_ + ": ";
+    for (std::string_view key : kHeaderKeys) {
+      if (header_lines_.count(std::string(key)) == 0) {
+        return Error{at_end + "missing " + std::string(key) + " line; expected '" + std::string(key) + " ...' before the sections"};
+      }
+    }
+    const auto events_line = section_lines_.find("EVENTS");
+    if (events_line == section_lines_.end()) {
+      return Error{at_end + "missing EVENTS section; expected a line 'EVENTS' followed by 'id event-name' lines"};
+    }
+    if (group_.events.empty()) {
+      return Error{source_ + ":" + std::to_string(events_line->second) + ": empty group: EVENTS lists no events"};
+    }
+    std::vector<std::string_view> ids;
+    for (const GroupEvent& e : group_.events) ids.push_back(e.id);
+    for (const Metric& m : group_.metrics) {
+      for (const auto* side : {&m.numerator, &m.denominator}) {
+        for (const MetricTerm& term : *side) {
+          if (term.id == kTimeId || contains(ids, term.id)) continue;
+          std::vector<std::string_view> candidates = ids;
+          candidates.push_back(kTimeId);
+          return Error{source_ + ":" + std::to_string(m.line) + ": metric " + in_quotes(m.name) + " uses " + in_quotes(term.id) +
+                       ", which is not an event id of this group" + detail::did_you_mean(term.id, candidates) +
+                       "; expected one of " + detail::join(candidates)};
+        }
+      }
+    }
+    for (const auto& [name, text] : {std::pair{"DESCRIPTION", &description_}, std::pair{"SOURCE", &source_lines_}}) {
+      const auto header = section_lines_.find(name);
+      if (header != section_lines_.end() && joined_prose(*text).empty()) {
+        return Error{source_ + ":" + std::to_string(header->second) + ": the " + name + " section is empty"};
+      }
+    }
+    group_.description = joined_prose(description_);
+    group_.source = joined_prose(source_lines_);
+    group_.file = source_;
+    return std::move(group_);
+  }
+
+  std::string_view text_;
+  std::string source_;
+  EventGroup group_;
+  Section section_ = Section::none;
+  std::map<std::string, int> section_lines_;
+  std::map<std::string, int> header_lines_;
+  std::vector<std::string> description_;
+  std::vector<std::string> source_lines_;
+  std::vector<std::string>* prose_ = nullptr;
+};
+
+Result<std::string> read_text(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not an event-group file"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open event-group file (" + std::string(std::strerror(errno)) + ")"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error{path + ": cannot read event-group file (" + std::string(std::strerror(errno)) + ")"};
+  if (text.str().size() > kMaxFileBytes) {
+    return Error{path + ": " + std::to_string(text.str().size()) + " bytes; an event-group file may have at most " +
+                 std::to_string(kMaxFileBytes)};
+  }
+  return text.str();
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_group_families() {
+  static const std::vector<std::string> families = {"skylake-sp", "icelake-sp", "sapphire-rapids", "zen2", "zen3",
+                                                    "zen4",       "generic",    "software"};
+  return families;
+}
+
+Result<EventGroup> parse_event_group(std::string_view text, const std::string& source_name) {
+  auto group = GroupParser(text, source_name).parse();
+  if (group) group->name = std::filesystem::path(source_name).stem().string();
+  return group;
+}
+
+Result<EventGroup> load_event_group(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return text.error();
+  return parse_event_group(*text, path);
+}
+
+Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_dir, const std::string& family) {
+  const auto known = views(known_group_families());
+  if (!contains(known, family)) {
+    return Error{"unknown counter family " + in_quotes(family) + detail::did_you_mean(family, known) + "; expected one of " +
+                 detail::join(known)};
+  }
+  const std::filesystem::path dir = std::filesystem::path(counters_dir) / family;
+  std::vector<EventGroup> groups;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return groups;  // a search path may lack a family
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".txt") files.push_back(entry.path());
+  }
+  if (ec) return Error{dir.string() + ": cannot list the counter groups (" + ec.message() + ")"};
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    auto group = load_event_group(file.string());
+    if (!group) return group.error();
+    if (!contains(views(group->families), family)) {
+      return Error{file.string() + ": FAMILIES says " + detail::join(views(group->families)) + ", but the file is in the " +
+                   in_quotes(family) + " folder; expected the folder's family among FAMILIES"};
+    }
+    groups.push_back(std::move(*group));
+  }
+  return groups;
+}
+
+MetricValue evaluate_metric(const Metric& metric, const std::function<std::optional<double>(std::string_view)>& lookup) {
+  std::vector<std::string_view> missing;
+  auto sum = [&](const std::vector<MetricTerm>& terms) {
+    double total = 0.0;
+    for (const MetricTerm& term : terms) {
+      const auto value = lookup(term.id);
+      if (value) {
+        total += term.coefficient * *value;
+      } else if (!contains(missing, term.id)) {
+        missing.push_back(term.id);
+      }
+    }
+    return total;
+  };
+  const double numerator = sum(metric.numerator);
+  const double denominator = metric.denominator.empty() ? 1.0 : sum(metric.denominator);
+  if (!missing.empty()) {
+    return {std::nullopt, "no value for " + detail::join(missing)};
+  }
+  if (denominator == 0.0) return {std::nullopt, "the denominator is zero"};
+  const double value = numerator / denominator;
+  if (!std::isfinite(value)) return {std::nullopt, "the value is not finite"};
+  return {value, {}};
+}
+
+}  // namespace hwprof

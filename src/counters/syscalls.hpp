@@ -1,0 +1,47 @@
+// The one seam through which the perf_event backend reaches the kernel, so that tests can
+// inject EACCES, ENOENT, EOPNOTSUPP, EINVAL, EMFILE, EINTR and short reads (STYLE.md, after
+// fmt's posix-mock). Every call returns a result or -errno; nothing here throws.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "counters/mmap_read.hpp"
+
+struct perf_event_attr;
+
+namespace hwprof::detail {
+
+class Syscalls {
+ public:
+  virtual ~Syscalls() = default;
+  // fd, or -errno.
+  virtual int perf_event_open(perf_event_attr& attr, pid_t pid, int cpu, int group_fd, unsigned long flags) noexcept;
+  // bytes read, or -errno.
+  virtual long read(int fd, void* buffer, std::size_t size) noexcept;
+  // 0, or -errno.
+  virtual int ioctl(int fd, unsigned long request, unsigned long argument) noexcept;
+  virtual int close(int fd) noexcept;
+  // The thread ids of this process now (/proc/self/task).
+  virtual std::vector<pid_t> threads() noexcept;
+  // Where the kernel describes its PMUs (tests give a fake tree).
+  virtual std::string pmu_devices() const { return "/sys/bus/event_source/devices"; }
+  // The event's perf_event_mmap_page (one page mapped read-only), or nullptr.
+  virtual const volatile perf_event_mmap_page* map_counter(int fd) noexcept;
+  virtual void unmap_counter(const volatile perf_event_mmap_page* page) noexcept;
+  virtual RdpmcFunction rdpmc() const noexcept { return rdpmc_instruction; }
+  virtual RdtscFunction rdtsc() const noexcept { return rdtsc_instruction; }
+};
+
+Syscalls& system_calls() noexcept;
+
+// EINTR is retried here, in one place; a short read is -EIO (a partial group read must never
+// be parsed as a whole one).
+long read_exact(Syscalls& sys, int fd, void* buffer, std::size_t size) noexcept;
+int open_event(Syscalls& sys, perf_event_attr& attr, pid_t pid, int cpu, int group_fd, unsigned long flags) noexcept;
+
+}  // namespace hwprof::detail

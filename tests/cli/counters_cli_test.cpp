@@ -1,0 +1,133 @@
+// `hwprof stat` and `hwprof info` as a user runs them.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_process.hpp"
+
+namespace hwprof {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+test::ProcessResult hwprof(std::vector<std::string> args) {
+  std::vector<std::string> argv = {HWPROF_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return test::run_process(argv);
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("hwprof-counters-cli-" + std::to_string(::getpid()) + "-" + name);
+}
+
+TEST(StatCli, CountsEveryThreadOfTheProgramAndPassesItsExitCodeThrough) {
+  const fs::path out = scratch("stat.json");
+  auto r = hwprof({"stat", "-e", "task-clock,page-faults", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "2", "0.4", "7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  const auto j = read_json(out);
+  fs::remove(out);
+  EXPECT_EQ(j["exit_code"], 7);
+  EXPECT_EQ(j["command"][0], HWPROF_SPIN_PATH);
+  ASSERT_EQ(j["events"].size(), 2u);
+  const auto& clock = j["events"][0];
+  EXPECT_EQ(clock["name"], "task-clock");
+  EXPECT_EQ(clock["status"], "ok");
+  EXPECT_EQ(clock["unit"], "ns");
+  EXPECT_GT(j["events"][1]["value"].get<double>(), 0.0);
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 cores to run 2 threads at once";
+  const double ratio = clock["value"].get<double>() / (j["wall_seconds"].get<double>() * 1e9);
+  EXPECT_GE(ratio, 1.7) << "task-clock over wall time of a 2-thread program";
+}
+
+TEST(StatCli, UnavailableEventsAreShownWithTheirReasonNeverAsZero) {
+  const fs::path out = scratch("unsupported.json");
+  auto r = hwprof({"stat", "-e", "task-clock,no-such-event", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.01"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = read_json(out);
+  fs::remove(out);
+  const auto& missing = j["events"][1];
+  EXPECT_EQ(missing["status"], "unsupported");
+  EXPECT_TRUE(missing["value"].is_null());
+  EXPECT_FALSE(missing["reason"].get<std::string>().empty());
+}
+
+TEST(StatCli, GroupsEvaluateTheirMetrics) {
+  const fs::path out = scratch("group.json");
+  auto r = hwprof({"stat", "-g", "software", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.05"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = read_json(out);
+  fs::remove(out);
+  EXPECT_FALSE(j["events"].empty());
+  EXPECT_FALSE(j["metrics"].empty());
+  for (const auto& m : j["metrics"]) {
+    EXPECT_EQ(m["source"], "derived");
+    EXPECT_TRUE(!m["value"].is_null() || m.contains("reason")) << m.dump();
+  }
+}
+
+TEST(StatCli, AProgramThatCannotStartIsAClearError) {
+  auto r = hwprof({"stat", "--", "/nonexistent/program"});
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_THAT(r.err, HasSubstr("cannot run '/nonexistent/program'"));
+  auto no_command = hwprof({"stat", "-e", "task-clock"});
+  EXPECT_EQ(no_command.exit_code, 2);
+  auto unknown_group = hwprof({"stat", "-g", "no_such_group", "--", "true"});
+  EXPECT_EQ(unknown_group.exit_code, 1);
+  EXPECT_THAT(unknown_group.err, HasSubstr("no_such_group"));
+}
+
+TEST(StatCli, TheTimerBackendReportsWallAndCpuTime) {
+  const fs::path out = scratch("timer.json");
+  auto r = hwprof({"stat", "--backend", "timer", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.05"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = read_json(out);
+  fs::remove(out);
+  ASSERT_EQ(j["events"].size(), 3u);
+  EXPECT_EQ(j["events"][0]["name"], "wall-time");
+  EXPECT_GT(j["events"][1]["value"].get<double>(), 0.0);  // user time of a spinning program
+}
+
+TEST(InfoCli, ReportsTheMachineAndEveryGroupWithReasons) {
+  auto r = hwprof({"info", "-f", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"kernel", "perf_event_paranoid", "cap_perfmon", "virtual_machine", "cpu", "counter_family", "pmus",
+                          "hardware_pmu", "rdpmc", "papi", "groups", "fixes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  ASSERT_FALSE(j["groups"].empty());
+  bool software_group = false;
+  for (const auto& g : j["groups"]) {
+    for (const auto& e : g["events"]) {
+      if (e["status"] != "ok") {
+        EXPECT_TRUE(e.contains("reason")) << e.dump();
+      }
+    }
+    software_group = software_group || g["name"] == "software";
+  }
+  EXPECT_TRUE(software_group);
+  if (!j["hardware_pmu"].get<bool>()) {
+    // Here (a VM without a PMU) every hardware group is unavailable and the fix says why.
+    bool explained = false;
+    for (const auto& f : j["fixes"]) explained = explained || f.get<std::string>().find("no hardware PMU") != std::string::npos;
+    EXPECT_TRUE(explained) << j["fixes"].dump();
+  }
+  auto table = hwprof({"info"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("perf_event_paranoid"));
+  EXPECT_THAT(table.out, HasSubstr("Event groups"));
+}
+
+}  // namespace
+}  // namespace hwprof

@@ -1,0 +1,525 @@
+// The event-group format (counters/README.md), metric evaluation, the shipped group files and
+// the CPUID → counter family table. No hardware needed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "hwprof/cpu.hpp"
+#include "hwprof/event_group.hpp"
+
+namespace hwprof {
+namespace {
+
+const std::string kCountersDir = HWPROF_COUNTERS_DIR;
+
+constexpr const char* kValid = R"(# a comment
+TITLE    Double-precision FLOPs
+SCOPE    core
+FAMILIES skylake-sp, icelake-sp
+
+EVENTS
+cycles     CPU_CLK_UNHALTED:THREAD_P
+dp_scalar  FP_ARITH_INST_RETIRED:SCALAR_DOUBLE
+dp_256     FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE
+rd         uncore_imc/event=0x04,umask=0x0f/
+
+METRICS
+DP FLOP [FLOP]          = dp_scalar + 4 * dp_256
+DP FLOP rate [GFLOP/s]  = (1e-9 * dp_scalar + 4e-9 * dp_256) / time
+Per cycle [FLOP/cycle]  = (dp_scalar + 4 * dp_256) / cycles
+Odd [x]                 = -2.5 * dp_scalar - dp_256 + .5 * cycles
+Bytes [bytes]           = 64*rd
+
+DESCRIPTION
+First line.
+
+# not a comment here
+Last line.
+
+SOURCE
+Intel perfmon.
+)";
+
+Result<EventGroup> parse(const std::string& text) { return parse_event_group(text, "g.txt"); }
+
+// The error message of parsing `text`, which must fail.
+std::string error_of(const std::string& text) {
+  auto group = parse(text);
+  EXPECT_FALSE(group.ok()) << "expected a parse error for:\n" << text;
+  return group.ok() ? std::string() : group.error().message;
+}
+
+// kValid with `from` replaced by `to`.
+std::string valid_with(const std::string& from, const std::string& to) {
+  std::string text = kValid;
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+constexpr const char* kHeader = "TITLE t\nSCOPE core\nFAMILIES zen3\n";
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() /
+                    ("hwprof-groups-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  void write(const std::string& relative, const std::string& text) const {
+    std::filesystem::create_directories((path_ / relative).parent_path());
+    std::ofstream(path_ / relative) << text;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+// ---- parsing ---------------------------------------------------------------------------
+
+TEST(EventGroupParse, ReadsEveryPartOfAValidFile) {
+  auto group = parse(kValid);
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  EXPECT_EQ(group->name, "g");
+  EXPECT_EQ(group->file, "g.txt");
+  EXPECT_EQ(group->title, "Double-precision FLOPs");
+  EXPECT_EQ(group->scope, GroupScope::core);
+  EXPECT_EQ(group->families, (std::vector<std::string>{"skylake-sp", "icelake-sp"}));
+  ASSERT_EQ(group->events.size(), 4u);
+  EXPECT_EQ(group->events[1].id, "dp_scalar");
+  EXPECT_EQ(group->events[1].event, "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE");
+  EXPECT_EQ(group->events[1].line, 8);
+  EXPECT_EQ(group->events[3].event, "uncore_imc/event=0x04,umask=0x0f/");
+  ASSERT_EQ(group->metrics.size(), 5u);
+  EXPECT_EQ(group->description, "First line.\n\n# not a comment here\nLast line.");
+  EXPECT_EQ(group->source, "Intel perfmon.");
+}
+
+TEST(EventGroupParse, MetricsKeepNameUnitLineAndTerms) {
+  auto group = parse(kValid);
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  const Metric& flop = group->metrics[0];
+  EXPECT_EQ(flop.name, "DP FLOP");
+  EXPECT_EQ(flop.unit, "FLOP");
+  EXPECT_EQ(flop.line, 13);
+  ASSERT_EQ(flop.numerator.size(), 2u);
+  EXPECT_EQ(flop.numerator[0].id, "dp_scalar");
+  EXPECT_DOUBLE_EQ(flop.numerator[0].coefficient, 1.0);
+  EXPECT_EQ(flop.numerator[1].id, "dp_256");
+  EXPECT_DOUBLE_EQ(flop.numerator[1].coefficient, 4.0);
+  EXPECT_TRUE(flop.denominator.empty());
+
+  const Metric& rate = group->metrics[1];
+  EXPECT_EQ(rate.unit, "GFLOP/s");
+  ASSERT_EQ(rate.numerator.size(), 2u);
+  EXPECT_DOUBLE_EQ(rate.numerator[1].coefficient, 4e-9);
+  ASSERT_EQ(rate.denominator.size(), 1u);
+  EXPECT_EQ(rate.denominator[0].id, "time");
+
+  const Metric& odd = group->metrics[3];
+  ASSERT_EQ(odd.numerator.size(), 3u);
+  EXPECT_DOUBLE_EQ(odd.numerator[0].coefficient, -2.5);
+  EXPECT_DOUBLE_EQ(odd.numerator[1].coefficient, -1.0);
+  EXPECT_DOUBLE_EQ(odd.numerator[2].coefficient, 0.5);
+  EXPECT_DOUBLE_EQ(group->metrics[4].numerator[0].coefficient, 64.0);
+}
+
+TEST(EventGroupParse, ScopesAndSections) {
+  auto uncore = parse(valid_with("SCOPE    core", "SCOPE uncore"));
+  ASSERT_TRUE(uncore.ok()) << uncore.error().message;
+  EXPECT_EQ(uncore->scope, GroupScope::uncore);
+  // METRICS, DESCRIPTION and SOURCE are optional; CRLF line ends are fine.
+  auto minimal = parse("TITLE t\r\nSCOPE software\r\nFAMILIES software\r\nEVENTS\r\ntask task-clock\r\n");
+  ASSERT_TRUE(minimal.ok()) << minimal.error().message;
+  EXPECT_EQ(minimal->scope, GroupScope::software);
+  EXPECT_EQ(minimal->events[0].event, "task-clock");
+  EXPECT_TRUE(minimal->metrics.empty());
+  EXPECT_TRUE(minimal->description.empty());
+}
+
+struct BadGroup {
+  const char* what;
+  std::string text;
+  std::string message;  // the whole expected message
+};
+
+class EventGroupErrors : public ::testing::TestWithParam<BadGroup> {};
+
+TEST_P(EventGroupErrors, SayFileLineWhatAndExpected) { EXPECT_EQ(error_of(GetParam().text), GetParam().message); }
+
+const std::string kEvents = std::string(kHeader) + "EVENTS\ncycles CYCLES_NOT_IN_HALT\n";
+
+std::string many_events(int n) {
+  std::string text = std::string(kHeader) + "EVENTS\n";
+  for (int i = 0; i < n; ++i) text += "e" + std::to_string(i) + " E" + std::to_string(i) + "\n";
+  return text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllCases, EventGroupErrors,
+    ::testing::Values(
+        BadGroup{"unknown section", valid_with("EVENTS\n", "EVENT\n"),
+                 "g.txt:6: unknown section 'EVENT' (did you mean 'EVENTS'?); expected one of TITLE, SCOPE, FAMILIES, "
+                 "EVENTS, METRICS, DESCRIPTION, SOURCE"},
+        BadGroup{"misspelt section inside prose", valid_with("SOURCE\n", "SORUCE\n"),
+                 "g.txt:25: unknown section 'SORUCE' (did you mean 'SOURCE'?); expected one of TITLE, SCOPE, FAMILIES, "
+                 "EVENTS, METRICS, DESCRIPTION, SOURCE"},
+        BadGroup{"duplicate id", valid_with("dp_256     FP", "dp_scalar  FP"),
+                 "g.txt:9: duplicate event id 'dp_scalar' (first at line 8)"},
+        BadGroup{"duplicate event", valid_with("FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE", "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"),
+                 "g.txt:9: event 'FP_ARITH_INST_RETIRED:SCALAR_DOUBLE' is already listed as 'dp_scalar' at line 8"},
+        BadGroup{"unknown id in a metric", valid_with("+ 4 * dp_256\n", "+ 4 * dp_265\n"),
+                 "g.txt:13: metric 'DP FLOP' uses 'dp_265', which is not an event id of this group (did you mean "
+                 "'dp_256'?); expected one of cycles, dp_scalar, dp_256, rd, time"},
+        BadGroup{"malformed coefficient", valid_with("(1e-9 * dp_scalar", "(1e-9x * dp_scalar"),
+                 "g.txt:14: metric 'DP FLOP rate': malformed coefficient '1e-9x'; expected a number such as 2, 0.5 or 1e-9"},
+        BadGroup{"two dots", valid_with("-2.5 *", "-2.5.1 *"),
+                 "g.txt:16: metric 'Odd': malformed coefficient '2.5.1'; expected a number such as 2, 0.5 or 1e-9"},
+        BadGroup{"coefficient without *", valid_with("+ 4 * dp_256\n", "+ 4 dp_256\n"),
+                 "g.txt:13: metric 'DP FLOP': expected '*' after the coefficient '4', got 'dp_256' (a term is "
+                 "'coefficient * id' or 'id')"},
+        BadGroup{"coefficient after the id", valid_with("+ 4 * dp_256\n", "+ dp_256 * 4\n"),
+                 "g.txt:13: metric 'DP FLOP': write the coefficient first: '2 * dp_256', not 'dp_256 * 2'"},
+        BadGroup{"no id after *", valid_with("+ 4 * dp_256\n", "+ 4 * 5\n"),
+                 "g.txt:13: metric 'DP FLOP': expected an event id after '4 *', got '5'"},
+        BadGroup{"dangling +", valid_with("+ 4 * dp_256\n", "+\n"),
+                 "g.txt:13: metric 'DP FLOP': expected a term ('coefficient * id' or 'id'), got end of line"},
+        BadGroup{"unexpected character", valid_with("+ 4 * dp_256\n", "+ 4 * dp_256 ^ 2\n"),
+                 "g.txt:13: metric 'DP FLOP': unexpected character '^' in the formula; expected event ids, numbers, "
+                 "+ - * / and parentheses"},
+        BadGroup{"numerator needs parentheses", valid_with("(1e-9 * dp_scalar + 4e-9 * dp_256) / time", "1e-9 * dp_scalar + 4e-9 * dp_256 / time"),
+                 "g.txt:14: metric 'DP FLOP rate': the numerator has 2 terms; put it in parentheses before '/' so that "
+                 "the division reads one way only"},
+        BadGroup{"denominator needs parentheses", valid_with("/ cycles\n", "/ cycles + time\n"),
+                 "g.txt:15: metric 'Per cycle': the denominator has 2 terms; put it in parentheses after '/'"},
+        BadGroup{"two divisions", valid_with("/ cycles\n", "/ cycles / time\n"),
+                 "g.txt:15: metric 'Per cycle': unexpected '/' after the formula; expected the end of the line (one '/' at "
+                 "most: numerator / denominator)"},
+        BadGroup{"unclosed parenthesis", valid_with(") / time", " / time"),
+                 "g.txt:14: metric 'DP FLOP rate': expected ')' to close the '(', got '/'"},
+        BadGroup{"no unit", valid_with("DP FLOP [FLOP]", "DP FLOP"),
+                 "g.txt:13: metric line has no '[unit]'; expected 'name [unit] = formula'"},
+        BadGroup{"empty unit", valid_with("[FLOP]", "[]"),
+                 "g.txt:13: empty unit '[]'; write the unit, for example [GFLOP/s] or [ratio]"},
+        BadGroup{"no name", valid_with("DP FLOP [FLOP]", "[FLOP]"),
+                 "g.txt:13: metric has no name before '['; expected 'name [unit] = formula'"},
+        BadGroup{"no =", valid_with("[FLOP]          =", "[FLOP] "),
+                 "g.txt:13: expected '=' after '[FLOP]'; expected 'name [unit] = formula'"},
+        BadGroup{"no formula", valid_with("= dp_scalar + 4 * dp_256\n", "=\n"), "g.txt:13: metric 'DP FLOP' has no formula after '='"},
+        BadGroup{"duplicate metric", valid_with("Odd [x]", "DP FLOP [x]"), "g.txt:16: duplicate metric 'DP FLOP' (first at line 13)"},
+        BadGroup{"missing EVENTS", std::string(kHeader) + "METRICS\n",
+                 "g.txt: missing EVENTS section; expected a line 'EVENTS' followed by 'id event-name' lines"},
+        BadGroup{"empty group", std::string(kHeader) + "EVENTS\n# nothing yet\n", "g.txt:4: empty group: EVENTS lists no events"},
+        BadGroup{"more than 64 events", many_events(65),
+                 "g.txt:69: more than 64 events; split the group (a group opens its events together)"},
+        BadGroup{"duplicate section", kEvents + "EVENTS\n",
+                 "g.txt:6: a second EVENTS section (the first is at line 4); expected each section once"},
+        BadGroup{"missing TITLE", "SCOPE core\nFAMILIES zen3\nEVENTS\nc cycles\n",
+                 "g.txt: missing TITLE line; expected 'TITLE ...' before the sections"},
+        BadGroup{"missing FAMILIES", "TITLE t\nSCOPE core\nEVENTS\nc cycles\n",
+                 "g.txt: missing FAMILIES line; expected 'FAMILIES ...' before the sections"},
+        BadGroup{"duplicate header", std::string(kHeader) + "TITLE again\n", "g.txt:4: a second TITLE line (the first is at line 1)"},
+        BadGroup{"empty title", "TITLE\n", "g.txt:1: TITLE has no text; expected 'TITLE <one line saying what the group measures>'"},
+        BadGroup{"unknown scope", "SCOPE cores\n", "g.txt:1: unknown scope 'cores' (did you mean 'core'?); expected one of core, uncore, software"},
+        BadGroup{"unknown family", "FAMILIES zen5\n",
+                 "g.txt:1: unknown family 'zen5' (did you mean 'zen2'?); expected one of skylake-sp, icelake-sp, "
+                 "sapphire-rapids, zen2, zen3, zen4, generic, software"},
+        BadGroup{"text before the sections", "hello world\n",
+                 "g.txt:1: unexpected 'hello world' before the first section; expected a header line (TITLE, SCOPE, "
+                 "FAMILIES) or a section line (EVENTS, METRICS, DESCRIPTION, SOURCE)"},
+        BadGroup{"event line with one word", std::string(kHeader) + "EVENTS\ncycles\n",
+                 "g.txt:5: event line 'cycles' has one word; expected 'id event-name'"},
+        BadGroup{"event line with three words", std::string(kHeader) + "EVENTS\nc cycles extra\n",
+                 "g.txt:5: unexpected 'extra' after the event name 'cycles'; expected 'id event-name' (event names contain "
+                 "no spaces)"},
+        BadGroup{"upper-case id", std::string(kHeader) + "EVENTS\nCycles cycles\n",
+                 "g.txt:5: event id 'Cycles' must start with a lower-case letter and use only a-z, 0-9 and '_'"},
+        BadGroup{"reserved id", std::string(kHeader) + "EVENTS\ntime task-clock\n",
+                 "g.txt:5: 'time' is reserved for the interval in seconds; choose another id"},
+        BadGroup{"empty prose section", kEvents + "DESCRIPTION\n\nSOURCE\nx\n", "g.txt:6: the DESCRIPTION section is empty"}),
+    [](const ::testing::TestParamInfo<BadGroup>& param_info) {
+      std::string name;
+      for (char c : std::string(param_info.param.what)) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return name;
+    });
+
+// ---- loading -----------------------------------------------------------------------------
+
+TEST(EventGroupLoad, MissingFileAndDirectorySayWhat) {
+  auto missing = load_event_group("/nonexistent/flops.txt");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "/nonexistent/flops.txt: cannot open event-group file (No such file or directory)");
+  TempDir dir;
+  auto directory = load_event_group(dir.path().string());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().message, dir.path().string() + ": is a directory, not an event-group file");
+}
+
+TEST(EventGroupLoad, FamilyFolderSortedAndChecked) {
+  TempDir dir;
+  dir.write("zen3/b.txt", kEvents);
+  dir.write("zen3/a.txt", kEvents);
+  dir.write("zen3/notes.md", "not a group");
+  auto groups = load_family_groups(dir.path().string(), "zen3");
+  ASSERT_TRUE(groups.ok()) << groups.error().message;
+  ASSERT_EQ(groups->size(), 2u);
+  EXPECT_EQ((*groups)[0].name, "a");
+  EXPECT_EQ((*groups)[1].name, "b");
+  EXPECT_EQ((*groups)[0].file, (dir.path() / "zen3" / "a.txt").string());
+
+  dir.write("zen2/x.txt", kEvents);  // says zen3, lives in zen2/
+  auto wrong = load_family_groups(dir.path().string(), "zen2");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message, (dir.path() / "zen2" / "x.txt").string() +
+                                       ": FAMILIES says zen3, but the file is in the 'zen2' folder; expected the folder's "
+                                       "family among FAMILIES");
+
+  dir.write("zen4/bad.txt", std::string(kHeader) + "EVENTS\n");
+  auto bad = load_family_groups(dir.path().string(), "zen4");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, (dir.path() / "zen4" / "bad.txt").string() + ":4: empty group: EVENTS lists no events");
+}
+
+TEST(EventGroupLoad, UnknownFamilyMissingFolder) {
+  auto unknown = load_family_groups(kCountersDir, "zen5");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message,
+            "unknown counter family 'zen5' (did you mean 'zen2'?); expected one of skylake-sp, icelake-sp, sapphire-rapids, "
+            "zen2, zen3, zen4, generic, software");
+  // A search path may lack a family: no groups there, not an error.
+  TempDir dir;
+  auto missing = load_family_groups(dir.path().string(), "zen4");
+  ASSERT_TRUE(missing.ok()) << missing.error().message;
+  EXPECT_TRUE(missing->empty());
+  dir.write("zen4", "a file where the folder should be");
+  auto not_a_folder = load_family_groups(dir.path().string(), "zen4");
+  ASSERT_FALSE(not_a_folder.ok());
+  EXPECT_EQ(not_a_folder.error().message.rfind((dir.path() / "zen4").string() + ": cannot list the counter groups (", 0), 0u)
+      << not_a_folder.error().message;
+}
+
+// ---- the shipped files -------------------------------------------------------------------
+
+std::map<std::string, EventGroup> shipped(const std::string& family) {
+  std::map<std::string, EventGroup> by_name;
+  auto groups = load_family_groups(kCountersDir, family);
+  EXPECT_TRUE(groups.ok()) << groups.error().message;
+  if (groups.ok()) {
+    for (EventGroup& g : *groups) by_name.emplace(g.name, std::move(g));
+  }
+  return by_name;
+}
+
+TEST(ShippedGroups, EveryFileLoadsWithProseAndDefinedIds) {
+  int files = 0;
+  for (const std::string& family : known_group_families()) {
+    SCOPED_TRACE(family);
+    for (const auto& [name, group] : shipped(family)) {
+      SCOPED_TRACE(name);
+      ++files;
+      EXPECT_FALSE(group.title.empty());
+      EXPECT_FALSE(group.description.empty()) << "every shipped group states its caveats";
+      EXPECT_FALSE(group.source.empty()) << "every shipped group cites its encodings";
+      EXPECT_FALSE(group.metrics.empty());
+      std::set<std::string> ids = {"time"};
+      for (const GroupEvent& e : group.events) ids.insert(e.id);
+      for (const Metric& m : group.metrics) {
+        for (const auto* side : {&m.numerator, &m.denominator}) {
+          for (const MetricTerm& t : *side) EXPECT_EQ(ids.count(t.id), 1u) << m.name << " uses " << t.id;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(files, 31);
+}
+
+TEST(ShippedGroups, EachHardwareFamilyHasTheRequiredGroups) {
+  const std::map<std::string, std::vector<std::string>> required = {
+      {"skylake-sp", {"dram", "flops_dp", "flops_sp", "ipc", "llc"}},
+      {"icelake-sp", {"dram", "flops_dp", "flops_sp", "ipc", "llc"}},
+      {"sapphire-rapids", {"dram", "flops_dp", "flops_sp", "ipc", "llc"}},
+      {"zen2", {"dram", "flops", "ipc", "llc"}},
+      {"zen3", {"dram", "flops", "ipc", "llc"}},
+      {"zen4", {"dram", "flops", "ipc", "llc"}},
+      {"generic", {"branch", "cache", "ipc"}},
+      {"software", {"software"}}};
+  for (const auto& [family, names] : required) {
+    std::vector<std::string> found;
+    for (const auto& [name, group] : shipped(family)) found.push_back(name);
+    EXPECT_EQ(found, names) << family;
+  }
+}
+
+// A metric's value from a fake set of event values.
+std::optional<double> value_of(const EventGroup& group, const std::string& metric, const std::map<std::string, double>& values) {
+  for (const Metric& m : group.metrics) {
+    if (m.name != metric) continue;
+    return evaluate_metric(m, [&](std::string_view id) -> std::optional<double> {
+             const auto it = values.find(std::string(id));
+             return it == values.end() ? std::nullopt : std::optional<double>(it->second);
+           }).value;
+  }
+  ADD_FAILURE() << "no metric '" << metric << "' in " << group.file;
+  return std::nullopt;
+}
+
+TEST(ShippedGroups, IntelFlopsWeightByVectorWidth) {
+  for (const std::string family : {"skylake-sp", "icelake-sp", "sapphire-rapids"}) {
+    SCOPED_TRACE(family);
+    auto groups = shipped(family);
+    // One instruction of each width.
+    EXPECT_EQ(value_of(groups.at("flops_dp"), "DP FLOP", {{"dp_scalar", 1}, {"dp_128", 1}, {"dp_256", 1}, {"dp_512", 1}}), 15.0);
+    EXPECT_EQ(value_of(groups.at("flops_sp"), "SP FLOP", {{"sp_scalar", 1}, {"sp_128", 1}, {"sp_256", 1}, {"sp_512", 1}}), 29.0);
+    EXPECT_DOUBLE_EQ(
+        *value_of(groups.at("flops_dp"), "DP FLOP rate", {{"dp_scalar", 0}, {"dp_128", 0}, {"dp_256", 0}, {"dp_512", 1e9}, {"time", 2.0}}),
+        4.0);
+    EXPECT_EQ(value_of(groups.at("llc"), "LLC miss bytes", {{"misses", 10}}), 640.0);
+  }
+}
+
+TEST(ShippedGroups, DramBytesAre64TimesCasCounts) {
+  std::map<std::string, double> skx;
+  for (int i = 0; i < 6; ++i) {
+    skx["rd" + std::to_string(i)] = 1;
+    skx["wr" + std::to_string(i)] = 2;
+  }
+  auto skylake = shipped("skylake-sp");
+  EXPECT_EQ(value_of(skylake.at("dram"), "DRAM read bytes", skx), 6 * 64.0);
+  EXPECT_EQ(value_of(skylake.at("dram"), "DRAM write bytes", skx), 12 * 64.0);
+  EXPECT_EQ(value_of(skylake.at("dram"), "DRAM bytes", skx), 18 * 64.0);
+  for (const std::string family : {"icelake-sp", "sapphire-rapids", "zen4"}) {
+    auto groups = shipped(family);
+    EXPECT_EQ(value_of(groups.at("dram"), "DRAM read bytes", {{"rd", 3}, {"wr", 1}}), 192.0) << family;
+    EXPECT_EQ(value_of(groups.at("dram"), "DRAM write bytes", {{"rd", 3}, {"wr", 1}}), 64.0) << family;
+    EXPECT_DOUBLE_EQ(*value_of(groups.at("dram"), "DRAM bandwidth", {{"rd", 3e9}, {"wr", 1e9}, {"time", 2}}), 128.0) << family;
+  }
+  for (const std::string family : {"zen2", "zen3"}) {
+    std::map<std::string, double> channels;
+    for (int i = 0; i < 8; ++i) channels["ch" + std::to_string(i)] = 1;
+    EXPECT_EQ(value_of(shipped(family).at("dram"), "DRAM bytes", channels), 8 * 64.0) << family;
+  }
+}
+
+TEST(ShippedGroups, ScopesMatchWhatTheEventsCount) {
+  for (const std::string& family : known_group_families()) {
+    for (const auto& [name, group] : shipped(family)) {
+      const bool amd_l3 = name == "llc" && family.rfind("zen", 0) == 0;
+      const GroupScope expected = family == "software" ? GroupScope::software
+                                  : name == "dram" || amd_l3 ? GroupScope::uncore
+                                                             : GroupScope::core;
+      EXPECT_EQ(group.scope, expected) << family << "/" << name;
+    }
+  }
+}
+
+// ---- metric evaluation -------------------------------------------------------------------
+
+Metric metric_from(const std::string& formula) {
+  auto group = parse(std::string(kHeader) + "EVENTS\na A\nb B\nc C\nMETRICS\nm [u] = " + formula + "\n");
+  EXPECT_TRUE(group.ok()) << (group.ok() ? "" : group.error().message);
+  return group.ok() ? group->metrics.at(0) : Metric{};
+}
+
+MetricValue evaluate(const Metric& m, const std::map<std::string, double>& values) {
+  return evaluate_metric(m, [&](std::string_view id) -> std::optional<double> {
+    const auto it = values.find(std::string(id));
+    return it == values.end() ? std::nullopt : std::optional<double>(it->second);
+  });
+}
+
+TEST(EvaluateMetric, WeightsDivisionAndTime) {
+  EXPECT_EQ(evaluate(metric_from("a + 2 * b - 0.5 * c"), {{"a", 1}, {"b", 10}, {"c", 4}}).value, 19.0);
+  EXPECT_EQ(evaluate(metric_from("(a + b) / (c + c)"), {{"a", 3}, {"b", 5}, {"c", 2}}).value, 2.0);
+  EXPECT_EQ(evaluate(metric_from("64e-9 * a / time"), {{"a", 1e9}, {"time", 0.5}}).value, 128.0);
+  const MetricValue ok = evaluate(metric_from("a"), {{"a", 0}});
+  EXPECT_EQ(ok.value, 0.0);  // a measured zero is a value
+  EXPECT_TRUE(ok.reason.empty());
+}
+
+TEST(EvaluateMetric, AnUnavailableTermGivesNoValueAndSaysWhich) {
+  const MetricValue one = evaluate(metric_from("a + 2 * b"), {{"a", 1}});
+  EXPECT_FALSE(one.value.has_value());
+  EXPECT_EQ(one.reason, "no value for b");
+  const MetricValue several = evaluate(metric_from("(a + b + b) / time"), {});
+  EXPECT_FALSE(several.value.has_value());
+  EXPECT_EQ(several.reason, "no value for a, b, time");
+}
+
+TEST(EvaluateMetric, ZeroDenominatorGivesNoValue) {
+  const MetricValue v = evaluate(metric_from("a / b"), {{"a", 5}, {"b", 0}});
+  EXPECT_FALSE(v.value.has_value());
+  EXPECT_EQ(v.reason, "the denominator is zero");
+}
+
+// ---- CPU families ------------------------------------------------------------------------
+
+TEST(CounterFamily, MapsCpuidIdentities) {
+  struct Case {
+    const char* vendor;
+    int family;
+    int model;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"GenuineIntel", 6, 0x55, "skylake-sp"},       // Skylake-SP, Cascade Lake, Cooper Lake
+      {"GenuineIntel", 6, 0x6A, "icelake-sp"},       // Ice Lake-SP
+      {"GenuineIntel", 6, 0x6C, "icelake-sp"},       // Ice Lake-D
+      {"GenuineIntel", 6, 0x8F, "sapphire-rapids"},  // Sapphire Rapids
+      {"GenuineIntel", 6, 0xCF, "sapphire-rapids"},  // Emerald Rapids
+      {"GenuineIntel", 6, 0x5E, "generic"},          // Skylake client
+      {"GenuineIntel", 6, 0xAD, "generic"},          // Granite Rapids: no group set yet
+      {"GenuineIntel", 15, 0x55, "generic"},
+      {"AuthenticAMD", 0x17, 0x01, "generic"},  // Zen 1 (Naples)
+      {"AuthenticAMD", 0x17, 0x31, "zen2"},     // Rome
+      {"AuthenticAMD", 0x17, 0x47, "zen2"},
+      {"AuthenticAMD", 0x17, 0x60, "zen2"},     // Renoir
+      {"AuthenticAMD", 0x17, 0x71, "zen2"},     // Matisse
+      {"AuthenticAMD", 0x17, 0x90, "zen2"},
+      {"AuthenticAMD", 0x17, 0xA0, "zen2"},
+      {"AuthenticAMD", 0x17, 0x80, "generic"},
+      {"AuthenticAMD", 0x19, 0x01, "zen3"},     // Milan
+      {"AuthenticAMD", 0x19, 0x21, "zen3"},     // Vermeer
+      {"AuthenticAMD", 0x19, 0x50, "zen3"},     // Cezanne
+      {"AuthenticAMD", 0x19, 0x11, "zen4"},     // Genoa
+      {"AuthenticAMD", 0x19, 0x61, "zen4"},     // Raphael
+      {"AuthenticAMD", 0x19, 0xA0, "zen4"},     // Bergamo
+      {"AuthenticAMD", 0x19, 0xB0, "generic"},
+      {"AuthenticAMD", 0x1A, 0x11, "generic"},  // Zen 5
+      {"HygonGenuine", 0x18, 0x01, "generic"},
+      {"", 0, 0, "generic"},
+  };
+  for (const Case& c : cases) {
+    CpuIdentity cpu;
+    cpu.vendor = c.vendor;
+    cpu.family = c.family;
+    cpu.model = c.model;
+    EXPECT_EQ(counter_family(cpu), c.expected) << c.vendor << " family " << c.family << " model " << c.model;
+  }
+}
+
+TEST(CounterFamily, ThisMachineHasAKnownFamily) {
+  const CpuIdentity cpu = detect_cpu();
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_FALSE(cpu.vendor.empty());
+  EXPECT_GT(cpu.family, 0);
+#endif
+  const auto& families = known_group_families();
+  EXPECT_NE(std::find(families.begin(), families.end(), counter_family(cpu)), families.end());
+}
+
+}  // namespace
+}  // namespace hwprof
