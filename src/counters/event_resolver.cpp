@@ -56,6 +56,9 @@ struct GenericEvent {
   std::uint64_t config;
   std::string_view unit;
   bool kernel_only;  // counted only in kernel context: excluding the kernel would read 0
+  // Counted in both: kernel mode by default (a fault taken while the kernel copies into the
+  // program's fresh memory is the program's fault), user space alone when the kernel refuses.
+  bool kernel_optional = false;
 };
 
 constexpr std::array<GenericEvent, 20> kGenericEvents = {{
@@ -74,12 +77,12 @@ constexpr std::array<GenericEvent, 20> kGenericEvents = {{
     {{"ref-cycles", "", ""}, "PERF_COUNT_HW_REF_CPU_CYCLES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "count", false},
     {{"cpu-clock", "", ""}, "PERF_COUNT_SW_CPU_CLOCK", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "ns", false},
     {{"task-clock", "", ""}, "PERF_COUNT_SW_TASK_CLOCK", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "ns", false},
-    {{"page-faults", "faults", ""}, "PERF_COUNT_SW_PAGE_FAULTS", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "count", false},
+    {{"page-faults", "faults", ""}, "PERF_COUNT_SW_PAGE_FAULTS", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "count", false, true},
     // The scheduler reports these two with kernel registers, so exclude_kernel reads 0.
     {{"context-switches", "cs", ""}, "PERF_COUNT_SW_CONTEXT_SWITCHES", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "count", true},
     {{"cpu-migrations", "migrations", ""}, "PERF_COUNT_SW_CPU_MIGRATIONS", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "count", true},
-    {{"minor-faults", "", ""}, "PERF_COUNT_SW_PAGE_FAULTS_MIN", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "count", false},
-    {{"major-faults", "", ""}, "PERF_COUNT_SW_PAGE_FAULTS_MAJ", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "count", false},
+    {{"minor-faults", "", ""}, "PERF_COUNT_SW_PAGE_FAULTS_MIN", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "count", false, true},
+    {{"major-faults", "", ""}, "PERF_COUNT_SW_PAGE_FAULTS_MAJ", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "count", false, true},
     {{"alignment-faults", "", ""}, "PERF_COUNT_SW_ALIGNMENT_FAULTS", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "count", false},
     {{"emulation-faults", "", ""}, "PERF_COUNT_SW_EMULATION_FAULTS", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "count", false},
     {{"dummy", "", ""}, "PERF_COUNT_SW_DUMMY", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "count", false},
@@ -143,7 +146,8 @@ std::optional<Result<ResolvedEvent>> resolve_generic(const std::string& name) {
   r.config = e->config;
   r.software = e->type == PERF_TYPE_SOFTWARE;
   r.unit = std::string(e->unit);
-  r.exclude_kernel = levels.given ? !levels.kernel : !e->kernel_only;
+  r.exclude_kernel = levels.given ? !levels.kernel : !(e->kernel_only || e->kernel_optional);
+  r.kernel_optional = !levels.given && e->kernel_optional;
   return Result<ResolvedEvent>(std::move(r));
 }
 

@@ -35,6 +35,9 @@ struct ResolvedEvent {
   bool exclude_kernel = true;  // user-space only unless the name asks for :k. Uncore events (the
                                // kernel refuses exclude bits there) and context-switches /
                                // cpu-migrations (counted only in kernel context) say false.
+  // Counting kernel mode is wanted but not required: where the kernel refuses it, count user
+  // space only and say so (page faults).
+  bool kernel_optional = false;
   bool uncore = false;      // must be opened system-wide per socket (pid = -1, cpu = one per socket)
   bool software = false;    // a kernel software event (works in VMs without a PMU)
   std::string unit = "count";  // "ns" for task-clock/cpu-clock

@@ -145,7 +145,18 @@ class PerfEventSet final : public CounterSet {
       if (!usable[i]) continue;
       const Target t = probe_target(resolved[i]);
       perf_event_attr attr = make_attr(resolved[i], true, options_, t);
-      const int fd = open_event(sys_, attr, t.pid, t.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      int fd = open_event(sys_, attr, t.pid, t.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if ((fd == -EACCES || fd == -EPERM) && resolved[i].kernel_optional) {
+        resolved[i].exclude_kernel = true;
+        attr = make_attr(resolved[i], true, options_, t);
+        fd = open_event(sys_, attr, t.pid, t.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0) {
+          events_[i].reason = "counted in user space only: the kernel refused kernel-mode counting (kernel.perf_event_paranoid is " +
+                              read_first_line("/proc/sys/kernel/perf_event_paranoid") +
+                              "), so faults taken while the kernel writes into the program's memory are missed. Fix: "
+                              "`sudo sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON (scripts/enable-counters.sh)";
+        }
+      }
       if (fd < 0) {
         usable[i] = false;
         events_[i].status = status_from_errno(-fd);

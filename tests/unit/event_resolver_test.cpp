@@ -107,7 +107,13 @@ TEST(ResolveGeneric, PrivilegeLevels) {
   EXPECT_FALSE(resolved("context-switches").exclude_kernel);
   EXPECT_FALSE(resolved("cpu-migrations").exclude_kernel);
   EXPECT_TRUE(resolved("context-switches:u").exclude_kernel);  // asked for, so given
-  EXPECT_TRUE(resolved("page-faults").exclude_kernel);
+  // Faults taken while the kernel writes into the program's memory are the program's: kernel
+  // mode is counted, with a user-only fallback where it is refused (kernel_optional).
+  EXPECT_FALSE(resolved("page-faults").exclude_kernel);
+  EXPECT_TRUE(resolved("page-faults").kernel_optional);
+  EXPECT_TRUE(resolved("page-faults:u").exclude_kernel);
+  EXPECT_FALSE(resolved("page-faults:u").kernel_optional);  // asked for, so no fallback needed
+  EXPECT_FALSE(resolved("context-switches").kernel_optional);
   EXPECT_TRUE(resolved("task-clock").exclude_kernel);
   EXPECT_EQ(error_of("cycles:x"), "'cycles:x': unknown modifier 'x'; expected :u (user), :k (kernel) or :uk after a generic event");
   EXPECT_EQ(error_of("cycles:uu"), "'cycles:uu': unknown modifier 'uu'; expected :u (user), :k (kernel) or :uk after a generic event");

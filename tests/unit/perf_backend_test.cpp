@@ -226,6 +226,23 @@ INSTANTIATE_TEST_SUITE_P(
                                             ? std::to_string(param_info.index) + "_permission"
                                             : "errno_" + std::to_string(param_info.param.error); });
 
+TEST(PerfBackend, PageFaultsIncludeKernelModeAndFallBackToUserSpaceWithANote) {
+  FakeKernel kernel;
+  {
+    auto set = open_with(kernel, {"page-faults"});
+    EXPECT_EQ(kernel.leaders().front()->attr.exclude_kernel, 0u);  // faults in copy_to_user count
+    EXPECT_TRUE(set->events()[0].reason.empty());
+  }
+  FakeKernel strict;  // perf_event_paranoid 2 without CAP_PERFMON: kernel mode refused
+  strict.open_error = [](const perf_event_attr& attr, pid_t, int) { return attr.exclude_kernel ? 0 : EACCES; };
+  auto set = open_with(strict, {"page-faults", "context-switches"});
+  EXPECT_EQ(set->events()[0].status, CounterStatus::ok);
+  EXPECT_THAT(set->events()[0].reason, HasSubstr("user space only"));
+  EXPECT_EQ(strict.leaders().front()->attr.exclude_kernel, 1u);
+  // context-switches happen in the kernel: user-only would always read 0, so no fallback.
+  EXPECT_EQ(set->events()[1].status, CounterStatus::no_permission);
+}
+
 TEST(PerfBackend, UnknownNamesAreUnsupportedAndTheRestStillCount) {
   FakeKernel kernel;
   auto set = open_with(kernel, {"task-clok", "page-faults"});
