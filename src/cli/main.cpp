@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/calibrate_command.hpp"
 #include "cli/info_command.hpp"
 #include "cli/output.hpp"
 #include "cli/stat_command.hpp"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.footer("Run 'hwprof SUBCOMMAND --help' for the options of each subcommand.");
   int exit_code = hwprof::cli::kExitOk;
   hwprof::cli::setup_summary(app, exit_code);
+  hwprof::cli::setup_calibrate(app, exit_code);
   hwprof::cli::setup_info(app, exit_code);
   hwprof::cli::setup_stat(app, exit_code);
   try {

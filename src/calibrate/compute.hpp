@@ -1,0 +1,101 @@
+// Compute ceilings: FMA-throughput kernels for AVX-512F, AVX2+FMA and SSE2 (compiled with
+// target attributes, chosen at run time by CPU feature detection, so one portable binary
+// reaches each machine's peak), GEMM ceilings from OpenBLAS, and the theoretical peak table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hwprof::detail {
+
+enum class Isa { sse2, avx2_fma, avx512f };
+const char* isa_name(Isa isa) noexcept;
+// The ISAs this CPU (and OS: XCR0 state) supports, best last.
+std::vector<Isa> supported_isas();
+
+struct ComputeSample {
+  std::string what;          // "fma_sp", "fma_dp", "gemm_sp", "gemm_dp"
+  std::string isa;           // for fma: the ISA used; for gemm: "openblas"
+  std::int64_t size = 0;     // gemm: n of the n×n×n product at the best point; fma: 0
+  double best_gflops = 0.0;
+  double median_gflops = 0.0;
+  double spread = 0.0;       // (max - min) / median over the repetitions
+  int repetitions = 0;
+  std::string note;          // empty, or what qualifies the number (e.g. a worker ran unpinned)
+};
+
+struct ComputeOptions {
+  std::vector<int> cpus;          // one worker pinned to each (FMA kernels); OpenBLAS threads = cpus.size()
+  bool single = true;             // measure SP
+  bool dual = true;               // measure DP
+  double seconds_per_point = 0.05;
+  int repetitions = 5;
+  std::vector<std::int64_t> gemm_sizes = {512, 1024, 1536, 2048};
+};
+
+// FMA peak with the best supported ISA, for SP and/or DP.
+std::vector<ComputeSample> measure_fma(const ComputeOptions& options);
+// The same with a given ISA (to compare ISAs, or with a peer's kernel); nothing when the CPU
+// or OS does not support it.
+std::vector<ComputeSample> measure_fma(const ComputeOptions& options, Isa isa);
+// OpenBLAS sgemm/dgemm over the size sweep; the sample is the best size's.
+std::vector<ComputeSample> measure_gemm(const ComputeOptions& options);
+
+// The CPU's nominal (or maximum) frequency in GHz and where it came from ("cpuinfo_max_freq",
+// "brand string", "/proc/cpuinfo cpu MHz"); 0 with source "unknown" when nothing says.
+double nominal_ghz(std::string* source);
+
+// cores × GHz × FLOPs per cycle per core for the best ISA, with the assumptions in words.
+struct TheoreticalPeak {
+  std::string isa;
+  int cores = 0;
+  double ghz = 0.0;
+  std::string ghz_source;   // e.g. "cpuinfo_max_freq", "/proc/cpuinfo MHz", "TSC"
+  int sp_flops_per_cycle = 0;
+  int dp_flops_per_cycle = 0;
+  double sp_gflops = 0.0;
+  double dp_gflops = 0.0;
+  std::string assumptions;
+};
+TheoreticalPeak theoretical_peak(const std::string& vendor, int family, int model, Isa isa, int cores, double ghz,
+                                 const std::string& ghz_source);
+
+// One row of the table behind theoretical_peak: DP FLOPs per cycle per core for AVX-512F and
+// for AVX2+FMA on a range of CPUs (0: the CPU lacks the ISA); SP is twice DP. SSE2 uses one
+// figure for every CPU. The sources are cited in peak.cpp.
+struct PeakTableRow {
+  std::string vendor;                          // CPUID vendor: "GenuineIntel", "AuthenticAMD", ...
+  int family = 0;                              // display family
+  std::vector<std::pair<int, int>> models;     // display model ranges, inclusive
+  std::string name;                            // "AMD Zen 4"
+  int dp_avx512 = 0;
+  int dp_avx2 = 0;
+  std::string basis;                           // the execution units behind the figures
+};
+const std::vector<PeakTableRow>& peak_table();
+
+// nominal_ghz() from given inputs, so tests need no particular machine: a sysfs cpufreq
+// directory (cpuinfo_max_freq in kHz), a /proc/cpuinfo path and a CPUID brand string. Under
+// a hypervisor "cpu MHz" is usually the TSC rate, not the turbo clock.
+double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand,
+                        std::string* source);
+
+// Physical cores among the online CPUs: distinct (physical_package_id, core_id) pairs in sysfs
+// topology; the online CPU count when the topology is unreadable.
+int physical_cores();
+int physical_cores_from(const std::string& sysfs_cpu_dir);
+
+// Pins the calling thread to one CPU; false (and why) when the kernel refuses.
+bool pin_current_thread(int cpu, std::string* why) noexcept;
+
+// Best (highest), median and spread ((max - min) / median) of per-repetition rates.
+struct RepetitionStats {
+  double best = 0.0;
+  double median = 0.0;
+  double spread = 0.0;
+};
+RepetitionStats summarize_repetitions(std::vector<double> rates);
+
+}  // namespace hwprof::detail

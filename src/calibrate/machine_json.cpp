@@ -1,0 +1,321 @@
+// The machine report as JSON (DESIGN.md "Reports": schema, created, host, cpu, theoretical,
+// runs), read back with the same care as a model spec: every problem names the file, the
+// line and column, the JSON path and what was expected.
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "hwprof/graph.hpp"
+#include "hwprof/machine.hpp"
+
+namespace hwprof {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+const char* const kBandwidthKernels[] = {"copy", "scale", "add", "triad", "copy_nt", "triad_nt"};
+const char* const kComputeCeilings[] = {"fma_sp", "fma_dp", "gemm_sp", "gemm_dp"};
+
+ordered_json ceiling_fields(const std::string& prefix, const Ceiling& c, const char* unit, const char* size_key) {
+  ordered_json j;
+  j[prefix + "_" + unit] = c.best;
+  j[prefix + "_median_" + unit] = c.median;
+  j[prefix + "_spread"] = c.spread;
+  j[prefix + "_repetitions"] = c.repetitions;
+  if (c.size > 0) j[prefix + "_" + size_key] = c.size;
+  if (!c.variant.empty()) j[prefix + "_variant"] = c.variant;
+  return j;
+}
+
+struct MachineError {
+  std::string message;
+};
+
+class Reader {
+ public:
+  Reader(const SpecSource& source) : source_(source) {}  // NOLINT
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
+    throw MachineError{source_.locate(pointer) + ": " + (pointer.empty() ? "" : pointer + ": ") + problem};
+  }
+  const json& member(const json& object, const std::string& pointer, const char* key) const {
+    if (!object.is_object()) fail(pointer, "expected an object");
+    if (!object.contains(key)) fail(pointer, std::string("missing \"") + key + "\"");
+    return object[key];
+  }
+  double number(const json& object, const std::string& pointer, const char* key, bool positive) const {
+    const json& v = member(object, pointer, key);
+    const std::string at = pointer + "/" + key;
+    if (!v.is_number()) fail(at, std::string("expected a number, got ") + v.type_name());
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || (positive ? d <= 0.0 : d < 0.0)) {
+      fail(at, std::string("expected a ") + (positive ? "positive" : "non-negative") + " finite number, got " + v.dump());
+    }
+    return d;
+  }
+  std::int64_t integer(const json& object, const std::string& pointer, const char* key, std::int64_t min) const {
+    const json& v = member(object, pointer, key);
+    const std::string at = pointer + "/" + key;
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) ||
+        v.get<std::int64_t>() < min) {
+      fail(at, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
+    }
+    return v.get<std::int64_t>();
+  }
+  std::string string(const json& object, const std::string& pointer, const char* key) const {
+    const json& v = member(object, pointer, key);
+    if (!v.is_string()) fail(pointer + "/" + key, std::string("expected a string, got ") + v.type_name());
+    return v.get<std::string>();
+  }
+  bool boolean(const json& object, const std::string& pointer, const char* key) const {
+    const json& v = member(object, pointer, key);
+    if (!v.is_boolean()) fail(pointer + "/" + key, std::string("expected true or false, got ") + v.type_name());
+    return v.get<bool>();
+  }
+
+  // A ceiling stored as <prefix>_<unit>, <prefix>_median_<unit>, ... ; absent → nullopt.
+  std::optional<Ceiling> ceiling(const json& object, const std::string& pointer, const std::string& prefix, const char* unit,
+                                 const char* size_key) const {
+    const std::string best_key = prefix + "_" + unit;
+    if (!object.contains(best_key)) return std::nullopt;
+    Ceiling c;
+    c.best = number(object, pointer, best_key.c_str(), true);
+    c.median = number(object, pointer, (prefix + "_median_" + unit).c_str(), true);
+    c.spread = number(object, pointer, (prefix + "_spread").c_str(), false);
+    c.repetitions = static_cast<int>(integer(object, pointer, (prefix + "_repetitions").c_str(), 1));
+    if (c.median > c.best * (1.0 + 1e-9)) fail(pointer + "/" + prefix + "_median_" + unit, "the median exceeds the best value");
+    const std::string size = prefix + "_" + size_key;
+    if (object.contains(size)) c.size = integer(object, pointer, size.c_str(), 1);
+    const std::string variant = prefix + "_variant";
+    if (object.contains(variant)) c.variant = string(object, pointer, variant.c_str());
+    return c;
+  }
+
+ private:
+  const SpecSource& source_;
+};
+
+}  // namespace
+
+const CalibrationRun* Machine::run_for(int threads) const noexcept {
+  for (const CalibrationRun& run : runs) {
+    if (run.threads == threads) return &run;
+  }
+  return nullptr;
+}
+
+std::string machine_to_json(const Machine& m) {
+  ordered_json j;
+  j["schema"] = m.schema;
+  j["created"] = m.created;
+  j["host"] = m.host;
+  j["hwprof_version"] = m.hwprof_version;
+  j["quick"] = m.quick;
+  ordered_json caches = ordered_json::array();
+  for (const CacheInfo& c : m.cpu.caches) {
+    caches.push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes}, {"shared_by", c.shared_by}});
+  }
+  j["cpu"] = {{"vendor", m.cpu.vendor},
+              {"model", m.cpu.brand},
+              {"family", m.cpu.family},
+              {"model_number", m.cpu.model},
+              {"stepping", m.cpu.stepping},
+              {"flags", m.cpu.flags},
+              {"logical_cpus", m.cpu.logical_cpus},
+              {"cores", m.cpu.cores},
+              {"caches", caches},
+              {"frequency", {{"ghz", m.cpu.frequency_ghz}, {"source", m.cpu.frequency_source}}},
+              {"hypervisor", m.cpu.hypervisor}};
+  const TheoreticalPeaks& t = m.theoretical;
+  j["theoretical"] = {{"isa", t.isa},
+                      {"cores", t.cores},
+                      {"ghz", t.ghz},
+                      {"ghz_source", t.ghz_source},
+                      {"sp_flops_per_cycle", t.sp_flops_per_cycle},
+                      {"dp_flops_per_cycle", t.dp_flops_per_cycle},
+                      {"sp_gflops", t.sp_gflops},
+                      {"dp_gflops", t.dp_gflops},
+                      {"assumptions", t.assumptions}};
+  ordered_json runs = ordered_json::array();
+  for (const CalibrationRun& run : m.runs) {
+    ordered_json r;
+    r["threads"] = run.threads;
+    r["cpus"] = run.cpus;
+    r["seconds"] = run.seconds;
+    ordered_json bandwidth = ordered_json::object();
+    for (const char* level : {"l1", "l2", "l3", "dram"}) {
+      auto it = run.bandwidth.find(level);
+      if (it == run.bandwidth.end()) continue;
+      ordered_json b;
+      b["from_bytes"] = it->second.from_bytes;
+      b["to_bytes"] = it->second.to_bytes;
+      for (const char* kernel : kBandwidthKernels) {
+        auto k = it->second.kernels.find(kernel);
+        if (k != it->second.kernels.end()) b.update(ceiling_fields(kernel, k->second, "gbps", "bytes"));
+      }
+      if (auto triad = it->second.kernels.find("triad"); triad != it->second.kernels.end()) b["spread"] = triad->second.spread;
+      bandwidth[level] = std::move(b);
+    }
+    r["bandwidth"] = std::move(bandwidth);
+    ordered_json compute = ordered_json::object();
+    for (const char* name : kComputeCeilings) {
+      auto it = run.compute.find(name);
+      if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gflops", "n"));
+    }
+    r["compute"] = std::move(compute);
+    ordered_json sweep = ordered_json::array();
+    for (const SweepPoint& p : run.sweep) {
+      sweep.push_back({{"bytes", p.bytes}, {"kernel", p.kernel}, {"best_gbps", p.best_gbps}, {"median_gbps", p.median_gbps}});
+    }
+    r["sweep"] = std::move(sweep);
+    runs.push_back(std::move(r));
+  }
+  j["runs"] = std::move(runs);
+  return j.dump(2) + "\n";
+}
+
+Result<Machine> machine_from_json(std::string_view text, const std::string& source_name) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Error{source_name + ": the machine report is empty (truncated?); run `hwprof calibrate` again"};
+  }
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    return Error{source_name + ": not a valid machine report (corrupt or truncated JSON: " + what + "); run `hwprof calibrate` again"};
+  }
+  const SpecSource source(source_name, std::string(text));
+  const Reader in(source);
+  Machine m;
+  try {
+    if (!root.is_object()) in.fail("", "a machine report is a JSON object");
+    const std::int64_t schema = in.integer(root, "", "schema", 1);
+    if (schema != kMachineSchema) {
+      in.fail("/schema", "schema " + std::to_string(schema) + " is not " + std::to_string(kMachineSchema) +
+                             (schema > kMachineSchema ? "; it was written by a newer hwprof: upgrade hwprof" : "; calibrate again"));
+    }
+    m.schema = static_cast<int>(schema);
+    m.created = in.string(root, "", "created");
+    m.host = in.string(root, "", "host");
+    m.hwprof_version = in.string(root, "", "hwprof_version");
+    m.quick = in.boolean(root, "", "quick");
+
+    const json& cpu = in.member(root, "", "cpu");
+    m.cpu.vendor = in.string(cpu, "/cpu", "vendor");
+    m.cpu.brand = in.string(cpu, "/cpu", "model");
+    m.cpu.family = static_cast<int>(in.integer(cpu, "/cpu", "family", 0));
+    m.cpu.model = static_cast<int>(in.integer(cpu, "/cpu", "model_number", 0));
+    m.cpu.stepping = static_cast<int>(in.integer(cpu, "/cpu", "stepping", 0));
+    const json& flags = in.member(cpu, "/cpu", "flags");
+    if (!flags.is_array()) in.fail("/cpu/flags", "expected a list of strings");
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+      if (!flags[i].is_string()) in.fail("/cpu/flags/" + std::to_string(i), "expected a string");
+      m.cpu.flags.push_back(flags[i].get<std::string>());
+    }
+    m.cpu.logical_cpus = static_cast<int>(in.integer(cpu, "/cpu", "logical_cpus", 1));
+    m.cpu.cores = static_cast<int>(in.integer(cpu, "/cpu", "cores", 1));
+    const json& caches = in.member(cpu, "/cpu", "caches");
+    if (!caches.is_array()) in.fail("/cpu/caches", "expected a list of caches");
+    for (std::size_t i = 0; i < caches.size(); ++i) {
+      const std::string at = "/cpu/caches/" + std::to_string(i);
+      CacheInfo c;
+      c.level = static_cast<int>(in.integer(caches[i], at, "level", 1));
+      c.type = in.string(caches[i], at, "type");
+      c.size_bytes = in.integer(caches[i], at, "size_bytes", 1);
+      c.shared_by = static_cast<int>(in.integer(caches[i], at, "shared_by", 1));
+      m.cpu.caches.push_back(c);
+    }
+    const json& frequency = in.member(cpu, "/cpu", "frequency");
+    m.cpu.frequency_ghz = in.number(frequency, "/cpu/frequency", "ghz", false);
+    m.cpu.frequency_source = in.string(frequency, "/cpu/frequency", "source");
+    m.cpu.hypervisor = in.boolean(cpu, "/cpu", "hypervisor");
+
+    const json& t = in.member(root, "", "theoretical");
+    m.theoretical.isa = in.string(t, "/theoretical", "isa");
+    m.theoretical.cores = static_cast<int>(in.integer(t, "/theoretical", "cores", 1));
+    m.theoretical.ghz = in.number(t, "/theoretical", "ghz", false);
+    m.theoretical.ghz_source = in.string(t, "/theoretical", "ghz_source");
+    m.theoretical.sp_flops_per_cycle = static_cast<int>(in.integer(t, "/theoretical", "sp_flops_per_cycle", 1));
+    m.theoretical.dp_flops_per_cycle = static_cast<int>(in.integer(t, "/theoretical", "dp_flops_per_cycle", 1));
+    m.theoretical.sp_gflops = in.number(t, "/theoretical", "sp_gflops", false);
+    m.theoretical.dp_gflops = in.number(t, "/theoretical", "dp_gflops", false);
+    m.theoretical.assumptions = in.string(t, "/theoretical", "assumptions");
+
+    const json& runs = in.member(root, "", "runs");
+    if (!runs.is_array() || runs.empty()) in.fail("/runs", "expected a non-empty list of runs, one per thread count");
+    std::set<int> seen;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const std::string at = "/runs/" + std::to_string(i);
+      const json& r = runs[i];
+      CalibrationRun run;
+      run.threads = static_cast<int>(in.integer(r, at, "threads", 1));
+      if (!seen.insert(run.threads).second) in.fail(at + "/threads", "a second run with " + std::to_string(run.threads) + " threads");
+      const json& cpus = in.member(r, at, "cpus");
+      if (!cpus.is_array()) in.fail(at + "/cpus", "expected a list of CPU numbers");
+      for (const json& c : cpus) {
+        if (!c.is_number_integer() || c.get<std::int64_t>() < 0) in.fail(at + "/cpus", "expected non-negative CPU numbers");
+        run.cpus.push_back(c.get<int>());
+      }
+      run.seconds = in.number(r, at, "seconds", false);
+      const json& bandwidth = in.member(r, at, "bandwidth");
+      if (!bandwidth.is_object()) in.fail(at + "/bandwidth", "expected an object of memory levels");
+      for (const auto& [level, b] : bandwidth.items()) {
+        const std::string lat = at + "/bandwidth/" + level;
+        if (level != "l1" && level != "l2" && level != "l3" && level != "dram") {
+          in.fail(lat, "unknown memory level \"" + level + "\"; expected l1, l2, l3 or dram");
+        }
+        BandwidthLevel bl;
+        bl.from_bytes = in.integer(b, lat, "from_bytes", 1);
+        bl.to_bytes = in.integer(b, lat, "to_bytes", bl.from_bytes);
+        for (const char* kernel : kBandwidthKernels) {
+          if (auto c = in.ceiling(b, lat, kernel, "gbps", "bytes")) bl.kernels[kernel] = *c;
+        }
+        if (!bl.kernels.count("triad")) in.fail(lat, "missing \"triad_gbps\": every level needs at least the triad ceiling");
+        run.bandwidth[level] = bl;
+      }
+      const json& compute = in.member(r, at, "compute");
+      if (!compute.is_object()) in.fail(at + "/compute", "expected an object of compute ceilings");
+      for (const char* name : kComputeCeilings) {
+        if (auto c = in.ceiling(compute, at + "/compute", name, "gflops", "n")) run.compute[name] = *c;
+      }
+      if (r.contains("sweep")) {
+        const json& sweep = r["sweep"];
+        if (!sweep.is_array()) in.fail(at + "/sweep", "expected a list of points");
+        for (std::size_t k = 0; k < sweep.size(); ++k) {
+          const std::string pat = at + "/sweep/" + std::to_string(k);
+          SweepPoint p;
+          p.bytes = in.integer(sweep[k], pat, "bytes", 1);
+          p.kernel = in.string(sweep[k], pat, "kernel");
+          p.best_gbps = in.number(sweep[k], pat, "best_gbps", true);
+          p.median_gbps = in.number(sweep[k], pat, "median_gbps", true);
+          run.sweep.push_back(p);
+        }
+      }
+      m.runs.push_back(std::move(run));
+    }
+  } catch (const MachineError& e) {
+    return Error{e.message};
+  }
+  return m;
+}
+
+Result<Machine> load_machine(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open the machine report (" + std::string(std::strerror(errno)) + ")"};
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > (16u << 20)) return Error{path + ": too large for a machine report (over 16 MiB)"};
+  return machine_from_json(text.str(), path);
+}
+
+}  // namespace hwprof

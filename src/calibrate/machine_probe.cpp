@@ -1,0 +1,184 @@
+// This machine as a report describes it, where its report is kept, and whether a report
+// belongs to it.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <unistd.h>
+
+#include "calibrate/compute.hpp"
+#include "calibrate/topology.hpp"
+#include "hwprof/cpu.hpp"
+#include "hwprof/machine.hpp"
+
+namespace hwprof {
+namespace detail {
+namespace {
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "0-3,8,10-11" → {0,1,2,3,8,10,11}
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> cpus;
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    const std::size_t comma = list.find(',', pos);
+    const std::string part = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    try {
+      const std::size_t dash = part.find('-');
+      if (dash == std::string::npos) {
+        cpus.push_back(std::stoi(part));
+      } else {
+        for (int c = std::stoi(part.substr(0, dash)); c <= std::stoi(part.substr(dash + 1)); ++c) cpus.push_back(c);
+      }
+    } catch (...) {
+      return cpus;  // malformed: what was read so far
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return cpus;
+}
+
+}  // namespace
+
+std::vector<int> cpus_one_per_core() {
+  std::vector<int> online = parse_cpu_list(first_line("/sys/devices/system/cpu/online"));
+  if (online.empty()) {
+    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < n; ++i) online.push_back(static_cast<int>(i));
+  }
+  std::vector<int> chosen;
+  std::set<std::pair<std::string, std::string>> cores;
+  for (int cpu : online) {
+    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    const std::string package = first_line(base + "physical_package_id");
+    const std::string core = first_line(base + "core_id");
+    // Without topology (some containers), every CPU counts as a core of its own.
+    if (core.empty() || cores.insert({package, core}).second) chosen.push_back(cpu);
+  }
+  return chosen;
+}
+
+int online_logical_cpus() {
+  const auto online = parse_cpu_list(first_line("/sys/devices/system/cpu/online"));
+  return online.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : static_cast<int>(online.size());
+}
+
+}  // namespace detail
+
+MachineCpu describe_this_cpu() {
+  const CpuIdentity id = detect_cpu();
+  MachineCpu cpu;
+  cpu.vendor = id.vendor;
+  cpu.brand = id.brand;
+  cpu.family = id.family;
+  cpu.model = id.model;
+  cpu.stepping = id.stepping;
+  cpu.hypervisor = id.hypervisor;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("sse2")) cpu.flags.push_back("sse2");
+  if (__builtin_cpu_supports("avx")) cpu.flags.push_back("avx");
+  if (__builtin_cpu_supports("avx2")) cpu.flags.push_back("avx2");
+  if (__builtin_cpu_supports("fma")) cpu.flags.push_back("fma");
+  if (__builtin_cpu_supports("avx512f")) cpu.flags.push_back("avx512f");
+  if (__builtin_cpu_supports("avx512bw")) cpu.flags.push_back("avx512bw");
+  if (__builtin_cpu_supports("avx512vl")) cpu.flags.push_back("avx512vl");
+  cpu.logical_cpus = detail::online_logical_cpus();
+  cpu.cores = static_cast<int>(detail::cpus_one_per_core().size());
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+    const std::string dir = entry.path().string();
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    CacheInfo c;
+    c.type = detail::first_line(dir + "/type");
+    if (c.type != "Data" && c.type != "Unified") continue;
+    try {
+      c.level = std::stoi(detail::first_line(dir + "/level"));
+      std::string size = detail::first_line(dir + "/size");  // "48K", "32768K", "1M"
+      std::int64_t scale = 1;
+      if (!size.empty() && (size.back() == 'K' || size.back() == 'M' || size.back() == 'G')) {
+        scale = size.back() == 'K' ? 1024 : size.back() == 'M' ? 1024 * 1024 : 1024LL * 1024 * 1024;
+        size.pop_back();
+      }
+      c.size_bytes = std::stoll(size) * scale;
+    } catch (...) {
+      continue;  // an unreadable cache description is left out rather than guessed
+    }
+    c.shared_by = std::max<int>(1, static_cast<int>(detail::parse_cpu_list(detail::first_line(dir + "/shared_cpu_list")).size()));
+    cpu.caches.push_back(c);
+  }
+  std::sort(cpu.caches.begin(), cpu.caches.end(), [](const CacheInfo& a, const CacheInfo& b) { return a.level < b.level; });
+  cpu.frequency_ghz = detail::nominal_ghz(&cpu.frequency_source);
+  return cpu;
+}
+
+std::optional<std::string> foreign_cpu(const MachineCpu& report, const MachineCpu& here) {
+  const auto describe = [](const MachineCpu& c) {
+    return c.brand + " (" + c.vendor + " family " + std::to_string(c.family) + " model " + std::to_string(c.model) + ", " +
+           std::to_string(c.logical_cpus) + " CPUs)";
+  };
+  if (report.vendor != here.vendor || report.family != here.family || report.model != here.model || report.brand != here.brand ||
+      report.logical_cpus != here.logical_cpus || report.cores != here.cores) {
+    return "it was calibrated on " + describe(report) + ", but this machine is " + describe(here);
+  }
+  return std::nullopt;
+}
+
+std::string machine_store_dir() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  std::string base;
+  if (xdg != nullptr && xdg[0] == '/') {  // the XDG spec ignores relative values
+    base = xdg;
+  } else {
+    const char* home = std::getenv("HOME");
+    base = std::string(home != nullptr && home[0] != '\0' ? home : ".") + "/.local/share";
+  }
+  return base + "/hwprof/machines";
+}
+
+std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
+  // Letters, digits, '.', '_' and '-' only, each run of anything else one '-'.
+  const auto clean = [](const std::string& text) {
+    std::string out;
+    for (char c : text) {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_') {
+        out += c;
+      } else if (!out.empty() && out.back() != '-') {
+        out += '-';
+      }
+    }
+    while (!out.empty() && out.back() == '-') out.pop_back();
+    return out.empty() ? std::string("unknown") : out;
+  };
+  return machine_store_dir() + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" +
+         std::to_string(cpu.model) + "-" + std::to_string(cpu.logical_cpus) + "cpu.json";
+}
+
+Result<Machine> load_stored_machine() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const MachineCpu here = describe_this_cpu();
+  const std::string path = machine_store_path(host, here);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Error{"no calibration is stored for this machine (" + path + "); run `hwprof calibrate`"};
+  }
+  auto machine = load_machine(path);
+  if (!machine) return machine.error();
+  if (auto why = foreign_cpu(machine->cpu, here)) {
+    return Error{path + ": not used: " + *why + "; run `hwprof calibrate` on this machine"};
+  }
+  return machine;
+}
+
+}  // namespace hwprof

@@ -1,0 +1,121 @@
+#include "cli/calibrate_command.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "cli/output.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/report.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+std::string ceiling_row(const std::string& label, const Ceiling& c, const char* unit, const std::string& note) {
+  return fmt::format("  {:<28}{:>10.1f} {:<8}{:>10.1f}{:>9.1f}%   {}\n", label, c.best, unit, c.median, c.spread * 100, note);
+}
+
+std::string summary(const Machine& m, const std::string& stored) {
+  std::string out = fmt::format("Calibrated {} ({} cores, {} logical CPUs{}) in {:.1f} s{}\n", m.cpu.brand, m.cpu.cores,
+                                m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "",
+                                [&] {
+                                  double s = 0;
+                                  for (const auto& r : m.runs) s += r.seconds;
+                                  return s;
+                                }(),
+                                m.quick ? " (quick)" : "");
+  if (!stored.empty()) out += "Report: " + stored + "\n";
+  out += "Bandwidth in decimal GB/s, STREAM's convention (write-allocate traffic not counted).\n";
+  for (const CalibrationRun& run : m.runs) {
+    std::string cpus;
+    for (int c : run.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    out += fmt::format("\n{} thread(s), pinned to CPU {}        {:>10} {:<8}{:>10}{:>10}\n", run.threads, cpus, "best", "", "median", "spread");
+    for (const char* level : {"l1", "l2", "l3", "dram"}) {
+      auto it = run.bandwidth.find(level);
+      if (it == run.bandwidth.end()) continue;
+      std::string name = level;
+      std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
+      const std::string range = fmt::format("{}-{} KiB", it->second.from_bytes / 1024, it->second.to_bytes / 1024);
+      for (const char* kernel : {"triad", "copy", "triad_nt", "copy_nt"}) {
+        auto k = it->second.kernels.find(kernel);
+        if (k == it->second.kernels.end()) continue;
+        out += ceiling_row(name + " " + kernel, k->second, "GB/s", std::string(kernel) == "triad" ? range : "");
+      }
+    }
+    for (const char* name : {"fma_sp", "fma_dp", "gemm_sp", "gemm_dp"}) {
+      auto it = run.compute.find(name);
+      if (it == run.compute.end()) continue;
+      const std::string note = it->second.size > 0 ? "n = " + std::to_string(it->second.size) : it->second.variant;
+      out += ceiling_row(std::string(name).substr(0, 4) == "fma_" ? std::string("FMA peak ") + (name[4] == 's' ? "SP" : "DP")
+                                                                 : std::string("GEMM ") + (name[5] == 's' ? "SP" : "DP"),
+                         it->second, "GFLOP/s", note);
+    }
+  }
+  const TheoreticalPeaks& t = m.theoretical;
+  out += fmt::format("\nTheoretical peak ({} cores × {:.2f} GHz × {}/{} SP/DP FLOPs per cycle, {}): {:.1f} SP / {:.1f} DP GFLOP/s\n",
+                     t.cores, t.ghz, t.sp_flops_per_cycle, t.dp_flops_per_cycle, t.isa, t.sp_gflops, t.dp_gflops);
+  out += "  " + t.assumptions + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<CalibrateCommandOptions> setup_calibrate(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<CalibrateCommandOptions>();
+  CLI::App* sub = app.add_subcommand("calibrate", "Measure this machine's bandwidth and compute ceilings");
+  sub->description(
+      "Measures the roofline's ceilings on this machine: STREAM copy/scale/add/triad over a working-set sweep\n"
+      "(plateaus per memory level: L1, L2, L3, DRAM, plus non-temporal stores for DRAM), FMA peak (AVX-512,\n"
+      "AVX2+FMA or SSE2, chosen at run time) and OpenBLAS SGEMM/DGEMM, once per thread count, with workers\n"
+      "pinned one per core; theoretical peaks are printed beside them for context. The report is stored per\n"
+      "machine (host + CPU) under $XDG_DATA_HOME/hwprof/machines (default ~/.local/share), where `hwprof\n"
+      "profile` finds it; a report from another CPU is never used. A ceilings chart (SVG) is written beside it.");
+  sub->add_option("-t,--threads", options->threads, "Thread counts, comma-separated (default: 1 and the number of cores)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
+  sub->add_flag("--quick", options->quick, "A quicker, rougher calibration (about 5 s)");
+  sub->add_option("--precision", options->precision, "Precisions to measure: sp, dp or both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sp", "dp"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store");
+  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)");
+  sub->add_option("-f,--format", options->format, "What to print: a table, or the JSON report")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  sub->callback([options, &exit_code]() { exit_code = run_calibrate(*options); });
+  return options;
+}
+
+int run_calibrate(const CalibrateCommandOptions& options) {
+  CalibrationOptions calibration;
+  calibration.threads = options.threads;
+  calibration.quick = options.quick;
+  calibration.single_precision = std::find(options.precision.begin(), options.precision.end(), "sp") != options.precision.end();
+  calibration.double_precision = std::find(options.precision.begin(), options.precision.end(), "dp") != options.precision.end();
+  if (::isatty(2)) calibration.progress = [](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; };
+  auto machine = calibrate(calibration);
+  if (!machine) return fail(machine.error());
+
+  std::string path = options.output;
+  if (path.empty()) {
+    path = machine_store_path(machine->host, machine->cpu);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (ec) return fail(Error{std::filesystem::path(path).parent_path().string() + ": cannot create the machine store (" + ec.message() + ")"});
+  }
+  const std::string json = machine_to_json(*machine);
+  if (auto error = write_file_atomically(path, json)) return fail(*error);
+  std::string svg_path = options.svg;
+  if (svg_path.empty()) svg_path = std::filesystem::path(path).replace_extension(".svg").string();
+  const int threads = machine->runs.back().threads;
+  if (auto error = write_file_atomically(svg_path, ceilings_svg(*machine, threads, calibration.single_precision))) return fail(*error);
+  if (options.format == "json") return emit(json, "");
+  return emit(summary(*machine, path) + "Chart: " + svg_path + "\n", "");
+}
+
+}  // namespace hwprof::cli
