@@ -41,18 +41,18 @@ case "$isa" in
 esac
 dram_bytes=$(run_of "['bandwidth']['dram']['triad_bytes']")
 dram_mb=$(( dram_bytes / 1000000 ))
-likwid() {  # kernel, working set → the MByte/s or MFlops/s line's value
-  likwid-bench -t "$1" -W "N:$2:$threads" 2>/dev/null | awk -F'[: \t]+' '/^(MByte|MFlops)\/s/ {print $2}'
+likwid() {  # kernel, working set, MByte|MFlops → that line's value (likwid prints both)
+  likwid-bench -t "$1" -W "N:$2:$threads" 2>/dev/null | awk -F'[: \t]+' -v what="$3/s" '$1 == what {print $2}'
 }
 {
-  echo "stream $(likwid stream_$suffix "${dram_mb}MB")"
-  echo "stream_mem $(likwid stream_mem_$suffix "${dram_mb}MB")"
-  echo "copy $(likwid copy_$suffix "${dram_mb}MB")"
-  echo "copy_mem $(likwid copy_mem_$suffix "${dram_mb}MB")"
+  echo "stream $(likwid stream_$suffix "${dram_mb}MB" MByte)"
+  echo "stream_mem $(likwid stream_mem_$suffix "${dram_mb}MB" MByte)"
+  echo "copy $(likwid copy_$suffix "${dram_mb}MB" MByte)"
+  echo "copy_mem $(likwid copy_mem_$suffix "${dram_mb}MB" MByte)"
   if [ "$suffix" = sse ]; then
-    echo "peak_dp $(likwid peakflops_sse 32kB)"; echo "peak_sp $(likwid peakflops_sp_sse 32kB)"
+    echo "peak_dp $(likwid peakflops_sse 32kB MFlops)"; echo "peak_sp $(likwid peakflops_sp_sse 32kB MFlops)"
   else
-    echo "peak_dp $(likwid peakflops_${suffix}_fma 32kB)"; echo "peak_sp $(likwid peakflops_sp_${suffix}_fma 32kB)"
+    echo "peak_dp $(likwid peakflops_${suffix}_fma 32kB MFlops)"; echo "peak_sp $(likwid peakflops_sp_${suffix}_fma 32kB MFlops)"
   fi
 } > "$out/likwid.txt"
 gemm_n="$(run_of "['compute']['gemm_sp_n']") $(run_of "['compute'].get('gemm_dp_n', '')")"

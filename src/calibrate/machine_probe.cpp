@@ -12,19 +12,13 @@
 
 #include "calibrate/compute.hpp"
 #include "calibrate/topology.hpp"
+#include "counters/system_info.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/machine.hpp"
 
 namespace hwprof {
 namespace detail {
 namespace {
-
-std::string first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 // "0-3,8,10-11" → {0,1,2,3,8,10,11}
 std::vector<int> parse_cpu_list(const std::string& list) {
@@ -52,7 +46,7 @@ std::vector<int> parse_cpu_list(const std::string& list) {
 }  // namespace
 
 std::vector<int> cpus_one_per_core() {
-  std::vector<int> online = parse_cpu_list(first_line("/sys/devices/system/cpu/online"));
+  std::vector<int> online = parse_cpu_list(read_first_line("/sys/devices/system/cpu/online"));
   if (online.empty()) {
     const unsigned n = std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < n; ++i) online.push_back(static_cast<int>(i));
@@ -61,8 +55,8 @@ std::vector<int> cpus_one_per_core() {
   std::set<std::pair<std::string, std::string>> cores;
   for (int cpu : online) {
     const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-    const std::string package = first_line(base + "physical_package_id");
-    const std::string core = first_line(base + "core_id");
+    const std::string package = read_first_line(base + "physical_package_id");
+    const std::string core = read_first_line(base + "core_id");
     // Without topology (some containers), every CPU counts as a core of its own.
     if (core.empty() || cores.insert({package, core}).second) chosen.push_back(cpu);
   }
@@ -70,7 +64,7 @@ std::vector<int> cpus_one_per_core() {
 }
 
 int online_logical_cpus() {
-  const auto online = parse_cpu_list(first_line("/sys/devices/system/cpu/online"));
+  const auto online = parse_cpu_list(read_first_line("/sys/devices/system/cpu/online"));
   return online.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : static_cast<int>(online.size());
 }
 
@@ -100,11 +94,11 @@ MachineCpu describe_this_cpu() {
     const std::string dir = entry.path().string();
     if (entry.path().filename().string().rfind("index", 0) != 0) continue;
     CacheInfo c;
-    c.type = detail::first_line(dir + "/type");
+    c.type = detail::read_first_line(dir + "/type");
     if (c.type != "Data" && c.type != "Unified") continue;
     try {
-      c.level = std::stoi(detail::first_line(dir + "/level"));
-      std::string size = detail::first_line(dir + "/size");  // "48K", "32768K", "1M"
+      c.level = std::stoi(detail::read_first_line(dir + "/level"));
+      std::string size = detail::read_first_line(dir + "/size");  // "48K", "32768K", "1M"
       std::int64_t scale = 1;
       if (!size.empty() && (size.back() == 'K' || size.back() == 'M' || size.back() == 'G')) {
         scale = size.back() == 'K' ? 1024 : size.back() == 'M' ? 1024 * 1024 : 1024LL * 1024 * 1024;
@@ -114,7 +108,7 @@ MachineCpu describe_this_cpu() {
     } catch (...) {
       continue;  // an unreadable cache description is left out rather than guessed
     }
-    c.shared_by = std::max<int>(1, static_cast<int>(detail::parse_cpu_list(detail::first_line(dir + "/shared_cpu_list")).size()));
+    c.shared_by = std::max<int>(1, static_cast<int>(detail::parse_cpu_list(detail::read_first_line(dir + "/shared_cpu_list")).size()));
     cpu.caches.push_back(c);
   }
   std::sort(cpu.caches.begin(), cpu.caches.end(), [](const CacheInfo& a, const CacheInfo& b) { return a.level < b.level; });

@@ -63,10 +63,10 @@ std::string frequency_caveat(const std::string& source) {
            "below it";
   }
   if (source == "/proc/cpuinfo cpu MHz") {
-    return "a clock the kernel reports, not a rated one (under a hypervisor usually the TSC rate); turbo can run "
+    return "a clock the kernel reports, not a rated one: under a hypervisor usually the TSC rate, and turbo can run "
            "above it, so measured peaks may exceed this figure";
   }
-  return "frequency source: " + source;
+  return "how this source relates to the running clock is not known";
 }
 
 }  // namespace
@@ -157,8 +157,8 @@ TheoreticalPeak theoretical_peak(const std::string& vendor, int family, int mode
   peak.assumptions = cpu + ": " + basis + figures;
   if (ghz > 0.0) {
     char clock[96];
-    std::snprintf(clock, sizeof(clock), "%d cores × %.3f GHz (", cores, ghz);
-    peak.assumptions += clock + frequency_caveat(ghz_source) + ").";
+    std::snprintf(clock, sizeof(clock), "%d cores × %.3f GHz from ", cores, ghz);
+    peak.assumptions += clock + ghz_source + ": " + frequency_caveat(ghz_source) + ".";
   } else {
     peak.assumptions += "Frequency unknown (no cpufreq, brand-string or /proc/cpuinfo clock), so no GFLOP/s figure.";
   }

@@ -46,13 +46,6 @@ struct Group {
   std::vector<const volatile perf_event_mmap_page*> pages;
 };
 
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 // One CPU per socket for uncore PMUs: the PMU's own cpumask lists them (e.g. "0,28").
 std::vector<int> uncore_cpus(const std::string& devices, const std::string& pmu) {
   std::vector<int> cpus;

@@ -17,13 +17,6 @@
 namespace hwprof::detail {
 namespace {
 
-std::string first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 bool has_capability(int capability) {
   __user_cap_header_struct header{};
   __user_cap_data_struct data[2]{};
@@ -38,7 +31,7 @@ bool has_capability(int capability) {
 std::string probe_rdpmc(bool hardware_pmu, bool* available) {
   *available = false;
   if (!hardware_pmu) return "unavailable: no hardware PMU is exposed";
-  const std::string setting = first_line("/sys/bus/event_source/devices/cpu/rdpmc");
+  const std::string setting = read_first_line("/sys/bus/event_source/devices/cpu/rdpmc");
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_HARDWARE;
@@ -66,6 +59,13 @@ std::string probe_rdpmc(bool hardware_pmu, bool* available) {
 
 }  // namespace
 
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 bool hardware_pmu_exposed(const std::string& devices) {
   for (const char* pmu : {"cpu", "cpu_core", "cpu_atom", "armv8_pmuv3"}) {
     if (::access((devices + "/" + pmu).c_str(), F_OK) == 0) return true;
@@ -78,7 +78,7 @@ SystemInfo probe_system() {
   utsname u{};
   if (::uname(&u) == 0) info.kernel = std::string(u.sysname) + " " + u.release;
   try {
-    info.perf_event_paranoid = std::stoi(first_line("/proc/sys/kernel/perf_event_paranoid"));
+    info.perf_event_paranoid = std::stoi(read_first_line("/proc/sys/kernel/perf_event_paranoid"));
   } catch (...) {
     info.perf_event_paranoid = 99;  // unreadable: assume the strictest
   }
@@ -91,7 +91,7 @@ SystemInfo probe_system() {
     PmuInfo pmu;
     pmu.name = entry.path().filename().string();
     try {
-      pmu.type = std::stoi(first_line(entry.path().string() + "/type"));
+      pmu.type = std::stoi(read_first_line(entry.path().string() + "/type"));
     } catch (...) {
       pmu.type = -1;
     }

@@ -25,6 +25,9 @@ struct SystemInfo {
 
 SystemInfo probe_system();
 
+// The first line of a (sysfs or procfs) file, without its newline; "" when unreadable.
+std::string read_first_line(const std::string& path);
+
 // A core PMU (cpu, cpu_core, cpu_atom, armv8_pmuv3) is listed under `devices`.
 bool hardware_pmu_exposed(const std::string& devices = "/sys/bus/event_source/devices");
 

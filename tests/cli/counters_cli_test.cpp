@@ -16,11 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-test::ProcessResult hwprof(std::vector<std::string> args) {
-  std::vector<std::string> argv = {HWPROF_CLI_PATH};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return test::run_process(argv);
-}
+test::ProcessResult hwprof(const std::vector<std::string>& args) { return test::run_hwprof(args); }
 
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);

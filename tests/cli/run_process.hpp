@@ -67,4 +67,13 @@ inline ProcessResult run_process(const std::vector<std::string>& argv) {
   return result;
 }
 
+#ifdef HWPROF_CLI_PATH
+// The hwprof binary under test with these arguments.
+inline ProcessResult run_hwprof(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {HWPROF_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv);
+}
+#endif
+
 }  // namespace hwprof::test

@@ -17,11 +17,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using test::run_process;
 
-test::ProcessResult hwprof(std::vector<std::string> args) {
-  std::vector<std::string> argv = {HWPROF_CLI_PATH};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv);
-}
+test::ProcessResult hwprof(const std::vector<std::string>& args) { return test::run_hwprof(args); }
 
 class Cli : public ::testing::Test {
  protected:
