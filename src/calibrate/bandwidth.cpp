@@ -289,10 +289,12 @@ class StreamTeam {
     return true;
   }
 
-  // The smallest share of a repetition lasting `seconds` that a worker spent on its CPU.
-  double least_cpu_share(double seconds) const noexcept {
+  // The smallest share of its calls' wall time that a worker spent on its CPU in the last
+  // repetition. (Its own window: waking a worker takes longer under some hypervisors, but
+  // that is the same for every repetition and not another process's doing.)
+  double least_cpu_share() const noexcept {
     double least = 1.0;
-    for (const Worker& w : workers_) least = std::min(least, w.cpu_seconds / seconds);
+    for (const Worker& w : workers_) least = std::min(least, w.cpu_share);
     return least;
   }
 
@@ -319,7 +321,7 @@ class StreamTeam {
     double* c = nullptr;
     bool pinned = false;
     int cpu_seen = -1;
-    double cpu_seconds = 0.0;  // CPU time of its last repetition's calls
+    double cpu_share = 1.0;  // CPU time over wall time of its last repetition's calls
     std::string pin_error;
   };
 
@@ -350,11 +352,14 @@ class StreamTeam {
       sync_.arrive_and_wait();  // released
       const Job job = job_;
       if (job.pass == nullptr) break;
+      const auto wall_before = std::chrono::steady_clock::now();
       const double cpu_before = thread_cpu_seconds();
       if (w.block != nullptr) {
         for (std::int64_t r = 0; r < job.calls; ++r) job.pass(w.a, w.b, w.c, job.elements, kScalar);
       }
-      w.cpu_seconds = thread_cpu_seconds() - cpu_before;
+      const double cpu = thread_cpu_seconds() - cpu_before;
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+      w.cpu_share = wall > 0.0 ? cpu / wall : 1.0;
       w.cpu_seen = ::sched_getcpu();
       sync_.arrive_and_wait();  // finished
     }
@@ -422,7 +427,7 @@ PointNotes measure_point(StreamTeam& team, Pass pass, std::size_t elements, doub
       notes.shared = 0;
       continue;
     }
-    if (team.least_cpu_share(took) < kMinCpuShare) {
+    if (team.least_cpu_share() < kMinCpuShare) {
       if (reruns < repetitions) {
         ++reruns;
         continue;

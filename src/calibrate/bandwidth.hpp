@@ -28,8 +28,8 @@ struct BandwidthOptions {
   std::vector<std::int64_t> working_sets;     // total bytes of the kernel's arrays, all threads together
   std::vector<StreamKernel> kernels = {StreamKernel::copy, StreamKernel::scale, StreamKernel::add, StreamKernel::triad};
   bool nontemporal = false;                   // streaming stores (for the DRAM ceiling)
-  double seconds_per_point = 0.002;           // minimum timed time per repetition (2 ms: within noise of 20 ms, issue #4)
-  int repetitions = 5;                        // after one warm-up
+  double seconds_per_point = 0.002;           // minimum timed time per repetition (2 ms measures what 20 ms does)
+  int repetitions = 5;                        // after one warm-up; one slowed by another process is run again
   std::optional<Isa> isa;                     // the kernels' ISA; unset: the best this CPU and OS support
 };
 
@@ -43,7 +43,8 @@ struct BandwidthSample {
   int repetitions = 0;
   std::string isa;               // the kernel variant: "sse2", "avx2_fma", "avx512f"
   bool pinned = false;           // every worker was pinned and sched_getcpu() found it on its CPU after each repetition
-  std::string note;              // empty, or what qualifies the number (a worker ran unpinned or elsewhere)
+  std::string note;              // empty, or what qualifies the number: a worker ran unpinned or elsewhere,
+                                 // or repetitions kept although another process shared a worker's CPU
 };
 
 // Why measure_bandwidth would measure nothing with these options, or "" when they are fine:
