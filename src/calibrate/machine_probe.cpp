@@ -18,33 +18,6 @@
 
 namespace hwprof {
 namespace detail {
-namespace {
-
-// "0-3,8,10-11" → {0,1,2,3,8,10,11}
-std::vector<int> parse_cpu_list(const std::string& list) {
-  std::vector<int> cpus;
-  std::size_t pos = 0;
-  while (pos < list.size()) {
-    const std::size_t comma = list.find(',', pos);
-    const std::string part = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    try {
-      const std::size_t dash = part.find('-');
-      if (dash == std::string::npos) {
-        cpus.push_back(std::stoi(part));
-      } else {
-        for (int c = std::stoi(part.substr(0, dash)); c <= std::stoi(part.substr(dash + 1)); ++c) cpus.push_back(c);
-      }
-    } catch (...) {
-      return cpus;  // malformed: what was read so far
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return cpus;
-}
-
-}  // namespace
-
 std::vector<int> cpus_one_per_core() {
   std::vector<int> online = parse_cpu_list(read_first_line("/sys/devices/system/cpu/online"));
   if (online.empty()) {

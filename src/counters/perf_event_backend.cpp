@@ -48,26 +48,8 @@ struct Group {
 
 // One CPU per socket for uncore PMUs: the PMU's own cpumask lists them (e.g. "0,28").
 std::vector<int> uncore_cpus(const std::string& devices, const std::string& pmu) {
-  std::vector<int> cpus;
-  const std::string mask = read_first_line(devices + "/" + pmu + "/cpumask");
-  std::size_t pos = 0;
-  while (pos < mask.size()) {
-    const std::size_t comma = mask.find(',', pos);
-    const std::string part = mask.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const std::size_t dash = part.find('-');
-    try {
-      if (dash == std::string::npos) {
-        cpus.push_back(std::stoi(part));
-      } else {
-        for (int c = std::stoi(part.substr(0, dash)); c <= std::stoi(part.substr(dash + 1)); ++c) cpus.push_back(c);
-      }
-    } catch (...) {
-      break;  // a malformed cpumask: no targets, reported as not counted
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return cpus;
+  // A malformed cpumask gives no targets, which the caller reports.
+  return parse_cpu_list(read_first_line(devices + "/" + pmu + "/cpumask"));
 }
 
 perf_event_attr make_attr(const ResolvedEvent& e, bool leader, const CounterOptions& options, const Target& target) {
