@@ -1,0 +1,102 @@
+// The executor: a Graph made runnable on real kernels (src/nn, OpenBLAS underneath) —
+// inference forward passes and training steps (forward, loss, backward, optimizer), with
+// every buffer freed as soon as nothing later needs it. An observer sees every layer
+// boundary; the profiler wraps each layer's kernels through it, and the engine knows nothing
+// of the profiler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hwprof/graph.hpp"
+#include "hwprof/result.hpp"
+#include "hwprof/tensor.hpp"
+
+namespace hwprof {
+
+enum class Phase { forward, backward, optimizer };
+const char* phase_name(Phase phase) noexcept;
+
+// Called on the thread that runs the model, around each layer's kernels: on_begin just
+// before its first kernel starts, on_end just after its last one returns (with all of its
+// worker threads done). `layer` indexes Graph::nodes. Called for every node, including those
+// that move no data (reshape, flatten, dropout in evaluation). Must not throw.
+class LayerObserver {
+ public:
+  virtual ~LayerObserver() = default;
+  virtual void on_begin(int layer, Phase phase) noexcept = 0;
+  virtual void on_end(int layer, Phase phase) noexcept = 0;
+};
+
+enum class OptimizerKind { sgd, adam };
+
+// PyTorch's semantics (torch.optim.SGD with momentum and dampening 0; torch.optim.Adam).
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::sgd;
+  double learning_rate = 0.01;
+  double momentum = 0.9;       // sgd
+  double weight_decay = 0.0;   // L2 added to the gradient, as torch.optim does
+  double beta1 = 0.9;          // adam
+  double beta2 = 0.999;        // adam
+  double epsilon = 1e-8;       // adam
+};
+
+struct ExecutorOptions {
+  std::int64_t batch = 1;
+  int threads = 0;            // kernel threads (OpenMP loops and OpenBLAS); 0: one per core
+  std::uint64_t seed = 0;     // parameter initialisation, dropout masks, synthetic inputs
+  bool training = false;      // allocate gradients and optimizer state; enables train_step
+  OptimizerOptions optimizer;
+};
+
+// A learnable tensor of one layer, for inspection (weight distributions, tests).
+struct Parameter {
+  int layer = 0;              // index into Graph::nodes
+  std::string name;           // "weight", "bias", "in_proj_weight", ...
+  Tensor value;               // shares storage with the executor's parameter
+  Tensor gradient;            // undefined unless training
+  bool tied = false;          // shares its storage with an earlier layer's parameter
+};
+
+class Executor {
+ public:
+  // Fails (with the layer named) when a layer cannot be built, e.g. an int32 input to an op
+  // that needs float32.
+  static Result<Executor> build(const Graph& graph, const ExecutorOptions& options);
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  ~Executor();
+
+  const Graph& graph() const noexcept;
+  const ExecutorOptions& options() const noexcept;
+
+  // A deterministic synthetic batch: images N(0, 1); token ids uniform in the range every
+  // consuming embedding accepts; labels uniform over the classes of the output's last axis.
+  Tensor make_input(std::uint64_t seed) const;
+  Tensor make_labels(std::uint64_t seed) const;
+
+  // Inference: the model output, [batch, ...output shape]. Fails on an input of the wrong
+  // shape or dtype, or a token id out of range (naming the layer).
+  Result<Tensor> forward(const Tensor& input);
+  // One training step: forward (training mode: batch statistics, dropout), mean
+  // cross-entropy loss of the output's last axis against `labels` (int32, one per output
+  // row), backward, optimizer. Returns the loss. Requires options().training.
+  Result<float> train_step(const Tensor& input, const Tensor& labels);
+
+  // Not owned; nullptr removes it. Observed layers see on_begin/on_end for every node in
+  // forward order, then (training) backward in reverse order, then one optimizer call per
+  // node that has parameters.
+  void set_observer(LayerObserver* observer) noexcept;
+
+  std::vector<Parameter> parameters() const;
+  std::int64_t parameter_bytes() const noexcept;  // tied weights once
+
+ private:
+  struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hwprof

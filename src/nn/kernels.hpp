@@ -1,0 +1,159 @@
+// The engine's kernels, forward and backward, on raw row-major float32 buffers (NCHW for
+// images, [rows, features] for sequences). Internal to hwprof (src/nn); the executor calls
+// them, tests compare them with straightforward reference loops.
+//
+// Conventions, for every kernel:
+// - Output buffers are overwritten, never read (except where "+=" is written below).
+// - Input gradients (dx) are overwritten; a null dx means "not needed" (the model input, or
+//   an integer input) and is skipped.
+// - Parameter gradients (dw, db, dgamma, ...) are ACCUMULATED (+=): a weight tied between two
+//   layers sums both contributions; the optimizer zeroes them once per step. A null one is
+//   skipped.
+// - Parallelism: element-wise and data-movement loops use OpenMP, GEMMs use OpenBLAS; both
+//   with the thread count set by set_kernel_threads(). Kernels are not re-entrant across
+//   threads of the caller (one model runs on one calling thread).
+// - Temporary workspaces (im2col columns, attention scores) are Tensors, so the tracking
+//   allocator counts them.
+// - Weights follow PyTorch's layouts, so numbers can be compared with it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hwprof::nn {
+
+using i64 = std::int64_t;
+
+// Threads for OpenMP loops and OpenBLAS (0: one per online CPU). Returns the count in effect.
+int set_kernel_threads(int threads);
+int kernel_threads() noexcept;
+
+// ---- linear: y[M,N] = x[M,K] · w[N,K]ᵀ + b[N] (b may be null) --------------------------------
+void linear_forward(const float* x, const float* w, const float* b, float* y, i64 m, i64 k, i64 n);
+// dx[M,K] = dy · w; dw[N,K] += dyᵀ · x; db[N] += Σ_rows dy.
+void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db, i64 m, i64 k,
+                     i64 n);
+
+// ---- conv2d: x[N,C,H,W], w[K, C/groups, R, S], b[K] → y[N,K,P,Q] ------------------------------
+struct Conv2dGeometry {
+  i64 batch = 1, in_channels = 1, in_h = 1, in_w = 1;
+  i64 out_channels = 1, kernel_h = 1, kernel_w = 1;
+  i64 stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  i64 groups = 1;
+  i64 out_h = 1, out_w = 1;  // as shape inference computed them
+};
+void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y);
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx, float* dw,
+                     float* db);
+
+// ---- attention: self-attention over x[B,T,D] with PyTorch nn.MultiheadAttention's parameters:
+// in_proj_weight [3D, D] (rows: Q, K, V), in_proj_bias [3D], out_proj weight [D, D], bias [D]
+// (biases may be null). Scores scaled by 1/sqrt(D/heads); causal masks key j > query i;
+// softmax computed stably (max subtracted).
+struct AttentionGeometry {
+  i64 batch = 1, tokens = 1, dim = 1, heads = 1;
+  bool causal = false;
+};
+// What backward needs, kept by the forward pass (buffers owned by the caller):
+//   qkv [B, T, 3D] (the projections, biases added), probs [B, H, T, T] (softmax output),
+//   context [B, T, D] (heads concatenated, before the output projection).
+struct AttentionSaved {
+  float* qkv = nullptr;
+  float* probs = nullptr;
+  float* context = nullptr;
+};
+i64 attention_saved_floats(const AttentionGeometry& g);  // qkv + probs + context
+// `saved` null: inference, the kernel uses temporary workspaces of its own.
+void attention_forward(const AttentionGeometry& g, const float* x, const float* w_in, const float* b_in,
+                       const float* w_out, const float* b_out, float* y, const AttentionSaved* saved);
+void attention_backward(const AttentionGeometry& g, const float* x, const float* w_in, const float* w_out,
+                        const AttentionSaved& saved, const float* dy, float* dx, float* dw_in, float* db_in,
+                        float* dw_out, float* db_out);
+
+// ---- batchnorm2d over x[N,C,HW] per channel -----------------------------------------------
+// Evaluation: running statistics.
+void batchnorm2d_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
+                              const float* running_var, double eps, float* y, i64 n, i64 c, i64 hw);
+// Training: batch statistics (biased variance to normalise); running statistics updated as
+// PyTorch does (momentum 0.1, unbiased variance); save_mean/save_invstd [C] kept for backward.
+void batchnorm2d_forward_train(const float* x, const float* gamma, const float* beta, float* running_mean,
+                               float* running_var, double eps, double momentum, float* y, float* save_mean,
+                               float* save_invstd, i64 n, i64 c, i64 hw);
+void batchnorm2d_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
+                          const float* dy, float* dx, float* dgamma, float* dbeta, i64 n, i64 c, i64 hw);
+
+// ---- layernorm over the last axis: x[rows, D] ---------------------------------------------
+// save_mean/save_invstd [rows] may be null (inference).
+void layernorm_forward(const float* x, const float* gamma, const float* beta, double eps, float* y, float* save_mean,
+                       float* save_invstd, i64 rows, i64 d);
+void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
+                        const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 d);
+
+// ---- element-wise activations -------------------------------------------------------------
+enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh };
+void activation_forward(Activation a, const float* x, float* y, i64 n);
+// Both x (the input) and y (the output) are passed; each activation uses what it needs.
+void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n);
+
+// ---- softmax along one axis, the tensor seen as [outer, dim, inner] -------------------------
+void softmax_forward(const float* x, float* y, i64 outer, i64 dim, i64 inner);
+void softmax_backward(const float* y, const float* dy, float* dx, i64 outer, i64 dim, i64 inner);
+
+// ---- pooling over x[N, C, H, W] -----------------------------------------------------------
+struct Pool2dGeometry {
+  i64 batch = 1, channels = 1, in_h = 1, in_w = 1;
+  i64 kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  i64 out_h = 1, out_w = 1;  // as shape inference computed them (ceil_mode included)
+};
+// argmax [N,C,P,Q]: flat index into the sample-channel plane of the chosen input, kept for
+// backward; may be null in inference.
+void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y, std::int32_t* argmax);
+void maxpool2d_backward(const Pool2dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx);
+// PyTorch's avg_pool2d with count_include_pad=true: the divisor counts padding inside the
+// padded input but not a ceil_mode window's part beyond it.
+void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y);
+void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx);
+// PyTorch's adaptive_avg_pool2d windows: [floor(i·H/P), ceil((i+1)·H/P)).
+void adaptive_avgpool2d_forward(const float* x, float* y, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w);
+void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w);
+
+// ---- element-wise add and data movement ----------------------------------------------------
+void add_forward(const float* a, const float* b, float* y, i64 n);
+// Sums a gradient into an accumulated one: acc[i] += g[i] (for tensors with several consumers).
+void accumulate(float* acc, const float* g, i64 n);
+// Data movement works on 4-byte elements of either dtype (float32 or int32).
+// concat along an axis, tensors seen as [outer, axis_i, inner]: y = [outer, Σ axis_i, inner].
+void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& axis_sizes, void* y, i64 outer,
+                    i64 inner);
+void concat_backward(const float* dy, const std::vector<float*>& dxs, const std::vector<i64>& axis_sizes, i64 outer,
+                     i64 inner);
+// y = x permuted: shape and perm include the batch axis (perm[0] == 0 for graph transposes).
+// Backward is the same call with the inverse permutation on the permuted shape.
+void permute(const void* x, void* y, const std::vector<i64>& shape, const std::vector<i64>& perm);
+// select: x seen as [outer, dim, inner] → y[outer, inner] = x[:, index, :].
+void select_forward(const void* x, void* y, i64 outer, i64 dim, i64 inner, i64 index);
+void select_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, i64 index);
+
+// ---- embeddings --------------------------------------------------------------------------
+// y[rows, D] = weight[ids[r], :]. Returns the first position whose id lies outside
+// [0, num_embeddings), or -1 when all are valid (then y is complete).
+i64 embedding_forward(const std::int32_t* ids, const float* weight, float* y, i64 rows, i64 num_embeddings, i64 d);
+void embedding_backward(const std::int32_t* ids, const float* dy, float* dweight, i64 rows, i64 d);
+// y[b, t, :] = x[b, t, :] + pos[t, :] for t < tokens (tokens <= num_positions).
+void pos_embedding_forward(const float* x, const float* pos, float* y, i64 batch, i64 tokens, i64 d);
+void pos_embedding_backward(const float* dy, float* dx, float* dpos, i64 batch, i64 tokens, i64 d);
+// y[b, 0, :] = cls, y[b, 1 + t, :] = x[b, t, :].
+void cls_token_forward(const float* x, const float* cls, float* y, i64 batch, i64 tokens, i64 d);
+void cls_token_backward(const float* dy, float* dx, float* dcls, i64 batch, i64 tokens, i64 d);
+
+// ---- dropout (training only; evaluation is the identity and never calls these) ---------------
+// mask[i] = 1 when kept; y = x · mask / (1 - p). Deterministic for a seed.
+void dropout_forward(const float* x, float* y, std::uint8_t* mask, double p, std::uint64_t seed, i64 n);
+void dropout_backward(const std::uint8_t* mask, const float* dy, float* dx, double p, i64 n);
+
+// ---- cross-entropy over logits[rows, classes] with int32 labels[rows] -------------------------
+// Returns the mean loss; fills dlogits (may be null) with (softmax - onehot) / rows. A label
+// outside [0, classes) makes it return NaN (the executor checks labels first).
+double cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, i64 rows, i64 classes);
+
+}  // namespace hwprof::nn
