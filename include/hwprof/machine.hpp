@@ -48,6 +48,7 @@ struct Ceiling {
   int repetitions = 0;
   std::int64_t size = 0;     // bandwidth: working-set bytes of the best point; GEMM: n
   std::string variant;       // FMA: the ISA; bandwidth: "" or "nontemporal"
+  std::string note;          // empty, or what qualifies the number (a worker ran unpinned, shared its CPU)
 };
 
 // GB/s (decimal), STREAM byte convention: write-allocate traffic is not counted.
@@ -55,6 +56,9 @@ struct BandwidthLevel {
   std::int64_t from_bytes = 0;  // the working-set range the plateau covers
   std::int64_t to_bytes = 0;
   std::map<std::string, Ceiling> kernels;  // "copy", "scale", "add", "triad", "copy_nt", "triad_nt"
+  // False when the sweep showed no flat run for this level (a noisy host): the ceilings are
+  // then the best of the points well inside the level's band of sizes, and less certain.
+  bool plateau = true;
 };
 
 struct SweepPoint {

@@ -568,7 +568,8 @@ std::vector<std::int64_t> sweep_sizes(const std::vector<std::int64_t>& cache_byt
   std::sort(caches.begin(), caches.end());
   const std::int64_t l1 = caches.empty() ? kFallbackL1PerCore * workers : caches.front();
   const std::int64_t first = std::max(granule, l1 / 8);
-  const std::int64_t last = std::max({caches.empty() ? kFallbackLast : 4 * caches.back(), min_dram_bytes, 2 * first});
+  // Past 8× the LLC: DRAM's band starts at 4× (see plateau.cpp), and a plateau needs 3 points.
+  const std::int64_t last = std::max({caches.empty() ? kFallbackLast : 8 * caches.back(), min_dram_bytes, 2 * first});
   const auto dense = [&](double bytes) {
     return std::any_of(caches.begin(), caches.end(), [&](std::int64_t c) {
       return bytes >= 0.5 * static_cast<double>(c) && bytes <= 2.0 * static_cast<double>(c);

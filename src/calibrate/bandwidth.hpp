@@ -58,7 +58,7 @@ std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options);
 std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, std::string* why);
 
 // Working-set sizes for a sweep: geometric, from well inside L1 (per thread) to at least
-// 4 × the last-level cache (and at least `min_dram_bytes`), denser around each cache size.
+// 8 × the last-level cache (DRAM is measured from 4× on) (and at least `min_dram_bytes`), denser around each cache size.
 // `cache_bytes_per_level` as for find_plateaus: bytes per level as the threads see them
 // together. Sizes are whole blocks per worker for every kernel (multiples of threads × 1536).
 std::vector<std::int64_t> sweep_sizes(const std::vector<std::int64_t>& cache_bytes_per_level, int threads,
@@ -73,6 +73,7 @@ struct Plateau {
   double median_gbps = 0.0;      // median of the points' values
   double spread = 0.0;           // (max - min) / median of the points' values
   int points = 0;
+  bool flat = true;              // false: no plateau was found; the level's band stands in
 };
 
 // Finds plateaus in a (working set bytes, GB/s) curve and names them by the cache sizes
@@ -81,6 +82,14 @@ struct Plateau {
 // At most one plateau per level, in order of size.
 std::vector<Plateau> find_plateaus(const std::vector<std::pair<std::int64_t, double>>& curve,
                                    const std::vector<std::int64_t>& cache_bytes_per_level);
+
+// For each level that `found` lacks (a host too noisy for a flat run), the points well inside
+// that level's band of sizes — away from the transitions at both ends — marked flat = false,
+// so the report still has every level's ceiling and says it is not a plateau. A level with
+// no such point stays absent. Returns found's plateaus and these, in order of size.
+std::vector<Plateau> with_band_fallbacks(std::vector<Plateau> found,
+                                         const std::vector<std::pair<std::int64_t, double>>& curve,
+                                         const std::vector<std::int64_t>& cache_bytes_per_level);
 
 // The kernels themselves, for tests: one pass over `n` elements (a multiple of
 // kStreamBlock; arrays 64-byte aligned) with the ISA's variant. False when this CPU or OS

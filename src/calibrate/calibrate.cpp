@@ -28,6 +28,7 @@ Ceiling to_ceiling(const BandwidthSample& s) {
   c.repetitions = s.repetitions;
   c.size = s.working_set;
   c.variant = s.nontemporal ? "nontemporal" : "";
+  c.note = s.note;
   return c;
 }
 
@@ -39,6 +40,7 @@ Ceiling to_ceiling(const detail::ComputeSample& s) {
   c.repetitions = s.repetitions;
   c.size = s.size;
   c.variant = s.isa;
+  c.note = s.note;
   return c;
 }
 
@@ -129,7 +131,7 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
         bw.working_sets.push_back(std::max<std::int64_t>(lower * 2, c / 2));
         lower = c;
       }
-      bw.working_sets.push_back(std::max<std::int64_t>(4 * llc, 256 << 20));
+      bw.working_sets.push_back(std::max<std::int64_t>(8 * llc, 256 << 20));  // in DRAM's band (plateau.cpp)
       bw.repetitions = 3;
       bw.seconds_per_point = 0.01;
     } else {
@@ -177,12 +179,13 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
       for (const BandwidthSample& s : samples) {
         if (s.kernel == StreamKernel::triad) curve.emplace_back(s.working_set, s.best_gbps);
       }
-      plateaus = detail::find_plateaus(curve, caches);
+      plateaus = detail::with_band_fallbacks(detail::find_plateaus(curve, caches), curve, caches);
     }
     for (const detail::Plateau& p : plateaus) {
       BandwidthLevel level;
       level.from_bytes = p.from_bytes;
       level.to_bytes = p.to_bytes;
+      level.plateau = p.flat;
       for (const BandwidthSample& s : samples) {
         if (s.working_set < p.from_bytes || s.working_set > p.to_bytes) continue;
         Ceiling& c = level.kernels[kernel_key(s)];

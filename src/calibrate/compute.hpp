@@ -82,8 +82,7 @@ const std::vector<PeakTableRow>& peak_table();
 double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand,
                         std::string* source);
 
-// Physical cores among the online CPUs: distinct (physical_package_id, core_id) pairs in sysfs
-// topology; the online CPU count when the topology is unreadable.
+// Physical cores among the online CPUs (topology.hpp's cpus_one_per_core, counted).
 int physical_cores();
 int physical_cores_from(const std::string& sysfs_cpu_dir);
 

@@ -31,6 +31,7 @@ ordered_json ceiling_fields(const std::string& prefix, const Ceiling& c, const c
   j[prefix + "_repetitions"] = c.repetitions;
   if (c.size > 0) j[prefix + "_" + size_key] = c.size;
   if (!c.variant.empty()) j[prefix + "_variant"] = c.variant;
+  if (!c.note.empty()) j[prefix + "_note"] = c.note;
   return j;
 }
 
@@ -95,6 +96,8 @@ class Reader {
     if (object.contains(size)) c.size = integer(object, pointer, size.c_str(), 1);
     const std::string variant = prefix + "_variant";
     if (object.contains(variant)) c.variant = string(object, pointer, variant.c_str());
+    const std::string note = prefix + "_note";
+    if (object.contains(note)) c.note = string(object, pointer, note.c_str());
     return c;
   }
 
@@ -156,6 +159,7 @@ std::string machine_to_json(const Machine& m) {
       ordered_json b;
       b["from_bytes"] = it->second.from_bytes;
       b["to_bytes"] = it->second.to_bytes;
+      b["plateau"] = it->second.plateau;
       for (const char* kernel : kBandwidthKernels) {
         auto k = it->second.kernels.find(kernel);
         if (k != it->second.kernels.end()) b.update(ceiling_fields(kernel, k->second, "gbps", "bytes"));
@@ -277,6 +281,10 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
         BandwidthLevel bl;
         bl.from_bytes = in.integer(b, lat, "from_bytes", 1);
         bl.to_bytes = in.integer(b, lat, "to_bytes", bl.from_bytes);
+        if (b.contains("plateau")) {
+          if (!b["plateau"].is_boolean()) in.fail(lat + "/plateau", "expected true or false");
+          bl.plateau = b["plateau"].get<bool>();
+        }
         for (const char* kernel : kBandwidthKernels) {
           if (auto c = in.ceiling(b, lat, kernel, "gbps", "bytes")) bl.kernels[kernel] = *c;
         }

@@ -18,8 +18,10 @@
 
 namespace hwprof {
 namespace detail {
-std::vector<int> cpus_one_per_core() {
-  std::vector<int> online = parse_cpu_list(read_first_line("/sys/devices/system/cpu/online"));
+std::vector<int> cpus_one_per_core() { return cpus_one_per_core_from("/sys/devices/system/cpu"); }
+
+std::vector<int> cpus_one_per_core_from(const std::string& sysfs_cpu_dir) {
+  std::vector<int> online = parse_cpu_list(read_first_line(sysfs_cpu_dir + "/online"));
   if (online.empty()) {
     const unsigned n = std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < n; ++i) online.push_back(static_cast<int>(i));
@@ -27,11 +29,11 @@ std::vector<int> cpus_one_per_core() {
   std::vector<int> chosen;
   std::set<std::pair<std::string, std::string>> cores;
   for (int cpu : online) {
-    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    const std::string base = sysfs_cpu_dir + "/cpu" + std::to_string(cpu) + "/topology/";
     const std::string package = read_first_line(base + "physical_package_id");
     const std::string core = read_first_line(base + "core_id");
     // Without topology (some containers), every CPU counts as a core of its own.
-    if (core.empty() || cores.insert({package, core}).second) chosen.push_back(cpu);
+    if (package.empty() || core.empty() || cores.insert({package, core}).second) chosen.push_back(cpu);
   }
   return chosen;
 }

@@ -16,7 +16,9 @@ namespace hwprof::cli {
 namespace {
 
 std::string ceiling_row(const std::string& label, const Ceiling& c, const char* unit, const std::string& note) {
-  return fmt::format("  {:<28}{:>10.1f} {:<8}{:>10.1f}{:>9.1f}%   {}\n", label, c.best, unit, c.median, c.spread * 100, note);
+  std::string remarks = note;
+  if (!c.note.empty()) remarks += (remarks.empty() ? "" : "; ") + c.note;
+  return fmt::format("  {:<28}{:>10.1f} {:<8}{:>10.1f}{:>9.1f}%   {}\n", label, c.best, unit, c.median, c.spread * 100, remarks);
 }
 
 std::string summary(const Machine& m, const std::string& stored) {
@@ -39,7 +41,8 @@ std::string summary(const Machine& m, const std::string& stored) {
       if (it == run.bandwidth.end()) continue;
       std::string name = level;
       std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
-      const std::string range = fmt::format("{}-{} KiB", it->second.from_bytes / 1024, it->second.to_bytes / 1024);
+      const std::string range = fmt::format("{}-{} KiB{}", it->second.from_bytes / 1024, it->second.to_bytes / 1024,
+                                            it->second.plateau ? "" : " (no flat plateau: best inside the level)");
       for (const char* kernel : {"triad", "copy", "triad_nt", "copy_nt"}) {
         auto k = it->second.kernels.find(kernel);
         if (k == it->second.kernels.end()) continue;

@@ -67,7 +67,7 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
       const Ceiling& triad = it->second.kernels.at("triad");
       std::string name = level;
       std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
-      slopes.push_back({name + " " + number(triad.best) + " GB/s", triad.best, color});
+      slopes.push_back({name + " " + number(triad.best) + " GB/s" + (it->second.plateau ? "" : " (no flat plateau)"), triad.best, color});
     }
     if (auto it = run->compute.find(std::string("fma_") + precision); it != run->compute.end()) {
       roofs.push_back({"FMA peak " + number(it->second.best) + " GFLOP/s", it->second.best, ""});

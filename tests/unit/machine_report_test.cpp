@@ -53,12 +53,13 @@ Machine sample_machine() {
     run.seconds = 4.5;
     const double t = threads;
     run.bandwidth["l1"] = {4096, 32768, {{"triad", ceiling(200 * t, 190 * t, 24576)}, {"copy", ceiling(180 * t, 170 * t, 24576)}}};
-    run.bandwidth["l2"] = {65536, 786432, {{"triad", ceiling(90 * t, 85 * t, 524288)}}};
+    run.bandwidth["l2"] = {65536, 786432, {{"triad", ceiling(90 * t, 85 * t, 524288)}}, /*plateau=*/false};
     run.bandwidth["dram"] = {134217728, 536870912,
                              {{"triad", ceiling(15 * t, 14 * t, 536870912)}, {"triad_nt", ceiling(20 * t, 19 * t, 536870912, "nontemporal")}}};
     run.compute["fma_sp"] = ceiling(120 * t, 118 * t, 0, "avx512f");
     run.compute["fma_dp"] = ceiling(60 * t, 59 * t, 0, "avx512f");
     run.compute["gemm_sp"] = ceiling(100 * t, 98 * t, 2048, "openblas");
+    run.compute["gemm_sp"].note = "1 of 5 repetitions shared a worker's CPU with another process";
     run.sweep = {{4096, "triad", 199, 190}, {536870912, "triad_nt", 20, 19}};
     m.runs.push_back(run);
   }
@@ -79,6 +80,12 @@ TEST(MachineReport, RoundTripsThroughJson) {
   EXPECT_DOUBLE_EQ(run["bandwidth"]["dram"]["triad_gbps"].get<double>(), 30.0);
   EXPECT_FALSE(run["bandwidth"]["dram"].contains("copy_nt_gbps"));  // not measured, so absent (never 0)
   EXPECT_TRUE(run["bandwidth"]["dram"].contains("spread"));
+  EXPECT_EQ(run["bandwidth"]["l2"]["plateau"], false);  // a level the sweep found no flat run for says so
+  EXPECT_EQ(run["bandwidth"]["l1"]["plateau"], true);
+  EXPECT_FALSE(back->run_for(2)->bandwidth.at("l2").plateau);
+  EXPECT_EQ(back->run_for(1)->compute.at("gemm_sp").note, "1 of 5 repetitions shared a worker's CPU with another process");
+  EXPECT_EQ(run["compute"]["gemm_sp_note"], "1 of 5 repetitions shared a worker's CPU with another process");
+  EXPECT_FALSE(run["compute"].contains("fma_sp_note"));  // no qualification, no field
   EXPECT_DOUBLE_EQ(run["compute"]["fma_sp_gflops"].get<double>(), 240.0);
   EXPECT_EQ(run["compute"]["gemm_sp_n"], 2048);
   EXPECT_EQ(back->run_for(2)->threads, 2);
@@ -115,6 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"MedianAboveBest", [](auto& j) { j["runs"][0]["bandwidth"]["l1"]["triad_median_gbps"] = 1000; },
                "the median exceeds the best value"},
         Broken{"UnknownLevel", [](auto& j) { j["runs"][0]["bandwidth"]["l4"] = j["runs"][0]["bandwidth"]["l1"]; }, "unknown memory level \"l4\""},
+        Broken{"PlateauNotBoolean", [](auto& j) { j["runs"][0]["bandwidth"]["l2"]["plateau"] = "no"; }, "/bandwidth/l2/plateau: expected true or false"},
         Broken{"LevelWithoutTriad", [](auto& j) { j["runs"][0]["bandwidth"]["l2"].erase("triad_gbps"); }, "missing \"triad_gbps\""},
         Broken{"DuplicateThreads", [](auto& j) { j["runs"][1]["threads"] = 1; }, "a second run with 1 threads"},
         Broken{"ZeroThreads", [](auto& j) { j["runs"][0]["threads"] = 0; }, "expected an integer >= 1"},
