@@ -71,6 +71,8 @@ class Executor {
 
   const Graph& graph() const noexcept;
   const ExecutorOptions& options() const noexcept;
+  // The kernel thread count in effect: options().threads, or one per online CPU for 0.
+  int threads() const noexcept;
 
   // A deterministic synthetic batch: images N(0, 1); token ids uniform in the range every
   // consuming embedding accepts; labels uniform over the classes of the output's last axis.
@@ -84,10 +86,20 @@ class Executor {
   // cross-entropy loss of the output's last axis against `labels` (int32, one per output
   // row), backward, optimizer. Returns the loss. Requires options().training.
   Result<float> train_step(const Tensor& input, const Tensor& labels);
+  // train_step in two halves, for gradient accumulation and inspection. compute_gradients
+  // runs forward (training mode), the loss and backward, and ADDS this batch's gradients to
+  // the parameters' (Parameter::gradient; PyTorch's loss.backward()); optimizer_step updates
+  // the parameters from them and zeroes them (optimizer.step(); zero_grad()). Dropout masks
+  // change with each optimizer step, so compute_gradients repeated without one sees the same
+  // masks. Both require options().training; optimizer_step does nothing otherwise.
+  Result<float> compute_gradients(const Tensor& input, const Tensor& labels);
+  void optimizer_step();
 
   // Not owned; nullptr removes it. Observed layers see on_begin/on_end for every node in
   // forward order, then (training) backward in reverse order, then one optimizer call per
-  // node that has parameters.
+  // node that has parameters of its own, in forward order (a node whose only parameter is a
+  // weight tied to an earlier layer gets none: the shared weight is updated once, with the
+  // layer that owns it).
   void set_observer(LayerObserver* observer) noexcept;
 
   std::vector<Parameter> parameters() const;

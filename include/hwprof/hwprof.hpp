@@ -1,9 +1,18 @@
-// hwprof: what each layer of a neural network should cost, and (later issues) what it did
-// cost on this machine. One include for the whole public API.
+// hwprof: what each layer of a neural network should cost, and what it did cost on this
+// machine. One include for the whole public API.
 #pragma once
 
 #include "hwprof/cost.hpp"
+#include "hwprof/counters.hpp"
+#include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/profile.hpp"
+#include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
 #include "hwprof/result.hpp"
+#include "hwprof/roofline.hpp"
+#include "hwprof/session.hpp"
+#include "hwprof/statistics.hpp"
+#include "hwprof/tensor.hpp"
 #include "hwprof/version.hpp"

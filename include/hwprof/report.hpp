@@ -1,12 +1,14 @@
-// Renders analytic summaries (and, later, profiles) for people and programs. Reports only
-// format what they are given; they compute nothing new.
+// Renders analytic summaries and profiles for people and programs. Reports only format what
+// they are given; they compute nothing new.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hwprof/cost.hpp"
 #include "hwprof/machine.hpp"
+#include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof {
@@ -25,6 +27,34 @@ std::string summary_csv(const ModelCost& cost, const SummaryOptions& options = {
 // The ceilings chart of a calibration (SVG): a log–log roofline with each memory level's
 // slope, the FMA and GEMM roofs and the ridge points, for the run with `threads` threads.
 std::string ceilings_svg(const Machine& machine, int threads, bool single_precision = true);
+
+// ---- profiles (`hwprof profile`, `hwprof report`); the JSON is in hwprof/profile.hpp -------
+
+enum class ProfileSort { time, flops, name };
+
+// A table for a terminal, in the spirit of torch.profiler's key_averages().table(): per
+// layer the median time and its share, its uncertainty, achieved GFLOP/s and GB/s,
+// intensity, bound and efficiency, then the counters per call. A header says which numbers
+// are measured, analytic or estimated and where the bytes came from; an unavailable counter
+// reads "n/a" with one footnote giving its reason. `top` > 0 keeps the first `top` rows.
+std::string profile_table(const Profile& profile, ProfileSort sort = ProfileSort::time, int top = 0);
+// One row per layer (the model total is not a row), a header row, stable column names; an
+// unavailable counter is an empty cell with its status in the next column.
+std::string profile_csv(const Profile& profile);
+// The layers on this machine's roofline (SVG): log–log axes, every measured ceiling labelled,
+// one point per layer with FLOPs (colour: bound, area: time share), the top layers labelled,
+// the model total as a diamond. Without a calibration: the points, and a note saying so.
+std::string roofline_svg(const Profile& profile);
+// The sampled iterations as a Chrome trace event file (Perfetto, chrome://tracing): phase
+// spans with layer spans nested per thread, layer arguments, and counter tracks.
+std::string chrome_trace(const Profile& profile);
+// One self-contained HTML page (inline CSS, JS and SVG; nothing fetched).
+std::string html_report(const Profile& profile);
+
+// The files `hwprof profile -o DIR` writes: profile.json, profile.csv, roofline.svg,
+// trace.json and report.html, each atomically, into `dir` (created if needed). `written`, if
+// given, receives the path of each file written, in that order.
+std::optional<Error> write_profile_outputs(const Profile& profile, const std::string& dir, std::vector<std::string>* written = nullptr);
 
 // Writes the whole file or nothing: a temporary file beside `path`, flushed, then renamed.
 std::optional<Error> write_file_atomically(const std::string& path, const std::string& content);

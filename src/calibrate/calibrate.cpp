@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 
 #include <unistd.h>
 
 #include "calibrate/bandwidth.hpp"
 #include "calibrate/compute.hpp"
 #include "calibrate/topology.hpp"
+#include "common/timestamp.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/version.hpp"
 
@@ -69,15 +69,6 @@ std::string level_name(std::size_t index, std::size_t cache_levels) {
   return "l" + std::to_string(index + 1);
 }
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 }  // namespace
 
 Result<Machine> calibrate(const CalibrationOptions& options) {
@@ -85,7 +76,7 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
     if (options.progress) options.progress(line);
   };
   Machine m;
-  m.created = now_iso8601();
+  m.created = detail::utc_timestamp();
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   m.host = host;

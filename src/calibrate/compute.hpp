@@ -17,7 +17,7 @@ std::vector<Isa> supported_isas();
 
 struct ComputeSample {
   std::string what;          // "fma_sp", "fma_dp", "gemm_sp", "gemm_dp"
-  std::string isa;           // for fma: the ISA used; for gemm: "openblas"
+  std::string isa;           // for fma: the ISA used; for gemm: "openblas <core>" (openblas_get_corename)
   std::int64_t size = 0;     // gemm: n of the n×n×n product at the best point; fma: 0
   double best_gflops = 0.0;
   double median_gflops = 0.0;

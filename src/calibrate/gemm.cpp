@@ -118,7 +118,7 @@ ComputeSample measure_one(const ComputeOptions& options, const std::vector<std::
 
   ComputeSample sample;
   sample.what = sizeof(T) == 4 ? "gemm_sp" : "gemm_dp";
-  sample.isa = "openblas";
+  sample.isa = std::string("openblas ") + openblas_get_corename();  // the kernels OpenBLAS chose for this CPU
   sample.size = n;
   const RepetitionStats stats = summarize_repetitions(rates);
   sample.best_gflops = stats.best;

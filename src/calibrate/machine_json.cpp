@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/machine_json.hpp"
+#include "graph/json_reader.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 
@@ -35,75 +37,27 @@ ordered_json ceiling_fields(const std::string& prefix, const Ceiling& c, const c
   return j;
 }
 
-struct MachineError {
-  std::string message;
-};
+using detail::JsonReader;
 
-class Reader {
- public:
-  Reader(const SpecSource& source) : source_(source) {}  // NOLINT
-
-  [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
-    throw MachineError{source_.locate(pointer) + ": " + (pointer.empty() ? "" : pointer + ": ") + problem};
-  }
-  const json& member(const json& object, const std::string& pointer, const char* key) const {
-    if (!object.is_object()) fail(pointer, "expected an object");
-    if (!object.contains(key)) fail(pointer, std::string("missing \"") + key + "\"");
-    return object[key];
-  }
-  double number(const json& object, const std::string& pointer, const char* key, bool positive) const {
-    const json& v = member(object, pointer, key);
-    const std::string at = pointer + "/" + key;
-    if (!v.is_number()) fail(at, std::string("expected a number, got ") + v.type_name());
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || (positive ? d <= 0.0 : d < 0.0)) {
-      fail(at, std::string("expected a ") + (positive ? "positive" : "non-negative") + " finite number, got " + v.dump());
-    }
-    return d;
-  }
-  std::int64_t integer(const json& object, const std::string& pointer, const char* key, std::int64_t min) const {
-    const json& v = member(object, pointer, key);
-    const std::string at = pointer + "/" + key;
-    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) ||
-        v.get<std::int64_t>() < min) {
-      fail(at, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
-    }
-    return v.get<std::int64_t>();
-  }
-  std::string string(const json& object, const std::string& pointer, const char* key) const {
-    const json& v = member(object, pointer, key);
-    if (!v.is_string()) fail(pointer + "/" + key, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
-  }
-  bool boolean(const json& object, const std::string& pointer, const char* key) const {
-    const json& v = member(object, pointer, key);
-    if (!v.is_boolean()) fail(pointer + "/" + key, std::string("expected true or false, got ") + v.type_name());
-    return v.get<bool>();
-  }
-
-  // A ceiling stored as <prefix>_<unit>, <prefix>_median_<unit>, ... ; absent → nullopt.
-  std::optional<Ceiling> ceiling(const json& object, const std::string& pointer, const std::string& prefix, const char* unit,
-                                 const char* size_key) const {
-    const std::string best_key = prefix + "_" + unit;
-    if (!object.contains(best_key)) return std::nullopt;
-    Ceiling c;
-    c.best = number(object, pointer, best_key.c_str(), true);
-    c.median = number(object, pointer, (prefix + "_median_" + unit).c_str(), true);
-    c.spread = number(object, pointer, (prefix + "_spread").c_str(), false);
-    c.repetitions = static_cast<int>(integer(object, pointer, (prefix + "_repetitions").c_str(), 1));
-    if (c.median > c.best * (1.0 + 1e-9)) fail(pointer + "/" + prefix + "_median_" + unit, "the median exceeds the best value");
-    const std::string size = prefix + "_" + size_key;
-    if (object.contains(size)) c.size = integer(object, pointer, size.c_str(), 1);
-    const std::string variant = prefix + "_variant";
-    if (object.contains(variant)) c.variant = string(object, pointer, variant.c_str());
-    const std::string note = prefix + "_note";
-    if (object.contains(note)) c.note = string(object, pointer, note.c_str());
-    return c;
-  }
-
- private:
-  const SpecSource& source_;
-};
+// A ceiling stored as <prefix>_<unit>, <prefix>_median_<unit>, ... ; absent → nullopt.
+std::optional<Ceiling> read_ceiling(const JsonReader& in, const json& object, const std::string& pointer, const std::string& prefix,
+                                    const char* unit, const char* size_key) {
+  const std::string best_key = prefix + "_" + unit;
+  if (!object.contains(best_key)) return std::nullopt;
+  Ceiling c;
+  c.best = in.number(object, pointer, best_key.c_str(), true);
+  c.median = in.number(object, pointer, (prefix + "_median_" + unit).c_str(), true);
+  c.spread = in.number(object, pointer, (prefix + "_spread").c_str(), false);
+  c.repetitions = static_cast<int>(in.integer(object, pointer, (prefix + "_repetitions").c_str(), 1));
+  if (c.median > c.best * (1.0 + 1e-9)) in.fail(pointer + "/" + prefix + "_median_" + unit, "the median exceeds the best value");
+  const std::string size = prefix + "_" + size_key;
+  if (object.contains(size)) c.size = in.integer(object, pointer, size.c_str(), 1);
+  const std::string variant = prefix + "_variant";
+  if (object.contains(variant)) c.variant = in.string(object, pointer, variant.c_str());
+  const std::string note = prefix + "_note";
+  if (object.contains(note)) c.note = in.string(object, pointer, note.c_str());
+  return c;
+}
 
 }  // namespace
 
@@ -114,6 +68,173 @@ const CalibrationRun* Machine::run_for(int threads) const noexcept {
   return nullptr;
 }
 
+namespace detail {
+
+ordered_json cpu_to_json(const MachineCpu& cpu) {
+  ordered_json caches = ordered_json::array();
+  for (const CacheInfo& c : cpu.caches) {
+    caches.push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes}, {"shared_by", c.shared_by}});
+  }
+  return {{"vendor", cpu.vendor},
+          {"model", cpu.brand},
+          {"family", cpu.family},
+          {"model_number", cpu.model},
+          {"stepping", cpu.stepping},
+          {"flags", cpu.flags},
+          {"logical_cpus", cpu.logical_cpus},
+          {"cores", cpu.cores},
+          {"caches", caches},
+          {"frequency", {{"ghz", cpu.frequency_ghz}, {"source", cpu.frequency_source}}},
+          {"hypervisor", cpu.hypervisor}};
+}
+
+ordered_json theoretical_to_json(const TheoreticalPeaks& t) {
+  return {{"isa", t.isa},
+          {"cores", t.cores},
+          {"ghz", t.ghz},
+          {"ghz_source", t.ghz_source},
+          {"sp_flops_per_cycle", t.sp_flops_per_cycle},
+          {"dp_flops_per_cycle", t.dp_flops_per_cycle},
+          {"sp_gflops", t.sp_gflops},
+          {"dp_gflops", t.dp_gflops},
+          {"assumptions", t.assumptions}};
+}
+
+ordered_json run_to_json(const CalibrationRun& run) {
+  ordered_json r;
+  r["threads"] = run.threads;
+  r["cpus"] = run.cpus;
+  r["seconds"] = run.seconds;
+  ordered_json bandwidth = ordered_json::object();
+  for (const char* level : {"l1", "l2", "l3", "dram"}) {
+    auto it = run.bandwidth.find(level);
+    if (it == run.bandwidth.end()) continue;
+    ordered_json b;
+    b["from_bytes"] = it->second.from_bytes;
+    b["to_bytes"] = it->second.to_bytes;
+    b["plateau"] = it->second.plateau;
+    for (const char* kernel : kBandwidthKernels) {
+      auto k = it->second.kernels.find(kernel);
+      if (k != it->second.kernels.end()) b.update(ceiling_fields(kernel, k->second, "gbps", "bytes"));
+    }
+    if (auto triad = it->second.kernels.find("triad"); triad != it->second.kernels.end()) b["spread"] = triad->second.spread;
+    bandwidth[level] = std::move(b);
+  }
+  r["bandwidth"] = std::move(bandwidth);
+  ordered_json compute = ordered_json::object();
+  for (const char* name : kComputeCeilings) {
+    auto it = run.compute.find(name);
+    if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gflops", "n"));
+  }
+  r["compute"] = std::move(compute);
+  ordered_json sweep = ordered_json::array();
+  for (const SweepPoint& p : run.sweep) {
+    sweep.push_back({{"bytes", p.bytes}, {"kernel", p.kernel}, {"best_gbps", p.best_gbps}, {"median_gbps", p.median_gbps}});
+  }
+  r["sweep"] = std::move(sweep);
+  return r;
+}
+
+MachineCpu cpu_from_json(const JsonReader& in, const json& cpu, const std::string& at) {
+  MachineCpu c;
+  c.vendor = in.string(cpu, at, "vendor");
+  c.brand = in.string(cpu, at, "model");
+  c.family = static_cast<int>(in.integer(cpu, at, "family", 0));
+  c.model = static_cast<int>(in.integer(cpu, at, "model_number", 0));
+  c.stepping = static_cast<int>(in.integer(cpu, at, "stepping", 0));
+  const json& flags = in.member(cpu, at, "flags");
+  if (!flags.is_array()) in.fail(at + "/flags", "expected a list of strings");
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    if (!flags[i].is_string()) in.fail(at + "/flags/" + std::to_string(i), "expected a string");
+    c.flags.push_back(flags[i].get<std::string>());
+  }
+  c.logical_cpus = static_cast<int>(in.integer(cpu, at, "logical_cpus", 1));
+  c.cores = static_cast<int>(in.integer(cpu, at, "cores", 1));
+  const json& caches = in.member(cpu, at, "caches");
+  if (!caches.is_array()) in.fail(at + "/caches", "expected a list of caches");
+  for (std::size_t i = 0; i < caches.size(); ++i) {
+    const std::string cat = at + "/caches/" + std::to_string(i);
+    CacheInfo cache;
+    cache.level = static_cast<int>(in.integer(caches[i], cat, "level", 1));
+    cache.type = in.string(caches[i], cat, "type");
+    cache.size_bytes = in.integer(caches[i], cat, "size_bytes", 1);
+    cache.shared_by = static_cast<int>(in.integer(caches[i], cat, "shared_by", 1));
+    c.caches.push_back(cache);
+  }
+  const json& frequency = in.member(cpu, at, "frequency");
+  c.frequency_ghz = in.number(frequency, at + "/frequency", "ghz", false);
+  c.frequency_source = in.string(frequency, at + "/frequency", "source");
+  c.hypervisor = in.boolean(cpu, at, "hypervisor");
+  return c;
+}
+
+TheoreticalPeaks theoretical_from_json(const JsonReader& in, const json& t, const std::string& at) {
+  TheoreticalPeaks p;
+  p.isa = in.string(t, at, "isa");
+  p.cores = static_cast<int>(in.integer(t, at, "cores", 1));
+  p.ghz = in.number(t, at, "ghz", false);
+  p.ghz_source = in.string(t, at, "ghz_source");
+  p.sp_flops_per_cycle = static_cast<int>(in.integer(t, at, "sp_flops_per_cycle", 1));
+  p.dp_flops_per_cycle = static_cast<int>(in.integer(t, at, "dp_flops_per_cycle", 1));
+  p.sp_gflops = in.number(t, at, "sp_gflops", false);
+  p.dp_gflops = in.number(t, at, "dp_gflops", false);
+  p.assumptions = in.string(t, at, "assumptions");
+  return p;
+}
+
+CalibrationRun run_from_json(const JsonReader& in, const json& r, const std::string& at) {
+  CalibrationRun run;
+  run.threads = static_cast<int>(in.integer(r, at, "threads", 1));
+  const json& cpus = in.member(r, at, "cpus");
+  if (!cpus.is_array()) in.fail(at + "/cpus", "expected a list of CPU numbers");
+  for (const json& c : cpus) {
+    if (!c.is_number_integer() || c.get<std::int64_t>() < 0) in.fail(at + "/cpus", "expected non-negative CPU numbers");
+    run.cpus.push_back(c.get<int>());
+  }
+  run.seconds = in.number(r, at, "seconds", false);
+  const json& bandwidth = in.member(r, at, "bandwidth");
+  if (!bandwidth.is_object()) in.fail(at + "/bandwidth", "expected an object of memory levels");
+  for (const auto& [level, b] : bandwidth.items()) {
+    const std::string lat = at + "/bandwidth/" + level;
+    if (level != "l1" && level != "l2" && level != "l3" && level != "dram") {
+      in.fail(lat, "unknown memory level \"" + level + "\"; expected l1, l2, l3 or dram");
+    }
+    BandwidthLevel bl;
+    bl.from_bytes = in.integer(b, lat, "from_bytes", 1);
+    bl.to_bytes = in.integer(b, lat, "to_bytes", bl.from_bytes);
+    if (b.contains("plateau")) {
+      if (!b["plateau"].is_boolean()) in.fail(lat + "/plateau", "expected true or false");
+      bl.plateau = b["plateau"].get<bool>();
+    }
+    for (const char* kernel : kBandwidthKernels) {
+      if (auto c = read_ceiling(in, b, lat, kernel, "gbps", "bytes")) bl.kernels[kernel] = *c;
+    }
+    if (!bl.kernels.count("triad")) in.fail(lat, "missing \"triad_gbps\": every level needs at least the triad ceiling");
+    run.bandwidth[level] = bl;
+  }
+  const json& compute = in.member(r, at, "compute");
+  if (!compute.is_object()) in.fail(at + "/compute", "expected an object of compute ceilings");
+  for (const char* name : kComputeCeilings) {
+    if (auto c = read_ceiling(in, compute, at + "/compute", name, "gflops", "n")) run.compute[name] = *c;
+  }
+  if (r.contains("sweep")) {
+    const json& sweep = r["sweep"];
+    if (!sweep.is_array()) in.fail(at + "/sweep", "expected a list of points");
+    for (std::size_t k = 0; k < sweep.size(); ++k) {
+      const std::string pat = at + "/sweep/" + std::to_string(k);
+      SweepPoint p;
+      p.bytes = in.integer(sweep[k], pat, "bytes", 1);
+      p.kernel = in.string(sweep[k], pat, "kernel");
+      p.best_gbps = in.number(sweep[k], pat, "best_gbps", true);
+      p.median_gbps = in.number(sweep[k], pat, "median_gbps", true);
+      run.sweep.push_back(p);
+    }
+  }
+  return run;
+}
+
+}  // namespace detail
+
 std::string machine_to_json(const Machine& m) {
   ordered_json j;
   j["schema"] = m.schema;
@@ -121,66 +242,10 @@ std::string machine_to_json(const Machine& m) {
   j["host"] = m.host;
   j["hwprof_version"] = m.hwprof_version;
   j["quick"] = m.quick;
-  ordered_json caches = ordered_json::array();
-  for (const CacheInfo& c : m.cpu.caches) {
-    caches.push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes}, {"shared_by", c.shared_by}});
-  }
-  j["cpu"] = {{"vendor", m.cpu.vendor},
-              {"model", m.cpu.brand},
-              {"family", m.cpu.family},
-              {"model_number", m.cpu.model},
-              {"stepping", m.cpu.stepping},
-              {"flags", m.cpu.flags},
-              {"logical_cpus", m.cpu.logical_cpus},
-              {"cores", m.cpu.cores},
-              {"caches", caches},
-              {"frequency", {{"ghz", m.cpu.frequency_ghz}, {"source", m.cpu.frequency_source}}},
-              {"hypervisor", m.cpu.hypervisor}};
-  const TheoreticalPeaks& t = m.theoretical;
-  j["theoretical"] = {{"isa", t.isa},
-                      {"cores", t.cores},
-                      {"ghz", t.ghz},
-                      {"ghz_source", t.ghz_source},
-                      {"sp_flops_per_cycle", t.sp_flops_per_cycle},
-                      {"dp_flops_per_cycle", t.dp_flops_per_cycle},
-                      {"sp_gflops", t.sp_gflops},
-                      {"dp_gflops", t.dp_gflops},
-                      {"assumptions", t.assumptions}};
+  j["cpu"] = detail::cpu_to_json(m.cpu);
+  j["theoretical"] = detail::theoretical_to_json(m.theoretical);
   ordered_json runs = ordered_json::array();
-  for (const CalibrationRun& run : m.runs) {
-    ordered_json r;
-    r["threads"] = run.threads;
-    r["cpus"] = run.cpus;
-    r["seconds"] = run.seconds;
-    ordered_json bandwidth = ordered_json::object();
-    for (const char* level : {"l1", "l2", "l3", "dram"}) {
-      auto it = run.bandwidth.find(level);
-      if (it == run.bandwidth.end()) continue;
-      ordered_json b;
-      b["from_bytes"] = it->second.from_bytes;
-      b["to_bytes"] = it->second.to_bytes;
-      b["plateau"] = it->second.plateau;
-      for (const char* kernel : kBandwidthKernels) {
-        auto k = it->second.kernels.find(kernel);
-        if (k != it->second.kernels.end()) b.update(ceiling_fields(kernel, k->second, "gbps", "bytes"));
-      }
-      if (auto triad = it->second.kernels.find("triad"); triad != it->second.kernels.end()) b["spread"] = triad->second.spread;
-      bandwidth[level] = std::move(b);
-    }
-    r["bandwidth"] = std::move(bandwidth);
-    ordered_json compute = ordered_json::object();
-    for (const char* name : kComputeCeilings) {
-      auto it = run.compute.find(name);
-      if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gflops", "n"));
-    }
-    r["compute"] = std::move(compute);
-    ordered_json sweep = ordered_json::array();
-    for (const SweepPoint& p : run.sweep) {
-      sweep.push_back({{"bytes", p.bytes}, {"kernel", p.kernel}, {"best_gbps", p.best_gbps}, {"median_gbps", p.median_gbps}});
-    }
-    r["sweep"] = std::move(sweep);
-    runs.push_back(std::move(r));
-  }
+  for (const CalibrationRun& run : m.runs) runs.push_back(detail::run_to_json(run));
   j["runs"] = std::move(runs);
   return j.dump(2) + "\n";
 }
@@ -199,7 +264,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
     return Error{source_name + ": not a valid machine report (corrupt or truncated JSON: " + what + "); run `hwprof calibrate` again"};
   }
   const SpecSource source(source_name, std::string(text));
-  const Reader in(source);
+  const JsonReader in(source);
   Machine m;
   try {
     if (!root.is_object()) in.fail("", "a machine report is a JSON object");
@@ -213,105 +278,18 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
     m.host = in.string(root, "", "host");
     m.hwprof_version = in.string(root, "", "hwprof_version");
     m.quick = in.boolean(root, "", "quick");
-
-    const json& cpu = in.member(root, "", "cpu");
-    m.cpu.vendor = in.string(cpu, "/cpu", "vendor");
-    m.cpu.brand = in.string(cpu, "/cpu", "model");
-    m.cpu.family = static_cast<int>(in.integer(cpu, "/cpu", "family", 0));
-    m.cpu.model = static_cast<int>(in.integer(cpu, "/cpu", "model_number", 0));
-    m.cpu.stepping = static_cast<int>(in.integer(cpu, "/cpu", "stepping", 0));
-    const json& flags = in.member(cpu, "/cpu", "flags");
-    if (!flags.is_array()) in.fail("/cpu/flags", "expected a list of strings");
-    for (std::size_t i = 0; i < flags.size(); ++i) {
-      if (!flags[i].is_string()) in.fail("/cpu/flags/" + std::to_string(i), "expected a string");
-      m.cpu.flags.push_back(flags[i].get<std::string>());
-    }
-    m.cpu.logical_cpus = static_cast<int>(in.integer(cpu, "/cpu", "logical_cpus", 1));
-    m.cpu.cores = static_cast<int>(in.integer(cpu, "/cpu", "cores", 1));
-    const json& caches = in.member(cpu, "/cpu", "caches");
-    if (!caches.is_array()) in.fail("/cpu/caches", "expected a list of caches");
-    for (std::size_t i = 0; i < caches.size(); ++i) {
-      const std::string at = "/cpu/caches/" + std::to_string(i);
-      CacheInfo c;
-      c.level = static_cast<int>(in.integer(caches[i], at, "level", 1));
-      c.type = in.string(caches[i], at, "type");
-      c.size_bytes = in.integer(caches[i], at, "size_bytes", 1);
-      c.shared_by = static_cast<int>(in.integer(caches[i], at, "shared_by", 1));
-      m.cpu.caches.push_back(c);
-    }
-    const json& frequency = in.member(cpu, "/cpu", "frequency");
-    m.cpu.frequency_ghz = in.number(frequency, "/cpu/frequency", "ghz", false);
-    m.cpu.frequency_source = in.string(frequency, "/cpu/frequency", "source");
-    m.cpu.hypervisor = in.boolean(cpu, "/cpu", "hypervisor");
-
-    const json& t = in.member(root, "", "theoretical");
-    m.theoretical.isa = in.string(t, "/theoretical", "isa");
-    m.theoretical.cores = static_cast<int>(in.integer(t, "/theoretical", "cores", 1));
-    m.theoretical.ghz = in.number(t, "/theoretical", "ghz", false);
-    m.theoretical.ghz_source = in.string(t, "/theoretical", "ghz_source");
-    m.theoretical.sp_flops_per_cycle = static_cast<int>(in.integer(t, "/theoretical", "sp_flops_per_cycle", 1));
-    m.theoretical.dp_flops_per_cycle = static_cast<int>(in.integer(t, "/theoretical", "dp_flops_per_cycle", 1));
-    m.theoretical.sp_gflops = in.number(t, "/theoretical", "sp_gflops", false);
-    m.theoretical.dp_gflops = in.number(t, "/theoretical", "dp_gflops", false);
-    m.theoretical.assumptions = in.string(t, "/theoretical", "assumptions");
-
+    m.cpu = detail::cpu_from_json(in, in.member(root, "", "cpu"), "/cpu");
+    m.theoretical = detail::theoretical_from_json(in, in.member(root, "", "theoretical"), "/theoretical");
     const json& runs = in.member(root, "", "runs");
     if (!runs.is_array() || runs.empty()) in.fail("/runs", "expected a non-empty list of runs, one per thread count");
     std::set<int> seen;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const std::string at = "/runs/" + std::to_string(i);
-      const json& r = runs[i];
-      CalibrationRun run;
-      run.threads = static_cast<int>(in.integer(r, at, "threads", 1));
+      CalibrationRun run = detail::run_from_json(in, runs[i], at);
       if (!seen.insert(run.threads).second) in.fail(at + "/threads", "a second run with " + std::to_string(run.threads) + " threads");
-      const json& cpus = in.member(r, at, "cpus");
-      if (!cpus.is_array()) in.fail(at + "/cpus", "expected a list of CPU numbers");
-      for (const json& c : cpus) {
-        if (!c.is_number_integer() || c.get<std::int64_t>() < 0) in.fail(at + "/cpus", "expected non-negative CPU numbers");
-        run.cpus.push_back(c.get<int>());
-      }
-      run.seconds = in.number(r, at, "seconds", false);
-      const json& bandwidth = in.member(r, at, "bandwidth");
-      if (!bandwidth.is_object()) in.fail(at + "/bandwidth", "expected an object of memory levels");
-      for (const auto& [level, b] : bandwidth.items()) {
-        const std::string lat = at + "/bandwidth/" + level;
-        if (level != "l1" && level != "l2" && level != "l3" && level != "dram") {
-          in.fail(lat, "unknown memory level \"" + level + "\"; expected l1, l2, l3 or dram");
-        }
-        BandwidthLevel bl;
-        bl.from_bytes = in.integer(b, lat, "from_bytes", 1);
-        bl.to_bytes = in.integer(b, lat, "to_bytes", bl.from_bytes);
-        if (b.contains("plateau")) {
-          if (!b["plateau"].is_boolean()) in.fail(lat + "/plateau", "expected true or false");
-          bl.plateau = b["plateau"].get<bool>();
-        }
-        for (const char* kernel : kBandwidthKernels) {
-          if (auto c = in.ceiling(b, lat, kernel, "gbps", "bytes")) bl.kernels[kernel] = *c;
-        }
-        if (!bl.kernels.count("triad")) in.fail(lat, "missing \"triad_gbps\": every level needs at least the triad ceiling");
-        run.bandwidth[level] = bl;
-      }
-      const json& compute = in.member(r, at, "compute");
-      if (!compute.is_object()) in.fail(at + "/compute", "expected an object of compute ceilings");
-      for (const char* name : kComputeCeilings) {
-        if (auto c = in.ceiling(compute, at + "/compute", name, "gflops", "n")) run.compute[name] = *c;
-      }
-      if (r.contains("sweep")) {
-        const json& sweep = r["sweep"];
-        if (!sweep.is_array()) in.fail(at + "/sweep", "expected a list of points");
-        for (std::size_t k = 0; k < sweep.size(); ++k) {
-          const std::string pat = at + "/sweep/" + std::to_string(k);
-          SweepPoint p;
-          p.bytes = in.integer(sweep[k], pat, "bytes", 1);
-          p.kernel = in.string(sweep[k], pat, "kernel");
-          p.best_gbps = in.number(sweep[k], pat, "best_gbps", true);
-          p.median_gbps = in.number(sweep[k], pat, "median_gbps", true);
-          run.sweep.push_back(p);
-        }
-      }
       m.runs.push_back(std::move(run));
     }
-  } catch (const MachineError& e) {
+  } catch (const detail::JsonReadError& e) {
     return Error{e.message};
   }
   return m;

@@ -1,16 +1,54 @@
 // hwprof: one file per subcommand; main only wires them together.
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <string>
+
+#include <cblas.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_command.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/info_command.hpp"
 #include "cli/output.hpp"
+#include "cli/profile_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/stat_command.hpp"
 #include "cli/summary_command.hpp"
 #include "hwprof/version.hpp"
 
+namespace {
+
+// Debian 12's OpenBLAS 0.3.21 does not know AMD Zen 4 and Zen 5 and runs its AVX2 kernels
+// (core "Haswell" or "Zen") on them, at about half of what the CPU can do; its SkylakeX
+// kernels need only AVX-512 F, CD, BW, DQ and VL, which these CPUs have. OpenBLAS picks its
+// kernels when it loads, from OPENBLAS_CORETYPE, so hwprof sets that and starts itself again.
+// Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit the
+// variable); a user's own OPENBLAS_CORETYPE is never overridden, and HWPROF_KEEP_BLAS_CORE=1
+// turns this off.
+void prefer_avx512_blas(int argc, char** argv) {
+  if (argc < 2) return;
+  const std::string sub = argv[1];
+  if (sub != "profile" && sub != "bench" && sub != "calibrate") return;
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("HWPROF_KEEP_BLAS_CORE") != nullptr) return;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512cd") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
+    return;
+  }
+  const char* core = openblas_get_corename();
+  if (core == nullptr || (std::strcmp(core, "Haswell") != 0 && std::strcmp(core, "Zen") != 0)) return;
+  ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  ::execv("/proc/self/exe", argv);
+  ::unsetenv("OPENBLAS_CORETYPE");  // exec failed: go on with the kernels already loaded
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  prefer_avx512_blas(argc, argv);
   CLI::App app{"hwprof — what each layer of a neural network should cost, and what it did cost here"};
   app.set_version_flag("-V,--version", std::string("hwprof ") + hwprof::kVersion);
   app.require_subcommand(1);
@@ -20,6 +58,9 @@ int main(int argc, char** argv) {
   hwprof::cli::setup_calibrate(app, exit_code);
   hwprof::cli::setup_info(app, exit_code);
   hwprof::cli::setup_stat(app, exit_code);
+  hwprof::cli::setup_profile(app, exit_code);
+  hwprof::cli::setup_bench(app, exit_code);
+  hwprof::cli::setup_report(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "hwprof/cost.hpp"
@@ -25,44 +26,6 @@ counts the full TxT products. FLOPs = 2*MACs + the element-wise work of every ot
 one documented table (README, "Counting convention"). Memory is in decimal MB.
 
 MODEL is a path to a spec (.json) or the name of a built-in model (see models/).)";
-
-// "3,224,224", "3x224x224" or "[3, 224, 224]".
-Result<Shape> parse_shape_argument(const std::string& text) {
-  Shape shape;
-  std::string digits;
-  auto flush = [&]() -> bool {
-    if (digits.empty()) return false;
-    if (digits.size() > 18) return false;
-    shape.push_back(std::stoll(digits));
-    digits.clear();
-    return true;
-  };
-  std::string body = text;
-  if (!body.empty() && body.front() == '[' && body.back() == ']') body = body.substr(1, body.size() - 2);
-  for (char c : body) {
-    if (c >= '0' && c <= '9') {
-      digits += c;
-    } else if (c == ',' || c == 'x' || c == 'X') {
-      if (!flush()) return Error{"--input-shape '" + text + "': expected positive sizes separated by ',' or 'x', e.g. 3,224,224"};
-    } else if (c != ' ') {
-      return Error{"--input-shape '" + text + "': unexpected character '" + std::string(1, c) + "'; expected e.g. 3,224,224"};
-    }
-  }
-  if (!flush()) return Error{"--input-shape '" + text + "': expected positive sizes separated by ',' or 'x', e.g. 3,224,224"};
-  return shape;
-}
-
-// CLI11 2.1 saturates out-of-range integers silently; check the text before it converts.
-CLI::Validator positive_integer() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits) return "expected a positive integer, got '" + text + "'";
-        if (text.size() > 18 || std::stoll(text) < 1) return "expected an integer from 1 to 10^18, got " + text;
-        return {};
-      },
-      "POSITIVE");
-}
 
 }  // namespace
 

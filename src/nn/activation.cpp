@@ -1,1 +1,119 @@
-// placeholder: being written (issue #5)
+// Element-wise activations, forward and backward, with PyTorch's definitions. Every loop is
+// `parallel for simd`: the transcendental ones call the branch-free approximations of
+// vector_math.hpp so that they vectorise (glibc's expf/erff would not).
+#include <cstdint>
+
+#include "nn/kernels.hpp"
+#include "nn/vector_math.hpp"
+
+namespace hwprof::nn {
+namespace {
+
+using detail::exp_approx;
+using detail::normal_cdf_approx;
+using detail::normal_pdf_approx;
+using detail::select;
+using detail::sigmoid_approx;
+using detail::tanh_approx;
+
+// Below this many elements one thread is faster than waking the team (a vectorised
+// activation runs about a nanosecond per element; waking a team costs microseconds).
+constexpr i64 kParallelMin = i64{1} << 15;
+
+// gelu with approximate='tanh' (Hendrycks & Gimpel 2016; PyTorch's GELU docs):
+// 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³). Since 0.5·(1 + tanh(u)) = σ(2u), it is
+// evaluated as x·σ(2u), which has no cancellation in the negative tail.
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluCubic = 0.044715f;
+
+float gelu_tanh_twice_u(float x) { return 2.0f * kSqrt2OverPi * (x + kGeluCubic * x * x * x); }
+
+template <class Op>
+void map1(const float* x, float* y, i64 n, Op op) {
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+  for (i64 i = 0; i < n; ++i) y[i] = op(x[i]);
+}
+
+// dx[i] = dy[i] · derivative(x[i], y[i]).
+template <class Derivative>
+void map_grad(const float* x, const float* y, const float* dy, float* dx, i64 n, Derivative derivative) {
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+  for (i64 i = 0; i < n; ++i) dx[i] = dy[i] * derivative(x[i], y[i]);
+}
+
+// dx[i] = dy[i] where pass(x[i]), else exactly 0 (a product with 0 would turn an infinite dy
+// into NaN; PyTorch's threshold_backward selects too).
+template <class Pass>
+void mask_grad(const float* x, const float* dy, float* dx, i64 n, Pass pass) {
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+  for (i64 i = 0; i < n; ++i) dx[i] = select(pass(x[i]), dy[i], 0.0f);
+}
+
+}  // namespace
+
+void activation_forward(Activation a, const float* x, float* y, i64 n) {
+  switch (a) {
+    case Activation::relu:  // NaN passes through, as with torch.relu
+      map1(x, y, n, [](float v) { return select(v < 0.0f, 0.0f, v); });
+      return;
+    case Activation::relu6:  // hardtanh(x, 0, 6)
+      map1(x, y, n, [](float v) { return select(v > 6.0f, 6.0f, select(v < 0.0f, 0.0f, v)); });
+      return;
+    case Activation::gelu:  // x·Φ(x), Φ the standard normal CDF: 0.5·x·(1 + erf(x/√2))
+      map1(x, y, n, [](float v) { return v * normal_cdf_approx(v); });
+      return;
+    case Activation::gelu_tanh:
+      map1(x, y, n, [](float v) { return v * sigmoid_approx(gelu_tanh_twice_u(v)); });
+      return;
+    case Activation::silu:  // x·σ(x)
+      map1(x, y, n, [](float v) { return v * sigmoid_approx(v); });
+      return;
+    case Activation::sigmoid:
+      map1(x, y, n, [](float v) { return sigmoid_approx(v); });
+      return;
+    case Activation::tanh:
+      map1(x, y, n, [](float v) { return tanh_approx(v); });
+      return;
+  }
+}
+
+void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n) {
+  if (dx == nullptr) return;
+  switch (a) {
+    case Activation::relu:  // the subgradient at 0 is 0, as in PyTorch's threshold_backward
+      mask_grad(x, dy, dx, n, [](float v) { return v > 0.0f; });
+      return;
+    case Activation::relu6:  // hardtanh_backward: 1 strictly inside (0, 6)
+      // `&` rather than `&&`: no branch, so the loop vectorises.
+      mask_grad(x, dy, dx, n, [](float v) { return (v > 0.0f) & (v < 6.0f); });
+      return;
+    case Activation::gelu:  // d/dx x·Φ(x) = Φ(x) + x·φ(x)
+      map_grad(x, y, dy, dx, n, [](float v, float) { return normal_cdf_approx(v) + v * normal_pdf_approx(v); });
+      return;
+    case Activation::gelu_tanh:
+      // y = x·s with s = σ(2u): dy/dx = s + x·2u'·s·(1 - s), 2u' = 2·√(2/π)·(1 + 3·0.044715·x²).
+      // 1 - s is taken as σ(-2u), not subtracted, to stay accurate for large x.
+      map_grad(x, y, dy, dx, n, [](float v, float) {
+        const float two_u = gelu_tanh_twice_u(v);
+        const float s = sigmoid_approx(two_u);
+        const float one_minus_s = sigmoid_approx(-two_u);
+        const float two_du = 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+        return s + v * two_du * s * one_minus_s;
+      });
+      return;
+    case Activation::silu:  // σ(x)·(1 + x·(1 - σ(x))), PyTorch's silu_backward
+      map_grad(x, y, dy, dx, n, [](float v, float) {
+        const float s = sigmoid_approx(v);
+        return s * (1.0f + v * (1.0f - s));
+      });
+      return;
+    case Activation::sigmoid:  // from the output: y·(1 - y)
+      map_grad(x, y, dy, dx, n, [](float, float out) { return out * (1.0f - out); });
+      return;
+    case Activation::tanh:  // from the output: 1 - y²
+      map_grad(x, y, dy, dx, n, [](float, float out) { return 1.0f - out * out; });
+      return;
+  }
+}
+
+}  // namespace hwprof::nn

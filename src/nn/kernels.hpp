@@ -9,9 +9,12 @@
 // - Parameter gradients (dw, db, dgamma, ...) are ACCUMULATED (+=): a weight tied between two
 //   layers sums both contributions; the optimizer zeroes them once per step. A null one is
 //   skipped.
-// - Parallelism: element-wise and data-movement loops use OpenMP, GEMMs use OpenBLAS; both
-//   with the thread count set by set_kernel_threads(). Kernels are not re-entrant across
-//   threads of the caller (one model runs on one calling thread).
+// - Parallelism: OpenMP only, with the thread count set by set_kernel_threads(). The dense
+//   kernels split their GEMMs into panels, samples or heads, one per OpenMP thread, each a
+//   single-threaded OpenBLAS call (src/nn/blas.hpp): with both OpenMP's and OpenBLAS's pools
+//   active, libgomp's spinning workers took a core from OpenBLAS's (a 2-thread sgemm right
+//   after an OpenMP loop ran at 125 instead of 207 GFLOP/s here). Kernels are not re-entrant
+//   across threads of the caller (one model runs on one calling thread).
 // - Temporary workspaces (im2col columns, attention scores) are Tensors, so the tracking
 //   allocator counts them.
 // - Weights follow PyTorch's layouts, so numbers can be compared with it.

@@ -1,1 +1,202 @@
-// placeholder: being written (issue #5)
+// 2-D max, average and adaptive average pooling over NCHW, forward and backward, with
+// PyTorch's window rules. Every (sample, channel) plane is independent, so planes are the
+// unit of parallel work: a backward pass scatters only into its own plane, with no races and
+// a fixed order of additions whatever the thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "nn/kernels.hpp"
+
+namespace hwprof::nn {
+namespace {
+
+constexpr i64 kParallelMin = i64{1} << 15;  // window elements visited, below which one thread runs
+
+void zero(float* p, i64 n) { std::memset(p, 0, static_cast<std::size_t>(n) * sizeof(float)); }
+
+// One output's window along one axis: [start, end) clipped to the input, and for average
+// pooling the length PyTorch divides by (clipped to the padded input only).
+struct Window {
+  i64 start = 0, end = 0, padded_length = 0;
+};
+
+Window pool_window(i64 out_index, i64 stride, i64 pad, i64 kernel, i64 in_size) {
+  const i64 start = out_index * stride - pad;
+  const i64 padded_end = std::min(start + kernel, in_size + pad);
+  return {std::max<i64>(start, 0), std::min(padded_end, in_size), padded_end - start};
+}
+
+struct Argmax {
+  float value = 0.0f;
+  i64 index = -1;  // in the plane
+};
+
+// Padding never wins (it counts as -inf). The first maximum is kept and a NaN propagates, as
+// in PyTorch's max_pool2d; an empty window yields -inf and index -1.
+Argmax window_max(const float* plane, i64 in_w, Window wh, Window ww) {
+  Argmax m{-std::numeric_limits<float>::infinity(), -1};
+  if (wh.start < wh.end && ww.start < ww.end) m.index = wh.start * in_w + ww.start;
+  for (i64 h = wh.start; h < wh.end; ++h) {
+    for (i64 w = ww.start; w < ww.end; ++w) {
+      const float v = plane[h * in_w + w];
+      if (std::isnan(v)) return {v, h * in_w + w};
+      if (v > m.value) m = {v, h * in_w + w};
+    }
+  }
+  return m;
+}
+
+i64 visits(const Pool2dGeometry& g) { return g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w; }
+
+// PyTorch's adaptive windows: [floor(i·in/out), ceil((i+1)·in/out)).
+i64 adaptive_start(i64 i, i64 in, i64 out) { return i * in / out; }
+i64 adaptive_end(i64 i, i64 in, i64 out) { return ((i + 1) * in + out - 1) / out; }
+
+}  // namespace
+
+// ---- max --------------------------------------------------------------------------------
+
+void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
+  const i64 planes = g.batch * g.channels;
+  const i64 in_plane = g.in_h * g.in_w;
+  const i64 out_plane = g.out_h * g.out_w;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_plane;
+    float* yp = y + p * out_plane;
+    std::int32_t* ap = argmax != nullptr ? argmax + p * out_plane : nullptr;
+    for (i64 oh = 0; oh < g.out_h; ++oh) {
+      const Window wh = pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h);
+      for (i64 ow = 0; ow < g.out_w; ++ow) {
+        const Window ww = pool_window(ow, g.stride_w, g.pad_w, g.kernel_w, g.in_w);
+        const Argmax m = window_max(xp, g.in_w, wh, ww);
+        yp[oh * g.out_w + ow] = m.value;
+        if (ap != nullptr) ap[oh * g.out_w + ow] = static_cast<std::int32_t>(m.index);
+      }
+    }
+  }
+}
+
+void maxpool2d_backward(const Pool2dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx) {
+  if (dx == nullptr) return;
+  const i64 planes = g.batch * g.channels;
+  const i64 in_plane = g.in_h * g.in_w;
+  const i64 out_plane = g.out_h * g.out_w;
+#pragma omp parallel for num_threads(kernel_threads()) \
+    schedule(static) if (planes * (in_plane + out_plane) > kParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    float* dxp = dx + p * in_plane;
+    const float* dyp = dy + p * out_plane;
+    const std::int32_t* ap = argmax + p * out_plane;
+    zero(dxp, in_plane);
+    // Overlapping windows (stride < kernel) may pick one input twice: its gradient sums.
+    for (i64 o = 0; o < out_plane; ++o) {
+      if (ap[o] >= 0) dxp[ap[o]] += dyp[o];
+    }
+  }
+}
+
+// ---- average ----------------------------------------------------------------------------
+// PyTorch's avg_pool2d (count_include_pad=True): a window's divisor is its size clipped to
+// the padded input, (hend - hstart)·(wend - wstart) taken before clipping to the input, so
+// padding counts but a ceil_mode window's overhang past the padding does not.
+
+void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y) {
+  const i64 planes = g.batch * g.channels;
+  const i64 in_plane = g.in_h * g.in_w;
+  const i64 out_plane = g.out_h * g.out_w;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_plane;
+    float* yp = y + p * out_plane;
+    for (i64 oh = 0; oh < g.out_h; ++oh) {
+      const Window wh = pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h);
+      for (i64 ow = 0; ow < g.out_w; ++ow) {
+        const Window ww = pool_window(ow, g.stride_w, g.pad_w, g.kernel_w, g.in_w);
+        float total = 0.0f;
+        for (i64 h = wh.start; h < wh.end; ++h) {
+          for (i64 w = ww.start; w < ww.end; ++w) total += xp[h * g.in_w + w];
+        }
+        // A window wholly in padding (impossible under PyTorch's output-size rule) averages
+        // nothing: 0, as in PyTorch.
+        const bool empty = wh.start >= wh.end || ww.start >= ww.end;
+        yp[oh * g.out_w + ow] = empty ? 0.0f : total / static_cast<float>(wh.padded_length * ww.padded_length);
+      }
+    }
+  }
+}
+
+void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx) {
+  if (dx == nullptr) return;
+  const i64 planes = g.batch * g.channels;
+  const i64 in_plane = g.in_h * g.in_w;
+  const i64 out_plane = g.out_h * g.out_w;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    float* dxp = dx + p * in_plane;
+    const float* dyp = dy + p * out_plane;
+    zero(dxp, in_plane);
+    for (i64 oh = 0; oh < g.out_h; ++oh) {
+      const Window wh = pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h);
+      for (i64 ow = 0; ow < g.out_w; ++ow) {
+        const Window ww = pool_window(ow, g.stride_w, g.pad_w, g.kernel_w, g.in_w);
+        const float share = dyp[oh * g.out_w + ow] / static_cast<float>(wh.padded_length * ww.padded_length);
+        for (i64 h = wh.start; h < wh.end; ++h) {
+          for (i64 w = ww.start; w < ww.end; ++w) dxp[h * g.in_w + w] += share;
+        }
+      }
+    }
+  }
+}
+
+// ---- adaptive average -------------------------------------------------------------------
+
+void adaptive_avgpool2d_forward(const float* x, float* y, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w) {
+  const i64 planes = n * c;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * h * w > kParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * h * w;
+    float* yp = y + p * out_h * out_w;
+    for (i64 oh = 0; oh < out_h; ++oh) {
+      const i64 h0 = adaptive_start(oh, h, out_h);
+      const i64 h1 = adaptive_end(oh, h, out_h);
+      for (i64 ow = 0; ow < out_w; ++ow) {
+        const i64 w0 = adaptive_start(ow, w, out_w);
+        const i64 w1 = adaptive_end(ow, w, out_w);
+        // Global pooling averages whole planes (56·56 values in a ResNet): sum in double.
+        double total = 0.0;
+        for (i64 i = h0; i < h1; ++i) {
+          for (i64 j = w0; j < w1; ++j) total += static_cast<double>(xp[i * w + j]);
+        }
+        yp[oh * out_w + ow] = static_cast<float>(total / static_cast<double>((h1 - h0) * (w1 - w0)));
+      }
+    }
+  }
+}
+
+void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w) {
+  if (dx == nullptr) return;
+  const i64 planes = n * c;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * h * w > kParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    float* dxp = dx + p * h * w;
+    const float* dyp = dy + p * out_h * out_w;
+    zero(dxp, h * w);
+    for (i64 oh = 0; oh < out_h; ++oh) {
+      const i64 h0 = adaptive_start(oh, h, out_h);
+      const i64 h1 = adaptive_end(oh, h, out_h);
+      for (i64 ow = 0; ow < out_w; ++ow) {
+        const i64 w0 = adaptive_start(ow, w, out_w);
+        const i64 w1 = adaptive_end(ow, w, out_w);
+        const float share = dyp[oh * out_w + ow] / static_cast<float>((h1 - h0) * (w1 - w0));
+        for (i64 i = h0; i < h1; ++i) {
+          for (i64 j = w0; j < w1; ++j) dxp[i * w + j] += share;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace hwprof::nn

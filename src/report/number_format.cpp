@@ -33,6 +33,14 @@ std::string megabytes(std::int64_t bytes) {
   return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6);
 }
 
+std::string milliseconds(double v) {
+  if (v >= 100) return fmt::format("{:.1f}", v);
+  if (v >= 10) return fmt::format("{:.2f}", v);
+  if (v >= 1) return fmt::format("{:.3f}", v);
+  if (v >= 0.01) return fmt::format("{:.4f}", v);
+  return fmt::format("{:.5f}", v);
+}
+
 std::string percent(double fraction) {
   return fmt::format("{:.1f}%", fraction * 100.0);
 }

@@ -10,5 +10,8 @@ std::string group_digits(std::int64_t value);         // 1814073344 → "1,814,0
 std::string si(double value, const char* unit = "");  // 1.814e9 → "1.81 G"
 std::string megabytes(std::int64_t bytes);            // decimal MB, "46.76 MB"
 std::string percent(double fraction);                 // 0.1234 → "12.3%"
+// Milliseconds with about four significant digits and never an exponent: 812.3, 12.35,
+// 1.235, 0.1235, 0.00080 — so that a column of times lines up.
+std::string milliseconds(double ms);
 
 }  // namespace hwprof::detail

@@ -109,7 +109,7 @@ TEST(MeasureCompute, FmaPeakIsAtLeastTheGemmCeilingWithinNoise) {
       expect_sane(*f);
       expect_sane(*g);
       EXPECT_EQ(f->isa, best_isa);
-      EXPECT_EQ(g->isa, "openblas");
+      EXPECT_EQ(g->isa.rfind("openblas ", 0), 0u) << g->isa;  // "openblas <core it chose>"
       EXPECT_TRUE(g->size == 256 || g->size == 512) << g->size;
       EXPECT_LE(g->best_gflops, 1.10 * f->best_gflops) << "GEMM cannot beat the FMA peak by more than noise";
     }

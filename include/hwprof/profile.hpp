@@ -1,0 +1,131 @@
+// A Profile: what `hwprof profile` measured for every layer of a model, joined with what the
+// layer should cost and placed on this machine's roofline. It is a plain value: the profiler
+// (src/profile/profiler.cpp) fills it, the reports (src/report/: table, JSON, CSV, Chrome
+// trace, SVG roofline, HTML) only format it, and `hwprof report` reads it back from JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwprof/cost.hpp"
+#include "hwprof/counters.hpp"
+#include "hwprof/graph.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/result.hpp"
+#include "hwprof/roofline.hpp"
+#include "hwprof/statistics.hpp"
+
+namespace hwprof {
+
+inline constexpr int kProfileSchema = 1;
+
+// One counter of one layer, per call. `value` is absent when the counter could not be read,
+// and then `reason` says why and how to fix it — never a 0 that was not counted.
+struct LayerCounter {
+  std::string name;
+  std::string unit;
+  std::optional<double> value;     // per call
+  CounterStatus status = CounterStatus::not_counted;
+  double running_fraction = 0.0;   // lowest over the layer's calls; 1 when it ran throughout
+  std::string reason;
+};
+
+// A metric of the counter group (e.g. "DP GFLOP/s", "DRAM bandwidth"), per call.
+struct LayerMetric {
+  std::string name;
+  std::string unit;
+  std::optional<double> value;
+  std::string reason;
+};
+
+struct LayerProfile {
+  int index = -1;                 // Graph::nodes index; -1 for the model total
+  std::string name;
+  std::string op;                 // op name (DESIGN.md); "model" for the total
+  std::string phase;              // "forward", "backward" or "optimizer"
+  Shape output_shape;             // per sample
+  bool causal = false;            // attention: the mask (for the FLOPs comparison's reasons)
+  // Analytic, per call (the whole batch).
+  std::int64_t params = 0;
+  std::int64_t macs = 0;
+  std::int64_t flops = 0;         // analytic FLOPs of this phase (forward, backward or optimizer)
+  std::int64_t bytes = 0;         // analytic minimum traffic
+  // Measured: milliseconds per call, overhead subtracted (statistics of the kept iterations).
+  Summary time_ms;
+  double time_share = 0.0;        // this layer's median / the sum of the phase's medians
+  bool below_resolution = false;  // median shorter than 100 × the measurement's own cost
+  std::vector<LayerCounter> counters;
+  std::vector<LayerMetric> metrics;
+  // Roofline placement (flops and bytes with their sources inside); absent with `roofline_error`
+  // when it could not be placed (no calibration run for this thread count, no time).
+  std::optional<RooflinePoint> roofline;
+  std::string roofline_error;
+  std::vector<std::string> bytes_skipped;  // the fallback chain's skipped steps, with reasons
+  BytesOrigin bytes_origin = BytesOrigin::analytic_minimum;
+  // Measured FP operations against the analytic count, where FP counters exist.
+  std::optional<FlopsComparison> flops_check;
+};
+
+// One span of the timeline (Chrome trace): a phase of one iteration, or a layer inside it.
+struct TraceSpan {
+  std::string name;
+  std::string category;  // "phase" or "layer"
+  int layer = -1;        // Graph::nodes index for layer spans
+  int iteration = 0;
+  int thread = 0;        // a small thread number (0: the thread that ran the model)
+  double start_us = 0.0; // since the profile's first span
+  double duration_us = 0.0;
+};
+
+struct ProfileMemory {
+  MemoryEstimate analytic;                  // the cost model's memory at this batch and optimizer
+  std::int64_t parameter_bytes = 0;         // measured: the executor's parameters (tied once)
+  std::int64_t peak_allocated_bytes = 0;    // measured: tensor allocator peak during the run, parameters excluded
+  std::int64_t peak_rss_bytes = 0;          // measured: the process's peak resident set (getrusage)
+  std::optional<std::int64_t> page_faults;  // measured: minor + major faults during the run
+};
+
+struct ProfileMachine {
+  std::string host;
+  MachineCpu cpu;
+  std::string calibration_file;     // where the ceilings came from; empty when none
+  std::string calibration_created;
+  bool calibration_quick = false;
+  std::optional<CalibrationRun> ceilings;  // the run with the profile's thread count
+  TheoreticalPeaks theoretical;
+};
+
+struct Profile {
+  int schema = kProfileSchema;
+  std::string created;              // ISO 8601, UTC
+  std::string hwprof_version;
+  ProfileMachine machine;
+  std::string model;
+  Shape input_shape;                // per sample
+  std::int64_t batch = 1;
+  std::string phase = "forward";    // "forward" (inference) or "train" (forward, backward, optimizer)
+  std::string optimizer;            // train: "sgd" or "adam"
+  int threads = 1;
+  std::string backend;              // "perf", "papi" or "timer"
+  std::string group;                // the counter group, if any
+  std::vector<EventInfo> events;    // every event asked for, with its status and reason
+  std::vector<std::string> hints;   // what the counter layer advised (e.g. perf_event_paranoid)
+  int warmup_runs = 0;
+  int iterations = 0;
+  double overhead_ns = 0.0;         // the session's begin+end cost, subtracted from every layer
+  LayerProfile total;               // the whole model per call: time of the whole pass
+  std::vector<LayerProfile> layers; // forward layers in order, then backward and optimizer ones
+  ProfileMemory memory;
+  std::vector<TraceSpan> trace;     // sampled iterations only (see trace_iterations)
+  int trace_iterations = 0;
+};
+
+// JSON (DESIGN.md, "Reports"): the stable, documented format; profile_from_json reads it back
+// (for `hwprof report`), refusing a newer schema or a malformed file with the place named.
+std::string profile_to_json(const Profile& profile);
+Result<Profile> profile_from_json(std::string_view text, const std::string& source_name);
+Result<Profile> load_profile(const std::string& path);
+
+}  // namespace hwprof

@@ -1,0 +1,142 @@
+// Roofline placement: a layer's work (FLOPs), traffic (bytes) and time, put under the ceilings
+// `hwprof calibrate` measured on this machine — arithmetic intensity, achieved and attainable
+// performance, efficiency, headroom, and whether the layer is compute-, memory- or
+// overhead-bound. Every input says where it came from, and so does every output that
+// depends on it (DESIGN.md, "What every number carries").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/counters.hpp"
+#include "hwprof/graph.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/result.hpp"
+
+namespace hwprof {
+
+enum class ValueSource {
+  measured,   // read from a counter (possibly scaled for multiplexing: see status)
+  analytic,   // derived from shapes by the cost model (include/hwprof/cost.hpp)
+  estimated,  // derived from a measurement by an assumption (e.g. LLC misses × line size)
+};
+std::string_view value_source_name(ValueSource source) noexcept;
+
+// A number with its source; for counter-derived values also the counter's status and the
+// fraction of the interval it ran (1 unless multiplexed).
+struct SourcedValue {
+  double value = 0.0;
+  ValueSource source = ValueSource::analytic;
+  CounterStatus status = CounterStatus::ok;  // meaningful for measured and estimated values
+  double running_fraction = 1.0;
+  std::string detail;  // what exactly: "DRAM bytes (uncore CAS counts)", "analytic minimum traffic", ...
+};
+
+// ---- bytes: the fallback chain of DESIGN.md ------------------------------------------------
+
+enum class BytesOrigin { dram_counters, llc_misses, analytic_minimum };
+std::string_view bytes_origin_name(BytesOrigin origin) noexcept;
+
+// What is known about one layer's traffic. Absent readings (nullopt) were not asked for;
+// readings whose status has no value were asked for and could not be counted.
+struct BytesInputs {
+  std::optional<CounterReading> dram_bytes;  // a DRAM-bytes metric (64 × CAS counts), in bytes
+  std::optional<CounterReading> llc_misses;  // last-level-cache misses, a count of lines
+  double line_bytes = 64.0;
+  std::optional<double> analytic_bytes;      // the cost model's minimum traffic
+};
+
+struct BytesEstimate {
+  SourcedValue bytes;
+  BytesOrigin origin = BytesOrigin::analytic_minimum;
+  // Why the chain stopped where it did: each step skipped and the reason (e.g. "DRAM bytes:
+  // unsupported"). Empty when the first step was used.
+  std::vector<std::string> skipped;
+};
+
+// DRAM bytes from the uncore where they were counted, else LLC misses × line size (estimated:
+// it misses prefetched and written-back lines and counts lines another core's L3 held), else
+// the analytic minimum traffic. Multiplexed readings are used, carrying their status and
+// running fraction. Error when no step has a value.
+Result<BytesEstimate> choose_bytes(const BytesInputs& inputs);
+
+// ---- FLOPs: measured against analytic -----------------------------------------------------
+
+struct FlopsComparison {
+  double measured = 0.0;
+  double analytic = 0.0;
+  double ratio = 0.0;        // measured / analytic; 0 when analytic is 0
+  bool agrees = false;       // |ratio − 1| ≤ tolerance
+  // The known reasons this op's measured count can differ in the observed direction (empty
+  // when they agree): BLAS tile padding, im2col, masked attention, transcendental functions...
+  std::vector<std::string> reasons;
+};
+// `causal` matters for attention only. Tolerance: relative, default 5%.
+FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool causal = false, double tolerance = 0.05);
+
+// ---- placement ----------------------------------------------------------------------------
+
+enum class Precision { sp, dp };
+enum class Bound { compute, memory, overhead };
+std::string_view bound_name(Bound bound) noexcept;
+
+// The classification rule's thresholds (see classify_bound in src/profile/roofline.cpp).
+struct BoundRule {
+  // "Far below both roofs": achieved below this fraction of attainable ...
+  double overhead_efficiency = 0.10;
+  // ... and a call shorter than this, so that a handful of fixed costs per call (a BLAS
+  // call's dispatch and packing, an OpenMP fork/join, a temporary's allocation: each of the
+  // order of a microsecond) can explain the gap. A longer call far below its roof is a slow
+  // kernel, not fixed cost: it is placed by its intensity and its headroom says how slow.
+  double overhead_seconds = 100e-6;
+};
+
+struct RooflineInput {
+  OpKind op = OpKind::linear;   // picks the compute roof: GEMM for linear, conv2d, attention
+  SourcedValue flops;           // per call
+  SourcedValue bytes;           // per call (see choose_bytes)
+  double seconds = 0.0;         // per call (the median)
+  int threads = 1;              // selects the calibration run
+  Precision precision = Precision::sp;
+  BoundRule rule;
+};
+
+// The cache-aware view (Ilić, Pratas & Sousa, "Cache-aware Roofline model", IEEE CAL 2014):
+// the same intensity under each level's bandwidth, as if the counted bytes were served there.
+struct LevelRoof {
+  std::string level;          // "l1", "l2", "l3", "dram"
+  double gbytes_per_s = 0.0;  // that level's measured triad ceiling (best)
+  double attainable_gflops_per_s = 0.0;
+};
+
+struct RooflinePoint {
+  SourcedValue flops;
+  SourcedValue bytes;
+  double seconds = 0.0;
+  double intensity = 0.0;             // FLOP per byte; 0 when bytes is 0
+  double gflops_per_s = 0.0;          // achieved
+  double gbytes_per_s = 0.0;          // achieved
+  std::string compute_roof;           // "gemm_sp", "fma_sp", ...: the roof that applies to this op
+  double compute_roof_gflops_per_s = 0.0;
+  double peak_gflops_per_s = 0.0;     // the FMA peak: the absolute roof of every op
+  double dram_gbytes_per_s = 0.0;
+  double ridge_intensity = 0.0;       // compute roof / DRAM bandwidth
+  double attainable_gflops_per_s = 0.0;  // min(compute roof, intensity × DRAM bandwidth)
+  std::vector<LevelRoof> levels;      // l1 .. dram, those the calibration found
+  // achieved / attainable. For a layer without FLOPs (a copy, a transpose) the same ratio in
+  // bandwidth terms: achieved GB/s / DRAM GB/s — which equals the FLOP ratio whenever the
+  // layer sits under the memory roof.
+  double efficiency = 0.0;
+  double headroom = 0.0;              // attainable / achieved (×); 0 when nothing was achieved
+  Bound bound = Bound::overhead;
+  std::string why;                    // the rule that decided `bound`, with the numbers
+  std::vector<std::string> notes;     // e.g. a GEMM op placed under the FMA roof for want of a GEMM ceiling
+};
+
+// Errors: no calibration run with `threads` threads (the runs that exist are named), a run
+// without DRAM bandwidth or any compute ceiling, a non-positive time, negative work.
+Result<RooflinePoint> place_on_roofline(const RooflineInput& input, const Machine& machine);
+
+}  // namespace hwprof

@@ -1,0 +1,251 @@
+// A profiling session: counters opened once, named regions entered and left from any thread,
+// and per region the statistics of its samples (time, inclusive and exclusive of nested
+// regions) with the counters summed over them. This is the library users call from their own
+// training code:
+//
+//   auto session = hwprof::Session::open({}).value();         // perf counters, or timer only
+//   const int fwd = session->region("forward");                // register names up front ...
+//   for (...) {
+//     session->begin(fwd);                                      // ... then begin/end by id,
+//     { HWPROF_REGION(*session, "loss"); compute_loss(); }     // or a scoped region
+//     session->end(fwd);
+//   }
+//   for (const hwprof::RegionReport& r : session->report()) ...
+//
+// Entering and leaving a region is noexcept and allocates nothing: every thread's stack of
+// open regions, and every region's sample buffer, is allocated when the session opens or
+// the region is registered.
+//
+// Threads. Regions measure wall time per thread: a region entered on thread A and another on
+// thread B each see their own start and end. Counters opened for the whole process (the
+// perf and PAPI backends attach to every thread, and to the threads those start) count every
+// thread: a region around a 2-thread GEMM sees the CPU time of both threads, which is what a
+// multi-threaded layer needs. The flip side: when regions on different threads overlap in
+// time, each one's counter deltas include what the other threads did meanwhile — the deltas
+// of overlapping regions overlap, and summing them double-counts.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/counters.hpp"
+#include "hwprof/event_group.hpp"
+#include "hwprof/result.hpp"
+#include "hwprof/statistics.hpp"
+
+namespace hwprof {
+
+enum class SessionBackend {
+  automatic,  // perf_event; when no event opens there, time only (with one hint saying why)
+  perf,
+  papi,
+  timer,      // time only; or the timer backend's clocks when `events` names them
+};
+std::string_view session_backend_name(SessionBackend backend) noexcept;
+
+// A monotonic clock in nanoseconds. Tests inject a fake one.
+using SessionClock = std::uint64_t (*)() noexcept;
+
+struct SessionOptions {
+  SessionBackend backend = SessionBackend::automatic;
+  // Event names for the backend (libpfm4 or kernel names for perf, PAPI names for papi,
+  // "wall-time" / "process-cpu-time" / "thread-cpu-time" for timer). With neither events nor
+  // a group, perf counts task-clock, cycles and instructions, and papi perf::TASK-CLOCK.
+  std::vector<std::string> events;
+  // An event group: a name (counters/<family>/<name>.txt for this CPU's family, then generic/
+  // and software/) or a path to a group file. Its events come first, then `events`.
+  std::string group;
+  // Folders holding counters/<family>/ group files; empty: $HWPROF_COUNTERS_PATH (colon-separated).
+  std::vector<std::string> counters_dirs;
+  std::string family;  // the group family; empty: this CPU's (counter_family(detect_cpu()))
+
+  std::size_t max_regions = 4096;
+  // Samples kept per region for its statistics (16 bytes each: inclusive and exclusive time),
+  // reserved when the region is registered. Calls past this still count in the calls, the
+  // time totals and the counter sums; only their samples are not kept (RegionReport's
+  // dropped_samples says how many) — the measured path never grows a buffer.
+  std::size_t samples_per_region = 10000;
+  // Threads that may enter regions (the thread that opens the session takes one while it
+  // measures the overhead); the regions of further threads are counted as dropped.
+  std::size_t max_threads = 256;
+  std::size_t max_depth = 64;     // nesting depth per thread; deeper regions are counted as dropped
+  // Empty begin/end pairs timed at open to measure the session's own overhead (0: none, and
+  // nothing is subtracted).
+  std::size_t overhead_pairs = 2000;
+
+  SessionClock clock = nullptr;  // nullptr: the TSC where the kernel keeps time with it, else CLOCK_MONOTONIC
+  // Where hints go (a counter that did not open, a fallback to time only). Default: stderr,
+  // once per process. Every hint is also kept in Session::hints().
+  std::function<void(const std::string&)> on_hint;
+};
+
+// What the session's own begin/end costs, measured when it opened (medians), and subtracted.
+struct SessionOverhead {
+  // Inside one sample: from the start timestamp taken by begin() to the end timestamp taken
+  // by end() of an empty region. Subtracted from every sample.
+  double sample_ns = 0.0;
+  // A whole begin()+end() pair, as a region around it sees it. Subtracted from a region once
+  // per nested child, and the yardstick for below_resolution (100 × this).
+  double pair_ns = 0.0;
+  // The same for every counter, in the counter's unit (events() order); 0 where unavailable.
+  std::vector<double> sample_counts;
+  std::vector<double> pair_counts;
+};
+
+// One event summed over a region's samples.
+struct CounterTotal {
+  std::string name;
+  std::string unit;
+  // ok: every counted sample ran the whole time; multiplexed: some were scaled (the lowest
+  // running fraction is given); unsupported / no_permission: the event never opened (reason);
+  // not_counted: it opened but no sample of this region read a value.
+  CounterStatus status = CounterStatus::not_counted;
+  std::string reason;
+  double inclusive = 0.0;  // sum over the samples that read a value, overhead subtracted
+  double exclusive = 0.0;  // the same minus the nested regions' inclusive counts
+  std::uint64_t samples = 0;  // samples that read a value (≤ calls)
+  double min_running_fraction = 0.0;
+  bool has_value() const noexcept { return samples > 0; }
+  double per_call() const noexcept { return samples > 0 ? inclusive / static_cast<double>(samples) : 0.0; }
+};
+
+// A metric of the session's event group, per call of the region ("time" in its formula is the
+// mean inclusive time per call).
+struct RegionMetric {
+  std::string name;
+  std::string unit;
+  std::optional<double> value;
+  std::string reason;  // when there is no value
+};
+
+struct RegionReport {
+  int id = -1;
+  std::string name;
+  std::uint64_t calls = 0;      // completed begin/end pairs
+  std::uint64_t dropped_samples = 0;  // calls whose times were not kept (buffer full)
+  std::uint64_t unmatched = 0;  // end() without its begin(), or left open when an outer region ended
+  Summary inclusive_ns;         // statistics of the kept samples, overhead subtracted
+  Summary exclusive_ns;         // minus the nested regions' inclusive time
+  double total_inclusive_ns = 0.0;  // over every call, kept or not
+  double total_exclusive_ns = 0.0;
+  // The median is shorter than 100 × the session's begin/end cost: its figures are mostly
+  // the measurement itself.
+  bool below_resolution = false;
+  std::vector<CounterTotal> counters;  // events() order
+  std::vector<RegionMetric> metrics;   // the group's metrics, per call
+  // The user's own analytic work per call (set_work), or absent.
+  std::optional<double> work_flops;
+  std::optional<double> work_bytes;
+};
+
+class Session;
+
+// The static record of one HWPROF_REGION call site: its name lives here, so entering the
+// region does no string work (after Tracy's SourceLocationData). `binding` caches the site's
+// region id in the last session that used it.
+struct RegionSite {
+  const char* name;
+  const char* file;
+  int line;
+  std::atomic<std::uint64_t> binding{0};  // (session serial << 32) | (id + 1); 0: none
+  constexpr RegionSite(const char* site_name, const char* site_file, int site_line) noexcept
+      : name(site_name), file(site_file), line(site_line) {}
+};
+
+class Session {
+ public:
+  // Opens the counters and measures the session's own overhead. Errors: an unknown group or
+  // group file, an event name the backend does not know (perf, timer). Events that exist but
+  // cannot be counted here are not errors: they are in events() with their status and reason.
+  static Result<std::unique_ptr<Session>> open(const SessionOptions& options);
+  // The same on a counter set the caller opened (its events are the session's events); tests
+  // pass a fake set here. `options.backend`, `events` and `group` are then not used.
+  static Result<std::unique_ptr<Session>> open(const SessionOptions& options, std::unique_ptr<CounterSet> counters);
+
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  Session(Session&&) = delete;
+  Session& operator=(Session&&) = delete;
+
+  // The id of the region called `name`, registering it the first time (the same name always
+  // gives the same id); -1 when max_regions are taken. Allocates: call it up front.
+  int region(std::string_view name);
+  // The site's id in this session, registering the site's name on first use.
+  int region(RegionSite& site) noexcept;
+
+  // Measured path: noexcept, allocation-free, any thread. Regions nest; an end() must name
+  // the innermost open region of its thread (an outer one closes the inner ones, which are
+  // counted as unmatched). Unknown ids are ignored.
+  void begin(int id) noexcept;
+  void end(int id) noexcept;
+
+  // The user's own analytic work of one call of the region (e.g. the layer's FLOPs and bytes).
+  void set_work(int id, double flops, double bytes) noexcept;
+
+  // Forgets every sample and sum (after a warm-up), keeping the regions. Call it when no
+  // thread is inside a region of this session.
+  void reset() noexcept;
+
+  // Every registered region, in id order. Call it when no thread is inside a region.
+  std::vector<RegionReport> report() const;
+  RegionReport report(int id) const;
+
+  BackendKind backend() const noexcept;     // timer also when time only
+  bool time_only() const noexcept;          // no counter is read
+  // "tsc" (the time stamp counter, where the kernel's own clocksource is the TSC),
+  // "CLOCK_MONOTONIC", or "injected" (SessionOptions::clock).
+  std::string_view clock_source() const noexcept;
+  const std::vector<EventInfo>& events() const noexcept;
+  const EventGroup* group() const noexcept;  // the group given in the options, or nullptr
+  const SessionOverhead& overhead() const noexcept;
+  const std::vector<std::string>& hints() const noexcept;
+  std::uint64_t dropped_threads() const noexcept;  // begin() calls from threads beyond max_threads
+  std::uint64_t dropped_depth() const noexcept;    // begin() calls nested deeper than max_depth
+
+  struct State;  // implementation (src/profile/session.cpp)
+
+ private:
+  explicit Session(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// A scoped region: entered at construction, left at destruction. Neither copyable nor movable,
+// so it cannot outlive its scope (after Tracy's ScopedZone).
+class Region {
+ public:
+  Region(Session& session, int id) noexcept : session_(session), id_(id) { session_.begin(id_); }
+  Region(Session& session, RegionSite& site) noexcept : session_(session), id_(session.region(site)) { session_.begin(id_); }
+  ~Region() { session_.end(id_); }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+  Region(Region&&) = delete;
+  Region& operator=(Region&&) = delete;
+
+ private:
+  Session& session_;
+  int id_;
+};
+
+}  // namespace hwprof
+
+#define HWPROF_CONCAT_IMPL_(a, b) a##b
+#define HWPROF_CONCAT_(a, b) HWPROF_CONCAT_IMPL_(a, b)
+
+// A region from here to the end of the enclosing scope. Compiles to nothing when
+// HWPROF_DISABLE_REGIONS is defined (after LIKWID's marker macros); `session` then stays
+// named in an unevaluated sizeof, so that it is not reported as unused.
+#if defined(HWPROF_DISABLE_REGIONS)
+#define HWPROF_REGION(session, name) static_cast<void>(sizeof(session))
+#else
+#define HWPROF_REGION(session, name)                                                                  \
+  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_region_site_, __LINE__){name, __FILE__, __LINE__}; \
+  const ::hwprof::Region HWPROF_CONCAT_(hwprof_region_, __LINE__)((session), HWPROF_CONCAT_(hwprof_region_site_, __LINE__))
+#endif

@@ -1,0 +1,24 @@
+// The pieces of the machine report's JSON, for documents that embed them: a profile records
+// the CPU, the theoretical peaks and the calibration run it was placed under in exactly the
+// machine report's format (src/report/profile_json.cpp).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/json_reader.hpp"
+#include "hwprof/machine.hpp"
+
+namespace hwprof::detail {
+
+nlohmann::ordered_json cpu_to_json(const MachineCpu& cpu);
+nlohmann::ordered_json theoretical_to_json(const TheoreticalPeaks& peaks);
+nlohmann::ordered_json run_to_json(const CalibrationRun& run);
+
+// `pointer` is where the value sits in the document, for messages; they throw JsonReadError.
+MachineCpu cpu_from_json(const JsonReader& in, const nlohmann::json& cpu, const std::string& pointer);
+TheoreticalPeaks theoretical_from_json(const JsonReader& in, const nlohmann::json& peaks, const std::string& pointer);
+CalibrationRun run_from_json(const JsonReader& in, const nlohmann::json& run, const std::string& pointer);
+
+}  // namespace hwprof::detail

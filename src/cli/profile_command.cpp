@@ -1,0 +1,187 @@
+#include "cli/profile_command.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include "cli/arguments.hpp"
+#include "cli/data_lookup.hpp"
+#include "cli/output.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/profiler.hpp"
+#include "hwprof/report.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+constexpr const char* kDescription = R"(Runs MODEL on hwprof's engine (OpenBLAS kernels) and measures every layer around its own
+kernels: time per call (median, spread, 95% confidence interval of the median, overhead of the
+measurement subtracted), counters summed over the calls (perf_event, PAPI or time only), and
+the layer's analytic cost (hwprof summary). Each layer is placed on this machine's roofline
+(the ceilings of `hwprof calibrate`; a quick calibration runs first when none is stored) and
+called compute-, memory- or overhead-bound, with its efficiency and headroom.
+
+Every figure says where it came from: measured (counters, clocks), analytic (the cost model)
+or estimated (e.g. LLC misses x 64 bytes). A counter that could not be read is shown as n/a
+with the reason and the fix, never as 0.
+
+MODEL is a path to a spec (.json) or the name of a built-in model (see models/).)";
+
+SessionBackend parse_backend(const std::string& name) {
+  if (name == "perf") return SessionBackend::perf;
+  if (name == "papi") return SessionBackend::papi;
+  if (name == "timer") return SessionBackend::timer;
+  return SessionBackend::automatic;
+}
+
+void say(const std::string& line) {
+  if (::isatty(2)) std::cerr << "hwprof: " << line << "\n";
+}
+
+// The ceilings: the file given, else this machine's stored report, else a quick calibration
+// (said on stderr, and stored for next time).
+Result<Machine> ceilings(const std::string& file, int threads, std::string& source) {
+  if (!file.empty()) {
+    auto machine = load_machine(file);
+    if (!machine) return machine.error();
+    if (auto why = foreign_cpu(machine->cpu, describe_this_cpu())) {
+      return Error{file + ": measured on another CPU (" + *why + "); its ceilings do not describe this machine. Run `hwprof calibrate` here."};
+    }
+    source = file;
+    return machine;
+  }
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string stored = machine_store_path(host, describe_this_cpu());
+  if (std::filesystem::exists(stored)) {
+    auto machine = load_stored_machine();
+    if (!machine) return machine.error();
+    source = stored;
+    return machine;
+  }
+  std::cerr << "hwprof: no calibration of this machine at " << stored << ": running a quick one first (hwprof calibrate --quick)\n";
+  CalibrationOptions calibration;
+  calibration.quick = true;
+  if (threads > 0) calibration.threads = {threads};
+  calibration.progress = say;
+  auto machine = calibrate(calibration);
+  if (!machine) return machine.error();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(stored).parent_path(), ec);
+  if (!ec && !write_file_atomically(stored, machine_to_json(*machine))) {
+    std::cerr << "hwprof: stored it at " << stored << "; run `hwprof calibrate` for the full calibration\n";
+    source = stored;
+  } else {
+    source = "(quick calibration, not stored)";
+  }
+  return machine;
+}
+
+}  // namespace
+
+std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ProfileCommandOptions>();
+  CLI::App* sub = app.add_subcommand("profile", "Measure every layer: time, counters, roofline placement and bound");
+  sub->description(kDescription);
+  sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
+  sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160");
+  sub->add_flag("--train", options->train, "Profile a training step: forward, loss, backward and optimizer");
+  sub->add_option("--optimizer", options->optimizer, "Optimizer of --train (SGD with momentum 0.9, or Adam)")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  sub->add_option("--lr", options->learning_rate, "Learning rate of --train")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("-t,--threads", options->threads, "Kernel threads (0: one per physical core)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  sub->add_option("--warmup", options->warmup, "Warm-up runs (default: until the last 5 runs vary by < 5%, at most 50)")
+      ->check(CLI::Range(0, 100000));
+  sub->add_option("--iterations", options->iterations, "Measured iterations (default: as many as fit in --min-time, at least 5)")
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--min-time", options->min_seconds, "Seconds of measured iterations when --iterations is not given")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  sub->add_option("--backend", options->backend, "Counter backend (auto: perf_event, or time only when no counter opens)")
+      ->check(CLI::IsMember({"auto", "perf", "papi", "timer"}))
+      ->capture_default_str();
+  sub->add_option("--group", options->group, "Counter group: a name from counters/<family>/ (see `hwprof info`) or a group file");
+  sub->add_option("-e,--events", options->events, "Counter events (libpfm4, kernel or PAPI names), comma-separated")->delimiter(',');
+  sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)");
+  sub->add_option("--sort", options->sort, "Table order")->check(CLI::IsMember({"time", "flops", "name"}))->capture_default_str();
+  sub->add_option("--top", options->top, "Show only the K most expensive layers in the table (0: all)")->check(CLI::Range(0, 1000000));
+  sub->add_option("-f,--format", options->format, "Output format on standard output")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", options->output_dir,
+                  "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html");
+  sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")->capture_default_str();
+  sub->callback([options, &exit_code]() { exit_code = run_profile(*options); });
+  return options;
+}
+
+int run_profile(const ProfileCommandOptions& options) {
+  auto path = resolve_model(options.model);
+  if (!path) return fail(path.error());
+  auto graph = load_model(*path);
+  if (!graph) return fail(graph.error());
+  if (!options.input_shape.empty()) {
+    auto shape = parse_shape_argument(options.input_shape);
+    if (!shape) return fail(shape.error());
+    auto reshaped = with_input_shape(*graph, *shape);
+    if (!reshaped) return fail(reshaped.error());
+    graph = std::move(reshaped);
+  }
+  if (!options.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.output_dir, ec);
+    if (ec) return fail(Error{options.output_dir + ": cannot create the output directory (" + ec.message() + ")"});
+  }
+
+  ProfileOptions po;
+  po.batch = options.batch;
+  po.train = options.train;
+  po.optimizer.kind = options.optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::sgd;
+  po.optimizer.learning_rate = options.learning_rate;
+  po.threads = options.threads;
+  po.seed = options.seed;
+  po.warmup = options.warmup;
+  po.iterations = options.iterations;
+  po.min_seconds = options.min_seconds;
+  po.backend = parse_backend(options.backend);
+  po.group = options.group;
+  po.events = options.events;
+  po.counters_dirs = counter_directories();
+  po.progress = say;
+  std::string source;
+  auto machine = ceilings(options.calibration, options.threads, source);
+  if (!machine) return fail(machine.error());
+  po.machine = std::move(*machine);
+  po.machine_source = source;
+
+  auto profile = profile_model(*graph, po);
+  if (!profile) return fail(profile.error());
+  // The table shows the hints; JSON and CSV readers see them on stderr.
+  if (options.format != "table") {
+    for (const std::string& hint : profile->hints) std::cerr << "hwprof: " << hint << "\n";
+  }
+
+  if (!options.output_dir.empty()) {
+    std::vector<std::string> written;
+    if (auto error = write_profile_outputs(*profile, options.output_dir, &written)) return fail(*error);
+    for (const std::string& file : written) std::cerr << "hwprof: wrote " << file << "\n";
+  }
+  std::string text;
+  if (options.format == "json") {
+    text = profile_to_json(*profile);
+  } else if (options.format == "csv") {
+    text = profile_csv(*profile);
+  } else {
+    const ProfileSort sort = options.sort == "flops" ? ProfileSort::flops : options.sort == "name" ? ProfileSort::name : ProfileSort::time;
+    text = profile_table(*profile, sort, options.top);
+  }
+  return emit(text, "");
+}
+
+}  // namespace hwprof::cli

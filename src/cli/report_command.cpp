@@ -1,0 +1,77 @@
+#include "cli/report_command.hpp"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/output.hpp"
+#include "hwprof/profile.hpp"
+#include "hwprof/report.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+constexpr const char* kDescription = R"(Renders a profile saved by `hwprof profile` (its profile.json, or its --format json output)
+without running anything: the table, JSON or CSV on standard output, and with --svg, --trace
+and --html the roofline picture, the Chrome trace (open it in Perfetto, ui.perfetto.dev, or
+chrome://tracing) and the self-contained HTML page. Files are written whole or not at all.)";
+
+std::string size_text(std::size_t bytes) {
+  if (bytes < 10'000) return fmt::format("{} bytes", bytes);
+  if (bytes < 10'000'000) return fmt::format("{:.1f} kB", static_cast<double>(bytes) / 1e3);
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
+}
+
+}  // namespace
+
+std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ReportCommandOptions>();
+  CLI::App* sub = app.add_subcommand("report", "Render a saved profile again: table, JSON, CSV, SVG roofline, trace, HTML");
+  sub->description(kDescription);
+  sub->add_option("profile", options->profile, "A profile.json written by `hwprof profile`")->required();
+  sub->add_option("--svg", options->svg, "Write the roofline picture (SVG) to FILE");
+  sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE");
+  sub->add_option("--html", options->html, "Write the self-contained HTML report to FILE");
+  sub->add_option("-f,--format", options->format, "What to print on standard output")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  sub->add_option("--sort", options->sort, "Table order")->check(CLI::IsMember({"time", "flops", "name"}))->capture_default_str();
+  sub->add_option("--top", options->top, "Show only the first K rows of the table (0: all)")->check(CLI::Range(0, 1000000));
+  sub->callback([options, &exit_code]() { exit_code = run_report(*options); });
+  return options;
+}
+
+int run_report(const ReportCommandOptions& options) {
+  auto profile = load_profile(options.profile);
+  if (!profile) return fail(profile.error());
+  struct Output {
+    const std::string& path;
+    std::string (*render)(const Profile&);
+    const char* what;
+  };
+  const Output outputs[] = {{options.svg, &roofline_svg, "roofline"}, {options.trace, &chrome_trace, "trace"}, {options.html, &html_report, "report"}};
+  for (const Output& o : outputs) {
+    if (o.path.empty()) continue;
+    const std::string content = o.render(*profile);
+    if (auto error = write_file_atomically(o.path, content)) return fail(*error);
+    std::string note;
+    if (o.render == &chrome_trace) {
+      note = fmt::format(", {} sampled iteration{} of {}", profile->trace_iterations, profile->trace_iterations == 1 ? "" : "s",
+                         profile->iterations);
+    }
+    std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << size_text(content.size()) << note << ")\n";
+  }
+  std::string text;
+  if (options.format == "json") {
+    text = profile_to_json(*profile);
+  } else if (options.format == "csv") {
+    text = profile_csv(*profile);
+  } else {
+    const ProfileSort sort = options.sort == "flops" ? ProfileSort::flops : options.sort == "name" ? ProfileSort::name : ProfileSort::time;
+    text = profile_table(*profile, sort, options.top);
+  }
+  return emit(text, "");
+}
+
+}  // namespace hwprof::cli

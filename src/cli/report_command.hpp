@@ -1,0 +1,27 @@
+// hwprof report PROFILE.json: renders a saved profile again — the table, JSON or CSV on
+// standard output, and the roofline, trace and HTML page into the files asked for.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace hwprof::cli {
+
+struct ReportCommandOptions {
+  std::string profile;  // the profile.json of `hwprof profile -o DIR` (or --format json)
+  std::string svg;
+  std::string trace;
+  std::string html;
+  std::string format = "table";
+  std::string sort = "time";
+  int top = 0;
+};
+
+std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code);
+int run_report(const ReportCommandOptions& options);
+
+}  // namespace hwprof::cli

@@ -1,0 +1,691 @@
+// The layers: shapes and attributes of a node turned into kernel calls (kernels.hpp), and the
+// tensors each one keeps between its training forward and its backward — no more than the
+// analytic cost model says it saves (src/cost/op_cost.cpp), so measured training memory can
+// be compared with the estimate.
+#include "nn/layers.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "nn/kernels.hpp"
+
+namespace hwprof::nn {
+namespace {
+
+float* ptr(Tensor& t) noexcept { return t.defined() ? t.f32() : nullptr; }
+float* value_of(ParameterSlot* p) noexcept { return p != nullptr ? p->value.f32() : nullptr; }
+float* gradient_of(ParameterSlot* p) noexcept { return p != nullptr ? ptr(p->gradient) : nullptr; }
+
+Tensor gradient_like(const Tensor& x, bool needed) { return needed ? Tensor::empty(x.shape()) : Tensor(); }
+
+// [outer, dim, inner] around `axis` of a full shape.
+struct AxisSplit {
+  i64 outer = 1, dim = 1, inner = 1;
+};
+AxisSplit split_at(const Shape& full, std::size_t axis) {
+  AxisSplit s;
+  for (std::size_t d = 0; d < full.size(); ++d) {
+    if (d < axis) s.outer *= full[d];
+    if (d == axis) s.dim = full[d];
+    if (d > axis) s.inner *= full[d];
+  }
+  return s;
+}
+
+// A per-sample axis (Python-style, may be negative) as an axis of the batched tensor.
+std::size_t batched_axis(std::int64_t axis, const Shape& per_sample) {
+  return static_cast<std::size_t>(normalized_axis(axis, static_cast<std::int64_t>(per_sample.size())) + 1);
+}
+
+class LinearLayer final : public Layer {
+ public:
+  LinearLayer(const Node& node, i64 in_features, std::span<ParameterSlot* const> p)
+      : out_(node.output_shape), k_(in_features), n_(node.attrs.out_features), w_(p[0]), b_(p.size() > 1 ? p[1] : nullptr) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(batched(x.dim(0), out_));
+    linear_forward(x.f32(), value_of(w_), value_of(b_), y.f32(), x.numel() / k_, k_, n_);
+    if (c.training) x_ = x;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = gradient_like(x_, need[0] != 0);
+    linear_backward(x_.f32(), value_of(w_), dy.f32(), ptr(dx[0]), gradient_of(w_), gradient_of(b_), x_.numel() / k_, k_, n_);
+  }
+  void release_saved() noexcept override { x_ = Tensor(); }
+
+ private:
+  Shape out_;
+  i64 k_, n_;
+  ParameterSlot* w_;
+  ParameterSlot* b_;
+  Tensor x_;
+};
+
+class Conv2dLayer final : public Layer {
+ public:
+  Conv2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
+      : out_(node.output_shape), w_(p[0]), b_(p.size() > 1 ? p[1] : nullptr) {
+    const Attributes& a = node.attrs;
+    g_.in_channels = in[0];
+    g_.in_h = in[1];
+    g_.in_w = in[2];
+    g_.out_channels = a.out_channels;
+    g_.kernel_h = a.kernel.h;
+    g_.kernel_w = a.kernel.w;
+    g_.stride_h = a.stride.h;
+    g_.stride_w = a.stride.w;
+    g_.pad_h = a.padding.h;
+    g_.pad_w = a.padding.w;
+    g_.dilation_h = a.dilation.h;
+    g_.dilation_w = a.dilation.w;
+    g_.groups = a.groups;
+    g_.out_h = out_[1];
+    g_.out_w = out_[2];
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(batched(g_.batch, out_));
+    conv2d_forward(g_, x.f32(), value_of(w_), value_of(b_), y.f32());
+    if (c.training) x_ = x;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    g_.batch = x_.dim(0);
+    dx[0] = gradient_like(x_, need[0] != 0);
+    conv2d_backward(g_, x_.f32(), value_of(w_), dy.f32(), ptr(dx[0]), gradient_of(w_), gradient_of(b_));
+  }
+  void release_saved() noexcept override { x_ = Tensor(); }
+
+ private:
+  Shape out_;
+  Conv2dGeometry g_;
+  ParameterSlot* w_;
+  ParameterSlot* b_;
+  Tensor x_;
+};
+
+// PyTorch's BatchNorm2d defaults: momentum 0.1 for the running statistics.
+constexpr double kBatchNormMomentum = 0.1;
+
+class BatchNorm2dLayer final : public Layer {
+ public:
+  BatchNorm2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
+      : eps_(node.attrs.eps), c_(in[0]), hw_(numel(in) / in[0]), gamma_(p[0]), beta_(p[1]),
+        // Buffers, as reset_running_stats() starts them: mean 0, variance 1.
+        running_mean_(Tensor::zeros({c_})), running_var_(Tensor::empty({c_})) {
+    std::fill_n(running_var_.f32(), c_, 1.0f);
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    const i64 n = x.dim(0);
+    Tensor y = Tensor::empty(x.shape());
+    if (!c.training) {
+      batchnorm2d_forward_eval(x.f32(), value_of(gamma_), value_of(beta_), running_mean_.f32(), running_var_.f32(), eps_,
+                               y.f32(), n, c_, hw_);
+      return y;
+    }
+    mean_ = Tensor::empty({c_});
+    invstd_ = Tensor::empty({c_});
+    batchnorm2d_forward_train(x.f32(), value_of(gamma_), value_of(beta_), running_mean_.f32(), running_var_.f32(), eps_,
+                              kBatchNormMomentum, y.f32(), mean_.f32(), invstd_.f32(), n, c_, hw_);
+    x_ = x;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = gradient_like(x_, need[0] != 0);
+    batchnorm2d_backward(x_.f32(), value_of(gamma_), mean_.f32(), invstd_.f32(), dy.f32(), ptr(dx[0]), gradient_of(gamma_),
+                         gradient_of(beta_), x_.dim(0), c_, hw_);
+  }
+  void release_saved() noexcept override {
+    x_ = Tensor();
+    mean_ = Tensor();
+    invstd_ = Tensor();
+  }
+
+ private:
+  double eps_;
+  i64 c_, hw_;
+  ParameterSlot* gamma_;
+  ParameterSlot* beta_;
+  Tensor running_mean_, running_var_;
+  Tensor x_, mean_, invstd_;
+};
+
+class LayerNormLayer final : public Layer {
+ public:
+  LayerNormLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
+      : eps_(node.attrs.eps), d_(in.back()), gamma_(p[0]), beta_(p[1]) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    const i64 rows = x.numel() / d_;
+    Tensor y = Tensor::empty(x.shape());
+    if (c.training) {
+      mean_ = Tensor::empty({rows});
+      invstd_ = Tensor::empty({rows});
+      x_ = x;
+    }
+    layernorm_forward(x.f32(), value_of(gamma_), value_of(beta_), eps_, y.f32(), ptr(mean_), ptr(invstd_), rows, d_);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = gradient_like(x_, need[0] != 0);
+    layernorm_backward(x_.f32(), value_of(gamma_), mean_.f32(), invstd_.f32(), dy.f32(), ptr(dx[0]), gradient_of(gamma_),
+                       gradient_of(beta_), x_.numel() / d_, d_);
+  }
+  void release_saved() noexcept override {
+    x_ = Tensor();
+    mean_ = Tensor();
+    invstd_ = Tensor();
+  }
+
+ private:
+  double eps_;
+  i64 d_;
+  ParameterSlot* gamma_;
+  ParameterSlot* beta_;
+  Tensor x_, mean_, invstd_;
+};
+
+// What each activation's backward reads, as the cost model counts it (op_cost.cpp): relu,
+// sigmoid and tanh their output, the others their input.
+bool backward_reads_output(Activation a) noexcept {
+  return a == Activation::relu || a == Activation::sigmoid || a == Activation::tanh;
+}
+
+Activation activation_of(const Node& node) noexcept {
+  switch (node.op) {
+    case OpKind::relu6: return Activation::relu6;
+    case OpKind::gelu: return node.attrs.approximate == GeluApproximation::tanh ? Activation::gelu_tanh : Activation::gelu;
+    case OpKind::silu: return Activation::silu;
+    case OpKind::sigmoid: return Activation::sigmoid;
+    case OpKind::tanh: return Activation::tanh;
+    default: return Activation::relu;
+  }
+}
+
+class ActivationLayer final : public Layer {
+ public:
+  explicit ActivationLayer(Activation a) : a_(a) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    // Element-wise: each y[i] is written after x[i] is read, so y may be x's storage.
+    Tensor y = (c.reusable_inputs & 1U) != 0 ? x : Tensor::empty(x.shape());
+    activation_forward(a_, x.f32(), y.f32(), x.numel());
+    if (c.training) {
+      if (backward_reads_output(a_)) {
+        y_ = y;
+      } else {
+        x_ = x;
+      }
+    }
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    // The one tensor kept goes in both slots: relu's backward tests x > 0, and y > 0 holds at
+    // exactly the same elements; the others read only the slot their formula names.
+    Tensor& kept = x_.defined() ? x_ : y_;
+    dx[0] = gradient_like(kept, need[0] != 0);
+    if (dx[0].defined()) activation_backward(a_, kept.f32(), kept.f32(), dy.f32(), dx[0].f32(), kept.numel());
+  }
+  void release_saved() noexcept override {
+    x_ = Tensor();
+    y_ = Tensor();
+  }
+
+ private:
+  Activation a_;
+  Tensor x_, y_;
+};
+
+class SoftmaxLayer final : public Layer {
+ public:
+  SoftmaxLayer(const Node& node, const Shape& in) : axis_(batched_axis(node.attrs.axis, in)) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    const AxisSplit s = split_at(x.shape(), axis_);
+    Tensor y = Tensor::empty(x.shape());
+    softmax_forward(x.f32(), y.f32(), s.outer, s.dim, s.inner);
+    if (c.training) y_ = y;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = gradient_like(y_, need[0] != 0);
+    if (!dx[0].defined()) return;
+    const AxisSplit s = split_at(y_.shape(), axis_);
+    softmax_backward(y_.f32(), dy.f32(), dx[0].f32(), s.outer, s.dim, s.inner);
+  }
+  void release_saved() noexcept override { y_ = Tensor(); }
+
+ private:
+  std::size_t axis_;
+  Tensor y_;
+};
+
+Pool2dGeometry pool_geometry(const Node& node, const Shape& in) {
+  const Attributes& a = node.attrs;
+  Pool2dGeometry g;
+  g.channels = in[0];
+  g.in_h = in[1];
+  g.in_w = in[2];
+  g.kernel_h = a.kernel.h;
+  g.kernel_w = a.kernel.w;
+  g.stride_h = a.stride.h;
+  g.stride_w = a.stride.w;
+  g.pad_h = a.padding.h;
+  g.pad_w = a.padding.w;
+  g.out_h = node.output_shape[1];
+  g.out_w = node.output_shape[2];
+  return g;
+}
+
+class MaxPool2dLayer final : public Layer {
+ public:
+  MaxPool2dLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), g_(pool_geometry(node, in)) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(batched(g_.batch, out_));
+    if (c.training) argmax_ = Tensor::empty(y.shape(), DType::i32);
+    maxpool2d_forward(g_, x.f32(), y.f32(), argmax_.defined() ? argmax_.i32() : nullptr);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    g_.batch = dy.dim(0);
+    dx[0] = Tensor::empty(batched(g_.batch, in_));
+    maxpool2d_backward(g_, argmax_.i32(), dy.f32(), dx[0].f32());
+  }
+  void release_saved() noexcept override { argmax_ = Tensor(); }
+
+ private:
+  Shape out_, in_;
+  Pool2dGeometry g_;
+  Tensor argmax_;
+};
+
+class AvgPool2dLayer final : public Layer {
+ public:
+  AvgPool2dLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), g_(pool_geometry(node, in)) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(batched(g_.batch, out_));
+    avgpool2d_forward(g_, x.f32(), y.f32());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    g_.batch = dy.dim(0);
+    dx[0] = Tensor::empty(batched(g_.batch, in_));
+    avgpool2d_backward(g_, dy.f32(), dx[0].f32());
+  }
+
+ private:
+  Shape out_, in_;
+  Pool2dGeometry g_;
+};
+
+class AdaptiveAvgPool2dLayer final : public Layer {
+ public:
+  AdaptiveAvgPool2dLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(batched(x.dim(0), out_));
+    adaptive_avgpool2d_forward(x.f32(), y.f32(), x.dim(0), in_[0], in_[1], in_[2], out_[1], out_[2]);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
+    adaptive_avgpool2d_backward(dy.f32(), dx[0].f32(), dy.dim(0), in_[0], in_[1], in_[2], out_[1], out_[2]);
+  }
+
+ private:
+  Shape out_, in_;
+};
+
+// flatten, reshape, and dropout in evaluation (or with p = 0): the output is the input's
+// storage under the output's shape; nothing is copied, nothing allocated but the handle.
+class ViewLayer final : public Layer {
+ public:
+  ViewLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    return in[0]->reshaped(batched(in[0]->dim(0), out_));
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] != 0) dx[0] = dy.reshaped(batched(dy.dim(0), in_));
+  }
+  bool input_gradients_alias_dy() const noexcept override { return true; }
+
+ private:
+  Shape out_, in_;
+};
+
+class DropoutLayer final : public Layer {
+ public:
+  explicit DropoutLayer(const Node& node) : p_(node.attrs.p) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    // Evaluation, and training with p = 0, are the identity: PyTorch's F.dropout returns its
+    // input in evaluation; with p = 0 every element is kept and scaled by 1.
+    if (!c.training || p_ == 0.0) return x;
+    Tensor y = Tensor::empty(x.shape());
+    // One byte per element, in an int32 tensor so the tracking allocator counts it.
+    mask_ = Tensor::empty({(x.numel() + 3) / 4}, DType::i32);
+    dropout_forward(x.f32(), y.f32(), mask(), p_, c.dropout_key, x.numel());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    if (!mask_.defined()) {  // the identity's gradient is dy itself
+      dx[0] = dy;
+      return;
+    }
+    dx[0] = Tensor::empty(dy.shape());
+    dropout_backward(mask(), dy.f32(), dx[0].f32(), p_, dy.numel());
+  }
+  void release_saved() noexcept override { mask_ = Tensor(); }
+  // Only with p = 0 (no mask); a real dropout's dx is a fresh tensor, but saying "aliases"
+  // for both costs at most one copy when that gradient is summed.
+  bool input_gradients_alias_dy() const noexcept override { return p_ == 0.0; }
+
+ private:
+  std::uint8_t* mask() noexcept { return static_cast<std::uint8_t*>(mask_.data()); }
+  double p_;
+  Tensor mask_;
+};
+
+class AddLayer final : public Layer {
+ public:
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    Tensor y = (c.reusable_inputs & 1U) != 0   ? *in[0]
+               : (c.reusable_inputs & 2U) != 0 ? *in[1]
+                                               : Tensor::empty(in[0]->shape());
+    add_forward(in[0]->f32(), in[1]->f32(), y.f32(), y.numel());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (need[k] != 0) dx[k] = dy;
+    }
+  }
+  bool input_gradients_alias_dy() const noexcept override { return true; }
+};
+
+class ConcatLayer final : public Layer {
+ public:
+  ConcatLayer(const Graph& graph, const Node& node) : out_(node.output_shape), dtype_(node.output_dtype) {
+    const Shape& first = graph.shape_of(node.inputs[0]);
+    axis_ = batched_axis(node.attrs.axis, first);
+    for (int input : node.inputs) {
+      const Shape& s = graph.shape_of(input);
+      sizes_.push_back(s[axis_ - 1]);
+      in_.push_back(s);
+    }
+    xs_.resize(node.inputs.size());
+    dxs_.resize(node.inputs.size());
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const i64 batch = in[0]->dim(0);
+    Tensor y = Tensor::empty(batched(batch, out_), dtype_);
+    for (std::size_t k = 0; k < in.size(); ++k) xs_[k] = in[k]->data();
+    const AxisSplit s = split_at(y.shape(), axis_);
+    concat_forward(xs_, sizes_, y.data(), s.outer, s.inner);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    const i64 batch = dy.dim(0);
+    for (std::size_t k = 0; k < dx.size(); ++k) {
+      dx[k] = need[k] != 0 ? Tensor::empty(batched(batch, in_[k])) : Tensor();
+      dxs_[k] = ptr(dx[k]);
+    }
+    const AxisSplit s = split_at(dy.shape(), axis_);
+    concat_backward(dy.f32(), dxs_, sizes_, s.outer, s.inner);
+  }
+
+ private:
+  Shape out_;
+  DType dtype_;
+  std::size_t axis_ = 1;
+  std::vector<i64> sizes_;
+  std::vector<Shape> in_;
+  std::vector<const void*> xs_;  // sized once: a pass allocates no bookkeeping
+  std::vector<float*> dxs_;
+};
+
+class TransposeLayer final : public Layer {
+ public:
+  TransposeLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in) {
+    perm_.push_back(0);
+    for (std::int64_t p : node.attrs.perm) perm_.push_back(p + 1);
+    inverse_.resize(perm_.size());
+    for (std::size_t d = 0; d < perm_.size(); ++d) inverse_[static_cast<std::size_t>(perm_[d])] = static_cast<i64>(d);
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(batched(x.dim(0), out_), x.dtype());
+    permute(x.data(), y.data(), x.shape(), perm_);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
+    permute(dy.data(), dx[0].data(), dy.shape(), inverse_);
+  }
+
+ private:
+  Shape out_, in_;
+  std::vector<i64> perm_, inverse_;
+};
+
+class SelectLayer final : public Layer {
+ public:
+  SelectLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), axis_(batched_axis(node.attrs.axis, in)) {
+    index_ = normalized_axis(node.attrs.index, in[axis_ - 1]);
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(batched(x.dim(0), out_), x.dtype());
+    const AxisSplit s = split_at(x.shape(), axis_);
+    select_forward(x.data(), y.data(), s.outer, s.dim, s.inner, index_);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
+    const AxisSplit s = split_at(dx[0].shape(), axis_);
+    select_backward(dy.f32(), dx[0].f32(), s.outer, s.dim, s.inner, index_);
+  }
+
+ private:
+  Shape out_, in_;
+  std::size_t axis_;
+  i64 index_ = 0;
+};
+
+class EmbeddingLayer final : public Layer {
+ public:
+  EmbeddingLayer(const Graph& graph, const Node& node, std::span<ParameterSlot* const> p)
+      : where_(graph.where(node)), out_(node.output_shape), num_(node.attrs.num_embeddings), d_(node.attrs.embedding_dim),
+        w_(p[0]) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& ids = *in[0];
+    Tensor y = Tensor::empty(batched(ids.dim(0), out_));
+    const i64 bad = embedding_forward(ids.i32(), value_of(w_), y.f32(), ids.numel(), num_, d_);
+    if (bad >= 0) {
+      const i64 tokens = ids.numel() / ids.dim(0);
+      return Error{where_ + ": token id " + std::to_string(ids.i32()[bad]) + " at sample " + std::to_string(bad / tokens) +
+                   ", position " + std::to_string(bad % tokens) + " is outside the vocabulary [0, " + std::to_string(num_) +
+                   "); check the tokenizer against the model's num_embeddings"};
+    }
+    if (c.training) ids_ = ids;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor>, std::span<const char>) override {
+    embedding_backward(ids_.i32(), dy.f32(), gradient_of(w_), ids_.numel(), d_);
+  }
+  void release_saved() noexcept override { ids_ = Tensor(); }
+
+ private:
+  std::string where_;
+  Shape out_;
+  i64 num_, d_;
+  ParameterSlot* w_;
+  Tensor ids_;
+};
+
+class PosEmbeddingLayer final : public Layer {
+ public:
+  explicit PosEmbeddingLayer(std::span<ParameterSlot* const> p) : pos_(p[0]) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(x.shape());
+    pos_embedding_forward(x.f32(), value_of(pos_), y.f32(), x.dim(0), x.dim(1), x.dim(2));
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = gradient_like(dy, need[0] != 0);
+    pos_embedding_backward(dy.f32(), ptr(dx[0]), gradient_of(pos_), dy.dim(0), dy.dim(1), dy.dim(2));
+  }
+
+ private:
+  ParameterSlot* pos_;
+};
+
+class ClsTokenLayer final : public Layer {
+ public:
+  ClsTokenLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p) : out_(node.output_shape), in_(in), cls_(p[0]) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(batched(x.dim(0), out_));
+    cls_token_forward(x.f32(), value_of(cls_), y.f32(), x.dim(0), x.dim(1), x.dim(2));
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    const i64 batch = dy.dim(0);
+    dx[0] = need[0] != 0 ? Tensor::empty(batched(batch, in_)) : Tensor();
+    cls_token_backward(dy.f32(), ptr(dx[0]), gradient_of(cls_), batch, in_[0], in_[1]);
+  }
+
+ private:
+  Shape out_, in_;
+  ParameterSlot* cls_;
+};
+
+class AttentionLayer final : public Layer {
+ public:
+  AttentionLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p) {
+    g_.tokens = in[0];
+    g_.dim = in[1];
+    g_.heads = node.attrs.heads;
+    g_.causal = node.attrs.causal;
+    const bool bias = node.attrs.bias;
+    w_in_ = p[0];
+    b_in_ = bias ? p[1] : nullptr;
+    w_out_ = p[bias ? 2 : 1];
+    b_out_ = bias ? p[3] : nullptr;
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(x.shape());
+    if (!c.training) {
+      attention_forward(g_, x.f32(), value_of(w_in_), value_of(b_in_), value_of(w_out_), value_of(b_out_), y.f32(), nullptr);
+      return y;
+    }
+    qkv_ = Tensor::empty({g_.batch, g_.tokens, 3 * g_.dim});
+    probs_ = Tensor::empty({g_.batch, g_.heads, g_.tokens, g_.tokens});
+    context_ = Tensor::empty({g_.batch, g_.tokens, g_.dim});
+    const AttentionSaved saved{qkv_.f32(), probs_.f32(), context_.f32()};
+    attention_forward(g_, x.f32(), value_of(w_in_), value_of(b_in_), value_of(w_out_), value_of(b_out_), y.f32(), &saved);
+    x_ = x;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    g_.batch = x_.dim(0);
+    dx[0] = gradient_like(x_, need[0] != 0);
+    const AttentionSaved saved{qkv_.f32(), probs_.f32(), context_.f32()};
+    attention_backward(g_, x_.f32(), value_of(w_in_), value_of(w_out_), saved, dy.f32(), ptr(dx[0]), gradient_of(w_in_),
+                       gradient_of(b_in_), gradient_of(w_out_), gradient_of(b_out_));
+  }
+  void release_saved() noexcept override {
+    x_ = Tensor();
+    qkv_ = Tensor();
+    probs_ = Tensor();
+    context_ = Tensor();
+  }
+
+ private:
+  AttentionGeometry g_;
+  ParameterSlot* w_in_;
+  ParameterSlot* b_in_;
+  ParameterSlot* w_out_;
+  ParameterSlot* b_out_;
+  Tensor x_, qkv_, probs_, context_;
+};
+
+}  // namespace
+
+Shape batched(std::int64_t batch, const Shape& per_sample) {
+  Shape full;
+  full.reserve(per_sample.size() + 1);
+  full.push_back(batch);
+  full.insert(full.end(), per_sample.begin(), per_sample.end());
+  return full;
+}
+
+std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
+  const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
+  const Shape& in = graph.shape_of(node.inputs[0]);
+  switch (node.op) {
+    case OpKind::linear: return std::make_unique<LinearLayer>(node, in.back(), params);
+    case OpKind::conv2d: return std::make_unique<Conv2dLayer>(node, in, params);
+    case OpKind::batchnorm2d: return std::make_unique<BatchNorm2dLayer>(node, in, params);
+    case OpKind::layernorm: return std::make_unique<LayerNormLayer>(node, in, params);
+    case OpKind::relu:
+    case OpKind::relu6:
+    case OpKind::gelu:
+    case OpKind::silu:
+    case OpKind::sigmoid:
+    case OpKind::tanh: return std::make_unique<ActivationLayer>(activation_of(node));
+    case OpKind::softmax: return std::make_unique<SoftmaxLayer>(node, in);
+    case OpKind::maxpool2d: return std::make_unique<MaxPool2dLayer>(node, in);
+    case OpKind::avgpool2d: return std::make_unique<AvgPool2dLayer>(node, in);
+    case OpKind::adaptive_avgpool2d: return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
+    case OpKind::flatten:
+    case OpKind::reshape: return std::make_unique<ViewLayer>(node, in);
+    case OpKind::dropout: return std::make_unique<DropoutLayer>(node);
+    case OpKind::add: return std::make_unique<AddLayer>();
+    case OpKind::concat: return std::make_unique<ConcatLayer>(graph, node);
+    case OpKind::transpose: return std::make_unique<TransposeLayer>(node, in);
+    case OpKind::select: return std::make_unique<SelectLayer>(node, in);
+    case OpKind::embedding: return std::make_unique<EmbeddingLayer>(graph, node, params);
+    case OpKind::pos_embedding: return std::make_unique<PosEmbeddingLayer>(params);
+    case OpKind::cls_token: return std::make_unique<ClsTokenLayer>(node, in, params);
+    case OpKind::attention: return std::make_unique<AttentionLayer>(node, in, params);
+  }
+  return nullptr;
+}
+
+}  // namespace hwprof::nn

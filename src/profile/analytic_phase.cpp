@@ -1,0 +1,46 @@
+#include "profile/analytic_phase.hpp"
+
+namespace hwprof {
+
+std::int64_t optimizer_flops_per_parameter(const OptimizerOptions& o) noexcept {
+  std::int64_t flops = 2;
+  if (o.kind == OptimizerKind::adam) {
+    flops = 12;
+  } else if (o.momentum != 0.0) {
+    flops = 4;
+  }
+  return flops + (o.weight_decay != 0.0 ? 2 : 0);
+}
+
+std::int64_t optimizer_bytes_per_parameter(const OptimizerOptions& o) noexcept {
+  // Read p and g, write p; plus each state tensor read and written.
+  const std::int64_t states = o.kind == OptimizerKind::adam ? 2 : (o.momentum != 0.0 ? 1 : 0);
+  return 4 * (3 + 2 * states);
+}
+
+std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const ModelCost& cost,
+                                                    const OptimizerOptions& optimizer, bool train) {
+  std::vector<AnalyticPhaseCost> out(graph.nodes.size());
+  const std::int64_t batch = cost.batch;
+  for (std::size_t i = 0; i < graph.nodes.size() && i < cost.layers.size(); ++i) {
+    const LayerCost& c = cost.layers[i];
+    AnalyticPhaseCost& a = out[i];
+    const auto f = static_cast<std::size_t>(Phase::forward);
+    const auto b = static_cast<std::size_t>(Phase::backward);
+    const auto o = static_cast<std::size_t>(Phase::optimizer);
+    a.runs[f] = true;
+    a.flops[f] = (train ? c.train_forward_flops : c.flops) * batch;
+    a.bytes[f] = c.bytes;
+    if (!train) continue;
+    a.runs[b] = c.requires_grad;
+    a.flops[b] = c.backward_flops * batch;
+    // dy read, x read, dx written; weights read, their gradients read and written.
+    a.bytes[b] = c.bytes == 0 ? 0 : (c.output_bytes + 2 * c.input_bytes) * batch + 3 * c.weight_bytes;
+    a.runs[o] = c.params > 0;
+    a.flops[o] = c.params * optimizer_flops_per_parameter(optimizer);
+    a.bytes[o] = c.params * optimizer_bytes_per_parameter(optimizer);
+  }
+  return out;
+}
+
+}  // namespace hwprof

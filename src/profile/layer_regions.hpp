@@ -1,0 +1,71 @@
+// The profiler's LayerObserver: every layer boundary the executor reports becomes a session
+// region boundary (one region per layer and phase), and in the iterations kept for the
+// timeline also a span. Allocation-free on the measured path: the id table and the span
+// storage are sized when it is made.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "hwprof/executor.hpp"
+#include "hwprof/session.hpp"
+
+namespace hwprof {
+
+inline std::uint64_t steady_ns() noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+inline constexpr Phase kPhases[] = {Phase::forward, Phase::backward, Phase::optimizer};
+inline constexpr std::size_t kPhaseCount = 3;
+
+// One layer span of a recorded iteration, as the observer saw it.
+struct RawSpan {
+  int layer = 0;
+  Phase phase = Phase::forward;
+  int iteration = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+class LayerRegions final : public LayerObserver {
+ public:
+  LayerRegions(Session& session, std::size_t layers, std::size_t spans_capacity)
+      : session_(session), ids_(layers * kPhaseCount, -1), starts_(layers * kPhaseCount, 0) {
+    spans_.reserve(spans_capacity);
+  }
+  void set_id(int layer, Phase phase, int id) { ids_[slot(layer, phase)] = id; }
+  int id(int layer, Phase phase) const { return ids_[slot(layer, phase)]; }
+  void record_iteration(int iteration) noexcept { recording_ = iteration; }
+  void stop_recording() noexcept { recording_ = -1; }
+  const std::vector<RawSpan>& spans() const noexcept { return spans_; }
+
+  void on_begin(int layer, Phase phase) noexcept override {
+    const std::size_t s = slot(layer, phase);
+    if (s >= ids_.size()) return;
+    if (recording_ >= 0) starts_[s] = steady_ns();
+    session_.begin(ids_[s]);
+  }
+  void on_end(int layer, Phase phase) noexcept override {
+    const std::size_t s = slot(layer, phase);
+    if (s >= ids_.size()) return;
+    session_.end(ids_[s]);
+    if (recording_ >= 0 && spans_.size() < spans_.capacity()) {
+      spans_.push_back({layer, phase, recording_, starts_[s], steady_ns()});
+    }
+  }
+
+ private:
+  static std::size_t slot(int layer, Phase phase) noexcept {
+    return static_cast<std::size_t>(layer) * kPhaseCount + static_cast<std::size_t>(phase);
+  }
+  Session& session_;
+  std::vector<int> ids_;
+  std::vector<std::uint64_t> starts_;
+  std::vector<RawSpan> spans_;
+  int recording_ = -1;
+};
+
+}  // namespace hwprof

@@ -1,0 +1,385 @@
+// The profiler joins the stages of DESIGN.md's data flow: the executor runs the model, a
+// LayerObserver turns every layer boundary into a session region (one per layer and phase),
+// and the regions' statistics and counters are joined with the analytic cost and placed on
+// the calibrated roofline.
+#include "hwprof/profiler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <sys/resource.h>
+
+#include "calibrate/topology.hpp"
+#include "common/timestamp.hpp"
+#include "hwprof/version.hpp"
+#include "profile/analytic_phase.hpp"
+#include "profile/layer_regions.hpp"
+
+namespace hwprof {
+namespace {
+
+int resolve_threads(int requested) {
+  if (requested > 0) return requested;
+  return std::max(1, static_cast<int>(detail::cpus_one_per_core().size()));
+}
+
+Optimizer cost_optimizer(const OptimizerOptions& o) {
+  if (o.kind == OptimizerKind::adam) return Optimizer::adam;
+  return o.momentum != 0.0 ? Optimizer::momentum : Optimizer::sgd;
+}
+
+ExecutorOptions executor_options(const ProfileOptions& options, int threads) {
+  ExecutorOptions e;
+  e.batch = options.batch;
+  e.threads = threads;
+  e.seed = options.seed;
+  e.training = options.train;
+  e.optimizer = options.optimizer;
+  return e;
+}
+
+struct ResourceUse {
+  std::int64_t peak_rss_bytes = 0;
+  std::int64_t faults = -1;
+};
+
+ResourceUse resource_use() {
+  rusage u{};
+  if (::getrusage(RUSAGE_SELF, &u) != 0) return {};
+  return {static_cast<std::int64_t>(u.ru_maxrss) * 1024, static_cast<std::int64_t>(u.ru_minflt + u.ru_majflt)};
+}
+
+// One iteration of the model: an inference forward pass or a training step.
+class Workload {
+ public:
+  static Result<Workload> create(const Graph& graph, const ProfileOptions& options, int threads) {
+    auto executor = Executor::build(graph, executor_options(options, threads));
+    if (!executor) return executor.error();
+    Workload w(std::move(*executor), options.train);
+    w.input_ = w.executor_.make_input(options.seed + 1);
+    if (options.train) w.labels_ = w.executor_.make_labels(options.seed + 2);
+    return w;
+  }
+  std::optional<Error> run() {
+    if (train_) {
+      auto loss = executor_.train_step(input_, labels_);
+      if (!loss) return loss.error();
+      if (!std::isfinite(*loss)) return Error{"the training loss became " + std::to_string(*loss) + "; lower the learning rate"};
+      return std::nullopt;
+    }
+    auto out = executor_.forward(input_);
+    if (!out) return out.error();
+    return std::nullopt;
+  }
+  Executor& executor() noexcept { return executor_; }
+
+ private:
+  Workload(Executor executor, bool train) : executor_(std::move(executor)), train_(train) {}
+  Executor executor_;
+  bool train_ = false;
+  Tensor input_;
+  Tensor labels_;
+};
+
+WarmupPolicy warmup_policy(int warmup) { return warmup >= 0 ? WarmupPolicy::runs(warmup) : WarmupPolicy::until_stable(); }
+IterationPolicy iteration_policy(const ProfileOptions& o) {
+  return o.iterations > 0 ? IterationPolicy::count(o.iterations) : IterationPolicy::min_time(o.min_seconds, 5, 100000);
+}
+
+// Warm-up runs without regions; returns how many ran.
+Result<int> warm_up(Workload& w, int warmup) {
+  WarmupPolicy policy = warmup_policy(warmup);
+  while (!policy.done()) {
+    const std::uint64_t t0 = steady_ns();
+    if (auto e = w.run()) return *e;
+    policy.done_after(static_cast<double>(steady_ns() - t0) * 1e-9);
+  }
+  return policy.completed();
+}
+
+Summary to_ms(const Summary& ns) {
+  Summary s = ns;
+  for (double* v : {&s.median, &s.mean, &s.stddev, &s.min, &s.max, &s.p5, &s.p95, &s.p99, &s.mad, &s.median_ci_low,
+                    &s.median_ci_high}) {
+    *v *= 1e-6;
+  }
+  return s;
+}
+
+// The named metric's value per call, if the group has it and it was counted.
+std::optional<double> metric_value(const RegionReport& r, bool (*matches)(const RegionMetric&)) {
+  for (const RegionMetric& m : r.metrics) {
+    if (matches(m) && m.value) return m.value;
+  }
+  return std::nullopt;
+}
+
+bool is_fp_ops(const RegionMetric& m) {
+  // counters/*/flops*.txt: "SP FLOP", "DP FLOP" (Intel), "FLOP" (AMD), unit FLOP.
+  return m.unit == "FLOP" && (m.name == "SP FLOP" || m.name == "FLOP" || m.name == "DP FLOP");
+}
+bool is_dram_bytes(const RegionMetric& m) { return m.unit == "bytes" && m.name == "DRAM bytes"; }
+bool is_llc_miss_bytes(const RegionMetric& m) {
+  // counters/*/llc.txt and generic/cache.txt: "LLC miss bytes", "L3 miss bytes", "Cache miss bytes".
+  return m.unit == "bytes" && (m.name == "LLC miss bytes" || m.name == "L3 miss bytes" || m.name == "Cache miss bytes");
+}
+
+CounterReading reading_of(double value) {
+  CounterReading r;
+  r.value = value;
+  r.raw = static_cast<std::uint64_t>(std::max(0.0, value));
+  r.running_fraction = 1.0;
+  r.status = CounterStatus::ok;
+  return r;
+}
+
+// The layer's measured side, its analytic side and its roofline placement.
+void fill_measurements(LayerProfile& layer, const RegionReport& r, const ProfileOptions& options, int threads,
+                       std::optional<OpKind> op) {
+  layer.time_ms = to_ms(r.inclusive_ns);
+  layer.below_resolution = r.below_resolution;
+  for (const CounterTotal& c : r.counters) {
+    LayerCounter lc;
+    lc.name = c.name;
+    lc.unit = c.unit;
+    if (c.has_value()) lc.value = c.per_call();
+    lc.status = c.status;
+    lc.running_fraction = c.min_running_fraction;
+    lc.reason = c.reason;
+    layer.counters.push_back(std::move(lc));
+  }
+  for (const RegionMetric& m : r.metrics) layer.metrics.push_back({m.name, m.unit, m.value, m.reason});
+
+  // FLOPs: measured where the group counts FP operations, else analytic.
+  SourcedValue flops{static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic (cost model)"};
+  if (const auto measured = metric_value(r, is_fp_ops)) {
+    flops = {*measured, ValueSource::measured, CounterStatus::ok, 1.0, "FP operations counted, weighted by vector width"};
+    if (op) layer.flops_check = compare_flops(*measured, static_cast<double>(layer.flops), *op, layer.causal);
+  }
+  // Bytes: DRAM from the uncore, else LLC misses × line size, else the analytic minimum.
+  BytesInputs in;
+  if (const auto dram = metric_value(r, is_dram_bytes)) in.dram_bytes = reading_of(*dram);
+  if (const auto llc = metric_value(r, is_llc_miss_bytes)) in.llc_misses = reading_of(*llc / in.line_bytes);
+  in.analytic_bytes = static_cast<double>(layer.bytes);
+  SourcedValue bytes{static_cast<double>(layer.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic minimum traffic"};
+  if (auto chosen = choose_bytes(in)) {
+    bytes = chosen->bytes;
+    layer.bytes_origin = chosen->origin;
+    layer.bytes_skipped = chosen->skipped;
+  }
+  if (!options.machine) {
+    layer.roofline_error = "no calibration of this machine: run `hwprof calibrate` (or pass --calibration FILE)";
+    return;
+  }
+  RooflineInput input;
+  input.op = op.value_or(OpKind::linear);
+  input.flops = flops;
+  input.bytes = bytes;
+  input.seconds = layer.time_ms.median * 1e-3;
+  input.threads = threads;
+  if (!op) input.op = OpKind::add;  // the model total: the FMA peak is its compute roof
+  auto placed = place_on_roofline(input, *options.machine);
+  if (placed) {
+    layer.roofline = std::move(*placed);
+  } else {
+    layer.roofline_error = placed.error().message;
+  }
+}
+
+std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& graph) {
+  std::vector<TraceSpan> spans;
+  if (raw.empty()) return spans;
+  std::uint64_t origin = raw.front().start_ns;
+  for (const RawSpan& s : raw) origin = std::min(origin, s.start_ns);
+  const auto us = [&](std::uint64_t ns) { return static_cast<double>(ns - origin) * 1e-3; };
+  // Phase spans: from the first layer's start to the last layer's end of that phase in that
+  // iteration, so that layer spans nest inside them.
+  std::map<std::pair<int, int>, std::pair<std::uint64_t, std::uint64_t>> phases;
+  for (const RawSpan& s : raw) {
+    auto [it, fresh] = phases.try_emplace({s.iteration, static_cast<int>(s.phase)}, s.start_ns, s.end_ns);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, s.start_ns);
+      it->second.second = std::max(it->second.second, s.end_ns);
+    }
+  }
+  for (const auto& [key, range] : phases) {
+    spans.push_back({phase_name(static_cast<Phase>(key.second)), "phase", -1, key.first, 0, us(range.first),
+                     static_cast<double>(range.second - range.first) * 1e-3});
+  }
+  for (const RawSpan& s : raw) {
+    spans.push_back({graph.nodes[static_cast<std::size_t>(s.layer)].name, "layer", s.layer, s.iteration, 0, us(s.start_ns),
+                     static_cast<double>(s.end_ns - s.start_ns) * 1e-3});
+  }
+  std::stable_sort(spans.begin(), spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
+    return a.start_us < b.start_us || (a.start_us == b.start_us && a.category == "phase" && b.category != "phase");
+  });
+  return spans;
+}
+
+}  // namespace
+
+Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options) {
+  const auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  if (options.batch < 1) return Error{"--batch: must be at least 1"};
+  const int threads = resolve_threads(options.threads);
+  AnalysisOptions analysis;
+  analysis.batch = options.batch;
+  analysis.optimizer = cost_optimizer(options.optimizer);
+  auto cost = analyze(graph, analysis);
+  if (!cost) return cost.error();
+
+  say("building " + graph.name + " at batch " + std::to_string(options.batch));
+  auto workload = Workload::create(graph, options, threads);
+  if (!workload) return workload.error();
+  Workload& w = *workload;
+
+  SessionOptions so;
+  so.backend = options.backend;
+  so.events = options.events;
+  so.group = options.group;
+  so.counters_dirs = options.counters_dirs;
+  std::vector<std::string> hints;
+  so.on_hint = [&hints](const std::string& h) { hints.push_back(h); };
+  so.samples_per_region = 100000;
+  auto opened = Session::open(so);
+  if (!opened) return opened.error();
+  Session& session = **opened;
+
+  const std::size_t n = graph.nodes.size();
+  const int trace_iterations = std::max(0, options.trace_iterations);
+  LayerRegions regions(session, n, n * kPhaseCount * static_cast<std::size_t>(trace_iterations));
+  const std::vector<AnalyticPhaseCost> analytic = analytic_phase_costs(graph, *cost, options.optimizer, options.train);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (Phase phase : kPhases) {
+      if (!analytic_phase_runs(analytic[i], phase)) continue;
+      const int id = session.region(std::string(phase_name(phase)) + ":" + graph.nodes[i].name);
+      if (id < 0) return Error{"the model has more layers than the profiler's region table holds"};
+      regions.set_id(static_cast<int>(i), phase, id);
+    }
+  }
+  const int model_id = session.region("model");
+
+  say("warming up");
+  auto warm = warm_up(w, options.warmup);
+  if (!warm) return warm.error();
+
+  // Measured memory: the allocator's peak over the measured iterations beyond what was live
+  // before them (parameters, gradients, optimizer state, the input batch).
+  const AllocationStats baseline = allocation_stats();
+  reset_peak_allocation();
+  const ResourceUse use_before = resource_use();
+  session.reset();
+  w.executor().set_observer(&regions);
+  const IterationPolicy policy = iteration_policy(options);
+  const std::uint64_t start = steady_ns();
+  int done = 0;
+  say("measuring");
+  while (policy.more(done, static_cast<double>(steady_ns() - start) * 1e-9)) {
+    if (done < trace_iterations) {
+      regions.record_iteration(done);
+    } else {
+      regions.stop_recording();
+    }
+    session.begin(model_id);
+    const auto failed = w.run();
+    session.end(model_id);
+    if (failed) {
+      w.executor().set_observer(nullptr);
+      return *failed;
+    }
+    ++done;
+  }
+  w.executor().set_observer(nullptr);
+  const AllocationStats after = allocation_stats();
+  const ResourceUse use_after = resource_use();
+
+  Profile p;
+  p.created = detail::utc_timestamp();
+  p.hwprof_version = kVersion;
+  p.model = graph.name;
+  p.input_shape = graph.input.shape;
+  p.batch = options.batch;
+  p.phase = options.train ? "train" : "forward";
+  if (options.train) p.optimizer = options.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd";
+  p.threads = threads;
+  p.backend = session.time_only() ? "timer" : std::string(backend_name(session.backend()));
+  p.group = options.group;
+  p.events = session.events();
+  p.hints = hints;
+  for (const std::string& h : session.hints()) {
+    if (std::find(p.hints.begin(), p.hints.end(), h) == p.hints.end()) p.hints.push_back(h);
+  }
+  p.warmup_runs = *warm;
+  p.iterations = done;
+  p.overhead_ns = session.overhead().pair_ns;
+  p.trace_iterations = std::min(done, trace_iterations);
+  if (options.machine) {
+    const Machine& m = *options.machine;
+    p.machine.host = m.host;
+    p.machine.cpu = m.cpu;
+    p.machine.calibration_file = options.machine_source;
+    p.machine.calibration_created = m.created;
+    p.machine.calibration_quick = m.quick;
+    if (const CalibrationRun* run = m.run_for(threads)) p.machine.ceilings = *run;
+    p.machine.theoretical = m.theoretical;
+  } else {
+    p.machine.cpu = describe_this_cpu();
+  }
+
+  // The model total.
+  const RegionReport total = session.report(model_id);
+  p.total.name = graph.name;
+  p.total.op = "model";
+  p.total.phase = p.phase;
+  p.total.params = cost->totals.params;
+  p.total.macs = cost->totals.macs * options.batch;
+  for (const AnalyticPhaseCost& a : analytic) {
+    for (Phase phase : kPhases) {
+      if (!analytic_phase_runs(a, phase)) continue;
+      p.total.flops += a.flops[static_cast<std::size_t>(phase)];
+      p.total.bytes += a.bytes[static_cast<std::size_t>(phase)];
+    }
+  }
+  fill_measurements(p.total, total, options, threads, std::nullopt);
+  p.total.time_share = 1.0;
+
+  // Every layer, phase by phase: forward in order, backward in the order it ran (reverse),
+  // then the optimizer.
+  for (Phase phase : kPhases) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = phase == Phase::backward ? n - 1 - k : k;
+      if (!analytic_phase_runs(analytic[i], phase)) continue;
+      const Node& node = graph.nodes[i];
+      const RegionReport r = session.report(regions.id(static_cast<int>(i), phase));
+      if (r.calls == 0) continue;  // the engine had nothing to run for it in this phase
+      LayerProfile layer;
+      layer.index = static_cast<int>(i);
+      layer.name = node.name;
+      layer.op = std::string(op_name(node.op));
+      layer.phase = phase_name(phase);
+      layer.output_shape = node.output_shape;
+      layer.causal = node.op == OpKind::attention && node.attrs.causal;
+      layer.params = cost->layers[i].params;
+      layer.macs = phase == Phase::forward ? cost->layers[i].macs * options.batch : 0;
+      layer.flops = analytic[i].flops[static_cast<std::size_t>(phase)];
+      layer.bytes = analytic[i].bytes[static_cast<std::size_t>(phase)];
+      fill_measurements(layer, r, options, threads, node.op);
+      layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
+      p.layers.push_back(std::move(layer));
+    }
+  }
+
+  p.memory.analytic = cost->memory;
+  p.memory.parameter_bytes = w.executor().parameter_bytes();
+  p.memory.peak_allocated_bytes = std::max<std::int64_t>(0, after.peak_bytes - baseline.current_bytes);
+  p.memory.peak_rss_bytes = use_after.peak_rss_bytes;
+  if (use_before.faults >= 0 && use_after.faults >= use_before.faults) p.memory.page_faults = use_after.faults - use_before.faults;
+  p.trace = timeline(regions.spans(), graph);
+  return p;
+}
+
+}  // namespace hwprof

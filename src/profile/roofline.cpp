@@ -1,0 +1,311 @@
+// Roofline placement (Williams, Waterman & Patterson, "Roofline: an insightful visual
+// performance model for multicore architectures", CACM 52(4), 2009): attainable performance
+// is min(compute roof, intensity × bandwidth), with the ceilings measured by `hwprof
+// calibrate` on this machine rather than taken from a data sheet.
+#include "profile/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace hwprof {
+
+std::string_view value_source_name(ValueSource source) noexcept {
+  switch (source) {
+    case ValueSource::measured: return "measured";
+    case ValueSource::analytic: return "analytic";
+    case ValueSource::estimated: return "estimated";
+  }
+  return "?";
+}
+
+std::string_view bytes_origin_name(BytesOrigin origin) noexcept {
+  switch (origin) {
+    case BytesOrigin::dram_counters: return "dram-counters";
+    case BytesOrigin::llc_misses: return "llc-misses";
+    case BytesOrigin::analytic_minimum: return "analytic-minimum";
+  }
+  return "?";
+}
+
+std::string_view bound_name(Bound bound) noexcept {
+  switch (bound) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::overhead: return "overhead";
+  }
+  return "?";
+}
+
+// ---- bytes --------------------------------------------------------------------------------
+
+namespace {
+
+std::string status_text(const CounterReading& r) {
+  return std::string(counter_status_name(r.status));
+}
+
+}  // namespace
+
+Result<BytesEstimate> choose_bytes(const BytesInputs& in) {
+  BytesEstimate out;
+  if (in.dram_bytes && in.dram_bytes->has_value()) {
+    out.origin = BytesOrigin::dram_counters;
+    out.bytes = {in.dram_bytes->value, ValueSource::measured, in.dram_bytes->status, in.dram_bytes->running_fraction,
+                 "DRAM bytes from the memory-controller (uncore) counters; they count the whole socket, other "
+                 "processes included"};
+    return out;
+  }
+  out.skipped.push_back(in.dram_bytes ? "DRAM bytes: " + status_text(*in.dram_bytes) : "DRAM bytes: not counted (no dram group)");
+  if (in.llc_misses && in.llc_misses->has_value()) {
+    if (!(in.line_bytes > 0)) return Error{"choose_bytes: the cache line size must be positive"};
+    out.origin = BytesOrigin::llc_misses;
+    out.bytes = {in.llc_misses->value * in.line_bytes, ValueSource::estimated, in.llc_misses->status,
+                 in.llc_misses->running_fraction,
+                 fmt::format("LLC misses × {:g}-byte lines: misses prefetched and written-back lines", in.line_bytes)};
+    return out;
+  }
+  out.skipped.push_back(in.llc_misses ? "LLC misses: " + status_text(*in.llc_misses) : "LLC misses: not counted (no llc group)");
+  if (in.analytic_bytes) {
+    if (*in.analytic_bytes < 0) return Error{"choose_bytes: negative analytic bytes"};
+    out.origin = BytesOrigin::analytic_minimum;
+    out.bytes = {*in.analytic_bytes, ValueSource::analytic, CounterStatus::ok, 1.0,
+                 "analytic minimum traffic: each input, output and weight moved once"};
+    return out;
+  }
+  return Error{"no byte count for this layer: " + out.skipped[0] + "; " + out.skipped[1] +
+               "; and no analytic minimum was given"};
+}
+
+// ---- FLOPs --------------------------------------------------------------------------------
+
+namespace {
+
+struct Reasons {
+  std::vector<std::string> more;  // why measured can exceed analytic
+  std::vector<std::string> less;  // why measured can fall short of it
+};
+
+Reasons reasons_for(OpKind op, bool causal) {
+  Reasons r;
+  r.more.emplace_back(
+      "the counters count every floating-point instruction the process's threads retired during the layer, the "
+      "framework's own included");
+  r.less.emplace_back(
+      "the FP counters cover the vector widths their group lists; instructions they do not cover (x87, FP16/BF16) "
+      "are missed, and a multiplexed count is a scaled estimate");
+  switch (op) {
+    case OpKind::linear:
+    case OpKind::conv2d:
+    case OpKind::attention:
+      r.more.emplace_back(
+          "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
+          "computed on zero padding (largest for small or odd shapes)");
+      break;
+    default: break;
+  }
+  switch (op) {
+    case OpKind::conv2d:
+      r.more.emplace_back(
+          "im2col lowering: the GEMM runs over the unfolded input (K = C·kh·kw per group), so tile padding applies "
+          "to that K and to every group's GEMM separately; the padded border is multiplied as explicit zeros, as "
+          "the analytic count assumes");
+      r.less.emplace_back(
+          "a kernel that skips the zero-padding border, or a Winograd/FFT convolution, does fewer multiplications "
+          "than 2·MACs, which count every kernel position including the padding (the torchvision/fvcore "
+          "convention)");
+      break;
+    case OpKind::attention:
+      if (causal) {
+        r.less.emplace_back(
+            "causal mask: the analytic count is the full T×T products (DESIGN.md); a kernel that skips the masked "
+            "triangle measures about half of Q·Kᵀ and A·V");
+      }
+      r.more.emplace_back(
+          "softmax's exp is evaluated by a polynomial of many FP instructions per score, where the analytic table "
+          "counts a few FLOPs");
+      break;
+    case OpKind::gelu:
+    case OpKind::silu:
+    case OpKind::sigmoid:
+    case OpKind::tanh:
+    case OpKind::softmax:
+      r.more.emplace_back(
+          "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
+          "element, where the analytic table counts a few FLOPs");
+      r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
+      break;
+    case OpKind::batchnorm2d:
+    case OpKind::layernorm:
+      r.more.emplace_back(
+          "the square root and division of normalisation are one FLOP each in the analytic table but several "
+          "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
+      r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
+      break;
+    case OpKind::relu:
+    case OpKind::relu6:
+    case OpKind::maxpool2d:
+      r.less.emplace_back(
+          "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
+          "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
+      break;
+    case OpKind::flatten:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::concat:
+    case OpKind::select:
+    case OpKind::dropout:
+    case OpKind::embedding:
+    case OpKind::cls_token:
+      r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
+      break;
+    default: break;
+  }
+  return r;
+}
+
+}  // namespace
+
+FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool causal, double tolerance) {
+  FlopsComparison c;
+  c.measured = measured;
+  c.analytic = analytic;
+  if (analytic > 0) {
+    c.ratio = measured / analytic;
+    c.agrees = std::abs(c.ratio - 1.0) <= tolerance;
+  } else {
+    c.agrees = measured == 0;
+  }
+  if (c.agrees) return c;
+  Reasons r = reasons_for(op, causal);
+  c.reasons = measured > analytic ? std::move(r.more) : std::move(r.less);
+  return c;
+}
+
+// ---- placement ----------------------------------------------------------------------------
+
+namespace detail {
+
+bool gemm_backed(OpKind op) noexcept {
+  return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::attention;
+}
+
+BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,
+                             const BoundRule& rule) {
+  if (flops <= 0 && bytes <= 0) return {Bound::overhead, "no work (0 FLOPs, 0 bytes): the time is fixed cost only"};
+  if (efficiency < rule.overhead_efficiency && seconds < rule.overhead_seconds) {
+    return {Bound::overhead,
+            fmt::format("{:.1f}% of attainable (< {:g}%) in a {:.1f} µs call (< {:g} µs): far below both roofs, time "
+                        "dominated by fixed per-call costs",
+                        100 * efficiency, 100 * rule.overhead_efficiency, 1e6 * seconds, 1e6 * rule.overhead_seconds)};
+  }
+  if (bytes <= 0) return {Bound::compute, "FLOPs without bytes: only the compute roof applies"};
+  if (intensity >= ridge) {
+    return {Bound::compute, fmt::format("intensity {:.3g} FLOP/B ≥ ridge {:.3g} FLOP/B", intensity, ridge)};
+  }
+  return {Bound::memory, fmt::format("intensity {:.3g} FLOP/B < ridge {:.3g} FLOP/B", intensity, ridge)};
+}
+
+}  // namespace detail
+
+namespace {
+
+const Ceiling* find_ceiling(const std::map<std::string, Ceiling>& ceilings, const std::string& key) {
+  auto it = ceilings.find(key);
+  return it != ceilings.end() && it->second.best > 0 ? &it->second : nullptr;
+}
+
+// A level's bandwidth: its triad ceiling, the kernel every level has and the one the
+// ceilings chart draws (src/report/ceilings_svg.cpp).
+double level_gbps(const CalibrationRun& run, const char* level) {
+  auto it = run.bandwidth.find(level);
+  if (it == run.bandwidth.end()) return 0.0;
+  const Ceiling* triad = find_ceiling(it->second.kernels, "triad");
+  return triad ? triad->best : 0.0;
+}
+
+std::string thread_counts(const Machine& machine) {
+  std::string out;
+  for (const CalibrationRun& r : machine.runs) out += (out.empty() ? "" : ", ") + std::to_string(r.threads);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& machine) {
+  const CalibrationRun* run = machine.run_for(in.threads);
+  if (run == nullptr) {
+    return Error{fmt::format("the calibration has no run with {} thread(s) (it has: {}); run `hwprof calibrate --threads "
+                             "{}` or profile with a thread count it has",
+                             in.threads, thread_counts(machine), in.threads)};
+  }
+  if (!(in.seconds > 0) || !std::isfinite(in.seconds)) return Error{"roofline placement needs a positive time per call"};
+  if (in.flops.value < 0 || in.bytes.value < 0) return Error{"roofline placement: negative FLOPs or bytes"};
+
+  RooflinePoint p;
+  p.flops = in.flops;
+  p.bytes = in.bytes;
+  p.seconds = in.seconds;
+  const std::string precision = in.precision == Precision::sp ? "sp" : "dp";
+  const Ceiling* fma = find_ceiling(run->compute, "fma_" + precision);
+  const Ceiling* gemm = find_ceiling(run->compute, "gemm_" + precision);
+  if (fma == nullptr && gemm == nullptr) {
+    return Error{fmt::format("the calibration's {}-thread run has no {} compute ceiling (fma_{} or gemm_{}); re-run "
+                             "`hwprof calibrate`",
+                             in.threads, precision == "sp" ? "single-precision" : "double-precision", precision, precision)};
+  }
+  p.dram_gbytes_per_s = level_gbps(*run, "dram");
+  if (!(p.dram_gbytes_per_s > 0)) {
+    return Error{fmt::format("the calibration's {}-thread run has no DRAM bandwidth; re-run `hwprof calibrate`", in.threads)};
+  }
+  // The FMA peak bounds every op; a GEMM-backed op is held to the GEMM ceiling, the best a
+  // BLAS call reached here.
+  const Ceiling* roof = detail::gemm_backed(in.op) && gemm != nullptr ? gemm : fma != nullptr ? fma : gemm;
+  p.compute_roof = (roof == gemm ? "gemm_" : "fma_") + precision;
+  p.compute_roof_gflops_per_s = roof->best;
+  p.peak_gflops_per_s = fma != nullptr ? fma->best : roof->best;
+  if (detail::gemm_backed(in.op) && gemm == nullptr) {
+    p.notes.push_back("no GEMM ceiling in the calibration: this GEMM-backed op is held to the FMA peak");
+  }
+  if (!detail::gemm_backed(in.op) && fma == nullptr) {
+    p.notes.push_back("no FMA ceiling in the calibration: held to the GEMM ceiling instead");
+  }
+  if (fma == nullptr) p.notes.push_back("no FMA ceiling in the calibration: the peak shown is the GEMM ceiling");
+
+  const double flops = in.flops.value;
+  const double bytes = in.bytes.value;
+  p.intensity = bytes > 0 ? flops / bytes : 0.0;
+  p.gflops_per_s = flops / in.seconds * 1e-9;
+  p.gbytes_per_s = bytes / in.seconds * 1e-9;
+  p.ridge_intensity = p.compute_roof_gflops_per_s / p.dram_gbytes_per_s;
+  p.attainable_gflops_per_s = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * p.dram_gbytes_per_s)
+                                        : p.compute_roof_gflops_per_s;
+  for (const char* level : {"l1", "l2", "l3", "dram"}) {
+    const double gbps = level_gbps(*run, level);
+    if (gbps <= 0) continue;
+    const double attainable = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * gbps) : p.compute_roof_gflops_per_s;
+    p.levels.push_back({level, gbps, attainable});
+  }
+
+  if (flops > 0) {
+    p.efficiency = p.gflops_per_s / p.attainable_gflops_per_s;
+  } else if (bytes > 0) {
+    p.efficiency = p.gbytes_per_s / p.dram_gbytes_per_s;
+  }
+  p.headroom = p.efficiency > 0 ? 1.0 / p.efficiency : 0.0;
+  detail::BoundDecision d = detail::classify_bound(flops, bytes, p.intensity, p.ridge_intensity, p.efficiency, in.seconds, in.rule);
+  p.bound = d.bound;
+  p.why = std::move(d.why);
+  if (p.efficiency > 1.0) {
+    p.notes.push_back(fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
+                                  "or an analytic minimum below the real traffic), or the ceiling was measured low",
+                                  p.efficiency));
+  }
+  return p;
+}
+
+}  // namespace hwprof

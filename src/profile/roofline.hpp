@@ -1,0 +1,32 @@
+// The pieces of roofline placement as free functions, so that tests check the classification
+// rule and the choice of ceilings on synthetic numbers.
+#pragma once
+
+#include <string>
+
+#include "hwprof/roofline.hpp"
+
+namespace hwprof::detail {
+
+// Linear, conv2d and attention run on BLAS GEMM (src/nn): their practical compute roof is the
+// measured GEMM ceiling. Everything else is held to the FMA peak.
+bool gemm_backed(OpKind op) noexcept;
+
+struct BoundDecision {
+  Bound bound = Bound::overhead;
+  std::string why;
+};
+
+// The rule, in order:
+//   1. no work at all (0 FLOPs and 0 bytes): overhead — the time is fixed cost only;
+//   2. efficiency < rule.overhead_efficiency and seconds < rule.overhead_seconds: overhead —
+//      far below both roofs in a call short enough for per-call fixed costs to dominate (the
+//      torch.profiler guide's small-matrix case, where the time goes to fixed costs around the
+//      work rather than to the work);
+//   3. intensity ≥ ridge (or FLOPs but no bytes): compute; else memory.
+// A long layer far below its roof is still placed by its intensity: that is a slow kernel,
+// not fixed cost, and its headroom says how slow.
+BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,
+                             const BoundRule& rule);
+
+}  // namespace hwprof::detail

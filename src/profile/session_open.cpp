@@ -1,0 +1,331 @@
+// Opening a session: the event group and the counters, the thread slots, and the session's
+// measurement of its own overhead.
+//
+// Overhead (after nanobench: measure it once, subtract it). The session times blocks of
+// empty begin/end pairs, each block inside an outer region:
+//   sample overhead: the median duration of an empty region — what one sample holds besides
+//     the user's code (the tail of begin after its timestamp, the head of end before its
+//     timestamp); subtracted from every sample;
+//   pair overhead: the median cost of one whole pair as the outer region sees it — what a
+//     nested region adds to its parent besides its own content; subtracted from a parent once
+//     per child, and the yardstick of below_resolution.
+// The same is done for every counter (medians over blocks of 10 pairs), so that a region's
+// counts are its code's and not the measurement's.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "counters/event_resolver.hpp"
+#include "hwprof/cpu.hpp"
+#include "profile/session_state.hpp"
+
+namespace hwprof {
+
+std::string_view session_backend_name(SessionBackend backend) noexcept {
+  switch (backend) {
+    case SessionBackend::automatic: return "auto";
+    case SessionBackend::perf: return "perf";
+    case SessionBackend::papi: return "papi";
+    case SessionBackend::timer: return "timer";
+  }
+  return "?";
+}
+
+namespace detail {
+
+void EventSums::clear() noexcept {
+  inclusive.store(0.0, std::memory_order_relaxed);
+  exclusive.store(0.0, std::memory_order_relaxed);
+  samples.store(0, std::memory_order_relaxed);
+  multiplexed.store(0, std::memory_order_relaxed);
+  min_fraction.store(1.0, std::memory_order_relaxed);
+}
+
+void RegionRecord::clear(std::size_t event_count) noexcept {
+  calls.store(0, std::memory_order_relaxed);
+  unmatched.store(0, std::memory_order_relaxed);
+  dropped_inclusive.store(0.0, std::memory_order_relaxed);
+  dropped_exclusive.store(0.0, std::memory_order_relaxed);
+  for (std::size_t e = 0; e < event_count; ++e) events[e].clear();
+}
+
+namespace {
+std::atomic<bool> hinted_on_stderr{false};
+}  // namespace
+
+void rearm_stderr_hint() noexcept { hinted_on_stderr.store(false); }
+
+}  // namespace detail
+
+namespace {
+
+using detail::hinted_on_stderr;
+using detail::RegionRecord;
+
+std::atomic<std::uint32_t> next_serial{1};
+
+// The calibration: pairs per block, and pairs run first to warm caches and branch predictors.
+constexpr std::size_t kPairsPerBlock = 10;
+constexpr std::size_t kWarmupPairs = 100;
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::string> counters_dirs(const SessionOptions& options) {
+  if (!options.counters_dirs.empty()) return options.counters_dirs;
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("HWPROF_COUNTERS_PATH"); env != nullptr) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      if (colon != 0) dirs.emplace_back(rest.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  return dirs;
+}
+
+// The same search as `hwprof stat -g`: a path, or NAME in this CPU's family, then generic,
+// then software.
+Result<EventGroup> find_group(const SessionOptions& options) {
+  const std::string& name = options.group;
+  if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
+  const std::string family = options.family.empty() ? counter_family(detect_cpu()) : options.family;
+  const std::vector<std::string> dirs = counters_dirs(options);
+  if (dirs.empty()) {
+    return Error{"event group '" + name + "': no folder of group files to look in; set SessionOptions::counters_dirs "
+                 "or $HWPROF_COUNTERS_PATH to the counters/ folder (installed under share/hwprof/counters), or give a "
+                 "group file path"};
+  }
+  for (const std::string& dir : dirs) {
+    for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
+      const std::string path = dir + "/" + f + "/" + name + ".txt";
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(path, ec)) return load_event_group(path);
+    }
+  }
+  std::string looked;
+  for (const std::string& dir : dirs) looked += (looked.empty() ? "" : ", ") + dir;
+  return Error{"no event group '" + name + "' for this CPU (family " + family + ", also looked in generic and software) in " +
+               looked + "; `hwprof info` lists the groups, or give a group file path"};
+}
+
+BackendKind counter_backend(SessionBackend backend) {
+  switch (backend) {
+    case SessionBackend::papi: return BackendKind::papi;
+    case SessionBackend::timer: return BackendKind::timer;
+    case SessionBackend::automatic:
+    case SessionBackend::perf: break;
+  }
+  return BackendKind::perf;
+}
+
+std::string describe(const EventInfo& e) {
+  return e.name + " (" + std::string(counter_status_name(e.status)) + (e.reason.empty() ? "" : ": " + e.reason) + ")";
+}
+
+}  // namespace
+
+// ---- setup ------------------------------------------------------------------------------------
+
+int Session::State::add_record(std::string name, bool hidden, std::size_t capacity) {
+  const int id = record_count.load(std::memory_order_relaxed);
+  if (static_cast<std::size_t>(id) >= record_capacity) return -1;
+  auto r = std::make_unique<RegionRecord>();
+  r->name = std::move(name);
+  r->hidden = hidden;
+  r->capacity = capacity;
+  r->inclusive = std::make_unique<double[]>(capacity);
+  r->exclusive = std::make_unique<double[]>(capacity);
+  r->events = std::make_unique<detail::EventSums[]>(event_count);
+  records[static_cast<std::size_t>(id)] = std::move(r);
+  record_count.store(id + 1, std::memory_order_release);  // publishes the record to begin/end
+  return id;
+}
+
+void Session::State::allocate_slots() {
+  slots = std::make_unique<detail::ThreadSlot[]>(options.max_threads);
+  for (std::size_t i = 0; i < options.max_threads; ++i) {
+    detail::ThreadSlot& s = slots[i];
+    s.frames = std::make_unique<detail::Frame[]>(options.max_depth);
+    if (!reading) continue;
+    const std::size_t n = options.max_depth * event_count;
+    s.start_value = std::make_unique<std::uint64_t[]>(n);
+    s.start_enabled = std::make_unique<std::uint64_t[]>(n);
+    s.start_running = std::make_unique<std::uint64_t[]>(n);
+    s.start_valid = std::make_unique<bool[]>(n);
+    s.children_counts = std::make_unique<double[]>(n);
+    s.before = std::make_unique<CounterSnapshot>();
+    s.after = std::make_unique<CounterSnapshot>();
+    s.readings = std::make_unique<CounterReading[]>(event_count);
+  }
+}
+
+void Session::State::measure_overhead() {
+  overhead.sample_counts.assign(event_count, 0.0);
+  overhead.pair_counts.assign(event_count, 0.0);
+  if (options.overhead_pairs == 0) return;
+  const std::size_t blocks = std::max<std::size_t>(1, options.overhead_pairs / kPairsPerBlock);
+  const int child = add_record("[hwprof overhead: pair]", true, blocks * kPairsPerBlock);
+  const int parent = add_record("[hwprof overhead: block]", true, blocks);
+  if (child < 0 || parent < 0) return;
+  RegionRecord& c = *record(child);
+  RegionRecord& p = *record(parent);
+  for (std::size_t i = 0; i < kWarmupPairs; ++i) {
+    begin(child);
+    end(child);
+  }
+  c.clear(event_count);
+  std::vector<std::vector<double>> child_counts(event_count);
+  std::vector<std::vector<double>> parent_counts(event_count);
+  std::vector<double> c0(event_count);
+  std::vector<double> p0(event_count);
+  std::vector<std::uint64_t> cn(event_count);
+  std::vector<std::uint64_t> pn(event_count);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (std::size_t e = 0; e < event_count; ++e) {
+      c0[e] = c.events[e].inclusive.load();
+      p0[e] = p.events[e].inclusive.load();
+      cn[e] = c.events[e].samples.load();
+      pn[e] = p.events[e].samples.load();
+    }
+    begin(parent);
+    for (std::size_t k = 0; k < kPairsPerBlock; ++k) {
+      begin(child);
+      end(child);
+    }
+    end(parent);
+    for (std::size_t e = 0; e < event_count; ++e) {
+      // Only blocks whose every read had a value: a partial block would understate the mean.
+      if (c.events[e].samples.load() - cn[e] != kPairsPerBlock || p.events[e].samples.load() - pn[e] != 1) continue;
+      child_counts[e].push_back((c.events[e].inclusive.load() - c0[e]) / static_cast<double>(kPairsPerBlock));
+      parent_counts[e].push_back(p.events[e].inclusive.load() - p0[e]);
+    }
+  }
+  const std::size_t kept = std::min<std::size_t>(c.calls.load(), c.capacity);
+  overhead.sample_ns = median_of(std::vector<double>(c.inclusive.get(), c.inclusive.get() + kept));
+  std::vector<double> per_pair(std::min<std::size_t>(p.calls.load(), p.capacity));
+  for (std::size_t i = 0; i < per_pair.size(); ++i) {
+    per_pair[i] = std::max(0.0, (p.inclusive[i] - overhead.sample_ns) / static_cast<double>(kPairsPerBlock));
+  }
+  overhead.pair_ns = median_of(std::move(per_pair));
+  for (std::size_t e = 0; e < event_count; ++e) {
+    overhead.sample_counts[e] = median_of(child_counts[e]);
+    std::vector<double> pair(parent_counts[e].size());
+    for (std::size_t i = 0; i < pair.size(); ++i) {
+      pair[i] = std::max(0.0, (parent_counts[e][i] - overhead.sample_counts[e]) / static_cast<double>(kPairsPerBlock));
+    }
+    overhead.pair_counts[e] = median_of(std::move(pair));
+  }
+  c.clear(event_count);
+  p.clear(event_count);
+}
+
+void Session::State::hint(const std::string& text) {
+  hints.push_back(text);
+  if (options.on_hint) {
+    options.on_hint(text);
+  } else if (!hinted_on_stderr.exchange(true)) {
+    std::fprintf(stderr, "hwprof: %s\n", text.c_str());
+  }
+}
+
+// ---- opening ----------------------------------------------------------------------------------
+
+Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options) {
+  std::optional<EventGroup> group;
+  std::vector<std::string> names;
+  if (!options.group.empty()) {
+    auto g = find_group(options);
+    if (!g) return g.error();
+    group = std::move(*g);
+    for (const GroupEvent& e : group->events) names.push_back(e.event);
+  }
+  const BackendKind kind = counter_backend(options.backend);
+  // A name the caller typed must exist; a group chosen for this CPU may hold events this
+  // machine does not expose (an uncore PMU in a VM), and those are reported unavailable.
+  for (const std::string& name : options.events) {
+    if (kind == BackendKind::perf) {
+      auto resolved = detail::resolve_event(name);
+      if (!resolved) return Error{"event '" + name + "': " + resolved.error().message};
+    }
+    names.push_back(name);
+  }
+  if (names.empty()) {
+    if (kind == BackendKind::perf) names = {"task-clock", "cycles", "instructions"};
+    if (kind == BackendKind::papi) names = {"perf::TASK-CLOCK"};
+  }
+  std::unique_ptr<CounterSet> set;
+  if (!names.empty()) {
+    CounterOptions co;
+    co.backend = kind;
+    co.events = names;
+    set = open_counters(co);
+    if (kind == BackendKind::timer) {
+      for (const EventInfo& e : set->events()) {
+        if (e.status != CounterStatus::ok) return Error{"event '" + e.name + "': " + e.reason};
+      }
+    }
+  }
+  auto session = open(options, std::move(set));
+  if (!session) return session;
+  State& s = *(*session)->state_;
+  s.group = std::move(group);
+  if (!s.reading && !s.events.empty()) {
+    std::string why;
+    for (const EventInfo& e : s.events) why += (why.empty() ? "" : "; ") + describe(e);
+    s.hint(options.backend == SessionBackend::automatic
+               ? "no counter could be opened with perf_event, so regions measure time only: " + why
+               : "no counter could be opened with the " + std::string(backend_name(kind)) + " backend: " + why);
+  }
+  return session;
+}
+
+Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, std::unique_ptr<CounterSet> counters) {
+  if (options.max_threads == 0 || options.max_depth == 0) return Error{"a session needs max_threads ≥ 1 and max_depth ≥ 1"};
+  auto s = std::make_unique<State>();
+  s->serial = next_serial.fetch_add(1);
+  s->options = options;
+  if (options.clock != nullptr) {
+    s->clock = options.clock;
+  } else if (const detail::TscClock& tsc = detail::tsc_clock(); tsc.usable) {
+    s->tsc = true;
+    s->ns_per_tick = tsc.ns_per_tick;
+  }
+  if (counters) {
+    s->events = counters->events();
+    if (s->events.size() > kMaxCounterEvents) s->events.resize(kMaxCounterEvents);
+    s->event_count = s->events.size();
+    s->reading = std::any_of(s->events.begin(), s->events.end(), [](const EventInfo& e) { return e.status == CounterStatus::ok; });
+    s->serialise_reads = counters->backend() == BackendKind::papi;
+    s->counters = std::move(counters);
+  }
+  s->record_capacity = options.max_regions + 2;  // and the two calibration regions
+  s->records = std::make_unique<std::unique_ptr<RegionRecord>[]>(s->record_capacity);
+  s->allocate_slots();
+  if (s->reading) {
+    s->counters->start();
+    std::string missing;
+    for (const EventInfo& e : s->events) {
+      if (e.status != CounterStatus::ok) missing += (missing.empty() ? "" : "; ") + describe(e);
+    }
+    if (!missing.empty()) s->hint("these events cannot be counted here and are reported unavailable: " + missing);
+  }
+  s->measure_overhead();
+  s->first_user_id = s->record_count.load();
+  return std::unique_ptr<Session>(new Session(std::move(s)));
+}
+
+Session::Session(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Session::~Session() {
+  if (state_->reading) state_->counters->stop();
+}
+
+}  // namespace hwprof

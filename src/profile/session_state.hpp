@@ -1,0 +1,139 @@
+// The session's state, shared by the files that open it (session_open.cpp), run the measured
+// path (session.cpp) and report (session_report.cpp).
+//
+// Layout. Each region has a record with a sample buffer reserved at registration (its
+// inclusive and exclusive time per call) and per-event atomic sums. Each thread that enters a
+// region gets a slot — claimed from a table allocated when the session opens, and cached in a
+// small thread_local table keyed by the session's serial number — holding its stack of open
+// regions: start time, start counter values, and what its nested regions added up to.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "hwprof/session.hpp"
+#include "profile/session_clock.hpp"
+
+namespace hwprof::detail {
+
+struct EventSums {
+  std::atomic<double> inclusive{0.0};
+  std::atomic<double> exclusive{0.0};
+  std::atomic<std::uint64_t> samples{0};
+  std::atomic<std::uint64_t> multiplexed{0};
+  std::atomic<double> min_fraction{1.0};
+
+  void clear() noexcept;
+};
+
+struct RegionRecord {
+  std::string name;
+  bool hidden = false;  // the session's own calibration regions
+  std::size_t capacity = 0;
+  std::unique_ptr<double[]> inclusive;  // one per kept sample
+  std::unique_ptr<double[]> exclusive;
+  std::atomic<std::uint64_t> calls{0};  // also the next sample's index
+  std::atomic<std::uint64_t> unmatched{0};
+  // Times of the calls past `capacity`, whose samples are not kept.
+  std::atomic<double> dropped_inclusive{0.0};
+  std::atomic<double> dropped_exclusive{0.0};
+  std::unique_ptr<EventSums[]> events;
+  std::atomic<double> work_flops{0.0};
+  std::atomic<double> work_bytes{0.0};
+  std::atomic<bool> has_work{false};
+
+  void clear(std::size_t event_count) noexcept;
+};
+
+struct Frame {
+  int id = -1;
+  std::uint32_t children = 0;
+  std::uint64_t start = 0;    // in clock ticks
+  double children_ns = 0.0;   // Σ the nested regions' inclusive time
+};
+
+// One thread's stack of open regions. Counter arrays hold `event_count` entries per depth.
+struct ThreadSlot {
+  std::atomic<pid_t> owner{0};
+  std::size_t depth = 0;
+  std::size_t overflow = 0;  // begins past max_depth, whose ends are ignored
+  std::unique_ptr<Frame[]> frames;
+  std::unique_ptr<std::uint64_t[]> start_value;
+  std::unique_ptr<std::uint64_t[]> start_enabled;
+  std::unique_ptr<std::uint64_t[]> start_running;
+  std::unique_ptr<bool[]> start_valid;
+  std::unique_ptr<double[]> children_counts;
+  std::unique_ptr<CounterSnapshot> before;
+  std::unique_ptr<CounterSnapshot> after;
+  std::unique_ptr<CounterReading[]> readings;
+};
+
+// Hints go to stderr once per process (when no on_hint callback is set); tests re-arm it.
+void rearm_stderr_hint() noexcept;
+
+}  // namespace hwprof::detail
+
+namespace hwprof {
+
+struct Session::State {
+  std::uint32_t serial = 0;
+  SessionOptions options;
+  SessionClock clock = &detail::monotonic_ns;
+  bool tsc = false;             // read the TSC instead of calling `clock`
+  double ns_per_tick = 1.0;     // of whichever clock is read
+  std::unique_ptr<CounterSet> counters;
+  bool reading = false;          // false: time only
+  bool serialise_reads = false;  // the backend's read() is not safe from two threads at once
+  std::atomic_flag read_lock = ATOMIC_FLAG_INIT;
+  std::size_t event_count = 0;   // events.size(), at most kMaxCounterEvents
+  std::vector<EventInfo> events;
+  std::optional<EventGroup> group;
+  SessionOverhead overhead;
+  std::vector<std::string> hints;
+  std::atomic<std::uint64_t> dropped_threads{0};
+  std::atomic<std::uint64_t> dropped_depth{0};
+
+  std::mutex registry_mutex;
+  std::map<std::string, int, std::less<>> ids;
+  std::unique_ptr<std::unique_ptr<detail::RegionRecord>[]> records;  // max_regions + the calibration regions
+  std::size_t record_capacity = 0;
+  std::atomic<int> record_count{0};
+  int first_user_id = 0;
+
+  std::unique_ptr<detail::ThreadSlot[]> slots;
+
+  detail::RegionRecord* record(int id) const noexcept {
+    if (id < 0 || id >= record_count.load(std::memory_order_acquire)) return nullptr;
+    return records[static_cast<std::size_t>(id)].get();
+  }
+
+  // The measured path (session.cpp).
+  std::uint64_t now() noexcept { return tsc ? detail::read_tsc() : clock(); }
+  detail::ThreadSlot* slot_for_this_thread() noexcept;
+  void read_counters(CounterSnapshot& out) noexcept;
+  void begin(int id) noexcept;
+  void end(int id) noexcept;
+  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t children,
+                        bool has_parent) noexcept;
+
+  // Setup (session_open.cpp).
+  int add_record(std::string name, bool hidden, std::size_t capacity);
+  void allocate_slots();
+  void measure_overhead();
+  void hint(const std::string& text);
+
+  // Reports (session_report.cpp).
+  RegionReport report(int id) const;
+  std::vector<RegionMetric> metrics(const RegionReport& region) const;
+};
+
+}  // namespace hwprof

@@ -1,0 +1,173 @@
+#include "profile/statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace hwprof {
+namespace detail {
+
+double percentile_sorted(const double* sorted, std::size_t n, double p) noexcept {
+  if (n == 0) return 0.0;
+  const double h = static_cast<double>(n - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
+  const auto below = static_cast<std::size_t>(std::floor(h));
+  if (below + 1 >= n) return sorted[n - 1];
+  return sorted[below] + (h - static_cast<double>(below)) * (sorted[below + 1] - sorted[below]);
+}
+
+namespace {
+
+// Walks the Binomial(n, 1/2) probabilities in log space — 2^-n underflows a double from
+// n = 1075 on — calling visit(k, P(B ≤ k)) until it returns false.
+template <class Visit>
+void walk_binomial_half(std::size_t n, Visit visit) noexcept {
+  const double nd = static_cast<double>(n);
+  double log_pmf = -nd * std::log(2.0);
+  double cdf = 0.0;
+  for (std::size_t k = 0; k <= n; ++k) {
+    cdf += std::exp(log_pmf);
+    if (!visit(k, std::min(cdf, 1.0))) return;
+    const double kd = static_cast<double>(k);
+    log_pmf += std::log(nd - kd) - std::log(kd + 1.0);
+  }
+}
+
+}  // namespace
+
+double binomial_half_cdf(std::size_t n, std::size_t k) noexcept {
+  if (k >= n) return 1.0;
+  double result = 0.0;
+  walk_binomial_half(n, [&](std::size_t i, double cdf) {
+    result = cdf;
+    return i < k;
+  });
+  return result;
+}
+
+OrderStatisticInterval median_interval_ranks(std::size_t n, double confidence) noexcept {
+  OrderStatisticInterval out;
+  if (n == 0) return out;
+  const double tail = (1.0 - confidence) / 2.0;
+  constexpr double kSlack = 1e-12;  // rounding in the summed probabilities
+  walk_binomial_half(n, [&](std::size_t k, double cdf) {
+    if (cdf > tail + kSlack || 2 * (k + 1) > n) return false;
+    // P(B ≤ k) ≤ tail: ranks k + 1 and n − k still cover with at least `confidence`.
+    out.available = true;
+    out.lower_rank = k + 1;
+    out.upper_rank = n - k;
+    out.coverage = 1.0 - 2.0 * cdf;
+    return true;
+  });
+  return out;
+}
+
+double coefficient_of_variation(const double* x, std::size_t n) noexcept {
+  if (n < 2) return 0.0;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  if (mean == 0.0) return 0.0;
+  double squares = 0.0;
+  for (std::size_t i = 0; i < n; ++i) squares += (x[i] - mean) * (x[i] - mean);
+  return std::sqrt(squares / static_cast<double>(n - 1)) / std::abs(mean);
+}
+
+}  // namespace detail
+
+Summary summarize(const double* samples, std::size_t count) {
+  return summarize(std::vector<double>(samples, samples + count));
+}
+
+Summary summarize(std::vector<double> x) {
+  Summary s;
+  s.n = x.size();
+  if (x.empty()) return s;
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  s.min = x.front();
+  s.max = x.back();
+  s.median = detail::percentile_sorted(x.data(), n, 50.0);
+  s.p5 = detail::percentile_sorted(x.data(), n, 5.0);
+  s.p95 = detail::percentile_sorted(x.data(), n, 95.0);
+  s.p99 = detail::percentile_sorted(x.data(), n, 99.0);
+
+  double sum = 0.0;
+  for (double v : x) sum += v;
+  s.mean = sum / static_cast<double>(n);
+  if (n >= 2) {
+    double squares = 0.0;
+    for (double v : x) squares += (v - s.mean) * (v - s.mean);
+    s.stddev = std::sqrt(squares / static_cast<double>(n - 1));
+  }
+
+  std::vector<double> deviation(n);
+  for (std::size_t i = 0; i < n; ++i) deviation[i] = std::abs(x[i] - s.median);
+  std::vector<double> sorted_deviation = deviation;
+  std::sort(sorted_deviation.begin(), sorted_deviation.end());
+  s.mad = detail::percentile_sorted(sorted_deviation.data(), n, 50.0);
+  const double cut = 3.0 * 1.4826 * s.mad;
+  s.outliers = static_cast<std::size_t>(std::count_if(deviation.begin(), deviation.end(), [cut](double d) { return d > cut; }));
+
+  const detail::OrderStatisticInterval ci = detail::median_interval_ranks(n, 0.95);
+  if (ci.available) {
+    s.median_ci_low = x[ci.lower_rank - 1];
+    s.median_ci_high = x[ci.upper_rank - 1];
+    s.median_ci_coverage = ci.coverage;
+  }
+  return s;
+}
+
+// ---- warm-up and iteration policies -------------------------------------------------------
+
+WarmupPolicy::WarmupPolicy(int window, double max_cv, int max_runs)
+    : window_(std::max(window, 0)), max_cv_(max_cv), max_runs_(std::max(max_runs, 0)) {
+  recent_.reserve(static_cast<std::size_t>(window_));
+}
+
+WarmupPolicy WarmupPolicy::runs(int count) { return WarmupPolicy(0, 0.0, count); }
+
+// A window of one run has no spread to judge: at least two.
+WarmupPolicy WarmupPolicy::until_stable(int window, double max_cv, int max_runs) {
+  return WarmupPolicy(std::max(window, 2), max_cv, max_runs);
+}
+
+bool WarmupPolicy::done() const noexcept { return settled_ || completed_ >= max_runs_; }
+
+bool WarmupPolicy::done_after(double seconds) {
+  if (done()) return true;
+  ++completed_;
+  if (window_ > 0) {
+    const auto window = static_cast<std::size_t>(window_);
+    if (recent_.size() < window) {
+      recent_.push_back(seconds);
+    } else {
+      recent_[static_cast<std::size_t>(completed_ - 1) % window] = seconds;
+    }
+    if (recent_.size() == window) {
+      last_cv_ = detail::coefficient_of_variation(recent_.data(), recent_.size());
+      settled_ = last_cv_ < max_cv_;
+    }
+  }
+  return done();
+}
+
+void WarmupPolicy::reset() {
+  completed_ = 0;
+  settled_ = false;
+  last_cv_ = 0.0;
+  recent_.clear();
+}
+
+IterationPolicy IterationPolicy::count(int iterations) { return IterationPolicy(iterations, iterations, 0.0); }
+
+IterationPolicy IterationPolicy::min_time(double min_seconds, int min_count, int max_count) {
+  return IterationPolicy(min_count, std::max(min_count, max_count), min_seconds);
+}
+
+bool IterationPolicy::more(int done, double elapsed_seconds) const noexcept {
+  if (done < min_count_) return true;
+  if (done >= max_count_) return false;
+  return elapsed_seconds < min_seconds_;
+}
+
+}  // namespace hwprof

@@ -1,0 +1,370 @@
+// One self-contained HTML page for a profile: machine and calibration, model totals, the
+// roofline (inline SVG), the sortable layer table, memory (analytic against measured) and
+// every counter that could not be read, with its reason. Nothing is fetched: the CSS, the
+// script and the picture are inline, so the file opens anywhere, offline, and can be mailed.
+// Every string that came from a user (model, layer, host and counter names, reasons) is
+// escaped; the script reads only data-* attributes and never parses text as HTML.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hwprof/report.hpp"
+#include "report/number_format.hpp"
+#include "report/profile_view.hpp"
+#include "report/svg.hpp"
+
+namespace hwprof {
+namespace {
+
+std::string esc(std::string_view text) { return detail::xml_escape(text); }
+
+std::string num(double v, int significant = 3) {
+  if (!std::isfinite(v)) return "n/a";
+  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) return fmt::format("{:.{}e}", v, significant - 1);
+  if (std::fabs(v) >= std::pow(10.0, significant)) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.{}g}", v, significant);
+}
+
+std::string mb(std::int64_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
+
+// A sortable cell: the shown text and the value to sort by.
+std::string cell(const std::string& shown_html, const std::string& sort_value, const std::string& extra = {}) {
+  return fmt::format("<td data-v=\"{}\"{}>{}</td>", esc(sort_value), extra, shown_html);
+}
+std::string num_cell(const std::optional<double>& v, int significant = 3) {
+  if (!v) return "<td class=\"num\" data-v=\"\">–</td>";
+  return cell(num(*v, significant), fmt::format("{}", *v), " class=\"num\"");
+}
+
+constexpr const char* kStyle = R"CSS(
+:root { --ink: #1d232b; --muted: #5c6670; --line: #d9dee3; --compute: #1f5fa8; --memory: #c0392b; --overhead: #8a8a8a; --none: #5b7a99; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 "DejaVu Sans", Arial, sans-serif; color: var(--ink); margin: 0; padding: 24px 32px 48px; background: #f6f7f9; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 17px; margin: 0 0 10px; }
+.sub, .note { color: var(--muted); }
+.note { font-size: 12.5px; margin: 6px 0; }
+section { background: white; border: 1px solid var(--line); border-radius: 6px; padding: 16px 20px; margin: 16px 0; overflow-x: auto; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 16px; }
+.cards section { margin: 0; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 16px; margin: 0; }
+dt { color: var(--muted); }
+dd { margin: 0; }
+table { border-collapse: collapse; font-size: 12.5px; }
+th, td { padding: 4px 7px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+thead th { position: sticky; top: 0; background: #eef1f4; }
+table.sortable thead th { cursor: pointer; user-select: none; }
+table.sortable thead th:hover { background: #e1e6eb; }
+th[aria-sort="ascending"]::after { content: " ▲"; font-size: 10px; }
+th[aria-sort="descending"]::after { content: " ▼"; font-size: 10px; }
+tfoot td { font-weight: bold; border-top: 2px solid var(--ink); }
+.share { background: linear-gradient(to right, #f2c4bd var(--w), transparent var(--w)); }
+.bound { display: inline-block; padding: 0 7px; border-radius: 9px; color: white; font-size: 12px; }
+.bound.compute { background: var(--compute); }
+.bound.memory { background: var(--memory); }
+.bound.overhead { background: var(--overhead); }
+.bound.none { background: var(--none); }
+.na { color: var(--memory); }
+.lowres { color: var(--muted); font-style: italic; }
+.worry td:first-child { border-left: 4px solid var(--memory); }
+.svg-wrap svg { max-width: 100%; height: auto; }
+code { background: #eef1f4; padding: 0 4px; border-radius: 3px; }
+)CSS";
+
+// Click a header to sort by it (numbers by data-v, descending first; text ascending first);
+// click again to reverse. Rows without a value stay last. Plain DOM, no library.
+constexpr const char* kScript = R"JS(
+(function () {
+  'use strict';
+  function valueOf(row, column) {
+    var c = row.cells[column];
+    if (!c) return null;
+    var v = c.getAttribute('data-v');
+    if (v === null || v === '') return null;
+    var n = Number(v);
+    return isNaN(n) ? v.toLowerCase() : n;
+  }
+  function sortBy(table, th, column) {
+    var numeric = th.classList.contains('num');
+    var current = th.getAttribute('aria-sort');
+    var ascending = current ? current !== 'ascending' : !numeric;
+    Array.prototype.forEach.call(th.parentNode.cells, function (h) { h.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = valueOf(a, column), y = valueOf(b, column);
+      if (x === null && y === null) return 0;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      var order = x < y ? -1 : (x > y ? 1 : 0);
+      return ascending ? order : -order;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
+      th.tabIndex = 0;
+      th.title = 'Sort by ' + th.textContent;
+      th.addEventListener('click', function () { sortBy(table, th, column); });
+      th.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(table, th, column); }
+      });
+    });
+  });
+})();
+)JS";
+
+std::string bound_badge(const std::optional<Bound>& b) {
+  if (!b) return "<span class=\"bound none\">not placed</span>";
+  return fmt::format("<span class=\"bound {0}\">{0}</span>", bound_name(*b));
+}
+
+std::string machine_section(const Profile& p) {
+  const ProfileMachine& m = p.machine;
+  std::string out = "<section id=\"machine\"><h2>Machine and calibration</h2><dl>\n";
+  const auto row = [&](const std::string& term, const std::string& value_html) { out += "<dt>" + esc(term) + "</dt><dd>" + value_html + "</dd>\n"; };
+  row("CPU", esc(m.cpu.brand.empty() ? "unknown" : m.cpu.brand));
+  row("host", esc(m.host));
+  row("cores", fmt::format("{} physical, {} logical{}", m.cpu.cores, m.cpu.logical_cpus, m.cpu.hypervisor ? " (virtual machine)" : ""));
+  if (m.cpu.frequency_ghz > 0) row("frequency", fmt::format("{:.2f} GHz ({})", m.cpu.frequency_ghz, esc(m.cpu.frequency_source)));
+  std::string caches;
+  for (const CacheInfo& c : m.cpu.caches) {
+    caches += fmt::format("{}L{} {} {} KiB", caches.empty() ? "" : ", ", c.level, esc(c.type), c.size_bytes / 1024);
+  }
+  if (!caches.empty()) row("caches", caches);
+  if (m.ceilings) {
+    row("calibration", fmt::format("{}{}{}", esc(m.calibration_created), m.calibration_quick ? " (quick)" : "",
+                                   m.calibration_file.empty() ? "" : " — <code>" + esc(m.calibration_file) + "</code>"));
+    std::string levels;
+    for (const char* level : {"l1", "l2", "l3", "dram"}) {
+      auto it = m.ceilings->bandwidth.find(level);
+      if (it == m.ceilings->bandwidth.end()) continue;
+      auto triad = it->second.kernels.find("triad");
+      if (triad == it->second.kernels.end()) continue;
+      std::string name = level;
+      std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
+      levels += fmt::format("{}{} {}", levels.empty() ? "" : " · ", name, num(triad->second.best));
+    }
+    row("bandwidth (GB/s, triad)", levels.empty() ? "none measured" : levels);
+    std::string compute;
+    for (const char* name : {"fma_sp", "gemm_sp", "fma_dp", "gemm_dp"}) {
+      auto it = m.ceilings->compute.find(name);
+      if (it == m.ceilings->compute.end()) continue;
+      compute += fmt::format("{}{} {}", compute.empty() ? "" : " · ", name, num(it->second.best));
+    }
+    row("compute (GFLOP/s)", compute.empty() ? "none measured" : compute);
+  } else {
+    row("calibration", fmt::format("<span class=\"na\">none for {} thread{}</span>: no ceilings, no bounds. Run <code>hwprof calibrate</code>, "
+                                   "then profile again.",
+                                   p.threads, p.threads == 1 ? "" : "s"));
+  }
+  if (m.theoretical.sp_gflops > 0) {
+    row("theoretical peak", fmt::format("{} SP / {} DP GFLOP/s ({} cores × {:.2f} GHz, {}) — for context only", num(m.theoretical.sp_gflops),
+                                        num(m.theoretical.dp_gflops), m.theoretical.cores, m.theoretical.ghz, esc(m.theoretical.isa)));
+  }
+  out += "</dl></section>\n";
+  return out;
+}
+
+std::string totals_section(const Profile& p) {
+  const LayerProfile& t = p.total;
+  const detail::LayerNumbers n = detail::layer_numbers(t);
+  std::string out = "<section id=\"totals\"><h2>Model totals</h2><dl>\n";
+  const auto row = [&](const std::string& term, const std::string& value_html) { out += "<dt>" + esc(term) + "</dt><dd>" + value_html + "</dd>\n"; };
+  row("run", fmt::format("{}, batch {}, {}{}, {} thread{}", esc(p.model), p.batch, esc(p.phase),
+                         p.phase == "train" && !p.optimizer.empty() ? " (" + esc(p.optimizer) + ")" : "", p.threads, p.threads == 1 ? "" : "s"));
+  std::string time = fmt::format("{} ms median per {} (measured, {} iterations after {} warm-up)", num(t.time_ms.median, 4),
+                                 p.phase == "train" ? "training step" : "forward pass", t.time_ms.n, p.warmup_runs);
+  if (t.time_ms.has_median_ci()) time += fmt::format("; 95% CI {}–{} ms", num(t.time_ms.median_ci_low, 4), num(t.time_ms.median_ci_high, 4));
+  row("time", time);
+  row("FLOPs per call", fmt::format("{} ({})", detail::group_digits(t.flops), value_source_name(n.flops.source)));
+  row("bytes per call", fmt::format("{} ({})", detail::group_digits(static_cast<std::int64_t>(n.bytes.value)), esc(detail::bytes_origin_words(n.bytes_origin))));
+  row("parameters", detail::group_digits(t.params));
+  if (n.gflops_per_s) row("achieved", fmt::format("{} GFLOP/s, {} GB/s", num(*n.gflops_per_s), n.gbytes_per_s ? num(*n.gbytes_per_s) : "–"));
+  if (n.intensity) row("intensity", num(*n.intensity) + " FLOP/byte");
+  if (n.bound) {
+    row("bound", bound_badge(n.bound) + (n.efficiency ? fmt::format(" at {} of attainable ({} GFLOP/s)", detail::percent(*n.efficiency),
+                                                                     num(n.attainable_gflops_per_s.value_or(0)))
+                                                      : ""));
+  }
+  if (!t.roofline_error.empty()) row("roofline", "<span class=\"na\">" + esc(t.roofline_error) + "</span>");
+  row("counters", esc(p.backend.empty() ? "none" : p.backend + (p.group.empty() ? "" : ", group " + p.group)) +
+                      fmt::format("; the session's own cost ({:.0f} ns per region) is subtracted", p.overhead_ns));
+  out += "</dl></section>\n";
+  return out;
+}
+
+std::string layers_section(const Profile& p) {
+  std::vector<std::string> counter_names;
+  for (const EventInfo& e : p.events) {
+    if (std::find(counter_names.begin(), counter_names.end(), e.name) == counter_names.end()) counter_names.push_back(e.name);
+  }
+  for (const LayerProfile& l : p.layers) {
+    for (const LayerCounter& c : l.counters) {
+      if (std::find(counter_names.begin(), counter_names.end(), c.name) == counter_names.end()) counter_names.push_back(c.name);
+    }
+  }
+  const bool phases = p.phase == "train";
+  std::string out = "<section id=\"layers\"><h2>Layers</h2>\n";
+  out += fmt::format(
+      "<p class=\"note\">Time: measured median per call; ± is half the 95% confidence interval of the median. Share: of the layers' "
+      "summed medians. FLOPs: analytic. Bytes: {}. "
+      "GFLOP/s and GB/s: FLOPs and bytes over the median. Counters: measured per call. Slowest first; click a column to sort. "
+      "A red edge marks a layer that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
+      esc(detail::bytes_source_summary(p)));
+  out += "<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>Layer</th><th>Op</th>";
+  if (phases) out += "<th>Phase</th>";
+  out += "<th class=\"num\" aria-sort=\"descending\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
+         "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">FLOPs</th>";
+  for (const std::string& c : counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
+  const double layers_ms = detail::summed_layer_ms(p);
+  const auto row = [&](const LayerProfile& l, const std::string& tag, const std::string& name) {
+    const detail::LayerNumbers n = detail::layer_numbers(l);
+    const double share = tag == "td" ? detail::share_of(l, layers_ms) : 1.0;
+    const bool worry = tag == "td" && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
+    std::string r = worry ? "<tr class=\"worry\">" : "<tr>";
+    r += cell(esc(name), name);
+    r += cell(esc(l.op), l.op);
+    if (phases) r += cell(esc(l.phase), l.phase);
+    const std::string time_text = detail::milliseconds(l.time_ms.median);
+    r += l.below_resolution
+             ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
+                    fmt::format("{}", l.time_ms.median), " class=\"num\"")
+             : cell(time_text, fmt::format("{}", l.time_ms.median), " class=\"num\"");
+    if (l.time_ms.has_median_ci()) {
+      const double half = (l.time_ms.median_ci_high - l.time_ms.median_ci_low) / 2;
+      r += cell(detail::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
+    } else {
+      r += "<td class=\"num\" data-v=\"\" title=\"fewer than 6 samples: no 95% interval\">–</td>";
+    }
+    r += cell(detail::percent(share), fmt::format("{}", share),
+              fmt::format(" class=\"num share\" style=\"--w: {:.1f}%\"", std::clamp(share, 0.0, 1.0) * 100));
+    r += num_cell(n.gflops_per_s);
+    r += num_cell(n.gbytes_per_s);
+    r += num_cell(n.intensity);
+    r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "");
+    r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"") : "<td class=\"num\" data-v=\"\">–</td>";
+    r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+    for (const std::string& name_of_counter : counter_names) {
+      auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name_of_counter; });
+      if (it == l.counters.end()) {
+        r += "<td class=\"num\" data-v=\"\">–</td>";
+      } else if (!it->value) {
+        r += fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">n/a</td>",
+                         esc(std::string(counter_status_name(it->status)) + (it->reason.empty() ? "" : ": " + it->reason)));
+      } else {
+        r += cell(detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""), fmt::format("{}", *it->value),
+                  it->status == CounterStatus::multiplexed
+                      ? fmt::format(" class=\"num\" title=\"multiplexed: counted {} of the time, scaled\"", detail::percent(it->running_fraction))
+                      : std::string(" class=\"num\""));
+      }
+    }
+    r += "</tr>\n";
+    if (tag == "th") {
+      // The total row: plain cells (it is not sorted).
+      std::string::size_type pos = 0;
+      while ((pos = r.find(" data-v=\"", pos)) != std::string::npos) {
+        const auto end = r.find('"', pos + 9);
+        r.erase(pos, end + 1 - pos);
+      }
+    }
+    return r;
+  };
+  // Slowest first, as the Time header's arrow says: the rows worth a look lead.
+  std::vector<const LayerProfile*> by_time;
+  for (const LayerProfile& l : p.layers) by_time.push_back(&l);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const LayerProfile* a, const LayerProfile* b) { return a->time_ms.median > b->time_ms.median; });
+  for (const LayerProfile* l : by_time) out += row(*l, "td", detail::display_name(*l));
+  out += "</tbody>\n<tfoot>" + row(p.total, "th", "model total") + "</tfoot></table>\n";
+  out += "<p class=\"note\">n/a: the counter could not be read (hover for the reason; every reason is listed under Counters). "
+         "* multiplexed: counted part of the time and scaled. ~ below the measurement's resolution.</p>\n";
+  out += "</section>\n";
+  return out;
+}
+
+std::string memory_section(const Profile& p) {
+  const ProfileMemory& m = p.memory;
+  const MemoryEstimate& a = m.analytic;
+  const bool train = p.phase == "train";
+  std::string out = "<section id=\"memory\"><h2>Memory</h2>\n";
+  out += fmt::format("<p class=\"note\">Analytic: the cost model at batch {} (optimizer {}). Measured: this run. Decimal MB.</p>\n", a.batch,
+                     optimizer_name(a.optimizer));
+  out += "<table><thead><tr><th></th><th class=\"num\">analytic</th><th class=\"num\">measured</th><th>what was measured</th></tr></thead><tbody>\n";
+  const auto row = [&](const std::string& what, const std::string& analytic, const std::string& measured, const std::string& how) {
+    out += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"sub\">{}</td></tr>\n", esc(what), analytic,
+                       measured, esc(how));
+  };
+  row("parameters", mb(a.param_bytes + a.buffer_bytes), mb(m.parameter_bytes), "the executor's parameters (a tied weight once)");
+  if (train) {
+    row("gradients", mb(a.gradient_bytes), "–", "");
+    row("optimizer state", mb(a.optimizer_bytes), "–", "");
+  }
+  row(train ? "activations (kept for backward)" : "activations (peak of live tensors)",
+      mb(train ? a.training_activation_bytes : a.inference_activation_bytes), mb(m.peak_allocated_bytes),
+      "tensor allocator peak during the run, parameters excluded");
+  row("total", mb(train ? a.training_total_bytes : a.inference_total_bytes), mb(m.peak_rss_bytes),
+      "peak resident set of the process (code, libraries and allocator slack included)");
+  row("page faults", "–", m.page_faults ? detail::group_digits(*m.page_faults) : "<span class=\"na\">not measured</span>",
+      "minor + major faults during the run");
+  out += "</tbody></table></section>\n";
+  return out;
+}
+
+std::string counters_section(const Profile& p) {
+  std::string out = "<section id=\"counters\"><h2>Counters</h2>\n";
+  out += fmt::format("<p class=\"note\">Backend: {}{}.</p>\n", esc(p.backend.empty() ? "none" : p.backend),
+                     p.group.empty() ? "" : ", group " + esc(p.group));
+  if (!p.events.empty()) {
+    out += "<table><thead><tr><th>event</th><th>unit</th><th>status</th><th>reason and fix</th></tr></thead><tbody>\n";
+    for (const EventInfo& e : p.events) {
+      const bool ok = e.status == CounterStatus::ok || e.status == CounterStatus::multiplexed;
+      out += fmt::format("<tr><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n", esc(e.name), esc(e.unit), ok ? "" : " class=\"na\"",
+                         counter_status_name(e.status), esc(e.reason));
+    }
+    out += "</tbody></table>\n";
+  }
+  const auto unavailable = detail::unavailable_counters(p);
+  if (unavailable.empty()) {
+    out += "<p>Every counter asked for was read.</p>\n";
+  } else {
+    out += "<h3>Unavailable</h3><ul id=\"unavailable\">\n";
+    for (const auto& u : unavailable) {
+      out += fmt::format("<li><b>{}</b>: <span class=\"na\">{}</span>{}</li>\n", esc(u.name), counter_status_name(u.status),
+                         u.reason.empty() ? "" : " — " + esc(u.reason));
+    }
+    out += "</ul>\n";
+  }
+  if (!p.hints.empty()) {
+    out += "<h3>Hints</h3><ul>\n";
+    for (const std::string& h : p.hints) out += "<li>" + esc(h) + "</li>\n";
+    out += "</ul>\n";
+  }
+  out += "</section>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string html_report(const Profile& p) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<title>hwprof: " + esc(p.model) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
+                     p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
+  out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
+  out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
+  out += layers_section(p);
+  out += memory_section(p);
+  out += counters_section(p);
+  out += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace hwprof

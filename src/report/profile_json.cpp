@@ -1,0 +1,592 @@
+// A Profile as JSON (DESIGN.md "Reports", `hwprof profile --format json`), and back: the file
+// holds everything the Profile holds, so that `hwprof report` re-renders every output from it.
+// Reading checks each field with the project's JSON reader: a problem names the file, the
+// line and column, the JSON pointer and what was expected; a newer schema is refused.
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/machine_json.hpp"
+#include "graph/json_reader.hpp"
+#include "graph/text_position.hpp"
+#include "hwprof/profile.hpp"
+#include "report/profile_view.hpp"
+
+namespace hwprof {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+using detail::json_pointer_token;
+using Reader = detail::BasicJsonReader<ordered_json>;
+
+constexpr std::int64_t kMaxProfileBytes = 512LL << 20;
+
+// JSON has no NaN or infinity; a non-finite number is written as null, which the reader
+// refuses where a number is required.
+ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+ordered_json optional_number(const std::optional<double>& v) { return v ? number(*v) : ordered_json(nullptr); }
+
+ordered_json sourced_to_json(const SourcedValue& v) {
+  return {{"value", number(v.value)},
+          {"source", value_source_name(v.source)},
+          {"status", counter_status_name(v.status)},
+          {"running_fraction", number(v.running_fraction)},
+          {"detail", v.detail}};
+}
+
+ordered_json summary_to_json(const Summary& s) {
+  return {{"median", number(s.median)},
+          {"mean", number(s.mean)},
+          {"min", number(s.min)},
+          {"max", number(s.max)},
+          {"p95", number(s.p95)},
+          {"p99", number(s.p99)},
+          {"n", s.n},
+          {"stddev", number(s.stddev)},
+          {"p5", number(s.p5)},
+          {"mad", number(s.mad)},
+          {"outliers", s.outliers},
+          {"median_ci_low", number(s.median_ci_low)},
+          {"median_ci_high", number(s.median_ci_high)},
+          {"median_ci_coverage", number(s.median_ci_coverage)}};
+}
+
+ordered_json layer_to_json(const LayerProfile& l) {
+  const detail::LayerNumbers n = detail::layer_numbers(l);
+  ordered_json j;
+  j["index"] = l.index;
+  j["name"] = l.name;
+  j["op"] = l.op;
+  j["phase"] = l.phase;
+  j["output_shape"] = l.output_shape;
+  j["causal"] = l.causal;
+  j["params"] = l.params;
+  j["macs"] = l.macs;
+  j["flops"] = l.flops;
+  // The bytes the roofline used (DESIGN.md's fallback chain), with the analytic minimum beside.
+  ordered_json bytes = sourced_to_json(n.bytes);
+  bytes["origin"] = bytes_origin_name(l.bytes_origin);
+  bytes["analytic_minimum"] = l.bytes;
+  bytes["skipped"] = l.bytes_skipped;
+  j["bytes"] = std::move(bytes);
+  j["time_ms"] = summary_to_json(l.time_ms);
+  j["time_share"] = number(l.time_share);
+  j["below_resolution"] = l.below_resolution;
+  j["gflops_per_s"] = optional_number(n.gflops_per_s);
+  j["gbytes_per_s"] = optional_number(n.gbytes_per_s);
+  j["intensity"] = optional_number(n.intensity);
+  j["attainable_gflops_per_s"] = optional_number(n.attainable_gflops_per_s);
+  j["efficiency"] = optional_number(n.efficiency);
+  j["bound"] = n.bound ? ordered_json(bound_name(*n.bound)) : ordered_json(nullptr);
+  if (l.roofline) {
+    const RooflinePoint& r = *l.roofline;
+    ordered_json levels = ordered_json::array();
+    for (const LevelRoof& level : r.levels) {
+      levels.push_back({{"level", level.level},
+                        {"gbytes_per_s", number(level.gbytes_per_s)},
+                        {"attainable_gflops_per_s", number(level.attainable_gflops_per_s)}});
+    }
+    j["roofline"] = {{"flops", sourced_to_json(r.flops)},
+                     {"seconds", number(r.seconds)},
+                     {"compute_roof", r.compute_roof},
+                     {"compute_roof_gflops_per_s", number(r.compute_roof_gflops_per_s)},
+                     {"peak_gflops_per_s", number(r.peak_gflops_per_s)},
+                     {"dram_gbytes_per_s", number(r.dram_gbytes_per_s)},
+                     {"ridge_intensity", number(r.ridge_intensity)},
+                     {"headroom", number(r.headroom)},
+                     {"levels", std::move(levels)},
+                     {"why", r.why},
+                     {"notes", r.notes}};
+  } else {
+    j["roofline"] = nullptr;
+  }
+  j["roofline_error"] = l.roofline_error;
+  ordered_json counters = ordered_json::object();
+  for (const LayerCounter& c : l.counters) {
+    counters[c.name] = {{"value", optional_number(c.value)},
+                        {"unit", c.unit},
+                        {"status", counter_status_name(c.status)},
+                        {"running_fraction", number(c.running_fraction)},
+                        {"reason", c.reason}};
+  }
+  j["counters"] = std::move(counters);
+  ordered_json metrics = ordered_json::object();
+  for (const LayerMetric& m : l.metrics) {
+    metrics[m.name] = {{"value", optional_number(m.value)}, {"unit", m.unit}, {"reason", m.reason}};
+  }
+  j["metrics"] = std::move(metrics);
+  if (l.flops_check) {
+    const FlopsComparison& f = *l.flops_check;
+    j["flops_check"] = {{"measured", number(f.measured)},
+                        {"analytic", number(f.analytic)},
+                        {"ratio", number(f.ratio)},
+                        {"agrees", f.agrees},
+                        {"reasons", f.reasons}};
+  } else {
+    j["flops_check"] = nullptr;
+  }
+  return j;
+}
+
+// A machine section the profiler could not fill (no machine report, a hand-made Profile) is
+// written as null rather than as zeros the machine report's reader would rightly refuse.
+bool known(const MachineCpu& c) {
+  return !c.vendor.empty() || !c.brand.empty() || c.logical_cpus != 0 || c.cores != 0 || !c.caches.empty() || !c.flags.empty();
+}
+bool known(const TheoreticalPeaks& t) { return !t.isa.empty() || t.cores != 0 || t.sp_gflops != 0 || t.dp_gflops != 0; }
+
+ordered_json memory_to_json(const ProfileMemory& m) {
+  const MemoryEstimate& a = m.analytic;
+  return {{"analytic",
+           {{"batch", a.batch},
+            {"optimizer", optimizer_name(a.optimizer)},
+            {"param_bytes", a.param_bytes},
+            {"buffer_bytes", a.buffer_bytes},
+            {"gradient_bytes", a.gradient_bytes},
+            {"optimizer_bytes", a.optimizer_bytes},
+            {"model_state_bytes", a.model_state_bytes},
+            {"inference_activation_bytes", a.inference_activation_bytes},
+            {"inference_peak_layer", a.inference_peak_layer},
+            {"training_activation_bytes", a.training_activation_bytes},
+            {"inference_total_bytes", a.inference_total_bytes},
+            {"training_total_bytes", a.training_total_bytes}}},
+          {"measured",
+           {{"parameter_bytes", m.parameter_bytes},
+            {"peak_allocated_bytes", m.peak_allocated_bytes},
+            {"peak_rss_bytes", m.peak_rss_bytes},
+            {"page_faults", m.page_faults ? ordered_json(*m.page_faults) : ordered_json(nullptr)}}}};
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+std::string at_key(const std::string& pointer, std::string_view key) { return pointer + "/" + json_pointer_token(key); }
+
+// Numbers that may be null (written for "not available").
+std::optional<double> nullable_number(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key,
+                                      bool non_negative) {
+  const ordered_json& v = in.member(object, pointer, key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number()) in.fail(at_key(pointer, key), std::string("expected a number or null, got ") + v.type_name());
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || (non_negative && d < 0)) {
+    in.fail(at_key(pointer, key), std::string("expected a ") + (non_negative ? "non-negative " : "") + "finite number, got " + v.dump());
+  }
+  return d;
+}
+
+// A number of any sign (metrics, ratios that may be negative are not expected, but a metric
+// formula may produce one).
+double any_number(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key) {
+  const ordered_json& v = in.member(object, pointer, key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) {
+    in.fail(at_key(pointer, key), std::string("expected a finite number, got ") + (v.is_number() ? v.dump() : v.type_name()));
+  }
+  return v.get<double>();
+}
+
+template <class T>
+T enumerated(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key,
+             std::optional<T> (*parse)(std::string_view) noexcept, const char* expected) {
+  const std::string text = in.string(object, pointer, key);
+  const std::optional<T> value = parse(text);
+  if (!value) in.fail(at_key(pointer, key), "unknown value \"" + text + "\"; expected " + expected);
+  return *value;
+}
+
+std::vector<std::string> strings(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key) {
+  const ordered_json& v = in.member(object, pointer, key);
+  if (!v.is_array()) in.fail(at_key(pointer, key), std::string("expected a list of strings, got ") + v.type_name());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) in.fail(at_key(pointer, key) + "/" + std::to_string(i), std::string("expected a string, got ") + v[i].type_name());
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+Shape shape(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key) {
+  const ordered_json& v = in.member(object, pointer, key);
+  if (!v.is_array()) in.fail(at_key(pointer, key), std::string("expected a list of dimensions, got ") + v.type_name());
+  Shape out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const ordered_json& d = v[i];
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 0) {
+      in.fail(at_key(pointer, key) + "/" + std::to_string(i), "expected a non-negative integer dimension, got " + d.dump());
+    }
+    out.push_back(d.get<std::int64_t>());
+  }
+  return out;
+}
+
+int small_integer(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key, std::int64_t min) {
+  const std::int64_t v = in.integer(object, pointer, key, min);
+  if (v > INT32_MAX) in.fail(at_key(pointer, key), "expected an integer below 2^31, got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+constexpr const char* kStatuses = "ok, multiplexed, unsupported, no-permission or not-counted";
+
+SourcedValue sourced_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
+  SourcedValue s;
+  s.value = in.number(v, at, "value", false);
+  s.source = enumerated<ValueSource>(in, v, at, "source", detail::parse_value_source, "measured, analytic or estimated");
+  s.status = enumerated<CounterStatus>(in, v, at, "status", detail::parse_counter_status, kStatuses);
+  s.running_fraction = in.number(v, at, "running_fraction", false);
+  s.detail = in.string(v, at, "detail");
+  return s;
+}
+
+Summary summary_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
+  Summary s;
+  s.median = in.number(v, at, "median", false);
+  s.mean = in.number(v, at, "mean", false);
+  s.min = in.number(v, at, "min", false);
+  s.max = in.number(v, at, "max", false);
+  s.p95 = in.number(v, at, "p95", false);
+  s.p99 = in.number(v, at, "p99", false);
+  s.n = static_cast<std::size_t>(in.integer(v, at, "n", 0));
+  s.stddev = in.number(v, at, "stddev", false);
+  s.p5 = in.number(v, at, "p5", false);
+  s.mad = in.number(v, at, "mad", false);
+  s.outliers = static_cast<std::size_t>(in.integer(v, at, "outliers", 0));
+  s.median_ci_low = in.number(v, at, "median_ci_low", false);
+  s.median_ci_high = in.number(v, at, "median_ci_high", false);
+  s.median_ci_coverage = in.number(v, at, "median_ci_coverage", false);
+  if (s.n > 0 && (s.min > s.median || s.median > s.max)) in.fail(at_key(at, "median"), "the median lies outside [min, max]");
+  if (s.outliers > s.n) in.fail(at_key(at, "outliers"), "more outliers than samples");
+  if (s.median_ci_coverage > 1.0) in.fail(at_key(at, "median_ci_coverage"), "a coverage is a probability, at most 1");
+  return s;
+}
+
+LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
+  LayerProfile l;
+  l.index = small_integer(in, v, at, "index", -1);
+  l.name = in.string(v, at, "name");
+  l.op = in.string(v, at, "op");
+  l.phase = in.string(v, at, "phase");
+  l.output_shape = shape(in, v, at, "output_shape");
+  l.causal = in.boolean(v, at, "causal");
+  l.params = in.integer(v, at, "params", 0);
+  l.macs = in.integer(v, at, "macs", 0);
+  l.flops = in.integer(v, at, "flops", 0);
+  const std::string bytes_at = at + "/bytes";
+  const ordered_json& bytes = in.member(v, at, "bytes");
+  const SourcedValue bytes_value = sourced_from_json(in, bytes, bytes_at);
+  l.bytes_origin = enumerated<BytesOrigin>(in, bytes, bytes_at, "origin", detail::parse_bytes_origin,
+                                           "dram-counters, llc-misses or analytic-minimum");
+  l.bytes = in.integer(bytes, bytes_at, "analytic_minimum", 0);
+  l.bytes_skipped = strings(in, bytes, bytes_at, "skipped");
+  l.time_ms = summary_from_json(in, in.member(v, at, "time_ms"), at + "/time_ms");
+  // The profiler divides by the model's median: noise may put a one-layer model's share a
+  // hair above 1, so no upper bound.
+  l.time_share = in.number(v, at, "time_share", false);
+  l.below_resolution = in.boolean(v, at, "below_resolution");
+  const auto gflops = nullable_number(in, v, at, "gflops_per_s", true);
+  const auto gbytes = nullable_number(in, v, at, "gbytes_per_s", true);
+  const auto intensity = nullable_number(in, v, at, "intensity", true);
+  const auto attainable = nullable_number(in, v, at, "attainable_gflops_per_s", true);
+  const auto efficiency = nullable_number(in, v, at, "efficiency", true);
+  const ordered_json& bound = in.member(v, at, "bound");
+  const ordered_json& roof = in.member(v, at, "roofline");
+  if (!roof.is_null()) {
+    const std::string rat = at + "/roofline";
+    RooflinePoint r;
+    r.flops = sourced_from_json(in, in.member(roof, rat, "flops"), rat + "/flops");
+    r.bytes = bytes_value;
+    r.seconds = in.number(roof, rat, "seconds", false);
+    r.compute_roof = in.string(roof, rat, "compute_roof");
+    r.compute_roof_gflops_per_s = in.number(roof, rat, "compute_roof_gflops_per_s", false);
+    r.peak_gflops_per_s = in.number(roof, rat, "peak_gflops_per_s", false);
+    r.dram_gbytes_per_s = in.number(roof, rat, "dram_gbytes_per_s", false);
+    r.ridge_intensity = in.number(roof, rat, "ridge_intensity", false);
+    r.headroom = in.number(roof, rat, "headroom", false);
+    const ordered_json& levels = in.member(roof, rat, "levels");
+    if (!levels.is_array()) in.fail(rat + "/levels", std::string("expected a list of memory levels, got ") + levels.type_name());
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const std::string lat = rat + "/levels/" + std::to_string(i);
+      LevelRoof level;
+      level.level = in.string(levels[i], lat, "level");
+      level.gbytes_per_s = in.number(levels[i], lat, "gbytes_per_s", false);
+      level.attainable_gflops_per_s = in.number(levels[i], lat, "attainable_gflops_per_s", false);
+      r.levels.push_back(std::move(level));
+    }
+    r.why = in.string(roof, rat, "why");
+    r.notes = strings(in, roof, rat, "notes");
+    // The placement's own numbers sit beside the roofline object (DESIGN.md's field list);
+    // with a placement they must all be there.
+    const auto require = [&](const std::optional<double>& value, const char* key) {
+      if (!value) in.fail(at + "/" + key, "null, but the layer has a roofline placement");
+      return *value;
+    };
+    r.intensity = intensity ? *intensity : 0.0;
+    if (!intensity && bytes_value.value > 0) require(intensity, "intensity");
+    if (r.seconds > 0) {
+      r.gflops_per_s = require(gflops, "gflops_per_s");
+      r.gbytes_per_s = require(gbytes, "gbytes_per_s");
+    }
+    r.attainable_gflops_per_s = require(attainable, "attainable_gflops_per_s");
+    r.efficiency = require(efficiency, "efficiency");
+    r.bound = enumerated<Bound>(in, v, at, "bound", detail::parse_bound, "compute, memory or overhead");
+    l.roofline = std::move(r);
+  } else if (!bound.is_null()) {
+    in.fail(at + "/bound", "a bound without a roofline placement (\"roofline\" is null)");
+  }
+  l.roofline_error = in.string(v, at, "roofline_error");
+
+  const ordered_json& counters = in.member(v, at, "counters");
+  if (!counters.is_object()) in.fail(at + "/counters", std::string("expected an object of counters by name, got ") + counters.type_name());
+  for (const auto& [name, c] : counters.items()) {
+    const std::string cat = at_key(at + "/counters", name);
+    LayerCounter counter;
+    counter.name = name;
+    counter.value = nullable_number(in, c, cat, "value", true);
+    counter.unit = in.string(c, cat, "unit");
+    counter.status = enumerated<CounterStatus>(in, c, cat, "status", detail::parse_counter_status, kStatuses);
+    counter.running_fraction = in.number(c, cat, "running_fraction", false);
+    counter.reason = in.string(c, cat, "reason");
+    const bool readable = counter.status == CounterStatus::ok || counter.status == CounterStatus::multiplexed;
+    if (counter.value && !readable) {
+      in.fail(cat + "/value", std::string("a value for a counter whose status is ") + std::string(counter_status_name(counter.status)) +
+                                  "; an unavailable counter has \"value\": null");
+    }
+    if (!counter.value && readable) in.fail(cat + "/value", "null, but the status says the counter was read");
+    l.counters.push_back(std::move(counter));
+  }
+  const ordered_json& metrics = in.member(v, at, "metrics");
+  if (!metrics.is_object()) in.fail(at + "/metrics", std::string("expected an object of metrics by name, got ") + metrics.type_name());
+  for (const auto& [name, m] : metrics.items()) {
+    const std::string mat = at_key(at + "/metrics", name);
+    LayerMetric metric;
+    metric.name = name;
+    if (!in.member(m, mat, "value").is_null()) metric.value = any_number(in, m, mat, "value");
+    metric.unit = in.string(m, mat, "unit");
+    metric.reason = in.string(m, mat, "reason");
+    l.metrics.push_back(std::move(metric));
+  }
+  const ordered_json& check = in.member(v, at, "flops_check");
+  if (!check.is_null()) {
+    const std::string fat = at + "/flops_check";
+    FlopsComparison f;
+    f.measured = in.number(check, fat, "measured", false);
+    f.analytic = in.number(check, fat, "analytic", false);
+    f.ratio = in.number(check, fat, "ratio", false);
+    f.agrees = in.boolean(check, fat, "agrees");
+    f.reasons = strings(in, check, fat, "reasons");
+    l.flops_check = std::move(f);
+  }
+  return l;
+}
+
+MemoryEstimate memory_estimate_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
+  MemoryEstimate m;
+  m.batch = in.integer(v, at, "batch", 1);
+  const std::string optimizer = in.string(v, at, "optimizer");
+  const auto parsed = parse_optimizer(optimizer);
+  if (!parsed) in.fail(at + "/optimizer", "unknown optimizer \"" + optimizer + "\"; expected sgd, momentum or adam");
+  m.optimizer = *parsed;
+  m.param_bytes = in.integer(v, at, "param_bytes", 0);
+  m.buffer_bytes = in.integer(v, at, "buffer_bytes", 0);
+  m.gradient_bytes = in.integer(v, at, "gradient_bytes", 0);
+  m.optimizer_bytes = in.integer(v, at, "optimizer_bytes", 0);
+  m.model_state_bytes = in.integer(v, at, "model_state_bytes", 0);
+  m.inference_activation_bytes = in.integer(v, at, "inference_activation_bytes", 0);
+  m.inference_peak_layer = in.string(v, at, "inference_peak_layer");
+  m.training_activation_bytes = in.integer(v, at, "training_activation_bytes", 0);
+  m.inference_total_bytes = in.integer(v, at, "inference_total_bytes", 0);
+  m.training_total_bytes = in.integer(v, at, "training_total_bytes", 0);
+  return m;
+}
+
+// The machine's parts are read by the machine report's own readers (src/calibrate), which
+// take nlohmann::json; the profile is read as ordered_json to keep counter order. The subtree
+// is converted, and its messages still locate in the profile's text, since the pointers
+// are the profile's.
+json plain(const ordered_json& v) { return json::parse(v.dump()); }
+
+ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& plain_in, const ordered_json& v, const std::string& at) {
+  ProfileMachine m;
+  m.host = in.string(v, at, "host");
+  const ordered_json& cpu = in.member(v, at, "cpu");
+  if (!cpu.is_null()) m.cpu = detail::cpu_from_json(plain_in, plain(cpu), at + "/cpu");
+  const ordered_json& theoretical = in.member(v, at, "theoretical");
+  if (!theoretical.is_null()) m.theoretical = detail::theoretical_from_json(plain_in, plain(theoretical), at + "/theoretical");
+  const ordered_json& calibration = in.member(v, at, "calibration");
+  const std::string cat = at + "/calibration";
+  m.calibration_file = in.string(calibration, cat, "file");
+  m.calibration_created = in.string(calibration, cat, "created");
+  m.calibration_quick = in.boolean(calibration, cat, "quick");
+  const ordered_json& ceilings = in.member(v, at, "ceilings");
+  if (!ceilings.is_null()) m.ceilings = detail::run_from_json(plain_in, plain(ceilings), at + "/ceilings");
+  return m;
+}
+
+}  // namespace
+
+std::string profile_to_json(const Profile& p) {
+  ordered_json j;
+  j["schema"] = p.schema;
+  j["created"] = p.created;
+  j["hwprof_version"] = p.hwprof_version;
+  j["machine"] = {{"host", p.machine.host},
+                  {"cpu", known(p.machine.cpu) ? detail::cpu_to_json(p.machine.cpu) : ordered_json(nullptr)},
+                  {"theoretical", known(p.machine.theoretical) ? detail::theoretical_to_json(p.machine.theoretical) : ordered_json(nullptr)},
+                  {"calibration",
+                   {{"file", p.machine.calibration_file},
+                    {"created", p.machine.calibration_created},
+                    {"quick", p.machine.calibration_quick}}},
+                  {"ceilings", p.machine.ceilings ? detail::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)}};
+  j["model"] = p.model;
+  j["input_shape"] = p.input_shape;
+  j["batch"] = p.batch;
+  j["phase"] = p.phase;
+  j["optimizer"] = p.optimizer;
+  j["threads"] = p.threads;
+  j["backend"] = p.backend;
+  j["group"] = p.group;
+  ordered_json events = ordered_json::array();
+  for (const EventInfo& e : p.events) {
+    events.push_back({{"name", e.name}, {"unit", e.unit}, {"status", counter_status_name(e.status)}, {"reason", e.reason}});
+  }
+  j["events"] = std::move(events);
+  j["hints"] = p.hints;
+  j["warmup_runs"] = p.warmup_runs;
+  j["iterations"] = p.iterations;
+  j["overhead_ns"] = number(p.overhead_ns);
+  j["total"] = layer_to_json(p.total);
+  ordered_json layers = ordered_json::array();
+  for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l));
+  j["layers"] = std::move(layers);
+  j["memory"] = memory_to_json(p.memory);
+  j["trace_iterations"] = p.trace_iterations;
+  ordered_json trace = ordered_json::array();
+  for (const TraceSpan& s : p.trace) {
+    trace.push_back({{"name", s.name},
+                     {"category", s.category},
+                     {"layer", s.layer},
+                     {"iteration", s.iteration},
+                     {"thread", s.thread},
+                     {"start_us", number(s.start_us)},
+                     {"duration_us", number(s.duration_us)}});
+  }
+  j["trace"] = std::move(trace);
+  // Strings come from files and the system (host names, strerror); invalid UTF-8 is replaced
+  // rather than thrown on.
+  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+Result<Profile> profile_from_json(std::string_view text, const std::string& source_name) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Error{source_name + ": the profile is empty (truncated?); run `hwprof profile` again"};
+  }
+  ordered_json root;
+  try {
+    root = ordered_json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    return Error{source_name + ":" + detail::line_column(text, at) + ": not a valid profile (corrupt or truncated JSON: " + what +
+                 "); run `hwprof profile` again"};
+  } catch (const json::exception& e) {
+    return Error{source_name + ": not a valid profile (" + std::string(e.what()) + ")"};
+  }
+  const SpecSource source(source_name, std::string(text));
+  const Reader in(source);
+  const detail::JsonReader plain_in(source);
+  Profile p;
+  try {
+    if (!root.is_object()) in.fail("", std::string("a profile is a JSON object, got ") + root.type_name());
+    const std::int64_t schema = in.integer(root, "", "schema", 1);
+    if (schema > kProfileSchema) {
+      in.fail("/schema", "schema " + std::to_string(schema) + " was written by a newer hwprof (this one reads schema " +
+                             std::to_string(kProfileSchema) + "): upgrade hwprof");
+    }
+    if (schema < kProfileSchema) {
+      in.fail("/schema", "schema " + std::to_string(schema) + " is older than this hwprof reads (" + std::to_string(kProfileSchema) +
+                             "): profile again");
+    }
+    p.schema = static_cast<int>(schema);
+    p.created = in.string(root, "", "created");
+    p.hwprof_version = in.string(root, "", "hwprof_version");
+    p.machine = machine_from_json(in, plain_in, in.member(root, "", "machine"), "/machine");
+    p.model = in.string(root, "", "model");
+    p.input_shape = shape(in, root, "", "input_shape");
+    p.batch = in.integer(root, "", "batch", 1);
+    p.phase = in.string(root, "", "phase");
+    if (p.phase != "forward" && p.phase != "train") in.fail("/phase", "unknown phase \"" + p.phase + "\"; expected forward or train");
+    p.optimizer = in.string(root, "", "optimizer");
+    p.threads = small_integer(in, root, "", "threads", 1);
+    p.backend = in.string(root, "", "backend");
+    p.group = in.string(root, "", "group");
+    const ordered_json& events = in.member(root, "", "events");
+    if (!events.is_array()) in.fail("/events", std::string("expected a list of events, got ") + events.type_name());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const std::string at = "/events/" + std::to_string(i);
+      EventInfo e;
+      e.name = in.string(events[i], at, "name");
+      e.unit = in.string(events[i], at, "unit");
+      e.status = enumerated<CounterStatus>(in, events[i], at, "status", detail::parse_counter_status, kStatuses);
+      e.reason = in.string(events[i], at, "reason");
+      p.events.push_back(std::move(e));
+    }
+    p.hints = strings(in, root, "", "hints");
+    p.warmup_runs = small_integer(in, root, "", "warmup_runs", 0);
+    p.iterations = small_integer(in, root, "", "iterations", 0);
+    p.overhead_ns = in.number(root, "", "overhead_ns", false);
+    p.total = layer_from_json(in, in.member(root, "", "total"), "/total");
+    const ordered_json& layers = in.member(root, "", "layers");
+    if (!layers.is_array()) in.fail("/layers", std::string("expected a list of layers, got ") + layers.type_name());
+    for (std::size_t i = 0; i < layers.size(); ++i) p.layers.push_back(layer_from_json(in, layers[i], "/layers/" + std::to_string(i)));
+    const ordered_json& memory = in.member(root, "", "memory");
+    p.memory.analytic = memory_estimate_from_json(in, in.member(memory, "/memory", "analytic"), "/memory/analytic");
+    const ordered_json& measured = in.member(memory, "/memory", "measured");
+    p.memory.parameter_bytes = in.integer(measured, "/memory/measured", "parameter_bytes", 0);
+    p.memory.peak_allocated_bytes = in.integer(measured, "/memory/measured", "peak_allocated_bytes", 0);
+    p.memory.peak_rss_bytes = in.integer(measured, "/memory/measured", "peak_rss_bytes", 0);
+    if (!in.member(measured, "/memory/measured", "page_faults").is_null()) {
+      p.memory.page_faults = in.integer(measured, "/memory/measured", "page_faults", 0);
+    }
+    p.trace_iterations = small_integer(in, root, "", "trace_iterations", 0);
+    const ordered_json& trace = in.member(root, "", "trace");
+    if (!trace.is_array()) in.fail("/trace", std::string("expected a list of spans, got ") + trace.type_name());
+    for (std::size_t i = 0; i < trace.size(); ++i) {
+      const std::string at = "/trace/" + std::to_string(i);
+      TraceSpan s;
+      s.name = in.string(trace[i], at, "name");
+      s.category = in.string(trace[i], at, "category");
+      if (s.category != "phase" && s.category != "layer") {
+        in.fail(at + "/category", "unknown category \"" + s.category + "\"; expected phase or layer");
+      }
+      s.layer = small_integer(in, trace[i], at, "layer", -1);
+      s.iteration = small_integer(in, trace[i], at, "iteration", 0);
+      s.thread = small_integer(in, trace[i], at, "thread", 0);
+      s.start_us = in.number(trace[i], at, "start_us", false);
+      s.duration_us = in.number(trace[i], at, "duration_us", false);
+      p.trace.push_back(std::move(s));
+    }
+  } catch (const detail::JsonReadError& e) {
+    return Error{e.message};
+  }
+  return p;
+}
+
+Result<Profile> load_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open the profile (" + std::string(std::strerror(errno)) + ")"};
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) return Error{path + ": cannot read the profile"};
+  if (static_cast<std::int64_t>(text.str().size()) > kMaxProfileBytes) {
+    return Error{path + ": too large for a profile (over " + std::to_string(kMaxProfileBytes >> 20) + " MiB)"};
+  }
+  return profile_from_json(text.str(), path);
+}
+
+}  // namespace hwprof

@@ -1,0 +1,370 @@
+// A profile's roofline (Williams, Waterman & Patterson, CACM 2009): every layer with FLOPs at
+// (arithmetic intensity, achieved GFLOP/s) under the ceilings `hwprof calibrate` measured on
+// this machine. Colour says what bounds the layer, area says how much of the time it takes,
+// and the layers that take the most time are named, so that the ones worth a look stand out.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hwprof/report.hpp"
+#include "report/number_format.hpp"
+#include "report/profile_view.hpp"
+#include "report/svg.hpp"
+
+namespace hwprof {
+namespace {
+
+using detail::Anchor;
+using detail::Box;
+using detail::xml_escape;
+
+constexpr double kWidth = 1000;
+constexpr double kLeft = 86;
+constexpr double kRight = 260;  // the roof labels and the legend
+constexpr double kTop = 62;
+constexpr double kPlotHeight = 470;
+constexpr double kLabelFont = 11;
+constexpr int kLabelledLayers = 8;
+constexpr double kMaxRadius = 36;
+constexpr double kMinRadius = 3;
+
+struct Point {
+  const LayerProfile* layer = nullptr;
+  detail::LayerNumbers numbers;
+  double share = 0;  // of the summed medians of every plotted and unplotted layer
+  double cx = 0, cy = 0, r = 0;
+};
+
+const char* bound_color(const std::optional<Bound>& bound) {
+  if (!bound) return "#5b7a99";
+  switch (*bound) {
+    case Bound::compute: return "#1f5fa8";
+    case Bound::memory: return "#c0392b";
+    case Bound::overhead: return "#8a8a8a";
+  }
+  return "#5b7a99";
+}
+
+// Greedy word wrap at `width` characters.
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string names_list(const std::vector<std::string>& names, std::size_t max) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < max; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > max) out += fmt::format(" and {} more", names.size() - max);
+  return out;
+}
+
+// Places labels one by one, each at the first candidate spot (beside its point, then
+// further out with a leader line) that stays inside the frame and overlaps neither an
+// earlier label nor its own point. A first pass also keeps clear of every other point's
+// disc and of the roof lines; where that finds no room, a second pass only keeps clear of
+// the other points' centres, so that no point is hidden under a label.
+class LabelPlacer {
+ public:
+  LabelPlacer(Box frame, std::vector<Box> bodies, std::vector<Box> centres)
+      : frame_(frame), bodies_(std::move(bodies)), centres_(std::move(centres)) {}
+
+  struct Placed {
+    double x = 0, baseline = 0;
+    Anchor anchor = Anchor::start;
+    Box box;
+    bool detached = false;  // away from its point: draw a leader line
+  };
+
+  std::optional<Placed> place(const std::string& text, double cx, double cy, double r) {
+    for (bool strict : {true, false}) {
+      if (auto placed = try_place(text, cx, cy, r, strict)) {
+        placed_.push_back(placed->box);
+        return placed;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<Placed> try_place(const std::string& text, double cx, double cy, double r, bool strict) const {
+    const Box own{cx - r, cy - r, cx + r, cy + r};
+    const Box inset{frame_.x0 + 2, frame_.y0 + 2, frame_.x1 - 2, frame_.y1 - 2};
+    const double diagonal = r * 0.71;
+    for (double d : {3.0, 12.0, 24.0, 40.0, 60.0, 84.0}) {
+      const Placed candidates[] = {
+          {cx + r + d, cy + 4, Anchor::start, {}, d > 3},
+          {cx - r - d, cy + 4, Anchor::end, {}, d > 3},
+          {cx, cy - r - d - 3, Anchor::middle, {}, d > 3},
+          {cx, cy + r + d + 10, Anchor::middle, {}, d > 3},
+          {cx + diagonal + d, cy - diagonal - d, Anchor::start, {}, true},
+          {cx + diagonal + d, cy + diagonal + d + 8, Anchor::start, {}, true},
+          {cx - diagonal - d, cy - diagonal - d, Anchor::end, {}, true},
+          {cx - diagonal - d, cy + diagonal + d + 8, Anchor::end, {}, true},
+      };
+      for (Placed c : candidates) {
+        c.box = detail::text_box(c.x, c.baseline, text, kLabelFont, c.anchor);
+        if (!c.box.inside(inset) || c.box.overlaps(own)) continue;
+        const auto clash = [&](const Box& b) { return c.box.overlaps(b); };
+        if (std::any_of(placed_.begin(), placed_.end(), clash) || std::any_of(centres_.begin(), centres_.end(), clash)) continue;
+        if (strict && std::any_of(bodies_.begin(), bodies_.end(), clash)) continue;
+        return c;
+      }
+    }
+    return std::nullopt;
+  }
+
+  Box frame_;
+  std::vector<Box> bodies_;   // other points' discs, the roof lines: avoided where there is room
+  std::vector<Box> centres_;  // other points' centres: always avoided
+  std::vector<Box> placed_;
+};
+
+std::string leader_line(const LabelPlacer::Placed& label, double cx, double cy, double r) {
+  const double nx = std::clamp(cx, label.box.x0, label.box.x1);
+  const double ny = std::clamp(cy, label.box.y0, label.box.y1);
+  const double dist = std::hypot(nx - cx, ny - cy);
+  if (dist < r + 6) return {};
+  const double sx = cx + (nx - cx) * r / dist;
+  const double sy = cy + (ny - cy) * r / dist;
+  return fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#666\" stroke-width=\"0.8\"/>\n", sx, sy, nx, ny);
+}
+
+std::string tooltip(const LayerProfile& l, const detail::LayerNumbers& n, double share) {
+  std::string t = fmt::format("{} ({}): {} ms per call, {} of the layers' time", detail::display_name(l), l.op,
+                              detail::milliseconds(l.time_ms.median), detail::percent(share));
+  if (n.gflops_per_s) t += fmt::format("; {:.3g} GFLOP/s", *n.gflops_per_s);
+  if (n.intensity) t += fmt::format(" at {:.3g} FLOP/B", *n.intensity);
+  if (n.bound) t += fmt::format("; {}-bound", bound_name(*n.bound));
+  if (n.efficiency) t += fmt::format(", {} of attainable", detail::percent(*n.efficiency));
+  return t;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::string roofline_svg(const Profile& p, bool standalone) {
+  // ---- what to draw ----
+  std::vector<Point> points;
+  std::vector<std::string> off_chart;
+  double off_chart_ms = 0;
+  const double all_ms = summed_layer_ms(p);
+  for (const LayerProfile& l : p.layers) {
+    Point pt;
+    pt.layer = &l;
+    pt.numbers = detail::layer_numbers(l);
+    pt.share = share_of(l, all_ms);
+    if (detail::on_roofline_chart(pt.numbers)) {
+      points.push_back(pt);
+    } else {
+      off_chart.push_back(detail::display_name(l));
+      off_chart_ms += l.time_ms.median;
+    }
+  }
+  const detail::LayerNumbers total = detail::layer_numbers(p.total);
+  const bool total_on_chart = detail::on_roofline_chart(total);
+
+  bool double_precision = false;
+  for (const Point& pt : points) {
+    if (pt.layer->roofline && pt.layer->roofline->compute_roof.size() > 3 &&
+        pt.layer->roofline->compute_roof.compare(pt.layer->roofline->compute_roof.size() - 3, 3, "_dp") == 0) {
+      double_precision = true;
+    }
+  }
+  detail::Ceilings ceilings;
+  if (p.machine.ceilings) ceilings = detail::ceilings_of(*p.machine.ceilings, !double_precision);
+  double slope_roof = 0;
+  for (const auto& r : ceilings.roofs) slope_roof = std::max(slope_roof, r.gflops);
+
+  // ---- ranges: every point, every roof and every ridge point, with a margin ----
+  double x_lo = 1.0 / 8, x_hi = 64, y_lo = 1e30, y_hi = 0;
+  const auto include = [&](double x, double y) {
+    x_lo = std::min(x_lo, x);
+    x_hi = std::max(x_hi, x);
+    y_lo = std::min(y_lo, y);
+    y_hi = std::max(y_hi, y);
+  };
+  for (const Point& pt : points) include(*pt.numbers.intensity, *pt.numbers.gflops_per_s);
+  if (total_on_chart) include(*total.intensity, *total.gflops_per_s);
+  for (const auto& r : ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
+  for (const auto& s : ceilings.slopes) {
+    if (slope_roof > 0) x_hi = std::max(x_hi, slope_roof / s.gbps);
+  }
+  if (y_hi <= 0) y_hi = 10;
+  if (y_lo > y_hi) y_lo = y_hi / 100;
+  detail::LogLogFrame f;
+  f.left = kLeft;
+  f.top = kTop;
+  f.width = kWidth - kLeft - kRight;
+  f.height = kPlotHeight;
+  f.x_min = std::pow(2.0, std::floor(std::log2(x_lo / 1.5)));
+  f.x_max = std::pow(2.0, std::ceil(std::log2(x_hi * 1.5)));
+  f.y_min = std::pow(10.0, std::floor(std::log10(y_lo / 1.5)));
+  f.y_max = std::pow(10.0, std::ceil(std::log10(y_hi * 1.5)));
+  if (f.y_max / f.y_min < 100) f.y_min = f.y_max / 100;
+
+  for (Point& pt : points) {
+    pt.cx = f.px(*pt.numbers.intensity);
+    pt.cy = f.py(*pt.numbers.gflops_per_s);
+    pt.r = std::max(kMinRadius, kMaxRadius * std::sqrt(pt.share));
+  }
+
+  // ---- the picture ----
+  std::string body;
+  const std::string title = fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, p.phase, p.threads, p.threads == 1 ? "" : "s");
+  body += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
+  std::string subtitle = p.machine.cpu.brand;
+  if (p.machine.ceilings) {
+    subtitle += fmt::format(" · ceilings measured {}{} ({} precision, bandwidth = STREAM triad)", p.machine.calibration_created,
+                            p.machine.calibration_quick ? ", quick" : "", double_precision ? "double" : "single");
+  } else {
+    subtitle += " · no calibration: points only";
+  }
+  body += fmt::format("<text x=\"{}\" y=\"44\" fill=\"#555\">{}</text>\n", kLeft, xml_escape(subtitle));
+  body += detail::svg_axes(f, f.bottom() + 40, "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s");
+  double legend_y = f.top;
+  if (!ceilings.roofs.empty() || !ceilings.slopes.empty()) {
+    body += detail::svg_ceilings(f, ceilings, slope_roof, &legend_y);
+  } else {
+    legend_y = f.top - 18;
+  }
+
+  // Which layers get a name: the largest time shares.
+  std::vector<std::size_t> by_share(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) by_share[i] = i;
+  std::stable_sort(by_share.begin(), by_share.end(), [&](std::size_t a, std::size_t b) { return points[a].share > points[b].share; });
+  std::vector<bool> labelled(points.size(), false);
+  for (std::size_t k = 0; k < by_share.size() && k < static_cast<std::size_t>(kLabelledLayers); ++k) {
+    if (points[by_share[k]].share > 0) labelled[by_share[k]] = true;
+  }
+  // Headroom: a dotted line from a named layer up to the roof it could reach.
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Point& pt = points[i];
+    if (!labelled[i] || !pt.numbers.attainable_gflops_per_s || *pt.numbers.attainable_gflops_per_s <= *pt.numbers.gflops_per_s * 1.05) continue;
+    const double top = std::max(f.top, f.py(*pt.numbers.attainable_gflops_per_s));
+    body += fmt::format("<line class=\"headroom\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" "
+                        "stroke-width=\"1.2\" stroke-dasharray=\"2 3\"/>\n",
+                        pt.cx, pt.cy - pt.r, top, bound_color(pt.numbers.bound));
+  }
+  // Points, largest first so that small ones stay visible on top.
+  std::vector<std::size_t> draw_order = by_share;
+  std::stable_sort(draw_order.begin(), draw_order.end(), [&](std::size_t a, std::size_t b) { return points[a].r > points[b].r; });
+  for (std::size_t i : draw_order) {
+    const Point& pt = points[i];
+    body += fmt::format("<circle class=\"layer\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" "
+                        "stroke-width=\"0.8\"><title>{}</title></circle>\n",
+                        pt.cx, pt.cy, pt.r, bound_color(pt.numbers.bound), xml_escape(tooltip(*pt.layer, pt.numbers, pt.share)));
+  }
+  double tx = 0, ty = 0;
+  if (total_on_chart) {
+    tx = f.px(*total.intensity);
+    ty = f.py(*total.gflops_per_s);
+    body += fmt::format("<path class=\"total\" d=\"M {0:.1f} {1:.1f} l 8 8 l -8 8 l -8 -8 z\" fill=\"#111\" stroke=\"white\" "
+                        "stroke-width=\"1.5\"><title>{2}</title></path>\n",
+                        tx, ty - 8, xml_escape(tooltip(p.total, total, 1.0)));
+  }
+
+  // Labels: the model total first, then layers by share; each keeps clear of every point's centre.
+  std::vector<Box> centres;
+  std::vector<Box> bodies;
+  for (const Point& pt : points) {
+    centres.push_back({pt.cx - 3, pt.cy - 3, pt.cx + 3, pt.cy + 3});
+    bodies.push_back({pt.cx - pt.r, pt.cy - pt.r, pt.cx + pt.r, pt.cy + pt.r});
+  }
+  if (total_on_chart) centres.push_back({tx - 8, ty - 8, tx + 8, ty + 8});
+  for (const auto& roof : ceilings.roofs) bodies.push_back({f.left, f.py(roof.gflops) - 2, f.right(), f.py(roof.gflops) + 2});
+  LabelPlacer placer({f.left, f.top, f.right(), f.bottom()}, std::move(bodies), std::move(centres));
+  const auto label = [&](const std::string& text, double cx, double cy, double r, bool bold) {
+    auto placed = placer.place(text, cx, cy, r);
+    if (!placed) return false;
+    if (placed->detached) body += leader_line(*placed, cx, cy, r);
+    body += fmt::format("<text class=\"point-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"{}\"{}>{}</text>\n", placed->x,
+                        placed->baseline, detail::anchor_name(placed->anchor), kLabelFont, bold ? " font-weight=\"bold\"" : "",
+                        xml_escape(text));
+    return true;
+  };
+  std::vector<std::string> unlabelled;
+  if (total_on_chart && !label("model total", tx, ty, 8, true)) unlabelled.push_back("model total");
+  for (std::size_t i : by_share) {
+    if (!labelled[i]) continue;
+    const Point& pt = points[i];
+    const std::string text = fmt::format("{} {}", detail::display_name(*pt.layer), detail::percent(pt.share));
+    if (!label(text, pt.cx, pt.cy, pt.r, false)) unlabelled.push_back(text);
+  }
+
+  // ---- legend, right of the frame below the ceilings' labels ----
+  const double lx = f.right() + 6;
+  legend_y += 30;
+  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-weight=\"bold\">layers</text>\n", lx, legend_y);
+  std::vector<std::pair<std::optional<Bound>, std::string>> kinds;
+  if (p.machine.ceilings) {
+    kinds = {{Bound::compute, "compute-bound"}, {Bound::memory, "memory-bound"}, {Bound::overhead, "overhead-bound"}};
+  }
+  if (std::any_of(points.begin(), points.end(), [](const Point& pt) { return !pt.numbers.bound; })) kinds.push_back({std::nullopt, "not placed"});
+  for (const auto& [bound, text] : kinds) {
+    legend_y += 18;
+    body += fmt::format("<circle cx=\"{}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" stroke-width=\"0.8\"/>\n",
+                        lx + 8, legend_y - 4, bound_color(bound));
+    body += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", lx + 22, legend_y, text);
+  }
+  legend_y += 18;
+  body += fmt::format("<path d=\"M {:.1f} {:.1f} l 6 6 l -6 6 l -6 -6 z\" fill=\"#111\"/>\n", lx + 8, legend_y - 10);
+  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\">model total</text>\n", lx + 22, legend_y);
+  legend_y += 18;
+  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">area: share of the layers' time</text>\n", lx, legend_y);
+  if (p.machine.ceilings) {
+    legend_y += 15;
+    body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">dotted: headroom to the roof</text>\n", lx, legend_y);
+  }
+  legend_y += 24;
+  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-weight=\"bold\">bytes (intensity)</text>\n", lx, legend_y);
+  for (const std::string& line : wrap(detail::bytes_source_summary(p), 38)) {
+    legend_y += 15;
+    body += fmt::format("<text class=\"bytes-source\" x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", lx, legend_y, xml_escape(line));
+  }
+
+  // ---- notes below the axis ----
+  std::vector<std::string> notes;
+  if (!p.machine.ceilings) {
+    notes.push_back(fmt::format("No calibration for {} thread{}: points only, without ceilings or bounds. Run `hwprof calibrate`, then profile again.",
+                                p.threads, p.threads == 1 ? "" : "s"));
+  }
+  if (!off_chart.empty()) {
+    notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {} ({} of the layers' time).",
+                                names_list(off_chart, 6), detail::percent(all_ms > 0 ? off_chart_ms / all_ms : 0)));
+  }
+  if (!unlabelled.empty()) notes.push_back("No room to name: " + names_list(unlabelled, 6) + ".");
+  if (points.empty()) notes.push_back("No layer has FLOPs, bytes and time: nothing to place.");
+  double note_y = f.bottom() + 40;
+  for (const std::string& note : notes) {
+    for (const std::string& line : wrap(note, 140)) {
+      note_y += 18;
+      body += fmt::format("<text class=\"note\" x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#333\">{}</text>\n", 10, note_y, xml_escape(line));
+    }
+  }
+  const double height = std::ceil(std::max(note_y, legend_y) + 16);
+  return detail::svg_open(kWidth, height, standalone) + body + "</svg>\n";
+}
+
+}  // namespace detail
+
+std::string roofline_svg(const Profile& profile) { return detail::roofline_svg(profile, true); }
+
+}  // namespace hwprof

@@ -1,0 +1,72 @@
+// What the two roofline pictures share (the calibration's ceilings chart and a profile's
+// roofline): escaping, log–log axes with their ticks and titles, the measured ceilings with
+// their labels and legend, and text boxes for placing labels without overlap.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/machine.hpp"
+
+namespace hwprof::detail {
+
+std::string xml_escape(std::string_view text);
+// Three significant digits, no exponent: 0.6, 1.33, 22.5, 240, 1000.
+std::string short_number(double v);
+
+// The opening tag: `standalone` adds the namespace a file needs; an SVG inlined in HTML
+// needs none (and then refers to no URL at all).
+std::string svg_open(double width, double height, bool standalone);
+
+// A log–log plot: the data ranges and the rectangle (pixels) they map onto.
+struct LogLogFrame {
+  double left = 0, top = 0, width = 0, height = 0;
+  double x_min = 1, x_max = 10, y_min = 1, y_max = 10;
+  double px(double x) const;
+  double py(double y) const;
+  double right() const { return left + width; }
+  double bottom() const { return top + height; }
+};
+
+// The frame, grid lines, tick labels (powers of two along x, decades along y) and the axis
+// titles; the x title sits at `x_title_y`.
+std::string svg_axes(const LogLogFrame& frame, double x_title_y, std::string_view x_title, std::string_view y_title);
+
+// An axis-aligned rectangle in pixels.
+struct Box {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool overlaps(const Box& other) const { return x0 < other.x1 && other.x0 < x1 && y0 < other.y1 && other.y0 < y1; }
+  bool inside(const Box& outer) const { return x0 >= outer.x0 && x1 <= outer.x1 && y0 >= outer.y0 && y1 <= outer.y1; }
+};
+enum class Anchor { start, middle, end };
+// The box a one-line text takes, from its anchor point and baseline. Widths are estimated
+// at 0.62 em per character (DejaVu Sans and Arial average about 0.55 em), so estimates err
+// on the large side; the height spans ascenders and descenders.
+Box text_box(double x, double baseline, std::string_view text, double font_size, Anchor anchor);
+std::string_view anchor_name(Anchor anchor);
+
+// The ceilings of a calibration run for one precision: each memory level's triad bandwidth
+// (a slope) and the FMA and GEMM compute roofs.
+struct ComputeRoof {
+  std::string label;
+  double gflops = 0;
+  std::string dash;  // stroke-dasharray; empty: solid
+};
+struct MemorySlope {
+  std::string label;
+  double gbps = 0;
+  std::string color;
+};
+struct Ceilings {
+  std::vector<ComputeRoof> roofs;    // FMA peak first, then GEMM
+  std::vector<MemorySlope> slopes;   // L1 .. DRAM
+};
+Ceilings ceilings_of(const CalibrationRun& run, bool single_precision);
+
+// Roofs as horizontal lines labelled right of the frame, slopes from the frame's left or
+// bottom edge up to `slope_roof` (the FMA peak) with their ridge points, and a legend of the
+// slopes below the roof labels. Returns the SVG; `legend_bottom` gets the legend's last baseline.
+std::string svg_ceilings(const LogLogFrame& frame, const Ceilings& ceilings, double slope_roof, double* legend_bottom);
+
+}  // namespace hwprof::detail

@@ -1,0 +1,174 @@
+// `hwprof profile` as a user runs it, on LeNet-5 and the tiny transformer, forward and
+// --train: the table and the JSON carry every layer once per phase with its documented
+// fields, -o DIR writes every output file, unavailable counters are n/a with a reason (never
+// 0), and bad input exits 1, bad usage 2. No speed is asserted: these machines are shared.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_process.hpp"
+
+namespace hwprof {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ProfileCli : public ::testing::Test {
+ protected:
+  // One quick calibration of this machine for every test (its ceilings are the roofline's);
+  // a scratch XDG_DATA_HOME keeps the user's machine store out of it.
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() / ("hwprof-profile-cli-" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    ::setenv("XDG_DATA_HOME", (*dir_ / "data").c_str(), 1);
+    const auto r = test::run_hwprof({"calibrate", "--quick", "--threads", "1", "-o", (*dir_ / "machine.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
+    delete dir_;
+  }
+  static std::string calibration() { return (*dir_ / "machine.json").string(); }
+  static fs::path dir() { return *dir_; }
+
+  static test::ProcessResult profile(std::vector<std::string> args) {
+    std::vector<std::string> all = {"profile"};
+    all.insert(all.end(), args.begin(), args.end());
+    for (const char* a : {"--threads", "1", "--warmup", "1", "--iterations", "3", "--calibration"}) all.emplace_back(a);
+    all.push_back(calibration());
+    return test::run_hwprof(all);
+  }
+
+  static fs::path* dir_;
+};
+fs::path* ProfileCli::dir_ = nullptr;
+
+void expect_layers_once_per_phase(const nlohmann::json& j, bool train) {
+  std::map<std::string, std::multiset<std::string>> seen;
+  for (const auto& layer : j["layers"]) {
+    for (const char* key : {"name", "op", "params", "macs", "flops", "bytes", "time_ms", "gflops_per_s", "gbytes_per_s", "intensity",
+                            "attainable_gflops_per_s", "efficiency", "bound", "counters"}) {
+      EXPECT_TRUE(layer.contains(key)) << layer.value("name", "?") << ": " << key;
+    }
+    seen[layer.value("phase", "forward")].insert(layer.value("name", std::string()));
+  }
+  for (const auto& [phase, names] : seen) {
+    for (const std::string& n : names) EXPECT_EQ(names.count(n), 1u) << phase << ": " << n;
+  }
+  EXPECT_FALSE(seen["forward"].empty());
+  EXPECT_EQ(seen.count("backward") == 1, train);
+  EXPECT_EQ(seen.count("optimizer") == 1, train);
+}
+
+TEST_F(ProfileCli, LenetForwardTableAndJson) {
+  const auto table = profile({"lenet5", "--batch", "2"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const char* layer : {"conv1", "pool1", "conv2", "fc1", "fc3"}) EXPECT_THAT(table.out, HasSubstr(layer));
+  EXPECT_THAT(table.out, HasSubstr("model total"));
+  const auto json = profile({"lenet5", "--batch", "2", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["model"], "lenet5");
+  EXPECT_EQ(j["batch"], 2);
+  EXPECT_EQ(j["phase"], "forward");
+  ASSERT_EQ(j["layers"].size(), 12u);
+  expect_layers_once_per_phase(j, false);
+}
+
+TEST_F(ProfileCli, TinyTransformerTrainingStep) {
+  for (const char* optimizer : {"sgd", "adam"}) {
+    const auto r = profile({"tiny_transformer", "--train", "--optimizer", optimizer, "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["phase"], "train");
+    expect_layers_once_per_phase(j, true);
+  }
+}
+
+TEST_F(ProfileCli, LenetTrainingCsvAndTinyTransformerForward) {
+  const auto csv = profile({"lenet5", "--train", "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_THAT(header, HasSubstr("name"));
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) rows += !line.empty();
+  EXPECT_GT(rows, 12);  // forward, backward and optimizer rows
+  const auto fwd = profile({"tiny_transformer", "--format", "json"});
+  ASSERT_EQ(fwd.exit_code, 0) << fwd.err;
+  expect_layers_once_per_phase(nlohmann::json::parse(fwd.out), false);
+}
+
+TEST_F(ProfileCli, OutputDirectoryGetsEveryFile) {
+  const fs::path out = dir() / "out";
+  const auto r = profile({"lenet5", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* file : {"profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+    EXPECT_GT(fs::file_size(out / file), 0u) << file;
+  }
+  const auto j = nlohmann::json::parse(slurp(out / "profile.json"));
+  EXPECT_EQ(j["model"], "lenet5");
+  const auto trace = nlohmann::json::parse(slurp(out / "trace.json"));
+  EXPECT_TRUE(trace.contains("traceEvents"));
+  // `hwprof report` renders the same profile again.
+  const auto again = test::run_hwprof({"report", (out / "profile.json").string()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("conv1"));
+}
+
+TEST_F(ProfileCli, UnavailableCountersAreNeverZero) {
+  const auto r = profile({"lenet5", "--backend", "perf", "--events", "task-clock,cycles", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& layer : j["layers"]) {
+    ASSERT_TRUE(layer["counters"].contains("cycles")) << layer.dump();
+    const auto& cycles = layer["counters"]["cycles"];
+    if (cycles["status"] == "ok" || cycles["status"] == "multiplexed") continue;  // a machine with a PMU
+    EXPECT_TRUE(cycles["value"].is_null()) << cycles.dump();
+    EXPECT_FALSE(cycles.value("reason", "").empty()) << cycles.dump();
+  }
+}
+
+TEST_F(ProfileCli, BadInputAndUsage) {
+  const auto missing = profile({"no_such_model"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("no_such_model"));
+  const fs::path broken = dir() / "broken.json";
+  std::ofstream(broken) << R"({"name": "x", "input": {"shape": [4]}, "layers": [{"name": "a", "op": "linear"}]})";
+  const auto bad_spec = profile({broken.string()});
+  EXPECT_EQ(bad_spec.exit_code, 1);
+  EXPECT_THAT(bad_spec.err, HasSubstr("broken.json"));
+  const fs::path bad_calibration = dir() / "bad_machine.json";
+  std::ofstream(bad_calibration) << "{\"schema\": 1,";
+  const auto truncated = test::run_hwprof({"profile", "lenet5", "--iterations", "1", "--calibration", bad_calibration.string()});
+  EXPECT_EQ(truncated.exit_code, 1);
+  EXPECT_THAT(truncated.err, HasSubstr("bad_machine.json"));
+  EXPECT_EQ(test::run_hwprof({"profile", "lenet5", "--batch", "0"}).exit_code, 2);
+  EXPECT_EQ(test::run_hwprof({"profile", "lenet5", "--sort", "colour"}).exit_code, 2);
+  EXPECT_EQ(test::run_hwprof({"profile"}).exit_code, 2);
+  const auto unknown_group = profile({"lenet5", "--group", "no_such_group"});
+  EXPECT_EQ(unknown_group.exit_code, 1);
+  EXPECT_THAT(unknown_group.err, HasSubstr("no_such_group"));
+}
+
+}  // namespace
+}  // namespace hwprof

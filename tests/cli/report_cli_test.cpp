@@ -1,0 +1,123 @@
+// `hwprof report` as a user runs it on a saved profile, and write_profile_outputs (what
+// `hwprof profile -o DIR` writes): exit codes, messages and the files.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "hwprof/report.hpp"
+#include "run_process.hpp"
+#include "synthetic_profile.hpp"
+
+namespace hwprof {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class ReportCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("hwprof-report-cli-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    profile_ = (dir_ / "profile.json").string();
+    std::ofstream(profile_) << profile_to_json(test::synthetic_profile());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string read(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  fs::path dir_;
+  std::string profile_;
+};
+
+TEST_F(ReportCli, PrintsTheTableAndWritesTheFilesAskedFor) {
+  const fs::path svg = dir_ / "r.svg", trace = dir_ / "t.json", html = dir_ / "r.html";
+  auto r = test::run_hwprof({"report", profile_, "--svg", svg.string(), "--trace", trace.string(), "--html", html.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hwprof profile: synthetic-net, batch 4, train"));
+  EXPECT_THAT(r.out, HasSubstr("n/a[1]"));
+  EXPECT_THAT(r.err, HasSubstr("wrote trace " + trace.string() + " ("));
+  EXPECT_THAT(r.err, HasSubstr("2 sampled iterations of 20)"));
+  EXPECT_THAT(read(svg), StartsWith("<svg xmlns="));
+  EXPECT_TRUE(nlohmann::json::accept(read(trace)));
+  EXPECT_THAT(read(html), StartsWith("<!DOCTYPE html>"));
+  // No temporary files left beside them.
+  for (const auto& entry : fs::directory_iterator(dir_)) EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos);
+}
+
+TEST_F(ReportCli, JsonAndCsvFormatsSortAndTop) {
+  auto json = test::run_hwprof({"report", profile_, "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out, read(profile_));  // re-rendered, byte for byte
+  auto csv = test::run_hwprof({"report", profile_, "-f", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, StartsWith("index,name,op,phase,"));
+  auto top = test::run_hwprof({"report", profile_, "--sort", "name", "--top", "2"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("... 14 more rows"));
+  auto bad_sort = test::run_hwprof({"report", profile_, "--sort", "speed"});
+  EXPECT_EQ(bad_sort.exit_code, 2);
+}
+
+TEST_F(ReportCli, ABadProfileExitsWithOneAndThePlace) {
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << "{\n  \"schema\": 1,\n  \"created\": 7\n}\n";
+  auto r = test::run_hwprof({"report", bad.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(bad.string() + ":3:14: /created: expected a string, got number"));
+  EXPECT_TRUE(r.out.empty());
+
+  std::string newer = read(profile_);
+  newer.replace(newer.find("\"schema\": 1"), 11, "\"schema\": 99");
+  std::ofstream(bad) << newer;
+  r = test::run_hwprof({"report", bad.string(), "--html", (dir_ / "x.html").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("newer hwprof"));
+  EXPECT_FALSE(fs::exists(dir_ / "x.html"));
+
+  r = test::run_hwprof({"report", (dir_ / "missing.json").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("missing.json: cannot open the profile"));
+}
+
+TEST_F(ReportCli, AnUnwritableOutputFailsWithoutPartialFiles) {
+  auto r = test::run_hwprof({"report", profile_, "--svg", (dir_ / "no" / "such" / "dir" / "r.svg").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("r.svg: cannot create a temporary file"));
+}
+
+TEST(WriteProfileOutputs, WritesEveryFileIntoANewFolder) {
+  const fs::path dir = fs::temp_directory_path() / ("hwprof-outputs-" + std::to_string(::getpid())) / "nested" / "run";
+  fs::remove_all(dir.parent_path().parent_path());
+  std::vector<std::string> written;
+  const Profile p = test::synthetic_profile();
+  ASSERT_FALSE(write_profile_outputs(p, dir.string(), &written).has_value());
+  ASSERT_EQ(written.size(), 5u);
+  for (const char* name : {"profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html"}) {
+    EXPECT_TRUE(fs::is_regular_file(dir / name)) << name;
+    EXPECT_GT(fs::file_size(dir / name), 100u) << name;
+  }
+  EXPECT_EQ(written[0], (dir / "profile.json").string());
+  auto back = load_profile((dir / "profile.json").string());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(profile_to_json(*back), profile_to_json(p));
+  // A file where the folder should be is an error, not a crash.
+  const fs::path blocked = dir / "profile.csv" / "sub";
+  auto error = write_profile_outputs(p, blocked.string(), nullptr);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_THAT(error->message, HasSubstr("cannot create the output folder"));
+  fs::remove_all(dir.parent_path().parent_path());
+}
+
+}  // namespace
+}  // namespace hwprof

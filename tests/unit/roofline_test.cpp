@@ -1,0 +1,401 @@
+// Roofline placement (src/profile/roofline.cpp) on a synthetic machine: the arithmetic, the
+// choice of roof per op, the cache-aware view, the bound classification (compute-bound GEMM,
+// memory-bound element-wise, overhead-bound tiny op), the bytes fallback chain with synthetic
+// counter readings, and the measured-vs-analytic FLOPs comparison. No hardware.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "profile/roofline.hpp"
+
+namespace hwprof {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
+  for (const std::string& t : texts) {
+    if (contains(t, part)) return true;
+  }
+  return false;
+}
+
+Ceiling ceiling(double best) {
+  Ceiling c;
+  c.best = best;
+  c.median = best * 0.95;
+  c.repetitions = 5;
+  return c;
+}
+
+BandwidthLevel level(double triad) {
+  BandwidthLevel l;
+  l.kernels["triad"] = ceiling(triad);
+  l.kernels["copy"] = ceiling(triad * 1.1);  // must not be the one used
+  return l;
+}
+
+// One thread: L1 1000, L2 500, L3 200, DRAM 50 GB/s; FMA 1000, GEMM 800 GFLOP/s (SP); DP half.
+// Two threads: everything doubled.
+Machine synthetic_machine() {
+  Machine m;
+  for (int threads : {1, 2}) {
+    CalibrationRun run;
+    run.threads = threads;
+    const double k = threads;
+    run.bandwidth["l1"] = level(1000 * k);
+    run.bandwidth["l2"] = level(500 * k);
+    run.bandwidth["l3"] = level(200 * k);
+    run.bandwidth["dram"] = level(50 * k);
+    run.compute["fma_sp"] = ceiling(1000 * k);
+    run.compute["gemm_sp"] = ceiling(800 * k);
+    run.compute["fma_dp"] = ceiling(500 * k);
+    run.compute["gemm_dp"] = ceiling(400 * k);
+    m.runs.push_back(run);
+  }
+  return m;
+}
+
+SourcedValue analytic(double v) { return {v, ValueSource::analytic, CounterStatus::ok, 1.0, "analytic"}; }
+
+RooflineInput input(OpKind op, double flops, double bytes, double seconds, int threads = 1) {
+  RooflineInput in;
+  in.op = op;
+  in.flops = analytic(flops);
+  in.bytes = analytic(bytes);
+  in.seconds = seconds;
+  in.threads = threads;
+  return in;
+}
+
+TEST(Roofline, ComputeBoundGemm) {
+  // A 512³ SGEMM: 2·512³ FLOPs over 3·512²·4 bytes → intensity 512/6 = 85.3 FLOP/B, far
+  // right of the ridge 800/50 = 16. Achieving 600 GFLOP/s under the 800 GEMM roof: 75%.
+  const double flops = 2.0 * 512 * 512 * 512;
+  const double bytes = 3.0 * 512 * 512 * 4;
+  const double seconds = flops / 600e9;
+  const auto p = place_on_roofline(input(OpKind::linear, flops, bytes, seconds), synthetic_machine());
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_NEAR(p->intensity, 512.0 / 6.0, 1e-9);
+  EXPECT_NEAR(p->gflops_per_s, 600, 1e-9);
+  EXPECT_NEAR(p->gbytes_per_s, bytes / seconds * 1e-9, 1e-9);
+  EXPECT_EQ(p->compute_roof, "gemm_sp");
+  EXPECT_DOUBLE_EQ(p->compute_roof_gflops_per_s, 800);
+  EXPECT_DOUBLE_EQ(p->peak_gflops_per_s, 1000);
+  EXPECT_DOUBLE_EQ(p->dram_gbytes_per_s, 50);
+  EXPECT_DOUBLE_EQ(p->ridge_intensity, 16);
+  EXPECT_DOUBLE_EQ(p->attainable_gflops_per_s, 800);
+  EXPECT_NEAR(p->efficiency, 0.75, 1e-9);
+  EXPECT_NEAR(p->headroom, 800.0 / 600.0, 1e-9);
+  EXPECT_EQ(p->bound, Bound::compute);
+  EXPECT_TRUE(contains(p->why, "ridge")) << p->why;
+  EXPECT_EQ(p->flops.source, ValueSource::analytic);
+  EXPECT_TRUE(p->notes.empty());
+}
+
+TEST(Roofline, MemoryBoundElementwise) {
+  // ReLU over 16 Mi floats: 1 FLOP and 8 bytes per element → 0.125 FLOP/B; attainable
+  // 0.125 · 50 = 6.25 GFLOP/s. At 40 GB/s achieved: 5 GFLOP/s, 80%.
+  const double n = 16.0 * 1024 * 1024;
+  const double seconds = 8 * n / 40e9;
+  const auto p = place_on_roofline(input(OpKind::relu, n, 8 * n, seconds), synthetic_machine());
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_DOUBLE_EQ(p->intensity, 0.125);
+  EXPECT_EQ(p->compute_roof, "fma_sp") << "element-wise ops are held to the FMA peak";
+  EXPECT_DOUBLE_EQ(p->ridge_intensity, 20);
+  EXPECT_DOUBLE_EQ(p->attainable_gflops_per_s, 6.25);
+  EXPECT_NEAR(p->gbytes_per_s, 40, 1e-9);
+  EXPECT_NEAR(p->efficiency, 0.8, 1e-9);
+  EXPECT_NEAR(p->headroom, 1.25, 1e-9);
+  EXPECT_EQ(p->bound, Bound::memory);
+}
+
+TEST(Roofline, OverheadBoundTinyOp) {
+  // A 16×16×16 linear: 8192 FLOPs, 3072 bytes → 2.67 FLOP/B, attainable 133 GFLOP/s; done in
+  // 5 µs it reaches 1.6 GFLOP/s (1.2%): far below both roofs in a short call.
+  const auto p = place_on_roofline(input(OpKind::linear, 8192, 3072, 5e-6), synthetic_machine());
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_NEAR(p->attainable_gflops_per_s, 8192.0 / 3072 * 50, 1e-9);
+  EXPECT_NEAR(p->gflops_per_s, 1.6384, 1e-9);
+  EXPECT_LT(p->efficiency, 0.02);
+  EXPECT_EQ(p->bound, Bound::overhead);
+  EXPECT_TRUE(contains(p->why, "fixed")) << p->why;
+}
+
+TEST(Roofline, ALongSlowLayerIsPlacedByItsIntensityNotCalledOverhead) {
+  // The same 1.2% efficiency, but 10 ms long: a slow kernel, not fixed cost.
+  const double flops = 8192.0 * 2000 * 1.2;
+  const auto p = place_on_roofline(input(OpKind::linear, flops, flops * 3072 / 8192, 10e-3), synthetic_machine());
+  ASSERT_TRUE(p);
+  EXPECT_LT(p->efficiency, 0.1);
+  EXPECT_EQ(p->bound, Bound::memory);
+  EXPECT_GT(p->headroom, 10);
+}
+
+TEST(Roofline, DataMovementWithoutFlopsIsJudgedByBandwidth) {
+  // A transpose: 0 FLOPs, 64 MB moved in 2 ms → 32 GB/s of 50: 64%.
+  const auto p = place_on_roofline(input(OpKind::transpose, 0, 64e6, 2e-3), synthetic_machine());
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->intensity, 0);
+  EXPECT_EQ(p->gflops_per_s, 0);
+  EXPECT_NEAR(p->gbytes_per_s, 32, 1e-9);
+  EXPECT_NEAR(p->efficiency, 0.64, 1e-9);
+  EXPECT_EQ(p->bound, Bound::memory);
+
+  const auto view = place_on_roofline(input(OpKind::reshape, 0, 0, 1e-6), synthetic_machine());
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->bound, Bound::overhead);
+  EXPECT_EQ(view->efficiency, 0);
+  EXPECT_EQ(view->headroom, 0) << "undefined: nothing achieved";
+  EXPECT_TRUE(contains(view->why, "no work")) << view->why;
+}
+
+TEST(Roofline, FlopsWithoutBytesAreComputeSide) {
+  const auto p = place_on_roofline(input(OpKind::gelu, 1e9, 0, 2e-3), synthetic_machine());
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(p->attainable_gflops_per_s, 1000);
+  EXPECT_NEAR(p->efficiency, 0.5, 1e-9);
+  EXPECT_EQ(p->bound, Bound::compute);
+}
+
+TEST(Roofline, CacheAwareLevelsUseEachLevelsBandwidth) {
+  // Intensity 2 FLOP/B: L1 2000 → capped at the GEMM roof 800; L2 1000 → 800; L3 400; DRAM 100.
+  const auto p = place_on_roofline(input(OpKind::conv2d, 2e6, 1e6, 1e-3), synthetic_machine());
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->levels.size(), 4u);
+  const char* names[] = {"l1", "l2", "l3", "dram"};
+  const double gbps[] = {1000, 500, 200, 50};
+  const double attainable[] = {800, 800, 400, 100};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(p->levels[i].level, names[i]);
+    EXPECT_DOUBLE_EQ(p->levels[i].gbytes_per_s, gbps[i]) << "the triad ceiling, not copy";
+    EXPECT_DOUBLE_EQ(p->levels[i].attainable_gflops_per_s, attainable[i]) << names[i];
+  }
+  EXPECT_DOUBLE_EQ(p->attainable_gflops_per_s, 100);
+}
+
+TEST(Roofline, UsesTheRunWithTheSameThreadCountAndPrecision) {
+  const double flops = 1e9;
+  const auto one = place_on_roofline(input(OpKind::attention, flops, 1e6, 1e-2, 1), synthetic_machine());
+  const auto two = place_on_roofline(input(OpKind::attention, flops, 1e6, 1e-2, 2), synthetic_machine());
+  ASSERT_TRUE(one && two);
+  EXPECT_DOUBLE_EQ(one->compute_roof_gflops_per_s, 800);
+  EXPECT_DOUBLE_EQ(two->compute_roof_gflops_per_s, 1600);
+  EXPECT_DOUBLE_EQ(two->dram_gbytes_per_s, 100);
+
+  RooflineInput dp = input(OpKind::linear, flops, 1e6, 1e-2);
+  dp.precision = Precision::dp;
+  const auto d = place_on_roofline(dp, synthetic_machine());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->compute_roof, "gemm_dp");
+  EXPECT_DOUBLE_EQ(d->compute_roof_gflops_per_s, 400);
+  EXPECT_DOUBLE_EQ(d->peak_gflops_per_s, 500);
+}
+
+TEST(Roofline, ErrorsSayWhatIsMissing) {
+  const auto none = place_on_roofline(input(OpKind::linear, 1, 1, 1, 4), synthetic_machine());
+  ASSERT_FALSE(none);
+  EXPECT_TRUE(contains(none.error().message, "4 thread")) << none.error().message;
+  EXPECT_TRUE(contains(none.error().message, "1, 2")) << none.error().message;
+
+  EXPECT_FALSE(place_on_roofline(input(OpKind::linear, 1, 1, 0), synthetic_machine()));
+  EXPECT_FALSE(place_on_roofline(input(OpKind::linear, -1, 1, 1), synthetic_machine()));
+
+  Machine no_dram = synthetic_machine();
+  no_dram.runs[0].bandwidth.erase("dram");
+  const auto d = place_on_roofline(input(OpKind::linear, 1, 1, 1), no_dram);
+  ASSERT_FALSE(d);
+  EXPECT_TRUE(contains(d.error().message, "DRAM")) << d.error().message;
+
+  Machine no_compute = synthetic_machine();
+  no_compute.runs[0].compute.clear();
+  EXPECT_FALSE(place_on_roofline(input(OpKind::linear, 1, 1, 1), no_compute));
+}
+
+TEST(Roofline, AGemmOpWithoutAGemmCeilingFallsBackToTheFmaPeakWithANote) {
+  Machine m = synthetic_machine();
+  m.runs[0].compute.erase("gemm_sp");
+  const auto p = place_on_roofline(input(OpKind::linear, 1e9, 1e6, 1e-2), m);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->compute_roof, "fma_sp");
+  EXPECT_DOUBLE_EQ(p->compute_roof_gflops_per_s, 1000);
+  EXPECT_TRUE(any_contains(p->notes, "FMA peak"));
+}
+
+TEST(Roofline, AchievingMoreThanAttainableIsNoted) {
+  // Analytic bytes served from cache: 100 GB/s "from DRAM" on a 50 GB/s machine.
+  const auto p = place_on_roofline(input(OpKind::add, 1e6, 12e6, 12e6 / 100e9), synthetic_machine());
+  ASSERT_TRUE(p);
+  EXPECT_NEAR(p->efficiency, 2.0, 1e-9);
+  EXPECT_TRUE(any_contains(p->notes, "undercounted"));
+}
+
+TEST(BoundRule, ThresholdsAreParametersAndEdgesAreExclusive) {
+  const BoundRule rule;  // 10%, 100 µs
+  using detail::classify_bound;
+  EXPECT_EQ(classify_bound(1, 1, 1, 16, 0.099, 99e-6, rule).bound, Bound::overhead);
+  EXPECT_EQ(classify_bound(1, 1, 1, 16, 0.10, 99e-6, rule).bound, Bound::memory) << "10% is not below 10%";
+  EXPECT_EQ(classify_bound(1, 1, 1, 16, 0.05, 100e-6, rule).bound, Bound::memory) << "100 µs is not short";
+  EXPECT_EQ(classify_bound(1, 1, 16, 16, 0.5, 1, rule).bound, Bound::compute) << "at the ridge: compute";
+  EXPECT_EQ(classify_bound(1, 1, 15.9, 16, 0.5, 1, rule).bound, Bound::memory);
+  BoundRule strict;
+  strict.overhead_efficiency = 0.5;
+  strict.overhead_seconds = 1.0;
+  EXPECT_EQ(classify_bound(1, 1, 100, 16, 0.4, 0.5, strict).bound, Bound::overhead);
+}
+
+// ---- bytes fallback chain ----
+
+CounterReading reading(double value, CounterStatus status, double fraction = 1.0) {
+  CounterReading r;
+  r.value = value;
+  r.raw = static_cast<std::uint64_t>(value * fraction);
+  r.status = status;
+  r.running_fraction = status == CounterStatus::ok ? 1.0 : status == CounterStatus::multiplexed ? fraction : 0.0;
+  return r;
+}
+
+TEST(BytesChain, DramCountersFirst) {
+  BytesInputs in;
+  in.dram_bytes = reading(1e6, CounterStatus::ok);
+  in.llc_misses = reading(100, CounterStatus::ok);
+  in.analytic_bytes = 5e5;
+  const auto b = choose_bytes(in);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->origin, BytesOrigin::dram_counters);
+  EXPECT_DOUBLE_EQ(b->bytes.value, 1e6);
+  EXPECT_EQ(b->bytes.source, ValueSource::measured);
+  EXPECT_EQ(b->bytes.status, CounterStatus::ok);
+  EXPECT_TRUE(b->skipped.empty());
+  EXPECT_FALSE(b->bytes.detail.empty());
+}
+
+TEST(BytesChain, MultiplexedDramIsUsedAndSaysSo) {
+  BytesInputs in;
+  in.dram_bytes = reading(2e6, CounterStatus::multiplexed, 0.4);
+  in.analytic_bytes = 5e5;
+  const auto b = choose_bytes(in);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->origin, BytesOrigin::dram_counters);
+  EXPECT_EQ(b->bytes.status, CounterStatus::multiplexed);
+  EXPECT_DOUBLE_EQ(b->bytes.running_fraction, 0.4);
+  EXPECT_DOUBLE_EQ(b->bytes.value, 2e6);
+}
+
+TEST(BytesChain, UnsupportedDramFallsBackToLlcMissesTimesLineSize) {
+  BytesInputs in;
+  in.dram_bytes = reading(0, CounterStatus::unsupported);
+  in.llc_misses = reading(1000, CounterStatus::ok);
+  in.analytic_bytes = 5e5;
+  const auto b = choose_bytes(in);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->origin, BytesOrigin::llc_misses);
+  EXPECT_DOUBLE_EQ(b->bytes.value, 64000);
+  EXPECT_EQ(b->bytes.source, ValueSource::estimated);
+  ASSERT_EQ(b->skipped.size(), 1u);
+  EXPECT_TRUE(contains(b->skipped[0], "unsupported")) << b->skipped[0];
+
+  in.line_bytes = 128;
+  in.llc_misses = reading(1000, CounterStatus::multiplexed, 0.5);
+  const auto wide = choose_bytes(in);
+  ASSERT_TRUE(wide);
+  EXPECT_DOUBLE_EQ(wide->bytes.value, 128000);
+  EXPECT_EQ(wide->bytes.status, CounterStatus::multiplexed);
+}
+
+TEST(BytesChain, NoCountersFallBackToTheAnalyticMinimum) {
+  BytesInputs in;
+  in.dram_bytes = reading(0, CounterStatus::no_permission);
+  in.llc_misses = reading(0, CounterStatus::not_counted);
+  in.analytic_bytes = 5e5;
+  const auto b = choose_bytes(in);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->origin, BytesOrigin::analytic_minimum);
+  EXPECT_EQ(b->bytes.source, ValueSource::analytic);
+  EXPECT_DOUBLE_EQ(b->bytes.value, 5e5);
+  ASSERT_EQ(b->skipped.size(), 2u);
+  EXPECT_TRUE(contains(b->skipped[0], "no-permission")) << b->skipped[0];
+  EXPECT_TRUE(contains(b->skipped[1], "not-counted")) << b->skipped[1];
+
+  BytesInputs absent;  // no dram or llc group at all
+  absent.analytic_bytes = 10;
+  const auto a = choose_bytes(absent);
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(contains(a->skipped[0], "not counted")) << a->skipped[0];
+  EXPECT_EQ(bytes_origin_name(a->origin), "analytic-minimum");
+}
+
+TEST(BytesChain, NothingAtAllIsAnError) {
+  BytesInputs in;
+  in.dram_bytes = reading(0, CounterStatus::unsupported);
+  const auto b = choose_bytes(in);
+  ASSERT_FALSE(b);
+  EXPECT_TRUE(contains(b.error().message, "unsupported")) << b.error().message;
+}
+
+TEST(BytesChain, FeedsThePlacementWithItsSource) {
+  BytesInputs in;
+  in.dram_bytes = reading(0, CounterStatus::unsupported);
+  in.llc_misses = reading(1e6, CounterStatus::ok);  // 64 MB
+  const auto b = choose_bytes(in);
+  ASSERT_TRUE(b);
+  RooflineInput r = input(OpKind::relu, 16e6, 0, 2e-3);
+  r.bytes = b->bytes;
+  const auto p = place_on_roofline(r, synthetic_machine());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->bytes.source, ValueSource::estimated);
+  EXPECT_DOUBLE_EQ(p->intensity, 0.25);
+  EXPECT_NEAR(p->gbytes_per_s, 32, 1e-9);
+}
+
+// ---- FLOPs comparison ----
+
+TEST(FlopsComparison, AgreementWithinTolerance) {
+  const FlopsComparison c = compare_flops(1.03e9, 1e9, OpKind::linear);
+  EXPECT_NEAR(c.ratio, 1.03, 1e-12);
+  EXPECT_TRUE(c.agrees);
+  EXPECT_TRUE(c.reasons.empty());
+  EXPECT_FALSE(compare_flops(1.03e9, 1e9, OpKind::linear, false, 0.01).agrees);
+}
+
+TEST(FlopsComparison, ConvolutionAboveAnalyticNamesIm2colAndTilePadding) {
+  const FlopsComparison c = compare_flops(1.2e9, 1e9, OpKind::conv2d);
+  EXPECT_FALSE(c.agrees);
+  EXPECT_TRUE(any_contains(c.reasons, "im2col"));
+  EXPECT_TRUE(any_contains(c.reasons, "padding"));
+  const FlopsComparison below = compare_flops(0.6e9, 1e9, OpKind::conv2d);
+  EXPECT_TRUE(any_contains(below.reasons, "Winograd"));
+  EXPECT_FALSE(any_contains(below.reasons, "im2col lowering"));
+}
+
+TEST(FlopsComparison, CausalAttentionBelowAnalyticNamesTheMask) {
+  const FlopsComparison causal = compare_flops(0.55e9, 1e9, OpKind::attention, true);
+  EXPECT_NEAR(causal.ratio, 0.55, 1e-12);
+  EXPECT_TRUE(any_contains(causal.reasons, "causal"));
+  const FlopsComparison full = compare_flops(0.55e9, 1e9, OpKind::attention, false);
+  EXPECT_FALSE(any_contains(full.reasons, "causal"));
+  const FlopsComparison above = compare_flops(1.5e9, 1e9, OpKind::attention, true);
+  EXPECT_TRUE(any_contains(above.reasons, "softmax"));
+}
+
+TEST(FlopsComparison, TranscendentalsAndDataMovement) {
+  EXPECT_TRUE(any_contains(compare_flops(5e6, 1e6, OpKind::gelu).reasons, "polynomial"));
+  EXPECT_TRUE(any_contains(compare_flops(1e3, 0, OpKind::transpose).reasons, "moves data"));
+  const FlopsComparison none = compare_flops(0, 0, OpKind::reshape);
+  EXPECT_TRUE(none.agrees);
+  EXPECT_EQ(none.ratio, 0);
+}
+
+TEST(Names, SourcesOriginsAndBounds) {
+  EXPECT_EQ(value_source_name(ValueSource::measured), "measured");
+  EXPECT_EQ(value_source_name(ValueSource::analytic), "analytic");
+  EXPECT_EQ(value_source_name(ValueSource::estimated), "estimated");
+  EXPECT_EQ(bound_name(Bound::compute), "compute");
+  EXPECT_EQ(bound_name(Bound::memory), "memory");
+  EXPECT_EQ(bound_name(Bound::overhead), "overhead");
+  EXPECT_EQ(bytes_origin_name(BytesOrigin::dram_counters), "dram-counters");
+  EXPECT_EQ(bytes_origin_name(BytesOrigin::llc_misses), "llc-misses");
+}
+
+}  // namespace
+}  // namespace hwprof

@@ -1,0 +1,107 @@
+// Entering and leaving regions allocates nothing (STYLE.md: the measured path is
+// allocation-free): begin/end, Region and HWPROF_REGION, nested, on the timer-only path, with
+// counters read (perf software events, falling back to the timer backend's clocks where the
+// kernel refuses them), and on a second thread. A binary of its own, since it replaces the
+// global operator new to count allocations.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "hwprof/session.hpp"
+
+namespace {
+std::atomic<long> allocations{0};
+}
+
+// The replacement operator new below allocates with malloc, so its operator delete frees
+// with free; GCC cannot see the pairing and warns about every delete.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+void* operator new(std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace hwprof {
+namespace {
+
+std::unique_ptr<Session> open_session(SessionBackend backend, std::vector<std::string> events) {
+  SessionOptions o;
+  o.backend = backend;
+  o.events = std::move(events);
+  o.overhead_pairs = 100;
+  o.on_hint = [](const std::string&) {};
+  auto s = Session::open(o);
+  EXPECT_TRUE(s) << (s ? "" : s.error().message);
+  return s ? std::move(*s) : nullptr;
+}
+
+// Nested begin/end, Region and the macro; registration happens before `at_start`.
+long allocations_while_measuring(Session& s) {
+  const int outer = s.region("outer");
+  const int inner = s.region("inner");
+  auto pass = [&] {
+    s.begin(outer);
+    {
+      Region r(s, inner);
+      HWPROF_REGION(s, "macro");
+    }
+    s.end(outer);
+  };
+  pass();  // the macro's site registers its name here, once
+  const long at_start = allocations.load();
+  for (int i = 0; i < 200; ++i) pass();
+  const long added = allocations.load() - at_start;
+  EXPECT_EQ(s.report(outer).calls, 201u);
+  return added;
+}
+
+TEST(SessionNoAllocation, TimeOnly) {
+  auto s = open_session(SessionBackend::timer, {});
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->time_only());
+  EXPECT_EQ(allocations_while_measuring(*s), 0);
+}
+
+TEST(SessionNoAllocation, TimerClocksRead) {
+  auto s = open_session(SessionBackend::timer, {"wall-time", "process-cpu-time", "thread-cpu-time"});
+  ASSERT_TRUE(s);
+  ASSERT_FALSE(s->time_only());
+  EXPECT_EQ(allocations_while_measuring(*s), 0);
+}
+
+TEST(SessionNoAllocation, PerfSoftwareEventsRead) {
+  auto s = open_session(SessionBackend::perf, {"task-clock", "page-faults", "cycles"});
+  ASSERT_TRUE(s);
+  if (s->time_only()) GTEST_SKIP() << "no perf event opens here: " << s->events()[0].reason;
+  EXPECT_EQ(allocations_while_measuring(*s), 0);
+}
+
+TEST(SessionNoAllocation, ASecondThread) {
+  auto s = open_session(SessionBackend::timer, {"wall-time"});
+  ASSERT_TRUE(s);
+  const int id = s->region("worker");
+  long added = -1;
+  std::thread worker([&] {
+    const long at_start = allocations.load();
+    for (int i = 0; i < 201; ++i) {  // the first begin claims this thread's slot
+      s->begin(id);
+      s->end(id);
+    }
+    added = allocations.load() - at_start;
+  });
+  worker.join();
+  EXPECT_EQ(added, 0);
+  EXPECT_EQ(s->report(id).calls, 201u);
+}
+
+}  // namespace
+}  // namespace hwprof

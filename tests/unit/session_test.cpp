@@ -1,0 +1,643 @@
+// The session (src/profile/session.cpp) on a fake clock and a fake counter set, so that every
+// figure is exact: overhead measurement and subtraction, nesting (inclusive and exclusive
+// time and counts), unmatched and too-deep regions, the below-resolution flag, regions from
+// several threads, scoped regions and the macro, group metrics, and configuration errors.
+// No hardware: the one real backend used is the timer.
+#include <atomic>
+#include <barrier>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "hwprof/session.hpp"
+#include "profile/session_state.hpp"
+
+namespace hwprof {
+
+// Defined in session_disabled_test.cpp, compiled with HWPROF_DISABLE_REGIONS.
+int run_disabled_region(Session& session);
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// ---- the fake clock: every call advances it by `tick`; tests advance it by hand too ----
+
+std::atomic<std::uint64_t> fake_now{1'000'000};
+std::atomic<std::uint64_t> fake_tick{10};
+
+std::uint64_t fake_clock() noexcept { return fake_now.fetch_add(fake_tick.load()) + fake_tick.load(); }
+void spend(std::uint64_t ns) { fake_now.fetch_add(ns); }
+
+// ---- the fake counter set: "ops" counts what tests add plus `read_cost` per read ----
+
+std::atomic<std::uint64_t> fake_ops{0};
+
+class FakeCounters final : public CounterSet {
+ public:
+  FakeCounters(std::uint64_t read_cost, bool multiplexed = false, std::atomic<int>* running = nullptr)
+      : read_cost_(read_cost), multiplexed_(multiplexed), running_(running) {
+    events_.push_back({"ops", "count", CounterStatus::ok, ""});
+    events_.push_back({"dram-bytes", "bytes", CounterStatus::unsupported, "no uncore PMU in this test"});
+  }
+  BackendKind backend() const noexcept override { return BackendKind::perf; }
+  void start() noexcept override {
+    if (running_) *running_ = 1;
+  }
+  void stop() noexcept override {
+    if (running_) *running_ = 0;
+  }
+  void read(CounterSnapshot& out) noexcept override {
+    const std::uint64_t value = fake_ops.fetch_add(read_cost_) + read_cost_;
+    const std::uint64_t enabled = fake_now.load();
+    out.value[0] = value;
+    out.time_enabled[0] = enabled;
+    // Multiplexed: the counter ran half the time; raw values are then scaled by 2.
+    out.time_running[0] = multiplexed_ ? enabled / 2 : enabled;
+    out.valid[0] = true;
+    out.valid[1] = false;
+  }
+
+ private:
+  std::uint64_t read_cost_;
+  bool multiplexed_;
+  std::atomic<int>* running_;
+};
+
+SessionOptions fake_options() {
+  SessionOptions o;
+  o.clock = &fake_clock;
+  o.overhead_pairs = 200;
+  o.on_hint = [](const std::string&) {};
+  return o;
+}
+
+std::unique_ptr<Session> open_fake(std::uint64_t read_cost = 3, SessionOptions o = fake_options()) {
+  fake_tick = 10;
+  auto s = Session::open(o, std::make_unique<FakeCounters>(read_cost));
+  EXPECT_TRUE(s) << (s ? "" : s.error().message);
+  return std::move(*s);
+}
+
+TEST(Session, MeasuresItsOwnOverheadOnTheInjectedClockAndCounters) {
+  auto s = open_fake(3);
+  // An empty region: one tick between begin's timestamp and end's. A pair as its parent sees
+  // it: two ticks. Counters: one read (3) inside a sample, two per pair.
+  EXPECT_DOUBLE_EQ(s->overhead().sample_ns, 10);
+  EXPECT_DOUBLE_EQ(s->overhead().pair_ns, 20);
+  ASSERT_EQ(s->overhead().sample_counts.size(), 2u);
+  EXPECT_DOUBLE_EQ(s->overhead().sample_counts[0], 3);
+  EXPECT_DOUBLE_EQ(s->overhead().pair_counts[0], 6);
+  EXPECT_DOUBLE_EQ(s->overhead().sample_counts[1], 0) << "unavailable events have no overhead";
+  EXPECT_TRUE(s->report().empty()) << "the calibration regions are not reported";
+  EXPECT_FALSE(s->time_only());
+  EXPECT_EQ(s->backend(), BackendKind::perf);
+}
+
+TEST(Session, SubtractsTheOverheadFromEverySample) {
+  auto s = open_fake(3);
+  const int a = s->region("a");
+  for (std::uint64_t work : {1000u, 2000u, 3000u, 4000u, 5000u}) {
+    s->begin(a);
+    spend(work);
+    fake_ops += work / 2;
+    s->end(a);
+  }
+  const RegionReport r = s->report(a);
+  EXPECT_EQ(r.name, "a");
+  EXPECT_EQ(r.calls, 5u);
+  EXPECT_EQ(r.inclusive_ns.n, 5u);
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.min, 1000);
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.median, 3000);
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.max, 5000);
+  EXPECT_DOUBLE_EQ(r.exclusive_ns.median, 3000) << "no children: exclusive = inclusive";
+  EXPECT_DOUBLE_EQ(r.total_inclusive_ns, 15000);
+  ASSERT_EQ(r.counters.size(), 2u);
+  EXPECT_EQ(r.counters[0].name, "ops");
+  EXPECT_EQ(r.counters[0].status, CounterStatus::ok);
+  EXPECT_DOUBLE_EQ(r.counters[0].inclusive, 7500);
+  EXPECT_DOUBLE_EQ(r.counters[0].per_call(), 1500);
+  EXPECT_EQ(r.counters[0].samples, 5u);
+  EXPECT_DOUBLE_EQ(r.counters[0].min_running_fraction, 1.0);
+  // Unavailable: its status and reason, never a 0 that looks like a count.
+  EXPECT_EQ(r.counters[1].status, CounterStatus::unsupported);
+  EXPECT_FALSE(r.counters[1].has_value());
+  EXPECT_TRUE(contains(r.counters[1].reason, "uncore")) << r.counters[1].reason;
+}
+
+TEST(Session, NestingGivesInclusiveAndExclusiveFigures) {
+  auto s = open_fake(3);
+  const int parent = s->region("parent");
+  const int child = s->region("child");
+  s->begin(parent);
+  spend(100);
+  fake_ops += 50;
+  s->begin(child);
+  spend(1000);
+  fake_ops += 500;
+  s->end(child);
+  spend(200);
+  fake_ops += 20;
+  s->end(parent);
+
+  const RegionReport c = s->report(child);
+  EXPECT_DOUBLE_EQ(c.inclusive_ns.median, 1000);
+  EXPECT_DOUBLE_EQ(c.exclusive_ns.median, 1000);
+  EXPECT_DOUBLE_EQ(c.counters[0].inclusive, 500);
+  const RegionReport p = s->report(parent);
+  // The parent saw 1330 ns raw: its own 300, the child's 1000, the child's pair (20) and its
+  // own sample overhead (10).
+  EXPECT_DOUBLE_EQ(p.inclusive_ns.median, 1300);
+  EXPECT_DOUBLE_EQ(p.exclusive_ns.median, 300);
+  EXPECT_DOUBLE_EQ(p.counters[0].inclusive, 570);
+  EXPECT_DOUBLE_EQ(p.counters[0].exclusive, 70);
+  EXPECT_EQ(p.unmatched, 0u);
+  EXPECT_EQ(c.unmatched, 0u);
+}
+
+TEST(Session, TwoChildrenAndRepeatedCalls) {
+  auto s = open_fake(0);
+  const int outer = s->region("outer");
+  const int inner = s->region("inner");
+  for (int i = 0; i < 3; ++i) {
+    s->begin(outer);
+    for (int k = 0; k < 2; ++k) {
+      s->begin(inner);
+      spend(400);
+      s->end(inner);
+      spend(50);
+    }
+    s->end(outer);
+  }
+  EXPECT_EQ(s->report(inner).calls, 6u);
+  EXPECT_DOUBLE_EQ(s->report(inner).inclusive_ns.median, 400);
+  EXPECT_EQ(s->report(outer).calls, 3u);
+  EXPECT_DOUBLE_EQ(s->report(outer).inclusive_ns.median, 900);
+  EXPECT_DOUBLE_EQ(s->report(outer).exclusive_ns.median, 100);
+  EXPECT_DOUBLE_EQ(s->report(outer).total_exclusive_ns, 300);
+}
+
+TEST(Session, MultiplexedCountsAreScaledAndSaySo) {
+  fake_tick = 10;
+  auto opened = Session::open(fake_options(), std::make_unique<FakeCounters>(0, true));
+  ASSERT_TRUE(opened);
+  auto& s = *opened;
+  const int a = s->region("a");
+  s->begin(a);
+  spend(1000);
+  fake_ops += 100;
+  s->end(a);
+  const CounterTotal c = s->report(a).counters[0];
+  EXPECT_EQ(c.status, CounterStatus::multiplexed);
+  EXPECT_DOUBLE_EQ(c.min_running_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(c.inclusive, 200) << "100 counted in half the time: scaled to 200";
+}
+
+TEST(Session, BelowResolutionIsAHundredPairCosts) {
+  auto s = open_fake(0);  // pair cost 20 ns: the line is 2000 ns
+  const int short_region = s->region("short");
+  const int long_region = s->region("long");
+  for (int i = 0; i < 3; ++i) {
+    s->begin(short_region);
+    spend(1990);
+    s->end(short_region);
+    s->begin(long_region);
+    spend(2000);
+    s->end(long_region);
+  }
+  EXPECT_TRUE(s->report(short_region).below_resolution);
+  EXPECT_FALSE(s->report(long_region).below_resolution);
+}
+
+TEST(Session, WithoutOverheadMeasurementNothingIsSubtractedOrFlagged) {
+  SessionOptions o = fake_options();
+  o.overhead_pairs = 0;
+  auto s = open_fake(3, o);
+  EXPECT_EQ(s->overhead().pair_ns, 0);
+  const int a = s->region("a");
+  s->begin(a);
+  spend(5);
+  s->end(a);
+  EXPECT_DOUBLE_EQ(s->report(a).inclusive_ns.median, 15);
+  EXPECT_DOUBLE_EQ(s->report(a).counters[0].inclusive, 3);
+  EXPECT_FALSE(s->report(a).below_resolution);
+}
+
+TEST(Session, RegionIdsAreStableAndNamesUnique) {
+  auto s = open_fake();
+  const int a = s->region("conv1");
+  const int b = s->region("conv2");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(s->region("conv1"), a);
+  EXPECT_EQ(s->report().size(), 2u);
+  EXPECT_EQ(s->report()[0].name, "conv1");
+  EXPECT_EQ(s->report()[0].id, a);
+  EXPECT_EQ(s->report()[1].calls, 0u);
+}
+
+TEST(Session, RegionTableFullGivesMinusOneAndAHint) {
+  SessionOptions o = fake_options();
+  o.max_regions = 2;
+  std::vector<std::string> hints;
+  o.on_hint = [&](const std::string& h) { hints.push_back(h); };
+  auto s = open_fake(0, o);
+  const std::size_t before = hints.size();
+  EXPECT_GE(s->region("a"), 0);
+  EXPECT_GE(s->region("b"), 0);
+  EXPECT_EQ(s->region("c"), -1);
+  EXPECT_EQ(hints.size(), before + 1);
+  EXPECT_TRUE(contains(hints.back(), "max_regions"));
+  s->begin(-1);  // ignored
+  s->end(-1);
+  s->begin(12345);
+  s->end(12345);
+  EXPECT_EQ(s->report().size(), 2u);
+}
+
+TEST(Session, AnEndWithoutItsBeginIsCountedAndChangesNothingElse) {
+  auto s = open_fake(0);
+  const int a = s->region("a");
+  const int b = s->region("b");
+  s->end(a);
+  EXPECT_EQ(s->report(a).unmatched, 1u);
+  EXPECT_EQ(s->report(a).calls, 0u);
+  s->begin(a);
+  s->end(b);  // b is not open
+  s->end(a);
+  EXPECT_EQ(s->report(b).unmatched, 1u);
+  EXPECT_EQ(s->report(a).calls, 1u);
+}
+
+TEST(Session, EndingAnOuterRegionAbandonsTheInnerOnes) {
+  auto s = open_fake(0);
+  const int outer = s->region("outer");
+  const int inner = s->region("inner");
+  s->begin(outer);
+  s->begin(inner);
+  spend(100);
+  s->end(outer);
+  EXPECT_EQ(s->report(outer).calls, 1u);
+  EXPECT_EQ(s->report(inner).calls, 0u);
+  EXPECT_EQ(s->report(inner).unmatched, 1u);
+  s->begin(outer);  // the stack is clean again
+  s->end(outer);
+  EXPECT_EQ(s->report(outer).calls, 2u);
+  EXPECT_EQ(s->report(outer).unmatched, 0u);
+}
+
+TEST(Session, RegionsDeeperThanMaxDepthAreDroppedAndTheirEndsIgnored) {
+  SessionOptions o = fake_options();
+  o.max_depth = 2;
+  auto s = open_fake(0, o);
+  const int a = s->region("a");
+  const int b = s->region("b");
+  const int c = s->region("c");
+  s->begin(a);
+  s->begin(b);
+  s->begin(c);
+  s->end(c);
+  s->end(b);
+  s->end(a);
+  EXPECT_EQ(s->dropped_depth(), 1u);
+  EXPECT_EQ(s->report(a).calls, 1u);
+  EXPECT_EQ(s->report(b).calls, 1u);
+  EXPECT_EQ(s->report(c).calls, 0u);
+  EXPECT_EQ(s->report(a).unmatched + s->report(b).unmatched + s->report(c).unmatched, 0u);
+}
+
+TEST(Session, SamplesPastTheBufferAreCountedNotKept) {
+  SessionOptions o = fake_options();
+  o.samples_per_region = 4;
+  auto s = open_fake(0, o);
+  const int a = s->region("a");
+  for (int i = 0; i < 10; ++i) {
+    s->begin(a);
+    spend(100);
+    s->end(a);
+  }
+  const RegionReport r = s->report(a);
+  EXPECT_EQ(r.calls, 10u);
+  EXPECT_EQ(r.inclusive_ns.n, 4u);
+  EXPECT_EQ(r.dropped_samples, 6u);
+  EXPECT_DOUBLE_EQ(r.total_inclusive_ns, 1000) << "dropped samples still count in the totals";
+}
+
+TEST(Session, ResetForgetsSamplesButKeepsRegions) {
+  auto s = open_fake(3);
+  const int a = s->region("a");
+  s->begin(a);
+  spend(100);
+  s->end(a);
+  s->set_work(a, 1e6, 2e6);
+  s->reset();
+  const RegionReport r = s->report(a);
+  EXPECT_EQ(r.calls, 0u);
+  EXPECT_EQ(r.counters[0].samples, 0u);
+  EXPECT_EQ(r.counters[0].status, CounterStatus::not_counted);
+  EXPECT_EQ(s->region("a"), a);
+  ASSERT_TRUE(r.work_flops.has_value()) << "the analytic work is a property of the region, not a sample";
+  EXPECT_DOUBLE_EQ(*r.work_flops, 1e6);
+  EXPECT_DOUBLE_EQ(*r.work_bytes, 2e6);
+  EXPECT_FALSE(s->report(s->region("b")).work_flops.has_value());
+}
+
+TEST(Session, ScopedRegionsAndTheMacro) {
+  auto s = open_fake(0);
+  const int id = s->region("scoped");
+  {
+    Region r(*s, id);
+    spend(500);
+  }
+  for (int i = 0; i < 3; ++i) {
+    HWPROF_REGION(*s, "macro");
+    spend(700);
+  }
+  EXPECT_EQ(s->report(id).calls, 1u);
+  EXPECT_DOUBLE_EQ(s->report(id).inclusive_ns.median, 500);
+  const int macro = s->region("macro");
+  EXPECT_EQ(s->report(macro).calls, 3u);
+  EXPECT_DOUBLE_EQ(s->report(macro).inclusive_ns.median, 700);
+
+  // A second session binds the same site to its own id.
+  auto other = open_fake(0);
+  const int first = other->region("first");
+  for (int i = 0; i < 2; ++i) {
+    for (Session* session : {s.get(), other.get()}) {
+      HWPROF_REGION(*session, "shared-site");
+    }
+  }
+  EXPECT_EQ(s->report(s->region("shared-site")).calls, 2u);
+  EXPECT_EQ(other->report(other->region("shared-site")).calls, 2u);
+  EXPECT_EQ(other->region("shared-site"), first + 1) << "registered in `other` on its first entry there";
+}
+
+TEST(Session, TheMacroCompilesToNothingWhenDisabled) {
+  auto s = open_fake(0);
+  EXPECT_EQ(run_disabled_region(*s), 42);
+  EXPECT_TRUE(s->report().empty()) << "no region was registered or entered";
+}
+
+TEST(Session, RegionsFromSeveralThreadsKeepTheirOwnStacks) {
+  SessionOptions o;
+  o.overhead_pairs = 100;
+  o.backend = SessionBackend::timer;
+  auto opened = Session::open(o);
+  ASSERT_TRUE(opened) << opened.error().message;
+  Session& s = **opened;
+  const int outer = s.region("outer");
+  const int inner = s.region("inner");
+  constexpr int kThreads = 4;
+  constexpr int kCalls = 500;
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kCalls; ++i) {
+        s.begin(outer);
+        s.begin(inner);
+        s.end(inner);
+        s.end(outer);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int id : {outer, inner}) {
+    const RegionReport r = s.report(id);
+    EXPECT_EQ(r.calls, static_cast<std::uint64_t>(kThreads * kCalls)) << r.name;
+    EXPECT_EQ(r.unmatched, 0u) << r.name;
+    EXPECT_EQ(r.inclusive_ns.n, r.calls) << r.name;
+    EXPECT_GE(r.inclusive_ns.median, r.exclusive_ns.median) << r.name;
+  }
+  EXPECT_EQ(s.dropped_threads(), 0u);
+}
+
+TEST(Session, ThreadsBeyondMaxThreadsAreDroppedNotMixedUp) {
+  SessionOptions o = fake_options();
+  o.max_threads = 2;
+  auto s = open_fake(0, o);  // the test thread took one slot during calibration
+  const int a = s->region("a");
+  constexpr int kThreads = 3;
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      s->begin(a);
+      start.arrive_and_wait();  // all three inside at once
+      s->end(a);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(s->report(a).calls, 1u);
+  EXPECT_EQ(s->dropped_threads(), 2u);
+  EXPECT_EQ(s->report(a).unmatched, 0u);
+}
+
+TEST(Session, OverlappingRegionsOnTwoThreadsEachSeeTheSharedCounter) {
+  // A process-wide counter: both overlapping regions count what either thread did.
+  auto s = open_fake(0);
+  const int a = s->region("a");
+  const int b = s->region("b");
+  std::barrier step(2);
+  std::thread other([&] {
+    s->begin(b);
+    step.arrive_and_wait();  // 1: both open
+    step.arrive_and_wait();  // 2: work done
+    s->end(b);
+  });
+  s->begin(a);
+  step.arrive_and_wait();
+  fake_ops += 1000;
+  step.arrive_and_wait();
+  s->end(a);
+  other.join();
+  EXPECT_DOUBLE_EQ(s->report(a).counters[0].inclusive, 1000);
+  EXPECT_DOUBLE_EQ(s->report(b).counters[0].inclusive, 1000);
+}
+
+TEST(Session, ACounterSetWithNothingOpenMeasuresTimeOnly) {
+  class Closed final : public CounterSet {
+   public:
+    Closed() { events_.push_back({"cycles", "count", CounterStatus::unsupported, "no PMU here"}); }
+    BackendKind backend() const noexcept override { return BackendKind::perf; }
+    void start() noexcept override {}
+    void stop() noexcept override {}
+    void read(CounterSnapshot& out) noexcept override {
+      reads++;
+      out.valid[0] = false;
+    }
+    int reads = 0;
+  };
+  auto closed = std::make_unique<Closed>();
+  Closed* raw = closed.get();
+  auto opened = Session::open(fake_options(), std::move(closed));
+  ASSERT_TRUE(opened);
+  auto& s = *opened;
+  EXPECT_TRUE(s->time_only());
+  EXPECT_EQ(s->backend(), BackendKind::timer);
+  const int a = s->region("a");
+  s->begin(a);
+  spend(100);
+  s->end(a);
+  EXPECT_EQ(raw->reads, 0) << "nothing to read";
+  const RegionReport r = s->report(a);
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.median, 100);
+  ASSERT_EQ(r.counters.size(), 1u);
+  EXPECT_EQ(r.counters[0].status, CounterStatus::unsupported);
+  EXPECT_EQ(r.counters[0].reason, "no PMU here");
+}
+
+TEST(Session, OneHintForEventsThatCannotBeCounted) {
+  SessionOptions o = fake_options();
+  std::vector<std::string> hints;
+  o.on_hint = [&](const std::string& h) { hints.push_back(h); };
+  auto s = open_fake(0, o);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_TRUE(contains(hints[0], "dram-bytes")) << hints[0];
+  EXPECT_TRUE(contains(hints[0], "uncore")) << hints[0];
+  EXPECT_EQ(s->hints(), hints);
+}
+
+TEST(Session, WithoutACallbackTheFirstHintGoesToStderrOncePerProcess) {
+  SessionOptions o = fake_options();
+  o.on_hint = nullptr;
+  detail::rearm_stderr_hint();  // as in a fresh process
+  ::testing::internal::CaptureStderr();
+  auto a = open_fake(0, o);
+  auto b = open_fake(0, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::size_t lines = 0;
+  for (std::size_t at = err.find("hwprof: "); at != std::string::npos; at = err.find("hwprof: ", at + 1)) ++lines;
+  EXPECT_EQ(lines, 1u) << err;
+  EXPECT_TRUE(contains(err, "dram-bytes")) << err;
+  EXPECT_EQ(a->hints().size(), 1u) << "every session still keeps its hints";
+  EXPECT_EQ(b->hints().size(), 1u);
+}
+
+TEST(Session, TimerBackendWithoutEventsIsTimeOnly) {
+  SessionOptions o;
+  o.backend = SessionBackend::timer;
+  o.overhead_pairs = 100;
+  auto s = Session::open(o);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE((*s)->time_only());
+  EXPECT_TRUE((*s)->events().empty());
+  EXPECT_TRUE((*s)->hints().empty());
+  EXPECT_GT((*s)->overhead().pair_ns, 0.0);
+  EXPECT_TRUE((*s)->clock_source() == "tsc" || (*s)->clock_source() == "CLOCK_MONOTONIC") << (*s)->clock_source();
+  EXPECT_EQ(open_fake()->clock_source(), "injected");
+}
+
+TEST(Session, ConfigurationErrors) {
+  SessionOptions timer;
+  timer.backend = SessionBackend::timer;
+  timer.events = {"wall-tim"};
+  auto t = Session::open(timer);
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "wall-tim")) << t.error().message;
+  EXPECT_TRUE(contains(t.error().message, "wall-time")) << "a suggestion: " << t.error().message;
+
+  SessionOptions perf;
+  perf.backend = SessionBackend::perf;
+  perf.events = {"cyclez"};
+  auto p = Session::open(perf);
+  ASSERT_FALSE(p);
+  EXPECT_TRUE(contains(p.error().message, "cyclez")) << p.error().message;
+
+  SessionOptions group;
+  group.group = "no-such-group";
+  group.counters_dirs = {HWPROF_COUNTERS_DIR};
+  auto g = Session::open(group);
+  ASSERT_FALSE(g);
+  EXPECT_TRUE(contains(g.error().message, "no-such-group")) << g.error().message;
+
+  SessionOptions nowhere;
+  nowhere.group = "ipc";
+  nowhere.counters_dirs = {"/nonexistent/counters"};
+  auto n = Session::open(nowhere);
+  ASSERT_FALSE(n);
+  EXPECT_TRUE(contains(n.error().message, "/nonexistent/counters")) << n.error().message;
+
+  SessionOptions zero;
+  zero.max_threads = 0;
+  EXPECT_FALSE(Session::open(zero, nullptr));
+}
+
+TEST(Session, GroupsLoadByNameForTheFamilyAndGiveMetricsPerCall) {
+  // The software group exists for every family; loading it by name must find it.
+  SessionOptions by_name;
+  by_name.group = "software";
+  by_name.family = "zen3";
+  by_name.counters_dirs = {HWPROF_COUNTERS_DIR};
+  by_name.backend = SessionBackend::perf;
+  by_name.overhead_pairs = 0;
+  by_name.on_hint = [](const std::string&) {};
+  auto s = Session::open(by_name);
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_NE((*s)->group(), nullptr);
+  EXPECT_EQ((*s)->group()->name, "software");
+  ASSERT_GE((*s)->events().size(), 4u);
+  EXPECT_EQ((*s)->events()[0].name, "task-clock");
+
+  // A group file of the timer backend's clocks: metrics evaluate per call, "time" included.
+  const std::string dir = ::testing::TempDir() + "hwprof-session-group-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/clocks.txt";
+  std::ofstream(file) << "TITLE Clocks\nSCOPE software\nFAMILIES software\n\nEVENTS\nwall  wall-time\n"
+                         "cpu   thread-cpu-time\n\nMETRICS\nCPU share [ratio] = cpu / wall\n"
+                         "Wall per call [s] = 1e-9 * wall\nWall share [ratio] = 1e-9 * wall / time\n\n"
+                         "DESCRIPTION\nTest clocks.\n\nSOURCE\nThis test.\n";
+  SessionOptions by_path;
+  by_path.group = file;
+  by_path.backend = SessionBackend::timer;
+  by_path.overhead_pairs = 0;
+  auto t = Session::open(by_path);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(t) << t.error().message;
+  Session& session = **t;
+  ASSERT_EQ(session.events().size(), 2u);
+  const int id = session.region("spin");
+  for (int i = 0; i < 3; ++i) {
+    Region r(session, id);
+    volatile double x = 1;
+    for (int k = 0; k < 100000; ++k) x = x * 1.0000001;
+  }
+  const RegionReport r = session.report(id);
+  ASSERT_EQ(r.metrics.size(), 3u);
+  EXPECT_EQ(r.metrics[0].name, "CPU share");
+  EXPECT_EQ(r.metrics[0].unit, "ratio");
+  for (const RegionMetric& m : r.metrics) {
+    ASSERT_TRUE(m.value.has_value()) << m.name << ": " << m.reason;
+    EXPECT_GT(*m.value, 0.0) << m.name;
+  }
+  EXPECT_DOUBLE_EQ(*r.metrics[1].value, 1e-9 * r.counters[0].per_call());
+  EXPECT_DOUBLE_EQ(*r.metrics[2].value,
+                   1e-9 * r.counters[0].per_call() / (1e-9 * r.total_inclusive_ns / static_cast<double>(r.calls)));
+}
+
+TEST(Session, CountsWhileOpenAndStopsWhenDestroyed) {
+  std::atomic<int> running{-1};
+  {
+    auto s = Session::open(fake_options(), std::make_unique<FakeCounters>(0, false, &running));
+    ASSERT_TRUE(s);
+    EXPECT_EQ(running.load(), 1);
+  }
+  EXPECT_EQ(running.load(), 0);
+}
+
+TEST(Session, BackendNames) {
+  EXPECT_EQ(session_backend_name(SessionBackend::automatic), "auto");
+  EXPECT_EQ(session_backend_name(SessionBackend::perf), "perf");
+  EXPECT_EQ(session_backend_name(SessionBackend::papi), "papi");
+  EXPECT_EQ(session_backend_name(SessionBackend::timer), "timer");
+}
+
+}  // namespace
+}  // namespace hwprof
