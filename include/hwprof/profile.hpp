@@ -54,7 +54,7 @@ struct LayerProfile {
   std::int64_t bytes = 0;         // analytic minimum traffic
   // Measured: milliseconds per call, overhead subtracted (statistics of the kept iterations).
   Summary time_ms;
-  double time_share = 0.0;        // this layer's median / the sum of the phase's medians
+  double time_share = 0.0;        // this layer's median / the model total's median (per iteration)
   bool below_resolution = false;  // median shorter than 100 × the measurement's own cost
   std::vector<LayerCounter> counters;
   std::vector<LayerMetric> metrics;
