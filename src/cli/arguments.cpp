@@ -1,5 +1,7 @@
 #include "cli/arguments.hpp"
 
+#include "cli/data_lookup.hpp"
+
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -40,6 +42,16 @@ CLI::Validator positive_integer() {
         return {};
       },
       "POSITIVE");
+}
+
+Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape) {
+  auto path = resolve_model(model);
+  if (!path) return path.error();
+  auto graph = load_model(*path);
+  if (!graph || input_shape.empty()) return graph;
+  auto shape = parse_shape_argument(input_shape);
+  if (!shape) return shape.error();
+  return with_input_shape(*graph, *shape);
 }
 
 }  // namespace hwprof::cli

@@ -203,17 +203,8 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
 }
 
 int run_bench(const BenchCommandOptions& options) {
-  auto path = resolve_model(options.model);
-  if (!path) return fail(path.error());
-  auto graph = load_model(*path);
+  auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
-  if (!options.input_shape.empty()) {
-    auto shape = parse_shape_argument(options.input_shape);
-    if (!shape) return fail(shape.error());
-    auto reshaped = with_input_shape(*graph, *shape);
-    if (!reshaped) return fail(reshaped.error());
-    graph = std::move(reshaped);
-  }
   const bool adam = options.optimizer == "adam";
   auto cost = analyze(*graph, {options.batch, adam ? Optimizer::adam : Optimizer::momentum});
   if (!cost) return fail(cost.error());
@@ -236,7 +227,7 @@ int run_bench(const BenchCommandOptions& options) {
 
   Report r;
   r.model = graph->name;
-  r.source = *path;
+  r.source = graph->source.file();
   r.batch = options.batch;
   r.threads = executor->threads();
   r.phase = options.train ? "train" : "forward";

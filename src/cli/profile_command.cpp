@@ -9,6 +9,7 @@
 #include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
+#include "cli/report_command.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
@@ -122,17 +123,8 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
 }
 
 int run_profile(const ProfileCommandOptions& options) {
-  auto path = resolve_model(options.model);
-  if (!path) return fail(path.error());
-  auto graph = load_model(*path);
+  auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
-  if (!options.input_shape.empty()) {
-    auto shape = parse_shape_argument(options.input_shape);
-    if (!shape) return fail(shape.error());
-    auto reshaped = with_input_shape(*graph, *shape);
-    if (!reshaped) return fail(reshaped.error());
-    graph = std::move(reshaped);
-  }
   if (!options.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.output_dir, ec);
@@ -172,16 +164,7 @@ int run_profile(const ProfileCommandOptions& options) {
     if (auto error = write_profile_outputs(*profile, options.output_dir, &written)) return fail(*error);
     for (const std::string& file : written) std::cerr << "hwprof: wrote " << file << "\n";
   }
-  std::string text;
-  if (options.format == "json") {
-    text = profile_to_json(*profile);
-  } else if (options.format == "csv") {
-    text = profile_csv(*profile);
-  } else {
-    const ProfileSort sort = options.sort == "flops" ? ProfileSort::flops : options.sort == "name" ? ProfileSort::name : ProfileSort::time;
-    text = profile_table(*profile, sort, options.top);
-  }
-  return emit(text, "");
+  return emit(render_profile(*profile, options.format, options.sort, options.top), "");
 }
 
 }  // namespace hwprof::cli

@@ -42,6 +42,13 @@ std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code
   return options;
 }
 
+std::string render_profile(const Profile& profile, const std::string& format, const std::string& sort, int top) {
+  if (format == "json") return profile_to_json(profile);
+  if (format == "csv") return profile_csv(profile);
+  const ProfileSort order = sort == "flops" ? ProfileSort::flops : sort == "name" ? ProfileSort::name : ProfileSort::time;
+  return profile_table(profile, order, top);
+}
+
 int run_report(const ReportCommandOptions& options) {
   auto profile = load_profile(options.profile);
   if (!profile) return fail(profile.error());
@@ -62,16 +69,7 @@ int run_report(const ReportCommandOptions& options) {
     }
     std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << size_text(content.size()) << note << ")\n";
   }
-  std::string text;
-  if (options.format == "json") {
-    text = profile_to_json(*profile);
-  } else if (options.format == "csv") {
-    text = profile_csv(*profile);
-  } else {
-    const ProfileSort sort = options.sort == "flops" ? ProfileSort::flops : options.sort == "name" ? ProfileSort::name : ProfileSort::time;
-    text = profile_table(*profile, sort, options.top);
-  }
-  return emit(text, "");
+  return emit(render_profile(*profile, options.format, options.sort, options.top), "");
 }
 
 }  // namespace hwprof::cli

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "hwprof/profile.hpp"
+
 namespace CLI {
 class App;
 }
@@ -23,5 +25,9 @@ struct ReportCommandOptions {
 
 std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code);
 int run_report(const ReportCommandOptions& options);
+
+// A profile on standard output as `--format` (table|json|csv), `--sort` and `--top` ask;
+// shared by `hwprof profile` and `hwprof report`.
+std::string render_profile(const Profile& profile, const std::string& format, const std::string& sort, int top);
 
 }  // namespace hwprof::cli

@@ -53,23 +53,14 @@ std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_co
 }
 
 int run_summary(const SummaryCommandOptions& options) {
-  auto path = resolve_model(options.model);
-  if (!path) return fail(path.error());
-  auto graph = load_model(*path);
+  auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
-  if (!options.input_shape.empty()) {
-    auto shape = parse_shape_argument(options.input_shape);
-    if (!shape) return fail(shape.error());
-    auto reshaped = with_input_shape(*graph, *shape);
-    if (!reshaped) return fail(reshaped.error());
-    graph = std::move(reshaped);
-  }
   auto cost = analyze(*graph, {options.batch, *parse_optimizer(options.optimizer)});
   if (!cost) return fail(cost.error());
 
   SummaryOptions report;
   report.depth = options.depth;
-  report.source_file = *path;
+  report.source_file = graph->source.file();
   std::string text;
   if (options.format == "json") {
     text = summary_json(*cost, report);
