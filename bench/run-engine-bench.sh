@@ -9,6 +9,13 @@
 #   bench/run-engine-bench.sh [BUILD_DIR]     (default build/release)
 # python3-torch and python3-torchvision are installed with apt-get when absent; they are not a
 # build or test dependency. Set PYTHON to use another interpreter that has them.
+#
+# Kernels: both sides run with OPENBLAS_CORETYPE removed from the environment, so each library
+# uses the kernels it picks for this CPU (PyTorch's convolutions run on its own oneDNN, which
+# ignores that variable; its linear layers on the same OpenBLAS). Where the environment sets
+# OPENBLAS_CORETYPE (this project's machines set Haswell, OpenBLAS's AVX2 kernels, on an
+# AVX-512 CPU), ResNet-18 is timed a second time in hwprof with it, against the same PyTorch
+# figure, and that ratio is printed too. Each side's OpenBLAS core is printed.
 set -euo pipefail
 build="${1:-build/release}"
 hwprof="$build/bin/hwprof"
@@ -27,6 +34,8 @@ if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
   $sudo apt-get install -y python3-torch python3-torchvision >&2
 fi
 
+env_core="${OPENBLAS_CORETYPE:-}"
+unset OPENBLAS_CORETYPE
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 echo "load before the run: $(uptime)"
@@ -35,6 +44,9 @@ echo "load before the run: $(uptime)"
 "$hwprof" bench gpt2_small --batch 1 --input-shape 256 --threads "$threads" --warmup "$warmup" --iterations "$iterations" --format json -o "$out/hw_gpt2.json"
 "$python" "$here/torch_peer.py" gpt2_small --batch 1 --context 256 --threads "$threads" --warmup "$warmup" --iterations "$iterations" > "$out/pt_gpt2.json"
 "$hwprof" summary resnet18 --batch 8 --format json -o "$out/summary_resnet18.json"
+if [ -n "$env_core" ]; then
+  OPENBLAS_CORETYPE="$env_core" "$hwprof" bench resnet18 --batch 8 --threads "$threads" --warmup "$warmup" --iterations "$iterations" --format json -o "$out/hw_resnet18_env.json" 2>/dev/null
+fi
 echo "load after the run:  $(uptime)"
 
 "$python" - "$out" <<'PY'
@@ -50,6 +62,11 @@ def ratio(label, hw, pt, goal):
     print(f"{label:<40} hwprof {a:9.2f} ms   PyTorch {b:9.2f} ms   ratio {a / b:5.2f}  (goal <= {goal}: {verdict})")
 ratio("ResNet-18 forward, batch 8, 224x224", load("hw_resnet18.json"), load("pt_resnet18.json"), 1.0)
 ratio("GPT-2 small forward, batch 1, T=256", load("hw_gpt2.json"), load("pt_gpt2.json"), 1.3)
+blas = load("hw_resnet18.json")["blas"]
+print(f"hwprof's OpenBLAS core: {blas['core']} ({blas['core_source']}); PyTorch: {load('pt_resnet18.json').get('blas', 'see torch_peer.py')}")
+if os.path.exists(os.path.join(d, "hw_resnet18_env.json")):
+    env = load("hw_resnet18_env.json")
+    ratio(f"  same, hwprof on {env['blas']['core']} (environment)", env, load("pt_resnet18.json"), 1.0)
 measured = load("hw_resnet18.json")["memory"]["peak_activation_bytes"]["value"]
 analytic = load("summary_resnet18.json")["memory"]["inference_activation_bytes"]
 verdict = "meets" if measured / analytic <= 1.5 else "MISSES"

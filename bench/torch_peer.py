@@ -74,6 +74,19 @@ def build(args):
     return model.eval(), x
 
 
+def blas_description():
+    """What PyTorch's dense layers run on: convolutions on its own oneDNN (MKL-DNN), which picks
+    its ISA itself; linear layers on the system BLAS (libblas.so.3, OpenBLAS on Debian)."""
+    import ctypes
+    try:
+        corename = ctypes.CDLL("libblas.so.3").openblas_get_corename
+        corename.restype = ctypes.c_char_p
+        core = f"OpenBLAS core {corename().decode()}"
+    except (OSError, AttributeError):
+        core = "a BLAS that is not OpenBLAS"
+    return f"convolutions on oneDNN (mkldnn available: {torch.backends.mkldnn.is_available()}), linear layers on {core}"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", choices=["resnet18", "gpt2_small"])
@@ -107,6 +120,7 @@ def main():
         return times[lo] + (h - lo) * (times[hi] - times[lo])
 
     print(json.dumps({
+        "blas": blas_description(),
         "model": args.model,
         "framework": f"torch {torch.__version__}",
         "batch": args.batch,

@@ -30,6 +30,17 @@ class LayerObserver {
   virtual void on_end(int layer, Phase phase) noexcept = 0;
 };
 
+// The BLAS under the dense kernels, for reports: OpenBLAS's build, the kernels ("core") it
+// loaded, and why those. `advice` is non-empty when an environment variable holds OpenBLAS
+// to older kernels than this CPU can run (say so to the user: GEMMs run far slower).
+struct BlasInfo {
+  std::string config;       // openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
+  std::string core;         // openblas_get_corename(), e.g. "SkylakeX"
+  std::string core_source;  // "OpenBLAS's CPU detection", "set by hwprof: ...", "OPENBLAS_CORETYPE=... in the environment"
+  std::string advice;
+};
+BlasInfo blas_info();
+
 enum class OptimizerKind { sgd, adam };
 
 // PyTorch's semantics (torch.optim.SGD with momentum and dampening 0; torch.optim.Adam).

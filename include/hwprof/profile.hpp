@@ -95,6 +95,8 @@ struct ProfileMachine {
   bool calibration_quick = false;
   std::optional<CalibrationRun> ceilings;  // the run with the profile's thread count
   TheoreticalPeaks theoretical;
+  std::string blas_core;            // the OpenBLAS kernels the dense layers ran on (hwprof::blas_info)
+  std::string blas_core_source;     // why those kernels
 };
 
 struct Profile {

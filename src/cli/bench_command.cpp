@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <new>
 #include <numeric>
 #include <vector>
@@ -117,6 +118,7 @@ struct Report {
   DType input_dtype = DType::f32;
   std::int64_t parameter_bytes = 0;
   std::int64_t analytic_activation_bytes = 0;
+  BlasInfo blas;
   Measurement m;
 };
 
@@ -134,6 +136,8 @@ std::string report_json(const Report& r, const BenchCommandOptions& o) {
   j["threads"] = r.threads;
   j["phase"] = r.phase;
   j["input"] = {{"shape", r.input_shape}, {"dtype", dtype_name(r.input_dtype)}};
+  j["blas"] = {{"config", r.blas.config}, {"core", r.blas.core}, {"core_source", r.blas.core_source}};
+  if (!r.blas.advice.empty()) j["blas"]["advice"] = r.blas.advice;
   if (o.train) j["optimizer"] = o.optimizer;
   j["seed"] = o.seed;
   j["warmup"] = o.warmup;
@@ -160,8 +164,9 @@ std::string report_table(const Report& r, const BenchCommandOptions& o) {
   const Latency& l = r.m.latency;
   std::string out = fmt::format("hwprof bench: {} ({}), batch {}, {}, {} thread(s)\n", r.model, r.source, r.batch,
                                 o.train ? "training step (" + o.optimizer + ")" : std::string("forward (evaluation mode)"), r.threads);
-  out += fmt::format("input {} {}, synthetic (seed {}); {} warm-up + {} measured iteration(s)\n\n",
+  out += fmt::format("input {} {}, synthetic (seed {}); {} warm-up + {} measured iteration(s)\n",
                      format_shape(r.input_shape), dtype_name(r.input_dtype), o.seed, o.warmup, l.n);
+  out += fmt::format("BLAS: OpenBLAS core {} ({})\n\n", r.blas.core, r.blas.core_source);
   out += "latency, ms (measured wall time per iteration)\n";
   out += fmt::format("  {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "max", "p95");
   out += fmt::format("  {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", l.median, l.mean, l.min, l.max, l.p95);
@@ -236,6 +241,8 @@ int run_bench(const BenchCommandOptions& options) {
   r.parameter_bytes = executor->parameter_bytes();
   r.analytic_activation_bytes = options.train ? cost->memory.training_activation_bytes : cost->memory.inference_activation_bytes;
   r.m = std::move(*measured);
+  r.blas = blas_info();
+  if (!r.blas.advice.empty()) std::cerr << "hwprof bench: note: " << r.blas.advice << "\n";
   return emit(options.format == "json" ? report_json(r, options) : report_table(r, options), options.output);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/output.hpp"
+#include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/report.hpp"
 
@@ -101,6 +102,7 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   calibration.single_precision = std::find(options.precision.begin(), options.precision.end(), "sp") != options.precision.end();
   calibration.double_precision = std::find(options.precision.begin(), options.precision.end(), "dp") != options.precision.end();
   if (::isatty(2)) calibration.progress = [](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; };
+  if (const BlasInfo blas = blas_info(); !blas.advice.empty()) std::cerr << "hwprof calibrate: note: " << blas.advice << "\n";
   auto machine = calibrate(calibration);
   if (!machine) return fail(machine.error());
 

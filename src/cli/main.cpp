@@ -21,13 +21,14 @@
 
 namespace {
 
-// Debian 12's OpenBLAS 0.3.21 does not know AMD Zen 4 and Zen 5 and runs its AVX2 kernels
-// (core "Haswell" or "Zen") on them, at about half of what the CPU can do; its SkylakeX
-// kernels need only AVX-512 F, CD, BW, DQ and VL, which these CPUs have. OpenBLAS picks its
-// kernels when it loads, from OPENBLAS_CORETYPE, so hwprof sets that and starts itself again.
-// Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit the
-// variable); a user's own OPENBLAS_CORETYPE is never overridden, and HWPROF_KEEP_BLAS_CORE=1
-// turns this off.
+// OpenBLAS picks its kernels when it loads, from its own CPU detection or OPENBLAS_CORETYPE.
+// Where Debian 12's OpenBLAS 0.3.21 is older than the CPU, its detection can settle on the AVX2
+// kernels ("Haswell" or "Zen") of a CPU that has AVX-512 (on this project's AMD Zen 5 machine
+// it does pick "Cooperlake"); its SkylakeX kernels need only AVX-512 F, CD, BW, DQ and VL, and
+// do twice the FLOPs per cycle. hwprof then sets OPENBLAS_CORETYPE=SkylakeX and starts itself
+// again. Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit
+// the variable); a user's own OPENBLAS_CORETYPE is never overridden (hwprof::blas_info says
+// when it holds OpenBLAS back), and HWPROF_KEEP_BLAS_CORE=1 turns this off.
 void prefer_avx512_blas(int argc, char** argv) {
   if (argc < 2) return;
   const std::string sub = argv[1];
@@ -41,8 +42,10 @@ void prefer_avx512_blas(int argc, char** argv) {
   const char* core = openblas_get_corename();
   if (core == nullptr || (std::strcmp(core, "Haswell") != 0 && std::strcmp(core, "Zen") != 0)) return;
   ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  ::setenv("HWPROF_BLAS_CORE_BY", "hwprof", 1);  // for reports (hwprof::blas_info)
   ::execv("/proc/self/exe", argv);
   ::unsetenv("OPENBLAS_CORETYPE");  // exec failed: go on with the kernels already loaded
+  ::unsetenv("HWPROF_BLAS_CORE_BY");
 }
 
 }  // namespace

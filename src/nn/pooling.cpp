@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "nn/kernels.hpp"
 
@@ -28,24 +29,21 @@ Window pool_window(i64 out_index, i64 stride, i64 pad, i64 kernel, i64 in_size) 
   return {std::max<i64>(start, 0), std::min(padded_end, in_size), padded_end - start};
 }
 
-struct Argmax {
-  float value = 0.0f;
-  i64 index = -1;  // in the plane
-};
+// max(a, b) where a NaN in b wins and a NaN already in a stays: PyTorch's max_pool2d
+// propagates NaN. Branch-free, so the row loops below vectorise.
+inline float nan_max(float a, float b) { return (b > a || b != b) ? b : a; }
 
-// Padding never wins (it counts as -inf). The first maximum is kept and a NaN propagates, as
-// in PyTorch's max_pool2d; an empty window yields -inf and index -1.
-Argmax window_max(const float* plane, i64 in_w, Window wh, Window ww) {
-  Argmax m{-std::numeric_limits<float>::infinity(), -1};
-  if (wh.start < wh.end && ww.start < ww.end) m.index = wh.start * in_w + ww.start;
+// Index in the plane of the window's first element equal to m, in row-major order (for a NaN
+// m, its first NaN): PyTorch keeps the first maximum. An empty window has none (-1).
+i64 first_index_of(const float* plane, i64 in_w, Window wh, Window ww, float m) {
+  const bool nan = m != m;
   for (i64 h = wh.start; h < wh.end; ++h) {
     for (i64 w = ww.start; w < ww.end; ++w) {
       const float v = plane[h * in_w + w];
-      if (std::isnan(v)) return {v, h * in_w + w};
-      if (v > m.value) m = {v, h * in_w + w};
+      if (nan ? v != v : v == m) return h * in_w + w;
     }
   }
-  return m;
+  return -1;
 }
 
 i64 visits(const Pool2dGeometry& g) { return g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w; }
@@ -58,23 +56,57 @@ i64 adaptive_end(i64 i, i64 in, i64 out) { return ((i + 1) * in + out - 1) / out
 
 // ---- max --------------------------------------------------------------------------------
 
+// Row by row: the window's rows are first reduced column-wise into one row buffer that
+// carries -inf for the padding (and a ceil_mode window's overhang) on both sides, so each
+// output is then the maximum of kernel_w strided columns of it. Both loops are branch-free
+// and vectorise (random data makes a compare-and-branch mispredict about half the time).
+// Padding never wins; an empty window yields -inf and index -1.
+namespace {
+
+// One (sample, channel) plane; `r` is the row buffer, r[-pad_w] its first element.
+__attribute__((target_clones("avx2", "default"))) void maxpool_plane(const Pool2dGeometry& g, const float* xp,
+                                                                     float* yp, std::int32_t* ap, float* r) {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  for (i64 oh = 0; oh < g.out_h; ++oh) {
+    const Window wh = pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h);
+    std::fill(r, r + g.in_w, kMinusInf);
+    for (i64 h = wh.start; h < wh.end; ++h) {
+      const float* xr = xp + h * g.in_w;
+#pragma omp simd
+      for (i64 w = 0; w < g.in_w; ++w) r[w] = nan_max(r[w], xr[w]);
+    }
+    float* yr = yp + oh * g.out_w;
+    std::fill(yr, yr + g.out_w, kMinusInf);
+    const float* first = r - g.pad_w;  // the first window's first column
+    for (i64 k = 0; k < g.kernel_w; ++k) {
+#pragma omp simd
+      for (i64 ow = 0; ow < g.out_w; ++ow) yr[ow] = nan_max(yr[ow], first[ow * g.stride_w + k]);
+    }
+    if (ap == nullptr) continue;
+    for (i64 ow = 0; ow < g.out_w; ++ow) {
+      const Window ww = pool_window(ow, g.stride_w, g.pad_w, g.kernel_w, g.in_w);
+      // The value is the chosen element's own (a -0 and a +0 compare equal).
+      const i64 at = first_index_of(xp, g.in_w, wh, ww, yr[ow]);
+      ap[oh * g.out_w + ow] = static_cast<std::int32_t>(at);
+      if (at >= 0) yr[ow] = xp[at];
+    }
+  }
+}
+
+}  // namespace
+
 void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
   const i64 planes = g.batch * g.channels;
   const i64 in_plane = g.in_h * g.in_w;
   const i64 out_plane = g.out_h * g.out_w;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kParallelMin)
-  for (i64 p = 0; p < planes; ++p) {
-    const float* xp = x + p * in_plane;
-    float* yp = y + p * out_plane;
-    std::int32_t* ap = argmax != nullptr ? argmax + p * out_plane : nullptr;
-    for (i64 oh = 0; oh < g.out_h; ++oh) {
-      const Window wh = pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h);
-      for (i64 ow = 0; ow < g.out_w; ++ow) {
-        const Window ww = pool_window(ow, g.stride_w, g.pad_w, g.kernel_w, g.in_w);
-        const Argmax m = window_max(xp, g.in_w, wh, ww);
-        yp[oh * g.out_w + ow] = m.value;
-        if (ap != nullptr) ap[oh * g.out_w + ow] = static_cast<std::int32_t>(m.index);
-      }
+  const i64 width = std::max(g.pad_w + g.in_w, (g.out_w - 1) * g.stride_w + g.kernel_w);
+#pragma omp parallel num_threads(kernel_threads()) if (visits(g) > kParallelMin)
+  {
+    std::vector<float> row(static_cast<std::size_t>(width), -std::numeric_limits<float>::infinity());
+#pragma omp for schedule(static)
+    for (i64 p = 0; p < planes; ++p) {
+      maxpool_plane(g, x + p * in_plane, y + p * out_plane, argmax != nullptr ? argmax + p * out_plane : nullptr,
+                    row.data() + g.pad_w);
     }
   }
 }

@@ -2,11 +2,15 @@
 // loops) and OpenBLAS's own pthreads (GEMMs). The kernels pass it to each parallel region
 // explicitly, so a count set on one thread holds for kernels run on another.
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include <cblas.h>
 #include <omp.h>
 
 #include "calibrate/topology.hpp"
+#include "hwprof/executor.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {
@@ -30,3 +34,36 @@ int kernel_threads() noexcept {
 }
 
 }  // namespace hwprof::nn
+
+namespace hwprof {
+
+// src/cli/main.cpp sets OPENBLAS_CORETYPE=SkylakeX (and HWPROF_BLAS_CORE_BY=hwprof) and starts
+// itself again when OpenBLAS 0.3.21 picked its AVX2 kernels on a CPU with AVX-512.
+BlasInfo blas_info() {
+  BlasInfo b;
+  const char* config = openblas_get_config();
+  const char* core = openblas_get_corename();
+  b.config = config != nullptr ? config : "";
+  b.core = core != nullptr ? core : "";
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  const char* by = std::getenv("HWPROF_BLAS_CORE_BY");
+  if (forced == nullptr) {
+    b.core_source = "OpenBLAS's CPU detection";
+  } else if (by != nullptr && std::strcmp(by, "hwprof") == 0) {
+    b.core_source = "set by hwprof: this CPU has AVX-512, which OpenBLAS's detection passed over";
+  } else {
+    b.core_source = std::string("OPENBLAS_CORETYPE=") + forced + " in the environment";
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512vl");
+    if (avx512 && (b.core == "Haswell" || b.core == "Zen")) {
+      b.advice = std::string("OPENBLAS_CORETYPE=") + forced + " holds OpenBLAS to its AVX2 (" + b.core +
+                 ") kernels on this AVX-512 CPU, whose AVX-512 kernels do up to twice the FLOPs per cycle; unset it "
+                 "to let OpenBLAS (or, where its detection falls short, hwprof) choose them";
+    }
+  }
+  return b;
+}
+
+}  // namespace hwprof

@@ -11,6 +11,8 @@
 
 #include <sys/resource.h>
 
+#include <fmt/format.h>
+
 #include "calibrate/topology.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/version.hpp"
@@ -220,6 +222,41 @@ std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& gr
 
 }  // namespace
 
+namespace {
+
+// Ceilings that this run beats are stale or were measured under load: the efficiencies and
+// bounds placed under them would mislead, so the profile says so (and how to fix it).
+void add_calibration_hints(Profile& p) {
+  if (!p.machine.ceilings) return;
+  const std::string file = p.machine.calibration_file.empty() ? "the calibration" : p.machine.calibration_file;
+  for (const char* name : {"gemm_sp", "gemm_dp"}) {
+    auto it = p.machine.ceilings->compute.find(name);
+    if (it == p.machine.ceilings->compute.end() || p.machine.blas_core.empty()) continue;
+    const std::string& variant = it->second.variant;  // "openblas <core>"
+    if (variant.rfind("openblas ", 0) == 0 && variant.substr(9) != p.machine.blas_core) {
+      p.hints.push_back(fmt::format("the {} ceiling in {} was measured on OpenBLAS's {} kernels, and this run's layers ran on its {} "
+                                    "kernels: run `hwprof calibrate` in the same environment for a matching GEMM roof",
+                                    name, file, variant.substr(9), p.machine.blas_core));
+      break;
+    }
+  }
+  int above = 0;
+  double worst = 0.0;
+  for (const LayerProfile& l : p.layers) {
+    if (!l.roofline || l.below_resolution) continue;
+    if (l.roofline->efficiency > 1.2) ++above;
+    worst = std::max(worst, l.roofline->efficiency);
+  }
+  if (above > 0) {
+    p.hints.push_back(fmt::format("{} layer{} ran above the calibrated roof (up to {:.0f}% of attainable): the ceilings in {} look "
+                                  "too low for this machine now (measured under load{}?); run `hwprof calibrate` on a quiet machine",
+                                  above, above == 1 ? "" : "s", worst * 100.0, file,
+                                  p.machine.calibration_quick ? ", or by a quick calibration" : ""));
+  }
+}
+
+}  // namespace
+
 Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options) {
   const auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
@@ -329,6 +366,10 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   } else {
     p.machine.cpu = describe_this_cpu();
   }
+  const BlasInfo blas = blas_info();
+  p.machine.blas_core = blas.core;
+  p.machine.blas_core_source = blas.core_source;
+  if (!blas.advice.empty()) p.hints.push_back(blas.advice);
 
   // The model total.
   const RegionReport total = session.report(model_id);
@@ -379,6 +420,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.memory.peak_rss_bytes = use_after.peak_rss_bytes;
   if (use_before.faults >= 0 && use_after.faults >= use_before.faults) p.memory.page_faults = use_after.faults - use_before.faults;
   p.trace = timeline(regions.spans(), graph);
+  add_calibration_hints(p);
   return p;
 }
 

@@ -137,6 +137,7 @@ std::string machine_section(const Profile& p) {
     caches += fmt::format("{}L{} {} {} KiB", caches.empty() ? "" : ", ", c.level, esc(c.type), c.size_bytes / 1024);
   }
   if (!caches.empty()) row("caches", caches);
+  if (!m.blas_core.empty()) row("BLAS", "OpenBLAS core " + esc(m.blas_core) + " (" + esc(m.blas_core_source) + ")");
   if (m.ceilings) {
     row("calibration", fmt::format("{}{}{}", esc(m.calibration_created), m.calibration_quick ? " (quick)" : "",
                                    m.calibration_file.empty() ? "" : " — <code>" + esc(m.calibration_file) + "</code>"));

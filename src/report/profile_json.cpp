@@ -421,6 +421,9 @@ ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& pla
   m.calibration_file = in.string(calibration, cat, "file");
   m.calibration_created = in.string(calibration, cat, "created");
   m.calibration_quick = in.boolean(calibration, cat, "quick");
+  const ordered_json& blas = in.member(v, at, "blas");
+  m.blas_core = in.string(blas, at + "/blas", "core");
+  m.blas_core_source = in.string(blas, at + "/blas", "core_source");
   const ordered_json& ceilings = in.member(v, at, "ceilings");
   if (!ceilings.is_null()) m.ceilings = detail::run_from_json(plain_in, plain(ceilings), at + "/ceilings");
   return m;
@@ -440,7 +443,8 @@ std::string profile_to_json(const Profile& p) {
                    {{"file", p.machine.calibration_file},
                     {"created", p.machine.calibration_created},
                     {"quick", p.machine.calibration_quick}}},
-                  {"ceilings", p.machine.ceilings ? detail::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)}};
+                  {"ceilings", p.machine.ceilings ? detail::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)},
+                  {"blas", {{"core", p.machine.blas_core}, {"core_source", p.machine.blas_core_source}}}};
   j["model"] = p.model;
   j["input_shape"] = p.input_shape;
   j["batch"] = p.batch;

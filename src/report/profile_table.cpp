@@ -128,6 +128,7 @@ std::string header(const Profile& p) {
   } else {
     out += fmt::format("no calibration for {} thread{}: no roofline (run `hwprof calibrate`)\n", p.threads, p.threads == 1 ? "" : "s");
   }
+  if (!p.machine.blas_core.empty()) out += fmt::format("BLAS:     OpenBLAS core {} ({})\n", p.machine.blas_core, p.machine.blas_core_source);
   out += fmt::format(
       "Measured: time per call (median of {} iterations after {} warm-up runs, the session's own {:.0f} ns per region "
       "subtracted){}\n",

@@ -158,6 +158,9 @@ TEST(Profiler, JsonCarriesEveryDocumentedField) {
   const auto j = nlohmann::json::parse(profile_to_json(*p));
   for (const char* key : {"schema", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;
   ASSERT_EQ(j["layers"].size(), g->nodes.size());
+  // The kernels the dense layers ran on, and why those (an environment variable may pin them).
+  EXPECT_EQ(j["machine"]["blas"]["core"], blas_info().core);
+  EXPECT_FALSE(j["machine"]["blas"]["core_source"].get<std::string>().empty());
   for (const auto& layer : j["layers"]) {
     for (const char* key : {"name", "op", "params", "macs", "flops", "bytes", "time_ms", "gflops_per_s", "gbytes_per_s", "intensity",
                             "attainable_gflops_per_s", "efficiency", "bound", "counters"}) {
@@ -178,6 +181,46 @@ TEST(Profiler, JsonCarriesEveryDocumentedField) {
   auto back = profile_from_json(profile_to_json(*p), "profile.json");
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(profile_to_json(*back), profile_to_json(*p));
+}
+
+// A calibration that this run beats (measured under load, or with other BLAS kernels) is
+// called out, with the fix, rather than shown as efficiencies above 100% without comment.
+TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
+  auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
+  ASSERT_TRUE(g) << g.error().message;
+  ProfileOptions o;
+  o.batch = 8;
+  o.threads = 1;
+  o.warmup = 1;
+  o.iterations = 3;
+  o.backend = SessionBackend::timer;
+  Machine slow = synthetic_machine(1);
+  for (auto& [level, b] : slow.runs[0].bandwidth) b.kernels["triad"].best = b.kernels["triad"].median = 1e-4;
+  slow.runs[0].compute["fma_sp"].best = slow.runs[0].compute["fma_sp"].median = 1e-4;
+  slow.runs[0].compute["gemm_sp"].best = slow.runs[0].compute["gemm_sp"].median = 1e-4;
+  slow.runs[0].compute["gemm_sp"].variant = "openblas NotTheseKernels";
+  o.machine = slow;
+  o.machine_source = "stale.json";
+  auto p = profile_model(*g, o);
+  ASSERT_TRUE(p) << p.error().message;
+  const auto has = [&](const std::string& text) {
+    return std::any_of(p->hints.begin(), p->hints.end(), [&](const std::string& h) { return h.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("above the calibrated roof")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("stale.json")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("NotTheseKernels kernels")) << ::testing::PrintToString(p->hints);
+
+  // Ceilings this run stays under raise neither hint.
+  Machine fast = synthetic_machine(1);
+  for (auto& [level, b] : fast.runs[0].bandwidth) b.kernels["triad"].best = b.kernels["triad"].median = 1e6;
+  fast.runs[0].compute["fma_sp"].best = fast.runs[0].compute["fma_sp"].median = 1e6;
+  fast.runs[0].compute["gemm_sp"].best = fast.runs[0].compute["gemm_sp"].median = 1e6;
+  fast.runs[0].compute["gemm_sp"].variant = "openblas " + blas_info().core;
+  o.machine = fast;
+  p = profile_model(*g, o);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_FALSE(has("above the calibrated roof")) << ::testing::PrintToString(p->hints);
+  EXPECT_FALSE(has("kernels: run `hwprof calibrate`")) << ::testing::PrintToString(p->hints);
 }
 
 TEST(Profiler, SeedApiOnAnEngineModel) {

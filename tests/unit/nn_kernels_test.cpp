@@ -651,7 +651,12 @@ TEST(Pooling, MaxTreatsPaddingAsMinusInfinityAndPropagatesNaN) {
   const std::vector<float> with_nan = {1.0f, kNaN, 0.0f};
   maxpool2d_forward(g, with_nan.data(), y.data(), argmax.data());
   EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]) && std::isnan(y[2]));
-  EXPECT_EQ(argmax[0], 1);
+  EXPECT_EQ(argmax, (std::vector<std::int32_t>{1, 1, 1}));
+  // Inference (no argmax) takes the same values; a NaN anywhere in a window wins there too.
+  const std::vector<float> late_nan = {1.0f, 2.0f, kNaN};
+  maxpool2d_forward(g, late_nan.data(), y.data(), nullptr);
+  EXPECT_FLOAT_EQ(y[0], 2.0f);
+  EXPECT_TRUE(std::isnan(y[1]) && std::isnan(y[2]));
 }
 
 TEST(Pooling, BackwardMatchesFiniteDifferences) {

@@ -56,6 +56,8 @@ TEST(ProfileJson, ReadsBackWhatItWrote) {
   ASSERT_EQ(back->layers.size(), p.layers.size());
   EXPECT_EQ(back->model, p.model);
   EXPECT_EQ(back->machine.cpu.brand, p.machine.cpu.brand);
+  EXPECT_EQ(back->machine.blas_core, "SkylakeX");
+  EXPECT_EQ(back->machine.blas_core_source, p.machine.blas_core_source);
   ASSERT_TRUE(back->machine.ceilings.has_value());
   EXPECT_DOUBLE_EQ(back->machine.ceilings->bandwidth.at("dram").kernels.at("triad").best, 15.0);
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
