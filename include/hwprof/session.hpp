@@ -186,6 +186,13 @@ class Session {
   // counted as unmatched). Unknown ids are ignored.
   void begin(int id) noexcept;
   void end(int id) noexcept;
+  // begin(id) for a region that starts where the thread's last end() left off (the next layer
+  // of a framework hook): when that end() was this thread's last call and returned at most
+  // `max_gap_ns` ago, its counter reading serves as this region's start too, and one read
+  // (which can cost tens of microseconds with inherited counters on other CPUs) is saved.
+  // The counts of the gap between the two calls then go to this region; its time does not.
+  // Otherwise it is begin(id).
+  void begin_after_end(int id, std::uint64_t max_gap_ns) noexcept;
 
   // The user's own analytic work of one call of the region (e.g. the layer's FLOPs and bytes).
   void set_work(int id, double flops, double bytes) noexcept;

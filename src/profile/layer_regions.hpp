@@ -32,6 +32,9 @@ struct RawSpan {
 
 class LayerRegions final : public LayerObserver {
  public:
+  // The longest gap between one layer's end and the next one's begin over which they share
+  // one counter reading (Session::begin_after_end); the gap's counts go to the next layer.
+  static constexpr std::uint64_t kSharedReadingGapNs = 5000;
   LayerRegions(Session& session, std::size_t layers, std::size_t spans_capacity)
       : session_(session), ids_(layers * kPhaseCount, -1), starts_(layers * kPhaseCount, 0) {
     spans_.reserve(spans_capacity);
@@ -46,7 +49,9 @@ class LayerRegions final : public LayerObserver {
     const std::size_t s = slot(layer, phase);
     if (s >= ids_.size()) return;
     if (recording_ >= 0) starts_[s] = steady_ns();
-    session_.begin(ids_[s]);
+    // Layers follow one another: the previous layer's closing reading opens this one when
+    // the executor came straight here (a few microseconds of freeing dead tensors at most).
+    session_.begin_after_end(ids_[s], kSharedReadingGapNs);
   }
   void on_end(int layer, Phase phase) noexcept override {
     const std::size_t s = slot(layer, phase);

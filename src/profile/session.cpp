@@ -68,13 +68,15 @@ void Session::State::read_counters(CounterSnapshot& out) noexcept {
   }
 }
 
-void Session::State::begin(int id) noexcept {
+void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
   if (record(id) == nullptr) return;
   ThreadSlot* t = slot_for_this_thread();
   if (t == nullptr) {
     dropped_threads.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  const std::uint64_t last_end = t->last_end_tick;
+  t->last_end_tick = 0;
   if (t->depth >= options.max_depth) {
     ++t->overflow;
     dropped_depth.fetch_add(1, std::memory_order_relaxed);
@@ -86,13 +88,23 @@ void Session::State::begin(int id) noexcept {
   f.children = 0;
   f.children_ns = 0.0;
   if (reading) {
-    read_counters(*t->before);
+    // The last end()'s reading, when it is recent enough, instead of a new one.
+    bool reuse = false;
+    if (reuse_gap_ticks > 0 && last_end > 0) {
+      const std::uint64_t tick = now();
+      reuse = tick >= last_end && tick - last_end <= reuse_gap_ticks;
+    }
+    const CounterSnapshot* start = t->after.get();
+    if (!reuse) {
+      read_counters(*t->before);
+      start = t->before.get();
+    }
     const std::size_t base = d * event_count;
     for (std::size_t e = 0; e < event_count; ++e) {
-      t->start_value[base + e] = t->before->value[e];
-      t->start_enabled[base + e] = t->before->time_enabled[e];
-      t->start_running[base + e] = t->before->time_running[e];
-      t->start_valid[base + e] = t->before->valid[e];
+      t->start_value[base + e] = start->value[e];
+      t->start_enabled[base + e] = start->time_enabled[e];
+      t->start_running[base + e] = start->time_running[e];
+      t->start_valid[base + e] = start->valid[e];
       t->children_counts[base + e] = 0.0;
     }
   }
@@ -106,6 +118,7 @@ void Session::State::end(int id) noexcept {
   if (r == nullptr) return;
   ThreadSlot* t = slot_for_this_thread();
   if (t == nullptr) return;  // its begin was counted as dropped
+  t->last_end_tick = 0;
   if (t->overflow > 0) {
     --t->overflow;
     return;
@@ -140,7 +153,10 @@ void Session::State::end(int id) noexcept {
     ++parent->children;
     parent->children_ns += inclusive;
   }
-  if (reading) account_counters(*t, *r, depth, f.children, parent != nullptr);
+  if (reading) {
+    account_counters(*t, *r, depth, f.children, parent != nullptr);
+    t->last_end_tick = now();
+  }
 }
 
 void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t children,
@@ -202,6 +218,10 @@ int Session::region(RegionSite& site) noexcept {
 
 void Session::begin(int id) noexcept { state_->begin(id); }
 void Session::end(int id) noexcept { state_->end(id); }
+void Session::begin_after_end(int id, std::uint64_t max_gap_ns) noexcept {
+  const double ticks = static_cast<double>(max_gap_ns) / state_->ns_per_tick;
+  state_->begin(id, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ticks)));
+}
 
 void Session::set_work(int id, double flops, double bytes) noexcept {
   RegionRecord* r = state_->record(id);

@@ -75,6 +75,9 @@ struct ThreadSlot {
   std::unique_ptr<CounterSnapshot> before;
   std::unique_ptr<CounterSnapshot> after;
   std::unique_ptr<CounterReading[]> readings;
+  // When the thread's last call was an end() that read the counters: the clock at its return
+  // (`after` still holds that reading), for begin_after_end. 0 otherwise.
+  std::uint64_t last_end_tick = 0;
 };
 
 // Hints go to stderr once per process (when no on_hint callback is set); tests re-arm it.
@@ -120,7 +123,7 @@ struct Session::State {
   std::uint64_t now() noexcept { return tsc ? detail::read_tsc() : clock(); }
   detail::ThreadSlot* slot_for_this_thread() noexcept;
   void read_counters(CounterSnapshot& out) noexcept;
-  void begin(int id) noexcept;
+  void begin(int id, std::uint64_t reuse_gap_ticks = 0) noexcept;
   void end(int id) noexcept;
   void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t children,
                         bool has_parent) noexcept;

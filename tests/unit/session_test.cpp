@@ -88,9 +88,10 @@ std::unique_ptr<Session> open_fake(std::uint64_t read_cost = 3, SessionOptions o
 TEST(Session, MeasuresItsOwnOverheadOnTheInjectedClockAndCounters) {
   auto s = open_fake(3);
   // An empty region: one tick between begin's timestamp and end's. A pair as its parent sees
-  // it: two ticks. Counters: one read (3) inside a sample, two per pair.
+  // it: three ticks (end also notes when it returned, for begin_after_end). Counters: one
+  // read (3) inside a sample, two per pair.
   EXPECT_DOUBLE_EQ(s->overhead().sample_ns, 10);
-  EXPECT_DOUBLE_EQ(s->overhead().pair_ns, 20);
+  EXPECT_DOUBLE_EQ(s->overhead().pair_ns, 30);
   ASSERT_EQ(s->overhead().sample_counts.size(), 2u);
   EXPECT_DOUBLE_EQ(s->overhead().sample_counts[0], 3);
   EXPECT_DOUBLE_EQ(s->overhead().pair_counts[0], 6);
@@ -129,6 +130,44 @@ TEST(Session, SubtractsTheOverheadFromEverySample) {
   EXPECT_EQ(r.counters[1].status, CounterStatus::unsupported);
   EXPECT_FALSE(r.counters[1].has_value());
   EXPECT_TRUE(contains(r.counters[1].reason, "uncore")) << r.counters[1].reason;
+}
+
+// A region that follows its predecessor closely starts from the predecessor's closing reading
+// (one read saved); the gap's counts go to it, its time does not. A longer gap reads anew.
+TEST(Session, BeginAfterEndSharesTheReadingOnlyAcrossAShortGap) {
+  auto s = open_fake(3);
+  const int a = s->region("a");
+  const int b = s->region("b");
+  const int c = s->region("c");
+  s->begin(a);
+  spend(1000);
+  fake_ops += 100;
+  s->end(a);
+  spend(50);     // the executor freeing dead tensors
+  fake_ops += 7;
+  const std::uint64_t ops_before_b = fake_ops.load();
+  s->begin_after_end(b, 1000);
+  EXPECT_EQ(fake_ops.load(), ops_before_b) << "no read: a's closing one serves";
+  spend(2000);
+  fake_ops += 200;
+  s->end(b);
+  spend(5000);  // longer than the allowed gap
+  fake_ops += 7;
+  s->begin_after_end(c, 1000);
+  spend(2000);
+  fake_ops += 200;
+  s->end(c);
+  EXPECT_DOUBLE_EQ(s->report(a).counters[0].inclusive, 100);
+  EXPECT_DOUBLE_EQ(s->report(b).counters[0].inclusive, 207) << "the short gap's counts go to b";
+  EXPECT_DOUBLE_EQ(s->report(c).counters[0].inclusive, 200) << "after a long gap c reads for itself";
+  EXPECT_DOUBLE_EQ(s->report(b).inclusive_ns.median, 2000) << "the gap's time is not b's";
+  // Not straight after an end (another begin came between): a read of its own.
+  s->begin(a);
+  const std::uint64_t ops_before_nested = fake_ops.load();
+  s->begin_after_end(b, 1000);
+  EXPECT_EQ(fake_ops.load(), ops_before_nested + 3);
+  s->end(b);
+  s->end(a);
 }
 
 TEST(Session, NestingGivesInclusiveAndExclusiveFigures) {
@@ -200,15 +239,15 @@ TEST(Session, MultiplexedCountsAreScaledAndSaySo) {
 }
 
 TEST(Session, BelowResolutionIsAHundredPairCosts) {
-  auto s = open_fake(0);  // pair cost 20 ns: the line is 2000 ns
+  auto s = open_fake(0);  // pair cost 30 ns: the line is 3000 ns
   const int short_region = s->region("short");
   const int long_region = s->region("long");
   for (int i = 0; i < 3; ++i) {
     s->begin(short_region);
-    spend(1990);
+    spend(2990);
     s->end(short_region);
     s->begin(long_region);
-    spend(2000);
+    spend(3000);
     s->end(long_region);
   }
   EXPECT_TRUE(s->report(short_region).below_resolution);
