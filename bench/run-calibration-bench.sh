@@ -120,6 +120,15 @@ def worst(prefixes):
 within = sum(1 for d, _ in diffs if d <= 0.05)
 print(f"repeatability, runs 1 and 2 (goal <= 5%): {within} of {len(diffs)} ceilings within 5%; worst: DRAM {worst(('dram.',))}, "
       f"caches {worst(('l1.', 'l2.', 'l3.'))}, compute {worst(('fma', 'gemm'))}")
+# The same two rounds of the peers, kernel by kernel: how far this host itself drifts between
+# two runs a minute apart, whoever measures it.
+pairs = []
+for label, key, _, _ in rows:
+    m0, m1, q0, q1 = mine_values[0].get(key), mine_values[1].get(key), peers[0].get(key), peers[1].get(key)
+    if None in (m0, m1, q0, q1) or 0 in (m0, m1, q0, q1):
+        continue
+    pairs.append(f"{key} {abs(m0 - m1) / max(m0, m1) * 100:.1f}% vs {abs(q0 - q1) / max(q0, q1) * 100:.1f}%")
+print("  the same kernels, runs 1 and 2, hwprof vs its peer: " + "; ".join(pairs))
 secs = [float(open(f"{out}/seconds{i}").read()) for i in range(1, rounds + 1)]
 print(f"calibration wall time (default thread counts): {' s, '.join(f'{s:.1f}' for s in secs)} s (goal <= 20 s); "
       f"--quick: {float(open(f'{out}/quick_seconds').read()):.1f} s (goal <= 5 s)")

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "hwprof/report.hpp"
 
 namespace hwprof::cli {
@@ -21,6 +23,12 @@ int emit(const std::string& text, const std::string& path) {
   }
   if (auto error = write_file_atomically(path, text)) return fail(*error);
   return kExitOk;
+}
+
+std::string size_text(std::uintmax_t bytes) {
+  if (bytes < 10'000) return fmt::format("{} bytes", bytes);
+  if (bytes < 10'000'000) return fmt::format("{:.1f} kB", static_cast<double>(bytes) / 1e3);
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
 }
 
 }  // namespace hwprof::cli

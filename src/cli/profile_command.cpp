@@ -162,7 +162,16 @@ int run_profile(const ProfileCommandOptions& options) {
   if (!options.output_dir.empty()) {
     std::vector<std::string> written;
     if (auto error = write_profile_outputs(*profile, options.output_dir, &written)) return fail(*error);
-    for (const std::string& file : written) std::cerr << "hwprof: wrote " << file << "\n";
+    for (const std::string& file : written) {
+      std::error_code ec;
+      const std::uintmax_t bytes = std::filesystem::file_size(file, ec);
+      std::string note = ec ? "" : " (" + size_text(bytes);
+      if (!ec && std::filesystem::path(file).filename() == "trace.json") {
+        note += ", " + std::to_string(profile->trace_iterations) + " sampled iteration" + (profile->trace_iterations == 1 ? "" : "s") +
+                " of " + std::to_string(profile->iterations);
+      }
+      std::cerr << "hwprof: wrote " << file << note << (ec ? "" : ")") << "\n";
+    }
   }
   return emit(render_profile(*profile, options.format, options.sort, options.top), "");
 }

@@ -17,12 +17,6 @@ without running anything: the table, JSON or CSV on standard output, and with --
 and --html the roofline picture, the Chrome trace (open it in Perfetto, ui.perfetto.dev, or
 chrome://tracing) and the self-contained HTML page. Files are written whole or not at all.)";
 
-std::string size_text(std::size_t bytes) {
-  if (bytes < 10'000) return fmt::format("{} bytes", bytes);
-  if (bytes < 10'000'000) return fmt::format("{:.1f} kB", static_cast<double>(bytes) / 1e3);
-  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
-}
-
 }  // namespace
 
 std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code) {

@@ -240,15 +240,30 @@ void add_calibration_hints(Profile& p) {
       break;
     }
   }
+  // Only a layer under its compute roof says the ceilings are low: one on the memory side of
+  // the ridge beats the DRAM roof whenever its data came from cache.
   int above = 0;
   double worst = 0.0;
+  int from_cache = 0;
+  double fastest = 0.0;
   for (const LayerProfile& l : p.layers) {
-    if (!l.roofline || l.below_resolution) continue;
-    if (l.roofline->efficiency > 1.2) ++above;
-    worst = std::max(worst, l.roofline->efficiency);
+    if (!l.roofline || l.below_resolution || l.roofline->efficiency <= 1.2) continue;
+    if (l.roofline->intensity >= l.roofline->ridge_intensity) {
+      ++above;
+      worst = std::max(worst, l.roofline->efficiency);
+    } else {
+      ++from_cache;
+      fastest = std::max(fastest, l.roofline->efficiency);
+    }
+  }
+  if (from_cache > 0) {
+    p.hints.push_back(fmt::format("{} memory-side layer{} ran above the DRAM roof (up to {:.0f}%): {} data came from cache; {} "
+                                  "efficiency is against DRAM, and the roofline's cache slopes show how far a cache can go",
+                                  from_cache, from_cache == 1 ? "" : "s", fastest * 100.0, from_cache == 1 ? "its" : "their",
+                                  from_cache == 1 ? "its" : "their"));
   }
   if (above > 0) {
-    p.hints.push_back(fmt::format("{} layer{} ran above the calibrated roof (up to {:.0f}% of attainable): the ceilings in {} look "
+    p.hints.push_back(fmt::format("{} layer{} ran above the calibrated compute roof (up to {:.0f}% of attainable): the ceilings in {} look "
                                   "too low for this machine now (measured under load{}?); run `hwprof calibrate` on a quiet machine",
                                   above, above == 1 ? "" : "s", worst * 100.0, file,
                                   p.machine.calibration_quick ? ", or by a quick calibration" : ""));

@@ -28,6 +28,7 @@ constexpr double kTop = 62;
 constexpr double kPlotHeight = 470;
 constexpr double kLabelFont = 11;
 constexpr int kLabelledLayers = 8;
+constexpr int kLabelledByGain = 4;  // of them, named for the time they could win
 constexpr double kMaxRadius = 36;
 constexpr double kMinRadius = 3;
 
@@ -246,13 +247,29 @@ std::string roofline_svg(const Profile& p, bool standalone) {
     legend_y = f.top - 18;
   }
 
-  // Which layers get a name: the largest time shares.
+  // Which layers get a name: first those with the most time to win against their roof (share ×
+  // (1 - efficiency): a large layer far below its roof, whatever its rank by time), then the
+  // largest time shares.
   std::vector<std::size_t> by_share(points.size());
   for (std::size_t i = 0; i < points.size(); ++i) by_share[i] = i;
   std::stable_sort(by_share.begin(), by_share.end(), [&](std::size_t a, std::size_t b) { return points[a].share > points[b].share; });
+  const auto to_win = [&](std::size_t i) {
+    const std::optional<double>& eff = points[i].numbers.efficiency;
+    return eff ? points[i].share * std::max(0.0, 1.0 - *eff) : 0.0;
+  };
+  std::vector<std::size_t> by_gain = by_share;
+  std::stable_sort(by_gain.begin(), by_gain.end(), [&](std::size_t a, std::size_t b) { return to_win(a) > to_win(b); });
   std::vector<bool> labelled(points.size(), false);
-  for (std::size_t k = 0; k < by_share.size() && k < static_cast<std::size_t>(kLabelledLayers); ++k) {
-    if (points[by_share[k]].share > 0) labelled[by_share[k]] = true;
+  int named = 0;
+  for (std::size_t k = 0; k < by_gain.size() && named < kLabelledByGain; ++k) {
+    if (to_win(by_gain[k]) <= 0) break;
+    labelled[by_gain[k]] = true;
+    ++named;
+  }
+  for (std::size_t k = 0; k < by_share.size() && named < kLabelledLayers; ++k) {
+    if (labelled[by_share[k]] || points[by_share[k]].share <= 0) continue;
+    labelled[by_share[k]] = true;
+    ++named;
   }
   // Headroom: a dotted line from a named layer up to the roof it could reach.
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -332,6 +349,9 @@ std::string roofline_svg(const Profile& p, bool standalone) {
   if (p.machine.ceilings) {
     legend_y += 15;
     body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">dotted: headroom to the roof</text>\n", lx, legend_y);
+    legend_y += 15;
+    body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">named: most time to win, then largest</text>\n",
+                        lx, legend_y);
   }
   legend_y += 24;
   body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-weight=\"bold\">bytes (intensity)</text>\n", lx, legend_y);

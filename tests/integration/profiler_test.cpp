@@ -209,7 +209,7 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   const auto has = [&](const std::string& text) {
     return std::any_of(p->hints.begin(), p->hints.end(), [&](const std::string& h) { return h.find(text) != std::string::npos; });
   };
-  EXPECT_TRUE(has("above the calibrated roof")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("above the calibrated compute roof")) << ::testing::PrintToString(p->hints);
   EXPECT_TRUE(has("stale.json")) << ::testing::PrintToString(p->hints);
   EXPECT_TRUE(has("NotTheseKernels kernels")) << ::testing::PrintToString(p->hints);
 
@@ -222,7 +222,7 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   o.machine = fast;
   p = profile_model(*g, o);
   ASSERT_TRUE(p) << p.error().message;
-  EXPECT_FALSE(has("above the calibrated roof")) << ::testing::PrintToString(p->hints);
+  EXPECT_FALSE(has("above the calibrated compute roof")) << ::testing::PrintToString(p->hints);
   EXPECT_FALSE(has("kernels: run `hwprof calibrate`")) << ::testing::PrintToString(p->hints);
 }
 

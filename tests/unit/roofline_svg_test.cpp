@@ -145,6 +145,29 @@ TEST(RooflineSvg, NamesTheLayersThatTakeTheMostTime) {
   EXPECT_EQ(m.all("path").size(), 2u);  // the total's diamond and its legend entry
 }
 
+// A layer with little of the time but far under its roof, among layers close to theirs, is what
+// a user should look at: it is named even where the largest layers would take every name.
+TEST(RooflineSvg, NamesALayerFarUnderItsRoofEvenWithASmallShare) {
+  Profile p = test::synthetic_profile({.extra_layers = 40});
+  LayerProfile* slow = nullptr;
+  for (LayerProfile& l : p.layers) {
+    // An extra, small layer that is on the chart (placed, with FLOPs).
+    if (slow == nullptr && l.name.rfind("block.", 0) == 0 && l.roofline && l.flops > 0 && l.time_ms.median > 0) slow = &l;
+  }
+  ASSERT_NE(slow, nullptr);
+  for (LayerProfile& l : p.layers) {
+    if (l.roofline) l.roofline->efficiency = 0.95;  // every other layer close to its roof
+  }
+  slow->name = "far_under_its_roof";
+  slow->roofline->efficiency = 0.001;
+  const Markup m = parse_svg(roofline_svg(p));
+  std::string labels;
+  for (const auto& t : texts_of(m, "point-label")) labels += t + "\n";
+  EXPECT_THAT(labels, HasSubstr("far_under_its_roof"));
+  EXPECT_THAT(labels, HasSubstr("layer1.0.conv1 (backward)")) << "the largest layer is still named";
+  expect_no_text_overlaps(m);
+}
+
 TEST(RooflineSvg, WithoutCalibrationShowsPointsAndSaysSo) {
   const Profile p = test::synthetic_profile({.train = false, .calibrated = false});
   const std::string svg = roofline_svg(p);
