@@ -6,9 +6,11 @@
 // are its overhead. FLOPs are 2·M·N·K for both, so the ratio is peer time / kernel time.
 // Repetitions alternate kernel and peer, so a busy neighbour slows both; best of each. Each is
 // timed in its steady state: the kernel in 3 calls in a row, the first not counted (it wakes
-// the OpenMP workers), as it runs inside a model; the peer in 2 calls after a 100 ms pause, since
-// the kernels' OpenMP workers busy-wait for a while after a region, and an OpenBLAS GEMM
-// started in that window shares its cores with them (src/nn/blas.hpp).
+// the OpenMP workers), as it runs inside a model; the peer in 2 calls. Each side starts after a
+// 150 ms pause: the kernels' OpenMP workers busy-wait for a while after a region, and the
+// peer's OpenBLAS threads after a multi-threaded GEMM (about 2^28 cycles, OpenBLAS's default
+// THREAD_TIMEOUT), and whatever starts in that window shares its cores with them
+// (src/nn/blas.hpp).
 // On a shared machine, pin the OpenMP threads (OMP_PROC_BIND=close OMP_PLACES=cores): unpinned,
 // the scheduler sometimes leaves both of a kernel's threads on one core for milliseconds, and
 // single rows come out at half speed or worse.
@@ -69,8 +71,8 @@ Times compare(const Row& row, int reps, const std::function<void()>& ours, const
   peer();
   double best_ours = 1e30, best_peer = 1e30;
   for (int r = 0; r < reps; ++r) {
-    best_ours = std::min(best_ours, best_of(ours, 3, 0, true));
-    best_peer = std::min(best_peer, best_of(peer, 2, 100, false));
+    best_ours = std::min(best_ours, best_of(ours, 3, 150, true));
+    best_peer = std::min(best_peer, best_of(peer, 2, 150, false));
   }
   const double flop = 2.0 * static_cast<double>(row.m) * static_cast<double>(row.n) * static_cast<double>(row.k);
   const double ratio = best_peer / best_ours;
