@@ -18,10 +18,16 @@ struct AllocationStats {
   std::int64_t peak_bytes = 0;     // the most live at once since the last reset_peak_allocation()
   std::int64_t allocations = 0;    // since process start
   std::int64_t deallocations = 0;
+  // Freed blocks of 1 MiB or more kept for reuse (not live, not counted above): the next
+  // tensor of the same size takes one instead of fresh pages from the kernel, whose first
+  // touch faults. At most as many bytes as the peak of live ones are kept.
+  std::int64_t cached_bytes = 0;
 };
 AllocationStats allocation_stats() noexcept;
 // Starts a new peak from the bytes live now (for measuring one phase's peak).
 void reset_peak_allocation() noexcept;
+// Gives every cached block back to the system; returns the bytes released.
+std::int64_t release_cached_tensor_memory() noexcept;
 
 inline constexpr std::size_t kTensorAlignment = 64;
 

@@ -257,6 +257,39 @@ void expect_pairs(const std::vector<Event>& events, std::size_t& at, Phase phase
   }
 }
 
+// Freed blocks of 1 MiB or more are kept for the next tensor of the same size (no fresh pages
+// to fault in every iteration); the live-byte accounting does not see the cache.
+TEST(TensorAllocator, ReusesABigFreedBlockAndReleasesTheCacheOnRequest) {
+  release_cached_tensor_memory();
+  const Shape big = {1 << 20};  // 4 MiB of float32
+  {
+    Tensor keep_peak = Tensor::empty(big);  // the cache holds at most the peak of live bytes
+  }
+  const AllocationStats before = allocation_stats();
+  const void* first = nullptr;
+  {
+    Tensor a = Tensor::empty(big);
+    first = a.data();
+    static_cast<float*>(a.data())[0] = 1.0f;
+  }
+  EXPECT_GE(allocation_stats().cached_bytes, 4 << 20);
+  EXPECT_EQ(allocation_stats().current_bytes, before.current_bytes) << "a cached block is not live";
+  {
+    Tensor b = Tensor::empty(big);
+    EXPECT_EQ(b.data(), first) << "the same size takes the kept block";
+    EXPECT_EQ(allocation_stats().current_bytes, before.current_bytes + (4 << 20));
+    Tensor z = Tensor::zeros({(1 << 20) + 16});  // another size: a block of its own, zeroed
+    EXPECT_NE(z.data(), first);
+    EXPECT_EQ(static_cast<const float*>(z.data())[0], 0.0f);
+  }
+  {
+    Tensor small = Tensor::empty({1024});  // 4 KiB: never cached
+  }
+  EXPECT_GE(release_cached_tensor_memory(), 4 << 20);
+  EXPECT_EQ(allocation_stats().cached_bytes, 0);
+  EXPECT_EQ(release_cached_tensor_memory(), 0);
+}
+
 TEST(ExecutorObserver, SeesEveryLayerOncePerPhaseInOrder) {
   const Graph g = parse(kTinyGpt);
   const int n = static_cast<int>(g.nodes.size());
