@@ -229,6 +229,7 @@ namespace {
 void add_calibration_hints(Profile& p) {
   if (!p.machine.ceilings) return;
   const std::string file = p.machine.calibration_file.empty() ? "the calibration" : p.machine.calibration_file;
+  bool other_kernels = false;
   for (const char* name : {"gemm_sp", "gemm_dp"}) {
     auto it = p.machine.ceilings->compute.find(name);
     if (it == p.machine.ceilings->compute.end() || p.machine.blas_core.empty()) continue;
@@ -237,6 +238,7 @@ void add_calibration_hints(Profile& p) {
       p.hints.push_back(fmt::format("the {} ceiling in {} was measured on OpenBLAS's {} kernels, and this run's layers ran on its {} "
                                     "kernels: run `hwprof calibrate` in the same environment for a matching GEMM roof",
                                     name, file, variant.substr(9), p.machine.blas_core));
+      other_kernels = true;
       break;
     }
   }
@@ -262,7 +264,11 @@ void add_calibration_hints(Profile& p) {
                                   from_cache, from_cache == 1 ? "" : "s", fastest * 100.0, from_cache == 1 ? "its" : "their",
                                   from_cache == 1 ? "its" : "their"));
   }
-  if (above > 0) {
+  if (above > 0 && other_kernels) {
+    p.hints.push_back(fmt::format("{} layer{} ran above the calibrated compute roof (up to {:.0f}% of attainable), as the GEMM "
+                                  "ceiling measured on other kernels (above) leads one to expect",
+                                  above, above == 1 ? "" : "s", worst * 100.0));
+  } else if (above > 0) {
     p.hints.push_back(fmt::format("{} layer{} ran above the calibrated compute roof (up to {:.0f}% of attainable): the ceilings in {} look "
                                   "too low for this machine now (measured under load{}?); run `hwprof calibrate` on a quiet machine",
                                   above, above == 1 ? "" : "s", worst * 100.0, file,

@@ -209,9 +209,22 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   const auto has = [&](const std::string& text) {
     return std::any_of(p->hints.begin(), p->hints.end(), [&](const std::string& h) { return h.find(text) != std::string::npos; });
   };
-  EXPECT_TRUE(has("above the calibrated compute roof")) << ::testing::PrintToString(p->hints);
-  EXPECT_TRUE(has("stale.json")) << ::testing::PrintToString(p->hints);
+  // GEMM ceilings from other kernels: that is named as the cause.
   EXPECT_TRUE(has("NotTheseKernels kernels")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("stale.json")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("above the calibrated compute roof")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("measured on other kernels (above)")) << ::testing::PrintToString(p->hints);
+  EXPECT_FALSE(has("look too low")) << ::testing::PrintToString(p->hints);
+
+  // The same kernels: the ceilings themselves look too low.
+  slow.runs[0].compute["gemm_sp"].variant = "openblas " + blas_info().core;
+  o.machine = slow;
+  p = profile_model(*g, o);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_TRUE(has("above the calibrated compute roof")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("look too low for this machine now")) << ::testing::PrintToString(p->hints);
+  EXPECT_TRUE(has("stale.json")) << ::testing::PrintToString(p->hints);
+  EXPECT_FALSE(has("kernels: run `hwprof calibrate`")) << ::testing::PrintToString(p->hints);
 
   // Ceilings this run stays under raise neither hint.
   Machine fast = synthetic_machine(1);
