@@ -421,9 +421,12 @@ ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& pla
   m.calibration_file = in.string(calibration, cat, "file");
   m.calibration_created = in.string(calibration, cat, "created");
   m.calibration_quick = in.boolean(calibration, cat, "quick");
-  const ordered_json& blas = in.member(v, at, "blas");
-  m.blas_core = in.string(blas, at + "/blas", "core");
-  m.blas_core_source = in.string(blas, at + "/blas", "core_source");
+  // Profiles written before hwprof named its BLAS kernels have no "blas": left empty then.
+  if (v.contains("blas")) {
+    const ordered_json& blas = in.member(v, at, "blas");
+    m.blas_core = in.string(blas, at + "/blas", "core");
+    m.blas_core_source = in.string(blas, at + "/blas", "core_source");
+  }
   const ordered_json& ceilings = in.member(v, at, "ceilings");
   if (!ceilings.is_null()) m.ceilings = detail::run_from_json(plain_in, plain(ceilings), at + "/ceilings");
   return m;

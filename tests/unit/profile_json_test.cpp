@@ -58,6 +58,17 @@ TEST(ProfileJson, ReadsBackWhatItWrote) {
   EXPECT_EQ(back->machine.cpu.brand, p.machine.cpu.brand);
   EXPECT_EQ(back->machine.blas_core, "SkylakeX");
   EXPECT_EQ(back->machine.blas_core_source, p.machine.blas_core_source);
+  // A profile from before the BLAS kernels were named still reads, without them; a malformed
+  // "blas" is refused with its place.
+  auto j = nlohmann::ordered_json::parse(profile_to_json(p));
+  j["machine"].erase("blas");
+  auto older = profile_from_json(j.dump(), "old.json");
+  ASSERT_TRUE(older.ok()) << older.error().message;
+  EXPECT_TRUE(older->machine.blas_core.empty());
+  j["machine"]["blas"] = {{"core", 3}};
+  auto bad = profile_from_json(j.dump(), "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("/machine/blas"), std::string::npos) << bad.error().message;
   ASSERT_TRUE(back->machine.ceilings.has_value());
   EXPECT_DOUBLE_EQ(back->machine.ceilings->bandwidth.at("dram").kernels.at("triad").best, 15.0);
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
