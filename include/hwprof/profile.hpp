@@ -122,6 +122,9 @@ struct Profile {
   ProfileMemory memory;
   std::vector<TraceSpan> trace;     // sampled iterations only (see trace_iterations)
   int trace_iterations = 0;
+  // Passes of their own over which the counters were summed, so that reading them never
+  // touched the times (0: the times' passes read them, as with the timer backend's clocks).
+  int counter_iterations = 0;
 };
 
 // JSON (DESIGN.md, "Reports"): the stable, documented format; profile_from_json reads it back

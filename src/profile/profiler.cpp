@@ -309,17 +309,39 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
 
   const std::size_t n = graph.nodes.size();
   const int trace_iterations = std::max(0, options.trace_iterations);
-  LayerRegions regions(session, n, n * kPhaseCount * static_cast<std::size_t>(trace_iterations));
+  // Times come from passes that read no counter: where the session reads counters, a second,
+  // time-only session times the layers, and the counters are summed over passes of their own
+  // (one after every other timed pass). A counter read can cost tens of microseconds (an
+  // interrupt to every other CPU running a counted thread), which a layer's time should not
+  // carry, and neither should the model's.
+  const bool counting = !session.time_only();
+  std::unique_ptr<Session> timer_session;
+  if (counting) {
+    SessionOptions to;
+    to.backend = SessionBackend::timer;
+    to.on_hint = [](const std::string&) {};
+    to.samples_per_region = so.samples_per_region;
+    auto timer = Session::open(to);
+    if (!timer) return timer.error();
+    timer_session = std::move(*timer);
+  }
+  Session& timing = counting ? *timer_session : session;
+  LayerRegions timed(timing, n, n * kPhaseCount * static_cast<std::size_t>(trace_iterations));
+  LayerRegions counted(session, n, 0);
   const std::vector<AnalyticPhaseCost> analytic = analytic_phase_costs(graph, *cost, options.optimizer, options.train);
   for (std::size_t i = 0; i < n; ++i) {
     for (Phase phase : kPhases) {
       if (!analytic_phase_runs(analytic[i], phase)) continue;
-      const int id = session.region(std::string(phase_name(phase)) + ":" + graph.nodes[i].name);
-      if (id < 0) return Error{"the model has more layers than the profiler's region table holds"};
-      regions.set_id(static_cast<int>(i), phase, id);
+      const std::string name = std::string(phase_name(phase)) + ":" + graph.nodes[i].name;
+      const int id = timing.region(name);
+      const int counted_id = counting ? session.region(name) : id;
+      if (id < 0 || counted_id < 0) return Error{"the model has more layers than the profiler's region table holds"};
+      timed.set_id(static_cast<int>(i), phase, id);
+      counted.set_id(static_cast<int>(i), phase, counted_id);
     }
   }
-  const int model_id = session.region("model");
+  const int model_id = timing.region("model");
+  const int counted_model_id = counting ? session.region("model") : model_id;
 
   say("warming up");
   auto warm = warm_up(w, options.warmup);
@@ -331,27 +353,34 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   reset_peak_allocation();
   const ResourceUse use_before = resource_use();
   session.reset();
-  w.executor().set_observer(&regions);
+  timing.reset();
   const IterationPolicy policy = iteration_policy(options);
   const std::uint64_t start = steady_ns();
   int done = 0;
+  int counter_passes = 0;
   say("measuring");
+  // One pass under `regions`, its model region `id` in `s`.
+  const auto pass = [&](LayerRegions& regions, Session& s, int id) -> std::optional<Error> {
+    w.executor().set_observer(&regions);
+    s.begin(id);
+    auto failed = w.run();
+    s.end(id);
+    w.executor().set_observer(nullptr);
+    return failed;
+  };
   while (policy.more(done, static_cast<double>(steady_ns() - start) * 1e-9)) {
     if (done < trace_iterations) {
-      regions.record_iteration(done);
+      timed.record_iteration(done);
     } else {
-      regions.stop_recording();
+      timed.stop_recording();
     }
-    session.begin(model_id);
-    const auto failed = w.run();
-    session.end(model_id);
-    if (failed) {
-      w.executor().set_observer(nullptr);
-      return *failed;
+    if (auto failed = pass(timed, timing, model_id)) return *failed;
+    if (counting && done % 2 == 0) {
+      if (auto failed = pass(counted, session, counted_model_id)) return *failed;
+      ++counter_passes;
     }
     ++done;
   }
-  w.executor().set_observer(nullptr);
   const AllocationStats after = allocation_stats();
   const ResourceUse use_after = resource_use();
 
@@ -373,7 +402,8 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   }
   p.warmup_runs = *warm;
   p.iterations = done;
-  p.overhead_ns = session.overhead().pair_ns;
+  p.overhead_ns = timing.overhead().pair_ns;
+  p.counter_iterations = counter_passes;
   p.trace_iterations = std::min(done, trace_iterations);
   if (options.machine) {
     const Machine& m = *options.machine;
@@ -393,7 +423,17 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   if (!blas.advice.empty()) p.hints.push_back(blas.advice);
 
   // The model total.
-  const RegionReport total = session.report(model_id);
+  // A region's times from the timed passes, its counters and metrics from the counted ones.
+  const auto report = [&](int time_id, int counter_id) {
+    RegionReport r = timing.report(time_id);
+    if (counting) {
+      RegionReport c = session.report(counter_id);
+      r.counters = std::move(c.counters);
+      r.metrics = std::move(c.metrics);
+    }
+    return r;
+  };
+  const RegionReport total = report(model_id, counted_model_id);
   p.total.name = graph.name;
   p.total.op = "model";
   p.total.phase = p.phase;
@@ -416,7 +456,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       const std::size_t i = phase == Phase::backward ? n - 1 - k : k;
       if (!analytic_phase_runs(analytic[i], phase)) continue;
       const Node& node = graph.nodes[i];
-      const RegionReport r = session.report(regions.id(static_cast<int>(i), phase));
+      const RegionReport r = report(timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase));
       if (r.calls == 0) continue;  // the engine had nothing to run for it in this phase
       LayerProfile layer;
       layer.index = static_cast<int>(i);
@@ -440,7 +480,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.memory.peak_allocated_bytes = std::max<std::int64_t>(0, after.peak_bytes - baseline.current_bytes);
   p.memory.peak_rss_bytes = use_after.peak_rss_bytes;
   if (use_before.faults >= 0 && use_after.faults >= use_before.faults) p.memory.page_faults = use_after.faults - use_before.faults;
-  p.trace = timeline(regions.spans(), graph);
+  p.trace = timeline(timed.spans(), graph);
   add_calibration_hints(p);
   return p;
 }

@@ -195,7 +195,10 @@ std::string totals_section(const Profile& p) {
   }
   if (!t.roofline_error.empty()) row("roofline", "<span class=\"na\">" + esc(t.roofline_error) + "</span>");
   row("counters", esc(p.backend.empty() ? "none" : p.backend + (p.group.empty() ? "" : ", group " + p.group)) +
-                      fmt::format("; the session's own cost ({:.0f} ns per region) is subtracted", p.overhead_ns));
+                      (p.counter_iterations > 0
+                           ? fmt::format(", summed over {} passes of their own, which are not timed", p.counter_iterations)
+                           : std::string()) +
+                      fmt::format("; the timing's own cost ({:.0f} ns per region) is subtracted", p.overhead_ns));
   out += "</dl></section>\n";
   return out;
 }

@@ -471,6 +471,7 @@ std::string profile_to_json(const Profile& p) {
   j["layers"] = std::move(layers);
   j["memory"] = memory_to_json(p.memory);
   j["trace_iterations"] = p.trace_iterations;
+  j["counter_iterations"] = p.counter_iterations;
   ordered_json trace = ordered_json::array();
   for (const TraceSpan& s : p.trace) {
     trace.push_back({{"name", s.name},
@@ -561,6 +562,8 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       p.memory.page_faults = in.integer(measured, "/memory/measured", "page_faults", 0);
     }
     p.trace_iterations = small_integer(in, root, "", "trace_iterations", 0);
+    // Absent in profiles from before counters had passes of their own.
+    if (root.contains("counter_iterations")) p.counter_iterations = small_integer(in, root, "", "counter_iterations", 0);
     const ordered_json& trace = in.member(root, "", "trace");
     if (!trace.is_array()) in.fail("/trace", std::string("expected a list of spans, got ") + trace.type_name());
     for (std::size_t i = 0; i < trace.size(); ++i) {

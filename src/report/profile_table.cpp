@@ -133,7 +133,11 @@ std::string header(const Profile& p) {
       "Measured: time per call (median of {} iterations after {} warm-up runs, the session's own {:.0f} ns per region "
       "subtracted){}\n",
       p.iterations, p.warmup_runs, p.overhead_ns,
-      p.backend.empty() ? "" : fmt::format("; counters ({} backend{})", p.backend, p.group.empty() ? "" : ", group " + p.group));
+      p.backend.empty() ? ""
+                        : fmt::format("; counters ({} backend{}){}", p.backend, p.group.empty() ? "" : ", group " + p.group,
+                                      p.counter_iterations > 0
+                                          ? fmt::format(" summed over {} passes of their own, which are not timed", p.counter_iterations)
+                                          : ""));
   out += "Analytic: FLOPs and the minimum bytes per call (whole batch), from shapes by the cost model\n";
   out += "Bytes:    " + detail::bytes_source_summary(p) + "\n";
   out += "Derived:  Share = median / the layers' summed medians; GFLOP/s and GB/s = FLOPs and bytes / median time; FLOP/B = FLOPs / bytes";

@@ -139,6 +139,7 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
     for (const LayerProfile& l : p->layers) sum += l.time_ms.mean;
     EXPECT_LE(sum, p->total.time_ms.mean * 1.0001 + 1e-6) << "layers' mean times exceed the model's";
     EXPECT_EQ(p->iterations, 5);
+    EXPECT_EQ(p->counter_iterations, 0) << "the timer backend's passes are the timed ones";
     EXPECT_EQ(p->trace_iterations, 2);
     EXPECT_FALSE(p->trace.empty());
     EXPECT_GT(p->memory.peak_allocated_bytes, 0);
@@ -161,6 +162,13 @@ TEST(Profiler, JsonCarriesEveryDocumentedField) {
   const auto j = nlohmann::json::parse(profile_to_json(*p));
   for (const char* key : {"schema", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;
   ASSERT_EQ(j["layers"].size(), g->nodes.size());
+  // Counters come from passes of their own (one after every other timed pass), so that no
+  // counter read lands in a time; the time-only session's cost is the one subtracted.
+  if (p->backend == "perf") {
+    EXPECT_EQ(p->counter_iterations, 2);
+    EXPECT_EQ(j["counter_iterations"], 2);
+    EXPECT_LT(p->overhead_ns, 1000.0) << "the times' regions read no counter";
+  }
   // The kernels the dense layers ran on, and why those (an environment variable may pin them).
   EXPECT_EQ(j["machine"]["blas"]["core"], blas_info().core);
   EXPECT_FALSE(j["machine"]["blas"]["core_source"].get<std::string>().empty());

@@ -56,15 +56,18 @@ TEST(ProfileJson, ReadsBackWhatItWrote) {
   ASSERT_EQ(back->layers.size(), p.layers.size());
   EXPECT_EQ(back->model, p.model);
   EXPECT_EQ(back->machine.cpu.brand, p.machine.cpu.brand);
+  EXPECT_EQ(back->counter_iterations, 3);
   EXPECT_EQ(back->machine.blas_core, "SkylakeX");
   EXPECT_EQ(back->machine.blas_core_source, p.machine.blas_core_source);
   // A profile from before the BLAS kernels were named still reads, without them; a malformed
   // "blas" is refused with its place.
   auto j = nlohmann::ordered_json::parse(profile_to_json(p));
   j["machine"].erase("blas");
+  j.erase("counter_iterations");
   auto older = profile_from_json(j.dump(), "old.json");
   ASSERT_TRUE(older.ok()) << older.error().message;
   EXPECT_TRUE(older->machine.blas_core.empty());
+  EXPECT_EQ(older->counter_iterations, 0);
   j["machine"]["blas"] = {{"core", 3}};
   auto bad = profile_from_json(j.dump(), "bad.json");
   ASSERT_FALSE(bad.ok());

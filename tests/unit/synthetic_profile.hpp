@@ -256,6 +256,7 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
   // (a kernel worker) has a span inside each forward phase. Starts carry sub-nanosecond
   // fractions, and one layer ends a third of a nanosecond past its phase (clock rounding).
   p.trace_iterations = 2;
+  p.counter_iterations = 3;
   double clock = 3.14159;
   for (int it = 0; it < 2; ++it) {
     for (const char* phase : {"forward", "backward", "optimizer"}) {
