@@ -359,7 +359,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   int done = 0;
   int counter_passes = 0;
   say("measuring");
-  // One pass under `regions`, its model region `id` in `s`.
+  // One pass observed by `regions`, inside the model region `id` of session `s`.
   const auto pass = [&](LayerRegions& regions, Session& s, int id) -> std::optional<Error> {
     w.executor().set_observer(&regions);
     s.begin(id);
@@ -422,7 +422,6 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.machine.blas_core_source = blas.core_source;
   if (!blas.advice.empty()) p.hints.push_back(blas.advice);
 
-  // The model total.
   // A region's times from the timed passes, its counters and metrics from the counted ones.
   const auto report = [&](int time_id, int counter_id) {
     RegionReport r = timing.report(time_id);
@@ -433,6 +432,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
     }
     return r;
   };
+  // The model total.
   const RegionReport total = report(model_id, counted_model_id);
   p.total.name = graph.name;
   p.total.op = "model";
