@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "hwprof/counters.hpp"
+#include "read_pair.hpp"
 
 namespace {
 
@@ -43,20 +44,7 @@ void BM_HwprofRead(benchmark::State& state) {
 }
 BENCHMARK(BM_HwprofRead);
 
-void BM_HwprofReadPair(benchmark::State& state) {
-  hwprof::CounterOptions options;
-  options.events = kEvents;
-  auto set = hwprof::open_counters(options);
-  set->start();
-  hwprof::CounterSnapshot before;
-  hwprof::CounterSnapshot after;
-  for (auto _ : state) {
-    set->read(before);
-    set->read(after);
-    benchmark::DoNotOptimize(before);
-    benchmark::DoNotOptimize(after);
-  }
-}
+void BM_HwprofReadPair(benchmark::State& state) { time_counter_read_pairs(state, kEvents); }
 BENCHMARK(BM_HwprofReadPair);
 
 void BM_RawGroupRead(benchmark::State& state) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hwprof/counters.hpp"
+#include "read_pair.hpp"
 #include "hwprof/session.hpp"
 
 #if defined(HWPROF_BENCH_HAVE_PAPI)
@@ -106,21 +107,7 @@ void BM_ClockPair(benchmark::State& state) {
 }
 BENCHMARK(BM_ClockPair);
 
-void BM_PerfReadPair(benchmark::State& state) {
-  hwprof::CounterOptions options;
-  options.events = kEvents;
-  auto set = hwprof::open_counters(options);
-  set->start();
-  hwprof::CounterSnapshot before;
-  hwprof::CounterSnapshot after;
-  for (auto _ : state) {
-    set->read(before);
-    set->read(after);
-    benchmark::DoNotOptimize(before);
-    benchmark::DoNotOptimize(after);
-  }
-  set->stop();
-}
+void BM_PerfReadPair(benchmark::State& state) { time_counter_read_pairs(state, kEvents); }
 BENCHMARK(BM_PerfReadPair);
 
 #if defined(HWPROF_BENCH_HAVE_PAPI)

@@ -37,6 +37,9 @@ struct BlasInfo {
   std::string config;       // openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
   std::string core;         // openblas_get_corename(), e.g. "SkylakeX"
   std::string core_source;  // "OpenBLAS's CPU detection", "set by hwprof: ...", "OPENBLAS_CORETYPE=... in the environment"
+  // The AVX2 kernels ("Haswell", "Zen") on a CPU with what the SkylakeX kernels need
+  // (AVX-512 F, CD, BW, DQ, VL), whatever chose them.
+  bool held_back = false;
   std::string advice;
 };
 BlasInfo blas_info();

@@ -40,6 +40,9 @@ struct MachineCpu {
   bool hypervisor = false;
 };
 
+// A GEMM ceiling's variant: this prefix, then the OpenBLAS core it ran on (openblas_get_corename).
+inline constexpr std::string_view kOpenBlasVariantPrefix = "openblas ";
+
 // One measured ceiling: best and median over the repetitions, and their spread.
 struct Ceiling {
   double best = 0.0;

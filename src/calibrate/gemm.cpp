@@ -18,6 +18,7 @@
 #include <sched.h>
 
 #include "calibrate/compute.hpp"
+#include "hwprof/machine.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -118,7 +119,7 @@ ComputeSample measure_one(const ComputeOptions& options, const std::vector<std::
 
   ComputeSample sample;
   sample.what = sizeof(T) == 4 ? "gemm_sp" : "gemm_dp";
-  sample.isa = std::string("openblas ") + openblas_get_corename();  // the kernels OpenBLAS chose for this CPU
+  sample.isa = std::string(kOpenBlasVariantPrefix) + openblas_get_corename();  // the kernels OpenBLAS chose for this CPU
   sample.size = n;
   const RepetitionStats stats = summarize_repetitions(rates);
   sample.best_gflops = stats.best;

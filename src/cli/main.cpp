@@ -1,10 +1,8 @@
 // hwprof: one file per subcommand; main only wires them together.
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +15,7 @@
 #include "cli/report_command.hpp"
 #include "cli/stat_command.hpp"
 #include "cli/summary_command.hpp"
+#include "hwprof/executor.hpp"
 #include "hwprof/version.hpp"
 
 namespace {
@@ -34,13 +33,7 @@ void prefer_avx512_blas(int argc, char** argv) {
   const std::string sub = argv[1];
   if (sub != "profile" && sub != "bench" && sub != "calibrate") return;
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("HWPROF_KEEP_BLAS_CORE") != nullptr) return;
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512cd") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
-    return;
-  }
-  const char* core = openblas_get_corename();
-  if (core == nullptr || (std::strcmp(core, "Haswell") != 0 && std::strcmp(core, "Zen") != 0)) return;
+  if (!hwprof::blas_info().held_back) return;
   ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
   ::setenv("HWPROF_BLAS_CORE_BY", "hwprof", 1);  // for reports (hwprof::blas_info)
   ::execv("/proc/self/exe", argv);

@@ -165,12 +165,8 @@ int run_profile(const ProfileCommandOptions& options) {
     for (const std::string& file : written) {
       std::error_code ec;
       const std::uintmax_t bytes = std::filesystem::file_size(file, ec);
-      std::string note = ec ? "" : " (" + size_text(bytes);
-      if (!ec && std::filesystem::path(file).filename() == "trace.json") {
-        note += ", " + std::to_string(profile->trace_iterations) + " sampled iteration" + (profile->trace_iterations == 1 ? "" : "s") +
-                " of " + std::to_string(profile->iterations);
-      }
-      std::cerr << "hwprof: wrote " << file << note << (ec ? "" : ")") << "\n";
+      const bool trace = std::filesystem::path(file).filename() == "trace.json";
+      std::cerr << "hwprof: wrote " << file << (ec ? "" : " (" + written_note(*profile, bytes, trace) + ")") << "\n";
     }
   }
   return emit(render_profile(*profile, options.format, options.sort, options.top), "");

@@ -43,6 +43,15 @@ std::string render_profile(const Profile& profile, const std::string& format, co
   return profile_table(profile, order, top);
 }
 
+std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trace) {
+  std::string note = size_text(bytes);
+  if (trace) {
+    note += fmt::format(", {} sampled iteration{} of {}", profile.trace_iterations, profile.trace_iterations == 1 ? "" : "s",
+                        profile.iterations);
+  }
+  return note;
+}
+
 int run_report(const ReportCommandOptions& options) {
   auto profile = load_profile(options.profile);
   if (!profile) return fail(profile.error());
@@ -56,12 +65,8 @@ int run_report(const ReportCommandOptions& options) {
     if (o.path.empty()) continue;
     const std::string content = o.render(*profile);
     if (auto error = write_file_atomically(o.path, content)) return fail(*error);
-    std::string note;
-    if (o.render == &chrome_trace) {
-      note = fmt::format(", {} sampled iteration{} of {}", profile->trace_iterations, profile->trace_iterations == 1 ? "" : "s",
-                         profile->iterations);
-    }
-    std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << size_text(content.size()) << note << ")\n";
+    std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << written_note(*profile, content.size(), o.render == &chrome_trace)
+              << ")\n";
   }
   return emit(render_profile(*profile, options.format, options.sort, options.top), "");
 }

@@ -2,6 +2,7 @@
 // standard output, and the roofline, trace and HTML page into the files asked for.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -29,5 +30,9 @@ int run_report(const ReportCommandOptions& options);
 // A profile on standard output as `--format` (table|json|csv), `--sort` and `--top` ask;
 // shared by `hwprof profile` and `hwprof report`.
 std::string render_profile(const Profile& profile, const std::string& format, const std::string& sort, int top);
+
+// What a "wrote FILE (...)" line says of a rendered file: its size, and for the trace how many
+// iterations it samples. Shared by `hwprof profile -o` and `hwprof report`.
+std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trace);
 
 }  // namespace hwprof::cli

@@ -45,6 +45,11 @@ BlasInfo blas_info() {
   const char* core = openblas_get_corename();
   b.config = config != nullptr ? config : "";
   b.core = core != nullptr ? core : "";
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl");
+  b.held_back = avx512 && (b.core == "Haswell" || b.core == "Zen");
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   const char* by = std::getenv("HWPROF_BLAS_CORE_BY");
   if (forced == nullptr) {
@@ -53,11 +58,7 @@ BlasInfo blas_info() {
     b.core_source = "set by hwprof: this CPU has AVX-512, which OpenBLAS's detection passed over";
   } else {
     b.core_source = std::string("OPENBLAS_CORETYPE=") + forced + " in the environment";
-    __builtin_cpu_init();
-    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                        __builtin_cpu_supports("avx512vl");
-    if (avx512 && (b.core == "Haswell" || b.core == "Zen")) {
+    if (b.held_back) {
       b.advice = std::string("OPENBLAS_CORETYPE=") + forced + " holds OpenBLAS to its AVX2 (" + b.core +
                  ") kernels on this AVX-512 CPU, whose AVX-512 kernels do up to twice the FLOPs per cycle; unset it "
                  "to let OpenBLAS (or, where its detection falls short, hwprof) choose them";

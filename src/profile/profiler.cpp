@@ -233,11 +233,13 @@ void add_calibration_hints(Profile& p) {
   for (const char* name : {"gemm_sp", "gemm_dp"}) {
     auto it = p.machine.ceilings->compute.find(name);
     if (it == p.machine.ceilings->compute.end() || p.machine.blas_core.empty()) continue;
-    const std::string& variant = it->second.variant;  // "openblas <core>"
-    if (variant.rfind("openblas ", 0) == 0 && variant.substr(9) != p.machine.blas_core) {
+    const std::string_view variant = it->second.variant;
+    if (!variant.starts_with(kOpenBlasVariantPrefix)) continue;
+    const std::string_view core = variant.substr(kOpenBlasVariantPrefix.size());
+    if (core != p.machine.blas_core) {
       p.hints.push_back(fmt::format("the {} ceiling in {} was measured on OpenBLAS's {} kernels, and this run's layers ran on its {} "
                                     "kernels: run `hwprof calibrate` in the same environment for a matching GEMM roof",
-                                    name, file, variant.substr(9), p.machine.blas_core));
+                                    name, file, core, p.machine.blas_core));
       other_kernels = true;
       break;
     }

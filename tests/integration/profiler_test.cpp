@@ -54,6 +54,17 @@ Machine synthetic_machine(int threads) {
   return m;
 }
 
+// A short single-threaded run: one warm-up, `iterations` measured.
+ProfileOptions short_run(std::int64_t batch, int iterations, SessionBackend backend) {
+  ProfileOptions o;
+  o.batch = batch;
+  o.threads = 1;
+  o.warmup = 1;
+  o.iterations = iterations;
+  o.backend = backend;
+  return o;
+}
+
 const LayerCounter* counter(const LayerProfile& layer, const std::string& name) {
   for (const LayerCounter& c : layer.counters) {
     if (c.name == name) return &c;
@@ -105,13 +116,8 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
   for (bool train : {false, true}) {
-    ProfileOptions o;
-    o.batch = 4;
+    ProfileOptions o = short_run(4, 5, SessionBackend::timer);
     o.train = train;
-    o.threads = 1;
-    o.warmup = 1;
-    o.iterations = 5;
-    o.backend = SessionBackend::timer;
     o.machine = synthetic_machine(1);
     auto p = profile_model(*g, o);
     ASSERT_TRUE(p) << p.error().message;
@@ -149,12 +155,7 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
 TEST(Profiler, JsonCarriesEveryDocumentedField) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
-  ProfileOptions o;
-  o.batch = 2;
-  o.threads = 1;
-  o.warmup = 1;
-  o.iterations = 3;
-  o.backend = SessionBackend::perf;
+  ProfileOptions o = short_run(2, 3, SessionBackend::perf);
   o.events = {"task-clock", "cycles"};
   o.machine = synthetic_machine(1);
   auto p = profile_model(*g, o);
@@ -199,12 +200,7 @@ TEST(Profiler, JsonCarriesEveryDocumentedField) {
 TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
-  ProfileOptions o;
-  o.batch = 8;
-  o.threads = 1;
-  o.warmup = 1;
-  o.iterations = 3;
-  o.backend = SessionBackend::timer;
+  ProfileOptions o = short_run(8, 3, SessionBackend::timer);
   Machine slow = synthetic_machine(1);
   for (auto& [level, b] : slow.runs[0].bandwidth) b.kernels["triad"].best = b.kernels["triad"].median = 1e-4;
   slow.runs[0].compute["fma_sp"].best = slow.runs[0].compute["fma_sp"].median = 1e-4;
@@ -250,12 +246,7 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
 TEST(Profiler, SeedApiOnAnEngineModel) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/mlp_mnist.json");
   ASSERT_TRUE(g) << g.error().message;
-  ProfileOptions o;
-  o.batch = 8;
-  o.threads = 1;
-  o.warmup = 1;
-  o.iterations = 3;
-  o.backend = SessionBackend::timer;
+  ProfileOptions o = short_run(8, 3, SessionBackend::timer);
   auto latency = measure_latency(*g, o);
   ASSERT_TRUE(latency) << latency.error().message;
   EXPECT_EQ(latency->ms.n, 3u);

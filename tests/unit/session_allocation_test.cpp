@@ -3,35 +3,17 @@
 // counters read (perf software events, falling back to the timer backend's clocks where the
 // kernel refuses them), and on a second thread. A binary of its own, since it replaces the
 // global operator new to count allocations.
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "counting_new.hpp"
 #include "hwprof/session.hpp"
-
-namespace {
-std::atomic<long> allocations{0};
-}
-
-// The replacement operator new below allocates with malloc, so its operator delete frees
-// with free; GCC cannot see the pairing and warns about every delete.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-void* operator new(std::size_t size) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace hwprof {
 namespace {
+
+using test::allocations;
 
 std::unique_ptr<Session> open_session(SessionBackend backend, std::vector<std::string> events) {
   SessionOptions o;
