@@ -30,6 +30,11 @@ class LayerObserver {
   virtual void on_end(int layer, Phase phase) noexcept = 0;
 };
 
+// Whether the engine may write this op's forward output over one of its inputs: in inference,
+// element-wise activations and `add` do so when nothing reads that input later (as
+// torchvision's ReLU(inplace=True) and `out += identity`).
+bool may_run_in_place(OpKind op) noexcept;
+
 // The BLAS under the dense kernels, for reports: OpenBLAS's build, the kernels ("core") it
 // loaded, and why those. `advice` is non-empty when an environment variable holds OpenBLAS
 // to older kernels than this CPU can run (say so to the user: GEMMs run far slower).

@@ -40,6 +40,11 @@ struct MachineCpu {
   bool hypervisor = false;
 };
 
+// The data-cache capacity `threads` workers (one per physical core) have at each level, L1
+// first: a private cache counts once per worker, a shared one once per instance they span.
+// Levels the CPU did not describe are left out.
+std::vector<std::int64_t> cache_capacities(const MachineCpu& cpu, int threads);
+
 // A GEMM ceiling's variant: this prefix, then the OpenBLAS core it ran on (openblas_get_corename).
 inline constexpr std::string_view kOpenBlasVariantPrefix = "openblas ";
 

@@ -30,6 +30,7 @@ struct LayerCounter {
   CounterStatus status = CounterStatus::not_counted;
   double running_fraction = 0.0;   // lowest over the layer's calls; 1 when it ran throughout
   std::string reason;
+  bool below_resolution = false;   // under the counter's own cost per read: an upper bound (CounterTotal)
 };
 
 // A metric of the counter group (e.g. "DP GFLOP/s", "DRAM bandwidth"), per call.

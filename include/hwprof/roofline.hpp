@@ -93,6 +93,16 @@ struct BoundRule {
   double overhead_seconds = 100e-6;
 };
 
+// What a call's bytes are, for a memory roof that matches where they can come from. The
+// calibration measured the triad bandwidth of every working-set size it swept; a call whose
+// data fits a cache is held to what the sweep reached at that size, not to DRAM's bandwidth.
+// Only analytic bytes are placed this way: counted bytes (DRAM, LLC misses) are DRAM traffic.
+struct WorkingSet {
+  double call_bytes = 0.0;    // the distinct bytes the call touches: its traffic, less an output written in place (0: the traffic)
+  double reused_bytes = 0.0;  // of those, what only a later pass reuses (weights, optimizer state)
+  double pass_bytes = 0.0;    // what one whole pass touches: the reused bytes stay cached only if it fits
+};
+
 struct RooflineInput {
   OpKind op = OpKind::linear;   // picks the compute roof: GEMM for linear, conv2d, attention
   SourcedValue flops;           // per call
@@ -101,6 +111,9 @@ struct RooflineInput {
   int threads = 1;              // selects the calibration run
   Precision precision = Precision::sp;
   BoundRule rule;
+  // When set and the bytes are analytic: the memory roof is the calibrated bandwidth at this
+  // working set (see WorkingSet). Absent: DRAM's.
+  std::optional<WorkingSet> working_set;
 };
 
 // The cache-aware view (Ilić, Pratas & Sousa, "Cache-aware Roofline model", IEEE CAL 2014):
@@ -122,12 +135,17 @@ struct RooflinePoint {
   double compute_roof_gflops_per_s = 0.0;
   double peak_gflops_per_s = 0.0;     // the FMA peak: the absolute roof of every op
   double dram_gbytes_per_s = 0.0;
-  double ridge_intensity = 0.0;       // compute roof / DRAM bandwidth
-  double attainable_gflops_per_s = 0.0;  // min(compute roof, intensity × DRAM bandwidth)
+  // The bandwidth roof that applies: DRAM's, or the calibrated bandwidth at the call's working
+  // set (WorkingSet); for a model total, its bytes over the layers' summed memory times.
+  double memory_gbytes_per_s = 0.0;
+  std::string memory_level;           // "l1", "l2", "l3" or "dram": the capacity that holds the bytes taking most time
+  std::string memory_roof;            // how memory_gbytes_per_s was chosen, with the numbers
+  double ridge_intensity = 0.0;       // compute roof / memory roof
+  double attainable_gflops_per_s = 0.0;  // min(compute roof, intensity × memory roof)
   std::vector<LevelRoof> levels;      // l1 .. dram, those the calibration found
   // achieved / attainable. For a layer without FLOPs (a copy, a transpose) the same ratio in
-  // bandwidth terms: achieved GB/s / DRAM GB/s — which equals the FLOP ratio whenever the
-  // layer sits under the memory roof.
+  // bandwidth terms: achieved GB/s / the memory roof — which equals the FLOP ratio whenever
+  // the layer sits under the memory roof.
   double efficiency = 0.0;
   double headroom = 0.0;              // attainable / achieved (×); 0 when nothing was achieved
   Bound bound = Bound::overhead;
@@ -138,5 +156,13 @@ struct RooflinePoint {
 // Errors: no calibration run with `threads` threads (the runs that exist are named), a run
 // without DRAM bandwidth or any compute ceiling, a non-positive time, negative work.
 Result<RooflinePoint> place_on_roofline(const RooflineInput& input, const Machine& machine);
+
+// A whole pass (the model total) against its layers: the time the roofline allows it is the
+// sum of what it allows each layer (max of FLOPs over its compute roof and bytes over its
+// memory roof), so its efficiency is that sum over the measured time and its memory roof is
+// its bytes over the layers' summed memory times. `layers` are the placements of every layer
+// the pass ran; without any, the total is placed like a layer.
+Result<RooflinePoint> place_total_on_roofline(const RooflineInput& total, const std::vector<const RooflinePoint*>& layers,
+                                              const Machine& machine);
 
 }  // namespace hwprof

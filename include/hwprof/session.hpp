@@ -108,10 +108,15 @@ struct CounterTotal {
   // not_counted: it opened but no sample of this region read a value.
   CounterStatus status = CounterStatus::not_counted;
   std::string reason;
-  double inclusive = 0.0;  // sum over the samples that read a value, overhead subtracted
-  double exclusive = 0.0;  // the same minus the nested regions' inclusive counts
+  double inclusive = 0.0;  // sum over the samples that read a value, overhead subtracted (≥ 0)
+  double exclusive = 0.0;  // the same minus the nested regions' inclusive counts (≥ 0)
   std::uint64_t samples = 0;  // samples that read a value (≤ calls)
   double min_running_fraction = 0.0;
+  // Less is left per call, once the session's own cost is subtracted, than an empty region
+  // counts (SessionOverhead::sample_counts): the value is under the counter's resolution and
+  // reads as an upper bound (never below 0). A counter read costs microseconds of task-clock,
+  // and more where the kernel must interrupt another CPU that runs a counted thread.
+  bool below_resolution = false;
   bool has_value() const noexcept { return samples > 0; }
   double per_call() const noexcept { return samples > 0 ? inclusive / static_cast<double>(samples) : 0.0; }
 };
@@ -200,6 +205,13 @@ class Session {
   // Forgets every sample and sum (after a warm-up), keeping the regions. Call it when no
   // thread is inside a region of this session.
   void reset() noexcept;
+
+  // Measures the session's own cost again, over `pairs` begin/end pairs (rounded up to
+  // blocks of 10), as things are now. With inherited counters a read costs more while other
+  // counted threads run — an OpenMP team still spinning after a parallel loop — so a caller
+  // whose regions sit between such loops measures right after one (hwprof profile does it
+  // after the warm-up). Call it when no thread is inside a region of this session.
+  void measure_overhead(std::size_t pairs);
 
   // Every registered region, in id order. Call it when no thread is inside a region.
   std::vector<RegionReport> report() const;

@@ -50,19 +50,6 @@ std::string kernel_key(const BandwidthSample& s) {
 
 // Bytes of each cache level as `threads` workers on distinct cores see them together: a
 // private cache counts once per worker, a shared one once per instance they use.
-std::vector<std::int64_t> cache_bytes_for(const MachineCpu& cpu, int threads) {
-  std::vector<std::int64_t> levels;
-  for (const CacheInfo& c : cpu.caches) {
-    const int sharing_cores = std::max(1, c.shared_by * cpu.cores / std::max(1, cpu.logical_cpus));
-    const int instances = (threads + sharing_cores - 1) / sharing_cores;
-    const std::int64_t bytes = c.size_bytes * instances;
-    if (static_cast<std::size_t>(c.level) > levels.size()) levels.resize(static_cast<std::size_t>(c.level), 0);
-    levels[static_cast<std::size_t>(c.level - 1)] = std::max(levels[static_cast<std::size_t>(c.level - 1)], bytes);
-  }
-  levels.erase(std::remove(levels.begin(), levels.end(), 0), levels.end());
-  return levels;
-}
-
 // The level a working set belongs to when quick mode measures one size per level.
 std::string level_name(std::size_t index, std::size_t cache_levels) {
   if (index >= cache_levels) return "dram";
@@ -110,7 +97,7 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
     CalibrationRun run;
     run.threads = threads;
     run.cpus.assign(core_cpus.begin(), core_cpus.begin() + threads);
-    const std::vector<std::int64_t> caches = cache_bytes_for(m.cpu, threads);
+    const std::vector<std::int64_t> caches = cache_capacities(m.cpu, threads);
     const std::int64_t llc = caches.empty() ? (32 << 20) : caches.back();
 
     // Bandwidth: a sweep (quick: one size in the middle of each level and one well past the LLC).

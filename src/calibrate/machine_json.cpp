@@ -1,6 +1,7 @@
 // The machine report as JSON (DESIGN.md "Reports": schema, created, host, cpu, theoretical,
 // runs), read back with the same care as a model spec: every problem names the file, the
 // line and column, the JSON path and what was expected.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -66,6 +67,20 @@ const CalibrationRun* Machine::run_for(int threads) const noexcept {
     if (run.threads == threads) return &run;
   }
   return nullptr;
+}
+
+std::vector<std::int64_t> cache_capacities(const MachineCpu& cpu, int threads) {
+  std::vector<std::int64_t> levels;
+  for (const CacheInfo& c : cpu.caches) {
+    if (c.level < 1 || c.size_bytes <= 0) continue;
+    const int sharing_cores = std::max(1, c.shared_by * cpu.cores / std::max(1, cpu.logical_cpus));
+    const int instances = (std::max(threads, 1) + sharing_cores - 1) / sharing_cores;
+    const std::int64_t bytes = c.size_bytes * instances;
+    if (static_cast<std::size_t>(c.level) > levels.size()) levels.resize(static_cast<std::size_t>(c.level), 0);
+    levels[static_cast<std::size_t>(c.level - 1)] = std::max(levels[static_cast<std::size_t>(c.level - 1)], bytes);
+  }
+  levels.erase(std::remove(levels.begin(), levels.end(), 0), levels.end());
+  return levels;
 }
 
 namespace detail {

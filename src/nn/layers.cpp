@@ -689,3 +689,21 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
 }
 
 }  // namespace hwprof::nn
+
+namespace hwprof {
+
+// The ops of ActivationLayer and AddLayer above, which honour ForwardContext::reusable_inputs.
+bool may_run_in_place(OpKind op) noexcept {
+  switch (op) {
+    case OpKind::relu:
+    case OpKind::relu6:
+    case OpKind::gelu:
+    case OpKind::silu:
+    case OpKind::sigmoid:
+    case OpKind::tanh:
+    case OpKind::add: return true;
+    default: return false;
+  }
+}
+
+}  // namespace hwprof

@@ -1,5 +1,7 @@
 #include "profile/analytic_phase.hpp"
 
+#include <algorithm>
+
 namespace hwprof {
 
 std::int64_t optimizer_flops_per_parameter(const OptimizerOptions& o) noexcept {
@@ -31,14 +33,17 @@ std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const Mo
     a.runs[f] = true;
     a.flops[f] = (train ? c.train_forward_flops : c.flops) * batch;
     a.bytes[f] = c.bytes;
+    a.reused_bytes[f] = std::min(c.weight_bytes, c.bytes);
     if (!train) continue;
     a.runs[b] = c.requires_grad;
     a.flops[b] = c.backward_flops * batch;
     // dy read, x read, dx written; weights read, their gradients read and written.
     a.bytes[b] = c.bytes == 0 ? 0 : (c.output_bytes + 2 * c.input_bytes) * batch + 3 * c.weight_bytes;
+    a.reused_bytes[b] = c.bytes == 0 ? 0 : 3 * c.weight_bytes;
     a.runs[o] = c.params > 0;
     a.flops[o] = c.params * optimizer_flops_per_parameter(optimizer);
     a.bytes[o] = c.params * optimizer_bytes_per_parameter(optimizer);
+    a.reused_bytes[o] = a.bytes[o];
   }
   return out;
 }

@@ -17,6 +17,9 @@ struct AnalyticPhaseCost {
   // Indexed by Phase: forward, backward, optimizer. Per call, at the cost's batch.
   std::array<std::int64_t, 3> flops{};
   std::array<std::int64_t, 3> bytes{};
+  // Of those bytes, what only a later pass reuses: weights and buffers (forward), weights
+  // and their gradients (backward), all of the optimizer's.
+  std::array<std::int64_t, 3> reused_bytes{};
   std::array<bool, 3> runs{};  // whether the layer has this phase in the measured iteration
 };
 

@@ -188,7 +188,65 @@ FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool 
 
 // ---- placement ----------------------------------------------------------------------------
 
+namespace {
+
+const Ceiling* find_ceiling(const std::map<std::string, Ceiling>& ceilings, const std::string& key) {
+  auto it = ceilings.find(key);
+  return it != ceilings.end() && it->second.best > 0 ? &it->second : nullptr;
+}
+
+// A level's bandwidth: its triad ceiling, the kernel every level has and the one the
+// ceilings chart draws (src/report/ceilings_svg.cpp).
+double level_gbps(const CalibrationRun& run, const char* level) {
+  auto it = run.bandwidth.find(level);
+  if (it == run.bandwidth.end()) return 0.0;
+  const Ceiling* triad = find_ceiling(it->second.kernels, "triad");
+  return triad ? triad->best : 0.0;
+}
+
+struct MemoryRoof {
+  double gbps = 0.0;
+  std::string level = "dram";
+  std::string how;
+  bool from_working_set = false;
+};
+
+std::string megabytes(double bytes) { return fmt::format("{:.3g} MB", bytes * 1e-6); }
+
+std::string thread_counts(const Machine& machine) {
+  std::string out;
+  for (const CalibrationRun& r : machine.runs) out += (out.empty() ? "" : ", ") + std::to_string(r.threads);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
 namespace detail {
+
+double bandwidth_at(const CalibrationRun& run, double bytes) {
+  double best = 0.0;
+  bool swept = false;
+  for (const SweepPoint& s : run.sweep) {
+    if (s.kernel != "triad" || !(s.best_gbps > 0) || !std::isfinite(s.best_gbps)) continue;
+    swept = true;
+    if (static_cast<double>(s.bytes) >= bytes) best = std::max(best, s.best_gbps);
+  }
+  if (!swept) {
+    for (const auto& [name, band] : run.bandwidth) {
+      const Ceiling* triad = find_ceiling(band.kernels, "triad");
+      if (name != "dram" && triad != nullptr && static_cast<double>(band.to_bytes) >= bytes) best = std::max(best, triad->best);
+    }
+  }
+  return std::max(best, level_gbps(run, "dram"));
+}
+
+std::string level_holding(const MachineCpu& cpu, int threads, double bytes) {
+  const std::vector<std::int64_t> capacity = cache_capacities(cpu, threads);
+  for (std::size_t i = 0; i < capacity.size(); ++i) {
+    if (bytes <= static_cast<double>(capacity[i])) return "l" + std::to_string(i + 1);
+  }
+  return "dram";
+}
 
 bool gemm_backed(OpKind op) noexcept {
   return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::attention;
@@ -214,24 +272,39 @@ BoundDecision classify_bound(double flops, double bytes, double intensity, doubl
 
 namespace {
 
-const Ceiling* find_ceiling(const std::map<std::string, Ceiling>& ceilings, const std::string& key) {
-  auto it = ceilings.find(key);
-  return it != ceilings.end() && it->second.best > 0 ? &it->second : nullptr;
-}
-
-// A level's bandwidth: its triad ceiling, the kernel every level has and the one the
-// ceilings chart draws (src/report/ceilings_svg.cpp).
-double level_gbps(const CalibrationRun& run, const char* level) {
-  auto it = run.bandwidth.find(level);
-  if (it == run.bandwidth.end()) return 0.0;
-  const Ceiling* triad = find_ceiling(it->second.kernels, "triad");
-  return triad ? triad->best : 0.0;
-}
-
-std::string thread_counts(const Machine& machine) {
-  std::string out;
-  for (const CalibrationRun& r : machine.runs) out += (out.empty() ? "" : ", ") + std::to_string(r.threads);
-  return out.empty() ? "none" : out;
+// DRAM's triad ceiling, or — for analytic bytes with a working set — the calibrated
+// bandwidth where those bytes can live: the call's own data at its working set, the bytes
+// a later pass reuses (weights, optimizer state) at the whole pass's, the two times added.
+Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& run, const MachineCpu& cpu, double dram) {
+  MemoryRoof m;
+  m.gbps = dram;
+  m.how = fmt::format("DRAM triad ceiling, {:.4g} GB/s", dram);
+  const double bytes = in.bytes.value;
+  if (!in.working_set || in.bytes.source != ValueSource::analytic || !(bytes > 0)) return m;
+  const WorkingSet& ws = *in.working_set;
+  for (double v : {ws.call_bytes, ws.reused_bytes, ws.pass_bytes}) {
+    if (!(v >= 0) || !std::isfinite(v)) return Error{"roofline placement: a working set must be finite and non-negative"};
+  }
+  // Fewer distinct bytes than traffic: an op that writes over its input.
+  const double call_set = ws.call_bytes > 0 ? ws.call_bytes : bytes;
+  const double pass_set = std::max(call_set, ws.pass_bytes);
+  const double reused = std::min(ws.reused_bytes, bytes);
+  const double streamed = bytes - reused;
+  const double call_gbps = detail::bandwidth_at(run, call_set);
+  const double reused_gbps = detail::bandwidth_at(run, pass_set);
+  const double streamed_s = streamed / (call_gbps * 1e9);
+  const double reused_s = reused / (reused_gbps * 1e9);
+  m.gbps = bytes / (streamed_s + reused_s) * 1e-9;
+  m.level = detail::level_holding(cpu, in.threads, streamed_s >= reused_s ? call_set : pass_set);
+  m.from_working_set = true;
+  // Weights of a percent or less of the bytes (a norm's scale and shift) go unmentioned.
+  m.how = reused > 0.01 * bytes ? fmt::format("calibrated triad at the call's working set of {} ({:.4g} GB/s) for {}, and at the pass's {} "
+                                   "({:.4g} GB/s) for the {} that only the next pass reuses: {:.4g} GB/s",
+                                   megabytes(call_set), call_gbps, megabytes(streamed), megabytes(pass_set), reused_gbps,
+                                   megabytes(reused), m.gbps)
+                     : fmt::format("calibrated triad at the call's working set of {}{}: {:.4g} GB/s", megabytes(call_set),
+                                   call_set < bytes ? fmt::format(" (its {} of traffic, in place)", megabytes(bytes)) : "", m.gbps);
+  return m;
 }
 
 }  // namespace
@@ -281,8 +354,13 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
   p.intensity = bytes > 0 ? flops / bytes : 0.0;
   p.gflops_per_s = flops / in.seconds * 1e-9;
   p.gbytes_per_s = bytes / in.seconds * 1e-9;
-  p.ridge_intensity = p.compute_roof_gflops_per_s / p.dram_gbytes_per_s;
-  p.attainable_gflops_per_s = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * p.dram_gbytes_per_s)
+  auto memory = memory_roof(in, *run, machine.cpu, p.dram_gbytes_per_s);
+  if (!memory) return memory.error();
+  p.memory_gbytes_per_s = memory->gbps;
+  p.memory_level = std::move(memory->level);
+  p.memory_roof = std::move(memory->how);
+  p.ridge_intensity = p.compute_roof_gflops_per_s / p.memory_gbytes_per_s;
+  p.attainable_gflops_per_s = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * p.memory_gbytes_per_s)
                                         : p.compute_roof_gflops_per_s;
   for (const char* level : {"l1", "l2", "l3", "dram"}) {
     const double gbps = level_gbps(*run, level);
@@ -294,16 +372,70 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
   if (flops > 0) {
     p.efficiency = p.gflops_per_s / p.attainable_gflops_per_s;
   } else if (bytes > 0) {
-    p.efficiency = p.gbytes_per_s / p.dram_gbytes_per_s;
+    p.efficiency = p.gbytes_per_s / p.memory_gbytes_per_s;
   }
   p.headroom = p.efficiency > 0 ? 1.0 / p.efficiency : 0.0;
   detail::BoundDecision d = detail::classify_bound(flops, bytes, p.intensity, p.ridge_intensity, p.efficiency, in.seconds, in.rule);
   p.bound = d.bound;
   p.why = std::move(d.why);
   if (p.efficiency > 1.0) {
-    p.notes.push_back(fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
-                                  "or an analytic minimum below the real traffic), or the ceiling was measured low",
-                                  p.efficiency));
+    p.notes.push_back(memory->from_working_set
+                          ? fmt::format("achieved {:.2f}× the attainable: faster than the calibration's triad at this working "
+                                        "set (ceilings measured under load, or data reused more than the analytic minimum "
+                                        "traffic assumes)",
+                                        p.efficiency)
+                          : fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
+                                        "or an analytic minimum below the real traffic), or the ceiling was measured low",
+                                        p.efficiency));
+  }
+  return p;
+}
+
+Result<RooflinePoint> place_total_on_roofline(const RooflineInput& total, const std::vector<const RooflinePoint*>& layers,
+                                              const Machine& machine) {
+  auto placed = place_on_roofline(total, machine);
+  if (!placed || layers.empty()) return placed;
+  RooflinePoint& p = *placed;
+  // Per layer: the time its roofs allow (the larger of its compute and memory times), its
+  // memory time, and its measured time by bound.
+  double allowed = 0.0;
+  double memory_seconds = 0.0;
+  double layer_bytes = 0.0;
+  double by_bound[3] = {0.0, 0.0, 0.0};
+  double measured = 0.0;
+  for (const RooflinePoint* l : layers) {
+    const double memory = l->memory_gbytes_per_s > 0 ? l->bytes.value / (l->memory_gbytes_per_s * 1e9) : 0.0;
+    const double compute = l->compute_roof_gflops_per_s > 0 ? l->flops.value / (l->compute_roof_gflops_per_s * 1e9) : 0.0;
+    allowed += std::max(memory, compute);
+    memory_seconds += memory;
+    layer_bytes += l->bytes.value;
+    by_bound[static_cast<int>(l->bound)] += l->seconds;
+    measured += l->seconds;
+  }
+  if (!(allowed > 0) || !(measured > 0)) return placed;
+  if (memory_seconds > 0) {
+    p.memory_gbytes_per_s = layer_bytes / memory_seconds * 1e-9;
+    p.ridge_intensity = p.compute_roof_gflops_per_s / p.memory_gbytes_per_s;
+  }
+  p.memory_level = "mixed";
+  p.memory_roof = fmt::format("the layers' own memory roofs: {:.4g} MB in {:.4g} ms at their bandwidths", layer_bytes * 1e-6,
+                              memory_seconds * 1e3);
+  p.efficiency = allowed / p.seconds;
+  p.headroom = 1.0 / p.efficiency;
+  p.attainable_gflops_per_s = p.efficiency > 0 ? p.gflops_per_s / p.efficiency : 0.0;
+  // The bound of the pass: the one its layers' measured time mostly went to.
+  const Bound bounds[3] = {Bound::compute, Bound::memory, Bound::overhead};
+  const int top = static_cast<int>(std::max_element(by_bound, by_bound + 3) - by_bound);
+  p.bound = bounds[top];
+  p.why = fmt::format("the roofline allows {:.4g} ms for its layers (each at the larger of its compute and memory times); of the "
+                      "layers' measured time, {:.0f}% went to compute-bound layers, {:.0f}% to memory-bound and {:.0f}% to "
+                      "overhead-bound ones",
+                      allowed * 1e3, 100 * by_bound[0] / measured, 100 * by_bound[1] / measured, 100 * by_bound[2] / measured);
+  p.notes.erase(std::remove_if(p.notes.begin(), p.notes.end(),
+                               [](const std::string& n) { return n.starts_with("achieved "); }),
+                p.notes.end());
+  if (p.efficiency > 1.0) {
+    p.notes.push_back(fmt::format("ran {:.2f}× faster than its layers' roofs allow: see the layers above their roofs", p.efficiency));
   }
   return p;
 }

@@ -26,6 +26,16 @@ struct BoundDecision {
 //   3. intensity ≥ ridge (or FLOPs but no bytes): compute; else memory.
 // A long layer far below its roof is still placed by its intensity: that is a slow kernel,
 // not fixed cost, and its headroom says how slow.
+// The memory roof at a working set of `bytes`: the best triad bandwidth the calibration's
+// sweep reached at that size or any larger one (so the roof never rises with size, and a
+// noisy point cannot make a larger set look slower than a smaller one), and never below the
+// DRAM ceiling. A run without sweep points uses its levels' bands the same way.
+double bandwidth_at(const CalibrationRun& run, double bytes);
+
+// The smallest level whose capacity for `threads` workers (cache_capacities) holds `bytes`:
+// "l1", "l2", "l3", or "dram".
+std::string level_holding(const MachineCpu& cpu, int threads, double bytes);
+
 BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,
                              const BoundRule& rule);
 

@@ -86,6 +86,7 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
   Frame& f = t->frames[d];
   f.id = id;
   f.children = 0;
+  f.child_reads = 0;
   f.children_ns = 0.0;
   if (reading) {
     // The last end()'s reading, when it is recent enough, instead of a new one.
@@ -98,6 +99,7 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
     if (!reuse) {
       read_counters(*t->before);
       start = t->before.get();
+      if (d > 0) ++t->frames[d - 1].child_reads;
     }
     const std::size_t base = d * event_count;
     for (std::size_t e = 0; e < event_count; ++e) {
@@ -154,12 +156,13 @@ void Session::State::end(int id) noexcept {
     parent->children_ns += inclusive;
   }
   if (reading) {
-    account_counters(*t, *r, depth, f.children, parent != nullptr);
+    if (parent != nullptr) ++parent->child_reads;
+    account_counters(*t, *r, depth, f.child_reads, parent != nullptr);
     t->last_end_tick = now();
   }
 }
 
-void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t children,
+void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
                                       bool has_parent) noexcept {
   const std::size_t base = depth * event_count;
   CounterSnapshot& before = *t.before;
@@ -173,9 +176,12 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
   for (std::size_t e = 0; e < event_count; ++e) {
     const CounterReading& delta = t.readings[e];
     if (!delta.has_value()) continue;
+    // Not clamped per sample: the noise of the subtracted overhead averages out over the
+    // samples, where clamping each at 0 would bias a short region's sum upwards. The report
+    // says when what is left is below the counter's resolution.
     const double inclusive =
-        std::max(0.0, delta.value - overhead.sample_counts[e] - static_cast<double>(children) * overhead.pair_counts[e]);
-    const double exclusive = std::max(0.0, inclusive - t.children_counts[base + e]);
+        delta.value - overhead.sample_counts[e] - 0.5 * static_cast<double>(child_reads) * overhead.pair_counts[e];
+    const double exclusive = inclusive - t.children_counts[base + e];
     detail::EventSums& sums = r.events[e];
     sums.inclusive.fetch_add(inclusive, std::memory_order_relaxed);
     sums.exclusive.fetch_add(exclusive, std::memory_order_relaxed);
@@ -229,6 +235,12 @@ void Session::set_work(int id, double flops, double bytes) noexcept {
   r->work_flops.store(flops);
   r->work_bytes.store(bytes);
   r->has_work.store(true);
+}
+
+void Session::measure_overhead(std::size_t pairs) {
+  State& s = *state_;
+  s.options.overhead_pairs = std::max<std::size_t>(pairs, 1);
+  s.measure_overhead();
 }
 
 void Session::reset() noexcept {

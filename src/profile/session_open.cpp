@@ -171,10 +171,17 @@ void Session::State::measure_overhead() {
   overhead.sample_counts.assign(event_count, 0.0);
   overhead.pair_counts.assign(event_count, 0.0);
   if (options.overhead_pairs == 0) return;
-  const std::size_t blocks = std::max<std::size_t>(1, options.overhead_pairs / kPairsPerBlock);
-  const int child = add_record("[hwprof overhead: pair]", true, blocks * kPairsPerBlock);
-  const int parent = add_record("[hwprof overhead: block]", true, blocks);
+  std::size_t blocks = std::max<std::size_t>(1, (options.overhead_pairs + kPairsPerBlock - 1) / kPairsPerBlock);
+  // The two hidden regions are made once, at open; a later measurement reuses them (and
+  // measures at most as many blocks as they hold).
+  if (overhead_child < 0) {
+    overhead_child = add_record("[hwprof overhead: pair]", true, blocks * kPairsPerBlock);
+    overhead_parent = add_record("[hwprof overhead: block]", true, blocks);
+  }
+  const int child = overhead_child;
+  const int parent = overhead_parent;
   if (child < 0 || parent < 0) return;
+  blocks = std::min(blocks, record(parent)->capacity);
   RegionRecord& c = *record(child);
   RegionRecord& p = *record(parent);
   for (std::size_t i = 0; i < kWarmupPairs; ++i) {

@@ -43,6 +43,10 @@ RegionReport Session::State::report(int id) const {
     } else {
       c.status = s.multiplexed.load() > 0 ? CounterStatus::multiplexed : CounterStatus::ok;
       c.min_running_fraction = s.min_fraction.load();
+      const double resolution = e < overhead.sample_counts.size() ? overhead.sample_counts[e] : 0.0;
+      c.below_resolution = c.per_call() < resolution || c.inclusive < 0;
+      c.inclusive = std::max(0.0, c.inclusive);
+      c.exclusive = std::max(0.0, c.exclusive);
     }
     out.counters.push_back(std::move(c));
   }

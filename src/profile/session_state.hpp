@@ -57,6 +57,9 @@ struct RegionRecord {
 struct Frame {
   int id = -1;
   std::uint32_t children = 0;
+  // Counter reads the nested regions made: two per child, one when its begin shared the
+  // previous end's reading (begin_after_end). Each costs half a measured pair.
+  std::uint32_t child_reads = 0;
   std::uint64_t start = 0;    // in clock ticks
   double children_ns = 0.0;   // Σ the nested regions' inclusive time
 };
@@ -92,6 +95,8 @@ struct Session::State {
   SessionOptions options;
   SessionClock clock = &detail::monotonic_ns;
   bool tsc = false;             // read the TSC instead of calling `clock`
+  int overhead_child = -1;     // the hidden regions measure_overhead() times
+  int overhead_parent = -1;
   double ns_per_tick = 1.0;     // of whichever clock is read
   std::unique_ptr<CounterSet> counters;
   bool reading = false;          // false: time only
@@ -125,7 +130,7 @@ struct Session::State {
   void read_counters(CounterSnapshot& out) noexcept;
   void begin(int id, std::uint64_t reuse_gap_ticks = 0) noexcept;
   void end(int id) noexcept;
-  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t children,
+  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
                         bool has_parent) noexcept;
 
   // Setup (session_open.cpp).

@@ -193,6 +193,7 @@ std::string totals_section(const Profile& p) {
                                                                      num(n.attainable_gflops_per_s.value_or(0)))
                                                       : ""));
   }
+  if (t.roofline) row("roofline", esc(t.roofline->why));
   if (!t.roofline_error.empty()) row("roofline", "<span class=\"na\">" + esc(t.roofline_error) + "</span>");
   row("counters", esc(p.backend.empty() ? "none" : p.backend + (p.group.empty() ? "" : ", group " + p.group)) +
                       (p.counter_iterations > 0
@@ -252,8 +253,12 @@ std::string layers_section(const Profile& p) {
     r += num_cell(n.gflops_per_s);
     r += num_cell(n.gbytes_per_s);
     r += num_cell(n.intensity);
-    r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "");
-    r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"") : "<td class=\"num\" data-v=\"\">–</td>";
+    // The rule that placed it and the memory roof it was held to, on hover.
+    const std::string why = l.roofline ? " title=\"" + esc(l.roofline->why) + "\"" : std::string();
+    const std::string roof = l.roofline ? " title=\"memory roof: " + esc(l.roofline->memory_roof) + "\"" : std::string();
+    r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
+    r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
+                      : "<td class=\"num\" data-v=\"\">–</td>";
     r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
     for (const std::string& name_of_counter : counter_names) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name_of_counter; });
@@ -263,10 +268,11 @@ std::string layers_section(const Profile& p) {
         r += fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">n/a</td>",
                          esc(std::string(counter_status_name(it->status)) + (it->reason.empty() ? "" : ": " + it->reason)));
       } else {
-        r += cell(detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""), fmt::format("{}", *it->value),
-                  it->status == CounterStatus::multiplexed
-                      ? fmt::format(" class=\"num\" title=\"multiplexed: counted {} of the time, scaled\"", detail::percent(it->running_fraction))
-                      : std::string(" class=\"num\""));
+        std::string title;
+        if (it->status == CounterStatus::multiplexed) title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
+        if (it->below_resolution) title += std::string(title.empty() ? "" : "; ") + detail::kCounterBelowResolution;
+        r += cell((it->below_resolution ? "~" : "") + detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""),
+                  fmt::format("{}", *it->value), " class=\"num\"" + (title.empty() ? std::string() : " title=\"" + esc(title) + "\""));
       }
     }
     r += "</tr>\n";

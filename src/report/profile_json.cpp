@@ -98,6 +98,9 @@ ordered_json layer_to_json(const LayerProfile& l) {
                      {"compute_roof_gflops_per_s", number(r.compute_roof_gflops_per_s)},
                      {"peak_gflops_per_s", number(r.peak_gflops_per_s)},
                      {"dram_gbytes_per_s", number(r.dram_gbytes_per_s)},
+                     {"memory_gbytes_per_s", number(r.memory_gbytes_per_s)},
+                     {"memory_level", r.memory_level},
+                     {"memory_roof", r.memory_roof},
                      {"ridge_intensity", number(r.ridge_intensity)},
                      {"headroom", number(r.headroom)},
                      {"levels", std::move(levels)},
@@ -113,6 +116,7 @@ ordered_json layer_to_json(const LayerProfile& l) {
                         {"unit", c.unit},
                         {"status", counter_status_name(c.status)},
                         {"running_fraction", number(c.running_fraction)},
+                        {"below_resolution", c.below_resolution},
                         {"reason", c.reason}};
   }
   j["counters"] = std::move(counters);
@@ -304,6 +308,16 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     r.compute_roof_gflops_per_s = in.number(roof, rat, "compute_roof_gflops_per_s", false);
     r.peak_gflops_per_s = in.number(roof, rat, "peak_gflops_per_s", false);
     r.dram_gbytes_per_s = in.number(roof, rat, "dram_gbytes_per_s", false);
+    // Profiles written before the working-set memory roof were placed under DRAM's.
+    if (roof.contains("memory_gbytes_per_s")) {
+      r.memory_gbytes_per_s = in.number(roof, rat, "memory_gbytes_per_s", false);
+      r.memory_level = in.string(roof, rat, "memory_level");
+      r.memory_roof = in.string(roof, rat, "memory_roof");
+    } else {
+      r.memory_gbytes_per_s = r.dram_gbytes_per_s;
+      r.memory_level = "dram";
+      r.memory_roof = "DRAM triad ceiling (a profile written before working-set memory roofs)";
+    }
     r.ridge_intensity = in.number(roof, rat, "ridge_intensity", false);
     r.headroom = in.number(roof, rat, "headroom", false);
     const ordered_json& levels = in.member(roof, rat, "levels");
@@ -350,6 +364,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     counter.status = enumerated<CounterStatus>(in, c, cat, "status", detail::parse_counter_status, kStatuses);
     counter.running_fraction = in.number(c, cat, "running_fraction", false);
     counter.reason = in.string(c, cat, "reason");
+    if (c.contains("below_resolution")) counter.below_resolution = in.boolean(c, cat, "below_resolution");  // absent before 2026-11
     const bool readable = counter.status == CounterStatus::ok || counter.status == CounterStatus::multiplexed;
     if (counter.value && !readable) {
       in.fail(cat + "/value", std::string("a value for a counter whose status is ") + std::string(counter_status_name(counter.status)) +

@@ -141,7 +141,10 @@ std::string header(const Profile& p) {
   out += "Analytic: FLOPs and the minimum bytes per call (whole batch), from shapes by the cost model\n";
   out += "Bytes:    " + detail::bytes_source_summary(p) + "\n";
   out += "Derived:  Share = median / the layers' summed medians; GFLOP/s and GB/s = FLOPs and bytes / median time; FLOP/B = FLOPs / bytes";
-  out += p.machine.ceilings ? "; Eff. = achieved / attainable under the measured roofline\n" : "\n";
+  out += p.machine.ceilings ? "; Eff. = achieved / attainable under the measured roofline, whose memory roof is the calibrated "
+                              "bandwidth at the layer's working set for analytic bytes (DRAM's for counted ones); the model's "
+                              "is its layers' roofline times over its own\n"
+                            : "\n";
   return out;
 }
 
@@ -237,6 +240,7 @@ std::string profile_table(const Profile& p, ProfileSort sort, int top) {
     return fmt::format("{}: {}{}", name, counter_status_name(status), reason.empty() ? "" : " - " + reason);
   };
   std::map<std::string, double> lowest_fraction;  // multiplexed counters: the least time any layer's reading ran
+  bool any_below = false;
 
   TextTable c;
   c.column("Layer", false);
@@ -259,8 +263,9 @@ std::string profile_table(const Profile& p, ProfileSort sort, int top) {
       } else if (!it->value) {
         r.push_back(fmt::format("n/a[{}]", note_for(n, reason_of(n, it->status, it->reason))));
       } else {
-        std::string v = detail::si(*it->value);
+        std::string v = (it->below_resolution ? "~" : "") + detail::si(*it->value);
         while (!v.empty() && v.back() == ' ') v.pop_back();
+        if (it->below_resolution) any_below = true;
         if (it->status == CounterStatus::multiplexed) {
           v += "*";
           auto [f, inserted] = lowest_fraction.emplace(n, it->running_fraction);
@@ -293,6 +298,7 @@ std::string profile_table(const Profile& p, ProfileSort sort, int top) {
     out += fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name,
                        detail::percent(fraction));
   }
+  if (any_below) out += fmt::format("~ {}\n", detail::kCounterBelowResolution);
   for (const std::string& hint : p.hints) out += "hint: " + hint + "\n";
   return out;
 }

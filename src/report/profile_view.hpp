@@ -45,6 +45,11 @@ std::string display_name(const LayerProfile& layer);
 // The layers' bytes sources in words, e.g. "analytic minimum traffic (all 12 layers)" or
 // "DRAM counters (measured) for 10 layers, analytic minimum traffic for 2".
 std::string bytes_source_summary(const Profile& profile);
+// What a counter value marked "~" means (LayerCounter::below_resolution).
+inline constexpr const char* kCounterBelowResolution =
+    "below the counter's resolution: less is left per call, once the session's own cost is subtracted, than an empty region "
+    "counts; read it as an upper bound";
+
 std::string bytes_origin_words(BytesOrigin origin);
 
 // Every counter that could not be read anywhere in the profile, once, with its reason:

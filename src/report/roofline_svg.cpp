@@ -154,6 +154,9 @@ std::string tooltip(const LayerProfile& l, const detail::LayerNumbers& n, double
   if (n.intensity) t += fmt::format(" at {:.3g} FLOP/B", *n.intensity);
   if (n.bound) t += fmt::format("; {}-bound", bound_name(*n.bound));
   if (n.efficiency) t += fmt::format(", {} of attainable", detail::percent(*n.efficiency));
+  if (l.roofline && l.roofline->memory_gbytes_per_s > 0) {
+    t += fmt::format(" (memory roof {:.3g} GB/s, {})", l.roofline->memory_gbytes_per_s, l.roofline->memory_level);
+  }
   return t;
 }
 

@@ -152,6 +152,41 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
   }
 }
 
+// The model's counts hold its layers' (they nest inside it): a 2-thread LeNet-5 whose layers
+// share readings in the counted passes. The model's task-clock once came out 0 here: it was
+// charged two reads per layer where the layers made one, with reads costing tens of
+// microseconds while the engine's second thread spins.
+TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
+  auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
+  ASSERT_TRUE(g) << g.error().message;
+  for (bool train : {false, true}) {
+    SCOPED_TRACE(train ? "train" : "forward");
+    ProfileOptions o = short_run(4, 8, SessionBackend::perf);
+    o.threads = 2;
+    o.train = train;
+    o.events = {"task-clock"};
+    auto p = profile_model(*g, o);
+    ASSERT_TRUE(p) << p.error().message;
+    const LayerCounter* total = counter(p->total, "task-clock");
+    ASSERT_NE(total, nullptr);
+    if (!total->value) GTEST_SKIP() << "task-clock unavailable: " << total->reason;
+    double layers = 0.0;
+    for (const LayerProfile& l : p->layers) {
+      const LayerCounter* c = counter(l, "task-clock");
+      ASSERT_NE(c, nullptr) << l.name;
+      ASSERT_TRUE(c->value.has_value()) << l.name;
+      EXPECT_GE(*c->value, 0.0) << l.name;
+      layers += *c->value;
+    }
+    EXPECT_FALSE(total->below_resolution) << "the model's task-clock per call: " << *total->value << " ns";
+    // Each layer's counts are per call and the model calls each once a pass; allow for the noise
+    // of the subtracted read costs.
+    EXPECT_GE(*total->value, 0.8 * layers) << "model " << *total->value << " ns against its layers' " << layers << " ns";
+    // Its CPU time is at least its wall time (one thread runs it throughout).
+    EXPECT_GE(*total->value, 0.8 * p->total.time_ms.mean * 1e6);
+  }
+}
+
 TEST(Profiler, JsonCarriesEveryDocumentedField) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;

@@ -2,7 +2,10 @@
 // choice of roof per op, the cache-aware view, the bound classification (compute-bound GEMM,
 // memory-bound element-wise, overhead-bound tiny op), the bytes fallback chain with synthetic
 // counter readings, and the measured-vs-analytic FLOPs comparison. No hardware.
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -172,6 +175,158 @@ TEST(Roofline, CacheAwareLevelsUseEachLevelsBandwidth) {
     EXPECT_DOUBLE_EQ(p->levels[i].attainable_gflops_per_s, attainable[i]) << names[i];
   }
   EXPECT_DOUBLE_EQ(p->attainable_gflops_per_s, 100);
+}
+
+// ---- the memory roof at a working set ------------------------------------------------------
+
+// The synthetic machine's 1-thread run with a sweep: 1000 GB/s up to 32 KiB, 500 to 1 MiB (a
+// noisy 520 at 2 MiB), 200 at 8 MiB, 60 at 64 MiB, then DRAM's 50. Its CPU: 32 KiB L1 and
+// 1 MiB L2 per core, 16 MiB L3 shared by both cores.
+Machine swept_machine() {
+  Machine m = synthetic_machine();
+  CalibrationRun& run = m.runs[0];
+  const std::int64_t KiB = 1024;
+  const std::int64_t MiB = 1024 * KiB;
+  for (const auto& [bytes, gbps] : std::vector<std::pair<std::int64_t, double>>{
+           {16 * KiB, 1000}, {32 * KiB, 1000}, {256 * KiB, 500}, {1 * MiB, 500}, {2 * MiB, 520}, {8 * MiB, 200}, {64 * MiB, 60},
+           {256 * MiB, 50}}) {
+    run.sweep.push_back({bytes, "triad", gbps, gbps * 0.95});
+    run.sweep.push_back({bytes, "copy", 5000, 5000});  // another kernel: never used
+  }
+  m.cpu.cores = 2;
+  m.cpu.logical_cpus = 2;
+  m.cpu.caches = {{1, "Data", 32 * KiB, 1}, {2, "Unified", 1 * MiB, 1}, {3, "Unified", 16 * MiB, 2}};
+  return m;
+}
+
+TEST(Roofline, BandwidthAtAWorkingSetIsTheSweepsNonRisingEnvelope) {
+  const Machine m = swept_machine();
+  const CalibrationRun& run = m.runs[0];
+  const double MiB = 1024.0 * 1024;
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 1000), 1000) << "smaller than every point: the fastest";
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 32 * 1024), 1000);
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 0.5 * MiB), 520) << "a larger set reached 520, so this one can";
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 3 * MiB), 200);
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 100 * MiB), 50);
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 4096 * MiB), 50) << "past the sweep: DRAM's ceiling";
+  // Without a sweep, the levels' bands: a set within a band's upper end gets its triad ceiling.
+  Machine bands = synthetic_machine();
+  CalibrationRun& r = bands.runs[0];
+  r.bandwidth["l1"].to_bytes = 32 * 1024;
+  r.bandwidth["l2"].to_bytes = 1 << 20;
+  r.bandwidth["l3"].to_bytes = 8 << 20;
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 16 * 1024), 1000);
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 0.5 * MiB), 500);
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 4 * MiB), 200);
+  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 9 * MiB), 50);
+}
+
+TEST(Roofline, LevelHoldingUsesEachCachesCapacityForTheThreads) {
+  const MachineCpu cpu = swept_machine().cpu;
+  EXPECT_EQ(detail::level_holding(cpu, 1, 30 * 1024), "l1");
+  EXPECT_EQ(detail::level_holding(cpu, 1, 40 * 1024), "l2");
+  EXPECT_EQ(detail::level_holding(cpu, 2, 40 * 1024), "l1") << "two cores' L1s";
+  EXPECT_EQ(detail::level_holding(cpu, 2, 1.5 * 1024 * 1024), "l2");
+  EXPECT_EQ(detail::level_holding(cpu, 2, 10 << 20), "l3");
+  EXPECT_EQ(detail::level_holding(cpu, 2, 20 << 20), "dram") << "one shared L3 for both";
+  EXPECT_EQ(detail::level_holding(MachineCpu{}, 1, 1), "dram") << "no caches described";
+}
+
+TEST(Roofline, AnalyticBytesThatFitACacheAreHeldToThatCachesBandwidth) {
+  // A ReLU over 64 Ki floats: 512 KiB moved, 0.125 FLOP/B. Under DRAM's 50 GB/s it would be
+  // allowed 6.25 GFLOP/s, and running at 125 GB/s would read as 250%. Its working set is L2's
+  // (the sweep's 520 GB/s): 125/520 = 24%.
+  const double n = 64 * 1024;
+  RooflineInput in = input(OpKind::relu, n, 8 * n, 8 * n / 125e9);
+  in.working_set = WorkingSet{8 * n, 0, 64e6};
+  const auto p = place_on_roofline(in, swept_machine());
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_DOUBLE_EQ(p->memory_gbytes_per_s, 520);
+  EXPECT_EQ(p->memory_level, "l2");
+  EXPECT_DOUBLE_EQ(p->dram_gbytes_per_s, 50) << "DRAM's ceiling is still reported";
+  EXPECT_DOUBLE_EQ(p->ridge_intensity, 1000.0 / 520);
+  EXPECT_DOUBLE_EQ(p->attainable_gflops_per_s, 0.125 * 520);
+  EXPECT_NEAR(p->efficiency, 125.0 / 520, 1e-9);
+  EXPECT_EQ(p->bound, Bound::memory);
+  EXPECT_TRUE(contains(p->memory_roof, "working set")) << p->memory_roof;
+  EXPECT_TRUE(p->notes.empty());
+
+  // The same bytes counted by the uncore are DRAM traffic: DRAM's roof, whatever the set.
+  RooflineInput counted = in;
+  counted.bytes.source = ValueSource::measured;
+  const auto c = place_on_roofline(counted, swept_machine());
+  ASSERT_TRUE(c);
+  EXPECT_DOUBLE_EQ(c->memory_gbytes_per_s, 50);
+  EXPECT_EQ(c->memory_level, "dram");
+  EXPECT_GT(c->efficiency, 1.0);
+  EXPECT_TRUE(any_contains(c->notes, "undercounted"));
+}
+
+TEST(Roofline, AFasterMemoryRoofMovesTheRidgeAndTheBound) {
+  // Intensity 2 FLOP/B: left of DRAM's ridge (800/50 = 16), right of L1's (800/1000).
+  RooflineInput in = input(OpKind::conv2d, 2 * 16384, 16384, 1e-3);
+  const auto dram = place_on_roofline(in, swept_machine());
+  in.working_set = WorkingSet{16384, 0, 16384};
+  const auto l1 = place_on_roofline(in, swept_machine());
+  ASSERT_TRUE(dram && l1);
+  EXPECT_EQ(dram->bound, Bound::memory);
+  EXPECT_EQ(l1->bound, Bound::compute);
+  EXPECT_DOUBLE_EQ(l1->attainable_gflops_per_s, 800);
+  EXPECT_EQ(l1->memory_level, "l1");
+}
+
+TEST(Roofline, WeightsComeAtThePasssWorkingSetAndTheTimesAdd) {
+  // A linear layer: 0.5 MiB of activations in and out, 8 MiB of weights, in a pass that
+  // touches 300 MiB. Activations at the call's 8.5 MiB set (60 GB/s), the weights at the
+  // pass's (past the sweep: DRAM's 50): 8.5 MiB / (0.5/60 + 8/50 MiB·s/GB).
+  const double MiB = 1024.0 * 1024;
+  const double bytes = 8.5 * MiB;
+  RooflineInput in = input(OpKind::linear, 2 * 8 * MiB / 4 * 1, bytes, 1e-3);
+  in.working_set = WorkingSet{bytes, 8 * MiB, 300 * MiB};
+  const auto p = place_on_roofline(in, swept_machine());
+  ASSERT_TRUE(p) << p.error().message;
+  const double seconds = 0.5 * MiB / 60e9 + 8 * MiB / 50e9;
+  EXPECT_NEAR(p->memory_gbytes_per_s, bytes / seconds * 1e-9, 1e-9);
+  EXPECT_EQ(p->memory_level, "dram") << "the weights' time dominates, and they come from DRAM";
+  EXPECT_TRUE(contains(p->memory_roof, "next pass reuses")) << p->memory_roof;
+
+  // A pass small enough to stay in cache keeps its weights there too: the call's set for all.
+  in.working_set->pass_bytes = 4 * MiB;
+  const auto cached = place_on_roofline(in, swept_machine());
+  ASSERT_TRUE(cached);
+  EXPECT_DOUBLE_EQ(cached->memory_gbytes_per_s, 60);
+
+  in.working_set->pass_bytes = std::nan("");
+  EXPECT_FALSE(place_on_roofline(in, swept_machine())) << "a NaN working set is refused";
+}
+
+TEST(Roofline, TheModelTotalIsItsLayersRooflineTimesOverItsOwn) {
+  // Layer A: compute-bound, 1.6 GFLOP at the 800 GEMM roof (2 ms allowed), measured 4 ms.
+  // Layer B: memory-bound, 100 MB at DRAM's 50 GB/s (2 ms allowed), measured 2.5 ms.
+  // The pass: 7 ms measured. The roofline allows it 4 ms: 4/7 = 57%; most of the layers'
+  // measured time (4 of 6.5 ms) went to compute-bound A.
+  const Machine m = synthetic_machine();
+  const auto a = place_on_roofline(input(OpKind::linear, 1.6e9, 1e6, 4e-3), m);
+  const auto b = place_on_roofline(input(OpKind::relu, 25e6, 100e6, 2.5e-3), m);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->bound, Bound::compute);
+  ASSERT_EQ(b->bound, Bound::memory);
+  const RooflineInput total = input(OpKind::add, 1.6e9 + 25e6, 101e6, 7e-3);
+  const auto t = place_total_on_roofline(total, {&*a, &*b}, m);
+  ASSERT_TRUE(t) << t.error().message;
+  const double allowed = 1.6e9 / 800e9 + 101e6 / 50e9 - 1e6 / 50e9;
+  EXPECT_NEAR(t->efficiency, allowed / 7e-3, 1e-9);
+  EXPECT_NEAR(t->headroom, 7e-3 / allowed, 1e-9);
+  EXPECT_NEAR(t->attainable_gflops_per_s, (1.6e9 + 25e6) / allowed * 1e-9, 1e-6);
+  EXPECT_NEAR(t->memory_gbytes_per_s, 50, 1e-9) << "both layers under DRAM's roof";
+  EXPECT_EQ(t->memory_level, "mixed");
+  EXPECT_EQ(t->bound, Bound::compute);
+  EXPECT_TRUE(contains(t->why, "62% went to compute-bound")) << t->why;
+  // Without layers, the total is placed like a layer.
+  const auto alone = place_total_on_roofline(total, {}, m);
+  const auto like_a_layer = place_on_roofline(total, m);
+  ASSERT_TRUE(alone && like_a_layer);
+  EXPECT_DOUBLE_EQ(alone->efficiency, like_a_layer->efficiency);
 }
 
 TEST(Roofline, UsesTheRunWithTheSameThreadCountAndPrecision) {

@@ -38,6 +38,7 @@ void spend(std::uint64_t ns) { fake_now.fetch_add(ns); }
 // ---- the fake counter set: "ops" counts what tests add plus `read_cost` per read ----
 
 std::atomic<std::uint64_t> fake_ops{0};
+std::atomic<std::uint64_t> fake_extra_read_cost{0};  // added to every read while a test sets it
 
 class FakeCounters final : public CounterSet {
  public:
@@ -54,7 +55,8 @@ class FakeCounters final : public CounterSet {
     if (running_) *running_ = 0;
   }
   void read(CounterSnapshot& out) noexcept override {
-    const std::uint64_t value = fake_ops.fetch_add(read_cost_) + read_cost_;
+    const std::uint64_t cost = read_cost_ + fake_extra_read_cost.load();
+    const std::uint64_t value = fake_ops.fetch_add(cost) + cost;
     const std::uint64_t enabled = fake_now.load();
     out.value[0] = value;
     out.time_enabled[0] = enabled;
@@ -168,6 +170,82 @@ TEST(Session, BeginAfterEndSharesTheReadingOnlyAcrossAShortGap) {
   EXPECT_EQ(fake_ops.load(), ops_before_nested + 3);
   s->end(b);
   s->end(a);
+}
+
+// A parent around a chain of children that share readings (how hwprof profile's counted
+// passes nest layers in the model) is charged one read per read its children made: here
+// 1 + 3 reads of 3 ops, not three full pairs of 6.
+TEST(Session, AParentIsChargedTheReadsItsChildrenMadeNotFullPairs) {
+  auto s = open_fake(3);
+  const int model = s->region("model");
+  const int layer = s->region("layer");
+  s->begin(model);
+  fake_ops += 10;
+  for (int k = 0; k < 3; ++k) {
+    s->begin_after_end(layer, 1000);
+    fake_ops += 100;
+    s->end(layer);
+  }
+  fake_ops += 10;
+  s->end(model);
+  // Raw: 10 + 300 + 20 work, plus the model's own sample (3), plus the children's 4 reads (12).
+  EXPECT_DOUBLE_EQ(s->report(layer).counters[0].inclusive, 300);
+  EXPECT_DOUBLE_EQ(s->report(model).counters[0].inclusive, 320);
+  EXPECT_DOUBLE_EQ(s->report(model).counters[0].exclusive, 20);
+  EXPECT_FALSE(s->report(model).counters[0].below_resolution);
+}
+
+// What is left of a count, once the session's own cost is subtracted, may be less than that
+// cost: noise around 0. It is summed as it is (not clamped per sample, which would bias the
+// sum up), reported no lower than 0, and flagged.
+TEST(Session, ACountUnderTheReadCostIsFlaggedBelowResolution) {
+  auto s = open_fake(3);
+  const int tiny = s->region("tiny");
+  const int big = s->region("big");
+  for (int i = 0; i < 4; ++i) {
+    s->begin(tiny);
+    fake_ops += 1;
+    s->end(tiny);
+    s->begin(big);
+    fake_ops += 50;
+    s->end(big);
+  }
+  const CounterTotal t = s->report(tiny).counters[0];
+  EXPECT_TRUE(t.below_resolution) << "1 per call, under the 3 an empty region counts";
+  EXPECT_DOUBLE_EQ(t.per_call(), 1);
+  EXPECT_FALSE(s->report(big).counters[0].below_resolution);
+  // A read that costs less than the measurement said leaves a negative sum: shown as 0, flagged.
+  auto cheap = open_fake(3);
+  const int none = cheap->region("none");
+  cheap->measure_overhead(10);
+  fake_ops += 0;
+  cheap->begin(none);
+  fake_ops -= 2;  // as if this read were cheaper than the measured 3
+  cheap->end(none);
+  const CounterTotal n = cheap->report(none).counters[0];
+  EXPECT_DOUBLE_EQ(n.inclusive, 0);
+  EXPECT_TRUE(n.below_resolution);
+}
+
+TEST(Session, MeasuringTheOverheadAgainTakesTheCostAsItIsNow) {
+  auto s = open_fake(3);
+  const int a = s->region("a");
+  EXPECT_DOUBLE_EQ(s->overhead().pair_counts[0], 6);
+  s->begin(a);
+  fake_ops += 100;
+  s->end(a);
+  // Reads now cost 3 more (as with another counted thread's CPU to interrupt): measured again.
+  fake_extra_read_cost = 3;
+  for (int i = 0; i < 3; ++i) s->measure_overhead(20);
+  EXPECT_DOUBLE_EQ(s->overhead().sample_counts[0], 6);
+  EXPECT_DOUBLE_EQ(s->overhead().pair_counts[0], 12);
+  EXPECT_EQ(s->report().size(), 1u) << "the measurement's own regions stay hidden";
+  EXPECT_DOUBLE_EQ(s->report(a).counters[0].inclusive, 100) << "samples already taken keep their figures";
+  s->begin(a);
+  fake_ops += 100;
+  s->end(a);
+  fake_extra_read_cost = 0;
+  EXPECT_DOUBLE_EQ(s->report(a).counters[0].inclusive, 200) << "new samples have the new cost subtracted";
 }
 
 TEST(Session, NestingGivesInclusiveAndExclusiveFigures) {

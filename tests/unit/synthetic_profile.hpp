@@ -82,6 +82,9 @@ inline RooflinePoint synthetic_point(double flops, double bytes, double seconds,
   r.compute_roof_gflops_per_s = gemm ? 100 : 120;
   r.peak_gflops_per_s = 120;
   r.dram_gbytes_per_s = 15;
+  r.memory_gbytes_per_s = 15;
+  r.memory_level = "dram";
+  r.memory_roof = "DRAM triad ceiling, 15 GB/s";
   r.ridge_intensity = r.compute_roof_gflops_per_s / 15;
   r.attainable_gflops_per_s = std::min(r.compute_roof_gflops_per_s, r.intensity * 15);
   for (const auto& [level, gbps] : std::vector<std::pair<std::string, double>>{{"l1", 200}, {"l2", 90}, {"l3", 50}, {"dram", 15}}) {
