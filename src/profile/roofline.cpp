@@ -298,12 +298,15 @@ Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& ru
   m.level = detail::level_holding(cpu, in.threads, streamed_s >= reused_s ? call_set : pass_set);
   m.from_working_set = true;
   // Weights of a percent or less of the bytes (a norm's scale and shift) go unmentioned.
-  m.how = reused > 0.01 * bytes ? fmt::format("calibrated triad at the call's working set of {} ({:.4g} GB/s) for {}, and at the pass's {} "
-                                   "({:.4g} GB/s) for the {} that only the next pass reuses: {:.4g} GB/s",
-                                   megabytes(call_set), call_gbps, megabytes(streamed), megabytes(pass_set), reused_gbps,
-                                   megabytes(reused), m.gbps)
-                     : fmt::format("calibrated triad at the call's working set of {}{}: {:.4g} GB/s", megabytes(call_set),
-                                   call_set < bytes ? fmt::format(" (its {} of traffic, in place)", megabytes(bytes)) : "", m.gbps);
+  const std::string in_place = call_set < bytes ? " (in place)" : "";
+  m.how = reused > 0.01 * bytes
+              ? fmt::format("{} of activations at the calibrated triad of the call's working set, {}{} ({:.4g} GB/s); {} of "
+                            "weights and state, which only the next pass reuses, at the pass's working set, {} ({:.4g} GB/s): "
+                            "{:.4g} GB/s",
+                            megabytes(streamed), megabytes(call_set), in_place, call_gbps, megabytes(reused), megabytes(pass_set),
+                            reused_gbps, m.gbps)
+              : fmt::format("calibrated triad at the call's working set of {}{}: {:.4g} GB/s", megabytes(call_set),
+                            call_set < bytes ? fmt::format(" (its {} of traffic, in place)", megabytes(bytes)) : "", m.gbps);
   return m;
 }
 

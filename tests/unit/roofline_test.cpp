@@ -288,7 +288,8 @@ TEST(Roofline, WeightsComeAtThePasssWorkingSetAndTheTimesAdd) {
   const double seconds = 0.5 * MiB / 60e9 + 8 * MiB / 50e9;
   EXPECT_NEAR(p->memory_gbytes_per_s, bytes / seconds * 1e-9, 1e-9);
   EXPECT_EQ(p->memory_level, "dram") << "the weights' time dominates, and they come from DRAM";
-  EXPECT_TRUE(contains(p->memory_roof, "next pass reuses")) << p->memory_roof;
+  EXPECT_TRUE(contains(p->memory_roof, "only the next pass reuses")) << p->memory_roof;
+  EXPECT_TRUE(contains(p->memory_roof, "0.524 MB of activations")) << p->memory_roof;
 
   // A pass small enough to stay in cache keeps its weights there too: the call's set for all.
   in.working_set->pass_bytes = 4 * MiB;
