@@ -160,9 +160,9 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& input, const Machin
 // A whole pass (the model total) against its layers: the time the roofline allows it is the
 // sum of what it allows each layer (max of FLOPs over its compute roof and bytes over its
 // memory roof), so its efficiency is that sum over the measured time and its memory roof is
-// its bytes over the layers' summed memory times. `layers` are the placements of every layer
-// the pass ran; without any, the total is placed like a layer.
-Result<RooflinePoint> place_total_on_roofline(const RooflineInput& total, const std::vector<const RooflinePoint*>& layers,
-                                              const Machine& machine);
+// its bytes over the layers' summed memory times. `total` is the pass placed like a layer
+// (place_on_roofline); `layers` are the placements of every layer it ran. Without any, or
+// without time the roofs allow them, `total` is returned as it is.
+RooflinePoint total_against_layers(RooflinePoint total, const std::vector<const RooflinePoint*>& layers);
 
 }  // namespace hwprof

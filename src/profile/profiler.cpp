@@ -17,6 +17,7 @@
 #include "common/timestamp.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
+#include "profile/workload.hpp"
 #include "profile/layer_regions.hpp"
 
 namespace hwprof {
@@ -32,16 +33,6 @@ Optimizer cost_optimizer(const OptimizerOptions& o) {
   return o.momentum != 0.0 ? Optimizer::momentum : Optimizer::sgd;
 }
 
-ExecutorOptions executor_options(const ProfileOptions& options, int threads) {
-  ExecutorOptions e;
-  e.batch = options.batch;
-  e.threads = threads;
-  e.seed = options.seed;
-  e.training = options.train;
-  e.optimizer = options.optimizer;
-  return e;
-}
-
 struct ResourceUse {
   std::int64_t peak_rss_bytes = 0;
   std::int64_t faults = -1;
@@ -52,38 +43,6 @@ ResourceUse resource_use() {
   if (::getrusage(RUSAGE_SELF, &u) != 0) return {};
   return {static_cast<std::int64_t>(u.ru_maxrss) * 1024, static_cast<std::int64_t>(u.ru_minflt + u.ru_majflt)};
 }
-
-// One iteration of the model: an inference forward pass or a training step.
-class Workload {
- public:
-  static Result<Workload> create(const Graph& graph, const ProfileOptions& options, int threads) {
-    auto executor = Executor::build(graph, executor_options(options, threads));
-    if (!executor) return executor.error();
-    Workload w(std::move(*executor), options.train);
-    w.input_ = w.executor_.make_input(options.seed + 1);
-    if (options.train) w.labels_ = w.executor_.make_labels(options.seed + 2);
-    return w;
-  }
-  std::optional<Error> run() {
-    if (train_) {
-      auto loss = executor_.train_step(input_, labels_);
-      if (!loss) return loss.error();
-      if (!std::isfinite(*loss)) return Error{"the training loss became " + std::to_string(*loss) + "; lower the learning rate"};
-      return std::nullopt;
-    }
-    auto out = executor_.forward(input_);
-    if (!out) return out.error();
-    return std::nullopt;
-  }
-  Executor& executor() noexcept { return executor_; }
-
- private:
-  Workload(Executor executor, bool train) : executor_(std::move(executor)), train_(train) {}
-  Executor executor_;
-  bool train_ = false;
-  Tensor input_;
-  Tensor labels_;
-};
 
 WarmupPolicy warmup_policy(int warmup) { return warmup >= 0 ? WarmupPolicy::runs(warmup) : WarmupPolicy::until_stable(); }
 IterationPolicy iteration_policy(const ProfileOptions& o) {
@@ -515,18 +474,12 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
     }
   }
   // The model total against the roofs of its layers.
-  if (p.total.roofline && options.machine) {
+  if (p.total.roofline) {
     std::vector<const RooflinePoint*> placed;
     for (const LayerProfile& l : p.layers) {
       if (l.roofline) placed.push_back(&*l.roofline);
     }
-    RooflineInput total_input;
-    total_input.op = OpKind::add;
-    total_input.flops = p.total.roofline->flops;
-    total_input.bytes = p.total.roofline->bytes;
-    total_input.seconds = p.total.roofline->seconds;
-    total_input.threads = threads;
-    if (auto t = place_total_on_roofline(total_input, placed, *options.machine)) p.total.roofline = std::move(*t);
+    p.total.roofline = total_against_layers(std::move(*p.total.roofline), placed);
   }
 
   p.memory.analytic = cost->memory;

@@ -7,44 +7,13 @@
 #include <sys/resource.h>
 
 #include "hwprof/profiler.hpp"
+#include "profile/workload.hpp"
 
 namespace hwprof {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-struct Built {
-  Executor executor;
-  Tensor input;
-  Tensor labels;
-};
-
-Result<Built> build(const Graph& graph, const ProfileOptions& options) {
-  ExecutorOptions e;
-  e.batch = options.batch;
-  e.threads = options.threads;
-  e.seed = options.seed;
-  e.training = options.train;
-  e.optimizer = options.optimizer;
-  auto executor = Executor::build(graph, e);
-  if (!executor) return executor.error();
-  Built b{std::move(*executor), {}, {}};
-  b.input = b.executor.make_input(options.seed + 1);
-  if (options.train) b.labels = b.executor.make_labels(options.seed + 2);
-  return b;
-}
-
-std::optional<Error> run_once(Built& b, bool train) {
-  if (train) {
-    auto loss = b.executor.train_step(b.input, b.labels);
-    if (!loss) return loss.error();
-  } else {
-    auto out = b.executor.forward(b.input);
-    if (!out) return out.error();
-  }
-  return std::nullopt;
 }
 
 // Linear interpolation between order statistics (numpy's default), on sorted values.
@@ -60,7 +29,7 @@ double percentile(const std::vector<float>& sorted, double p) {
 
 Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& options) {
   if (options.batch < 1) return Error{"--batch: must be at least 1"};
-  auto built = build(graph, options);
+  auto built = Workload::create(graph, options, options.threads);
   if (!built) return built.error();
   LatencyStats stats;
   stats.batch = options.batch;
@@ -69,7 +38,7 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
   WarmupPolicy warmup = options.warmup >= 0 ? WarmupPolicy::runs(options.warmup) : WarmupPolicy::until_stable();
   while (!warmup.done()) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto e = run_once(*built, options.train)) return *e;
+    if (auto e = built->run()) return *e;
     warmup.done_after(seconds_since(t0));
   }
   stats.warmup_runs = warmup.completed();
@@ -79,7 +48,7 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
   const auto start = std::chrono::steady_clock::now();
   while (policy.more(static_cast<int>(ms.size()), seconds_since(start))) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto e = run_once(*built, options.train)) return *e;
+    if (auto e = built->run()) return *e;
     ms.push_back(seconds_since(t0) * 1e3);
   }
   stats.ms = summarize(std::move(ms));
@@ -95,18 +64,18 @@ Result<MemoryReport> measure_memory_used(const Graph& graph, const ProfileOption
                                                                     : Optimizer::sgd;
   auto cost = analyze(graph, analysis);
   if (!cost) return cost.error();
-  auto built = build(graph, options);
+  auto built = Workload::create(graph, options, options.threads);
   if (!built) return built.error();
   MemoryReport report;
   report.analytic = cost->memory;
-  report.parameter_bytes = built->executor.parameter_bytes();
+  report.parameter_bytes = built->executor().parameter_bytes();
   // One run first: lazily created workspaces and optimizer state belong to the steady state.
-  if (auto e = run_once(*built, options.train)) return *e;
+  if (auto e = built->run()) return *e;
   rusage before{};
   const bool have_before = ::getrusage(RUSAGE_SELF, &before) == 0;
   const std::int64_t baseline = allocation_stats().current_bytes;
   reset_peak_allocation();
-  if (auto e = run_once(*built, options.train)) return *e;
+  if (auto e = built->run()) return *e;
   report.peak_allocated_bytes = std::max<std::int64_t>(0, allocation_stats().peak_bytes - baseline);
   rusage after{};
   if (::getrusage(RUSAGE_SELF, &after) == 0) {

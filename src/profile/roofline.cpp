@@ -394,11 +394,7 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
   return p;
 }
 
-Result<RooflinePoint> place_total_on_roofline(const RooflineInput& total, const std::vector<const RooflinePoint*>& layers,
-                                              const Machine& machine) {
-  auto placed = place_on_roofline(total, machine);
-  if (!placed || layers.empty()) return placed;
-  RooflinePoint& p = *placed;
+RooflinePoint total_against_layers(RooflinePoint p, const std::vector<const RooflinePoint*>& layers) {
   // Per layer: the time its roofs allow (the larger of its compute and memory times), its
   // memory time, and its measured time by bound.
   double allowed = 0.0;
@@ -415,7 +411,7 @@ Result<RooflinePoint> place_total_on_roofline(const RooflineInput& total, const 
     by_bound[static_cast<int>(l->bound)] += l->seconds;
     measured += l->seconds;
   }
-  if (!(allowed > 0) || !(measured > 0)) return placed;
+  if (!(allowed > 0) || !(measured > 0)) return p;
   if (memory_seconds > 0) {
     p.memory_gbytes_per_s = layer_bytes / memory_seconds * 1e-9;
     p.ridge_intensity = p.compute_roof_gflops_per_s / p.memory_gbytes_per_s;

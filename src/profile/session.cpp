@@ -238,9 +238,7 @@ void Session::set_work(int id, double flops, double bytes) noexcept {
 }
 
 void Session::measure_overhead(std::size_t pairs) {
-  State& s = *state_;
-  s.options.overhead_pairs = std::max<std::size_t>(pairs, 1);
-  s.measure_overhead();
+  state_->measure_overhead(std::max<std::size_t>(pairs, 1));
 }
 
 void Session::reset() noexcept {

@@ -167,11 +167,11 @@ void Session::State::allocate_slots() {
   }
 }
 
-void Session::State::measure_overhead() {
+void Session::State::measure_overhead(std::size_t pairs) {
   overhead.sample_counts.assign(event_count, 0.0);
   overhead.pair_counts.assign(event_count, 0.0);
-  if (options.overhead_pairs == 0) return;
-  std::size_t blocks = std::max<std::size_t>(1, (options.overhead_pairs + kPairsPerBlock - 1) / kPairsPerBlock);
+  if (pairs == 0) return;
+  std::size_t blocks = std::max<std::size_t>(1, (pairs + kPairsPerBlock - 1) / kPairsPerBlock);
   // The two hidden regions are made once, at open; a later measurement reuses them (and
   // measures at most as many blocks as they hold).
   if (overhead_child < 0) {
@@ -180,10 +180,12 @@ void Session::State::measure_overhead() {
   }
   const int child = overhead_child;
   const int parent = overhead_parent;
-  if (child < 0 || parent < 0) return;
-  blocks = std::min(blocks, record(parent)->capacity);
-  RegionRecord& c = *record(child);
-  RegionRecord& p = *record(parent);
+  RegionRecord* child_record = record(child);
+  RegionRecord* parent_record = record(parent);
+  if (child_record == nullptr || parent_record == nullptr) return;
+  RegionRecord& c = *child_record;
+  RegionRecord& p = *parent_record;
+  blocks = std::min(blocks, p.capacity);
   for (std::size_t i = 0; i < kWarmupPairs; ++i) {
     begin(child);
     end(child);
@@ -324,7 +326,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     }
     if (!missing.empty()) s->hint("these events cannot be counted here and are reported unavailable: " + missing);
   }
-  s->measure_overhead();
+  s->measure_overhead(s->options.overhead_pairs);
   s->first_user_id = s->record_count.load();
   return std::unique_ptr<Session>(new Session(std::move(s)));
 }

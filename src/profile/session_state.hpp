@@ -136,7 +136,7 @@ struct Session::State {
   // Setup (session_open.cpp).
   int add_record(std::string name, bool hidden, std::size_t capacity);
   void allocate_slots();
-  void measure_overhead();
+  void measure_overhead(std::size_t pairs);  // begin/end pairs, in blocks of 10
   void hint(const std::string& text);
 
   // Reports (session_report.cpp).

@@ -1,0 +1,52 @@
+// One iteration of a model on the engine — an inference forward pass or a training step —
+// with its seeded input (and labels), as `hwprof profile` and the Profiler API run it.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "hwprof/executor.hpp"
+#include "hwprof/profiler.hpp"
+
+namespace hwprof {
+
+class Workload {
+ public:
+  static Result<Workload> create(const Graph& graph, const ProfileOptions& options, int threads) {
+    ExecutorOptions e;
+    e.batch = options.batch;
+    e.threads = threads;
+    e.seed = options.seed;
+    e.training = options.train;
+    e.optimizer = options.optimizer;
+    auto executor = Executor::build(graph, e);
+    if (!executor) return executor.error();
+    Workload w(std::move(*executor), options.train);
+    w.input_ = w.executor_.make_input(options.seed + 1);
+    if (options.train) w.labels_ = w.executor_.make_labels(options.seed + 2);
+    return w;
+  }
+  std::optional<Error> run() {
+    if (train_) {
+      auto loss = executor_.train_step(input_, labels_);
+      if (!loss) return loss.error();
+      if (!std::isfinite(*loss)) return Error{"the training loss became " + std::to_string(*loss) + "; lower the learning rate"};
+      return std::nullopt;
+    }
+    auto out = executor_.forward(input_);
+    if (!out) return out.error();
+    return std::nullopt;
+  }
+  Executor& executor() noexcept { return executor_; }
+
+ private:
+  Workload(Executor executor, bool train) : executor_(std::move(executor)), train_(train) {}
+  Executor executor_;
+  bool train_ = false;
+  Tensor input_;
+  Tensor labels_;
+};
+
+}  // namespace hwprof
