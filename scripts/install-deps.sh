@@ -19,6 +19,7 @@ packages=(
   # tools used by tests and benchmarks
   likwid                 # likwid-bench: independent peer for calibration
   linux-perf             # perf stat: peer for counter checks
+  stress-ng              # a busy neighbour: calibration must say it was contended
   python3                # peer-comparison scripts
 )
 

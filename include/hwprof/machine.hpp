@@ -22,7 +22,19 @@ struct CacheInfo {
   int level = 0;
   std::string type;             // "Data", "Unified"
   std::int64_t size_bytes = 0;
-  int shared_by = 1;            // logical CPUs sharing one instance
+  int shared_by = 1;            // logical CPUs sharing one instance (0: the source does not say)
+  std::string source;           // "sysfs", "cpuid" or "sysconf" ("" in reports that predate sources)
+};
+
+// What one source said about the caches. Every source consulted is kept, also one that said
+// nothing (then `absent` says why): a VM may have no sysfs cache directory, or a CPUID that
+// reports the host's whole L3.
+struct CacheSource {
+  std::string source;               // "sysfs", "cpuid", "sysconf"
+  std::string how;                  // what was read: "/sys/devices/system/cpu/cpu*/cache", "leaf 4", ...
+  std::vector<CacheInfo> levels;    // L1 first
+  std::string absent;               // why nothing was said; empty when levels are given
+  std::vector<std::string> notes;   // e.g. CPUs whose caches differ (a hybrid processor)
 };
 
 struct MachineCpu {
@@ -34,7 +46,9 @@ struct MachineCpu {
   std::vector<std::string> flags;  // the ISA features that matter here: sse2, avx2, fma, avx512f
   int logical_cpus = 0;
   int cores = 0;                   // physical cores
-  std::vector<CacheInfo> caches;   // data and unified caches, by level
+  std::vector<CacheInfo> caches;   // data and unified caches, by level: the first source that said something
+  std::vector<CacheSource> cache_sources;  // every source consulted (sysfs, CPUID, sysconf)
+  std::vector<std::string> cache_notes;    // where the sources disagree, in words
   double frequency_ghz = 0.0;
   std::string frequency_source;
   bool hypervisor = false;
@@ -61,12 +75,19 @@ struct Ceiling {
 
 // GB/s (decimal), STREAM byte convention: write-allocate traffic is not counted.
 struct BandwidthLevel {
-  std::int64_t from_bytes = 0;  // the working-set range the plateau covers
+  std::int64_t from_bytes = 0;  // the working-set range of the sweep points that measure it
   std::int64_t to_bytes = 0;
   std::map<std::string, Ceiling> kernels;  // "copy", "scale", "add", "triad", "copy_nt", "triad_nt"
-  // False when the sweep showed no flat run for this level (a noisy host): the ceilings are
-  // then the best of the points well inside the level's band of sizes, and less certain.
+  // False when the sweep showed no flat run for this level (a noisy host, a cache without a
+  // knee, DRAM without a flat tail): the ceilings are the best that could be had, less certain.
   bool plateau = true;
+  // Where a cache level ends for this run's threads: the sweep's knee, else the size the
+  // cache description reports (0: unknown; DRAM: 0). Reports before levels came from the
+  // sweep have none; then the CPU's caches decide (cache_capacities).
+  std::int64_t capacity_bytes = 0;
+  std::string capacity_source;  // "sweep", or the source of a reported size ("sysfs", "cpuid", "sysconf")
+  std::int64_t reported_bytes = 0;  // what the cache description says for this run's threads (0: nothing)
+  std::string note;             // a disagreement with the sources, or what makes the level uncertain
 };
 
 struct SweepPoint {
@@ -82,7 +103,16 @@ struct CalibrationRun {
   std::map<std::string, BandwidthLevel> bandwidth;  // "l1", "l2", "l3", "dram": the levels found
   std::map<std::string, Ceiling> compute;           // "fma_sp", "fma_dp", "gemm_sp", "gemm_dp"
   std::vector<SweepPoint> sweep;
+  std::vector<std::string> notes;  // what the level detection could not settle (points that belong to no level, ...)
   double seconds = 0.0;
+};
+
+// Whether the calibration measured this machine or its neighbours too.
+struct Contention {
+  bool contended = false;           // disturbed, and still so after the disturbed parts were measured again
+  double others_cpus = 0.0;         // the most CPU other processes used during any phase
+  double steal_percent = 0.0;       // the most the hypervisor stole during any phase
+  std::vector<std::string> evidence;  // what was seen, phase by phase, and who was busy
 };
 
 struct TheoreticalPeaks {
@@ -106,10 +136,22 @@ struct Machine {
   MachineCpu cpu;
   TheoreticalPeaks theoretical;
   std::vector<CalibrationRun> runs;  // one per thread count
+  Contention contention;
 
   // The run with exactly `threads` threads, or nullptr.
   const CalibrationRun* run_for(int threads) const noexcept;
 };
+
+// What a report must satisfy to be believed, each violation naming the fields (JSON paths)
+// and their values: L1 >= L2 >= L3 >= DRAM triad bandwidth, DP <= SP, GEMM <= the FMA peak of
+// its precision, measured compute <= 2x the theoretical figure (5 % allowed for noise where
+// two measurements are compared). Empty when it holds.
+std::vector<std::string> implausible_fields(const Machine& machine);
+
+// What a profile placed under `machine`'s run with `threads` threads must say about it first:
+// measured under contention, DRAM without a flat tail, levels whose end is unknown, a quick
+// calibration. Empty when there is nothing to doubt.
+std::vector<std::string> calibration_doubts(const Machine& machine, int threads);
 
 std::string machine_to_json(const Machine& machine);
 // Errors name the file, the place (line:column and JSON path) and what was expected.
@@ -135,6 +177,23 @@ struct CalibrationOptions {
   bool single_precision = true;
   bool double_precision = true;
   std::function<void(const std::string&)> progress;  // called with short status lines
+};
+
+// Held while a calibration runs, so that two never measure at once on one machine (each
+// would measure the other): an flock on the store's lock file, shared by every hwprof
+// process on the machine. Waits for a running calibration, saying so through `waiting`.
+class CalibrationLock {
+ public:
+  static Result<CalibrationLock> acquire(const std::function<void(const std::string&)>& waiting);
+  CalibrationLock(CalibrationLock&& other) noexcept;
+  CalibrationLock& operator=(CalibrationLock&&) = delete;
+  CalibrationLock(const CalibrationLock&) = delete;
+  CalibrationLock& operator=(const CalibrationLock&) = delete;
+  ~CalibrationLock();
+
+ private:
+  explicit CalibrationLock(int fd) noexcept : fd_(fd) {}
+  int fd_ = -1;
 };
 
 Result<Machine> calibrate(const CalibrationOptions& options);

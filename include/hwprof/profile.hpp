@@ -114,7 +114,11 @@ struct Profile {
   std::string backend;              // "perf", "papi" or "timer"
   std::string group;                // the counter group, if any
   std::vector<EventInfo> events;    // every event asked for, with its status and reason
-  std::vector<std::string> hints;   // what the counter layer advised (e.g. perf_event_paranoid)
+  // Doubts about the figures themselves, shown before anything else: a calibration measured
+  // under contention or without a DRAM tail, layers above 110 % of their roof with the likely
+  // cause. A profile without them can be read at face value.
+  std::vector<std::string> warnings;
+  std::vector<std::string> hints;   // advice: what the counter layer or the environment could do better
   int warmup_runs = 0;
   int iterations = 0;
   double overhead_ns = 0.0;         // the session's begin+end cost, subtracted from every layer

@@ -138,7 +138,7 @@ struct RooflinePoint {
   // The bandwidth roof that applies: DRAM's, or the calibrated bandwidth at the call's working
   // set (WorkingSet); for a model total, its bytes over the layers' summed memory times.
   double memory_gbytes_per_s = 0.0;
-  std::string memory_level;           // "l1", "l2", "l3" or "dram": the capacity that holds the bytes taking most time ("mixed" for a model total)
+  std::string memory_level;           // "l1", "l2", "l3", "dram" or "unknown": the level that holds the bytes taking most time ("mixed" for a model total)
   std::string memory_roof;            // how memory_gbytes_per_s was chosen, with the numbers
   double ridge_intensity = 0.0;       // compute roof / memory roof
   double attainable_gflops_per_s = 0.0;  // min(compute roof, intensity × memory roof)

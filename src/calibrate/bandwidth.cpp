@@ -220,12 +220,6 @@ std::size_t block_bytes(std::size_t elements) {
   return bytes >= kHugePage ? round_up(bytes, kHugePage) : round_up(bytes, 4096);
 }
 
-double thread_cpu_seconds() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // What the workers run in one repetition; `pass == nullptr` sends them home.
 struct Job {
   Pass pass = nullptr;
@@ -401,11 +395,6 @@ struct PointNotes {
   int shared = 0;         // repetitions kept although a worker had its CPU less than kMinCpuShare of the time
 };
 
-// A repetition in which a worker had its CPU less than this share of the time was slowed by
-// another process (or the hypervisor), not by memory: it is run again, up to `repetitions`
-// times per point.
-constexpr double kMinCpuShare = 0.9;
-
 // Rates (GB/s) of `repetitions` repetitions after the warm-up, into `rates`. A hiccup during
 // the warm-up can make a few calls look long enough; a repetition that then lasts under half
 // the target shows it, and the warm-up resumes from there (a few times at most).
@@ -505,20 +494,42 @@ std::string bandwidth_options_error(const BandwidthOptions& options) {
   return "";
 }
 
-std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options) { return measure_bandwidth(options, nullptr); }
+struct StreamWorkers::Impl {
+  Impl(const std::vector<int>& team_cpus, std::size_t team_elements) : cpus(team_cpus), elements(team_elements), team(team_cpus, team_elements) {}
+  std::vector<int> cpus;
+  std::size_t elements;  // per array per worker
+  StreamTeam team;
+};
 
-std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, std::string* why) {
+StreamWorkers::StreamWorkers(const BandwidthOptions& options) { start(options); }
+
+void StreamWorkers::start(const BandwidthOptions& options) {
+  if (error_ = bandwidth_options_error(options); !error_.empty()) return;
+  impl_ = std::make_unique<Impl>(options.cpus, largest_elements_per_worker(options));
+  error_ = impl_->team.error();
+}
+
+StreamWorkers::~StreamWorkers() = default;
+
+bool StreamWorkers::holds(const BandwidthOptions& options) const noexcept {
+  return impl_ && error_.empty() && options.cpus == impl_->cpus && largest_elements_per_worker(options) <= impl_->elements;
+}
+
+std::vector<BandwidthSample> StreamWorkers::measure(const BandwidthOptions& options, std::string* why) {
   const auto fail = [&](const std::string& reason) {
     if (why != nullptr) *why = reason;
     return std::vector<BandwidthSample>{};
   };
+  if (!error_.empty() || !impl_) return fail(error_.empty() ? "no workers" : error_);
+  if (options.cpus != impl_->cpus) return fail("these workers run on other CPUs than the options give");
   if (std::string error = bandwidth_options_error(options); !error.empty()) return fail(error);
+  if (largest_elements_per_worker(options) > impl_->elements) {
+    return fail("a working set is larger than these workers' arrays: make a team for it");
+  }
   const std::vector<Isa> isas = supported_isas();
   const Isa isa = options.isa ? *options.isa : (isas.empty() ? Isa::sse2 : isas.back());
   const std::size_t workers = options.cpus.size();
-
-  StreamTeam team(options.cpus, largest_elements_per_worker(options));
-  if (!team.error().empty()) return fail(team.error());
+  StreamTeam& team = impl_->team;
 
   std::vector<BandwidthSample> samples;
   samples.reserve(options.working_sets.size() * options.kernels.size());
@@ -542,6 +553,7 @@ std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, 
       s.repetitions = options.repetitions;
       s.isa = isa_name(isa);
       s.pinned = notes.placement.empty();
+      s.shared = notes.shared;
       s.note = notes.placement;
       if (notes.shared > 0) {
         s.note += std::string(s.note.empty() ? "" : "; ") + std::to_string(notes.shared) + " of " +
@@ -552,39 +564,34 @@ std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, 
   return samples;
 }
 
-// Quarter-octave grid (2^(k/4) bytes): every other point everywhere, every point within a
-// factor of 2 of a cache size, where the curve steps down from one level to the next.
-std::vector<std::int64_t> sweep_sizes(const std::vector<std::int64_t>& cache_bytes_per_level, int threads,
-                                      std::int64_t min_dram_bytes) {
-  constexpr std::int64_t kFallbackL1PerCore = 32 << 10;
-  constexpr std::int64_t kFallbackLast = std::int64_t{256} << 20;
+std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options) { return measure_bandwidth(options, nullptr); }
+
+std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, std::string* why) {
+  return StreamWorkers(options).measure(options, why);
+}
+
+std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave,
+                                      const std::vector<std::int64_t>& dense_at, int threads) {
   const std::int64_t workers = std::max(threads, 1);
   // Whole blocks per worker for 2- and 3-array kernels: lcm(2, 3) × 8 bytes × kStreamBlock.
   const std::int64_t granule = 6 * 8 * static_cast<std::int64_t>(kStreamBlock) * workers;
-  std::vector<std::int64_t> caches;
-  for (std::int64_t c : cache_bytes_per_level) {
-    if (c > 0) caches.push_back(c);
-  }
-  std::sort(caches.begin(), caches.end());
-  const std::int64_t l1 = caches.empty() ? kFallbackL1PerCore * workers : caches.front();
-  const std::int64_t first = std::max(granule, l1 / 8);
-  // Past 8× the LLC: DRAM's band starts at 4× (see plateau.cpp), and a plateau needs 3 points.
-  const std::int64_t last = std::max({caches.empty() ? kFallbackLast : 8 * caches.back(), min_dram_bytes, 2 * first});
+  const int steps = std::max(1, per_octave) * 2;  // the fine grid; every other point away from dense_at
+  first = std::max(first, granule);
+  last = std::max(last, first);
   const auto dense = [&](double bytes) {
-    return std::any_of(caches.begin(), caches.end(), [&](std::int64_t c) {
-      return bytes >= 0.5 * static_cast<double>(c) && bytes <= 2.0 * static_cast<double>(c);
+    return std::any_of(dense_at.begin(), dense_at.end(), [&](std::int64_t c) {
+      return c > 0 && bytes >= 0.5 * static_cast<double>(c) && bytes <= 2.0 * static_cast<double>(c);
     });
   };
   const auto on_granule = [&](double bytes) {
     return std::max(granule, static_cast<std::int64_t>(std::llround(bytes / static_cast<double>(granule))) * granule);
   };
-
   std::vector<std::int64_t> sizes;
-  const int k0 = static_cast<int>(std::ceil(4.0 * std::log2(static_cast<double>(first))));
-  // Stop an eighth of an octave short of `last`, so the final point is not a near-duplicate.
-  const double stop = static_cast<double>(last) / std::exp2(0.125);
+  const int k0 = static_cast<int>(std::ceil(steps * std::log2(static_cast<double>(first))));
+  // Stop a quarter step short of `last`, so the final point is not a near-duplicate of it.
+  const double stop = static_cast<double>(last) / std::exp2(0.25 / steps);
   for (int k = k0;; ++k) {
-    const double bytes = std::exp2(k / 4.0);
+    const double bytes = std::exp2(static_cast<double>(k) / steps);
     if (bytes >= stop) break;
     if (k != k0 && k % 2 != 0 && !dense(bytes)) continue;
     const std::int64_t size = on_granule(bytes);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,7 @@ struct BandwidthSample {
   int repetitions = 0;
   std::string isa;               // the kernel variant: "sse2", "avx2_fma", "avx512f"
   bool pinned = false;           // every worker was pinned and sched_getcpu() found it on its CPU after each repetition
+  int shared = 0;                // repetitions kept although a worker had its CPU less than 90 % of the time
   std::string note;              // empty, or what qualifies the number: a worker ran unpinned or elsewhere,
                                  // or repetitions kept although another process shared a worker's CPU
 };
@@ -52,44 +54,45 @@ struct BandwidthSample {
 // lacks, more memory than the machine has.
 std::string bandwidth_options_error(const BandwidthOptions& options);
 
-// One sample per (working set, kernel), sizes outer. Nothing when the options are wrong or
-// the threads or memory cannot be had; `why`, when given, then says what went wrong.
+// A team of pinned workers with their arrays, kept across measurements: on some hosts
+// first-touching gigabytes of arrays costs more than measuring them (a guest whose memory the
+// host backs on first use: 1.5 GB took 1-5 s on this project's VMs), so a sweep allocates once.
+class StreamWorkers {
+ public:
+  // Arrays exactly as large as `options` need; later measurements may use other kernels and
+  // sizes that fit them (holds).
+  explicit StreamWorkers(const BandwidthOptions& options);
+  ~StreamWorkers();
+  StreamWorkers(const StreamWorkers&) = delete;
+  StreamWorkers& operator=(const StreamWorkers&) = delete;
+
+  // Why there are no workers ("" when there are).
+  const std::string& error() const noexcept { return error_; }
+  // Every working set of `options` fits the arrays with every kernel of it.
+  bool holds(const BandwidthOptions& options) const noexcept;
+  // One sample per (working set, kernel) of `options`, whose cpus must be these workers';
+  // nothing, and `why`, when the options are wrong or a working set does not fit.
+  std::vector<BandwidthSample> measure(const BandwidthOptions& options, std::string* why);
+
+ private:
+  void start(const BandwidthOptions& options);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string error_;
+};
+
+// One sample per (working set, kernel), sizes outer, on a team of its own. Nothing when the
+// options are wrong or the threads or memory cannot be had; `why`, when given, then says what
+// went wrong.
 std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options);
 std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, std::string* why);
 
-// Working-set sizes for a sweep: geometric, from well inside L1 (per thread) to at least
-// 8 × the last-level cache (DRAM is measured from 4× on) (and at least `min_dram_bytes`), denser around each cache size.
-// `cache_bytes_per_level` as for find_plateaus: bytes per level as the threads see them
-// together. Sizes are whole blocks per worker for every kernel (multiples of threads × 1536).
-std::vector<std::int64_t> sweep_sizes(const std::vector<std::int64_t>& cache_bytes_per_level, int threads,
-                                      std::int64_t min_dram_bytes);
-
-// A region of the curve where bandwidth is flat, and the memory level it belongs to.
-struct Plateau {
-  std::string level;             // "l1", "l2", "l3", "dram"
-  std::int64_t from_bytes = 0;   // working-set range of the points in it
-  std::int64_t to_bytes = 0;
-  double best_gbps = 0.0;        // best of the points' values
-  double median_gbps = 0.0;      // median of the points' values
-  double spread = 0.0;           // (max - min) / median of the points' values
-  int points = 0;
-  bool flat = true;              // false: no plateau was found; the level's band stands in
-};
-
-// Finds plateaus in a (working set bytes, GB/s) curve and names them by the cache sizes
-// (bytes per level as the threads see them together: L1/L2 per core × threads, shared L3).
-// Robust to noise: a level whose points do not form a plateau is left out, not invented.
-// At most one plateau per level, in order of size.
-std::vector<Plateau> find_plateaus(const std::vector<std::pair<std::int64_t, double>>& curve,
-                                   const std::vector<std::int64_t>& cache_bytes_per_level);
-
-// For each level that `found` lacks (a host too noisy for a flat run), the points well inside
-// that level's band of sizes — away from the transitions at both ends — marked flat = false,
-// so the report still has every level's ceiling and says it is not a plateau. A level with
-// no such point stays absent. Returns found's plateaus and these, in order of size.
-std::vector<Plateau> with_band_fallbacks(std::vector<Plateau> found,
-                                         const std::vector<std::pair<std::int64_t, double>>& curve,
-                                         const std::vector<std::int64_t>& cache_bytes_per_level);
+// Working-set sizes for a sweep from `first` to `last` bytes (both included): a geometric
+// grid of `per_octave` points per octave, twice as dense within a factor of 2 of each size
+// in `dense_at` (where a cache may end and the curve steps down). Sizes are whole blocks per
+// worker for every kernel (multiples of threads × 1536), ascending, without duplicates.
+std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave,
+                                      const std::vector<std::int64_t>& dense_at, int threads);
 
 // The kernels themselves, for tests: one pass over `n` elements (a multiple of
 // kStreamBlock; arrays 64-byte aligned) with the ISA's variant. False when this CPU or OS

@@ -1,14 +1,20 @@
 // hwprof calibrate: measures this machine's ceilings — bandwidth of every memory level from a
-// working-set sweep, FMA and GEMM compute — for each thread count, and puts the theoretical
-// peaks beside them.
+// working-set sweep whose own knees decide where the levels end, FMA and GEMM compute — for
+// each thread count, and puts the theoretical peaks beside them. Every phase is watched for
+// other processes: a disturbed phase is measured again once its neighbours are gone, and one
+// that stays disturbed marks the report contended, with the evidence. A report that breaks
+// the ceilings' own order (implausible_fields) has its runs measured again.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
-#include "calibrate/bandwidth.hpp"
+#include "calibrate/cache_topology.hpp"
 #include "calibrate/compute.hpp"
+#include "calibrate/contention.hpp"
+#include "calibrate/memory_sweep.hpp"
 #include "calibrate/topology.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/machine.hpp"
@@ -18,7 +24,7 @@ namespace hwprof {
 namespace {
 
 using detail::BandwidthSample;
-using detail::StreamKernel;
+using Say = std::function<void(const std::string&)>;
 
 Ceiling to_ceiling(const BandwidthSample& s) {
   Ceiling c;
@@ -48,20 +54,165 @@ std::string kernel_key(const BandwidthSample& s) {
   return std::string(detail::stream_kernel_name(s.kernel)) + (s.nontemporal ? "_nt" : "");
 }
 
-// Bytes of each cache level as `threads` workers on distinct cores see them together: a
-// private cache counts once per worker, a shared one once per instance they use.
-// The level a working set belongs to when quick mode measures one size per level.
-std::string level_name(std::size_t index, std::size_t cache_levels) {
-  if (index >= cache_levels) return "dram";
-  return "l" + std::to_string(index + 1);
+BandwidthLevel level_of(const detail::DetectedLevel& d, const detail::MemorySweep& sweep) {
+  BandwidthLevel level;
+  level.from_bytes = d.sizes.front();
+  level.to_bytes = d.sizes.back();
+  level.plateau = d.flat;
+  level.capacity_bytes = d.capacity_bytes;
+  level.capacity_source = d.capacity_source;
+  level.reported_bytes = d.reported_bytes;
+  level.note = d.note;
+  for (const BandwidthSample& s : sweep.samples) {
+    if (std::find(d.sizes.begin(), d.sizes.end(), s.working_set) == d.sizes.end()) continue;
+    Ceiling& c = level.kernels[kernel_key(s)];
+    if (s.best_gbps > c.best) c = to_ceiling(s);
+  }
+  if (d.level == "dram") {
+    for (const BandwidthSample& s : sweep.nontemporal) level.kernels[kernel_key(s)] = to_ceiling(s);
+  }
+  return level;
+}
+
+// A phase's result and how many of its measurements stayed disturbed inside it.
+template <class T>
+struct Phase {
+  T value;
+  int disturbed = 0;
+  std::string what;  // the disturbed measurements, in words
+};
+
+// Runs `measure` watching the machine. A disturbed phase is measured again once the machine
+// is quiet; one still disturbed, or with its neighbours still there, marks the report
+// contended with the evidence.
+template <class F>
+auto watched(const std::string& phase, Contention& contention, const Say& say, F measure) {
+  for (int attempt = 0;; ++attempt) {
+    detail::LoadWatch watch;
+    watch.begin();
+    auto result = measure();
+    const detail::Load load = watch.end();
+    contention.others_cpus = std::max(contention.others_cpus, load.others_cpus);
+    contention.steal_percent = std::max(contention.steal_percent, 100.0 * load.steal_fraction);
+    const bool busy = detail::contended(load);
+    if (!busy && result.disturbed == 0) {
+      if (attempt > 0) contention.evidence.push_back(phase + ": disturbed at first; quiet when measured again");
+      return result;
+    }
+    std::string seen = busy ? detail::describe(load) : "";
+    if (result.disturbed > 0) seen += (seen.empty() ? "" : "; ") + result.what;
+    if (attempt == 0) {
+      const detail::LoadCheck now = detail::check_load(0.3);
+      if (!detail::contended(now.load)) {
+        say(phase + ": disturbed by another process (" + seen + "); measuring it again");
+        continue;
+      }
+      contention.evidence.push_back(phase + ": " + seen + "; not measured again, as the machine was still busy: " + now.words());
+    } else {
+      contention.evidence.push_back(phase + " (measured twice): " + seen);
+    }
+    contention.contended = true;
+    return result;
+  }
+}
+
+// Waits up to `patience` seconds for the machine to be quiet before measuring, and says who
+// kept it busy.
+void check_before(Contention& contention, const Say& say, double patience) {
+  const auto start = std::chrono::steady_clock::now();
+  detail::LoadCheck check = detail::check_load(0.25);
+  if (!detail::contended(check.load)) return;
+  say("the machine is busy (" + check.words() + "): waiting up to " + fmt::format("{:.0f}", patience) + " s for it to be quiet");
+  const std::string first = check.words();
+  while (detail::contended(check.load) &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < patience) {
+    check = detail::check_load(0.25);
+  }
+  contention.others_cpus = std::max(contention.others_cpus, check.load.others_cpus);
+  contention.steal_percent = std::max(contention.steal_percent, 100.0 * check.load.steal_fraction);
+  contention.evidence.push_back(detail::contended(check.load) ? "before: " + check.words() + " (still, after waiting)"
+                                                              : "before: " + first + " (quiet after waiting)");
+}
+
+Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, const std::vector<detail::CacheReport>& reports,
+                                   const MachineCpu& cpu, const CalibrationOptions& options, Contention& contention,
+                                   const Say& say) {
+  CalibrationRun run;
+  run.threads = threads;
+  run.cpus = cpus;
+  const auto t0 = std::chrono::steady_clock::now();
+
+  detail::MemorySweepOptions so;
+  so.cpus = cpus;
+  so.evidence = detail::level_evidence(reports, cpus, cpu.logical_cpus, cpu.cores);
+  so.quick = options.quick;
+  so.extend_seconds = options.quick ? 0.5 : 1.5;
+  so.say = say;
+  const std::string label = std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
+  auto memory = watched(label + ", memory sweep", contention, say, [&] {
+    Phase<detail::MemorySweep> p{detail::sweep_memory(so), 0, ""};
+    p.disturbed = p.value.still_disturbed;
+    p.what = fmt::format("{} of {} sweep points kept repetitions in which a worker had its CPU less than {:.0f}% of the time, "
+                         "after measuring them again",
+                         p.value.still_disturbed, p.value.samples.size(), 100 * detail::kMinCpuShare);
+    return p;
+  });
+  const detail::MemorySweep& sweep = memory.value;
+  if (!sweep.error.empty()) return Error{"the bandwidth sweep failed: " + sweep.error};
+  for (const BandwidthSample& s : sweep.samples) run.sweep.push_back({s.working_set, kernel_key(s), s.best_gbps, s.median_gbps});
+  for (const BandwidthSample& s : sweep.nontemporal) run.sweep.push_back({s.working_set, kernel_key(s), s.best_gbps, s.median_gbps});
+  for (const detail::DetectedLevel& d : sweep.levels.levels) {
+    if (d.sizes.empty()) continue;
+    BandwidthLevel level = level_of(d, sweep);
+    if (level.kernels.count("triad")) run.bandwidth[d.level] = std::move(level);
+  }
+  run.notes = sweep.levels.notes;
+  run.notes.insert(run.notes.end(), sweep.notes.begin(), sweep.notes.end());
+
+  detail::ComputeOptions compute;
+  compute.cpus = cpus;
+  compute.single = options.single_precision;
+  compute.dual = options.double_precision;
+  if (options.quick) {
+    compute.repetitions = 3;
+    compute.seconds_per_point = 0.02;
+    compute.gemm_sizes = {512, 1024};
+  }
+  say("calibrating " + label + ": FMA peak and OpenBLAS GEMM");
+  auto measured = watched(label + ", FMA and GEMM", contention, say, [&] {
+    Phase<std::vector<detail::ComputeSample>> p{detail::measure_fma(compute), 0, ""};
+    for (auto& s : detail::measure_gemm(compute)) p.value.push_back(std::move(s));
+    for (const auto& s : p.value) {
+      if (s.shared == 0) continue;
+      ++p.disturbed;
+      p.what += (p.what.empty() ? "" : "; ") + s.what + ": " + s.note;
+    }
+    return p;
+  });
+  for (const auto& s : measured.value) run.compute[s.what] = to_ceiling(s);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+// The run numbers a plausibility problem names ("/runs/1/..."), each once.
+std::vector<std::size_t> runs_named(const std::vector<std::string>& problems) {
+  std::vector<std::size_t> runs;
+  for (const std::string& p : problems) {
+    const auto at = p.find("/runs/");
+    if (at == std::string::npos) continue;
+    const std::size_t index = std::strtoul(p.c_str() + at + 6, nullptr, 10);
+    if (std::find(runs.begin(), runs.end(), index) == runs.end()) runs.push_back(index);
+  }
+  return runs;
 }
 
 }  // namespace
 
 Result<Machine> calibrate(const CalibrationOptions& options) {
-  const auto say = [&](const std::string& line) {
+  const Say say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
+  if (!options.single_precision && !options.double_precision) return Error{"--precision: choose sp, dp or both"};
   Machine m;
   m.created = detail::utc_timestamp();
   char host[256] = {};
@@ -69,8 +220,8 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
   m.host = host;
   m.hwprof_version = kVersion;
   m.quick = options.quick;
+  const std::vector<detail::CacheReport> reports = detail::cache_reports_of_this_machine();
   m.cpu = describe_this_cpu();
-  if (!options.single_precision && !options.double_precision) return Error{"--precision: choose sp, dp or both"};
 
   const std::vector<int> core_cpus = detail::cpus_one_per_core();
   std::vector<int> thread_counts = options.threads;
@@ -92,104 +243,25 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
   m.theoretical = {peak.isa, peak.cores, peak.ghz, peak.ghz_source, peak.sp_flops_per_cycle, peak.dp_flops_per_cycle,
                    peak.sp_gflops, peak.dp_gflops, peak.assumptions};
 
+  check_before(m.contention, say, options.quick ? 1.0 : 3.0);
   for (int threads : thread_counts) {
-    const auto t0 = std::chrono::steady_clock::now();
-    CalibrationRun run;
-    run.threads = threads;
-    run.cpus.assign(core_cpus.begin(), core_cpus.begin() + threads);
-    const std::vector<std::int64_t> caches = cache_capacities(m.cpu, threads);
-    const std::int64_t llc = caches.empty() ? (32 << 20) : caches.back();
-
-    // Bandwidth: a sweep (quick: one size in the middle of each level and one well past the LLC).
-    detail::BandwidthOptions bw;
-    bw.cpus = run.cpus;
-    if (options.quick) {
-      std::int64_t lower = 0;
-      for (std::int64_t c : caches) {
-        bw.working_sets.push_back(std::max<std::int64_t>(lower * 2, c / 2));
-        lower = c;
-      }
-      bw.working_sets.push_back(std::max<std::int64_t>(8 * llc, 256 << 20));  // in DRAM's band (plateau.cpp)
-      bw.repetitions = 3;
-      bw.seconds_per_point = 0.01;
-    } else {
-      bw.working_sets = detail::sweep_sizes(caches, threads, 512 << 20);
+    const std::vector<int> cpus(core_cpus.begin(), core_cpus.begin() + threads);
+    auto run = measure_run(threads, cpus, reports, m.cpu, options, m.contention, say);
+    if (!run) return run.error();
+    m.runs.push_back(std::move(*run));
+  }
+  // Ceilings out of their own order were measured wrongly (or disturbed): twice more at most.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::vector<std::string> problems = implausible_fields(m);
+    if (problems.empty()) break;
+    for (std::size_t index : runs_named(problems)) {
+      if (index >= m.runs.size()) continue;
+      say("implausible ceilings (" + problems.front() + "): measuring the " + std::to_string(m.runs[index].threads) +
+          "-thread run again");
+      auto run = measure_run(m.runs[index].threads, m.runs[index].cpus, reports, m.cpu, options, m.contention, say);
+      if (!run) return run.error();
+      m.runs[index] = std::move(*run);
     }
-    say("calibrating " + std::to_string(threads) + " thread(s): memory bandwidth over " + std::to_string(bw.working_sets.size()) +
-        " working-set sizes");
-    const std::vector<BandwidthSample> samples = detail::measure_bandwidth(bw);
-    // Non-temporal stores for the DRAM ceiling, at the largest size.
-    detail::BandwidthOptions nt = bw;
-    nt.working_sets = {bw.working_sets.back()};
-    nt.kernels = {StreamKernel::copy, StreamKernel::triad};
-    nt.nontemporal = true;
-    std::vector<BandwidthSample> nt_samples = detail::measure_bandwidth(nt);
-
-    for (const BandwidthSample& s : samples) run.sweep.push_back({s.working_set, kernel_key(s), s.best_gbps, s.median_gbps});
-    for (const BandwidthSample& s : nt_samples) run.sweep.push_back({s.working_set, kernel_key(s), s.best_gbps, s.median_gbps});
-
-    // Levels: plateaus of the triad curve (quick: the designated sizes).
-    std::vector<detail::Plateau> plateaus;
-    if (options.quick) {
-      // One size per level: each level takes the samples nearest (in log size) to its size,
-      // since the kernels round working sets to whole per-thread chunks.
-      for (std::size_t i = 0; i < bw.working_sets.size(); ++i) {
-        detail::Plateau p;
-        p.level = level_name(i, caches.size());
-        p.from_bytes = bw.working_sets[i];
-        p.to_bytes = bw.working_sets[i];
-        for (const BandwidthSample& s : samples) {
-          std::size_t nearest = 0;
-          for (std::size_t k = 1; k < bw.working_sets.size(); ++k) {
-            const auto distance = [&](std::size_t j) {
-              return std::fabs(std::log(static_cast<double>(s.working_set) / static_cast<double>(bw.working_sets[j])));
-            };
-            if (distance(k) < distance(nearest)) nearest = k;
-          }
-          if (nearest != i) continue;
-          p.from_bytes = std::min(p.from_bytes, s.working_set);
-          p.to_bytes = std::max(p.to_bytes, s.working_set);
-        }
-        plateaus.push_back(p);
-      }
-    } else {
-      std::vector<std::pair<std::int64_t, double>> curve;
-      for (const BandwidthSample& s : samples) {
-        if (s.kernel == StreamKernel::triad) curve.emplace_back(s.working_set, s.best_gbps);
-      }
-      plateaus = detail::with_band_fallbacks(detail::find_plateaus(curve, caches), curve, caches);
-    }
-    for (const detail::Plateau& p : plateaus) {
-      BandwidthLevel level;
-      level.from_bytes = p.from_bytes;
-      level.to_bytes = p.to_bytes;
-      level.plateau = p.flat;
-      for (const BandwidthSample& s : samples) {
-        if (s.working_set < p.from_bytes || s.working_set > p.to_bytes) continue;
-        Ceiling& c = level.kernels[kernel_key(s)];
-        if (s.best_gbps > c.best) c = to_ceiling(s);
-      }
-      if (p.level == "dram") {
-        for (const BandwidthSample& s : nt_samples) level.kernels[kernel_key(s)] = to_ceiling(s);
-      }
-      if (level.kernels.count("triad")) run.bandwidth[p.level] = level;
-    }
-
-    // Compute.
-    detail::ComputeOptions compute;
-    compute.cpus = run.cpus;
-    compute.single = options.single_precision;
-    compute.dual = options.double_precision;
-    if (options.quick) {
-      compute.repetitions = 3;
-      compute.seconds_per_point = 0.02;
-      compute.gemm_sizes = {512, 1024};
-    }
-    say("calibrating " + std::to_string(threads) + " thread(s): FMA peak and OpenBLAS GEMM");
-    for (const auto& s : detail::measure_fma(compute)) run.compute[s.what] = to_ceiling(s);
-    for (const auto& s : detail::measure_gemm(compute)) run.compute[s.what] = to_ceiling(s);
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    m.runs.push_back(std::move(run));
   }
   return m;
 }

@@ -23,6 +23,7 @@ struct ComputeSample {
   double median_gflops = 0.0;
   double spread = 0.0;       // (max - min) / median over the repetitions
   int repetitions = 0;
+  int shared = 0;            // repetitions kept although a worker (or OpenBLAS's team) had its CPUs less than 90 % of the time
   std::string note;          // empty, or what qualifies the number (e.g. a worker ran unpinned)
 };
 
@@ -85,6 +86,13 @@ double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_
 // Physical cores among the online CPUs (topology.hpp's cpus_one_per_core, counted).
 int physical_cores();
 int physical_cores_from(const std::string& sysfs_cpu_dir);
+
+// A repetition in which a worker had its CPU less than this share of its wall time measured
+// another process (or the hypervisor) too: it is run again, and counted where it stays so.
+inline constexpr double kMinCpuShare = 0.9;
+// CPU time of the calling thread, and of the whole process, in seconds.
+double thread_cpu_seconds() noexcept;
+double process_cpu_seconds() noexcept;
 
 // Pins the calling thread to one CPU; false (and why) when the kernel refuses.
 bool pin_current_thread(int cpu, std::string* why) noexcept;

@@ -85,10 +85,24 @@ std::vector<std::int64_t> cache_capacities(const MachineCpu& cpu, int threads) {
 
 namespace detail {
 
-ordered_json cpu_to_json(const MachineCpu& cpu) {
+ordered_json caches_to_json(const std::vector<CacheInfo>& levels) {
   ordered_json caches = ordered_json::array();
-  for (const CacheInfo& c : cpu.caches) {
-    caches.push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes}, {"shared_by", c.shared_by}});
+  for (const CacheInfo& c : levels) {
+    ordered_json j = {{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes}, {"shared_by", c.shared_by}};
+    if (!c.source.empty()) j["source"] = c.source;
+    caches.push_back(std::move(j));
+  }
+  return caches;
+}
+
+ordered_json cpu_to_json(const MachineCpu& cpu) {
+  ordered_json caches = caches_to_json(cpu.caches);
+  ordered_json sources = ordered_json::array();
+  for (const CacheSource& s : cpu.cache_sources) {
+    ordered_json j = {{"source", s.source}, {"how", s.how}, {"levels", caches_to_json(s.levels)}};
+    if (!s.absent.empty()) j["absent"] = s.absent;
+    if (!s.notes.empty()) j["notes"] = s.notes;
+    sources.push_back(std::move(j));
   }
   return {{"vendor", cpu.vendor},
           {"model", cpu.brand},
@@ -99,6 +113,8 @@ ordered_json cpu_to_json(const MachineCpu& cpu) {
           {"logical_cpus", cpu.logical_cpus},
           {"cores", cpu.cores},
           {"caches", caches},
+          {"cache_sources", sources},
+          {"cache_notes", cpu.cache_notes},
           {"frequency", {{"ghz", cpu.frequency_ghz}, {"source", cpu.frequency_source}}},
           {"hypervisor", cpu.hypervisor}};
 }
@@ -128,6 +144,10 @@ ordered_json run_to_json(const CalibrationRun& run) {
     b["from_bytes"] = it->second.from_bytes;
     b["to_bytes"] = it->second.to_bytes;
     b["plateau"] = it->second.plateau;
+    if (it->second.capacity_bytes > 0) b["capacity_bytes"] = it->second.capacity_bytes;
+    if (!it->second.capacity_source.empty()) b["capacity_source"] = it->second.capacity_source;
+    if (it->second.reported_bytes > 0) b["reported_bytes"] = it->second.reported_bytes;
+    if (!it->second.note.empty()) b["note"] = it->second.note;
     for (const char* kernel : kBandwidthKernels) {
       auto k = it->second.kernels.find(kernel);
       if (k != it->second.kernels.end()) b.update(ceiling_fields(kernel, k->second, "gbps", "bytes"));
@@ -147,7 +167,34 @@ ordered_json run_to_json(const CalibrationRun& run) {
     sweep.push_back({{"bytes", p.bytes}, {"kernel", p.kernel}, {"best_gbps", p.best_gbps}, {"median_gbps", p.median_gbps}});
   }
   r["sweep"] = std::move(sweep);
+  if (!run.notes.empty()) r["notes"] = run.notes;
   return r;
+}
+
+std::vector<std::string> strings_from_json(const JsonReader& in, const json& list, const std::string& at) {
+  if (!list.is_array()) in.fail(at, "expected a list of strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) in.fail(at + "/" + std::to_string(i), "expected a string");
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
+std::vector<CacheInfo> caches_from_json(const JsonReader& in, const json& caches, const std::string& at) {
+  if (!caches.is_array()) in.fail(at, "expected a list of caches");
+  std::vector<CacheInfo> out;
+  for (std::size_t i = 0; i < caches.size(); ++i) {
+    const std::string cat = at + "/" + std::to_string(i);
+    CacheInfo cache;
+    cache.level = static_cast<int>(in.integer(caches[i], cat, "level", 1));
+    cache.type = in.string(caches[i], cat, "type");
+    cache.size_bytes = in.integer(caches[i], cat, "size_bytes", 1);
+    cache.shared_by = static_cast<int>(in.integer(caches[i], cat, "shared_by", 0));  // 0: the source does not say
+    if (caches[i].contains("source")) cache.source = in.string(caches[i], cat, "source");
+    out.push_back(cache);
+  }
+  return out;
 }
 
 MachineCpu cpu_from_json(const JsonReader& in, const json& cpu, const std::string& at) {
@@ -165,17 +212,22 @@ MachineCpu cpu_from_json(const JsonReader& in, const json& cpu, const std::strin
   }
   c.logical_cpus = static_cast<int>(in.integer(cpu, at, "logical_cpus", 1));
   c.cores = static_cast<int>(in.integer(cpu, at, "cores", 1));
-  const json& caches = in.member(cpu, at, "caches");
-  if (!caches.is_array()) in.fail(at + "/caches", "expected a list of caches");
-  for (std::size_t i = 0; i < caches.size(); ++i) {
-    const std::string cat = at + "/caches/" + std::to_string(i);
-    CacheInfo cache;
-    cache.level = static_cast<int>(in.integer(caches[i], cat, "level", 1));
-    cache.type = in.string(caches[i], cat, "type");
-    cache.size_bytes = in.integer(caches[i], cat, "size_bytes", 1);
-    cache.shared_by = static_cast<int>(in.integer(caches[i], cat, "shared_by", 1));
-    c.caches.push_back(cache);
+  c.caches = caches_from_json(in, in.member(cpu, at, "caches"), at + "/caches");
+  if (cpu.contains("cache_sources")) {
+    const json& sources = cpu["cache_sources"];
+    if (!sources.is_array()) in.fail(at + "/cache_sources", "expected a list of cache sources");
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const std::string sat = at + "/cache_sources/" + std::to_string(i);
+      CacheSource source;
+      source.source = in.string(sources[i], sat, "source");
+      source.how = in.string(sources[i], sat, "how");
+      source.levels = caches_from_json(in, in.member(sources[i], sat, "levels"), sat + "/levels");
+      if (sources[i].contains("absent")) source.absent = in.string(sources[i], sat, "absent");
+      if (sources[i].contains("notes")) source.notes = strings_from_json(in, sources[i]["notes"], sat + "/notes");
+      c.cache_sources.push_back(std::move(source));
+    }
   }
+  if (cpu.contains("cache_notes")) c.cache_notes = strings_from_json(in, cpu["cache_notes"], at + "/cache_notes");
   const json& frequency = in.member(cpu, at, "frequency");
   c.frequency_ghz = in.number(frequency, at + "/frequency", "ghz", false);
   c.frequency_source = in.string(frequency, at + "/frequency", "source");
@@ -225,6 +277,10 @@ CalibrationRun run_from_json(const JsonReader& in, const json& r, const std::str
       if (auto c = read_ceiling(in, b, lat, kernel, "gbps", "bytes")) bl.kernels[kernel] = *c;
     }
     if (!bl.kernels.count("triad")) in.fail(lat, "missing \"triad_gbps\": every level needs at least the triad ceiling");
+    if (b.contains("capacity_bytes")) bl.capacity_bytes = in.integer(b, lat, "capacity_bytes", 0);
+    if (b.contains("capacity_source")) bl.capacity_source = in.string(b, lat, "capacity_source");
+    if (b.contains("reported_bytes")) bl.reported_bytes = in.integer(b, lat, "reported_bytes", 0);
+    if (b.contains("note")) bl.note = in.string(b, lat, "note");
     run.bandwidth[level] = bl;
   }
   const json& compute = in.member(r, at, "compute");
@@ -232,6 +288,7 @@ CalibrationRun run_from_json(const JsonReader& in, const json& r, const std::str
   for (const char* name : kComputeCeilings) {
     if (auto c = read_ceiling(in, compute, at + "/compute", name, "gflops", "n")) run.compute[name] = *c;
   }
+  if (r.contains("notes")) run.notes = strings_from_json(in, r["notes"], at + "/notes");
   if (r.contains("sweep")) {
     const json& sweep = r["sweep"];
     if (!sweep.is_array()) in.fail(at + "/sweep", "expected a list of points");
@@ -262,6 +319,10 @@ std::string machine_to_json(const Machine& m) {
   ordered_json runs = ordered_json::array();
   for (const CalibrationRun& run : m.runs) runs.push_back(detail::run_to_json(run));
   j["runs"] = std::move(runs);
+  j["contended"] = m.contention.contended;
+  j["contention"] = {{"others_cpus", m.contention.others_cpus},
+                     {"steal_percent", m.contention.steal_percent},
+                     {"evidence", m.contention.evidence}};
   return j.dump(2) + "\n";
 }
 
@@ -303,6 +364,22 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
       CalibrationRun run = detail::run_from_json(in, runs[i], at);
       if (!seen.insert(run.threads).second) in.fail(at + "/threads", "a second run with " + std::to_string(run.threads) + " threads");
       m.runs.push_back(std::move(run));
+    }
+    // Reports written before contention was watched have neither field.
+    if (root.contains("contended")) m.contention.contended = in.boolean(root, "", "contended");
+    if (root.contains("contention")) {
+      const json& c = root["contention"];
+      m.contention.others_cpus = in.number(c, "/contention", "others_cpus", false);
+      m.contention.steal_percent = in.number(c, "/contention", "steal_percent", false);
+      m.contention.evidence = detail::strings_from_json(in, in.member(c, "/contention", "evidence"), "/contention/evidence");
+    }
+    if (const std::vector<std::string> problems = implausible_fields(m); !problems.empty()) {
+      // Each problem starts with the JSON path of the field it names: located at the first.
+      std::string all;
+      for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
+      in.fail(problems.front().substr(0, problems.front().find(' ')),
+              "an implausible machine report: " + all +
+                  "; it was measured under load or edited: run `hwprof calibrate` again on a quiet machine");
     }
   } catch (const detail::JsonReadError& e) {
     return Error{e.message};

@@ -2,14 +2,19 @@
 // belongs to it.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include "calibrate/cache_topology.hpp"
 #include "calibrate/compute.hpp"
 #include "calibrate/topology.hpp"
 #include "counters/system_info.hpp"
@@ -43,6 +48,14 @@ int online_logical_cpus() {
   return online.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : static_cast<int>(online.size());
 }
 
+void describe_caches(MachineCpu& cpu, const std::vector<CacheReport>& reports) {
+  cpu.caches = chosen_caches(reports);
+  cpu.cache_sources.clear();
+  for (const CacheReport& r : reports) cpu.cache_sources.push_back(r);
+  cpu.cache_notes = compare_cache_reports(reports);
+  for (const CacheReport& r : reports) cpu.cache_notes.insert(cpu.cache_notes.end(), r.notes.begin(), r.notes.end());
+}
+
 }  // namespace detail
 
 MachineCpu describe_this_cpu() {
@@ -64,29 +77,7 @@ MachineCpu describe_this_cpu() {
   if (__builtin_cpu_supports("avx512vl")) cpu.flags.push_back("avx512vl");
   cpu.logical_cpus = detail::online_logical_cpus();
   cpu.cores = static_cast<int>(detail::cpus_one_per_core().size());
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
-    const std::string dir = entry.path().string();
-    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-    CacheInfo c;
-    c.type = detail::read_first_line(dir + "/type");
-    if (c.type != "Data" && c.type != "Unified") continue;
-    try {
-      c.level = std::stoi(detail::read_first_line(dir + "/level"));
-      std::string size = detail::read_first_line(dir + "/size");  // "48K", "32768K", "1M"
-      std::int64_t scale = 1;
-      if (!size.empty() && (size.back() == 'K' || size.back() == 'M' || size.back() == 'G')) {
-        scale = size.back() == 'K' ? 1024 : size.back() == 'M' ? 1024 * 1024 : 1024LL * 1024 * 1024;
-        size.pop_back();
-      }
-      c.size_bytes = std::stoll(size) * scale;
-    } catch (...) {
-      continue;  // an unreadable cache description is left out rather than guessed
-    }
-    c.shared_by = std::max<int>(1, static_cast<int>(detail::parse_cpu_list(detail::read_first_line(dir + "/shared_cpu_list")).size()));
-    cpu.caches.push_back(c);
-  }
-  std::sort(cpu.caches.begin(), cpu.caches.end(), [](const CacheInfo& a, const CacheInfo& b) { return a.level < b.level; });
+  detail::describe_caches(cpu, detail::cache_reports_of_this_machine());
   cpu.frequency_ghz = detail::nominal_ghz(&cpu.frequency_source);
   return cpu;
 }
@@ -131,6 +122,38 @@ std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
   };
   return machine_store_dir() + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" +
          std::to_string(cpu.model) + "-" + std::to_string(cpu.logical_cpus) + "cpu.json";
+}
+
+Result<CalibrationLock> CalibrationLock::acquire(const std::function<void(const std::string&)>& waiting) {
+  const std::string dir = machine_store_dir();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = dir + "/.calibrating.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{path + ": cannot open the calibration lock (" + std::strerror(errno) + ")"};
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) {
+      const int error = errno;
+      ::close(fd);
+      return Error{path + ": cannot lock (" + std::strerror(error) + ")"};
+    }
+    if (waiting) waiting("another calibration is running on this machine (" + path + " is locked): waiting for it to finish");
+    int rc = 0;
+    while ((rc = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+      const int error = errno;
+      ::close(fd);
+      return Error{path + ": cannot lock (" + std::strerror(error) + ")"};
+    }
+  }
+  return CalibrationLock(fd);
+}
+
+CalibrationLock::CalibrationLock(CalibrationLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+
+CalibrationLock::~CalibrationLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 
 Result<Machine> load_stored_machine() {

@@ -1,5 +1,5 @@
-// What the FMA and GEMM measurements share: pinning a worker to its CPU, and reducing the
-// repetitions of one point to best, median and spread.
+// What the bandwidth, FMA and GEMM measurements share: pinning a worker to its CPU, reading
+// CPU time, and reducing the repetitions of one point to best, median and spread.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include "calibrate/compute.hpp"
 
@@ -38,6 +39,18 @@ bool pin_current_thread(int cpu, std::string* why) noexcept {
     }
   }
   return false;
+}
+
+double thread_cpu_seconds() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double process_cpu_seconds() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 RepetitionStats summarize_repetitions(std::vector<double> rates) {

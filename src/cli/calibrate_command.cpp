@@ -22,34 +22,71 @@ std::string ceiling_row(const std::string& label, const Ceiling& c, const char* 
   return fmt::format("  {:<28}{:>10.1f} {:<8}{:>10.1f}{:>9.1f}%   {}\n", label, c.best, unit, c.median, c.spread * 100, remarks);
 }
 
+std::string mib(std::int64_t bytes) {
+  return bytes >= (1 << 20) ? fmt::format("{:.3g} MiB", static_cast<double>(bytes) / (1 << 20))
+                            : fmt::format("{:.3g} KiB", static_cast<double>(bytes) / 1024);
+}
+
+// Where a level ends and who says so: "ends at 41.2 MiB (sweep; cpuid says 508 MiB)".
+std::string level_end(const BandwidthLevel& level) {
+  std::string out;
+  if (level.capacity_bytes > 0) {
+    out = "ends at " + mib(level.capacity_bytes) + " (" + level.capacity_source;
+    if (level.reported_bytes > 0 && level.capacity_source == "sweep") out += ", reported " + mib(level.reported_bytes);
+    out += ")";
+  } else if (!level.capacity_source.empty() || !level.note.empty()) {
+    out = "end unknown";
+  }
+  return out;
+}
+
+std::string cache_sources(const MachineCpu& cpu) {
+  std::string out = "Caches, as each source describes them (the sweep's knees decide where levels end):\n";
+  for (const CacheSource& s : cpu.cache_sources) {
+    std::string levels;
+    for (const CacheInfo& c : s.levels) {
+      levels += fmt::format("{}L{} {}{}", levels.empty() ? "" : ", ", c.level, mib(c.size_bytes),
+                            c.shared_by > 1 ? fmt::format(" per {} CPUs", c.shared_by) : "");
+    }
+    out += fmt::format("  {:<8} {}\n", s.source, levels.empty() ? "nothing: " + s.absent : levels + " (" + s.how + ")");
+  }
+  for (const std::string& n : cpu.cache_notes) out += "  note: " + n + "\n";
+  return out;
+}
+
 std::string summary(const Machine& m, const std::string& stored) {
+  double seconds = 0;
+  for (const auto& r : m.runs) seconds += r.seconds;
   std::string out = fmt::format("Calibrated {} ({} cores, {} logical CPUs{}) in {:.1f} s{}\n", m.cpu.brand, m.cpu.cores,
-                                m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "",
-                                [&] {
-                                  double s = 0;
-                                  for (const auto& r : m.runs) s += r.seconds;
-                                  return s;
-                                }(),
-                                m.quick ? " (quick)" : "");
+                                m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "", seconds, m.quick ? " (quick)" : "");
+  if (m.contention.contended) {
+    out += "CONTENDED: other processes disturbed this calibration; its ceilings are too low:\n";
+    for (const std::string& e : m.contention.evidence) out += "  - " + e + "\n";
+  }
   if (!stored.empty()) out += "Report: " + stored + "\n";
+  out += cache_sources(m.cpu);
   out += "Bandwidth in decimal GB/s, STREAM's convention (write-allocate traffic not counted).\n";
   for (const CalibrationRun& run : m.runs) {
     std::string cpus;
     for (int c : run.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
     out += fmt::format("\n{} thread(s), pinned to CPU {}        {:>10} {:<8}{:>10}{:>10}\n", run.threads, cpus, "best", "", "median", "spread");
+    std::vector<std::string> level_notes;
     for (const char* level : {"l1", "l2", "l3", "dram"}) {
       auto it = run.bandwidth.find(level);
       if (it == run.bandwidth.end()) continue;
       std::string name = level;
       std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
-      const std::string range = fmt::format("{}-{} KiB{}", it->second.from_bytes / 1024, it->second.to_bytes / 1024,
-                                            it->second.plateau ? "" : " (no flat plateau: best inside the level)");
+      std::string range = fmt::format("measured at {}-{}", mib(it->second.from_bytes), mib(it->second.to_bytes));
+      if (const std::string end = level_end(it->second); !end.empty()) range += ", " + end;
+      if (!it->second.plateau) range += " (no flat plateau: less certain)";
+      if (!it->second.note.empty()) level_notes.push_back(name + ": " + it->second.note);
       for (const char* kernel : {"triad", "copy", "triad_nt", "copy_nt"}) {
         auto k = it->second.kernels.find(kernel);
         if (k == it->second.kernels.end()) continue;
         out += ceiling_row(name + " " + kernel, k->second, "GB/s", std::string(kernel) == "triad" ? range : "");
       }
     }
+    if (!run.bandwidth.count("dram")) level_notes.push_back("DRAM: not measured (see the notes)");
     for (const char* name : {"fma_sp", "fma_dp", "gemm_sp", "gemm_dp"}) {
       auto it = run.compute.find(name);
       if (it == run.compute.end()) continue;
@@ -58,6 +95,8 @@ std::string summary(const Machine& m, const std::string& stored) {
                                                                  : std::string("GEMM ") + (name[5] == 's' ? "SP" : "DP"),
                          it->second, "GFLOP/s", note);
     }
+    for (const std::string& n : level_notes) out += "  note: " + n + "\n";
+    for (const std::string& n : run.notes) out += "  note: " + n + "\n";
   }
   const TheoreticalPeaks& t = m.theoretical;
   out += fmt::format("\nTheoretical peak ({} cores × {:.2f} GHz × {}/{} SP/DP FLOPs per cycle, {}): {:.1f} SP / {:.1f} DP GFLOP/s\n",
@@ -91,6 +130,9 @@ std::shared_ptr<CalibrateCommandOptions> setup_calibrate(CLI::App& app, int& exi
   sub->add_option("-f,--format", options->format, "What to print: a table, or the JSON report")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  sub->add_flag("--allow-contended", options->allow_contended,
+                "Keep a calibration that other processes disturbed (it is marked contended, and profiles placed under it "
+                "say so); without it such a calibration is not written and hwprof exits with status 1");
   sub->callback([options, &exit_code]() { exit_code = run_calibrate(*options); });
   return options;
 }
@@ -103,8 +145,23 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   calibration.double_precision = std::find(options.precision.begin(), options.precision.end(), "dp") != options.precision.end();
   if (::isatty(2)) calibration.progress = [](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; };
   if (const BlasInfo blas = blas_info(); !blas.advice.empty()) std::cerr << "hwprof calibrate: note: " << blas.advice << "\n";
+  // One calibration at a time on a machine: two would measure each other.
+  auto lock = CalibrationLock::acquire([](const std::string& line) { std::cerr << "hwprof calibrate: " << line << "\n"; });
+  if (!lock) std::cerr << "hwprof calibrate: note: " << lock.error().message << "; calibrating without the lock\n";
   auto machine = calibrate(calibration);
   if (!machine) return fail(machine.error());
+  if (const std::vector<std::string> problems = implausible_fields(*machine); !problems.empty()) {
+    std::string all;
+    for (const std::string& p : problems) all += "\n  - " + p;
+    return fail(Error{"the calibration stayed implausible after measuring it again; nothing was written:" + all +
+                      "\nRun it again on a quiet machine; if it persists, report it with `hwprof calibrate -f json`'s output"});
+  }
+  if (machine->contention.contended && !options.allow_contended) {
+    std::cout << summary(*machine, "");
+    return fail(Error{"other processes disturbed this calibration (see CONTENDED above), so its ceilings describe a busy "
+                      "machine: nothing was written. Run it again when the machine is quiet, or pass --allow-contended to "
+                      "keep it marked as contended"});
+  }
 
   std::string path = options.output;
   if (path.empty()) {

@@ -18,6 +18,7 @@ struct CalibrateCommandOptions {
   std::string output;   // the JSON report; default: the machine store
   std::string svg;      // the ceilings chart; default: beside the report
   std::string format = "table";
+  bool allow_contended = false;  // keep (and exit 0 with) a calibration that other processes disturbed
 };
 
 std::shared_ptr<CalibrateCommandOptions> setup_calibrate(CLI::App& app, int& exit_code);

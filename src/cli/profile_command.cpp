@@ -42,7 +42,8 @@ void say(const std::string& line) {
 }
 
 // The ceilings: the file given, else this machine's stored report, else a quick calibration
-// (said on stderr, and stored for next time).
+// (said on stderr, and stored for next time unless other processes disturbed it or it is
+// implausible: then it serves this run only, and the profile says so at the top).
 Result<Machine> ceilings(const std::string& file, int threads, std::string& source) {
   if (!file.empty()) {
     auto machine = load_machine(file);
@@ -62,6 +63,15 @@ Result<Machine> ceilings(const std::string& file, int threads, std::string& sour
     source = stored;
     return machine;
   }
+  // Another hwprof may be calibrating right now: wait for it, and use what it stores.
+  auto lock = CalibrationLock::acquire([](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; });
+  if (std::filesystem::exists(stored)) {
+    auto machine = load_stored_machine();
+    if (machine) {
+      source = stored;
+      return machine;
+    }
+  }
   std::cerr << "hwprof: no calibration of this machine at " << stored << ": running a quick one first (hwprof calibrate --quick)\n";
   CalibrationOptions calibration;
   calibration.quick = true;
@@ -69,6 +79,13 @@ Result<Machine> ceilings(const std::string& file, int threads, std::string& sour
   calibration.progress = say;
   auto machine = calibrate(calibration);
   if (!machine) return machine.error();
+  if (machine->contention.contended || !implausible_fields(*machine).empty()) {
+    std::cerr << "hwprof: the quick calibration was " << (machine->contention.contended ? "disturbed by other processes" : "implausible")
+              << ": it serves this profile only and is not stored; run `hwprof calibrate` on a quiet machine\n";
+    source = machine->contention.contended ? "(a quick calibration made now under contention, not stored)"
+                                           : "(a quick calibration made now, implausible, not stored)";
+    return machine;
+  }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(stored).parent_path(), ec);
   if (!ec && !write_file_atomically(stored, machine_to_json(*machine))) {

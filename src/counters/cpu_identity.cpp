@@ -12,18 +12,15 @@
 #include <cstdint>
 #include <string>
 
+#include "common/cpuid.hpp"
+#include "counters/cpu_identity.hpp"
 #include "hwprof/cpu.hpp"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 namespace hwprof {
 namespace {
 
 bool in_range(int value, int low, int high) { return value >= low && value <= high; }
 
-#if defined(__x86_64__) || defined(__i386__)
 std::string register_chars(std::uint32_t value) {
   std::string out;
   for (int shift = 0; shift < 32; shift += 8) out += static_cast<char>((value >> shift) & 0xffU);
@@ -36,17 +33,19 @@ std::string trimmed(std::string text) {
   const auto last = text.find_last_not_of(" \t");
   return text.substr(first, last - first + 1);
 }
-#endif
 
 }  // namespace
 
-CpuIdentity detect_cpu() {
+namespace detail {
+
+CpuIdentity identity_from_cpuid(const CpuidFn& cpuid) {
   CpuIdentity cpu;
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return cpu;
-  cpu.vendor = register_chars(ebx) + register_chars(edx) + register_chars(ecx);
-  if (eax >= 1 && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0) {
+  const CpuidRegs leaf0 = cpuid(0, 0);
+  cpu.vendor = cpuid_vendor(cpuid);
+  if (cpu.vendor.empty()) return cpu;
+  if (leaf0.eax >= 1) {
+    const std::uint32_t eax = cpuid(1, 0).eax;
+    const std::uint32_t ecx = cpuid(1, 0).ecx;
     const int base_family = static_cast<int>((eax >> 8) & 0xfU);
     const int base_model = static_cast<int>((eax >> 4) & 0xfU);
     cpu.stepping = static_cast<int>(eax & 0xfU);
@@ -56,17 +55,20 @@ CpuIdentity detect_cpu() {
                                                            : base_model;
     cpu.hypervisor = ((ecx >> 31) & 1U) != 0;
   }
-  if (__get_cpuid(0x80000000U, &eax, &ebx, &ecx, &edx) != 0 && eax >= 0x80000004U) {
+  if (cpuid(0x80000000U, 0).eax >= 0x80000004U) {
     std::string brand;
-    for (unsigned leaf = 0x80000002U; leaf <= 0x80000004U; ++leaf) {
-      __get_cpuid(leaf, &eax, &ebx, &ecx, &edx);
-      brand += register_chars(eax) + register_chars(ebx) + register_chars(ecx) + register_chars(edx);
+    for (std::uint32_t leaf = 0x80000002U; leaf <= 0x80000004U; ++leaf) {
+      const CpuidRegs r = cpuid(leaf, 0);
+      brand += register_chars(r.eax) + register_chars(r.ebx) + register_chars(r.ecx) + register_chars(r.edx);
     }
     cpu.brand = trimmed(brand.substr(0, brand.find('\0')));
   }
-#endif
   return cpu;
 }
+
+}  // namespace detail
+
+CpuIdentity detect_cpu() { return detail::identity_from_cpuid(detail::this_cpu_cpuid()); }
 
 std::string counter_family(const CpuIdentity& cpu) {
   if (cpu.vendor == "GenuineIntel" && cpu.family == 6) {

@@ -191,9 +191,28 @@ std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& gr
 
 namespace {
 
-// Ceilings that this run beats are stale or were measured under load: the efficiencies and
-// bounds placed under them would mislead, so the profile says so (and how to fix it).
-void add_calibration_hints(Profile& p) {
+// Above this share of its roof a layer's efficiency is not a fact but a question: the
+// profile says so first, with the likely cause.
+constexpr double kAboveRoof = 1.10;
+
+// "conv1 (130%), relu (128%) and 3 more".
+std::string layers_named(std::vector<const LayerProfile*> layers) {
+  std::sort(layers.begin(), layers.end(),
+            [](const LayerProfile* a, const LayerProfile* b) { return a->roofline->efficiency > b->roofline->efficiency; });
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(layers.size(), 4);
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += fmt::format("{}{} ({:.0f}%)", i == 0 ? "" : i + 1 == shown && shown == layers.size() ? " and " : ", ",
+                       layers[i]->name + (layers[i]->phase == "forward" ? "" : " " + layers[i]->phase), 100 * layers[i]->roofline->efficiency);
+  }
+  if (layers.size() > shown) out += fmt::format(" and {} more", layers.size() - shown);
+  return out;
+}
+
+// Ceilings that this run beats are stale, were measured under load, or describe other
+// kernels or another cache level than the layer used: an efficiency above kAboveRoof is a
+// warning with its likely cause, never a plain figure.
+void add_calibration_warnings(Profile& p, bool contended) {
   if (!p.machine.ceilings) return;
   const std::string file = p.machine.calibration_file.empty() ? "the calibration" : p.machine.calibration_file;
   bool other_kernels = false;
@@ -211,39 +230,38 @@ void add_calibration_hints(Profile& p) {
       break;
     }
   }
-  // Only a layer under its compute roof says the ceilings are low: one on the memory side of
-  // the ridge beats its memory roof when its data came from a nearer cache than its working
-  // set suggests (the previous layer's output, still there).
-  int above = 0;
-  double worst = 0.0;
-  int from_cache = 0;
-  double fastest = 0.0;
+  std::vector<const LayerProfile*> compute_side;
+  std::vector<const LayerProfile*> memory_side;
+  bool counted_bytes = false;
   for (const LayerProfile& l : p.layers) {
-    if (!l.roofline || l.below_resolution || l.roofline->efficiency <= 1.2) continue;
+    if (!l.roofline || l.below_resolution || l.roofline->efficiency <= kAboveRoof) continue;
     if (l.roofline->intensity >= l.roofline->ridge_intensity) {
-      ++above;
-      worst = std::max(worst, l.roofline->efficiency);
+      compute_side.push_back(&l);
     } else {
-      ++from_cache;
-      fastest = std::max(fastest, l.roofline->efficiency);
+      memory_side.push_back(&l);
+      counted_bytes = counted_bytes || l.roofline->bytes.source == ValueSource::measured;
     }
   }
-  if (from_cache > 0) {
-    p.hints.push_back(fmt::format("{} memory-side layer{} ran above {} memory roof (up to {:.0f}%), the bandwidth the calibration "
-                                  "measured at {} working set: {} data came from a nearer cache than that size suggests (the "
-                                  "previous layer's output, still there), or the ceilings were measured under load",
-                                  from_cache, from_cache == 1 ? "" : "s", from_cache == 1 ? "its" : "their", fastest * 100.0,
-                                  from_cache == 1 ? "its" : "their", from_cache == 1 ? "its" : "their"));
+  const std::string under_load = contended ? "the calibration was measured while other processes ran (see above)"
+                                           : "a calibration measured under load" + std::string(p.machine.calibration_quick ? " (this one is quick)" : "");
+  if (!memory_side.empty()) {
+    p.warnings.push_back(fmt::format(
+        "{} memory-side layer{} above {:.0f}% of {} memory roof: {}. Likely cause: {}; their efficiency overstates how close to "
+        "the hardware they are",
+        memory_side.size(), memory_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, memory_side.size() == 1 ? "its" : "their",
+        layers_named(memory_side),
+        contended ? under_load
+        : counted_bytes
+            ? "counted bytes that miss part of the traffic (other threads' or the prefetchers': counter overlap), or " + under_load
+            : "data still in a nearer cache than the working set suggests (the previous layer's output), or " + under_load));
   }
-  if (above > 0 && other_kernels) {
-    p.hints.push_back(fmt::format("{} layer{} ran above the calibrated compute roof (up to {:.0f}% of attainable), as the GEMM "
-                                  "ceiling measured on other kernels (above) leads one to expect",
-                                  above, above == 1 ? "" : "s", worst * 100.0));
-  } else if (above > 0) {
-    p.hints.push_back(fmt::format("{} layer{} ran above the calibrated compute roof (up to {:.0f}% of attainable): the ceilings in {} look "
-                                  "too low for this machine now (measured under load{}?); run `hwprof calibrate` on a quiet machine",
-                                  above, above == 1 ? "" : "s", worst * 100.0, file,
-                                  p.machine.calibration_quick ? ", or by a quick calibration" : ""));
+  if (!compute_side.empty()) {
+    p.warnings.push_back(fmt::format(
+        "{} compute-side layer{} above {:.0f}% of the compute roof: {}. Likely cause: {}",
+        compute_side.size(), compute_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, layers_named(compute_side),
+        other_kernels ? "the GEMM ceiling was measured on other OpenBLAS kernels than these layers ran on (see the hint)"
+                      : under_load + ", so the ceilings in " + file + " are too low for this machine now: run `hwprof calibrate` "
+                                     "on a quiet machine"));
   }
 }
 
@@ -488,7 +506,8 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.memory.peak_rss_bytes = use_after.peak_rss_bytes;
   if (use_before.faults >= 0 && use_after.faults >= use_before.faults) p.memory.page_faults = use_after.faults - use_before.faults;
   p.trace = timeline(timed.spans(), graph);
-  add_calibration_hints(p);
+  if (options.machine) p.warnings = calibration_doubts(*options.machine, threads);
+  add_calibration_warnings(p, options.machine && options.machine->contention.contended);
   return p;
 }
 

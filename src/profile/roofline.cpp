@@ -240,8 +240,21 @@ double bandwidth_at(const CalibrationRun& run, double bytes) {
   return std::max(best, level_gbps(run, "dram"));
 }
 
-std::string level_holding(const MachineCpu& cpu, int threads, double bytes) {
+std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int threads, double bytes) {
+  const bool from_sweep = std::any_of(run.bandwidth.begin(), run.bandwidth.end(),
+                                      [](const auto& level) { return !level.second.capacity_source.empty(); });
+  if (from_sweep) {
+    for (const char* name : {"l1", "l2", "l3"}) {
+      auto it = run.bandwidth.find(name);
+      if (it == run.bandwidth.end()) continue;
+      if (it->second.capacity_bytes <= 0) return "unknown";  // past a level whose end nobody knows
+      if (bytes <= static_cast<double>(it->second.capacity_bytes)) return name;
+    }
+    return "dram";
+  }
+  // A report from before the sweep decided the levels: the CPU's cache description.
   const std::vector<std::int64_t> capacity = cache_capacities(cpu, threads);
+  if (capacity.empty()) return "unknown";
   for (std::size_t i = 0; i < capacity.size(); ++i) {
     if (bytes <= static_cast<double>(capacity[i])) return "l" + std::to_string(i + 1);
   }
@@ -295,7 +308,7 @@ Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& ru
   const double streamed_s = streamed / (call_gbps * 1e9);
   const double reused_s = reused / (reused_gbps * 1e9);
   m.gbps = bytes / (streamed_s + reused_s) * 1e-9;
-  m.level = detail::level_holding(cpu, in.threads, streamed_s >= reused_s ? call_set : pass_set);
+  m.level = detail::level_holding(run, cpu, in.threads, streamed_s >= reused_s ? call_set : pass_set);
   m.from_working_set = true;
   // Weights of a percent or less of the bytes (a norm's scale and shift) go unmentioned.
   const std::string in_place = call_set < bytes ? " (in place)" : "";

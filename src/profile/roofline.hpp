@@ -32,9 +32,11 @@ struct BoundDecision {
 // DRAM ceiling. A run without sweep points uses its levels' bands the same way.
 double bandwidth_at(const CalibrationRun& run, double bytes);
 
-// The smallest level whose capacity for `threads` workers (cache_capacities) holds `bytes`:
-// "l1", "l2", "l3", or "dram".
-std::string level_holding(const MachineCpu& cpu, int threads, double bytes);
+// The smallest level that holds `bytes`: "l1", "l2", "l3", "dram", or "unknown" where a
+// cache's end is unknown. The run's own levels decide (where the calibration's sweep put each
+// knee); a run from before that, by the CPU's cache description for `threads` workers
+// (cache_capacities).
+std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int threads, double bytes);
 
 BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,
                              const BoundRule& rule);

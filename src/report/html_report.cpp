@@ -73,6 +73,9 @@ tfoot td { font-weight: bold; border-top: 2px solid var(--ink); }
 .worry td:first-child { border-left: 4px solid var(--memory); }
 .svg-wrap svg { max-width: 100%; height: auto; }
 code { background: #eef1f4; padding: 0 4px; border-radius: 3px; }
+.banner { border-left: 5px solid var(--none); }
+.banner.warn { border-left-color: #d68910; background: #fff8e6; }
+.banner ul { margin: 0; padding-left: 20px; }
 )CSS";
 
 // Click a header to sort by it (numbers by data-v, descending first; text ascending first);
@@ -351,12 +354,23 @@ std::string counters_section(const Profile& p) {
     }
     out += "</ul>\n";
   }
-  if (!p.hints.empty()) {
-    out += "<h3>Hints</h3><ul>\n";
-    for (const std::string& h : p.hints) out += "<li>" + esc(h) + "</li>\n";
-    out += "</ul>\n";
-  }
   out += "</section>\n";
+  return out;
+}
+
+// Doubts about the figures, then advice, above everything else on the page.
+std::string warnings_banner(const Profile& p) {
+  std::string out;
+  if (!p.warnings.empty()) {
+    out += "<section id=\"warnings\" class=\"banner warn\"><h2>Read these figures with care</h2><ul>\n";
+    for (const std::string& w : p.warnings) out += "<li>" + esc(w) + "</li>\n";
+    out += "</ul></section>\n";
+  }
+  if (!p.hints.empty()) {
+    out += "<section id=\"hints\" class=\"banner\"><h2>Hints</h2><ul>\n";
+    for (const std::string& h : p.hints) out += "<li>" + esc(h) + "</li>\n";
+    out += "</ul></section>\n";
+  }
   return out;
 }
 
@@ -368,6 +382,7 @@ std::string html_report(const Profile& p) {
   out += "<title>hwprof: " + esc(p.model) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
   out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
                      p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
+  out += warnings_banner(p);
   out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
   out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
   out += layers_section(p);

@@ -476,6 +476,7 @@ std::string profile_to_json(const Profile& p) {
     events.push_back({{"name", e.name}, {"unit", e.unit}, {"status", counter_status_name(e.status)}, {"reason", e.reason}});
   }
   j["events"] = std::move(events);
+  j["warnings"] = p.warnings;
   j["hints"] = p.hints;
   j["warmup_runs"] = p.warmup_runs;
   j["iterations"] = p.iterations;
@@ -559,6 +560,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       e.reason = in.string(events[i], at, "reason");
       p.events.push_back(std::move(e));
     }
+    if (root.contains("warnings")) p.warnings = strings(in, root, "", "warnings");  // since issue #13
     p.hints = strings(in, root, "", "hints");
     p.warmup_runs = small_integer(in, root, "", "warmup_runs", 0);
     p.iterations = small_integer(in, root, "", "iterations", 0);

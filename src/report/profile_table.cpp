@@ -119,6 +119,8 @@ std::string header(const Profile& p) {
   std::string out = fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}\n", p.model, p.batch, p.phase,
                                 p.phase == "train" && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads,
                                 p.threads == 1 ? "" : "s");
+  // Doubts about the figures come first: a reader who stops at the first lines has seen them.
+  for (const std::string& w : p.warnings) out += "WARNING: " + w + "\n";
   const MachineCpu& cpu = p.machine.cpu;
   out += fmt::format("Machine: {}{} ({} cores{}); ", p.machine.host.empty() ? "" : p.machine.host + ", ", cpu.brand, cpu.cores,
                      cpu.hypervisor ? ", virtual machine" : "");
@@ -145,6 +147,13 @@ std::string header(const Profile& p) {
                               "bandwidth at the layer's working set for analytic bytes (DRAM's for counted ones); the model's "
                               "is its layers' roofline times over its own\n"
                             : "\n";
+  return out;
+}
+
+// Hints (advice) print before any table, after the header's warnings.
+std::string before_tables(const Profile& p) {
+  std::string out;
+  for (const std::string& h : p.hints) out += "hint: " + h + "\n";
   return out;
 }
 
@@ -192,7 +201,7 @@ std::string profile_table(const Profile& p, ProfileSort sort, int top) {
   t.rule();
   t.row(cells(p.total, "model total", p.total.time_ms.n ? "100.0%" : "-"));
 
-  std::string out = header(p) + "\n" + t.render();
+  std::string out = header(p) + before_tables(p) + "\n" + t.render();
   if (shown < rows.size()) {
     double rest = 0;
     double all = 0;
@@ -299,7 +308,6 @@ std::string profile_table(const Profile& p, ProfileSort sort, int top) {
                        detail::percent(fraction));
   }
   if (any_below) out += fmt::format("~ {}\n", detail::kCounterBelowResolution);
-  for (const std::string& hint : p.hints) out += "hint: " + hint + "\n";
   return out;
 }
 

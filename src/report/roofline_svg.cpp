@@ -376,6 +376,16 @@ std::string roofline_svg(const Profile& p, bool standalone) {
   if (!unlabelled.empty()) notes.push_back("No room to name: " + names_list(unlabelled, 6) + ".");
   if (points.empty()) notes.push_back("No layer has FLOPs, bytes and time: nothing to place.");
   double note_y = f.bottom() + 40;
+  // The profile's warnings first, in their own colour: doubts about the points above.
+  for (const std::string& warning : p.warnings) {
+    bool first = true;
+    for (const std::string& line : wrap((first ? "Warning: " : "") + warning, 140)) {
+      note_y += 18;
+      body += fmt::format("<text class=\"warning\" x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#a04000\"{}>{}</text>\n", 10, note_y,
+                          first ? " font-weight=\"bold\"" : "", xml_escape(line));
+      first = false;
+    }
+  }
   for (const std::string& note : notes) {
     for (const std::string& line : wrap(note, 140)) {
       note_y += 18;

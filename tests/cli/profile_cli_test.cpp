@@ -37,13 +37,18 @@ class ProfileCli : public ::testing::Test {
     dir_ = new fs::path(fs::temp_directory_path() / ("hwprof-profile-cli-" + std::to_string(::getpid())));
     fs::create_directories(*dir_);
     ::setenv("XDG_DATA_HOME", (*dir_ / "data").c_str(), 1);
-    const auto r = test::run_hwprof({"calibrate", "--quick", "--threads", "1", "-o", (*dir_ / "machine.json").string()});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Kept even when a test running beside it disturbs it: these tests are about profiles.
+    const auto r = test::run_hwprof(
+        {"calibrate", "--quick", "--allow-contended", "--threads", "1", "-o", (*dir_ / "machine.json").string()});
+    setup_ = new test::ProcessResult(r);
   }
+  // A failed set-up fails every test (an assertion in SetUpTestSuite would only skip them).
+  void SetUp() override { ASSERT_EQ(setup_->exit_code, 0) << "hwprof calibrate --quick failed: " << setup_->err; }
   static void TearDownTestSuite() {
     std::error_code ec;
     fs::remove_all(*dir_, ec);
     delete dir_;
+    delete setup_;
   }
   static std::string calibration() { return (*dir_ / "machine.json").string(); }
   static fs::path dir() { return *dir_; }
@@ -57,8 +62,10 @@ class ProfileCli : public ::testing::Test {
   }
 
   static fs::path* dir_;
+  static test::ProcessResult* setup_;
 };
 fs::path* ProfileCli::dir_ = nullptr;
+test::ProcessResult* ProfileCli::setup_ = nullptr;
 
 void expect_layers_once_per_phase(const nlohmann::json& j, bool train) {
   std::map<std::string, std::multiset<std::string>> seen;

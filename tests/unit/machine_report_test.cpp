@@ -2,6 +2,9 @@
 // where reports are kept, and the ceilings chart.
 #include <cstdlib>
 #include <filesystem>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <fstream>
 #include <functional>
 
@@ -41,7 +44,7 @@ Machine sample_machine() {
   m.cpu.flags = {"sse2", "avx2", "fma", "avx512f"};
   m.cpu.logical_cpus = 2;
   m.cpu.cores = 2;
-  m.cpu.caches = {{1, "Data", 48 * 1024, 1}, {2, "Unified", 1 << 20, 1}, {3, "Unified", 32 << 20, 2}};
+  m.cpu.caches = {{1, "Data", 48 * 1024, 1, "sysfs"}, {2, "Unified", 1 << 20, 1, "sysfs"}, {3, "Unified", 32 << 20, 2, "sysfs"}};
   m.cpu.frequency_ghz = 2.6;
   m.cpu.frequency_source = "/proc/cpuinfo cpu MHz";
   m.cpu.hypervisor = true;
@@ -52,17 +55,30 @@ Machine sample_machine() {
     run.cpus = threads == 1 ? std::vector<int>{0} : std::vector<int>{0, 1};
     run.seconds = 4.5;
     const double t = threads;
-    run.bandwidth["l1"] = {4096, 32768, {{"triad", ceiling(200 * t, 190 * t, 24576)}, {"copy", ceiling(180 * t, 170 * t, 24576)}}};
-    run.bandwidth["l2"] = {65536, 786432, {{"triad", ceiling(90 * t, 85 * t, 524288)}}, /*plateau=*/false};
+    run.bandwidth["l1"] = {4096, 32768, {{"triad", ceiling(200 * t, 190 * t, 24576)}, {"copy", ceiling(180 * t, 170 * t, 24576)}}, true, 0, "", 0, ""};
+    run.bandwidth["l2"] = {65536, 786432, {{"triad", ceiling(90 * t, 85 * t, 524288)}}, /*plateau=*/false, 0, "", 0, ""};
     run.bandwidth["dram"] = {134217728, 536870912,
-                             {{"triad", ceiling(15 * t, 14 * t, 536870912)}, {"triad_nt", ceiling(20 * t, 19 * t, 536870912, "nontemporal")}}};
+                             {{"triad", ceiling(15 * t, 14 * t, 536870912)}, {"triad_nt", ceiling(20 * t, 19 * t, 536870912, "nontemporal")}},
+                             true, 0, "", 0, ""};
     run.compute["fma_sp"] = ceiling(120 * t, 118 * t, 0, "avx512f");
     run.compute["fma_dp"] = ceiling(60 * t, 59 * t, 0, "avx512f");
     run.compute["gemm_sp"] = ceiling(100 * t, 98 * t, 2048, "openblas");
     run.compute["gemm_sp"].note = "1 of 5 repetitions shared a worker's CPU with another process";
     run.sweep = {{4096, "triad", 199, 190}, {536870912, "triad_nt", 20, 19}};
+    run.bandwidth["l1"].capacity_bytes = 48 * 1024 * threads;
+    run.bandwidth["l1"].capacity_source = "sweep";
+    run.bandwidth["l1"].reported_bytes = 48 * 1024 * threads;
+    run.bandwidth["l2"].capacity_bytes = threads << 20;
+    run.bandwidth["l2"].capacity_source = "sysfs";
+    run.bandwidth["l2"].note = "the sweep shows no knee for this level";
+    run.notes = {"2 sweep points lie past the last knee"};
     m.runs.push_back(run);
   }
+  m.cpu.cache_sources = {{"sysfs", "/sys/devices/system/cpu/cpu*/cache/index*", m.cpu.caches, "", {}},
+                         {"cpuid", "", {}, "leaves 0x8000001D and 0x80000005/6 describe no cache", {}}};
+  m.cpu.cache_notes = {"the sources disagree on L3"};
+  m.contention.others_cpus = 0.04;
+  m.contention.steal_percent = 0.1;
   return m;
 }
 
@@ -90,6 +106,96 @@ TEST(MachineReport, RoundTripsThroughJson) {
   EXPECT_EQ(run["compute"]["gemm_sp_n"], 2048);
   EXPECT_EQ(back->run_for(2)->threads, 2);
   EXPECT_EQ(back->run_for(3), nullptr);
+  // Where each level ends and who says so; every cache source, the disagreements, contention.
+  EXPECT_EQ(run["bandwidth"]["l1"]["capacity_bytes"], 96 * 1024);
+  EXPECT_EQ(run["bandwidth"]["l1"]["capacity_source"], "sweep");
+  EXPECT_EQ(run["bandwidth"]["l2"]["capacity_source"], "sysfs");
+  EXPECT_FALSE(run["bandwidth"]["dram"].contains("capacity_bytes")) << "DRAM has no end";
+  EXPECT_EQ(run["notes"][0], "2 sweep points lie past the last knee");
+  EXPECT_EQ(j["cpu"]["cache_sources"].size(), 2u);
+  EXPECT_EQ(j["cpu"]["cache_sources"][1]["absent"], "leaves 0x8000001D and 0x80000005/6 describe no cache");
+  EXPECT_EQ(j["cpu"]["caches"][0]["source"], "sysfs");
+  EXPECT_EQ(j["contended"], false);
+  EXPECT_TRUE(j["contention"]["evidence"].empty());
+  EXPECT_EQ(back->cpu.cache_notes, m.cpu.cache_notes);
+  EXPECT_EQ(back->run_for(1)->bandwidth.at("l2").note, "the sweep shows no knee for this level");
+}
+
+TEST(MachineReport, AReportFromBeforeLevelsAndContentionStillReads) {
+  auto j = nlohmann::json::parse(machine_to_json(sample_machine()));
+  j.erase("contended");
+  j.erase("contention");
+  j["cpu"].erase("cache_sources");
+  j["cpu"].erase("cache_notes");
+  for (auto& c : j["cpu"]["caches"]) c.erase("source");
+  for (auto& run : j["runs"]) {
+    run.erase("notes");
+    for (auto& [level, b] : run["bandwidth"].items()) {
+      for (const char* key : {"capacity_bytes", "capacity_source", "reported_bytes", "note"}) b.erase(key);
+    }
+  }
+  auto back = machine_from_json(j.dump(), "old.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->contention.contended);
+  EXPECT_EQ(back->run_for(1)->bandwidth.at("l1").capacity_bytes, 0) << "then the CPU's caches decide";
+}
+
+TEST(MachineReport, ImplausibleCeilingsAreNamedField) {
+  const auto problems = [](const std::function<void(Machine&)>& edit) {
+    Machine m = sample_machine();
+    edit(m);
+    return implausible_fields(m);
+  };
+  EXPECT_TRUE(problems([](Machine&) {}).empty());
+  const auto dram = problems([](Machine& m) { m.runs[1].bandwidth["dram"].kernels["triad"].best = 500; });
+  ASSERT_EQ(dram.size(), 1u) << "each level against the nearer one beside it";
+  EXPECT_THAT(dram[0], HasSubstr("/runs/1/bandwidth/dram/triad_gbps (500.0 GB/s) exceeds /runs/1/bandwidth/l2/triad_gbps"));
+  EXPECT_THAT(dram[0], HasSubstr("L1 >= L2 >= L3 >= DRAM"));
+  EXPECT_TRUE(problems([](Machine& m) { m.runs[1].bandwidth["l2"].kernels["triad"].best = 410; }).empty())
+      << "within 5 % of L1 (400) is noise";
+  const auto dp = problems([](Machine& m) { m.runs[0].compute["fma_dp"].best = 200; });
+  ASSERT_FALSE(dp.empty());
+  EXPECT_THAT(dp[0], HasSubstr("/runs/0/compute/fma_dp_gflops (200.0) exceeds /runs/0/compute/fma_sp_gflops"));
+  const auto gemm = problems([](Machine& m) { m.runs[0].compute["gemm_sp"].best = 130; });
+  ASSERT_EQ(gemm.size(), 1u);
+  EXPECT_THAT(gemm[0], HasSubstr("GEMM <= FMA"));
+  const auto peak = problems([](Machine& m) {
+    m.runs[0].compute["fma_sp"].best = 400;  // one core: the theoretical SP figure for 1 of 2 cores is 166.4
+    m.runs[0].compute["gemm_sp"].best = 300;  // under twice the theoretical: not flagged
+  });
+  ASSERT_EQ(peak.size(), 1u) << testing::PrintToString(peak);
+  EXPECT_THAT(peak[0], HasSubstr("/runs/0/compute/fma_sp_gflops (400.0) is more than twice the theoretical 166.4"));
+}
+
+TEST(MachineReport, AnImplausibleReportIsRefusedAtItsField) {
+  Machine m = sample_machine();
+  m.runs[0].bandwidth["dram"].kernels["triad"].best = 1000;
+  m.runs[0].bandwidth["dram"].kernels["triad"].median = 900;
+  auto read = machine_from_json(machine_to_json(m), "m.json");
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.error().message, MatchesRegex("m\\.json:[0-9]+:[0-9]+: /runs/0/bandwidth/dram/triad_gbps: .*"));
+  EXPECT_THAT(read.error().message, HasSubstr("an implausible machine report"));
+  EXPECT_THAT(read.error().message, HasSubstr("run `hwprof calibrate` again on a quiet machine"));
+}
+
+TEST(MachineReport, DoubtsAProfileMustShowFirst) {
+  Machine m = sample_machine();
+  EXPECT_TRUE(calibration_doubts(m, 1).empty());
+  m.contention.contended = true;
+  m.contention.evidence = {"1 thread, memory sweep: other processes used 1.96 CPUs"};
+  m.runs[0].bandwidth["dram"].plateau = false;
+  m.runs[0].bandwidth["dram"].note = "no flat tail: bandwidth was still falling at 2 GiB";
+  m.runs[0].bandwidth["l2"].capacity_bytes = 0;
+  m.runs[0].bandwidth["l2"].capacity_source = "";
+  m.runs[0].bandwidth["l2"].note = "the sweep ended before this level did";
+  const auto doubts = calibration_doubts(m, 1);
+  ASSERT_EQ(doubts.size(), 3u) << testing::PrintToString(doubts);
+  EXPECT_THAT(doubts[0], HasSubstr("while other processes ran (1 thread, memory sweep: other processes used 1.96 CPUs)"));
+  EXPECT_THAT(doubts[1], HasSubstr("not from a flat tail (no flat tail: bandwidth was still falling at 2 GiB)"));
+  EXPECT_THAT(doubts[2], HasSubstr("where l2 ends is unknown"));
+  EXPECT_EQ(calibration_doubts(m, 2).size(), 1u) << "the 2-thread run has a flat DRAM tail";
+  m.runs[1].bandwidth.erase("dram");
+  EXPECT_THAT(calibration_doubts(m, 2).back(), HasSubstr("no DRAM ceiling"));
 }
 
 struct Broken {
@@ -216,6 +322,29 @@ TEST_F(MachineStore, TheStoredReportIsFoundRefusedWhenForeignAndExplainedWhenAbs
   auto refused = load_stored_machine();
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.error().message, HasSubstr("not used"));
+}
+
+TEST_F(MachineStore, OneCalibrationAtATimeHoldsTheStoresLock) {
+  std::vector<std::string> said;
+  auto first = CalibrationLock::acquire([&](const std::string& line) { said.push_back(line); });
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_TRUE(said.empty());
+  EXPECT_TRUE(std::filesystem::exists(machine_store_dir() + "/.calibrating.lock"));
+  // Another process wanting it waits, and says so, until this one lets go.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // A process of its own: not the descriptors, and so not the lock, fork() shares with us.
+    ::close_range(3, ~0U, 0);
+    bool waited = false;
+    auto second = CalibrationLock::acquire([&](const std::string& line) { waited = line.find("waiting") != std::string::npos; });
+    ::_exit(second.ok() && waited ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  ::usleep(300 * 1000);
+  { CalibrationLock released = std::move(*first); }  // moved out, then dropped: the lock goes
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the second calibration waited, then had the lock";
 }
 
 // Tags open and close in order, and every attribute value is quoted: enough to catch a

@@ -196,7 +196,7 @@ Machine swept_machine() {
   }
   m.cpu.cores = 2;
   m.cpu.logical_cpus = 2;
-  m.cpu.caches = {{1, "Data", 32 * KiB, 1}, {2, "Unified", 1 * MiB, 1}, {3, "Unified", 16 * MiB, 2}};
+  m.cpu.caches = {{1, "Data", 32 * KiB, 1, "sysfs"}, {2, "Unified", 1 * MiB, 1, "sysfs"}, {3, "Unified", 16 * MiB, 2, "sysfs"}};
   return m;
 }
 
@@ -223,14 +223,38 @@ TEST(Roofline, BandwidthAtAWorkingSetIsTheSweepsNonRisingEnvelope) {
 }
 
 TEST(Roofline, LevelHoldingUsesEachCachesCapacityForTheThreads) {
-  const MachineCpu cpu = swept_machine().cpu;
-  EXPECT_EQ(detail::level_holding(cpu, 1, 30 * 1024), "l1");
-  EXPECT_EQ(detail::level_holding(cpu, 1, 40 * 1024), "l2");
-  EXPECT_EQ(detail::level_holding(cpu, 2, 40 * 1024), "l1") << "two cores' L1s";
-  EXPECT_EQ(detail::level_holding(cpu, 2, 1.5 * 1024 * 1024), "l2");
-  EXPECT_EQ(detail::level_holding(cpu, 2, 10 << 20), "l3");
-  EXPECT_EQ(detail::level_holding(cpu, 2, 20 << 20), "dram") << "one shared L3 for both";
-  EXPECT_EQ(detail::level_holding(MachineCpu{}, 1, 1), "dram") << "no caches described";
+  // A run from before the sweep decided the levels: the CPU's cache description.
+  const Machine m = swept_machine();
+  const MachineCpu& cpu = m.cpu;
+  const CalibrationRun& old = m.runs[0];
+  EXPECT_EQ(detail::level_holding(old, cpu, 1, 30 * 1024), "l1");
+  EXPECT_EQ(detail::level_holding(old, cpu, 1, 40 * 1024), "l2");
+  EXPECT_EQ(detail::level_holding(old, cpu, 2, 40 * 1024), "l1") << "two cores' L1s";
+  EXPECT_EQ(detail::level_holding(old, cpu, 2, 1.5 * 1024 * 1024), "l2");
+  EXPECT_EQ(detail::level_holding(old, cpu, 2, 10 << 20), "l3");
+  EXPECT_EQ(detail::level_holding(old, cpu, 2, 20 << 20), "dram") << "one shared L3 for both";
+  EXPECT_EQ(detail::level_holding(old, MachineCpu{}, 1, 1), "unknown") << "no caches described: no confident 'dram'";
+}
+
+TEST(Roofline, LevelHoldingFollowsTheSweepsKneesOverTheCacheDescription) {
+  // The CPU says 16 MiB of L3, the sweep ended L3 at 40 MiB (a VM sharing more): the sweep wins.
+  Machine m = swept_machine();
+  CalibrationRun run = m.runs[0];
+  run.bandwidth["l1"].capacity_bytes = 48 * 1024;
+  run.bandwidth["l1"].capacity_source = "sweep";
+  run.bandwidth["l2"].capacity_bytes = 1 << 20;
+  run.bandwidth["l2"].capacity_source = "sweep";
+  run.bandwidth["l3"].capacity_bytes = 40 << 20;
+  run.bandwidth["l3"].capacity_source = "sweep";
+  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 40 * 1024), "l1");
+  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 30 << 20), "l3") << "past the CPU's 16 MiB, inside the sweep's 40";
+  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 50 << 20), "dram");
+  // A level whose end nobody knows: what lies past it is unknown, never a confident "dram".
+  run.bandwidth["l3"].capacity_bytes = 0;
+  run.bandwidth["l3"].capacity_source = "";
+  run.bandwidth["l3"].note = "the sweep ended before this level did";
+  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 512 * 1024), "l2");
+  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 50 << 20), "unknown");
 }
 
 TEST(Roofline, AnalyticBytesThatFitACacheAreHeldToThatCachesBandwidth) {

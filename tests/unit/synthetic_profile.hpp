@@ -37,10 +37,10 @@ inline CalibrationRun synthetic_run(int threads) {
   run.threads = threads;
   run.cpus = {0, 1};
   run.seconds = 4.0;
-  run.bandwidth["l1"] = {4096, 32768, {{"triad", synthetic_ceiling(200)}}};
-  run.bandwidth["l2"] = {65536, 786432, {{"triad", synthetic_ceiling(90)}}};
-  run.bandwidth["l3"] = {2 << 20, 16 << 20, {{"triad", synthetic_ceiling(50)}}, /*plateau=*/false};
-  run.bandwidth["dram"] = {256 << 20, 1 << 30, {{"triad", synthetic_ceiling(15)}}};
+  run.bandwidth["l1"] = {4096, 32768, {{"triad", synthetic_ceiling(200)}}, true, 0, "", 0, ""};
+  run.bandwidth["l2"] = {65536, 786432, {{"triad", synthetic_ceiling(90)}}, true, 0, "", 0, ""};
+  run.bandwidth["l3"] = {2 << 20, 16 << 20, {{"triad", synthetic_ceiling(50)}}, /*plateau=*/false, 0, "", 0, ""};
+  run.bandwidth["dram"] = {256 << 20, 1 << 30, {{"triad", synthetic_ceiling(15)}}, true, 0, "", 0, ""};
   run.compute["fma_sp"] = synthetic_ceiling(120);
   run.compute["fma_dp"] = synthetic_ceiling(60);
   run.compute["gemm_sp"] = synthetic_ceiling(100);
@@ -163,7 +163,7 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
   p.machine.cpu.flags = {"sse2", "avx2", "fma"};
   p.machine.cpu.logical_cpus = 2;
   p.machine.cpu.cores = 2;
-  p.machine.cpu.caches = {{1, "Data", 32 * 1024, 1}, {2, "Unified", 1 << 20, 1}, {3, "Unified", 16 << 20, 2}};
+  p.machine.cpu.caches = {{1, "Data", 32 * 1024, 1, "sysfs"}, {2, "Unified", 1 << 20, 1, "sysfs"}, {3, "Unified", 16 << 20, 2, "sysfs"}};
   p.machine.cpu.frequency_ghz = 2.5;
   p.machine.cpu.frequency_source = "/proc/cpuinfo cpu MHz";
   p.machine.cpu.hypervisor = true;
