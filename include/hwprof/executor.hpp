@@ -42,8 +42,8 @@ struct BlasInfo {
   std::string config;       // openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
   std::string core;         // openblas_get_corename(), e.g. "SkylakeX"
   std::string core_source;  // "OpenBLAS's CPU detection", "set by hwprof: ...", "OPENBLAS_CORETYPE=... in the environment"
-  // The AVX2 kernels ("Haswell", "Zen") on a CPU with what the SkylakeX kernels need
-  // (AVX-512 F, CD, BW, DQ, VL), whatever chose them.
+  // Kernels without AVX-512 ("Haswell", "Zen", "Prescott", ...) on a CPU with what the
+  // SkylakeX kernels need (AVX-512 F, CD, BW, DQ, VL), whatever chose them.
   bool held_back = false;
   std::string advice;
 };

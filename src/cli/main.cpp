@@ -21,10 +21,10 @@
 namespace {
 
 // OpenBLAS picks its kernels when it loads, from its own CPU detection or OPENBLAS_CORETYPE.
-// Where Debian 12's OpenBLAS 0.3.21 is older than the CPU, its detection can settle on the AVX2
-// kernels ("Haswell" or "Zen") of a CPU that has AVX-512 (on this project's AMD Zen 5 machine
-// it does pick "Cooperlake"); its SkylakeX kernels need only AVX-512 F, CD, BW, DQ and VL, and
-// do twice the FLOPs per cycle. hwprof then sets OPENBLAS_CORETYPE=SkylakeX and starts itself
+// Where Debian 12's OpenBLAS 0.3.21 is older than the CPU, its detection can settle on kernels
+// without AVX-512 on a CPU that has it: AVX2 ("Haswell", "Zen"), or even SSE3 ("Prescott", on
+// an Emerald Rapids guest); on this project's AMD Zen 5 machine it does pick "Cooperlake". Its
+// SkylakeX kernels need only AVX-512 F, CD, BW, DQ and VL, and do twice the FLOPs per cycle. hwprof then sets OPENBLAS_CORETYPE=SkylakeX and starts itself
 // again. Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit
 // the variable); a user's own OPENBLAS_CORETYPE is never overridden (hwprof::blas_info says
 // when it holds OpenBLAS back), and HWPROF_KEEP_BLAS_CORE=1 turns this off.

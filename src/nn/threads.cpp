@@ -11,6 +11,7 @@
 
 #include "calibrate/topology.hpp"
 #include "hwprof/executor.hpp"
+#include "nn/blas_core.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {
@@ -33,12 +34,21 @@ int kernel_threads() noexcept {
   return n > 0 ? n : omp_get_max_threads();
 }
 
+bool detail::openblas_core_without_avx512(std::string_view core) noexcept {
+  // OpenBLAS 0.3.21's cores with AVX-512 kernels (driver/others/dynamic.c, corename[]):
+  // SkylakeX, Cooperlake, SapphireRapids. Any other — Haswell or Zen (AVX2), but also
+  // Prescott (SSE3), which 0.3.21 falls back to on an Emerald Rapids it does not know (seen
+  // on a lent 16-vCPU guest: GEMM at 210 GFLOP/s against an FMA peak of 1244) — leaves an
+  // AVX-512 CPU's widest units idle.
+  return core != "SkylakeX" && core != "Cooperlake" && core != "SapphireRapids";
+}
+
 }  // namespace hwprof::nn
 
 namespace hwprof {
 
 // src/cli/main.cpp sets OPENBLAS_CORETYPE=SkylakeX (and HWPROF_BLAS_CORE_BY=hwprof) and starts
-// itself again when OpenBLAS 0.3.21 picked its AVX2 kernels on a CPU with AVX-512.
+// itself again when OpenBLAS 0.3.21 picked kernels without AVX-512 on a CPU that has it.
 BlasInfo blas_info() {
   BlasInfo b;
   const char* config = openblas_get_config();
@@ -49,7 +59,7 @@ BlasInfo blas_info() {
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                       __builtin_cpu_supports("avx512vl");
-  b.held_back = avx512 && (b.core == "Haswell" || b.core == "Zen");
+  b.held_back = avx512 && nn::detail::openblas_core_without_avx512(b.core);
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   const char* by = std::getenv("HWPROF_BLAS_CORE_BY");
   if (forced == nullptr) {
@@ -59,9 +69,9 @@ BlasInfo blas_info() {
   } else {
     b.core_source = std::string("OPENBLAS_CORETYPE=") + forced + " in the environment";
     if (b.held_back) {
-      b.advice = std::string("OPENBLAS_CORETYPE=") + forced + " holds OpenBLAS to its AVX2 (" + b.core +
-                 ") kernels on this AVX-512 CPU, whose AVX-512 kernels do up to twice the FLOPs per cycle; unset it "
-                 "to let OpenBLAS (or, where its detection falls short, hwprof) choose them";
+      b.advice = std::string("OPENBLAS_CORETYPE=") + forced + " holds OpenBLAS to its " + b.core +
+                 " kernels, which use no AVX-512, on this AVX-512 CPU, whose AVX-512 kernels do up to twice the FLOPs "
+                 "per cycle; unset it to let OpenBLAS (or, where its detection falls short, hwprof) choose them";
     }
   }
   return b;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "hwprof/tensor.hpp"
+#include "nn/blas_core.hpp"
 #include "nn/kernels.hpp"
 #include "nn_test_support.hpp"
 
@@ -72,6 +73,16 @@ struct LinearShape {
 const LinearShape kLinearShapes[] = {{1, 1, 1},   {1, 7, 3},    {3, 1, 5},     {5, 4, 1},     {2, 3, 4},
                                      {7, 13, 5},  {17, 9, 31},  {33, 65, 17},  {64, 64, 64},  {3, 100, 257},
                                      {129, 31, 7}, {200, 33, 300}, {256, 96, 130}};
+
+// Which OpenBLAS kernels leave an AVX-512 CPU's widest units idle (hwprof then picks SkylakeX).
+TEST(OpenBlasCores, OnlyTheAvx512CoresAreNotHeldBack) {
+  for (const char* core : {"SkylakeX", "Cooperlake", "SapphireRapids"}) {
+    EXPECT_FALSE(nn::detail::openblas_core_without_avx512(core)) << core;
+  }
+  for (const char* core : {"Haswell", "Zen", "Prescott", "Sandybridge", "Nehalem", "Core2", ""}) {
+    EXPECT_TRUE(nn::detail::openblas_core_without_avx512(core)) << core;
+  }
+}
 
 TEST_F(Dense, LinearForwardMatchesReference) {
   std::uint64_t seed = 1;
