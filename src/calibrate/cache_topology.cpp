@@ -93,7 +93,7 @@ void sort_levels(std::vector<CacheInfo>& levels) {
 
 std::string binary_size(std::int64_t bytes) {
   const auto d = static_cast<double>(bytes);
-  if (bytes >= (std::int64_t{1} << 30) && bytes % (std::int64_t{1} << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (std::int64_t{1} << 30)) return fmt::format("{:.3g} GiB", d / (std::int64_t{1} << 30));
   if (bytes >= (1 << 20)) return fmt::format("{:.4g} MiB", d / (1 << 20));
   if (bytes >= 1024) return fmt::format("{:.4g} KiB", d / 1024);
   return fmt::format("{} B", bytes);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "calibrate/cache_topology.hpp"
 #include "cli/output.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
@@ -22,17 +23,12 @@ std::string ceiling_row(const std::string& label, const Ceiling& c, const char* 
   return fmt::format("  {:<28}{:>10.1f} {:<8}{:>10.1f}{:>9.1f}%   {}\n", label, c.best, unit, c.median, c.spread * 100, remarks);
 }
 
-std::string mib(std::int64_t bytes) {
-  return bytes >= (1 << 20) ? fmt::format("{:.3g} MiB", static_cast<double>(bytes) / (1 << 20))
-                            : fmt::format("{:.3g} KiB", static_cast<double>(bytes) / 1024);
-}
-
 // Where a level ends and who says so: "ends at 41.2 MiB (sweep; cpuid says 508 MiB)".
 std::string level_end(const BandwidthLevel& level) {
   std::string out;
   if (level.capacity_bytes > 0) {
-    out = "ends at " + mib(level.capacity_bytes) + " (" + level.capacity_source;
-    if (level.reported_bytes > 0 && level.capacity_source == "sweep") out += ", reported " + mib(level.reported_bytes);
+    out = "ends at " + detail::binary_size(level.capacity_bytes) + " (" + level.capacity_source;
+    if (level.reported_bytes > 0 && level.capacity_source == "sweep") out += ", reported " + detail::binary_size(level.reported_bytes);
     out += ")";
   } else if (!level.capacity_source.empty() || !level.note.empty()) {
     out = "end unknown";
@@ -45,7 +41,7 @@ std::string cache_sources(const MachineCpu& cpu) {
   for (const CacheSource& s : cpu.cache_sources) {
     std::string levels;
     for (const CacheInfo& c : s.levels) {
-      levels += fmt::format("{}L{} {}{}", levels.empty() ? "" : ", ", c.level, mib(c.size_bytes),
+      levels += fmt::format("{}L{} {}{}", levels.empty() ? "" : ", ", c.level, detail::binary_size(c.size_bytes),
                             c.shared_by > 1 ? fmt::format(" per {} CPUs", c.shared_by) : "");
     }
     out += fmt::format("  {:<8} {}\n", s.source, levels.empty() ? "nothing: " + s.absent : levels + " (" + s.how + ")");
@@ -76,7 +72,7 @@ std::string summary(const Machine& m, const std::string& stored) {
       if (it == run.bandwidth.end()) continue;
       std::string name = level;
       std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
-      std::string range = fmt::format("measured at {}-{}", mib(it->second.from_bytes), mib(it->second.to_bytes));
+      std::string range = fmt::format("measured at {}-{}", detail::binary_size(it->second.from_bytes), detail::binary_size(it->second.to_bytes));
       if (const std::string end = level_end(it->second); !end.empty()) range += ", " + end;
       if (!it->second.plateau) range += " (no flat plateau: less certain)";
       if (!it->second.note.empty()) level_notes.push_back(name + ": " + it->second.note);

@@ -171,8 +171,9 @@ int run_profile(const ProfileCommandOptions& options) {
 
   auto profile = profile_model(*graph, po);
   if (!profile) return fail(profile.error());
-  // The table shows the hints; JSON and CSV readers see them on stderr.
+  // The table shows the warnings and hints first; JSON and CSV readers see them on stderr.
   if (options.format != "table") {
+    for (const std::string& warning : profile->warnings) std::cerr << "hwprof: warning: " << warning << "\n";
     for (const std::string& hint : profile->hints) std::cerr << "hwprof: " << hint << "\n";
   }
 

@@ -139,7 +139,24 @@ std::string machine_section(const Profile& p) {
   for (const CacheInfo& c : m.cpu.caches) {
     caches += fmt::format("{}L{} {} {} KiB", caches.empty() ? "" : ", ", c.level, esc(c.type), c.size_bytes / 1024);
   }
-  if (!caches.empty()) row("caches", caches);
+  if (!caches.empty()) {
+    const std::string source = m.cpu.caches.front().source;
+    row("caches (as described)", caches + (source.empty() ? "" : " — " + esc(source)));
+  }
+  // Where the calibration's sweep found each level to end, which is what the layers' memory
+  // levels follow (a VM may describe its caches wrongly).
+  std::string ends;
+  if (m.ceilings) {
+    for (const char* level : {"l1", "l2", "l3"}) {
+      auto it = m.ceilings->bandwidth.find(level);
+      if (it == m.ceilings->bandwidth.end() || it->second.capacity_source.empty()) continue;
+      ends += fmt::format("{}L{} {}", ends.empty() ? "" : " · ", level[1],
+                          it->second.capacity_bytes > 0
+                              ? fmt::format("{} KiB ({})", it->second.capacity_bytes / 1024, esc(it->second.capacity_source))
+                              : std::string("<span class=\"na\">unknown</span>"));
+    }
+  }
+  if (!ends.empty()) row("levels end at (per run)", ends);
   if (!m.blas_core.empty()) row("BLAS", "OpenBLAS core " + esc(m.blas_core) + " (" + esc(m.blas_core_source) + ")");
   if (m.ceilings) {
     row("calibration", fmt::format("{}{}{}", esc(m.calibration_created), m.calibration_quick ? " (quick)" : "",

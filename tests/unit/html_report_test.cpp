@@ -44,6 +44,22 @@ TEST(HtmlReport, IsWellFormedAndHasEverySection) {
   }
 }
 
+TEST(HtmlReport, WarningsAreABannerAboveEverythingElse) {
+  Profile p = test::synthetic_profile();
+  EXPECT_EQ(html_report(p).find("id=\"warnings\""), std::string::npos) << "no banner without warnings";
+  p.warnings = {"3 memory-side layers run above 110% of their memory roof: relu (140%)"};
+  p.hints = {"unset <OPENBLAS_CORETYPE>"};
+  const std::string html = html_report(p);
+  const auto banner = html.find("<section id=\"warnings\" class=\"banner warn\">");
+  ASSERT_NE(banner, std::string::npos);
+  EXPECT_LT(banner, html.find("id=\"machine\"")) << "before the machine and every table";
+  EXPECT_NE(html.find("relu (140%)", banner), std::string::npos);
+  const auto hints = html.find("<section id=\"hints\"");
+  ASSERT_NE(hints, std::string::npos);
+  EXPECT_LT(hints, html.find("id=\"layers\""));
+  EXPECT_NE(html.find("unset &lt;OPENBLAS_CORETYPE&gt;"), std::string::npos) << "escaped";
+}
+
 TEST(HtmlReport, ReferencesNothingOutsideItself) {
   const std::string html = html_report(test::synthetic_profile());
   for (const char* external : {"http:", "https:", "src=", "href=", "@import", "url(", "//cdn", "xlink"}) {

@@ -13,6 +13,7 @@
 #include "level_detection_support.hpp"
 #include "calibrate/topology.hpp"
 #include "counters/cpu_identity.hpp"
+#include "hwprof/cpu.hpp"
 #include "machine_fixture.hpp"
 
 namespace hwprof::test {
@@ -118,7 +119,9 @@ TEST(ZenFiveVm, OneThreadsLevelsComeFromTheSweepNotFromCpuid) {
   EXPECT_FALSE(s.levels.dram_flat);
   EXPECT_GT(s.levels.extend_to, 1024 * kMiB);
   for (const DetectedLevel& l : s.levels.levels) {
-    if (l.level == "dram") EXPECT_FALSE(l.flat);
+    if (l.level == "dram") {
+      EXPECT_FALSE(l.flat);
+    }
   }
 }
 
@@ -187,6 +190,93 @@ TEST(EmeraldRapidsVm, OneThreadReachesAThirdOfTheL3) {
       EXPECT_GT(l.sizes.front(), 300 * kMiB);
     }
   }
+}
+
+// --- built from public specifications (tests/fixtures/machines/*/about.md) ---
+
+// Bare metal: sources agree, no hypervisor; levels and DRAM as `ends` says (within 1.5x).
+void expect_levels(const Seen& s, const std::vector<std::int64_t>& ends, const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(names(s.levels), (std::vector<std::string>{"l1", "l2", "l3", "dram"}));
+  for (std::size_t i = 0; i < 3; ++i) {
+    const DetectedLevel& l = s.levels.levels[i];
+    EXPECT_EQ(l.capacity_source, "sweep") << l.level;
+    expect_between(l.capacity_bytes, ends[i] * 2 / 3, ends[i] * 3 / 2, l.level + " knee");
+  }
+  EXPECT_TRUE(s.levels.dram_flat);
+  EXPECT_GT(level(s.levels, "dram").sizes.front(), std::max(s.levels.knees.back(), s.evidence.largest_reported));
+}
+
+TEST(SapphireRapidsServer, ThreeLevelsAndALargeLlcThatIsNotTheLastWord) {
+  const MachineFixture f("spr-xeon-8480");
+  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  EXPECT_EQ(id.model, 0x8F);
+  EXPECT_FALSE(id.hypervisor);
+  EXPECT_EQ(counter_family(id), "sapphire-rapids");
+  const auto reports = f.reports();
+  EXPECT_TRUE(detail::compare_cache_reports(reports).empty());
+  EXPECT_EQ(level_size(source(reports, "sysfs"), 3), 105 * kMiB);
+  EXPECT_EQ(level_size(source(reports, "cpuid"), 3), 105 * kMiB);
+  EXPECT_EQ(source(reports, "sysfs").levels[0].shared_by, 2) << "a core's two hyperthreads";
+  const Seen one = calibrate_on(f, 1);
+  EXPECT_EQ(one.evidence.reported, (std::vector<std::int64_t>{48 * kKiB, 2 * kMiB, 105 * kMiB}));
+  expect_levels(one, {48 * kKiB, 2 * kMiB, 107 * kMiB}, "1 thread");
+  const Seen all = calibrate_on(f, 56);
+  EXPECT_EQ(all.cpus.size(), 56u);
+  EXPECT_EQ(all.cpus.back(), 55) << "one worker per core: the first hyperthread of each";
+  EXPECT_EQ(all.evidence.reported, (std::vector<std::int64_t>{56 * 48 * kKiB, 112 * kMiB, 105 * kMiB}));
+  EXPECT_EQ(all.evidence.largest_reported, 112 * kMiB) << "56 L2s hold more than the one L3";
+  expect_levels(all, {56 * 48 * kKiB, 112 * kMiB, 217 * kMiB}, "56 threads");
+  EXPECT_TRUE(contains(level(all.levels, "l3").note, "non-inclusive")) << "217 MiB against 105 MiB reported";
+}
+
+TEST(AlderLakeHybrid, PAndECoresCachesAreCountedWhereTheWorkersRun) {
+  const MachineFixture f("adl-i9-12900k");
+  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  EXPECT_EQ(id.model, 0x97);
+  EXPECT_EQ(counter_family(id), "generic");
+  const auto reports = f.reports();
+  const CacheReport& sysfs = source(reports, "sysfs");
+  EXPECT_EQ(level_size(sysfs, 2), 1280 * kKiB) << "CPU 0, a P-core";
+  ASSERT_EQ(sysfs.notes.size(), 2u) << testing::PrintToString(sysfs.notes);
+  EXPECT_TRUE(contains(sysfs.notes[0], "L1 differs between CPUs")) << sysfs.notes[0];
+  EXPECT_TRUE(contains(sysfs.notes[0], "32 KiB on CPU 16,17")) << sysfs.notes[0];
+  EXPECT_TRUE(contains(sysfs.notes[1], "L2 differs between CPUs")) << sysfs.notes[1];
+  EXPECT_TRUE(detail::compare_cache_reports(reports).empty()) << "CPUID and sysconf describe CPU 0 as sysfs does";
+  const std::vector<int> cores = detail::cpus_one_per_core_from(f.sysfs_cpu_dir());
+  EXPECT_EQ(cores, (std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23}));
+  const Seen all = calibrate_on(f, 16);
+  EXPECT_EQ(all.evidence.reported, (std::vector<std::int64_t>{8 * 48 * kKiB + 8 * 32 * kKiB, 8 * 1280 * kKiB + 2 * 2 * kMiB, 30 * kMiB}))
+      << "eight P-core L2s and two E-core clusters' L2s";
+  // CPUID knows only the CPU it ran on: it would count sixteen P-cores.
+  const auto cpuid_view = detail::capacities_for(source(all.reports, "cpuid"), all.cpus, 24, 16);
+  EXPECT_EQ(cpuid_view[1], 16 * 1280 * kKiB);
+  expect_levels(all, {640 * kKiB, 14 * kMiB, 30 * kMiB}, "16 threads");
+  expect_levels(calibrate_on(f, 1), {48 * kKiB, 1280 * kKiB, 30 * kMiB}, "1 thread on a P-core");
+}
+
+TEST(TwoSocketCascadeLake, WorkersOnBothSocketsHaveBothL3s) {
+  const MachineFixture f("clx-2s-gold6248");
+  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  EXPECT_EQ(id.model, 0x55);
+  EXPECT_EQ(id.stepping, 7);
+  EXPECT_EQ(counter_family(id), "skylake-sp");
+  const auto reports = f.reports();
+  const CacheReport& sysfs = source(reports, "sysfs");
+  EXPECT_EQ(level_size(sysfs, 3), 28160 * kKiB);
+  EXPECT_EQ(sysfs.levels[2].shared_by, 40);
+  EXPECT_EQ(std::count_if(sysfs.instances.begin(), sysfs.instances.end(), [](const detail::CacheInstance& i) { return i.level == 3; }), 2);
+  const std::vector<int> cores = detail::cpus_one_per_core_from(f.sysfs_cpu_dir());
+  ASSERT_EQ(cores.size(), 40u) << "core ids repeat across sockets: cores are (package, core) pairs";
+  EXPECT_EQ(cores.back(), 39);
+  const Seen all = calibrate_on(f, 40);
+  EXPECT_EQ(all.evidence.reported, (std::vector<std::int64_t>{40 * 32 * kKiB, 40 * kMiB, 2 * 28160 * kKiB}));
+  EXPECT_EQ(detail::capacities_for(source(all.reports, "sysconf"), all.cpus, 80, 40).back(), 28160 * kKiB)
+      << "sysconf knows nothing of sockets";
+  expect_levels(all, {1280 * kKiB, 40 * kMiB, 95 * kMiB}, "40 threads");
+  const Seen one = calibrate_on(f, 1);
+  EXPECT_EQ(one.evidence.reported, (std::vector<std::int64_t>{32 * kKiB, 1 * kMiB, 28160 * kKiB}));
+  expect_levels(one, {32 * kKiB, 1 * kMiB, 28 * kMiB}, "1 thread");
 }
 
 }  // namespace

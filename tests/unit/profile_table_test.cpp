@@ -47,6 +47,23 @@ TEST(ProfileTable, HeaderSaysWhereEveryNumberComesFrom) {
   EXPECT_THAT(t, HasSubstr("Eff. = achieved / attainable"));
 }
 
+TEST(ProfileTable, WarningsComeFirstAndHintsBeforeTheTables) {
+  Profile p = test::synthetic_profile();
+  p.warnings = {"the calibration was measured while other processes ran", "2 memory-side layers run above 110% of their memory roof"};
+  p.hints = {"unset OPENBLAS_CORETYPE"};
+  const std::vector<std::string> lines = lines_of(profile_table(p));
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_THAT(lines[0], HasSubstr("hwprof profile:"));
+  EXPECT_EQ(lines[1], "WARNING: the calibration was measured while other processes ran");
+  EXPECT_EQ(lines[2], "WARNING: 2 memory-side layers run above 110% of their memory roof");
+  const auto at = [&](const std::string& start) {
+    return std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; }) - lines.begin();
+  };
+  EXPECT_LT(at("hint: unset OPENBLAS_CORETYPE"), at("Layer ")) << "hints before the layer table";
+  EXPECT_LT(at("hint: unset OPENBLAS_CORETYPE"), at("Counters per call")) << "and before the counter table";
+  EXPECT_EQ(count(profile_table(p), "hint: unset OPENBLAS_CORETYPE"), 1u) << "said once";
+}
+
 TEST(ProfileTable, EveryLayerHasARowWithItsNumbers) {
   const Profile p = test::synthetic_profile({.train = false});
   const std::string t = profile_table(p);

@@ -103,6 +103,16 @@ std::vector<std::string> texts_of(const Markup& m, const std::string& css_class 
   return out;
 }
 
+TEST(RooflineSvg, WarningsAreNotedOnTheChart) {
+  Profile p = test::synthetic_profile();
+  EXPECT_EQ(roofline_svg(p).find("class=\"warning\""), std::string::npos);
+  p.warnings = {"2 memory-side layers run above 110% of their memory roof & more"};
+  const std::string svg = roofline_svg(p);
+  EXPECT_NE(svg.find("class=\"warning\""), std::string::npos);
+  EXPECT_NE(svg.find("Warning: 2 memory-side layers run above 110% of their memory roof &amp; more"), std::string::npos);
+  EXPECT_EQ(test::parse_markup(svg, test::Dialect::xml).problem, "");
+}
+
 TEST(RooflineSvg, OnePointPerLayerInsideThePlotArea) {
   for (bool train : {true, false}) {
     for (bool calibrated : {true, false}) {
