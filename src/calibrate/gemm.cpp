@@ -130,37 +130,48 @@ ComputeSample measure_one(const ComputeOptions& options, const std::vector<std::
     }
     first_rates.push_back(timed_gemm(n, a.data(), b.data(), c.data(), target, threads));
   }
-  GemmRate first_best;
-  std::int64_t n = sizes.front();
-  for (std::size_t i = 0; i < first_rates.size(); ++i) {
-    if (first_rates[i].gflops > first_best.gflops) {
-      first_best = first_rates[i];
-      n = sizes[i];
-    }
-  }
-  std::vector<double> rates;
+  // Every size the first pass puts within 10 % of its best gets the full repetitions, and the
+  // one with the best median stands for GEMM: one noisy first pass must not pick the size
+  // (a 2-thread SGEMM drifted from 216 to 174 GFLOP/s between calibrations, as n flipped
+  // from 2048 to 512).
+  double first_best = 0.0;
+  for (const GemmRate& r : first_rates) first_best = std::max(first_best, r.gflops);
   const int repetitions = std::max(options.repetitions, 1);
-  int reruns = 0;
+  std::int64_t n = sizes.front();
+  std::vector<double> rates;
+  RepetitionStats stats;
   int shared = 0;
-  // The size sweep's best point counts as the first repetition unless another process shared its CPUs.
-  if (first_best.cpu_share >= kMinCpuShare) rates.push_back(first_best.gflops);
-  while (static_cast<int>(rates.size()) < repetitions) {
-    const GemmRate r = timed_gemm(n, a.data(), b.data(), c.data(), target, threads);
-    if (r.cpu_share < kMinCpuShare) {
-      if (reruns < repetitions) {
-        ++reruns;
-        continue;
+  for (std::size_t i = 0; i < first_rates.size(); ++i) {
+    if (first_rates[i].gflops < 0.9 * first_best) continue;
+    std::vector<double> here;
+    int reruns = 0;
+    int kept_shared = 0;
+    // The first pass's point counts as the first repetition unless another process shared its CPUs.
+    if (first_rates[i].cpu_share >= kMinCpuShare) here.push_back(first_rates[i].gflops);
+    while (static_cast<int>(here.size()) < repetitions) {
+      const GemmRate r = timed_gemm(sizes[i], a.data(), b.data(), c.data(), target, threads);
+      if (r.cpu_share < kMinCpuShare) {
+        if (reruns < repetitions) {
+          ++reruns;
+          continue;
+        }
+        ++kept_shared;
       }
-      ++shared;
+      here.push_back(r.gflops);
     }
-    rates.push_back(r.gflops);
+    const RepetitionStats candidate = summarize_repetitions(here);
+    if (rates.empty() || candidate.median > stats.median) {
+      rates = std::move(here);
+      stats = candidate;
+      n = sizes[i];
+      shared = kept_shared;
+    }
   }
 
   ComputeSample sample;
   sample.what = sizeof(T) == 4 ? "gemm_sp" : "gemm_dp";
   sample.isa = std::string(kOpenBlasVariantPrefix) + openblas_get_corename();  // the kernels OpenBLAS chose for this CPU
   sample.size = n;
-  const RepetitionStats stats = summarize_repetitions(rates);
   sample.best_gflops = stats.best;
   sample.median_gflops = stats.median;
   sample.spread = stats.spread;

@@ -146,17 +146,20 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   if (!lock) std::cerr << "hwprof calibrate: note: " << lock.error().message << "; calibrating without the lock\n";
   auto machine = calibrate(calibration);
   if (!machine) return fail(machine.error());
-  if (const std::vector<std::string> problems = implausible_fields(*machine); !problems.empty()) {
-    std::string all;
-    for (const std::string& p : problems) all += "\n  - " + p;
-    return fail(Error{"the calibration stayed implausible after measuring it again; nothing was written:" + all +
-                      "\nRun it again on a quiet machine; if it persists, report it with `hwprof calibrate -f json`'s output"});
-  }
+  // Contention first: it is what a user can act on, and it often explains an implausible run.
   if (machine->contention.contended && !options.allow_contended) {
     std::cout << summary(*machine, "");
     return fail(Error{"other processes disturbed this calibration (see CONTENDED above), so its ceilings describe a busy "
                       "machine: nothing was written. Run it again when the machine is quiet, or pass --allow-contended to "
                       "keep it marked as contended"});
+  }
+  if (const std::vector<std::string> problems = implausible_fields(*machine); !problems.empty()) {
+    std::cout << summary(*machine, "");
+    std::string all;
+    for (const std::string& p : problems) all += "\n  - " + p;
+    return fail(Error{"the calibration stayed implausible after measuring it again; nothing was written:" + all +
+                      (machine->contention.contended ? "\nOther processes disturbed it too (see CONTENDED above)" : "") +
+                      "\nRun it again on a quiet machine; if it persists, report it with `hwprof calibrate -f json`'s output"});
   }
 
   std::string path = options.output;
