@@ -265,8 +265,10 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
     if (!run) return run.error();
     m.runs.push_back(std::move(*run));
   }
-  // Ceilings out of their own order were measured wrongly (or disturbed): twice more at most.
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // Ceilings out of their own order were measured wrongly: twice more at most. Not under
+  // contention: its neighbours would disturb the new measurements the same way, and the
+  // report already says it is not to be kept.
+  for (int attempt = 0; attempt < 2 && !m.contention.contended; ++attempt) {
     const std::vector<std::string> problems = implausible_fields(m);
     if (problems.empty()) break;
     for (std::size_t index : runs_named(problems)) {
