@@ -127,8 +127,10 @@ std::vector<Neighbour> busiest(const std::vector<ProcessTicks>& before, const st
   return out;
 }
 
-bool contended(const Load& load) noexcept {
-  return load.known && (load.others_cpus >= kOthersCpusContended || load.steal_fraction >= kStealContended);
+bool contended(const Load& load, int logical_cpus) noexcept {
+  const int cpus = logical_cpus > 0 ? logical_cpus : static_cast<int>(std::thread::hardware_concurrency());
+  const double others = std::max(kOthersCpusContended, kOthersShareContended * cpus);
+  return load.known && (load.others_cpus >= others || load.steal_fraction >= kStealContended);
 }
 
 std::string describe(const Load& load) {

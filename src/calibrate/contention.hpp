@@ -65,11 +65,14 @@ struct Neighbour {
 std::vector<Neighbour> busiest(const std::vector<ProcessTicks>& before, const std::vector<ProcessTicks>& after, double seconds,
                                long ticks_per_second, int own_pid, std::size_t most);
 
-// Thresholds: other processes using this much CPU, or the hypervisor stealing this fraction
-// of the time, disturb a calibration (a worker shares its core, or its memory bandwidth).
+// Thresholds: other processes using this much CPU — a quarter of one, or 5 % of the machine
+// where that is more (a 64-core server's daemons disturb no measurement) — or the hypervisor
+// stealing this fraction of the time, disturb a calibration (a worker shares its core, or its
+// memory bandwidth). `logical_cpus` <= 0: this machine's.
 inline constexpr double kOthersCpusContended = 0.25;
+inline constexpr double kOthersShareContended = 0.05;
 inline constexpr double kStealContended = 0.05;
-bool contended(const Load& load) noexcept;
+bool contended(const Load& load, int logical_cpus = 0) noexcept;
 // "other processes used 1.96 CPUs and the hypervisor stole 0.3 % of the time over 6.1 s".
 std::string describe(const Load& load);
 

@@ -53,20 +53,22 @@ TEST(Contention, OthersAreTheBusyTimeThisProcessDidNotUse) {
   const Load busy = load_between(snapshot(10, 1000, 5000, 0, 1.0), snapshot(12, 1380, 5020, 0, 3.0), 100);
   ASSERT_TRUE(busy.known);
   EXPECT_NEAR(busy.others_cpus, 0.9, 1e-9);
-  EXPECT_TRUE(contended(busy));
+  EXPECT_TRUE(contended(busy, 2));
+  EXPECT_TRUE(contended(busy, 16)) << "0.9 CPUs is more than 5 % of 16";
+  EXPECT_FALSE(contended(busy, 64)) << "a 64-CPU machine's daemons: under 5 % of it";
   EXPECT_NE(describe(busy).find("0.90 CPUs"), std::string::npos) << describe(busy);
   // Quiet: the process had the machine.
   const Load quiet = load_between(snapshot(10, 1000, 5000, 0, 1.0), snapshot(12, 1205, 5195, 0, 3.0), 100);
   EXPECT_NEAR(quiet.others_cpus, 0.025, 1e-9);
-  EXPECT_FALSE(contended(quiet));
+  EXPECT_FALSE(contended(quiet, 2));
   // The hypervisor took 10 % of the time.
   const Load stolen = load_between(snapshot(10, 1000, 5000, 0, 1.0), snapshot(12, 1300, 5060, 40, 3.0), 100);
   EXPECT_NEAR(stolen.steal_fraction, 0.1, 1e-9);
-  EXPECT_TRUE(contended(stolen));
+  EXPECT_TRUE(contended(stolen, 64)) << "steal counts whatever the size";
   // Unreadable or nonsensical: unknown, never "quiet".
   EXPECT_FALSE(load_between(snapshot(10, 0, 0, 0, 0), snapshot(12, 0, 0, 0, 0), 100).known);
   EXPECT_FALSE(load_between(snapshot(12, 1000, 5000, 0, 1), snapshot(10, 1100, 5000, 0, 1), 100).known);
-  EXPECT_FALSE(contended(Load{}));
+  EXPECT_FALSE(contended(Load{}, 2));
 }
 
 TEST(Contention, TheBusiestNeighboursAreNamed) {
