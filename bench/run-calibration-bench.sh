@@ -25,10 +25,10 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 elapsed() { python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$1" "$EPOCHREALTIME"; }
 
-# Rounds, each one default calibration (all the thread counts hwprof picks) followed by the
-# peers at the same sizes and thread counts: on a shared host whose bandwidth drifts by tens
-# of percent over a minute, interleaving keeps both sides under the same conditions, and
-# each side keeps its best round (STREAM's and likwid-bench's own convention: the best
+# Rounds, each one default calibration (all the thread counts hwprof picks) beside the peers
+# at the same sizes and thread counts: on a shared host whose bandwidth drifts by tens of
+# percent over a minute, interleaving keeps both sides under the same conditions, and each
+# side keeps its best round (STREAM's and likwid-bench's own convention: the best
 # repetition). Rounds 1 and 2 are the two runs compared for repeatability.
 rounds="${ROUNDS:-3}"
 [ "$rounds" -ge 2 ] || { echo "run-calibration-bench.sh: ROUNDS must be at least 2" >&2; exit 1; }
@@ -38,21 +38,23 @@ likwid() {  # kernel, working set, threads, MByte|MFlops → that line's value (
 report_field() {  # file, threads, python expression on the run → value
   python3 -c "import json,sys; r = next(r for r in json.load(open(sys.argv[1]))['runs'] if r['threads'] == int(sys.argv[2])); print($3)" "$1" "$2"
 }
-for i in $(seq 1 "$rounds"); do
-  start=$EPOCHREALTIME
-  "$hwprof" calibrate --allow-contended -o "$out/run$i.json" --svg "$out/run$i.svg" > /dev/null
-  elapsed "$start" > "$out/seconds$i"
-  threads_list=$(python3 -c "import json; print(' '.join(str(r['threads']) for r in json.load(open('$out/run$i.json'))['runs']))")
-  for t in $threads_list; do
+run_hwprof() {  # round
+  local start=$EPOCHREALTIME
+  "$hwprof" calibrate --allow-contended -o "$out/run$1.json" --svg "$out/run$1.svg" > /dev/null
+  elapsed "$start" > "$out/seconds$1"
+}
+run_peers() {  # round, report whose sizes the peers use
+  local i=$1 report=$2 t suffix dram_mb gemm_n
+  for t in $(python3 -c "import json,sys; print(' '.join(str(r['threads']) for r in json.load(open(sys.argv[1]))['runs']))" "$report"); do
     # The widest ISA likwid-bench has kernels for on this CPU, as hwprof's FMA kernel chose.
-    case "$(report_field "$out/run$i.json" "$t" "r['compute']['fma_sp_variant']")" in
+    case "$(report_field "$report" "$t" "r['compute']['fma_sp_variant']")" in
       avx512f) suffix=avx512 ;;
       avx2_fma|avx2) suffix=avx ;;
       *) suffix=sse ;;
     esac
-    # likwid-bench at the working set hwprof measured DRAM at in this round (its detection
-    # puts it past every cache any source reports).
-    dram_mb=$(( $(report_field "$out/run$i.json" "$t" "r['bandwidth']['dram']['triad_bytes']") / 1000000 ))
+    # likwid-bench at the working set hwprof measured DRAM at (its detection puts it past
+    # every cache any source reports).
+    dram_mb=$(( $(report_field "$report" "$t" "r['bandwidth']['dram']['triad_bytes']") / 1000000 ))
     echo "$dram_mb" > "$out/dram_mb.$i.$t"
     {
       echo "stream $(likwid "stream_$suffix" "${dram_mb}MB" "$t" MByte)"
@@ -65,9 +67,18 @@ for i in $(seq 1 "$rounds"); do
         echo "peak_dp $(likwid "peakflops_${suffix}_fma" 32kB "$t" MFlops)"; echo "peak_sp $(likwid "peakflops_sp_${suffix}_fma" 32kB "$t" MFlops)"
       fi
     } > "$out/likwid.$i.$t"
-    gemm_n="$(report_field "$out/run$i.json" "$t" "r['compute']['gemm_sp_n']") $(report_field "$out/run$i.json" "$t" "r['compute'].get('gemm_dp_n', '')")"
+    gemm_n="$(report_field "$report" "$t" "r['compute']['gemm_sp_n']") $(report_field "$report" "$t" "r['compute'].get('gemm_dp_n', '')")"
     "$peer" "$t" $gemm_n > "$out/gemm.$i.$t"
   done
+}
+# Odd rounds run hwprof first, even rounds the peers first (at the previous round's sizes),
+# so that neither side always follows the other's heavy work.
+for i in $(seq 1 "$rounds"); do
+  if [ $((i % 2)) = 1 ]; then
+    run_hwprof "$i"; run_peers "$i" "$out/run$i.json"
+  else
+    run_peers "$i" "$out/run$((i - 1)).json"; run_hwprof "$i"
+  fi
 done
 start=$EPOCHREALTIME
 "$hwprof" calibrate --quick --allow-contended -o "$out/quick.json" --svg "$out/quick.svg" > /dev/null

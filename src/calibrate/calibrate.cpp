@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -63,10 +64,16 @@ BandwidthLevel level_of(const detail::DetectedLevel& d, const detail::MemorySwee
   level.capacity_source = d.capacity_source;
   level.reported_bytes = d.reported_bytes;
   level.note = d.note;
+  // A cache's ceiling is its plateau's best point. DRAM's is its middle point, the median of
+  // its points' best values: on a host whose memory bandwidth drifts by tens of percent, the
+  // best of three points is the luckiest moment, not what a layer can count on.
+  std::map<std::string, std::vector<const BandwidthSample*>> by_kernel;
   for (const BandwidthSample& s : sweep.samples) {
-    if (std::find(d.sizes.begin(), d.sizes.end(), s.working_set) == d.sizes.end()) continue;
-    Ceiling& c = level.kernels[kernel_key(s)];
-    if (s.best_gbps > c.best) c = to_ceiling(s);
+    if (std::find(d.sizes.begin(), d.sizes.end(), s.working_set) != d.sizes.end()) by_kernel[kernel_key(s)].push_back(&s);
+  }
+  for (auto& [kernel, points] : by_kernel) {
+    std::sort(points.begin(), points.end(), [](const BandwidthSample* a, const BandwidthSample* b) { return a->best_gbps < b->best_gbps; });
+    level.kernels[kernel] = to_ceiling(d.level == "dram" ? *points[(points.size() - 1) / 2] : *points.back());
   }
   if (d.level == "dram") {
     for (const BandwidthSample& s : sweep.nontemporal) level.kernels[kernel_key(s)] = to_ceiling(s);
