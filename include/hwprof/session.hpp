@@ -229,7 +229,7 @@ class Session {
   std::uint64_t dropped_threads() const noexcept;  // begin() calls from threads beyond max_threads
   std::uint64_t dropped_depth() const noexcept;    // begin() calls nested deeper than max_depth
 
-  struct State;  // implementation (src/profile/session.cpp)
+  struct State;  // implementation (src/session/session.cpp)
 
  private:
   explicit Session(std::unique_ptr<State> state);

@@ -6,7 +6,7 @@
 #include <set>
 #include <string_view>
 
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 
 namespace hwprof::cli {
 namespace fs = std::filesystem;

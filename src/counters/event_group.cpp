@@ -16,7 +16,7 @@
 #include <sstream>
 #include <utility>
 
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 
 namespace hwprof {
 namespace {

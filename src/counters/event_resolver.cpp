@@ -21,7 +21,7 @@
 #include <optional>
 #include <string_view>
 
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 
 namespace hwprof::detail {
 namespace {

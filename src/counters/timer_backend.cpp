@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "graph/ops.hpp"
 #include "graph/shape_inference.hpp"
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 #include "graph/text_position.hpp"
 #include "hwprof/graph.hpp"
 

@@ -125,7 +125,18 @@ TEST(CalibrateCli, ACalibrationBesideABusyNeighbourIsContendedAndNotKept) {
   EXPECT_FALSE(fs::exists(json)) << "a contended calibration is not written without --allow-contended";
 
   auto kept = hwprof({"calibrate", "--quick", "--threads", "1", "--allow-contended", "-o", json.string()});
-  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  if (kept.exit_code != 0) {
+    // Neighbours on both cores can disturb a point so much that the levels come out in an
+    // impossible order (seen once: L2 at 0.2 GB/s under L3's 23.7). --allow-contended keeps a
+    // contended calibration, never an implausible one, which no reader would accept: the run
+    // refuses to write it and says the neighbours are why.
+    EXPECT_EQ(kept.exit_code, 1) << kept.err;
+    EXPECT_THAT(kept.err, HasSubstr("stayed implausible"));
+    EXPECT_THAT(kept.err, HasSubstr("Other processes disturbed it too"));
+    EXPECT_FALSE(fs::exists(json)) << "an implausible calibration is never written";
+    fs::remove_all(json.parent_path());
+    return;
+  }
   std::ifstream in(json);
   const auto m = nlohmann::json::parse(in);
   EXPECT_TRUE(m["contended"].get<bool>());

@@ -1,4 +1,4 @@
-// The session (src/profile/session.cpp) on a fake clock and a fake counter set, so that every
+// The session (src/session/session.cpp) on a fake clock and a fake counter set, so that every
 // figure is exact: overhead measurement and subtraction, nesting (inclusive and exclusive
 // time and counts), unmatched and too-deep regions, the below-resolution flag, regions from
 // several threads, scoped regions and the macro, group metrics, and configuration errors.
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "hwprof/session.hpp"
-#include "profile/session_state.hpp"
+#include "session/session_state.hpp"
 
 namespace hwprof {
 

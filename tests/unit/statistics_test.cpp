@@ -1,4 +1,4 @@
-// Measurement statistics (src/profile/statistics.cpp) on samples whose figures were computed
+// Measurement statistics (src/common/statistics.cpp) on samples whose figures were computed
 // by hand: percentiles by numpy's linear rule, the sample standard deviation, MAD outliers,
 // the order-statistic confidence interval of the median (ranks and coverage checked against
 // exact binomial sums), and the warm-up and iteration policies.
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "profile/statistics.hpp"
+#include "common/statistics.hpp"
 
 namespace hwprof {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "profile/session_state.hpp"
+#include "session/session_state.hpp"
 
 namespace hwprof {
 namespace {

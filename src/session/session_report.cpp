@@ -3,7 +3,7 @@
 // metrics per call.
 #include <algorithm>
 
-#include "profile/session_state.hpp"
+#include "session/session_state.hpp"
 
 namespace hwprof {
 

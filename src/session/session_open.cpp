@@ -18,7 +18,7 @@
 
 #include "counters/event_resolver.hpp"
 #include "hwprof/cpu.hpp"
-#include "profile/session_state.hpp"
+#include "session/session_state.hpp"
 
 namespace hwprof {
 

@@ -1,4 +1,4 @@
-#include "profile/statistics.hpp"
+#include "common/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "profile/session_clock.hpp"
+#include "session/session_clock.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "graph/suggest.hpp"
+#include "common/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>

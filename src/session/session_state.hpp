@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #include "hwprof/session.hpp"
-#include "profile/session_clock.hpp"
+#include "session/session_clock.hpp"
 
 namespace hwprof::detail {
 
