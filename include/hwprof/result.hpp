@@ -2,6 +2,7 @@
 // Configuration and input problems come back this way; the library does not throw them.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -13,6 +14,12 @@ struct Error {
   std::string message;
 };
 
+// What value() throws on an error: its message, whole (an uncaught one prints it).
+class BadResultAccess : public std::runtime_error {
+ public:
+  explicit BadResultAccess(const std::string& message) : std::runtime_error("hwprof: " + message) {}
+};
+
 template <class T>
 class Result {
  public:
@@ -22,10 +29,11 @@ class Result {
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
-  // Precondition: ok(). Calling value() on an error is a programming error.
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  // The value; on an error, throws BadResultAccess carrying the error's message (so that
+  // `Session::open(...).value()` fails saying why, not with std::bad_variant_access).
+  T& value() & { check(); return std::get<0>(v_); }
+  const T& value() const& { check(); return std::get<0>(v_); }
+  T&& value() && { check(); return std::get<0>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -35,6 +43,9 @@ class Result {
   const Error& error() const { return std::get<1>(v_); }
 
  private:
+  void check() const {
+    if (v_.index() != 0) throw BadResultAccess(std::get<1>(v_).message);
+  }
   std::variant<T, Error> v_;
 };
 

@@ -76,6 +76,12 @@ struct SessionOptions {
   // measures the overhead); the regions of further threads are counted as dropped.
   std::size_t max_threads = 256;
   std::size_t max_depth = 64;     // nesting depth per thread; deeper regions are counted as dropped
+  // Distinct call paths (a region under a given chain of parents) kept per thread for the call
+  // tree and the per-thread totals; calls on further paths still count in their region.
+  std::size_t call_paths_per_thread = 256;
+  // Region calls kept for the timeline (trace.json), the first ones of the session; 32 bytes
+  // each, reserved at open and touched only when used.
+  std::size_t timeline_events = 100000;
   // Empty begin/end pairs timed at open to measure the session's own overhead (0: none, and
   // nothing is subtracted).
   std::size_t overhead_pairs = 2000;
@@ -148,11 +154,80 @@ struct RegionReport {
   // The user's own analytic work per call (set_work), or absent.
   std::optional<double> work_flops;
   std::optional<double> work_bytes;
+  // Calls entered and not left when the report was made: still open on a running thread, or
+  // left open by a thread that ended (not in `calls`, nor in the times).
+  std::uint64_t open = 0;
+};
+
+// ---- a whole session at one moment (Session::snapshot): what the reports are made from ----
+
+// One call path of one thread, or of the merged tree: `region` entered under `parent` (an
+// index into the same list; -1 for a root).
+struct CallPath {
+  int parent = -1;
+  int region = -1;
+  int depth = 0;
+  std::uint64_t calls = 0;
+  double inclusive_ns = 0.0;
+  double exclusive_ns = 0.0;
+};
+
+// One region's totals on one thread (from its call paths).
+struct ThreadRegionTotal {
+  int region = -1;
+  std::uint64_t calls = 0;
+  double inclusive_ns = 0.0;  // a region nested in itself counts once
+  double exclusive_ns = 0.0;
+};
+
+struct SessionThread {
+  int number = 0;          // 1, 2, ... in the order the threads entered their first region
+  long tid = 0;            // the kernel's thread id
+  std::string name;        // its comm (pthread_setname_np), when it could be read
+  bool ended = false;      // the thread ended before the snapshot
+  std::vector<CallPath> paths;
+  std::uint64_t paths_dropped = 0;  // calls on paths past call_paths_per_thread
+  std::vector<ThreadRegionTotal> regions;
+};
+
+// A region entered and not left when the snapshot was taken.
+struct OpenRegion {
+  int thread = 0;          // SessionThread::number
+  int region = -1;
+  double open_ns = 0.0;    // since it was entered (until its thread ended, for an ended thread)
+  bool thread_ended = false;
+};
+
+struct TimelineEvent {
+  int thread = 0;
+  int region = -1;
+  int depth = 0;
+  double start_ns = 0.0;   // since the session opened
+  double duration_ns = 0.0;
+};
+
+struct SessionSnapshot {
+  std::string backend;       // "perf", "papi" or "timer"
+  std::string clock_source;  // Session::clock_source()
+  std::vector<EventInfo> events;
+  std::string group;         // the event group's name, if any
+  SessionOverhead overhead;
+  std::vector<std::string> hints;
+  double elapsed_ns = 0.0;   // from the session's opening to the snapshot
+  std::vector<RegionReport> regions;  // merged over the threads, in id order
+  std::vector<SessionThread> threads;
+  std::vector<CallPath> call_tree;    // merged over the threads
+  std::vector<TimelineEvent> timeline;
+  std::uint64_t timeline_dropped = 0; // calls after the timeline was full
+  std::vector<OpenRegion> open_regions;
+  std::uint64_t dropped_threads = 0;
+  std::uint64_t dropped_depth = 0;
 };
 
 class Session;
 
-// The static record of one HWPROF_REGION call site: its name lives here, so entering the
+// The static record of one HWPROF_REGION call site: its name lives here (nullptr when the
+// site's name is not a literal), so entering the
 // region does no string work (after Tracy's SourceLocationData). `binding` caches the site's
 // region id in the last session that used it.
 struct RegionSite {
@@ -216,6 +291,19 @@ class Session {
   // Every registered region, in id order. Call it when no thread is inside a region.
   std::vector<RegionReport> report() const;
   RegionReport report(int id) const;
+  // Everything at once: the regions, per thread and per call path, the timeline, the regions
+  // still open. Other threads may still run; what they do meanwhile may or may not be in it.
+  SessionSnapshot snapshot() const;
+
+  // The measured path on a session's state, for scoped regions that must outlive the
+  // Session object safely (a Session destroyed while regions are open keeps its state).
+  struct State;
+  static void enter(State* state, int id) noexcept;
+  static void leave(State* state, int id) noexcept;
+  static int site_region(State* state, RegionSite& site) noexcept;
+  static int named_region(State* state, std::string_view name) noexcept;  // registers on first use
+  static void set_work(State* state, int id, double flops, double bytes) noexcept;
+  State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;     // timer also when time only
   bool time_only() const noexcept;          // no counter is read
@@ -229,29 +317,52 @@ class Session {
   std::uint64_t dropped_threads() const noexcept;  // begin() calls from threads beyond max_threads
   std::uint64_t dropped_depth() const noexcept;    // begin() calls nested deeper than max_depth
 
-  struct State;  // implementation (src/session/session.cpp)
-
  private:
   explicit Session(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
+  friend Session& default_session();
 };
 
 // A scoped region: entered at construction, left at destruction. Neither copyable nor movable,
 // so it cannot outlive its scope (after Tracy's ScopedZone).
+// It holds the session's state, not the Session: a Session destroyed while the region is
+// open keeps its state, and the region's end then does nothing.
 class Region {
  public:
-  Region(Session& session, int id) noexcept : session_(session), id_(id) { session_.begin(id_); }
-  Region(Session& session, RegionSite& site) noexcept : session_(session), id_(session.region(site)) { session_.begin(id_); }
-  ~Region() { session_.end(id_); }
+  Region(Session& session, int id) noexcept : state_(session.state()), id_(id) { Session::enter(state_, id_); }
+  Region(Session& session, RegionSite& site) noexcept
+      : state_(session.state()), id_(Session::site_region(state_, site)) { Session::enter(state_, id_); }
+  // A name known only at run time (a std::string): looked up by its text on every entry,
+  // since one call site may name different regions (after Tracy's transient zones).
+  Region(Session& session, std::string_view name) noexcept
+      : state_(session.state()), id_(Session::named_region(state_, name)) { Session::enter(state_, id_); }
+  // HWPROF_REGION's form: the site when its name is a literal (RegionSite::name set), else the text.
+  template <class Name>
+  Region(Session& session, RegionSite& site, const Name& name) noexcept
+      : state_(session.state()),
+        id_(site.name != nullptr ? Session::site_region(state_, site) : Session::named_region(state_, std::string_view(name))) {
+    Session::enter(state_, id_);
+  }
+  ~Region() { Session::leave(state_, id_); }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
   Region(Region&&) = delete;
   Region& operator=(Region&&) = delete;
 
  private:
-  Session& session_;
+  Session::State* state_;
   int id_;
 };
+
+namespace detail {
+// Which names may be bound to a call site once: a string literal (a const char array). A
+// pointer, a std::string or a mutable buffer may name another region on the next pass.
+template <std::size_t N>
+constexpr const char* static_name(const char (&name)[N]) noexcept { return name; }
+template <std::size_t N>
+constexpr const char* static_name(char (&)[N]) noexcept { return nullptr; }
+constexpr const char* static_name(std::string_view) noexcept { return nullptr; }
+}  // namespace detail
 
 }  // namespace hwprof
 
@@ -264,7 +375,11 @@ class Region {
 #if defined(HWPROF_DISABLE_REGIONS)
 #define HWPROF_REGION(session, name) static_cast<void>(sizeof(session))
 #else
-#define HWPROF_REGION(session, name)                                                                  \
-  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_region_site_, __LINE__){name, __FILE__, __LINE__}; \
-  const ::hwprof::Region HWPROF_CONCAT_(hwprof_region_, __LINE__)((session), HWPROF_CONCAT_(hwprof_region_site_, __LINE__))
+// A string literal binds to its call site once; any other name (name.c_str(), a std::string)
+// is looked up by its text each time.
+#define HWPROF_REGION(session, name)                                                                 \
+  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_region_site_, __LINE__){                         \
+      ::hwprof::detail::static_name(name), __FILE__, __LINE__};                                      \
+  const ::hwprof::Region HWPROF_CONCAT_(hwprof_region_, __LINE__)(                                   \
+      (session), HWPROF_CONCAT_(hwprof_region_site_, __LINE__), name)
 #endif

@@ -613,6 +613,34 @@ Result<ResolvedEvent> resolve_event(const std::string& name, const std::string& 
   return resolve_with_libpfm(name, sysfs_devices);
 }
 
+bool event_of_another_cpu(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos || resolve_generic(name)) return false;
+  Pfm& lib = pfm();
+  if (lib.status != PFM_SUCCESS) return false;
+  const std::lock_guard<std::mutex> lock(lib.mutex);
+  std::string_view rest = name;
+  std::string pmu_name;
+  if (const auto sep = rest.find("::"); sep != std::string_view::npos) {
+    pmu_name = std::string(rest.substr(0, sep));
+    rest.remove_prefix(sep + 2);
+  }
+  const std::string base(rest.substr(0, rest.find(':')));
+  bool elsewhere = false;
+  for (const PmuDescription& p : all_pmus()) {
+    if (!pmu_name.empty()) {
+      if (p.name == pmu_name) return !p.present;
+      continue;
+    }
+    const auto events = event_names(p);
+    if (std::any_of(events.begin(), events.end(), [&](const std::string& e) { return iequals(e, base); })) {
+      if (p.present) return false;  // this CPU has it: the problem is elsewhere (a bad unit mask)
+      elsewhere = true;
+    }
+  }
+  // An uncore PMU libpfm4 drops when forced to a core PMU: its name still says where it lives.
+  return elsewhere || (!pmu_name.empty() && !kernel_pmu_guess(pmu_name).empty());
+}
+
 std::vector<std::string> detected_pmus() {
   Pfm& lib = pfm();
   if (lib.status != PFM_SUCCESS) return {};

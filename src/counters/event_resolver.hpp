@@ -53,6 +53,11 @@ Result<ResolvedEvent> resolve_event(const std::string& name);
 // /sys/bus/event_source/devices (tests give a fake tree).
 Result<ResolvedEvent> resolve_event(const std::string& name, const std::string& sysfs_devices);
 
+// Whether `name` is an event libpfm4 knows for a PMU this machine does not have (an Intel
+// event on an AMD CPU, an uncore PMU a VM does not expose): worth reporting as unavailable
+// rather than refusing, unlike a misspelt name.
+bool event_of_another_cpu(const std::string& name);
+
 // libpfm4's PMUs detected (or forced with LIBPFM_FORCE_PMU) on this machine, e.g. {"perf", "skx"}.
 std::vector<std::string> detected_pmus();
 

@@ -3,6 +3,10 @@
 // except around the reads of a backend that cannot be read from two threads at once (PAPI),
 // and never throw.
 #include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,7 +40,68 @@ thread_local std::size_t slot_cache_next = 0;
 
 }  // namespace
 
-ThreadSlot* Session::State::slot_for_this_thread() noexcept {
+namespace {
+
+// The slots this thread claimed, given back when it ends (a thread_local destructor; its
+// registration, once per thread, is the only allocation a thread's first region may make,
+// and glibc makes it with calloc).
+struct ThreadClaims {
+  struct Claim {
+    std::uint32_t serial = 0;
+    ThreadSlot* slot = nullptr;
+  };
+  static constexpr std::size_t kMax = 16;  // sessions per thread whose slots go back at its end
+  Claim claims[kMax];
+  std::size_t count = 0;
+  ~ThreadClaims();
+};
+thread_local ThreadClaims thread_claims;
+
+// Sessions alive, by serial (a thread that ends looks its sessions up here).
+std::map<std::uint32_t, Session::State*>& live_sessions() {
+  static auto* sessions = new std::map<std::uint32_t, Session::State*>;  // outlives every thread
+  return *sessions;
+}
+
+ThreadClaims::~ThreadClaims() {
+  const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+  for (std::size_t i = 0; i < count; ++i) {
+    auto it = live_sessions().find(claims[i].serial);
+    if (it != live_sessions().end()) it->second->retire(*claims[i].slot);
+  }
+  count = 0;
+}
+
+std::string thread_name(pid_t tid) {
+  std::FILE* f = std::fopen(("/proc/self/task/" + std::to_string(tid) + "/comm").c_str(), "r");
+  if (f == nullptr) return {};
+  char name[64] = {};
+  const bool read = std::fgets(name, sizeof name, f) != nullptr;
+  std::fclose(f);
+  std::string out = read ? name : "";
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+std::mutex& live_sessions_mutex() noexcept {
+  static auto* mutex = new std::mutex;  // outlives every thread
+  return *mutex;
+}
+void register_live_session(std::uint32_t serial, Session::State* state) {
+  const std::lock_guard<std::mutex> lock(live_sessions_mutex());
+  live_sessions()[serial] = state;
+}
+void unregister_live_session(std::uint32_t serial) {
+  const std::lock_guard<std::mutex> lock(live_sessions_mutex());
+  live_sessions().erase(serial);
+}
+std::string name_of_thread(pid_t tid) { return thread_name(tid); }
+}  // namespace detail
+
+ThreadSlot* Session::State::slot_for_this_thread(bool claim) noexcept {
   for (const SlotCacheEntry& e : slot_cache) {
     if (e.serial == serial) return e.slot;
   }
@@ -45,16 +110,61 @@ ThreadSlot* Session::State::slot_for_this_thread() noexcept {
   for (std::size_t i = 0; i < options.max_threads && found == nullptr; ++i) {
     if (slots[i].owner.load(std::memory_order_acquire) == tid) found = &slots[i];
   }
-  // A thread id is unique among live threads; a slot left by a thread that ended is taken
-  // over by the next thread the kernel gives the same id.
-  for (std::size_t i = 0; i < options.max_threads && found == nullptr; ++i) {
+  // A thread's slot goes back to the session when the thread ends (ThreadClaims); one that
+  // could not be given back (a thread in more than ThreadClaims::kMax sessions) is taken over
+  // by the next thread the kernel gives the same id.
+  for (std::size_t i = 0; i < options.max_threads && found == nullptr && claim; ++i) {
     pid_t expected = 0;
-    if (slots[i].owner.compare_exchange_strong(expected, tid, std::memory_order_acq_rel)) found = &slots[i];
+    if (slots[i].owner.compare_exchange_strong(expected, tid, std::memory_order_acq_rel)) {
+      found = &slots[i];
+      found->number = next_thread_number.fetch_add(1, std::memory_order_relaxed) + 1;
+      ThreadClaims& claims = thread_claims;
+      if (claims.count < ThreadClaims::kMax) claims.claims[claims.count++] = {serial, found};
+    }
   }
   if (found == nullptr) return nullptr;
   slot_cache[slot_cache_next % kSlotCacheEntries] = {serial, found};
   ++slot_cache_next;
   return found;
+}
+
+int Session::State::path_for(ThreadSlot& t, int parent, int region, std::size_t depth) noexcept {
+  if (t.path_capacity == 0) return -1;
+  std::size_t h = (static_cast<std::size_t>(parent + 1) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::size_t>(region) * 0xC2B2AE3D27D4EB4FULL) >> 17;
+  for (std::size_t probe = 0; probe <= t.index_mask; ++probe, ++h) {
+    const std::size_t slot = h & t.index_mask;
+    const std::uint32_t entry = t.path_index[slot];
+    if (entry == 0) {
+      if (t.path_count == t.path_capacity) break;
+      const std::size_t n = t.path_count++;
+      t.paths[n] = detail::PathNode{parent, region, static_cast<int>(depth), 0, 0.0, 0.0};
+      t.path_index[slot] = static_cast<std::uint32_t>(n + 1);
+      return static_cast<int>(n);
+    }
+    const detail::PathNode& node = t.paths[entry - 1];
+    if (node.parent == parent && node.region == region) return static_cast<int>(entry - 1);
+  }
+  ++t.paths_dropped;
+  return -1;
+}
+
+void Session::State::retire(ThreadSlot& t) {
+  detail::RetiredThread r;
+  r.number = t.number;
+  r.tid = t.owner.load();
+  r.name = thread_name(r.tid);
+  r.paths.assign(t.paths.get(), t.paths.get() + t.path_count);
+  r.paths_dropped = t.paths_dropped;
+  r.ended_tick = now();
+  for (std::size_t k = 0; k < t.depth && k < options.max_depth; ++k) r.open.emplace_back(t.frames[k].id, t.frames[k].start);
+  if (!r.paths.empty() || !r.open.empty()) retired.push_back(std::move(r));
+  for (std::size_t i = 0; i <= t.index_mask && t.path_capacity > 0; ++i) t.path_index[i] = 0;
+  t.path_count = 0;
+  t.paths_dropped = 0;
+  t.depth = 0;
+  t.overflow = 0;
+  t.last_end_tick = 0;
+  t.owner.store(0, std::memory_order_release);
 }
 
 void Session::State::read_counters(CounterSnapshot& out) noexcept {
@@ -69,7 +179,7 @@ void Session::State::read_counters(CounterSnapshot& out) noexcept {
 }
 
 void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
-  if (record(id) == nullptr) return;
+  if (closed.load(std::memory_order_relaxed) || record(id) == nullptr) return;
   ThreadSlot* t = slot_for_this_thread();
   if (t == nullptr) {
     dropped_threads.fetch_add(1, std::memory_order_relaxed);
@@ -85,6 +195,7 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
   const std::size_t d = t->depth;
   Frame& f = t->frames[d];
   f.id = id;
+  f.node = path_for(*t, d > 0 ? t->frames[d - 1].node : -1, id, d);
   f.children = 0;
   f.child_reads = 0;
   f.children_ns = 0.0;
@@ -116,10 +227,13 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
 
 void Session::State::end(int id) noexcept {
   const std::uint64_t stop = now();  // first: what follows is not part of the sample
+  if (closed.load(std::memory_order_relaxed)) return;
   RegionRecord* r = record(id);
   if (r == nullptr) return;
-  ThreadSlot* t = slot_for_this_thread();
-  if (t == nullptr) return;  // its begin was counted as dropped
+  // Without a slot, its begin was counted as dropped (a slot freed since by a thread that
+  // ended is not this region's).
+  ThreadSlot* t = slot_for_this_thread(false);
+  if (t == nullptr) return;
   t->last_end_tick = 0;
   if (t->overflow > 0) {
     --t->overflow;
@@ -149,6 +263,24 @@ void Session::State::end(int id) noexcept {
   } else {
     r->dropped_inclusive.fetch_add(inclusive, std::memory_order_relaxed);
     r->dropped_exclusive.fetch_add(exclusive, std::memory_order_relaxed);
+  }
+  if (f.node >= 0) {
+    detail::PathNode& node = t->paths[static_cast<std::size_t>(f.node)];
+    ++node.calls;
+    node.inclusive_ns += inclusive;
+    node.exclusive_ns += exclusive;
+  }
+  // The timeline keeps the session's first calls: once it is full, this is one load.
+  if (timeline_next.load(std::memory_order_relaxed) < options.timeline_events) {
+    const std::uint64_t slot = timeline_next.fetch_add(1, std::memory_order_relaxed);
+    if (slot < options.timeline_events) {
+      detail::TimelineEntry& e = timeline[slot];
+      e.start = f.start;
+      e.end = stop;
+      e.region = id;
+      e.thread = t->number;
+      e.depth = static_cast<std::uint32_t>(depth);
+    }
   }
   Frame* parent = depth > 0 ? &t->frames[depth - 1] : nullptr;
   if (parent != nullptr) {
@@ -194,32 +326,73 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
 
 // ---- the public face ------------------------------------------------------------------------
 
-int Session::region(std::string_view name) {
-  State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.registry_mutex);
-  if (auto it = s.ids.find(name); it != s.ids.end()) return it->second;
-  const int id = s.add_record(std::string(name), false, s.options.samples_per_region);
+int Session::State::register_region(std::string_view name) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  if (auto it = ids.find(name); it != ids.end()) return it->second;
+  const int id = add_record(std::string(name), false, options.samples_per_region);
   if (id < 0) {
-    s.hint("more than " + std::to_string(s.options.max_regions) + " regions: '" + std::string(name) +
-           "' and later ones are not measured; raise SessionOptions::max_regions");
+    hint("more than " + std::to_string(options.max_regions) + " regions: '" + std::string(name) +
+         "' and later ones are not measured; raise SessionOptions::max_regions");
     return -1;
   }
-  s.ids.emplace(std::string(name), id);
+  ids.emplace(std::string(name), id);
   return id;
 }
 
-int Session::region(RegionSite& site) noexcept {
-  const std::uint64_t serial = state_->serial;
+int Session::State::region_of(RegionSite& site) noexcept {
+  if (site.name == nullptr) return -1;
   const std::uint64_t bound = site.binding.load(std::memory_order_acquire);
   if ((bound >> 32) == serial) return static_cast<int>(bound & 0xffffffffU) - 1;
   int id = -1;
   try {
-    id = region(std::string_view(site.name));
+    id = register_region(std::string_view(site.name));
   } catch (...) {
     return -1;  // out of memory while registering: this entry is not measured
   }
-  site.binding.store((serial << 32) | static_cast<std::uint64_t>(id + 1), std::memory_order_release);
+  site.binding.store((static_cast<std::uint64_t>(serial) << 32) | static_cast<std::uint64_t>(id + 1), std::memory_order_release);
   return id;
+}
+
+namespace {
+// Transient names: a small per-thread cache from the name's text to its id, checked against
+// the registered name, before the registry's lock.
+struct NameCacheEntry {
+  std::uint32_t serial = 0;
+  int id = -1;
+  std::size_t hash = 0;
+};
+constexpr std::size_t kNameCacheEntries = 64;
+thread_local NameCacheEntry name_cache[kNameCacheEntries];
+}  // namespace
+
+int Session::State::region_named(std::string_view name) noexcept {
+  const std::size_t hash = std::hash<std::string_view>{}(name);
+  NameCacheEntry& e = name_cache[hash % kNameCacheEntries];
+  if (e.serial == serial && e.hash == hash) {
+    if (const RegionRecord* r = record(e.id); r != nullptr && r->name == name) return e.id;
+  }
+  int id = -1;
+  try {
+    id = register_region(name);
+  } catch (...) {
+    return -1;
+  }
+  if (id >= 0) e = {serial, id, hash};
+  return id;
+}
+
+int Session::region(std::string_view name) { return state_->register_region(name); }
+int Session::region(RegionSite& site) noexcept { return state_->region_of(site); }
+
+void Session::enter(State* state, int id) noexcept {
+  if (state != nullptr) state->begin(id);
+}
+void Session::leave(State* state, int id) noexcept {
+  if (state != nullptr) state->end(id);
+}
+int Session::site_region(State* state, RegionSite& site) noexcept { return state != nullptr ? state->region_of(site) : -1; }
+int Session::named_region(State* state, std::string_view name) noexcept {
+  return state != nullptr ? state->region_named(name) : -1;
 }
 
 void Session::begin(int id) noexcept { state_->begin(id); }
@@ -229,8 +402,10 @@ void Session::begin_after_end(int id, std::uint64_t max_gap_ns) noexcept {
   state_->begin(id, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ticks)));
 }
 
-void Session::set_work(int id, double flops, double bytes) noexcept {
-  RegionRecord* r = state_->record(id);
+void Session::set_work(int id, double flops, double bytes) noexcept { set_work(state_.get(), id, flops, bytes); }
+
+void Session::set_work(State* state, int id, double flops, double bytes) noexcept {
+  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
   if (r == nullptr || r->hidden) return;
   r->work_flops.store(flops);
   r->work_bytes.store(bytes);
@@ -242,8 +417,22 @@ void Session::measure_overhead(std::size_t pairs) {
 }
 
 void Session::reset() noexcept {
-  const int count = state_->record_count.load();
-  for (int id = state_->first_user_id; id < count; ++id) state_->record(id)->clear(state_->event_count);
+  State& s = *state_;
+  const int count = s.record_count.load();
+  for (int id = s.first_user_id; id < count; ++id) s.record(id)->clear(s.event_count);
+  for (std::size_t i = 0; i < s.options.max_threads; ++i) {
+    ThreadSlot& t = s.slots[i];
+    for (std::size_t n = 0; n < t.path_count; ++n) {
+      t.paths[n].calls = 0;
+      t.paths[n].inclusive_ns = 0.0;
+      t.paths[n].exclusive_ns = 0.0;
+    }
+    t.paths_dropped = 0;
+  }
+  s.timeline_next.store(0);
+  s.open_tick = s.now();
+  const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+  s.retired.clear();
 }
 
 BackendKind Session::backend() const noexcept {

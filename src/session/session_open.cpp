@@ -154,6 +154,16 @@ void Session::State::allocate_slots() {
   for (std::size_t i = 0; i < options.max_threads; ++i) {
     detail::ThreadSlot& s = slots[i];
     s.frames = std::make_unique<detail::Frame[]>(options.max_depth);
+    if (options.call_paths_per_thread > 0) {
+      // The paths are left uninitialised, untouched until used; the index (4 bytes an entry)
+      // starts zeroed.
+      s.path_capacity = options.call_paths_per_thread;
+      s.paths = std::make_unique_for_overwrite<detail::PathNode[]>(s.path_capacity);
+      std::size_t index = 1;
+      while (index < 2 * s.path_capacity) index <<= 1;
+      s.path_index = std::make_unique<std::uint32_t[]>(index);
+      s.index_mask = index - 1;
+    }
     if (!reading) continue;
     const std::size_t n = options.max_depth * event_count;
     s.start_value = std::make_unique<std::uint64_t[]>(n);
@@ -261,8 +271,10 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options) {
   // machine does not expose (an uncore PMU in a VM), and those are reported unavailable.
   for (const std::string& name : options.events) {
     if (kind == BackendKind::perf) {
+      // A misspelt name is an error; an event of another CPU (an Intel event on an AMD
+      // machine) is reported unavailable with its reason, and the session still opens.
       auto resolved = detail::resolve_event(name);
-      if (!resolved) return Error{"event '" + name + "': " + resolved.error().message};
+      if (!resolved && !detail::event_of_another_cpu(name)) return Error{"event '" + name + "': " + resolved.error().message};
     }
     names.push_back(name);
   }
@@ -326,15 +338,41 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     }
     if (!missing.empty()) s->hint("these events cannot be counted here and are reported unavailable: " + missing);
   }
+  if (options.timeline_events > 0) s->timeline = std::make_unique_for_overwrite<detail::TimelineEntry[]>(options.timeline_events);
   s->measure_overhead(s->options.overhead_pairs);
   s->first_user_id = s->record_count.load();
+  // The overhead's own calls are not the user's: the timeline and this thread's call paths
+  // start empty.
+  s->timeline_next.store(0);
+  for (std::size_t i = 0; i < s->options.max_threads; ++i) {
+    detail::ThreadSlot& t = s->slots[i];
+    for (std::size_t k = 0; k <= t.index_mask && t.path_capacity > 0 && t.path_count > 0; ++k) t.path_index[k] = 0;
+    t.path_count = 0;
+    t.paths_dropped = 0;
+  }
+  s->open_tick = s->now();
+  detail::register_live_session(s->serial, s.get());
   return std::unique_ptr<Session>(new Session(std::move(s)));
 }
 
 Session::Session(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
+// Regions still open (a scoped Region whose scope outlives the session, a thread inside a
+// region) hold the state: it is then kept, closed, so that their ends do nothing, and the
+// memory stays until the process ends.
 Session::~Session() {
+  detail::unregister_live_session(state_->serial);
   if (state_->reading) state_->counters->stop();
+  std::size_t open = 0;
+  for (std::size_t i = 0; i < state_->options.max_threads; ++i) {
+    const detail::ThreadSlot& t = state_->slots[i];
+    if (t.owner.load() != 0) open += t.depth;
+  }
+  if (open == 0) return;
+  state_->closed.store(true);
+  state_->hint("a session was destroyed with " + std::to_string(open) +
+               " region(s) still open; they are not measured, and the session's memory is kept until the process ends");
+  static_cast<void>(state_.release());  // NOLINT: deliberately kept (see above)
 }
 
 }  // namespace hwprof

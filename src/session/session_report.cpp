@@ -2,6 +2,8 @@
 // (with their status: a counter that could not count says why, never 0), and its group
 // metrics per call.
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "session/session_state.hpp"
 
@@ -51,6 +53,17 @@ RegionReport Session::State::report(int id) const {
     out.counters.push_back(std::move(c));
   }
   if (group) out.metrics = metrics(out);
+  for (std::size_t i = 0; i < options.max_threads; ++i) {
+    const detail::ThreadSlot& t = slots[i];
+    if (t.owner.load(std::memory_order_acquire) == 0) continue;
+    for (std::size_t k = 0; k < t.depth && k < options.max_depth; ++k) out.open += t.frames[k].id == id ? 1 : 0;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+    for (const detail::RetiredThread& t : retired) {
+      for (const auto& open : t.open) out.open += open.first == id ? 1 : 0;
+    }
+  }
   if (r->has_work.load()) {
     out.work_flops = r->work_flops.load();
     out.work_bytes = r->work_bytes.load();
@@ -78,6 +91,133 @@ std::vector<RegionMetric> Session::State::metrics(const RegionReport& region) co
   }
   return out;
 }
+
+namespace {
+
+// A thread's totals per region from its call paths; a region nested in itself adds its
+// inclusive time once (at its outermost path).
+std::vector<ThreadRegionTotal> totals_of(const std::vector<CallPath>& paths) {
+  std::map<int, ThreadRegionTotal> by_region;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const CallPath& p = paths[i];
+    ThreadRegionTotal& t = by_region[p.region];
+    t.region = p.region;
+    t.calls += p.calls;
+    t.exclusive_ns += p.exclusive_ns;
+    bool nested_in_itself = false;
+    for (int a = p.parent; a >= 0 && !nested_in_itself; a = paths[static_cast<std::size_t>(a)].parent) {
+      nested_in_itself = paths[static_cast<std::size_t>(a)].region == p.region;
+    }
+    if (!nested_in_itself) t.inclusive_ns += p.inclusive_ns;
+  }
+  std::vector<ThreadRegionTotal> out;
+  for (auto& [id, t] : by_region) out.push_back(t);
+  return out;
+}
+
+// Call paths without the session's hidden regions (and what hangs under them), re-indexed.
+std::vector<CallPath> visible_paths(const std::vector<detail::PathNode>& nodes, const Session::State& s) {
+  std::vector<int> new_index(nodes.size(), -1);
+  std::vector<CallPath> out;
+  // Parents come before their children: a path is added when it is first entered.
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const detail::PathNode& n = nodes[i];
+    const detail::RegionRecord* r = s.record(n.region);
+    if (r == nullptr || r->hidden) continue;
+    if (n.parent >= 0 && (static_cast<std::size_t>(n.parent) >= i || new_index[static_cast<std::size_t>(n.parent)] < 0)) continue;
+    new_index[i] = static_cast<int>(out.size());
+    out.push_back({n.parent >= 0 ? new_index[static_cast<std::size_t>(n.parent)] : -1, n.region, n.depth, n.calls, n.inclusive_ns, n.exclusive_ns});
+  }
+  return out;
+}
+
+// Adds one thread's paths into the merged tree (keyed by parent and region).
+void merge_paths(const std::vector<CallPath>& paths, std::vector<CallPath>& tree, std::map<std::pair<int, int>, int>& index) {
+  std::vector<int> mapped(paths.size(), -1);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const CallPath& p = paths[i];
+    const int parent = p.parent >= 0 ? mapped[static_cast<std::size_t>(p.parent)] : -1;
+    auto [it, added] = index.try_emplace({parent, p.region}, static_cast<int>(tree.size()));
+    if (added) tree.push_back({parent, p.region, p.depth, 0, 0.0, 0.0});
+    CallPath& t = tree[static_cast<std::size_t>(it->second)];
+    t.calls += p.calls;
+    t.inclusive_ns += p.inclusive_ns;
+    t.exclusive_ns += p.exclusive_ns;
+    mapped[i] = it->second;
+  }
+}
+
+}  // namespace
+
+SessionSnapshot Session::State::snapshot() const {
+  SessionSnapshot out;
+  const std::uint64_t now_tick = const_cast<State*>(this)->now();
+  auto ns_between = [&](std::uint64_t from, std::uint64_t to) { return to > from ? static_cast<double>(to - from) * ns_per_tick : 0.0; };
+  out.backend = std::string(backend_name(reading ? counters->backend() : BackendKind::timer));
+  out.clock_source = options.clock != nullptr ? "injected" : tsc ? "tsc" : "CLOCK_MONOTONIC";
+  out.events = events;
+  if (group) out.group = group->name;
+  out.overhead = overhead;
+  out.hints = hints;
+  out.elapsed_ns = ns_between(open_tick, now_tick);
+  const int count = record_count.load();
+  auto note_open = [&](int region, int thread, std::uint64_t since, std::uint64_t until, bool ended) {
+    const detail::RegionRecord* r = record(region);
+    if (r == nullptr || r->hidden) return;
+    out.open_regions.push_back({thread, region, ns_between(since, until), ended});
+  };
+  {
+    const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+    for (const detail::RetiredThread& r : retired) {
+      SessionThread t;
+      t.number = static_cast<int>(r.number);
+      t.tid = r.tid;
+      t.name = r.name;
+      t.ended = true;
+      t.paths = visible_paths(r.paths, *this);
+      t.paths_dropped = r.paths_dropped;
+      for (const auto& [region, start] : r.open) note_open(region, t.number, start, r.ended_tick, true);
+      out.threads.push_back(std::move(t));
+    }
+  }
+  for (std::size_t i = 0; i < options.max_threads; ++i) {
+    const detail::ThreadSlot& slot = slots[i];
+    const pid_t tid = slot.owner.load(std::memory_order_acquire);
+    if (tid == 0) continue;
+    SessionThread t;
+    t.number = static_cast<int>(slot.number);
+    t.tid = tid;
+    t.name = detail::name_of_thread(tid);
+    t.paths = visible_paths(std::vector<detail::PathNode>(slot.paths.get(), slot.paths.get() + slot.path_count), *this);
+    t.paths_dropped = slot.paths_dropped;
+    for (std::size_t k = 0; k < slot.depth && k < options.max_depth; ++k) note_open(slot.frames[k].id, t.number, slot.frames[k].start, now_tick, false);
+    if (t.paths.empty() && t.paths_dropped == 0 && slot.depth == 0) continue;
+    out.threads.push_back(std::move(t));
+  }
+  std::sort(out.threads.begin(), out.threads.end(), [](const SessionThread& a, const SessionThread& b) { return a.number < b.number; });
+  std::map<std::pair<int, int>, int> index;
+  for (SessionThread& t : out.threads) {
+    t.regions = totals_of(t.paths);
+    merge_paths(t.paths, out.call_tree, index);
+  }
+  for (int id = first_user_id; id < count; ++id) {
+    out.regions.push_back(report(id));
+  }
+  const std::uint64_t kept = std::min<std::uint64_t>(timeline_next.load(), options.timeline_events);
+  out.timeline_dropped = timeline_next.load() - kept;
+  for (std::uint64_t i = 0; i < kept; ++i) {
+    const detail::TimelineEntry& e = timeline[i];
+    const detail::RegionRecord* r = record(e.region);
+    if (r == nullptr || r->hidden) continue;
+    out.timeline.push_back({static_cast<int>(e.thread), e.region, static_cast<int>(e.depth), ns_between(open_tick, e.start), ns_between(e.start, e.end)});
+  }
+  std::sort(out.timeline.begin(), out.timeline.end(), [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; });
+  out.dropped_threads = dropped_threads.load();
+  out.dropped_depth = dropped_depth.load();
+  return out;
+}
+
+SessionSnapshot Session::snapshot() const { return state_->snapshot(); }
 
 std::vector<RegionReport> Session::report() const {
   std::vector<RegionReport> out;

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -56,6 +58,7 @@ struct RegionRecord {
 
 struct Frame {
   int id = -1;
+  int node = -1;              // its call path in the thread's table, or -1 when that is full
   std::uint32_t children = 0;
   // Counter reads the nested regions made: two per child, one when its begin shared the
   // previous end's reading (begin_after_end). Each costs half a measured pair.
@@ -64,9 +67,42 @@ struct Frame {
   double children_ns = 0.0;   // Σ the nested regions' inclusive time
 };
 
+// One call path of one thread: a region entered from its parent path (-1: a root). Written
+// by the owning thread only.
+struct PathNode {
+  int parent = -1;
+  int region = -1;
+  int depth = 0;
+  std::uint64_t calls = 0;
+  double inclusive_ns = 0.0;
+  double exclusive_ns = 0.0;
+};
+
+// One region call on the timeline (the first SessionOptions::timeline_events of the session).
+struct TimelineEntry {
+  std::uint64_t start = 0;  // clock ticks
+  std::uint64_t end = 0;
+  std::int32_t region = -1;
+  std::uint32_t thread = 0;
+  std::uint32_t depth = 0;
+};
+
+// A thread that ended: its call paths and the regions it left open, kept for the report
+// after its slot went back to the session.
+struct RetiredThread {
+  std::uint32_t number = 0;
+  pid_t tid = 0;
+  std::string name;
+  std::vector<PathNode> paths;
+  std::uint64_t paths_dropped = 0;
+  std::vector<std::pair<int, std::uint64_t>> open;  // (region, start tick) left open at its exit
+  std::uint64_t ended_tick = 0;
+};
+
 // One thread's stack of open regions. Counter arrays hold `event_count` entries per depth.
 struct ThreadSlot {
   std::atomic<pid_t> owner{0};
+  std::uint32_t number = 0;  // the session's number for the thread (1, 2, ... in order of first region)
   std::size_t depth = 0;
   std::size_t overflow = 0;  // begins past max_depth, whose ends are ignored
   std::unique_ptr<Frame[]> frames;
@@ -81,7 +117,18 @@ struct ThreadSlot {
   // When the thread's last call was an end() that read the counters: the clock at its return
   // (`after` still holds that reading), for begin_after_end. 0 otherwise.
   std::uint64_t last_end_tick = 0;
+  // Call paths (PathNode) and their open-addressing index (path + 1; 0: empty).
+  std::unique_ptr<PathNode[]> paths;
+  std::size_t path_count = 0;
+  std::size_t path_capacity = 0;
+  std::uint64_t paths_dropped = 0;
+  std::unique_ptr<std::uint32_t[]> path_index;
+  std::size_t index_mask = 0;
 };
+
+// Sessions alive, by serial: a thread that ends gives its slots back to those still open.
+std::mutex& live_sessions_mutex() noexcept;
+std::string name_of_thread(pid_t tid);
 
 // Hints go to stderr once per process (when no on_hint callback is set); tests re-arm it.
 void rearm_stderr_hint() noexcept;
@@ -89,6 +136,10 @@ void rearm_stderr_hint() noexcept;
 }  // namespace hwprof::detail
 
 namespace hwprof {
+namespace detail {
+void register_live_session(std::uint32_t serial, Session::State* state);
+void unregister_live_session(std::uint32_t serial);
+}  // namespace detail
 
 struct Session::State {
   std::uint32_t serial = 0;
@@ -109,6 +160,12 @@ struct Session::State {
   std::vector<std::string> hints;
   std::atomic<std::uint64_t> dropped_threads{0};
   std::atomic<std::uint64_t> dropped_depth{0};
+  std::atomic<bool> closed{false};  // the Session object is gone; its regions still open do nothing
+  std::uint64_t open_tick = 0;      // when it opened, for the timeline
+  std::atomic<std::uint32_t> next_thread_number{0};
+  std::unique_ptr<detail::TimelineEntry[]> timeline;
+  std::atomic<std::uint64_t> timeline_next{0};
+  std::vector<detail::RetiredThread> retired;  // guarded by live_sessions_mutex()
 
   std::mutex registry_mutex;
   std::map<std::string, int, std::less<>> ids;
@@ -126,7 +183,12 @@ struct Session::State {
 
   // The measured path (session.cpp).
   std::uint64_t now() noexcept { return tsc ? detail::read_tsc() : clock(); }
-  detail::ThreadSlot* slot_for_this_thread() noexcept;
+  detail::ThreadSlot* slot_for_this_thread(bool claim = true) noexcept;
+  int path_for(detail::ThreadSlot& t, int parent, int region, std::size_t depth) noexcept;
+  void retire(detail::ThreadSlot& t);  // the thread ended: keep what it measured, free the slot (lock held)
+  int region_of(RegionSite& site) noexcept;
+  int region_named(std::string_view name) noexcept;  // a transient name: registered on first use
+  int register_region(std::string_view name);
   void read_counters(CounterSnapshot& out) noexcept;
   void begin(int id, std::uint64_t reuse_gap_ticks = 0) noexcept;
   void end(int id) noexcept;
@@ -141,6 +203,7 @@ struct Session::State {
 
   // Reports (session_report.cpp).
   RegionReport report(int id) const;
+  SessionSnapshot snapshot() const;
   std::vector<RegionMetric> metrics(const RegionReport& region) const;
 };
 
