@@ -11,6 +11,9 @@
 
 #include "hwprof/graph.hpp"
 #include "hwprof/result.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -91,3 +94,4 @@ std::string_view optimizer_name(Optimizer optimizer) noexcept;
 std::optional<Optimizer> parse_optimizer(std::string_view name) noexcept;
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include <sys/types.h>
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -99,3 +102,4 @@ struct CounterOptions {
 std::unique_ptr<CounterSet> open_counters(const CounterOptions& options);
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <string>
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -20,3 +23,4 @@ CpuIdentity detect_cpu();
 std::string counter_family(const CpuIdentity& cpu);
 
 }  // namespace hwprof
+HWPROF_API_END

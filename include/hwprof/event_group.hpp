@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "hwprof/result.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -68,3 +71,4 @@ struct MetricValue {
 MetricValue evaluate_metric(const Metric& metric, const std::function<std::optional<double>(std::string_view)>& lookup);
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -13,6 +13,9 @@
 #include "hwprof/graph.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/tensor.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -131,3 +134,4 @@ class Executor {
 };
 
 }  // namespace hwprof
+HWPROF_API_END

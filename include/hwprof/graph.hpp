@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "hwprof/result.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -127,3 +130,4 @@ std::int64_t numel(const Shape& shape) noexcept;  // shapes in a Graph never ove
 inline std::int64_t normalized_axis(std::int64_t axis, std::int64_t size) noexcept { return axis < 0 ? axis + size : axis; }
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "hwprof/result.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -199,3 +202,4 @@ class CalibrationLock {
 Result<Machine> calibrate(const CalibrationOptions& options);
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -16,6 +16,9 @@
 #include "hwprof/result.hpp"
 #include "hwprof/roofline.hpp"
 #include "hwprof/statistics.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -100,6 +103,25 @@ struct ProfileMachine {
   std::string blas_core_source;     // why those kernels
 };
 
+// Regions of a program (<hwprof/regions.hpp>): one region's totals on one thread.
+struct RegionThreadRow {
+  int thread = 0;           // the session's thread number
+  std::string thread_name;
+  std::string region;
+  std::uint64_t calls = 0;
+  double inclusive_ms = 0.0;
+  double exclusive_ms = 0.0;
+};
+
+// One call path of the merged tree: "train_step/forward/fc1".
+struct CallPathRow {
+  std::string path;
+  int depth = 0;
+  std::uint64_t calls = 0;
+  double inclusive_ms = 0.0;
+  double exclusive_ms = 0.0;
+};
+
 struct Profile {
   int schema = kProfileSchema;
   std::string created;              // ISO 8601, UTC
@@ -108,7 +130,7 @@ struct Profile {
   std::string model;
   Shape input_shape;                // per sample
   std::int64_t batch = 1;
-  std::string phase = "forward";    // "forward" (inference) or "train" (forward, backward, optimizer)
+  std::string phase = "forward";    // "forward" (inference), "train" (forward, backward, optimizer) or "regions" (a program's own regions)
   std::string optimizer;            // train: "sgd" or "adam"
   int threads = 1;
   std::string backend;              // "perf", "papi" or "timer"
@@ -127,6 +149,9 @@ struct Profile {
   ProfileMemory memory;
   std::vector<TraceSpan> trace;     // sampled iterations only (see trace_iterations)
   int trace_iterations = 0;
+  // "regions" profiles: every region per thread, and the merged call tree (total over calls).
+  std::vector<RegionThreadRow> region_threads;
+  std::vector<CallPathRow> call_paths;
   // Passes of their own over which the counters were summed, so that reading them never
   // touched the times (0: the times' passes read them, as with the timer backend's clocks).
   int counter_iterations = 0;
@@ -139,3 +164,4 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
 Result<Profile> load_profile(const std::string& path);
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -21,6 +21,9 @@
 #include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/session.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -50,6 +53,21 @@ struct ProfileOptions {
 // Profiles every layer of `graph` (forward, or a training step). Errors: a graph the engine
 // cannot run, a session that cannot open (unknown group or event).
 Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options);
+
+// ---- a program's own regions (<hwprof/regions.hpp>) as a Profile ---------------------------
+
+struct RegionProfileOptions {
+  std::optional<Machine> machine;  // the ceilings; nullopt: no roofline, and the profile says so
+  std::string machine_source;      // the calibration file, for the profile
+  std::string program;             // the profile's name (the program)
+  int threads = 0;                 // the calibration run to place against (0: one per physical core)
+};
+// Every region a row (op "region"), its time from the session and its work from set_work
+// (the program's own count of FLOPs and bytes per call) placed on the roofline; the program
+// total is the time spent in the outermost regions. Per-thread totals, the call tree and
+// the timeline come along; regions still open are warnings.
+Profile profile_of(const SessionSnapshot& snapshot, const RegionProfileOptions& options);
+Profile profile_of(const Session& session, const RegionProfileOptions& options);
 
 // ---- the seed's Profiler API ---------------------------------------------------------------
 // count_parameters, count_flops and the analytic measure_memory are in cost.hpp.
@@ -104,3 +122,4 @@ struct WeightStats {
 std::vector<WeightStats> analyze_weight_distribution(const Executor& executor, double near_zero_threshold = 1e-3);
 
 }  // namespace hwprof
+HWPROF_API_END

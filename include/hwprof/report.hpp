@@ -10,6 +10,9 @@
 #include "hwprof/machine.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -60,3 +63,4 @@ std::optional<Error> write_profile_outputs(const Profile& profile, const std::st
 std::optional<Error> write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace hwprof
+HWPROF_API_END

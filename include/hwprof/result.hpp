@@ -7,6 +7,9 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -50,3 +53,4 @@ class Result {
 };
 
 }  // namespace hwprof
+HWPROF_API_END

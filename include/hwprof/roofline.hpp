@@ -14,6 +14,9 @@
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/result.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -166,3 +169,4 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& input, const Machin
 RooflinePoint total_against_layers(RooflinePoint total, const std::vector<const RooflinePoint*>& layers);
 
 }  // namespace hwprof
+HWPROF_API_END

@@ -39,6 +39,9 @@
 #include "hwprof/event_group.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/statistics.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -383,3 +386,4 @@ constexpr const char* static_name(std::string_view) noexcept { return nullptr; }
   const ::hwprof::Region HWPROF_CONCAT_(hwprof_region_, __LINE__)(                                   \
       (session), HWPROF_CONCAT_(hwprof_region_site_, __LINE__), name)
 #endif
+HWPROF_API_END

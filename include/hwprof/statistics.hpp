@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <vector>
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -91,3 +94,4 @@ class IterationPolicy {
 };
 
 }  // namespace hwprof
+HWPROF_API_END

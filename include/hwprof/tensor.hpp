@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "hwprof/graph.hpp"
+#include "hwprof/export.hpp"
+
+HWPROF_API_BEGIN
 
 namespace hwprof {
 
@@ -67,3 +70,4 @@ class Tensor {
 };
 
 }  // namespace hwprof
+HWPROF_API_END

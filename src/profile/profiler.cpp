@@ -17,16 +17,20 @@
 #include "common/timestamp.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
+#include "profile/layer_placement.hpp"
 #include "profile/workload.hpp"
 #include "profile/layer_regions.hpp"
 
 namespace hwprof {
+
+using detail::add_calibration_warnings;
+using detail::fill_machine;
+using detail::fill_measurements;
+using detail::resolve_threads;
+using detail::to_ms;
+
 namespace {
 
-int resolve_threads(int requested) {
-  if (requested > 0) return requested;
-  return std::max(1, static_cast<int>(detail::cpus_one_per_core().size()));
-}
 
 Optimizer cost_optimizer(const OptimizerOptions& o) {
   if (o.kind == OptimizerKind::adam) return Optimizer::adam;
@@ -64,99 +68,6 @@ Result<int> warm_up(Workload& w, int warmup) {
   return policy.completed();
 }
 
-Summary to_ms(const Summary& ns) {
-  Summary s = ns;
-  for (double* v : {&s.median, &s.mean, &s.stddev, &s.min, &s.max, &s.p5, &s.p95, &s.p99, &s.mad, &s.median_ci_low,
-                    &s.median_ci_high}) {
-    *v *= 1e-6;
-  }
-  return s;
-}
-
-// The named metric's value per call, if the group has it and it was counted.
-std::optional<double> metric_value(const RegionReport& r, bool (*matches)(const RegionMetric&)) {
-  for (const RegionMetric& m : r.metrics) {
-    if (matches(m) && m.value) return m.value;
-  }
-  return std::nullopt;
-}
-
-bool is_fp_ops(const RegionMetric& m) {
-  // counters/*/flops*.txt: "SP FLOP", "DP FLOP" (Intel), "FLOP" (AMD), unit FLOP.
-  return m.unit == "FLOP" && (m.name == "SP FLOP" || m.name == "FLOP" || m.name == "DP FLOP");
-}
-bool is_dram_bytes(const RegionMetric& m) { return m.unit == "bytes" && m.name == "DRAM bytes"; }
-bool is_llc_miss_bytes(const RegionMetric& m) {
-  // counters/*/llc.txt and generic/cache.txt: "LLC miss bytes", "L3 miss bytes", "Cache miss bytes".
-  return m.unit == "bytes" && (m.name == "LLC miss bytes" || m.name == "L3 miss bytes" || m.name == "Cache miss bytes");
-}
-
-CounterReading reading_of(double value) {
-  CounterReading r;
-  r.value = value;
-  r.raw = static_cast<std::uint64_t>(std::max(0.0, value));
-  r.running_fraction = 1.0;
-  r.status = CounterStatus::ok;
-  return r;
-}
-
-// The layer's measured side, its analytic side and its roofline placement.
-// `working_set`: where the layer's analytic bytes can come from (absent for the model total,
-// which is placed against its layers afterwards).
-void fill_measurements(LayerProfile& layer, const RegionReport& r, const ProfileOptions& options, int threads,
-                       std::optional<OpKind> op, std::optional<WorkingSet> working_set) {
-  layer.time_ms = to_ms(r.inclusive_ns);
-  layer.below_resolution = r.below_resolution;
-  for (const CounterTotal& c : r.counters) {
-    LayerCounter lc;
-    lc.name = c.name;
-    lc.unit = c.unit;
-    if (c.has_value()) lc.value = c.per_call();
-    lc.status = c.status;
-    lc.running_fraction = c.min_running_fraction;
-    lc.reason = c.reason;
-    lc.below_resolution = c.below_resolution;
-    layer.counters.push_back(std::move(lc));
-  }
-  for (const RegionMetric& m : r.metrics) layer.metrics.push_back({m.name, m.unit, m.value, m.reason});
-
-  // FLOPs: measured where the group counts FP operations, else analytic.
-  SourcedValue flops{static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic (cost model)"};
-  if (const auto measured = metric_value(r, is_fp_ops)) {
-    flops = {*measured, ValueSource::measured, CounterStatus::ok, 1.0, "FP operations counted, weighted by vector width"};
-    if (op) layer.flops_check = compare_flops(*measured, static_cast<double>(layer.flops), *op, layer.causal);
-  }
-  // Bytes: DRAM from the uncore, else LLC misses × line size, else the analytic minimum.
-  BytesInputs in;
-  if (const auto dram = metric_value(r, is_dram_bytes)) in.dram_bytes = reading_of(*dram);
-  if (const auto llc = metric_value(r, is_llc_miss_bytes)) in.llc_misses = reading_of(*llc / in.line_bytes);
-  in.analytic_bytes = static_cast<double>(layer.bytes);
-  SourcedValue bytes{static_cast<double>(layer.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic minimum traffic"};
-  if (auto chosen = choose_bytes(in)) {
-    bytes = chosen->bytes;
-    layer.bytes_origin = chosen->origin;
-    layer.bytes_skipped = chosen->skipped;
-  }
-  if (!options.machine) {
-    layer.roofline_error = "no calibration of this machine: run `hwprof calibrate` (or pass --calibration FILE)";
-    return;
-  }
-  RooflineInput input;
-  input.op = op.value_or(OpKind::linear);
-  input.flops = flops;
-  input.bytes = bytes;
-  input.seconds = layer.time_ms.median * 1e-3;
-  input.threads = threads;
-  input.working_set = working_set;
-  if (!op) input.op = OpKind::add;  // the model total: the FMA peak is its compute roof
-  auto placed = place_on_roofline(input, *options.machine);
-  if (placed) {
-    layer.roofline = std::move(*placed);
-  } else {
-    layer.roofline_error = placed.error().message;
-  }
-}
-
 std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& graph) {
   std::vector<TraceSpan> spans;
   if (raw.empty()) return spans;
@@ -185,84 +96,6 @@ std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& gr
     return a.start_us < b.start_us || (a.start_us == b.start_us && a.category == "phase" && b.category != "phase");
   });
   return spans;
-}
-
-}  // namespace
-
-namespace {
-
-// Above this share of its roof a layer's efficiency is not a fact but a question: the
-// profile says so first, with the likely cause.
-constexpr double kAboveRoof = 1.10;
-
-// "conv1 (130%), relu (128%) and 3 more".
-std::string layers_named(std::vector<const LayerProfile*> layers) {
-  std::sort(layers.begin(), layers.end(),
-            [](const LayerProfile* a, const LayerProfile* b) { return a->roofline->efficiency > b->roofline->efficiency; });
-  std::string out;
-  const std::size_t shown = std::min<std::size_t>(layers.size(), 4);
-  for (std::size_t i = 0; i < shown; ++i) {
-    out += fmt::format("{}{} ({:.0f}%)", i == 0 ? "" : i + 1 == shown && shown == layers.size() ? " and " : ", ",
-                       layers[i]->name + (layers[i]->phase == "forward" ? "" : " " + layers[i]->phase), 100 * layers[i]->roofline->efficiency);
-  }
-  if (layers.size() > shown) out += fmt::format(" and {} more", layers.size() - shown);
-  return out;
-}
-
-// Ceilings that this run beats are stale, were measured under load, or describe other
-// kernels or another cache level than the layer used: an efficiency above kAboveRoof is a
-// warning with its likely cause, never a plain figure.
-void add_calibration_warnings(Profile& p, bool contended) {
-  if (!p.machine.ceilings) return;
-  const std::string file = p.machine.calibration_file.empty() ? "the calibration" : p.machine.calibration_file;
-  bool other_kernels = false;
-  for (const char* name : {"gemm_sp", "gemm_dp"}) {
-    auto it = p.machine.ceilings->compute.find(name);
-    if (it == p.machine.ceilings->compute.end() || p.machine.blas_core.empty()) continue;
-    const std::string_view variant = it->second.variant;
-    if (!variant.starts_with(kOpenBlasVariantPrefix)) continue;
-    const std::string_view core = variant.substr(kOpenBlasVariantPrefix.size());
-    if (core != p.machine.blas_core) {
-      p.hints.push_back(fmt::format("the {} ceiling in {} was measured on OpenBLAS's {} kernels, and this run's layers ran on its {} "
-                                    "kernels: run `hwprof calibrate` in the same environment for a matching GEMM roof",
-                                    name, file, core, p.machine.blas_core));
-      other_kernels = true;
-      break;
-    }
-  }
-  std::vector<const LayerProfile*> compute_side;
-  std::vector<const LayerProfile*> memory_side;
-  bool counted_bytes = false;
-  for (const LayerProfile& l : p.layers) {
-    if (!l.roofline || l.below_resolution || l.roofline->efficiency <= kAboveRoof) continue;
-    if (l.roofline->intensity >= l.roofline->ridge_intensity) {
-      compute_side.push_back(&l);
-    } else {
-      memory_side.push_back(&l);
-      counted_bytes = counted_bytes || l.roofline->bytes.source == ValueSource::measured;
-    }
-  }
-  const std::string under_load = contended ? "the calibration was measured while other processes ran (see above)"
-                                           : "a calibration measured under load" + std::string(p.machine.calibration_quick ? " (this one is quick)" : "");
-  if (!memory_side.empty()) {
-    p.warnings.push_back(fmt::format(
-        "{} memory-side layer{} above {:.0f}% of {} memory roof: {}. Likely cause: {}; their efficiency overstates how close to "
-        "the hardware they are",
-        memory_side.size(), memory_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, memory_side.size() == 1 ? "its" : "their",
-        layers_named(memory_side),
-        contended ? under_load
-        : counted_bytes
-            ? "counted bytes that miss part of the traffic (other threads' or the prefetchers': counter overlap), or " + under_load
-            : "data still in a nearer cache than the working set suggests (the previous layer's output), or " + under_load));
-  }
-  if (!compute_side.empty()) {
-    p.warnings.push_back(fmt::format(
-        "{} compute-side layer{} above {:.0f}% of the compute roof: {}. Likely cause: {}",
-        compute_side.size(), compute_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, layers_named(compute_side),
-        other_kernels ? "the GEMM ceiling was measured on other OpenBLAS kernels than these layers ran on (see the hint)"
-                      : under_load + ", so the ceilings in " + file + " are too low for this machine now: run `hwprof calibrate` "
-                                     "on a quiet machine"));
-  }
 }
 
 }  // namespace
@@ -397,18 +230,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.overhead_ns = timing.overhead().pair_ns;
   p.counter_iterations = counter_passes;
   p.trace_iterations = std::min(done, trace_iterations);
-  if (options.machine) {
-    const Machine& m = *options.machine;
-    p.machine.host = m.host;
-    p.machine.cpu = m.cpu;
-    p.machine.calibration_file = options.machine_source;
-    p.machine.calibration_created = m.created;
-    p.machine.calibration_quick = m.quick;
-    if (const CalibrationRun* run = m.run_for(threads)) p.machine.ceilings = *run;
-    p.machine.theoretical = m.theoretical;
-  } else {
-    p.machine.cpu = describe_this_cpu();
-  }
+  fill_machine(p, options.machine, options.machine_source, threads);
   const BlasInfo blas = blas_info();
   p.machine.blas_core = blas.core;
   p.machine.blas_core_source = blas.core_source;
@@ -438,7 +260,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       p.total.bytes += a.bytes[static_cast<std::size_t>(phase)];
     }
   }
-  fill_measurements(p.total, total, options, threads, std::nullopt, std::nullopt);
+  fill_measurements(p.total, total, options.machine, threads, std::nullopt, std::nullopt);
   p.total.time_share = 1.0;
   // In inference, an in-place-capable op whose input nothing else reads overwrites it (the
   // executor's rule, src/nn/executor.cpp).
@@ -486,7 +308,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       if (in_place(i, phase)) {
         working_set.call_bytes = std::max(0.0, working_set.call_bytes - static_cast<double>(cost->layers[i].output_bytes * options.batch));
       }
-      fill_measurements(layer, r, options, threads, node.op, working_set);
+      fill_measurements(layer, r, options.machine, threads, node.op, working_set);
       layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
       p.layers.push_back(std::move(layer));
     }

@@ -499,6 +499,27 @@ std::string profile_to_json(const Profile& p) {
                      {"duration_us", number(s.duration_us)}});
   }
   j["trace"] = std::move(trace);
+  if (p.phase == "regions") {
+    ordered_json threads = ordered_json::array();
+    for (const RegionThreadRow& r : p.region_threads) {
+      threads.push_back({{"thread", r.thread},
+                         {"thread_name", r.thread_name},
+                         {"region", r.region},
+                         {"calls", r.calls},
+                         {"inclusive_ms", number(r.inclusive_ms)},
+                         {"exclusive_ms", number(r.exclusive_ms)}});
+    }
+    j["region_threads"] = std::move(threads);
+    ordered_json paths = ordered_json::array();
+    for (const CallPathRow& c : p.call_paths) {
+      paths.push_back({{"path", c.path},
+                       {"depth", c.depth},
+                       {"calls", c.calls},
+                       {"inclusive_ms", number(c.inclusive_ms)},
+                       {"exclusive_ms", number(c.exclusive_ms)}});
+    }
+    j["call_paths"] = std::move(paths);
+  }
   // Strings come from files and the system (host names, strerror); invalid UTF-8 is replaced
   // rather than thrown on.
   return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
@@ -544,7 +565,9 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     p.input_shape = shape(in, root, "", "input_shape");
     p.batch = in.integer(root, "", "batch", 1);
     p.phase = in.string(root, "", "phase");
-    if (p.phase != "forward" && p.phase != "train") in.fail("/phase", "unknown phase \"" + p.phase + "\"; expected forward or train");
+    if (p.phase != "forward" && p.phase != "train" && p.phase != "regions") {
+      in.fail("/phase", "unknown phase \"" + p.phase + "\"; expected forward, train or regions");
+    }
     p.optimizer = in.string(root, "", "optimizer");
     p.threads = small_integer(in, root, "", "threads", 1);
     p.backend = in.string(root, "", "backend");
@@ -597,6 +620,35 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       s.start_us = in.number(trace[i], at, "start_us", false);
       s.duration_us = in.number(trace[i], at, "duration_us", false);
       p.trace.push_back(std::move(s));
+    }
+    if (root.contains("region_threads")) {
+      const ordered_json& rows = in.member(root, "", "region_threads");
+      if (!rows.is_array()) in.fail("/region_threads", std::string("expected a list, got ") + rows.type_name());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string at = "/region_threads/" + std::to_string(i);
+        RegionThreadRow r;
+        r.thread = small_integer(in, rows[i], at, "thread", 0);
+        r.thread_name = in.string(rows[i], at, "thread_name");
+        r.region = in.string(rows[i], at, "region");
+        r.calls = static_cast<std::uint64_t>(in.integer(rows[i], at, "calls", 0));
+        r.inclusive_ms = in.number(rows[i], at, "inclusive_ms", false);
+        r.exclusive_ms = in.number(rows[i], at, "exclusive_ms", false);
+        p.region_threads.push_back(std::move(r));
+      }
+    }
+    if (root.contains("call_paths")) {
+      const ordered_json& rows = in.member(root, "", "call_paths");
+      if (!rows.is_array()) in.fail("/call_paths", std::string("expected a list, got ") + rows.type_name());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string at = "/call_paths/" + std::to_string(i);
+        CallPathRow c;
+        c.path = in.string(rows[i], at, "path");
+        c.depth = small_integer(in, rows[i], at, "depth", 0);
+        c.calls = static_cast<std::uint64_t>(in.integer(rows[i], at, "calls", 0));
+        c.inclusive_ms = in.number(rows[i], at, "inclusive_ms", false);
+        c.exclusive_ms = in.number(rows[i], at, "exclusive_ms", false);
+        p.call_paths.push_back(std::move(c));
+      }
     }
   } catch (const detail::JsonReadError& e) {
     return Error{e.message};

@@ -131,16 +131,19 @@ std::string header(const Profile& p) {
     out += fmt::format("no calibration for {} thread{}: no roofline (run `hwprof calibrate`)\n", p.threads, p.threads == 1 ? "" : "s");
   }
   if (!p.machine.blas_core.empty()) out += fmt::format("BLAS:     OpenBLAS core {} ({})\n", p.machine.blas_core, p.machine.blas_core_source);
+  const bool regions = p.phase == "regions";
   out += fmt::format(
-      "Measured: time per call (median of {} iterations after {} warm-up runs, the session's own {:.0f} ns per region "
-      "subtracted){}\n",
-      p.iterations, p.warmup_runs, p.overhead_ns,
+      "Measured: time per call ({}, the session's own {:.0f} ns per region subtracted){}\n",
+      regions ? "median over each region's calls, inclusive of the regions nested in it"
+              : fmt::format("median of {} iterations after {} warm-up runs", p.iterations, p.warmup_runs),
+      p.overhead_ns,
       p.backend.empty() ? ""
                         : fmt::format("; counters ({} backend{}){}", p.backend, p.group.empty() ? "" : ", group " + p.group,
                                       p.counter_iterations > 0
                                           ? fmt::format(" summed over {} passes of their own, which are not timed", p.counter_iterations)
                                           : ""));
-  out += "Analytic: FLOPs and the minimum bytes per call (whole batch), from shapes by the cost model\n";
+  out += regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work)\n"
+                 : "Analytic: FLOPs and the minimum bytes per call (whole batch), from shapes by the cost model\n";
   out += "Bytes:    " + detail::bytes_source_summary(p) + "\n";
   out += "Derived:  Share = median / the layers' summed medians; GFLOP/s and GB/s = FLOPs and bytes / median time; FLOP/B = FLOPs / bytes";
   out += p.machine.ceilings ? "; Eff. = achieved / attainable under the measured roofline, whose memory roof is the calibrated "
@@ -159,7 +162,30 @@ std::string before_tables(const Profile& p) {
 
 }  // namespace
 
-std::string profile_table(const Profile& p, ProfileSort sort, int top) {
+// A regions profile's per-thread totals and call tree, after the main table.
+static std::string regions_sections(const Profile& p) {
+  if (p.phase != "regions") return {};
+  std::string out;
+  if (!p.call_paths.empty()) {
+    out += "\nCall paths (merged over threads; inclusive and exclusive of nested regions)\n";
+    out += fmt::format("{:<48} {:>10} {:>12} {:>12}\n", "Path", "Calls", "Incl. ms", "Excl. ms");
+    for (const CallPathRow& c : p.call_paths) {
+      out += fmt::format("{:<48} {:>10} {:>12.3f} {:>12.3f}\n", std::string(static_cast<std::size_t>(2 * c.depth), ' ') + c.path, c.calls,
+                         c.inclusive_ms, c.exclusive_ms);
+    }
+  }
+  if (!p.region_threads.empty()) {
+    out += "\nPer thread\n";
+    out += fmt::format("{:>6} {:<16} {:<32} {:>10} {:>12} {:>12}\n", "Thread", "Name", "Region", "Calls", "Incl. ms", "Excl. ms");
+    for (const RegionThreadRow& r : p.region_threads) {
+      out += fmt::format("{:>6} {:<16} {:<32} {:>10} {:>12.3f} {:>12.3f}\n", r.thread, r.thread_name, r.region, r.calls, r.inclusive_ms,
+                         r.exclusive_ms);
+    }
+  }
+  return out;
+}
+
+static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
   const bool phases = has_phases(p);
   std::vector<const LayerProfile*> rows = sorted_layers(p, sort);
   std::size_t shown = rows.size();
@@ -370,5 +396,7 @@ std::string profile_csv(const Profile& p) {
   }
   return out;
 }
+
+std::string profile_table(const Profile& p, ProfileSort sort, int top) { return layers_table(p, sort, top) + regions_sections(p); }
 
 }  // namespace hwprof

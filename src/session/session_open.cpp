@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/data_paths.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/cpu.hpp"
 #include "session/session_state.hpp"
@@ -78,17 +79,8 @@ double median_of(std::vector<double> v) {
 
 std::vector<std::string> counters_dirs(const SessionOptions& options) {
   if (!options.counters_dirs.empty()) return options.counters_dirs;
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("HWPROF_COUNTERS_PATH"); env != nullptr) {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      if (colon != 0) dirs.emplace_back(rest.substr(0, colon));
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  return dirs;
+  // $HWPROF_COUNTERS_PATH, then where an installed or built hwprof keeps its groups.
+  return detail::data_directories("HWPROF_COUNTERS_PATH", "counters");
 }
 
 // The same search as `hwprof stat -g`: a path, or NAME in this CPU's family, then generic,

@@ -220,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"NegativeDimension", [](auto& j) { j["layers"][0]["output_shape"][1] = -2; }, "/layers/0/output_shape/1",
                "non-negative integer dimension"},
         Broken{"NegativeShare", [](auto& j) { j["layers"][0]["time_share"] = -0.5; }, "/layers/0/time_share", "non-negative finite number"},
-        Broken{"UnknownPhase", [](auto& j) { j["phase"] = "inference"; }, "/phase", "expected forward or train"},
+        Broken{"UnknownPhase", [](auto& j) { j["phase"] = "inference"; }, "/phase", "expected forward, train or regions"},
         Broken{"BadTraceCategory", [](auto& j) { j["trace"][1]["category"] = "kernel"; }, "/trace/1/category", "expected phase or layer"},
         Broken{"NegativeTraceDuration", [](auto& j) { j["trace"][0]["duration_us"] = -1.0; }, "/trace/0/duration_us",
                "non-negative finite number"},

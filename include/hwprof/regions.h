@@ -1,0 +1,49 @@
+/* Regions from C, Fortran (bind(C)) and Python (ctypes): the default session of
+ * <hwprof/regions.hpp>, by name. The environment controls it the same way (HWPROF_OUTPUT,
+ * HWPROF_BACKEND, HWPROF_EVENTS, HWPROF_GROUP, HWPROF_DISABLE).
+ *
+ *   hwprof_begin("fc1");
+ *   hwprof_set_work("fc1", 2.0 * m * n * k, 4.0 * (m * k + k * n + m * n));
+ *   sgemm(...);
+ *   hwprof_end("fc1");
+ *
+ * Names are looked up by their text (a per-thread cache makes a repeated name cheap); the
+ * string need only live during the call. Link with `pkg-config --libs hwprof-regions`. */
+#ifndef HWPROF_REGIONS_H
+#define HWPROF_REGIONS_H
+
+#include "hwprof/export.hpp"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+HWPROF_API void hwprof_begin(const char* name);
+/* Ends the innermost region called `name` on this thread (regions opened inside it and not
+ * ended are counted as unmatched). */
+HWPROF_API void hwprof_end(const char* name);
+/* The region's work per call: its floating-point operations and bytes moved (for the roofline). */
+HWPROF_API void hwprof_set_work(const char* name, double flops, double bytes);
+/* Writes the reports now into `dir`; 0 on success, -1 on error (hwprof_last_error says why). */
+HWPROF_API int hwprof_write(const char* dir);
+/* The last error of hwprof_write on this thread, or "" (valid until the next call). */
+HWPROF_API const char* hwprof_last_error(void);
+/* 1 when regions are measured, 0 with HWPROF_DISABLE=1. */
+HWPROF_API int hwprof_enabled(void);
+/* Where the report module is (HWPROF_OUTPUT's reports); set from the include flags below. */
+HWPROF_API void hwprof_set_report_module(const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* `pkg-config --cflags hwprof-regions` and CMake's hwprof::regions define where the installed
+ * report module is; registered before main, so that a program linked with the static library
+ * finds it wherever the package was installed. */
+#if defined(HWPROF_REPORT_MODULE_PATH) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((constructor, used)) static void hwprof_register_report_module_(void) {
+  hwprof_set_report_module(HWPROF_REPORT_MODULE_PATH);
+}
+#endif
+
+#endif

@@ -1,0 +1,166 @@
+// A program's own regions (<hwprof/regions.hpp>) as a Profile: what the report module and
+// C++ callers of profile_of() turn a session into.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/timestamp.hpp"
+#include "hwprof/profiler.hpp"
+#include "hwprof/version.hpp"
+#include "profile/layer_placement.hpp"
+
+namespace hwprof {
+
+using detail::add_calibration_warnings;
+using detail::fill_machine;
+using detail::fill_measurements;
+using detail::resolve_threads;
+
+namespace {
+
+Summary one_sample(double value) {
+  Summary s;
+  s.n = 1;
+  s.median = s.mean = s.min = s.max = s.p5 = s.p95 = s.p99 = value;
+  return s;
+}
+
+std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const SessionSnapshot& s) {
+  std::string out;
+  for (int k = static_cast<int>(i); k >= 0; k = tree[static_cast<std::size_t>(k)].parent) {
+    const int region = tree[static_cast<std::size_t>(k)].region;
+    std::string name = "?";
+    for (const RegionReport& r : s.regions) {
+      if (r.id == region) name = r.name;
+    }
+    out = out.empty() ? name : name + "/" + out;
+  }
+  return out;
+}
+
+}  // namespace
+
+Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
+  Profile p;
+  p.created = detail::utc_timestamp();
+  p.hwprof_version = kVersion;
+  p.model = options.program.empty() ? "regions" : options.program;
+  p.phase = "regions";
+  p.threads = resolve_threads(options.threads);
+  p.backend = s.backend;
+  p.group = s.group;
+  p.events = s.events;
+  p.hints = s.hints;
+  p.overhead_ns = s.overhead.pair_ns;
+  fill_machine(p, options.machine, options.machine_source, p.threads);
+  
+  // The program total: the time in the outermost regions, summed over the threads.
+  double root_ns = 0.0;
+  for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
+  for (const RegionReport& r : s.regions) {
+    LayerProfile l;
+    l.index = r.id;
+    l.name = r.name;
+    l.op = "region";
+    l.phase = "region";
+    if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
+    if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
+    if (r.work_flops || r.work_bytes) {
+      // The program's own count, placed like an element-wise op (FMA peak; its bytes held to
+      // the bandwidth of the cache they fit in).
+      fill_measurements(l, r, options.machine, p.threads, OpKind::add, WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
+      if (l.roofline) {
+        l.roofline->flops.detail = "the program's own count (set_work)";
+        if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = "the program's own count (set_work)";
+      }
+    } else {
+      fill_measurements(l, r, std::nullopt, p.threads, OpKind::add, std::nullopt);
+      l.roofline_error = "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline";
+    }
+    l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
+    p.total.flops += r.work_flops ? static_cast<std::int64_t>(*r.work_flops * static_cast<double>(r.calls)) : 0;
+    p.total.bytes += r.work_bytes ? static_cast<std::int64_t>(*r.work_bytes * static_cast<double>(r.calls)) : 0;
+    if (r.open > 0) {
+      p.warnings.push_back(fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
+                                       "its thread ended inside it): {} not in its times",
+                                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
+    }
+    p.layers.push_back(std::move(l));
+  }
+  p.total.name = p.model;
+  p.total.op = "model";
+  p.total.phase = "regions";
+  p.total.time_ms = one_sample(root_ns / 1e6);
+  p.total.time_share = 1.0;
+  p.iterations = 1;
+  if (options.machine && root_ns > 0 && (p.total.flops > 0 || p.total.bytes > 0)) {
+    RooflineInput input;
+    input.op = OpKind::add;
+    input.flops = {static_cast<double>(p.total.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
+    input.bytes = {static_cast<double>(p.total.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
+    input.seconds = root_ns * 1e-9;
+    input.threads = p.threads;
+    if (auto placed = place_on_roofline(input, *options.machine)) {
+      std::vector<const RooflinePoint*> layers;
+      for (const LayerProfile& l : p.layers) {
+        if (l.roofline) layers.push_back(&*l.roofline);
+      }
+      p.total.roofline = total_against_layers(std::move(*placed), layers);
+    } else {
+      p.total.roofline_error = placed.error().message;
+    }
+  } else if (!options.machine) {
+    p.total.roofline_error = "no calibration of this machine: run `hwprof calibrate`";
+  }
+  for (const SessionThread& t : s.threads) {
+    for (const ThreadRegionTotal& r : t.regions) {
+      std::string name = "?";
+      for (const RegionReport& reg : s.regions) {
+        if (reg.id == r.region) name = reg.name;
+      }
+      p.region_threads.push_back({t.number, t.name, name, r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
+    }
+    if (t.paths_dropped > 0) {
+      p.hints.push_back(fmt::format("thread {} entered more distinct call paths than the session keeps per thread; {} calls are in "
+                                    "their regions' rows but not in the call tree (SessionOptions::call_paths_per_thread)",
+                                    t.number, t.paths_dropped));
+    }
+  }
+  for (std::size_t i = 0; i < s.call_tree.size(); ++i) {
+    const CallPath& c = s.call_tree[i];
+    p.call_paths.push_back({path_name(s.call_tree, i, s), c.depth, c.calls, c.inclusive_ns / 1e6, c.exclusive_ns / 1e6});
+  }
+  for (const TimelineEvent& e : s.timeline) {
+    std::string name = "?";
+    for (const RegionReport& reg : s.regions) {
+      if (reg.id == e.region) name = reg.name;
+    }
+    p.trace.push_back({name, "layer", e.region, 0, e.thread, e.start_ns / 1e3, e.duration_ns / 1e3});
+  }
+  p.trace_iterations = p.trace.empty() ? 0 : 1;
+  if (s.timeline_dropped > 0) {
+    p.hints.push_back(fmt::format("the timeline (trace.json) holds the first {} region calls; {} later ones are in the tables only "
+                                  "(SessionOptions::timeline_events)",
+                                  s.timeline.size(), s.timeline_dropped));
+  }
+  if (s.dropped_threads > 0) {
+    p.warnings.push_back(fmt::format("{} region entries came from threads beyond the session's max_threads and were not measured",
+                                     s.dropped_threads));
+  }
+  if (s.dropped_depth > 0) {
+    p.warnings.push_back(fmt::format("{} region entries were nested deeper than max_depth and were not measured", s.dropped_depth));
+  }
+  if (options.machine) {
+    const std::vector<std::string> doubts = calibration_doubts(*options.machine, p.threads);
+    p.warnings.insert(p.warnings.begin(), doubts.begin(), doubts.end());
+    add_calibration_warnings(p, options.machine->contention.contended);
+  }
+  return p;
+}
+
+Profile profile_of(const Session& session, const RegionProfileOptions& options) { return profile_of(session.snapshot(), options); }
+
+}  // namespace hwprof

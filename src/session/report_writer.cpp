@@ -1,0 +1,149 @@
+#include "session/report_writer.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/data_paths.hpp"
+#include "hwprof/regions.hpp"
+#include "hwprof/version.hpp"
+
+namespace hwprof {
+namespace detail {
+namespace {
+namespace fs = std::filesystem;
+
+std::string& module_hint() {
+  static auto* hint = new std::string;
+  return *hint;
+}
+
+std::vector<std::string> module_candidates() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("HWPROF_REPORT_MODULE"); env != nullptr && *env != '\0') out.emplace_back(env);
+  if (!module_hint().empty()) out.push_back(module_hint());
+  if (const std::string self = this_binary_path(); !self.empty()) {
+    const fs::path dir = fs::path(self).parent_path();
+    out.push_back((dir / "hwprof" / kReportModuleFile).string());                                    // <libdir>/hwprof/
+    out.push_back((dir.parent_path() / HWPROF_INSTALL_LIBDIR_RELATIVE / "hwprof" / kReportModuleFile).string());  // bin/../<libdir>/hwprof/
+  }
+  out.push_back(std::string(HWPROF_INSTALL_FULL_LIBDIR) + "/hwprof/" + kReportModuleFile);
+  out.push_back(std::string(HWPROF_BUILD_MODULE_DIR) + "/" + kReportModuleFile);
+  return out;
+}
+
+// Writes `content` to `path` whole or not at all.
+bool write_whole(const std::string& path, const std::string& content, std::string& why) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(temporary.c_str(), "w");
+  if (f == nullptr) {
+    why = "cannot create " + temporary;
+    return false;
+  }
+  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    why = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+}  // namespace
+
+void set_report_module_hint(const char* path) noexcept {
+  try {
+    if (path != nullptr) module_hint() = path;
+  } catch (...) {
+  }
+}
+
+std::string regions_text_table(const SessionSnapshot& s) {
+  std::vector<const RegionReport*> rows;
+  for (const RegionReport& r : s.regions) rows.push_back(&r);
+  std::sort(rows.begin(), rows.end(), [](const RegionReport* a, const RegionReport* b) { return a->total_inclusive_ns > b->total_inclusive_ns; });
+  std::string out = "hwprof regions (" + s.backend + ", clock " + s.clock_source + "); times are measured, inclusive of nested regions\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-32s %10s %12s %12s %12s %14s %14s\n", "Region", "Calls", "Median ms", "Total ms", "Excl. ms",
+                "GFLOP/call", "MB/call");
+  out += line;
+  for (const RegionReport* r : rows) {
+    std::snprintf(line, sizeof line, "%-32s %10llu %12s %12s %12s %14s %14s%s\n", r->name.substr(0, 32).c_str(),
+                  static_cast<unsigned long long>(r->calls), fixed(r->inclusive_ns.median / 1e6, 4).c_str(),
+                  fixed(r->total_inclusive_ns / 1e6, 3).c_str(), fixed(r->total_exclusive_ns / 1e6, 3).c_str(),
+                  r->work_flops ? fixed(*r->work_flops / 1e9, 4).c_str() : "-", r->work_bytes ? fixed(*r->work_bytes / 1e6, 3).c_str() : "-",
+                  r->open > 0 ? "  (open at exit)" : "");
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace detail
+
+std::optional<Error> write_session_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
+  namespace fs = std::filesystem;
+  const SessionSnapshot snapshot = session.snapshot();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create the folder " + dir + ": " + ec.message()};
+  std::string tried;
+  for (const std::string& candidate : detail::module_candidates()) {
+    if (!fs::exists(candidate, ec)) {
+      tried += (tried.empty() ? "" : ", ") + candidate;
+      continue;
+    }
+    void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      tried += (tried.empty() ? "" : ", ") + candidate + " (" + (why != nullptr ? why : "dlopen failed") + ")";
+      continue;
+    }
+    auto entry = reinterpret_cast<detail::ReportModuleEntry>(::dlsym(handle, detail::kReportModuleEntry));
+    if (entry == nullptr) {
+      tried += (tried.empty() ? "" : ", ") + candidate + " (no " + detail::kReportModuleEntry + ")";
+      continue;
+    }
+    std::vector<char> message(16384, '\0');
+    const int rc = entry(&snapshot, HWPROF_VERSION_STRING, dir.c_str(), message.data(), message.size());
+    const std::string text(message.data());
+    if (rc != 0) return Error{text.empty() ? "the report module failed" : text};
+    if (written != nullptr) {
+      std::size_t start = 0;
+      while (start < text.size()) {
+        const auto end = text.find('\n', start);
+        const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!line.empty()) written->push_back(line);
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+    }
+    return std::nullopt;  // the module stays loaded: unloading at exit gains nothing
+  }
+  // No module: the regions as a plain table, and where the full reports would come from.
+  const std::string path = (fs::path(dir) / "regions.txt").string();
+  std::string why;
+  if (!detail::write_whole(path, detail::regions_text_table(snapshot), why)) return Error{why};
+  if (written != nullptr) written->push_back(path);
+  return Error{"wrote only " + path + ": the report module " + std::string(detail::kReportModuleFile) +
+               " (profile.json, the roofline, report.html, trace.json) was not found; looked in " + tried +
+               ". Install hwprof's full package, or set HWPROF_REPORT_MODULE to the module's path"};
+}
+
+}  // namespace hwprof
+
+extern "C" HWPROF_API void hwprof_set_report_module(const char* path) { hwprof::detail::set_report_module_hint(path); }

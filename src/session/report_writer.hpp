@@ -1,0 +1,28 @@
+// A session's reports, made by the report module (libhwprof-report.so, loaded on demand so
+// that programs using only regions link no report, BLAS or OpenMP code), or — when the module
+// cannot be found — a plain table of the regions written by this library itself.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "hwprof/session.hpp"
+
+namespace hwprof::detail {
+
+// The module's entry point (src/report/report_module.cpp). `version` must be the library's
+// HWPROF_VERSION string: the snapshot is passed as a C++ object. Returns 0 on success; the
+// message then lists the files written, one per line, else says what went wrong.
+using ReportModuleEntry = int (*)(const SessionSnapshot* snapshot, const char* version, const char* dir, char* message,
+                                  std::size_t message_size);
+inline constexpr const char* kReportModuleEntry = "hwprof_report_module_write";
+inline constexpr const char* kReportModuleFile = "libhwprof-report.so";
+
+// Where a program's build said the module is (the HWPROF_REPORT_MODULE_PATH its include flags
+// define, registered by the header before main).
+void set_report_module_hint(const char* path) noexcept;
+
+// The plain table written when there is no module: one row per region.
+std::string regions_text_table(const SessionSnapshot& snapshot);
+
+}  // namespace hwprof::detail
