@@ -96,6 +96,27 @@ TEST(DetectLevels, CleanStepsGiveEveryLevelWithItsKnee) {
   EXPECT_GT(dram.sizes.front(), 32 * kMiB) << "DRAM starts past the last cache";
 }
 
+// This project's Zen 5 VM, a quick calibration on a quiet machine: L1 and L2 within 20 % of
+// each other and of the band past them, one knee at ~34 MiB, CPUID reporting 48 KiB / 1 MiB /
+// 508 MiB. The sweep's one cache band is named L3; L1 and L2 end at their reported sizes, and
+// the L3 band must not keep their points (its ceiling came out as an L1 point, above L2's).
+TEST(DetectLevels, ABandNamedForAnOuterLevelLeavesTheInnerLevelsTheirPoints) {
+  const std::vector<std::int64_t> cpuid = {48 * kKiB, 1 * kMiB, 508 * kMiB};
+  Curve curve;
+  for (std::int64_t s : grid(6 * kKiB, 720 * kMiB, 2)) {
+    double gbps = s <= 48 * kKiB ? 81.8 : s <= 1 * kMiB ? 76.5 : s <= 34 * kMiB ? 70.0 : s <= 508 * kMiB ? 45.0 : 32.8;
+    curve.emplace_back(s, gbps);
+  }
+  const LevelDetection d = detect_levels(curve, reported(cpuid, "cpuid"));
+  std::int64_t inner_end = 0;
+  for (const DetectedLevel& l : d.levels) {
+    if (l.level == "dram") continue;
+    ASSERT_FALSE(l.sizes.empty()) << l.level;
+    EXPECT_GT(l.sizes.front(), inner_end) << l.level << " starts inside the level before it";
+    inner_end = std::max(inner_end, l.capacity_bytes);
+  }
+}
+
 TEST(DetectLevels, WithoutAnySourceTheKneesAloneNameTheLevels) {
   // The VM of issue #13: no sysfs cache, nothing from CPUID. DRAM used to be "a band from 0
   // bytes up"; the knees must find the caches by themselves.
