@@ -62,11 +62,6 @@ inline Session::State* default_state() noexcept {
 // A region of the default session from here to the end of the scope.
 class ScopedRegion {
  public:
-  explicit ScopedRegion(RegionSite& site) noexcept : state_(detail::default_state()) {
-    if (state_ == nullptr) return;
-    id_ = Session::site_region(state_, site);
-    Session::enter(state_, id_);
-  }
   ScopedRegion(RegionSite& site, std::string_view name) noexcept : state_(detail::default_state()) {
     if (state_ == nullptr) return;
     id_ = site.name != nullptr ? Session::site_region(state_, site) : Session::named_region(state_, name);

@@ -6,40 +6,18 @@
 #include <set>
 #include <string_view>
 
+#include "common/data_paths.hpp"
 #include "common/suggest.hpp"
 
 namespace hwprof::cli {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::vector<std::string> data_directories(const char* environment, const char* kind, const char* source_dir) {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv(environment); env && *env) {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      const std::string_view part = rest.substr(0, colon);
-      if (!part.empty()) dirs.emplace_back(part);
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back((exe.parent_path().parent_path() / HWPROF_INSTALL_DATADIR_RELATIVE / "hwprof" / kind).string());
-  dirs.emplace_back(source_dir);
-  return dirs;
-}
-
-}  // namespace
-
 std::vector<std::string> model_directories() {
-  return data_directories("HWPROF_MODEL_PATH", "models", HWPROF_SOURCE_MODELS_DIR);
+  return detail::data_directories("HWPROF_MODEL_PATH", "models");
 }
 
 std::vector<std::string> counter_directories() {
-  return data_directories("HWPROF_COUNTERS_PATH", "counters", HWPROF_SOURCE_COUNTERS_DIR);
+  return detail::data_directories("HWPROF_COUNTERS_PATH", "counters");
 }
 
 std::vector<std::string> builtin_model_names() {

@@ -45,8 +45,9 @@ std::vector<std::string> data_directories(const char* environment, const std::st
   if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) {
     add(exe.parent_path().parent_path() / HWPROF_INSTALL_DATADIR_RELATIVE / "hwprof" / kind);
   }
-  add(fs::path(HWPROF_INSTALL_FULL_DATADIR) / "hwprof" / kind);
+  // The source tree (a build tree's programs), then the prefix it was configured for.
   add(fs::path(HWPROF_SOURCE_DIR) / kind);
+  add(fs::path(HWPROF_INSTALL_FULL_DATADIR) / "hwprof" / kind);
   return dirs;
 }
 

@@ -1,6 +1,6 @@
 // Where hwprof's installed data (counter groups, models) and the report module are, for a
 // library that may have been installed anywhere: beside the library itself (dladdr), beside
-// the program (bin/../share), at the prefix it was configured for, and in the source tree.
+// the program (bin/../share), in the source tree, and at the prefix it was configured for.
 #pragma once
 
 #include <string>

@@ -442,14 +442,23 @@ std::string pmu_absent(const std::string& name, const PmuDescription& pmu, const
 }
 
 // Why libpfm4 found no event of this name.
-std::string explain_not_found(const std::string& name, const std::filesystem::path& root) {
-  std::string_view rest = name;
-  std::string pmu_name;
+// "skx::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE" → PMU "skx", event "FP_ARITH_INST_RETIRED".
+struct EventNameParts {
+  std::string pmu;   // empty without a PMU:: prefix
+  std::string base;  // the event, without unit masks or modifiers
+};
+EventNameParts split_event_name(std::string_view rest) {
+  EventNameParts parts;
   if (const auto sep = rest.find("::"); sep != std::string_view::npos) {
-    pmu_name = std::string(rest.substr(0, sep));
+    parts.pmu = std::string(rest.substr(0, sep));
     rest.remove_prefix(sep + 2);
   }
-  const std::string base(rest.substr(0, rest.find(':')));
+  parts.base = std::string(rest.substr(0, rest.find(':')));
+  return parts;
+}
+
+std::string explain_not_found(const std::string& name, const std::filesystem::path& root) {
+  const auto [pmu_name, base] = split_event_name(name);
   const auto pmus = all_pmus();
   if (!pmu_name.empty()) {
     const auto pmu = std::find_if(pmus.begin(), pmus.end(), [&](const PmuDescription& p) { return p.name == pmu_name; });
@@ -618,13 +627,7 @@ bool event_of_another_cpu(const std::string& name) {
   Pfm& lib = pfm();
   if (lib.status != PFM_SUCCESS) return false;
   const std::lock_guard<std::mutex> lock(lib.mutex);
-  std::string_view rest = name;
-  std::string pmu_name;
-  if (const auto sep = rest.find("::"); sep != std::string_view::npos) {
-    pmu_name = std::string(rest.substr(0, sep));
-    rest.remove_prefix(sep + 2);
-  }
-  const std::string base(rest.substr(0, rest.find(':')));
+  const auto [pmu_name, base] = split_event_name(name);
   bool elsewhere = false;
   for (const PmuDescription& p : all_pmus()) {
     if (!pmu_name.empty()) {

@@ -28,14 +28,29 @@ Summary one_sample(double value) {
   return s;
 }
 
-std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const SessionSnapshot& s) {
+// Region names by id, looked up once for the paths, the threads and the timeline.
+class RegionNames {
+ public:
+  explicit RegionNames(const SessionSnapshot& s) {
+    for (const RegionReport& r : s.regions) {
+      if (r.id < 0) continue;
+      if (static_cast<std::size_t>(r.id) >= names_.size()) names_.resize(static_cast<std::size_t>(r.id) + 1, "?");
+      names_[static_cast<std::size_t>(r.id)] = r.name;
+    }
+  }
+  const std::string& operator()(int id) const {
+    static const std::string unknown = "?";
+    return id >= 0 && static_cast<std::size_t>(id) < names_.size() ? names_[static_cast<std::size_t>(id)] : unknown;
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const RegionNames& region_name) {
   std::string out;
   for (int k = static_cast<int>(i); k >= 0; k = tree[static_cast<std::size_t>(k)].parent) {
-    const int region = tree[static_cast<std::size_t>(k)].region;
-    std::string name = "?";
-    for (const RegionReport& r : s.regions) {
-      if (r.id == region) name = r.name;
-    }
+    const std::string& name = region_name(tree[static_cast<std::size_t>(k)].region);
     out = out.empty() ? name : name + "/" + out;
   }
   return out;
@@ -45,6 +60,7 @@ std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const Se
 
 Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
   Profile p;
+  const RegionNames region_name(s);
   p.created = detail::utc_timestamp();
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
@@ -117,11 +133,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   }
   for (const SessionThread& t : s.threads) {
     for (const ThreadRegionTotal& r : t.regions) {
-      std::string name = "?";
-      for (const RegionReport& reg : s.regions) {
-        if (reg.id == r.region) name = reg.name;
-      }
-      p.region_threads.push_back({t.number, t.name, name, r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
+      p.region_threads.push_back({t.number, t.name, region_name(r.region), r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
     }
     if (t.paths_dropped > 0) {
       p.hints.push_back(fmt::format("thread {} entered more distinct call paths than the session keeps per thread; {} calls are in "
@@ -131,14 +143,10 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   }
   for (std::size_t i = 0; i < s.call_tree.size(); ++i) {
     const CallPath& c = s.call_tree[i];
-    p.call_paths.push_back({path_name(s.call_tree, i, s), c.depth, c.calls, c.inclusive_ns / 1e6, c.exclusive_ns / 1e6});
+    p.call_paths.push_back({path_name(s.call_tree, i, region_name), c.depth, c.calls, c.inclusive_ns / 1e6, c.exclusive_ns / 1e6});
   }
   for (const TimelineEvent& e : s.timeline) {
-    std::string name = "?";
-    for (const RegionReport& reg : s.regions) {
-      if (reg.id == e.region) name = reg.name;
-    }
-    p.trace.push_back({name, "layer", e.region, 0, e.thread, e.start_ns / 1e3, e.duration_ns / 1e3});
+    p.trace.push_back({region_name(e.region), "layer", e.region, 0, e.thread, e.start_ns / 1e3, e.duration_ns / 1e3});
   }
   p.trace_iterations = p.trace.empty() ? 0 : 1;
   if (s.timeline_dropped > 0) {

@@ -6,29 +6,31 @@
 
 namespace {
 thread_local std::string last_error;
+
+// The default session's state and the id of the region called `name`; state nullptr when
+// there is nothing to measure (no name, or regions disabled).
+struct Named {
+  hwprof::Session::State* state = nullptr;
+  int id = -1;
+};
+Named named(const char* name) noexcept {
+  hwprof::Session::State* state = name != nullptr ? hwprof::detail::default_state() : nullptr;
+  return state != nullptr ? Named{state, hwprof::Session::named_region(state, name)} : Named{};
+}
 }  // namespace
 
 extern "C" {
 
 void hwprof_begin(const char* name) {
-  if (name == nullptr) return;
-  hwprof::Session::State* state = hwprof::detail::default_state();
-  if (state == nullptr) return;
-  hwprof::Session::enter(state, hwprof::Session::named_region(state, name));
+  if (const Named r = named(name); r.state != nullptr) hwprof::Session::enter(r.state, r.id);
 }
 
 void hwprof_end(const char* name) {
-  if (name == nullptr) return;
-  hwprof::Session::State* state = hwprof::detail::default_state();
-  if (state == nullptr) return;
-  hwprof::Session::leave(state, hwprof::Session::named_region(state, name));
+  if (const Named r = named(name); r.state != nullptr) hwprof::Session::leave(r.state, r.id);
 }
 
 void hwprof_set_work(const char* name, double flops, double bytes) {
-  if (name == nullptr) return;
-  hwprof::Session::State* state = hwprof::detail::default_state();
-  if (state == nullptr) return;
-  hwprof::Session::set_work(state, hwprof::Session::named_region(state, name), flops, bytes);
+  if (const Named r = named(name); r.state != nullptr) hwprof::Session::set_work(r.state, r.id, flops, bytes);
 }
 
 int hwprof_write(const char* dir) {

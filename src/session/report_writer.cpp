@@ -9,11 +9,10 @@
 #include <vector>
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "common/data_paths.hpp"
 #include "hwprof/regions.hpp"
+#include "hwprof/report.hpp"
 #include "hwprof/version.hpp"
 
 namespace hwprof {
@@ -38,24 +37,6 @@ std::vector<std::string> module_candidates() {
   out.push_back(std::string(HWPROF_INSTALL_FULL_LIBDIR) + "/hwprof/" + kReportModuleFile);
   out.push_back(std::string(HWPROF_BUILD_MODULE_DIR) + "/" + kReportModuleFile);
   return out;
-}
-
-// Writes `content` to `path` whole or not at all.
-bool write_whole(const std::string& path, const std::string& content, std::string& why) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(temporary.c_str(), "w");
-  if (f == nullptr) {
-    why = "cannot create " + temporary;
-    return false;
-  }
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    why = "cannot write " + path;
-    return false;
-  }
-  return true;
 }
 
 std::string fixed(double value, int decimals) {
@@ -136,8 +117,7 @@ std::optional<Error> write_session_report(const Session& session, const std::str
   }
   // No module: the regions as a plain table, and where the full reports would come from.
   const std::string path = (fs::path(dir) / "regions.txt").string();
-  std::string why;
-  if (!detail::write_whole(path, detail::regions_text_table(snapshot), why)) return Error{why};
+  if (auto error = write_file_atomically(path, detail::regions_text_table(snapshot))) return error;
   if (written != nullptr) written->push_back(path);
   return Error{"wrote only " + path + ": the report module " + std::string(detail::kReportModuleFile) +
                " (profile.json, the roofline, report.html, trace.json) was not found; looked in " + tried +

@@ -72,17 +72,6 @@ ThreadClaims::~ThreadClaims() {
   count = 0;
 }
 
-std::string thread_name(pid_t tid) {
-  std::FILE* f = std::fopen(("/proc/self/task/" + std::to_string(tid) + "/comm").c_str(), "r");
-  if (f == nullptr) return {};
-  char name[64] = {};
-  const bool read = std::fgets(name, sizeof name, f) != nullptr;
-  std::fclose(f);
-  std::string out = read ? name : "";
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
 }  // namespace
 
 namespace detail {
@@ -98,7 +87,17 @@ void unregister_live_session(std::uint32_t serial) {
   const std::lock_guard<std::mutex> lock(live_sessions_mutex());
   live_sessions().erase(serial);
 }
-std::string name_of_thread(pid_t tid) { return thread_name(tid); }
+std::string name_of_thread(pid_t tid) {
+  std::FILE* f = std::fopen(("/proc/self/task/" + std::to_string(tid) + "/comm").c_str(), "r");
+  if (f == nullptr) return {};
+  char name[64] = {};
+  const bool read = std::fgets(name, sizeof name, f) != nullptr;
+  std::fclose(f);
+  std::string out = read ? name : "";
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 }  // namespace detail
 
 ThreadSlot* Session::State::slot_for_this_thread(bool claim) noexcept {
@@ -137,11 +136,11 @@ int Session::State::path_for(ThreadSlot& t, int parent, int region, std::size_t 
     if (entry == 0) {
       if (t.path_count == t.path_capacity) break;
       const std::size_t n = t.path_count++;
-      t.paths[n] = detail::PathNode{parent, region, static_cast<int>(depth), 0, 0.0, 0.0};
+      t.paths[n] = CallPath{parent, region, static_cast<int>(depth), 0, 0.0, 0.0};
       t.path_index[slot] = static_cast<std::uint32_t>(n + 1);
       return static_cast<int>(n);
     }
-    const detail::PathNode& node = t.paths[entry - 1];
+    const CallPath& node = t.paths[entry - 1];
     if (node.parent == parent && node.region == region) return static_cast<int>(entry - 1);
   }
   ++t.paths_dropped;
@@ -152,7 +151,7 @@ void Session::State::retire(ThreadSlot& t) {
   detail::RetiredThread r;
   r.number = t.number;
   r.tid = t.owner.load();
-  r.name = thread_name(r.tid);
+  r.name = detail::name_of_thread(r.tid);
   r.paths.assign(t.paths.get(), t.paths.get() + t.path_count);
   r.paths_dropped = t.paths_dropped;
   r.ended_tick = now();
@@ -265,7 +264,7 @@ void Session::State::end(int id) noexcept {
     r->dropped_exclusive.fetch_add(exclusive, std::memory_order_relaxed);
   }
   if (f.node >= 0) {
-    detail::PathNode& node = t->paths[static_cast<std::size_t>(f.node)];
+    CallPath& node = t->paths[static_cast<std::size_t>(f.node)];
     ++node.calls;
     node.inclusive_ns += inclusive;
     node.exclusive_ns += exclusive;
@@ -439,9 +438,7 @@ BackendKind Session::backend() const noexcept {
   return state_->reading ? state_->counters->backend() : BackendKind::timer;
 }
 bool Session::time_only() const noexcept { return !state_->reading; }
-std::string_view Session::clock_source() const noexcept {
-  return state_->options.clock != nullptr ? "injected" : state_->tsc ? "tsc" : "CLOCK_MONOTONIC";
-}
+std::string_view Session::clock_source() const noexcept { return state_->clock_name(); }
 const std::vector<EventInfo>& Session::events() const noexcept { return state_->events; }
 const EventGroup* Session::group() const noexcept { return state_->group ? &*state_->group : nullptr; }
 const SessionOverhead& Session::overhead() const noexcept { return state_->overhead; }

@@ -150,7 +150,7 @@ void Session::State::allocate_slots() {
       // The paths are left uninitialised, untouched until used; the index (4 bytes an entry)
       // starts zeroed.
       s.path_capacity = options.call_paths_per_thread;
-      s.paths = std::make_unique_for_overwrite<detail::PathNode[]>(s.path_capacity);
+      s.paths = std::make_unique_for_overwrite<CallPath[]>(s.path_capacity);
       std::size_t index = 1;
       while (index < 2 * s.path_capacity) index <<= 1;
       s.path_index = std::make_unique<std::uint32_t[]>(index);

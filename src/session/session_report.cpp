@@ -116,12 +116,12 @@ std::vector<ThreadRegionTotal> totals_of(const std::vector<CallPath>& paths) {
 }
 
 // Call paths without the session's hidden regions (and what hangs under them), re-indexed.
-std::vector<CallPath> visible_paths(const std::vector<detail::PathNode>& nodes, const Session::State& s) {
+std::vector<CallPath> visible_paths(const std::vector<CallPath>& nodes, const Session::State& s) {
   std::vector<int> new_index(nodes.size(), -1);
   std::vector<CallPath> out;
   // Parents come before their children: a path is added when it is first entered.
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const detail::PathNode& n = nodes[i];
+    const CallPath& n = nodes[i];
     const detail::RegionRecord* r = s.record(n.region);
     if (r == nullptr || r->hidden) continue;
     if (n.parent >= 0 && (static_cast<std::size_t>(n.parent) >= i || new_index[static_cast<std::size_t>(n.parent)] < 0)) continue;
@@ -154,7 +154,7 @@ SessionSnapshot Session::State::snapshot() const {
   const std::uint64_t now_tick = const_cast<State*>(this)->now();
   auto ns_between = [&](std::uint64_t from, std::uint64_t to) { return to > from ? static_cast<double>(to - from) * ns_per_tick : 0.0; };
   out.backend = std::string(backend_name(reading ? counters->backend() : BackendKind::timer));
-  out.clock_source = options.clock != nullptr ? "injected" : tsc ? "tsc" : "CLOCK_MONOTONIC";
+  out.clock_source = clock_name();
   out.events = events;
   if (group) out.group = group->name;
   out.overhead = overhead;
@@ -188,7 +188,7 @@ SessionSnapshot Session::State::snapshot() const {
     t.number = static_cast<int>(slot.number);
     t.tid = tid;
     t.name = detail::name_of_thread(tid);
-    t.paths = visible_paths(std::vector<detail::PathNode>(slot.paths.get(), slot.paths.get() + slot.path_count), *this);
+    t.paths = visible_paths(std::vector<CallPath>(slot.paths.get(), slot.paths.get() + slot.path_count), *this);
     t.paths_dropped = slot.paths_dropped;
     for (std::size_t k = 0; k < slot.depth && k < options.max_depth; ++k) note_open(slot.frames[k].id, t.number, slot.frames[k].start, now_tick, false);
     if (t.paths.empty() && t.paths_dropped == 0 && slot.depth == 0) continue;

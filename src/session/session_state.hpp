@@ -67,17 +67,6 @@ struct Frame {
   double children_ns = 0.0;   // Σ the nested regions' inclusive time
 };
 
-// One call path of one thread: a region entered from its parent path (-1: a root). Written
-// by the owning thread only.
-struct PathNode {
-  int parent = -1;
-  int region = -1;
-  int depth = 0;
-  std::uint64_t calls = 0;
-  double inclusive_ns = 0.0;
-  double exclusive_ns = 0.0;
-};
-
 // One region call on the timeline (the first SessionOptions::timeline_events of the session).
 struct TimelineEntry {
   std::uint64_t start = 0;  // clock ticks
@@ -93,7 +82,7 @@ struct RetiredThread {
   std::uint32_t number = 0;
   pid_t tid = 0;
   std::string name;
-  std::vector<PathNode> paths;
+  std::vector<CallPath> paths;
   std::uint64_t paths_dropped = 0;
   std::vector<std::pair<int, std::uint64_t>> open;  // (region, start tick) left open at its exit
   std::uint64_t ended_tick = 0;
@@ -117,8 +106,9 @@ struct ThreadSlot {
   // When the thread's last call was an end() that read the counters: the clock at its return
   // (`after` still holds that reading), for begin_after_end. 0 otherwise.
   std::uint64_t last_end_tick = 0;
-  // Call paths (PathNode) and their open-addressing index (path + 1; 0: empty).
-  std::unique_ptr<PathNode[]> paths;
+  // Call paths (parent: an index into `paths`), written by the owning thread only, and their
+  // open-addressing index (path + 1; 0: empty).
+  std::unique_ptr<CallPath[]> paths;
   std::size_t path_count = 0;
   std::size_t path_capacity = 0;
   std::uint64_t paths_dropped = 0;
@@ -183,6 +173,7 @@ struct Session::State {
 
   // The measured path (session.cpp).
   std::uint64_t now() noexcept { return tsc ? detail::read_tsc() : clock(); }
+  const char* clock_name() const noexcept { return options.clock != nullptr ? "injected" : tsc ? "tsc" : "CLOCK_MONOTONIC"; }
   detail::ThreadSlot* slot_for_this_thread(bool claim = true) noexcept;
   int path_for(detail::ThreadSlot& t, int parent, int region, std::size_t depth) noexcept;
   void retire(detail::ThreadSlot& t);  // the thread ended: keep what it measured, free the slot (lock held)
