@@ -1,5 +1,8 @@
 // The cost of entering and leaving a region (one begin/end pair) in a single-threaded process:
-//   - time only (the timer backend with no events): issue #6's goal ≤ 60 ns;
+//   - time only (the timer backend with no events): issue #6's goal ≤ 60 ns, and issue #14's
+//     ≤ 1.5× two raw TSC reads (the session times regions with the TSC where it is invariant);
+//   - the same through <hwprof/regions.hpp>'s HWPROF_SCOPE and the C API's hwprof_begin/end
+//     on the default session (time only: HWPROF_BACKEND=timer is set below);
 //   - with the perf backend on the events of bench/run-counter-bench.sh (task-clock,
 //     page-faults, context-switches), against a PAPI_hl_region_begin/end pair on the same
 //     events: goal ≤ 0.5× PAPI's;
@@ -24,7 +27,9 @@
 
 #include "hwprof/counters.hpp"
 #include "read_pair.hpp"
+#include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
+#include "session/session_clock.hpp"
 
 #if defined(HWPROF_BENCH_HAVE_PAPI)
 #include <papi.h>
@@ -65,7 +70,8 @@ void BM_RegionTimeOnly(benchmark::State& state) {
     hwprof::Region r(*s, id);
     benchmark::ClobberMemory();
   }
-  notes["BM_RegionTimeOnly"] = "self-measured pair " + std::to_string(s->overhead().pair_ns) + " ns";
+  notes["BM_RegionTimeOnly"] = "clock " + std::string(s->clock_source()) + " (" + hwprof::detail::tsc_clock().reason +
+                               "); self-measured pair " + std::to_string(s->overhead().pair_ns) + " ns";
 }
 BENCHMARK(BM_RegionTimeOnly);
 
@@ -77,6 +83,25 @@ void BM_MacroTimeOnly(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MacroTimeOnly);
+
+// The default session (time only here), by a literal name bound to its call site ...
+void BM_ScopeTimeOnly(benchmark::State& state) {
+  for (auto _ : state) {
+    HWPROF_SCOPE("bench-scope");
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_ScopeTimeOnly);
+
+// ... and through the C API, by name (a per-thread cache finds it).
+void BM_CApiTimeOnly(benchmark::State& state) {
+  for (auto _ : state) {
+    hwprof_begin("bench-c");
+    benchmark::ClobberMemory();
+    hwprof_end("bench-c");
+  }
+}
+BENCHMARK(BM_CApiTimeOnly);
 
 void BM_RegionPerf(benchmark::State& state) {
   auto s = open_session(hwprof::SessionBackend::perf, kEvents);
@@ -106,6 +131,16 @@ void BM_ClockPair(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ClockPair);
+
+void BM_TscPair(benchmark::State& state) {
+  for (auto _ : state) {
+    const std::uint64_t a = hwprof::detail::read_tsc();
+    const std::uint64_t b = hwprof::detail::read_tsc();
+    benchmark::DoNotOptimize(a);
+    benchmark::DoNotOptimize(b);
+  }
+}
+BENCHMARK(BM_TscPair);
 
 void BM_PerfReadPair(benchmark::State& state) { time_counter_read_pairs(state, kEvents); }
 BENCHMARK(BM_PerfReadPair);
@@ -196,6 +231,8 @@ int main(int argc, char** argv) {
   // PAPI_OUTPUT_DIRECTORY at exit: a scratch folder, removed by a handler registered before
   // PAPI's (so it runs after it).
   setenv("PAPI_EVENTS", kPapiEvents, 0);
+  setenv("HWPROF_BACKEND", "timer", 1);  // the default session: time only
+  unsetenv("HWPROF_OUTPUT");
   setenv("PAPI_REPORT", "0", 0);
   char scratch[] = "/tmp/hwprof-region-bench-XXXXXX";
   if (mkdtemp(scratch) != nullptr) {
@@ -228,7 +265,11 @@ int main(int argc, char** argv) {
   for (const auto& [name, note] : notes) std::printf("  %s: %s\n", name.c_str(), note.c_str());
   print_absolute(collector, "region enter+exit, time only", "BM_RegionTimeOnly", 60);
   print_absolute(collector, "HWPROF_REGION enter+exit, time only", "BM_MacroTimeOnly", 60);
-  print_ratio(collector, "time-only region / two clock reads", "BM_RegionTimeOnly", "BM_ClockPair", 0);
+  print_absolute(collector, "HWPROF_SCOPE enter+exit, time only", "BM_ScopeTimeOnly", 0);
+  print_absolute(collector, "hwprof_begin/end (C), time only", "BM_CApiTimeOnly", 0);
+  print_ratio(collector, "time-only region / two raw TSC reads", "BM_RegionTimeOnly", "BM_TscPair", 1.5);
+  print_ratio(collector, "HWPROF_SCOPE / two raw TSC reads", "BM_ScopeTimeOnly", "BM_TscPair", 1.5);
+  print_ratio(collector, "time-only region / two clock_gettime", "BM_RegionTimeOnly", "BM_ClockPair", 0);
   print_absolute(collector, "region enter+exit, perf backend", "BM_RegionPerf", 0);
   print_ratio(collector, "perf region / two counter reads", "BM_RegionPerf", "BM_PerfReadPair", 0);
 #if defined(HWPROF_BENCH_HAVE_PAPI)

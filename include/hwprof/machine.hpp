@@ -173,6 +173,10 @@ std::string machine_store_path(const std::string& host, const MachineCpu& cpu);
 // The stored report for this machine: an error says what is missing or wrong (absent,
 // corrupt, another CPU's) and how to fix it.
 Result<Machine> load_stored_machine();
+// Stores a calibration as this machine's (what `hwprof calibrate` does; `hwprof profile` and
+// HWPROF_OUTPUT then find it), written whole or not at all. Refused, with the reasons, when it
+// was contended (unless `allow_contended`) or breaks a plausibility rule. `path` gets the file.
+std::optional<Error> store_machine(const Machine& machine, bool allow_contended = false, std::string* path = nullptr);
 
 struct CalibrationOptions {
   std::vector<int> threads;     // empty: 1 and the number of physical cores

@@ -20,6 +20,7 @@
 #include "counters/system_info.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/machine.hpp"
+#include "hwprof/report.hpp"
 
 namespace hwprof {
 namespace detail {
@@ -122,6 +123,28 @@ std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
   };
   return machine_store_dir() + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" +
          std::to_string(cpu.model) + "-" + std::to_string(cpu.logical_cpus) + "cpu.json";
+}
+
+std::optional<Error> store_machine(const Machine& machine, bool allow_contended, std::string* path) {
+  if (machine.contention.contended && !allow_contended) {
+    return Error{"other processes disturbed this calibration, so its ceilings describe a busy machine: it was not stored. "
+                 "Calibrate again when the machine is quiet, or store it marked as contended"};
+  }
+  if (const std::vector<std::string> problems = implausible_fields(machine); !problems.empty()) {
+    std::string all;
+    for (const std::string& p : problems) all += "\n  - " + p;
+    return Error{"the calibration is implausible, so it was not stored:" + all};
+  }
+  const std::string file = machine_store_path(machine.host, machine.cpu);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+  if (ec) return Error{std::filesystem::path(file).parent_path().string() + ": cannot create the machine store (" + ec.message() + ")"};
+  // What is stored must read back: a report the loader would refuse is not written.
+  const std::string json = machine_to_json(machine);
+  if (auto back = machine_from_json(json, file); !back) return Error{"the calibration was not stored: " + back.error().message};
+  if (auto error = write_file_atomically(file, json)) return error;
+  if (path != nullptr) *path = file;
+  return std::nullopt;
 }
 
 Result<CalibrationLock> CalibrationLock::acquire(const std::function<void(const std::string&)>& waiting) {

@@ -375,6 +375,35 @@ std::string counters_section(const Profile& p) {
   return out;
 }
 
+// A regions profile's call tree and per-thread totals.
+std::string regions_section(const Profile& p) {
+  if (p.phase != "regions" || (p.call_paths.empty() && p.region_threads.empty())) return {};
+  std::string out = "<section id=\"regions\"><h2>Call paths and threads</h2>\n";
+  if (!p.call_paths.empty()) {
+    out += "<h3>Call paths</h3><p class=\"note\">Merged over the threads; inclusive and exclusive of nested regions, over all calls.</p>\n";
+    out += "<table id=\"call-paths\"><thead><tr><th>path</th><th class=\"num\">calls</th><th class=\"num\">incl. ms</th>"
+           "<th class=\"num\">excl. ms</th></tr></thead><tbody>\n";
+    for (const CallPathRow& c : p.call_paths) {
+      out += fmt::format("<tr><td style=\"padding-left:{}em\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
+                         "<td class=\"num\">{:.3f}</td></tr>\n",
+                         0.5 + 1.5 * c.depth, esc(c.path), c.calls, c.inclusive_ms, c.exclusive_ms);
+    }
+    out += "</tbody></table>\n";
+  }
+  if (!p.region_threads.empty()) {
+    out += "<h3>Per thread</h3>\n<table id=\"region-threads\"><thead><tr><th>thread</th><th>name</th><th>region</th>"
+           "<th class=\"num\">calls</th><th class=\"num\">incl. ms</th><th class=\"num\">excl. ms</th></tr></thead><tbody>\n";
+    for (const RegionThreadRow& r : p.region_threads) {
+      out += fmt::format("<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
+                         "<td class=\"num\">{:.3f}</td></tr>\n",
+                         r.thread, esc(r.thread_name), esc(r.region), r.calls, r.inclusive_ms, r.exclusive_ms);
+    }
+    out += "</tbody></table>\n";
+  }
+  out += "</section>\n";
+  return out;
+}
+
 // Doubts about the figures, then advice, above everything else on the page.
 std::string warnings_banner(const Profile& p) {
   std::string out;
@@ -397,13 +426,20 @@ std::string html_report(const Profile& p) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>hwprof: " + esc(p.model) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
-                     p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
+  if (p.phase == "regions") {
+    out += fmt::format("<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
+                       "calibration · {} · hwprof {}</p></header>\n",
+                       esc(p.model), p.threads, esc(p.created), esc(p.hwprof_version));
+  } else {
+    out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n",
+                       esc(p.model), p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
+  }
   out += warnings_banner(p);
   out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
   out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
   out += layers_section(p);
-  out += memory_section(p);
+  out += regions_section(p);
+  if (p.phase != "regions") out += memory_section(p);  // a program's own regions have no cost model
   out += counters_section(p);
   out += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return out;

@@ -145,7 +145,9 @@ std::string header(const Profile& p) {
   out += regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work)\n"
                  : "Analytic: FLOPs and the minimum bytes per call (whole batch), from shapes by the cost model\n";
   out += "Bytes:    " + detail::bytes_source_summary(p) + "\n";
-  out += "Derived:  Share = median / the layers' summed medians; GFLOP/s and GB/s = FLOPs and bytes / median time; FLOP/B = FLOPs / bytes";
+  out += regions ? "Derived:  Share = the region's time over all calls / the time in the outermost regions (a nested region's share "
+                   "is also in its parent's); GFLOP/s"
+                 : "Derived:  Share = median / the layers' summed medians; GFLOP/s and GB/s = FLOPs and bytes / median time; FLOP/B = FLOPs / bytes";
   out += p.machine.ceilings ? "; Eff. = achieved / attainable under the measured roofline, whose memory roof is the calibrated "
                               "bandwidth at the layer's working set for analytic bytes (DRAM's for counted ones); the model's "
                               "is its layers' roofline times over its own\n"
@@ -220,12 +222,16 @@ static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
     c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
     return c;
   };
+  // A regions profile's regions nest, so their medians do not add up: each region's share is
+  // its time over all calls against the outermost regions' (Profile time_share).
+  const bool regions = p.phase == "regions";
   const double layers_ms = detail::summed_layer_ms(p);
   for (std::size_t i = 0; i < shown; ++i) {
-    t.row(cells(*rows[i], detail::display_name(*rows[i]), detail::percent(detail::share_of(*rows[i], layers_ms))));
+    const double share = regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
+    t.row(cells(*rows[i], detail::display_name(*rows[i]), detail::percent(share)));
   }
   t.rule();
-  t.row(cells(p.total, "model total", p.total.time_ms.n ? "100.0%" : "-"));
+  t.row(cells(p.total, regions ? "program total" : "model total", p.total.time_ms.n ? "100.0%" : "-"));
 
   std::string out = header(p) + before_tables(p) + "\n" + t.render();
   if (shown < rows.size()) {

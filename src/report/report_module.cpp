@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string.h>
 #include <string>
 #include <vector>
 
@@ -15,15 +16,44 @@
 
 namespace {
 
+// The program's name: the base of argv[0] from /proc/self/cmdline (comm is cut at 15
+// characters); "regions" where neither can be read.
 std::string program_name() {
-  std::FILE* f = std::fopen("/proc/self/comm", "r");
-  if (f == nullptr) return "regions";
-  char name[64] = {};
-  const bool read = std::fgets(name, sizeof name, f) != nullptr;
-  std::fclose(f);
-  std::string out = read ? name : "regions";
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out.empty() ? "regions" : out;
+  std::string name;
+  if (std::FILE* f = std::fopen("/proc/self/cmdline", "r")) {
+    char buffer[4096] = {};
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
+    std::fclose(f);
+    name.assign(buffer, strnlen(buffer, n));  // argv[0] ends at its NUL
+    name = name.substr(name.find_last_of('/') + 1);
+  }
+  if (name.empty()) {
+    if (std::FILE* f = std::fopen("/proc/self/comm", "r")) {
+      char comm[64] = {};
+      if (std::fgets(comm, sizeof comm, f) != nullptr) name = comm;
+      std::fclose(f);
+    }
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+  }
+  return name.empty() ? "regions" : name;
+}
+
+// The ceilings: HWPROF_CALIBRATION's file (checked to be this CPU's), else this machine's
+// stored report. `source` gets the file; the error says what is missing and how to make it.
+hwprof::Result<hwprof::Machine> ceilings(std::string& source) {
+  if (const char* file = std::getenv("HWPROF_CALIBRATION"); file != nullptr && file[0] != '\0') {
+    auto machine = hwprof::load_machine(file);
+    if (!machine) return hwprof::Error{"HWPROF_CALIBRATION: " + machine.error().message};
+    if (auto why = hwprof::foreign_cpu(machine->cpu, hwprof::describe_this_cpu())) {
+      return hwprof::Error{std::string("HWPROF_CALIBRATION=") + file + ": measured on another CPU (" + *why +
+                           "); run `hwprof calibrate` here"};
+    }
+    source = file;
+    return machine;
+  }
+  auto machine = hwprof::load_stored_machine();
+  if (machine) source = hwprof::machine_store_path(machine->host, machine->cpu);
+  return machine;
 }
 
 void say(char* message, std::size_t size, const std::string& text) {
@@ -50,16 +80,25 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
     }
     hwprof::RegionProfileOptions options;
     options.program = program_name();
-    if (const char* threads = std::getenv("HWPROF_THREADS"); threads != nullptr) options.threads = std::atoi(threads);
+    std::string bad_threads;
+    if (const char* threads = std::getenv("HWPROF_THREADS"); threads != nullptr && threads[0] != '\0') {
+      char* end = nullptr;
+      const long n = std::strtol(threads, &end, 10);
+      if (end != threads && *end == '\0' && n >= 1 && n <= 65536) {
+        options.threads = static_cast<int>(n);
+      } else {
+        bad_threads = std::string("HWPROF_THREADS=") + threads + " is not a thread count (1 to 65536): placed against one thread per physical core";
+      }
+    }
     std::string no_machine;
-    if (auto machine = hwprof::load_stored_machine()) {
-      options.machine_source = hwprof::machine_store_path(machine->host, machine->cpu);
+    if (auto machine = ceilings(options.machine_source)) {
       options.machine = std::move(*machine);
     } else {
       no_machine = machine.error().message;
     }
     hwprof::Profile profile = hwprof::profile_of(*snapshot, options);
     if (!no_machine.empty()) profile.hints.insert(profile.hints.begin(), "no roofline: " + no_machine);
+    if (!bad_threads.empty()) profile.warnings.push_back(bad_threads);
     std::vector<std::string> written;
     if (auto error = hwprof::write_profile_outputs(profile, dir, &written)) {
       say(message, message_size, error->message);

@@ -27,7 +27,8 @@ std::string& module_hint() {
 
 std::vector<std::string> module_candidates() {
   std::vector<std::string> out;
-  if (const char* env = std::getenv("HWPROF_REPORT_MODULE"); env != nullptr && *env != '\0') out.emplace_back(env);
+  // The user's choice is the only one: a wrong path is said, not replaced by another module.
+  if (const char* env = std::getenv("HWPROF_REPORT_MODULE"); env != nullptr && *env != '\0') return {env};
   if (!module_hint().empty()) out.push_back(module_hint());
   if (const std::string self = this_binary_path(); !self.empty()) {
     const fs::path dir = fs::path(self).parent_path();
@@ -117,11 +118,12 @@ std::optional<Error> write_session_report(const Session& session, const std::str
   }
   // No module: the regions as a plain table, and where the full reports would come from.
   const std::string path = (fs::path(dir) / "regions.txt").string();
-  if (auto error = write_file_atomically(path, detail::regions_text_table(snapshot))) return error;
+  const std::string why = "the report module " + std::string(detail::kReportModuleFile) +
+                          " (profile.json, the roofline, report.html, trace.json) was not found; looked in " + tried +
+                          ". Install hwprof's full package, or set HWPROF_REPORT_MODULE to the module's path";
+  if (auto error = write_file_atomically(path, "Only this table: " + why + "\n\n" + detail::regions_text_table(snapshot))) return error;
   if (written != nullptr) written->push_back(path);
-  return Error{"wrote only " + path + ": the report module " + std::string(detail::kReportModuleFile) +
-               " (profile.json, the roofline, report.html, trace.json) was not found; looked in " + tried +
-               ". Install hwprof's full package, or set HWPROF_REPORT_MODULE to the module's path"};
+  return Error{"wrote only " + path + ": " + why};
 }
 
 }  // namespace hwprof

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -16,14 +19,63 @@ std::uint64_t monotonic_ns() noexcept {
 
 namespace {
 
+// Whether the first "flags" line of /proc/cpuinfo lists `flag` as a whole word.
+bool has_flag(std::string_view cpuinfo, std::string_view flag) {
+  std::size_t at = 0;
+  while (at < cpuinfo.size()) {
+    const std::size_t end = std::min(cpuinfo.find('\n', at), cpuinfo.size());
+    std::string_view line = cpuinfo.substr(at, end - at);
+    at = end + 1;
+    if (line.substr(0, 5) != "flags") continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view words = line.substr(colon + 1);
+    while (!words.empty()) {
+      const std::size_t space = words.find(' ');
+      const std::string_view word = words.substr(0, space);
+      if (word == flag) return true;
+      if (space == std::string_view::npos) break;
+      words.remove_prefix(space + 1);
+    }
+    return false;  // the first CPU's flags decide (a kernel sets them alike on every CPU)
+  }
+  return false;
+}
+
+}  // namespace
+
+TscDecision decide_tsc(std::string_view cpuinfo, std::string_view clocksource, std::string_view override_value) {
+#if !defined(__x86_64__)
+  (void)cpuinfo;
+  (void)clocksource;
+  (void)override_value;
+  return {false, "no TSC on this architecture"};
+#else
+  while (!clocksource.empty() && (clocksource.back() == '\n' || clocksource.back() == ' ')) clocksource.remove_suffix(1);
+  if (override_value == "monotonic") return {false, "HWPROF_CLOCK=monotonic"};
+  if (override_value == "tsc") return {true, "HWPROF_CLOCK=tsc"};
+  if (clocksource == "tsc") return {true, "the kernel's clocksource is the TSC"};
+  const bool constant = has_flag(cpuinfo, "constant_tsc");
+  const bool nonstop = has_flag(cpuinfo, "nonstop_tsc");
+  if (constant && nonstop) {
+    return {true, "invariant TSC (constant_tsc, nonstop_tsc)" +
+                      (clocksource.empty() ? std::string() : "; the kernel's clocksource is " + std::string(clocksource))};
+  }
+  std::string missing = !constant && !nonstop ? "constant_tsc and nonstop_tsc" : !constant ? "constant_tsc" : "nonstop_tsc";
+  return {false, "the TSC is not invariant here (no " + missing + " in /proc/cpuinfo)"};
+#endif
+}
+
+namespace {
+
 #if defined(__x86_64__)
-bool kernel_keeps_time_with_tsc() noexcept {
-  std::FILE* f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-  if (f == nullptr) return false;
-  char name[32] = {};
-  const bool read = std::fgets(name, sizeof name, f) != nullptr;
-  std::fclose(f);
-  return read && std::string_view(name) == "tsc\n";
+std::string read_text(const char* path, std::size_t limit) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 // A (tsc, ns) pair read as close together as this machine allows: the tightest of a few.
@@ -45,18 +97,33 @@ std::pair<double, double> tsc_and_ns() noexcept {
 
 TscClock measure_tsc() noexcept {
   TscClock c;
-  if (!kernel_keeps_time_with_tsc()) return c;
+  try {
+    const char* forced = std::getenv("HWPROF_CLOCK");
+    // The flags are on the first CPU's lines: 64 KiB holds them on any machine.
+    const TscDecision decision = decide_tsc(read_text("/proc/cpuinfo", 64 * 1024),
+                                            read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", 64),
+                                            forced != nullptr ? forced : "");
+    c.reason = decision.reason;
+    if (!decision.use) return c;
+  } catch (...) {
+    c.reason = "out of memory reading /proc/cpuinfo";
+    return c;
+  }
   const auto [tsc0, ns0] = tsc_and_ns();
   constexpr double kSpanNs = 5e6;  // 5 ms: the pairs' jitter (tens of ns) is then < 1e-5 of it
   std::pair<double, double> end{tsc0, ns0};
   while (end.second - ns0 < kSpanNs) end = tsc_and_ns();
-  if (end.first <= tsc0) return c;
+  if (end.first <= tsc0) {
+    c.reason += "; but the TSC did not advance over 5 ms";
+    return c;
+  }
   c.ns_per_tick = (end.second - ns0) / (end.first - tsc0);
   c.usable = c.ns_per_tick > 0 && std::isfinite(c.ns_per_tick);
+  if (!c.usable) c.reason += "; but its rate could not be measured";
   return c;
 }
 #else
-TscClock measure_tsc() noexcept { return {}; }
+TscClock measure_tsc() noexcept { return {false, 1.0, "no TSC on this architecture"}; }
 #endif
 
 }  // namespace

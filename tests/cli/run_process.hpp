@@ -21,7 +21,10 @@ struct ProcessResult {
   std::string err;
 };
 
-inline ProcessResult run_process(const std::vector<std::string>& argv) {
+// `environment`: the child's whole environment ("NAME=value"); nullptr: this process's.
+// `cwd`: the child's working folder; empty: this process's.
+inline ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>* environment,
+                                 const std::string& cwd = {}) {
   ProcessResult result;
   int out_pipe[2];
   int err_pipe[2];
@@ -30,11 +33,17 @@ inline ProcessResult run_process(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  std::vector<char*> env;
+  if (environment != nullptr) {
+    for (const auto& e : *environment) env.push_back(const_cast<char*>(e.c_str()));
+    env.push_back(nullptr);
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environment != nullptr ? env.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -66,6 +75,8 @@ inline ProcessResult run_process(const std::vector<std::string>& argv) {
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
+
+inline ProcessResult run_process(const std::vector<std::string>& argv) { return run_process(argv, nullptr); }
 
 #ifdef HWPROF_CLI_PATH
 // The hwprof binary under test with these arguments.

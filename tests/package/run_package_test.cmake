@@ -1,5 +1,9 @@
-# Installs the build into a scratch prefix and builds tests/package/consumer against it,
-# once through find_package(hwprof) and once through pkg-config, then runs both.
+# Installs the build into a scratch prefix and builds tests/package/consumer against it: the
+# full library once through find_package(hwprof) and once through pkg-config hwprof; the
+# regions library from C++ through find_package (hwprof::regions) and from C through
+# pkg-config hwprof-regions. The region programs run with HWPROF_OUTPUT, and their reports
+# must hold every region once, the FLOPs and bytes given to set_work, and a roofline point for
+# each region with work.
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -15,7 +19,8 @@ file(REMOVE_RECURSE "${SCRATCH_DIR}")
 set(prefix "${SCRATCH_DIR}/prefix")
 run("${CMAKE_COMMAND}" --install "${HWPROF_BUILD_DIR}" --prefix "${prefix}")
 
-foreach(required include/hwprof/hwprof.hpp include/hwprof/version.hpp bin/hwprof
+foreach(required include/hwprof/hwprof.hpp include/hwprof/version.hpp include/hwprof/regions.hpp include/hwprof/regions.h
+                 bin/hwprof lib/hwprof/libhwprof-report.so lib/pkgconfig/hwprof-regions.pc
                  share/hwprof/models/resnet18.json lib/cmake/hwprof/hwprofConfig.cmake)
   if(NOT EXISTS "${prefix}/${required}")
     file(GLOB_RECURSE installed RELATIVE "${prefix}" "${prefix}/*")
@@ -25,7 +30,7 @@ endforeach()
 
 # 1. find_package(hwprof)
 run("${CMAKE_COMMAND}" -S "${HWPROF_SOURCE_DIR}/tests/package/consumer" -B "${SCRATCH_DIR}/consumer"
-    -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+    -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
     "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 run("${CMAKE_COMMAND}" --build "${SCRATCH_DIR}/consumer")
 run("${SCRATCH_DIR}/consumer/consumer")
@@ -44,4 +49,96 @@ separate_arguments(extra_flags UNIX_COMMAND "${CXX_FLAGS} ${LINKER_FLAGS}")
 run("${CXX_COMPILER}" -std=c++17 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/consumer.cpp"
     "-DHWPROF_MODEL=\"${prefix}/share/hwprof/models/lenet5.json\"" ${pc_flags} -o "${SCRATCH_DIR}/consumer_pc")
 run("${SCRATCH_DIR}/consumer_pc")
-message(STATUS "package test: find_package and pkg-config consumers both work")
+
+# 3. The regions programs. A calibration of this CPU (made-up ceilings) from the consumer.
+set(calibration "${SCRATCH_DIR}/machine.json")
+run("${SCRATCH_DIR}/consumer/consumer" --test-calibration "${calibration}")
+execute_process(COMMAND "${PKG_CONFIG}" --define-variable=prefix=${prefix} --cflags --libs hwprof-regions
+                OUTPUT_VARIABLE regions_flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "package test: pkg-config does not know hwprof-regions")
+endif()
+foreach(unwanted openblas gomp fopenmp fmt)
+  if(regions_flags MATCHES "${unwanted}")
+    message(FATAL_ERROR "package test: pkg-config hwprof-regions brings ${unwanted}: ${regions_flags}")
+  endif()
+endforeach()
+separate_arguments(regions_flags UNIX_COMMAND "${regions_flags}")
+run("${C_COMPILER}" -std=c11 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c" ${regions_flags}
+    -o "${SCRATCH_DIR}/regions_consumer_c")
+
+# Neither program may need OpenBLAS or OpenMP.
+find_program(READELF readelf REQUIRED)
+foreach(program consumer/regions_consumer regions_consumer_c)
+  execute_process(COMMAND "${READELF}" -d "${SCRATCH_DIR}/${program}" OUTPUT_VARIABLE dynamic)
+  if(dynamic MATCHES "openblas|gomp")
+    message(FATAL_ERROR "package test: ${program} links OpenBLAS or OpenMP:\n${dynamic}")
+  endif()
+endforeach()
+
+# Runs a regions program with HWPROF_OUTPUT (and the given variables) and checks its report:
+# `expected` is a list of name=flops=bytes, with flops and bytes empty for a region without work.
+function(check_regions program out expected)
+  file(REMOVE_RECURSE "${out}")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env "HWPROF_OUTPUT=${out}" "HWPROF_CALIBRATION=${calibration}" HWPROF_THREADS=1
+                          ${ARGN} "${program}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "package test: ${program} failed (${rc}):\n${stdout}\n${stderr}")
+  endif()
+  foreach(file profile.json profile.txt profile.csv roofline.svg report.html trace.json)
+    if(NOT EXISTS "${out}/${file}")
+      message(FATAL_ERROR "package test: ${program} wrote no ${file} into ${out}:\n${stderr}")
+    endif()
+  endforeach()
+  file(READ "${out}/profile.json" profile)
+  string(JSON count LENGTH "${profile}" layers)
+  list(LENGTH expected wanted)
+  if(NOT count EQUAL wanted)
+    message(FATAL_ERROR "package test: ${program}: ${count} regions in profile.json, expected ${wanted} (${expected})")
+  endif()
+  foreach(entry IN LISTS expected)
+    string(REPLACE "=" ";" entry "${entry}")
+    list(GET entry 0 name)
+    list(GET entry 1 flops)
+    list(GET entry 2 bytes)
+    set(found 0)
+    math(EXPR last "${count} - 1")
+    foreach(i RANGE ${last})
+      string(JSON layer_name GET "${profile}" layers ${i} name)
+      if(NOT layer_name STREQUAL name)
+        continue()
+      endif()
+      math(EXPR found "${found} + 1")
+      string(JSON roofline TYPE "${profile}" layers ${i} roofline)
+      if(flops STREQUAL "")
+        if(NOT roofline STREQUAL "NULL")
+          message(FATAL_ERROR "package test: ${program}: ${name} has no work but a roofline point")
+        endif()
+        continue()
+      endif()
+      string(JSON layer_flops GET "${profile}" layers ${i} flops)
+      string(JSON layer_bytes GET "${profile}" layers ${i} bytes value)
+      if(NOT layer_flops EQUAL flops OR NOT layer_bytes EQUAL bytes)
+        message(FATAL_ERROR "package test: ${program}: ${name} has ${layer_flops} FLOPs and ${layer_bytes} bytes, set_work gave ${flops} and ${bytes}")
+      endif()
+      if(NOT roofline STREQUAL "OBJECT")
+        string(JSON why GET "${profile}" layers ${i} roofline_error)
+        message(FATAL_ERROR "package test: ${program}: ${name} has no roofline point: ${why}")
+      endif()
+    endforeach()
+    if(NOT found EQUAL 1)
+      message(FATAL_ERROR "package test: ${program}: region ${name} is in profile.json ${found} times, expected once")
+    endif()
+  endforeach()
+  message(STATUS "package test: ${program}: ${count} regions, each once, with its work and roofline point")
+endfunction()
+
+# 16384 elements: axpy 2 FLOPs and 12 bytes each, layerN 1 and 8, the C scale 1 and 8.
+check_regions("${SCRATCH_DIR}/consumer/regions_consumer" "${SCRATCH_DIR}/out-cpp"
+              "step==;axpy=32768=196608;layer0=16384=131072;layer1=16384=131072;layer2=16384=131072")
+# The C program is linked from the prefix through pkg-config alone: it is told where the
+# module is (a prefix other than the configured one; docs/regions.md).
+check_regions("${SCRATCH_DIR}/regions_consumer_c" "${SCRATCH_DIR}/out-c" "c_step==;c_scale=16384=131072"
+              "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
+message(STATUS "package test: find_package and pkg-config consumers, C++ and C, all work")

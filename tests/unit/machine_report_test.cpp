@@ -324,6 +324,43 @@ TEST_F(MachineStore, TheStoredReportIsFoundRefusedWhenForeignAndExplainedWhenAbs
   EXPECT_THAT(refused.error().message, HasSubstr("not used"));
 }
 
+TEST_F(MachineStore, AnInProcessCalibrationIsStoredUnlessContendedOrImplausible) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  Machine m = sample_machine();
+  m.cpu = describe_this_cpu();
+  m.host = host;
+
+  Machine busy = m;
+  busy.contention.contended = true;
+  const auto refused = store_machine(busy);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_THAT(refused->message, HasSubstr("disturbed"));
+  EXPECT_FALSE(load_stored_machine().ok()) << "nothing was stored";
+
+  Machine inverted = m;
+  inverted.runs[0].bandwidth["dram"].kernels["triad"].best = 1e4;  // DRAM above L1
+  const auto implausible = store_machine(inverted);
+  ASSERT_TRUE(implausible.has_value());
+  EXPECT_THAT(implausible->message, HasSubstr("implausible"));
+  EXPECT_FALSE(load_stored_machine().ok());
+
+  std::string path;
+  const auto stored = store_machine(m, false, &path);
+  ASSERT_FALSE(stored.has_value()) << stored->message;
+  EXPECT_EQ(path, machine_store_path(host, m.cpu));
+  auto found = load_stored_machine();
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->runs.size(), m.runs.size());
+  EXPECT_FALSE(store_machine(busy, /*allow_contended=*/true).has_value()) << "kept, marked, when the caller says so";
+
+  Machine unreadable = m;
+  unreadable.theoretical.cores = 0;  // the loader refuses it, so it is not written
+  const auto not_stored = store_machine(unreadable);
+  ASSERT_TRUE(not_stored.has_value());
+  EXPECT_THAT(not_stored->message, HasSubstr("/theoretical/cores"));
+}
+
 TEST_F(MachineStore, OneCalibrationAtATimeHoldsTheStoresLock) {
   std::vector<std::string> said;
   auto first = CalibrationLock::acquire([&](const std::string& line) { said.push_back(line); });
