@@ -21,6 +21,7 @@ packages=(
   linux-perf             # perf stat: peer for counter checks
   stress-ng              # a busy neighbour: calibration must say it was contended
   python3                # peer-comparison scripts
+  gfortran               # the package test builds a Fortran program against the C API
 )
 
 if [ "$(id -u)" -ne 0 ]; then

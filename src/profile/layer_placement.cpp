@@ -79,15 +79,8 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   layer.time_ms = to_ms(r.inclusive_ns);
   layer.below_resolution = r.below_resolution;
   for (const CounterTotal& c : r.counters) {
-    LayerCounter lc;
-    lc.name = c.name;
-    lc.unit = c.unit;
-    if (c.has_value()) lc.value = c.per_call();
-    lc.status = c.status;
-    lc.running_fraction = c.min_running_fraction;
-    lc.reason = c.reason;
-    lc.below_resolution = c.below_resolution;
-    layer.counters.push_back(std::move(lc));
+    const std::optional<double> value = c.has_value() ? std::optional<double>(c.per_call()) : std::nullopt;
+    layer.counters.push_back(LayerCounter{c.name, c.unit, value, c.status, c.min_running_fraction, c.reason, c.below_resolution});
   }
   for (const RegionMetric& m : r.metrics) layer.metrics.push_back({m.name, m.unit, m.value, m.reason});
 

@@ -135,10 +135,27 @@ function(check_regions program out expected)
 endfunction()
 
 # 16384 elements: axpy 2 FLOPs and 12 bytes each, layerN 1 and 8, the C scale 1 and 8.
+# With an event group by name: found in the installed share/hwprof/counters, no variable needed.
 check_regions("${SCRATCH_DIR}/consumer/regions_consumer" "${SCRATCH_DIR}/out-cpp"
-              "step==;axpy=32768=196608;layer0=16384=131072;layer1=16384=131072;layer2=16384=131072")
+              "step==;axpy=32768=196608;layer0=16384=131072;layer1=16384=131072;layer2=16384=131072"
+              HWPROF_GROUP=software)
+file(READ "${SCRATCH_DIR}/out-cpp/profile.json" profile)
+string(JSON group GET "${profile}" group)
+if(NOT group STREQUAL "software")
+  message(FATAL_ERROR "package test: HWPROF_GROUP=software was not found from the installed tree (group '${group}')")
+endif()
 # The C program is linked from the prefix through pkg-config alone: it is told where the
 # module is (a prefix other than the configured one; docs/regions.md).
 check_regions("${SCRATCH_DIR}/regions_consumer_c" "${SCRATCH_DIR}/out-c" "c_step==;c_scale=16384=131072"
               "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
-message(STATUS "package test: find_package and pkg-config consumers, C++ and C, all work")
+# Fortran through bind(C) (scripts/install-deps.sh installs gfortran).
+find_program(GFORTRAN gfortran)
+if(NOT GFORTRAN)
+  message(FATAL_ERROR "package test: no gfortran, so the Fortran consumer cannot be built: run scripts/install-deps.sh")
+else()
+  run("${GFORTRAN}" ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.f90" ${regions_flags}
+      -o "${SCRATCH_DIR}/regions_consumer_f")
+  check_regions("${SCRATCH_DIR}/regions_consumer_f" "${SCRATCH_DIR}/out-f" "f_step==;f_saxpy=32768=196608"
+                "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
+endif()
+message(STATUS "package test: find_package and pkg-config consumers, C++, C and Fortran, all work")
