@@ -120,10 +120,21 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
     input.seconds = root_ns * 1e-9;
     input.threads = p.threads;
     if (auto placed = place_on_roofline(input, *options.machine)) {
-      std::vector<const RooflinePoint*> layers;
-      for (const LayerProfile& l : p.layers) {
-        if (l.roofline) layers.push_back(&*l.roofline);
+      // The rows are per call and the total is over every call: each region's point counts
+      // once per call (FLOPs, bytes and seconds times its calls).
+      std::vector<RooflinePoint> all_calls;
+      all_calls.reserve(p.layers.size());
+      for (std::size_t i = 0; i < p.layers.size(); ++i) {
+        if (!p.layers[i].roofline) continue;
+        const auto calls = static_cast<double>(s.regions[i].calls);
+        RooflinePoint point = *p.layers[i].roofline;
+        point.flops.value *= calls;
+        point.bytes.value *= calls;
+        point.seconds *= calls;
+        all_calls.push_back(std::move(point));
       }
+      std::vector<const RooflinePoint*> layers;
+      for (const RooflinePoint& point : all_calls) layers.push_back(&point);
       p.total.roofline = total_against_layers(std::move(*placed), layers);
     } else {
       p.total.roofline_error = placed.error().message;

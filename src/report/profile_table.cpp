@@ -231,7 +231,7 @@ static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
     t.row(cells(*rows[i], detail::display_name(*rows[i]), detail::percent(share)));
   }
   t.rule();
-  t.row(cells(p.total, regions ? "program total" : "model total", p.total.time_ms.n ? "100.0%" : "-"));
+  t.row(cells(p.total, regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-"));
 
   std::string out = header(p) + before_tables(p) + "\n" + t.render();
   if (shown < rows.size()) {
