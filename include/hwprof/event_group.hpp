@@ -57,6 +57,10 @@ const std::vector<std::string>& known_group_families();
 // `source_name` is the file name used in messages ("counters/zen3/flops.txt:12: ...").
 Result<EventGroup> parse_event_group(std::string_view text, const std::string& source_name);
 Result<EventGroup> load_event_group(const std::string& path);
+// A group by name — counters/<family>/NAME.txt, then generic/ and software/, in each of
+// `counters_dirs` in turn — or by path (a name with '/' or ending in .txt). The error says
+// where it looked and how to list the groups.
+Result<EventGroup> find_event_group(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs);
 // Every group file of `family` under `counters_dir` (counters/<family>/*.txt), sorted by name;
 // an empty list where that folder does not exist. Errors: an unknown family, an unreadable
 // folder, the first file that does not parse, a file whose FAMILIES omit the folder's family.

@@ -59,29 +59,15 @@ inline Session::State* default_state() noexcept {
 }
 }  // namespace detail
 
-// A region of the default session from here to the end of the scope.
-class ScopedRegion {
+// A region of the default session from here to the end of the scope: with HWPROF_DISABLE=1
+// (no state) it costs a load and a branch.
+class ScopedRegion : public Region {
  public:
-  ScopedRegion(RegionSite& site, std::string_view name) noexcept : state_(detail::default_state()) {
-    if (state_ == nullptr) return;
-    id_ = site.name != nullptr ? Session::site_region(state_, site) : Session::named_region(state_, name);
-    Session::enter(state_, id_);
-  }
+  ScopedRegion(RegionSite& site, std::string_view name) noexcept : Region(detail::default_state(), site, name) {}
   // With the region's work per call: its FLOPs and bytes, for the roofline.
   ScopedRegion(RegionSite& site, std::string_view name, double flops, double bytes) noexcept : ScopedRegion(site, name) {
-    if (state_ != nullptr) Session::set_work(state_, id_, flops, bytes);
+    set_work(flops, bytes);
   }
-  ~ScopedRegion() {
-    if (state_ != nullptr) Session::leave(state_, id_);
-  }
-  ScopedRegion(const ScopedRegion&) = delete;
-  ScopedRegion& operator=(const ScopedRegion&) = delete;
-  ScopedRegion(ScopedRegion&&) = delete;
-  ScopedRegion& operator=(ScopedRegion&&) = delete;
-
- private:
-  Session::State* state_;
-  int id_ = -1;
 };
 
 }  // namespace hwprof

@@ -341,16 +341,27 @@ class Region {
       : state_(session.state()), id_(Session::named_region(state_, name)) { Session::enter(state_, id_); }
   // HWPROF_REGION's form: the site when its name is a literal (RegionSite::name set), else the text.
   template <class Name>
-  Region(Session& session, RegionSite& site, const Name& name) noexcept
-      : state_(session.state()),
-        id_(site.name != nullptr ? Session::site_region(state_, site) : Session::named_region(state_, std::string_view(name))) {
-    Session::enter(state_, id_);
+  Region(Session& session, RegionSite& site, const Name& name) noexcept : Region(session.state(), site, std::string_view(name)) {}
+  // The same on a session's state; nullptr (regions disabled) costs a branch and does nothing.
+  Region(Session::State* state, RegionSite& site, std::string_view name) noexcept
+      : state_(state),
+        id_(state == nullptr             ? -1
+            : site.name != nullptr       ? Session::site_region(state, site)
+                                         : Session::named_region(state, name)) {
+    if (state_ != nullptr) Session::enter(state_, id_);
   }
-  ~Region() { Session::leave(state_, id_); }
+  ~Region() {
+    if (state_ != nullptr) Session::leave(state_, id_);
+  }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
   Region(Region&&) = delete;
   Region& operator=(Region&&) = delete;
+
+  // The region's work per call (its FLOPs and bytes, for the roofline).
+  void set_work(double flops, double bytes) const noexcept {
+    if (state_ != nullptr) Session::set_work(state_, id_, flops, bytes);
+  }
 
  private:
   Session::State* state_;

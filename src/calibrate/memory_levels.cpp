@@ -23,16 +23,10 @@
 #include <fmt/format.h>
 
 #include "calibrate/cache_topology.hpp"
+#include "common/statistics.hpp"
 
 namespace hwprof::detail {
 namespace {
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 Curve valid_sorted(const Curve& curve) {
   Curve points;

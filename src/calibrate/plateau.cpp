@@ -15,6 +15,7 @@
 #include <string>
 
 #include "calibrate/memory_levels.hpp"
+#include "common/statistics.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -23,13 +24,6 @@ constexpr double kJoinTolerance = 0.10;
 constexpr double kFlatTolerance = 0.15;
 constexpr double kEdgeTolerance = 0.05;
 constexpr std::size_t kMinPoints = 3;
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 bool within(double value, double reference, double tolerance) {
   return std::abs(value - reference) <= tolerance * std::abs(reference);

@@ -31,17 +31,7 @@ const std::vector<std::string> kDefaultEvents = {"task-clock", "context-switches
                                                  "cycles",     "instructions",     "branches",       "branch-misses"};
 
 Result<EventGroup> find_group(const std::string& name) {
-  if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
-  const std::string family = counter_family(detect_cpu());
-  for (const std::string& dir : counter_directories()) {
-    for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
-      const std::string path = dir + "/" + f + "/" + name + ".txt";
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(path, ec)) return load_event_group(path);
-    }
-  }
-  return Error{"no event group '" + name + "' for this CPU (family " + family +
-               ", also looked in generic and software); `hwprof info` lists the groups, or give a group file path"};
+  return find_event_group(name, counter_family(detect_cpu()), counter_directories());
 }
 
 struct ChildResult {

@@ -15,6 +15,13 @@ double percentile_sorted(const double* sorted, std::size_t n, double p) noexcept
   return sorted[below] + (h - static_cast<double>(below)) * (sorted[below + 1] - sorted[below]);
 }
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 namespace {
 
 // Walks the Binomial(n, 1/2) probabilities in log space — 2^-n underflows a double from

@@ -449,6 +449,21 @@ Result<EventGroup> load_event_group(const std::string& path) {
   return parse_event_group(*text, path);
 }
 
+Result<EventGroup> find_event_group(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs) {
+  if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
+  for (const std::string& dir : counters_dirs) {
+    for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
+      const std::string path = dir + "/" + f + "/" + name + ".txt";
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(path, ec)) return load_event_group(path);
+    }
+  }
+  std::string looked;
+  for (const std::string& dir : counters_dirs) looked += (looked.empty() ? "" : ", ") + dir;
+  return Error{"no event group '" + name + "' for this CPU (family " + family + ", also looked in generic and software) in " +
+               (looked.empty() ? std::string("no folder") : looked) + "; `hwprof info` lists the groups, or give a group file path"};
+}
+
 Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_dir, const std::string& family) {
   const auto known = views(known_group_families());
   if (!contains(known, family)) {

@@ -8,16 +8,19 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "hwprof/export.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
 #include "hwprof/version.hpp"
+#include "session/session_state.hpp"
 
 namespace {
 
 // The program's name: the base of argv[0] from /proc/self/cmdline (comm is cut at 15
-// characters); "regions" where neither can be read.
+// characters), else its comm; "regions" where neither can be read.
 std::string program_name() {
   std::string name;
   if (std::FILE* f = std::fopen("/proc/self/cmdline", "r")) {
@@ -27,14 +30,7 @@ std::string program_name() {
     name.assign(buffer, strnlen(buffer, n));  // argv[0] ends at its NUL
     name = name.substr(name.find_last_of('/') + 1);
   }
-  if (name.empty()) {
-    if (std::FILE* f = std::fopen("/proc/self/comm", "r")) {
-      char comm[64] = {};
-      if (std::fgets(comm, sizeof comm, f) != nullptr) name = comm;
-      std::fclose(f);
-    }
-    while (!name.empty() && name.back() == '\n') name.pop_back();
-  }
+  if (name.empty()) name = hwprof::detail::name_of_thread(::getpid());  // the main thread's comm is the process's
   return name.empty() ? "regions" : name;
 }
 

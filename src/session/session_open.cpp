@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/data_paths.hpp"
+#include "common/statistics.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/cpu.hpp"
 #include "session/session_state.hpp"
@@ -65,6 +66,7 @@ void rearm_stderr_hint() noexcept { hinted_on_stderr.store(false); }
 namespace {
 
 using detail::hinted_on_stderr;
+using detail::median_of;
 using detail::RegionRecord;
 
 std::atomic<std::uint32_t> next_serial{1};
@@ -73,42 +75,23 @@ std::atomic<std::uint32_t> next_serial{1};
 constexpr std::size_t kPairsPerBlock = 10;
 constexpr std::size_t kWarmupPairs = 100;
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<std::string> counters_dirs(const SessionOptions& options) {
   if (!options.counters_dirs.empty()) return options.counters_dirs;
   // $HWPROF_COUNTERS_PATH, then where an installed or built hwprof keeps its groups.
   return detail::data_directories("HWPROF_COUNTERS_PATH", "counters");
 }
 
-// The same search as `hwprof stat -g`: a path, or NAME in this CPU's family, then generic,
-// then software.
+// The same search as `hwprof stat -g` (find_event_group), in SessionOptions::counters_dirs.
 Result<EventGroup> find_group(const SessionOptions& options) {
   const std::string& name = options.group;
-  if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
-  const std::string family = options.family.empty() ? counter_family(detect_cpu()) : options.family;
-  const std::vector<std::string> dirs = counters_dirs(options);
-  if (dirs.empty()) {
+  const bool path = name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt";
+  const std::vector<std::string> dirs = path ? std::vector<std::string>{} : counters_dirs(options);
+  if (!path && dirs.empty()) {
     return Error{"event group '" + name + "': no folder of group files to look in; set SessionOptions::counters_dirs "
                  "or $HWPROF_COUNTERS_PATH to the counters/ folder (installed under share/hwprof/counters), or give a "
                  "group file path"};
   }
-  for (const std::string& dir : dirs) {
-    for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
-      const std::string path = dir + "/" + f + "/" + name + ".txt";
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(path, ec)) return load_event_group(path);
-    }
-  }
-  std::string looked;
-  for (const std::string& dir : dirs) looked += (looked.empty() ? "" : ", ") + dir;
-  return Error{"no event group '" + name + "' for this CPU (family " + family + ", also looked in generic and software) in " +
-               looked + "; `hwprof info` lists the groups, or give a group file path"};
+  return find_event_group(name, options.family.empty() ? counter_family(detect_cpu()) : options.family, dirs);
 }
 
 BackendKind counter_backend(SessionBackend backend) {

@@ -9,7 +9,7 @@
 
 namespace hwprof {
 
-RegionReport Session::State::report(int id) const {
+RegionReport Session::State::report(int id, bool count_open) const {
   RegionReport out;
   const detail::RegionRecord* r = record(id);
   if (r == nullptr || r->hidden) return out;
@@ -53,12 +53,12 @@ RegionReport Session::State::report(int id) const {
     out.counters.push_back(std::move(c));
   }
   if (group) out.metrics = metrics(out);
-  for (std::size_t i = 0; i < options.max_threads; ++i) {
+  for (std::size_t i = 0; i < options.max_threads && count_open; ++i) {
     const detail::ThreadSlot& t = slots[i];
     if (t.owner.load(std::memory_order_acquire) == 0) continue;
     for (std::size_t k = 0; k < t.depth && k < options.max_depth; ++k) out.open += t.frames[k].id == id ? 1 : 0;
   }
-  {
+  if (count_open) {
     const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
     for (const detail::RetiredThread& t : retired) {
       for (const auto& open : t.open) out.open += open.first == id ? 1 : 0;
@@ -201,7 +201,10 @@ SessionSnapshot Session::State::snapshot() const {
     merge_paths(t.paths, out.call_tree, index);
   }
   for (int id = first_user_id; id < count; ++id) {
-    out.regions.push_back(report(id));
+    if (RegionReport r = report(id, false); r.id >= 0) out.regions.push_back(std::move(r));  // not the hidden ones
+  }
+  for (const OpenRegion& o : out.open_regions) {  // each region's open calls, from the list above
+    for (RegionReport& r : out.regions) r.open += r.id == o.region ? 1 : 0;
   }
   const std::uint64_t kept = std::min<std::uint64_t>(timeline_next.load(), options.timeline_events);
   for (std::uint64_t i = 0; i < kept; ++i) {
@@ -226,7 +229,9 @@ SessionSnapshot Session::snapshot() const { return state_->snapshot(); }
 std::vector<RegionReport> Session::report() const {
   std::vector<RegionReport> out;
   const int count = state_->record_count.load();
-  for (int id = state_->first_user_id; id < count; ++id) out.push_back(state_->report(id));
+  for (int id = state_->first_user_id; id < count; ++id) {
+    if (RegionReport r = state_->report(id); r.id >= 0) out.push_back(std::move(r));  // not the hidden ones
+  }
   return out;
 }
 

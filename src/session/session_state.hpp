@@ -193,7 +193,9 @@ struct Session::State {
   void hint(const std::string& text);
 
   // Reports (session_report.cpp).
-  RegionReport report(int id) const;
+  // `count_open`: count the calls of the region still open on some thread (snapshot() counts
+  // them all at once instead).
+  RegionReport report(int id, bool count_open = true) const;
   SessionSnapshot snapshot() const;
   std::vector<RegionMetric> metrics(const RegionReport& region) const;
 };
