@@ -22,6 +22,10 @@ packages=(
   stress-ng              # a busy neighbour: calibration must say it was contended
   python3                # peer-comparison scripts
   gfortran               # the package test builds a Fortran program against the C API
+  # fuzzing (scripts/fuzz.sh, docs/fuzzing.md): clang++; libFuzzer and the sanitizer runtimes
+  # (libclang-rt-dev: clang only recommends them, and recommendations are not installed here);
+  # lld; llvm-symbolizer (package llvm) for readable stacks
+  clang libclang-rt-dev lld llvm
 )
 
 if [ "$(id -u)" -ne 0 ]; then

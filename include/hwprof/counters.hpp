@@ -101,5 +101,10 @@ struct CounterOptions {
 // reason, and the set still reads (those events read as unavailable).
 std::unique_ptr<CounterSet> open_counters(const CounterOptions& options);
 
+// The events of a comma-separated list ("-e", HWPROF_EVENTS), each trimmed of spaces, empty
+// ones dropped. A comma inside a raw event's terms (uncore_imc/event=0x04,umask=0x0f/) or
+// braces ({a,b}) separates nothing.
+std::vector<std::string> split_event_list(std::string_view list);
+
 }  // namespace hwprof
 HWPROF_API_END

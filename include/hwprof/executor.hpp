@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,11 @@ class Executor {
   // Fails (with the layer named) when a layer cannot be built, e.g. an int32 input to an op
   // that needs float32.
   static Result<Executor> build(const Graph& graph, const ExecutorOptions& options);
+  // The run's analytic memory (parameters; for training also gradients, optimizer state and the
+  // activations kept for backward; else the peak of live activations) against what this
+  // process may still take (MemAvailable, lowered by a cgroup limit): an error with the figures
+  // when it does not fit. build() checks it before allocating anything.
+  static std::optional<Error> check_memory(const Graph& graph, const ExecutorOptions& options);
   Executor(Executor&&) noexcept;
   Executor& operator=(Executor&&) noexcept;
   ~Executor();

@@ -166,9 +166,11 @@ MachineCpu describe_this_cpu();
 // Why a report measured on `report` does not describe `here`, or nullopt when it does.
 std::optional<std::string> foreign_cpu(const MachineCpu& report, const MachineCpu& here);
 
-// Where reports are kept: $XDG_DATA_HOME/hwprof/machines, else ~/.local/share/hwprof/machines.
+// Where reports are kept: $XDG_DATA_HOME/hwprof/machines, else ~/.local/share/hwprof/machines
+// with ~ from $HOME, else from the password database. Empty when there is no home at all
+// (never the working directory): then nothing is stored or read, and the messages say so.
 std::string machine_store_dir();
-// The file this machine's report has there: host name plus CPU identity.
+// The file this machine's report has there: host name plus CPU identity (empty with the dir).
 std::string machine_store_path(const std::string& host, const MachineCpu& cpu);
 // The stored report for this machine: an error says what is missing or wrong (absent,
 // corrupt, another CPU's) and how to fix it.

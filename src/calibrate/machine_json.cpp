@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/machine_json.hpp"
+#include "common/input_file.hpp"
 #include "graph/json_reader.hpp"
+#include "graph/text_position.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 
@@ -330,6 +332,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ": the machine report is empty (truncated?); run `hwprof calibrate` again"};
   }
+  if (std::string nesting = detail::json_nesting_error(text, source_name); !nesting.empty()) return Error{nesting};
   json root;
   try {
     root = json::parse(text.begin(), text.end());
@@ -388,12 +391,10 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
 }
 
 Result<Machine> load_machine(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open the machine report (" + std::string(std::strerror(errno)) + ")"};
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (16u << 20)) return Error{path + ": too large for a machine report (over 16 MiB)"};
-  return machine_from_json(text.str(), path);
+  // Real reports are a few kB; 16 MiB leaves room for any sweep and bounds a hostile file.
+  auto text = detail::read_input_file(path, "machine report", std::size_t{16} << 20);
+  if (!text) return text.error();
+  return machine_from_json(*text, path);
 }
 
 }  // namespace hwprof

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -95,6 +97,10 @@ std::optional<std::string> foreign_cpu(const MachineCpu& report, const MachineCp
   return std::nullopt;
 }
 
+constexpr std::string_view kNoStore =
+    "no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; set one of "
+    "them, or pass the report's file (--calibration FILE, calibrate -o FILE)";
+
 std::string machine_store_dir() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   std::string base;
@@ -102,12 +108,27 @@ std::string machine_store_dir() {
     base = xdg;
   } else {
     const char* home = std::getenv("HOME");
-    base = std::string(home != nullptr && home[0] != '\0' ? home : ".") + "/.local/share";
+    if (home == nullptr || home[0] != '/') {
+      // No usable HOME (a service, `env -i`): the user's home from the password database.
+      struct passwd entry {};
+      struct passwd* found = nullptr;
+      char buffer[4096];
+      home = ::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found != nullptr && found->pw_dir != nullptr &&
+                     found->pw_dir[0] == '/'
+                 ? found->pw_dir
+                 : nullptr;
+      if (home == nullptr) return {};
+      base = std::string(home) + "/.local/share";
+    } else {
+      base = std::string(home) + "/.local/share";
+    }
   }
   return base + "/hwprof/machines";
 }
 
 std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
+  const std::string dir = machine_store_dir();
+  if (dir.empty()) return {};
   // Letters, digits, '.', '_' and '-' only, each run of anything else one '-'.
   const auto clean = [](const std::string& text) {
     std::string out;
@@ -121,7 +142,7 @@ std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
     while (!out.empty() && out.back() == '-') out.pop_back();
     return out.empty() ? std::string("unknown") : out;
   };
-  return machine_store_dir() + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" +
+  return dir + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" +
          std::to_string(cpu.model) + "-" + std::to_string(cpu.logical_cpus) + "cpu.json";
 }
 
@@ -136,6 +157,7 @@ std::optional<Error> store_machine(const Machine& machine, bool allow_contended,
     return Error{"the calibration is implausible, so it was not stored:" + all};
   }
   const std::string file = machine_store_path(machine.host, machine.cpu);
+  if (file.empty()) return Error{std::string(kNoStore)};
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
   if (ec) return Error{std::filesystem::path(file).parent_path().string() + ": cannot create the machine store (" + ec.message() + ")"};
@@ -149,6 +171,7 @@ std::optional<Error> store_machine(const Machine& machine, bool allow_contended,
 
 Result<CalibrationLock> CalibrationLock::acquire(const std::function<void(const std::string&)>& waiting) {
   const std::string dir = machine_store_dir();
+  if (dir.empty()) return Error{std::string(kNoStore)};
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const std::string path = dir + "/.calibrating.lock";
@@ -184,6 +207,7 @@ Result<Machine> load_stored_machine() {
   ::gethostname(host, sizeof host - 1);
   const MachineCpu here = describe_this_cpu();
   const std::string path = machine_store_path(host, here);
+  if (path.empty()) return Error{std::string(kNoStore)};
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     return Error{"no calibration is stored for this machine (" + path + "); run `hwprof calibrate`"};

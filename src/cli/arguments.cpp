@@ -1,12 +1,26 @@
 #include "cli/arguments.hpp"
 
 #include "cli/data_lookup.hpp"
+#include "hwprof/counters.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 namespace hwprof::cli {
+namespace {
+
+std::string fmt_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+}  // namespace
 
 Result<Shape> parse_shape_argument(const std::string& text) {
   Shape shape;
@@ -42,6 +56,48 @@ CLI::Validator positive_integer() {
         return {};
       },
       "POSITIVE");
+}
+
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "expected a file name, got an empty string" : std::string(); },
+      "FILE");
+}
+
+CLI::Validator finite_range(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(value)) {
+          return "expected a finite number, got '" + text + "'";
+        }
+        if (value < min || value > max) return "expected a number from " + fmt_number(min) + " to " + fmt_number(max) + ", got " + text;
+        return {};
+      },
+      "NUMBER in [" + fmt_number(min) + ", " + fmt_number(max) + "]");
+}
+
+CLI::Validator unsigned_integer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || (text.size() == 20 && text > "18446744073709551615")) {
+          return "expected an integer from 0 to 18446744073709551615, got '" + text + "'";
+        }
+        return {};
+      },
+      "UINT");
+}
+
+Result<std::vector<std::string>> event_arguments(const std::vector<std::string>& raw) {
+  std::vector<std::string> names;
+  for (const std::string& list : raw) {
+    for (std::string& name : split_event_list(list)) names.push_back(std::move(name));
+  }
+  if (!raw.empty() && names.empty()) return Error{"-e: no event named; give e.g. -e task-clock,page-faults"};
+  return names;
 }
 
 Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape) {

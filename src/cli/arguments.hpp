@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hwprof/graph.hpp"
 #include "hwprof/result.hpp"
@@ -21,5 +22,15 @@ Result<Graph> load_model_argument(const std::string& model, const std::string& i
 // An integer from 1 to 10^18, checked as text: CLI11 2.1 saturates out-of-range integers
 // silently, so the check runs before it converts.
 CLI::Validator positive_integer();
+// A file name given on the command line (-o, --svg, --calibration, ...): not empty. An empty
+// -o would otherwise mean "standard output" without saying so.
+CLI::Validator file_name();
+// A finite number within [min, max] (CLI11's Range lets NaN through: every comparison is false).
+CLI::Validator finite_range(double min, double max);
+// An unsigned 64-bit integer written in decimal digits (CLI11 would wrap "-1" to 2^64 - 1).
+CLI::Validator unsigned_integer();
+// The events of every -e given, each split with split_event_list (a raw event's own commas
+// stay); an error when -e was given but names no event.
+Result<std::vector<std::string>> event_arguments(const std::vector<std::string>& raw);
 
 }  // namespace hwprof::cli

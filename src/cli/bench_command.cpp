@@ -200,9 +200,11 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
   sub->add_option("--optimizer", options->optimizer, "Optimizer of the training step (torch.optim semantics; SGD with momentum 0.9)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  sub->add_option("--seed", options->seed, "Seed of the parameters, inputs and labels")->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of the parameters, inputs and labels")
+      ->check(unsigned_integer())
+      ->capture_default_str();
   sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output");
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
   sub->callback([options, &exit_code]() { exit_code = run_bench(*options); });
   return options;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "calibrate/cache_topology.hpp"
+#include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
@@ -121,8 +122,8 @@ std::shared_ptr<CalibrateCommandOptions> setup_calibrate(CLI::App& app, int& exi
       ->delimiter(',')
       ->check(CLI::IsMember({"sp", "dp"}))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store");
-  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)");
+  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store")->check(file_name());
+  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)")->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print: a table, or the JSON report")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -140,6 +141,15 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   calibration.single_precision = std::find(options.precision.begin(), options.precision.end(), "sp") != options.precision.end();
   calibration.double_precision = std::find(options.precision.begin(), options.precision.end(), "dp") != options.precision.end();
   if (::isatty(2)) calibration.progress = [](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; };
+  // Where the report goes is checked before a minute of measuring, not after.
+  if (!options.output.empty()) {
+    if (auto error = check_output_path(options.output)) return fail(*error);
+  } else if (machine_store_dir().empty()) {
+    return fail(Error{"no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; pass -o FILE"});
+  }
+  if (!options.svg.empty()) {
+    if (auto error = check_output_path(options.svg)) return fail(*error);
+  }
   if (const BlasInfo blas = blas_info(); !blas.advice.empty()) std::cerr << "hwprof calibrate: note: " << blas.advice << "\n";
   // One calibration at a time on a machine: two would measure each other.
   auto lock = CalibrationLock::acquire([](const std::string& line) { std::cerr << "hwprof calibrate: " << line << "\n"; });

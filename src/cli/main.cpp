@@ -1,7 +1,9 @@
 // hwprof: one file per subcommand; main only wires them together.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -53,12 +55,22 @@ int main(int argc, char** argv) {
   hwprof::cli::setup_summary(app, exit_code);
   hwprof::cli::setup_calibrate(app, exit_code);
   hwprof::cli::setup_info(app, exit_code);
-  hwprof::cli::setup_stat(app, exit_code);
+  auto stat = hwprof::cli::setup_stat(app, exit_code);
   hwprof::cli::setup_profile(app, exit_code);
   hwprof::cli::setup_bench(app, exit_code);
   hwprof::cli::setup_report(app, exit_code);
+  // `hwprof stat [OPTIONS] -- CMD ARGS`: everything after the first `--` is the program's, even
+  // words that look like hwprof's options (`-- sort -o out.txt in.txt`); CLI11 never sees it.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "stat") {
+    if (const auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+      stat->command.assign(dashes + 1, args.end());
+      args.erase(dashes, args.end());
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -66,7 +78,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "hwprof: error: " << e.what() << "\nRun 'hwprof --help' for usage.\n";
+    std::string what = e.what();
+    if (what.find("A subcommand is required") != std::string::npos && argc > 1 && argv[1][0] != '-') {
+      // `hwprof frobnicate`: name the word that is not a subcommand.
+      what = "'" + std::string(argv[1]) + "' is not a subcommand of hwprof (summary, bench, profile, report, calibrate, info, stat)";
+    }
+    std::cerr << "hwprof: error: " << what << "\nRun 'hwprof --help' for usage.\n";
     return hwprof::cli::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "hwprof: internal error: " << e.what() << "\n";

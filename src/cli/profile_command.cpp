@@ -10,6 +10,7 @@
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "cli/report_command.hpp"
+#include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
@@ -72,7 +73,9 @@ Result<Machine> ceilings(const std::string& file, int threads, std::string& sour
       return machine;
     }
   }
-  std::cerr << "hwprof: no calibration of this machine at " << stored << ": running a quick one first (hwprof calibrate --quick)\n";
+  std::cerr << "hwprof: no calibration of this machine "
+            << (stored.empty() ? "(no machine store: HOME and XDG_DATA_HOME are unset)" : "at " + stored)
+            << ": running a quick one first (hwprof calibrate --quick)\n";
   CalibrationOptions calibration;
   calibration.quick = true;
   if (threads > 0) calibration.threads = {threads};
@@ -110,7 +113,7 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   sub->add_option("--optimizer", options->optimizer, "Optimizer of --train (SGD with momentum 0.9, or Adam)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  sub->add_option("--lr", options->learning_rate, "Learning rate of --train")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--lr", options->learning_rate, "Learning rate of --train")->check(finite_range(1e-12, 1e6))->capture_default_str();
   sub->add_option("-t,--threads", options->threads, "Kernel threads (0: one per physical core)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
@@ -119,22 +122,25 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   sub->add_option("--iterations", options->iterations, "Measured iterations (default: as many as fit in --min-time, at least 5)")
       ->check(CLI::Range(1, 1000000));
   sub->add_option("--min-time", options->min_seconds, "Seconds of measured iterations when --iterations is not given")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(finite_range(0.0, 3600.0))
       ->capture_default_str();
   sub->add_option("--backend", options->backend, "Counter backend (auto: perf_event, or time only when no counter opens)")
       ->check(CLI::IsMember({"auto", "perf", "papi", "timer"}))
       ->capture_default_str();
   sub->add_option("--group", options->group, "Counter group: a name from counters/<family>/ (see `hwprof info`) or a group file");
-  sub->add_option("-e,--events", options->events, "Counter events (libpfm4, kernel or PAPI names), comma-separated")->delimiter(',');
-  sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)");
+  sub->add_option("-e,--events", options->events, "Counter events (libpfm4, kernel or PAPI names), comma-separated")
+      ->allow_extra_args(false);
+  sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)")->check(file_name());
   sub->add_option("--sort", options->sort, "Table order")->check(CLI::IsMember({"time", "flops", "name"}))->capture_default_str();
   sub->add_option("--top", options->top, "Show only the K most expensive layers in the table (0: all)")->check(CLI::Range(0, 1000000));
   sub->add_option("-f,--format", options->format, "Output format on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output_dir,
-                  "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html");
-  sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")->capture_default_str();
+                  "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html")->check(file_name());
+  sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")
+      ->check(unsigned_integer())
+      ->capture_default_str();
   sub->callback([options, &exit_code]() { exit_code = run_profile(*options); });
   return options;
 }
@@ -160,9 +166,22 @@ int run_profile(const ProfileCommandOptions& options) {
   po.min_seconds = options.min_seconds;
   po.backend = parse_backend(options.backend);
   po.group = options.group;
-  po.events = options.events;
+  auto events = event_arguments(options.events);
+  if (!events) {
+    std::cerr << "hwprof: error: " << events.error().message << "\n";
+    return kExitUsage;
+  }
+  po.events = std::move(*events);
   po.counters_dirs = counter_directories();
   po.progress = say;
+  {
+    // Before a quick calibration could run: a model that cannot fit is refused at once.
+    ExecutorOptions eo;
+    eo.batch = options.batch;
+    eo.training = options.train;
+    eo.optimizer.kind = po.optimizer.kind;
+    if (auto error = Executor::check_memory(*graph, eo)) return fail(*error);
+  }
   std::string source;
   auto machine = ceilings(options.calibration, options.threads, source);
   if (!machine) return fail(machine.error());

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/data_lookup.hpp"
+#include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/cpu.hpp"
@@ -33,6 +35,19 @@ const std::vector<std::string> kDefaultEvents = {"task-clock", "context-switches
 Result<EventGroup> find_group(const std::string& name) {
   return find_event_group(name, counter_family(detect_cpu()), counter_directories());
 }
+
+// The child being counted, for the signal handler: hwprof stat forwards SIGTERM, SIGHUP, SIGINT
+// and SIGQUIT to it (as perf stat does), waits for it to end, and still reports.
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int signal, siginfo_t* info, void* /*context*/) {
+  // A signal the terminal raised (^C) reached the child's process group already: only what a
+  // process sent to hwprof alone (kill, a job scheduler) needs passing on.
+  if (info != nullptr && info->si_code == SI_KERNEL) return;
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal);
+}
+
+constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
 
 struct ChildResult {
   int exit_code = 0;
@@ -67,13 +82,14 @@ Result<ChildResult> run_child(const std::vector<std::string>& command, Attach at
   ::close(go[0]);
   ::close(failed[1]);
   attach(pid);
-  // Like time(1) and perf stat: the child gets ^C, we wait for it and report.
-  struct sigaction ignore{};
-  struct sigaction old_int{};
-  struct sigaction old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  // Like time(1) and perf stat: the child gets the signal, we wait for it and report.
+  g_child = pid;
+  struct sigaction forward {};
+  forward.sa_sigaction = forward_signal;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  struct sigaction old[std::size(kForwarded)] = {};
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &forward, &old[i]);
   const auto start = std::chrono::steady_clock::now();
   (void)!::write(go[1], "x", 1);
   ::close(go[1]);
@@ -86,8 +102,8 @@ Result<ChildResult> run_child(const std::vector<std::string>& command, Attach at
   }
   ChildResult result;
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  g_child = 0;
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &old[i], nullptr);
   if (exec_failed) return Error{"cannot run '" + command.front() + "': " + std::strerror(exec_error)};
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.user_seconds = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) * 1e-6;
@@ -117,19 +133,38 @@ std::shared_ptr<StatCommandOptions> setup_stat(CLI::App& app, int& exit_code) {
       "hwprof exits with the program's exit code.\n\nExample: hwprof stat -e task-clock,page-faults -- python3 train.py");
   auto* group = sub->add_option("-g,--group", options->group, "Event group: a name from `hwprof info`, or a group file");
   sub->add_option("-e,--events", options->events, "Events, comma-separated (libpfm4, kernel generic or PAPI names)")
-      ->delimiter(',')
+      ->allow_extra_args(false)
       ->excludes(group);
   sub->add_option("--backend", options->backend, "Counter backend")->check(CLI::IsMember({"perf", "papi", "timer"}))->capture_default_str();
   sub->add_option("-f,--format", options->format, "Report format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically)");
-  sub->add_option("command", options->command, "The program and its arguments (after --)")->required();
-  sub->callback([options, &exit_code]() { exit_code = run_stat(*options); });
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically)")->check(file_name());
+  // The program: everything after `--` (main hands it over before parsing, so that none of it
+  // is taken for hwprof's options), or from the first word that is not an option of hwprof's.
+  sub->prefix_command();
+  sub->callback([options, sub, &exit_code]() {
+    if (options->command.empty()) options->command = sub->remaining();
+    if (options->command.empty()) {
+      std::cerr << "hwprof: error: stat: no program given; usage: hwprof stat [OPTIONS] -- CMD [ARGS...]\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    exit_code = run_stat(*options);
+  });
   return options;
 }
 
 int run_stat(const StatCommandOptions& options) {
+  if (!options.output.empty()) {
+    // A report that cannot be written is known before the program runs.
+    if (auto error = check_output_path(options.output)) return fail(*error);
+  }
   std::optional<EventGroup> group;
-  std::vector<std::string> names = options.events;
+  auto listed = event_arguments(options.events);
+  if (!listed) {
+    std::cerr << "hwprof: error: " << listed.error().message << "\n";
+    return kExitUsage;
+  }
+  std::vector<std::string> names = std::move(*listed);
   if (!options.group.empty()) {
     auto g = find_group(options.group);
     if (!g) return fail(g.error());
@@ -169,6 +204,18 @@ int run_stat(const StatCommandOptions& options) {
     add("wall-time", child->wall_seconds);
     add("user-time", child->user_seconds);
     add("system-time", child->system_seconds);
+    // The events asked for are not dropped without a word.
+    for (const std::string& name : names) {
+      CounterReading r;
+      r.status = CounterStatus::unsupported;
+      values.emplace_back(name, r);
+      events.push_back({{"name", name},
+                        {"value", nullptr},
+                        {"unit", "count"},
+                        {"status", counter_status_name(r.status)},
+                        {"running_fraction", 0.0},
+                        {"reason", "not counted: the timer backend counts no events (use --backend perf or papi)"}});
+    }
   } else if (set) {
     set->read(after);
     CounterSnapshot zero;  // enabled at exec: everything counted is the program's

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/input_file.hpp"
 #include "common/suggest.hpp"
 
 namespace hwprof {
@@ -221,7 +222,13 @@ class GroupParser {
     while (start <= text_.size()) {
       const std::size_t end = std::min(text_.find('\n', start), text_.size());
       ++line_number;
-      if (auto problem = take_line(text_.substr(start, end - start), line_number)) {
+      const std::string_view raw = text_.substr(start, end - start);
+      if (const std::size_t nul = raw.find('\0'); nul != std::string_view::npos) {
+        // Would otherwise end an event name in the middle when it reaches the kernel or libpfm4.
+        return Error{source_ + ":" + std::to_string(line_number) + ":" + std::to_string(nul + 1) +
+                     ": a NUL byte; an event-group file is text (a binary file, or damaged?)"};
+      }
+      if (auto problem = take_line(raw, line_number)) {
         return Error{source_ + ":" + std::to_string(line_number) + ": " + *problem};
       }
       if (end == text_.size()) break;
@@ -414,21 +421,6 @@ class GroupParser {
   std::vector<std::string>* prose_ = nullptr;
 };
 
-Result<std::string> read_text(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not an event-group file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open event-group file (" + std::string(std::strerror(errno)) + ")"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error{path + ": cannot read event-group file (" + std::string(std::strerror(errno)) + ")"};
-  if (text.str().size() > kMaxFileBytes) {
-    return Error{path + ": " + std::to_string(text.str().size()) + " bytes; an event-group file may have at most " +
-                 std::to_string(kMaxFileBytes)};
-  }
-  return text.str();
-}
-
 }  // namespace
 
 const std::vector<std::string>& known_group_families() {
@@ -444,7 +436,7 @@ Result<EventGroup> parse_event_group(std::string_view text, const std::string& s
 }
 
 Result<EventGroup> load_event_group(const std::string& path) {
-  auto text = read_text(path);
+  auto text = detail::read_input_file(path, "event-group file", kMaxFileBytes);
   if (!text) return text.error();
   return parse_event_group(*text, path);
 }

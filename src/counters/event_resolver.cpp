@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "common/suggest.hpp"
+#include "hwprof/counters.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -652,3 +653,35 @@ std::vector<std::string> detected_pmus() {
 }
 
 }  // namespace hwprof::detail
+
+namespace hwprof {
+
+std::vector<std::string> split_event_list(std::string_view list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  bool in_terms = false;  // between the slashes of pmu/terms/
+  int braces = 0;
+  auto take = [&](std::size_t end) {
+    std::string_view part = list.substr(start, end - start);
+    while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+    if (!part.empty()) out.emplace_back(part);
+    start = end + 1;
+  };
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const char c = list[i];
+    if (c == '/') {
+      in_terms = !in_terms;
+    } else if (c == '{') {
+      ++braces;
+    } else if (c == '}' && braces > 0) {
+      --braces;
+    } else if (c == ',' && !in_terms && braces == 0) {
+      take(i);
+    }
+  }
+  take(list.size());
+  return out;
+}
+
+}  // namespace hwprof

@@ -20,6 +20,7 @@
 #include "graph/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "common/suggest.hpp"
+#include "common/input_file.hpp"
 #include "graph/text_position.hpp"
 #include "hwprof/graph.hpp"
 
@@ -644,6 +645,7 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ":1:1: invalid JSON: the file is empty; expected a model spec object"};
   }
+  if (std::string nesting = detail::json_nesting_error(json_text, source_name); !nesting.empty()) return Error{nesting};
   json root;
   DuplicateKeyCheck duplicates;
   try {
@@ -670,20 +672,9 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
 }
 
 Result<Graph> load_model(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, not a model spec file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open model spec (" + std::string(std::strerror(errno)) + ")"};
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) return Error{path + ": cannot read model spec (is it a directory?)"};
-  if (size > kMaxSpecBytes) {
-    return Error{path + ": the spec is " + std::to_string(size) + " bytes; the limit is " + std::to_string(kMaxSpecBytes) + " bytes"};
-  }
-  in.seekg(0, std::ios::beg);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!in.read(text.data(), size)) return Error{path + ": cannot read model spec (" + std::string(std::strerror(errno)) + ")"};
-  return parse_model(text, path);
+  auto text = detail::read_input_file(path, "model spec", static_cast<std::size_t>(kMaxSpecBytes));
+  if (!text) return text.error();
+  return parse_model(*text, path);
 }
 
 }  // namespace hwprof

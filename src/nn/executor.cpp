@@ -16,9 +16,12 @@
 #include <cstdint>
 #include <limits>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "common/memory_budget.hpp"
+#include "hwprof/cost.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
 #include "nn/layers.hpp"
@@ -197,9 +200,29 @@ const ExecutorOptions& Executor::options() const noexcept { return impl_->option
 int Executor::threads() const noexcept { return impl_->threads; }
 void Executor::set_observer(LayerObserver* observer) noexcept { impl_->observer = observer; }
 
+std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOptions& o) {
+  const bool sgd = o.optimizer.kind == OptimizerKind::sgd;
+  const Optimizer optimizer = !sgd ? Optimizer::adam : o.optimizer.momentum != 0.0 ? Optimizer::momentum : Optimizer::sgd;
+  auto memory = measure_memory(graph, o.batch, optimizer);
+  if (!memory) return memory.error();
+  const MemoryEstimate& m = *memory;
+  const std::int64_t needed = o.training ? m.training_total_bytes : m.inference_total_bytes;
+  const std::string breakdown =
+      o.training ? "model state " + detail::binary_bytes(m.model_state_bytes) + ", activations kept for backward " +
+                       detail::binary_bytes(m.training_activation_bytes)
+                 : "parameters and buffers " + detail::binary_bytes(m.param_bytes + m.buffer_bytes) + ", peak activations " +
+                       detail::binary_bytes(m.inference_activation_bytes);
+  const std::string what = "model '" + graph.name + "' at batch " + std::to_string(o.batch) + (o.training ? " (training)" : "");
+  if (auto error = detail::check_memory_fits(needed, what, breakdown, detail::memory_budget())) {
+    return Error{error->message + "; use a smaller --batch or a machine with more memory"};
+  }
+  return std::nullopt;
+}
+
 Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& options) {
   if (auto ok = check_options(options); !ok) return ok.error();
   if (graph.nodes.empty()) return Error{"model '" + graph.name + "' has no layers to run"};
+  if (auto error = check_memory(graph, options)) return *error;
   auto impl = std::make_unique<Impl>();
   impl->graph = graph;
   impl->options = options;

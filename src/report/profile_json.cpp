@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/machine_json.hpp"
+#include "common/input_file.hpp"
 #include "graph/json_reader.hpp"
 #include "graph/text_position.hpp"
 #include "hwprof/profile.hpp"
@@ -25,7 +26,7 @@ using nlohmann::ordered_json;
 using detail::json_pointer_token;
 using Reader = detail::BasicJsonReader<ordered_json>;
 
-constexpr std::int64_t kMaxProfileBytes = 512LL << 20;
+constexpr std::size_t kMaxProfileBytes = std::size_t{512} << 20;
 
 // JSON has no NaN or infinity; a non-finite number is written as null, which the reader
 // refuses where a number is required.
@@ -529,6 +530,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ": the profile is empty (truncated?); run `hwprof profile` again"};
   }
+  if (std::string nesting = detail::json_nesting_error(text, source_name); !nesting.empty()) return Error{nesting};
   ordered_json root;
   try {
     root = ordered_json::parse(text.begin(), text.end());
@@ -657,15 +659,9 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
 }
 
 Result<Profile> load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open the profile (" + std::string(std::strerror(errno)) + ")"};
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in.good() && !in.eof()) return Error{path + ": cannot read the profile"};
-  if (static_cast<std::int64_t>(text.str().size()) > kMaxProfileBytes) {
-    return Error{path + ": too large for a profile (over " + std::to_string(kMaxProfileBytes >> 20) + " MiB)"};
-  }
-  return profile_from_json(text.str(), path);
+  auto text = detail::read_input_file(path, "profile", kMaxProfileBytes);
+  if (!text) return text.error();
+  return profile_from_json(*text, path);
 }
 
 }  // namespace hwprof

@@ -37,21 +37,6 @@ bool truthy(const std::string& value) {
   return !value.empty() && value != "0" && value != "false" && value != "no" && value != "off";
 }
 
-std::vector<std::string> split_events(const std::string& list) {
-  std::vector<std::string> out;
-  std::string_view rest(list);
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    std::string_view part = rest.substr(0, comma);
-    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-    if (!part.empty()) out.emplace_back(part);
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
 // The rank of an MPI process (Open MPI, MPICH/PMI, PMIx, Slurm), or -1.
 int mpi_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
@@ -83,7 +68,7 @@ Session* open_from_environment() {
   SessionOptions options;
   const std::string output = environment("HWPROF_OUTPUT");
   const std::string backend = environment("HWPROF_BACKEND");
-  options.events = split_events(environment("HWPROF_EVENTS"));
+  options.events = split_event_list(environment("HWPROF_EVENTS"));
   options.group = environment("HWPROF_GROUP");
   std::vector<std::string> problems;
   const bool asked_for_counters = !output.empty() || !options.events.empty() || !options.group.empty();

@@ -262,11 +262,11 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(EventGroupLoad, MissingFileAndDirectorySayWhat) {
   auto missing = load_event_group("/nonexistent/flops.txt");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, "/nonexistent/flops.txt: cannot open event-group file (No such file or directory)");
+  EXPECT_EQ(missing.error().message, "/nonexistent/flops.txt: cannot open the event-group file (No such file or directory)");
   TempDir dir;
   auto directory = load_event_group(dir.path().string());
   ASSERT_FALSE(directory.ok());
-  EXPECT_EQ(directory.error().message, dir.path().string() + ": is a directory, not an event-group file");
+  EXPECT_EQ(directory.error().message, dir.path().string() + ": is a directory, not an event-group file; give a regular file or a pipe");
 }
 
 TEST(EventGroupLoad, FamilyFolderSortedAndChecked) {

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "counters/event_resolver.hpp"
+#include "hwprof/counters.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -317,3 +319,21 @@ TEST(ResolveRaw, TheRealSysfsOfAVmHasNoUncorePmus) {
 
 }  // namespace
 }  // namespace hwprof::detail
+
+namespace hwprof {
+namespace {
+
+TEST(SplitEventList, CommasInsideRawTermsAndBracesSeparateNothing) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split_event_list("cycles,instructions"), (V{"cycles", "instructions"}));
+  EXPECT_EQ(split_event_list("uncore_imc/event=0x04,umask=0x0f/"), (V{"uncore_imc/event=0x04,umask=0x0f/"}));
+  EXPECT_EQ(split_event_list("cpu/event=0x3c,umask=0x00/,task-clock"), (V{"cpu/event=0x3c,umask=0x00/", "task-clock"}));
+  EXPECT_EQ(split_event_list("{cycles,instructions},page-faults"), (V{"{cycles,instructions}", "page-faults"}));
+  EXPECT_EQ(split_event_list(" cycles , ,,instructions "), (V{"cycles", "instructions"}));
+  EXPECT_EQ(split_event_list(""), V{});
+  // An unclosed raw event keeps the rest whole rather than inventing events from its terms.
+  EXPECT_EQ(split_event_list("cpu/event=0x3c,umask=0"), (V{"cpu/event=0x3c,umask=0"}));
+}
+
+}  // namespace
+}  // namespace hwprof

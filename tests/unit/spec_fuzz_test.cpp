@@ -246,14 +246,14 @@ TEST(SpecFuzzLoad, MissingFile) {
   const std::string path = std::string(HWPROF_MODELS_DIR) + "/no_such_model.json";
   auto graph = load_model(path);
   ASSERT_FALSE(graph.ok());
-  EXPECT_THAT(graph.error().message, StartsWith(path + ": cannot open model spec"));
+  EXPECT_THAT(graph.error().message, StartsWith(path + ": cannot open the model spec"));
   EXPECT_THAT(graph.error().message, HasSubstr("No such file or directory"));
 }
 
 TEST(SpecFuzzLoad, Directory) {
   auto graph = load_model(HWPROF_MODELS_DIR);
   ASSERT_FALSE(graph.ok());
-  EXPECT_EQ(graph.error().message, std::string(HWPROF_MODELS_DIR) + ": is a directory, not a model spec file");
+  EXPECT_EQ(graph.error().message, std::string(HWPROF_MODELS_DIR) + ": is a directory, not a model spec; give a regular file or a pipe");
 }
 
 TEST(SpecFuzzLoad, EmptyFile) {

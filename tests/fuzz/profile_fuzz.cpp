@@ -1,0 +1,13 @@
+// libFuzzer harness: a saved profile (profile.json, read back by `hwprof report`) through its reader.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_check.hpp"
+#include "hwprof/profile.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string source_name = "fuzz/profile.json";
+  hwprof::fuzz::value_or_named_error(hwprof::profile_from_json(hwprof::fuzz::as_text(data, size), source_name), source_name);
+  return 0;
+}

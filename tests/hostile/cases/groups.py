@@ -1,0 +1,102 @@
+"""Event-group files (counters/README.md), given with `stat -g FILE` or `profile --group FILE`:
+syntax errors, unknown events, bad formulas, NUL bytes, files that are not files."""
+
+from hostile_case import FAST_RUN, Case, Dir, Fifo, Sparse, Symlink, esc, group
+
+GRP = "g.txt"
+STAT = ["stat", "-g", "./" + GRP, "--", "true"]
+HEADER = "TITLE hostile\nSCOPE software\nFAMILIES software\n"
+
+
+def bad_group(name, text, line, *words, **kw):
+    """`hwprof stat -g ./g.txt -- true` refuses the file: 'g.txt:LINE:' (or 'g.txt:' for a
+    whole-file problem) and each of `words`."""
+    where = r"g\.txt:%d: " % line if line else r"g\.txt: "
+    return Case(name, STAT, rc=1, files={GRP: text}, stderr=[where] + [esc(w) for w in words], **kw)
+
+
+def bad_file(name, content, *patterns, **kw):
+    return Case(name, STAT, rc=1, files={GRP: content}, stderr=list(patterns), **kw)
+
+
+CASES = [
+    # --- what works ---
+    Case("valid_group", STAT, files={GRP: group(["task task-clock"], ["CPU time [s] = 1e-9 * task"])},
+         stderr=[r"task-clock", r"CPU time\s+s"]),
+    Case("crlf_line_endings", STAT, files={GRP: group(["task task-clock"], ["CPU [s] = 1e-9 * task"]).replace(
+        "\n", "\r\n")}, stderr=[r"task-clock", r"CPU\s+s"]),
+    Case("unknown_event_reported_not_dropped", STAT, files={GRP: group(["x no_such_event_xyz", "task task-clock"])},
+         stderr=[r"<unsupported>\s+no_such_event_xyz\s+.*unknown event", r"task-clock"]),
+    Case("zero_denominator_gives_no_value", STAT,
+         files={GRP: group(["task task-clock", "f major-faults"], ["ratio [1] = task / f"])},
+         stderr=[r"ratio\s+unavailable: the denominator is zero"]),
+    Case("raw_event_with_a_comma", STAT, files={GRP: group(["rd uncore_imc/event=0x04,umask=0x0f/"])},
+         stderr=[esc("uncore_imc/event=0x04,umask=0x0f/")], stderr_not=[r"(^|[\s'])umask=0x0f/"]),
+    Case("profile_with_a_group_file", ["profile", "lenet5", "--calibration", "@{machine}", "--group", "./" + GRP]
+         + FAST_RUN, files={GRP: group(["task task-clock"], ["CPU [s] = 1e-9 * task"])}, needs={"machine"},
+         stdout=[r"task-clock"]),
+
+    # --- header and sections ---
+    bad_group("empty_file", "", 0, "missing TITLE line"),
+    bad_group("missing_families", "TITLE t\nSCOPE software\nEVENTS\ntask task-clock\n", 0, "missing FAMILIES line"),
+    bad_group("missing_events", HEADER, 0, "missing EVENTS section"),
+    bad_group("misspelled_header", "TITEL t\nSCOPE software\nFAMILIES software\nEVENTS\ntask task-clock\n", 1,
+              "unexpected 'TITEL t' before the first section"),
+    bad_group("unknown_scope", "TITLE t\nSCOPE galaxy\nFAMILIES software\nEVENTS\ntask task-clock\n", 2,
+              "unknown scope 'galaxy'", "core, uncore, software"),
+    bad_group("unknown_family", "TITLE t\nSCOPE software\nFAMILIES zen9\nEVENTS\ntask task-clock\n", 3,
+              "unknown family 'zen9'"),
+    bad_group("title_twice", HEADER + "TITLE again\nEVENTS\ntask task-clock\n", 4, "a second TITLE line"),
+    bad_group("events_twice", group(["task task-clock"]) + "EVENTS\nf page-faults\n", 6, "a second EVENTS section"),
+
+    # --- events ---
+    bad_group("duplicate_event_id", group(["task task-clock", "task page-faults"]), 6, "duplicate event id 'task'",
+              "first at line 5"),
+    bad_group("same_event_twice", group(["a task-clock", "b task-clock"]), 6, "already listed as 'a'"),
+    bad_group("event_id_time_reserved", group(["time task-clock"]), 5, "'time' is reserved"),
+    bad_group("event_id_upper_case", group(["Task task-clock"]), 5, "event id 'Task' must start with a lower-case"),
+    bad_group("event_without_name", group(["task"]), 5, "has one word"),
+    bad_group("event_name_with_a_space", group(["task task-clock extra"]), 5, "unexpected 'extra'"),
+    bad_group("sixty_five_events", group([f"e{i} cpu/event=0x{i:x}/" for i in range(65)]), 69, "more than 64 events"),
+    Case("nul_byte_in_an_event", STAT, rc=1, files={GRP: group(["task task-clock\0junk"])},
+         stderr=[r"g\.txt:5\b", r"NUL"], finding=8),
+    Case("nul_byte_in_the_title", STAT, rc=1,
+         files={GRP: "TITLE t\0x\n" + HEADER.split("\n", 1)[1] + "EVENTS\ntask task-clock\n"},
+         stderr=[r"g\.txt:1\b", r"NUL"], finding=8),
+    bad_group("binary_garbage", bytes(range(1, 256)) * 10, 1, "unexpected"),
+    Case("line_of_a_megabyte", STAT, files={GRP: group(["task " + "x" * 1000000])}, rc=(0, 1),
+         stderr=[r"(?s)g\.txt:5\b|<unsupported>"], timeout=15),
+
+    # --- metrics ---
+    bad_group("coefficient_after_the_id", group(["task task-clock"], ["x [s] = task * 2"]), 7,
+              "write the coefficient first"),
+    bad_group("unknown_id_in_a_formula", group(["task task-clock"], ["x [s] = 2 * nosuch"]), 7,
+              "uses 'nosuch', which is not an event id"),
+    bad_group("metric_without_equals", group(["task task-clock"], ["x [s] 1e-9 * task"]), 7, "expected '='"),
+    bad_group("metric_without_unit", group(["task task-clock"], ["x = 1e-9 * task"]), 7, "no '[unit]'"),
+    bad_group("unclosed_parenthesis", group(["task task-clock"], ["x [s] = (1e-9 * task"]), 7, "expected ')'"),
+    bad_group("ambiguous_division", group(["task task-clock", "f page-faults"], ["x [1] = task + f / time"]), 8,
+              "put it in parentheses"),
+    bad_group("malformed_coefficient", group(["task task-clock"], ["x [s] = 1e-9e3 * task"]), 7,
+              "malformed coefficient '1e-9e3'"),
+    bad_group("infinite_coefficient", group(["task task-clock"], ["x [s] = 1e999 * task"]), 7, "1e999"),
+    bad_group("duplicate_metric", group(["task task-clock"], ["x [s] = task", "x [s] = task"]), 8,
+              "duplicate metric 'x'"),
+    Case("bad_formula_through_profile", ["profile", "lenet5", "--calibration", "@{machine}", "--group", "./" + GRP]
+         + FAST_RUN, rc=1, files={GRP: group(["task task-clock"], ["x [s] = task * 2"])}, needs={"machine"},
+         stderr=[r"g\.txt:7: .*write the coefficient first"]),
+
+    # --- files that are not regular files (finding 4) ---
+    Case("missing_file", ["stat", "-g", "./absent.txt", "--", "true"], rc=1, stderr=[r"absent\.txt\b.*No such file"]),
+    bad_file("is_a_directory", Dir(), r"g\.txt: .*is a directory"),
+    bad_file("link_to_dev_zero", Symlink("/dev/zero"), r"g\.txt: .*character device", timeout=15, max_rss_mb=300,
+             max_rss_mb_asan=1024, finding=4),
+    Case("dev_urandom", ["stat", "-g", "/dev/urandom", "--", "true"], rc=1, timeout=15, max_rss_mb=300,
+         max_rss_mb_asan=1024, stderr=[r"/dev/urandom: .*character device"], finding=4),
+    bad_file("fifo_without_writer", Fifo(), r"g\.txt: .*FIFO", timeout=15, finding=4),
+    bad_file("sparse_3GiB", Sparse(3 * 1024**3), r"g\.txt: .*at most", timeout=10, max_rss_mb=300,
+             max_rss_mb_asan=1024, finding=4),
+    Case("sparse_3GiB_through_profile", ["profile", "lenet5", "--calibration", "@{machine}", "--group", "./" + GRP]
+         + FAST_RUN, rc=1, files={GRP: Sparse(3 * 1024**3)}, needs={"machine"}, stderr=[r"g\.txt: .*at most"],
+         timeout=10, max_rss_mb=300, max_rss_mb_asan=1024, finding=4),
+]
