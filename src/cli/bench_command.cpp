@@ -204,7 +204,8 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
       ->check(unsigned_integer())
       ->capture_default_str();
   sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
+      ->check(file_name());
   sub->callback([options, &exit_code]() { exit_code = run_bench(*options); });
   return options;
 }

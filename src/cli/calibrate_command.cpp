@@ -122,8 +122,10 @@ std::shared_ptr<CalibrateCommandOptions> setup_calibrate(CLI::App& app, int& exi
       ->delimiter(',')
       ->check(CLI::IsMember({"sp", "dp"}))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store")->check(file_name());
-  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)")->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store")
+      ->check(file_name());
+  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)")
+      ->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print: a table, or the JSON report")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -145,7 +147,8 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   if (!options.output.empty()) {
     if (auto error = check_output_path(options.output)) return fail(*error);
   } else if (machine_store_dir().empty()) {
-    return fail(Error{"no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; pass -o FILE"});
+    return fail(Error{"no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; "
+                      "pass -o FILE"});
   }
   if (!options.svg.empty()) {
     if (auto error = check_output_path(options.svg)) return fail(*error);

@@ -60,7 +60,8 @@ std::shared_ptr<InfoCommandOptions> setup_info(CLI::App& app, int& exit_code) {
       "whether this is a virtual machine, user-space rdpmc, PAPI, the CPU's counter family and its event\n"
       "groups — each event tried, and for each that cannot open, why and how to fix it.");
   sub->add_option("-f,--format", options->format, "Report format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
+      ->check(file_name());
   sub->callback([options, &exit_code]() { exit_code = run_info(*options); });
   return options;
 }

@@ -130,14 +130,16 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   sub->add_option("--group", options->group, "Counter group: a name from counters/<family>/ (see `hwprof info`) or a group file");
   sub->add_option("-e,--events", options->events, "Counter events (libpfm4, kernel or PAPI names), comma-separated")
       ->allow_extra_args(false);
-  sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)")->check(file_name());
+  sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)")
+      ->check(file_name());
   sub->add_option("--sort", options->sort, "Table order")->check(CLI::IsMember({"time", "flops", "name"}))->capture_default_str();
   sub->add_option("--top", options->top, "Show only the K most expensive layers in the table (0: all)")->check(CLI::Range(0, 1000000));
   sub->add_option("-f,--format", options->format, "Output format on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output_dir,
-                  "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html")->check(file_name());
+                  "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html")
+      ->check(file_name());
   sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")
       ->check(unsigned_integer())
       ->capture_default_str();

@@ -26,7 +26,8 @@ std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code
   sub->description(kDescription);
   sub->add_option("profile", options->profile, "A profile.json written by `hwprof profile`")->required();
   sub->add_option("--svg", options->svg, "Write the roofline picture (SVG) to FILE")->check(file_name());
-  sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")->check(file_name());
+  sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")
+      ->check(file_name());
   sub->add_option("--html", options->html, "Write the self-contained HTML report to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))

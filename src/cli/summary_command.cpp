@@ -47,7 +47,8 @@ std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_co
   sub->add_option("--depth", options->depth, "Fold layers into blocks by the first K parts of their dotted names (0: every layer)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
+      ->check(file_name());
   sub->callback([options, &exit_code]() { exit_code = run_summary(*options); });
   return options;
 }

@@ -261,7 +261,7 @@ inline void tap_forward(float* out, const float* in, i64 n, i64 stride, float wv
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void depthwise_plane_forward(
+HWPROF_AVX2_CLONES void depthwise_plane_forward(
     const Conv2dGeometry& g, const float* in, const float* wc, float bias, float* out) {
   for (i64 p = 0; p < g.out_h; ++p) {
     float* row = out + p * g.out_w;
@@ -290,7 +290,7 @@ void depthwise_forward(const Conv2dGeometry& g, const Dims& d, const float* x, c
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void depthwise_plane_dx(const Conv2dGeometry& g,
+HWPROF_AVX2_CLONES void depthwise_plane_dx(const Conv2dGeometry& g,
                                                                                      const float* dy,
                                                                                      const float* wc, float* dx) {
   fill_zero(dx, g.in_h * g.in_w);
@@ -318,7 +318,7 @@ __attribute__((target_clones("avx2", "default"))) void depthwise_plane_dx(const 
 
 // dw[c, r, s] += Σ dy·x over channel c of every sample, per tap; each output row's sum in
 // float (vectorised), the rows' sums in double.
-__attribute__((target_clones("avx2", "default"))) void depthwise_channel_dw(const Conv2dGeometry& g,
+HWPROF_AVX2_CLONES void depthwise_channel_dw(const Conv2dGeometry& g,
                                                                                        const float* x,
                                                                                        const float* dy, i64 c,
                                                                                        float* dwc) {

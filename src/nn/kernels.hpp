@@ -23,6 +23,15 @@
 #include <cstdint>
 #include <vector>
 
+// An AVX2 clone and a baseline one of a hot loop, picked at load time (an ifunc). Not under
+// ThreadSanitizer: the ifunc resolver is instrumented but runs before TSan has started, and the
+// program dies while it loads (scripts/tsan.sh).
+#if defined(__SANITIZE_THREAD__)
+#define HWPROF_AVX2_CLONES
+#else
+#define HWPROF_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 namespace hwprof::nn {
 
 using i64 = std::int64_t;

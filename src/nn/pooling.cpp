@@ -64,7 +64,7 @@ i64 adaptive_end(i64 i, i64 in, i64 out) { return ((i + 1) * in + out - 1) / out
 namespace {
 
 // One (sample, channel) plane; `r` is the row buffer, r[-pad_w] its first element.
-__attribute__((target_clones("avx2", "default"))) void maxpool_plane(const Pool2dGeometry& g, const float* xp,
+HWPROF_AVX2_CLONES void maxpool_plane(const Pool2dGeometry& g, const float* xp,
                                                                      float* yp, std::int32_t* ap, float* r) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   for (i64 oh = 0; oh < g.out_h; ++oh) {
