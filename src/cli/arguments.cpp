@@ -91,6 +91,19 @@ CLI::Validator unsigned_integer() {
       "UINT");
 }
 
+CLI::Validator shape_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto shape = parse_shape_argument(text);
+        if (shape) return {};
+        // CLI11 puts the option's name first; the message's own "--input-shape 'TEXT': " goes.
+        const std::string& message = shape.error().message;
+        const std::size_t colon = message.find("': ");
+        return colon == std::string::npos ? message : message.substr(colon + 3);
+      },
+      "SHAPE");
+}
+
 Result<std::vector<std::string>> event_arguments(const std::vector<std::string>& raw) {
   std::vector<std::string> names;
   for (const std::string& list : raw) {

@@ -29,6 +29,9 @@ CLI::Validator file_name();
 CLI::Validator finite_range(double min, double max);
 // An unsigned 64-bit integer written in decimal digits (CLI11 would wrap "-1" to 2^64 - 1).
 CLI::Validator unsigned_integer();
+// --input-shape's text (parse_shape_argument): a malformed shape is a command-line error (exit
+// 2); a well-formed one the model cannot take is the model's (exit 1, naming the layer).
+CLI::Validator shape_text();
 // The events of every -e given, each split with split_event_list (a raw event's own commas
 // stay); an error when -e was given but names no event.
 Result<std::vector<std::string>> event_arguments(const std::vector<std::string>& raw);

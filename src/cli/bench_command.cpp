@@ -196,7 +196,8 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
       ->capture_default_str();
   sub->add_option("--warmup", options->warmup, "Untimed iterations first")->check(CLI::Range(0, 1'000'000))->capture_default_str();
   sub->add_option("-n,--iterations", options->iterations, "Timed iterations")->check(CLI::Range(1, 1'000'000))->capture_default_str();
-  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160 or 256");
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160 or 256")
+      ->check(shape_text());
   sub->add_option("--optimizer", options->optimizer, "Optimizer of the training step (torch.optim semantics; SGD with momentum 0.9)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();

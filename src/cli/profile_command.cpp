@@ -108,7 +108,8 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   sub->description(kDescription);
   sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
   sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
-  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160");
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")
+      ->check(shape_text());
   sub->add_flag("--train", options->train, "Profile a training step: forward, loss, backward and optimizer");
   sub->add_option("--optimizer", options->optimizer, "Optimizer of --train (SGD with momentum 0.9, or Adam)")
       ->check(CLI::IsMember({"sgd", "adam"}))

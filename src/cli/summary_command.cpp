@@ -37,7 +37,8 @@ std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_co
   sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")
       ->check(positive_integer())
       ->capture_default_str();
-  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160");
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")
+      ->check(shape_text());
   sub->add_option("--optimizer", options->optimizer, "Optimizer whose state the memory block counts")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->capture_default_str();

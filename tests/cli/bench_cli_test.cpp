@@ -109,7 +109,7 @@ TEST(BenchCli, BadInputExitsOneAndBadUsageTwo) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("no_such_model"));
   auto shape = hwprof({"bench", "lenet5", "--input-shape", "1,x4"});
-  EXPECT_EQ(shape.exit_code, 1);
+  EXPECT_EQ(shape.exit_code, 2);  // malformed: the command line's fault
   EXPECT_THAT(shape.err, HasSubstr("--input-shape"));
   auto too_small = hwprof({"bench", "lenet5", "--input-shape", "1,4,4"});
   EXPECT_EQ(too_small.exit_code, 1);

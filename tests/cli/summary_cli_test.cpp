@@ -116,7 +116,8 @@ TEST_F(Cli, BatchInputShapeAndOptimizerChangeWhatTheyShould) {
   EXPECT_EQ(sj["layers"][0]["output_shape"], nlohmann::json::array({64, 80, 80}));
 
   auto bad = hwprof({"summary", "resnet18", "--input-shape", "3,abc"});
-  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("unexpected character 'a'; expected e.g. 3,224,224"));
   EXPECT_THAT(bad.err, HasSubstr("--input-shape"));
   auto wrong_rank = hwprof({"summary", "resnet18", "--input-shape", "224,224"});
   EXPECT_EQ(wrong_rank.exit_code, 1);
