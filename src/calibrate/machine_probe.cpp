@@ -118,10 +118,8 @@ std::string machine_store_dir() {
                  ? found->pw_dir
                  : nullptr;
       if (home == nullptr) return {};
-      base = std::string(home) + "/.local/share";
-    } else {
-      base = std::string(home) + "/.local/share";
     }
+    base = std::string(home) + "/.local/share";
   }
   return base + "/hwprof/machines";
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "calibrate/cache_topology.hpp"
+#include "common/memory_budget.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -104,13 +105,8 @@ double triad_seconds(const std::vector<std::int64_t>& sizes, double gbps) {
 }  // namespace
 
 std::int64_t default_sweep_memory_limit() {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    std::int64_t kib = 0;
-    if (fields >> key >> kib && key == "MemAvailable:" && kib > 0) return kib * 1024 / 2;
+  if (const auto available = detail::proc_kib_field("/proc/meminfo", "MemAvailable:"); available && *available > 0) {
+    return *available / 2;
   }
   const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   return physical > 0 ? static_cast<std::int64_t>(physical / 2) : std::int64_t{1} << 30;

@@ -21,17 +21,6 @@ std::optional<std::int64_t> read_number(const std::string& path) {
   return std::stoll(text);
 }
 
-std::optional<std::int64_t> mem_available(const std::string& root) {
-  std::ifstream in(root + "/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    std::int64_t kib = 0;
-    if (fields >> key >> kib && key == "MemAvailable:" && kib >= 0) return kib * 1024;
-  }
-  return std::nullopt;
-}
 
 struct CgroupRoom {
   std::int64_t room = -1;  // limit − usage of the tightest cgroup; -1: no limit found
@@ -79,20 +68,24 @@ CgroupRoom cgroup_room(const std::string& root) {
 std::int64_t address_space_room(const std::string& root, std::int64_t* limit_out) {
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
-  std::int64_t used = 0;
-  std::ifstream in(root + "/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    std::int64_t kib = 0;
-    if (fields >> key >> kib && key == "VmSize:") used = kib * 1024;
-  }
+  const std::int64_t used = proc_kib_field(root + "/proc/self/status", "VmSize:").value_or(0);
   *limit_out = static_cast<std::int64_t>(limit.rlim_cur);
   return std::max<std::int64_t>(0, static_cast<std::int64_t>(limit.rlim_cur) - used);
 }
 
 }  // namespace
+
+std::optional<std::int64_t> proc_kib_field(const std::string& path, std::string_view key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    std::int64_t kib = 0;
+    if (fields >> name >> kib && name == key && kib >= 0) return kib * 1024;
+  }
+  return std::nullopt;
+}
 
 std::string binary_bytes(std::int64_t bytes) {
   const double b = static_cast<double>(bytes);
@@ -109,7 +102,7 @@ std::string binary_bytes(std::int64_t bytes) {
 
 MemoryBudget memory_budget(const std::string& root) {
   MemoryBudget budget;
-  if (const auto available = mem_available(root)) {
+  if (const auto available = proc_kib_field(root + "/proc/meminfo", "MemAvailable:")) {
     budget.available = *available;
     budget.source = "MemAvailable " + binary_bytes(*available);
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "hwprof/result.hpp"
 
@@ -27,6 +28,9 @@ MemoryBudget memory_budget(const std::string& root = "");
 // the budget; nothing when it fits or the budget is unknown.
 std::optional<Error> check_memory_fits(std::int64_t needed, const std::string& what, const std::string& breakdown,
                                        const MemoryBudget& budget);
+
+// The value of `key` ("MemAvailable:", "VmSize:") in a /proc file of "Key: N kB" lines, in bytes.
+std::optional<std::int64_t> proc_kib_field(const std::string& path, std::string_view key);
 
 // "1.5 GiB", "312 MiB".
 std::string binary_bytes(std::int64_t bytes);
