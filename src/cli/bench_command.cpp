@@ -23,7 +23,7 @@
 namespace hwprof::cli {
 namespace {
 
-constexpr const char* kDescription = R"(Whole-model latency and throughput on hwprof's own kernels (OpenBLAS GEMMs, OpenMP
+constexpr const char* kBenchDescription = R"(Whole-model latency and throughput on hwprof's own kernels (OpenBLAS GEMMs, OpenMP
 loops): a forward pass in evaluation mode, or with --train a training step (forward in
 training mode, mean cross-entropy of the output's last axis against synthetic labels,
 backward, optimizer). Inputs are synthetic and seeded: images N(0, 1), token ids uniform
@@ -187,7 +187,7 @@ std::string report_table(const Report& r, const BenchCommandOptions& o) {
 std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<BenchCommandOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Whole-model latency and throughput on hwprof's kernels (measured)");
-  sub->description(kDescription);
+  sub->description(kBenchDescription);
   sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
   sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
   sub->add_flag("--train", options->train, "Time a training step instead of an inference forward pass");

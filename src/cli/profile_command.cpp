@@ -18,7 +18,7 @@
 namespace hwprof::cli {
 namespace {
 
-constexpr const char* kDescription = R"(Runs MODEL on hwprof's engine (OpenBLAS kernels) and measures every layer around its own
+constexpr const char* kProfileDescription = R"(Runs MODEL on hwprof's engine (OpenBLAS kernels) and measures every layer around its own
 kernels: time per call (median, spread, 95% confidence interval of the median, overhead of the
 measurement subtracted), counters summed over the calls (perf_event, PAPI or time only), and
 the layer's analytic cost (hwprof summary). Each layer is placed on this machine's roofline
@@ -105,7 +105,7 @@ Result<Machine> ceilings(const std::string& file, int threads, std::string& sour
 std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ProfileCommandOptions>();
   CLI::App* sub = app.add_subcommand("profile", "Measure every layer: time, counters, roofline placement and bound");
-  sub->description(kDescription);
+  sub->description(kProfileDescription);
   sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
   sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
   sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")

@@ -13,7 +13,7 @@
 namespace hwprof::cli {
 namespace {
 
-constexpr const char* kDescription = R"(Renders a profile saved by `hwprof profile` (its profile.json, or its --format json output)
+constexpr const char* kReportDescription = R"(Renders a profile saved by `hwprof profile` (its profile.json, or its --format json output)
 without running anything: the table, JSON or CSV on standard output, and with --svg, --trace
 and --html the roofline picture, the Chrome trace (open it in Perfetto, ui.perfetto.dev, or
 chrome://tracing) and the self-contained HTML page. Files are written whole or not at all.)";
@@ -23,7 +23,7 @@ chrome://tracing) and the self-contained HTML page. Files are written whole or n
 std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ReportCommandOptions>();
   CLI::App* sub = app.add_subcommand("report", "Render a saved profile again: table, JSON, CSV, SVG roofline, trace, HTML");
-  sub->description(kDescription);
+  sub->description(kReportDescription);
   sub->add_option("profile", options->profile, "A profile.json written by `hwprof profile`")->required();
   sub->add_option("--svg", options->svg, "Write the roofline picture (SVG) to FILE")->check(file_name());
   sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")

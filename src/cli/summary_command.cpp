@@ -16,7 +16,7 @@
 namespace hwprof::cli {
 namespace {
 
-constexpr const char* kDescription = R"(Analytic cost of every layer of a model: parameters, MACs, FLOPs (forward, backward,
+constexpr const char* kSummaryDescription = R"(Analytic cost of every layer of a model: parameters, MACs, FLOPs (forward, backward,
 training step), minimum bytes moved and memory at a batch size. Nothing is run or measured.
 
 Counting convention: counts are per sample. MACs count the multiply-accumulates of conv2d,
@@ -32,7 +32,7 @@ MODEL is a path to a spec (.json) or the name of a built-in model (see models/).
 std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<SummaryCommandOptions>();
   CLI::App* sub = app.add_subcommand("summary", "Analytic per-layer cost: params, MACs, FLOPs, bytes, memory");
-  sub->description(kDescription);
+  sub->description(kSummaryDescription);
   sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
   sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")
       ->check(positive_integer())

@@ -18,7 +18,7 @@ using detail::tanh_approx;
 
 // Below this many elements one thread is faster than waking the team (a vectorised
 // activation runs about a nanosecond per element; waking a team costs microseconds).
-constexpr i64 kParallelMin = i64{1} << 15;
+constexpr i64 kActivationParallelMin = i64{1} << 15;
 
 // gelu with approximate='tanh' (Hendrycks & Gimpel 2016; PyTorch's GELU docs):
 // 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³). Since 0.5·(1 + tanh(u)) = σ(2u), it is
@@ -30,14 +30,14 @@ float gelu_tanh_twice_u(float x) { return 2.0f * kSqrt2OverPi * (x + kGeluCubic 
 
 template <class Op>
 void map1(const float* x, float* y, i64 n, Op op) {
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kActivationParallelMin)
   for (i64 i = 0; i < n; ++i) y[i] = op(x[i]);
 }
 
 // dx[i] = dy[i] · derivative(x[i], y[i]).
 template <class Derivative>
 void map_grad(const float* x, const float* y, const float* dy, float* dx, i64 n, Derivative derivative) {
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kActivationParallelMin)
   for (i64 i = 0; i < n; ++i) dx[i] = dy[i] * derivative(x[i], y[i]);
 }
 
@@ -45,7 +45,7 @@ void map_grad(const float* x, const float* y, const float* dy, float* dx, i64 n,
 // into NaN; PyTorch's threshold_backward selects too).
 template <class Pass>
 void mask_grad(const float* x, const float* dy, float* dx, i64 n, Pass pass) {
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kActivationParallelMin)
   for (i64 i = 0; i < n; ++i) dx[i] = select(pass(x[i]), dy[i], 0.0f);
 }
 

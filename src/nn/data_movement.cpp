@@ -13,7 +13,7 @@ namespace {
 
 using Word = std::uint32_t;  // one element of either dtype
 
-constexpr i64 kParallelMin = i64{1} << 16;  // elements copied below which one thread runs
+constexpr i64 kDataMovementParallelMin = i64{1} << 16;  // elements copied below which one thread runs
 // Elements a permute work item moves: big enough to amortise its index arithmetic, small
 // enough to balance threads.
 constexpr i64 kPermuteItem = i64{1} << 14;
@@ -71,7 +71,7 @@ i64 run_offset(i64 r, const PermutePlan& plan) {
 void permute_runs(const Word* in, Word* out, const PermutePlan& plan) {
   const i64 run = plan.size.back();
   const i64 runs = plan.total / run;
-  const bool parallel = plan.total > kParallelMin;
+  const bool parallel = plan.total > kDataMovementParallelMin;
   if (run >= kPermuteItem) {
     const i64 pieces = (run + kPermuteItem - 1) / kPermuteItem;
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
@@ -130,7 +130,7 @@ void permute_tiled(const Word* in, Word* out, const PermutePlan& plan) {
   const i64 row_tiles = (rows + kTile - 1) / kTile;
   const i64 others = plan.total / (rows * cols);
   // One work item: one position of the other axes and one strip of kTile rows.
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (plan.total > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (plan.total > kDataMovementParallelMin)
   for (i64 item = 0; item < others * row_tiles; ++item) {
     i64 rest = item / row_tiles;
     i64 in_base = 0;
@@ -158,12 +158,12 @@ void permute_tiled(const Word* in, Word* out, const PermutePlan& plan) {
 }  // namespace
 
 void add_forward(const float* a, const float* b, float* y, i64 n) {
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kDataMovementParallelMin)
   for (i64 i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
 void accumulate(float* acc, const float* g, i64 n) {
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kDataMovementParallelMin)
   for (i64 i = 0; i < n; ++i) acc[i] += g[i];
 }
 
@@ -174,7 +174,7 @@ void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& 
   for (i64 s : axis_sizes) axis_total += s;
   auto* out = static_cast<Word*>(y);
   // One item per (outer index, input): a contiguous block of axis_i·inner words.
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * axis_total * inner > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * axis_total * inner > kDataMovementParallelMin)
   for (i64 item = 0; item < outer * parts; ++item) {
     const i64 o = item / parts;
     const auto part = static_cast<std::size_t>(item % parts);
@@ -190,7 +190,7 @@ void concat_backward(const float* dy, const std::vector<float*>& dxs, const std:
   const auto parts = static_cast<i64>(dxs.size());
   i64 axis_total = 0;
   for (i64 s : axis_sizes) axis_total += s;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * axis_total * inner > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * axis_total * inner > kDataMovementParallelMin)
   for (i64 item = 0; item < outer * parts; ++item) {
     const i64 o = item / parts;
     const auto part = static_cast<std::size_t>(item % parts);
@@ -222,13 +222,13 @@ void permute(const void* x, void* y, const std::vector<i64>& shape, const std::v
 void select_forward(const void* x, void* y, i64 outer, i64 dim, i64 inner, i64 index) {
   const auto* in = static_cast<const Word*>(x);
   auto* out = static_cast<Word*>(y);
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * inner > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * inner > kDataMovementParallelMin)
   for (i64 o = 0; o < outer; ++o) copy_words(in + (o * dim + index) * inner, out + o * inner, inner);
 }
 
 void select_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, i64 index) {
   if (dx == nullptr) return;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * dim * inner > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * dim * inner > kDataMovementParallelMin)
   for (i64 o = 0; o < outer; ++o) {
     float* slab = dx + o * dim * inner;
     std::memset(slab, 0, static_cast<std::size_t>(dim * inner) * sizeof(float));

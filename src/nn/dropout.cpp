@@ -11,7 +11,7 @@
 namespace hwprof::nn {
 namespace {
 
-constexpr i64 kParallelMin = i64{1} << 14;
+constexpr i64 kDropoutParallelMin = i64{1} << 14;
 
 constexpr std::uint64_t kGoldenGamma = 0x9E3779B97F4A7C15ULL;
 
@@ -38,7 +38,7 @@ void dropout_forward(const float* x, float* y, std::uint8_t* mask, double p, std
   constexpr double kTwo53 = 9007199254740992.0;
   const auto threshold = static_cast<std::uint64_t>(std::ceil(clamp_probability(p) * kTwo53));
   const float scale = keep_scale(p);
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kDropoutParallelMin)
   for (i64 i = 0; i < n; ++i) {
     const std::uint8_t keep = (splitmix64(seed, static_cast<std::uint64_t>(i)) >> 11) >= threshold ? 1 : 0;
     mask[i] = keep;
@@ -49,7 +49,7 @@ void dropout_forward(const float* x, float* y, std::uint8_t* mask, double p, std
 void dropout_backward(const std::uint8_t* mask, const float* dy, float* dx, double p, i64 n) {
   if (dx == nullptr) return;
   const float scale = keep_scale(p);
-#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kParallelMin)
+#pragma omp parallel for simd num_threads(kernel_threads()) schedule(static) if (parallel : n > kDropoutParallelMin)
   for (i64 i = 0; i < n; ++i) dx[i] = dy[i] * static_cast<float>(mask[i]) * scale;
 }
 

@@ -9,7 +9,7 @@
 namespace hwprof::nn {
 namespace {
 
-constexpr i64 kParallelMin = i64{1} << 15;  // elements moved below which one thread runs
+constexpr i64 kEmbeddingParallelMin = i64{1} << 15;  // elements moved below which one thread runs
 // Columns of dweight one thread owns in embedding_backward: 16 floats, one cache line, so
 // threads never write to the same line.
 constexpr i64 kColumnBlock = 16;
@@ -31,7 +31,7 @@ i64 embedding_forward(const std::int32_t* ids, const float* weight, float* y, i6
   for (i64 r = 0; r < rows; ++r) {
     if (ids[r] < 0 || ids[r] >= num_embeddings) return r;
   }
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kEmbeddingParallelMin)
   for (i64 r = 0; r < rows; ++r) copy_row(weight + static_cast<i64>(ids[r]) * d, y + r * d, d);
   return -1;
 }
@@ -41,7 +41,7 @@ i64 embedding_forward(const std::int32_t* ids, const float* weight, float* y, i6
 void embedding_backward(const std::int32_t* ids, const float* dy, float* dweight, i64 rows, i64 d) {
   if (dweight == nullptr) return;
   const i64 blocks = (d + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kEmbeddingParallelMin)
   for (i64 blk = 0; blk < blocks; ++blk) {
     const i64 j0 = blk * kColumnBlock;
     const i64 width = std::min(kColumnBlock, d - j0);
@@ -51,7 +51,7 @@ void embedding_backward(const std::int32_t* ids, const float* dy, float* dweight
 
 void pos_embedding_forward(const float* x, const float* pos, float* y, i64 batch, i64 tokens, i64 d) {
   const i64 slab = tokens * d;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * slab > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * slab > kEmbeddingParallelMin)
   for (i64 b = 0; b < batch; ++b) {
     const float* xb = x + b * slab;
     float* yb = y + b * slab;
@@ -62,7 +62,7 @@ void pos_embedding_forward(const float* x, const float* pos, float* y, i64 batch
 
 void pos_embedding_backward(const float* dy, float* dx, float* dpos, i64 batch, i64 tokens, i64 d) {
   const i64 slab = tokens * d;
-  const bool parallel = batch * slab > kParallelMin;
+  const bool parallel = batch * slab > kEmbeddingParallelMin;
   if (dx != nullptr && dx != dy) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
     for (i64 b = 0; b < batch; ++b) copy_row(dy + b * slab, dx + b * slab, slab);
@@ -76,7 +76,7 @@ void pos_embedding_backward(const float* dy, float* dx, float* dpos, i64 batch, 
 }
 
 void cls_token_forward(const float* x, const float* cls, float* y, i64 batch, i64 tokens, i64 d) {
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * (tokens + 1) * d > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * (tokens + 1) * d > kEmbeddingParallelMin)
   for (i64 b = 0; b < batch; ++b) {
     float* yb = y + b * (tokens + 1) * d;
     copy_row(cls, yb, d);
@@ -86,7 +86,7 @@ void cls_token_forward(const float* x, const float* cls, float* y, i64 batch, i6
 
 void cls_token_backward(const float* dy, float* dx, float* dcls, i64 batch, i64 tokens, i64 d) {
   if (dx != nullptr) {
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * tokens * d > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * tokens * d > kEmbeddingParallelMin)
     for (i64 b = 0; b < batch; ++b) {
       std::memcpy(dx + b * tokens * d, dy + (b * (tokens + 1) + 1) * d,
                   static_cast<std::size_t>(tokens * d) * sizeof(float));

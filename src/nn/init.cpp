@@ -15,7 +15,7 @@ namespace {
 constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ULL;  // SplitMix64's odd increment (2^64/φ)
 // Below this many elements a fill runs on the calling thread: starting OpenMP workers costs
 // more than the fill.
-constexpr std::int64_t kParallelMin = 1 << 16;
+constexpr std::int64_t kInitParallelMin = 1 << 16;
 
 constexpr std::uint64_t mix(std::uint64_t z) noexcept {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -38,7 +38,7 @@ double stream_uniform(std::uint64_t key, std::uint64_t i) noexcept {
 }
 
 void fill_uniform(float* x, std::int64_t n, double bound, std::uint64_t key) {
-#pragma omp parallel for if (n > kParallelMin) schedule(static)
+#pragma omp parallel for if (n > kInitParallelMin) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     x[i] = static_cast<float>((2.0 * stream_uniform(key, static_cast<std::uint64_t>(i)) - 1.0) * bound);
   }
@@ -52,7 +52,7 @@ void fill_normal(float* x, std::int64_t n, double mean, double std, std::uint64_
   const auto m = static_cast<float>(mean);
   const auto s = static_cast<float>(std);
   constexpr float kTwoPi = 2.0f * std::numbers::pi_v<float>;
-#pragma omp parallel for if (n > kParallelMin) schedule(static)
+#pragma omp parallel for if (n > kInitParallelMin) schedule(static)
   for (std::int64_t p = 0; p < pairs; ++p) {
     const auto i = static_cast<std::uint64_t>(2 * p);
     // 24 random bits each; u1 in (0, 1] so that the log is finite.
@@ -67,7 +67,7 @@ void fill_normal(float* x, std::int64_t n, double mean, double std, std::uint64_
 }
 
 void fill_constant(float* x, std::int64_t n, float value) {
-#pragma omp parallel for if (n > kParallelMin) schedule(static)
+#pragma omp parallel for if (n > kInitParallelMin) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) x[i] = value;
 }
 

@@ -13,7 +13,7 @@ namespace {
 
 using detail::exp_approx;
 
-constexpr i64 kParallelMin = i64{1} << 14;
+constexpr i64 kLossParallelMin = i64{1} << 14;
 // The mean is a sum of per-block sums over a fixed split of the rows (independent of the
 // thread count, so the result is too). 256 blocks balance any thread count this engine runs
 // with and keep the partial sums on the stack.
@@ -56,7 +56,7 @@ double cross_entropy(const float* logits, const std::int32_t* labels, float* dlo
   const double inv_rows = 1.0 / static_cast<double>(rows);
   const i64 blocks = std::min(kBlocks, rows);
   double partial[kBlocks] = {};
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * classes > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * classes > kLossParallelMin)
   for (i64 blk = 0; blk < blocks; ++blk) {
     const i64 r0 = rows * blk / blocks;
     const i64 r1 = rows * (blk + 1) / blocks;

@@ -11,7 +11,7 @@ namespace hwprof::nn {
 namespace {
 
 // Elements below which a kernel stays on the calling thread.
-constexpr i64 kParallelMin = i64{1} << 15;
+constexpr i64 kNormalizationParallelMin = i64{1} << 15;
 // Columns of dgamma/dbeta one thread owns in layernorm_backward: 64 doubles of partial sums
 // stay in registers and L1, and 64 floats of output are exactly four cache lines.
 constexpr i64 kColumnBlock = 64;
@@ -60,7 +60,7 @@ float beta_of(const float* beta, i64 i) { return beta != nullptr ? beta[i] : 0.0
 void batchnorm2d_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
                               const float* running_var, double eps, float* y, i64 n, i64 c, i64 hw) {
   const i64 planes = n * c;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * hw > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * hw > kNormalizationParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     const i64 ch = p % c;
     const double scale =
@@ -75,7 +75,7 @@ void batchnorm2d_forward_train(const float* x, const float* gamma, const float* 
   const i64 count = n * hw;
   // One channel per iteration: its statistics need every sample, so channels are the unit of
   // parallel work (a layer with fewer channels than threads leaves threads idle).
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (count * c > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (count * c > kNormalizationParallelMin)
   for (i64 ch = 0; ch < c; ++ch) {
     double total = 0.0;
     for (i64 b = 0; b < n; ++b) total += sum(x + (b * c + ch) * hw, hw);
@@ -112,7 +112,7 @@ void batchnorm2d_forward_train(const float* x, const float* gamma, const float* 
 void batchnorm2d_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
                           const float* dy, float* dx, float* dgamma, float* dbeta, i64 n, i64 c, i64 hw) {
   const i64 count = n * hw;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (count * c > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (count * c > kNormalizationParallelMin)
   for (i64 ch = 0; ch < c; ++ch) {
     const double mean = save_mean[ch];
     const double invstd = save_invstd[ch];
@@ -154,7 +154,7 @@ void batchnorm2d_backward(const float* x, const float* gamma, const float* save_
 
 void layernorm_forward(const float* x, const float* gamma, const float* beta, double eps, float* y, float* save_mean,
                        float* save_invstd, i64 rows, i64 d) {
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kNormalizationParallelMin)
   for (i64 r = 0; r < rows; ++r) {
     const float* xr = x + r * d;
     float* yr = y + r * d;
@@ -178,7 +178,7 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, do
 //   dx = invstd·(g - mean(g) - x̂·mean(g·x̂));  dgamma = Σ_rows dy·x̂, dbeta = Σ_rows dy.
 void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
                         const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 d) {
-  const bool parallel = rows * d > kParallelMin;
+  const bool parallel = rows * d > kNormalizationParallelMin;
   if (dx != nullptr) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
     for (i64 r = 0; r < rows; ++r) {

@@ -11,7 +11,7 @@ namespace {
 
 // Below this many elements an update runs on the calling thread: waking OpenMP workers costs
 // more than a small tensor's update.
-constexpr std::int64_t kParallelMin = 1 << 15;
+constexpr std::int64_t kOptimizerParallelMin = 1 << 15;
 
 }  // namespace
 
@@ -21,7 +21,7 @@ void sgd_update(const SgdHyper& h, float* weight, float* gradient, float* moment
   const float wd = h.weight_decay;
   const float mu = h.momentum;
   if (mu == 0.0f || momentum_buffer == nullptr) {
-#pragma omp parallel for simd if (parallel : n > kParallelMin) schedule(static)
+#pragma omp parallel for simd if (parallel : n > kOptimizerParallelMin) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       weight[i] -= lr * (gradient[i] + wd * weight[i]);
       gradient[i] = 0.0f;
@@ -29,7 +29,7 @@ void sgd_update(const SgdHyper& h, float* weight, float* gradient, float* moment
   } else if (first_step) {
     // torch clones d into the buffer on the first step: buf = d, not momentum·0 + d — the same
     // number, but written without reading the (uninitialised) buffer.
-#pragma omp parallel for simd if (parallel : n > kParallelMin) schedule(static)
+#pragma omp parallel for simd if (parallel : n > kOptimizerParallelMin) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const float d = gradient[i] + wd * weight[i];
       momentum_buffer[i] = d;
@@ -37,7 +37,7 @@ void sgd_update(const SgdHyper& h, float* weight, float* gradient, float* moment
       gradient[i] = 0.0f;
     }
   } else {
-#pragma omp parallel for simd if (parallel : n > kParallelMin) schedule(static)
+#pragma omp parallel for simd if (parallel : n > kOptimizerParallelMin) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const float d = mu * momentum_buffer[i] + (gradient[i] + wd * weight[i]);
       momentum_buffer[i] = d;
@@ -56,7 +56,7 @@ void adam_update(const AdamHyper& h, float* weight, float* gradient, float* firs
   const auto step_size = static_cast<float>(h.learning_rate / correction1);
   const auto inv_sqrt_correction2 = static_cast<float>(1.0 / std::sqrt(correction2));
   const float b1 = h.beta1, b2 = h.beta2, eps = h.epsilon, wd = h.weight_decay;
-#pragma omp parallel for simd if (parallel : n > kParallelMin) schedule(static)
+#pragma omp parallel for simd if (parallel : n > kOptimizerParallelMin) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const float g = gradient[i] + wd * weight[i];
     const float m = b1 * first_moment[i] + (1.0f - b1) * g;

@@ -13,7 +13,7 @@
 namespace hwprof::nn {
 namespace {
 
-constexpr i64 kParallelMin = i64{1} << 15;  // window elements visited, below which one thread runs
+constexpr i64 kPoolingParallelMin = i64{1} << 15;  // window elements visited, below which one thread runs
 
 void zero(float* p, i64 n) { std::memset(p, 0, static_cast<std::size_t>(n) * sizeof(float)); }
 
@@ -100,7 +100,7 @@ void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y, std::i
   const i64 in_plane = g.in_h * g.in_w;
   const i64 out_plane = g.out_h * g.out_w;
   const i64 width = std::max(g.pad_w + g.in_w, (g.out_w - 1) * g.stride_w + g.kernel_w);
-#pragma omp parallel num_threads(kernel_threads()) if (visits(g) > kParallelMin)
+#pragma omp parallel num_threads(kernel_threads()) if (visits(g) > kPoolingParallelMin)
   {
     std::vector<float> row(static_cast<std::size_t>(width), -std::numeric_limits<float>::infinity());
 #pragma omp for schedule(static)
@@ -117,7 +117,7 @@ void maxpool2d_backward(const Pool2dGeometry& g, const std::int32_t* argmax, con
   const i64 in_plane = g.in_h * g.in_w;
   const i64 out_plane = g.out_h * g.out_w;
 #pragma omp parallel for num_threads(kernel_threads()) \
-    schedule(static) if (planes * (in_plane + out_plane) > kParallelMin)
+    schedule(static) if (planes * (in_plane + out_plane) > kPoolingParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     float* dxp = dx + p * in_plane;
     const float* dyp = dy + p * out_plane;
@@ -139,7 +139,7 @@ void avgpool2d_forward(const Pool2dGeometry& g, const float* x, float* y) {
   const i64 planes = g.batch * g.channels;
   const i64 in_plane = g.in_h * g.in_w;
   const i64 out_plane = g.out_h * g.out_w;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kPoolingParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     const float* xp = x + p * in_plane;
     float* yp = y + p * out_plane;
@@ -165,7 +165,7 @@ void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx) {
   const i64 planes = g.batch * g.channels;
   const i64 in_plane = g.in_h * g.in_w;
   const i64 out_plane = g.out_h * g.out_w;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kPoolingParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     float* dxp = dx + p * in_plane;
     const float* dyp = dy + p * out_plane;
@@ -187,7 +187,7 @@ void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx) {
 
 void adaptive_avgpool2d_forward(const float* x, float* y, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w) {
   const i64 planes = n * c;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * h * w > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * h * w > kPoolingParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     const float* xp = x + p * h * w;
     float* yp = y + p * out_h * out_w;
@@ -211,7 +211,7 @@ void adaptive_avgpool2d_forward(const float* x, float* y, i64 n, i64 c, i64 h, i
 void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w) {
   if (dx == nullptr) return;
   const i64 planes = n * c;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * h * w > kParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * h * w > kPoolingParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     float* dxp = dx + p * h * w;
     const float* dyp = dy + p * out_h * out_w;

@@ -14,7 +14,7 @@ namespace {
 
 using detail::exp_approx;
 
-constexpr i64 kParallelMin = i64{1} << 14;  // exp makes each element dearer than a copy
+constexpr i64 kSoftmaxParallelMin = i64{1} << 14;  // exp makes each element dearer than a copy
 constexpr i64 kColumns = 64;                // columns per block when inner > 1 (state on the stack)
 
 void softmax_row(const float* x, float* y, i64 dim) {
@@ -92,7 +92,7 @@ void softmax_backward_columns(const float* y, const float* dy, float* dx, i64 di
 }  // namespace
 
 void softmax_forward(const float* x, float* y, i64 outer, i64 dim, i64 inner) {
-  const bool parallel = outer * dim * inner > kParallelMin;
+  const bool parallel = outer * dim * inner > kSoftmaxParallelMin;
   if (inner == 1) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
     for (i64 o = 0; o < outer; ++o) softmax_row(x + o * dim, y + o * dim, dim);
@@ -110,7 +110,7 @@ void softmax_forward(const float* x, float* y, i64 outer, i64 dim, i64 inner) {
 
 void softmax_backward(const float* y, const float* dy, float* dx, i64 outer, i64 dim, i64 inner) {
   if (dx == nullptr) return;
-  const bool parallel = outer * dim * inner > kParallelMin;
+  const bool parallel = outer * dim * inner > kSoftmaxParallelMin;
   if (inner == 1) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
     for (i64 o = 0; o < outer; ++o) softmax_backward_row(y + o * dim, dy + o * dim, dx + o * dim, dim);

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-test::ProcessResult hwprof(const std::vector<std::string>& args) { return test::run_hwprof(args); }
+using test::run_hwprof;
 
 // The fields every report has, and the relations between them.
 void expect_consistent(const nlohmann::json& j) {
@@ -50,7 +50,7 @@ void expect_consistent(const nlohmann::json& j) {
 }
 
 TEST(BenchCli, Lenet5JsonCarriesEveryField) {
-  auto r = hwprof({"bench", "lenet5", "--format", "json", "--iterations", "3"});
+  auto r = run_hwprof({"bench", "lenet5", "--format", "json", "--iterations", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   expect_consistent(j);
@@ -69,7 +69,7 @@ TEST(BenchCli, TrainWritesTheReportFile) {
   const fs::path dir = fs::temp_directory_path() / ("hwprof-bench-cli-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "bench.json";
-  auto r = hwprof({"bench", "mlp_mnist", "--train", "--batch", "4", "--threads", "1", "--optimizer", "adam", "--warmup", "1",
+  auto r = run_hwprof({"bench", "mlp_mnist", "--train", "--batch", "4", "--threads", "1", "--optimizer", "adam", "--warmup", "1",
                    "--iterations", "2", "--format", "json", "-o", file.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
@@ -91,30 +91,30 @@ TEST(BenchCli, TrainWritesTheReportFile) {
 }
 
 TEST(BenchCli, TableSaysLatenciesAreMeasuredWallTime) {
-  auto r = hwprof({"bench", "tiny_transformer", "--input-shape", "8", "--batch", "2", "--iterations", "2", "--warmup", "0"});
+  auto r = run_hwprof({"bench", "tiny_transformer", "--input-shape", "8", "--batch", "2", "--iterations", "2", "--warmup", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("measured wall time"));
   EXPECT_THAT(r.out, HasSubstr("tiny_transformer"));
   EXPECT_THAT(r.out, HasSubstr("input [8] int32"));
   EXPECT_THAT(r.out, HasSubstr("samples/s"));
   EXPECT_THAT(r.out, HasSubstr("analytic"));
-  auto help = hwprof({"bench", "--help"});
+  auto help = run_hwprof({"bench", "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, HasSubstr("measured wall time"));
   EXPECT_THAT(help.out, HasSubstr("--train"));
 }
 
 TEST(BenchCli, BadInputExitsOneAndBadUsageTwo) {
-  auto unknown = hwprof({"bench", "no_such_model"});
+  auto unknown = run_hwprof({"bench", "no_such_model"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("no_such_model"));
-  auto shape = hwprof({"bench", "lenet5", "--input-shape", "1,x4"});
+  auto shape = run_hwprof({"bench", "lenet5", "--input-shape", "1,x4"});
   EXPECT_EQ(shape.exit_code, 2);  // malformed: the command line's fault
   EXPECT_THAT(shape.err, HasSubstr("--input-shape"));
-  auto too_small = hwprof({"bench", "lenet5", "--input-shape", "1,4,4"});
+  auto too_small = run_hwprof({"bench", "lenet5", "--input-shape", "1,4,4"});
   EXPECT_EQ(too_small.exit_code, 1);
   EXPECT_THAT(too_small.err, HasSubstr("conv1"));
-  auto huge = hwprof({"bench", "resnet18", "--batch", "999999999999999999"});
+  auto huge = run_hwprof({"bench", "resnet18", "--batch", "999999999999999999"});
   EXPECT_EQ(huge.exit_code, 1);
   EXPECT_THAT(huge.err, HasSubstr("batch"));
 
@@ -130,7 +130,7 @@ TEST(BenchCli, BadInputExitsOneAndBadUsageTwo) {
            {"bench", "lenet5", "--format", "xml"},
            {"bench", "lenet5", "--optimizer", "rmsprop"},
        }) {
-    auto r = hwprof(args);
+    auto r = run_hwprof(args);
     EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("error")) << args.back();
   }

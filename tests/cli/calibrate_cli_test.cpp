@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-test::ProcessResult hwprof(const std::vector<std::string>& args) { return test::run_hwprof(args); }
+using test::run_hwprof;
 
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("hwprof-calibrate-cli-" + std::to_string(::getpid()));
@@ -34,7 +34,7 @@ TEST(CalibrateCli, AQuickCalibrationGivesPositiveOrderedCeilings) {
   const fs::path json = scratch("machine.json");
   const fs::path svg = scratch("machine.svg");
   // Kept even if a neighbour disturbs it (then marked): this test is about the report's shape.
-  auto r = hwprof({"calibrate", "--quick", "--allow-contended", "-o", json.string(), "--svg", svg.string()});
+  auto r = run_hwprof({"calibrate", "--quick", "--allow-contended", "-o", json.string(), "--svg", svg.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("FMA peak SP"));
   EXPECT_THAT(r.out, HasSubstr("Caches, as each source describes them"));
@@ -83,9 +83,9 @@ TEST(CalibrateCli, AQuickCalibrationGivesPositiveOrderedCeilings) {
 }
 
 TEST(CalibrateCli, BadRequestsAreClearErrors) {
-  EXPECT_EQ(hwprof({"calibrate", "--threads", "0"}).exit_code, 2);
-  EXPECT_EQ(hwprof({"calibrate", "--precision", "fp8"}).exit_code, 2);
-  auto too_many = hwprof({"calibrate", "--quick", "--threads", "4096", "-o", "/tmp/never.json"});
+  EXPECT_EQ(run_hwprof({"calibrate", "--threads", "0"}).exit_code, 2);
+  EXPECT_EQ(run_hwprof({"calibrate", "--precision", "fp8"}).exit_code, 2);
+  auto too_many = run_hwprof({"calibrate", "--quick", "--threads", "4096", "-o", "/tmp/never.json"});
   EXPECT_EQ(too_many.exit_code, 1);
   EXPECT_THAT(too_many.err, HasSubstr("physical cores"));
   EXPECT_FALSE(fs::exists("/tmp/never.json"));
@@ -118,13 +118,13 @@ TEST(CalibrateCli, ACalibrationBesideABusyNeighbourIsContendedAndNotKept) {
   const fs::path json = scratch("contended.json");
   Neighbour busy(2, 60.0);  // both cores of this project's VMs, longer than the calibration
   ASSERT_TRUE(busy.running());
-  auto refused = hwprof({"calibrate", "--quick", "--threads", "1", "-o", json.string()});
+  auto refused = run_hwprof({"calibrate", "--quick", "--threads", "1", "-o", json.string()});
   EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
   EXPECT_THAT(refused.out, HasSubstr("CONTENDED"));
   EXPECT_THAT(refused.err, HasSubstr("--allow-contended"));
   EXPECT_FALSE(fs::exists(json)) << "a contended calibration is not written without --allow-contended";
 
-  auto kept = hwprof({"calibrate", "--quick", "--threads", "1", "--allow-contended", "-o", json.string()});
+  auto kept = run_hwprof({"calibrate", "--quick", "--threads", "1", "--allow-contended", "-o", json.string()});
   if (kept.exit_code != 0) {
     // Neighbours on both cores can disturb a point so much that the levels come out in an
     // impossible order (seen once: L2 at 0.2 GB/s under L3's 23.7). --allow-contended keeps a

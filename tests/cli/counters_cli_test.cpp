@@ -16,20 +16,20 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-test::ProcessResult hwprof(const std::vector<std::string>& args) { return test::run_hwprof(args); }
+using test::run_hwprof;
 
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
 }
 
-fs::path scratch(const std::string& name) {
+fs::path scratch_file(const std::string& name) {
   return fs::temp_directory_path() / ("hwprof-counters-cli-" + std::to_string(::getpid()) + "-" + name);
 }
 
 TEST(StatCli, CountsEveryThreadOfTheProgramAndPassesItsExitCodeThrough) {
-  const fs::path out = scratch("stat.json");
-  auto r = hwprof({"stat", "-e", "task-clock,page-faults", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "2", "0.4", "7"});
+  const fs::path out = scratch_file("stat.json");
+  auto r = run_hwprof({"stat", "-e", "task-clock,page-faults", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "2", "0.4", "7"});
   EXPECT_EQ(r.exit_code, 7) << r.err;
   const auto j = read_json(out);
   fs::remove(out);
@@ -47,8 +47,8 @@ TEST(StatCli, CountsEveryThreadOfTheProgramAndPassesItsExitCodeThrough) {
 }
 
 TEST(StatCli, UnavailableEventsAreShownWithTheirReasonNeverAsZero) {
-  const fs::path out = scratch("unsupported.json");
-  auto r = hwprof({"stat", "-e", "task-clock,no-such-event", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.01"});
+  const fs::path out = scratch_file("unsupported.json");
+  auto r = run_hwprof({"stat", "-e", "task-clock,no-such-event", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.01"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto j = read_json(out);
   fs::remove(out);
@@ -59,8 +59,8 @@ TEST(StatCli, UnavailableEventsAreShownWithTheirReasonNeverAsZero) {
 }
 
 TEST(StatCli, GroupsEvaluateTheirMetrics) {
-  const fs::path out = scratch("group.json");
-  auto r = hwprof({"stat", "-g", "software", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.05"});
+  const fs::path out = scratch_file("group.json");
+  auto r = run_hwprof({"stat", "-g", "software", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.05"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = read_json(out);
   fs::remove(out);
@@ -73,19 +73,19 @@ TEST(StatCli, GroupsEvaluateTheirMetrics) {
 }
 
 TEST(StatCli, AProgramThatCannotStartIsAClearError) {
-  auto r = hwprof({"stat", "--", "/nonexistent/program"});
+  auto r = run_hwprof({"stat", "--", "/nonexistent/program"});
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_THAT(r.err, HasSubstr("cannot run '/nonexistent/program'"));
-  auto no_command = hwprof({"stat", "-e", "task-clock"});
+  auto no_command = run_hwprof({"stat", "-e", "task-clock"});
   EXPECT_EQ(no_command.exit_code, 2);
-  auto unknown_group = hwprof({"stat", "-g", "no_such_group", "--", "true"});
+  auto unknown_group = run_hwprof({"stat", "-g", "no_such_group", "--", "true"});
   EXPECT_EQ(unknown_group.exit_code, 1);
   EXPECT_THAT(unknown_group.err, HasSubstr("no_such_group"));
 }
 
 TEST(StatCli, TheTimerBackendReportsWallAndCpuTime) {
-  const fs::path out = scratch("timer.json");
-  auto r = hwprof({"stat", "--backend", "timer", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.05"});
+  const fs::path out = scratch_file("timer.json");
+  auto r = run_hwprof({"stat", "--backend", "timer", "-f", "json", "-o", out.string(), "--", HWPROF_SPIN_PATH, "1", "0.05"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = read_json(out);
   fs::remove(out);
@@ -95,7 +95,7 @@ TEST(StatCli, TheTimerBackendReportsWallAndCpuTime) {
 }
 
 TEST(InfoCli, ReportsTheMachineAndEveryGroupWithReasons) {
-  auto r = hwprof({"info", "-f", "json"});
+  auto r = run_hwprof({"info", "-f", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"kernel", "perf_event_paranoid", "cap_perfmon", "virtual_machine", "cpu", "counter_family", "pmus",
@@ -119,7 +119,7 @@ TEST(InfoCli, ReportsTheMachineAndEveryGroupWithReasons) {
     for (const auto& f : j["fixes"]) explained = explained || f.get<std::string>().find("no hardware PMU") != std::string::npos;
     EXPECT_TRUE(explained) << j["fixes"].dump();
   }
-  auto table = hwprof({"info"});
+  auto table = run_hwprof({"info"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("perf_event_paranoid"));
   EXPECT_THAT(table.out, HasSubstr("Event groups"));

@@ -19,6 +19,7 @@
 #include "hwprof/machine.hpp"
 #include "made_up_calibration.hpp"
 #include "run_process.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::hwprof::test::contains;
 
 std::string slurp(const fs::path& path) {
   std::ifstream in(path);

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using test::run_process;
 
-test::ProcessResult hwprof(const std::vector<std::string>& args) { return test::run_hwprof(args); }
+using test::run_hwprof;
 
 class Cli : public ::testing::Test {
  protected:
@@ -43,38 +43,38 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, VersionAndHelp) {
-  auto version = hwprof({"--version"});
+  auto version = run_hwprof({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.out, StartsWith("hwprof 0."));
-  auto help = hwprof({"--help"});
+  auto help = run_hwprof({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, HasSubstr("summary"));
-  auto summary_help = hwprof({"summary", "--help"});
+  auto summary_help = run_hwprof({"summary", "--help"});
   EXPECT_EQ(summary_help.exit_code, 0);
   EXPECT_THAT(summary_help.out, HasSubstr("Counting convention"));
   EXPECT_THAT(summary_help.out, HasSubstr("--input-shape"));
 }
 
 TEST_F(Cli, UsageErrorsExitWithTwo) {
-  auto none = hwprof({});
+  auto none = run_hwprof({});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_THAT(none.err, HasSubstr("subcommand"));
-  auto bad_optimizer = hwprof({"summary", "resnet18", "--optimizer", "rmsprop"});
+  auto bad_optimizer = run_hwprof({"summary", "resnet18", "--optimizer", "rmsprop"});
   EXPECT_EQ(bad_optimizer.exit_code, 2);
   EXPECT_THAT(bad_optimizer.err, HasSubstr("rmsprop"));
-  EXPECT_EQ(hwprof({"summary", "resnet18", "--batch", "0"}).exit_code, 2);
-  auto huge = hwprof({"summary", "resnet18", "--batch", "99999999999999999999"});
+  EXPECT_EQ(run_hwprof({"summary", "resnet18", "--batch", "0"}).exit_code, 2);
+  auto huge = run_hwprof({"summary", "resnet18", "--batch", "99999999999999999999"});
   EXPECT_EQ(huge.exit_code, 2);
   EXPECT_THAT(huge.err, HasSubstr("--batch"));
-  auto overflowing = hwprof({"summary", "resnet18", "--batch", "999999999999999999"});
+  auto overflowing = run_hwprof({"summary", "resnet18", "--batch", "999999999999999999"});
   EXPECT_EQ(overflowing.exit_code, 1);
   EXPECT_THAT(overflowing.err, HasSubstr("smaller batch"));
-  EXPECT_EQ(hwprof({"summary", "resnet18", "--format", "xml"}).exit_code, 2);
-  EXPECT_EQ(hwprof({"summary"}).exit_code, 2);
+  EXPECT_EQ(run_hwprof({"summary", "resnet18", "--format", "xml"}).exit_code, 2);
+  EXPECT_EQ(run_hwprof({"summary"}).exit_code, 2);
 }
 
 TEST_F(Cli, ResNet18JsonHasExactTotalsAndEveryLayer) {
-  auto r = hwprof({"summary", "resnet18", "--format", "json"});
+  auto r = run_hwprof({"summary", "resnet18", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"], "resnet18");
@@ -89,18 +89,18 @@ TEST_F(Cli, ResNet18JsonHasExactTotalsAndEveryLayer) {
 }
 
 TEST_F(Cli, MobileNetAndGpt2Totals) {
-  auto m = hwprof({"summary", "mobilenet_v2", "-f", "json"});
+  auto m = run_hwprof({"summary", "mobilenet_v2", "-f", "json"});
   ASSERT_EQ(m.exit_code, 0) << m.err;
   const auto mj = nlohmann::json::parse(m.out);
   EXPECT_EQ(mj["totals"]["params"], 3'504'872);
   EXPECT_EQ(mj["totals"]["macs"], 300'774'272);
-  auto g = hwprof({"summary", "gpt2_small", "-f", "json"});
+  auto g = run_hwprof({"summary", "gpt2_small", "-f", "json"});
   ASSERT_EQ(g.exit_code, 0) << g.err;
   EXPECT_EQ(nlohmann::json::parse(g.out)["totals"]["params"], 124'439'808);
 }
 
 TEST_F(Cli, BatchInputShapeAndOptimizerChangeWhatTheyShould) {
-  auto r = hwprof({"summary", "resnet18", "-f", "json", "--batch", "8", "--optimizer", "momentum"});
+  auto r = run_hwprof({"summary", "resnet18", "-f", "json", "--batch", "8", "--optimizer", "momentum"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["batch"], 8);
@@ -109,33 +109,33 @@ TEST_F(Cli, BatchInputShapeAndOptimizerChangeWhatTheyShould) {
   EXPECT_EQ(j["memory"]["optimizer"], "momentum");
   EXPECT_EQ(j["memory"]["optimizer_bytes"], 4LL * 11'689'512);
 
-  auto small = hwprof({"summary", "resnet18", "-f", "json", "--input-shape", "3x160x160"});
+  auto small = run_hwprof({"summary", "resnet18", "-f", "json", "--input-shape", "3x160x160"});
   ASSERT_EQ(small.exit_code, 0) << small.err;
   const auto sj = nlohmann::json::parse(small.out);
   EXPECT_EQ(sj["input"]["shape"], nlohmann::json::array({3, 160, 160}));
   EXPECT_EQ(sj["layers"][0]["output_shape"], nlohmann::json::array({64, 80, 80}));
 
-  auto bad = hwprof({"summary", "resnet18", "--input-shape", "3,abc"});
+  auto bad = run_hwprof({"summary", "resnet18", "--input-shape", "3,abc"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("unexpected character 'a'; expected e.g. 3,224,224"));
   EXPECT_THAT(bad.err, HasSubstr("--input-shape"));
-  auto wrong_rank = hwprof({"summary", "resnet18", "--input-shape", "224,224"});
+  auto wrong_rank = run_hwprof({"summary", "resnet18", "--input-shape", "224,224"});
   EXPECT_EQ(wrong_rank.exit_code, 1);
   EXPECT_THAT(wrong_rank.err, HasSubstr("conv1"));
 }
 
 TEST_F(Cli, TableCsvAndDepth) {
-  auto table = hwprof({"summary", "lenet5"});
+  auto table = run_hwprof({"summary", "lenet5"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("Total params:"));
   EXPECT_THAT(table.out, HasSubstr("61,706"));
   EXPECT_THAT(table.out, HasSubstr("analytic"));
 
-  auto csv = hwprof({"summary", "lenet5", "--format", "csv"});
+  auto csv = run_hwprof({"summary", "lenet5", "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 13);  // header + 12 layers
 
-  auto folded = hwprof({"summary", "gpt2_small", "-f", "json", "--depth", "1"});
+  auto folded = run_hwprof({"summary", "gpt2_small", "-f", "json", "--depth", "1"});
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
   const auto fj = nlohmann::json::parse(folded.out);
   // wte, wpe, drop, h (12 blocks folded), ln_f, lm_head
@@ -146,13 +146,13 @@ TEST_F(Cli, TableCsvAndDepth) {
 
 TEST_F(Cli, OutputFileIsWrittenWholeOrNotAtAll) {
   const fs::path out = dir_ / "summary.json";
-  auto r = hwprof({"summary", "lenet5", "-f", "json", "-o", out.string()});
+  auto r = run_hwprof({"summary", "lenet5", "-f", "json", "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   EXPECT_EQ(nlohmann::json::parse(read(out))["totals"]["params"], 61'706);
 
   const fs::path missing_dir = dir_ / "no" / "such" / "dir" / "s.json";
-  auto bad = hwprof({"summary", "lenet5", "-o", missing_dir.string()});
+  auto bad = run_hwprof({"summary", "lenet5", "-o", missing_dir.string()});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr(missing_dir.string()));
   EXPECT_FALSE(fs::exists(missing_dir));
@@ -162,12 +162,12 @@ TEST_F(Cli, OutputFileIsWrittenWholeOrNotAtAll) {
 }
 
 TEST_F(Cli, BadModelsGetClearErrors) {
-  auto unknown = hwprof({"summary", "resnet19"});
+  auto unknown = run_hwprof({"summary", "resnet19"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("did you mean 'resnet18'"));
   EXPECT_THAT(unknown.err, HasSubstr("mobilenet_v2"));
 
-  auto missing = hwprof({"summary", (dir_ / "absent.json").string()});
+  auto missing = run_hwprof({"summary", (dir_ / "absent.json").string()});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, HasSubstr("absent.json"));
 
@@ -178,7 +178,7 @@ TEST_F(Cli, BadModelsGetClearErrors) {
                                  "    {\"name\": \"c\", \"op\": \"conv2d\", \"out_channels\": 4, \"kernal\": 3}\n"
                                  "  ]\n"
                                  "}\n");
-  auto bad = hwprof({"summary", spec});
+  auto bad = run_hwprof({"summary", spec});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr(spec + ":4:"));
   EXPECT_THAT(bad.err, HasSubstr("did you mean 'kernel'"));

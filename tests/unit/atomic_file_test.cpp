@@ -24,7 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class AtomicFileTest : public testing::ScratchDirTest {
+class AtomicFileTest : public test::ScratchDirTest {
  protected:
   static std::string read(const std::string& p) {
     std::ifstream in(p, std::ios::binary);

@@ -10,12 +10,13 @@
 
 #include "calibrate/cache_topology.hpp"
 #include "common/cpuid.hpp"
+#include "text_support.hpp"
 
 namespace hwprof::detail {
 namespace {
 
-constexpr std::int64_t kKiB = 1024;
-constexpr std::int64_t kMiB = 1024 * kKiB;
+using ::hwprof::test::kKiB;
+using ::hwprof::test::kMiB;
 
 // A leaf-4 style subleaf (Intel SDM Vol. 2A, CPUID leaf 04H) for a cache of `ways` ×
 // 64-byte lines × `sets`, shared by up to `sharing` logical IDs.

@@ -30,7 +30,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-using InputFileTest = testing::ScratchDirTest;
+using InputFileTest = test::ScratchDirTest;
 
 TEST_F(InputFileTest, ReadsARegularFileWhole) {
   const std::string path = put("a.txt", std::string(200000, 'x'));

@@ -15,6 +15,7 @@
 #include "counters/cpu_identity.hpp"
 #include "hwprof/cpu.hpp"
 #include "machine_fixture.hpp"
+#include "text_support.hpp"
 
 namespace hwprof::test {
 namespace {
@@ -23,8 +24,8 @@ using detail::CacheReport;
 using detail::DetectedLevel;
 using detail::LevelDetection;
 
-constexpr std::int64_t kKiB = 1024;
-constexpr std::int64_t kMiB = 1024 * kKiB;
+using ::hwprof::test::kKiB;
+using ::hwprof::test::kMiB;
 
 const CacheReport& source(const std::vector<CacheReport>& reports, const std::string& name) {
   for (const CacheReport& r : reports) {
@@ -42,7 +43,7 @@ std::int64_t level_size(const CacheReport& r, int level) {
 
 
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::hwprof::test::contains;
 
 // A machine as calibrate sees it: its sources, and detection on a recorded sweep with the
 // workers on the first `threads` cores.

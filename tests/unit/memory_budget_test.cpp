@@ -22,7 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-using MemoryBudgetTest = testing::ScratchDirTest;
+using MemoryBudgetTest = test::ScratchDirTest;
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 

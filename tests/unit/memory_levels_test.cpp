@@ -11,6 +11,7 @@
 #include "calibrate/memory_levels.hpp"
 #include "level_detection_support.hpp"
 #include "calibrate/memory_sweep.hpp"
+#include "text_support.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -18,8 +19,8 @@ namespace {
 using test::level;
 using test::names;
 
-constexpr std::int64_t kKiB = 1024;
-constexpr std::int64_t kMiB = 1024 * kKiB;
+using ::hwprof::test::kKiB;
+using ::hwprof::test::kMiB;
 // A Zen-like core as one thread sees it: 48 KiB L1, 1 MiB L2, 32 MiB L3.
 const std::vector<std::int64_t> kThreeLevels = {48 * kKiB, 1 * kMiB, 32 * kMiB};
 const std::vector<double> kFourLevels = {200.0, 100.0, 55.0, 20.0};

@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 #include "calibrate/compute.hpp"
+#include "text_support.hpp"
 
 namespace hwprof::detail {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::hwprof::test::contains;
 
 // ---- the table ---------------------------------------------------------------------------
 

@@ -11,11 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "profile/roofline.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::hwprof::test::contains;
 
 bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
   for (const std::string& t : texts) {

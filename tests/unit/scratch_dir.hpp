@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace hwprof::testing {
+namespace hwprof::test {
 
 class ScratchDirTest : public ::testing::Test {
  protected:
@@ -34,4 +34,4 @@ class ScratchDirTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-}  // namespace hwprof::testing
+}  // namespace hwprof::test

@@ -20,13 +20,14 @@
 #include "hwprof/session.hpp"
 #include "made_up_calibration.hpp"
 #include "session/session_clock.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 namespace {
 
 std::atomic<std::uint64_t> clock_now{1'000'000};
 std::uint64_t still_clock() noexcept { return clock_now.load(); }
-void spend(std::uint64_t ns) { clock_now.fetch_add(ns); }
+void spend_still(std::uint64_t ns) { clock_now.fetch_add(ns); }
 
 SessionOptions timed_options() {
   SessionOptions o;
@@ -50,7 +51,7 @@ const RegionReport* find_region(const std::vector<RegionReport>& regions, const 
   return nullptr;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::hwprof::test::contains;
 
 // ---- thread slots ----
 
@@ -117,11 +118,11 @@ TEST(SessionLifecycle, RunTimeNamesAtOneCallSiteAreThreeRegions) {
   for (int pass = 0; pass < 4; ++pass) {
     for (const std::string& name : names) {
       HWPROF_REGION(*s, name.c_str());
-      spend(100 * (1 + (&name - names.data())));
+      spend_still(100 * (1 + (&name - names.data())));
     }
     for (const std::string& name : names) {
       HWPROF_REGION(*s, name + "-bwd");  // a temporary std::string
-      spend(10);
+      spend_still(10);
     }
   }
   char buffer[16];
@@ -178,7 +179,7 @@ TEST(SessionLifecycle, AnEventOfAnotherCpuIsUnavailableNotAnError) {
   EXPECT_FALSE(e.reason.empty());
   EXPECT_TRUE((*s)->time_only());
   // The regions still measure time.
-  { HWPROF_REGION(**s, "still-timed"); spend(50); }
+  { HWPROF_REGION(**s, "still-timed"); spend_still(50); }
   EXPECT_EQ((*s)->report((*s)->region("still-timed")).calls, 1u);
 }
 
@@ -189,15 +190,15 @@ TEST(SessionLifecycle, ARegionNeverLeftIsReportedOpen) {
   const int step = s->region("step");
   const int stuck = s->region("stuck");
   s->begin(step);
-  spend(100);
+  spend_still(100);
   s->end(step);
   s->begin(stuck);
-  spend(250);
+  spend_still(250);
   std::thread([&] {
     s->begin(stuck);  // left open by a thread that ends
-    spend(40);
+    spend_still(40);
   }).join();
-  spend(10);
+  spend_still(10);
   const SessionSnapshot snap = s->snapshot();
   ASSERT_EQ(snap.open_regions.size(), 2u);
   const auto here = std::find_if(snap.open_regions.begin(), snap.open_regions.end(),
@@ -226,12 +227,12 @@ TEST(SessionLifecycle, TheSnapshotHasTheCallTreeThePerThreadTotalsAndTheTimeline
   const int relu = s->region("relu");
   const auto one_step = [&] {
     s->begin(step);
-    spend(5);
+    spend_still(5);
     s->begin(fc);
-    spend(100);
+    spend_still(100);
     s->end(fc);
     s->begin(relu);
-    spend(20);
+    spend_still(20);
     s->end(relu);
     s->end(step);
   };
@@ -239,7 +240,7 @@ TEST(SessionLifecycle, TheSnapshotHasTheCallTreeThePerThreadTotalsAndTheTimeline
   one_step();
   std::thread([&] {
     s->begin(fc);  // fc at the root, on a second thread
-    spend(300);
+    spend_still(300);
     s->end(fc);
   }).join();
   const SessionSnapshot snap = s->snapshot();
@@ -298,7 +299,7 @@ TEST(SessionLifecycle, TheTimelineKeepsTheFirstCallsAndCountsTheRest) {
   auto s = open_timed(o);
   for (int i = 0; i < 5; ++i) {
     HWPROF_REGION(*s, "tick");
-    spend(1);
+    spend_still(1);
   }
   const SessionSnapshot snap = s->snapshot();
   EXPECT_EQ(snap.timeline.size(), 3u);
@@ -309,7 +310,7 @@ TEST(SessionLifecycle, SetWorkIsInTheReport) {
   auto s = open_timed();
   const int fc = s->region("fc");
   s->set_work(fc, 2.0e6, 4.0e5);
-  { Region r(*s, fc); spend(1000); }
+  { Region r(*s, fc); spend_still(1000); }
   const RegionReport r = s->report(fc);
   ASSERT_TRUE(r.work_flops && r.work_bytes);
   EXPECT_DOUBLE_EQ(*r.work_flops, 2.0e6);
@@ -326,8 +327,8 @@ TEST(SessionLifecycle, ProfileOfPlacesEveryRegionWithWorkAndWarnsOfOpenOnes) {
   s->set_work(fc, 2.0e6, 1.0e5);
   for (int i = 0; i < 3; ++i) {
     Region r(*s, step);
-    { Region f(*s, fc); spend(10'000); }  // 10 µs: 200 GFLOP/s
-    { Region l(*s, loss); spend(1'000); }
+    { Region f(*s, fc); spend_still(10'000); }  // 10 µs: 200 GFLOP/s
+    { Region l(*s, loss); spend_still(1'000); }
   }
   s->begin(loss);  // left open
   RegionProfileOptions options;
@@ -366,7 +367,7 @@ TEST(SessionLifecycle, ProfileOfWithoutAMachineSaysThereIsNoCalibration) {
   auto s = open_timed();
   const int fc = s->region("fc");
   s->set_work(fc, 1e6, 1e5);
-  { Region r(*s, fc); spend(1000); }
+  { Region r(*s, fc); spend_still(1000); }
   const Profile p = profile_of(*s, RegionProfileOptions{});
   ASSERT_EQ(p.layers.size(), 1u);
   EXPECT_FALSE(p.layers[0].roofline.has_value());

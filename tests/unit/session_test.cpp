@@ -17,6 +17,7 @@
 
 #include "hwprof/session.hpp"
 #include "session/session_state.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 
@@ -25,7 +26,7 @@ int run_disabled_region(Session& session);
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using ::hwprof::test::contains;
 
 // ---- the fake clock: every call advances it by `tick`; tests advance it by hand too ----
 

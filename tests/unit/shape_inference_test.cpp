@@ -12,7 +12,7 @@
 namespace hwprof {
 namespace {
 
-Graph parse_ok(std::string_view spec) {
+Graph parse_spec(std::string_view spec) {
   auto graph = parse_model(spec, "shape_test.json");
   if (!graph) {
     ADD_FAILURE() << graph.error().message;
@@ -76,7 +76,7 @@ TEST(ShapeInferenceConv2d, OutputSizesOverAGrid) {
 }
 
 TEST(ShapeInferenceConv2d, KnownNetworks) {
-  const Graph g = parse_ok(R"({"input": {"shape": [3, 224, 224]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [3, 224, 224]}, "layers": [
       {"name": "resnet_stem", "op": "conv2d", "out_channels": 64, "kernel": 7, "stride": 2, "padding": 3},
       {"name": "vit_patches", "op": "conv2d", "out_channels": 768, "kernel": 16, "stride": 16, "inputs": ["$input"]},
       {"name": "alexnet", "op": "conv2d", "out_channels": 64, "kernel": 11, "stride": 4, "padding": 2, "inputs": ["$input"]}]})");
@@ -152,7 +152,7 @@ TEST(ShapeInferencePool, HandWorkedCeilModeCases) {
 }
 
 TEST(ShapeInferencePool, StrideDefaultsToTheKernelAndPairsAreIndependent) {
-  const Graph g = parse_ok(R"({"input": {"shape": [2, 9, 10]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [2, 9, 10]}, "layers": [
       {"name": "square", "op": "maxpool2d", "kernel": 3},
       {"name": "rect", "op": "avgpool2d", "kernel": [3, 2], "stride": [2, 3], "padding": [1, 0], "inputs": ["$input"]}]})");
   EXPECT_EQ(node(g, "square").output_shape, (Shape{2, 3, 3}));  // 9/3, floor(10/3)
@@ -215,7 +215,7 @@ TEST(ShapeInferencePool, KernelLargerThanThePaddedInputInCeilMode) {
 // ---- adaptive pooling ---------------------------------------------------------------------
 
 TEST(ShapeInferencePool, AdaptiveOutputIsTheRequestedSize) {
-  const Graph g = parse_ok(R"({"input": {"shape": [4, 7, 5]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [4, 7, 5]}, "layers": [
       {"name": "gap", "op": "adaptive_avgpool2d"},
       {"name": "down", "op": "adaptive_avgpool2d", "output": [3, 2], "inputs": ["$input"]},
       {"name": "up", "op": "adaptive_avgpool2d", "output": 9, "inputs": ["$input"]}]})");
@@ -227,7 +227,7 @@ TEST(ShapeInferencePool, AdaptiveOutputIsTheRequestedSize) {
 // ---- data movement ------------------------------------------------------------------------
 
 TEST(ShapeInferenceMovement, FlattenReshapeTranspose) {
-  const Graph g = parse_ok(R"({"input": {"shape": [2, 3, 4]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [2, 3, 4]}, "layers": [
       {"name": "flat", "op": "flatten"},
       {"name": "r1", "op": "reshape", "shape": [-1, 4], "inputs": ["$input"]},
       {"name": "r2", "op": "reshape", "shape": [4, -1], "inputs": ["$input"]},
@@ -252,7 +252,7 @@ TEST(ShapeInferenceMovement, ReshapeRejectsAMismatch) {
 }
 
 TEST(ShapeInferenceMovement, ConcatOnANegativeAxis) {
-  const Graph g = parse_ok(R"({"input": {"shape": [2, 3]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [2, 3]}, "layers": [
       {"name": "fc", "op": "linear", "out_features": 5},
       {"name": "last", "op": "concat", "axis": -1, "inputs": ["$input", "fc", "$input"]},
       {"name": "first", "op": "concat", "axis": -2, "inputs": ["$input", "$input"]}]})");
@@ -264,7 +264,7 @@ TEST(ShapeInferenceMovement, ConcatOnANegativeAxis) {
 }
 
 TEST(ShapeInferenceMovement, SelectWithNegativeIndexAndAxis) {
-  const Graph g = parse_ok(R"({"input": {"shape": [3, 4, 5]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [3, 4, 5]}, "layers": [
       {"name": "a", "op": "select", "axis": -1, "index": -2},
       {"name": "b", "op": "select", "axis": -3, "index": -1, "inputs": ["$input"]},
       {"name": "c", "op": "select", "index": 2, "inputs": ["$input"]}]})");
@@ -280,7 +280,7 @@ TEST(ShapeInferenceMovement, SelectWithNegativeIndexAndAxis) {
 // ---- token ops and attention --------------------------------------------------------------
 
 TEST(ShapeInferenceToken, EmbeddingClsTokenPosEmbeddingAttention) {
-  const Graph g = parse_ok(R"({"input": {"shape": [7], "dtype": "int32"}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [7], "dtype": "int32"}, "layers": [
       {"name": "emb", "op": "embedding", "num_embeddings": 100, "embedding_dim": 16},
       {"name": "cls", "op": "cls_token"},
       {"name": "pos", "op": "pos_embedding", "num_positions": 8},
@@ -315,7 +315,7 @@ TEST(ShapeInferenceToken, Rejections) {
 // ---- dtypes -------------------------------------------------------------------------------
 
 TEST(ShapeInferenceDtype, IdsStayInt32ThroughDataMovementAndEmbeddingGivesFloat) {
-  const Graph g = parse_ok(R"({"input": {"shape": [2, 6], "dtype": "int32"}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [2, 6], "dtype": "int32"}, "layers": [
       {"name": "tok", "op": "select", "axis": 0, "index": 0},
       {"name": "seg", "op": "select", "axis": -2, "index": -1, "inputs": ["$input"]},
       {"name": "t", "op": "transpose", "perm": [1, 0], "inputs": ["$input"]},
@@ -342,7 +342,7 @@ TEST(ShapeInferenceDtype, ConcatRefusesMixedDtypes) {
 }
 
 TEST(ShapeInferenceDtype, FloatOpsKeepFloat32) {
-  const Graph g = parse_ok(R"({"input": {"shape": [3, 8, 8]}, "layers": [
+  const Graph g = parse_spec(R"({"input": {"shape": [3, 8, 8]}, "layers": [
       {"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
       {"name": "bn", "op": "batchnorm2d"},
       {"name": "relu", "op": "relu6"},
