@@ -170,6 +170,8 @@ std::optional<std::string> foreign_cpu(const MachineCpu& report, const MachineCp
 // with ~ from $HOME, else from the password database. Empty when there is no home at all
 // (never the working directory): then nothing is stored or read, and the messages say so.
 std::string machine_store_dir();
+// What every caller says when machine_store_dir() is empty: why, and how to do without.
+Error no_machine_store_error();
 // The file this machine's report has there: host name plus CPU identity (empty with the dir).
 std::string machine_store_path(const std::string& host, const MachineCpu& cpu);
 // The stored report for this machine: an error says what is missing or wrong (absent,

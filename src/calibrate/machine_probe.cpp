@@ -97,31 +97,30 @@ std::optional<std::string> foreign_cpu(const MachineCpu& report, const MachineCp
   return std::nullopt;
 }
 
-constexpr std::string_view kNoStore =
-    "no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; set one of "
-    "them, or pass the report's file (--calibration FILE, calibrate -o FILE)";
+Error no_machine_store_error() {
+  return Error{"no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; set one "
+               "of them, or pass the report's file (--calibration FILE, calibrate -o FILE)"};
+}
 
 std::string machine_store_dir() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
-  std::string base;
-  if (xdg != nullptr && xdg[0] == '/') {  // the XDG spec ignores relative values
-    base = xdg;
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/hwprof/machines";  // the XDG spec ignores relative values
+  std::string home;
+  if (const char* env = std::getenv("HOME"); env != nullptr && env[0] == '/') {
+    home = env;
   } else {
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || home[0] != '/') {
-      // No usable HOME (a service, `env -i`): the user's home from the password database.
-      struct passwd entry {};
-      struct passwd* found = nullptr;
-      char buffer[4096];
-      home = ::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found != nullptr && found->pw_dir != nullptr &&
-                     found->pw_dir[0] == '/'
-                 ? found->pw_dir
-                 : nullptr;
-      if (home == nullptr) return {};
+    // No usable HOME (a service, `env -i`): the user's home from the password database,
+    // copied out of the buffer getpwuid_r filled before that buffer goes out of scope.
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found != nullptr && found->pw_dir != nullptr &&
+        found->pw_dir[0] == '/') {
+      home = found->pw_dir;
     }
-    base = std::string(home) + "/.local/share";
+    if (home.empty()) return {};
   }
-  return base + "/hwprof/machines";
+  return home + "/.local/share/hwprof/machines";
 }
 
 std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
@@ -155,7 +154,7 @@ std::optional<Error> store_machine(const Machine& machine, bool allow_contended,
     return Error{"the calibration is implausible, so it was not stored:" + all};
   }
   const std::string file = machine_store_path(machine.host, machine.cpu);
-  if (file.empty()) return Error{std::string(kNoStore)};
+  if (file.empty()) return no_machine_store_error();
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
   if (ec) return Error{std::filesystem::path(file).parent_path().string() + ": cannot create the machine store (" + ec.message() + ")"};
@@ -169,7 +168,7 @@ std::optional<Error> store_machine(const Machine& machine, bool allow_contended,
 
 Result<CalibrationLock> CalibrationLock::acquire(const std::function<void(const std::string&)>& waiting) {
   const std::string dir = machine_store_dir();
-  if (dir.empty()) return Error{std::string(kNoStore)};
+  if (dir.empty()) return no_machine_store_error();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const std::string path = dir + "/.calibrating.lock";
@@ -205,7 +204,7 @@ Result<Machine> load_stored_machine() {
   ::gethostname(host, sizeof host - 1);
   const MachineCpu here = describe_this_cpu();
   const std::string path = machine_store_path(host, here);
-  if (path.empty()) return Error{std::string(kNoStore)};
+  if (path.empty()) return no_machine_store_error();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     return Error{"no calibration is stored for this machine (" + path + "); run `hwprof calibrate`"};

@@ -147,8 +147,7 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   if (!options.output.empty()) {
     if (auto error = check_output_path(options.output)) return fail(*error);
   } else if (machine_store_dir().empty()) {
-    return fail(Error{"no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; "
-                      "pass -o FILE"});
+    return fail(no_machine_store_error());
   }
   if (!options.svg.empty()) {
     if (auto error = check_output_path(options.svg)) return fail(*error);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
@@ -272,22 +273,30 @@ class MachineStore : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() / ("hwprof-store-" + std::to_string(::getpid()) + "-" +
                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    const char* old = std::getenv("XDG_DATA_HOME");
-    saved_ = old != nullptr ? old : "";
-    had_ = old != nullptr;
+    for (Saved& s : saved_) {
+      const char* old = std::getenv(s.name);
+      s.had = old != nullptr;
+      s.value = s.had ? old : "";
+    }
     ::setenv("XDG_DATA_HOME", dir_.c_str(), 1);
   }
   void TearDown() override {
-    if (had_) {
-      ::setenv("XDG_DATA_HOME", saved_.c_str(), 1);
-    } else {
-      ::unsetenv("XDG_DATA_HOME");
+    for (const Saved& s : saved_) {
+      if (s.had) {
+        ::setenv(s.name, s.value.c_str(), 1);
+      } else {
+        ::unsetenv(s.name);
+      }
     }
     std::filesystem::remove_all(dir_);
   }
+  struct Saved {
+    const char* name;
+    std::string value;
+    bool had = false;
+  };
   std::filesystem::path dir_;
-  std::string saved_;
-  bool had_ = false;
+  Saved saved_[2] = {{"XDG_DATA_HOME", "", false}, {"HOME", "", false}};
 };
 
 TEST_F(MachineStore, ReportsLiveUnderXdgDataHomeNamedByHostAndCpu) {
@@ -297,6 +306,20 @@ TEST_F(MachineStore, ReportsLiveUnderXdgDataHomeNamedByHostAndCpu) {
   ::setenv("XDG_DATA_HOME", "relative/dir", 1);  // the XDG spec ignores relative paths
   ::setenv("HOME", "/home/someone", 1);
   EXPECT_EQ(machine_store_dir(), "/home/someone/.local/share/hwprof/machines");
+}
+
+TEST_F(MachineStore, WithoutHomeTheStoreIsInThePasswordDatabasesHome) {
+  ::unsetenv("XDG_DATA_HOME");
+  ::unsetenv("HOME");
+  const struct passwd* entry = ::getpwuid(::getuid());
+  if (entry == nullptr || entry->pw_dir == nullptr || entry->pw_dir[0] != '/') {
+    EXPECT_EQ(machine_store_dir(), "") << "no home anywhere: no store, never the working directory";
+    return;
+  }
+  const std::string expected = std::string(entry->pw_dir) + "/.local/share/hwprof/machines";
+  EXPECT_EQ(machine_store_dir(), expected);  // under ASan this also checks the copy outlives getpwuid_r's buffer
+  ::setenv("HOME", "relative", 1);            // a relative HOME is not a home either
+  EXPECT_EQ(machine_store_dir(), expected);
 }
 
 TEST_F(MachineStore, TheStoredReportIsFoundRefusedWhenForeignAndExplainedWhenAbsent) {
