@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <string_view>
 #include <thread>
 
 #include <fcntl.h>

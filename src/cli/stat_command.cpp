@@ -192,14 +192,24 @@ int run_stat(const StatCommandOptions& options) {
   }
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   std::vector<std::pair<std::string, CounterReading>> values;  // by event name
+  // One event of the report: its reading by name (for the metrics) and its JSON record.
+  auto record = [&](const std::string& name, const CounterReading& r, const std::string& unit, const std::string& reason) {
+    values.emplace_back(name, r);
+    nlohmann::ordered_json e = {{"name", name}};
+    e["value"] = r.has_value() ? nlohmann::ordered_json(r.value) : nlohmann::ordered_json(nullptr);
+    e["unit"] = unit;
+    e["status"] = counter_status_name(r.status);
+    e["running_fraction"] = r.running_fraction;
+    if (!reason.empty()) e["reason"] = reason;
+    events.push_back(std::move(e));
+  };
   if (backend == BackendKind::timer) {
     auto add = [&](const char* name, double seconds) {
       CounterReading r;
       r.status = CounterStatus::ok;
       r.value = seconds * 1e9;
       r.running_fraction = 1.0;
-      values.emplace_back(name, r);
-      events.push_back({{"name", name}, {"value", r.value}, {"unit", "ns"}, {"status", "ok"}, {"running_fraction", 1.0}});
+      record(name, r, "ns", "");
     };
     add("wall-time", child->wall_seconds);
     add("user-time", child->user_seconds);
@@ -208,13 +218,7 @@ int run_stat(const StatCommandOptions& options) {
     for (const std::string& name : names) {
       CounterReading r;
       r.status = CounterStatus::unsupported;
-      values.emplace_back(name, r);
-      events.push_back({{"name", name},
-                        {"value", nullptr},
-                        {"unit", "count"},
-                        {"status", counter_status_name(r.status)},
-                        {"running_fraction", 0.0},
-                        {"reason", "not counted: the timer backend counts no events (use --backend perf or papi)"}});
+      record(name, r, "count", "not counted: the timer backend counts no events (use --backend perf or papi)");
     }
   } else if (set) {
     set->read(after);
@@ -223,15 +227,7 @@ int run_stat(const StatCommandOptions& options) {
     const std::vector<CounterReading> readings = readings_between(*set, zero, after);
     for (std::size_t i = 0; i < set->events().size(); ++i) {
       const EventInfo& info = set->events()[i];
-      const CounterReading r = i < readings.size() ? readings[i] : CounterReading{};
-      values.emplace_back(info.name, r);
-      nlohmann::ordered_json e = {{"name", info.name}};
-      e["value"] = r.has_value() ? nlohmann::ordered_json(r.value) : nlohmann::ordered_json(nullptr);
-      e["unit"] = info.unit.empty() ? "count" : info.unit;
-      e["status"] = counter_status_name(r.status);
-      e["running_fraction"] = r.running_fraction;
-      if (!info.reason.empty()) e["reason"] = info.reason;
-      events.push_back(std::move(e));
+      record(info.name, i < readings.size() ? readings[i] : CounterReading{}, info.unit.empty() ? "count" : info.unit, info.reason);
     }
   }
 

@@ -54,6 +54,14 @@ std::string final_target(const std::string& path, bool* via_descriptor) {
   return current;
 }
 
+// What no report is ever written onto, whether the write is checked ahead or done.
+std::optional<Error> refused_target(const std::string& path, mode_t mode) {
+  if (S_ISDIR(mode)) return Error{path + ": is a directory; give a file name"};
+  if (S_ISBLK(mode)) return Error{path + ": is a block device; hwprof does not write onto disks"};
+  if (S_ISSOCK(mode)) return Error{path + ": is a socket; give a file name"};
+  return std::nullopt;
+}
+
 std::optional<Error> write_all(int fd, const std::string& path, const std::string& content) {
   std::size_t done = 0;
   while (done < content.size()) {
@@ -91,9 +99,7 @@ std::optional<Error> check_output_path(const std::string& path) {
   if (target.empty()) return Error{path + ": cannot follow its symbolic links (" + errno_text(ELOOP) + ")"};
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return Error{path + ": is a directory; give a file name"};
-    if (S_ISBLK(st.st_mode)) return Error{path + ": is a block device; hwprof does not write onto disks"};
-    if (S_ISSOCK(st.st_mode)) return Error{path + ": is a socket; give a file name"};
+    if (auto refused = refused_target(path, st.st_mode)) return refused;
     if (!S_ISREG(st.st_mode) || via_descriptor) return std::nullopt;
   }
   const std::string dir = parent_of(target);
@@ -112,9 +118,7 @@ std::optional<Error> write_file_atomically(const std::string& path, const std::s
   struct stat existing {};
   const bool exists = ::stat(target.c_str(), &existing) == 0;
   if (exists) {
-    if (S_ISDIR(existing.st_mode)) return Error{path + ": is a directory; give a file name"};
-    if (S_ISBLK(existing.st_mode)) return Error{path + ": is a block device; hwprof does not write onto disks"};
-    if (S_ISSOCK(existing.st_mode)) return Error{path + ": is a socket; give a file name"};
+    if (auto refused = refused_target(path, existing.st_mode)) return refused;
     if (!S_ISREG(existing.st_mode) || via_descriptor) return write_in_place(path, content, S_ISFIFO(existing.st_mode));
   }
   std::string temp = target + ".tmp.XXXXXX";
