@@ -16,6 +16,7 @@ packages=(
   libfmt-dev             # formatting (GCC 12 has no <format>)
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev       # microbenchmarks
+  libonnx-dev libprotobuf-dev  # .onnx models (protobuf types, checker, shape inference)
   # tools used by tests and benchmarks
   likwid                 # likwid-bench: independent peer for calibration
   linux-perf             # perf stat: peer for counter checks

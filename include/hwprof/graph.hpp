@@ -63,6 +63,16 @@ struct Attributes {
   GeluApproximation approximate = GeluApproximation::none;  // gelu
 };
 
+// A value a layer's parameter or buffer starts from instead of the seeded initialisation (an
+// ONNX file's initializers), float32, row-major, in the layout the engine keeps for that
+// parameter (DESIGN.md: linear weight [out, in], conv2d weight [out, in/groups, kh, kw]).
+struct InitialValue {
+  std::string name;   // the parameter: "weight", "bias", "running_mean", "running_var"
+  Shape shape;        // its full shape (no batch dimension is involved)
+  std::shared_ptr<const std::vector<float>> data;
+  std::string origin; // where it came from, for messages: "initializer 'fc.weight'"
+};
+
 // The model input is node index kModelInput wherever an input index appears.
 inline constexpr int kModelInput = -1;
 
@@ -74,6 +84,7 @@ struct Node {
   Shape output_shape;        // per sample
   DType output_dtype = DType::f32;
   std::string spec_pointer;  // JSON pointer of the layer in the spec, for messages
+  std::vector<InitialValue> initial_values;  // empty: the engine initialises it (seeded)
 };
 
 struct ModelInput {
@@ -116,7 +127,16 @@ inline constexpr std::int64_t kMaxLayers = 1'000'000;
 inline constexpr std::int64_t kMaxRank = 16;
 inline constexpr int kMaxRepeatNesting = 32;
 
+// An ONNX file can be this large (protobuf's own limit is 2 GiB; larger models keep their
+// weights in external data files beside it, which are read too).
+inline constexpr std::int64_t kMaxOnnxBytes = (2LL << 30) - 1;
+
+// A model spec (JSON) or an ONNX file (by its .onnx name, or by content when it is not JSON).
 Result<Graph> load_model(const std::string& path);
+// An ONNX ModelProto in memory; `path` names it in messages and locates external data.
+Result<Graph> import_onnx(std::string_view bytes, const std::string& path);
+// Whether this build can read ONNX files (built with libonnx-dev).
+bool onnx_supported() noexcept;
 Result<Graph> parse_model(std::string_view json_text, const std::string& source_name);
 // The same graph with another per-sample input shape; every shape is inferred again.
 Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape);

@@ -672,8 +672,13 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
 }
 
 Result<Graph> load_model(const std::string& path) {
-  auto text = detail::read_input_file(path, "model spec", static_cast<std::size_t>(kMaxSpecBytes));
+  const bool onnx_name = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  auto text = detail::read_input_file(path, onnx_name ? "ONNX model" : "model spec",
+                                      static_cast<std::size_t>(onnx_name ? kMaxOnnxBytes : kMaxSpecBytes));
   if (!text) return text.error();
+  // Under any other name an ONNX ModelProto is known by its first byte: field 1, ir_version, a
+  // varint (tag 0x08), which no JSON text starts with.
+  if (onnx_name || (!text->empty() && (*text)[0] == '\x08')) return import_onnx(*text, path);
   return parse_model(*text, path);
 }
 

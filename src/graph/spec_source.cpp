@@ -134,7 +134,7 @@ SpecSource::SpecSource(std::string file, std::string text)
     : file_(std::move(file)), text_(std::make_shared<const std::string>(std::move(text))) {}
 
 std::string SpecSource::locate(std::string_view pointer, bool key) const {
-  if (!text_) return file_;
+  if (!text_ || text_->empty()) return file_;  // no text to point into (an imported ONNX model)
   const Scanner scanner(*text_);
   std::size_t pos = scanner.skip_ws(0);
   std::size_t start = 0;

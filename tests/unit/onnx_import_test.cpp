@@ -1,0 +1,218 @@
+// ONNX import (src/graph/onnx_import.cpp) on models built here with the ONNX protobuf types:
+// names from PyTorch's module paths, exact params, per-sample shapes, the initializers as the
+// layers' initial values, and a clear error for what cannot be mapped.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "hwprof/cost.hpp"
+#include "hwprof/graph.hpp"
+#include "scratch_dir.hpp"
+
+namespace hwprof {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A small builder for ModelProtos written the way torch.onnx.export writes them.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int opset = 13, std::vector<std::int64_t> input = {1, 28, 28}) {
+    model_.set_ir_version(8);
+    auto* op = model_.add_opset_import();
+    op->set_domain("");
+    op->set_version(opset);
+    auto* g = model_.mutable_graph();
+    g->set_name("main_graph");
+    auto* in = g->add_input();
+    in->set_name("input");
+    auto* t = in->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_param("batch");
+    for (std::int64_t d : input) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  // An initializer whose values are 0.001·(index+1), so that every weight is distinct.
+  void init(const std::string& name, std::vector<std::int64_t> dims) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    std::int64_t n = 1;
+    for (std::int64_t d : dims) {
+      t->add_dims(d);
+      n *= d;
+    }
+    for (std::int64_t i = 0; i < n; ++i) t->add_float_data(0.001f * static_cast<float>(i + 1));
+  }
+  onnx::NodeProto& node(const std::string& op, const std::string& name, std::vector<std::string> inputs, std::string output) {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (auto& i : inputs) n->add_input(i);
+    n->add_output(output);
+    last_ = output;
+    return *n;
+  }
+  static void ints(onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INTS);
+    for (auto x : v) a->add_ints(x);
+  }
+  static void integer(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(v);
+  }
+  // The output as exporters declare it: its rank, every dimension named (shape inference
+  // fills in the sizes).
+  std::string bytes(int output_rank = 2) {
+    auto* out = model_.mutable_graph()->add_output();
+    out->set_name(last_);
+    auto* t = out->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    auto* shape = t->mutable_shape();
+    for (int i = 0; i < output_rank; ++i) shape->add_dim()->set_dim_param(i == 0 ? "batch" : "d" + std::to_string(i));
+    return model_.SerializeAsString();
+  }
+  onnx::ModelProto& model() { return model_; }
+
+ private:
+  onnx::ModelProto model_;
+  std::string last_;
+};
+
+std::string lenet5() {
+  ModelBuilder b;
+  b.init("conv1.weight", {6, 1, 5, 5});
+  b.init("conv1.bias", {6});
+  b.init("conv2.weight", {16, 6, 5, 5});
+  b.init("conv2.bias", {16});
+  b.init("fc1.weight", {120, 400});
+  b.init("fc1.bias", {120});
+  b.init("fc2.weight", {120, 84});  // a MatMul's B is [in, out]
+  b.init("fc2.bias", {84});
+  b.init("fc3.weight", {10, 84});
+  b.init("fc3.bias", {10});
+  auto& c1 = b.node("Conv", "/conv1/Conv", {"input", "conv1.weight", "conv1.bias"}, "c1");
+  ModelBuilder::ints(c1, "kernel_shape", {5, 5});
+  ModelBuilder::ints(c1, "pads", {2, 2, 2, 2});
+  b.node("Relu", "/relu/Relu", {"c1"}, "r1");
+  auto& p1 = b.node("MaxPool", "/pool/MaxPool", {"r1"}, "p1");
+  ModelBuilder::ints(p1, "kernel_shape", {2, 2});
+  ModelBuilder::ints(p1, "strides", {2, 2});
+  auto& c2 = b.node("Conv", "/conv2/Conv", {"p1", "conv2.weight", "conv2.bias"}, "c2");
+  ModelBuilder::ints(c2, "kernel_shape", {5, 5});
+  b.node("Relu", "/relu_1/Relu", {"c2"}, "r2");
+  auto& p2 = b.node("MaxPool", "/pool_1/MaxPool", {"r2"}, "p2");
+  ModelBuilder::ints(p2, "kernel_shape", {2, 2});
+  ModelBuilder::ints(p2, "strides", {2, 2});
+  b.node("Flatten", "/Flatten", {"p2"}, "f");
+  auto& g1 = b.node("Gemm", "/fc1/Gemm", {"f", "fc1.weight", "fc1.bias"}, "g1");
+  ModelBuilder::integer(g1, "transB", 1);
+  b.node("Relu", "/relu_2/Relu", {"g1"}, "r3");
+  b.node("MatMul", "/fc2/MatMul", {"r3", "fc2.weight"}, "m2");
+  b.node("Add", "/fc2/Add", {"m2", "fc2.bias"}, "a2");
+  b.node("Relu", "/relu_3/Relu", {"a2"}, "r4");
+  auto& g3 = b.node("Gemm", "/fc3/Gemm", {"r4", "fc3.weight", "fc3.bias"}, "output");
+  ModelBuilder::integer(g3, "transB", 1);
+  return b.bytes();
+}
+
+std::vector<std::string> names_of(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node& n : g.nodes) out.push_back(n.name);
+  return out;
+}
+
+TEST(OnnxImport, LeNetFiveGetsModuleNamesExactParamsAndPerSampleShapes) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = import_onnx(lenet5(), "models/lenet5.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->name, "lenet5");
+  EXPECT_THAT(names_of(*g), ::testing::ElementsAre("conv1", "relu", "pool", "conv2", "relu_1", "pool_1", "flatten", "fc1", "relu_2", "fc2",
+                                                   "relu_3", "fc3"));
+  EXPECT_EQ(g->input.shape, (Shape{1, 28, 28}));
+  EXPECT_EQ(g->nodes.back().output_shape, (Shape{10}));
+  // conv1 6·25+6, conv2 16·150+16, fc1 400·120+120, fc2 120·84+84, fc3 84·10+10.
+  EXPECT_EQ(count_parameters(*g).value(), 156 + 2416 + 48120 + 10164 + 850);
+  EXPECT_EQ(count_macs(*g).value(), 117600 + 240000 + 48000 + 10080 + 840);
+}
+
+TEST(OnnxImport, InitializersBecomeInitialValuesInTheEnginesLayout) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = import_onnx(lenet5(), "lenet5.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Node& fc2 = g->nodes[static_cast<std::size_t>(g->find("fc2"))];
+  EXPECT_TRUE(fc2.attrs.bias) << "the Add after the MatMul is the linear layer's bias";
+  ASSERT_EQ(fc2.initial_values.size(), 2u);
+  const InitialValue& w = fc2.initial_values[0];
+  EXPECT_EQ(w.name, "weight");
+  EXPECT_EQ(w.shape, (Shape{84, 120}));
+  // The MatMul's B is [120, 84] with B[i][j] = 0.001·(84·i + j + 1); the weight is its transpose.
+  EXPECT_FLOAT_EQ((*w.data)[1 * 120 + 2], 0.001f * (84 * 2 + 1 + 1));
+  EXPECT_EQ(fc2.initial_values[1].name, "bias");
+  const Node& conv1 = g->nodes[0];
+  ASSERT_EQ(conv1.initial_values.size(), 2u);
+  EXPECT_EQ(conv1.initial_values[0].shape, (Shape{6, 1, 5, 5}));
+  EXPECT_EQ(conv1.attrs.padding.h, 2);
+}
+
+TEST(OnnxImport, EveryUnsupportedNodeIsListedAtOnce) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {8});
+  b.node("Erf", "/a/Erf", {"input"}, "e");
+  b.node("Relu", "/b/Relu", {"e"}, "r");
+  b.node("Acosh", "/c/Acosh", {"r"}, "output");
+  auto g = import_onnx(b.bytes(), "two.onnx");
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.error().message, HasSubstr("two.onnx: 1 node cannot be mapped"));
+  EXPECT_THAT(g.error().message, HasSubstr("Erf '/a/Erf' (opset 13)"));
+}
+
+TEST(OnnxImport, BadFilesAreClearErrors) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const std::string good = lenet5();
+  EXPECT_THAT(import_onnx(good.substr(0, 500), "t.onnx").error().message, HasSubstr("t.onnx: not a valid ONNX model"));
+  EXPECT_THAT(import_onnx("", "e.onnx").error().message, HasSubstr("e.onnx: the file is empty"));
+  ModelBuilder old(9);
+  old.node("Relu", "/r/Relu", {"input"}, "output");
+  EXPECT_THAT(import_onnx(old.bytes(), "old.onnx").error().message, HasSubstr("opset 9; hwprof reads opsets 11 to 17"));
+}
+
+class OnnxExternalData : public test::ScratchDirTest {};
+
+TEST_F(OnnxExternalData, ALocationOutsideTheModelsFolderIsRefused) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {4});
+  auto* t = b.model().mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  t->add_dims(4);
+  t->add_dims(4);
+  t->set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
+  auto* kv = t->add_external_data();
+  kv->set_key("location");
+  kv->set_value("../../etc/passwd");
+  b.node("MatMul", "/fc/MatMul", {"input", "w"}, "output");
+  const std::string path = put("m/model.onnx", b.bytes());
+  auto g = load_model(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.error().message, HasSubstr("outside the model's folder"));
+}
+
+TEST_F(OnnxExternalData, AFileWithoutTheOnnxNameIsRecognisedByItsContent) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const std::string path = put("lenet5.bin", lenet5());
+  auto g = load_model(path);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->nodes.size(), 12u);
+}
+
+}  // namespace
+}  // namespace hwprof
