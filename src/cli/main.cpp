@@ -15,6 +15,7 @@
 #include "cli/output.hpp"
 #include "cli/profile_command.hpp"
 #include "cli/report_command.hpp"
+#include "cli/run_command.hpp"
 #include "cli/stat_command.hpp"
 #include "cli/summary_command.hpp"
 #include "hwprof/executor.hpp"
@@ -33,7 +34,7 @@ namespace {
 void prefer_avx512_blas(int argc, char** argv) {
   if (argc < 2) return;
   const std::string sub = argv[1];
-  if (sub != "profile" && sub != "bench" && sub != "calibrate") return;
+  if (sub != "profile" && sub != "bench" && sub != "calibrate" && sub != "run") return;
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("HWPROF_KEEP_BLAS_CORE") != nullptr) return;
   if (!hwprof::blas_info().held_back) return;
   ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   hwprof::cli::setup_profile(app, exit_code);
   hwprof::cli::setup_bench(app, exit_code);
   hwprof::cli::setup_report(app, exit_code);
+  hwprof::cli::setup_run(app, exit_code);
   // `hwprof stat [OPTIONS] -- CMD ARGS`: everything after the first `--` is the program's, even
   // words that look like hwprof's options (`-- sort -o out.txt in.txt`); CLI11 never sees it.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     if (what.find("A subcommand is required") != std::string::npos && argc > 1 && argv[1][0] != '-') {
       // `hwprof frobnicate`: name the word that is not a subcommand.
-      what = "'" + std::string(argv[1]) + "' is not a subcommand of hwprof (summary, bench, profile, report, calibrate, info, stat)";
+      what = "'" + std::string(argv[1]) + "' is not a subcommand of hwprof (summary, bench, profile, run, report, calibrate, info, stat)";
     }
     std::cerr << "hwprof: error: " << what << "\nRun 'hwprof --help' for usage.\n";
     return hwprof::cli::kExitUsage;

@@ -12,11 +12,13 @@
 // 11 to 17); PyTorch's node naming ("/layer1/layer1.0/conv1/Conv", torch >= 1.13) is what the
 // module paths are read from.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numbers>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,7 +65,8 @@ struct ImportError {
 
 // One ONNX value as the import sees it.
 struct Value {
-  enum class Kind { activation, constant, shape_only, unmapped };
+  // expanded: a constant broadcast over the batch (a class token's Expand), for the Concat after it.
+  enum class Kind { activation, constant, shape_only, unmapped, expanded };
   Kind kind = Kind::shape_only;
   int node = kModelInput;                    // activation: the hwprof node (or the model input)
   const onnx::TensorProto* tensor = nullptr; // constant: its data
@@ -81,11 +84,11 @@ std::int64_t product(const Dims& d) {
   return n;
 }
 
-// "/layer1/layer1.0/conv1/Conv" → "layer1.0.conv1": each segment is either the full dotted
-// path so far extended ("layer1" → "layer1.0") or a child's own name ("conv1").
-std::string module_path(const std::string& node_name) {
-  if (node_name.empty() || node_name[0] != '/') return {};
+// The scope of a PyTorch node name: "/layer1/layer1.0/conv1/Conv" → {"layer1", "layer1.0",
+// "conv1"} (the last segment, the op itself, dropped).
+std::vector<std::string> scope_segments(const std::string& node_name) {
   std::vector<std::string> segments;
+  if (node_name.empty() || node_name[0] != '/') return segments;
   std::size_t start = 1;
   while (start <= node_name.size()) {
     const std::size_t slash = node_name.find('/', start);
@@ -94,17 +97,35 @@ std::string module_path(const std::string& node_name) {
     if (slash == std::string::npos) break;
     start = slash + 1;
   }
-  if (segments.size() < 2) return {};
-  segments.pop_back();  // the op itself ("Conv", "Add_1")
-  std::string path;
+  if (!segments.empty()) segments.pop_back();
+  return segments;
+}
+
+// The module path of a scope: PyTorch writes a child of a Sequential or ModuleList as
+// "<parent's attribute>.<index>" ("/layer2/layer2.0/downsample/downsample.0/Conv"), a child
+// of any other module by its attribute ("conv1"), so "layer2" + "layer2.0" + "downsample" +
+// "downsample.0" is layer2.0.downsample.0.
+std::string module_path(const std::vector<std::string>& segments) {
+  std::string path, last;
   for (const std::string& s : segments) {
-    if (!path.empty() && s.rfind(path + ".", 0) == 0) {
-      path = s;
-    } else {
-      path = path.empty() ? s : path + "." + s;
-    }
+    const std::string rest = !last.empty() && s.rfind(last + ".", 0) == 0 ? s.substr(last.size() + 1) : s;
+    path = path.empty() ? rest : path + "." + rest;
+    last = s;
   }
   return path;
+}
+
+// The shape of every graph input, inferred value and output that has one (-1: an unknown size).
+void record_dims(const onnx::GraphProto& g, std::unordered_map<std::string, Dims>& into) {
+  auto record = [&](const onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    Dims d;
+    for (const auto& dim : v.type().tensor_type().shape().dim()) d.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    into[v.name()] = std::move(d);
+  };
+  for (const auto& v : g.input()) record(v);
+  for (const auto& v : g.value_info()) record(v);
+  for (const auto& v : g.output()) record(v);
 }
 
 std::string lower(std::string s) {
@@ -131,6 +152,7 @@ class Importer {
   void read_opset();
   void prepare_input();
   void infer();
+  void infer_shapes_only();
   void index_values();
   void map_node(const onnx::NodeProto& n);
   void unsupported(const onnx::NodeProto& n, const std::string& why) {
@@ -189,7 +211,10 @@ class Importer {
   }
 
   std::vector<float> floats(const onnx::TensorProto& t) const;
+  std::vector<std::int64_t> integers(const onnx::TensorProto& t) const;
   std::string raw_bytes(const onnx::TensorProto& t) const;
+  std::string external_file(const onnx::TensorProto& t) const;
+  void check_external_data() const;
   InitialValue initial(const std::string& param, const std::string& value_name, Shape shape, std::vector<float> data) const {
     return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float>>(std::move(data)), "initializer '" + value_name + "'"};
   }
@@ -213,6 +238,25 @@ class Importer {
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);
   void map_axis_op(const onnx::NodeProto& n, OpKind op);
+  void map_pad(const onnx::NodeProto& n);
+  // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
+  // is named after it: the last layer added takes the parameter's name where that is free.
+  void name_after_parameter(const std::string& parameter) {
+    Node& node = graph_.nodes.back();
+    if (parameter.empty() || parameter.rfind("onnx::", 0) == 0 || names_taken_.count(parameter) != 0) return;
+    names_taken_.erase(node.name);
+    const auto it = expected.find(node.name);
+    if (it != expected.end()) {
+      expected[parameter] = it->second;
+      expected.erase(node.name);
+    }
+    node.name = parameter;
+    names_taken_[parameter] = 1;
+  }
+  Pair take_pad(const std::string& value) const {
+    auto it = pads_.find(value);
+    return it == pads_.end() ? Pair{0, 0} : it->second;
+  }
   std::optional<Pair> symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation, std::string* why);
 
   onnx::ModelProto& model_;
@@ -226,6 +270,46 @@ class Importer {
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, int> uses_;  // consumers of each value (graph outputs count)
   std::unordered_map<std::string, int> names_taken_;
+  std::set<std::string> containers_;  // module paths that have child modules
+  std::unordered_map<std::string, Pair> pads_;  // values padded by a Pad that a Conv or AveragePool folds in
+
+  // Patterns of several ONNX nodes that are one hwprof layer (attention, GELU, SiLU): found
+  // before the mapping starts; each becomes one node where its last ONNX node was, and the
+  // others are absorbed (skipped).
+  struct Fusion {
+    OpKind op = OpKind::relu;
+    Attributes attrs;
+    std::string input;   // the ONNX value it reads
+    std::string what;    // for messages: "attention (nn.MultiheadAttention pattern)"
+    std::string name;    // the layer's name (module path)
+    std::vector<InitialValue> initial;
+  };
+  // A projection x·W (+ b) as an exporter writes nn.Linear: MatMul(x, W) [+ Add b], or Gemm.
+  struct Projection {
+    std::string x;
+    const onnx::TensorProto* weight = nullptr;  // [in, out] (MatMul, Gemm transB=0) or [out, in] (Gemm transB=1)
+    bool out_major = false;                     // weight is [out, in]
+    const onnx::TensorProto* bias = nullptr;
+    std::vector<int> nodes;
+  };
+  void index_graph();
+  bool fold_shape_computations();
+  void find_patterns();
+  void find_attention(int softmax);
+  void find_activation_patterns(int index);
+  std::optional<Projection> projection_at(const std::string& value) const;
+  const onnx::TensorProto* const_tensor(const std::string& name) const;
+  std::optional<double> scalar(const std::string& name) const;
+  int only_consumer(const std::string& value) const;  // the one non-Shape consumer, or -1
+  const onnx::NodeProto& onnx_node(int i) const { return model_.graph().node(i); }
+  void map_fusion(int index, const Fusion& f);
+  void map_gather(const onnx::NodeProto& n);
+  void map_layernorm(const onnx::NodeProto& n);
+  std::unordered_map<std::string, int> producer_;
+  std::unordered_map<std::string, std::vector<int>> consumers_;
+  std::vector<char> absorbed_;
+  std::unordered_map<int, Fusion> fusions_;
+  std::vector<std::string> pattern_problems_;
   std::unordered_map<std::string, int> initializer_owner_;  // initializer → first layer that used it as a weight
   std::deque<onnx::TensorProto> made_tensors_;             // Constant nodes' values given as value_float etc.
   std::vector<std::string> unsupported_;
@@ -296,6 +380,191 @@ void Importer::infer() {
   } catch (const std::exception& e) {
     fail(std::string("the ONNX checker refuses the model: ") + e.what());
   }
+  infer_shapes_only();
+}
+
+// Shape arithmetic that ONNX's data propagation leaves unknown (PyTorch computes ViT's
+// n_h = h // p and expand(n, -1, -1) through Div, Cast, ConstantOfShape, Equal and Where):
+// evaluated here on int64 values, from the shapes inference knows, and handed back to ONNX's
+// inference as initializers of the nodes that take a shape (Reshape, Expand, ...), so that it
+// knows their outputs. Each value is small (at most kMaxShapeValue elements); only ops that
+// compute shapes are evaluated.
+bool Importer::fold_shape_computations() {
+  constexpr std::size_t kMaxShapeValue = 64;
+  auto& g = *model_.mutable_graph();
+  std::unordered_map<std::string, Dims> dims;  // every value's shape, as inference has it
+  record_dims(g, dims);
+  struct IntValue {
+    Dims shape;
+    std::vector<std::int64_t> v;
+  };
+  std::unordered_map<std::string, IntValue> known;
+  auto int_tensor = [&](const onnx::TensorProto& t) -> std::optional<IntValue> {
+    if (t.data_type() != onnx::TensorProto_DataType_INT64 && t.data_type() != onnx::TensorProto_DataType_INT32) return std::nullopt;
+    IntValue iv{Dims(t.dims().begin(), t.dims().end()), integers(t)};
+    if (iv.v.size() > kMaxShapeValue || static_cast<std::int64_t>(iv.v.size()) != product(iv.shape)) return std::nullopt;
+    return iv;
+  };
+  for (const auto& t : g.initializer()) {
+    if (auto iv = int_tensor(t)) known[t.name()] = *iv;
+  }
+  auto get = [&](const onnx::NodeProto& n, int i) -> const IntValue* {
+    if (n.input_size() <= i) return nullptr;
+    auto it = known.find(n.input(i));
+    return it == known.end() ? nullptr : &it->second;
+  };
+  auto broadcast = [](const IntValue& a, const IntValue& b, auto f) -> std::optional<IntValue> {
+    if (a.v.size() == b.v.size()) {
+      IntValue out{a.shape.size() >= b.shape.size() ? a.shape : b.shape, {}};
+      for (std::size_t i = 0; i < a.v.size(); ++i) out.v.push_back(f(a.v[i], b.v[i]));
+      return out;
+    }
+    if (a.v.size() == 1 || b.v.size() == 1) {
+      const IntValue& big = a.v.size() == 1 ? b : a;
+      IntValue out{big.shape, {}};
+      for (std::size_t i = 0; i < big.v.size(); ++i) out.v.push_back(f(a.v.size() == 1 ? a.v[0] : a.v[i], b.v.size() == 1 ? b.v[0] : b.v[i]));
+      return out;
+    }
+    return std::nullopt;
+  };
+  bool changed = false;
+  int made = 0;
+  for (int index = 0; index < g.node_size(); ++index) {
+    onnx::NodeProto& n = *g.mutable_node(index);
+    const std::string& op = n.op_type();
+    std::optional<IntValue> out;
+    const IntValue* a = get(n, 0);
+    const IntValue* b = get(n, 1);
+    if (op == "Constant") {
+      if (const auto* value = attr(n, "value"); value != nullptr && value->has_t()) out = int_tensor(value->t());
+    } else if (op == "Shape") {
+      auto it = dims.find(n.input(0));
+      if (it != dims.end() && std::all_of(it->second.begin(), it->second.end(), [](std::int64_t x) { return x >= 0; })) {
+        const auto r = static_cast<std::int64_t>(it->second.size());
+        std::int64_t start = attr_int(n, "start", 0), end = attr_int(n, "end", r);
+        if (start < 0) start += r;
+        if (end < 0) end += r;
+        start = std::clamp<std::int64_t>(start, 0, r);
+        end = std::clamp<std::int64_t>(end, start, r);
+        out = IntValue{{end - start}, Dims(it->second.begin() + start, it->second.begin() + end)};
+      }
+    } else if (op == "Gather" && a != nullptr && b != nullptr && a->shape.size() == 1 && attr_int(n, "axis", 0) == 0) {
+      IntValue r{b->shape, {}};
+      for (std::int64_t i : b->v) {
+        const std::int64_t k = i < 0 ? i + static_cast<std::int64_t>(a->v.size()) : i;
+        if (k < 0 || k >= static_cast<std::int64_t>(a->v.size())) break;
+        r.v.push_back(a->v[static_cast<std::size_t>(k)]);
+      }
+      if (r.v.size() == b->v.size()) out = r;
+    } else if ((op == "Unsqueeze" || op == "Squeeze") && a != nullptr && a->shape.size() <= 1) {
+      out = IntValue{op == "Unsqueeze" ? Dims{static_cast<std::int64_t>(a->v.size())} : Dims{}, a->v};
+      if (op == "Squeeze" && a->v.size() != 1) out.reset();
+    } else if (op == "Concat" && attr_int(n, "axis", 0) == 0) {
+      IntValue r{{0}, {}};
+      bool all = true;
+      for (int i = 0; i < n.input_size() && all; ++i) {
+        const IntValue* x = get(n, i);
+        all = x != nullptr && x->shape.size() == 1;
+        if (all) r.v.insert(r.v.end(), x->v.begin(), x->v.end());
+      }
+      r.shape[0] = static_cast<std::int64_t>(r.v.size());
+      if (all && r.v.size() <= kMaxShapeValue) out = r;
+    } else if (op == "Reshape" && a != nullptr && b != nullptr && b->shape.size() == 1 && b->v.size() <= 8) {
+      Dims shape = b->v;
+      std::int64_t fixed = 1, infer_at = -1;
+      for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == 0 && i < a->shape.size()) shape[i] = a->shape[i];
+        if (shape[i] == -1) {
+          infer_at = static_cast<std::int64_t>(i);
+        } else {
+          fixed *= std::max<std::int64_t>(shape[i], 0);
+        }
+      }
+      if (infer_at >= 0 && fixed > 0) shape[static_cast<std::size_t>(infer_at)] = static_cast<std::int64_t>(a->v.size()) / fixed;
+      if (product(shape) == static_cast<std::int64_t>(a->v.size())) out = IntValue{shape, a->v};
+    } else if (op == "Cast" && a != nullptr) {
+      const std::int64_t to = attr_int(n, "to", 0);
+      if (to == onnx::TensorProto_DataType_INT64 || to == onnx::TensorProto_DataType_INT32 || to == onnx::TensorProto_DataType_FLOAT ||
+          to == onnx::TensorProto_DataType_DOUBLE || to == onnx::TensorProto_DataType_BOOL) {
+        out = *a;  // integers stay integers through float and back (shape sizes are far below 2^24)
+        if (to == onnx::TensorProto_DataType_BOOL) {
+          for (auto& x : out->v) x = x != 0;
+        }
+      }
+    } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal") && a != nullptr && b != nullptr) {
+      if (op == "Add") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x + y; });
+      if (op == "Sub") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x - y; });
+      if (op == "Mul") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x * y; });
+      if (op == "Equal") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return std::int64_t{x == y}; });
+      if (op == "Div" && std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
+        out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x / y; });
+      }
+    } else if (op == "Where" && a != nullptr && b != nullptr && get(n, 2) != nullptr) {
+      const IntValue* c = get(n, 2);
+      if (a->v.size() == b->v.size() && b->v.size() == c->v.size()) {
+        IntValue r{b->shape, {}};
+        for (std::size_t i = 0; i < a->v.size(); ++i) r.v.push_back(a->v[i] != 0 ? b->v[i] : c->v[i]);
+        out = r;
+      }
+    } else if (op == "ConstantOfShape" && a != nullptr && a->shape.size() == 1) {
+      const auto* value = attr(n, "value");
+      std::int64_t fill = 0;
+      bool integral = value == nullptr;
+      if (value != nullptr && value->has_t()) {
+        if (auto iv = int_tensor(value->t()); iv && iv->v.size() == 1) {
+          fill = iv->v[0];
+          integral = true;
+        }
+      }
+      const std::int64_t count = product(a->v);
+      if (integral && count >= 0 && count <= static_cast<std::int64_t>(kMaxShapeValue)) out = IntValue{a->v, std::vector<std::int64_t>(static_cast<std::size_t>(count), fill)};
+    }
+    if (out && n.output_size() == 1) known[n.output(0)] = *out;
+  }
+  // Hand the values to the nodes that take a shape and whose output inference does not know.
+  for (int index = 0; index < g.node_size(); ++index) {
+    onnx::NodeProto& n = *g.mutable_node(index);
+    const std::string& op = n.op_type();
+    std::vector<int> shape_inputs;
+    if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Unsqueeze" || op == "Squeeze" || op == "Pad") shape_inputs = {1};
+    if (op == "ConstantOfShape") shape_inputs = {0};
+    if (op == "Slice") shape_inputs = {1, 2, 3, 4};
+    if (shape_inputs.empty() || n.output_size() < 1) continue;
+    auto out = dims.find(n.output(0));
+    // (An empty shape here is an unknown one: these ops' outputs are never scalars in a model hwprof reads.)
+    const bool unknown = out == dims.end() || out->second.empty() ||
+                         std::any_of(out->second.begin(), out->second.end(), [](std::int64_t x) { return x < 0; });
+    if (!unknown) continue;
+    for (int shape_input : shape_inputs) {
+      if (n.input_size() <= shape_input || n.input(shape_input).empty()) continue;
+      auto value = known.find(n.input(shape_input));
+      if (value == known.end()) continue;
+      bool initializer = false;
+      for (const auto& t : g.initializer()) initializer |= t.name() == n.input(shape_input);
+      if (initializer) continue;
+      auto* t = g.add_initializer();
+      t->set_name("hwprof::shape_" + std::to_string(made++) + "::" + n.input(shape_input));
+      t->set_data_type(onnx::TensorProto_DataType_INT64);
+      for (std::int64_t d : value->second.shape) t->add_dims(d);
+      for (std::int64_t v : value->second.v) t->add_int64_data(v);
+      n.set_input(shape_input, t->name());
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+void Importer::infer_shapes_only() {
+  // Entries inference could not complete stay as they are in a second run: drop them first.
+  auto* infos = model_.mutable_graph()->mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i) {
+    const auto& t = infos->Get(i).type();
+    bool complete = t.has_tensor_type() && t.tensor_type().has_shape();
+    if (complete) {
+      for (const auto& dim : t.tensor_type().shape().dim()) complete &= dim.has_dim_value();
+    }
+    if (!complete) infos->DeleteSubrange(i, 1);
+  }
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1, /*enable_data_propagation=*/true);
     onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
@@ -306,15 +575,7 @@ void Importer::infer() {
 
 void Importer::index_values() {
   const auto& g = model_.graph();
-  auto record = [&](const onnx::ValueInfoProto& v) {
-    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
-    Dims d;
-    for (const auto& dim : v.type().tensor_type().shape().dim()) d.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-    dims_[v.name()] = std::move(d);
-  };
-  for (const auto& v : g.input()) record(v);
-  for (const auto& v : g.value_info()) record(v);
-  for (const auto& v : g.output()) record(v);
+  record_dims(g, dims_);
   for (const auto& t : g.initializer()) {
     values_[t.name()] = Value{Value::Kind::constant, kModelInput, &t};
     dims_[t.name()] = Dims(t.dims().begin(), t.dims().end());
@@ -322,23 +583,21 @@ void Importer::index_values() {
   values_[input_name_] = Value{Value::Kind::activation, kModelInput, nullptr};
   for (const auto& n : g.node()) {
     for (const std::string& in : n.input()) ++uses_[in];
+    std::vector<std::string> segments = scope_segments(n.name());
+    while (!segments.empty()) {
+      segments.pop_back();
+      if (!segments.empty()) containers_.insert(module_path(segments));
+    }
   }
   for (const auto& out : g.output()) ++uses_[out.name()];
 }
 
-std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
-  if (t.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) return t.raw_data();
+// The file an initializer's external data is in: a relative path that stays inside the model's
+// folder (checked before ONNX's checker, which would open any path it is given).
+std::string Importer::external_file(const onnx::TensorProto& t) const {
   std::string location;
-  std::int64_t offset = 0;
-  std::int64_t length = -1;
   for (const auto& kv : t.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      fail("initializer '" + t.name() + "': external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
-    }
+    if (kv.key() == "location") location = kv.value();
   }
   namespace fs = std::filesystem;
   const fs::path rel(location);
@@ -353,6 +612,28 @@ std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
     fail("initializer '" + t.name() + "': external data location '" + location + "' is outside the model's folder " + base.string() +
          "; refused");
   }
+  return file.string();
+}
+
+void Importer::check_external_data() const {
+  for (const auto& t : model_.graph().initializer()) {
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) external_file(t);
+  }
+}
+
+std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
+  if (t.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) return t.raw_data();
+  std::int64_t offset = 0;
+  std::int64_t length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      fail("initializer '" + t.name() + "': external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+    }
+  }
+  const std::filesystem::path file = external_file(t);
   auto text = detail::read_input_file(file.string(), "ONNX external data", static_cast<std::size_t>(kMaxOnnxBytes));
   if (!text) fail("initializer '" + t.name() + "': " + text.error().message);
   if (offset < 0 || offset > static_cast<std::int64_t>(text->size())) {
@@ -407,14 +688,43 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
   return out;
 }
 
+std::vector<std::int64_t> Importer::integers(const onnx::TensorProto& t) const {
+  std::vector<std::int64_t> out;
+  if (t.data_type() == onnx::TensorProto_DataType_INT64) {
+    if (t.int64_data_size() > 0) return {t.int64_data().begin(), t.int64_data().end()};
+    const std::string raw = raw_bytes(t);
+    if (raw.size() % 8 != 0 || raw.size() > (std::size_t{1} << 20)) fail("tensor '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes of int64");
+    out.resize(raw.size() / 8);
+    std::memcpy(out.data(), raw.data(), raw.size());
+  } else if (t.data_type() == onnx::TensorProto_DataType_INT32) {
+    if (t.int32_data_size() > 0) return {t.int32_data().begin(), t.int32_data().end()};
+    const std::string raw = raw_bytes(t);
+    if (raw.size() % 4 != 0 || raw.size() > (std::size_t{1} << 20)) fail("tensor '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes of int32");
+    for (std::size_t i = 0; i < raw.size(); i += 4) {
+      std::int32_t v = 0;
+      std::memcpy(&v, raw.data() + i, 4);
+      out.push_back(v);
+    }
+  } else {
+    fail("tensor '" + t.name() + "' should hold integers; it has element type " +
+         onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.data_type())));
+  }
+  return out;
+}
+
 std::string Importer::layer_name(const onnx::NodeProto& n) {
-  std::string base = module_path(n.name());
+  // A leaf module's node is named after the module ("layer1.0.conv1"); an op that a
+  // container's forward() calls (ResNet's residual Add in "/layer1/layer1.0/Add") after the
+  // container and the op ("layer1.0.add"), and so is a top-level op ("/Flatten": "flatten").
+  const std::vector<std::string> segments = scope_segments(n.name());
+  std::string base = module_path(segments);
+  const std::string& full = n.name();
+  const std::size_t slash = full.rfind('/');
+  const std::string op = lower(full.empty() ? n.op_type() : slash == std::string::npos ? full : full.substr(slash + 1));
   if (base.empty()) {
-    // A top-level op ("/Flatten", "/Add_1") or a file without module paths.
-    const std::string& full = n.name();
-    const std::size_t slash = full.rfind('/');
-    base = full.empty() ? lower(n.op_type()) : slash == std::string::npos ? full : lower(full.substr(slash + 1));
-    if (base.empty()) base = lower(n.op_type());
+    base = op.empty() ? lower(n.op_type()) : op;
+  } else if (containers_.count(base) != 0) {
+    base += "." + (op.empty() ? lower(n.op_type()) : op);
   }
   std::string name = base;
   for (int k = 1; names_taken_.count(name) != 0; ++k) name = base + "." + lower(n.op_type()) + (k > 1 ? "_" + std::to_string(k) : "");
@@ -496,7 +806,7 @@ void Importer::map_conv(const onnx::NodeProto& n) {
   std::string why;
   const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, a.dilation, &why);
   if (!pads) return unsupported(n, why);
-  a.padding = *pads;
+  a.padding = {pads->h + take_pad(n.input(0)).h, pads->w + take_pad(n.input(0)).w};
   a.bias = b != nullptr;
   const int index = add_node(n, OpKind::conv2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
@@ -594,6 +904,14 @@ void Importer::map_pool(const onnx::NodeProto& n, OpKind op) {
   const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, Pair{1, 1}, &why);
   if (!pads) return unsupported(n, why);
   a.padding = *pads;
+  if (const Pair extra = take_pad(n.input(0)); extra.h != 0 || extra.w != 0) {
+    // Zeros padded explicitly are averaged in: count_include_pad semantics, hwprof's.
+    if (op != OpKind::avgpool2d || ((a.padding.h != 0 || a.padding.w != 0) && attr_int(n, "count_include_pad", 0) == 0)) {
+      return unsupported(n, "its input is zero-padded by a Pad node, which only a Conv or an AveragePool can take in");
+    }
+    a.padding = {a.padding.h + extra.h, a.padding.w + extra.w};
+    return (void)add_node(n, op, {values_.at(n.input(0)).node}, a);
+  }
   if (op == OpKind::avgpool2d && (a.padding.h != 0 || a.padding.w != 0) && attr_int(n, "count_include_pad", 0) == 0) {
     return unsupported(n, "padded average pooling without count_include_pad (hwprof divides by the padded window, as PyTorch's default)");
   }
@@ -623,7 +941,21 @@ void Importer::map_add(const onnx::NodeProto& n) {
       return;
     }
   }
-  unsupported(n, "an add of a constant tensor is not mapped yet (only a linear layer's bias is)");
+  // A learned position embedding added to [batch, T, D] (ViT's x + self.pos_embedding).
+  const auto as = per_sample(act);
+  if (c != nullptr && as && as->size() == 2) {
+    Dims cd(c->dims().begin(), c->dims().end());
+    if (cd.size() == 3 && cd[0] == 1) cd.erase(cd.begin());
+    if (cd == Dims(as->begin(), as->end())) {
+      Attributes a;
+      a.num_positions = (*as)[0];
+      add_node(n, OpKind::pos_embedding, {v.node}, a);
+      graph_.nodes.back().initial_values.push_back(initial("weight", c->name(), {cd[0], cd[1]}, floats(*c)));
+      name_after_parameter(c->name());
+      return;
+    }
+  }
+  unsupported(n, "an add of a constant tensor is not mapped yet (only a linear layer's bias and a [T, D] position embedding are)");
 }
 
 void Importer::map_clip(const onnx::NodeProto& n) {
@@ -684,6 +1016,590 @@ void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
   add_node(n, op, inputs, a);
 }
 
+void Importer::index_graph() {
+  const auto& g = model_.graph();
+  absorbed_.assign(static_cast<std::size_t>(g.node_size()), 0);
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const std::string& out : g.node(i).output()) producer_[out] = i;
+    for (const std::string& in : g.node(i).input()) consumers_[in].push_back(i);
+  }
+}
+
+const onnx::TensorProto* Importer::const_tensor(const std::string& name) const {
+  if (const onnx::TensorProto* t = constant(name)) return t;
+  auto it = producer_.find(name);
+  if (it == producer_.end()) return nullptr;
+  const onnx::NodeProto& n = onnx_node(it->second);
+  if (n.op_type() != "Constant") return nullptr;
+  const auto* value = attr(n, "value");
+  return value != nullptr && value->has_t() ? &value->t() : nullptr;
+}
+
+std::optional<double> Importer::scalar(const std::string& name) const {
+  const onnx::TensorProto* t = const_tensor(name);
+  if (t == nullptr) {
+    // value_float / value_int Constants
+    auto it = producer_.find(name);
+    if (it == producer_.end() || onnx_node(it->second).op_type() != "Constant") return std::nullopt;
+    const onnx::NodeProto& n = onnx_node(it->second);
+    if (const auto* f = attr(n, "value_float")) return f->f();
+    if (const auto* i = attr(n, "value_int")) return static_cast<double>(i->i());
+    return std::nullopt;
+  }
+  if (product(Dims(t->dims().begin(), t->dims().end())) != 1) return std::nullopt;
+  if (t->data_type() == onnx::TensorProto_DataType_FLOAT || t->data_type() == onnx::TensorProto_DataType_DOUBLE) return floats(*t).at(0);
+  if (t->data_type() == onnx::TensorProto_DataType_INT64 || t->data_type() == onnx::TensorProto_DataType_INT32) {
+    return static_cast<double>(integers(*t).at(0));
+  }
+  return std::nullopt;
+}
+
+int Importer::only_consumer(const std::string& value) const {
+  auto it = consumers_.find(value);
+  if (it == consumers_.end()) return -1;
+  int found = -1;
+  for (int c : it->second) {
+    if (onnx_node(c).op_type() == "Shape") continue;
+    if (found >= 0 && found != c) return -1;
+    found = c;
+  }
+  if (uses_.count(value) != 0 && std::any_of(model_.graph().output().begin(), model_.graph().output().end(),
+                                               [&](const auto& o) { return o.name() == value; })) {
+    return -1;
+  }
+  return found;
+}
+
+std::optional<Importer::Projection> Importer::projection_at(const std::string& value) const {
+  auto it = producer_.find(value);
+  if (it == producer_.end()) return std::nullopt;
+  const int i = it->second;
+  const onnx::NodeProto& n = onnx_node(i);
+  Projection p;
+  if (n.op_type() == "Gemm") {
+    if (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0f) != 1.0f || attr_float(n, "beta", 1.0f) != 1.0f) return std::nullopt;
+    p.weight = const_tensor(n.input(1));
+    if (p.weight == nullptr || p.weight->dims_size() != 2) return std::nullopt;
+    p.out_major = attr_int(n, "transB", 0) != 0;
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      p.bias = const_tensor(n.input(2));
+      if (p.bias == nullptr || p.bias->dims_size() != 1) return std::nullopt;
+    }
+    p.x = n.input(0);
+    p.nodes = {i};
+    return p;
+  }
+  int matmul = i;
+  if (n.op_type() == "Add") {
+    for (int side = 0; side < 2; ++side) {
+      const onnx::TensorProto* b = const_tensor(n.input(side));
+      auto from = producer_.find(n.input(1 - side));
+      if (b != nullptr && b->dims_size() == 1 && from != producer_.end() && onnx_node(from->second).op_type() == "MatMul") {
+        p.bias = b;
+        matmul = from->second;
+        p.nodes.push_back(i);
+      }
+    }
+    if (p.bias == nullptr) return std::nullopt;
+  }
+  const onnx::NodeProto& m = onnx_node(matmul);
+  if (m.op_type() != "MatMul") return std::nullopt;
+  p.weight = const_tensor(m.input(1));
+  if (p.weight == nullptr || p.weight->dims_size() != 2 || const_tensor(m.input(0)) != nullptr) return std::nullopt;
+  p.x = m.input(0);
+  p.nodes.push_back(matmul);
+  return p;
+}
+
+// GELU as PyTorch exports nn.GELU() / F.gelu (opset < 20 has no Gelu op): the erf form
+// x·0.5·(1 + erf(x/√2)) as Div(x, √2) → Erf → Add 1 → Mul x → Mul 0.5; the tanh form
+// (approximate='tanh') 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). SiLU: Sigmoid(x) → Mul x.
+void Importer::find_activation_patterns(int index) {
+  const onnx::NodeProto& n = onnx_node(index);
+  auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * std::max(1.0, std::abs(want)); };
+  auto other = [](const onnx::NodeProto& node, const std::string& one) -> const std::string& {
+    return node.input(0) == one ? node.input(1) : node.input(0);
+  };
+  auto is = [&](int i, const char* op) { return i >= 0 && onnx_node(i).op_type() == op && onnx_node(i).input_size() >= 1; };
+  if (n.op_type() == "Sigmoid") {
+    const int m = only_consumer(n.output(0));
+    if (is(m, "Mul") && other(onnx_node(m), n.output(0)) == n.input(0)) {
+      absorbed_[static_cast<std::size_t>(index)] = 1;
+      fusions_[m] = Fusion{OpKind::silu, {}, n.input(0), "SiLU (Sigmoid · x)", module_path(scope_segments(n.name())), {}};
+    }
+    return;
+  }
+  // erf form
+  const bool div_sqrt2 = n.op_type() == "Div" && near(scalar(n.input(1)), std::sqrt(2.0));
+  const bool mul_rsqrt2 = n.op_type() == "Mul" && (near(scalar(n.input(1)), 1.0 / std::sqrt(2.0)) || near(scalar(n.input(0)), 1.0 / std::sqrt(2.0)));
+  if (div_sqrt2 || mul_rsqrt2) {
+    const std::string x = div_sqrt2 || scalar(n.input(1)) ? n.input(0) : n.input(1);
+    const int e = only_consumer(n.output(0));
+    if (!is(e, "Erf")) return;
+    const int a = only_consumer(onnx_node(e).output(0));
+    if (!is(a, "Add") || !near(scalar(other(onnx_node(a), onnx_node(e).output(0))), 1.0)) return;
+    const int m1 = only_consumer(onnx_node(a).output(0));
+    if (!is(m1, "Mul")) return;
+    int last = -1;
+    const std::string& m1_other = other(onnx_node(m1), onnx_node(a).output(0));
+    if (m1_other == x) {  // x·(1 + erf) then · 0.5
+      const int m2 = only_consumer(onnx_node(m1).output(0));
+      if (is(m2, "Mul") && near(scalar(other(onnx_node(m2), onnx_node(m1).output(0))), 0.5)) last = m2;
+      if (last >= 0) absorbed_[static_cast<std::size_t>(m1)] = 1;
+    } else if (auto half = producer_.find(m1_other); half != producer_.end()) {  // (0.5·x)·(1 + erf)
+      const onnx::NodeProto& h = onnx_node(half->second);
+      if (h.op_type() == "Mul" && (h.input(0) == x || h.input(1) == x) && near(scalar(other(h, x)), 0.5) && only_consumer(h.output(0)) == m1) {
+        last = m1;
+        absorbed_[static_cast<std::size_t>(half->second)] = 1;
+      }
+    }
+    if (last < 0) return;
+    for (int i : {index, e, a}) absorbed_[static_cast<std::size_t>(i)] = 1;
+    Attributes attrs;
+    attrs.approximate = GeluApproximation::none;
+    fusions_[last] = Fusion{OpKind::gelu, attrs, x, "GELU (erf form)", module_path(scope_segments(n.name())), {}};
+    return;
+  }
+  // tanh form, from the Pow(x, 3) or Mul(x, Mul(x, x)) that starts it: x³ → Mul 0.044715 →
+  // Add x → Mul √(2/π) → Tanh → Add 1 → Mul with 0.5·x (either order of the two products).
+  std::vector<int> chain;
+  std::string cube;  // x³, as Pow(x, 3) or Mul(x, Mul(x, x)) (PyTorch's form)
+  if (n.op_type() == "Pow" && near(scalar(n.input(1)), 3.0)) {
+    chain = {index};
+    cube = n.output(0);
+  } else if (n.op_type() == "Mul" && n.input_size() == 2 && n.input(0) == n.input(1)) {
+    const int c3 = only_consumer(n.output(0));
+    if (is(c3, "Mul") && other(onnx_node(c3), n.output(0)) == n.input(0)) {
+      chain = {index, c3};
+      cube = onnx_node(c3).output(0);
+    }
+  }
+  if (!cube.empty()) {
+    const std::string x = n.input(0);
+    int c = only_consumer(cube);
+    if (!is(c, "Mul") || !near(scalar(other(onnx_node(c), cube)), 0.044715)) return;
+    chain.push_back(c);
+    int d = only_consumer(onnx_node(c).output(0));
+    if (!is(d, "Add") || other(onnx_node(d), onnx_node(c).output(0)) != x) return;
+    chain.push_back(d);
+    int k = only_consumer(onnx_node(d).output(0));
+    if (!is(k, "Mul") || !near(scalar(other(onnx_node(k), onnx_node(d).output(0))), std::sqrt(2.0 / std::numbers::pi))) return;
+    chain.push_back(k);
+    int t = only_consumer(onnx_node(k).output(0));
+    if (!is(t, "Tanh")) return;
+    chain.push_back(t);
+    int a = only_consumer(onnx_node(t).output(0));
+    if (!is(a, "Add") || !near(scalar(other(onnx_node(a), onnx_node(t).output(0))), 1.0)) return;
+    chain.push_back(a);
+    int m = only_consumer(onnx_node(a).output(0));
+    if (!is(m, "Mul")) return;
+    const std::string& half_x = other(onnx_node(m), onnx_node(a).output(0));
+    int last = -1;
+    if (auto h = producer_.find(half_x); h != producer_.end() && onnx_node(h->second).op_type() == "Mul" &&
+                                          (onnx_node(h->second).input(0) == x || onnx_node(h->second).input(1) == x) &&
+                                          near(scalar(other(onnx_node(h->second), x)), 0.5)) {
+      chain.push_back(h->second);
+      last = m;
+    } else if (half_x == x) {
+      const int m2 = only_consumer(onnx_node(m).output(0));
+      if (is(m2, "Mul") && near(scalar(other(onnx_node(m2), onnx_node(m).output(0))), 0.5)) {
+        chain.push_back(m);
+        last = m2;
+      }
+    }
+    if (last < 0) return;
+    for (int i : chain) absorbed_[static_cast<std::size_t>(i)] = 1;
+    Attributes attrs;
+    attrs.approximate = GeluApproximation::tanh;
+    fusions_[last] = Fusion{OpKind::gelu, attrs, x, "GELU (tanh form)", module_path(scope_segments(n.name())), {}};
+  }
+}
+
+// Attention as exporters write it (torch.nn.MultiheadAttention, GPT-2/BERT/ViT blocks): from
+// each Softmax, Q·Kᵀ before it (a MatMul of two activations, scaled, maybe masked) and A·V
+// after it; Q, K and V traced back through the reshapes and transposes that split the heads
+// to their projections of one input x (one fused in-projection sliced three ways, or three);
+// the output traced forward through the heads' merge to the out-projection and back to
+// [batch, T, D]. All of it is one hwprof `attention` layer with PyTorch's in_proj_weight
+// [3D, D] layout; the scale must be 1/√(D/heads), and a mask must be causal.
+void Importer::find_attention(int softmax) {
+  const onnx::NodeProto& sm = onnx_node(softmax);
+  std::vector<int> nodes = {softmax};
+  std::vector<std::string> problems;
+  auto give_up = [&](const std::string& why) { pattern_problems_.push_back(describe(sm) + ": looks like attention, but " + why); };
+  const Dims& sd = dims_of(sm.input(0));
+  if (sd.size() < 2) return;
+  const auto rank = static_cast<std::int64_t>(sd.size());
+  std::int64_t axis = attr_int(sm, "axis", opset_ >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) return;
+  // Back from the scores to Q·Kᵀ.
+  double scale = 1.0;
+  bool causal = false;
+  std::string v = sm.input(0);
+  int m1 = -1;
+  for (int guard = 0; guard < 8; ++guard) {
+    auto it = producer_.find(v);
+    if (it == producer_.end()) return;
+    const onnx::NodeProto& p = onnx_node(it->second);
+    if (p.op_type() == "MatMul" && const_tensor(p.input(0)) == nullptr && const_tensor(p.input(1)) == nullptr) {
+      m1 = it->second;
+      break;
+    }
+    if ((p.op_type() == "Div" || p.op_type() == "Mul") && scalar(p.input(1))) {
+      scale = p.op_type() == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
+      v = p.input(0);
+    } else if (p.op_type() == "Add" && (const_tensor(p.input(0)) != nullptr || const_tensor(p.input(1)) != nullptr)) {
+      const bool first = const_tensor(p.input(0)) != nullptr;
+      const onnx::TensorProto* mask = const_tensor(p.input(first ? 0 : 1));
+      const Dims md(mask->dims().begin(), mask->dims().end());
+      if (md.size() < 2 || md[md.size() - 1] != md[md.size() - 2] || product(md) != md.back() * md.back()) {
+        return give_up("its mask " + dims_text(md) + " is not one [T, T] matrix");
+      }
+      const std::vector<float> m = floats(*mask);
+      const std::int64_t t = md.back();
+      for (std::int64_t r = 0; r < t; ++r) {
+        for (std::int64_t c = 0; c < t; ++c) {
+          const float x = m[static_cast<std::size_t>(r * t + c)];
+          if ((c <= r && x != 0.0f) || (c > r && x > -1e4f)) return give_up("its additive mask is not causal (0 on and below the diagonal, ≤ -1e4 above)");
+        }
+      }
+      causal = true;
+      v = p.input(first ? 1 : 0);
+    } else {
+      return;
+    }
+    nodes.push_back(it->second);
+  }
+  if (m1 < 0) return;
+  nodes.push_back(m1);
+  // Forward from the probabilities to A·V.
+  int m2 = only_consumer(sm.output(0));
+  std::string probs = sm.output(0);
+  while (m2 >= 0 && (onnx_node(m2).op_type() == "Dropout" || onnx_node(m2).op_type() == "Identity")) {
+    nodes.push_back(m2);
+    probs = onnx_node(m2).output(0);
+    m2 = only_consumer(probs);
+  }
+  if (m2 < 0 || onnx_node(m2).op_type() != "MatMul" || onnx_node(m2).input(0) != probs) {
+    return give_up("its probabilities are used by more than one A·V product (are the attention weights returned? call it with need_weights=False)");
+  }
+  nodes.push_back(m2);
+  // Q, K, V back to their projections through head splits and scales.
+  struct Traced {
+    Projection proj;
+    std::int64_t begin = 0, end = -1;  // the slice of the projection's outputs
+  };
+  auto trace = [&](std::string value, Traced* out) -> bool {
+    for (int guard = 0; guard < 16; ++guard) {
+      if (auto proj = projection_at(value)) {
+        out->proj = *proj;
+        return true;
+      }
+      auto it = producer_.find(value);
+      if (it == producer_.end()) return false;
+      const onnx::NodeProto& p = onnx_node(it->second);
+      const std::string& op = p.op_type();
+      if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") {
+        value = p.input(0);
+      } else if ((op == "Div" || op == "Mul") && scalar(p.input(1))) {
+        scale = op == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
+        value = p.input(0);
+      } else if (op == "Slice") {
+        const onnx::TensorProto* starts = p.input_size() > 1 ? const_tensor(p.input(1)) : nullptr;
+        const onnx::TensorProto* ends = p.input_size() > 2 ? const_tensor(p.input(2)) : nullptr;
+        std::vector<std::int64_t> st, en;
+        if (starts != nullptr) st = integers(*starts);
+        if (ends != nullptr) en = integers(*ends);
+        // PyTorch computes the slice bounds from the shape (E // 3 · k): use inference's answer.
+        const Dims& in = dims_of(p.input(0));
+        const Dims& o = dims_of(p.output(0));
+        if (in.empty() || o.size() != in.size() || in.back() < 0 || o.back() < 0) return false;
+        for (std::size_t d = 0; d + 1 < in.size(); ++d) {
+          if (in[d] != o[d]) return false;
+        }
+        std::int64_t begin = -1;
+        if (st.size() == 1) begin = st[0];
+        if (begin < 0) {
+          // Bounds computed in the graph: ONNX's data propagation gives their values through
+          // the graph's value_info only for shapes; find the slice's start through the end
+          // of another slice of the same tensor is beyond this importer, so the slices of a
+          // fused projection are taken in the order they appear (q, k, v: PyTorch's order).
+          begin = -2;
+        }
+        out->begin = begin;
+        out->end = o.back();  // the width; begin fixed below
+        value = p.input(0);
+      } else {
+        return false;
+      }
+      nodes.push_back(it->second);
+    }
+    return false;
+  };
+  Traced q, k, vv;
+  if (!trace(onnx_node(m1).input(0), &q) || !trace(onnx_node(m1).input(1), &k) || !trace(onnx_node(m2).input(1), &vv)) {
+    return give_up("Q, K and V do not all come from projections (MatMul by a weight, + bias) of the input");
+  }
+  if (q.proj.x != k.proj.x || q.proj.x != vv.proj.x) return give_up("Q, K and V are projections of different inputs (cross-attention is not mapped)");
+  for (const Traced* t : {&q, &k, &vv}) nodes.insert(nodes.end(), t->proj.nodes.begin(), t->proj.nodes.end());
+  const Dims& xd = dims_of(q.proj.x);
+  if (xd.empty() || xd.back() <= 0) return give_up("the input's width is unknown");
+  const std::int64_t d = xd.back();
+  const Dims& qd = dims_of(onnx_node(m1).input(0));
+  if (qd.empty() || qd.back() <= 0 || d % qd.back() != 0) return give_up("the head width does not divide the model width");
+  const std::int64_t head = qd.back();
+  // Slices of one fused projection: in the order q, k, v when their starts are not constants.
+  const bool fused = q.proj.nodes == k.proj.nodes && q.proj.nodes == vv.proj.nodes;
+  if (fused) {
+    if (q.begin == -2 || k.begin == -2 || vv.begin == -2) {
+      q.begin = 0;
+      k.begin = d;
+      vv.begin = 2 * d;
+    }
+    for (Traced* t : {&q, &k, &vv}) t->end = t->begin + d;
+  } else {
+    for (Traced* t : {&q, &k, &vv}) {
+      t->begin = 0;
+      t->end = d;
+    }
+  }
+  if (std::abs(scale * std::sqrt(static_cast<double>(head)) - 1.0) > 1e-5) {
+    return give_up("its scale is " + std::to_string(scale) + ", not 1/√" + std::to_string(head));
+  }
+  // Weights in PyTorch's layout: in_proj_weight [3D, D] (rows q, k, v), out_proj.weight [D, D].
+  std::vector<float> in_w(static_cast<std::size_t>(3 * d * d)), in_b(static_cast<std::size_t>(3 * d), 0.0f);
+  int with_bias = 0;
+  for (int part = 0; part < 3; ++part) {
+    const Traced& t = part == 0 ? q : part == 1 ? k : vv;
+    const onnx::TensorProto& w = *t.proj.weight;
+    const std::int64_t rows = w.dims(0), cols = w.dims(1);
+    const std::int64_t in = t.proj.out_major ? cols : rows, outs = t.proj.out_major ? rows : cols;
+    if (in != d || t.begin < 0 || t.end > outs) return give_up("a projection's weight " + dims_text({rows, cols}) + " does not fit width " + std::to_string(d));
+    const std::vector<float> wv = floats(w);
+    for (std::int64_t o = 0; o < d; ++o) {
+      for (std::int64_t i = 0; i < d; ++i) {
+        const std::int64_t src = t.proj.out_major ? (t.begin + o) * in + i : i * outs + (t.begin + o);
+        in_w[static_cast<std::size_t>((part * d + o) * d + i)] = wv[static_cast<std::size_t>(src)];
+      }
+    }
+    if (t.proj.bias != nullptr) {
+      ++with_bias;
+      const std::vector<float> bv = floats(*t.proj.bias);
+      if (static_cast<std::int64_t>(bv.size()) != outs) return give_up("a projection's bias does not match its weight");
+      std::copy(bv.begin() + t.begin, bv.begin() + t.begin + d, in_b.begin() + part * d);
+    }
+  }
+  // Forward from A·V through the heads' merge to the out-projection.
+  std::string value = onnx_node(m2).output(0);
+  std::optional<Projection> out_proj;
+  for (int guard = 0; guard < 16 && !out_proj; ++guard) {
+    const int c = only_consumer(value);
+    if (c < 0) return give_up("A·V is used by more than one node");
+    const onnx::NodeProto& cn = onnx_node(c);
+    if (cn.op_type() == "Reshape" || cn.op_type() == "Transpose") {
+      nodes.push_back(c);
+      value = cn.output(0);
+      continue;
+    }
+    // The out-projection: this node (Gemm, or MatMul) and perhaps an Add after it.
+    std::string end = cn.output(0);
+    if (cn.op_type() == "MatMul") {
+      const int a = only_consumer(end);
+      if (a >= 0 && onnx_node(a).op_type() == "Add" && projection_at(onnx_node(a).output(0))) end = onnx_node(a).output(0);
+    }
+    out_proj = projection_at(end);
+    if (!out_proj || out_proj->x != value) return give_up("A·V does not lead to an out-projection");
+    nodes.insert(nodes.end(), out_proj->nodes.begin(), out_proj->nodes.end());
+    value = end;
+  }
+  if (!out_proj) return give_up("no out-projection after A·V");
+  const std::int64_t ow0 = out_proj->weight->dims(0), ow1 = out_proj->weight->dims(1);
+  if (ow0 != d || ow1 != d) return give_up("the out-projection's weight " + dims_text({ow0, ow1}) + " is not [D, D]");
+  if ((out_proj->bias != nullptr) != (with_bias == 3) || (with_bias != 0 && with_bias != 3)) {
+    return give_up("some projections have a bias and others not (hwprof's attention has all four or none)");
+  }
+  std::vector<float> out_w(static_cast<std::size_t>(d * d));
+  const std::vector<float> ow = floats(*out_proj->weight);
+  for (std::int64_t o = 0; o < d; ++o) {
+    for (std::int64_t i = 0; i < d; ++i) {
+      out_w[static_cast<std::size_t>(o * d + i)] = ow[static_cast<std::size_t>(out_proj->out_major ? o * d + i : i * d + o)];
+    }
+  }
+  // The layer reads and writes [batch, T, D]: a sequence-first module's transposes around it
+  // are part of it.
+  auto batch_first = [&](const std::string& name) {
+    const Dims& dd = dims_of(name);
+    return dd.size() == 3 && dd[0] == batch_ && dd[2] == d;
+  };
+  std::string input = q.proj.x;
+  for (int guard = 0; guard < 4 && !batch_first(input); ++guard) {
+    auto it = producer_.find(input);
+    if (it == producer_.end() || (onnx_node(it->second).op_type() != "Transpose" && onnx_node(it->second).op_type() != "Reshape")) break;
+    nodes.push_back(it->second);
+    input = onnx_node(it->second).input(0);
+  }
+  for (int guard = 0; guard < 4 && !batch_first(value); ++guard) {
+    const int c = only_consumer(value);
+    if (c < 0 || (onnx_node(c).op_type() != "Transpose" && onnx_node(c).op_type() != "Reshape")) break;
+    nodes.push_back(c);
+    value = onnx_node(c).output(0);
+  }
+  if (!batch_first(input) || !batch_first(value)) return give_up("its input or output is not [batch, T, " + std::to_string(d) + "]");
+  // Nothing outside may read what the layer keeps inside (but Shape nodes, which only read shapes).
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  const int last = producer_.at(value);
+  for (int i : nodes) {
+    if (i == last) continue;
+    for (const std::string& out : onnx_node(i).output()) {
+      for (int c : consumers_[out]) {
+        if (!std::binary_search(nodes.begin(), nodes.end(), c) && onnx_node(c).op_type() != "Shape") {
+          return give_up("its intermediate value '" + out + "' is also read by " + describe(onnx_node(c)));
+        }
+      }
+    }
+  }
+  for (int i : nodes) absorbed_[static_cast<std::size_t>(i)] = i == last ? 0 : 1;
+  Fusion f;
+  f.op = OpKind::attention;
+  f.attrs.heads = d / head;
+  f.attrs.causal = causal;
+  f.attrs.bias = with_bias == 3;
+  f.input = input;
+  f.what = "attention (Q·Kᵀ, softmax, A·V and the projections)";
+  f.name = module_path(scope_segments(sm.name()));
+  if (f.name.empty()) f.name = "attention";
+  const std::string origin = "projections " + describe(onnx_node(q.proj.nodes.back()));
+  f.initial.push_back(initial("in_proj_weight", q.proj.weight->name(), {3 * d, d}, std::move(in_w)));
+  if (f.attrs.bias) f.initial.push_back(initial("in_proj_bias", q.proj.bias->name(), {3 * d}, std::move(in_b)));
+  f.initial.push_back(initial("out_proj.weight", out_proj->weight->name(), {d, d}, std::move(out_w)));
+  if (f.attrs.bias) f.initial.push_back(initial("out_proj.bias", out_proj->bias->name(), {d}, floats(*out_proj->bias)));
+  (void)origin;
+  fusions_[last] = std::move(f);
+}
+
+void Importer::find_patterns() {
+  const auto& g = model_.graph();
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (g.node(i).op_type() == "Softmax") find_attention(i);
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (!absorbed_[static_cast<std::size_t>(i)] && fusions_.count(i) == 0) find_activation_patterns(i);
+  }
+}
+
+void Importer::map_fusion(int index, const Fusion& f) {
+  const onnx::NodeProto& last = onnx_node(index);
+  if (!is_activation(f.input)) {
+    if (kind_of(f.input) == Value::Kind::unmapped) {
+      for (const std::string& out : last.output()) values_[out].kind = Value::Kind::unmapped;
+      return;
+    }
+    return unsupported(last, f.what + ": its input is not an activation of the model");
+  }
+  Node node;
+  std::string name = f.name.empty() ? lower(op_name(f.op).data()) : f.name;
+  if (containers_.count(name) != 0 && f.op != OpKind::attention) name += "." + std::string(op_name(f.op));
+  const std::string base = name;
+  for (int k = 2; names_taken_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
+  names_taken_[name] = 1;
+  node.name = name;
+  node.op = f.op;
+  node.inputs = {values_.at(f.input).node};
+  node.attrs = f.attrs;
+  node.spec_pointer = describe(last) + ", end of " + f.what;
+  node.initial_values = f.initial;
+  if (const auto out = per_sample(last.output(0))) expected[node.name] = *out;
+  graph_.nodes.push_back(std::move(node));
+  set_output(last, static_cast<int>(graph_.nodes.size()) - 1);
+}
+
+// Gather: an embedding (a weight initializer indexed by token ids), or the selection of one
+// position (ViT's class token: x[:, 0]).
+void Importer::map_gather(const onnx::NodeProto& n) {
+  const std::int64_t axis = attr_int(n, "axis", 0);
+  const onnx::TensorProto* w = constant(n.input(0));
+  if (w != nullptr && is_activation(n.input(1))) {
+    if (axis != 0 || w->dims_size() != 2) return unsupported(n, "only a Gather of rows of a 2-D weight (an embedding) is mapped");
+    if (values_.at(n.input(1)).node != kModelInput && graph_.dtype_of(values_.at(n.input(1)).node) != DType::i32) {
+      return unsupported(n, "the indices are not the model's token ids");
+    }
+    Attributes a;
+    a.num_embeddings = w->dims(0);
+    a.embedding_dim = w->dims(1);
+    const int index = add_node(n, OpKind::embedding, {values_.at(n.input(1)).node}, a);
+    graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1)}, floats(*w)));
+    initializer_owner_.emplace(w->name(), index);
+    return;
+  }
+  if (!is_activation(n.input(0))) return unsupported(n, "neither an embedding lookup nor a selection from an activation");
+  const Dims& d = dims_of(n.input(0));
+  const auto rank = static_cast<std::int64_t>(d.size());
+  const std::int64_t ax = axis < 0 ? axis + rank : axis;
+  const auto index = scalar(n.input(1));
+  const onnx::TensorProto* it = const_tensor(n.input(1));
+  if (!index || it == nullptr || it->dims_size() != 0) return unsupported(n, "only a Gather of one constant index (x[:, i]) is mapped");
+  if (ax <= 0 || ax >= rank) return unsupported(n, "the Gather's axis is the batch axis or out of range");
+  Attributes a;
+  a.axis = ax - 1;
+  a.index = static_cast<std::int64_t>(*index);
+  add_node(n, OpKind::select, {values_.at(n.input(0)).node}, a);
+}
+
+void Importer::map_layernorm(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  if (!in || in->empty()) return unsupported(n, "the input's first axis is not the batch");
+  std::int64_t axis = attr_int(n, "axis", -1);
+  if (axis < 0) axis += static_cast<std::int64_t>(in->size()) + 1;
+  if (axis != static_cast<std::int64_t>(in->size())) return unsupported(n, "only a LayerNormalization of the last axis is mapped (nn.LayerNorm(D))");
+  if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) { return !o.empty() && uses_[o] > 0; })) {
+    return unsupported(n, "its Mean or InvStdDev output is used");
+  }
+  const onnx::TensorProto* scale = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  const onnx::TensorProto* bias = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
+  if (scale == nullptr || bias == nullptr) return unsupported(n, "scale and bias must both be initializers (nn.LayerNorm with elementwise_affine)");
+  const std::int64_t d = in->back();
+  if (product(Dims(scale->dims().begin(), scale->dims().end())) != d || product(Dims(bias->dims().begin(), bias->dims().end())) != d) {
+    return unsupported(n, "scale or bias is not [" + std::to_string(d) + "]");
+  }
+  Attributes a;
+  a.eps = attr_float(n, "epsilon", 1e-5f);
+  add_node(n, OpKind::layernorm, {values_.at(n.input(0)).node}, a);
+  graph_.nodes.back().initial_values.push_back(initial("weight", scale->name(), {d}, floats(*scale)));
+  graph_.nodes.back().initial_values.push_back(initial("bias", bias->name(), {d}, floats(*bias)));
+}
+
+// PyTorch exports avg_pool2d with count_include_pad (DenseNet's transitions) as an explicit
+// zero Pad before the AveragePool, padded or not; F.pad before a Conv is the same. A zero Pad
+// of nothing is dropped; a symmetric spatial one is folded into the Conv or AveragePool after it.
+void Importer::map_pad(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  if (attr_string(n, "mode", "constant") != "constant") return unsupported(n, "only constant (zero) padding is mapped");
+  const onnx::TensorProto* p = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  if (p == nullptr) return unsupported(n, "the pads are computed in the graph");
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    const onnx::TensorProto* v = constant(n.input(2));
+    if (v == nullptr || floats(*v) != std::vector<float>{0.0f}) return unsupported(n, "only padding with zeros is mapped");
+  }
+  if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n, "padding of chosen axes is not mapped");
+  const std::vector<std::int64_t> pads = integers(*p);
+  if (!in || pads.size() != 2 * (in->size() + 1)) return unsupported(n, "the pads do not match the input's rank");
+  if (std::all_of(pads.begin(), pads.end(), [](std::int64_t x) { return x == 0; })) return alias(n, n.input(0));
+  const std::size_t r = in->size() + 1;
+  bool foldable = r == 4 && pads[0] == 0 && pads[1] == 0 && pads[r] == 0 && pads[r + 1] == 0 && pads[2] == pads[r + 2] &&
+                  pads[3] == pads[r + 3] && pads[2] >= 0 && pads[3] >= 0;
+  if (!foldable) return unsupported(n, "pads " + dims_text(pads) + " are not a symmetric spatial zero padding of [N, C, H, W]");
+  for (const auto& consumer : model_.graph().node()) {
+    if (std::find(consumer.input().begin(), consumer.input().end(), n.output(0)) == consumer.input().end()) continue;
+    if (consumer.op_type() != "Conv" && consumer.op_type() != "AveragePool") {
+      return unsupported(n, "the padded tensor goes to " + describe(consumer) + "; only a Conv or an AveragePool takes a Pad in");
+    }
+  }
+  alias(n, n.input(0));
+  pads_[n.output(0)] = Pair{pads[2], pads[3]};
+}
+
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + n.domain() + "' is not the default ONNX one");
@@ -728,16 +1644,23 @@ void Importer::map_node(const onnx::NodeProto& n) {
     for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
     return;
   }
+  if (op == "Expand" && constant(n.input(0)) != nullptr) {
+    // A constant broadcast over the batch (ViT's class_token.expand(n, -1, -1)).
+    values_[n.output(0)] = Value{Value::Kind::expanded, kModelInput, constant(n.input(0))};
+    return;
+  }
   if (!any_activation || op == "Shape" || op == "Size") {
     for (const std::string& out : n.output()) values_[out] = Value{Value::Kind::shape_only, kModelInput, nullptr};
     return;
   }
+  if (op == "Gather") return map_gather(n);
   if (!is_activation(n.input(0)) && op != "Add" && op != "Concat") return unsupported(n, "the first input is a constant, not an activation");
   const int x = values_.at(n.input(0)).node;
   if (op == "Conv") return map_conv(n);
   if (op == "Gemm") return map_gemm(n);
   if (op == "MatMul") return map_matmul(n);
   if (op == "BatchNormalization") return map_batchnorm(n);
+  if (op == "LayerNormalization") return map_layernorm(n);
   if (op == "Relu") return (void)add_node(n, OpKind::relu, {x});
   if (op == "Sigmoid") return (void)add_node(n, OpKind::sigmoid, {x});
   if (op == "Tanh") return (void)add_node(n, OpKind::tanh, {x});
@@ -756,7 +1679,23 @@ void Importer::map_node(const onnx::NodeProto& n) {
   }
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return map_reshape_like(n);
   if (op == "Transpose") return map_transpose(n);
+  if (op == "Pad") return map_pad(n);
   if (op == "Softmax") return map_axis_op(n, OpKind::softmax);
+  if (op == "Concat" && n.input_size() == 2 && kind_of(n.input(0)) == Value::Kind::expanded && is_activation(n.input(1))) {
+    // ViT's torch.cat([class_token.expand(n, -1, -1), x], dim=1): a class token.
+    const onnx::TensorProto* t = values_.at(n.input(0)).tensor;
+    const auto in = per_sample(n.input(1));
+    const Dims td(t->dims().begin(), t->dims().end());
+    std::int64_t axis = attr_int(n, "axis", 0);
+    if (axis < 0) axis += 3;
+    if (!in || in->size() != 2 || axis != 1 || product(td) != (*in)[1] || td.back() != (*in)[1]) {
+      return unsupported(n, "only a class token ([1, 1, D] expanded over the batch, put before [batch, T, D]) is mapped");
+    }
+    add_node(n, OpKind::cls_token, {values_.at(n.input(1)).node});
+    graph_.nodes.back().initial_values.push_back(initial("weight", t->name(), {(*in)[1]}, floats(*t)));
+    name_after_parameter(t->name());
+    return;
+  }
   if (op == "Concat") return map_axis_op(n, OpKind::concat);
   if (op == "Identity") return alias(n, n.input(0));
   if (op == "Dropout") {
@@ -778,18 +1717,34 @@ Graph Importer::run() {
   if (dir_.empty()) dir_ = ".";
   read_opset();
   prepare_input();
+  check_external_data();
   infer();
+  // Shape arithmetic that inference leaves unknown is evaluated and handed back, in rounds: each
+  // makes the shapes after it known, which the next round's arithmetic reads (one round per
+  // block of a deep transformer). Each round hands over at least one value, so they end.
+  while (fold_shape_computations()) infer_shapes_only();
   index_values();
   const auto& g = model_.graph();
   if (g.output_size() != 1) fail("the graph has " + std::to_string(g.output_size()) + " outputs; hwprof runs models with one output");
-  for (const auto& n : g.node()) map_node(n);
+  index_graph();
+  find_patterns();
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (absorbed_[static_cast<std::size_t>(i)] != 0) continue;
+    if (auto f = fusions_.find(i); f != fusions_.end()) {
+      map_fusion(i, f->second);
+    } else {
+      map_node(g.node(i));
+    }
+  }
   if (!unsupported_.empty()) {
     std::string list;
     for (const std::string& u : unsupported_) list += "\n  - " + u;
+    for (const std::string& p : pattern_problems_) list += "\n  note: " + p;
     fail(std::to_string(unsupported_.size()) + " node" + (unsupported_.size() == 1 ? "" : "s") + " cannot be mapped onto hwprof's layers:" + list);
   }
   const std::string& out = g.output(0).name();
   if (!is_activation(out)) fail("the graph's output '" + out + "' does not depend on its input");
+  if (pads_.count(out) != 0) fail("the graph's output '" + out + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
   const int last = values_.at(out).node;
   if (last == kModelInput) fail("the graph's output is its input: there are no layers");
   // Layers that do not lead to the output (dead branches) are dropped; what is left ends at it.

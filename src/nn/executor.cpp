@@ -222,6 +222,7 @@ std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOp
 Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& options) {
   if (auto ok = check_options(options); !ok) return ok.error();
   if (graph.nodes.empty()) return Error{"model '" + graph.name + "' has no layers to run"};
+  if (auto error = nn::check_initial_values(graph)) return *error;
   if (auto error = check_memory(graph, options)) return *error;
   auto impl = std::make_unique<Impl>();
   impl->graph = graph;
@@ -249,7 +250,11 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
           s->tied = true;
         } else {
           s->value = Tensor::empty(spec.shape);
-          nn::initialize(spec, s->value, options.seed, layer, static_cast<int>(k));
+          if (const InitialValue* initial = nn::find_initial_value(g.nodes[i], spec.name)) {
+            nn::load_initial_value(*initial, s->value);
+          } else {
+            nn::initialize(spec, s->value, options.seed, layer, static_cast<int>(k));
+          }
           if (options.training) {
             s->gradient = Tensor::zeros(spec.shape);
             const bool sgd = options.optimizer.kind == OptimizerKind::sgd;

@@ -168,4 +168,49 @@ void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, in
   }
 }
 
+std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer) {
+  const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
+  if (node.op != OpKind::batchnorm2d) return {};
+  const std::int64_t c = graph.shape_of(node.inputs[0])[0];
+  return {{"running_mean", {c}}, {"running_var", {c}}};
+}
+
+const InitialValue* find_initial_value(const Node& node, std::string_view name) noexcept {
+  for (const InitialValue& v : node.initial_values) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+void load_initial_value(const InitialValue& initial, Tensor& value) {
+  std::copy(initial.data->begin(), initial.data->end(), value.f32());
+}
+
+std::optional<Error> check_initial_values(const Graph& graph) {
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    if (node.initial_values.empty()) continue;
+    const int layer = static_cast<int>(i);
+    std::vector<std::pair<std::string, Shape>> wanted;
+    for (const ParameterSpec& spec : parameter_specs(graph, layer)) {
+      if (spec.scheme != InitScheme::tied) wanted.emplace_back(spec.name, spec.shape);
+    }
+    for (auto& buffer : buffer_specs(graph, layer)) wanted.push_back(std::move(buffer));
+    for (const InitialValue& v : node.initial_values) {
+      auto it = std::find_if(wanted.begin(), wanted.end(), [&](const auto& w) { return w.first == v.name; });
+      const std::string what = graph.where(node) + ": initial value '" + v.name + "' (" + v.origin + ")";
+      if (it == wanted.end()) return Error{what + ": the layer has no parameter or buffer of that name"};
+      if (v.shape != it->second) return Error{what + " has shape " + format_shape(v.shape) + "; the layer's is " + format_shape(it->second)};
+      if (v.data == nullptr || static_cast<std::int64_t>(v.data->size()) != numel(v.shape)) {
+        return Error{what + " holds " + std::to_string(v.data == nullptr ? 0 : v.data->size()) + " values; its shape needs " +
+                     std::to_string(numel(v.shape))};
+      }
+      if (std::count_if(node.initial_values.begin(), node.initial_values.end(), [&](const InitialValue& o) { return o.name == v.name; }) > 1) {
+        return Error{what + " is given twice"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace hwprof::nn

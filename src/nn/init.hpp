@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hwprof/graph.hpp"
@@ -49,5 +52,21 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer);
 
 // Fills `value` (spec.shape, float32) by the spec's scheme from stream (seed, layer, index).
 void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, int layer, int index);
+
+// The buffers a layer keeps besides its parameters that a model file may give values for
+// (batchnorm2d's running statistics), by name and shape.
+std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer);
+
+// The node's initial value named `name` (Node::initial_values: an ONNX file's initializers),
+// or nullptr when the engine initialises it.
+const InitialValue* find_initial_value(const Node& node, std::string_view name) noexcept;
+
+// Copies `initial` into `value` (float32, `shape`).
+void load_initial_value(const InitialValue& initial, Tensor& value);
+
+// Every initial value of the graph names a parameter or buffer of its layer and has its shape
+// and size: an error naming the layer and the value otherwise (a model importer's mistake,
+// caught before anything runs on it).
+std::optional<Error> check_initial_values(const Graph& graph);
 
 }  // namespace hwprof::nn

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "nn/init.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {
@@ -119,6 +120,9 @@ class BatchNorm2dLayer final : public Layer {
         // Buffers, as reset_running_stats() starts them: mean 0, variance 1.
         running_mean_(Tensor::zeros({c_})), running_var_(Tensor::empty({c_})) {
     std::fill_n(running_var_.f32(), c_, 1.0f);
+    // Or as the model file gives them (checked by check_initial_values).
+    if (const InitialValue* mean = find_initial_value(node, "running_mean")) load_initial_value(*mean, running_mean_);
+    if (const InitialValue* var = find_initial_value(node, "running_var")) load_initial_value(*var, running_var_);
   }
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {

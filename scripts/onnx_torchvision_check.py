@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""Exports torchvision models to ONNX with Debian's PyTorch and checks hwprof against them.
+
+For each model: params from the ONNX file (hwprof summary) against sum(p.numel()) and the
+published torchvision figure; MACs against an exact count taken with forward hooks in PyTorch
+(the convention of hwprof's README: conv2d, linear and attention, biases excluded) and the
+published torchvision "GFLOPS" (which count multiply-accumulates, rounded to 2 decimals); and
+the output of `hwprof run` on a random batch against PyTorch's, max |hwprof - torch| /
+max |torch| <= 1e-4.
+
+Every parameter and buffer is set to distinct random values first, so that the exporter cannot
+merge equal initializers (an untrained model's are often all ones or zeros), and the model is
+exported with training=TrainingMode.PRESERVE in eval mode, so that BatchNorm stays a node of its
+own rather than being folded into the convolution before it.
+
+Usage: scripts/onnx_torchvision_check.py --hwprof build/ci/bin/hwprof [--models resnet18,...]
+Exit status: 0 all checks hold, 1 a check failed, 77 PyTorch or torchvision is not installed
+(ctest shows the test as skipped).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+    import torchvision
+except ImportError as e:  # pragma: no cover - depends on the machine
+    print(f"skipped: {e.name} is not installed (apt-get install python3-torch python3-torchvision)")
+    sys.exit(77)
+
+# torchvision's model documentation (the *_Weights enums' meta: num_params and GFLOPS).
+PUBLISHED = {
+    "resnet18": (11_689_512, 1.81),
+    "resnet50": (25_557_032, 4.09),
+    "mobilenet_v2": (3_504_872, 0.30),
+    "vgg16": (138_357_544, 15.47),
+    "alexnet": (61_100_840, 0.71),
+    "densenet121": (7_978_856, 2.83),
+    "squeezenet1_1": (1_235_496, 0.35),
+    "vit_b_16": (86_567_656, 17.56),
+}
+DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "vgg16", "alexnet", "densenet121", "squeezenet1_1", "vit_b_16"]
+TOLERANCE = 1e-4
+
+
+def randomize(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if not t.dtype.is_floating_point:
+                continue
+            if name.endswith("running_var"):
+                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
+            else:
+                t.copy_(torch.randn(t.shape, generator=g) * 0.05)
+
+
+def count_macs(model, x):
+    """Exact per-sample MACs by the README's convention, from forward hooks."""
+    total = [0]
+
+    def conv(m, inp, out):
+        total[0] += out.numel() // out.shape[0] * (m.in_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
+
+    def linear(m, inp, out):
+        total[0] += out.numel() // out.shape[0] * m.in_features
+
+    def mha(m, inp, out):
+        a = out[0]  # the attention output has the query's shape (inputs may come as keywords)
+        t, d = (a.shape[1], a.shape[2]) if m.batch_first else (a.shape[0], a.shape[2])
+        # in-projection (3·T·D·D), Q·Kᵀ and A·V (2·T·T·D); out_proj is an nn.Linear hooked on its own
+        # only when called as a module, which MultiheadAttention does not do.
+        total[0] += 3 * t * d * d + 2 * t * t * d + t * d * d
+
+    hooks = []
+    for m in model.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            hooks.append(m.register_forward_hook(conv))
+        elif isinstance(m, torch.nn.Linear) and not isinstance(m, torch.nn.modules.linear.NonDynamicallyQuantizableLinear):
+            hooks.append(m.register_forward_hook(linear))
+        elif isinstance(m, torch.nn.MultiheadAttention):
+            hooks.append(m.register_forward_hook(mha))
+    with torch.no_grad():
+        model(x[:1])
+    for h in hooks:
+        h.remove()
+    return total[0]
+
+
+def check(name, hwprof, workdir, batch):
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    randomize(model, seed=0)
+    x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(1))
+    params = sum(p.numel() for p in model.parameters())
+    macs = count_macs(model, x)
+    path = os.path.join(workdir, name + ".onnx")
+    torch.onnx.export(model, x[:1], path, opset_version=17, training=torch.onnx.TrainingMode.PRESERVE,
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    summary = subprocess.run([hwprof, "summary", path, "-f", "json"], capture_output=True, text=True)
+    if summary.returncode != 0:
+        return {"model": name, "ok": False, "error": summary.stderr.strip()}
+    totals = json.loads(summary.stdout)["totals"]
+    np.save(os.path.join(workdir, "x.npy"), x.numpy())
+    with torch.no_grad():
+        reference = model(x).numpy()
+    run = subprocess.run([hwprof, "run", path, "-i", os.path.join(workdir, "x.npy"), "-o", os.path.join(workdir, "y.npy")],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        return {"model": name, "ok": False, "error": run.stderr.strip()}
+    y = np.load(os.path.join(workdir, "y.npy"))
+    relative = float(np.abs(y - reference).max() / np.abs(reference).max()) if y.shape == reference.shape else float("inf")
+    published_params, published_gmacs = PUBLISHED[name]
+    result = {
+        "model": name,
+        "params": totals["params"], "torch_params": params, "published_params": published_params,
+        "macs": totals["macs"], "torch_macs": macs, "published_gmacs": published_gmacs,
+        "max_relative_difference": relative,
+    }
+    result["ok"] = (totals["params"] == params == published_params and totals["macs"] == macs
+                    and round(macs / 1e9, 2) == published_gmacs and relative <= TOLERANCE)
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hwprof", required=True, help="the hwprof binary")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS), help="comma-separated torchvision model names")
+    parser.add_argument("--batch", type=int, default=2, help="batch of the random input compared with PyTorch")
+    parser.add_argument("--json", help="write the results to this file as JSON")
+    args = parser.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="hwprof-onnx-") as workdir:
+        for name in args.models.split(","):
+            if name not in PUBLISHED:
+                print(f"{name}: no published figures recorded in this script; known: {', '.join(PUBLISHED)}")
+                return 1
+            r = check(name, args.hwprof, workdir, args.batch)
+            results.append(r)
+            if "error" in r:
+                print(f"{name:14} FAILED: {r['error']}")
+                continue
+            print(f"{name:14} params {r['params']:>12,} (torch {r['torch_params']:,}, published {r['published_params']:,})  "
+                  f"MACs {r['macs']:>15,} (torch hooks {r['torch_macs']:,}, published {r['published_gmacs']} G)  "
+                  f"run vs torch {r['max_relative_difference']:.2e}  {'ok' if r['ok'] else 'MISMATCH'}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"torch": torch.__version__, "torchvision": torchvision.__version__, "results": results}, f, indent=2)
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+#include "cli/run_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <new>
+#include <optional>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/arguments.hpp"
+#include "cli/data_lookup.hpp"
+#include "cli/output.hpp"
+#include "common/input_file.hpp"
+#include "common/npy.hpp"
+#include "hwprof/executor.hpp"
+#include "hwprof/graph.hpp"
+#include "hwprof/tensor.hpp"
+
+namespace hwprof::cli {
+namespace {
+
+constexpr const char* kRunDescription = R"(One forward pass (evaluation mode) of MODEL on hwprof's own kernels, on the input given
+as a NumPy .npy file (float32 for images and features; int64 or int32 for token ids), and
+the output written as .npy (float32): compare it with your framework's output for the same
+input. An ONNX model runs with its own weights (its initializers); a JSON spec with
+PyTorch's default initialisation, seeded.
+
+The input's first axis is the batch; its other axes are the per-sample shape, which need
+not be the model's (a fully convolutional model takes another image size). Without --input
+a synthetic batch is used (images N(0, 1), token ids uniform; --batch, --seed).
+
+MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
+
+constexpr std::size_t kMaxNpyBytes = std::size_t{4} << 30;
+
+Result<Tensor> tensor_from_npy(const detail::NpyArray& a, const std::string& path) {
+  if (a.shape.size() < 2) {
+    return Error{path + ": the array has shape " + format_shape(a.shape) + "; hwprof needs [batch, ...] (rank 2 or more; add a batch axis with x[None])"};
+  }
+  if (a.shape[0] < 1) return Error{path + ": the batch (first axis) is 0"};
+  if (a.type == detail::NpyArray::Type::f32) {
+    Tensor t = Tensor::empty(a.shape, DType::f32);
+    std::memcpy(t.f32(), a.data.data(), a.data.size());
+    return t;
+  }
+  Tensor t = Tensor::empty(a.shape, DType::i32);
+  const std::int64_t n = t.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t v = 0;
+    if (a.type == detail::NpyArray::Type::i64) {
+      std::memcpy(&v, a.data.data() + i * 8, 8);
+    } else {
+      std::int32_t w = 0;
+      std::memcpy(&w, a.data.data() + i * 4, 4);
+      v = w;
+    }
+    if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) {
+      return Error{path + ": element " + std::to_string(i) + " is " + std::to_string(v) + ", not a token id (0 to 2^31 - 1)"};
+    }
+    t.i32()[i] = static_cast<std::int32_t>(v);
+  }
+  return t;
+}
+
+struct OutputStats {
+  double min = 0, max = 0, mean = 0, std = 0;
+  std::int64_t non_finite = 0;
+  std::vector<std::int64_t> argmax;  // per sample, when the output is [batch, classes]
+};
+
+OutputStats stats_of(const Tensor& y) {
+  OutputStats s;
+  const std::int64_t n = y.numel();
+  const float* p = y.f32();
+  double sum = 0, sum2 = 0;
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -s.min;
+  std::int64_t finite = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = p[i];
+    if (!std::isfinite(v)) {
+      ++s.non_finite;
+      continue;
+    }
+    ++finite;
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    sum += v;
+    sum2 += v * v;
+  }
+  if (finite > 0) {
+    s.mean = sum / static_cast<double>(finite);
+    s.std = std::sqrt(std::max(0.0, sum2 / static_cast<double>(finite) - s.mean * s.mean));
+  } else {
+    s.min = s.max = std::nan("");
+  }
+  if (y.shape().size() == 2) {
+    const std::int64_t rows = y.dim(0), cols = y.dim(1);
+    for (std::int64_t r = 0; r < rows && r < 16; ++r) {
+      s.argmax.push_back(std::max_element(p + r * cols, p + (r + 1) * cols) - (p + r * cols));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<RunCommandOptions> setup_run(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<RunCommandOptions>();
+  CLI::App* sub = app.add_subcommand("run", "One forward pass on an input .npy, the output written as .npy (check against your framework)");
+  sub->description(kRunDescription);
+  sub->add_option("model", options->model, "ONNX file, model spec file or built-in model name (e.g. resnet18)")->required();
+  sub->add_option("-i,--input", options->input, "Input tensor, NumPy .npy: [batch, ...] float32, or int64/int32 token ids")->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the model's output to FILE as NumPy .npy (float32, atomically)")->check(file_name());
+  sub->add_option("-b,--batch", options->batch, "Batch of the synthetic input (without --input)")->check(positive_integer())->capture_default_str();
+  sub->add_option("--input-shape", options->input_shape, "Per-sample shape of the synthetic input instead of the model's, e.g. 3,160,160")
+      ->check(shape_text());
+  sub->add_option("-t,--threads", options->threads, "Kernel threads (OpenMP and OpenBLAS); 0: one per online CPU")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of the synthetic input and of parameters the model file does not give")
+      ->check(unsigned_integer())
+      ->capture_default_str();
+  sub->add_option("-f,--format", options->format, "Format of what is printed about the output")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  sub->callback([options, &exit_code]() { exit_code = run_run(*options); });
+  return options;
+}
+
+int run_run(const RunCommandOptions& options) {
+  if (!options.input.empty() && (!options.input_shape.empty() || options.batch != 1)) {
+    return fail(Error{"--input gives the batch and the shape; --batch and --input-shape are for the synthetic input only"});
+  }
+  std::optional<Tensor> given;
+  std::string input_shape = options.input_shape;
+  if (!options.input.empty()) {
+    auto bytes = detail::read_input_file(options.input, ".npy input", kMaxNpyBytes);
+    if (!bytes) return fail(bytes.error());
+    auto array = detail::parse_npy(*bytes, options.input);
+    if (!array) return fail(array.error());
+    Result<Tensor> tensor = Error{};
+    try {
+      tensor = tensor_from_npy(*array, options.input);
+    } catch (const std::bad_alloc&) {
+      return fail(Error{options.input + ": out of memory for the input tensor"});
+    }
+    if (!tensor) return fail(tensor.error());
+    given = std::move(*tensor);
+    const Shape per_sample(given->shape().begin() + 1, given->shape().end());
+    input_shape = format_shape(per_sample);
+  }
+  auto graph = load_model_argument(options.model, {});
+  if (!graph) return fail(graph.error());
+  if (given && given->dtype() != graph->input.dtype) {
+    return fail(Error{options.input + ": the array holds " + std::string(given->dtype() == DType::f32 ? "float32 values" : "integers") +
+                      "; model '" + graph->name + "' takes " + std::string(graph->input.dtype == DType::f32 ? "float32 (save x.astype(np.float32))" : "token ids (int64 or int32)")});
+  }
+  if (!input_shape.empty()) {
+    auto shape = parse_shape_argument(input_shape);
+    if (!shape) return fail(shape.error());
+    if (*shape != graph->input.shape) {
+      auto reshaped = with_input_shape(*graph, *shape);
+      if (!reshaped) {
+        return fail(Error{(options.input.empty() ? std::string("--input-shape") : options.input) + ": per-sample shape " + format_shape(*shape) +
+                          " does not fit model '" + graph->name + "' (it takes " + format_shape(graph->input.shape) +
+                          "): " + reshaped.error().message});
+      }
+      graph = std::move(reshaped);
+    }
+  }
+  ExecutorOptions eo;
+  eo.batch = given ? given->dim(0) : options.batch;
+  eo.threads = options.threads;
+  eo.seed = options.seed;
+  auto executor = Executor::build(*graph, eo);
+  if (!executor) return fail(executor.error());
+  const Tensor input = given ? std::move(*given) : executor->make_input(options.seed);
+  const auto start = std::chrono::steady_clock::now();
+  auto output = executor->forward(input);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!output) return fail(output.error());
+  const Tensor& y = *output;
+  if (!options.output.empty()) {
+    const std::string npy = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
+    if (const int code = emit(npy, options.output); code != kExitOk) return code;
+  }
+  std::size_t given_weights = 0;
+  for (const Node& node : graph->nodes) given_weights += node.initial_values.size();
+  const OutputStats s = stats_of(y);
+  const std::string weights_text = given_weights == 0 ? fmt::format("PyTorch's default initialisation (seed {})", options.seed)
+                                                     : fmt::format("the model file's ({} tensors, parameters and buffers)", given_weights);
+  if (options.format == "json") {
+    nlohmann::ordered_json j;
+    j["model"] = graph->name;
+    j["source"] = graph->source.file();
+    j["input"] = {{"file", options.input.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(options.input)},
+                  {"shape", input.shape()},
+                  {"dtype", dtype_name(input.dtype())},
+                  {"synthetic", options.input.empty()}};
+    j["weights"] = given_weights == 0 ? "initialised" : "model file";
+    j["output"] = {{"file", options.output.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(options.output)},
+                   {"shape", y.shape()},
+                   {"min", s.min},
+                   {"max", s.max},
+                   {"mean", s.mean},
+                   {"std", s.std},
+                   {"non_finite", s.non_finite}};
+    if (!s.argmax.empty()) j["output"]["argmax"] = s.argmax;
+    j["threads"] = executor->threads();
+    j["wall_ms"] = {{"value", ms}, {"source", "measured: one forward pass, steady_clock, no warm-up"}};
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << fmt::format("hwprof run: {} ({}), forward (evaluation mode), {} thread(s)\n", graph->name, graph->source.file(), executor->threads());
+  std::cout << fmt::format("input  {} {}, {}\n", format_shape(input.shape()), dtype_name(input.dtype()),
+                           options.input.empty() ? fmt::format("synthetic (seed {})", options.seed) : options.input);
+  std::cout << fmt::format("weights: {}\n", weights_text);
+  std::cout << fmt::format("output {} {}{}\n", format_shape(y.shape()), dtype_name(y.dtype()),
+                           options.output.empty() ? std::string(", not written (-o FILE.npy writes it)") : ", written to " + options.output);
+  std::cout << fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}  std {:.6g}{}\n", s.min, s.max, s.mean, s.std,
+                           s.non_finite > 0 ? fmt::format("  ({} non-finite values)", s.non_finite) : std::string());
+  if (!s.argmax.empty()) {
+    std::string list;
+    for (std::int64_t a : s.argmax) list += (list.empty() ? "" : " ") + std::to_string(a);
+    std::cout << "  argmax per sample: " << list << (y.dim(0) > 16 ? " ..." : "") << "\n";
+  }
+  std::cout << fmt::format("wall time {:.3f} ms (measured: one forward pass, no warm-up; 'hwprof bench' times it properly)\n", ms);
+  return kExitOk;
+}
+
+}  // namespace hwprof::cli

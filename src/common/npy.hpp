@@ -1,0 +1,31 @@
+// NumPy's .npy files (format 1.0, 2.0 and 3.0): `hwprof run --input x.npy -o y.npy`, so that a
+// user can feed hwprof the tensor their framework saw and compare the outputs. The layout is
+// NumPy's documented one (numpy.lib.format, NEP 1): the magic "\x93NUMPY", a major and a minor
+// version byte, a little-endian header length (2 bytes in 1.0, 4 in 2.0 and 3.0), a header
+// that is a Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)}, padded
+// with spaces to a multiple of 64 bytes and ended by '\n', then the data in C order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/result.hpp"
+
+namespace hwprof::detail {
+
+struct NpyArray {
+  enum class Type { f32, i32, i64 };
+  Type type = Type::f32;
+  std::vector<std::int64_t> shape;  // () for a scalar
+  std::string data;                 // little-endian, C order, numel · element size bytes
+};
+
+// The array in `bytes`; `path` names the file in messages. Accepts float32, int32 and int64
+// in C order and little-endian; anything else is an error that says how to save it instead.
+Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path);
+// The .npy file (format 1.0) of a float32 or int32 array.
+std::string format_npy(std::string_view descr, const std::vector<std::int64_t>& shape, const void* data, std::size_t bytes);
+
+}  // namespace hwprof::detail
