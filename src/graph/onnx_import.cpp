@@ -1231,7 +1231,6 @@ void Importer::find_activation_patterns(int index) {
 void Importer::find_attention(int softmax) {
   const onnx::NodeProto& sm = onnx_node(softmax);
   std::vector<int> nodes = {softmax};
-  std::vector<std::string> problems;
   auto give_up = [&](const std::string& why) { pattern_problems_.push_back(describe(sm) + ": looks like attention, but " + why); };
   const Dims& sd = dims_of(sm.input(0));
   if (sd.size() < 2) return;
@@ -1476,12 +1475,10 @@ void Importer::find_attention(int softmax) {
   f.what = "attention (Q·Kᵀ, softmax, A·V and the projections)";
   f.name = module_path(scope_segments(sm.name()));
   if (f.name.empty()) f.name = "attention";
-  const std::string origin = "projections " + describe(onnx_node(q.proj.nodes.back()));
   f.initial.push_back(initial("in_proj_weight", q.proj.weight->name(), {3 * d, d}, std::move(in_w)));
   if (f.attrs.bias) f.initial.push_back(initial("in_proj_bias", q.proj.bias->name(), {3 * d}, std::move(in_b)));
   f.initial.push_back(initial("out_proj.weight", out_proj->weight->name(), {d, d}, std::move(out_w)));
   if (f.attrs.bias) f.initial.push_back(initial("out_proj.bias", out_proj->bias->name(), {d}, floats(*out_proj->bias)));
-  (void)origin;
   fusions_[last] = std::move(f);
 }
 

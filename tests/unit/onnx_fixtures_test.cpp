@@ -108,5 +108,23 @@ TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterT
   EXPECT_EQ(gpt->nodes[static_cast<std::size_t>(gpt->find("h.0.mlp.1"))].attrs.approximate, GeluApproximation::tanh);
 }
 
+TEST(OnnxFixtureStructure, AWeightThatDoesNotFitItsLayerIsRefusedBeforeAnythingRuns) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto graph = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_vit/model.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  Node& head = graph->nodes[static_cast<std::size_t>(graph->find("head"))];
+  ASSERT_FALSE(head.initial_values.empty());
+  head.initial_values[0].shape = {10, 15};  // the layer's weight is [10, 16]
+  auto executor = Executor::build(*graph, ExecutorOptions{});
+  ASSERT_FALSE(executor.ok());
+  EXPECT_NE(executor.error().message.find("layer 'head'"), std::string::npos) << executor.error().message;
+  EXPECT_NE(executor.error().message.find("has shape [10, 15]; the layer's is [10, 16]"), std::string::npos) << executor.error().message;
+  head.initial_values[0].shape = {10, 16};
+  head.initial_values[0].name = "gamma";
+  auto unknown = Executor::build(*graph, ExecutorOptions{});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("no parameter or buffer of that name"), std::string::npos) << unknown.error().message;
+}
+
 }  // namespace
 }  // namespace hwprof
