@@ -58,6 +58,10 @@ CLI::Validator positive_integer() {
       "POSITIVE");
 }
 
+void add_model_argument(CLI::App& sub, std::string& model) {
+  sub.add_option("model", model, "ONNX file, model spec file or built-in model name (e.g. resnet18)")->required();
+}
+
 CLI::Validator file_name() {
   return CLI::Validator(
       [](std::string& text) -> std::string { return text.empty() ? "expected a file name, got an empty string" : std::string(); },

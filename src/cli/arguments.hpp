@@ -8,6 +8,7 @@
 #include "hwprof/result.hpp"
 
 namespace CLI {
+class App;
 class Validator;
 }
 
@@ -18,6 +19,9 @@ Result<Shape> parse_shape_argument(const std::string& text);
 // A MODEL argument (a spec file or a built-in model's name) loaded, with --input-shape's
 // per-sample shape when one is given (empty: the spec's).
 Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape);
+
+// The MODEL positional of summary, bench, profile and run: an ONNX file, a spec or a built-in name.
+void add_model_argument(CLI::App& sub, std::string& model);
 
 // An integer from 1 to 10^18, checked as text: CLI11 2.1 saturates out-of-range integers
 // silently, so the check runs before it converts.

@@ -27,8 +27,8 @@ constexpr const char* kBenchDescription = R"(Whole-model latency and throughput 
 loops): a forward pass in evaluation mode, or with --train a training step (forward in
 training mode, mean cross-entropy of the output's last axis against synthetic labels,
 backward, optimizer). Inputs are synthetic and seeded: images N(0, 1), token ids uniform
-over the vocabulary each embedding accepts. Parameters are initialised in PyTorch's default
-schemes.
+over the vocabulary each embedding accepts. Parameters are an ONNX file's own weights; a
+JSON spec's are initialised in PyTorch's default schemes, seeded.
 
 Latencies are measured wall time of each iteration after the warm-up; throughput is the
 batch divided by the median latency. Peak activation memory is measured by the tensor
@@ -36,7 +36,7 @@ allocator (every tensor counted, kernel workspaces included; parameters, buffers
 and optimizer state excluded) and shown beside the analytic estimate of 'hwprof summary'.
 Memory is in decimal MB.
 
-MODEL is a path to a spec (.json) or the name of a built-in model (see models/).)";
+MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
 
 struct Latency {
   double median = 0, mean = 0, min = 0, max = 0, p95 = 0;
@@ -188,7 +188,7 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
   auto options = std::make_shared<BenchCommandOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Whole-model latency and throughput on hwprof's kernels (measured)");
   sub->description(kBenchDescription);
-  sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
+  add_model_argument(*sub, options->model);
   sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
   sub->add_flag("--train", options->train, "Time a training step instead of an inference forward pass");
   sub->add_option("-t,--threads", options->threads, "Kernel threads (OpenMP and OpenBLAS); 0: one per online CPU")

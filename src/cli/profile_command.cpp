@@ -29,7 +29,7 @@ Every figure says where it came from: measured (counters, clocks), analytic (the
 or estimated (e.g. LLC misses x 64 bytes). A counter that could not be read is shown as n/a
 with the reason and the fix, never as 0.
 
-MODEL is a path to a spec (.json) or the name of a built-in model (see models/).)";
+MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
 
 SessionBackend parse_backend(const std::string& name) {
   if (name == "perf") return SessionBackend::perf;
@@ -106,7 +106,7 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   auto options = std::make_shared<ProfileCommandOptions>();
   CLI::App* sub = app.add_subcommand("profile", "Measure every layer: time, counters, roofline placement and bound");
   sub->description(kProfileDescription);
-  sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
+  add_model_argument(*sub, options->model);
   sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
   sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")
       ->check(shape_text());

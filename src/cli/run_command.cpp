@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <iostream>
 #include <limits>
 #include <new>
@@ -39,35 +38,6 @@ a synthetic batch is used (images N(0, 1), token ids uniform; --batch, --seed).
 MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
 
 constexpr std::size_t kMaxNpyBytes = std::size_t{4} << 30;
-
-Result<Tensor> tensor_from_npy(const detail::NpyArray& a, const std::string& path) {
-  if (a.shape.size() < 2) {
-    return Error{path + ": the array has shape " + format_shape(a.shape) + "; hwprof needs [batch, ...] (rank 2 or more; add a batch axis with x[None])"};
-  }
-  if (a.shape[0] < 1) return Error{path + ": the batch (first axis) is 0"};
-  if (a.type == detail::NpyArray::Type::f32) {
-    Tensor t = Tensor::empty(a.shape, DType::f32);
-    std::memcpy(t.f32(), a.data.data(), a.data.size());
-    return t;
-  }
-  Tensor t = Tensor::empty(a.shape, DType::i32);
-  const std::int64_t n = t.numel();
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t v = 0;
-    if (a.type == detail::NpyArray::Type::i64) {
-      std::memcpy(&v, a.data.data() + i * 8, 8);
-    } else {
-      std::int32_t w = 0;
-      std::memcpy(&w, a.data.data() + i * 4, 4);
-      v = w;
-    }
-    if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) {
-      return Error{path + ": element " + std::to_string(i) + " is " + std::to_string(v) + ", not a token id (0 to 2^31 - 1)"};
-    }
-    t.i32()[i] = static_cast<std::int32_t>(v);
-  }
-  return t;
-}
 
 struct OutputStats {
   double min = 0, max = 0, mean = 0, std = 0;
@@ -116,7 +86,7 @@ std::shared_ptr<RunCommandOptions> setup_run(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<RunCommandOptions>();
   CLI::App* sub = app.add_subcommand("run", "One forward pass on an input .npy, the output written as .npy (check against your framework)");
   sub->description(kRunDescription);
-  sub->add_option("model", options->model, "ONNX file, model spec file or built-in model name (e.g. resnet18)")->required();
+  add_model_argument(*sub, options->model);
   sub->add_option("-i,--input", options->input, "Input tensor, NumPy .npy: [batch, ...] float32, or int64/int32 token ids")->check(file_name());
   sub->add_option("-o,--output", options->output, "Write the model's output to FILE as NumPy .npy (float32, atomically)")->check(file_name());
   sub->add_option("-b,--batch", options->batch, "Batch of the synthetic input (without --input)")->check(positive_integer())->capture_default_str();
@@ -148,7 +118,7 @@ int run_run(const RunCommandOptions& options) {
     if (!array) return fail(array.error());
     Result<Tensor> tensor = Error{};
     try {
-      tensor = tensor_from_npy(*array, options.input);
+      tensor = detail::npy_to_tensor(*array, options.input);
     } catch (const std::bad_alloc&) {
       return fail(Error{options.input + ": out of memory for the input tensor"});
     }

@@ -25,7 +25,7 @@ convention of torchvision's published GFLOPS, the ResNet paper and fvcore. Causa
 counts the full TxT products. FLOPs = 2*MACs + the element-wise work of every other op, from
 one documented table (README, "Counting convention"). Memory is in decimal MB.
 
-MODEL is a path to a spec (.json) or the name of a built-in model (see models/).)";
+MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
 
 }  // namespace
 
@@ -33,7 +33,7 @@ std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_co
   auto options = std::make_shared<SummaryCommandOptions>();
   CLI::App* sub = app.add_subcommand("summary", "Analytic per-layer cost: params, MACs, FLOPs, bytes, memory");
   sub->description(kSummaryDescription);
-  sub->add_option("model", options->model, "Model spec file or built-in model name (e.g. resnet18)")->required();
+  add_model_argument(*sub, options->model);
   sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")
       ->check(positive_integer())
       ->capture_default_str();

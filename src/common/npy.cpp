@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <cstring>
+#include <limits>
+
+#include "hwprof/graph.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -151,6 +154,35 @@ Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path) {
   }
   array->data = std::string(bytes.substr(header_start + header_len));
   return array;
+}
+
+Result<Tensor> npy_to_tensor(const NpyArray& a, const std::string& path) {
+  if (a.shape.size() < 2) {
+    return Error{path + ": the array has shape " + format_shape(a.shape) + "; hwprof needs [batch, ...] (rank 2 or more; add a batch axis with x[None])"};
+  }
+  if (a.shape[0] < 1) return Error{path + ": the batch (first axis) is 0"};
+  if (a.type == NpyArray::Type::f32) {
+    Tensor t = Tensor::empty(a.shape, DType::f32);
+    std::memcpy(t.f32(), a.data.data(), a.data.size());
+    return t;
+  }
+  Tensor t = Tensor::empty(a.shape, DType::i32);
+  const std::int64_t n = t.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t v = 0;
+    if (a.type == NpyArray::Type::i64) {
+      std::memcpy(&v, a.data.data() + i * 8, 8);
+    } else {
+      std::int32_t w = 0;
+      std::memcpy(&w, a.data.data() + i * 4, 4);
+      v = w;
+    }
+    if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) {
+      return Error{path + ": element " + std::to_string(i) + " is " + std::to_string(v) + ", not a token id (0 to 2^31 - 1)"};
+    }
+    t.i32()[i] = static_cast<std::int32_t>(v);
+  }
+  return t;
 }
 
 std::string format_npy(std::string_view descr, const std::vector<std::int64_t>& shape, const void* data, std::size_t bytes) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hwprof/result.hpp"
+#include "hwprof/tensor.hpp"
 
 namespace hwprof::detail {
 
@@ -25,6 +26,9 @@ struct NpyArray {
 // The array in `bytes`; `path` names the file in messages. Accepts float32, int32 and int64
 // in C order and little-endian; anything else is an error that says how to save it instead.
 Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path);
+// The array as the engine's input tensor: float32 as it is; int64/int32 token ids as int32,
+// each checked to be 0 to 2^31 - 1. The array must be [batch, ...] (rank 2 or more).
+Result<Tensor> npy_to_tensor(const NpyArray& array, const std::string& path);
 // The .npy file (format 1.0) of a float32 or int32 array.
 std::string format_npy(std::string_view descr, const std::vector<std::int64_t>& shape, const void* data, std::size_t bytes);
 

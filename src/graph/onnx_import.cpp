@@ -134,6 +134,16 @@ void record_dims(const onnx::GraphProto& g, std::unordered_map<std::string, Dims
   for (const auto& v : g.output()) record(v);
 }
 
+// A row-major [rows, cols] matrix as [cols, rows]: ONNX's MatMul weight [in, out] in the
+// engine's [out, in] layout.
+std::vector<float> transposed(const std::vector<float>& m, std::int64_t rows, std::int64_t cols) {
+  std::vector<float> t(m.size());
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; ++j) t[static_cast<std::size_t>(j * rows + i)] = m[static_cast<std::size_t>(i * cols + j)];
+  }
+  return t;
+}
+
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -159,6 +169,7 @@ class Importer {
   void prepare_input();
   void infer();
   void infer_shapes_only();
+  void decode_constants();
   void index_values();
   void map_node(const onnx::NodeProto& n);
   void unsupported(const onnx::NodeProto& n, const std::string& why) {
@@ -274,7 +285,6 @@ class Importer {
   std::int64_t batch_ = 0;
   std::unordered_map<std::string, Dims> dims_;
   std::unordered_map<std::string, Value> values_;
-  std::unordered_map<std::string, int> uses_;  // consumers of each value (graph outputs count)
   std::unordered_map<std::string, int> names_taken_;
   std::set<std::string> containers_;  // module paths that have child modules
   std::unordered_map<std::string, Pair> pads_;  // values padded by a Pad that a Conv or AveragePool folds in
@@ -298,15 +308,15 @@ class Importer {
     const onnx::TensorProto* bias = nullptr;
     std::vector<int> nodes;
   };
-  void index_graph();
   bool fold_shape_computations();
   void find_patterns();
   void find_attention(int softmax);
   void find_activation_patterns(int index);
   std::optional<Projection> projection_at(const std::string& value) const;
-  const onnx::TensorProto* const_tensor(const std::string& name) const;
   std::optional<double> scalar(const std::string& name) const;
   int only_consumer(const std::string& value) const;  // the one non-Shape consumer, or -1
+  int use_count(const std::string& value) const;
+  bool is_graph_output(const std::string& value) const;
   const onnx::NodeProto& onnx_node(int i) const { return model_.graph().node(i); }
   void map_fusion(int index, const Fusion& f);
   void map_gather(const onnx::NodeProto& n);
@@ -316,7 +326,6 @@ class Importer {
   std::vector<char> absorbed_;
   std::unordered_map<int, Fusion> fusions_;
   std::vector<std::string> pattern_problems_;
-  std::unordered_map<std::string, int> initializer_owner_;  // initializer → first layer that used it as a weight
   std::deque<onnx::TensorProto> made_tensors_;             // Constant nodes' values given as value_float etc.
   std::vector<std::string> unsupported_;
 };
@@ -434,7 +443,8 @@ bool Importer::fold_shape_computations() {
     return std::nullopt;
   };
   bool changed = false;
-  int made = 0;
+  std::set<std::string> initializer_names;
+  for (const auto& t : g.initializer()) initializer_names.insert(t.name());
   for (int index = 0; index < g.node_size(); ++index) {
     onnx::NodeProto& n = *g.mutable_node(index);
     const std::string& op = n.op_type();
@@ -442,7 +452,7 @@ bool Importer::fold_shape_computations() {
     const IntValue* a = get(n, 0);
     const IntValue* b = get(n, 1);
     if (op == "Constant") {
-      if (const auto* value = attr(n, "value"); value != nullptr && value->has_t()) out = int_tensor(value->t());
+      if (const onnx::TensorProto* t = constant(n.output(0))) out = int_tensor(*t);
     } else if (op == "Shape") {
       auto it = dims.find(n.input(0));
       if (it != dims.end() && std::all_of(it->second.begin(), it->second.end(), [](std::int64_t x) { return x >= 0; })) {
@@ -545,11 +555,10 @@ bool Importer::fold_shape_computations() {
       if (n.input_size() <= shape_input || n.input(shape_input).empty()) continue;
       auto value = known.find(n.input(shape_input));
       if (value == known.end()) continue;
-      bool initializer = false;
-      for (const auto& t : g.initializer()) initializer |= t.name() == n.input(shape_input);
-      if (initializer) continue;
+      if (initializer_names.count(n.input(shape_input)) != 0) continue;
       auto* t = g.add_initializer();
-      t->set_name("hwprof::shape_" + std::to_string(made++) + "::" + n.input(shape_input));
+      // One name per (node, input): rounds never hand the same input over twice.
+      t->set_name("hwprof::shape::" + std::to_string(index) + "." + std::to_string(shape_input));
       t->set_data_type(onnx::TensorProto_DataType_INT64);
       for (std::int64_t d : value->second.shape) t->add_dims(d);
       for (std::int64_t v : value->second.v) t->add_int64_data(v);
@@ -579,6 +588,41 @@ void Importer::infer_shapes_only() {
   }
 }
 
+// Constant nodes' values, as tensors, registered like initializers (value_float, value_ints,
+// ... made into TensorProtos): every later step reads a constant through constant().
+void Importer::decode_constants() {
+  for (const auto& n : model_.graph().node()) {
+    if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+    const auto* value = attr(n, "value");
+    if (value != nullptr && value->has_t()) {
+      values_[n.output(0)] = Value{Value::Kind::constant, kModelInput, &value->t()};
+      continue;
+    }
+    onnx::TensorProto t;
+    t.set_name(n.output(0));
+    if (const auto* f = attr(n, "value_float")) {
+      t.set_data_type(onnx::TensorProto_DataType_FLOAT);
+      t.add_float_data(f->f());
+    } else if (const auto* i = attr(n, "value_int")) {
+      t.set_data_type(onnx::TensorProto_DataType_INT64);
+      t.add_int64_data(i->i());
+    } else if (const auto* is = attr(n, "value_ints")) {
+      t.set_data_type(onnx::TensorProto_DataType_INT64);
+      t.add_dims(is->ints_size());
+      for (auto v : is->ints()) t.add_int64_data(v);
+    } else if (const auto* fs = attr(n, "value_floats")) {
+      t.set_data_type(onnx::TensorProto_DataType_FLOAT);
+      t.add_dims(fs->floats_size());
+      for (auto v : fs->floats()) t.add_float_data(v);
+    } else {
+      values_[n.output(0)] = Value{Value::Kind::shape_only, kModelInput, nullptr};
+      continue;
+    }
+    made_tensors_.push_back(std::move(t));
+    values_[n.output(0)] = Value{Value::Kind::constant, kModelInput, &made_tensors_.back()};
+  }
+}
+
 void Importer::index_values() {
   const auto& g = model_.graph();
   record_dims(g, dims_);
@@ -588,14 +632,29 @@ void Importer::index_values() {
   }
   values_[input_name_] = Value{Value::Kind::activation, kModelInput, nullptr};
   for (const auto& n : g.node()) {
-    for (const std::string& in : n.input()) ++uses_[in];
     std::vector<std::string> segments = scope_segments(n.name());
     while (!segments.empty()) {
       segments.pop_back();
       if (!segments.empty()) containers_.insert(module_path(segments));
     }
   }
-  for (const auto& out : g.output()) ++uses_[out.name()];
+  absorbed_.assign(static_cast<std::size_t>(g.node_size()), 0);
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const std::string& out : g.node(i).output()) producer_[out] = i;
+    for (const std::string& in : g.node(i).input()) consumers_[in].push_back(i);
+  }
+}
+
+// How many inputs read `value`, the graph's output counting as one.
+int Importer::use_count(const std::string& value) const {
+  auto it = consumers_.find(value);
+  const int readers = it == consumers_.end() ? 0 : static_cast<int>(it->second.size());
+  return readers + (is_graph_output(value) ? 1 : 0);
+}
+
+bool Importer::is_graph_output(const std::string& value) const {
+  const auto& outs = model_.graph().output();
+  return std::any_of(outs.begin(), outs.end(), [&](const auto& o) { return o.name() == value; });
 }
 
 // The file an initializer's external data is in: a relative path that stays inside the model's
@@ -812,13 +871,13 @@ void Importer::map_conv(const onnx::NodeProto& n) {
   std::string why;
   const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, a.dilation, &why);
   if (!pads) return unsupported(n, why);
-  a.padding = {pads->h + take_pad(n.input(0)).h, pads->w + take_pad(n.input(0)).w};
+  const Pair extra = take_pad(n.input(0));  // a Pad folded in (map_pad)
+  a.padding = {pads->h + extra.h, pads->w + extra.w};
   a.bias = b != nullptr;
-  const int index = add_node(n, OpKind::conv2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, OpKind::conv2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   node.initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1), w->dims(2), w->dims(3)}, floats(*w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
-  initializer_owner_.emplace(w->name(), index);
 }
 
 void Importer::map_gemm(const onnx::NodeProto& n) {
@@ -837,22 +896,14 @@ void Importer::map_gemm(const onnx::NodeProto& n) {
   if (n.input_size() > 2 && !n.input(2).empty() && (c == nullptr || product(Dims(c->dims().begin(), c->dims().end())) != out)) {
     return unsupported(n, "C is not a per-output bias initializer");
   }
-  std::vector<float> weight = floats(*w);
-  if (!trans_b) {  // [K, N] → [N, K]
-    std::vector<float> t(weight.size());
-    for (std::int64_t i = 0; i < k; ++i) {
-      for (std::int64_t j = 0; j < out; ++j) t[static_cast<std::size_t>(j * k + i)] = weight[static_cast<std::size_t>(i * out + j)];
-    }
-    weight.swap(t);
-  }
+  std::vector<float> weight = trans_b ? floats(*w) : transposed(floats(*w), k, out);
   Attributes a;
   a.out_features = out;
   a.bias = c != nullptr;
-  const int index = add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
+  add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   node.initial_values.push_back(initial("weight", w->name(), {out, k}, std::move(weight)));
   if (c != nullptr) node.initial_values.push_back(initial("bias", c->name(), {out}, floats(*c)));
-  initializer_owner_.emplace(w->name(), index);
 }
 
 void Importer::map_matmul(const onnx::NodeProto& n) {
@@ -863,17 +914,11 @@ void Importer::map_matmul(const onnx::NodeProto& n) {
   if (w->dims_size() != 2) return unsupported(n, "B is an initializer of rank " + std::to_string(w->dims_size()) + ", not 2");
   const std::int64_t k = w->dims(0), out = w->dims(1);
   if (k != in->back()) return unsupported(n, "B's rows do not match the input's last axis");
-  const std::vector<float> weight = floats(*w);
-  std::vector<float> t(weight.size());
-  for (std::int64_t i = 0; i < k; ++i) {
-    for (std::int64_t j = 0; j < out; ++j) t[static_cast<std::size_t>(j * k + i)] = weight[static_cast<std::size_t>(i * out + j)];
-  }
   Attributes a;
   a.out_features = out;
   a.bias = false;  // an Add of a bias right after it is folded in (map_add)
-  const int index = add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
-  graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {out, k}, std::move(t)));
-  initializer_owner_.emplace(w->name(), index);
+  add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
+  graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {out, k}, transposed(floats(*w), k, out)));
 }
 
 void Importer::map_batchnorm(const onnx::NodeProto& n) {
@@ -938,7 +983,7 @@ void Importer::map_add(const onnx::NodeProto& n) {
   const std::string& act = is_activation(x) ? x : y;
   const onnx::TensorProto* c = constant(is_activation(x) ? y : x);
   const Value& v = values_.at(act);
-  if (c != nullptr && v.node >= 0 && uses_[act] == 1) {
+  if (c != nullptr && v.node >= 0 && use_count(act) == 1) {
     Node& producer = graph_.nodes[static_cast<std::size_t>(v.node)];
     if (producer.op == OpKind::linear && !producer.attrs.bias && product(Dims(c->dims().begin(), c->dims().end())) == producer.attrs.out_features) {
       producer.attrs.bias = true;
@@ -1022,37 +1067,9 @@ void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
   add_node(n, op, inputs, a);
 }
 
-void Importer::index_graph() {
-  const auto& g = model_.graph();
-  absorbed_.assign(static_cast<std::size_t>(g.node_size()), 0);
-  for (int i = 0; i < g.node_size(); ++i) {
-    for (const std::string& out : g.node(i).output()) producer_[out] = i;
-    for (const std::string& in : g.node(i).input()) consumers_[in].push_back(i);
-  }
-}
-
-const onnx::TensorProto* Importer::const_tensor(const std::string& name) const {
-  if (const onnx::TensorProto* t = constant(name)) return t;
-  auto it = producer_.find(name);
-  if (it == producer_.end()) return nullptr;
-  const onnx::NodeProto& n = onnx_node(it->second);
-  if (n.op_type() != "Constant") return nullptr;
-  const auto* value = attr(n, "value");
-  return value != nullptr && value->has_t() ? &value->t() : nullptr;
-}
-
 std::optional<double> Importer::scalar(const std::string& name) const {
-  const onnx::TensorProto* t = const_tensor(name);
-  if (t == nullptr) {
-    // value_float / value_int Constants
-    auto it = producer_.find(name);
-    if (it == producer_.end() || onnx_node(it->second).op_type() != "Constant") return std::nullopt;
-    const onnx::NodeProto& n = onnx_node(it->second);
-    if (const auto* f = attr(n, "value_float")) return f->f();
-    if (const auto* i = attr(n, "value_int")) return static_cast<double>(i->i());
-    return std::nullopt;
-  }
-  if (product(Dims(t->dims().begin(), t->dims().end())) != 1) return std::nullopt;
+  const onnx::TensorProto* t = constant(name);
+  if (t == nullptr || product(Dims(t->dims().begin(), t->dims().end())) != 1) return std::nullopt;
   if (t->data_type() == onnx::TensorProto_DataType_FLOAT || t->data_type() == onnx::TensorProto_DataType_DOUBLE) return floats(*t).at(0);
   if (t->data_type() == onnx::TensorProto_DataType_INT64 || t->data_type() == onnx::TensorProto_DataType_INT32) {
     return static_cast<double>(integers(*t).at(0));
@@ -1069,11 +1086,7 @@ int Importer::only_consumer(const std::string& value) const {
     if (found >= 0 && found != c) return -1;
     found = c;
   }
-  if (uses_.count(value) != 0 && std::any_of(model_.graph().output().begin(), model_.graph().output().end(),
-                                               [&](const auto& o) { return o.name() == value; })) {
-    return -1;
-  }
-  return found;
+  return is_graph_output(value) ? -1 : found;
 }
 
 std::optional<Importer::Projection> Importer::projection_at(const std::string& value) const {
@@ -1084,11 +1097,11 @@ std::optional<Importer::Projection> Importer::projection_at(const std::string& v
   Projection p;
   if (n.op_type() == "Gemm") {
     if (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0f) != 1.0f || attr_float(n, "beta", 1.0f) != 1.0f) return std::nullopt;
-    p.weight = const_tensor(n.input(1));
+    p.weight = constant(n.input(1));
     if (p.weight == nullptr || p.weight->dims_size() != 2) return std::nullopt;
     p.out_major = attr_int(n, "transB", 0) != 0;
     if (n.input_size() > 2 && !n.input(2).empty()) {
-      p.bias = const_tensor(n.input(2));
+      p.bias = constant(n.input(2));
       if (p.bias == nullptr || p.bias->dims_size() != 1) return std::nullopt;
     }
     p.x = n.input(0);
@@ -1098,7 +1111,7 @@ std::optional<Importer::Projection> Importer::projection_at(const std::string& v
   int matmul = i;
   if (n.op_type() == "Add") {
     for (int side = 0; side < 2; ++side) {
-      const onnx::TensorProto* b = const_tensor(n.input(side));
+      const onnx::TensorProto* b = constant(n.input(side));
       auto from = producer_.find(n.input(1 - side));
       if (b != nullptr && b->dims_size() == 1 && from != producer_.end() && onnx_node(from->second).op_type() == "MatMul") {
         p.bias = b;
@@ -1110,8 +1123,8 @@ std::optional<Importer::Projection> Importer::projection_at(const std::string& v
   }
   const onnx::NodeProto& m = onnx_node(matmul);
   if (m.op_type() != "MatMul") return std::nullopt;
-  p.weight = const_tensor(m.input(1));
-  if (p.weight == nullptr || p.weight->dims_size() != 2 || const_tensor(m.input(0)) != nullptr) return std::nullopt;
+  p.weight = constant(m.input(1));
+  if (p.weight == nullptr || p.weight->dims_size() != 2 || constant(m.input(0)) != nullptr) return std::nullopt;
   p.x = m.input(0);
   p.nodes.push_back(matmul);
   return p;
@@ -1247,16 +1260,16 @@ void Importer::find_attention(int softmax) {
     auto it = producer_.find(v);
     if (it == producer_.end()) return;
     const onnx::NodeProto& p = onnx_node(it->second);
-    if (p.op_type() == "MatMul" && const_tensor(p.input(0)) == nullptr && const_tensor(p.input(1)) == nullptr) {
+    if (p.op_type() == "MatMul" && constant(p.input(0)) == nullptr && constant(p.input(1)) == nullptr) {
       m1 = it->second;
       break;
     }
     if ((p.op_type() == "Div" || p.op_type() == "Mul") && scalar(p.input(1))) {
       scale = p.op_type() == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
       v = p.input(0);
-    } else if (p.op_type() == "Add" && (const_tensor(p.input(0)) != nullptr || const_tensor(p.input(1)) != nullptr)) {
-      const bool first = const_tensor(p.input(0)) != nullptr;
-      const onnx::TensorProto* mask = const_tensor(p.input(first ? 0 : 1));
+    } else if (p.op_type() == "Add" && (constant(p.input(0)) != nullptr || constant(p.input(1)) != nullptr)) {
+      const bool first = constant(p.input(0)) != nullptr;
+      const onnx::TensorProto* mask = constant(p.input(first ? 0 : 1));
       const Dims md(mask->dims().begin(), mask->dims().end());
       if (md.size() < 2 || md[md.size() - 1] != md[md.size() - 2] || product(md) != md.back() * md.back()) {
         return give_up("its mask " + dims_text(md) + " is not one [T, T] matrix");
@@ -1311,8 +1324,8 @@ void Importer::find_attention(int softmax) {
         scale = op == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
         value = p.input(0);
       } else if (op == "Slice") {
-        const onnx::TensorProto* starts = p.input_size() > 1 ? const_tensor(p.input(1)) : nullptr;
-        const onnx::TensorProto* ends = p.input_size() > 2 ? const_tensor(p.input(2)) : nullptr;
+        const onnx::TensorProto* starts = p.input_size() > 1 ? constant(p.input(1)) : nullptr;
+        const onnx::TensorProto* ends = p.input_size() > 2 ? constant(p.input(2)) : nullptr;
         std::vector<std::int64_t> st, en;
         if (starts != nullptr) st = integers(*starts);
         if (ends != nullptr) en = integers(*ends);
@@ -1424,13 +1437,7 @@ void Importer::find_attention(int softmax) {
   if ((out_proj->bias != nullptr) != (with_bias == 3) || (with_bias != 0 && with_bias != 3)) {
     return give_up("some projections have a bias and others not (hwprof's attention has all four or none)");
   }
-  std::vector<float> out_w(static_cast<std::size_t>(d * d));
-  const std::vector<float> ow = floats(*out_proj->weight);
-  for (std::int64_t o = 0; o < d; ++o) {
-    for (std::int64_t i = 0; i < d; ++i) {
-      out_w[static_cast<std::size_t>(o * d + i)] = ow[static_cast<std::size_t>(out_proj->out_major ? o * d + i : i * d + o)];
-    }
-  }
+  std::vector<float> out_w = out_proj->out_major ? floats(*out_proj->weight) : transposed(floats(*out_proj->weight), d, d);
   // The layer reads and writes [batch, T, D]: a sequence-first module's transposes around it
   // are part of it.
   auto batch_first = [&](const std::string& name) {
@@ -1531,9 +1538,8 @@ void Importer::map_gather(const onnx::NodeProto& n) {
     Attributes a;
     a.num_embeddings = w->dims(0);
     a.embedding_dim = w->dims(1);
-    const int index = add_node(n, OpKind::embedding, {values_.at(n.input(1)).node}, a);
+    add_node(n, OpKind::embedding, {values_.at(n.input(1)).node}, a);
     graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1)}, floats(*w)));
-    initializer_owner_.emplace(w->name(), index);
     return;
   }
   if (!is_activation(n.input(0))) return unsupported(n, "neither an embedding lookup nor a selection from an activation");
@@ -1541,7 +1547,7 @@ void Importer::map_gather(const onnx::NodeProto& n) {
   const auto rank = static_cast<std::int64_t>(d.size());
   const std::int64_t ax = axis < 0 ? axis + rank : axis;
   const auto index = scalar(n.input(1));
-  const onnx::TensorProto* it = const_tensor(n.input(1));
+  const onnx::TensorProto* it = constant(n.input(1));
   if (!index || it == nullptr || it->dims_size() != 0) return unsupported(n, "only a Gather of one constant index (x[:, i]) is mapped");
   if (ax <= 0 || ax >= rank) return unsupported(n, "the Gather's axis is the batch axis or out of range");
   Attributes a;
@@ -1556,7 +1562,7 @@ void Importer::map_layernorm(const onnx::NodeProto& n) {
   std::int64_t axis = attr_int(n, "axis", -1);
   if (axis < 0) axis += static_cast<std::int64_t>(in->size()) + 1;
   if (axis != static_cast<std::int64_t>(in->size())) return unsupported(n, "only a LayerNormalization of the last axis is mapped (nn.LayerNorm(D))");
-  if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) { return !o.empty() && uses_[o] > 0; })) {
+  if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) { return !o.empty() && use_count(o) > 0; })) {
     return unsupported(n, "its Mean or InvStdDev output is used");
   }
   const onnx::TensorProto* scale = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
@@ -1606,36 +1612,7 @@ void Importer::map_pad(const onnx::NodeProto& n) {
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + n.domain() + "' is not the default ONNX one");
-  if (op == "Constant") {
-    const auto* value = attr(n, "value");
-    if (value != nullptr && value->has_t()) {
-      values_[n.output(0)] = Value{Value::Kind::constant, kModelInput, &value->t()};
-    } else {
-      onnx::TensorProto t;
-      t.set_name(n.output(0));
-      if (const auto* f = attr(n, "value_float")) {
-        t.set_data_type(onnx::TensorProto_DataType_FLOAT);
-        t.add_float_data(f->f());
-      } else if (const auto* i = attr(n, "value_int")) {
-        t.set_data_type(onnx::TensorProto_DataType_INT64);
-        t.add_int64_data(i->i());
-      } else if (const auto* is = attr(n, "value_ints")) {
-        t.set_data_type(onnx::TensorProto_DataType_INT64);
-        t.add_dims(is->ints_size());
-        for (auto v : is->ints()) t.add_int64_data(v);
-      } else if (const auto* fs = attr(n, "value_floats")) {
-        t.set_data_type(onnx::TensorProto_DataType_FLOAT);
-        t.add_dims(fs->floats_size());
-        for (auto v : fs->floats()) t.add_float_data(v);
-      } else {
-        values_[n.output(0)] = Value{Value::Kind::shape_only, kModelInput, nullptr};
-        return;
-      }
-      made_tensors_.push_back(std::move(t));
-      values_[n.output(0)] = Value{Value::Kind::constant, kModelInput, &made_tensors_.back()};
-    }
-    return;
-  }
+  if (op == "Constant") return;  // decode_constants() registered its value
   // A node none of whose inputs is an activation computes shapes or folds constants: it is not
   // a layer (its outputs are known to ONNX's shape inference where a layer needs them).
   bool any_activation = false, any_unmapped = false;
@@ -1705,7 +1682,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
   if (op == "Concat") return map_axis_op(n, OpKind::concat);
   if (op == "Identity") return alias(n, n.input(0));
   if (op == "Dropout") {
-    if (n.output_size() > 1 && !n.output(1).empty() && uses_[n.output(1)] > 0) return unsupported(n, "Dropout's mask output is used");
+    if (n.output_size() > 1 && !n.output(1).empty() && use_count(n.output(1)) > 0) return unsupported(n, "Dropout's mask output is used");
     Attributes a;
     a.p = attr_float(n, "ratio", 0.5f);
     if (n.input_size() > 1 && !n.input(1).empty()) {
@@ -1725,6 +1702,7 @@ Graph Importer::run() {
   prepare_input();
   check_external_data();
   infer();
+  decode_constants();
   // Shape arithmetic that inference leaves unknown is evaluated and handed back, in rounds: each
   // makes the shapes after it known, which the next round's arithmetic reads (one round per
   // block of a deep transformer). Each round hands over at least one value, so they end.
@@ -1732,7 +1710,6 @@ Graph Importer::run() {
   index_values();
   const auto& g = model_.graph();
   if (g.output_size() != 1) fail("the graph has " + std::to_string(g.output_size()) + " outputs; hwprof runs models with one output");
-  index_graph();
   find_patterns();
   for (int i = 0; i < g.node_size(); ++i) {
     if (absorbed_[static_cast<std::size_t>(i)] != 0) continue;

@@ -1,11 +1,7 @@
 // `hwprof run` as a user runs it: an ONNX model's output for an .npy input, written as .npy and
 // compared with PyTorch's (the fixture's y.npy) by NumPy's rules; the JSON says where the
 // weights came from; bad input exits 1 naming the file and what to do, bad usage 2.
-#include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -14,6 +10,7 @@
 
 #include "common/npy.hpp"
 #include "run_process.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 namespace {
@@ -24,13 +21,6 @@ using test::run_hwprof;
 
 const std::string kFixtures = HWPROF_ONNX_FIXTURES;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(RunCli, AnOnnxModelsOutputIsWrittenAsNpyAndMatchesPyTorch) {
   const fs::path out = fs::temp_directory_path() / ("hwprof-run-" + std::to_string(::getpid()) + ".npy");
   const auto r = run_hwprof({"run", kFixtures + "/tiny_vit/model.onnx", "-i", kFixtures + "/tiny_vit/x.npy", "-o", out.string(), "-t", "1"});
@@ -38,20 +28,15 @@ TEST(RunCli, AnOnnxModelsOutputIsWrittenAsNpyAndMatchesPyTorch) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("weights: the model file's"));
   EXPECT_THAT(r.out, HasSubstr("output [2, 10] float32, written to"));
-  auto got = detail::parse_npy(slurp(out.string()), out.string());
-  auto want = detail::parse_npy(slurp(kFixtures + "/tiny_vit/y.npy"), "y.npy");
+  auto got = detail::parse_npy(test::read_file(out.string()), out.string());
+  auto want = detail::parse_npy(test::read_file(kFixtures + "/tiny_vit/y.npy"), "y.npy");
   fs::remove(out);
   ASSERT_TRUE(got.ok()) << got.error().message;
   ASSERT_TRUE(want.ok());
   ASSERT_EQ(got->shape, want->shape);
-  const auto* a = reinterpret_cast<const float*>(got->data.data());
-  const auto* b = reinterpret_cast<const float*>(want->data.data());
-  double worst = 0, largest = 0;
-  for (std::size_t i = 0; i < got->data.size() / 4; ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
-    largest = std::max(largest, std::abs(static_cast<double>(b[i])));
-  }
-  EXPECT_LE(worst / largest, 1e-4);
+  EXPECT_LE(test::max_relative_difference(reinterpret_cast<const float*>(got->data.data()),
+                                          reinterpret_cast<const float*>(want->data.data()), got->data.size() / 4),
+            1e-4);
 }
 
 TEST(RunCli, TheJsonSaysWhereTheWeightsAndTheInputCameFrom) {

@@ -4,10 +4,6 @@
 // the same input within 1e-4 of its largest magnitude. Attention (nn.MultiheadAttention,
 // causal in tiny_gpt), LayerNorm, both GELU forms, the class token and position embeddings
 // are all recognised here without PyTorch installed.
-#include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -17,31 +13,10 @@
 #include "hwprof/cost.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Tensor to_tensor(const detail::NpyArray& a) {
-  if (a.type == detail::NpyArray::Type::f32) {
-    Tensor t = Tensor::empty(a.shape);
-    std::memcpy(t.f32(), a.data.data(), a.data.size());
-    return t;
-  }
-  Tensor t = Tensor::empty(a.shape, DType::i32);
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
-    std::int64_t v = 0;
-    std::memcpy(&v, a.data.data() + i * 8, 8);
-    t.i32()[i] = static_cast<std::int32_t>(v);
-  }
-  return t;
-}
 
 class OnnxFixture : public ::testing::TestWithParam<const char*> {};
 
@@ -50,16 +25,18 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
   const std::string dir = std::string(HWPROF_ONNX_FIXTURES) + "/" + GetParam();
   auto graph = load_model(dir + "/model.onnx");
   ASSERT_TRUE(graph.ok()) << graph.error().message;
-  const auto expected = nlohmann::json::parse(slurp(dir + "/expected.json"));
+  const auto expected = nlohmann::json::parse(test::read_file(dir + "/expected.json"));
   auto cost = analyze(*graph, {1, Optimizer::adam});
   ASSERT_TRUE(cost.ok()) << cost.error().message;
   EXPECT_EQ(cost->totals.params, expected.at("params").get<std::int64_t>());
   EXPECT_EQ(cost->totals.macs, expected.at("macs").get<std::int64_t>());
 
-  auto x = detail::parse_npy(slurp(dir + "/x.npy"), dir + "/x.npy");
-  auto y = detail::parse_npy(slurp(dir + "/y.npy"), dir + "/y.npy");
+  auto x = detail::parse_npy(test::read_file(dir + "/x.npy"), dir + "/x.npy");
+  auto y = detail::parse_npy(test::read_file(dir + "/y.npy"), dir + "/y.npy");
   ASSERT_TRUE(x.ok() && y.ok());
-  const Tensor input = to_tensor(*x);
+  auto converted = detail::npy_to_tensor(*x, "x.npy");
+  ASSERT_TRUE(converted.ok()) << converted.error().message;
+  const Tensor& input = *converted;
   ExecutorOptions options;
   options.batch = input.dim(0);
   options.threads = 1;
@@ -69,13 +46,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
   ASSERT_TRUE(out.ok()) << out.error().message;
   ASSERT_EQ(out->shape(), y->shape);
   const auto* want = reinterpret_cast<const float*>(y->data.data());
-  double largest = 0, worst = 0;
-  for (std::int64_t i = 0; i < out->numel(); ++i) {
-    largest = std::max(largest, std::abs(static_cast<double>(want[i])));
-    worst = std::max(worst, std::abs(static_cast<double>(out->f32()[i]) - want[i]));
-  }
-  ASSERT_GT(largest, 0.0);
-  EXPECT_LE(worst / largest, 1e-4) << "max |hwprof - torch| = " << worst << ", max |torch| = " << largest;
+  EXPECT_LE(test::max_relative_difference(out->f32(), want, static_cast<std::size_t>(out->numel())), 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture, ::testing::Values("lenet5", "tiny_vit", "tiny_gpt"),
