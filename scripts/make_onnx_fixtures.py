@@ -7,7 +7,14 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
   tiny_vit      a 2-block ViT (patch conv, class token, position embedding, nn.MultiheadAttention,
                 LayerNorm, GELU MLP), 3x16x16, width 16, 2 heads
   tiny_gpt      a 2-block GPT-2-style decoder (token embedding, position embedding, causal
-                nn.MultiheadAttention, GELU tanh MLP), 8 tokens, width 16, 2 heads
+                nn.MultiheadAttention, GELU tanh MLP, output projection tied to the token
+                embedding), 8 tokens, width 16, 2 heads
+  tiny_decoder  an encoder-decoder with Hardswish, a squeeze-and-excitation gate (Hardsigmoid,
+                broadcast Mul), ConvTranspose2d (strided, grouped, dilated), Sub and Div
+  tiny_vit_opset14, tiny_gpt_opset11
+                the same models exported at older opsets (LayerNorm decomposed)
+  partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
+                `summary`'s counting around them; expected.json gives what is counted
 
 Run it from the repository root: scripts/make_onnx_fixtures.py
 """
@@ -74,13 +81,19 @@ class TinyViT(nn.Module):
 
 
 class TinyGPT(nn.Module):
-    def __init__(self, vocab=50, d=16, heads=2, tokens=8):
+    """GPT-2's layout (Radford et al. 2019; Hugging Face's GPT2LMHeadModel): token and position
+    embeddings, pre-LayerNorm blocks with tanh GELU, a final LayerNorm, and the output
+    projection tied to the token embedding. GPT2(vocab=50257, d=768, heads=12, tokens=1024,
+    layers=12) is GPT-2 small: 124,439,808 parameters."""
+
+    def __init__(self, vocab=50, d=16, heads=2, tokens=8, layers=2):
         super().__init__()
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Parameter(torch.zeros(1, tokens, d))
-        self.h = nn.ModuleList([Block(d, heads, "tanh"), Block(d, heads, "tanh")])
+        self.h = nn.ModuleList([Block(d, heads, "tanh") for _ in range(layers)])
         self.ln_f = nn.LayerNorm(d)
-        self.lm_head = nn.Linear(d, vocab)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied, as in GPT-2
         mask = torch.triu(torch.full((tokens, tokens), float("-inf")), diagonal=1)
         self.register_buffer("mask", mask, persistent=False)
 
@@ -91,6 +104,43 @@ class TinyGPT(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
+class TinyDecoder(nn.Module):
+    """A small encoder-decoder with MobileNetV3's pieces: Hardswish, a squeeze-and-excitation gate
+    (Hardsigmoid, x * s broadcast over H and W), transposed convolutions (stride 2 with
+    output_padding, grouped), and Sub and Div of two activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.act = nn.Hardswish()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(8, 4, 1)
+        self.fc2 = nn.Conv2d(4, 8, 1)
+        self.gate = nn.Hardsigmoid()
+        self.up = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+        self.center = nn.AdaptiveAvgPool2d(1)
+        self.up2 = nn.ConvTranspose2d(4, 4, 3, padding=2, dilation=2, groups=2)
+
+    def forward(self, x):
+        h = self.act(self.conv1(x))
+        h = h * self.gate(self.fc2(torch.relu(self.fc1(self.pool(h)))))
+        u = self.up(h)
+        u = u - self.center(u)
+        return self.up2(u) / torch.sigmoid(u)
+
+
+class Partial(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3)
+        self.norm = nn.InstanceNorm2d(4, affine=True)  # InstanceNormalization: not mapped
+        self.fc = nn.Linear(4 * 6 * 6, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.norm(self.conv1(x)))
+        return torch.log_softmax(self.fc(torch.flatten(x, 1)), dim=1)  # LogSoftmax: not mapped
+
+
 def randomize(model, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -98,13 +148,13 @@ def randomize(model, seed):
             t.copy_(torch.randn(t.shape, generator=g) * 0.2)
 
 
-def export(name, model, x, dynamic=True):
+def export(name, model, x, dynamic=True, not_counted=None, opset=17):
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
     model.eval()
     randomize(model, 0)
     path = os.path.join(folder, "model.onnx")
-    torch.onnx.export(model, x, path, opset_version=17, training=torch.onnx.TrainingMode.PRESERVE,
+    torch.onnx.export(model, x, path, opset_version=opset, training=torch.onnx.TrainingMode.PRESERVE,
                       input_names=["input"], output_names=["output"],
                       dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}} if dynamic else None)
     with torch.no_grad():
@@ -113,6 +163,10 @@ def export(name, model, x, dynamic=True):
     np.save(os.path.join(folder, "y.npy"), y)
     expected = {"params": sum(p.numel() for p in model.parameters()), "macs": count_macs(model, x),
                 "torch": torch.__version__, "note": "written by scripts/make_onnx_fixtures.py"}
+    if not_counted:
+        # The modules hwprof cannot map: summary counts the rest (their params are not counted).
+        expected["not_counted"] = sorted(t for t, _ in not_counted)
+        expected["counted_params"] = expected["params"] - sum(p.numel() for _, m in not_counted if m for p in m.parameters())
     with open(os.path.join(folder, "expected.json"), "w") as f:
         json.dump(expected, f, indent=2)
         f.write("\n")
@@ -125,6 +179,14 @@ def main():
     export("lenet5", LeNet5(), torch.randn(2, 1, 32, 32, generator=g))
     export("tiny_vit", TinyViT(), torch.randn(2, 3, 16, 16, generator=g))
     export("tiny_gpt", TinyGPT(), torch.randint(0, 50, (2, 8), generator=g))
+    export("tiny_decoder", TinyDecoder(), torch.randn(2, 3, 16, 16, generator=g))
+    # Before opset 17 (torch 1.13 exports opset 14 by default) LayerNorm is written out as
+    # ReduceMean, Sub, Pow, Sqrt and Div; before 13 Softmax flattens its input.
+    export("tiny_vit_opset14", TinyViT(), torch.randn(2, 3, 16, 16, generator=g), opset=14)
+    export("tiny_gpt_opset11", TinyGPT(), torch.randint(0, 50, (2, 8), generator=g), opset=11)
+    partial = Partial()
+    export("partial", partial, torch.randn(2, 1, 8, 8, generator=g),
+           not_counted=[("InstanceNormalization", partial.norm), ("LogSoftmax", None)])
 
 
 if __name__ == "__main__":

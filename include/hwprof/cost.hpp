@@ -41,6 +41,12 @@ struct LayerCost {
   std::int64_t weight_bytes = 0;    // parameters and buffers read, per batch (not per sample)
   std::int64_t bytes = 0;           // minimum traffic at the analysed batch: batch*(in+out)+weights
   bool requires_grad = false;       // a training step back-propagates through this layer
+  // False for an OpKind::unsupported layer (an ONNX op hwprof cannot map): its params, MACs,
+  // FLOPs and bytes are unknown, not 0 (they read 0 here; reports print "not counted").
+  // input_bytes and output_bytes are still its activations' sizes.
+  bool counted = true;
+  std::string not_counted;          // why: "LogSoftmax (opset 17): no mapping onto hwprof's layers"
+  std::string source_op;            // the file's op type: "LogSoftmax"
 };
 
 struct CostTotals {
@@ -53,6 +59,10 @@ struct CostTotals {
   std::int64_t backward_flops = 0;
   std::int64_t training_flops = 0;    // train_forward_flops + backward_flops
   std::int64_t bytes = 0;             // at the analysed batch
+  // Layers that are not counted (LayerCost::counted false): while > 0 every total above, and
+  // the memory's parameter part, is a lower bound.
+  int not_counted_layers = 0;
+  bool complete() const noexcept { return not_counted_layers == 0; }
 };
 
 struct MemoryEstimate {
@@ -79,10 +89,12 @@ struct ModelCost {
   MemoryEstimate memory;
 };
 
-// Fails only when a count would overflow 64-bit integers (message names the layer).
+// Fails only when a count would overflow 64-bit integers (message names the layer). A graph
+// with OpKind::unsupported layers is analysed around them (totals.not_counted_layers).
 Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options = {});
 
-// The seed's Profiler API, analytic part.
+// The seed's Profiler API, analytic part. Each fails when a layer is not counted (an
+// unsupported ONNX op): a partial total is not the model's.
 Result<std::int64_t> count_parameters(const Graph& graph);
 // Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});

@@ -26,6 +26,12 @@ enum class OpKind {
   maxpool2d, avgpool2d, adaptive_avgpool2d,
   flatten, dropout, add, concat, reshape, transpose,
   embedding, pos_embedding, cls_token, select, attention,
+  hardswish, hardsigmoid, mul, sub, div, conv_transpose2d,
+  // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
+  // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
+  // shape is the file's, and nothing about its cost is known. No spec can name it and the
+  // engine refuses it.
+  unsupported,
 };
 
 enum class GeluApproximation { none, tanh };
@@ -41,11 +47,12 @@ struct Attributes {
   std::int64_t out_features = 0;   // linear
   bool bias = true;                // linear, conv2d, attention
   int tied_to = -1;                // linear: index of the embedding/linear whose weight it shares
-  std::int64_t out_channels = 0;   // conv2d
+  std::int64_t out_channels = 0;   // conv2d, conv_transpose2d
   Pair kernel;                     // conv2d, pools
   Pair stride{1, 1};               // conv2d, pools (pools default to the kernel)
   Pair padding{0, 0};
-  Pair dilation{1, 1};             // conv2d
+  Pair dilation{1, 1};             // conv2d, conv_transpose2d
+  Pair output_padding{0, 0};       // conv_transpose2d: added to one side of the output
   std::int64_t groups = 1;         // conv2d
   bool ceil_mode = false;          // pools
   Pair output{1, 1};               // adaptive_avgpool2d
@@ -61,6 +68,8 @@ struct Attributes {
   std::int64_t heads = 0;          // attention
   bool causal = false;             // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu
+  std::string source_op;           // unsupported: the file's op, e.g. "ConvTranspose (opset 17)"
+  std::string reason;              // unsupported: why hwprof cannot map it
 };
 
 // A value a layer's parameter or buffer starts from instead of the seeded initialisation (an
@@ -119,6 +128,8 @@ struct Graph {
   DType dtype_of(int index) const { return index == kModelInput ? input.dtype : nodes[static_cast<std::size_t>(index)].output_dtype; }
   // "file:line:col: layer 'name' (op)" — the prefix of every message about that layer.
   std::string where(const Node& node, std::string_view attribute = {}) const;
+  // How many layers are OpKind::unsupported (an ONNX import with LoadOptions::keep_unsupported).
+  int unsupported_layers() const;
 };
 
 // Limits that keep hostile specs from hanging or exhausting memory.
@@ -131,10 +142,17 @@ inline constexpr int kMaxRepeatNesting = 32;
 // weights in external data files beside it, which are read too).
 inline constexpr std::int64_t kMaxOnnxBytes = (2LL << 30) - 1;
 
+struct LoadOptions {
+  // An ONNX node hwprof cannot map becomes an OpKind::unsupported layer (its shape from the
+  // file, its cost unknown) instead of failing the import; only where its output shape is known.
+  // For counting around such nodes (`summary`); a graph with them cannot run.
+  bool keep_unsupported = false;
+};
+
 // A model spec (JSON) or an ONNX file (by its .onnx name, or by content when it is not JSON).
-Result<Graph> load_model(const std::string& path);
+Result<Graph> load_model(const std::string& path, const LoadOptions& options = {});
 // An ONNX ModelProto in memory; `path` names it in messages and locates external data.
-Result<Graph> import_onnx(std::string_view bytes, const std::string& path);
+Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const LoadOptions& options = {});
 // Whether this build can read ONNX files (built with libonnx-dev).
 bool onnx_supported() noexcept;
 Result<Graph> parse_model(std::string_view json_text, const std::string& source_name);

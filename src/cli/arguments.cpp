@@ -117,10 +117,10 @@ Result<std::vector<std::string>> event_arguments(const std::vector<std::string>&
   return names;
 }
 
-Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape) {
+Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape, const LoadOptions& options) {
   auto path = resolve_model(model);
   if (!path) return path.error();
-  auto graph = load_model(*path);
+  auto graph = load_model(*path, options);
   if (!graph || input_shape.empty()) return graph;
   auto shape = parse_shape_argument(input_shape);
   if (!shape) return shape.error();

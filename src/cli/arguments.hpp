@@ -18,7 +18,7 @@ namespace hwprof::cli {
 Result<Shape> parse_shape_argument(const std::string& text);
 // A MODEL argument (a spec file or a built-in model's name) loaded, with --input-shape's
 // per-sample shape when one is given (empty: the spec's).
-Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape);
+Result<Graph> load_model_argument(const std::string& model, const std::string& input_shape, const LoadOptions& options = {});
 
 // The MODEL positional of summary, bench, profile and run: an ONNX file, a spec or a built-in name.
 void add_model_argument(CLI::App& sub, std::string& model);

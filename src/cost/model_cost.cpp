@@ -147,6 +147,15 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
     layer.weight_bytes = c.weight_bytes.value();
     layer.bytes = layer_bytes.value();
     layer.requires_grad = requires_grad[i];
+    if (node.op == OpKind::unsupported) {
+      layer.counted = false;
+      layer.not_counted = node.attrs.source_op + ": " + node.attrs.reason;
+      layer.source_op = node.attrs.source_op.substr(0, node.attrs.source_op.find(" ("));
+      layer.bytes = 0;  // its weights are unknown, so is its traffic
+      ++t.not_counted_layers;
+    } else {
+      bytes += layer_bytes;
+    }
     model.layers.push_back(std::move(layer));
 
     params += c.params;
@@ -155,7 +164,6 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
     flops += c.flops;
     train_forward += c.train_forward_flops;
     backward += backward_flops;
-    bytes += layer_bytes;
   }
   const Count training = train_forward + backward;
   const std::pair<const char*, Count> totals[] = {{"parameter count", params}, {"buffer count", buffers}, {"MACs", macs},
@@ -221,26 +229,35 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
   return model;
 }
 
-Result<std::int64_t> count_parameters(const Graph& graph) {
-  auto cost = analyze(graph);
-  if (!cost) return cost.error();
-  return cost->totals.params;
-}
-
 namespace {
-Result<CostTotals> totals_at(const Graph& graph, const Shape& input_shape) {
-  if (input_shape.empty()) {
-    auto cost = analyze(graph);
-    if (!cost) return cost.error();
-    return cost->totals;
-  }
-  auto reshaped = with_input_shape(graph, input_shape);
-  if (!reshaped) return reshaped.error();
-  auto cost = analyze(*reshaped);
+// The totals, refused when some layer is not counted: a partial sum is not the model's.
+Result<CostTotals> complete_totals(const Graph& graph, const Result<ModelCost>& cost) {
   if (!cost) return cost.error();
+  if (!cost->totals.complete()) {
+    for (const LayerCost& layer : cost->layers) {
+      if (!layer.counted) {
+        return Error{graph.source.file() + ": " + std::to_string(cost->totals.not_counted_layers) +
+                     " layer(s) cannot be counted, the first '" + layer.name + "' (" + layer.not_counted +
+                     "); the total would be incomplete (analyze() gives the counted part)"};
+      }
+    }
+  }
   return cost->totals;
 }
+
+Result<CostTotals> totals_at(const Graph& graph, const Shape& input_shape) {
+  if (input_shape.empty()) return complete_totals(graph, analyze(graph));
+  auto reshaped = with_input_shape(graph, input_shape);
+  if (!reshaped) return reshaped.error();
+  return complete_totals(*reshaped, analyze(*reshaped));
+}
 }  // namespace
+
+Result<std::int64_t> count_parameters(const Graph& graph) {
+  auto totals = totals_at(graph, {});
+  if (!totals) return totals.error();
+  return totals->params;
+}
 
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape) {
   auto totals = totals_at(graph, input_shape);
@@ -256,7 +273,8 @@ Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape) {
 
 Result<MemoryEstimate> measure_memory(const Graph& graph, std::int64_t batch, Optimizer optimizer) {
   auto cost = analyze(graph, {batch, optimizer});
-  if (!cost) return cost.error();
+  auto totals = complete_totals(graph, cost);
+  if (!totals) return totals.error();
   return cost->memory;
 }
 

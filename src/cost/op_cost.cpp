@@ -2,7 +2,7 @@
 // count hwprof calls analytic; the README's "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
-// reduced axis). MACs follow DESIGN.md: conv2d, linear and attention's matmuls only, biases
+// reduced axis). MACs follow DESIGN.md: conv2d (and conv_transpose2d), linear and attention's matmuls only, biases
 // excluded (torchvision's "GFLOPS", the ResNet paper and fvcore count the same).
 // FLOPs = 2·MACs + the element-wise work below. A transcendental (exp, erf, tanh, sqrt) or a
 // division counts as 1 FLOP, as in fvcore and most analytic counters; hardware counters count
@@ -11,6 +11,7 @@
 // op            forward FLOPs (eval)              training fwd   backward: weights | input
 // linear        2·MACs + rows·out (bias)          same           2·MACs + rows·out | 2·MACs
 // conv2d        2·MACs + n (bias)                 same           2·MACs + n        | 2·MACs
+// conv_transpose2d  as conv2d, MACs = n_in·(out/groups)·kh·kw (each input element scattered)
 // batchnorm2d   2n (scale, shift folded)          7n (stats)     5n                | 5n
 // layernorm     7n + 5·rows                       same           5n                | 8n + 2·rows
 // relu          1n                                same           -                 | 1n
@@ -24,12 +25,16 @@
 // maxpool2d     n·(kh·kw − 1) comparisons         same           -                 | 1n
 // avgpool2d     n·kh·kw (adds and the divide)     same           -                 | n·(kh·kw + 1)
 // adaptive avg  Σ over outputs of window size     same           -                 | Σ(window + 1)
-// add           1n                                same           -                 | 0
+// hardsigmoid   4n   relu6(x+3)/6                 same           -                 | 2n
+// hardswish     5n   x·relu6(x+3)/6               same           -                 | 4n
+// add, sub      1n                                same           -                 | 0, 1n (+n broadcast)
+// mul, div      1n                                same           -                 | 2n, 4n (+n broadcast)
 // dropout       0 (identity)                      1n (mask)      -                 | 1n
 // embedding     0 (gather)                        same           n (scatter-add)   | — (int ids)
 // pos_embedding 1n                                same           n                 | 0
 // cls_token     0                                 same           D                 | 0
 // flatten, reshape, transpose, concat, select: 0 (data movement only)
+// unsupported   not counted: an imported op hwprof cannot map; totals become lower bounds
 // attention     2·MACs + 4·T·D (bias) + H·T² (scale) + 5·H·T² + H·T (softmax)
 //               MACs = 4·T·D² (Q, K, V, output projections) + 2·T²·D (Q·Kᵀ, A·V);
 //               causal attention counts the full T×T products.
@@ -49,9 +54,10 @@
 // Inference memory: every output lives from its layer to its last reader; attention also
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
-// Kept for backward (training memory): linear, conv2d, embedding, batchnorm2d, layernorm,
-// relu6, gelu, silu and attention keep their input; relu, sigmoid, tanh and softmax keep
-// their output; maxpool2d keeps int32 indices of its output; dropout a 1-byte mask;
+// Kept for backward (training memory): linear, conv2d, conv_transpose2d, embedding, batchnorm2d, layernorm,
+// relu6, gelu, silu, hardswish, hardsigmoid and attention keep their input, mul and div both
+// (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d keeps
+// int32 indices of its output; dropout a 1-byte mask;
 // layernorm 2 floats per row; batchnorm2d 2 floats per channel per batch; attention Q, K, V,
 // the context (4·T·D floats) and its H·T² probabilities. A tensor kept by two layers counts once.
 #include "cost/op_cost.hpp"
@@ -104,12 +110,17 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.saves_input = true;
       break;
     }
-    case OpKind::conv2d: {
-      const Count per_out = Count(in[0] / a.groups) * a.kernel.h * a.kernel.w;
+    case OpKind::conv2d:
+    case OpKind::conv_transpose2d: {
+      // conv2d: every output element gathers in/groups·kh·kw products. conv_transpose2d: every
+      // input element is scattered through out/groups·kh·kw weights (fvcore's count for
+      // transposed convolutions: input positions × weight elements per input channel).
+      const bool transposed = node.op == OpKind::conv_transpose2d;
+      const Count per_element = Count((transposed ? a.out_channels : in[0]) / a.groups) * a.kernel.h * a.kernel.w;
       const Count bias = a.bias ? Count(a.out_channels) : Count(0);
       const Count bias_flops = a.bias ? n : Count(0);
-      c.params = per_out * a.out_channels + bias;
-      c.macs = n * per_out;
+      c.params = per_element * (transposed ? in[0] : a.out_channels) + bias;
+      c.macs = (transposed ? n_in : n) * per_element;
       c.flops = c.macs * 2 + bias_flops;
       c.weight_grad_flops = c.macs * 2 + bias_flops;
       c.input_grad_flops = c.macs * 2;
@@ -203,7 +214,31 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       break;
     }
     case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div: {
+      // Backward: add passes dy on, sub negates it for b, mul multiplies it by the other input
+      // (2n), div needs dy/b and dy·a/b² (4n); an input that was broadcast sums its gradient
+      // over the broadcast axes (n adds). mul and div keep both inputs for backward.
+      const bool broadcast = g.shape_of(node.inputs[0]) != g.shape_of(node.inputs[1]);
+      const Count per = node.op == OpKind::div ? Count(4) : node.op == OpKind::mul ? Count(2) : node.op == OpKind::sub ? Count(1) : Count(0);
       c.flops = n;
+      c.internal_grad_flops = n * per + (broadcast ? n : Count(0));
+      if (node.op == OpKind::mul || node.op == OpKind::div) {
+        c.saves_input = true;
+        c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
+      }
+      break;
+    }
+    case OpKind::hardsigmoid:
+      c.flops = n * 4;  // x/6 + 1/2 and the clamp to [0, 1]
+      c.input_grad_flops = n * 2;
+      c.saves_input = true;
+      break;
+    case OpKind::hardswish:
+      c.flops = n * 5;  // hardsigmoid and the product with x
+      c.input_grad_flops = n * 4;
+      c.saves_input = true;
       break;
     case OpKind::dropout:
       c.train_forward_flops = n;
@@ -267,6 +302,10 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
       break;
     }
+    case OpKind::unsupported:
+      // Nothing is known of its work or weights (analyze() marks it not counted); its
+      // activations' sizes, set above, are.
+      break;
   }
   // Training mode differs from evaluation only for batchnorm2d and dropout, set above.
   if (node.op != OpKind::batchnorm2d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;

@@ -18,6 +18,12 @@ std::string Graph::where(const Node& node, std::string_view attribute) const {
   return source.locate(pointer) + ": layer '" + node.name + "' (" + std::string(op_name(node.op)) + ")";
 }
 
+int Graph::unsupported_layers() const {
+  int n = 0;
+  for (const Node& node : nodes) n += node.op == OpKind::unsupported ? 1 : 0;
+  return n;
+}
+
 namespace {
 
 // The input size that a node's weights are built for (PyTorch's in_features, in_channels,
@@ -32,6 +38,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
   switch (node.op) {
     case OpKind::linear: return {"input features", in.back()};
     case OpKind::conv2d:
+    case OpKind::conv_transpose2d:
     case OpKind::batchnorm2d: return {"input channels", in[0]};
     case OpKind::layernorm: return {"normalized features", in.back()};
     case OpKind::pos_embedding:
@@ -46,6 +53,14 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
 Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape) {
   if (auto problem = detail::check_input_shape(input_shape)) {
     return Error{"input shape " + format_shape(input_shape) + ": " + *problem};
+  }
+  if (input_shape != graph.input.shape) {
+    for (const Node& node : graph.nodes) {
+      if (node.op == OpKind::unsupported) {
+        return Error{"with input shape " + format_shape(input_shape) + ": layer '" + node.name + "' is " + node.attrs.source_op +
+                     ", which hwprof cannot map: its output shape is the file's and cannot be inferred for another input"};
+      }
+    }
   }
   Graph copy = graph;
   copy.input.shape = input_shape;

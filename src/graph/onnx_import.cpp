@@ -42,7 +42,7 @@ namespace hwprof {
 
 bool onnx_supported() noexcept { return false; }
 
-Result<Graph> import_onnx(std::string_view, const std::string& path) {
+Result<Graph> import_onnx(std::string_view, const std::string& path, const LoadOptions&) {
   return Error{path + ": this hwprof was built without ONNX support; install libonnx-dev (scripts/install-deps.sh) and build "
                       "again, or describe the model as a JSON spec (docs/ in the repository)"};
 }
@@ -54,12 +54,13 @@ bool onnx_supported() noexcept { return true; }
 namespace {
 
 constexpr std::int64_t kProbeBatch = 9973;
-// The op types map_node maps on their own (an Erf or a Mul of two activations maps only inside
-// a pattern), and those that only read shapes.
+// The op types map_node maps on their own (an Erf maps only inside a GELU pattern), and those
+// that only read shapes.
 const std::set<std::string> kMappedOps = {
     "Conv", "Gemm", "MatMul", "BatchNormalization", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Clip", "MaxPool",
     "AveragePool", "GlobalAveragePool", "Add", "Softmax", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
-    "Concat", "Identity", "Dropout", "Pad", "Gather", "Expand", "Shape", "Size", "Constant"};
+    "Concat", "Identity", "Dropout", "Pad", "Gather", "Expand", "Shape", "Size", "Constant", "Mul", "Sub", "Div",
+    "HardSwish", "HardSigmoid", "ConvTranspose"};
 constexpr int kMinOpset = 11;
 constexpr int kMaxOpset = 17;
 
@@ -151,7 +152,8 @@ std::string lower(std::string s) {
 
 class Importer {
  public:
-  Importer(onnx::ModelProto& model, std::string path) : model_(model), path_(std::move(path)) {}
+  Importer(onnx::ModelProto& model, std::string path, const LoadOptions& options)
+      : model_(model), path_(std::move(path)), options_(options) {}
 
   Graph run();
   // Each layer's output shape as ONNX's shape inference has it, per sample, by layer name:
@@ -172,10 +174,7 @@ class Importer {
   void decode_constants();
   void index_values();
   void map_node(const onnx::NodeProto& n);
-  void unsupported(const onnx::NodeProto& n, const std::string& why) {
-    unsupported_.push_back(describe(n) + " (opset " + std::to_string(opset_) + "): " + why);
-    for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
-  }
+  void unsupported(const onnx::NodeProto& n, const std::string& why);
 
   // Attributes.
   const onnx::AttributeProto* attr(const onnx::NodeProto& n, const char* name) const {
@@ -247,10 +246,16 @@ class Importer {
 
   void map_conv(const onnx::NodeProto& n);
   void map_gemm(const onnx::NodeProto& n);
+  void map_conv_transpose(const onnx::NodeProto& n);
   void map_matmul(const onnx::NodeProto& n);
   void map_batchnorm(const onnx::NodeProto& n);
   void map_pool(const onnx::NodeProto& n, OpKind op);
   void map_add(const onnx::NodeProto& n);
+  void map_binary(const onnx::NodeProto& n, OpKind op);
+  void add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k, const std::string& weight_name, std::vector<float> weight);
+  // Embeddings and linears whose weight another linear may share (add_linear).
+  void own_weight(int node) { weight_owners_.push_back(node); }
+  std::vector<int> weight_owners_;
   void map_clip(const onnx::NodeProto& n);
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);
@@ -278,6 +283,8 @@ class Importer {
 
   onnx::ModelProto& model_;
   std::string path_;
+  LoadOptions options_;
+  std::set<std::string> float_values_;  // values ONNX's inference types as float32
   std::filesystem::path dir_;
   Graph graph_;
   int opset_ = 0;
@@ -312,6 +319,7 @@ class Importer {
   void find_patterns();
   void find_attention(int softmax);
   void find_activation_patterns(int index);
+  void find_decomposed_layernorm(int index);
   std::optional<Projection> projection_at(const std::string& value) const;
   std::optional<double> scalar(const std::string& name) const;
   int only_consumer(const std::string& value) const;  // the one non-Shape consumer, or -1
@@ -626,6 +634,11 @@ void Importer::decode_constants() {
 void Importer::index_values() {
   const auto& g = model_.graph();
   record_dims(g, dims_);
+  auto record_type = [&](const onnx::ValueInfoProto& v) {
+    if (v.type().has_tensor_type() && v.type().tensor_type().elem_type() == onnx::TensorProto_DataType_FLOAT) float_values_.insert(v.name());
+  };
+  for (const auto& v : g.value_info()) record_type(v);
+  for (const auto& v : g.output()) record_type(v);
   for (const auto& t : g.initializer()) {
     values_[t.name()] = Value{Value::Kind::constant, kModelInput, &t};
     dims_[t.name()] = Dims(t.dims().begin(), t.dims().end());
@@ -813,6 +826,30 @@ int Importer::add_node(const onnx::NodeProto& n, OpKind op, std::vector<int> inp
   return index;
 }
 
+// A node hwprof cannot map: listed, and kept as an OpKind::unsupported layer where the import
+// keeps them (summary counts around it): where it reads an activation and ONNX's inference
+// knows its float32 output's shape. Else its outputs are unmapped, and what reads them is not
+// counted either.
+void Importer::unsupported(const onnx::NodeProto& n, const std::string& why) {
+  const std::string source_op = n.op_type() + " (opset " + std::to_string(opset_) + ")";
+  unsupported_.push_back(describe(n) + " (opset " + std::to_string(opset_) + "): " + why);
+  for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
+  if (!options_.keep_unsupported || n.output_size() == 0) return;
+  std::vector<int> inputs;
+  for (const std::string& in : n.input()) {
+    if (!is_activation(in)) continue;
+    const int node = values_.at(in).node;
+    if (std::find(inputs.begin(), inputs.end(), node) == inputs.end()) inputs.push_back(node);
+  }
+  const auto shape = per_sample(n.output(0));
+  if (inputs.empty() || !shape || float_values_.count(n.output(0)) == 0) return;
+  Attributes a;
+  a.shape = *shape;
+  a.source_op = source_op;
+  a.reason = why;
+  add_node(n, OpKind::unsupported, std::move(inputs), std::move(a));
+}
+
 std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation,
                                              std::string* why) {
   const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
@@ -880,6 +917,45 @@ void Importer::map_conv(const onnx::NodeProto& n) {
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
 }
 
+// ConvTranspose (2-D): weight [C_in, C_out/group, kh, kw] as PyTorch's ConvTranspose2d keeps it.
+// Explicit symmetric pads and output_padding are mapped; output_shape and auto_pad SAME_*
+// (which choose pads from a requested size) are not.
+void Importer::map_conv_transpose(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  if (!in || in->size() != 3) return unsupported(n, "only 2-D transposed convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
+  if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
+  const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
+  if (n.input_size() > 2 && !n.input(2).empty() && b == nullptr) return unsupported(n, "the bias is computed in the graph, not an initializer");
+  if (attr(n, "output_shape") != nullptr) return unsupported(n, "output_shape is not mapped (give pads and output_padding instead)");
+  const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return unsupported(n, "auto_pad '" + auto_pad + "' is not mapped for ConvTranspose");
+  Attributes a;
+  a.groups = attr_int(n, "group", 1);
+  if (a.groups < 1 || w->dims(0) != (*in)[0]) return unsupported(n, "the weight's first axis does not match the input's channels");
+  a.out_channels = w->dims(1) * a.groups;
+  a.kernel = {w->dims(2), w->dims(3)};
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != a.kernel.h || ks[1] != a.kernel.w)) return unsupported(n, "kernel_shape disagrees with the weight");
+  const auto pair_of = [](const std::vector<std::int64_t>& v, Pair fallback) {
+    return v.empty() ? fallback : Pair{v.at(0), v.size() > 1 ? v[1] : v[0]};
+  };
+  a.stride = pair_of(attr_ints(n, "strides"), {1, 1});
+  a.dilation = pair_of(attr_ints(n, "dilations"), {1, 1});
+  a.output_padding = pair_of(attr_ints(n, "output_padding"), {0, 0});
+  const std::vector<std::int64_t> pads = attr_ints(n, "pads");
+  if (auto_pad == "NOTSET" && !pads.empty()) {
+    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
+    a.padding = {pads[0], pads[1]};
+  }
+  a.bias = b != nullptr;
+  add_node(n, OpKind::conv_transpose2d, {values_.at(n.input(0)).node}, a);
+  Node& node = graph_.nodes.back();
+  node.initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1), w->dims(2), w->dims(3)}, floats(*w)));
+  if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
+}
+
 void Importer::map_gemm(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = constant(n.input(1));
@@ -900,10 +976,8 @@ void Importer::map_gemm(const onnx::NodeProto& n) {
   Attributes a;
   a.out_features = out;
   a.bias = c != nullptr;
-  add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
-  Node& node = graph_.nodes.back();
-  node.initial_values.push_back(initial("weight", w->name(), {out, k}, std::move(weight)));
-  if (c != nullptr) node.initial_values.push_back(initial("bias", c->name(), {out}, floats(*c)));
+  add_linear(n, a, k, w->name(), std::move(weight));
+  if (c != nullptr) graph_.nodes.back().initial_values.push_back(initial("bias", c->name(), {out}, floats(*c)));
 }
 
 void Importer::map_matmul(const onnx::NodeProto& n) {
@@ -917,8 +991,31 @@ void Importer::map_matmul(const onnx::NodeProto& n) {
   Attributes a;
   a.out_features = out;
   a.bias = false;  // an Add of a bias right after it is folded in (map_add)
+  add_linear(n, a, k, w->name(), transposed(floats(*w), k, out));
+}
+
+// A linear layer with weight [out, k]. A weight equal to an earlier embedding's or linear's is
+// that layer's, shared (GPT-2's lm_head tied to wte: PyTorch's exporter writes the tied weight
+// again, transposed, as a folded constant): the layer is tied_to it and its weight is counted
+// once. Equality of every value is the test; a constant weight (all zeros) is never taken as
+// shared.
+void Importer::add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k, const std::string& weight_name, std::vector<float> weight) {
+  const std::int64_t out = a.out_features;
+  const bool constant_weight = std::all_of(weight.begin(), weight.end(), [&](float v) { return v == weight.front(); });
+  for (int owner : weight_owners_) {
+    const Node& o = graph_.nodes[static_cast<std::size_t>(owner)];
+    const InitialValue* w = nullptr;
+    for (const InitialValue& v : o.initial_values) {
+      if (v.name == "weight") w = &v;
+    }
+    if (constant_weight || w == nullptr || w->shape != Shape{out, k} || *w->data != weight) continue;
+    a.tied_to = owner;
+    add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
+    return;
+  }
   add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
-  graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {out, k}, transposed(floats(*w), k, out)));
+  graph_.nodes.back().initial_values.push_back(initial("weight", weight_name, {out, k}, std::move(weight)));
+  own_weight(static_cast<int>(graph_.nodes.size()) - 1);
 }
 
 void Importer::map_batchnorm(const onnx::NodeProto& n) {
@@ -973,12 +1070,7 @@ void Importer::map_pool(const onnx::NodeProto& n, OpKind op) {
 void Importer::map_add(const onnx::NodeProto& n) {
   const std::string& x = n.input(0);
   const std::string& y = n.input(1);
-  if (is_activation(x) && is_activation(y)) {
-    const auto sx = per_sample(x), sy = per_sample(y);
-    if (!sx || !sy || *sx != *sy) return unsupported(n, "adds of different shapes (broadcasting) are not mapped yet: " + dims_text(dims_of(x)) + " + " + dims_text(dims_of(y)));
-    add_node(n, OpKind::add, {values_.at(x).node, values_.at(y).node});
-    return;
-  }
+  if (is_activation(x) && is_activation(y)) return map_binary(n, OpKind::add);
   // A bias after a MatMul (PyTorch exports nn.Linear on 3-D inputs as MatMul + Add).
   const std::string& act = is_activation(x) ? x : y;
   const onnx::TensorProto* c = constant(is_activation(x) ? y : x);
@@ -1007,6 +1099,23 @@ void Importer::map_add(const onnx::NodeProto& n) {
     }
   }
   unsupported(n, "an add of a constant tensor is not mapped yet (only a linear layer's bias and a [T, D] position embedding are)");
+}
+
+// Add, Sub, Mul or Div of two activations, broadcast as NumPy does: both [batch, ...] of one
+// rank, each axis equal or 1 in one of them (a squeeze-and-excitation block's x * s).
+void Importer::map_binary(const onnx::NodeProto& n, OpKind op) {
+  const std::string& x = n.input(0);
+  const std::string& y = n.input(1);
+  if (!is_activation(x) || !is_activation(y)) {
+    return unsupported(n, "an " + n.op_type() + " by a constant tensor is not mapped (only one of two layers' outputs is)");
+  }
+  const auto sx = per_sample(x), sy = per_sample(y);
+  bool broadcastable = sx && sy && sx->size() == sy->size();
+  for (std::size_t d = 0; broadcastable && d < sx->size(); ++d) broadcastable = (*sx)[d] == (*sy)[d] || (*sx)[d] == 1 || (*sy)[d] == 1;
+  if (!broadcastable) {
+    return unsupported(n, "only inputs of one rank whose axes are equal or 1 are mapped (broadcast), got " + dims_text(dims_of(x)) + " and " + dims_text(dims_of(y)));
+  }
+  add_node(n, op, {values_.at(x).node, values_.at(y).node});
 }
 
 void Importer::map_clip(const onnx::NodeProto& n) {
@@ -1133,6 +1242,60 @@ std::optional<Importer::Projection> Importer::projection_at(const std::string& v
 // GELU as PyTorch exports nn.GELU() / F.gelu (opset < 20 has no Gelu op): the erf form
 // x·0.5·(1 + erf(x/√2)) as Div(x, √2) → Erf → Add 1 → Mul x → Mul 0.5; the tanh form
 // (approximate='tanh') 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). SiLU: Sigmoid(x) → Mul x.
+// nn.LayerNorm(D) as PyTorch exports it before opset 17 (torch 1.13's default opset is 14):
+//   mean = ReduceMean(x, axes=[-1]); d = Sub(x, mean); var = ReduceMean(Pow(d, 2), axes=[-1]);
+//   y = Div(d, Sqrt(Add(var, eps))) · weight + bias   (weight, bias initializers of [D])
+// found from its first ReduceMean; every node but the last is absorbed into one layernorm.
+void Importer::find_decomposed_layernorm(int index) {
+  const onnx::NodeProto& n = onnx_node(index);
+  auto is = [&](int i, const char* op) { return i >= 0 && onnx_node(i).op_type() == op && onnx_node(i).input_size() >= 1; };
+  const std::string& x = n.input(0);
+  const Dims& dx = dims_of(x);
+  const auto last_axis = [&](const onnx::NodeProto& r) {
+    const auto axes = attr_ints(r, "axes");
+    return axes.size() == 1 && (axes[0] == -1 || axes[0] == static_cast<std::int64_t>(dx.size()) - 1) && attr_int(r, "keepdims", 1) == 1 &&
+           r.input_size() == 1;
+  };
+  if (dx.empty() || dx.back() <= 0 || !last_axis(n)) return;
+  const std::int64_t d = dx.back();
+  const int sub = only_consumer(n.output(0));
+  if (!is(sub, "Sub") || onnx_node(sub).input(0) != x || onnx_node(sub).input(1) != n.output(0)) return;
+  const std::string& centred = onnx_node(sub).output(0);
+  auto readers = consumers_.find(centred);
+  if (readers == consumers_.end() || readers->second.size() != 2 || is_graph_output(centred)) return;
+  int pow = -1, div = -1;
+  for (int r : readers->second) {
+    if (is(r, "Pow") && onnx_node(r).input(0) == centred && scalar(onnx_node(r).input(1)) == 2.0) pow = r;
+    if (is(r, "Div") && onnx_node(r).input(0) == centred) div = r;
+  }
+  if (pow < 0 || div < 0) return;
+  const int var = only_consumer(onnx_node(pow).output(0));
+  if (!is(var, "ReduceMean") || !last_axis(onnx_node(var))) return;
+  const int add_eps = only_consumer(onnx_node(var).output(0));
+  if (!is(add_eps, "Add") || onnx_node(add_eps).input(0) != onnx_node(var).output(0)) return;
+  const auto eps = scalar(onnx_node(add_eps).input(1));
+  const int sqrt = only_consumer(onnx_node(add_eps).output(0));
+  if (!eps || !is(sqrt, "Sqrt") || only_consumer(onnx_node(sqrt).output(0)) != div || onnx_node(div).input(1) != onnx_node(sqrt).output(0)) return;
+  // The affine part: Mul by weight [D], then Add bias [D] (nn.LayerNorm's elementwise_affine).
+  const auto vector_of = [&](const std::string& name) -> const onnx::TensorProto* {
+    const onnx::TensorProto* t = constant(name);
+    return t != nullptr && t->data_type() == onnx::TensorProto_DataType_FLOAT && product(Dims(t->dims().begin(), t->dims().end())) == d ? t : nullptr;
+  };
+  const int mul = only_consumer(onnx_node(div).output(0));
+  if (!is(mul, "Mul") || onnx_node(mul).input(0) != onnx_node(div).output(0)) return;
+  const onnx::TensorProto* weight = vector_of(onnx_node(mul).input(1));
+  const int add = only_consumer(onnx_node(mul).output(0));
+  if (weight == nullptr || !is(add, "Add") || onnx_node(add).input(0) != onnx_node(mul).output(0)) return;
+  const onnx::TensorProto* bias = vector_of(onnx_node(add).input(1));
+  if (bias == nullptr) return;
+  for (int i : {index, sub, pow, var, add_eps, sqrt, div, mul}) absorbed_[static_cast<std::size_t>(i)] = 1;
+  Attributes attrs;
+  attrs.eps = *eps;
+  fusions_[add] = Fusion{OpKind::layernorm, attrs, x, "LayerNorm (decomposed: ReduceMean, Sub, Pow, Sqrt, Div)",
+                         module_path(scope_segments(n.name())),
+                         {initial("weight", weight->name(), {d}, floats(*weight)), initial("bias", bias->name(), {d}, floats(*bias))}};
+}
+
 void Importer::find_activation_patterns(int index) {
   const onnx::NodeProto& n = onnx_node(index);
   auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * std::max(1.0, std::abs(want)); };
@@ -1140,6 +1303,7 @@ void Importer::find_activation_patterns(int index) {
     return node.input(0) == one ? node.input(1) : node.input(0);
   };
   auto is = [&](int i, const char* op) { return i >= 0 && onnx_node(i).op_type() == op && onnx_node(i).input_size() >= 1; };
+  if (n.op_type() == "ReduceMean") return find_decomposed_layernorm(index);
   if (n.op_type() == "Sigmoid") {
     const int m = only_consumer(n.output(0));
     if (is(m, "Mul") && other(onnx_node(m), n.output(0)) == n.input(0)) {
@@ -1540,6 +1704,7 @@ void Importer::map_gather(const onnx::NodeProto& n) {
     a.embedding_dim = w->dims(1);
     add_node(n, OpKind::embedding, {values_.at(n.input(1)).node}, a);
     graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1)}, floats(*w)));
+    own_weight(static_cast<int>(graph_.nodes.size()) - 1);
     return;
   }
   if (!is_activation(n.input(0))) return unsupported(n, "neither an embedding lookup nor a selection from an activation");
@@ -1622,8 +1787,16 @@ void Importer::map_node(const onnx::NodeProto& n) {
   }
   if (any_unmapped) {
     // After a node that cannot be mapped: this one is listed too when hwprof has no mapping for
-    // its op at all (every unsupported node is named at once); else it is skipped silently.
+    // its op at all (every unsupported node is named at once), or when the import keeps what it
+    // cannot count (it is not counted either); else it is skipped silently.
     if (kMappedOps.count(op) == 0) return unsupported(n, "no mapping onto hwprof's layers");
+    if (options_.keep_unsupported) {
+      std::string from;
+      for (const std::string& in : n.input()) {
+        if (!in.empty() && kind_of(in) == Value::Kind::unmapped && from.empty()) from = in;
+      }
+      return unsupported(n, "it reads '" + from + "', the output of a node hwprof cannot map");
+    }
     for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
     return;
   }
@@ -1637,9 +1810,10 @@ void Importer::map_node(const onnx::NodeProto& n) {
     return;
   }
   if (op == "Gather") return map_gather(n);
-  if (!is_activation(n.input(0)) && op != "Add" && op != "Concat") return unsupported(n, "the first input is a constant, not an activation");
+  if (!is_activation(n.input(0)) && op != "Add" && op != "Mul" && op != "Sub" && op != "Div" && op != "Concat") return unsupported(n, "the first input is a constant, not an activation");
   const int x = values_.at(n.input(0)).node;
   if (op == "Conv") return map_conv(n);
+  if (op == "ConvTranspose") return map_conv_transpose(n);
   if (op == "Gemm") return map_gemm(n);
   if (op == "MatMul") return map_matmul(n);
   if (op == "BatchNormalization") return map_batchnorm(n);
@@ -1656,6 +1830,19 @@ void Importer::map_node(const onnx::NodeProto& n) {
     return (void)add_node(n, OpKind::adaptive_avgpool2d, {x});
   }
   if (op == "Add") return map_add(n);
+  if (op == "Mul") return map_binary(n, OpKind::mul);
+  if (op == "Sub") return map_binary(n, OpKind::sub);
+  if (op == "Div") return map_binary(n, OpKind::div);
+  if (op == "HardSwish") return (void)add_node(n, OpKind::hardswish, {x});
+  if (op == "HardSigmoid") {
+    // PyTorch's Hardsigmoid is relu6(x + 3)/6: ONNX's max(0, min(1, alpha·x + beta)) with
+    // alpha = 1/6, beta = 0.5 (ONNX's defaults are 0.2 and 0.5, Keras's hard sigmoid).
+    const float alpha = attr_float(n, "alpha", 0.2f), beta = attr_float(n, "beta", 0.5f);
+    if (std::abs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f) {
+      return unsupported(n, "alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta) + " (hwprof's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
+    }
+    return (void)add_node(n, OpKind::hardsigmoid, {x});
+  }
   if (op == "Flatten") {
     if (attr_int(n, "axis", 1) != 1) return unsupported(n, "Flatten with axis " + std::to_string(attr_int(n, "axis", 1)) + " (only 1 keeps the batch)");
     return (void)add_node(n, OpKind::flatten, {x});
@@ -1719,13 +1906,16 @@ Graph Importer::run() {
       map_node(g.node(i));
     }
   }
-  if (!unsupported_.empty()) {
+  const std::string& out = g.output(0).name();
+  if (!unsupported_.empty() && (!options_.keep_unsupported || !is_activation(out))) {
     std::string list;
     for (const std::string& u : unsupported_) list += "\n  - " + u;
     for (const std::string& p : pattern_problems_) list += "\n  note: " + p;
+    if (options_.keep_unsupported) {
+      list += "\n  The output's shape cannot be followed past them (ONNX's inference does not know a shape on the way), so the rest cannot be counted either.";
+    }
     fail(std::to_string(unsupported_.size()) + " node" + (unsupported_.size() == 1 ? "" : "s") + " cannot be mapped onto hwprof's layers:" + list);
   }
-  const std::string& out = g.output(0).name();
   if (!is_activation(out)) fail("the graph's output '" + out + "' does not depend on its input");
   if (pads_.count(out) != 0) fail("the graph's output '" + out + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
   const int last = values_.at(out).node;
@@ -1735,9 +1925,11 @@ Graph Importer::run() {
   live[static_cast<std::size_t>(last)] = 1;
   for (int i = last; i >= 0; --i) {
     if (!live[static_cast<std::size_t>(i)]) continue;
-    for (int in : graph_.nodes[static_cast<std::size_t>(i)].inputs) {
+    const Node& node = graph_.nodes[static_cast<std::size_t>(i)];
+    for (int in : node.inputs) {
       if (in >= 0) live[static_cast<std::size_t>(in)] = 1;
     }
+    if (node.attrs.tied_to >= 0) live[static_cast<std::size_t>(node.attrs.tied_to)] = 1;  // it holds the weight
   }
   std::vector<int> remap(graph_.nodes.size(), -2);
   std::vector<Node> kept;
@@ -1746,6 +1938,8 @@ Graph Importer::run() {
     remap[i] = static_cast<int>(kept.size());
     kept.push_back(std::move(graph_.nodes[i]));
     for (int& in : kept.back().inputs) in = in >= 0 ? remap[static_cast<std::size_t>(in)] : in;
+    int& tied = kept.back().attrs.tied_to;
+    if (tied >= 0) tied = remap[static_cast<std::size_t>(tied)];
   }
   graph_.nodes = std::move(kept);
   if (graph_.nodes.size() > static_cast<std::size_t>(kMaxLayers)) fail("the model has more than " + std::to_string(kMaxLayers) + " layers");
@@ -1754,7 +1948,7 @@ Graph Importer::run() {
 
 }  // namespace
 
-Result<Graph> import_onnx(std::string_view bytes, const std::string& path) {
+Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const LoadOptions& options) {
   if (static_cast<std::int64_t>(bytes.size()) > kMaxOnnxBytes) {
     return Error{path + ": the file is " + std::to_string(bytes.size()) + " bytes; an ONNX file is at most 2 GiB (protobuf's limit; larger models keep their weights in external data files)"};
   }
@@ -1767,7 +1961,7 @@ Result<Graph> import_onnx(std::string_view bytes, const std::string& path) {
   Graph graph;
   std::unordered_map<std::string, Shape> expected;
   try {
-    Importer importer(model, path);
+    Importer importer(model, path, options);
     graph = importer.run();
     expected = std::move(importer.expected);
   } catch (const ImportError& e) {

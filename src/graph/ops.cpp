@@ -32,6 +32,15 @@ const std::vector<OpInfo>& op_table() {
       {OpKind::cls_token, "cls_token", {}, 1, 1},
       {OpKind::select, "select", {"axis", "index"}, 1, 1},
       {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1},
+      {OpKind::hardswish, "hardswish", {}, 1, 1},
+      {OpKind::hardsigmoid, "hardsigmoid", {}, 1, 1},
+      {OpKind::mul, "mul", {}, 2, 2},
+      {OpKind::sub, "sub", {}, 2, 2},
+      {OpKind::div, "div", {}, 2, 2},
+      {OpKind::conv_transpose2d, "conv_transpose2d",
+       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"}, 1, 1},
+      // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
+      {OpKind::unsupported, "unsupported", {}, 0, -1},
   };
   return table;
 }
@@ -42,7 +51,8 @@ const OpInfo& op_info(OpKind kind) {
 
 std::optional<OpKind> find_op(std::string_view name) {
   const auto& table = op_table();
-  auto it = std::find_if(table.begin(), table.end(), [&](const OpInfo& info) { return info.name == name; });
+  auto it = std::find_if(table.begin(), table.end(),
+                         [&](const OpInfo& info) { return info.kind != OpKind::unsupported && info.name == name; });
   if (it == table.end()) return std::nullopt;
   return it->kind;
 }
@@ -58,7 +68,9 @@ std::string_view op_name(OpKind op) noexcept {
 const std::vector<std::string_view>& op_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
-    for (const auto& info : detail::op_table()) out.push_back(info.name);
+    for (const auto& info : detail::op_table()) {
+      if (info.kind != OpKind::unsupported) out.push_back(info.name);
+    }
     return out;
   }();
   return names;

@@ -88,6 +88,7 @@ std::string padded_size(std::int64_t size, std::int64_t pad) {
 std::string kind_of(const Shape& s) { return format_shape(s); }
 
 Outcome infer_node(const Graph& g, const Node& node) {
+  if (node.inputs.empty()) return problem("has no input");
   const Attributes& a = node.attrs;
   const Shape& in = g.shape_of(node.inputs[0]);
   const DType dtype = g.dtype_of(node.inputs[0]);
@@ -142,6 +143,24 @@ Outcome infer_node(const Graph& g, const Node& node) {
       }
       return shaped({a.out_channels, oh, ow});
     }
+    case OpKind::conv_transpose2d: {
+      // PyTorch's ConvTranspose2d: (in - 1)·stride - 2·padding + dilation·(kernel - 1) + output_padding + 1.
+      if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (in[0] % a.groups != 0)
+        return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+      if (a.out_channels % a.groups != 0)
+        return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
+      if ((a.output_padding.h >= a.stride.h && a.output_padding.h >= a.dilation.h) ||
+          (a.output_padding.w >= a.stride.w && a.output_padding.w >= a.dilation.w))
+        return problem("output_padding must be smaller than the stride or the dilation (PyTorch's rule)", "output_padding");
+      const auto size = [](std::int64_t i, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, std::int64_t op) {
+        return (i - 1) * s - 2 * p + d * (k - 1) + op + 1;
+      };
+      const std::int64_t oh = size(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
+      const std::int64_t ow = size(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
+      if (oh <= 0 || ow <= 0) return problem("the padding removes the whole output (" + str(oh) + "x" + str(ow) + ")", "padding");
+      return shaped({a.out_channels, oh, ow});
+    }
     case OpKind::batchnorm2d:
       if (auto p = need_chw(); !p.empty()) return problem(p);
       return shaped(in);
@@ -152,6 +171,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::silu:
     case OpKind::sigmoid:
     case OpKind::tanh:
+    case OpKind::hardswish:
+    case OpKind::hardsigmoid:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return shaped(in);
     case OpKind::softmax: {
@@ -185,13 +206,21 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::dropout:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return shaped(in);
-    case OpKind::add: {
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div: {
+      // NumPy broadcasting between inputs of one rank: each axis equal, or 1 in one of them.
       const Shape& other = g.shape_of(node.inputs[1]);
-      if (other != in)
-        return problem("adds two tensors of one shape, got " + kind_of(in) + " and " + kind_of(other) + " (no broadcasting)",
-                       "inputs");
-      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem("adds float32 tensors, got int32 input");
-      return shaped(in);
+      const std::string what = std::string(op_name(node.op)) + " takes two tensors of one rank whose every axis is equal or 1 in one of them, got ";
+      if (other.size() != in.size()) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+      Shape out = in;
+      for (std::size_t d = 0; d < in.size(); ++d) {
+        if (in[d] != other[d] && in[d] != 1 && other[d] != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+        out[d] = std::max(in[d], other[d]);
+      }
+      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
+      return shaped(out);
     }
     case OpKind::concat: {
       if (a.axis < -rank || a.axis >= rank)
@@ -281,6 +310,9 @@ Outcome infer_node(const Graph& g, const Node& node) {
       if (in[1] % a.heads != 0)
         return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
       return shaped(in);
+    case OpKind::unsupported:
+      // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
+      return shaped(a.shape, DType::f32);
   }
   return problem("unhandled op");
 }

@@ -502,12 +502,14 @@ class SpecReader {
         }
         break;
       case OpKind::conv2d:
+      case OpKind::conv_transpose2d:
         a.require("out_channels", positive);
         a.require("kernel", "a positive integer or a pair [h, w]");
         at.out_channels = a.integer("out_channels", 0, 1, positive);
         at.kernel = a.pair("kernel", {}, 1, "a positive");
         at.stride = a.pair("stride", {1, 1}, 1, "a positive");
         at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
+        if (node.op == OpKind::conv_transpose2d) at.output_padding = a.pair("output_padding", {0, 0}, 0, "a non-negative");
         at.dilation = a.pair("dilation", {1, 1}, 1, "a positive");
         at.groups = a.integer("groups", 1, 1, positive);
         at.bias = a.boolean("bias", true);
@@ -591,7 +593,13 @@ class SpecReader {
       case OpKind::tanh:
       case OpKind::flatten:
       case OpKind::add:
+      case OpKind::sub:
+      case OpKind::mul:
+      case OpKind::div:
+      case OpKind::hardswish:
+      case OpKind::hardsigmoid:
       case OpKind::cls_token:
+      case OpKind::unsupported:  // find_op() never yields it: a spec cannot name it
         break;
     }
   }
@@ -671,14 +679,14 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   return graph;
 }
 
-Result<Graph> load_model(const std::string& path) {
+Result<Graph> load_model(const std::string& path, const LoadOptions& options) {
   const bool onnx_name = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
   auto text = detail::read_input_file(path, onnx_name ? "ONNX model" : "model spec",
                                       static_cast<std::size_t>(onnx_name ? kMaxOnnxBytes : kMaxSpecBytes));
   if (!text) return text.error();
   // Under any other name an ONNX ModelProto is known by its first byte: field 1, ir_version, a
   // varint (tag 0x08), which no JSON text starts with.
-  if (onnx_name || (!text->empty() && (*text)[0] == '\x08')) return import_onnx(*text, path);
+  if (onnx_name || (!text->empty() && (*text)[0] == '\x08')) return import_onnx(*text, path, options);
   return parse_model(*text, path);
 }
 

@@ -74,6 +74,12 @@ void activation_forward(Activation a, const float* x, float* y, i64 n) {
     case Activation::tanh:
       map1(x, y, n, [](float v) { return tanh_approx(v); });
       return;
+    case Activation::hardsigmoid:  // relu6(x + 3) / 6 (PyTorch's Hardsigmoid)
+      map1(x, y, n, [](float v) { return select(v > 3.0f, 1.0f, select(v < -3.0f, 0.0f, v / 6.0f + 0.5f)); });
+      return;
+    case Activation::hardswish:  // x · relu6(x + 3) / 6 (PyTorch's Hardswish)
+      map1(x, y, n, [](float v) { return select(v > 3.0f, v, select(v < -3.0f, 0.0f, v * (v + 3.0f) / 6.0f)); });
+      return;
   }
 }
 
@@ -112,6 +118,13 @@ void activation_backward(Activation a, const float* x, const float* y, const flo
       return;
     case Activation::tanh:  // from the output: 1 - y²
       map_grad(x, y, dy, dx, n, [](float, float out) { return 1.0f - out * out; });
+      return;
+    case Activation::hardsigmoid:  // 1/6 strictly inside (-3, 3), as PyTorch's hardsigmoid_backward
+      mask_grad(x, dy, dx, n, [](float v) { return (v > -3.0f) & (v < 3.0f); });
+      map1(dx, dx, n, [](float g) { return g / 6.0f; });
+      return;
+    case Activation::hardswish:  // 0 below -3, (2x + 3)/6 up to 3, 1 above (hardswish_backward)
+      map_grad(x, y, dy, dx, n, [](float v, float) { return select(v < -3.0f, 0.0f, select(v <= 3.0f, v / 3.0f + 0.5f, 1.0f)); });
       return;
   }
 }

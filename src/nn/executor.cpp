@@ -222,6 +222,14 @@ std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOp
 Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& options) {
   if (auto ok = check_options(options); !ok) return ok.error();
   if (graph.nodes.empty()) return Error{"model '" + graph.name + "' has no layers to run"};
+  if (const int n = graph.unsupported_layers(); n > 0) {
+    std::string list;
+    for (const Node& node : graph.nodes) {
+      if (node.op == OpKind::unsupported) list += "\n  - " + node.spec_pointer + " (" + node.attrs.source_op + "): " + node.attrs.reason;
+    }
+    return Error{graph.source.file() + ": " + std::to_string(n) + " layer" + (n == 1 ? "" : "s") +
+                 " cannot run (ops hwprof cannot map; the graph was imported for counting only):" + list};
+  }
   if (auto error = nn::check_initial_values(graph)) return *error;
   if (auto error = check_memory(graph, options)) return *error;
   auto impl = std::make_unique<Impl>();

@@ -120,6 +120,15 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
       break;
     }
+    case OpKind::conv_transpose2d: {
+      // PyTorch's layout [in, out/groups, kh, kw]; its fan_in is dim 1 times the kernel
+      // (torch.nn.init._calculate_fan_in_and_fan_out), so the bound is 1/√(out/groups·kh·kw).
+      const std::int64_t k = a.out_channels / a.groups;
+      const double bound = kaiming_bound(k * a.kernel.h * a.kernel.w);
+      specs.push_back({"weight", {in[0], k, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
+      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
+      break;
+    }
     case OpKind::batchnorm2d:
       specs.push_back({"weight", {in[0]}, InitScheme::constant, 1.0, -1});
       specs.push_back({"bias", {in[0]}, InitScheme::constant, 0.0, -1});

@@ -102,7 +102,7 @@ void layernorm_backward(const float* x, const float* gamma, const float* save_me
                         const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 d);
 
 // ---- element-wise activations -------------------------------------------------------------
-enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh };
+enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid };
 void activation_forward(Activation a, const float* x, float* y, i64 n);
 // Both x (the input) and y (the output) are passed; each activation uses what it needs.
 void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n);
@@ -145,6 +145,21 @@ void permute(const void* x, void* y, const std::vector<i64>& shape, const std::v
 // select: x seen as [outer, dim, inner] → y[outer, inner] = x[:, index, :].
 void select_forward(const void* x, void* y, i64 outer, i64 dim, i64 inner, i64 index);
 void select_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, i64 index);
+
+// ---- element-wise binary ops with broadcasting: add, sub, mul, div --------------------------
+enum class BinaryOp { add, sub, mul, div };
+// Two full (batched) shapes of one rank whose every axis is equal or 1 in one of them (NumPy's
+// rule with ranks equal); the batch axis is never broadcast.
+struct Broadcast {
+  std::vector<i64> out;                   // the output's full shape
+  std::vector<i64> a_stride, b_stride;    // per output axis; 0 where that input is broadcast
+  i64 numel() const noexcept;
+};
+Broadcast make_broadcast(const std::vector<i64>& a, const std::vector<i64>& b);
+void binary_forward(BinaryOp op, const float* a, const float* b, float* y, const Broadcast& p);
+// da and db (either may be null) are overwritten with the input gradients, summed over the
+// axes each input was broadcast along.
+void binary_backward(BinaryOp op, const float* a, const float* b, const float* dy, float* da, float* db, const Broadcast& p);
 
 // ---- embeddings --------------------------------------------------------------------------
 // y[rows, D] = weight[ids[r], :]. Returns the first position whose id lies outside

@@ -65,27 +65,31 @@ class LinearLayer final : public Layer {
   Tensor x_;
 };
 
+// The conv2d geometry from per-sample [C, H, W] input and output shapes and a node's window.
+Conv2dGeometry conv_geometry(const Attributes& a, const Shape& in, const Shape& out) {
+  Conv2dGeometry g;
+  g.in_channels = in[0];
+  g.in_h = in[1];
+  g.in_w = in[2];
+  g.out_channels = out[0];
+  g.out_h = out[1];
+  g.out_w = out[2];
+  g.kernel_h = a.kernel.h;
+  g.kernel_w = a.kernel.w;
+  g.stride_h = a.stride.h;
+  g.stride_w = a.stride.w;
+  g.pad_h = a.padding.h;
+  g.pad_w = a.padding.w;
+  g.dilation_h = a.dilation.h;
+  g.dilation_w = a.dilation.w;
+  g.groups = a.groups;
+  return g;
+}
+
 class Conv2dLayer final : public Layer {
  public:
   Conv2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
-      : out_(node.output_shape), w_(p[0]), b_(p.size() > 1 ? p[1] : nullptr) {
-    const Attributes& a = node.attrs;
-    g_.in_channels = in[0];
-    g_.in_h = in[1];
-    g_.in_w = in[2];
-    g_.out_channels = a.out_channels;
-    g_.kernel_h = a.kernel.h;
-    g_.kernel_w = a.kernel.w;
-    g_.stride_h = a.stride.h;
-    g_.stride_w = a.stride.w;
-    g_.pad_h = a.padding.h;
-    g_.pad_w = a.padding.w;
-    g_.dilation_h = a.dilation.h;
-    g_.dilation_w = a.dilation.w;
-    g_.groups = a.groups;
-    g_.out_h = out_[1];
-    g_.out_w = out_[2];
-  }
+      : out_(node.output_shape), g_(conv_geometry(node.attrs, in, out_)), w_(p[0]), b_(p.size() > 1 ? p[1] : nullptr) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
@@ -99,6 +103,60 @@ class Conv2dLayer final : public Layer {
     g_.batch = x_.dim(0);
     dx[0] = gradient_like(x_, need[0] != 0);
     conv2d_backward(g_, x_.f32(), value_of(w_), dy.f32(), ptr(dx[0]), gradient_of(w_), gradient_of(b_));
+  }
+  void release_saved() noexcept override { x_ = Tensor(); }
+
+ private:
+  Shape out_;
+  Conv2dGeometry g_;
+  ParameterSlot* w_;
+  ParameterSlot* b_;
+  Tensor x_;
+};
+
+// ConvTranspose2d is conv2d's data gradient: with the conv2d geometry that maps this layer's
+// output shape to its input shape (same kernel, stride, padding, dilation, groups; the weight
+// [in, out/groups, kh, kw] is exactly that conv2d's [K, C/groups, R, S]), forward is
+// conv2d_backward's dx, backward's dx is conv2d_forward, and the weight gradient is conv2d's
+// with the roles of input and output gradient exchanged.
+class ConvTranspose2dLayer final : public Layer {
+ public:
+  ConvTranspose2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
+      : out_(node.output_shape), g_(conv_geometry(node.attrs, out_, in)), w_(p[0]), b_(p.size() > 1 ? p[1] : nullptr) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(batched(g_.batch, out_));
+    conv2d_backward(g_, nullptr, value_of(w_), x.f32(), y.f32(), nullptr, nullptr);
+    if (const float* b = value_of(b_); b != nullptr) {
+      const i64 plane = out_[1] * out_[2];
+      float* p = y.f32();
+      for (i64 item = 0; item < g_.batch * out_[0]; ++item) {
+        const float bias = b[item % out_[0]];
+        for (i64 i = 0; i < plane; ++i) p[item * plane + i] += bias;
+      }
+    }
+    if (c.training) x_ = x;
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    g_.batch = x_.dim(0);
+    dx[0] = gradient_like(x_, need[0] != 0);
+    if (dx[0].defined()) conv2d_forward(g_, dy.f32(), value_of(w_), nullptr, dx[0].f32());
+    // dW: conv2d's weight gradient with input dy and output gradient x.
+    if (float* dw = gradient_of(w_); dw != nullptr) conv2d_backward(g_, dy.f32(), value_of(w_), x_.f32(), nullptr, dw, nullptr);
+    if (float* db = gradient_of(b_); db != nullptr) {
+      const i64 plane = out_[1] * out_[2];
+      for (i64 k = 0; k < out_[0]; ++k) {
+        double total = 0.0;
+        for (i64 n = 0; n < g_.batch; ++n) {
+          const float* p = dy.f32() + (n * out_[0] + k) * plane;
+          for (i64 i = 0; i < plane; ++i) total += p[i];
+        }
+        db[k] += static_cast<float>(total);
+      }
+    }
   }
   void release_saved() noexcept override { x_ = Tensor(); }
 
@@ -210,6 +268,8 @@ Activation activation_of(const Node& node) noexcept {
     case OpKind::silu: return Activation::silu;
     case OpKind::sigmoid: return Activation::sigmoid;
     case OpKind::tanh: return Activation::tanh;
+    case OpKind::hardswish: return Activation::hardswish;
+    case OpKind::hardsigmoid: return Activation::hardsigmoid;
     default: return Activation::relu;
   }
 }
@@ -428,6 +488,49 @@ class AddLayer final : public Layer {
     }
   }
   bool input_gradients_alias_dy() const noexcept override { return true; }
+};
+
+// add with broadcasting, sub, mul, div: NumPy's broadcasting between inputs of one rank.
+class BinaryLayer final : public Layer {
+ public:
+  explicit BinaryLayer(OpKind op)
+      : op_(op == OpKind::sub ? BinaryOp::sub : op == OpKind::mul ? BinaryOp::mul : op == OpKind::div ? BinaryOp::div : BinaryOp::add) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& a = *in[0];
+    const Tensor& b = *in[1];
+    plan_ = make_broadcast(a.shape(), b.shape());
+    // Element-wise: y[i] is written after the input of the output's own shape is read at i,
+    // so y may be that input's storage.
+    Tensor y = (c.reusable_inputs & 1U) != 0 && a.shape() == plan_.out   ? a
+               : (c.reusable_inputs & 2U) != 0 && b.shape() == plan_.out ? b
+                                                                          : Tensor::empty(plan_.out);
+    binary_forward(op_, a.f32(), b.f32(), y.f32(), plan_);
+    if (c.training && (op_ == BinaryOp::mul || op_ == BinaryOp::div)) {
+      a_ = a;
+      b_ = b;
+    }
+    a_shape_ = a.shape();
+    b_shape_ = b.shape();
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = need[0] != 0 ? Tensor::empty(a_shape_) : Tensor();
+    dx[1] = need[1] != 0 ? Tensor::empty(b_shape_) : Tensor();
+    const float* a = a_.defined() ? a_.f32() : nullptr;
+    const float* b = b_.defined() ? b_.f32() : nullptr;
+    binary_backward(op_, a, b, dy.f32(), dx[0].defined() ? dx[0].f32() : nullptr, dx[1].defined() ? dx[1].f32() : nullptr, plan_);
+  }
+  void release_saved() noexcept override {
+    a_ = Tensor();
+    b_ = Tensor();
+  }
+
+ private:
+  BinaryOp op_;
+  Broadcast plan_;
+  Shape a_shape_, b_shape_;
+  Tensor a_, b_;
 };
 
 class ConcatLayer final : public Layer {
@@ -665,6 +768,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   switch (node.op) {
     case OpKind::linear: return std::make_unique<LinearLayer>(node, in.back(), params);
     case OpKind::conv2d: return std::make_unique<Conv2dLayer>(node, in, params);
+    case OpKind::conv_transpose2d: return std::make_unique<ConvTranspose2dLayer>(node, in, params);
     case OpKind::batchnorm2d: return std::make_unique<BatchNorm2dLayer>(node, in, params);
     case OpKind::layernorm: return std::make_unique<LayerNormLayer>(node, in, params);
     case OpKind::relu:
@@ -672,7 +776,9 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::gelu:
     case OpKind::silu:
     case OpKind::sigmoid:
-    case OpKind::tanh: return std::make_unique<ActivationLayer>(activation_of(node));
+    case OpKind::tanh:
+    case OpKind::hardswish:
+    case OpKind::hardsigmoid: return std::make_unique<ActivationLayer>(activation_of(node));
     case OpKind::softmax: return std::make_unique<SoftmaxLayer>(node, in);
     case OpKind::maxpool2d: return std::make_unique<MaxPool2dLayer>(node, in);
     case OpKind::avgpool2d: return std::make_unique<AvgPool2dLayer>(node, in);
@@ -680,7 +786,12 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::flatten:
     case OpKind::reshape: return std::make_unique<ViewLayer>(node, in);
     case OpKind::dropout: return std::make_unique<DropoutLayer>(node);
-    case OpKind::add: return std::make_unique<AddLayer>();
+    case OpKind::add:
+      if (graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
+      return std::make_unique<BinaryLayer>(node.op);
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div: return std::make_unique<BinaryLayer>(node.op);
     case OpKind::concat: return std::make_unique<ConcatLayer>(graph, node);
     case OpKind::transpose: return std::make_unique<TransposeLayer>(node, in);
     case OpKind::select: return std::make_unique<SelectLayer>(node, in);
@@ -688,6 +799,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::pos_embedding: return std::make_unique<PosEmbeddingLayer>(params);
     case OpKind::cls_token: return std::make_unique<ClsTokenLayer>(node, in, params);
     case OpKind::attention: return std::make_unique<AttentionLayer>(node, in, params);
+    case OpKind::unsupported: break;  // Executor::build refuses such a graph first
   }
   return nullptr;
 }
@@ -696,7 +808,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
 
 namespace hwprof {
 
-// The ops of ActivationLayer and AddLayer above, which honour ForwardContext::reusable_inputs.
+// The ops of ActivationLayer, AddLayer and BinaryLayer above, which honour
+// ForwardContext::reusable_inputs (a broadcasting one only with an input of the output's shape).
 bool may_run_in_place(OpKind op) noexcept {
   switch (op) {
     case OpKind::relu:
@@ -705,7 +818,12 @@ bool may_run_in_place(OpKind op) noexcept {
     case OpKind::silu:
     case OpKind::sigmoid:
     case OpKind::tanh:
-    case OpKind::add: return true;
+    case OpKind::hardswish:
+    case OpKind::hardsigmoid:
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div: return true;
     default: return false;
   }
 }

@@ -101,6 +101,7 @@ Reasons reasons_for(OpKind op, bool causal) {
   switch (op) {
     case OpKind::linear:
     case OpKind::conv2d:
+    case OpKind::conv_transpose2d:
     case OpKind::attention:
       r.more.emplace_back(
           "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
@@ -118,6 +119,11 @@ Reasons reasons_for(OpKind op, bool causal) {
           "a kernel that skips the zero-padding border, or a Winograd/FFT convolution, does fewer multiplications "
           "than 2·MACs, which count every kernel position including the padding (the torchvision/fvcore "
           "convention)");
+      break;
+    case OpKind::conv_transpose2d:
+      r.more.emplace_back(
+          "col2im lowering: the GEMM computes every input element times every kernel tap (the analytic MACs) and "
+          "scatters the products into the output; tile padding applies to the GEMM as for conv2d");
       break;
     case OpKind::attention:
       if (causal) {
@@ -262,7 +268,7 @@ std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int 
 }
 
 bool gemm_backed(OpKind op) noexcept {
-  return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::attention;
+  return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::conv_transpose2d || op == OpKind::attention;
 }
 
 BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,

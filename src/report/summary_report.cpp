@@ -17,7 +17,7 @@ using detail::Count;
 using detail::group_digits;
 
 constexpr const char* kConvention =
-    "per sample; MACs count conv2d, linear and attention matmuls, biases excluded (torchvision/fvcore "
+    "per sample; MACs count conv2d, conv_transpose2d, linear and attention matmuls, biases excluded (torchvision/fvcore "
     "convention); FLOPs = 2*MACs + element-wise work (README, 'Counting convention')";
 
 // One row of a report: a layer, or consecutive layers folded under a common name prefix.
@@ -28,6 +28,11 @@ struct Row {
   Shape output_shape;
   std::int64_t params = 0, buffers = 0, macs = 0, flops = 0, train_forward_flops = 0, backward_flops = 0;
   std::int64_t input_bytes = 0, output_bytes = 0, weight_bytes = 0, bytes = 0;
+  int not_counted = 0;     // layers in the row that are not counted (its sums are lower bounds)
+  std::string reason;      // a single not-counted layer: why
+  std::string source_op;   // a single not-counted layer: the file's op type
+  bool counted() const { return not_counted == 0; }
+  bool unknown() const { return not_counted == layers; }  // nothing in the row is counted
 };
 
 // The first `depth` dot-separated parts of `name`, or "" when the name has no more parts than that.
@@ -57,6 +62,11 @@ Row row_of(const LayerCost& l) {
   r.output_bytes = l.output_bytes;
   r.weight_bytes = l.weight_bytes;
   r.bytes = l.bytes;
+  if (!l.counted) {
+    r.not_counted = 1;
+    r.reason = l.not_counted;
+    r.source_op = l.source_op;
+  }
   return r;
 }
 
@@ -81,6 +91,7 @@ std::vector<Row> rows_of(const ModelCost& cost, int depth) {
       r.output_bytes = layer.output_bytes;
       r.weight_bytes += layer.weight_bytes;
       r.bytes += layer.bytes;
+      r.not_counted += layer.counted ? 0 : 1;
     } else {
       rows.push_back(row_of(layer));
     }
@@ -118,7 +129,12 @@ std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
   j["input"] = {{"shape", cost.input.shape}, {"dtype", dtype_name(cost.input.dtype)}};
   j["source"] = "analytic";
   j["convention"] = kConvention;
+  const auto lower_bound_note = [&] {
+    return std::to_string(t.not_counted_layers) + " layer" + (t.not_counted_layers == 1 ? " is" : "s are") +
+           " not counted (ops hwprof cannot map): every total is a lower bound";
+  };
   j["totals"] = {
+      {"complete", t.complete()},
       {"params", t.params},
       {"trainable_params", t.trainable_params},
       {"buffers", t.buffers},
@@ -134,8 +150,13 @@ std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
         {"backward_flops", checked_product(t.backward_flops, cost.batch)},
         {"training_flops", checked_product(t.training_flops, cost.batch)}}},
   };
+  if (!t.complete()) {
+    j["totals"]["not_counted_layers"] = t.not_counted_layers;
+    j["totals"]["note"] = lower_bound_note();
+  }
   j["memory"] = {
       {"source", "analytic"},
+      {"complete", t.complete()},
       {"unit", "bytes"},
       {"batch", m.batch},
       {"optimizer", optimizer_name(m.optimizer)},
@@ -157,18 +178,30 @@ std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
     l["op"] = r.op;
     if (r.layers > 1) l["folded_layers"] = r.layers;
     l["output_shape"] = r.output_shape;
-    l["params"] = r.params;
-    l["buffers"] = r.buffers;
-    l["macs"] = r.macs;
-    l["flops"] = r.flops;
-    l["flops_share"] = share(r.flops, t.flops);
-    l["backward_flops"] = r.backward_flops;
-    l["train_forward_flops"] = r.train_forward_flops;
+    l["counted"] = r.counted();
+    if (!r.counted()) {
+      if (r.layers > 1) l["not_counted_layers"] = r.not_counted;
+      if (r.layers == 1) {
+        l["source_op"] = r.source_op;
+        l["not_counted"] = r.reason;
+      }
+    }
+    // A row with nothing counted has no figures (null, never 0); a partly counted fold's are lower bounds.
+    const auto figure = [&](std::int64_t v) { return r.unknown() ? ordered_json(nullptr) : ordered_json(v); };
+    l["params"] = figure(r.params);
+    l["buffers"] = figure(r.buffers);
+    l["macs"] = figure(r.macs);
+    l["flops"] = figure(r.flops);
+    l["flops_share"] = r.unknown() ? ordered_json(nullptr) : ordered_json(share(r.flops, t.flops));
+    l["backward_flops"] = figure(r.backward_flops);
+    l["train_forward_flops"] = figure(r.train_forward_flops);
     l["input_bytes"] = r.input_bytes;
     l["output_bytes"] = r.output_bytes;
-    l["weight_bytes"] = r.weight_bytes;
-    l["bytes"] = r.bytes;
-    if (r.bytes > 0) {
+    l["weight_bytes"] = figure(r.weight_bytes);
+    l["bytes"] = figure(r.bytes);
+    if (r.unknown()) {
+      l["intensity"] = nullptr;  // not counted
+    } else if (r.bytes > 0) {
       l["intensity"] = static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes);
     } else {
       l["intensity"] = nullptr;  // moves no data (a view)
@@ -188,13 +221,17 @@ std::string summary_csv(const ModelCost& cost, const SummaryOptions& options) {
   };
   std::string out =
       "name,op,layers,output_shape,params,buffers,macs,flops,flops_share,backward_flops,train_forward_flops,"
-      "input_bytes,output_bytes,weight_bytes,bytes,intensity\n";
+      "input_bytes,output_bytes,weight_bytes,bytes,intensity,not_counted_layers\n";
   for (const Row& r : rows_of(cost, options.depth)) {
+    // A row with nothing counted leaves its figures empty (never 0).
+    const auto figure = [&](std::int64_t v) { return r.unknown() ? std::string() : std::to_string(v); };
     const std::string intensity =
-        r.bytes > 0 ? fmt::format("{:.6g}", static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes)) : "";
-    out += fmt::format("{},{},{},{},{},{},{},{},{:.6f},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.op), r.layers,
-                       shape_text(r.output_shape, "x"), r.params, r.buffers, r.macs, r.flops, share(r.flops, cost.totals.flops),
-                       r.backward_flops, r.train_forward_flops, r.input_bytes, r.output_bytes, r.weight_bytes, r.bytes, intensity);
+        !r.unknown() && r.bytes > 0 ? fmt::format("{:.6g}", static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes)) : "";
+    const std::string flops_share = r.unknown() ? std::string() : fmt::format("{:.6f}", share(r.flops, cost.totals.flops));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.op), r.layers,
+                       shape_text(r.output_shape, "x"), figure(r.params), figure(r.buffers), figure(r.macs), figure(r.flops), flops_share,
+                       figure(r.backward_flops), figure(r.train_forward_flops), r.input_bytes, r.output_bytes, figure(r.weight_bytes),
+                       figure(r.bytes), intensity, r.not_counted);
   }
   return out;
 }
@@ -214,17 +251,25 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
                                  {"Params", true, {}}, {"MACs", true, {}},    {"FLOPs", true, {}},
                                  {"FLOPs %", true, {}}};
   for (const Row& r : rows) {
+    // Not counted: the cells say so; a folded block with some of them gives lower bounds (≥).
+    const auto figure = [&](const std::string& text) { return r.unknown() ? std::string("not counted") : r.counted() ? text : "≥ " + text; };
     columns[0].cells.push_back(r.name);
-    columns[1].cells.push_back(r.op);
+    columns[1].cells.push_back(r.source_op.empty() ? r.op : r.source_op);  // the file's op where hwprof has none
     columns[2].cells.push_back(format_shape(r.output_shape));
-    columns[3].cells.push_back(group_digits(r.params));
-    columns[4].cells.push_back(group_digits(r.macs));
-    columns[5].cells.push_back(group_digits(r.flops));
-    columns[6].cells.push_back(detail::percent(share(r.flops, t.flops)));
+    columns[3].cells.push_back(figure(group_digits(r.params)));
+    columns[4].cells.push_back(figure(group_digits(r.macs)));
+    columns[5].cells.push_back(figure(group_digits(r.flops)));
+    columns[6].cells.push_back(r.unknown() ? std::string("-") : detail::percent(share(r.flops, t.flops)));
   }
+  // Display width: "≥" is one column but three bytes.
+  const auto display_width = [](const std::string& text) {
+    std::size_t w = 0;
+    for (unsigned char ch : text) w += (ch & 0xC0) != 0x80 ? 1 : 0;
+    return w;
+  };
   for (Column& c : columns) {
     c.width = std::string_view(c.title).size();
-    for (const auto& cell : c.cells) c.width = std::max(c.width, cell.size());
+    for (const auto& cell : c.cells) c.width = std::max(c.width, display_width(cell));
     c.width = std::min<std::size_t>(c.width, 60);
   }
   auto line = [&](auto cell_of) {
@@ -232,9 +277,10 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
     for (std::size_t k = 0; k < columns.size(); ++k) {
       const Column& c = columns[k];
       std::string text = cell_of(k);
-      if (text.size() > c.width) text = text.substr(0, c.width - 1) + "~";
+      if (display_width(text) > c.width) text = text.substr(0, c.width - 1) + "~";
+      const std::string pad(c.width - display_width(text), ' ');
       if (k) s += "  ";
-      s += c.right ? fmt::format("{:>{}}", text, c.width) : fmt::format("{:<{}}", text, c.width);
+      s += c.right ? pad + text : text + pad;
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";
@@ -256,8 +302,11 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
     const Count c = Count(per_sample) * cost.batch;
     return c.overflowed() ? std::string("overflows 64-bit") : detail::si(static_cast<double>(c.value()));
   };
-  const auto field = [](const std::string& label, const std::string& value, const std::string& note = {}) {
-    return fmt::format("{:<34}{:>22}{}\n", label, value, note.empty() ? "" : "   " + note);
+  // With layers not counted every total is a lower bound: "≥ " before it ("≥" is 3 bytes, 1 column).
+  const std::string at_least = t.complete() ? "" : "≥ ";
+  const auto field = [&](const std::string& label, const std::string& value, const std::string& note = {}) {
+    return fmt::format("{:<34}{:>{}}{}\n", label, at_least + value, 22 + (at_least.empty() ? 0 : 2),
+                       note.empty() ? "" : "   " + note);
   };
   out += field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
   out += field("Trainable params:", group_digits(t.trainable_params));
@@ -269,10 +318,21 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   out += field(fmt::format("Forward FLOPs at batch {}:", cost.batch), batch_total(t.flops));
   out += field(fmt::format("Training FLOPs at batch {}:", cost.batch), batch_total(t.training_flops));
   out += field(fmt::format("Min. bytes moved at batch {}:", cost.batch), detail::megabytes(t.bytes), "(fp32 inputs + weights + outputs)");
+  if (!t.complete()) {
+    out += fmt::format("\nIncomplete: {} layer{} not counted (ops hwprof cannot map); the totals above and the parameter memory below are lower bounds:\n",
+                       t.not_counted_layers, t.not_counted_layers == 1 ? " is" : "s are");
+    for (const LayerCost& l : cost.layers) {
+      if (!l.counted) out += fmt::format("  {}  {}\n", l.name, l.not_counted);
+    }
+  }
   out += "\n";
   out += fmt::format("Memory at batch {} (analytic, decimal MB, optimizer {}):\n", m.batch, optimizer_name(m.optimizer));
-  const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}) {
-    out += fmt::format("  {:<32}{:>22}{}\n", label, detail::megabytes(bytes), note.empty() ? "" : "   " + note);
+  // Inference activations are sizes of tensors, known for every layer; the rest needs the
+  // weights and saved tensors of layers that may not be counted.
+  const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}, bool exact = false) {
+    const std::string prefix = exact ? "" : at_least;
+    out += fmt::format("  {:<32}{:>{}}{}\n", label, prefix + detail::megabytes(bytes), 22 + (prefix.empty() ? 0 : 2),
+                       note.empty() ? "" : "   " + note);
   };
   mem("Parameters", m.param_bytes);
   if (m.buffer_bytes > 0) mem("Buffers", m.buffer_bytes);
@@ -281,7 +341,7 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   mem("Optimizer state", m.optimizer_bytes, moments);
   mem("Model state", m.model_state_bytes, "(params + buffers + grads + optimizer)");
   mem("Inference activations (peak)", m.inference_activation_bytes,
-      m.inference_peak_layer.empty() ? "" : "(live tensors, peak at " + m.inference_peak_layer + ")");
+      m.inference_peak_layer.empty() ? "" : "(live tensors, peak at " + m.inference_peak_layer + ")", true);
   mem("Training activations", m.training_activation_bytes, "(kept for backward)");
   mem("Inference total", m.inference_total_bytes);
   mem("Training total", m.training_total_bytes);

@@ -55,6 +55,48 @@ TEST(RunCli, TheJsonSaysWhereTheWeightsAndTheInputCameFrom) {
   EXPECT_EQ(nlohmann::json::parse(spec.out)["weights"], "initialised");
 }
 
+// Point 5 of issue #16 as a user meets it: summary counts what it can and says what it cannot,
+// in each format; bench, profile and run refuse with every unsupported node listed at once.
+TEST(RunCli, SummaryCountsAroundNodesItCannotMapAndTheOtherCommandsRefuseThem) {
+  const std::string model = kFixtures + "/partial/model.onnx";
+  const auto table = run_hwprof({"summary", model});
+  if (table.exit_code == 1 && table.err.find("without ONNX support") != std::string::npos) GTEST_SKIP() << "built without libonnx-dev";
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("norm +InstanceNormalization +\\[4, 6, 6\\] +not counted +not counted +not counted"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("Total params: +≥ 1,490"));
+  EXPECT_THAT(table.out, HasSubstr("Incomplete: 2 layers are not counted"));
+  EXPECT_THAT(table.out, HasSubstr("logsoftmax  LogSoftmax (opset 17): no mapping onto hwprof's layers"));
+
+  const auto json = run_hwprof({"summary", model, "-f", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["totals"]["complete"], false);
+  EXPECT_EQ(j["totals"]["not_counted_layers"], 2);
+  EXPECT_EQ(j["totals"]["params"], 1490);
+  EXPECT_EQ(j["memory"]["complete"], false);
+  const auto& norm = j["layers"][1];
+  EXPECT_EQ(norm["name"], "norm");
+  EXPECT_EQ(norm["op"], "unsupported");
+  EXPECT_EQ(norm["counted"], false);
+  EXPECT_EQ(norm["source_op"], "InstanceNormalization");
+  EXPECT_TRUE(norm["params"].is_null() && norm["macs"].is_null() && norm["flops"].is_null() && norm["bytes"].is_null());
+  EXPECT_EQ(norm["output_bytes"], 4 * 6 * 6 * 4);
+  EXPECT_EQ(j["layers"][0]["counted"], true);
+
+  const auto csv = run_hwprof({"summary", model, "-f", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr(",not_counted_layers\n"));
+  EXPECT_THAT(csv.out, HasSubstr("norm,unsupported,1,4x6x6,,,,,,,,576,576,,,,1\n"));
+
+  for (const char* command : {"bench", "profile", "run"}) {
+    const auto r = run_hwprof({command, model, "-t", "1"});
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("2 nodes cannot be mapped onto hwprof's layers")) << command;
+    EXPECT_THAT(r.err, HasSubstr("InstanceNormalization '/norm/InstanceNormalization' (opset 17)")) << command;
+    EXPECT_THAT(r.err, HasSubstr("LogSoftmax '/LogSoftmax' (opset 17)")) << command;
+  }
+}
+
 TEST(RunCli, BadInputsAreClearErrors) {
   struct Case {
     std::vector<std::string> args;

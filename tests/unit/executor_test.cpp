@@ -822,6 +822,31 @@ TEST(ExecutorGradients, DataMovementAndActivations) {
                   3);
 }
 
+// MobileNetV3's and a decoder's pieces: hard activations, a squeeze-and-excitation gate
+// (broadcast mul), transposed convolutions (strided with output_padding, grouped and dilated,
+// depthwise), broadcast sub and div.
+TEST(ExecutorGradients, HardActivationsBroadcastOpsAndTransposedConvolutions) {
+  check_gradients(parse(R"({"input": {"shape": [3, 6, 6]}, "layers": [
+      {"name": "conv1", "op": "conv2d", "out_channels": 6, "kernel": 3, "stride": 2, "padding": 1},
+      {"name": "hs", "op": "hardswish"},
+      {"name": "pool", "op": "adaptive_avgpool2d"},
+      {"name": "fc1", "op": "conv2d", "out_channels": 3, "kernel": 1},
+      {"name": "relu", "op": "relu"},
+      {"name": "fc2", "op": "conv2d", "out_channels": 6, "kernel": 1},
+      {"name": "gate", "op": "hardsigmoid"},
+      {"name": "se", "op": "mul", "inputs": ["hs", "gate"]},
+      {"name": "up", "op": "conv_transpose2d", "out_channels": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1},
+      {"name": "center", "op": "adaptive_avgpool2d"},
+      {"name": "sub", "op": "sub", "inputs": ["up", "center"]},
+      {"name": "up2", "op": "conv_transpose2d", "out_channels": 4, "kernel": 3, "padding": 2, "dilation": 2, "groups": 2},
+      {"name": "sig", "op": "sigmoid", "inputs": ["sub"]},
+      {"name": "div", "op": "div", "inputs": ["up2", "sig"]},
+      {"name": "dw", "op": "conv_transpose2d", "out_channels": 4, "kernel": 2, "stride": 2, "groups": 4, "bias": false},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
 // ---- learning ------------------------------------------------------------------------------
 
 // A separable two-class set: x ~ N(0, I) in 8 dimensions, class = [w·x > 0], with points within

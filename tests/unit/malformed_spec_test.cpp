@@ -504,7 +504,19 @@ const std::vector<MalformedCase>& malformed_cases() {
   ]
 }
 )json",
-     {"layer 'sum' (add): adds two tensors of one shape, got [4, 6, 6] and [3, 8, 8] (no broadcasting)"}},
+     {"layer 'sum' (add): add takes two tensors of one rank whose every axis is equal or 1 in one of them, got [4, 6, 6] and [3, 8, 8]"}},
+    {"MulOfDifferentRanks", Stage::parse, "7:44",
+     R"json({
+  "input": {"shape": [3, 8, 8]},
+  "layers": [
+    {"name": "pool", "op": "adaptive_avgpool2d"},
+    {"name": "prod", "op": "mul", "inputs": ["$input", "pool"]},
+    {"name": "flat", "op": "flatten", "inputs": ["$input"]},
+    {"name": "bad", "op": "div", "inputs": ["flat", "prod"]}
+  ]
+}
+)json",
+     {"layer 'bad' (div): div takes two tensors of one rank whose every axis is equal or 1 in one of them, got [192] and [3, 8, 8]"}},
     {"AddWithOneInput", Stage::parse, "5:44",
      R"json({
   "input": {"shape": [8]},

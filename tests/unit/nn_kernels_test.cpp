@@ -137,9 +137,9 @@ TEST(VectorMath, MaxOfEveryLengthAroundTheLaneCount) {
 
 // ==== activations ==========================================================================
 
-constexpr Activation kAllActivations[] = {Activation::relu,      Activation::relu6, Activation::gelu,
-                                          Activation::gelu_tanh, Activation::silu,  Activation::sigmoid,
-                                          Activation::tanh};
+constexpr Activation kAllActivations[] = {Activation::relu,      Activation::relu6,     Activation::gelu,
+                                          Activation::gelu_tanh, Activation::silu,      Activation::sigmoid,
+                                          Activation::tanh,      Activation::hardswish, Activation::hardsigmoid};
 
 const char* name_of(Activation a) {
   switch (a) {
@@ -150,6 +150,8 @@ const char* name_of(Activation a) {
     case Activation::silu: return "silu";
     case Activation::sigmoid: return "sigmoid";
     case Activation::tanh: return "tanh";
+    case Activation::hardswish: return "hardswish";
+    case Activation::hardsigmoid: return "hardsigmoid";
   }
   return "?";
 }
@@ -168,6 +170,8 @@ double ref_activation(Activation a, double x) {
     case Activation::silu: return x * ref_sigmoid(x);
     case Activation::sigmoid: return ref_sigmoid(x);
     case Activation::tanh: return std::tanh(x);
+    case Activation::hardswish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case Activation::hardsigmoid: return std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
   }
   return 0.0;
 }
@@ -186,6 +190,8 @@ double ref_activation_derivative(Activation a, double x) {
     case Activation::silu: return ref_sigmoid(x) * (1.0 + x * (1.0 - ref_sigmoid(x)));
     case Activation::sigmoid: return ref_sigmoid(x) * (1.0 - ref_sigmoid(x));
     case Activation::tanh: return 1.0 - std::tanh(x) * std::tanh(x);
+    case Activation::hardswish: return x < -3.0 ? 0.0 : x <= 3.0 ? (2.0 * x + 3.0) / 6.0 : 1.0;
+    case Activation::hardsigmoid: return x > -3.0 && x < 3.0 ? 1.0 / 6.0 : 0.0;
   }
   return 0.0;
 }
@@ -215,6 +221,12 @@ TEST(Activation, KnownValuesFromTheFormulas) {
   EXPECT_NEAR(forward_one(Activation::sigmoid, 1.0f), 0.7310586, 3e-7);
   EXPECT_NEAR(forward_one(Activation::tanh, 1.0f), 0.7615942, 3e-7);
   EXPECT_NEAR(forward_one(Activation::tanh, 0.5f), 0.4621172, 3e-7);
+  EXPECT_EQ(forward_one(Activation::hardsigmoid, 0.0f), 0.5f);
+  EXPECT_EQ(forward_one(Activation::hardsigmoid, 4.0f), 1.0f);
+  EXPECT_EQ(forward_one(Activation::hardsigmoid, -3.5f), 0.0f);
+  EXPECT_NEAR(forward_one(Activation::hardswish, 1.0f), 4.0 / 6.0, 1e-7);
+  EXPECT_EQ(forward_one(Activation::hardswish, -4.0f), 0.0f);
+  EXPECT_EQ(forward_one(Activation::hardswish, 5.0f), 5.0f);
 }
 
 // Values everywhere the approximations change regime, plus random ones.
@@ -256,10 +268,11 @@ TEST(Activation, BackwardMatchesAnalyticDerivative) {
 
 TEST(Activation, BackwardMatchesFiniteDifferences) {
   for (Activation a : kAllActivations) {
-    // Inputs at least 0.1 from the kinks of relu (0) and relu6 (0, 6): the step is 0.01.
+    // Inputs at least 0.1 from the kinks of relu (0), relu6 (0, 6) and the hard ones (±3): the
+    // step is 0.01.
     std::vector<float> x = random_vector(60, 11, -8.0f, 8.0f);
     for (float& v : x) {
-      if (std::abs(v) < 0.1f || std::abs(v - 6.0f) < 0.1f) v += 0.25f;
+      if (std::abs(v) < 0.1f || std::abs(v - 6.0f) < 0.1f || std::abs(std::abs(v) - 3.0f) < 0.1f) v += 0.25f;
     }
     const auto n = static_cast<i64>(x.size());
     const std::vector<float> w = random_vector(x.size(), 12);
@@ -1112,6 +1125,88 @@ TEST(DataMovement, AddAndAccumulate) {
       ASSERT_EQ(acc[i], a[i] + b[i]);
     }
   }
+}
+
+// Broadcasting binary ops against a direct NumPy-rule reference, and their gradients against
+// finite differences (each input's summed over the axes it was broadcast along).
+struct BinaryCase {
+  std::vector<i64> a, b;
+};
+const BinaryCase kBinaryCases[] = {
+    {{2, 3, 4, 5}, {2, 3, 1, 1}},  // squeeze-and-excitation: x * s
+    {{2, 3, 1, 1}, {2, 3, 4, 5}},  // the other way round
+    {{2, 1, 4}, {2, 3, 1}},        // both broadcast
+    {{3, 7}, {3, 7}},              // no broadcast
+    {{2, 4, 1}, {2, 4, 6}},        // along the last axis
+};
+
+std::vector<float> binary_reference(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b, const BinaryCase& c,
+                                    std::vector<i64>* out_shape) {
+  std::vector<i64> out;
+  for (std::size_t d = 0; d < c.a.size(); ++d) out.push_back(std::max(c.a[d], c.b[d]));
+  *out_shape = out;
+  i64 n = 1;
+  for (i64 d : out) n *= d;
+  std::vector<float> y(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) {
+    i64 rest = i, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      const i64 index = rest % out[d];
+      rest /= out[d];
+      ia += (c.a[d] == 1 ? 0 : index) * sa;
+      ib += (c.b[d] == 1 ? 0 : index) * sb;
+      sa *= c.a[d];
+      sb *= c.b[d];
+    }
+    const float x = a[static_cast<std::size_t>(ia)], z = b[static_cast<std::size_t>(ib)];
+    y[static_cast<std::size_t>(i)] = op == BinaryOp::add ? x + z : op == BinaryOp::sub ? x - z : op == BinaryOp::mul ? x * z : x / z;
+  }
+  return y;
+}
+
+TEST(Binary, BroadcastForwardAndBackwardMatchReferenceAndFiniteDifferences) {
+  std::uint64_t seed = 3000;
+  for (const BinaryCase& c : kBinaryCases) {
+    for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div}) {
+      i64 na = 1, nb = 1;
+      for (i64 d : c.a) na *= d;
+      for (i64 d : c.b) nb *= d;
+      std::vector<float> a = random_vector(static_cast<std::size_t>(na), ++seed);
+      std::vector<float> b = random_vector(static_cast<std::size_t>(nb), ++seed, 0.5f, 2.0f);  // away from 0 for div
+      const Broadcast p = make_broadcast(c.a, c.b);
+      std::vector<i64> out_shape;
+      const std::vector<float> want = binary_reference(op, a, b, c, &out_shape);
+      ASSERT_EQ(p.out, out_shape);
+      std::vector<float> y(want.size(), kNaN);
+      binary_forward(op, a.data(), b.data(), y.data(), p);
+      ASSERT_TRUE(all_close(y, want, 1e-6, 1e-7)) << static_cast<int>(op);
+
+      const std::vector<float> w = random_vector(want.size(), ++seed);
+      auto loss = [&] {
+        binary_forward(op, a.data(), b.data(), y.data(), p);
+        return dot(y, w);
+      };
+      std::vector<float> da(a.size(), kNaN), db(b.size(), kNaN);  // overwritten, never read
+      binary_backward(op, a.data(), b.data(), w.data(), da.data(), db.data(), p);
+      EXPECT_TRUE(gradient_matches(da, numeric_gradient(a, loss))) << "da, op " << static_cast<int>(op);
+      EXPECT_TRUE(gradient_matches(db, numeric_gradient(b, loss))) << "db, op " << static_cast<int>(op);
+      binary_backward(op, a.data(), b.data(), w.data(), nullptr, db.data(), p);  // one gradient alone
+    }
+  }
+}
+
+TEST(Binary, LargeInputsSameForOneAndTwoThreads) {
+  const std::vector<i64> sa = {4, 32, 28, 28}, sb = {4, 32, 1, 1};
+  const std::vector<float> a = random_vector(4 * 32 * 28 * 28, 1);
+  const std::vector<float> b = random_vector(4 * 32, 2);
+  const std::vector<float> dy = random_vector(a.size(), 3);
+  const Broadcast p = make_broadcast(sa, sb);
+  expect_same_for_one_and_two_threads([&] {
+    std::vector<float> out(a.size() * 2 + b.size());
+    binary_forward(BinaryOp::mul, a.data(), b.data(), out.data(), p);
+    binary_backward(BinaryOp::mul, a.data(), b.data(), dy.data(), out.data() + a.size(), out.data() + 2 * a.size(), p);
+    return out;
+  });
 }
 
 struct ConcatCase {

@@ -2,9 +2,12 @@
 // Debian's PyTorch): each model's params and MACs equal PyTorch's sum(p.numel()) and an exact
 // hook count, and hwprof's engine, running the file's own weights, gives PyTorch's output for
 // the same input within 1e-4 of its largest magnitude. Attention (nn.MultiheadAttention,
-// causal in tiny_gpt), LayerNorm, both GELU forms, the class token and position embeddings
-// are all recognised here without PyTorch installed.
+// causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
+// class token and position embeddings, a tied output projection, hard activations, broadcast
+// element-wise ops and transposed convolutions are all recognised here without PyTorch.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -49,7 +52,8 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
   EXPECT_LE(test::max_relative_difference(out->f32(), want, static_cast<std::size_t>(out->numel())), 1e-4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture, ::testing::Values("lenet5", "tiny_vit", "tiny_gpt"),
+INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
+                         ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {
@@ -77,6 +81,32 @@ TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterT
   const Node& causal = gpt->nodes[static_cast<std::size_t>(gpt->find("h.1.attn"))];
   EXPECT_TRUE(causal.attrs.causal);
   EXPECT_EQ(gpt->nodes[static_cast<std::size_t>(gpt->find("h.0.mlp.1"))].attrs.approximate, GeluApproximation::tanh);
+  // lm_head shares wte's weight: the exporter writes it again, transposed; it is tied, counted once.
+  const Node& head = gpt->nodes[static_cast<std::size_t>(gpt->find("lm_head"))];
+  ASSERT_GE(head.attrs.tied_to, 0);
+  EXPECT_EQ(gpt->nodes[static_cast<std::size_t>(head.attrs.tied_to)].name, "wte");
+  EXPECT_TRUE(head.initial_values.empty());
+
+  // Exported at opset 14, LayerNorm is ReduceMean, Sub, Pow, Sqrt, Div, Mul, Add: one layernorm.
+  auto vit14 = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_vit_opset14/model.onnx");
+  ASSERT_TRUE(vit14.ok()) << vit14.error().message;
+  EXPECT_EQ(op_of(*vit14, "blocks.0.ln_1"), "layernorm");
+  EXPECT_EQ(op_of(*vit14, "ln"), "layernorm");
+  EXPECT_NEAR(vit14->nodes[static_cast<std::size_t>(vit14->find("ln"))].attrs.eps, 1e-5, 1e-9);
+  EXPECT_EQ(vit14->nodes.size(), vit->nodes.size());
+
+  auto decoder = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_decoder/model.onnx");
+  ASSERT_TRUE(decoder.ok()) << decoder.error().message;
+  EXPECT_EQ(op_of(*decoder, "act"), "hardswish");
+  EXPECT_EQ(op_of(*decoder, "gate"), "hardsigmoid");
+  EXPECT_EQ(op_of(*decoder, "mul"), "mul");
+  EXPECT_EQ(op_of(*decoder, "sub"), "sub");
+  EXPECT_EQ(op_of(*decoder, "div"), "div");
+  EXPECT_EQ(op_of(*decoder, "up"), "conv_transpose2d");
+  const Node& up2 = decoder->nodes[static_cast<std::size_t>(decoder->find("up2"))];
+  EXPECT_EQ(up2.attrs.groups, 2);
+  EXPECT_EQ(up2.attrs.dilation.h, 2);
+  EXPECT_EQ(decoder->nodes[static_cast<std::size_t>(decoder->find("up"))].attrs.output_padding.w, 1);
 }
 
 TEST(OnnxFixtureStructure, AWeightThatDoesNotFitItsLayerIsRefusedBeforeAnythingRuns) {
@@ -95,6 +125,66 @@ TEST(OnnxFixtureStructure, AWeightThatDoesNotFitItsLayerIsRefusedBeforeAnythingR
   auto unknown = Executor::build(*graph, ExecutorOptions{});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message.find("no parameter or buffer of that name"), std::string::npos) << unknown.error().message;
+}
+
+// partial: InstanceNorm2d and LogSoftmax have no hwprof layer. Loaded as bench/run load it,
+// the import lists both; loaded for counting, they are kept as layers that are not counted, the
+// rest is counted exactly, the totals say they are incomplete, and nothing can run it.
+TEST(OnnxPartialModel, CountsAroundWhatItCannotMapAndSaysTheTotalsAreIncomplete) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const std::string dir = std::string(HWPROF_ONNX_FIXTURES) + "/partial";
+  const auto expected = nlohmann::json::parse(test::read_file(dir + "/expected.json"));
+  auto strict = load_model(dir + "/model.onnx");
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.error().message.find("2 nodes cannot be mapped"), std::string::npos) << strict.error().message;
+  EXPECT_NE(strict.error().message.find("InstanceNormalization '/norm/InstanceNormalization' (opset 17)"), std::string::npos);
+  EXPECT_NE(strict.error().message.find("LogSoftmax '/LogSoftmax' (opset 17)"), std::string::npos);
+
+  auto graph = load_model(dir + "/model.onnx", LoadOptions{.keep_unsupported = true});
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  EXPECT_EQ(graph->unsupported_layers(), 2);
+  const Node& norm = graph->nodes[static_cast<std::size_t>(graph->find("norm"))];
+  EXPECT_EQ(norm.op, OpKind::unsupported);
+  EXPECT_EQ(norm.attrs.source_op, "InstanceNormalization (opset 17)");
+  EXPECT_EQ(norm.output_shape, (Shape{4, 6, 6}));
+  EXPECT_EQ(graph->nodes.back().op, OpKind::unsupported);  // LogSoftmax ends the model
+  EXPECT_EQ(graph->nodes.back().output_shape, (Shape{10}));
+
+  auto cost = analyze(*graph, {2, Optimizer::adam});
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  EXPECT_FALSE(cost->totals.complete());
+  EXPECT_EQ(cost->totals.not_counted_layers, 2);
+  EXPECT_EQ(cost->totals.params, expected.at("counted_params").get<std::int64_t>());
+  EXPECT_EQ(cost->totals.macs, expected.at("macs").get<std::int64_t>());  // neither unmapped op has MACs
+  std::vector<std::string> not_counted;
+  for (const LayerCost& l : cost->layers) {
+    if (!l.counted) not_counted.push_back(l.source_op);
+  }
+  std::sort(not_counted.begin(), not_counted.end());
+  EXPECT_EQ(nlohmann::json(not_counted), expected.at("not_counted"));
+
+  // A partial sum is not the model's: the single-figure API refuses it.
+  auto params = count_parameters(*graph);
+  ASSERT_FALSE(params.ok());
+  EXPECT_NE(params.error().message.find("2 layer(s) cannot be counted, the first 'norm'"), std::string::npos) << params.error().message;
+  EXPECT_FALSE(count_macs(*graph).ok());
+  EXPECT_FALSE(measure_memory(*graph, 1).ok());
+  // Its shapes are the file's: another input shape cannot be inferred through it.
+  auto reshaped = with_input_shape(*graph, {1, 10, 10});
+  ASSERT_FALSE(reshaped.ok());
+  EXPECT_NE(reshaped.error().message.find("layer 'norm' is InstanceNormalization (opset 17), which hwprof cannot map"), std::string::npos)
+      << reshaped.error().message;
+  auto executor = Executor::build(*graph, ExecutorOptions{});
+  ASSERT_FALSE(executor.ok());
+  EXPECT_NE(executor.error().message.find("2 layers cannot run"), std::string::npos) << executor.error().message;
+}
+
+// A spec cannot name the op that only an import makes.
+TEST(OnnxPartialModel, ASpecCannotUseTheUnsupportedOp) {
+  auto graph = parse_model(R"({"name": "m", "input": {"shape": [4]}, "layers": [{"name": "x", "op": "unsupported"}]})", "m.json");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.error().message.find("unknown op 'unsupported'"), std::string::npos) << graph.error().message;
+  for (std::string_view name : op_names()) EXPECT_NE(name, "unsupported");
 }
 
 }  // namespace

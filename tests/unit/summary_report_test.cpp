@@ -91,5 +91,51 @@ TEST(SummaryTable, ShowsTotalsAndSaysTheFiguresAreAnalytic) {
   EXPECT_THAT(table, HasSubstr("Memory at batch 2"));
 }
 
+// A layer that is not counted (an ONNX op hwprof cannot map; here b.1.fc made one by hand):
+// its figures are null/"not counted", a fold holding it gives lower bounds, the totals say so.
+TEST(SummaryReports, ALayerThatIsNotCountedIsNeverAZero) {
+  auto graph = parse_model(kBlocks, "t.json");
+  ASSERT_TRUE(graph.ok());
+  Node& fc = graph->nodes[static_cast<std::size_t>(graph->find("b.1.fc"))];
+  fc.op = OpKind::unsupported;
+  fc.attrs.shape = fc.output_shape;
+  fc.attrs.source_op = "QLinearMatMul (opset 17)";
+  fc.attrs.reason = "no mapping onto hwprof's layers";
+  auto cost = analyze(*graph, {1, Optimizer::sgd});
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  EXPECT_EQ(cost->totals.not_counted_layers, 1);
+  EXPECT_EQ(cost->totals.params, 144 + 2 * 272 + 34);
+
+  const auto j = nlohmann::json::parse(summary_json(*cost));
+  EXPECT_EQ(j["totals"]["complete"], false);
+  EXPECT_THAT(j["totals"]["note"].get<std::string>(), HasSubstr("every total is a lower bound"));
+  const auto& layer = j["layers"][3];
+  EXPECT_EQ(layer["name"], "b.1.fc");
+  EXPECT_EQ(layer["counted"], false);
+  EXPECT_EQ(layer["source_op"], "QLinearMatMul");
+  EXPECT_EQ(layer["not_counted"], "QLinearMatMul (opset 17): no mapping onto hwprof's layers");
+  for (const char* key : {"params", "macs", "flops", "flops_share", "backward_flops", "weight_bytes", "bytes", "intensity"}) {
+    EXPECT_TRUE(layer[key].is_null()) << key;
+  }
+  EXPECT_EQ(layer["output_bytes"], 16 * 4);
+
+  SummaryOptions folded;
+  folded.depth = 1;
+  const auto f = nlohmann::json::parse(summary_json(*cost, folded));
+  const auto& block = f["layers"][1];
+  EXPECT_EQ(block["name"], "b");
+  EXPECT_EQ(block["counted"], false);
+  EXPECT_EQ(block["not_counted_layers"], 1);
+  EXPECT_EQ(block["params"], 2 * 272);  // a lower bound: the counted part
+  EXPECT_THAT(summary_table(*cost, folded), ::testing::ContainsRegex("b +6 layers +\\[16\\] +≥ 544"));
+
+  const std::string table = summary_table(*cost);
+  EXPECT_THAT(table, ::testing::ContainsRegex("b\\.1\\.fc +QLinearMatMul +\\[16\\] +not counted +not counted +not counted +-"));
+  EXPECT_THAT(table, ::testing::ContainsRegex("Total params: +≥ 722"));
+  EXPECT_THAT(table, HasSubstr("Incomplete: 1 layer is not counted"));
+  EXPECT_THAT(summary_csv(*cost), HasSubstr("b.1.fc,unsupported,1,16,,,,,,,,64,64,,,,1\n"));
+  EXPECT_THAT(summary_csv(*cost), HasSubstr("b.0.fc,linear,1,16,272,"));
+}
+
 }  // namespace
 }  // namespace hwprof
