@@ -106,8 +106,8 @@ class TinyGPT(nn.Module):
 
 class TinyDecoder(nn.Module):
     """A small encoder-decoder with MobileNetV3's pieces: Hardswish, a squeeze-and-excitation gate
-    (Hardsigmoid, x * s broadcast over H and W), transposed convolutions (stride 2 with
-    output_padding, grouped), and Sub and Div of two activations."""
+    (Hardsigmoid, x * s broadcast over H and W), a learned layer scale, transposed convolutions
+    (stride 2 with output_padding, grouped), Sub and Div of two activations and of constants."""
 
     def __init__(self):
         super().__init__()
@@ -118,14 +118,16 @@ class TinyDecoder(nn.Module):
         self.fc2 = nn.Conv2d(4, 8, 1)
         self.gate = nn.Hardsigmoid()
         self.up = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
-        self.center = nn.AdaptiveAvgPool2d(1)
         self.up2 = nn.ConvTranspose2d(4, 4, 3, padding=2, dilation=2, groups=2)
+        self.gamma = nn.Parameter(torch.ones(8, 1, 1))  # a layer scale, as ConvNeXt's
 
     def forward(self, x):
+        x = (x - 0.5) * 2.0  # constants: Sub and Mul by scalars
         h = self.act(self.conv1(x))
         h = h * self.gate(self.fc2(torch.relu(self.fc1(self.pool(h)))))
+        h = h * self.gamma
         u = self.up(h)
-        u = u - self.center(u)
+        u = u - u.mean([2, 3], keepdim=True)  # ReduceMean over H and W
         return self.up2(u) / torch.sigmoid(u)
 
 

@@ -45,11 +45,21 @@ PUBLISHED = {
     "mobilenet_v3_small": (2_542_856, 0.06),
     "mobilenet_v3_large": (5_483_032, 0.22),
     "efficientnet_b0": (5_288_548, 0.39),
+    "convnext_tiny": (28_589_128, 4.46),
+    "mnasnet0_5": (2_218_512, 0.10),
+    "efficientnet_v2_s": (21_458_488, 8.37),
+    "regnet_y_400mf": (4_344_144, 0.40),
+    "resnext50_32x4d": (25_028_904, 4.23),
+    "wide_resnet50_2": (68_883_240, 11.40),
     # GPT-2 small (Radford et al. 2019; Hugging Face's gpt2 card: 124,439,808 parameters with the
     # output projection tied to the token embedding), 1024 tokens; no published MAC figure.
     "gpt2_small": (124_439_808, None),
 }
-DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "vgg16", "alexnet", "densenet121", "squeezenet1_1", "vit_b_16"]
+# The image size a model's published GFLOPS is taken at (its evaluation size), when not 224.
+IMAGE_SIZE = {"efficientnet_v2_s": 384}
+DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
+                  "vgg16", "alexnet", "densenet121", "squeezenet1_1", "vit_b_16", "convnext_tiny", "mnasnet0_5",
+                  "regnet_y_400mf", "resnext50_32x4d", "wide_resnet50_2", "efficientnet_v2_s"]
 TOLERANCE = 1e-4
 
 
@@ -112,7 +122,8 @@ def build(name, batch):
         from make_onnx_fixtures import TinyGPT
         model = TinyGPT(vocab=50257, d=768, heads=12, tokens=1024, layers=12).eval()
         return model, torch.randint(0, 50257, (batch, 1024), generator=g)
-    return getattr(torchvision.models, name)(weights=None).eval(), torch.randn(batch, 3, 224, 224, generator=g)
+    size = IMAGE_SIZE.get(name, 224)
+    return getattr(torchvision.models, name)(weights=None).eval(), torch.randn(batch, 3, size, size, generator=g)
 
 
 def check(name, hwprof, workdir, batch):

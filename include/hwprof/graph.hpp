@@ -68,6 +68,11 @@ struct Attributes {
   std::int64_t heads = 0;          // attention
   bool causal = false;             // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu
+  // add, sub, mul, div with one input: the per-sample shape of the tensor it is combined with
+  // (same rank as the input, each axis equal to the input's or 1), a constant (a buffer,
+  // "operand") or, when trainable, a learned parameter ("weight", ConvNeXt's layer scale).
+  Shape operand;
+  bool operand_trainable = false;
   std::string source_op;           // unsupported: the file's op, e.g. "ConvTranspose (opset 17)"
   std::string reason;              // unsupported: why hwprof cannot map it
 };

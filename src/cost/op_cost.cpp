@@ -29,6 +29,9 @@
 // hardswish     5n   x·relu6(x+3)/6               same           -                 | 4n
 // add, sub      1n                                same           -                 | 0, 1n (+n broadcast)
 // mul, div      1n                                same           -                 | 2n, 4n (+n broadcast)
+//   with one input and an operand tensor: input gradient 0 (add, sub) or n (mul, div); a
+//   learned operand's gradient n (add, sub), 2n (mul), 4n (div), its sum over the batch and
+//   the broadcast axes included
 // dropout       0 (identity)                      1n (mask)      -                 | 1n
 // embedding     0 (gather)                        same           n (scatter-add)   | — (int ids)
 // pos_embedding 1n                                same           n                 | 0
@@ -220,9 +223,21 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // Backward: add passes dy on, sub negates it for b, mul multiplies it by the other input
       // (2n), div needs dy/b and dy·a/b² (4n); an input that was broadcast sums its gradient
       // over the broadcast axes (n adds). mul and div keep both inputs for backward.
-      const bool broadcast = g.shape_of(node.inputs[0]) != g.shape_of(node.inputs[1]);
       const Count per = node.op == OpKind::div ? Count(4) : node.op == OpKind::mul ? Count(2) : node.op == OpKind::sub ? Count(1) : Count(0);
       c.flops = n;
+      if (node.inputs.size() == 1) {
+        // One input and an operand: a constant is a buffer; a learned one a parameter whose
+        // gradient is summed over the batch and the broadcast axes (n adds).
+        const Count elements = n_of(a.operand);
+        (a.operand_trainable ? c.params : c.buffers) = elements;
+        c.weight_bytes = elements * kFloatBytes;
+        c.has_weights = a.operand_trainable;
+        c.input_grad_flops = node.op == OpKind::mul || node.op == OpKind::div ? n : Count(0);
+        c.weight_grad_flops = !a.operand_trainable ? Count(0) : node.op == OpKind::mul ? n * 2 : node.op == OpKind::div ? n * 4 : n;
+        c.saves_input = a.operand_trainable && (node.op == OpKind::mul || node.op == OpKind::div);
+        break;
+      }
+      const bool broadcast = g.shape_of(node.inputs[0]) != g.shape_of(node.inputs[1]);
       c.internal_grad_flops = n * per + (broadcast ? n : Count(0));
       if (node.op == OpKind::mul || node.op == OpKind::div) {
         c.saves_input = true;

@@ -60,7 +60,7 @@ const std::set<std::string> kMappedOps = {
     "Conv", "Gemm", "MatMul", "BatchNormalization", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Clip", "MaxPool",
     "AveragePool", "GlobalAveragePool", "Add", "Softmax", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
     "Concat", "Identity", "Dropout", "Pad", "Gather", "Expand", "Shape", "Size", "Constant", "Mul", "Sub", "Div",
-    "HardSwish", "HardSigmoid", "ConvTranspose"};
+    "HardSwish", "HardSigmoid", "ConvTranspose", "ReduceMean"};
 constexpr int kMinOpset = 11;
 constexpr int kMaxOpset = 17;
 
@@ -252,6 +252,7 @@ class Importer {
   void map_pool(const onnx::NodeProto& n, OpKind op);
   void map_add(const onnx::NodeProto& n);
   void map_binary(const onnx::NodeProto& n, OpKind op);
+  void map_operand(const onnx::NodeProto& n, OpKind op);
   void add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k, const std::string& weight_name, std::vector<float> weight);
   // Embeddings and linears whose weight another linear may share (add_linear).
   void own_weight(int node) { weight_owners_.push_back(node); }
@@ -259,6 +260,7 @@ class Importer {
   void map_clip(const onnx::NodeProto& n);
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);
+  void map_reduce_mean(const onnx::NodeProto& n);
   void map_axis_op(const onnx::NodeProto& n, OpKind op);
   void map_pad(const onnx::NodeProto& n);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
@@ -285,6 +287,7 @@ class Importer {
   std::string path_;
   LoadOptions options_;
   std::set<std::string> float_values_;  // values ONNX's inference types as float32
+  std::set<std::string> initializers_;   // the graph's initializer names
   std::filesystem::path dir_;
   Graph graph_;
   int opset_ = 0;
@@ -640,6 +643,7 @@ void Importer::index_values() {
   for (const auto& v : g.value_info()) record_type(v);
   for (const auto& v : g.output()) record_type(v);
   for (const auto& t : g.initializer()) {
+    initializers_.insert(t.name());
     values_[t.name()] = Value{Value::Kind::constant, kModelInput, &t};
     dims_[t.name()] = Dims(t.dims().begin(), t.dims().end());
   }
@@ -1098,7 +1102,7 @@ void Importer::map_add(const onnx::NodeProto& n) {
       return;
     }
   }
-  unsupported(n, "an add of a constant tensor is not mapped yet (only a linear layer's bias and a [T, D] position embedding are)");
+  map_operand(n, OpKind::add);
 }
 
 // Add, Sub, Mul or Div of two activations, broadcast as NumPy does: both [batch, ...] of one
@@ -1106,9 +1110,7 @@ void Importer::map_add(const onnx::NodeProto& n) {
 void Importer::map_binary(const onnx::NodeProto& n, OpKind op) {
   const std::string& x = n.input(0);
   const std::string& y = n.input(1);
-  if (!is_activation(x) || !is_activation(y)) {
-    return unsupported(n, "an " + n.op_type() + " by a constant tensor is not mapped (only one of two layers' outputs is)");
-  }
+  if (!is_activation(x) || !is_activation(y)) return map_operand(n, op);
   const auto sx = per_sample(x), sy = per_sample(y);
   bool broadcastable = sx && sy && sx->size() == sy->size();
   for (std::size_t d = 0; broadcastable && d < sx->size(); ++d) broadcastable = (*sx)[d] == (*sy)[d] || (*sx)[d] == 1 || (*sy)[d] == 1;
@@ -1116,6 +1118,44 @@ void Importer::map_binary(const onnx::NodeProto& n, OpKind op) {
     return unsupported(n, "only inputs of one rank whose axes are equal or 1 are mapped (broadcast), got " + dims_text(dims_of(x)) + " and " + dims_text(dims_of(y)));
   }
   add_node(n, op, {values_.at(x).node, values_.at(y).node});
+}
+
+// Add, Sub, Mul or Div of an activation and a constant tensor broadcast to it: input
+// normalisation's (x - mean) / std, a scale by 0.5, ConvNeXt's layer scale. An initializer
+// named by the exporter after a module's tensor (not "onnx::...") is taken as a learned
+// parameter (PyTorch writes nn.Parameter and registered buffers alike, by name); a Constant
+// node's value or an "onnx::" initializer (a folded Python constant) is a constant, a buffer.
+void Importer::map_operand(const onnx::NodeProto& n, OpKind op) {
+  const bool first = is_activation(n.input(0));
+  const std::string& x = first ? n.input(0) : n.input(1);
+  const onnx::TensorProto* c = constant(first ? n.input(1) : n.input(0));
+  if (c == nullptr || c->data_type() != onnx::TensorProto_DataType_FLOAT) {
+    return unsupported(n, "the other operand is neither a layer's output nor a float32 constant");
+  }
+  if (!first && (op == OpKind::sub || op == OpKind::div)) {
+    return unsupported(n, "a constant " + std::string(op == OpKind::sub ? "minus" : "divided by") + " an activation is not mapped");
+  }
+  const auto in = per_sample(x);
+  if (!in) return unsupported(n, "the activation's shape " + dims_text(dims_of(x)) + " is not [batch, ...] with known sizes");
+  // Right-aligned to the full input [batch, ...]; its batch axis must be 1 (one tensor for all samples).
+  Dims cd(c->dims().begin(), c->dims().end());
+  if (cd.size() > in->size() + 1 || (cd.size() == in->size() + 1 && cd[0] != 1)) {
+    return unsupported(n, "the constant " + dims_text(cd) + " does not broadcast to " + dims_text(dims_of(x)) + " without widening it");
+  }
+  if (cd.size() == in->size() + 1) cd.erase(cd.begin());
+  Shape operand(in->size() - cd.size(), 1);
+  operand.insert(operand.end(), cd.begin(), cd.end());
+  for (std::size_t d = 0; d < operand.size(); ++d) {
+    if (operand[d] != (*in)[d] && operand[d] != 1) {
+      return unsupported(n, "the constant " + dims_text(Dims(c->dims().begin(), c->dims().end())) + " does not broadcast to " + dims_text(dims_of(x)) + " without widening it");
+    }
+  }
+  Attributes a;
+  a.operand = operand;
+  a.operand_trainable = initializers_.count(c->name()) != 0 && c->name().rfind("onnx::", 0) != 0;
+  add_node(n, op, {values_.at(x).node}, a);
+  graph_.nodes.back().initial_values.push_back(initial(a.operand_trainable ? "weight" : "operand", c->name(), operand, floats(*c)));
+  if (a.operand_trainable) name_after_parameter(c->name());  // ConvNeXt's features.1.0.layer_scale
 }
 
 void Importer::map_clip(const onnx::NodeProto& n) {
@@ -1144,6 +1184,31 @@ void Importer::map_reshape_like(const onnx::NodeProto& n) {
   if (out->size() == 1) return (void)add_node(n, OpKind::flatten, {values_.at(n.input(0)).node}, a);
   a.shape = *out;
   add_node(n, OpKind::reshape, {values_.at(n.input(0)).node}, a);
+}
+
+// x.mean([2, 3]) over an image's spatial axes (MnasNet's head, global pooling written by hand):
+// adaptive_avgpool2d to 1x1, then a flatten where the axes are not kept.
+void Importer::map_reduce_mean(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  std::vector<std::int64_t> axes = attr_ints(n, "axes");
+  for (std::int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  if (!in || in->size() != 3 || axes != std::vector<std::int64_t>{2, 3} || n.input_size() != 1) {
+    return unsupported(n, "only a mean over the spatial axes [2, 3] of [N, C, H, W] is mapped (global average pooling)");
+  }
+  const int pool = add_node(n, OpKind::adaptive_avgpool2d, {values_.at(n.input(0)).node});
+  if (attr_int(n, "keepdims", 1) != 0) return;
+  Node& pooled = graph_.nodes[static_cast<std::size_t>(pool)];
+  expected.erase(pooled.name);  // ONNX's output is the flattened one
+  Node flat;
+  flat.name = pooled.name + ".flatten";
+  flat.op = OpKind::flatten;
+  flat.inputs = {pool};
+  flat.spec_pointer = describe(n) + " (keepdims 0)";
+  names_taken_[flat.name] = 1;
+  if (const auto out = per_sample(n.output(0))) expected[flat.name] = *out;
+  graph_.nodes.push_back(std::move(flat));
+  set_output(n, static_cast<int>(graph_.nodes.size()) - 1);
 }
 
 void Importer::map_transpose(const onnx::NodeProto& n) {
@@ -1849,6 +1914,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
   }
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return map_reshape_like(n);
   if (op == "Transpose") return map_transpose(n);
+  if (op == "ReduceMean") return map_reduce_mean(n);
   if (op == "Pad") return map_pad(n);
   if (op == "Softmax") return map_axis_op(n, OpKind::softmax);
   if (op == "Concat" && n.input_size() == 2 && kind_of(n.input(0)) == Value::Kind::expanded && is_activation(n.input(1))) {

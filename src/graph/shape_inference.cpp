@@ -211,6 +211,18 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::mul:
     case OpKind::div: {
       // NumPy broadcasting between inputs of one rank: each axis equal, or 1 in one of them.
+      // With one input, the operand is broadcast to it and never widens it.
+      if (node.inputs.size() == 1) {
+        if (dtype != DType::f32) return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
+        bool fits = a.operand.size() == in.size();
+        for (std::size_t d = 0; fits && d < in.size(); ++d) fits = a.operand[d] == in[d] || a.operand[d] == 1;
+        if (!fits) {
+          return problem("the operand " + format_shape(a.operand) + " does not broadcast to the input " + kind_of(in) +
+                             " (one rank; each axis equal to the input's or 1)",
+                         "operand");
+        }
+        return shaped(in);
+      }
       const Shape& other = g.shape_of(node.inputs[1]);
       const std::string what = std::string(op_name(node.op)) + " takes two tensors of one rank whose every axis is equal or 1 in one of them, got ";
       if (other.size() != in.size()) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");

@@ -477,6 +477,10 @@ class SpecReader {
     }
   };
 
+  [[noreturn]] void reader_fail(const AttributeReader& a, const std::string& suffix, const std::string& message) const {
+    fail_layer(a.pointer + suffix, a.layer, a.op, message);
+  }
+
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";
@@ -586,16 +590,31 @@ class SpecReader {
         at.causal = a.boolean("causal", false);
         at.bias = a.boolean("bias", true);
         break;
+      case OpKind::add:
+      case OpKind::sub:
+      case OpKind::mul:
+      case OpKind::div:
+        // Two inputs, or one and an operand tensor (a constant, or learned with "trainable").
+        if (node.inputs.size() == 1) {
+          if (!a.has("operand")) {
+            reader_fail(a, a.has("inputs") ? "/inputs" : "",
+                        "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1" +
+                            std::string(a.has("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
+          }
+          at.operand = read_shape_list(a.item["operand"], a.at("operand"),
+                                       "layer '" + node.name + "' (" + std::string(a.op) + "): attribute 'operand'", false);
+          at.operand_trainable = a.boolean("trainable", false);
+        } else if (a.has("operand") || a.has("trainable")) {
+          reader_fail(a, a.has("operand") ? "/operand" : "/trainable",
+                      "'operand' and 'trainable' are for a layer of one input; this one has 2");
+        }
+        break;
       case OpKind::relu:
       case OpKind::relu6:
       case OpKind::silu:
       case OpKind::sigmoid:
       case OpKind::tanh:
       case OpKind::flatten:
-      case OpKind::add:
-      case OpKind::sub:
-      case OpKind::mul:
-      case OpKind::div:
       case OpKind::hardswish:
       case OpKind::hardsigmoid:
       case OpKind::cls_token:

@@ -129,6 +129,16 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
       break;
     }
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div:
+      // A learned operand starts at the op's identity (ConvNeXt's layer scale starts at 1e-6,
+      // a model file gives its own values).
+      if (node.inputs.size() == 1 && a.operand_trainable) {
+        specs.push_back({"weight", a.operand, InitScheme::constant, node.op == OpKind::mul || node.op == OpKind::div ? 1.0 : 0.0, -1});
+      }
+      break;
     case OpKind::batchnorm2d:
       specs.push_back({"weight", {in[0]}, InitScheme::constant, 1.0, -1});
       specs.push_back({"bias", {in[0]}, InitScheme::constant, 0.0, -1});
@@ -179,6 +189,8 @@ void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, in
 
 std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
+  const bool binary = node.op == OpKind::add || node.op == OpKind::sub || node.op == OpKind::mul || node.op == OpKind::div;
+  if (binary && node.inputs.size() == 1 && !node.attrs.operand_trainable) return {{"operand", node.attrs.operand}};
   if (node.op != OpKind::batchnorm2d) return {};
   const std::int64_t c = graph.shape_of(node.inputs[0])[0];
   return {{"running_mean", {c}}, {"running_var", {c}}};

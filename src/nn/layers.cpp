@@ -533,6 +533,65 @@ class BinaryLayer final : public Layer {
   Tensor a_, b_;
 };
 
+// add, sub, mul, div of one input and an operand tensor broadcast to it: a constant (the buffer
+// "operand", from the model file or the op's identity) or a learned parameter.
+class OperandLayer final : public Layer {
+ public:
+  OperandLayer(const Node& node, std::span<ParameterSlot* const> params)
+      : op_(node.op == OpKind::sub ? BinaryOp::sub : node.op == OpKind::mul ? BinaryOp::mul : node.op == OpKind::div ? BinaryOp::div : BinaryOp::add),
+        shape_(batched(1, node.attrs.operand)),
+        w_(node.attrs.operand_trainable ? params[0] : nullptr) {
+    if (w_ == nullptr) {
+      constant_ = Tensor::empty(node.attrs.operand);
+      if (const InitialValue* v = find_initial_value(node, "operand")) {
+        load_initial_value(*v, constant_);
+      } else {
+        std::fill_n(constant_.f32(), constant_.numel(), op_ == BinaryOp::mul || op_ == BinaryOp::div ? 1.0f : 0.0f);
+      }
+    }
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    plan_ = make_broadcast(x.shape(), shape_);
+    Tensor y = (c.reusable_inputs & 1U) != 0 ? x : Tensor::empty(x.shape());
+    binary_forward(op_, x.f32(), operand(), y.f32(), plan_);
+    if (c.training && (op_ == BinaryOp::mul || op_ == BinaryOp::div) && w_ != nullptr) x_ = x;
+    x_shape_ = x.shape();
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = need[0] != 0 ? Tensor::empty(x_shape_) : Tensor();
+    if (dx[0].defined()) binary_backward(op_, nullptr, operand(), dy.f32(), dx[0].f32(), nullptr, plan_);
+    float* dw = gradient_of(w_);
+    if (dw == nullptr) return;
+    // The operand's gradient is a sum over the batch: one sample at a time into a scratch row.
+    const i64 batch = x_shape_[0];
+    const i64 per_sample = plan_.numel() / batch;
+    Shape sample = x_shape_;
+    sample[0] = 1;
+    const Broadcast one = make_broadcast(sample, shape_);
+    Tensor scratch = Tensor::empty(shape_);
+    for (i64 s = 0; s < batch; ++s) {
+      const float* xs = x_.defined() ? x_.f32() + s * per_sample : nullptr;
+      binary_backward(op_, xs, operand(), dy.f32() + s * per_sample, nullptr, scratch.f32(), one);
+      for (i64 i = 0; i < scratch.numel(); ++i) dw[i] += scratch.f32()[i];
+    }
+  }
+  void release_saved() noexcept override { x_ = Tensor(); }
+
+ private:
+  const float* operand() const { return w_ != nullptr ? value_of(w_) : constant_.f32(); }
+
+  BinaryOp op_;
+  Shape shape_;  // [1, operand...]
+  ParameterSlot* w_;
+  Tensor constant_;
+  Broadcast plan_;
+  Shape x_shape_;
+  Tensor x_;
+};
+
 class ConcatLayer final : public Layer {
  public:
   ConcatLayer(const Graph& graph, const Node& node) : out_(node.output_shape), dtype_(node.output_dtype) {
@@ -787,11 +846,12 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::reshape: return std::make_unique<ViewLayer>(node, in);
     case OpKind::dropout: return std::make_unique<DropoutLayer>(node);
     case OpKind::add:
-      if (graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
-      return std::make_unique<BinaryLayer>(node.op);
     case OpKind::sub:
     case OpKind::mul:
-    case OpKind::div: return std::make_unique<BinaryLayer>(node.op);
+    case OpKind::div:
+      if (node.inputs.size() == 1) return std::make_unique<OperandLayer>(node, params);
+      if (node.op == OpKind::add && graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
+      return std::make_unique<BinaryLayer>(node.op);
     case OpKind::concat: return std::make_unique<ConcatLayer>(graph, node);
     case OpKind::transpose: return std::make_unique<TransposeLayer>(node, in);
     case OpKind::select: return std::make_unique<SelectLayer>(node, in);

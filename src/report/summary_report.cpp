@@ -310,7 +310,7 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   };
   out += field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
   out += field("Trainable params:", group_digits(t.trainable_params));
-  if (t.buffers > 0) out += field("Non-trainable buffers:", group_digits(t.buffers), "(batchnorm running mean/var)");
+  if (t.buffers > 0) out += field("Non-trainable buffers:", group_digits(t.buffers), "(batchnorm running statistics, constant operands)");
   out += field("MACs per sample:", group_digits(t.macs), "(" + detail::si(static_cast<double>(t.macs)) + ")");
   out += field("Forward FLOPs per sample:", group_digits(t.flops), "(" + detail::si(static_cast<double>(t.flops)) + ")");
   out += field("Backward FLOPs per sample:", group_digits(t.backward_flops), "(" + detail::si(static_cast<double>(t.backward_flops)) + ")");

@@ -824,9 +824,10 @@ TEST(ExecutorGradients, DataMovementAndActivations) {
 
 // MobileNetV3's and a decoder's pieces: hard activations, a squeeze-and-excitation gate
 // (broadcast mul), transposed convolutions (strided with output_padding, grouped and dilated,
-// depthwise), broadcast sub and div.
+// depthwise), broadcast sub and div, and each op with a constant or learned operand.
 TEST(ExecutorGradients, HardActivationsBroadcastOpsAndTransposedConvolutions) {
   check_gradients(parse(R"({"input": {"shape": [3, 6, 6]}, "layers": [
+      {"name": "norm", "op": "sub", "operand": [3, 1, 1]},
       {"name": "conv1", "op": "conv2d", "out_channels": 6, "kernel": 3, "stride": 2, "padding": 1},
       {"name": "hs", "op": "hardswish"},
       {"name": "pool", "op": "adaptive_avgpool2d"},
@@ -835,12 +836,16 @@ TEST(ExecutorGradients, HardActivationsBroadcastOpsAndTransposedConvolutions) {
       {"name": "fc2", "op": "conv2d", "out_channels": 6, "kernel": 1},
       {"name": "gate", "op": "hardsigmoid"},
       {"name": "se", "op": "mul", "inputs": ["hs", "gate"]},
+      {"name": "scale", "op": "mul", "operand": [6, 1, 1], "trainable": true},
+      {"name": "shift", "op": "add", "operand": [1, 3, 3], "trainable": true},
       {"name": "up", "op": "conv_transpose2d", "out_channels": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1},
       {"name": "center", "op": "adaptive_avgpool2d"},
       {"name": "sub", "op": "sub", "inputs": ["up", "center"]},
       {"name": "up2", "op": "conv_transpose2d", "out_channels": 4, "kernel": 3, "padding": 2, "dilation": 2, "groups": 2},
       {"name": "sig", "op": "sigmoid", "inputs": ["sub"]},
       {"name": "div", "op": "div", "inputs": ["up2", "sig"]},
+      {"name": "rescale", "op": "div", "operand": [4, 1, 6], "trainable": true},
+      {"name": "offset", "op": "sub", "operand": [4, 6, 6], "trainable": true},
       {"name": "dw", "op": "conv_transpose2d", "out_channels": 4, "kernel": 2, "stride": 2, "groups": 4, "bias": false},
       {"name": "flat", "op": "flatten"},
       {"name": "fc", "op": "linear", "out_features": 3}]})"),

@@ -526,7 +526,26 @@ const std::vector<MalformedCase>& malformed_cases() {
   ]
 }
 )json",
-     {"layer 'sum' (add): takes exactly 2 inputs, got 1"}},
+     {"layer 'sum' (add): takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1"}},
+    {"OperandThatWidensTheInput", Stage::parse, "4:43",
+     R"json({
+  "input": {"shape": [8]},
+  "layers": [
+    {"name": "s", "op": "mul", "operand": [2, 8], "trainable": true}
+  ]
+}
+)json",
+     {"layer 's' (mul): the operand [2, 8] does not broadcast to the input [8]"}},
+    {"OperandWithTwoInputs", Stage::parse, "5:70",
+     R"json({
+  "input": {"shape": [8]},
+  "layers": [
+    {"name": "a", "op": "relu"},
+    {"name": "s", "op": "add", "inputs": ["a", "$input"], "operand": [8]}
+  ]
+}
+)json",
+     {"layer 's' (add): 'operand' and 'trainable' are for a layer of one input; this one has 2"}},
     {"AddWithoutInputs", Stage::parse, "5:5",
      R"json({
   "input": {"shape": [8]},
@@ -536,7 +555,7 @@ const std::vector<MalformedCase>& malformed_cases() {
   ]
 }
 )json",
-     {"layer 'sum' (add): takes exactly 2 inputs, got 1 (no \"inputs\" given: the previous layer's output)"}},
+     {"layer 'sum' (add): takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1 (no \"inputs\" given: the previous layer's output)"}},
     {"ConcatMismatch", Stage::parse, "5:47",
      R"json({
   "input": {"shape": [3, 8, 8]},

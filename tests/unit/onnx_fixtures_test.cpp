@@ -103,6 +103,15 @@ TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterT
   EXPECT_EQ(op_of(*decoder, "sub"), "sub");
   EXPECT_EQ(op_of(*decoder, "div"), "div");
   EXPECT_EQ(op_of(*decoder, "up"), "conv_transpose2d");
+  EXPECT_EQ(op_of(*decoder, "reducemean"), "adaptive_avgpool2d");  // u.mean([2, 3], keepdim=True)
+  // (x - 0.5) * 2: constants (buffers); h * self.gamma: a learned parameter, named after it.
+  const Node& halve = decoder->nodes[static_cast<std::size_t>(decoder->find("mul"))];
+  EXPECT_FALSE(halve.attrs.operand_trainable);
+  EXPECT_EQ(halve.attrs.operand, (Shape{1, 1, 1}));
+  const Node& gamma = decoder->nodes[static_cast<std::size_t>(decoder->find("gamma"))];
+  EXPECT_EQ(gamma.op, OpKind::mul);
+  EXPECT_TRUE(gamma.attrs.operand_trainable);
+  EXPECT_EQ(gamma.attrs.operand, (Shape{8, 1, 1}));
   const Node& up2 = decoder->nodes[static_cast<std::size_t>(decoder->find("up2"))];
   EXPECT_EQ(up2.attrs.groups, 2);
   EXPECT_EQ(up2.attrs.dilation.h, 2);
