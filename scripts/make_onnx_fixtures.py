@@ -13,12 +13,15 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 broadcast Mul), ConvTranspose2d (strided, grouped, dilated), Sub and Div
   tiny_vit_opset14, tiny_gpt_opset11
                 the same models exported at older opsets (LayerNorm decomposed)
+  hf_gpt        a 2-block GPT-2 written as Hugging Face writes it (fused c_attn split three
+                ways, torch.where causal mask, gelu_new written out, tied head)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
 
 Run it from the repository root: scripts/make_onnx_fixtures.py
 """
 import json
+import math
 import os
 
 import numpy as np
@@ -101,6 +104,66 @@ class TinyGPT(nn.Module):
         x = self.wte(ids) + self.wpe
         for block in self.h:
             x = block(x, self.mask)
+        return self.lm_head(self.ln_f(x))
+
+
+class HFAttention(nn.Module):
+    """GPT-2's attention as Hugging Face's GPT2Attention writes it: one fused c_attn projection
+    split three ways, heads by view/permute, scores divided by sqrt(head width), the causal mask
+    applied with torch.where from a boolean buffer sliced to T, softmax, the c_proj projection."""
+
+    def __init__(self, d, heads, positions):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        mask = torch.tril(torch.ones(positions, positions, dtype=torch.bool)).view(1, 1, positions, positions)
+        self.register_buffer("bias", mask, persistent=False)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        hd = d // self.heads
+        q, k, v = (y.view(b, t, self.heads, hd).permute(0, 2, 1, 3) for y in self.c_attn(x).split(d, dim=2))
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd)
+        w = torch.where(self.bias[:, :, :t, :t], w, torch.tensor(torch.finfo(w.dtype).min))
+        a = torch.matmul(w.softmax(dim=-1), v).permute(0, 2, 1, 3).reshape(b, t, d)
+        return self.c_proj(a)
+
+
+class HFBlock(nn.Module):
+    def __init__(self, d, heads, positions):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.attn = HFAttention(d, heads, positions)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.c_proj = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        h = self.c_fc(self.ln_2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))  # gelu_new
+        return x + self.c_proj(h)
+
+
+class HFGPT(nn.Module):
+    """A 2-block GPT-2 written as Hugging Face's GPT2LMHeadModel is: learned position embedding
+    looked up by position ids, HFAttention, gelu_new written out, lm_head tied to wte."""
+
+    def __init__(self, vocab=50, d=16, heads=2, positions=8):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(positions, d)
+        self.h = nn.ModuleList([HFBlock(d, heads, positions) for _ in range(2)])
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        x = self.wte(ids) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
         return self.lm_head(self.ln_f(x))
 
 
@@ -189,6 +252,7 @@ def main():
     partial = Partial()
     export("partial", partial, torch.randn(2, 1, 8, 8, generator=g),
            not_counted=[("InstanceNormalization", partial.norm), ("LogSoftmax", None)])
+    export("hf_gpt", HFGPT(), torch.randint(0, 50, (2, 8), generator=g))
 
 
 if __name__ == "__main__":

@@ -97,8 +97,14 @@ def count_macs(model, x):
         # only when called as a module, which MultiheadAttention does not do.
         total[0] += 3 * t * d * d + 2 * t * t * d + t * d * d
 
+    def hf_attention(m, inp, out):
+        t, d = out.shape[1], out.shape[2]  # Q·Kᵀ and A·V (2·T·T·D); its projections are nn.Linear, hooked
+        total[0] += 2 * t * t * d
+
     hooks = []
     for m in model.modules():
+        if type(m).__name__ == "HFAttention":  # scripts/make_onnx_fixtures.py's, as Hugging Face writes GPT-2's
+            hooks.append(m.register_forward_hook(hf_attention))
         if isinstance(m, torch.nn.Conv2d):
             hooks.append(m.register_forward_hook(conv))
         elif isinstance(m, torch.nn.ConvTranspose2d):

@@ -253,6 +253,7 @@ class Importer {
   void map_add(const onnx::NodeProto& n);
   void map_binary(const onnx::NodeProto& n, OpKind op);
   void map_operand(const onnx::NodeProto& n, OpKind op);
+  const onnx::TensorProto* position_lookup(const std::string& value, const std::string& act) const;
   void add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k, const std::string& weight_name, std::vector<float> weight);
   // Embeddings and linears whose weight another linear may share (add_linear).
   void own_weight(int node) { weight_owners_.push_back(node); }
@@ -321,6 +322,7 @@ class Importer {
   bool fold_shape_computations();
   void find_patterns();
   void find_attention(int softmax);
+  std::optional<std::string> causal_condition(std::string value, std::int64_t t) const;
   void find_activation_patterns(int index);
   void find_decomposed_layernorm(int index);
   std::optional<Projection> projection_at(const std::string& value) const;
@@ -1071,12 +1073,51 @@ void Importer::map_pool(const onnx::NodeProto& n, OpKind op) {
   add_node(n, op, {values_.at(n.input(0)).node}, a);
 }
 
+// The [P, D] table whose rows 0..T-1 `value` gathers, T the activation `act`'s length
+// (position ids made by torch.arange(x.shape[1]): Gather(W, Unsqueeze(Range(0, T, 1)))), or null.
+const onnx::TensorProto* Importer::position_lookup(const std::string& value, const std::string& act) const {
+  const auto shape = per_sample(act);
+  auto producer = [&](const std::string& v, const char* op) -> const onnx::NodeProto* {
+    auto it = producer_.find(v);
+    return it != producer_.end() && onnx_node(it->second).op_type() == op ? &onnx_node(it->second) : nullptr;
+  };
+  const onnx::NodeProto* gather = producer(value, "Gather");
+  if (!shape || shape->size() != 2 || gather == nullptr || attr_int(*gather, "axis", 0) != 0) return nullptr;
+  const onnx::TensorProto* table = constant(gather->input(0));
+  if (table == nullptr || table->dims_size() != 2 || table->dims(1) != (*shape)[1] || table->dims(0) < (*shape)[0]) return nullptr;
+  std::string ids = gather->input(1);
+  if (const onnx::NodeProto* u = producer(ids, "Unsqueeze")) ids = u->input(0);
+  const onnx::NodeProto* range = producer(ids, "Range");
+  if (range == nullptr || range->input_size() != 3 || scalar(range->input(0)) != 0.0 || scalar(range->input(2)) != 1.0) return nullptr;
+  // The limit: T itself, or the size of an axis that is T (x.shape[1]), perhaps cast.
+  std::string limit = range->input(1);
+  if (const onnx::NodeProto* c = producer(limit, "Cast")) limit = c->input(0);
+  if (const auto t = scalar(limit)) return *t == static_cast<double>((*shape)[0]) ? table : nullptr;
+  const onnx::NodeProto* axis = producer(limit, "Gather");
+  const onnx::NodeProto* of = axis != nullptr ? producer(axis->input(0), "Shape") : nullptr;
+  const auto k = axis != nullptr ? scalar(axis->input(1)) : std::nullopt;
+  if (of == nullptr || !k) return nullptr;
+  const Dims& d = dims_of(of->input(0));
+  const auto index = static_cast<std::size_t>(*k);
+  return index < d.size() && d[index] == (*shape)[0] ? table : nullptr;
+}
+
 void Importer::map_add(const onnx::NodeProto& n) {
   const std::string& x = n.input(0);
   const std::string& y = n.input(1);
   if (is_activation(x) && is_activation(y)) return map_binary(n, OpKind::add);
   // A bias after a MatMul (PyTorch exports nn.Linear on 3-D inputs as MatMul + Add).
   const std::string& act = is_activation(x) ? x : y;
+  if (const onnx::TensorProto* table = position_lookup(is_activation(x) ? y : x, act)) {
+    // Hugging Face's x + wpe(arange(T)): the first T rows of a [P, D] table, counted whole.
+    Attributes a;
+    a.num_positions = table->dims(0);
+    add_node(n, OpKind::pos_embedding, {values_.at(act).node}, a);
+    graph_.nodes.back().initial_values.push_back(initial("weight", table->name(), {table->dims(0), table->dims(1)}, floats(*table)));
+    const std::string& t = table->name();  // "wpe.weight": the layer is "wpe"
+    name_after_parameter(t.size() > 7 && t.compare(t.size() - 7, 7, ".weight") == 0 ? t.substr(0, t.size() - 7) : t);
+    return;
+  }
   const onnx::TensorProto* c = constant(is_activation(x) ? y : x);
   const Value& v = values_.at(act);
   if (c != nullptr && v.node >= 0 && use_count(act) == 1) {
@@ -1470,6 +1511,47 @@ void Importer::find_activation_patterns(int index) {
 // the output traced forward through the heads' merge to the out-projection and back to
 // [batch, T, D]. All of it is one hwprof `attention` layer with PyTorch's in_proj_weight
 // [3D, D] layout; the scale must be 1/√(D/heads), and a mask must be causal.
+// Why the Where condition `value` is not a causal mask over T×T scores, or nothing when it is: a
+// constant boolean [..., N, N] (N >= T, leading axes 1), perhaps sliced from index 0 (GPT-2's
+// bias[:, :, :T, :T]), whose first T rows and columns are true exactly on and below the diagonal.
+std::optional<std::string> Importer::causal_condition(std::string value, std::int64_t t) const {
+  for (int guard = 0; guard < 8 && constant(value) == nullptr; ++guard) {
+    auto it = producer_.find(value);
+    if (it == producer_.end() || onnx_node(it->second).op_type() != "Slice") return "its Where mask is computed in the graph";
+    const onnx::NodeProto& slice = onnx_node(it->second);
+    const onnx::TensorProto* starts = slice.input_size() > 1 ? constant(slice.input(1)) : nullptr;
+    const onnx::TensorProto* steps = slice.input_size() > 4 && !slice.input(4).empty() ? constant(slice.input(4)) : nullptr;
+    if (starts == nullptr) return "its Where mask is sliced from a computed start";
+    for (std::int64_t s : integers(*starts)) {
+      if (s != 0) return "its Where mask is sliced from a start other than 0";
+    }
+    if (steps != nullptr) {
+      for (std::int64_t s : integers(*steps)) {
+        if (s != 1) return "its Where mask is sliced with a step";
+      }
+    }
+    value = slice.input(0);
+  }
+  const onnx::TensorProto* mask = constant(value);
+  if (mask == nullptr || mask->data_type() != onnx::TensorProto_DataType_BOOL) return "its Where mask is not a constant boolean tensor";
+  const Dims md(mask->dims().begin(), mask->dims().end());
+  if (md.size() < 2 || md[md.size() - 1] != md[md.size() - 2] || md.back() < t || product(md) != md.back() * md.back()) {
+    return "its Where mask " + dims_text(md) + " is not one [N, N] matrix covering the " + std::to_string(t) + " positions";
+  }
+  const std::string bytes = raw_bytes(*mask);
+  const std::int64_t n = md.back();
+  auto at = [&](std::int64_t r, std::int64_t c) {
+    const auto i = static_cast<std::size_t>(r * n + c);
+    return bytes.size() == static_cast<std::size_t>(n * n) ? bytes[i] != 0 : mask->int32_data_size() == n * n && mask->int32_data(static_cast<int>(i)) != 0;
+  };
+  for (std::int64_t r = 0; r < t; ++r) {
+    for (std::int64_t c = 0; c < t; ++c) {
+      if (at(r, c) != (c <= r)) return "its Where mask is not causal (true on and below the diagonal)";
+    }
+  }
+  return std::nullopt;
+}
+
 void Importer::find_attention(int softmax) {
   const onnx::NodeProto& sm = onnx_node(softmax);
   std::vector<int> nodes = {softmax};
@@ -1513,6 +1595,14 @@ void Importer::find_attention(int softmax) {
       }
       causal = true;
       v = p.input(first ? 1 : 0);
+    } else if (p.op_type() == "Where" && p.input_size() == 3) {
+      // torch.where(mask, scores, very negative) (Hugging Face's GPT-2): the mask a constant
+      // lower-triangular boolean, perhaps sliced to the first T rows and columns.
+      const auto fill = scalar(p.input(2));
+      if (!fill || *fill > -1e4) return give_up("its Where does not fill masked scores with a very negative constant");
+      if (auto problem = causal_condition(p.input(0), sd.back())) return give_up(*problem);
+      causal = true;
+      v = p.input(1);
     } else {
       return;
     }
@@ -1551,6 +1641,24 @@ void Importer::find_attention(int softmax) {
         value = p.input(0);
       } else if ((op == "Div" || op == "Mul") && scalar(p.input(1))) {
         scale = op == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
+        value = p.input(0);
+      } else if (op == "Split") {
+        // One part of a fused projection split along its last axis (c_attn(x).split(D, dim=2)):
+        // it starts after the widths of the parts before it.
+        const Dims& in = dims_of(p.input(0));
+        std::int64_t split_axis = attr_int(p, "axis", 0);
+        if (split_axis < 0) split_axis += static_cast<std::int64_t>(in.size());
+        if (in.empty() || split_axis != static_cast<std::int64_t>(in.size()) - 1) return false;
+        std::int64_t begin = 0;
+        int part = 0;
+        for (; part < p.output_size() && p.output(part) != value; ++part) {
+          const Dims& od = dims_of(p.output(part));
+          if (od.empty() || od.back() < 0) return false;
+          begin += od.back();
+        }
+        if (part == p.output_size() || dims_of(value).empty()) return false;
+        out->begin = begin;
+        out->end = dims_of(value).back();
         value = p.input(0);
       } else if (op == "Slice") {
         const onnx::TensorProto* starts = p.input_size() > 1 ? constant(p.input(1)) : nullptr;

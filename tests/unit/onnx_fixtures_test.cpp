@@ -53,7 +53,8 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 }
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
-                         ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11"),
+                         ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11",
+                                           "hf_gpt"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {
@@ -94,6 +95,15 @@ TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterT
   EXPECT_EQ(op_of(*vit14, "ln"), "layernorm");
   EXPECT_NEAR(vit14->nodes[static_cast<std::size_t>(vit14->find("ln"))].attrs.eps, 1e-5, 1e-9);
   EXPECT_EQ(vit14->nodes.size(), vit->nodes.size());
+
+  // GPT-2 as Hugging Face writes it: c_attn split three ways, a torch.where causal mask from a
+  // sliced boolean buffer, wpe looked up by arange(T), gelu_new written out.
+  auto hf = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/hf_gpt/model.onnx");
+  ASSERT_TRUE(hf.ok()) << hf.error().message;
+  EXPECT_EQ(op_of(*hf, "h.0.attn"), "attention");
+  EXPECT_TRUE(hf->nodes[static_cast<std::size_t>(hf->find("h.1.attn"))].attrs.causal);
+  EXPECT_EQ(op_of(*hf, "wpe"), "pos_embedding");
+  EXPECT_EQ(op_of(*hf, "h.0.gelu"), "gelu");
 
   auto decoder = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_decoder/model.onnx");
   ASSERT_TRUE(decoder.ok()) << decoder.error().message;
