@@ -15,6 +15,7 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 the same models exported at older opsets (LayerNorm decomposed)
   hf_gpt        a 2-block GPT-2 written as Hugging Face writes it (fused c_attn split three
                 ways, torch.where causal mask, gelu_new written out, tied head)
+  untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
 
@@ -213,11 +214,12 @@ def randomize(model, seed):
             t.copy_(torch.randn(t.shape, generator=g) * 0.2)
 
 
-def export(name, model, x, dynamic=True, not_counted=None, opset=17):
+def export(name, model, x, dynamic=True, not_counted=None, opset=17, random_weights=True):
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
     model.eval()
-    randomize(model, 0)
+    if random_weights:
+        randomize(model, 0)
     path = os.path.join(folder, "model.onnx")
     torch.onnx.export(model, x, path, opset_version=opset, training=torch.onnx.TrainingMode.PRESERVE,
                       input_names=["input"], output_names=["output"],
@@ -253,6 +255,12 @@ def main():
     export("partial", partial, torch.randn(2, 1, 8, 8, generator=g),
            not_counted=[("InstanceNormalization", partial.norm), ("LogSoftmax", None)])
     export("hf_gpt", HFGPT(), torch.randint(0, 50, (2, 8), generator=g))
+    # As PyTorch initialises it: every BatchNorm's γ, β, mean and var are ones and zeros, which
+    # the exporter writes once and refers to by Identity nodes.
+    torch.manual_seed(2)
+    export("untrained_bn", nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 4, 3),
+                                         nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(4 * 4 * 4, 3)),
+           torch.randn(2, 1, 8, 8, generator=g), random_weights=False)
 
 
 if __name__ == "__main__":

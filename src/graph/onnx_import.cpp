@@ -650,6 +650,13 @@ void Importer::index_values() {
     dims_[t.name()] = Dims(t.dims().begin(), t.dims().end());
   }
   values_[input_name_] = Value{Value::Kind::activation, kModelInput, nullptr};
+  // PyTorch's exporter writes initializers of equal values once and the others as Identity of
+  // it (an untrained model's BatchNorm γ, β and running statistics): those are the same constant.
+  for (const auto& n : g.node()) {
+    if (n.op_type() == "Identity" && n.input_size() == 1 && n.output_size() == 1 && constant(n.input(0)) != nullptr) {
+      values_[n.output(0)] = values_.at(n.input(0));
+    }
+  }
   for (const auto& n : g.node()) {
     std::vector<std::string> segments = scope_segments(n.name());
     while (!segments.empty()) {
@@ -1951,6 +1958,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + n.domain() + "' is not the default ONNX one");
   if (op == "Constant") return;  // decode_constants() registered its value
+  if (op == "Identity" && constant(n.input(0)) != nullptr) return;  // index_values() aliased it
   // A node none of whose inputs is an activation computes shapes or folds constants: it is not
   // a layer (its outputs are known to ONNX's shape inference where a layer needs them).
   bool any_activation = false, any_unmapped = false;
