@@ -223,7 +223,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // Backward: add passes dy on, sub negates it for b, mul multiplies it by the other input
       // (2n), div needs dy/b and dy·a/b² (4n); an input that was broadcast sums its gradient
       // over the broadcast axes (n adds). mul and div keep both inputs for backward.
-      const Count per = node.op == OpKind::div ? Count(4) : node.op == OpKind::mul ? Count(2) : node.op == OpKind::sub ? Count(1) : Count(0);
       c.flops = n;
       if (node.inputs.size() == 1) {
         // One input and an operand: a constant is a buffer; a learned one a parameter whose
@@ -237,6 +236,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
         c.saves_input = a.operand_trainable && (node.op == OpKind::mul || node.op == OpKind::div);
         break;
       }
+      const Count per = node.op == OpKind::div ? Count(4) : node.op == OpKind::mul ? Count(2) : node.op == OpKind::sub ? Count(1) : Count(0);
       const bool broadcast = g.shape_of(node.inputs[0]) != g.shape_of(node.inputs[1]);
       c.internal_grad_flops = n * per + (broadcast ? n : Count(0));
       if (node.op == OpKind::mul || node.op == OpKind::div) {

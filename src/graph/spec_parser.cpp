@@ -477,10 +477,6 @@ class SpecReader {
     }
   };
 
-  [[noreturn]] void reader_fail(const AttributeReader& a, const std::string& suffix, const std::string& message) const {
-    fail_layer(a.pointer + suffix, a.layer, a.op, message);
-  }
-
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";
@@ -597,7 +593,7 @@ class SpecReader {
         // Two inputs, or one and an operand tensor (a constant, or learned with "trainable").
         if (node.inputs.size() == 1) {
           if (!a.has("operand")) {
-            reader_fail(a, a.has("inputs") ? "/inputs" : "",
+            fail_layer(a.pointer + (a.has("inputs") ? "/inputs" : ""), a.layer, a.op,
                         "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1" +
                             std::string(a.has("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
           }
@@ -605,7 +601,7 @@ class SpecReader {
                                        "layer '" + node.name + "' (" + std::string(a.op) + "): attribute 'operand'", false);
           at.operand_trainable = a.boolean("trainable", false);
         } else if (a.has("operand") || a.has("trainable")) {
-          reader_fail(a, a.has("operand") ? "/operand" : "/trainable",
+          fail_layer(a.at(a.has("operand") ? "operand" : "trainable"), a.layer, a.op,
                       "'operand' and 'trainable' are for a layer of one input; this one has 2");
         }
         break;

@@ -136,7 +136,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       // A learned operand starts at the op's identity (ConvNeXt's layer scale starts at 1e-6,
       // a model file gives its own values).
       if (node.inputs.size() == 1 && a.operand_trainable) {
-        specs.push_back({"weight", a.operand, InitScheme::constant, node.op == OpKind::mul || node.op == OpKind::div ? 1.0 : 0.0, -1});
+        specs.push_back({"weight", a.operand, InitScheme::constant, operand_identity(node.op), -1});
       }
       break;
     case OpKind::batchnorm2d:
@@ -186,6 +186,8 @@ void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, in
       break;  // the owner's initialisation is the tied layer's
   }
 }
+
+double operand_identity(OpKind op) noexcept { return op == OpKind::mul || op == OpKind::div ? 1.0 : 0.0; }
 
 std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];

@@ -490,22 +490,43 @@ class AddLayer final : public Layer {
   bool input_gradients_alias_dy() const noexcept override { return true; }
 };
 
+BinaryOp binary_op_of(OpKind op) noexcept {
+  return op == OpKind::sub ? BinaryOp::sub : op == OpKind::mul ? BinaryOp::mul : op == OpKind::div ? BinaryOp::div : BinaryOp::add;
+}
+
+// The broadcast plan of two full shapes, made again only when a shape changes (a new batch).
+class BroadcastPlan {
+ public:
+  const Broadcast& of(const Shape& a, const Shape& b) {
+    if (a != a_ || b != b_) {
+      a_ = a;
+      b_ = b;
+      plan_ = make_broadcast(a, b);
+    }
+    return plan_;
+  }
+  const Broadcast& plan() const noexcept { return plan_; }
+
+ private:
+  Shape a_, b_;
+  Broadcast plan_;
+};
+
 // add with broadcasting, sub, mul, div: NumPy's broadcasting between inputs of one rank.
 class BinaryLayer final : public Layer {
  public:
-  explicit BinaryLayer(OpKind op)
-      : op_(op == OpKind::sub ? BinaryOp::sub : op == OpKind::mul ? BinaryOp::mul : op == OpKind::div ? BinaryOp::div : BinaryOp::add) {}
+  explicit BinaryLayer(OpKind op) : op_(binary_op_of(op)) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& a = *in[0];
     const Tensor& b = *in[1];
-    plan_ = make_broadcast(a.shape(), b.shape());
+    const Broadcast& p = plan_.of(a.shape(), b.shape());
     // Element-wise: y[i] is written after the input of the output's own shape is read at i,
     // so y may be that input's storage.
-    Tensor y = (c.reusable_inputs & 1U) != 0 && a.shape() == plan_.out   ? a
-               : (c.reusable_inputs & 2U) != 0 && b.shape() == plan_.out ? b
-                                                                          : Tensor::empty(plan_.out);
-    binary_forward(op_, a.f32(), b.f32(), y.f32(), plan_);
+    Tensor y = (c.reusable_inputs & 1U) != 0 && a.shape() == p.out   ? a
+               : (c.reusable_inputs & 2U) != 0 && b.shape() == p.out ? b
+                                                                      : Tensor::empty(p.out);
+    binary_forward(op_, a.f32(), b.f32(), y.f32(), p);
     if (c.training && (op_ == BinaryOp::mul || op_ == BinaryOp::div)) {
       a_ = a;
       b_ = b;
@@ -519,7 +540,8 @@ class BinaryLayer final : public Layer {
     dx[1] = need[1] != 0 ? Tensor::empty(b_shape_) : Tensor();
     const float* a = a_.defined() ? a_.f32() : nullptr;
     const float* b = b_.defined() ? b_.f32() : nullptr;
-    binary_backward(op_, a, b, dy.f32(), dx[0].defined() ? dx[0].f32() : nullptr, dx[1].defined() ? dx[1].f32() : nullptr, plan_);
+    binary_backward(op_, a, b, dy.f32(), dx[0].defined() ? dx[0].f32() : nullptr, dx[1].defined() ? dx[1].f32() : nullptr,
+                    plan_.plan());
   }
   void release_saved() noexcept override {
     a_ = Tensor();
@@ -528,7 +550,7 @@ class BinaryLayer final : public Layer {
 
  private:
   BinaryOp op_;
-  Broadcast plan_;
+  BroadcastPlan plan_;
   Shape a_shape_, b_shape_;
   Tensor a_, b_;
 };
@@ -538,7 +560,7 @@ class BinaryLayer final : public Layer {
 class OperandLayer final : public Layer {
  public:
   OperandLayer(const Node& node, std::span<ParameterSlot* const> params)
-      : op_(node.op == OpKind::sub ? BinaryOp::sub : node.op == OpKind::mul ? BinaryOp::mul : node.op == OpKind::div ? BinaryOp::div : BinaryOp::add),
+      : op_(binary_op_of(node.op)),
         shape_(batched(1, node.attrs.operand)),
         w_(node.attrs.operand_trainable ? params[0] : nullptr) {
     if (w_ == nullptr) {
@@ -546,31 +568,30 @@ class OperandLayer final : public Layer {
       if (const InitialValue* v = find_initial_value(node, "operand")) {
         load_initial_value(*v, constant_);
       } else {
-        std::fill_n(constant_.f32(), constant_.numel(), op_ == BinaryOp::mul || op_ == BinaryOp::div ? 1.0f : 0.0f);
+        std::fill_n(constant_.f32(), constant_.numel(), static_cast<float>(operand_identity(node.op)));
       }
     }
   }
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
-    plan_ = make_broadcast(x.shape(), shape_);
     Tensor y = (c.reusable_inputs & 1U) != 0 ? x : Tensor::empty(x.shape());
-    binary_forward(op_, x.f32(), operand(), y.f32(), plan_);
+    binary_forward(op_, x.f32(), operand(), y.f32(), plan_.of(x.shape(), shape_));
     if (c.training && (op_ == BinaryOp::mul || op_ == BinaryOp::div) && w_ != nullptr) x_ = x;
     x_shape_ = x.shape();
     return y;
   }
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
     dx[0] = need[0] != 0 ? Tensor::empty(x_shape_) : Tensor();
-    if (dx[0].defined()) binary_backward(op_, nullptr, operand(), dy.f32(), dx[0].f32(), nullptr, plan_);
+    if (dx[0].defined()) binary_backward(op_, nullptr, operand(), dy.f32(), dx[0].f32(), nullptr, plan_.plan());
     float* dw = gradient_of(w_);
     if (dw == nullptr) return;
     // The operand's gradient is a sum over the batch: one sample at a time into a scratch row.
     const i64 batch = x_shape_[0];
-    const i64 per_sample = plan_.numel() / batch;
+    const i64 per_sample = plan_.plan().numel() / batch;
     Shape sample = x_shape_;
     sample[0] = 1;
-    const Broadcast one = make_broadcast(sample, shape_);
+    const Broadcast one = make_broadcast(sample, shape_);  // the kernel never broadcasts the batch axis
     Tensor scratch = Tensor::empty(shape_);
     for (i64 s = 0; s < batch; ++s) {
       const float* xs = x_.defined() ? x_.f32() + s * per_sample : nullptr;
@@ -587,7 +608,7 @@ class OperandLayer final : public Layer {
   Shape shape_;  // [1, operand...]
   ParameterSlot* w_;
   Tensor constant_;
-  Broadcast plan_;
+  BroadcastPlan plan_;
   Shape x_shape_;
   Tensor x_;
 };

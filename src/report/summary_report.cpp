@@ -109,6 +109,18 @@ nlohmann::ordered_json checked_product(std::int64_t a, std::int64_t b) {
   return c.overflowed() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.value());
 }
 
+// Columns a UTF-8 text takes ("≥" is one column but three bytes), and the text right-aligned in
+// `width` columns.
+std::size_t display_width(const std::string& text) {
+  std::size_t w = 0;
+  for (unsigned char ch : text) w += (ch & 0xC0) != 0x80 ? 1 : 0;
+  return w;
+}
+std::string right_aligned(const std::string& text, std::size_t width) {
+  const std::size_t w = display_width(text);
+  return w >= width ? text : std::string(width - w, ' ') + text;
+}
+
 std::string shape_text(const Shape& shape, const char* separator) {
   std::string out;
   for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? separator : "") + std::to_string(shape[i]);
@@ -261,12 +273,6 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
     columns[5].cells.push_back(figure(group_digits(r.flops)));
     columns[6].cells.push_back(r.unknown() ? std::string("-") : detail::percent(share(r.flops, t.flops)));
   }
-  // Display width: "≥" is one column but three bytes.
-  const auto display_width = [](const std::string& text) {
-    std::size_t w = 0;
-    for (unsigned char ch : text) w += (ch & 0xC0) != 0x80 ? 1 : 0;
-    return w;
-  };
   for (Column& c : columns) {
     c.width = std::string_view(c.title).size();
     for (const auto& cell : c.cells) c.width = std::max(c.width, display_width(cell));
@@ -278,9 +284,8 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
       const Column& c = columns[k];
       std::string text = cell_of(k);
       if (display_width(text) > c.width) text = text.substr(0, c.width - 1) + "~";
-      const std::string pad(c.width - display_width(text), ' ');
       if (k) s += "  ";
-      s += c.right ? pad + text : text + pad;
+      s += c.right ? right_aligned(text, c.width) : text + std::string(c.width - display_width(text), ' ');
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";
@@ -302,11 +307,10 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
     const Count c = Count(per_sample) * cost.batch;
     return c.overflowed() ? std::string("overflows 64-bit") : detail::si(static_cast<double>(c.value()));
   };
-  // With layers not counted every total is a lower bound: "≥ " before it ("≥" is 3 bytes, 1 column).
+  // With layers not counted every total is a lower bound: "≥ " before it.
   const std::string at_least = t.complete() ? "" : "≥ ";
   const auto field = [&](const std::string& label, const std::string& value, const std::string& note = {}) {
-    return fmt::format("{:<34}{:>{}}{}\n", label, at_least + value, 22 + (at_least.empty() ? 0 : 2),
-                       note.empty() ? "" : "   " + note);
+    return fmt::format("{:<34}{}{}\n", label, right_aligned(at_least + value, 22), note.empty() ? "" : "   " + note);
   };
   out += field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
   out += field("Trainable params:", group_digits(t.trainable_params));
@@ -330,8 +334,7 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   // Inference activations are sizes of tensors, known for every layer; the rest needs the
   // weights and saved tensors of layers that may not be counted.
   const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}, bool exact = false) {
-    const std::string prefix = exact ? "" : at_least;
-    out += fmt::format("  {:<32}{:>{}}{}\n", label, prefix + detail::megabytes(bytes), 22 + (prefix.empty() ? 0 : 2),
+    out += fmt::format("  {:<32}{}{}\n", label, right_aligned((exact ? "" : at_least) + detail::megabytes(bytes), 22),
                        note.empty() ? "" : "   " + note);
   };
   mem("Parameters", m.param_bytes);
