@@ -34,6 +34,13 @@ struct LayerCounter {
   double running_fraction = 0.0;   // lowest over the layer's calls; 1 when it ran throughout
   std::string reason;
   bool below_resolution = false;   // under the counter's own cost per read: an upper bound (CounterTotal)
+  // The measurement's own count per call, subtracted from `value`: what an empty region
+  // counted at the same layer boundary (src/profile/counter_truth.hpp). 0 when none was.
+  double read_cost = 0.0;
+  // A value wall time cannot hold (task-clock above wall × CPUs, cycles above wall × CPUs ×
+  // the highest clock): shown as impossible, with the reason and the figures, never as a fact.
+  bool impossible = false;
+  std::string impossible_reason{};
 };
 
 // A metric of the counter group (e.g. "DP GFLOP/s", "DRAM bandwidth"), per call.
@@ -42,6 +49,17 @@ struct LayerMetric {
   std::string unit;
   std::optional<double> value;
   std::string reason;
+  bool below_resolution = false;  // computed from a counter below resolution
+};
+
+// One reason a layer takes the time it does, from the rule table of src/profile/causes.cpp
+// (docs/profile.md, "Why"): which rule, a short label for tables, what was seen (with the
+// numbers) and what to try.
+struct LayerCause {
+  std::string rule;    // stable id, e.g. "depthwise_conv", "tiny_gemm", "transcendental"
+  std::string label;   // a few words for a table cell: "tiny GEMM: K = 9"
+  std::string text;    // what hwprof saw, with the figures
+  std::string advice;  // what to try
 };
 
 struct LayerProfile {
@@ -70,6 +88,8 @@ struct LayerProfile {
   BytesOrigin bytes_origin = BytesOrigin::analytic_minimum;
   // Measured FP operations against the analytic count, where FP counters exist.
   std::optional<FlopsComparison> flops_check;
+  // Why: the causes that apply, most telling first. Every profiled layer has at least one.
+  std::vector<LayerCause> why;
 };
 
 // One span of the timeline (Chrome trace): a phase of one iteration, or a layer inside it.
@@ -160,6 +180,10 @@ struct Profile {
 // JSON (DESIGN.md, "Reports"): the stable, documented format; profile_from_json reads it back
 // (for `hwprof report`), refusing a newer schema or a malformed file with the place named.
 std::string profile_to_json(const Profile& profile);
+// The same with "groups": the layers summed per op, or per block of `depth` name parts
+// (`hwprof profile --by`). ProfileGrouping::layer adds nothing.
+enum class ProfileGrouping { layer, op, block };
+std::string profile_to_json(const Profile& profile, ProfileGrouping by, int depth);
 Result<Profile> profile_from_json(std::string_view text, const std::string& source_name);
 Result<Profile> load_profile(const std::string& path);
 

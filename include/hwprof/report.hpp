@@ -33,17 +33,27 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
 
 // ---- profiles (`hwprof profile`, `hwprof report`); the JSON is in hwprof/profile.hpp -------
 
-enum class ProfileSort { time, flops, name };
+enum class ProfileSort { win, time, flops, name };
+struct ProfileTableOptions {
+  ProfileSort sort = ProfileSort::win;  // win: time to win, where the layers have a roofline (else time)
+  int top = 15;                         // rows shown; 0: every row
+  bool counters = false;                // the counter table even when only software counters counted
+  ProfileGrouping by = ProfileGrouping::layer;
+  int depth = 1;                        // ProfileGrouping::block: dot-separated name parts kept
+};
 
-// A table for a terminal, in the spirit of torch.profiler's key_averages().table(): per
-// layer the median time and its share, its uncertainty, achieved GFLOP/s and GB/s,
-// intensity, bound and efficiency, then the counters per call. A header says which numbers
-// are measured, analytic or estimated and where the bytes came from; an unavailable counter
-// reads "n/a" with one footnote giving its reason. `top` > 0 keeps the first `top` rows.
-std::string profile_table(const Profile& profile, ProfileSort sort = ProfileSort::time, int top = 0);
+// A table for a terminal that answers first: a header (model, machine, ceilings), the
+// warnings and hints (each said once, numbered, and referred to from the tables), the layers
+// with the most time to win (time × (1 − efficiency)) with their headroom in milliseconds and
+// why, the model total, and what to try for each cause shown. The counters per call follow
+// only when a hardware counter counted (or with `counters`); an unavailable counter reads
+// "n/a[k]", k the note that says why. Grouped by op or block, rows sum their layers.
+std::string profile_table(const Profile& profile, const ProfileTableOptions& options = {});
 // One row per layer (the model total is not a row), a header row, stable column names; an
 // unavailable counter is an empty cell with its status in the next column.
 std::string profile_csv(const Profile& profile);
+// The layers summed per op or per block (`--by`), one row per group.
+std::string profile_groups_csv(const Profile& profile, ProfileGrouping by, int depth);
 // The layers on this machine's roofline (SVG): log–log axes, every measured ceiling labelled,
 // one point per layer with FLOPs (colour: bound, area: time share), the top layers labelled,
 // the model total as a diamond. Without a calibration: the points, and a note saying so.

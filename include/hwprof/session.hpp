@@ -95,6 +95,10 @@ struct SessionOptions {
   std::function<void(const std::string&)> on_hint;
 };
 
+// The start of the hint that lists the events which cannot be counted here (each also in
+// events() with its status and reason, which reports group by reason instead).
+inline constexpr std::string_view kUnavailableEventsHint = "these events cannot be counted here and are reported unavailable: ";
+
 // What the session's own begin/end costs, measured when it opened (medians), and subtracted.
 struct SessionOverhead {
   // Inside one sample: from the start timestamp taken by begin() to the end timestamp taken
@@ -137,6 +141,7 @@ struct RegionMetric {
   std::string unit;
   std::optional<double> value;
   std::string reason;  // when there is no value
+  bool below_resolution = false;  // computed from a counter below resolution
 };
 
 struct RegionReport {

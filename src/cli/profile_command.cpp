@@ -133,8 +133,7 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
       ->allow_extra_args(false);
   sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)")
       ->check(file_name());
-  sub->add_option("--sort", options->sort, "Table order")->check(CLI::IsMember({"time", "flops", "name"}))->capture_default_str();
-  sub->add_option("--top", options->top, "Show only the K most expensive layers in the table (0: all)")->check(CLI::Range(0, 1000000));
+  add_table_options(*sub, options->table);
   sub->add_option("-f,--format", options->format, "Output format on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
@@ -209,7 +208,9 @@ int run_profile(const ProfileCommandOptions& options) {
       std::cerr << "hwprof: wrote " << file << (ec ? "" : " (" + written_note(*profile, bytes, trace) + ")") << "\n";
     }
   }
-  return emit(render_profile(*profile, options.format, options.sort, options.top), "");
+  TableArguments table = options.table;
+  table.counters = table.counters || !options.events.empty();  // events named on the command line are wanted in the table
+  return emit(render_profile(*profile, options.format, table), "");
 }
 
 }  // namespace hwprof::cli

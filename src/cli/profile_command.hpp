@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/report_command.hpp"
+
 namespace CLI {
 class App;
 }
@@ -28,8 +30,7 @@ struct ProfileCommandOptions {
   std::string group;
   std::vector<std::string> events;
   std::string calibration;
-  std::string sort = "time";
-  int top = 0;
+  TableArguments table;
   std::string format = "table";
   std::string output_dir;
   std::uint64_t seed = 0;

@@ -32,17 +32,47 @@ std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code
   sub->add_option("-f,--format", options->format, "What to print on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  sub->add_option("--sort", options->sort, "Table order")->check(CLI::IsMember({"time", "flops", "name"}))->capture_default_str();
-  sub->add_option("--top", options->top, "Show only the first K rows of the table (0: all)")->check(CLI::Range(0, 1000000));
+  add_table_options(*sub, options->table);
   sub->callback([options, &exit_code]() { exit_code = run_report(*options); });
   return options;
 }
 
-std::string render_profile(const Profile& profile, const std::string& format, const std::string& sort, int top) {
-  if (format == "json") return profile_to_json(profile);
-  if (format == "csv") return profile_csv(profile);
-  const ProfileSort order = sort == "flops" ? ProfileSort::flops : sort == "name" ? ProfileSort::name : ProfileSort::time;
-  return profile_table(profile, order, top);
+void add_table_options(CLI::App& sub, TableArguments& table) {
+  sub.add_option("--sort", table.sort, "Table order: time to win (time x (1 - efficiency)), time, FLOPs or name")
+      ->check(CLI::IsMember({"win", "time", "flops", "name"}))
+      ->capture_default_str();
+  sub.add_option("--top", table.top, "Rows in the table (0: all)")->check(CLI::Range(0, 1000000))->capture_default_str();
+  sub.add_flag("--all", table.all, "Every row (the same as --top 0)");
+  sub.add_flag("--counters", table.counters, "The counters per call even when no hardware counter counted");
+  sub.add_option("--by", table.by, "Rows per layer, or summed per op (all conv2d, all attention) or per block (see --depth)")
+      ->check(CLI::IsMember({"layer", "op", "block"}))
+      ->capture_default_str();
+  sub.add_option("--depth", table.depth, "--by block: how many dot-separated parts of a layer's name make its block (layer1.0.conv1 at 2: layer1.0)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+}
+
+namespace {
+
+ProfileTableOptions table_options(const TableArguments& a) {
+  ProfileTableOptions o;
+  o.sort = a.sort == "time" ? ProfileSort::time : a.sort == "flops" ? ProfileSort::flops : a.sort == "name" ? ProfileSort::name : ProfileSort::win;
+  o.top = a.all ? 0 : a.top;
+  o.counters = a.counters;
+  o.by = a.by == "op" ? ProfileGrouping::op : a.by == "block" ? ProfileGrouping::block : ProfileGrouping::layer;
+  o.depth = a.depth;
+  return o;
+}
+
+}  // namespace
+
+std::string render_profile(const Profile& profile, const std::string& format, const TableArguments& table) {
+  const ProfileTableOptions options = table_options(table);
+  if (format == "json") {
+    return options.by == ProfileGrouping::layer ? profile_to_json(profile) : profile_to_json(profile, options.by, options.depth);
+  }
+  if (format == "csv") return options.by == ProfileGrouping::layer ? profile_csv(profile) : profile_groups_csv(profile, options.by, options.depth);
+  return profile_table(profile, options);
 }
 
 std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trace) {
@@ -70,7 +100,7 @@ int run_report(const ReportCommandOptions& options) {
     std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << written_note(*profile, content.size(), o.render == &chrome_trace)
               << ")\n";
   }
-  return emit(render_profile(*profile, options.format, options.sort, options.top), "");
+  return emit(render_profile(*profile, options.format, options.table), "");
 }
 
 }  // namespace hwprof::cli

@@ -14,14 +14,24 @@ class App;
 
 namespace hwprof::cli {
 
+// How `profile` and `report` lay out the table (shared by both commands).
+struct TableArguments {
+  std::string sort = "win";
+  int top = 15;
+  bool all = false;
+  bool counters = false;
+  std::string by = "layer";
+  int depth = 1;
+};
+void add_table_options(CLI::App& sub, TableArguments& table);
+
 struct ReportCommandOptions {
   std::string profile;  // the profile.json of `hwprof profile -o DIR` (or --format json)
   std::string svg;
   std::string trace;
   std::string html;
   std::string format = "table";
-  std::string sort = "time";
-  int top = 0;
+  TableArguments table;
 };
 
 std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code);
@@ -29,7 +39,7 @@ int run_report(const ReportCommandOptions& options);
 
 // A profile on standard output as `--format` (table|json|csv), `--sort` and `--top` ask;
 // shared by `hwprof profile` and `hwprof report`.
-std::string render_profile(const Profile& profile, const std::string& format, const std::string& sort, int top);
+std::string render_profile(const Profile& profile, const std::string& format, const TableArguments& table);
 
 // What a "wrote FILE (...)" line says of a rendered file: its size, and for the trace how many
 // iterations it samples. Shared by `hwprof profile -o` and `hwprof report`.

@@ -80,9 +80,17 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   layer.below_resolution = r.below_resolution;
   for (const CounterTotal& c : r.counters) {
     const std::optional<double> value = c.has_value() ? std::optional<double>(c.per_call()) : std::nullopt;
-    layer.counters.push_back(LayerCounter{c.name, c.unit, value, c.status, c.min_running_fraction, c.reason, c.below_resolution});
+    LayerCounter counter;
+    counter.name = c.name;
+    counter.unit = c.unit;
+    counter.value = value;
+    counter.status = c.status;
+    counter.running_fraction = c.min_running_fraction;
+    counter.reason = c.reason;
+    counter.below_resolution = c.below_resolution;
+    layer.counters.push_back(std::move(counter));
   }
-  for (const RegionMetric& m : r.metrics) layer.metrics.push_back({m.name, m.unit, m.value, m.reason});
+  for (const RegionMetric& m : r.metrics) layer.metrics.push_back({m.name, m.unit, m.value, m.reason, m.below_resolution});
 
   // FLOPs: measured where the group counts FP operations, else analytic.
   SourcedValue flops{static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic (cost model)"};

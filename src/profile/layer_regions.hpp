@@ -36,11 +36,15 @@ class LayerRegions final : public LayerObserver {
   // one counter reading (Session::begin_after_end); the gap's counts go to the next layer.
   static constexpr std::uint64_t kSharedReadingGapNs = 5000;
   LayerRegions(Session& session, std::size_t layers, std::size_t spans_capacity)
-      : session_(session), ids_(layers * kPhaseCount, -1), starts_(layers * kPhaseCount, 0) {
+      : session_(session), ids_(layers * kPhaseCount, -1), probe_ids_(layers * kPhaseCount, -1), starts_(layers * kPhaseCount, 0) {
     spans_.reserve(spans_capacity);
   }
   void set_id(int layer, Phase phase, int id) { ids_[slot(layer, phase)] = id; }
   int id(int layer, Phase phase) const { return ids_[slot(layer, phase)]; }
+  // An empty region opened and closed right before the layer's own (src/profile/counter_truth.hpp):
+  // what the readings cost at this boundary, under the conditions the layer's readings meet.
+  void set_probe(int layer, Phase phase, int id) { probe_ids_[slot(layer, phase)] = id; }
+  int probe(int layer, Phase phase) const { return probe_ids_[slot(layer, phase)]; }
   void record_iteration(int iteration) noexcept { recording_ = iteration; }
   void stop_recording() noexcept { recording_ = -1; }
   const std::vector<RawSpan>& spans() const noexcept { return spans_; }
@@ -51,6 +55,10 @@ class LayerRegions final : public LayerObserver {
     if (recording_ >= 0) starts_[s] = steady_ns();
     // Layers follow one another: the previous layer's closing reading opens this one when
     // the executor came straight here (a few microseconds of freeing dead tensors at most).
+    if (probe_ids_[s] >= 0) {
+      session_.begin_after_end(probe_ids_[s], kSharedReadingGapNs);
+      session_.end(probe_ids_[s]);
+    }
     session_.begin_after_end(ids_[s], kSharedReadingGapNs);
   }
   void on_end(int layer, Phase phase) noexcept override {
@@ -68,6 +76,7 @@ class LayerRegions final : public LayerObserver {
   }
   Session& session_;
   std::vector<int> ids_;
+  std::vector<int> probe_ids_;
   std::vector<std::uint64_t> starts_;
   std::vector<RawSpan> spans_;
   int recording_ = -1;

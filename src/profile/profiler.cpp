@@ -17,6 +17,8 @@
 #include "common/timestamp.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
+#include "profile/causes.hpp"
+#include "profile/counter_truth.hpp"
 #include "profile/layer_placement.hpp"
 #include "profile/workload.hpp"
 #include "profile/layer_regions.hpp"
@@ -157,9 +159,11 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       const std::string name = std::string(phase_name(phase)) + ":" + graph.nodes[i].name;
       const int id = timing.region(name);
       const int counted_id = counting ? session.region(name) : id;
-      if (id < 0 || counted_id < 0) return Error{"the model has more layers than the profiler's region table holds"};
+      const int probe_id = counting ? session.region("[probe] " + name) : 0;
+      if (id < 0 || counted_id < 0 || probe_id < 0) return Error{"the model has more layers than the profiler's region table holds"};
       timed.set_id(static_cast<int>(i), phase, id);
       counted.set_id(static_cast<int>(i), phase, counted_id);
+      if (counting) counted.set_probe(static_cast<int>(i), phase, probe_id);
     }
   }
   const int model_id = timing.region("model");
@@ -236,18 +240,65 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.machine.blas_core_source = blas.core_source;
   if (!blas.advice.empty()) p.hints.push_back(blas.advice);
 
-  // A region's times from the timed passes, its counters and metrics from the counted ones.
-  const auto report = [&](int time_id, int counter_id) {
-    RegionReport r = timing.report(time_id);
-    if (counting) {
-      RegionReport c = session.report(counter_id);
-      r.counters = std::move(c.counters);
-      r.metrics = std::move(c.metrics);
+  // A region's times from the timed passes; its counters from the counted ones, less what
+  // the readings themselves cost there (`cost`, per call), then checked against the time.
+  struct Measured {
+    RegionReport report;
+    std::vector<double> subtracted;
+    std::vector<std::string> impossible;
+  };
+  const detail::WallBounds machine_bounds{0.0, detail::allowed_cpus(), detail::max_clock_ghz().value_or(0.0)};
+  const auto report = [&](int time_id, int counter_id, const std::vector<double>& read_cost, const std::vector<double>& resolution) {
+    Measured m{timing.report(time_id), {}, {}};
+    if (!counting) return m;
+    RegionReport c = session.report(counter_id);
+    m.subtracted = detail::subtract_read_cost(c, read_cost, resolution);
+    // The bound is the longer of the timed passes' wall and the counted passes' own (whose
+    // readings frame the counts, and whose layers run slower for the reads around them).
+    detail::WallBounds bounds = machine_bounds;
+    bounds.wall_seconds = std::max(m.report.inclusive_ns.mean, c.inclusive_ns.mean) * 1e-9;
+    m.impossible = detail::impossible_counters(c, bounds, resolution);
+    m.report.counters = std::move(c.counters);
+    m.report.metrics = session.group() != nullptr
+                           ? detail::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible)
+                           : std::vector<RegionMetric>{};
+    return m;
+  };
+  // Every probe's cost per call, and what the readings add to one model pass: two per layer
+  // call (its probe's closing one and its own), each costing about what a probe counts, and
+  // two more (the first probe's opening reading, which follows no end(), and the model
+  // region's own two halves) at the probes' mean. One reading's cost is the pass's resolution.
+  std::vector<std::vector<double>> probe_cost(n * kPhaseCount);
+  const std::size_t events = counting ? session.events().size() : 0;
+  std::vector<double> pass_cost(events, 0.0);
+  std::vector<double> one_read(events, 0.0);
+  if (counting) {
+    std::size_t probes = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (Phase phase : kPhases) {
+        const int probe = counted.probe(static_cast<int>(i), phase);
+        if (probe < 0) continue;
+        const RegionReport pr = session.report(probe);
+        std::vector<double>& per_call = probe_cost[i * kPhaseCount + static_cast<std::size_t>(phase)];
+        per_call = detail::read_cost_per_call(pr);
+        const double calls_per_pass = counter_passes > 0 ? static_cast<double>(pr.calls) / counter_passes : 0.0;
+        for (std::size_t e = 0; e < per_call.size() && e < events; ++e) {
+          pass_cost[e] += 2.0 * per_call[e] * calls_per_pass;
+          one_read[e] += per_call[e];
+        }
+        ++probes;
+      }
     }
-    return r;
+    for (std::size_t e = 0; e < events && probes > 0; ++e) {
+      one_read[e] /= static_cast<double>(probes);
+      pass_cost[e] += 2.0 * one_read[e];
+    }
+  }
+  const auto cost_of = [&](std::size_t i, Phase phase) -> const std::vector<double>& {
+    return probe_cost[i * kPhaseCount + static_cast<std::size_t>(phase)];
   };
   // The model total.
-  const RegionReport total = report(model_id, counted_model_id);
+  const Measured total = report(model_id, counted_model_id, pass_cost, one_read);
   p.total.name = graph.name;
   p.total.op = "model";
   p.total.phase = p.phase;
@@ -260,7 +311,8 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       p.total.bytes += a.bytes[static_cast<std::size_t>(phase)];
     }
   }
-  fill_measurements(p.total, total, options.machine, threads, std::nullopt, std::nullopt);
+  fill_measurements(p.total, total.report, options.machine, threads, std::nullopt, std::nullopt);
+  detail::annotate_counters(p.total.counters, total.subtracted, total.impossible);
   p.total.time_share = 1.0;
   // In inference, an in-place-capable op whose input nothing else reads overwrites it (the
   // executor's rule, src/nn/executor.cpp).
@@ -288,7 +340,8 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       const std::size_t i = phase == Phase::backward ? n - 1 - k : k;
       if (!analytic_phase_runs(analytic[i], phase)) continue;
       const Node& node = graph.nodes[i];
-      const RegionReport r = report(timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase));
+      const Measured m = report(timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase), cost_of(i, phase), cost_of(i, phase));
+      const RegionReport& r = m.report;
       if (r.calls == 0) continue;  // the engine had nothing to run for it in this phase
       LayerProfile layer;
       layer.index = static_cast<int>(i);
@@ -309,6 +362,10 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
         working_set.call_bytes = std::max(0.0, working_set.call_bytes - static_cast<double>(cost->layers[i].output_bytes * options.batch));
       }
       fill_measurements(layer, r, options.machine, threads, node.op, working_set);
+      detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
+      detail::CauseInputs why{&layer, &node, node.inputs.empty() ? Shape{} : graph.shape_of(node.inputs.front()), options.batch, threads,
+                              p.overhead_ns, blas.held_back, blas.core};
+      layer.why = detail::layer_causes(why);
       layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
       p.layers.push_back(std::move(layer));
     }

@@ -75,11 +75,13 @@ tfoot td { font-weight: bold; border-top: 2px solid var(--ink); }
 code { background: #eef1f4; padding: 0 4px; border-radius: 3px; }
 .banner { border-left: 5px solid var(--none); }
 .banner.warn { border-left-color: #d68910; background: #fff8e6; }
-.banner ul { margin: 0; padding-left: 20px; }
+.banner ul, .banner ol { margin: 0; padding-left: 24px; }
+.answer { font-size: 16px; margin: 8px 0 0; }
 )CSS";
 
 // Click a header to sort by it (numbers by data-v, descending first; text ascending first);
-// click again to reverse. Rows without a value stay last. Plain DOM, no library.
+// click again to reverse. Rows without a value stay last. The rows select shows one of the
+// layer table and its grouped forms. Plain DOM, no library.
 constexpr const char* kScript = R"JS(
 (function () {
   'use strict';
@@ -119,6 +121,16 @@ constexpr const char* kScript = R"JS(
       });
     });
   });
+  // Rows per layer, per op or per block: show the chosen table, hide the others.
+  var grouping = document.getElementById('grouping');
+  if (grouping) {
+    grouping.addEventListener('change', function () {
+      Array.prototype.forEach.call(grouping.options, function (o) {
+        var t = document.getElementById(o.value);
+        if (t) t.hidden = o.value !== grouping.value;
+      });
+    });
+  }
 })();
 )JS";
 
@@ -224,7 +236,49 @@ std::string totals_section(const Profile& p) {
   return out;
 }
 
-std::string layers_section(const Profile& p) {
+// Rows of the layers summed per op or per block, one hidden table each; the select above the
+// layer table switches which one shows (the script only toggles `hidden`).
+std::string group_tables(const Profile& p) {
+  int deepest = 1;
+  for (const LayerProfile& l : p.layers) deepest = std::max(deepest, static_cast<int>(std::count(l.name.begin(), l.name.end(), '.')) + 1);
+  deepest = std::min(deepest, 4);
+  std::string out;
+  const auto table = [&](const std::string& id, ProfileGrouping by, int depth, const std::string& title) {
+    std::vector<detail::LayerGroup> groups =
+        detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth);
+    std::stable_sort(groups.begin(), groups.end(), [](const detail::LayerGroup& a, const detail::LayerGroup& b) {
+      return a.win_ms.value_or(-1) > b.win_ms.value_or(-1) || (a.win_ms == b.win_ms && a.time_ms > b.time_ms);
+    });
+    out += fmt::format("<table class=\"sortable grouped\" id=\"{}\" hidden=\"hidden\"><thead><tr><th>{}</th><th class=\"num\">Layers</th>"
+                       "<th class=\"num\">Time ms</th><th class=\"num\">Share</th><th class=\"num\">Eff.</th><th>Bound</th>"
+                       "<th class=\"num\">Roof ms</th><th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why (most of its win)</th>"
+                       "</tr></thead><tbody>\n",
+                       id, esc(title));
+    for (const detail::LayerGroup& g : groups) {
+      out += "<tr>" + cell(esc(g.key), g.key) + cell(std::to_string(g.layers), std::to_string(g.layers), " class=\"num\"") +
+             num_cell(g.time_ms) + cell(detail::percent(g.share), fmt::format("{}", g.share), " class=\"num\"") +
+             (g.efficiency ? cell(detail::percent(*g.efficiency), fmt::format("{}", *g.efficiency), " class=\"num\"")
+                           : "<td class=\"num\" data-v=\"\">–</td>") +
+             cell(esc(g.bound), g.bound) + num_cell(g.roof_ms) + num_cell(g.win_ms) + cell(esc(g.why), g.why) + "</tr>\n";
+    }
+    out += "</tbody></table>\n";
+  };
+  table("group-op", ProfileGrouping::op, 1, "Op");
+  for (int d = 1; d <= deepest; ++d) table(fmt::format("group-block-{}", d), ProfileGrouping::block, d, fmt::format("Block (depth {})", d));
+  return out;
+}
+
+std::string grouping_select(const Profile& p) {
+  int deepest = 1;
+  for (const LayerProfile& l : p.layers) deepest = std::max(deepest, static_cast<int>(std::count(l.name.begin(), l.name.end(), '.')) + 1);
+  deepest = std::min(deepest, 4);
+  std::string out = "<p class=\"note\"><label>Rows: <select id=\"grouping\"><option value=\"layer-table\">per layer</option>"
+                    "<option value=\"group-op\">per op</option>";
+  for (int d = 1; d <= deepest; ++d) out += fmt::format("<option value=\"group-block-{}\">per block, depth {}</option>", d, d);
+  return out + "</select></label></p>\n";
+}
+
+std::string layers_section(const Profile& p, const detail::NumberedNotes& notes) {
   std::vector<std::string> counter_names;
   for (const EventInfo& e : p.events) {
     if (std::find(counter_names.begin(), counter_names.end(), e.name) == counter_names.end()) counter_names.push_back(e.name);
@@ -235,17 +289,21 @@ std::string layers_section(const Profile& p) {
     }
   }
   const bool phases = p.phase == "train";
-  std::string out = "<section id=\"layers\"><h2>Layers</h2>\n";
+  std::string out = "<section id=\"layers\"><h2>Where the time goes, and what there is to win</h2>\n";
   out += fmt::format(
       "<p class=\"note\">Time: measured median per call; ± is half the 95% confidence interval of the median. Share: of the layers' "
       "summed medians. FLOPs: analytic. Bytes: {}. "
-      "GFLOP/s and GB/s: FLOPs and bytes over the median. Counters: measured per call. Slowest first; click a column to sort. "
+      "GFLOP/s and GB/s: FLOPs and bytes over the median. Roof ms: the time at the roof (Time × Eff.); Win ms: Time − Roof ms. "
+      "Why: the first cause of the rule table (hover for what was seen and what to try). Counters: measured per call, each "
+      "reading's own cost subtracted. Most time to win first; click a column to sort. "
       "A red edge marks a layer that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
       esc(detail::bytes_source_summary(p)));
+  out += grouping_select(p);
   out += "<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>Layer</th><th>Op</th>";
   if (phases) out += "<th>Phase</th>";
-  out += "<th class=\"num\" aria-sort=\"descending\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
-         "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">FLOPs</th>";
+  out += "<th class=\"num\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
+         "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">Roof ms</th>"
+         "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th><th class=\"num\">FLOPs</th>";
   for (const std::string& c : counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   const double layers_ms = detail::summed_layer_ms(p);
@@ -279,14 +337,27 @@ std::string layers_section(const Profile& p) {
     r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
     r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
                       : "<td class=\"num\" data-v=\"\">–</td>";
+    const auto headroom = detail::headroom_ms(l);
+    r += num_cell(headroom ? std::optional<double>(headroom->roof_ms) : std::nullopt);
+    r += num_cell(headroom ? std::optional<double>(headroom->win_ms) : std::nullopt);
+    if (l.why.empty()) {
+      r += "<td data-v=\"\"></td>";
+    } else {
+      const LayerCause& c = l.why.front();
+      r += cell(esc(c.label), c.label, " title=\"" + esc(c.text + ". Try: " + c.advice) + "\"");
+    }
     r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
     for (const std::string& name_of_counter : counter_names) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name_of_counter; });
       if (it == l.counters.end()) {
         r += "<td class=\"num\" data-v=\"\">–</td>";
       } else if (!it->value) {
-        r += fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">n/a</td>",
-                         esc(std::string(counter_status_name(it->status)) + (it->reason.empty() ? "" : ": " + it->reason)));
+        const auto note = notes.note_of_counter.find(name_of_counter);
+        r += note == notes.note_of_counter.end()
+                 ? fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">n/a</td>", esc(std::string(counter_status_name(it->status))))
+                 : fmt::format("<td class=\"num na\" data-v=\"\" title=\"see note {}\">n/a[{}]</td>", note->second, note->second);
+      } else if (it->impossible) {
+        r += fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">impossible</td>", esc(it->impossible_reason));
       } else {
         std::string title;
         if (it->status == CounterStatus::multiplexed) title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
@@ -306,15 +377,22 @@ std::string layers_section(const Profile& p) {
     }
     return r;
   };
-  // Slowest first, as the Time header's arrow says: the rows worth a look lead.
-  std::vector<const LayerProfile*> by_time;
-  for (const LayerProfile& l : p.layers) by_time.push_back(&l);
-  std::stable_sort(by_time.begin(), by_time.end(),
-                   [](const LayerProfile* a, const LayerProfile* b) { return a->time_ms.median > b->time_ms.median; });
-  for (const LayerProfile* l : by_time) out += row(*l, "td", detail::display_name(*l));
+  // Most time to win first, as the Win header's arrow says: the rows worth a look lead.
+  std::vector<const LayerProfile*> by_win;
+  for (const LayerProfile& l : p.layers) by_win.push_back(&l);
+  const auto win = [](const LayerProfile* l) {
+    const auto h = detail::headroom_ms(*l);
+    return h ? h->win_ms : -1.0;
+  };
+  std::stable_sort(by_win.begin(), by_win.end(), [&](const LayerProfile* a, const LayerProfile* b) {
+    return win(a) > win(b) || (win(a) == win(b) && a->time_ms.median > b->time_ms.median);
+  });
+  for (const LayerProfile* l : by_win) out += row(*l, "td", detail::display_name(*l));
   out += "</tbody>\n<tfoot>" + row(p.total, "th", "model total") + "</tfoot></table>\n";
-  out += "<p class=\"note\">n/a: the counter could not be read (hover for the reason; every reason is listed under Counters). "
-         "* multiplexed: counted part of the time and scaled. ~ below the measurement's resolution.</p>\n";
+  out += group_tables(p);
+  out += "<p class=\"note\">n/a[k]: the counter could not be read, for the reason in note k at the top. impossible: a value wall "
+         "time cannot hold (hover for why). * multiplexed: counted part of the time and scaled. ~ below the measurement's "
+         "resolution.</p>\n";
   out += "</section>\n";
   return out;
 }
@@ -347,7 +425,7 @@ std::string memory_section(const Profile& p) {
   return out;
 }
 
-std::string counters_section(const Profile& p) {
+std::string counters_section(const Profile& p, const detail::NumberedNotes& notes) {
   std::string out = "<section id=\"counters\"><h2>Counters</h2>\n";
   out += fmt::format("<p class=\"note\">Backend: {}{}.</p>\n", esc(p.backend.empty() ? "none" : p.backend),
                      p.group.empty() ? "" : ", group " + esc(p.group));
@@ -355,22 +433,14 @@ std::string counters_section(const Profile& p) {
     out += "<table><thead><tr><th>event</th><th>unit</th><th>status</th><th>reason and fix</th></tr></thead><tbody>\n";
     for (const EventInfo& e : p.events) {
       const bool ok = e.status == CounterStatus::ok || e.status == CounterStatus::multiplexed;
+      const auto note = notes.note_of_counter.find(e.name);
       out += fmt::format("<tr><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n", esc(e.name), esc(e.unit), ok ? "" : " class=\"na\"",
-                         counter_status_name(e.status), esc(e.reason));
+                         counter_status_name(e.status), note != notes.note_of_counter.end() ? fmt::format("note {} at the top", note->second)
+                                                                                            : esc(e.reason));
     }
     out += "</tbody></table>\n";
   }
-  const auto unavailable = detail::unavailable_counters(p);
-  if (unavailable.empty()) {
-    out += "<p>Every counter asked for was read.</p>\n";
-  } else {
-    out += "<h3>Unavailable</h3><ul id=\"unavailable\">\n";
-    for (const auto& u : unavailable) {
-      out += fmt::format("<li><b>{}</b>: <span class=\"na\">{}</span>{}</li>\n", esc(u.name), counter_status_name(u.status),
-                         u.reason.empty() ? "" : " — " + esc(u.reason));
-    }
-    out += "</ul>\n";
-  }
+  if (detail::unavailable_counters(p).empty()) out += "<p>Every counter asked for was read.</p>\n";
   out += "</section>\n";
   return out;
 }
@@ -404,20 +474,28 @@ std::string regions_section(const Profile& p) {
   return out;
 }
 
-// Doubts about the figures, then advice, above everything else on the page.
-std::string warnings_banner(const Profile& p) {
-  std::string out;
-  if (!p.warnings.empty()) {
-    out += "<section id=\"warnings\" class=\"banner warn\"><h2>Read these figures with care</h2><ul>\n";
-    for (const std::string& w : p.warnings) out += "<li>" + esc(w) + "</li>\n";
-    out += "</ul></section>\n";
+// Doubts about the figures, advice and unavailable counters, numbered and each said once,
+// above everything else on the page; the tables refer to them by number.
+std::string notes_banner(const detail::NumberedNotes& notes) {
+  if (notes.notes.empty()) return {};
+  const bool doubts = std::any_of(notes.notes.begin(), notes.notes.end(), [](const auto& n) { return n.kind == "warning"; });
+  std::string out = fmt::format("<section id=\"warnings\" class=\"banner{}\"><h2>{}</h2><ol>\n", doubts ? " warn" : "",
+                                doubts ? "Read these figures with care" : "Notes");
+  for (const auto& n : notes.notes) {
+    out += fmt::format("<li class=\"{}\"><b>{}</b>: {}</li>\n", n.kind, n.kind == "warning" ? "warning" : n.kind == "hint" ? "hint" : "not counted",
+                       esc(n.text));
   }
-  if (!p.hints.empty()) {
-    out += "<section id=\"hints\" class=\"banner\"><h2>Hints</h2><ul>\n";
-    for (const std::string& h : p.hints) out += "<li>" + esc(h) + "</li>\n";
-    out += "</ul></section>\n";
+  return out + "</ol></section>\n";
+}
+
+// The answer in one line under the title: how long a pass takes and how much is to win.
+std::string answer_line(const Profile& p) {
+  if (p.phase == "regions" || p.total.time_ms.n == 0) return {};
+  std::string out = fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
+  if (const auto h = detail::headroom_ms(p.total)) {
+    out += fmt::format(", <b>{} ms</b> ({}) of it to win at the roofs", detail::milliseconds(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
   }
-  return out;
+  return out + ".</p>\n";
 }
 
 }  // namespace
@@ -434,13 +512,16 @@ std::string html_report(const Profile& p) {
     out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n",
                        esc(p.model), p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
   }
-  out += warnings_banner(p);
-  out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
+  // The answer first, as in the terminal: the notes, then the layers by time to win.
+  const detail::NumberedNotes notes = detail::numbered_notes(p);
+  out += answer_line(p);
+  out += notes_banner(notes);
+  out += layers_section(p, notes);
   out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
-  out += layers_section(p);
+  out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
   out += regions_section(p);
   if (p.phase != "regions") out += memory_section(p);  // a program's own regions have no cost model
-  out += counters_section(p);
+  out += counters_section(p, notes);
   out += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
   return out;
 }

@@ -85,6 +85,13 @@ ordered_json layer_to_json(const LayerProfile& l) {
   j["attainable_gflops_per_s"] = optional_number(n.attainable_gflops_per_s);
   j["efficiency"] = optional_number(n.efficiency);
   j["bound"] = n.bound ? ordered_json(bound_name(*n.bound)) : ordered_json(nullptr);
+  // Headroom in time (derived): the time at the roof and the time to win.
+  const auto headroom = detail::headroom_ms(l);
+  j["roof_ms"] = headroom ? ordered_json(number(headroom->roof_ms)) : ordered_json(nullptr);
+  j["win_ms"] = headroom ? ordered_json(number(headroom->win_ms)) : ordered_json(nullptr);
+  ordered_json why = ordered_json::array();
+  for (const LayerCause& c : l.why) why.push_back({{"rule", c.rule}, {"label", c.label}, {"text", c.text}, {"advice", c.advice}});
+  j["why"] = std::move(why);
   if (l.roofline) {
     const RooflinePoint& r = *l.roofline;
     ordered_json levels = ordered_json::array();
@@ -118,12 +125,15 @@ ordered_json layer_to_json(const LayerProfile& l) {
                         {"status", counter_status_name(c.status)},
                         {"running_fraction", number(c.running_fraction)},
                         {"below_resolution", c.below_resolution},
+                        {"read_cost", number(c.read_cost)},
+                        {"impossible", c.impossible},
+                        {"impossible_reason", c.impossible_reason},
                         {"reason", c.reason}};
   }
   j["counters"] = std::move(counters);
   ordered_json metrics = ordered_json::object();
   for (const LayerMetric& m : l.metrics) {
-    metrics[m.name] = {{"value", optional_number(m.value)}, {"unit", m.unit}, {"reason", m.reason}};
+    metrics[m.name] = {{"value", optional_number(m.value)}, {"unit", m.unit}, {"below_resolution", m.below_resolution}, {"reason", m.reason}};
   }
   j["metrics"] = std::move(metrics);
   if (l.flops_check) {
@@ -366,6 +376,10 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     counter.running_fraction = in.number(c, cat, "running_fraction", false);
     counter.reason = in.string(c, cat, "reason");
     if (c.contains("below_resolution")) counter.below_resolution = in.boolean(c, cat, "below_resolution");  // absent before 2026-11
+    // Absent before the counters' reading cost was measured per layer (issue #17).
+    if (c.contains("read_cost")) counter.read_cost = in.number(c, cat, "read_cost", false);
+    if (c.contains("impossible")) counter.impossible = in.boolean(c, cat, "impossible");
+    if (c.contains("impossible_reason")) counter.impossible_reason = in.string(c, cat, "impossible_reason");
     const bool readable = counter.status == CounterStatus::ok || counter.status == CounterStatus::multiplexed;
     if (counter.value && !readable) {
       in.fail(cat + "/value", std::string("a value for a counter whose status is ") + std::string(counter_status_name(counter.status)) +
@@ -383,6 +397,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     if (!in.member(m, mat, "value").is_null()) metric.value = any_number(in, m, mat, "value");
     metric.unit = in.string(m, mat, "unit");
     metric.reason = in.string(m, mat, "reason");
+    if (m.contains("below_resolution")) metric.below_resolution = in.boolean(m, mat, "below_resolution");
     l.metrics.push_back(std::move(metric));
   }
   const ordered_json& check = in.member(v, at, "flops_check");
@@ -395,6 +410,16 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     f.agrees = in.boolean(check, fat, "agrees");
     f.reasons = strings(in, check, fat, "reasons");
     l.flops_check = std::move(f);
+  }
+  if (v.contains("why")) {  // absent before issue #17
+    const ordered_json& why = in.member(v, at, "why");
+    if (!why.is_array()) in.fail(at + "/why", std::string("expected an array of causes, got ") + why.type_name());
+    for (std::size_t i = 0; i < why.size(); ++i) {
+      const std::string wat = at + "/why/" + std::to_string(i);
+      if (!why[i].is_object()) in.fail(wat, std::string("expected a cause object, got ") + why[i].type_name());
+      l.why.push_back({in.string(why[i], wat, "rule"), in.string(why[i], wat, "label"), in.string(why[i], wat, "text"),
+                       in.string(why[i], wat, "advice")});
+    }
   }
   return l;
 }
@@ -450,7 +475,30 @@ ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& pla
 
 }  // namespace
 
-std::string profile_to_json(const Profile& p) {
+namespace {
+
+ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
+  ordered_json rows = ordered_json::array();
+  for (const detail::LayerGroup& g : detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
+    rows.push_back({{"key", g.key},
+                    {"layers", g.layers},
+                    {"time_ms", number(g.time_ms)},
+                    {"share", number(g.share)},
+                    {"flops", number(g.flops)},
+                    {"efficiency", optional_number(g.efficiency)},
+                    {"bound", g.bound.empty() ? ordered_json(nullptr) : ordered_json(g.bound)},
+                    {"roof_ms", optional_number(g.roof_ms)},
+                    {"win_ms", optional_number(g.win_ms)},
+                    {"why", g.why}});
+  }
+  return {{"by", by == ProfileGrouping::op ? "op" : "block"}, {"depth", by == ProfileGrouping::op ? ordered_json(nullptr) : ordered_json(depth)}, {"rows", std::move(rows)}};
+}
+
+}  // namespace
+
+std::string profile_to_json(const Profile& p) { return profile_to_json(p, ProfileGrouping::layer, 1); }
+
+std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json j;
   j["schema"] = p.schema;
   j["created"] = p.created;
@@ -521,6 +569,8 @@ std::string profile_to_json(const Profile& p) {
     }
     j["call_paths"] = std::move(paths);
   }
+  // Derived rows of layers summed per op or block, when asked for (--by): not read back.
+  if (by != ProfileGrouping::layer) j["groups"] = groups_to_json(p, by, depth);
   // Strings come from files and the system (host names, strerror); invalid UTF-8 is replaced
   // rather than thrown on.
   return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";

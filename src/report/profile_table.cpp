@@ -30,6 +30,14 @@ std::string rate(double v) {
 
 std::string optional_rate(const std::optional<double>& v) { return v ? rate(*v) : "-"; }
 
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
 bool counter_readable(CounterStatus s) { return s == CounterStatus::ok || s == CounterStatus::multiplexed; }
 
 // A plain text table: left-aligned text columns, right-aligned numbers, two spaces apart.
@@ -92,11 +100,25 @@ bool has_phases(const Profile& p) {
   return p.phase == "train" || std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.phase != "forward"; });
 }
 
+bool any_placed(const Profile& p) {
+  return std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.roofline.has_value(); });
+}
+
+// Time to win orders the layers where they have a roofline; without one it is time.
+ProfileSort effective_sort(const Profile& p, ProfileSort sort) { return sort == ProfileSort::win && !any_placed(p) ? ProfileSort::time : sort; }
+
+double win_of(const LayerProfile& l) {
+  const auto h = detail::headroom_ms(l);
+  return h ? h->win_ms : -1.0;
+}
+
 std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sort) {
   std::vector<const LayerProfile*> rows;
   for (const LayerProfile& l : p.layers) rows.push_back(&l);
+  sort = effective_sort(p, sort);
   std::stable_sort(rows.begin(), rows.end(), [sort](const LayerProfile* a, const LayerProfile* b) {
     switch (sort) {
+      case ProfileSort::win: return win_of(*a) > win_of(*b) || (win_of(*a) == win_of(*b) && a->time_ms.median > b->time_ms.median);
       case ProfileSort::time: return a->time_ms.median > b->time_ms.median;
       case ProfileSort::flops: return a->flops > b->flops;
       case ProfileSort::name: return a->name < b->name;
@@ -115,51 +137,72 @@ std::string uncertainty(const Summary& s, bool* used_range) {
   return "±" + ms((s.max - s.min) / 2) + "†";
 }
 
-std::string header(const Profile& p) {
-  std::string out = fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}\n", p.model, p.batch, p.phase,
+// The first line answers how long a pass takes and how much of it the roofs say is to win.
+std::string title_line(const Profile& p) {
+  std::string out = fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, p.phase,
                                 p.phase == "train" && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads,
                                 p.threads == 1 ? "" : "s");
-  // Doubts about the figures come first: a reader who stops at the first lines has seen them.
-  for (const std::string& w : p.warnings) out += "WARNING: " + w + "\n";
-  const MachineCpu& cpu = p.machine.cpu;
-  out += fmt::format("Machine: {}{} ({} cores{}); ", p.machine.host.empty() ? "" : p.machine.host + ", ", cpu.brand, cpu.cores,
-                     cpu.hypervisor ? ", virtual machine" : "");
-  if (p.machine.ceilings) {
-    out += fmt::format("ceilings measured by `hwprof calibrate` {}{}{}\n", p.machine.calibration_created, p.machine.calibration_quick ? " (quick)" : "",
-                       p.machine.calibration_file.empty() ? "" : " in " + p.machine.calibration_file);
-  } else {
-    out += fmt::format("no calibration for {} thread{}: no roofline (run `hwprof calibrate`)\n", p.threads, p.threads == 1 ? "" : "s");
+  if (p.total.time_ms.n > 0 && p.phase != "regions") {
+    out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
+    // The pass against its layers' roofs (total_against_layers): the gaps between layers count.
+    if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
+      out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
+    }
   }
-  if (!p.machine.blas_core.empty()) out += fmt::format("BLAS:     OpenBLAS core {} ({})\n", p.machine.blas_core, p.machine.blas_core_source);
-  const bool regions = p.phase == "regions";
-  out += fmt::format(
-      "Measured: time per call ({}, the session's own {:.0f} ns per region subtracted){}\n",
-      regions ? "median over each region's calls, inclusive of the regions nested in it"
-              : fmt::format("median of {} iterations after {} warm-up runs", p.iterations, p.warmup_runs),
-      p.overhead_ns,
-      p.backend.empty() ? ""
-                        : fmt::format("; counters ({} backend{}){}", p.backend, p.group.empty() ? "" : ", group " + p.group,
-                                      p.counter_iterations > 0
-                                          ? fmt::format(" summed over {} passes of their own, which are not timed", p.counter_iterations)
-                                          : ""));
-  out += regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work)\n"
-                 : "Analytic: FLOPs and the minimum bytes per call (whole batch), from shapes by the cost model\n";
-  out += "Bytes:    " + detail::bytes_source_summary(p) + "\n";
-  out += regions ? "Derived:  Share = the region's time over all calls / the time in the outermost regions (a nested region's share "
-                   "is also in its parent's); GFLOP/s"
-                 : "Derived:  Share = median / the layers' summed medians; GFLOP/s and GB/s = FLOPs and bytes / median time; FLOP/B = FLOPs / bytes";
-  out += p.machine.ceilings ? "; Eff. = achieved / attainable under the measured roofline, whose memory roof is the calibrated "
-                              "bandwidth at the layer's working set for analytic bytes (DRAM's for counted ones); the model's "
-                              "is its layers' roofline times over its own\n"
-                            : "\n";
+  return out + "\n";
+}
+
+std::string machine_lines(const Profile& p) {
+  const MachineCpu& cpu = p.machine.cpu;
+  std::string out = fmt::format("Machine: {}{} ({} cores{}); ", p.machine.host.empty() ? "" : p.machine.host + ", ", cpu.brand, cpu.cores,
+                                cpu.hypervisor ? ", virtual machine" : "");
+  if (p.machine.ceilings) {
+    out += fmt::format("ceilings measured by `hwprof calibrate` {}{}{}\n", p.machine.calibration_created,
+                       p.machine.calibration_quick ? " (quick)" : "", p.machine.calibration_file.empty() ? "" : " in " + p.machine.calibration_file);
+  } else {
+    out += fmt::format("no calibration for {} thread{}: no roofline, no time to win (run `hwprof calibrate`)\n", p.threads,
+                       p.threads == 1 ? "" : "s");
+  }
+  if (!p.machine.blas_core.empty()) out += fmt::format("BLAS:    OpenBLAS core {} ({})\n", p.machine.blas_core, p.machine.blas_core_source);
   return out;
 }
 
-// Hints (advice) print before any table, after the header's warnings.
-std::string before_tables(const Profile& p) {
+// Warnings, hints and unavailable counters, each once and numbered.
+std::string notes_block(const detail::NumberedNotes& notes) {
   std::string out;
-  for (const std::string& h : p.hints) out += "hint: " + h + "\n";
+  for (std::size_t i = 0; i < notes.notes.size(); ++i) {
+    const auto& n = notes.notes[i];
+    out += fmt::format("[{}] {}: {}\n", i + 1, n.kind == "warning" ? "WARNING" : n.kind == "hint" ? "hint" : "not counted", n.text);
+  }
   return out;
+}
+
+// What the columns are, measured or derived, after the table: a reader who needs it looks there.
+std::string legend(const Profile& p) {
+  const bool regions = p.phase == "regions";
+  std::string out = fmt::format(
+      "Measured: Time = {}, the session's own {:.0f} ns per region subtracted{}.\n",
+      regions ? "median over each region's calls, inclusive of the regions nested in it"
+              : fmt::format("median of {} iteration{} after {} warm-up run{}", p.iterations, p.iterations == 1 ? "" : "s", p.warmup_runs,
+                            p.warmup_runs == 1 ? "" : "s"),
+      p.overhead_ns,
+      p.backend.empty() || p.backend == "timer"
+          ? ""
+          : fmt::format("; counters: {} backend{}{}", p.backend, p.group.empty() ? "" : ", group " + p.group,
+                        p.counter_iterations > 0
+                            ? fmt::format(", {} pass{} of their own, each reading's own cost (an empty region's) subtracted",
+                                          p.counter_iterations, p.counter_iterations == 1 ? "" : "es")
+                            : ""));
+  out += regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work). "
+                 : "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
+  out += "Bytes: " + detail::bytes_source_summary(p) + ".\n";
+  out += regions ? "Derived:  Share = the region's time over all calls / the time in the outermost regions"
+                 : "Derived:  Share = of the layers' summed medians";
+  if (any_placed(p)) {
+    out += "; Eff. = achieved / attainable under the measured roofline (memory roof: the calibrated bandwidth at the layer's working "
+           "set for analytic bytes, DRAM's for counted ones); Roof ms = Time x Eff., the time at the roof; Win ms = Time - Roof ms";
+  }
+  return out + ".\n";
 }
 
 }  // namespace
@@ -187,68 +230,13 @@ static std::string regions_sections(const Profile& p) {
   return out;
 }
 
-static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
-  const bool phases = has_phases(p);
-  std::vector<const LayerProfile*> rows = sorted_layers(p, sort);
-  std::size_t shown = rows.size();
-  if (top > 0 && static_cast<std::size_t>(top) < rows.size()) shown = static_cast<std::size_t>(top);
+namespace {
 
-  TextTable t;
-  t.column("Layer", false);
-  t.column("Op", false);
-  if (phases) t.column("Phase", false);
-  t.column("Time ms", true);
-  t.column("±95% CI", true);
-  t.column("Share", true);
-  t.column("GFLOP/s", true);
-  t.column("GB/s", true);
-  t.column("FLOP/B", true);
-  t.column("Bound", false);
-  t.column("Eff.", true);
-  bool used_range = false;
-  bool below_resolution = false;
-  const auto cells = [&](const LayerProfile& l, const std::string& name, const std::string& share) {
-    const LayerNumbers n = detail::layer_numbers(l);
-    std::vector<std::string> c = {name, l.op};
-    if (phases) c.push_back(l.phase);
-    below_resolution = below_resolution || l.below_resolution;
-    c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
-    c.push_back(uncertainty(l.time_ms, &used_range));
-    c.push_back(share);
-    c.push_back(optional_rate(n.gflops_per_s));
-    c.push_back(optional_rate(n.gbytes_per_s));
-    c.push_back(optional_rate(n.intensity));
-    c.push_back(n.bound ? std::string(bound_name(*n.bound)) : "-");
-    c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
-    return c;
-  };
-  // A regions profile's regions nest, so their medians do not add up: each region's share is
-  // its time over all calls against the outermost regions' (Profile time_share).
-  const bool regions = p.phase == "regions";
-  const double layers_ms = detail::summed_layer_ms(p);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const double share = regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
-    t.row(cells(*rows[i], detail::display_name(*rows[i]), detail::percent(share)));
-  }
-  t.rule();
-  t.row(cells(p.total, regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-"));
-
-  std::string out = header(p) + before_tables(p) + "\n" + t.render();
-  if (shown < rows.size()) {
-    double rest = 0;
-    double all = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      all += rows[i]->time_ms.median;
-      if (i >= shown) rest += rows[i]->time_ms.median;
-    }
-    out += fmt::format("... {} more rows ({} of the layers' summed time); --top 0 shows every row\n", rows.size() - shown,
-                       detail::percent(all > 0 ? rest / all : 0));
-  }
-  if (below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
-  if (used_range) out += "† fewer than 6 samples: no 95% interval for the median, ± is half the min-max range\n";
-  if (!p.total.roofline_error.empty()) out += "Roofline: " + p.total.roofline_error + "\n";
-
-  // Counters and metrics per call, one column each, in the order the group lists them.
+// The counters per call of the rows shown, one column per event and metric. An unavailable
+// counter is "n/a[k]", k the numbered note that says why; `~` below resolution; `!` a value
+// wall time cannot hold, with its reason below.
+std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const detail::NumberedNotes& notes,
+                           bool phases) {
   std::vector<std::string> names;
   const auto add_name = [&](const std::string& name) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
@@ -263,24 +251,14 @@ static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
       if (std::find(metric_names.begin(), metric_names.end(), m.name) == metric_names.end()) metric_names.push_back(m.name);
     }
   }
-  if (names.empty() && metric_names.empty()) return out;
-
-  const std::vector<detail::UnavailableCounter> unavailable = detail::unavailable_counters(p);
-  std::map<std::string, int> footnote;  // counter or metric name → its note number
-  std::vector<std::string> notes;
-  const auto note_for = [&](const std::string& name, const std::string& text) {
-    auto [it, inserted] = footnote.emplace(name, static_cast<int>(notes.size()) + 1);
-    if (inserted) notes.push_back(text);
-    return it->second;
-  };
-  const auto reason_of = [&](const std::string& name, CounterStatus status, const std::string& own_reason) {
-    std::string reason = own_reason;
-    for (const auto& u : unavailable) {
-      if (u.name == name && reason.empty()) reason = u.reason;
-    }
-    return fmt::format("{}: {}{}", name, counter_status_name(status), reason.empty() ? "" : " - " + reason);
+  if (names.empty() && metric_names.empty()) return {};
+  const auto note_of = [&](const std::string& name) {
+    auto it = notes.note_of_counter.find(name);
+    return it == notes.note_of_counter.end() ? std::string("n/a") : fmt::format("n/a[{}]", it->second);
   };
   std::map<std::string, double> lowest_fraction;  // multiplexed counters: the least time any layer's reading ran
+  std::vector<std::string> impossible;            // "layer: reason", once per layer and counter
+  std::vector<std::string> metric_notes;
   bool any_below = false;
 
   TextTable c;
@@ -294,15 +272,13 @@ static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
     for (const std::string& n : names) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& lc) { return lc.name == n; });
       if (it == l.counters.end()) {
-        // Not recorded for this layer: the event's own status says why, if it failed.
         auto e = std::find_if(p.events.begin(), p.events.end(), [&](const EventInfo& ev) { return ev.name == n; });
-        if (e != p.events.end() && !counter_readable(e->status)) {
-          r.push_back(fmt::format("n/a[{}]", note_for(n, reason_of(n, e->status, e->reason))));
-        } else {
-          r.push_back("-");
-        }
+        r.push_back(e != p.events.end() && !counter_readable(e->status) ? note_of(n) : "-");
       } else if (!it->value) {
-        r.push_back(fmt::format("n/a[{}]", note_for(n, reason_of(n, it->status, it->reason))));
+        r.push_back(note_of(n));
+      } else if (it->impossible) {
+        impossible.push_back(name + ": " + it->impossible_reason);
+        r.push_back(fmt::format("!{}", impossible.size()));
       } else {
         std::string v = (it->below_resolution ? "~" : "") + detail::si(*it->value);
         while (!v.empty() && v.back() == ' ') v.pop_back();
@@ -320,21 +296,26 @@ static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
       if (it == l.metrics.end()) {
         r.push_back("-");
       } else if (!it->value) {
-        r.push_back(fmt::format("n/a[{}]", note_for(n, n + ": not available" + (it->reason.empty() ? "" : " - " + it->reason))));
+        const std::string text = n + ": not available" + (it->reason.empty() ? "" : " - " + it->reason);
+        std::size_t k = static_cast<std::size_t>(std::find(metric_notes.begin(), metric_notes.end(), text) - metric_notes.begin());
+        if (k == metric_notes.size()) metric_notes.push_back(text);
+        r.push_back(fmt::format("n/a[m{}]", k + 1));
       } else {
-        r.push_back(*it->value >= 0 ? rate(*it->value) : fmt::format("{:.3g}", *it->value));
+        if (it->below_resolution) any_below = true;
+        r.push_back((it->below_resolution ? "~" : "") + (*it->value >= 0 ? rate(*it->value) : fmt::format("{:.3g}", *it->value)));
       }
     }
     return r;
   };
-  for (std::size_t i = 0; i < shown; ++i) c.row(counter_cells(*rows[i], detail::display_name(*rows[i])));
+  for (const LayerProfile* l : rows) c.row(counter_cells(*l, detail::display_name(*l)));
   if (!p.total.counters.empty() || !p.total.metrics.empty()) {
     c.rule();
     c.row(counter_cells(p.total, "model total"));
   }
-  out += "\nCounters per call (measured; * multiplexed: scaled from part of the interval; n/a: not available, see the notes)\n";
+  std::string out = "\nCounters per call (measured, each reading's own cost subtracted; * multiplexed; n/a[k]: see note k)\n";
   out += c.render();
-  for (std::size_t i = 0; i < notes.size(); ++i) out += fmt::format("[{}] {}\n", i + 1, notes[i]);
+  for (std::size_t i = 0; i < metric_notes.size(); ++i) out += fmt::format("[m{}] {}\n", i + 1, metric_notes[i]);
+  for (std::size_t i = 0; i < impossible.size(); ++i) out += fmt::format("!{} impossible: {}\n", i + 1, impossible[i]);
   for (const auto& [name, fraction] : lowest_fraction) {
     out += fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name,
                        detail::percent(fraction));
@@ -343,13 +324,174 @@ static std::string layers_table(const Profile& p, ProfileSort sort, int top) {
   return out;
 }
 
-std::string profile_csv(const Profile& p) {
-  const auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return out + "\"";
+// What to try, once per cause shown, with the layer that has the most to win by it first.
+std::string what_to_try(const std::vector<const LayerProfile*>& rows) {
+  struct Seen {
+    std::string rule;
+    std::string first;  // the first layer shown with it
+    const LayerCause* cause = nullptr;
+    int layers = 0;
   };
+  std::vector<Seen> seen;
+  for (const LayerProfile* l : rows) {
+    if (l->why.empty()) continue;
+    const LayerCause& c = l->why.front();
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.rule == c.rule; });
+    if (it == seen.end()) {
+      seen.push_back({c.rule, detail::display_name(*l), &c, 1});
+    } else {
+      ++it->layers;
+    }
+  }
+  if (seen.empty()) return {};
+  std::string out = "\nWhy, and what to try (the first layer shown with each cause; docs/profile.md lists the rules):\n";
+  for (const Seen& s : seen) {
+    out += fmt::format("- {}: {}{}: {}. Try: {}\n", detail::cause_title(s.rule), s.first,
+                       s.layers > 1 ? fmt::format(" (and {} more shown)", s.layers - 1) : "", s.cause->text, s.cause->advice);
+  }
+  return out;
+}
+
+std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
+  std::vector<detail::LayerGroup> groups =
+      detail::group_layers(p, o.by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, o.depth);
+  const ProfileSort sort = effective_sort(p, o.sort);
+  std::stable_sort(groups.begin(), groups.end(), [&](const detail::LayerGroup& a, const detail::LayerGroup& b) {
+    switch (sort) {
+      case ProfileSort::win: return a.win_ms.value_or(-1) > b.win_ms.value_or(-1);
+      case ProfileSort::time: return a.time_ms > b.time_ms;
+      case ProfileSort::flops: return a.flops > b.flops;
+      case ProfileSort::name: return a.key < b.key;
+    }
+    return false;
+  });
+  const std::size_t shown = o.top > 0 ? std::min(groups.size(), static_cast<std::size_t>(o.top)) : groups.size();
+  TextTable t;
+  t.column(o.by == ProfileGrouping::op ? "Op" : fmt::format("Block (depth {})", o.depth), false);
+  t.column("Layers", true);
+  t.column("Time ms", true);
+  t.column("Share", true);
+  t.column("Eff.", true);
+  t.column("Bound", false);
+  t.column("Roof ms", true);
+  t.column("Win ms", true);
+  t.column("Why (most of its win)", false);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const detail::LayerGroup& g = groups[i];
+    t.row({g.key, std::to_string(g.layers), ms(g.time_ms), detail::percent(g.share), g.efficiency ? detail::percent(*g.efficiency) : "-",
+           g.bound.empty() ? "-" : g.bound, g.roof_ms ? ms(*g.roof_ms) : "-", g.win_ms ? ms(*g.win_ms) : "-", g.why.empty() ? "-" : g.why});
+  }
+  std::string out = fmt::format("\n{} {} of {} by {}{}\n", shown < groups.size() ? "Top" : "All", shown, groups.size(),
+                                o.by == ProfileGrouping::op ? "op" : "block", sort == ProfileSort::win ? ", most time to win first" : "");
+  out += t.render();
+  if (shown < groups.size()) out += fmt::format("... {} more; --all shows every row\n", groups.size() - shown);
+  return out;
+}
+
+}  // namespace
+
+std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
+  const bool phases = has_phases(p);
+  const bool regions = p.phase == "regions";
+  const detail::NumberedNotes notes = detail::numbered_notes(p);
+  std::string out = title_line(p) + machine_lines(p);
+  if (!notes.notes.empty()) out += "\n" + notes_block(notes);
+  if (!p.total.roofline_error.empty() && p.machine.ceilings) out += "Roofline: " + p.total.roofline_error + "\n";
+
+  if (o.by != ProfileGrouping::layer) {
+    out += grouped_table(p, o);
+    return out + "\n" + legend(p);
+  }
+
+  std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
+  const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
+  const bool placed = any_placed(p);
+  const ProfileSort sort = effective_sort(p, o.sort);
+
+  TextTable t;
+  t.column(regions ? "Region" : "Layer", false);
+  t.column("Op", false);
+  if (phases) t.column("Phase", false);
+  t.column("Time ms", true);
+  t.column("±95% CI", true);
+  t.column("Share", true);
+  t.column("GFLOP/s", true);
+  t.column("FLOP/B", true);
+  t.column("Bound", false);
+  t.column("Eff.", true);
+  if (placed) {
+    t.column("Roof ms", true);
+    t.column("Win ms", true);
+  }
+  t.column("Why", false);
+  bool used_range = false;
+  bool below_resolution = false;
+  const auto cells = [&](const LayerProfile& l, const std::string& name, const std::string& share) {
+    const LayerNumbers n = detail::layer_numbers(l);
+    const auto h = detail::headroom_ms(l);
+    std::vector<std::string> c = {name, l.op};
+    if (phases) c.push_back(l.phase);
+    below_resolution = below_resolution || l.below_resolution;
+    c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
+    c.push_back(uncertainty(l.time_ms, &used_range));
+    c.push_back(share);
+    c.push_back(optional_rate(n.gflops_per_s));
+    c.push_back(optional_rate(n.intensity));
+    c.push_back(n.bound ? std::string(bound_name(*n.bound)) : "-");
+    c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
+    if (placed) {
+      c.push_back(h ? ms(h->roof_ms) : "-");
+      c.push_back(h ? ms(h->win_ms) : "-");
+    }
+    c.push_back(l.why.empty() ? "" : l.why.front().label);
+    return c;
+  };
+  // A regions profile's regions nest, so their medians do not add up: each region's share is
+  // its time over all calls against the outermost regions' (Profile time_share).
+  const double layers_ms = detail::summed_layer_ms(p);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const double share = regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
+    t.row(cells(*rows[i], detail::display_name(*rows[i]), detail::percent(share)));
+  }
+  t.rule();
+  std::vector<std::string> total = cells(p.total, regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-");
+  total.back().clear();
+  t.row(std::move(total));
+
+  const char* order = sort == ProfileSort::win ? "most time to win first (Win ms = Time x (1 - Eff.))"
+                      : sort == ProfileSort::time ? "longest first"
+                      : sort == ProfileSort::flops ? "most FLOPs first"
+                                                   : "by name";
+  out += fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(),
+                     regions ? "regions" : "layers", order);
+  out += t.render();
+  if (shown < rows.size()) {
+    double rest = 0;
+    double rest_win = 0;
+    for (std::size_t i = shown; i < rows.size(); ++i) {
+      rest += rows[i]->time_ms.median;
+      rest_win += std::max(0.0, win_of(*rows[i]));
+    }
+    const std::size_t more = rows.size() - shown;
+    out += fmt::format("... {} more {}{} {} {} of the time{}; --all shows every row\n", more, regions ? "region" : "layer", more == 1 ? "" : "s",
+                       more == 1 ? "holds" : "hold",
+                       detail::percent(layers_ms > 0 ? rest / layers_ms : 0), placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
+  }
+  if (below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
+  if (used_range) out += "† fewer than 6 samples: no 95% interval for the median, ± is half the min-max range\n";
+  out += what_to_try(std::vector<const LayerProfile*>(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown)));
+  // Asked for (--counters, a group), or something the PMU counted: the table earns its place.
+  if (o.counters || !p.group.empty() || detail::any_hardware_counter(p)) {
+    out += counters_table(p, std::vector<const LayerProfile*>(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown)), notes, phases);
+  } else if (std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return !l.counters.empty(); })) {
+    out += "(No hardware counter counted: the software counters' table is left out; --counters shows it.)\n";
+  }
+  out += "\n" + legend(p);
+  return out + regions_sections(p);
+}
+
+std::string profile_csv(const Profile& p) {
+  const auto quote = csv_quote;
   const auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   const auto opt = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
 
@@ -369,8 +511,9 @@ std::string profile_csv(const Profile& p) {
   std::string out =
       "index,name,op,phase,output_shape,params,macs,flops,bytes,bytes_source,bytes_origin,analytic_bytes,"
       "time_median_ms,time_mean_ms,time_min_ms,time_max_ms,time_p95_ms,time_p99_ms,time_n,time_ci_low_ms,time_ci_high_ms,"
-      "time_share,below_resolution,gflops_per_s,gbytes_per_s,intensity,attainable_gflops_per_s,efficiency,bound";
-  for (const std::string& c : counters) out += "," + quote(c) + "," + quote(c + ".status");
+      "time_share,below_resolution,gflops_per_s,gbytes_per_s,intensity,attainable_gflops_per_s,efficiency,bound,roof_ms,win_ms,why,"
+      "why_text";
+  for (const std::string& c : counters) out += "," + quote(c) + "," + quote(c + ".status") + "," + quote(c + ".flag");
   for (const std::string& m : metrics) out += "," + quote(m);
   out += "\n";
   for (const LayerProfile& l : p.layers) {
@@ -385,13 +528,17 @@ std::string profile_csv(const Profile& p) {
     out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", opt(n.gflops_per_s),
                        opt(n.gbytes_per_s), opt(n.intensity), opt(n.attainable_gflops_per_s), opt(n.efficiency),
                        n.bound ? std::string(bound_name(*n.bound)) : "");
+    const auto h = detail::headroom_ms(l);
+    out += fmt::format(",{},{},{},{}", h ? num(h->roof_ms) : "", h ? num(h->win_ms) : "", l.why.empty() ? "" : quote(l.why.front().rule),
+                       l.why.empty() ? "" : quote(l.why.front().text));
     for (const std::string& name : counters) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name; });
       if (it != l.counters.end()) {
-        out += "," + opt(it->value) + "," + std::string(counter_status_name(it->status));
+        out += "," + opt(it->value) + "," + std::string(counter_status_name(it->status)) + "," +
+               (it->impossible ? "impossible" : it->below_resolution ? "below_resolution" : "");
       } else {
         auto e = std::find_if(p.events.begin(), p.events.end(), [&](const EventInfo& ev) { return ev.name == name; });
-        out += ",," + (e != p.events.end() && !counter_readable(e->status) ? std::string(counter_status_name(e->status)) : "");
+        out += ",," + (e != p.events.end() && !counter_readable(e->status) ? std::string(counter_status_name(e->status)) : "") + ",";
       }
     }
     for (const std::string& name : metrics) {
@@ -403,6 +550,18 @@ std::string profile_csv(const Profile& p) {
   return out;
 }
 
-std::string profile_table(const Profile& p, ProfileSort sort, int top) { return layers_table(p, sort, top) + regions_sections(p); }
+
+std::string profile_groups_csv(const Profile& p, ProfileGrouping by, int depth) {
+  const auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
+  const auto opt = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
+  const auto quote = csv_quote;
+  std::string out = by == ProfileGrouping::op ? "op" : "block";
+  out += ",layers,time_ms,share,flops,efficiency,bound,roof_ms,win_ms,why\n";
+  for (const detail::LayerGroup& g : detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", quote(g.key), g.layers, num(g.time_ms), num(g.share), num(g.flops), opt(g.efficiency),
+                       g.bound, opt(g.roof_ms), opt(g.win_ms), quote(g.why));
+  }
+  return out;
+}
 
 }  // namespace hwprof

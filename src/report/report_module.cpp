@@ -101,7 +101,7 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
       return 1;
     }
     const std::string table = std::string(dir) + "/profile.txt";
-    if (auto error = hwprof::write_file_atomically(table, hwprof::profile_table(profile))) {
+    if (auto error = hwprof::write_file_atomically(table, hwprof::profile_table(profile, {.top = 0}))) {
       say(message, message_size, error->message);
       return 1;
     }

@@ -314,7 +314,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     for (const EventInfo& e : s->events) {
       if (e.status != CounterStatus::ok) missing += (missing.empty() ? "" : "; ") + describe(e);
     }
-    if (!missing.empty()) s->hint("these events cannot be counted here and are reported unavailable: " + missing);
+    if (!missing.empty()) s->hint(std::string(kUnavailableEventsHint) + missing);
   }
   if (options.timeline_events > 0) s->timeline = std::make_unique_for_overwrite<detail::TimelineEntry[]>(options.timeline_events);
   s->measure_overhead(s->options.overhead_pairs);

@@ -86,9 +86,9 @@ if [ -n "$errors" ]; then
   fail "report.html logged console errors"
 fi
 
-# The page's script ran and sorts: the table starts slowest first; one click on the Time
-# column reverses it (fastest first), a second restores it. Read the first layer row of the
-# DOM after each.
+# The page's script ran and sorts: the table starts with the most time to win (here also the
+# slowest layer); one click on the Time column sorts it slowest first, a second fastest first.
+# Read the first layer row of the DOM after each.
 first_row_after_clicks() {
   local clicks=$1 page="$out/sorted-$1.html"
   local script="<script>var th = document.querySelector('#layer-table thead th:nth-child(4)'); for (var i = 0; i < $clicks; ++i) th.click();</script>"
@@ -102,9 +102,9 @@ grep -q 'tabindex="0"' <(run_browser "$out/dom.log" --dump-dom "file://$out/repo
 initial=$(first_row_after_clicks 0)
 once=$(first_row_after_clicks 1)
 twice=$(first_row_after_clicks 2)
-echo "$initial" | grep -q 'layer1.0.conv1 (backward)' || fail "the table should start with the slowest layer, got: $initial"
-echo "$once" | grep -q '>flatten<' || fail "one click on Time should put the fastest layer first, got: $once"
-echo "$twice" | grep -q 'layer1.0.conv1 (backward)' || fail "two clicks on Time should put the slowest layer first again, got: $twice"
+echo "$initial" | grep -q 'layer1.0.conv1 (backward)' || fail "the table should start with the most time to win, got: $initial"
+echo "$once" | grep -q 'layer1.0.conv1 (backward)' || fail "one click on Time should put the slowest layer first, got: $once"
+echo "$twice" | grep -q '>flatten<' || fail "two clicks on Time should put the fastest layer first, got: $twice"
 
 # The roofline on its own, at its own size.
 svg_height=$(grep -o 'height="[0-9]*"' "$out/roofline.svg" | head -1 | tr -dc 0-9)

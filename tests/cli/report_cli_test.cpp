@@ -45,7 +45,7 @@ TEST_F(ReportCli, PrintsTheTableAndWritesTheFilesAskedFor) {
   auto r = test::run_hwprof({"report", profile_, "--svg", svg.string(), "--trace", trace.string(), "--html", html.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("hwprof profile: synthetic-net, batch 4, train"));
-  EXPECT_THAT(r.out, HasSubstr("n/a[1]"));
+  EXPECT_THAT(r.out, HasSubstr("n/a[2]"));
   EXPECT_THAT(r.err, HasSubstr("wrote trace " + trace.string() + " ("));
   EXPECT_THAT(r.err, HasSubstr("2 sampled iterations of 20)"));
   EXPECT_THAT(read(svg), StartsWith("<svg xmlns="));
@@ -64,7 +64,7 @@ TEST_F(ReportCli, JsonAndCsvFormatsSortAndTop) {
   EXPECT_THAT(csv.out, StartsWith("index,name,op,phase,"));
   auto top = test::run_hwprof({"report", profile_, "--sort", "name", "--top", "2"});
   ASSERT_EQ(top.exit_code, 0) << top.err;
-  EXPECT_THAT(top.out, HasSubstr("... 14 more rows"));
+  EXPECT_THAT(top.out, HasSubstr("... 14 more layers"));
   auto bad_sort = test::run_hwprof({"report", profile_, "--sort", "speed"});
   EXPECT_EQ(bad_sort.exit_code, 2);
 }

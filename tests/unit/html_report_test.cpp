@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "hwprof/report.hpp"
+#include "report/profile_view.hpp"
 #include "markup_check.hpp"
 #include "synthetic_profile.hpp"
 
@@ -35,7 +36,7 @@ TEST(HtmlReport, IsWellFormedAndHasEverySection) {
     const Markup m = parse_html(html_report(test::synthetic_profile({.calibrated = calibrated})));
     ASSERT_FALSE(m.elements.empty());
     EXPECT_EQ(m.elements[0].name, "html");
-    for (const char* id : {"machine", "totals", "roofline", "layers", "memory", "counters", "layer-table", "unavailable"}) {
+    for (const char* id : {"machine", "totals", "roofline", "layers", "memory", "counters", "layer-table", "warnings", "group-op"}) {
       EXPECT_NE(by_id(m, id), nullptr) << id;
     }
     EXPECT_EQ(m.all("svg").size(), 1u);
@@ -46,18 +47,18 @@ TEST(HtmlReport, IsWellFormedAndHasEverySection) {
 
 TEST(HtmlReport, WarningsAreABannerAboveEverythingElse) {
   Profile p = test::synthetic_profile();
-  EXPECT_EQ(html_report(p).find("id=\"warnings\""), std::string::npos) << "no banner without warnings";
+  EXPECT_EQ(html_report(p).find("class=\"banner warn\""), std::string::npos) << "notes, but no warning banner without warnings";
   p.warnings = {"3 memory-side layers run above 110% of their memory roof: relu (140%)"};
   p.hints = {"unset <OPENBLAS_CORETYPE>"};
   const std::string html = html_report(p);
   const auto banner = html.find("<section id=\"warnings\" class=\"banner warn\">");
   ASSERT_NE(banner, std::string::npos);
   EXPECT_LT(banner, html.find("id=\"machine\"")) << "before the machine and every table";
+  EXPECT_LT(banner, html.find("id=\"layers\""));
   EXPECT_NE(html.find("relu (140%)", banner), std::string::npos);
-  const auto hints = html.find("<section id=\"hints\"");
-  ASSERT_NE(hints, std::string::npos);
-  EXPECT_LT(hints, html.find("id=\"layers\""));
-  EXPECT_NE(html.find("unset &lt;OPENBLAS_CORETYPE&gt;"), std::string::npos) << "escaped";
+  const auto hint = html.find("unset &lt;OPENBLAS_CORETYPE&gt;");
+  ASSERT_NE(hint, std::string::npos) << "escaped";
+  EXPECT_LT(hint, html.find("id=\"layers\"")) << "in the same banner, numbered after the warnings";
 }
 
 TEST(HtmlReport, ReferencesNothingOutsideItself) {
@@ -107,38 +108,58 @@ TEST(HtmlReport, OneSortableRowPerLayerAndTheTotalApart) {
     if (std::find(a.begin(), a.end(), "tbody") != a.end()) ++body_rows;
     if (std::find(a.begin(), a.end(), "tfoot") != a.end()) ++foot_rows;
   }
-  // Layer rows, plus the memory table's and the events table's body rows.
+  // Layer rows, the grouped views' (per op; per block at depths 1 to 3, the deepest name's),
+  // plus the memory table's and the events table's body rows.
   const std::size_t memory_rows = 6;  // train: parameters, gradients, optimizer state, activations, total, page faults
-  EXPECT_EQ(body_rows, p.layers.size() + memory_rows + p.events.size());
+  std::size_t grouped_rows = detail::group_layers(p, detail::LayerGrouping::op, 1).size();
+  for (int depth = 1; depth <= 3; ++depth) grouped_rows += detail::group_layers(p, detail::LayerGrouping::block, depth).size();
+  EXPECT_EQ(body_rows, p.layers.size() + grouped_rows + memory_rows + p.events.size());
   EXPECT_EQ(foot_rows, 1u);
   // Every sortable numeric cell carries its value for the script.
   std::size_t valued = 0;
   for (const Element* td : m.all("td")) valued += td->attributes.count("data-v") && !td->attributes.at("data-v").empty();
   EXPECT_GE(valued, p.layers.size() * 8);
-  // Slowest first, and the Time header says so.
+  // Most time to win first, and the Win header says so.
   const std::string html = html_report(p);
   EXPECT_LT(html.find("data-v=\"layer1.0.conv1 (backward)\""), html.find("data-v=\"conv1 (backward)\""));
   EXPECT_LT(html.find("data-v=\"conv1 (backward)\""), html.find("data-v=\"flatten\""));
-  EXPECT_THAT(html, HasSubstr("<th class=\"num\" aria-sort=\"descending\">Time ms</th>"));
+  EXPECT_THAT(html, HasSubstr("<th class=\"num\" aria-sort=\"descending\">Win ms</th>"));
 }
 
-TEST(HtmlReport, ListsEveryUnavailableCounterWithItsReason) {
-  const Markup m = parse_html(html_report(test::synthetic_profile()));
-  std::string unavailable;
-  bool in_list = false;
+TEST(HtmlReport, SaysEveryUnavailableCounterOnceInTheNotesAndRefersToIt) {
+  const std::string html = html_report(test::synthetic_profile());
+  const Markup m = parse_html(html);
+  std::string notes;
+  bool in_notes = false;
   for (const Element& e : m.elements) {
-    if (e.attributes.count("id") && e.attributes.at("id") == "unavailable") in_list = true;
-    if (in_list && e.name == "li") unavailable += e.text + "\n";
+    if (e.attributes.count("id")) in_notes = e.attributes.at("id") == "warnings";
+    if (in_notes && e.name == "li") notes += e.text + "\n";
   }
-  EXPECT_THAT(unavailable, HasSubstr("this virtual machine exposes no hardware PMU"));
-  // Unavailable cells read n/a with the reason on hover, never 0.
+  EXPECT_THAT(notes, HasSubstr("LLC-load-misses: unsupported - this virtual machine exposes no hardware PMU"));
+  std::size_t said = 0;
+  for (std::size_t i = html.find("exposes no hardware PMU"); i != std::string::npos; i = html.find("exposes no hardware PMU", i + 1)) ++said;
+  EXPECT_EQ(said, 1u) << "the reason once, at the top";
+  // Unavailable cells read n/a[k] pointing at the note, never 0.
   std::size_t na = 0;
   for (const Element* td : m.all("td")) {
-    if (td->text != "n/a") continue;
+    if (td->text != "n/a[2]") continue;
     ++na;
-    EXPECT_THAT(td->attributes.at("title"), HasSubstr("unsupported: this virtual machine"));
+    EXPECT_EQ(td->attributes.at("title"), "see note 2");
   }
   EXPECT_EQ(na, test::synthetic_profile().layers.size() + 1);
+}
+
+TEST(HtmlReport, TheAnswerComesFirstWithHeadroomWhyAndGroupedViews) {
+  const std::string html = html_report(test::synthetic_profile({.train = false}));
+  EXPECT_THAT(html, HasSubstr("to win at the roofs"));
+  EXPECT_LT(html.find("id=\"warnings\""), html.find("id=\"layer-table\""));
+  EXPECT_LT(html.find("id=\"layer-table\""), html.find("id=\"roofline\""));
+  EXPECT_THAT(html, HasSubstr("aria-sort=\"descending\">Win ms</th>"));
+  EXPECT_THAT(html, HasSubstr("<th class=\"num\">Roof ms</th>"));
+  EXPECT_THAT(html, HasSubstr(">compute below roof</td>"));
+  EXPECT_THAT(html, HasSubstr("id=\"group-op\""));
+  EXPECT_THAT(html, HasSubstr("id=\"group-block-1\""));
+  EXPECT_THAT(html, HasSubstr("<option value=\"group-op\">per op</option>"));
 }
 
 TEST(HtmlReport, MarksLayersThatTakeMuchTimeFarBelowTheirRoof) {

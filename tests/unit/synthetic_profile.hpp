@@ -219,6 +219,18 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
       l.roofline_error = "no FLOPs and no bytes: a view, nothing to place";
     }
     l.bytes_skipped = {"DRAM bytes: not asked for (no uncore events in group generic)", "LLC misses: unsupported"};
+    // One cause per layer, as src/profile/causes.cpp words them (by the layer's side).
+    if (!o.calibrated) {
+      l.why = {{"no_roofline", "no roofline", "it could not be placed", "run `hwprof calibrate`"}};
+    } else if (l.below_resolution) {
+      l.why = {{"below_resolution", "below resolution", "its median is under 100x the measurement's own cost", "fuse it"}};
+    } else if (s.bound == Bound::overhead) {
+      l.why = {{"fixed_cost", "fixed cost per call", "far below both roofs and short", "fuse it with its neighbours"}};
+    } else if (s.bound == Bound::compute) {
+      l.why = {{"compute_below_roof", "compute below roof", "compute-bound below the gemm_sp roof", "a better kernel for this shape"}};
+    } else {
+      l.why = {{"memory_below_roof", "memory below roof", "memory-bound below the DRAM bandwidth", "fuse it with its neighbours"}};
+    }
     if (s.op == "conv2d" && s.phase == "forward") {
       l.flops_check = FlopsComparison{s.flops * 1.04, s.flops, 1.04, true, {}};
     }
