@@ -58,6 +58,12 @@ double roof_ms(const LayerProfile& l) { return l.time_ms.median * std::min(1.0, 
 
 }  // namespace
 
+double relative_uncertainty(const Summary& t) {
+  if (t.n == 0 || t.median <= 0) return 0.0;
+  const double half = t.has_median_ci() ? (t.median_ci_high - t.median_ci_low) / 2 : (t.max - t.min) / 2;
+  return half / t.median;
+}
+
 std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::int64_t batch) {
   const Attributes& a = node.attrs;
   switch (node.op) {
@@ -103,6 +109,14 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
                                "measurement, an upper bound",
                                ms_text(t), in.overhead_ns),
                    "nothing to win here that hwprof can see; fuse it into its neighbour, or profile a larger batch to see it"});
+  }
+
+  if (const double spread = relative_uncertainty(l.time_ms); spread > kNoisyTime && !l.below_resolution) {
+    out.push_back({"noisy", fmt::format("noisy (±{:.0f}%)", 100 * spread),
+                   fmt::format("its time varied by ±{:.0f}% of its median between passes ({} to {}): what it has to win may be the machine's "
+                               "noise (other processes, the hypervisor's neighbours), not the layer's",
+                               100 * spread, ms_text(l.time_ms.min), ms_text(l.time_ms.max)),
+                   "profile again on a quiet machine, or with more --iterations, before acting on this layer"});
   }
 
   // ---- what the op is and how the engine runs it -----------------------------------------

@@ -20,6 +20,13 @@ namespace hwprof::detail {
 // (sgemm_kernel_8x4_haswell.c, also used for Zen).
 inline constexpr std::int64_t kBlasTile = 16;
 
+// A time whose 95% interval (or, with fewer than 6 samples, half its range) is wider than
+// this share of its median varied too much between passes for its time to win to be a fact.
+inline constexpr double kNoisyTime = 0.25;
+// The half-width of a time's uncertainty over its median (the 95% interval of the median, or
+// half the min–max range without one); 0 without samples.
+double relative_uncertainty(const Summary& ms);
+
 // Below this share of wall × threads, the layer's threads mostly waited (task-clock ≪ wall).
 inline constexpr double kThreadUnderuse = 0.5;
 

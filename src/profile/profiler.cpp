@@ -387,6 +387,14 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.trace = timeline(timed.spans(), graph);
   if (options.machine) p.warnings = calibration_doubts(*options.machine, threads);
   add_calibration_warnings(p, options.machine && options.machine->contention.contended);
+  // The passes themselves disagreeing: the machine was busy while they ran.
+  if (const double spread = detail::relative_uncertainty(p.total.time_ms); spread > 0.10) {
+    p.warnings.push_back(fmt::format(
+        "the passes' times varied by ±{:.0f}% of their median ({} to {} ms): the machine was busy while they ran (other processes, or "
+        "the hypervisor's neighbours), so times and times to win can be off by as much; layers whose own time varied more than "
+        "±{:.0f}% say \"noisy\". Profile again on a quiet machine, or with more --iterations",
+        100 * spread, fmt::format("{:.4g}", p.total.time_ms.min), fmt::format("{:.4g}", p.total.time_ms.max), 100 * detail::kNoisyTime));
+  }
   return p;
 }
 

@@ -148,7 +148,7 @@ namespace hwprof::detail {
 
 std::string_view cause_title(std::string_view rule) {
   static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {
-      {"below_resolution", "below resolution"}, {"depthwise_conv", "depthwise conv"},     {"grouped_gemm", "grouped conv"},
+      {"below_resolution", "below resolution"}, {"noisy", "noisy"}, {"depthwise_conv", "depthwise conv"},     {"grouped_gemm", "grouped conv"},
       {"tiny_gemm", "tiny GEMM"},               {"blas_held_back", "BLAS held back"},     {"transcendental", "transcendental"},
       {"nearer_cache", "nearer cache"},         {"above_roof", "above its roof"},         {"thread_underuse", "threads idle"},
       {"no_roofline", "no roofline"},           {"fixed_cost", "fixed cost per call"},    {"near_roof", "near its roof"},

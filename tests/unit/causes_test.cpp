@@ -79,6 +79,28 @@ TEST(Causes, BelowResolutionComesFirst) {
   EXPECT_TRUE(has(rules({&resolved, nullptr, {}, 1, 1, 30, false, ""}), "fixed_cost"));
 }
 
+TEST(Causes, ATimeThatVariedWidelyIsSaidToBeNoisy) {
+  LayerProfile l = layer(58.0, placed(0.03, Bound::memory, 0.25, 10.0));
+  l.time_ms.median_ci_low = 28.0;  // ±30 ms around 58: mobilenet_v2's large batch norms on a busy VM
+  l.time_ms.median_ci_high = 88.0;
+  l.time_ms.median_ci_coverage = 0.95;
+  ASSERT_TRUE(l.time_ms.has_median_ci());
+  EXPECT_NEAR(relative_uncertainty(l.time_ms), 30.0 / 58.0, 1e-12);
+  const auto r = layer_causes({&l, nullptr, {}, 8, 2, 30, false, ""});
+  EXPECT_EQ(r.front().rule, "noisy");
+  EXPECT_EQ(r.front().label, "noisy (±52%)");
+  l.time_ms.median_ci_low = 57.0;
+  l.time_ms.median_ci_high = 59.0;
+  EXPECT_FALSE(has(rules({&l, nullptr, {}, 8, 2, 30, false, ""}), "noisy"));
+  // Without an interval (fewer than 6 samples), half the range.
+  LayerProfile few = layer(10.0, placed(0.5, Bound::memory, 0.25, 10.0));
+  few.time_ms.n = 4;
+  few.time_ms.min = 4.0;
+  few.time_ms.max = 16.0;
+  EXPECT_NEAR(relative_uncertainty(few.time_ms), 0.6, 1e-12);
+  EXPECT_TRUE(has(rules({&few, nullptr, {}, 8, 2, 30, false, ""}), "noisy"));
+}
+
 TEST(Causes, DepthwiseConvolutionIsNamedAndIsNoGemm) {
   const Node dw = conv(32, 32, 32, 3, {32, 56, 56});
   const LayerProfile l = layer(2.0, placed(0.03, Bound::compute, 2.2, 2.0));
