@@ -2,7 +2,7 @@
 // `hwprof calibrate` measured on this machine — arithmetic intensity, achieved and attainable
 // performance, efficiency, headroom, and whether the layer is compute-, memory- or
 // overhead-bound. Every input says where it came from, and so does every output that
-// depends on it (DESIGN.md, "What every number carries").
+// depends on it (docs/design.md, "Rules every part keeps").
 #pragma once
 
 #include <optional>
@@ -37,7 +37,7 @@ struct SourcedValue {
   std::string detail;  // what exactly: "DRAM bytes (uncore CAS counts)", "analytic minimum traffic", ...
 };
 
-// ---- bytes: the fallback chain of DESIGN.md ------------------------------------------------
+// ---- bytes: the fallback chain (docs/profile.md) -----------------------------------------------
 
 enum class BytesOrigin { dram_counters, llc_misses, analytic_minimum };
 std::string_view bytes_origin_name(BytesOrigin origin) noexcept;
@@ -117,6 +117,12 @@ struct RooflineInput {
   // When set and the bytes are analytic: the memory roof is the calibrated bandwidth at this
   // working set (see WorkingSet). Absent: DRAM's.
   std::optional<WorkingSet> working_set;
+  // An element-wise op that evaluates a transcendental function once per element: "tanh",
+  // "exp" or "erf", and how many elements a call evaluates. Its compute roof is then the
+  // calibrated throughput of that function ("tanh_sp", ... in G evaluations/s) × its FLOPs per
+  // element, where the calibration has it — not the FMA roof, which no polynomial reaches.
+  std::string transcendental;
+  double elements = 0.0;
 };
 
 // The cache-aware view (Ilić, Pratas & Sousa, "Cache-aware Roofline model", IEEE CAL 2014):

@@ -196,10 +196,11 @@ Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, co
   run.notes.insert(run.notes.end(), sweep.notes.begin(), sweep.notes.end());
 
   const detail::ComputeOptions compute = compute_options(cpus, options);
-  say("calibrating " + label + ": FMA peak and OpenBLAS GEMM");
+  say("calibrating " + label + ": FMA peak, OpenBLAS GEMM and the tanh/exp/erf kernels");
   auto measured = watched(label + ", FMA and GEMM", contention, say, [&] {
     Phase<std::vector<detail::ComputeSample>> p{detail::measure_fma(compute), 0, ""};
     for (auto& s : detail::measure_gemm(compute)) p.value.push_back(std::move(s));
+    for (auto& s : detail::measure_transcendentals(compute)) p.value.push_back(std::move(s));
     for (const auto& s : p.value) {
       if (s.shared == 0) continue;
       ++p.disturbed;

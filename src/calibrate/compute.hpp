@@ -43,6 +43,14 @@ std::vector<ComputeSample> measure_fma(const ComputeOptions& options);
 std::vector<ComputeSample> measure_fma(const ComputeOptions& options, Isa isa);
 // OpenBLAS sgemm/dgemm over the size sweep; the sample is the best size's.
 std::vector<ComputeSample> measure_gemm(const ComputeOptions& options);
+// The engine's own transcendental kernels (src/nn/activation.cpp) on data every worker keeps
+// in L1, one worker per CPU: "tanh_sp" (tanh), "exp_sp" (sigmoid, one exp and a division) and
+// "erf_sp" (GELU, x·Φ(x) through erf). The rates are G evaluations per second, in
+// best_gflops and median_gflops: the compute roof of an element-wise op that evaluates the
+// function once per element is that rate × the op's FLOPs per element (roofline.cpp), far
+// below the FMA roof, since each evaluation is a polynomial of tens of instructions.
+std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options);
+inline constexpr const char* kTranscendentalCeilings[] = {"tanh_sp", "exp_sp", "erf_sp"};
 
 // The CPU's nominal (or maximum) frequency in GHz and where it came from ("cpuinfo_max_freq",
 // "brand string", "/proc/cpuinfo cpu MHz"); 0 with source "unknown" when nothing says.

@@ -30,6 +30,7 @@
 #endif
 
 #include "calibrate/compute.hpp"
+#include "nn/kernels.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -362,7 +363,38 @@ ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
   return sample;
 }
 
+// One evaluation pass over a worker's own 4096 inputs in [-4, 4) per iteration: the engine's
+// kernel as a layer runs it, without the memory traffic (16 KiB in and 16 KiB out stay in L1).
+constexpr std::size_t kEvaluations = 4096;
+template <nn::Activation A>
+double evaluate(std::uint64_t iterations) noexcept {
+  thread_local std::vector<float> x = [] {
+    std::vector<float> v(kEvaluations);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = -4.0f + 8.0f * static_cast<float>(i) / static_cast<float>(v.size());
+    return v;
+  }();
+  thread_local std::vector<float> y(kEvaluations);
+  for (std::uint64_t k = 0; k < iterations; ++k) nn::activation_forward(A, x.data(), y.data(), static_cast<std::int64_t>(kEvaluations));
+  return 1.0;  // run_team's "expected result": the kernel has no accumulator to check
+}
+
 }  // namespace
+
+std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options) {
+  if (options.cpus.empty() || !options.single) return {};
+  const auto kernel = [](double (*run)(std::uint64_t) noexcept) { return FmaKernel{run, static_cast<double>(kEvaluations), 1.0}; };
+  std::vector<ComputeSample> samples;
+  const std::pair<const char*, FmaKernel> kernels[] = {{"tanh_sp", kernel(&evaluate<nn::Activation::tanh>)},
+                                                        {"exp_sp", kernel(&evaluate<nn::Activation::sigmoid>)},
+                                                        {"erf_sp", kernel(&evaluate<nn::Activation::gelu>)}};
+  for (const auto& [what, k] : kernels) {
+    ComputeSample sample = run_team(options, k);
+    sample.what = what;
+    sample.isa = "hwprof engine kernel";
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
 
 const char* isa_name(Isa isa) noexcept {
   switch (isa) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/machine_json.hpp"
+#include "calibrate/compute.hpp"
 #include "common/input_file.hpp"
 #include "graph/json_reader.hpp"
 #include "graph/text_position.hpp"
@@ -163,6 +164,11 @@ ordered_json run_to_json(const CalibrationRun& run) {
     auto it = run.compute.find(name);
     if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gflops", "n"));
   }
+  // Transcendental kernels: G evaluations per second (calibrate/compute.hpp).
+  for (const char* name : detail::kTranscendentalCeilings) {
+    auto it = run.compute.find(name);
+    if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gevals", "n"));
+  }
   r["compute"] = std::move(compute);
   ordered_json sweep = ordered_json::array();
   for (const SweepPoint& p : run.sweep) {
@@ -289,6 +295,10 @@ CalibrationRun run_from_json(const JsonReader& in, const json& r, const std::str
   if (!compute.is_object()) in.fail(at + "/compute", "expected an object of compute ceilings");
   for (const char* name : kComputeCeilings) {
     if (auto c = read_ceiling(in, compute, at + "/compute", name, "gflops", "n")) run.compute[name] = *c;
+  }
+  // Absent in calibrations from before hwprof measured them: those ops keep the FMA roof.
+  for (const char* name : detail::kTranscendentalCeilings) {
+    if (auto c = read_ceiling(in, compute, at + "/compute", name, "gevals", "n")) run.compute[name] = *c;
   }
   if (r.contains("notes")) run.notes = strings_from_json(in, r["notes"], at + "/notes");
   if (r.contains("sweep")) {

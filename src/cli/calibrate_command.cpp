@@ -21,7 +21,9 @@ namespace {
 std::string ceiling_row(const std::string& label, const Ceiling& c, const char* unit, const std::string& note) {
   std::string remarks = note;
   if (!c.note.empty()) remarks += (remarks.empty() ? "" : "; ") + c.note;
-  return fmt::format("  {:<28}{:>10.1f} {:<8}{:>10.1f}{:>9.1f}%   {}\n", label, c.best, unit, c.median, c.spread * 100, remarks);
+  // Three significant digits at least: a transcendental kernel's rate is a few G evaluations/s.
+  const auto value = [](double v) { return v >= 100 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v); };
+  return fmt::format("  {:<28}{:>10} {:<8}{:>10}{:>9.1f}%   {}\n", label, value(c.best), unit, value(c.median), c.spread * 100, remarks);
 }
 
 // Where a level ends and who says so: "ends at 41.2 MiB (sweep; cpuid says 508 MiB)".
@@ -91,6 +93,11 @@ std::string summary(const Machine& m, const std::string& stored) {
       out += ceiling_row(std::string(name).substr(0, 4) == "fma_" ? std::string("FMA peak ") + (name[4] == 's' ? "SP" : "DP")
                                                                  : std::string("GEMM ") + (name[5] == 's' ? "SP" : "DP"),
                          it->second, "GFLOP/s", note);
+    }
+    for (const char* name : {"tanh_sp", "exp_sp", "erf_sp"}) {
+      auto it = run.compute.find(name);
+      if (it == run.compute.end()) continue;
+      out += ceiling_row(std::string(name).substr(0, std::string(name).find('_')) + " kernel", it->second, "Geval/s", "in L1");
     }
     for (const std::string& n : level_notes) out += "  note: " + n + "\n";
     for (const std::string& n : run.notes) out += "  note: " + n + "\n";

@@ -17,24 +17,17 @@ std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
   return p;
 }
 
-std::string percent(double v) { return fmt::format("{:.0f}%", 100 * v); }
+// Whole percents, and below 1% two significant digits ("0.35%"), so that a small share never
+// reads as "0%".
+std::string percent(double v) {
+  if (v > 0 && v < 0.01) return fmt::format("{:.2g}%", 100 * v);
+  return fmt::format("{:.0f}%", 100 * v);
+}
 std::string ms_text(double ms) { return ms >= 1 ? fmt::format("{:.2f} ms", ms) : fmt::format("{:.3g} ms", ms); }
 
 bool is_depthwise(const Node& node, const Shape& input_shape) {
   return node.op == OpKind::conv2d && node.attrs.groups > 1 && !input_shape.empty() && node.attrs.groups == input_shape[0] &&
          node.attrs.out_channels == node.attrs.groups;
-}
-
-// The transcendental function an element-wise op evaluates per element, or empty.
-std::string transcendental_of(const Node& node) {
-  switch (node.op) {
-    case OpKind::tanh: return "tanh";
-    case OpKind::sigmoid: return "exp";
-    case OpKind::silu: return "exp";
-    case OpKind::softmax: return "exp";
-    case OpKind::gelu: return node.attrs.approximate == GeluApproximation::tanh ? "tanh" : "erf";
-    default: return {};
-  }
 }
 
 bool runs_blas(const Node& node, const Shape& input_shape) {
@@ -57,6 +50,17 @@ const LayerCounter* task_clock(const LayerProfile& l) {
 double roof_ms(const LayerProfile& l) { return l.time_ms.median * std::min(1.0, l.roofline ? l.roofline->efficiency : 1.0); }
 
 }  // namespace
+
+std::string transcendental_of(const Node& node) {
+  switch (node.op) {
+    case OpKind::tanh: return "tanh";
+    case OpKind::sigmoid:
+    case OpKind::silu:
+    case OpKind::softmax: return "exp";
+    case OpKind::gelu: return node.attrs.approximate == GeluApproximation::tanh ? "exp" : "erf";  // tanh-GELU: x·σ(2u), one exp
+    default: return {};
+  }
+}
 
 double relative_uncertainty(const Summary& t) {
   if (t.n == 0 || t.median <= 0) return 0.0;
@@ -120,7 +124,13 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
   }
 
   // ---- what the op is and how the engine runs it -----------------------------------------
-  if (in.node != nullptr) {
+  // The optimizer's update of a layer's parameters is element-wise: none of the op's GEMM or
+  // convolution structure applies to it. A backward pass runs GEMMs of the same three
+  // dimensions as the forward one, transposed (dX = dY·Wᵀ, dW = Xᵀ·dY), so the shape causes
+  // hold for it too, quoted as the forward GEMM's.
+  const bool optimizer = l.phase == "optimizer";
+  const bool backward = l.phase == "backward";
+  if (in.node != nullptr && !optimizer) {
     const Node& node = *in.node;
     if (is_depthwise(node, in.input_shape)) {
       const std::int64_t taps = node.attrs.kernel.h * node.attrs.kernel.w;
@@ -143,10 +153,11 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
         if (smallest > 0 && smallest < kBlasTile) {
           const char* dim = smallest == g->k ? "K" : smallest == g->m ? "M" : "N";
           out.push_back({"tiny_gemm", fmt::format("tiny GEMM: {} = {}", dim, smallest),
-                         fmt::format("its GEMM{} {}×{}×{} (M×N×K{}) has {} = {}, below the {}-wide BLAS micro-kernel tile: packing and "
-                                     "edge code, not FMAs, take the time",
-                                     g->count > 1 ? "s are" : " is", g->m, g->n, g->k, g->count > 1 ? fmt::format(", ×{}", g->count) : "",
-                                     dim, smallest, kBlasTile),
+                         fmt::format("its {}GEMM{}: {}×{}×{} (M×N×K{}){}; {} = {} is below the {}-wide BLAS micro-kernel tile, "
+                                     "so packing and edge code, not FMAs, take the time",
+                                     backward ? "forward " : "", g->count > 1 ? "s" : "", g->m, g->n, g->k,
+                                     g->count > 1 ? fmt::format(", {} of them per call", g->count) : "",
+                                     backward ? ", and the backward GEMMs have the same three dimensions" : "", dim, smallest, kBlasTile),
                          "give the GEMM more rows (a larger batch, or several small GEMMs merged into one), or pad the dimension to a "
                          "multiple of 16"});
         }
@@ -159,11 +170,13 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
                        "unset OPENBLAS_CORETYPE (or set it to SkylakeX / Cooperlake) and profile again"});
       }
     }
-    if (const std::string fn = transcendental_of(node); !fn.empty()) {
+    // Forward only: the backward passes reuse the saved output and evaluate no function.
+    if (const std::string fn = transcendental_of(node); !fn.empty() && (l.phase.empty() || l.phase == "forward")) {
       const bool calibrated = r && r->compute_roof.starts_with(fn);
       out.push_back({"transcendental", fmt::format("{}-bound", fn),
-                     calibrated ? fmt::format("it evaluates {} per element; at {} of the calibrated {} throughput ({:.3g} GFLOP/s-equivalent)",
-                                              fn, percent(r->efficiency), fn, r->compute_roof_gflops_per_s)
+                     calibrated ? fmt::format("it evaluates {} once per element, and runs at {} of what the calibrated {} kernel allows "
+                                              "({:.3g} GFLOP/s at its FLOPs per element, against an FMA peak of {:.3g})",
+                                              fn, percent(r->efficiency), fn, r->compute_roof_gflops_per_s, r->peak_gflops_per_s)
                                 : fmt::format("it evaluates {} per element, a polynomial of tens of instructions: its real roof is the {} "
                                               "throughput, well below the FMA roof it is placed under (the calibration has no {} ceiling)",
                                               fn, fn, fn),

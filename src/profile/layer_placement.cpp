@@ -75,7 +75,8 @@ CounterReading reading_of(double value) {
 // `working_set`: where the layer's analytic bytes can come from (absent for the model total,
 // which is placed against its layers afterwards).
 void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads,
-                       std::optional<OpKind> op, std::optional<WorkingSet> working_set) {
+                       std::optional<OpKind> op, std::optional<WorkingSet> working_set, const std::string& transcendental,
+                       double elements) {
   layer.time_ms = to_ms(r.inclusive_ns);
   layer.below_resolution = r.below_resolution;
   for (const CounterTotal& c : r.counters) {
@@ -120,6 +121,8 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   input.seconds = layer.time_ms.median * 1e-3;
   input.threads = threads;
   input.working_set = working_set;
+  input.transcendental = transcendental;
+  input.elements = elements;
   if (!op) input.op = OpKind::add;  // the model total: the FMA peak is its compute roof
   auto placed = place_on_roofline(input, *machine);
   if (placed) {

@@ -361,7 +361,11 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       if (in_place(i, phase)) {
         working_set.call_bytes = std::max(0.0, working_set.call_bytes - static_cast<double>(cost->layers[i].output_bytes * options.batch));
       }
-      fill_measurements(layer, r, options.machine, threads, node.op, working_set);
+      // The forward pass of an exp/tanh/erf op: its own calibrated roof (the backward pass reuses the output).
+      const std::string function = phase == Phase::forward ? detail::transcendental_of(node) : std::string();
+      double elements = static_cast<double>(options.batch);
+      for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
+      fill_measurements(layer, r, options.machine, threads, node.op, working_set, function, function.empty() ? 0.0 : elements);
       detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
       detail::CauseInputs why{&layer, &node, node.inputs.empty() ? Shape{} : graph.shape_of(node.inputs.front()), options.batch, threads,
                               p.overhead_ns, blas.held_back, blas.core};

@@ -10,6 +10,7 @@
 #include "common/timestamp.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/version.hpp"
+#include "profile/causes.hpp"
 #include "profile/layer_placement.hpp"
 
 namespace hwprof {
@@ -97,6 +98,8 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
       l.roofline_error = "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline";
     }
     l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
+    // What hwprof can say of a region without an op: its measurement, its roofline, its threads.
+    l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}});
     p.total.flops += r.work_flops ? static_cast<std::int64_t>(*r.work_flops * static_cast<double>(r.calls)) : 0;
     p.total.bytes += r.work_bytes ? static_cast<std::int64_t>(*r.work_bytes * static_cast<double>(r.calls)) : 0;
     if (r.open > 0) {

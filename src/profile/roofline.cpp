@@ -128,7 +128,7 @@ Reasons reasons_for(OpKind op, bool causal) {
     case OpKind::attention:
       if (causal) {
         r.less.emplace_back(
-            "causal mask: the analytic count is the full T×T products (DESIGN.md); a kernel that skips the masked "
+            "causal mask: the analytic count is the full T×T products (docs/profile.md); a kernel that skips the masked "
             "triangle measures about half of Q·Kᵀ and A·V");
       }
       r.more.emplace_back(
@@ -370,6 +370,24 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
     p.notes.push_back("no FMA ceiling in the calibration: held to the GEMM ceiling instead");
   }
   if (fma == nullptr) p.notes.push_back("no FMA ceiling in the calibration: the peak shown is the GEMM ceiling");
+  // A transcendental function's own throughput, in G evaluations/s, as its roof.
+  if (!in.transcendental.empty() && in.elements > 0 && in.flops.value > 0) {
+    const std::string name = in.transcendental + "_" + precision;
+    if (const Ceiling* t = find_ceiling(run->compute, name); t != nullptr && t->best > 0) {
+      const double per_element = in.flops.value / in.elements;
+      const double roof_gflops = t->best * per_element;
+      if (roof_gflops < p.compute_roof_gflops_per_s) {
+        p.compute_roof = name;
+        p.compute_roof_gflops_per_s = roof_gflops;
+        p.notes.push_back(fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", in.transcendental,
+                                      t->best, per_element));
+      }
+    } else {
+      p.notes.push_back(fmt::format("no {} ceiling in the calibration (made before hwprof measured one): held to the FMA peak, "
+                                    "which a {} polynomial cannot reach; run `hwprof calibrate` again",
+                                    name, in.transcendental));
+    }
+  }
 
   const double flops = in.flops.value;
   const double bytes = in.bytes.value;

@@ -97,7 +97,10 @@ class TextTable {
 };
 
 bool has_phases(const Profile& p) {
-  return p.phase == "train" || std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.phase != "forward"; });
+  // A library profile's regions all have phase "region": one phase, no column for it.
+  return p.phase == "train" || std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) {
+           return l.phase != "forward" && l.phase != "region";
+         });
 }
 
 bool any_placed(const Profile& p) {

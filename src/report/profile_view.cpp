@@ -50,7 +50,7 @@ bool on_roofline_chart(const LayerNumbers& n) {
 }
 
 std::string display_name(const LayerProfile& layer) {
-  if (layer.phase.empty() || layer.phase == "forward" || layer.index < 0) return layer.name;
+  if (layer.phase.empty() || layer.phase == "forward" || layer.phase == "region" || layer.index < 0) return layer.name;
   return layer.name + " (" + layer.phase + ")";
 }
 

@@ -107,6 +107,17 @@ TEST(MachineReport, RoundTripsThroughJson) {
   EXPECT_EQ(run["compute"]["gemm_sp_n"], 2048);
   EXPECT_EQ(back->run_for(2)->threads, 2);
   EXPECT_EQ(back->run_for(3), nullptr);
+  // The transcendental kernels' ceilings are G evaluations per second, and say so in their keys.
+  Machine with_tanh = m;
+  with_tanh.runs[0].compute["tanh_sp"].best = 0.71;
+  with_tanh.runs[0].compute["tanh_sp"].median = 0.65;
+  with_tanh.runs[0].compute["tanh_sp"].repetitions = 5;
+  const std::string tanh_json = machine_to_json(with_tanh);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(tanh_json)["runs"][0]["compute"]["tanh_sp_gevals"].get<double>(), 0.71);
+  auto tanh_back = machine_from_json(tanh_json, "m.json");
+  ASSERT_TRUE(tanh_back.ok()) << tanh_back.error().message;
+  EXPECT_DOUBLE_EQ(tanh_back->runs[0].compute.at("tanh_sp").best, 0.71);
+  EXPECT_EQ(machine_to_json(*tanh_back), tanh_json);
   // Where each level ends and who says so; every cache source, the disagreements, contention.
   EXPECT_EQ(run["bandwidth"]["l1"]["capacity_bytes"], 96 * 1024);
   EXPECT_EQ(run["bandwidth"]["l1"]["capacity_source"], "sweep");

@@ -163,6 +163,38 @@ TEST(Roofline, FlopsWithoutBytesAreComputeSide) {
   EXPECT_EQ(p->bound, Bound::compute);
 }
 
+// tanh, exp and erf are polynomials of tens of instructions: a calibrated kernel rate (G
+// evaluations/s) × the op's FLOPs per element is their compute roof, not the FMA peak.
+TEST(Roofline, TranscendentalOpsAreHeldToTheirCalibratedKernel) {
+  Machine m = synthetic_machine();
+  m.runs[0].compute["tanh_sp"] = ceiling(0.5);  // 0.5 G evaluations/s on one thread
+  RooflineInput in = input(OpKind::tanh, 1e6, 8e6, 2e-3);  // 1 M elements, 1 FLOP each, in 2 ms
+  in.transcendental = "tanh";
+  in.elements = 1e6;
+  auto p = place_on_roofline(in, m);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->compute_roof, "tanh_sp");
+  EXPECT_DOUBLE_EQ(p->compute_roof_gflops_per_s, 0.5);
+  EXPECT_DOUBLE_EQ(p->peak_gflops_per_s, 1000) << "the FMA peak stays the absolute roof";
+  EXPECT_NEAR(p->efficiency, 1.0, 1e-12) << "0.5 G evaluations/s achieved of 0.5";
+  EXPECT_EQ(p->bound, Bound::compute) << "left of the FMA ridge, but right of the tanh kernel's";
+  // GELU counts 5 FLOPs per element: the roof scales with them.
+  m.runs[0].compute["erf_sp"] = ceiling(0.4);
+  RooflineInput gelu = input(OpKind::gelu, 5e6, 8e6, 2e-3);
+  gelu.transcendental = "erf";
+  gelu.elements = 1e6;
+  p = place_on_roofline(gelu, m);
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(p->compute_roof_gflops_per_s, 2.0);
+  // A calibration from before these kernels: the FMA roof, and a note that says so.
+  in.elements = 1e6;
+  p = place_on_roofline(in, synthetic_machine());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->compute_roof, "fma_sp");
+  ASSERT_FALSE(p->notes.empty());
+  EXPECT_NE(p->notes.back().find("no tanh_sp ceiling"), std::string::npos) << p->notes.back();
+}
+
 TEST(Roofline, CacheAwareLevelsUseEachLevelsBandwidth) {
   // Intensity 2 FLOP/B: L1 2000 → capped at the GEMM roof 800; L2 1000 → 800; L3 400; DRAM 100.
   const auto p = place_on_roofline(input(OpKind::conv2d, 2e6, 1e6, 1e-3), synthetic_machine());
