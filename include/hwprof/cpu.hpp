@@ -18,9 +18,13 @@ struct CpuIdentity {
 };
 
 CpuIdentity detect_cpu();
-// "skylake-sp" (Skylake-SP and Cascade Lake), "icelake-sp", "sapphire-rapids", "zen2",
-// "zen3", "zen4", or "generic" for anything else.
+// "skylake-sp" (Skylake-SP and Cascade Lake), "icelake-sp", "sapphire-rapids" (and Emerald
+// Rapids), "granite-rapids", "zen2", "zen3", "zen4", "zen5", or "generic" for anything else.
 std::string counter_family(const CpuIdentity& cpu);
+// What to know about a family's groups, in a sentence, or "" when nothing: where libpfm4 4.13
+// cannot name its events (the groups then use raw encodings, and from where), and for
+// "generic" that there are no FLOP, DRAM or LLC events.
+std::string counter_family_note(const std::string& family);
 
 }  // namespace hwprof
 HWPROF_API_END

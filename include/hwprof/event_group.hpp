@@ -48,6 +48,9 @@ struct EventGroup {
   std::string description;            // prose: what it measures and its caveats
   std::string source;                 // where the encodings and weights come from
   std::string file;
+  // Set where the group was asked for by another name (`flops` on a family that splits the
+  // precisions, `flops_sp` on one that cannot): what the name stands for here, to show.
+  std::string alias_note;
 };
 
 // The family folders under counters/: the CPU families counter_family() returns ("skylake-sp",
@@ -58,8 +61,11 @@ const std::vector<std::string>& known_group_families();
 Result<EventGroup> parse_event_group(std::string_view text, const std::string& source_name);
 Result<EventGroup> load_event_group(const std::string& path);
 // A group by name — counters/<family>/NAME.txt, then generic/ and software/, in each of
-// `counters_dirs` in turn — or by path (a name with '/' or ending in .txt). The error says
-// where it looked and how to list the groups.
+// `counters_dirs` in turn — or by path (a name with '/' or ending in .txt). `flops` works on
+// every family with FLOP events (flops_sp where the family splits precisions), and flops_sp /
+// flops_dp on families that cannot split them (their `flops`); alias_note then says so. The
+// error says where it looked and how to list the groups, and, for a FLOP/DRAM/LLC group on a
+// family without such events, that the family has none.
 Result<EventGroup> find_event_group(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs);
 // Every group file of `family` under `counters_dir` (counters/<family>/*.txt), sorted by name;
 // an empty list where that folder does not exist. Errors: an unknown family, an unreadable

@@ -10,6 +10,7 @@
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "counters/papi_backend.hpp"
+#include "counters/self_test.hpp"
 #include "counters/system_info.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/cpu.hpp"
@@ -50,6 +51,84 @@ std::vector<EventGroup> applicable_groups(const std::string& family, std::vector
   return groups;
 }
 
+std::string fmt_count(const std::optional<double>& v) {
+  if (!v) return "n/a";
+  return fmt::format("{:.4g}", *v);
+}
+
+// `hwprof info --self-test`: the known-count kernels under this CPU's FLOP and DRAM groups.
+int run_self_test_command(const InfoCommandOptions& options, const detail::SystemInfo& sys, const CpuIdentity& cpu,
+                          const std::string& family, const std::vector<EventGroup>& groups) {
+  std::vector<EventGroup> checked;
+  for (const EventGroup& g : groups) {
+    if (detail::checked_metric(g) != nullptr) checked.push_back(g);
+  }
+  const std::string cpu_line = fmt::format("{} family {:#x} model {:#x} ({}), counter family {}", cpu.vendor, cpu.family,
+                                           cpu.model, cpu.brand.empty() ? "no brand string" : cpu.brand, family);
+  std::string why_not;
+  if (!sys.hardware_pmu) {
+    why_not = std::string(cpu.hypervisor ? "this virtual machine" : "this machine") +
+              " exposes no hardware PMU, so no FLOP or DRAM event can be counted and the self-test has nothing to check "
+              "(run it on bare metal, or ask for PMU passthrough)";
+  } else if (checked.empty()) {
+    why_not = "counter family " + family + " has no FLOP or DRAM group to check" +
+              (counter_family_note(family).empty() ? "" : " (" + counter_family_note(family) + ")");
+  }
+  detail::SelfTestReport report;
+  if (why_not.empty()) {
+    const auto kernels = detail::self_test_kernels(options.self_test_iterations, options.self_test_stream_mib << 20);
+    report = detail::run_self_test(checked, kernels, [](const EventGroup& g) {
+      CounterOptions co;
+      for (const GroupEvent& e : g.events) co.events.push_back(e.event);
+      return open_counters(co);
+    });
+  }
+  std::string text;
+  if (options.format == "json") {
+    nlohmann::ordered_json j;
+    j["hwprof"] = kVersion;
+    j["cpu"] = cpu_line;
+    j["ran"] = why_not.empty();
+    if (!why_not.empty()) j["reason"] = why_not;
+    nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+    for (const auto& c : report.checks) {
+      nlohmann::ordered_json e = {{"group", c.group}, {"kernel", c.kernel}, {"what", c.what}};
+      e["measured"] = c.measured ? nlohmann::ordered_json(*c.measured) : nlohmann::ordered_json(nullptr);
+      e["expected"] = c.expected;
+      e["result"] = !c.measured ? "unavailable" : c.pass ? "pass" : "fail";
+      if (!c.note.empty()) e["note"] = c.note;
+      checks.push_back(std::move(e));
+    }
+    j["checks"] = std::move(checks);
+    j["skipped"] = report.skipped;
+    j["failed"] = report.failed();
+    text = j.dump(2) + "\n";
+  } else {
+    text += fmt::format("hwprof {} counter self-test — {}\n\n", kVersion, cpu_line);
+    if (!why_not.empty()) {
+      text += "Not run: " + why_not + ".\n";
+    } else {
+      text += "Each kernel retires a known number of FP instructions (or reads a known number of bytes); each FP event\n"
+              "must count FLOPs / its weight in the group's FLOP metric, within 2% (DRAM bytes: -10%..+25%).\n\n";
+      text += fmt::format("  {:<10} {:<20} {:<22} {:>12} {:>12} {:>8}  {}\n", "group", "kernel", "event/metric", "measured",
+                          "expected", "ratio", "result");
+      for (const auto& c : report.checks) {
+        const std::string ratio = c.measured && c.expected > 0 ? fmt::format("{:.3f}", *c.measured / c.expected) : "-";
+        const std::string result = !c.measured ? "n/a" : c.pass ? "pass" : "FAIL";
+        text += fmt::format("  {:<10} {:<20} {:<22} {:>12} {:>12} {:>8}  {}{}\n", c.group, c.kernel, c.what, fmt_count(c.measured),
+                            fmt::format("{:.4g}", c.expected), ratio, result, c.note.empty() ? "" : "  (" + c.note + ")");
+      }
+      for (const auto& s : report.skipped) text += "  skipped: " + s + "\n";
+      text += fmt::format("\n{} checks: {} passed, {} failed, {} unavailable\n", report.checks.size(),
+                          report.checks.size() - static_cast<std::size_t>(report.failed() + report.unavailable()), report.failed(),
+                          report.unavailable());
+    }
+  }
+  const int written = emit(text, options.output);
+  if (written != 0) return written;
+  return report.failed() > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 std::shared_ptr<InfoCommandOptions> setup_info(CLI::App& app, int& exit_code) {
@@ -62,6 +141,10 @@ std::shared_ptr<InfoCommandOptions> setup_info(CLI::App& app, int& exit_code) {
   sub->add_option("-f,--format", options->format, "Report format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
       ->check(file_name());
+  sub->add_flag("--self-test", options->self_test,
+                 "Run kernels of known FLOP and byte counts (scalar, SSE, AVX2, AVX-512; SP and DP; FMA and add/multiply; a DRAM "
+                 "read stream) under each FLOP and DRAM group and report measured/expected per event, pass or fail; exits 1 when "
+                 "a check fails, 0 when all pass or when there is no PMU to test");
   sub->callback([options, &exit_code]() { exit_code = run_info(*options); });
   return options;
 }
@@ -75,6 +158,7 @@ int run_info(const InfoCommandOptions& options) {
   const std::vector<detail::PapiComponent> papi_components = detail::papi_components();
   std::vector<std::string> problems;
   const std::vector<EventGroup> groups = applicable_groups(family, &problems);
+  if (options.self_test) return run_self_test_command(options, sys, cpu, family, groups);
 
   std::set<std::string> fixes;
   nlohmann::ordered_json group_json = nlohmann::ordered_json::array();
@@ -121,6 +205,7 @@ int run_info(const InfoCommandOptions& options) {
     j["virtual_machine"] = cpu.hypervisor;
     j["cpu"] = {{"vendor", cpu.vendor}, {"family", cpu.family}, {"model", cpu.model}, {"stepping", cpu.stepping}, {"brand", cpu.brand}};
     j["counter_family"] = family;
+    if (!counter_family_note(family).empty()) j["counter_family_note"] = counter_family_note(family);
     j["pmus"] = std::move(pmus);
     j["hardware_pmu"] = sys.hardware_pmu;
     j["rdpmc"] = {{"available", sys.rdpmc_available}, {"detail", sys.rdpmc}};
@@ -144,6 +229,7 @@ int run_info(const InfoCommandOptions& options) {
     text += row("CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand,
                                    cpu.hypervisor ? " (virtual machine)" : ""));
     text += row("counter family", family);
+    if (!counter_family_note(family).empty()) text += row("", counter_family_note(family));
     text += row("perf_event_paranoid", fmt::format("{} ({})", sys.perf_event_paranoid, paranoid_meaning(sys.perf_event_paranoid)));
     text += row("privileges", std::string(sys.root ? "root" : "not root") + ", CAP_PERFMON " + (sys.cap_perfmon ? "yes" : "no"));
     std::string pmu_list;

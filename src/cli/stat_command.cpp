@@ -259,6 +259,7 @@ int run_stat(const StatCommandOptions& options) {
     j["command"] = options.command;
     j["backend"] = options.backend;
     if (group) j["group"] = group->name;
+    if (group && !group->alias_note.empty()) j["group_note"] = group->alias_note;
     j["exit_code"] = child->exit_code;
     j["wall_seconds"] = child->wall_seconds;
     j["events"] = std::move(events);
@@ -267,6 +268,7 @@ int run_stat(const StatCommandOptions& options) {
   } else {
     text = fmt::format("\n Counter stats for '{}' (backend {}{}):\n\n", quote_command(options.command), options.backend,
                        group ? ", group " + group->name : "");
+    if (group && !group->alias_note.empty()) text += "  (" + group->alias_note + ")\n\n";
     for (const auto& e : events) {
       const std::string name = e["name"];
       const std::string status = e["status"];

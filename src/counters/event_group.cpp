@@ -424,8 +424,8 @@ class GroupParser {
 }  // namespace
 
 const std::vector<std::string>& known_group_families() {
-  static const std::vector<std::string> families = {"skylake-sp", "icelake-sp", "sapphire-rapids", "zen2", "zen3",
-                                                    "zen4",       "generic",    "software"};
+  static const std::vector<std::string> families = {"skylake-sp", "icelake-sp", "sapphire-rapids", "granite-rapids", "zen2",
+                                                    "zen3",       "zen4",       "zen5",            "generic",        "software"};
   return families;
 }
 
@@ -441,17 +441,65 @@ Result<EventGroup> load_event_group(const std::string& path) {
   return parse_event_group(*text, path);
 }
 
+namespace {
+
+// counters/<dir>/<family>/<name>.txt, the first of `counters_dirs` that has it.
+std::optional<std::string> group_file(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs) {
+  for (const std::string& dir : counters_dirs) {
+    const std::string path = dir + "/" + family + "/" + name + ".txt";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return std::nullopt;
+}
+
+// The names that work on every family with FLOP events, and what each stands for where the
+// family has no file of that name: `flops` is the single-precision group where a family
+// counts the precisions apart (Intel; hwprof's layers compute in float), and flops_sp /
+// flops_dp are the `flops` group where a family cannot tell them apart (Zen 2 to Zen 4).
+struct GroupAlias {
+  const char* asked;
+  const char* target;
+  const char* why;
+};
+constexpr GroupAlias kGroupAliases[] = {
+    {"flops", "flops_sp",
+     "counts single and double precision in separate groups, and hwprof's layers compute in single precision; "
+     "-g flops_dp counts double precision"},
+    {"flops_sp", "flops", "cannot tell single from double precision: its FLOP event counts both"},
+    {"flops_dp", "flops", "cannot tell single from double precision: its FLOP event counts both"},
+};
+
+bool names_a_hardware_group(const std::string& name) {
+  return name == "flops" || name == "flops_sp" || name == "flops_dp" || name == "dram" || name == "llc";
+}
+
+}  // namespace
+
 Result<EventGroup> find_event_group(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs) {
   if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
-  for (const std::string& dir : counters_dirs) {
-    for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
-      const std::string path = dir + "/" + f + "/" + name + ".txt";
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(path, ec)) return load_event_group(path);
+  for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
+    if (auto path = group_file(name, f, counters_dirs)) return load_event_group(*path);
+  }
+  for (const GroupAlias& alias : kGroupAliases) {
+    if (name != alias.asked) continue;
+    if (auto path = group_file(alias.target, family, counters_dirs)) {
+      auto group = load_event_group(*path);
+      if (group) {
+        group->alias_note = "group '" + name + "' is '" + alias.target + "' on " + family + ", which " + alias.why;
+      }
+      return group;
     }
   }
   std::string looked;
   for (const std::string& dir : counters_dirs) looked += (looked.empty() ? "" : ", ") + dir;
+  if (names_a_hardware_group(name) && (family == "generic" || family == "software")) {
+    return Error{"no event group '" + name + "' for this CPU: its counter family is '" + family +
+                 "', for which hwprof has no FLOP, DRAM or LLC event tables (it has them for Intel Skylake-SP, Ice Lake-SP, "
+                 "Sapphire/Emerald Rapids, Granite Rapids and AMD Zen 2 to Zen 5; `hwprof info` shows the CPU). The generic "
+                 "groups (ipc, cache, branch) still work; for FLOPs or DRAM bytes, write a group file with raw encodings "
+                 "(counters/README.md) and give its path to -g"};
+  }
   return Error{"no event group '" + name + "' for this CPU (family " + family + ", also looked in generic and software) in " +
                (looked.empty() ? std::string("no folder") : looked) + "; `hwprof info` lists the groups, or give a group file path"};
 }

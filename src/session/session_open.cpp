@@ -276,6 +276,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options) {
   if (!session) return session;
   State& s = *(*session)->state_;
   s.group = std::move(group);
+  if (s.group && !s.group->alias_note.empty()) s.hint(s.group->alias_note);
   if (!s.reading && !s.events.empty()) {
     std::string why;
     for (const EventInfo& e : s.events) why += (why.empty() ? "" : "; ") + describe(e);

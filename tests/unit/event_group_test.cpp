@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "counters/event_resolver.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/event_group.hpp"
 
@@ -235,9 +236,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadGroup{"duplicate header", std::string(kHeader) + "TITLE again\n", "g.txt:4: a second TITLE line (the first is at line 1)"},
         BadGroup{"empty title", "TITLE\n", "g.txt:1: TITLE has no text; expected 'TITLE <one line saying what the group measures>'"},
         BadGroup{"unknown scope", "SCOPE cores\n", "g.txt:1: unknown scope 'cores' (did you mean 'core'?); expected one of core, uncore, software"},
-        BadGroup{"unknown family", "FAMILIES zen5\n",
-                 "g.txt:1: unknown family 'zen5' (did you mean 'zen2'?); expected one of skylake-sp, icelake-sp, "
-                 "sapphire-rapids, zen2, zen3, zen4, generic, software"},
+        BadGroup{"unknown family", "FAMILIES zen6\n",
+                 "g.txt:1: unknown family 'zen6' (did you mean 'zen2'?); expected one of skylake-sp, icelake-sp, "
+                 "sapphire-rapids, granite-rapids, zen2, zen3, zen4, zen5, generic, software"},
         BadGroup{"text before the sections", "hello world\n",
                  "g.txt:1: unexpected 'hello world' before the first section; expected a header line (TITLE, SCOPE, "
                  "FAMILIES) or a section line (EVENTS, METRICS, DESCRIPTION, SOURCE)"},
@@ -295,11 +296,11 @@ TEST(EventGroupLoad, FamilyFolderSortedAndChecked) {
 }
 
 TEST(EventGroupLoad, UnknownFamilyMissingFolder) {
-  auto unknown = load_family_groups(kCountersDir, "zen5");
+  auto unknown = load_family_groups(kCountersDir, "zen6");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().message,
-            "unknown counter family 'zen5' (did you mean 'zen2'?); expected one of skylake-sp, icelake-sp, sapphire-rapids, "
-            "zen2, zen3, zen4, generic, software");
+            "unknown counter family 'zen6' (did you mean 'zen2'?); expected one of skylake-sp, icelake-sp, sapphire-rapids, "
+            "granite-rapids, zen2, zen3, zen4, zen5, generic, software");
   // A search path may lack a family: no groups there, not an error.
   TempDir dir;
   auto missing = load_family_groups(dir.path().string(), "zen4");
@@ -344,7 +345,7 @@ TEST(ShippedGroups, EveryFileLoadsWithProseAndDefinedIds) {
       }
     }
   }
-  EXPECT_EQ(files, 31);
+  EXPECT_EQ(files, 42);
 }
 
 TEST(ShippedGroups, EachHardwareFamilyHasTheRequiredGroups) {
@@ -355,6 +356,8 @@ TEST(ShippedGroups, EachHardwareFamilyHasTheRequiredGroups) {
       {"zen2", {"dram", "flops", "ipc", "llc"}},
       {"zen3", {"dram", "flops", "ipc", "llc"}},
       {"zen4", {"dram", "flops", "ipc", "llc"}},
+      {"granite-rapids", {"dram", "flops_dp", "flops_sp", "ipc", "llc"}},
+      {"zen5", {"dram", "flops", "flops_dp", "flops_sp", "ipc", "llc"}},
       {"generic", {"branch", "cache", "ipc"}},
       {"software", {"software"}}};
   for (const auto& [family, names] : required) {
@@ -481,7 +484,9 @@ TEST(CounterFamily, MapsCpuidIdentities) {
       {"GenuineIntel", 6, 0x8F, "sapphire-rapids"},  // Sapphire Rapids
       {"GenuineIntel", 6, 0xCF, "sapphire-rapids"},  // Emerald Rapids
       {"GenuineIntel", 6, 0x5E, "generic"},          // Skylake client
-      {"GenuineIntel", 6, 0xAD, "generic"},          // Granite Rapids: no group set yet
+      {"GenuineIntel", 6, 0xAD, "granite-rapids"},   // Granite Rapids-SP/AP
+      {"GenuineIntel", 6, 0xAE, "granite-rapids"},   // Granite Rapids-D
+      {"GenuineIntel", 6, 0xAF, "generic"},          // Sierra Forest: no group set
       {"GenuineIntel", 15, 0x55, "generic"},
       {"AuthenticAMD", 0x17, 0x01, "generic"},  // Zen 1 (Naples)
       {"AuthenticAMD", 0x17, 0x31, "zen2"},     // Rome
@@ -498,7 +503,13 @@ TEST(CounterFamily, MapsCpuidIdentities) {
       {"AuthenticAMD", 0x19, 0x61, "zen4"},     // Raphael
       {"AuthenticAMD", 0x19, 0xA0, "zen4"},     // Bergamo
       {"AuthenticAMD", 0x19, 0xB0, "generic"},
-      {"AuthenticAMD", 0x1A, 0x11, "generic"},  // Zen 5
+      {"AuthenticAMD", 0x1A, 0x02, "zen5"},     // Turin (this project's VM: tests/fixtures/machines/zen5-vm-nosysfs)
+      {"AuthenticAMD", 0x1A, 0x11, "zen5"},     // Turin Dense
+      {"AuthenticAMD", 0x1A, 0x24, "zen5"},     // Strix Point
+      {"AuthenticAMD", 0x1A, 0x44, "zen5"},     // Granite Ridge
+      {"AuthenticAMD", 0x1A, 0x70, "zen5"},     // Strix Halo
+      {"AuthenticAMD", 0x1A, 0x30, "generic"},
+      {"AuthenticAMD", 0x1A, 0x50, "generic"},  // Zen 6: no group set yet
       {"HygonGenuine", 0x18, 0x01, "generic"},
       {"", 0, 0, "generic"},
   };
@@ -508,6 +519,153 @@ TEST(CounterFamily, MapsCpuidIdentities) {
     cpu.family = c.family;
     cpu.model = c.model;
     EXPECT_EQ(counter_family(cpu), c.expected) << c.vendor << " family " << c.family << " model " << c.model;
+  }
+}
+
+// ---- names that work on every family, and families without such events -----------------
+
+TEST(GroupAliases, FlopsWorksOnEveryFamilyWithFlopEvents) {
+  const std::vector<std::string> dirs = {kCountersDir};
+  struct Case {
+    const char* family;
+    const char* asked;
+    const char* found;
+    bool aliased;
+  };
+  const Case cases[] = {
+      {"skylake-sp", "flops", "flops_sp", true},      {"sapphire-rapids", "flops", "flops_sp", true},
+      {"granite-rapids", "flops", "flops_sp", true},  {"granite-rapids", "flops_dp", "flops_dp", false},
+      {"zen2", "flops", "flops", false},              {"zen4", "flops_sp", "flops", true},
+      {"zen3", "flops_dp", "flops", true},            {"zen5", "flops", "flops", false},
+      {"zen5", "flops_sp", "flops_sp", false},        {"zen5", "flops_dp", "flops_dp", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.family) + " -g " + c.asked);
+    auto g = find_event_group(c.asked, c.family, dirs);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(g->name, c.found);
+    EXPECT_EQ(g->families, std::vector<std::string>{c.family});
+    if (c.aliased) {
+      EXPECT_EQ(g->alias_note.rfind("group '" + std::string(c.asked) + "' is '" + c.found + "' on " + c.family + ", which ", 0), 0u)
+          << g->alias_note;
+    } else {
+      EXPECT_TRUE(g->alias_note.empty()) << g->alias_note;
+    }
+  }
+  // Every hardware family has a FLOP group by the name `flops`, and a DRAM group.
+  for (const std::string& family : known_group_families()) {
+    if (family == "generic" || family == "software") continue;
+    SCOPED_TRACE(family);
+    EXPECT_TRUE(find_event_group("flops", family, dirs).ok());
+    EXPECT_TRUE(find_event_group("dram", family, dirs).ok());
+  }
+}
+
+TEST(GroupAliases, AFamilyWithoutFlopEventsSaysSoByName) {
+  for (const std::string name : {"flops", "flops_sp", "dram", "llc"}) {
+    auto g = find_event_group(name, "generic", {kCountersDir});
+    ASSERT_FALSE(g.ok()) << name;
+    EXPECT_EQ(g.error().message.rfind("no event group '" + name + "' for this CPU: its counter family is 'generic', for which "
+                                      "hwprof has no FLOP, DRAM or LLC event tables (it has them for Intel Skylake-SP",
+                                      0),
+              0u)
+        << g.error().message;
+    EXPECT_NE(g.error().message.find("write a group file with raw encodings"), std::string::npos);
+  }
+  // Another name keeps the general message.
+  auto other = find_event_group("flopz", "zen4", {kCountersDir});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message.rfind("no event group 'flopz' for this CPU (family zen4, also looked in generic and software)", 0), 0u)
+      << other.error().message;
+}
+
+// ---- families libpfm4 4.13 cannot name: raw encodings against a recorded sysfs -----------
+
+// The PMU formats the kernel publishes on these CPUs (Linux arch/x86/events/amd/core.c and
+// uncore.c, arch/x86/events/intel/core.c and uncore_snbep.c: "event", "umask", "rdwrmask").
+class RawFamilySysfs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() / ("hwprof-family-sysfs-" + std::to_string(::getpid()) + "-" +
+                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  void pmu(const std::string& name, int type, bool uncore, const std::vector<std::pair<std::string, std::string>>& formats) {
+    auto write = [&](const std::string& relative, const std::string& text) {
+      std::filesystem::create_directories((root_ / relative).parent_path());
+      std::ofstream(root_ / relative) << text;
+    };
+    write(name + "/type", std::to_string(type) + "\n");
+    if (uncore) write(name + "/cpumask", "0\n");
+    for (const auto& [term, format] : formats) write(name + "/format/" + term, format + "\n");
+  }
+  // Every event of every group of `family`, resolved against the fake sysfs: id → config.
+  std::map<std::string, std::uint64_t> resolve_family(const std::string& family) {
+    std::map<std::string, std::uint64_t> configs;
+    for (const auto& [name, group] : shipped(family)) {
+      for (const GroupEvent& e : group.events) {
+        auto r = detail::resolve_event(e.event, root_.string());
+        EXPECT_TRUE(r.ok()) << family << "/" << name << " " << e.event << ": " << (r.ok() ? "" : r.error().message);
+        if (!r.ok()) continue;
+        EXPECT_EQ(r->uncore, group.scope == GroupScope::uncore) << e.event;
+        if (!r->uncore && r->pmu != "perf") {
+          EXPECT_TRUE(r->exclude_kernel) << e.event << ": user space only";
+        }
+        configs[name + "/" + e.id] = r->config;
+      }
+    }
+    return configs;
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(RawFamilySysfs, Zen5EncodingsAreThoseOfLinuxAmdzen5) {
+  pmu("cpu", 4, false, {{"event", "config:0-7,32-35"}, {"umask", "config:8-15"}});
+  pmu("amd_umc_0", 11, true, {{"event", "config:0-7"}, {"rdwrmask", "config:8-9"}});
+  pmu("amd_umc_1", 12, true, {{"event", "config:0-7"}, {"rdwrmask", "config:8-9"}});
+  pmu("amd_l3", 13, true, {{"event", "config:0-7,32-35"}, {"umask", "config:8-15"}});
+  const auto c = resolve_family("zen5");
+  EXPECT_EQ(c.at("flops/flops"), 0x0f03u);  // fp_ret_sse_avx_ops.all
+  EXPECT_EQ(c.at("flops_sp/sp_scalar"), 0x4f03u);
+  EXPECT_EQ(c.at("flops_sp/sp_packed"), 0x6f03u);
+  EXPECT_EQ(c.at("flops_dp/dp_scalar"), 0x8f03u);
+  EXPECT_EQ(c.at("flops_dp/dp_packed"), 0xaf03u);
+  EXPECT_EQ(c.at("dram/rd"), 0x10au);  // umc_cas_cmd.rd
+  EXPECT_EQ(c.at("dram/wr"), 0x20au);
+  EXPECT_EQ(c.at("llc/refs"), 0xff04u);
+  EXPECT_EQ(c.at("llc/misses"), 0x0104u);
+  EXPECT_EQ(c.at("ipc/cycles"), 0u);  // PERF_COUNT_HW_CPU_CYCLES: the kernel maps it
+}
+
+TEST_F(RawFamilySysfs, GraniteRapidsEncodingsAreThoseOfIntelPerfmon) {
+  pmu("cpu", 4, false, {{"event", "config:0-7"}, {"umask", "config:8-15"}, {"edge", "config:18"}});
+  pmu("uncore_imc_0", 20, true, {{"event", "config:0-7"}, {"umask", "config:8-15"}});
+  pmu("uncore_imc_1", 21, true, {{"event", "config:0-7"}, {"umask", "config:8-15"}});
+  const auto c = resolve_family("granite-rapids");
+  EXPECT_EQ(c.at("flops_sp/sp_scalar"), 0x02c7u);
+  EXPECT_EQ(c.at("flops_sp/sp_512"), 0x80c7u);
+  EXPECT_EQ(c.at("flops_dp/dp_scalar"), 0x01c7u);
+  EXPECT_EQ(c.at("flops_dp/dp_256"), 0x10c7u);
+  EXPECT_EQ(c.at("dram/rd0"), 0xcf05u);  // UNC_M_CAS_COUNT_SCH0.RD
+  EXPECT_EQ(c.at("dram/wr1"), 0xf006u);  // UNC_M_CAS_COUNT_SCH1.WR
+  EXPECT_EQ(c.at("llc/misses"), 0x412eu);
+}
+
+TEST_F(RawFamilySysfs, WithoutACorePmuTheRawEventsSayTheMachineExposesNone) {
+  // This project's VMs: no /sys/bus/event_source/devices/cpu at all.
+  for (const std::string family : {"zen5", "granite-rapids"}) {
+    for (const auto& [name, group] : shipped(family)) {
+      for (const GroupEvent& e : group.events) {
+        if (e.event.find('/') == std::string::npos || group.scope != GroupScope::core) continue;
+        auto r = detail::resolve_event(e.event, root_.string());
+        ASSERT_FALSE(r.ok()) << e.event;
+        EXPECT_NE(r.error().message.find("PMU 'cpu' is not exposed by this kernel"), std::string::npos) << r.error().message;
+        EXPECT_NE(r.error().message.find("exposes no hardware PMU"), std::string::npos) << r.error().message;
+      }
+    }
   }
 }
 

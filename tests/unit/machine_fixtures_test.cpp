@@ -80,7 +80,7 @@ TEST(ZenFiveVm, IdentityFromItsCpuid) {
   EXPECT_EQ(id.model, 2);
   EXPECT_TRUE(id.hypervisor);
   EXPECT_EQ(id.brand, "Oxide Virtual Turin-like Processor");
-  EXPECT_EQ(counter_family(id), "generic") << "no table knows Zen 5 yet";
+  EXPECT_EQ(counter_family(id), "zen5") << "family 0x1A model 0x02: Turin";
 }
 
 TEST(ZenFiveVm, SourcesSayWhatTheyHaveAndWhyNot) {
