@@ -32,7 +32,7 @@ struct LayerCost {
   // Per sample unless said otherwise.
   std::int64_t params = 0;          // trainable; a tied weight counts 0 here (its bias counts)
   std::int64_t buffers = 0;         // non-trainable state, e.g. batchnorm running statistics
-  std::int64_t macs = 0;            // DESIGN.md convention: conv2d, linear, attention matmuls
+  std::int64_t macs = 0;            // README.md "Counting convention": conv2d, linear, attention matmuls
   std::int64_t flops = 0;           // forward, evaluation mode: 2*macs + element-wise work
   std::int64_t train_forward_flops = 0;  // forward in training mode (batchnorm stats, dropout)
   std::int64_t backward_flops = 0;  // input and weight gradients that a training step computes
@@ -51,7 +51,7 @@ struct LayerCost {
 
 struct CostTotals {
   std::int64_t params = 0;            // trainable, shared weights counted once
-  std::int64_t trainable_params = 0;  // equal to params: every parameter of DESIGN.md's ops trains
+  std::int64_t trainable_params = 0;  // equal to params: every parameter of hwprof's ops trains
   std::int64_t buffers = 0;
   std::int64_t macs = 0;
   std::int64_t flops = 0;

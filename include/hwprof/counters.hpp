@@ -1,7 +1,7 @@
 // Counters: open a set of events on this process (every thread of it) or on a child, read
 // them without allocating, and say for every value whether it is real. A counter that could
-// not be opened is reported with its status and the reason, never as 0 (DESIGN.md, "What
-// every number carries").
+// not be opened is reported with its status and the reason, never as 0 (docs/design.md,
+// "Rules every part keeps").
 #pragma once
 
 #include <array>

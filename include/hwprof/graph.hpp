@@ -1,4 +1,4 @@
-// The model graph: what a model spec (models/*.json, format in DESIGN.md) becomes once it is
+// The model graph: what a model spec (models/*.json, format in README.md, "Model specs") becomes once it is
 // parsed, its repeats expanded, its names resolved and every shape inferred.
 #pragma once
 
@@ -41,8 +41,8 @@ struct Pair {
   std::int64_t w = 0;
 };
 
-// The attributes of every op in one flat record; each op reads only its own (DESIGN.md's
-// table) and the parser rejects the others. Defaults are those of DESIGN.md.
+// The attributes of every op in one flat record; each op reads only its own (README.md's
+// "Model specs" table) and the parser rejects the others. Defaults are those of that table.
 struct Attributes {
   std::int64_t out_features = 0;   // linear
   bool bias = true;                // linear, conv2d, attention
@@ -79,7 +79,7 @@ struct Attributes {
 
 // A value a layer's parameter or buffer starts from instead of the seeded initialisation (an
 // ONNX file's initializers), float32, row-major, in the layout the engine keeps for that
-// parameter (DESIGN.md: linear weight [out, in], conv2d weight [out, in/groups, kh, kw]).
+// parameter (README.md, "Model specs": linear weight [out, in], conv2d weight [out, in/groups, kh, kw]).
 struct InitialValue {
   std::string name;   // the parameter: "weight", "bias", "running_mean", "running_var"
   Shape shape;        // its full shape (no batch dimension is involved)

@@ -65,7 +65,7 @@ struct LayerCause {
 struct LayerProfile {
   int index = -1;                 // Graph::nodes index; -1 for the model total
   std::string name;
-  std::string op;                 // op name (DESIGN.md); "model" for the total
+  std::string op;                 // op name (README.md, "Model specs"); "model" for the total
   std::string phase;              // "forward", "backward" or "optimizer"
   Shape output_shape;             // per sample
   bool causal = false;            // attention: the mask (for the FLOPs comparison's reasons)
@@ -177,7 +177,7 @@ struct Profile {
   int counter_iterations = 0;
 };
 
-// JSON (DESIGN.md, "Reports"): the stable, documented format; profile_from_json reads it back
+// JSON (docs/profile.md): the stable, documented format; profile_from_json reads it back
 // (for `hwprof report`), refusing a newer schema or a malformed file with the place named.
 std::string profile_to_json(const Profile& profile);
 // The same with "groups": the layers summed per op, or per block of `depth` name parts
