@@ -62,6 +62,9 @@ struct LayerCause {
   std::string advice;  // what to try
 };
 
+// The most per-call times a profile keeps per layer (LayerProfile::samples_ms).
+inline constexpr std::size_t kMaxKeptSamples = 1000;
+
 struct LayerProfile {
   int index = -1;                 // Graph::nodes index; -1 for the model total
   std::string name;
@@ -76,6 +79,10 @@ struct LayerProfile {
   std::int64_t bytes = 0;         // analytic minimum traffic
   // Measured: milliseconds per call, overhead subtracted (statistics of the kept iterations).
   Summary time_ms;
+  // The kept per-call times themselves (ms, overhead subtracted, in call order; evenly thinned
+  // to at most kMaxKeptSamples), so that two profiles can be compared with a significance test
+  // (hwprof compare). Empty in profiles written before they were kept.
+  std::vector<double> samples_ms;
   double time_share = 0.0;        // this layer's median / the model total's median (per iteration)
   bool below_resolution = false;  // median shorter than 100 × the measurement's own cost
   std::vector<LayerCounter> counters;

@@ -151,6 +151,7 @@ struct RegionReport {
   std::uint64_t dropped_samples = 0;  // calls whose times were not kept (buffer full)
   std::uint64_t unmatched = 0;  // end() without its begin(), or left open when an outer region ended
   Summary inclusive_ns;         // statistics of the kept samples, overhead subtracted
+  std::vector<double> inclusive_samples_ns;  // the kept samples themselves, in call order
   Summary exclusive_ns;         // minus the nested regions' inclusive time
   double total_inclusive_ns = 0.0;  // over every call, kept or not
   double total_exclusive_ns = 0.0;

@@ -47,6 +47,22 @@ struct Summary {
 Summary summarize(std::vector<double> samples);
 Summary summarize(const double* samples, std::size_t count);
 
+// The Mann–Whitney U test (Wilcoxon rank-sum) of two independent samples: the two-sided
+// p-value of the hypothesis that neither tends to be larger than the other. Exact — the
+// permutation distribution of U, counted by dynamic programming — when neither sample has more
+// than 50 values and no value is shared; otherwise the normal approximation with the tie-
+// corrected variance and a continuity correction (Mann & Whitney 1947; scipy.stats.mannwhitneyu
+// computes the same). An empty sample gives p = 1.
+struct RankTest {
+  double u = 0.0;        // U of the first sample: the pairs (a_i, b_j) with a_i > b_j, ties half
+  double p_value = 1.0;  // two-sided
+  bool exact = false;
+};
+RankTest mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
+// The smallest two-sided p-value the test can give for samples of these sizes (no ties):
+// 2 / C(n1 + n2, n1). With 3 and 3 samples it is 0.1, so no difference is significant at 0.05.
+double mann_whitney_min_p(std::size_t n1, std::size_t n2);
+
 // Warm-up: run until the coefficient of variation (sample stddev / mean) of the last `window`
 // runs falls below `max_cv`, at most `max_runs` runs; or a fixed number of runs.
 class WarmupPolicy {

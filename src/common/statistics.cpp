@@ -81,6 +81,90 @@ double coefficient_of_variation(const double* x, std::size_t n) noexcept {
 
 }  // namespace detail
 
+namespace {
+
+constexpr std::size_t kExactLimit = 50;
+
+// P(U <= u) under the null for samples of n1 and n2 without ties: the count of the
+// arrangements of n1 + n2 ranks whose U is at most u, over C(n1 + n2, n1). counts[j][u] is
+// built up one first-sample value at a time (f(i, j, u) = f(i - 1, j, u - j) + f(i, j - 1, u)).
+double exact_u_cdf(std::size_t n1, std::size_t n2, std::size_t u) {
+  const std::size_t max_u = n1 * n2;
+  std::vector<std::vector<double>> prev(n2 + 1, std::vector<double>(max_u + 1, 0.0));
+  for (std::size_t j = 0; j <= n2; ++j) prev[j][0] = 1.0;  // i = 0: one arrangement, U = 0
+  for (std::size_t i = 1; i <= n1; ++i) {
+    std::vector<std::vector<double>> cur(n2 + 1, std::vector<double>(max_u + 1, 0.0));
+    cur[0][0] = 1.0;
+    for (std::size_t j = 1; j <= n2; ++j) {
+      for (std::size_t v = 0; v <= i * j; ++v) {
+        cur[j][v] = (v >= j ? prev[j][v - j] : 0.0) + cur[j - 1][v];
+      }
+    }
+    prev = std::move(cur);
+  }
+  double below = 0.0;
+  double all = 0.0;
+  for (std::size_t v = 0; v <= max_u; ++v) {
+    all += prev[n2][v];
+    if (v <= u) below += prev[n2][v];
+  }
+  return all > 0 ? below / all : 1.0;
+}
+
+}  // namespace
+
+RankTest mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b) {
+  RankTest out;
+  const std::size_t n1 = a.size();
+  const std::size_t n2 = b.size();
+  if (n1 == 0 || n2 == 0) return out;
+  // Ranks of the pooled values, ties sharing their mean rank.
+  std::vector<std::pair<double, int>> pooled;
+  pooled.reserve(n1 + n2);
+  for (double x : a) pooled.emplace_back(x, 0);
+  for (double x : b) pooled.emplace_back(x, 1);
+  std::sort(pooled.begin(), pooled.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+  const double n = static_cast<double>(n1 + n2);
+  double rank_sum_a = 0.0;
+  double tie_term = 0.0;  // Σ (t³ − t) over the groups of t equal values
+  bool ties = false;
+  for (std::size_t i = 0; i < pooled.size();) {
+    std::size_t j = i;
+    while (j < pooled.size() && pooled[j].first == pooled[i].first) ++j;
+    const double t = static_cast<double>(j - i);
+    const double mean_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
+    for (std::size_t k = i; k < j; ++k) rank_sum_a += pooled[k].second == 0 ? mean_rank : 0.0;
+    if (t > 1) {
+      ties = true;
+      tie_term += t * t * t - t;
+    }
+    i = j;
+  }
+  const double d1 = static_cast<double>(n1);
+  const double d2 = static_cast<double>(n2);
+  out.u = rank_sum_a - d1 * (d1 + 1.0) / 2.0;
+  const double smaller = std::min(out.u, d1 * d2 - out.u);
+  if (!ties && n1 <= kExactLimit && n2 <= kExactLimit) {
+    out.exact = true;
+    out.p_value = std::min(1.0, 2.0 * exact_u_cdf(n1, n2, static_cast<std::size_t>(std::llround(smaller))));
+    return out;
+  }
+  const double mean = d1 * d2 / 2.0;
+  const double variance = d1 * d2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+  if (variance <= 0) return out;  // every value equal: no evidence either way
+  const double z = std::max(0.0, std::abs(out.u - mean) - 0.5) / std::sqrt(variance);
+  out.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return out;
+}
+
+double mann_whitney_min_p(std::size_t n1, std::size_t n2) {
+  if (n1 == 0 || n2 == 0) return 1.0;
+  // 2 / C(n1 + n2, n1), in log space: lgamma keeps it finite for any size.
+  const double log_choose = std::lgamma(static_cast<double>(n1 + n2 + 1)) - std::lgamma(static_cast<double>(n1 + 1)) -
+                            std::lgamma(static_cast<double>(n2 + 1));
+  return std::min(1.0, 2.0 * std::exp(-log_choose));
+}
+
 Summary summarize(const double* samples, std::size_t count) {
   return summarize(std::vector<double>(samples, samples + count));
 }

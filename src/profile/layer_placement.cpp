@@ -78,6 +78,11 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
                        std::optional<OpKind> op, std::optional<WorkingSet> working_set, const std::string& transcendental,
                        double elements) {
   layer.time_ms = to_ms(r.inclusive_ns);
+  // Evenly thinned to kMaxKeptSamples: every k-th call, so the kept ones span the whole run.
+  const std::vector<double>& kept = r.inclusive_samples_ns;
+  const std::size_t step = kept.size() > kMaxKeptSamples ? (kept.size() + kMaxKeptSamples - 1) / kMaxKeptSamples : 1;
+  layer.samples_ms.clear();
+  for (std::size_t i = 0; i < kept.size(); i += step) layer.samples_ms.push_back(kept[i] * 1e-6);
   layer.below_resolution = r.below_resolution;
   for (const CounterTotal& c : r.counters) {
     const std::optional<double> value = c.has_value() ? std::optional<double>(c.per_call()) : std::nullopt;

@@ -77,6 +77,9 @@ ordered_json layer_to_json(const LayerProfile& l) {
   bytes["skipped"] = l.bytes_skipped;
   j["bytes"] = std::move(bytes);
   j["time_ms"] = summary_to_json(l.time_ms);
+  ordered_json samples = ordered_json::array();
+  for (double s : l.samples_ms) samples.push_back(number(s));
+  j["samples_ms"] = std::move(samples);
   j["time_share"] = number(l.time_share);
   j["below_resolution"] = l.below_resolution;
   j["gflops_per_s"] = optional_number(n.gflops_per_s);
@@ -225,6 +228,25 @@ std::vector<std::string> strings(const Reader& in, const ordered_json& object, c
   return out;
 }
 
+// A layer's kept per-call times: finite, non-negative milliseconds, at most kMaxKeptSamples.
+std::vector<double> samples_from_json(const Reader& in, const ordered_json& layer, const std::string& pointer) {
+  const ordered_json& v = in.member(layer, pointer, "samples_ms");
+  const std::string at = at_key(pointer, "samples_ms");
+  if (!v.is_array()) in.fail(at, std::string("expected a list of times in ms, got ") + v.type_name());
+  if (v.size() > kMaxKeptSamples) {
+    in.fail(at, "holds " + std::to_string(v.size()) + " samples; a profile keeps at most " + std::to_string(kMaxKeptSamples));
+  }
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_number()) in.fail(at + "/" + std::to_string(i), std::string("expected a time in ms, got ") + v[i].type_name());
+    const double s = v[i].get<double>();
+    if (!std::isfinite(s) || s < 0) in.fail(at + "/" + std::to_string(i), "expected a finite, non-negative time in ms");
+    out.push_back(s);
+  }
+  return out;
+}
+
 Shape shape(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key) {
   const ordered_json& v = in.member(object, pointer, key);
   if (!v.is_array()) in.fail(at_key(pointer, key), std::string("expected a list of dimensions, got ") + v.type_name());
@@ -298,6 +320,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   l.bytes = in.integer(bytes, bytes_at, "analytic_minimum", 0);
   l.bytes_skipped = strings(in, bytes, bytes_at, "skipped");
   l.time_ms = summary_from_json(in, in.member(v, at, "time_ms"), at + "/time_ms");
+  if (v.contains("samples_ms")) l.samples_ms = samples_from_json(in, v, at);  // since issue #18
   // The profiler divides by the model's median: noise may put a one-layer model's share a
   // hair above 1, so no upper bound.
   l.time_share = in.number(v, at, "time_share", false);

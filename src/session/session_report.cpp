@@ -20,6 +20,7 @@ RegionReport Session::State::report(int id, bool count_open) const {
   const auto kept = static_cast<std::size_t>(std::min<std::uint64_t>(out.calls, r->capacity));
   out.dropped_samples = out.calls - kept;
   out.inclusive_ns = summarize(r->inclusive.get(), kept);
+  out.inclusive_samples_ns.assign(r->inclusive.get(), r->inclusive.get() + kept);
   out.exclusive_ns = summarize(r->exclusive.get(), kept);
   out.total_inclusive_ns = r->dropped_inclusive.load();
   out.total_exclusive_ns = r->dropped_exclusive.load();

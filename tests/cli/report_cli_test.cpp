@@ -96,6 +96,28 @@ TEST_F(ReportCli, AnUnwritableOutputFailsWithoutPartialFiles) {
   EXPECT_THAT(r.err, HasSubstr("r.svg: cannot create a temporary file"));
 }
 
+TEST_F(ReportCli, CompareFindsTheSlowerLayerAndGatesOnIt) {
+  // B: the synthetic profile with its second layer 40% slower in every kept call.
+  Profile b = test::synthetic_profile();
+  for (double& s : b.layers[1].samples_ms) s *= 1.4;
+  b.layers[1].time_ms = summarize(b.layers[1].samples_ms);
+  const std::string after = (dir_ / "after.json").string();
+  std::ofstream(after) << profile_to_json(b);
+  auto table = test::run_hwprof({"compare", profile_, after});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("1 slower"));
+  EXPECT_THAT(table.out, HasSubstr("slower"));
+  auto gate = test::run_hwprof({"compare", profile_, after, "--fail-if-slower", "20", "-f", "json"});
+  EXPECT_EQ(gate.exit_code, 3) << "40% slower trips a 20% gate";
+  const auto j = nlohmann::json::parse(gate.out);
+  EXPECT_EQ(j["layers"][1]["verdict"], "slower");
+  EXPECT_EQ(test::run_hwprof({"compare", profile_, after, "--fail-if-slower", "50"}).exit_code, 0);
+  EXPECT_EQ(test::run_hwprof({"compare", profile_, profile_, "--fail-if-slower", "0"}).exit_code, 0) << "a profile against itself";
+  auto missing = test::run_hwprof({"compare", profile_, (dir_ / "nope.json").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("nope.json"));
+}
+
 TEST(WriteProfileOutputs, WritesEveryFileIntoANewFolder) {
   const fs::path dir = fs::temp_directory_path() / ("hwprof-outputs-" + std::to_string(::getpid())) / "nested" / "run";
   fs::remove_all(dir.parent_path().parent_path());

@@ -54,6 +54,8 @@ TEST(ProfileJson, ReadsBackWhatItWrote) {
   auto back = profile_from_json(profile_to_json(p), "p.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_EQ(back->layers.size(), p.layers.size());
+  ASSERT_FALSE(p.layers[0].samples_ms.empty());
+  EXPECT_EQ(back->layers[0].samples_ms, p.layers[0].samples_ms) << "the per-call times hwprof compare tests";
   EXPECT_EQ(back->model, p.model);
   EXPECT_EQ(back->machine.cpu.brand, p.machine.cpu.brand);
   EXPECT_EQ(back->counter_iterations, 3);
@@ -229,6 +231,9 @@ INSTANTIATE_TEST_SUITE_P(
                "/machine/ceilings/bandwidth/l2", "missing \"triad_gbps\""},
         Broken{"PageFaultsText", [](auto& j) { j["memory"]["measured"]["page_faults"] = "many"; }, "/memory/measured/page_faults",
                "expected an integer"},
+        Broken{"NegativeSample", [](auto& j) { j["layers"][1]["samples_ms"][2] = -1.0; }, "/layers/1/samples_ms/2",
+               "finite, non-negative time in ms"},
+        Broken{"SamplesNotAList", [](auto& j) { j["layers"][1]["samples_ms"] = 4.0; }, "/layers/1/samples_ms", "expected a list of times"},
         Broken{"UnknownOptimizer", [](auto& j) { j["memory"]["analytic"]["optimizer"] = "lion"; }, "/memory/analytic/optimizer",
                "unknown optimizer"}),
     [](const ::testing::TestParamInfo<Broken>& param_info) { return param_info.param.name; });

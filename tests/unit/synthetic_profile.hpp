@@ -207,6 +207,10 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
     l.flops = static_cast<std::int64_t>(s.flops);
     l.bytes = static_cast<std::int64_t>(s.bytes);
     l.time_ms = synthetic_times(s.median_ms, o.samples);
+    // Symmetric about the median, so that their median is the one time_ms states.
+    for (std::size_t k = 0; k < o.samples; ++k) {
+      l.samples_ms.push_back(s.median_ms * (0.95 + 0.1 * static_cast<double>(k) / static_cast<double>(std::max<std::size_t>(1, o.samples - 1))));
+    }
     l.time_share = s.median_ms / phase_ms[s.phase];
     l.below_resolution = s.median_ms < 0.001;
     l.counters = synthetic_counters(s.median_ms);

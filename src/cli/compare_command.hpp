@@ -1,0 +1,30 @@
+// hwprof compare: two profiles side by side, per layer with a significance test.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace hwprof::cli {
+
+struct CompareCommandOptions {
+  std::string a;
+  std::string b;
+  std::string format = "table";
+  std::string output;
+  double alpha = 0.05;
+  double fail_if_slower = -1;  // percent; < 0: off
+  std::size_t top = 20;
+  bool all = false;
+};
+
+// Exit code when --fail-if-slower finds a significant slowdown beyond its threshold.
+inline constexpr int kExitSlower = 3;
+
+std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_code);
+int run_compare(const CompareCommandOptions& options);
+
+}  // namespace hwprof::cli

@@ -1,0 +1,233 @@
+#include "report/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hwprof/roofline.hpp"
+#include "hwprof/statistics.hpp"
+#include "report/profile_view.hpp"
+
+namespace hwprof::detail {
+namespace {
+
+LayerChange change_of(const LayerProfile& a, const LayerProfile& b) {
+  LayerChange c;
+  c.name = display_name(b);
+  c.op = b.op;
+  c.samples_a = a.samples_ms.size();
+  c.samples_b = b.samples_ms.size();
+  c.median_a_ms = a.time_ms.median;
+  c.median_b_ms = b.time_ms.median;
+  c.change = a.time_ms.median > 0 ? b.time_ms.median / a.time_ms.median - 1.0 : 0.0;
+  if (a.roofline) {
+    c.efficiency_a = a.roofline->efficiency;
+    c.bound_a = std::string(bound_name(a.roofline->bound));
+  }
+  if (b.roofline) {
+    c.efficiency_b = b.roofline->efficiency;
+    c.bound_b = std::string(bound_name(b.roofline->bound));
+  }
+  if (a.samples_ms.empty() || b.samples_ms.empty()) {
+    c.note = "no per-call times kept in " + std::string(a.samples_ms.empty() ? "A" : "B") +
+             " (a profile from before hwprof kept them): medians compared, no test";
+    return c;
+  }
+  const RankTest t = mann_whitney_u(a.samples_ms, b.samples_ms);
+  c.p_value = t.p_value;
+  return c;
+}
+
+// The verdict once the p-value to judge by is known.
+void judge(LayerChange& c, double p, double alpha) {
+  c.p_adjusted = p;
+  if (p < alpha) {
+    c.verdict = c.median_b_ms < c.median_a_ms ? Verdict::faster : Verdict::slower;
+  } else if (mann_whitney_min_p(c.samples_a, c.samples_b) >= alpha) {
+    c.verdict = Verdict::too_few_samples;
+    c.note = fmt::format("{} and {} samples cannot show a difference at {} (the smallest p they allow is {:.2g}): profile with more "
+                         "--iterations",
+                         c.samples_a, c.samples_b, alpha, mann_whitney_min_p(c.samples_a, c.samples_b));
+  } else {
+    c.verdict = Verdict::same;
+  }
+}
+
+std::string percent_change(double change) { return fmt::format("{:+.1f}%", 100 * change); }
+
+std::string efficiency_text(const std::optional<double>& e) { return e ? fmt::format("{:.1f}%", 100 * *e) : "-"; }
+
+std::string p_text(const std::optional<double>& p) {
+  if (!p) return "-";
+  if (*p < 1e-4) return "<0.0001";
+  return fmt::format("{:.4f}", *p);
+}
+
+nlohmann::ordered_json optional_json(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json change_json(const LayerChange& c) {
+  nlohmann::ordered_json j;
+  j["name"] = c.name;
+  j["op"] = c.op;
+  j["median_a_ms"] = c.median_a_ms;
+  j["median_b_ms"] = c.median_b_ms;
+  j["change"] = c.change;
+  j["samples_a"] = c.samples_a;
+  j["samples_b"] = c.samples_b;
+  j["p_value"] = optional_json(c.p_value);
+  j["p_adjusted"] = optional_json(c.p_adjusted);
+  j["verdict"] = std::string(verdict_name(c.verdict));
+  j["efficiency_a"] = optional_json(c.efficiency_a);
+  j["efficiency_b"] = optional_json(c.efficiency_b);
+  j["bound_a"] = c.bound_a;
+  j["bound_b"] = c.bound_b;
+  if (!c.note.empty()) j["note"] = c.note;
+  return j;
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::same: return "no significant change";
+    case Verdict::too_few_samples: return "too few samples";
+    case Verdict::untested: return "not tested";
+  }
+  return "?";
+}
+
+ProfileComparison compare_profiles(const Profile& a, const Profile& b, double alpha) {
+  ProfileComparison out;
+  out.alpha = alpha;
+  out.a_label = a.model;
+  out.b_label = b.model;
+  auto differ = [&](const char* what, const std::string& x, const std::string& y) {
+    if (x != y) out.differences.push_back(fmt::format("{}: {} in A, {} in B", what, x.empty() ? "(none)" : x, y.empty() ? "(none)" : y));
+  };
+  differ("model", a.model, b.model);
+  differ("batch", std::to_string(a.batch), std::to_string(b.batch));
+  differ("phase", a.phase, b.phase);
+  differ("threads", std::to_string(a.threads), std::to_string(b.threads));
+  differ("CPU", a.machine.cpu.brand, b.machine.cpu.brand);
+  differ("host", a.machine.host, b.machine.host);
+  differ("BLAS core", a.machine.blas_core, b.machine.blas_core);
+  differ("counter backend", a.backend, b.backend);
+  differ("hwprof", a.hwprof_version, b.hwprof_version);
+
+  std::map<std::string, const LayerProfile*> in_a;
+  for (const LayerProfile& l : a.layers) in_a.emplace(display_name(l), &l);
+  std::map<std::string, bool> matched;
+  for (const LayerProfile& l : b.layers) {
+    const auto it = in_a.find(display_name(l));
+    if (it == in_a.end()) {
+      out.only_in_b.push_back(display_name(l));
+      continue;
+    }
+    matched[it->first] = true;
+    out.layers.push_back(change_of(*it->second, l));
+  }
+  for (const LayerProfile& l : a.layers) {
+    if (!matched.count(display_name(l))) out.only_in_a.push_back(display_name(l));
+  }
+
+  // Holm: sort the m p-values ascending; the k-th (from 0) is multiplied by m − k, and the
+  // adjusted values are made non-decreasing in that order.
+  std::vector<LayerChange*> tested;
+  for (LayerChange& c : out.layers) {
+    if (c.p_value) tested.push_back(&c);
+  }
+  std::sort(tested.begin(), tested.end(), [](const LayerChange* x, const LayerChange* y) { return *x->p_value < *y->p_value; });
+  double running = 0.0;
+  for (std::size_t k = 0; k < tested.size(); ++k) {
+    running = std::max(running, std::min(1.0, *tested[k]->p_value * static_cast<double>(tested.size() - k)));
+    judge(*tested[k], running, alpha);
+  }
+
+  out.total = change_of(a.total, b.total);
+  out.total.name = "model total";
+  if (out.total.p_value) judge(out.total, *out.total.p_value, alpha);
+  return out;
+}
+
+std::vector<const LayerChange*> regressions(const ProfileComparison& c, double percent) {
+  std::vector<const LayerChange*> out;
+  auto check = [&](const LayerChange& l) {
+    if (l.verdict == Verdict::slower && l.change * 100 > percent) out.push_back(&l);
+  };
+  check(c.total);
+  for (const LayerChange& l : c.layers) check(l);
+  return out;
+}
+
+std::string comparison_table(const ProfileComparison& c, std::size_t top) {
+  std::string out = fmt::format("hwprof compare: A = {}, B = {}\n", c.a_label, c.b_label);
+  const LayerChange& t = c.total;
+  out += fmt::format("Model total: {:.4g} ms -> {:.4g} ms ({}), {}{}\n", t.median_a_ms, t.median_b_ms, percent_change(t.change),
+                     verdict_name(t.verdict), t.p_value ? fmt::format(" (Mann-Whitney p = {})", p_text(t.p_value)) : "");
+  if (!t.note.empty()) out += "  " + t.note + "\n";
+  std::size_t faster = 0;
+  std::size_t slower = 0;
+  std::size_t few = 0;
+  for (const LayerChange& l : c.layers) {
+    faster += l.verdict == Verdict::faster;
+    slower += l.verdict == Verdict::slower;
+    few += l.verdict == Verdict::too_few_samples;
+  }
+  out += fmt::format("Layers: {} matched: {} faster, {} slower, {} no significant change{} (Holm-adjusted p < {} across the layers)\n",
+                     c.layers.size(), faster, slower, c.layers.size() - faster - slower - few,
+                     few > 0 ? fmt::format(", {} with too few samples to tell", few) : "", c.alpha);
+  for (const std::string& d : c.differences) out += "NOTE: the runs differ: " + d + "\n";
+  if (!c.only_in_a.empty()) out += fmt::format("Only in A ({}): {}\n", c.only_in_a.size(), fmt::join(c.only_in_a, ", "));
+  if (!c.only_in_b.empty()) out += fmt::format("Only in B ({}): {}\n", c.only_in_b.size(), fmt::join(c.only_in_b, ", "));
+
+  // The significant changes first, largest in milliseconds first; then the rest by size.
+  std::vector<const LayerChange*> rows;
+  for (const LayerChange& l : c.layers) rows.push_back(&l);
+  std::stable_sort(rows.begin(), rows.end(), [](const LayerChange* x, const LayerChange* y) {
+    const bool xs = x->verdict == Verdict::faster || x->verdict == Verdict::slower;
+    const bool ys = y->verdict == Verdict::faster || y->verdict == Verdict::slower;
+    if (xs != ys) return xs;
+    return std::abs(x->median_b_ms - x->median_a_ms) > std::abs(y->median_b_ms - y->median_a_ms);
+  });
+  const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
+  std::size_t width = 5;
+  for (std::size_t i = 0; i < shown; ++i) width = std::max(width, rows[i]->name.size());
+  out += fmt::format("\n{:<{}}  {:>10}  {:>10}  {:>8}  {:>9}  {:>8}  {:>8}  {:<20}  {}\n", "Layer", width, "A ms", "B ms", "Change",
+                     "p (Holm)", "Eff. A", "Eff. B", "Bound A -> B", "Verdict");
+  for (std::size_t i = 0; i < shown; ++i) {
+    const LayerChange& l = *rows[i];
+    const std::string bound = l.bound_a == l.bound_b ? l.bound_a : l.bound_a + " -> " + l.bound_b;
+    out += fmt::format("{:<{}}  {:>10.4g}  {:>10.4g}  {:>8}  {:>9}  {:>8}  {:>8}  {:<20}  {}\n", l.name, width, l.median_a_ms, l.median_b_ms,
+                       percent_change(l.change), p_text(l.p_adjusted), efficiency_text(l.efficiency_a), efficiency_text(l.efficiency_b),
+                       bound, verdict_name(l.verdict));
+  }
+  if (shown < rows.size()) out += fmt::format("... {} more layers; --all shows every row\n", rows.size() - shown);
+  out += "\nChange = B's median / A's - 1. p: Mann-Whitney U on the kept per-call times (exact without ties up to 50 samples "
+         "each), Holm-adjusted across the layers; the model total is tested alone.\n";
+  return out;
+}
+
+std::string comparison_json(const ProfileComparison& c) {
+  nlohmann::ordered_json j;
+  j["a"] = c.a_label;
+  j["b"] = c.b_label;
+  j["alpha"] = c.alpha;
+  j["test"] = "Mann-Whitney U, two-sided; layers Holm-adjusted";
+  j["differences"] = c.differences;
+  j["total"] = change_json(c.total);
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const LayerChange& l : c.layers) layers.push_back(change_json(l));
+  j["layers"] = std::move(layers);
+  j["only_in_a"] = c.only_in_a;
+  j["only_in_b"] = c.only_in_b;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace hwprof::detail

@@ -1,0 +1,163 @@
+// hwprof compare: the rank test against published values, and the per-layer verdicts.
+#include <cmath>
+#include <cstdio>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "hwprof/statistics.hpp"
+#include "report/compare.hpp"
+#include "report/profile_view.hpp"
+#include "synthetic_profile.hpp"
+
+namespace hwprof {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MannWhitney, MatchesScipysDocumentedExample) {
+  // scipy.stats.mannwhitneyu documentation: males [19, 22, 16, 29, 24], females [20, 11, 17, 12]
+  // give U = 17 and the exact two-sided p = 0.1111 (method="exact").
+  const RankTest t = mann_whitney_u({19, 22, 16, 29, 24}, {20, 11, 17, 12});
+  EXPECT_DOUBLE_EQ(t.u, 17.0);
+  EXPECT_TRUE(t.exact);
+  EXPECT_NEAR(t.p_value, 0.1111111111, 1e-9);
+}
+
+TEST(MannWhitney, ExactExtremesAndSymmetry) {
+  // Complete separation: p = 2 / C(n1 + n2, n1).
+  const RankTest three = mann_whitney_u({1, 2, 3}, {4, 5, 6});
+  EXPECT_DOUBLE_EQ(three.u, 0.0);
+  EXPECT_NEAR(three.p_value, 0.1, 1e-12);
+  EXPECT_NEAR(mann_whitney_min_p(3, 3), 0.1, 1e-12);
+  const RankTest five = mann_whitney_u({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  EXPECT_NEAR(five.p_value, 2.0 / 252.0, 1e-12);
+  EXPECT_NEAR(mann_whitney_u({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}).p_value, five.p_value, 1e-12);
+  EXPECT_DOUBLE_EQ(mann_whitney_u({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}).u, 25.0);
+  EXPECT_NEAR(mann_whitney_min_p(10, 10), 2.0 / 184756.0, 1e-15);
+}
+
+TEST(MannWhitney, TiesAndLargeSamplesUseTheNormalApproximation) {
+  const RankTest equal = mann_whitney_u({2, 2, 2, 2}, {2, 2, 2});
+  EXPECT_FALSE(equal.exact);
+  EXPECT_DOUBLE_EQ(equal.p_value, 1.0);
+  // 60 against the same 60 shifted by 30 (no ties): U = 450 of 3600, far from the mean 1800.
+  std::vector<double> a;
+  std::vector<double> b;
+  for (int i = 0; i < 60; ++i) {
+    a.push_back(i);
+    b.push_back(i + 30.5);
+  }
+  const RankTest shifted = mann_whitney_u(a, b);
+  EXPECT_FALSE(shifted.exact);
+  EXPECT_DOUBLE_EQ(shifted.u, 435.0);  // pairs with a_i > b_j: i − 30 for each i from 31 to 59
+  // z = (1800 − 435 − 0.5) / sqrt(60·60·121/12), with no ties; p = erfc(z/√2)
+  EXPECT_NEAR(shifted.p_value, std::erfc((1800.0 - 435.0 - 0.5) / std::sqrt(3600.0 * 121.0 / 12.0) / std::sqrt(2.0)), 1e-20);
+  EXPECT_LT(shifted.p_value, 1e-10);
+  EXPECT_DOUBLE_EQ(mann_whitney_u({}, {1, 2}).p_value, 1.0);
+}
+
+// Two profiles of the same model: B's layers as A's, with some changed.
+struct Pair {
+  Profile a;
+  Profile b;
+};
+
+void set_samples(LayerProfile& l, double median, std::size_t n, double spread = 0.02) {
+  l.samples_ms.clear();
+  for (std::size_t k = 0; k < n; ++k) l.samples_ms.push_back(median * (1 - spread + 2 * spread * static_cast<double>(k) / static_cast<double>(n)));
+  l.time_ms = summarize(l.samples_ms);
+}
+
+Pair pair_of(std::size_t n) {
+  Pair p{test::synthetic_profile({false, true, n}), test::synthetic_profile({false, true, n})};
+  for (Profile* x : {&p.a, &p.b}) {
+    for (LayerProfile& l : x->layers) set_samples(l, l.time_ms.median, n);
+    set_samples(x->total, x->total.time_ms.median, n);
+  }
+  return p;
+}
+
+TEST(CompareProfiles, ASlowerLayerIsSlowerAndTheOthersAreNot) {
+  Pair p = pair_of(20);
+  LayerProfile& slow = p.b.layers[1];
+  set_samples(slow, slow.time_ms.median * 1.5, 20);
+  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  ASSERT_EQ(c.layers.size(), p.a.layers.size());
+  for (const detail::LayerChange& l : c.layers) {
+    SCOPED_TRACE(l.name);
+    ASSERT_TRUE(l.p_adjusted.has_value());
+    if (l.name == detail::display_name(slow)) {
+      EXPECT_EQ(l.verdict, detail::Verdict::slower);
+      EXPECT_NEAR(l.change, 0.5, 0.01);
+      EXPECT_LT(*l.p_adjusted, 0.05);
+    } else {
+      EXPECT_EQ(l.verdict, detail::Verdict::same);
+      EXPECT_DOUBLE_EQ(l.change, 0.0);
+    }
+  }
+  EXPECT_EQ(c.total.verdict, detail::Verdict::same);
+  const auto gate = detail::regressions(c, 10.0);
+  ASSERT_EQ(gate.size(), 1u);
+  EXPECT_EQ(gate[0]->name, detail::display_name(slow));
+  EXPECT_TRUE(detail::regressions(c, 60.0).empty()) << "50% slower is within a 60% gate";
+  const std::string table = detail::comparison_table(c);
+  EXPECT_THAT(table, HasSubstr("1 slower"));
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%+.1f%%", 100 * c.layers[1].change);
+  EXPECT_THAT(table, HasSubstr(shown));
+  const auto j = nlohmann::json::parse(detail::comparison_json(c));
+  EXPECT_EQ(j["layers"][1]["verdict"], "slower");
+  EXPECT_EQ(j["total"]["verdict"], "no significant change");
+}
+
+TEST(CompareProfiles, HolmKeepsOneLuckyLayerFromBeingCalledFaster) {
+  // With the raw p of a layer whose samples barely separate (exact p ≈ 0.03 on its own), and
+  // many layers tested, the Holm-adjusted p is not below 0.05.
+  Pair p = pair_of(6);
+  LayerProfile& lucky = p.b.layers[0];
+  lucky.samples_ms = {0.95, 0.97, 0.99, 1.00, 1.01, 1.02};
+  p.a.layers[0].samples_ms = {1.00, 1.03, 1.04, 1.05, 1.06, 1.07};
+  lucky.time_ms = summarize(lucky.samples_ms);
+  p.a.layers[0].time_ms = summarize(p.a.layers[0].samples_ms);
+  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  const detail::LayerChange& l = c.layers[0];
+  ASSERT_TRUE(l.p_value.has_value());
+  EXPECT_LT(*l.p_value, 0.05);
+  EXPECT_GE(*l.p_adjusted, 0.05);
+  EXPECT_EQ(l.verdict, detail::Verdict::same);
+}
+
+TEST(CompareProfiles, TooFewSamplesAndOldProfilesSaySo) {
+  Pair three = pair_of(3);
+  set_samples(three.b.layers[0], three.b.layers[0].time_ms.median * 3, 3);
+  const detail::ProfileComparison c = detail::compare_profiles(three.a, three.b);
+  EXPECT_EQ(c.layers[0].verdict, detail::Verdict::too_few_samples);
+  EXPECT_THAT(c.layers[0].note, HasSubstr("more --iterations"));
+  EXPECT_TRUE(detail::regressions(c, 5.0).empty()) << "never a gate failure without evidence";
+
+  Pair old = pair_of(20);
+  for (LayerProfile& l : old.a.layers) l.samples_ms.clear();
+  const detail::ProfileComparison o = detail::compare_profiles(old.a, old.b);
+  EXPECT_EQ(o.layers[0].verdict, detail::Verdict::untested);
+  EXPECT_FALSE(o.layers[0].p_value.has_value());
+  EXPECT_THAT(o.layers[0].note, HasSubstr("no per-call times kept in A"));
+}
+
+TEST(CompareProfiles, UnmatchedLayersAndDifferentRunsAreListed) {
+  Pair p = pair_of(10);
+  p.b.layers[2].name = "renamed";
+  p.b.batch = p.a.batch * 2;
+  p.b.threads = 4;
+  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  EXPECT_EQ(c.only_in_b, std::vector<std::string>{detail::display_name(p.b.layers[2])});
+  EXPECT_EQ(c.only_in_a, std::vector<std::string>{detail::display_name(p.a.layers[2])});
+  EXPECT_EQ(c.layers.size(), p.a.layers.size() - 1);
+  EXPECT_THAT(c.differences, ::testing::Contains(HasSubstr("batch: 4 in A, 8 in B")));
+  EXPECT_THAT(c.differences, ::testing::Contains(HasSubstr("threads: 2 in A, 4 in B")));
+  EXPECT_THAT(detail::comparison_table(c), HasSubstr("NOTE: the runs differ: batch"));
+}
+
+}  // namespace
+}  // namespace hwprof
