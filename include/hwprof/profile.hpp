@@ -159,6 +159,11 @@ struct Profile {
   std::int64_t batch = 1;
   std::string phase = "forward";    // "forward" (inference), "train" (forward, backward, optimizer) or "regions" (a program's own regions)
   std::string optimizer;            // train: "sgd" or "adam"
+  // Launched as one of several ranks (mpirun, srun, torchrun): which, of how many (0: the
+  // launcher did not say), and the variable that said so. rank -1: a single process.
+  int rank = -1;
+  int rank_count = 0;
+  std::string rank_variable;
   int threads = 1;
   std::string backend;              // "perf", "papi" or "timer"
   std::string group;                // the counter group, if any

@@ -12,6 +12,7 @@
 #include "cli/bench_command.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/info_command.hpp"
 #include "cli/output.hpp"
 #include "cli/profile_command.hpp"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   hwprof::cli::setup_bench(app, exit_code);
   hwprof::cli::setup_report(app, exit_code);
   hwprof::cli::setup_compare(app, exit_code);
+  hwprof::cli::setup_merge(app, exit_code);
   hwprof::cli::setup_run(app, exit_code);
   // `hwprof stat [OPTIONS] -- CMD ARGS`: everything after the first `--` is the program's, even
   // words that look like hwprof's options (`-- sort -o out.txt in.txt`); CLI11 never sees it.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/launch_rank.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/version.hpp"
@@ -66,6 +67,11 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
   p.phase = "regions";
+  if (const detail::LaunchRank rank = detail::launch_rank(); rank.known()) {
+    p.rank = rank.rank;
+    p.rank_count = rank.size;
+    p.rank_variable = rank.variable;
+  }
   p.threads = resolve_threads(options.threads);
   p.backend = s.backend;
   p.group = s.group;

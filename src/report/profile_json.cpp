@@ -540,6 +540,7 @@ std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   j["batch"] = p.batch;
   j["phase"] = p.phase;
   j["optimizer"] = p.optimizer;
+  j["rank"] = p.rank >= 0 ? ordered_json{{"rank", p.rank}, {"size", p.rank_count}, {"from", p.rank_variable}} : ordered_json(nullptr);
   j["threads"] = p.threads;
   j["backend"] = p.backend;
   j["group"] = p.group;
@@ -644,6 +645,14 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       in.fail("/phase", "unknown phase \"" + p.phase + "\"; expected forward, train or regions");
     }
     p.optimizer = in.string(root, "", "optimizer");
+    if (root.contains("rank") && !root["rank"].is_null()) {  // since issue #18
+      const ordered_json& rank = root["rank"];
+      if (!rank.is_object()) in.fail("/rank", std::string("expected null or {rank, size, from}, got ") + rank.type_name());
+      p.rank = small_integer(in, rank, "/rank", "rank", 0);
+      p.rank_count = small_integer(in, rank, "/rank", "size", 0);
+      p.rank_variable = in.string(rank, "/rank", "from");
+      if (p.rank_count > 0 && p.rank >= p.rank_count) in.fail("/rank/rank", "rank " + std::to_string(p.rank) + " of " + std::to_string(p.rank_count) + " ranks");
+    }
     p.threads = small_integer(in, root, "", "threads", 1);
     p.backend = in.string(root, "", "backend");
     p.group = in.string(root, "", "group");

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/launch_rank.hpp"
 #include "hwprof/regions.hpp"
 #include "session/report_writer.hpp"
 #include "session/session_state.hpp"
@@ -38,17 +39,6 @@ bool truthy(const std::string& value) {
 }
 
 // The rank of an MPI process (Open MPI, MPICH/PMI, PMIx, Slurm), or -1.
-int mpi_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    const std::string value = environment(name);
-    if (value.empty()) continue;
-    char* end = nullptr;
-    const long rank = std::strtol(value.c_str(), &end, 10);
-    if (end != value.c_str() && *end == '\0' && rank >= 0 && rank < 1L << 30) return static_cast<int>(rank);
-  }
-  return -1;
-}
-
 void write_at_exit() {
   if (default_session_object == nullptr || output_dir.empty()) return;
   std::vector<std::string> written;
@@ -106,8 +96,10 @@ Session* open_from_environment() {
     session->state()->hints.push_back(p);
   }
   if (!output.empty()) {
-    const int rank = mpi_rank();
-    output_dir = rank >= 0 ? output + "/rank-" + std::to_string(rank) : output;
+    // One folder per rank of a parallel launch (mpirun, srun, torchrun): never all ranks
+    // writing the same files.
+    const LaunchRank rank = launch_rank();
+    output_dir = rank.known() ? output + "/" + rank_folder(rank.rank) : output;
     std::atexit(write_at_exit);
   }
   return session.release();

@@ -193,12 +193,56 @@ TEST_F(RegionsEnv, DisableMeasuresNothingAndWritesNothing) {
 TEST_F(RegionsEnv, EachMpiRankWritesItsOwnFolder) {
   const fs::path out = dir_ / "out";
   for (const char* rank : {"0", "3"}) {
-    const test::ProcessResult r = run(kC, {"HWPROF_OUTPUT=" + out.string(), "OMPI_COMM_WORLD_RANK=" + std::string(rank)}, {"2"});
+    const test::ProcessResult r = run(kC, {"HWPROF_OUTPUT=" + out.string(), "OMPI_COMM_WORLD_RANK=" + std::string(rank), "OMPI_COMM_WORLD_SIZE=4"}, {"2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  EXPECT_TRUE(fs::is_regular_file(out / "rank-0" / "profile.json"));
-  EXPECT_TRUE(fs::is_regular_file(out / "rank-3" / "profile.json"));
+  // torchrun's RANK counts with its WORLD_SIZE; Slurm's SLURM_PROCID alone.
+  ASSERT_EQ(run(kC, {"HWPROF_OUTPUT=" + out.string(), "RANK=1", "WORLD_SIZE=4"}, {"2"}).exit_code, 0);
+  ASSERT_EQ(run(kC, {"HWPROF_OUTPUT=" + out.string(), "SLURM_PROCID=2"}, {"2"}).exit_code, 0);
+  for (const char* folder : {"rank-00000", "rank-00001", "rank-00002", "rank-00003"}) {
+    EXPECT_TRUE(fs::is_regular_file(out / folder / "profile.json")) << folder;
+  }
+  const json p3 = json::parse(slurp(out / "rank-00003" / "profile.json"));
+  EXPECT_EQ(p3.at("rank").at("rank"), 3);
+  EXPECT_EQ(p3.at("rank").at("size"), 4);
+  EXPECT_EQ(p3.at("rank").at("from"), "OMPI_COMM_WORLD_RANK");
   EXPECT_FALSE(fs::exists(out / "profile.json"));
+}
+
+TEST_F(RegionsEnv, MergeNamesTheRankThatDidTheMostWork) {
+  // Three ranks of one "launch": rank 2 runs 8x the steps of the others.
+  const fs::path out = dir_ / "out";
+  for (const auto& [rank, steps] : {std::pair{"0", "5"}, {"1", "5"}, {"2", "40"}}) {
+    const test::ProcessResult r = run(kC, {"HWPROF_OUTPUT=" + out.string(), "HWPROF_BACKEND=timer", "OMPI_COMM_WORLD_RANK=" + std::string(rank),
+                                           "OMPI_COMM_WORLD_SIZE=3"},
+                                      {steps});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const test::ProcessResult merged = test::run_hwprof({"merge", out.string(), "-f", "json"});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  const json m = json::parse(merged.out);
+  ASSERT_EQ(m.at("ranks").size(), 3u);
+  EXPECT_EQ(m.at("ranks")[2].at("rank"), 2);
+  bool step = false;
+  for (const json& r : m.at("regions")) {
+    if (r.at("name") != "step") continue;
+    step = true;
+    EXPECT_EQ(r.at("straggler_rank"), 2);
+    // 8x the work: the mean is (1 + 1 + 8) / 3 of one share, so (8 - 3.33) / 8 ≈ 0.58; wide bounds.
+    EXPECT_GT(r.at("imbalance").get<double>(), 0.35);
+    EXPECT_LT(r.at("imbalance").get<double>(), 0.8);
+    EXPECT_EQ(r.at("rank_ms").size(), 3u);
+  }
+  EXPECT_TRUE(step);
+  EXPECT_TRUE(m.at("warnings").empty()) << m.at("warnings").dump();
+  const test::ProcessResult table = test::run_hwprof({"merge", out.string()});
+  EXPECT_TRUE(contains(table.out, "3 ranks")) << table.out;
+  EXPECT_TRUE(contains(table.out, "imbalance")) << table.out;
+  // A rank that did not write is said.
+  fs::remove_all(out / "rank-00001");
+  const test::ProcessResult two = test::run_hwprof({"merge", out.string()});
+  EXPECT_TRUE(contains(two.out, "2 of 3 ranks are here; missing: rank 1")) << two.out;
+  EXPECT_NE(test::run_hwprof({"merge", (dir_ / "nothing").string()}).exit_code, 0);
 }
 
 TEST_F(RegionsEnv, BadVariablesAreSaidAndTheProgramStillRunsAndReports) {

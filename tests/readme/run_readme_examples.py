@@ -52,6 +52,7 @@ FENCE = re.compile(r"^(?P<ticks>```+)\s*(?P<lang>[\w+-]*)\s*$")
 SHELLS = {"sh", "bash", "shell"}
 DEFAULT_TIMEOUT = 60.0
 CALIBRATION_TIMEOUT = 120.0
+CALIBRATION_ATTEMPTS = 3
 
 
 @dataclass
@@ -211,11 +212,18 @@ def calibrate(bin_dir: Path, work: Path, env: dict, data_home: Path, verbose: bo
         if verbose:
             print(f"calibration: reusing the store in {store}")
         return
-    status, out, seconds = run([str(bin_dir / "hwprof"), "calibrate", "--quick", "--allow-contended"], work, env,
-                               CALIBRATION_TIMEOUT)
+    # A busy machine, or a sanitized build whose instrumented loads make L1 no faster than L2,
+    # can give a calibration hwprof rightly refuses as implausible; like the hostile suite's
+    # fixture, try it again before giving up.
+    status, out, seconds = None, "", 0.0
+    for _ in range(CALIBRATION_ATTEMPTS):
+        status, out, seconds = run([str(bin_dir / "hwprof"), "calibrate", "--quick", "--allow-contended"], work, env,
+                                   CALIBRATION_TIMEOUT)
+        if status == 0:
+            break
     if status != 0:
-        raise SystemExit(f"run_readme_examples.py: the quick calibration the examples need failed "
-                         f"({'timed out' if status is None else f'exit status {status}'}):\n{out}")
+        raise SystemExit(f"run_readme_examples.py: the quick calibration the examples need failed {CALIBRATION_ATTEMPTS} times "
+                         f"(last: {'timed out' if status is None else f'exit status {status}'}):\n{out}")
     print(f"calibration: quick, {seconds:.1f} s, stored in {store}")
 
 
