@@ -9,7 +9,10 @@
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "hwprof/profile.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/report.hpp"
 #include "report/compare.hpp"
+#include "report/fleet.hpp"
 
 namespace hwprof::cli {
 namespace {
@@ -20,7 +23,11 @@ a Mann-Whitney U test on the kept per-call times (two-sided; Holm-adjusted acros
 so that the chance of any false verdict among them stays below --alpha), the efficiency and
 bound in each, and a verdict: faster, slower, no significant change, or too few samples to
 tell. The model total is tested on its own. With --fail-if-slower PCT, hwprof exits 3 when the
-total or a layer is significantly slower by more than PCT percent: a regression gate for CI.)";
+total or a layer is significantly slower by more than PCT percent: a regression gate for CI.
+
+Given machine reports (hwprof calibrate's JSON) instead, two or more: the machines side by side
+(CPU, caches, every ceiling of the one-thread and all-cores runs, with its ratio to the first),
+and with --svg their rooflines in one picture.)";
 
 }  // namespace
 
@@ -28,8 +35,10 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
   auto options = std::make_shared<CompareCommandOptions>();
   CLI::App* sub = app.add_subcommand("compare", "Compare two profiles per layer, with a significance test (before/after, CI gates)");
   sub->description(kCompareDescription);
-  sub->add_option("a", options->a, "The profile.json before (A)")->required();
-  sub->add_option("b", options->b, "The profile.json after (B)")->required();
+  sub->add_option("files", options->files, "Two profile.json files (A: before, B: after), or two or more machine reports")
+      ->required()
+      ->expected(2, 64);
+  sub->add_option("--svg", options->svg, "Machine reports: write their rooflines, in one picture, to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the comparison to FILE (atomically) instead of standard output")
       ->check(file_name());
@@ -45,14 +54,50 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
   return options;
 }
 
+namespace {
+
+// Machine reports side by side, when every file is one.
+int compare_machines(const CompareCommandOptions& options, std::vector<detail::FleetMachine> machines) {
+  if (!options.svg.empty()) {
+    if (auto error = write_file_atomically(options.svg, detail::fleet_svg(machines))) return fail(*error);
+    std::cerr << "hwprof: wrote the rooflines of " << machines.size() << " machines to " << options.svg << "\n";
+  }
+  return emit(options.format == "json" ? detail::fleet_json(machines) : detail::fleet_table(machines), options.output);
+}
+
+}  // namespace
+
 int run_compare(const CompareCommandOptions& options) {
-  auto a = load_profile(options.a);
-  if (!a) return fail(a.error());
-  auto b = load_profile(options.b);
-  if (!b) return fail(b.error());
+  // Each file is a machine report or a profile; all of one kind.
+  std::vector<detail::FleetMachine> machines;
+  std::vector<Profile> profiles;
+  for (const std::string& file : options.files) {
+    auto m = load_machine(file);
+    if (m) {
+      machines.push_back({file, std::move(*m)});
+      continue;
+    }
+    auto p = load_profile(file);
+    if (p) {
+      profiles.push_back(std::move(*p));
+      continue;
+    }
+    return fail(Error{"not a machine report (" + m.error().message + ") nor a profile (" + p.error().message + ")"});
+  }
+  if (!machines.empty() && !profiles.empty()) {
+    return fail(Error{"got machine reports and profiles together: compare machine reports with machine reports (" +
+                      machines.front().file + ", ...), profiles with profiles"});
+  }
+  if (!machines.empty()) return compare_machines(options, std::move(machines));
+  if (profiles.size() != 2) {
+    return fail(Error{fmt::format("compare takes two profiles (A and B), or two or more machine reports; got {} profiles", profiles.size())});
+  }
+  if (!options.svg.empty()) return fail(Error{"--svg draws machine reports' rooflines; for profiles, `hwprof report --svg` draws each"});
+  const Profile* a = &profiles[0];
+  const Profile* b = &profiles[1];
   detail::ProfileComparison c = detail::compare_profiles(*a, *b, options.alpha);
-  c.a_label = options.a;
-  c.b_label = options.b;
+  c.a_label = options.files[0];
+  c.b_label = options.files[1];
   std::string text = options.format == "json" ? detail::comparison_json(c) : detail::comparison_table(c, options.all ? 0 : options.top);
   std::vector<const detail::LayerChange*> slower;
   if (options.fail_if_slower >= 0) {

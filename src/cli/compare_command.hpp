@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -11,8 +12,8 @@ class App;
 namespace hwprof::cli {
 
 struct CompareCommandOptions {
-  std::string a;
-  std::string b;
+  std::vector<std::string> files;  // two profiles, or two or more machine reports
+  std::string svg;                 // machine reports: their rooflines in one SVG
   std::string format = "table";
   std::string output;
   double alpha = 0.05;

@@ -118,6 +118,32 @@ TEST_F(ReportCli, CompareFindsTheSlowerLayerAndGatesOnIt) {
   EXPECT_THAT(missing.err, HasSubstr("nope.json"));
 }
 
+TEST_F(ReportCli, CompareSetsMachinesSideBySide) {
+  Machine a;
+  a.host = "alpha";
+  a.created = "2026-11-26T10:00:00Z";
+  a.cpu = test::synthetic_profile().machine.cpu;
+  a.theoretical = test::synthetic_profile().machine.theoretical;
+  a.runs = {test::synthetic_run(1), test::synthetic_run(2)};
+  Machine b = a;
+  b.host = "beta";
+  for (CalibrationRun& run : b.runs) run.compute["fma_sp"].best *= 1.25;
+  const std::string fa = (dir_ / "a.json").string(), fb = (dir_ / "b.json").string(), svg = (dir_ / "fleet.svg").string();
+  std::ofstream(fa) << machine_to_json(a);
+  std::ofstream(fb) << machine_to_json(b);
+  auto r = test::run_hwprof({"compare", fa, fb, "--svg", svg});
+  ASSERT_EQ(r.exit_code, 0) << r.err << test::run_hwprof({"report", fa}).err;
+  EXPECT_THAT(r.out, HasSubstr("2 machine calibrations"));
+  EXPECT_THAT(r.out, HasSubstr("1.25x"));
+  EXPECT_EQ(read(svg).rfind("<svg", 0), 0u);
+  auto mixed = test::run_hwprof({"compare", fa, profile_});
+  EXPECT_EQ(mixed.exit_code, 1);
+  EXPECT_THAT(mixed.err, HasSubstr("machine reports and profiles together"));
+  auto three_profiles = test::run_hwprof({"compare", profile_, profile_, profile_});
+  EXPECT_EQ(three_profiles.exit_code, 1);
+  EXPECT_THAT(three_profiles.err, HasSubstr("two profiles"));
+}
+
 TEST(WriteProfileOutputs, WritesEveryFileIntoANewFolder) {
   const fs::path dir = fs::temp_directory_path() / ("hwprof-outputs-" + std::to_string(::getpid())) / "nested" / "run";
   fs::remove_all(dir.parent_path().parent_path());
