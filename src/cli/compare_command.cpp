@@ -38,6 +38,8 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
   sub->add_option("files", options->files, "Two profile.json files (A: before, B: after), or two or more machine reports")
       ->required()
       ->expected(2, 64);
+  sub->add_option("--html", options->html, "Profiles: write the comparison page (table, roofline with A -> B arrows) to FILE")
+      ->check(file_name());
   sub->add_option("--svg", options->svg, "Machine reports: write their rooflines, in one picture, to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the comparison to FILE (atomically) instead of standard output")
@@ -88,7 +90,10 @@ int run_compare(const CompareCommandOptions& options) {
     return fail(Error{"got machine reports and profiles together: compare machine reports with machine reports (" +
                       machines.front().file + ", ...), profiles with profiles"});
   }
-  if (!machines.empty()) return compare_machines(options, std::move(machines));
+  if (!machines.empty()) {
+    if (!options.html.empty()) return fail(Error{"--html is the page of two profiles compared; for machine reports, --svg draws their rooflines"});
+    return compare_machines(options, std::move(machines));
+  }
   if (profiles.size() != 2) {
     return fail(Error{fmt::format("compare takes two profiles (A and B), or two or more machine reports; got {} profiles", profiles.size())});
   }
@@ -98,6 +103,10 @@ int run_compare(const CompareCommandOptions& options) {
   detail::ProfileComparison c = detail::compare_profiles(*a, *b, options.alpha);
   c.a_label = options.files[0];
   c.b_label = options.files[1];
+  if (!options.html.empty()) {
+    if (auto error = write_file_atomically(options.html, detail::comparison_html(c, *b))) return fail(*error);
+    std::cerr << "hwprof: wrote the comparison page " << options.html << "\n";
+  }
   std::string text = options.format == "json" ? detail::comparison_json(c) : detail::comparison_table(c, options.all ? 0 : options.top);
   std::vector<const detail::LayerChange*> slower;
   if (options.fail_if_slower >= 0) {

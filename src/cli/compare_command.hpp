@@ -14,6 +14,7 @@ namespace hwprof::cli {
 struct CompareCommandOptions {
   std::vector<std::string> files;  // two profiles, or two or more machine reports
   std::string svg;                 // machine reports: their rooflines in one SVG
+  std::string html;                // profiles: the comparison page with its roofline
   std::string format = "table";
   std::string output;
   double alpha = 0.05;

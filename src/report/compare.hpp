@@ -35,6 +35,11 @@ struct LayerChange {
   std::optional<double> efficiency_b;
   std::string bound_a;
   std::string bound_b;
+  // The roofline points (FLOP/byte, GFLOP/s) of each run, where the layer has them.
+  std::optional<double> intensity_a;
+  std::optional<double> gflops_a;
+  std::optional<double> intensity_b;
+  std::optional<double> gflops_b;
 };
 
 struct ProfileComparison {
@@ -55,5 +60,8 @@ std::vector<const LayerChange*> regressions(const ProfileComparison& c, double p
 
 std::string comparison_table(const ProfileComparison& c, std::size_t top = 20);
 std::string comparison_json(const ProfileComparison& c);
+// One self-contained page: the summary, every layer's row, and a roofline (B's ceilings) with
+// each layer's point in A joined by an arrow to its point in B.
+std::string comparison_html(const ProfileComparison& c, const Profile& b);
 
 }  // namespace hwprof::detail

@@ -107,6 +107,9 @@ TEST_F(ReportCli, CompareFindsTheSlowerLayerAndGatesOnIt) {
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("1 slower"));
   EXPECT_THAT(table.out, HasSubstr("slower"));
+  const std::string page = (dir_ / "compare.html").string();
+  ASSERT_EQ(test::run_hwprof({"compare", profile_, after, "--html", page}).exit_code, 0);
+  EXPECT_THAT(read(page), HasSubstr("Roofline: each layer from A"));
   auto gate = test::run_hwprof({"compare", profile_, after, "--fail-if-slower", "20", "-f", "json"});
   EXPECT_EQ(gate.exit_code, 3) << "40% slower trips a 20% gate";
   const auto j = nlohmann::json::parse(gate.out);

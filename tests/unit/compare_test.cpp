@@ -112,6 +112,22 @@ TEST(CompareProfiles, ASlowerLayerIsSlowerAndTheOthersAreNot) {
   EXPECT_EQ(j["total"]["verdict"], "no significant change");
 }
 
+TEST(CompareProfiles, ThePageJoinsEachLayersPointsWithAnArrow) {
+  Pair p = pair_of(20);
+  LayerProfile& slow = p.b.layers[1];
+  set_samples(slow, slow.time_ms.median * 1.5, 20);
+  ASSERT_TRUE(slow.roofline.has_value());
+  slow.roofline->gflops_per_s /= 1.5;  // its placement in B, as the profiler would make it
+  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  const std::string html = detail::comparison_html(c, p.b);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_THAT(html, HasSubstr("<svg"));
+  EXPECT_THAT(html, HasSubstr("marker-end=\"url(#arrow)\""));
+  EXPECT_THAT(html, HasSubstr("class=\"slower\">slower"));
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("<script>alert"))) << "layer names are escaped";
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;"));
+}
+
 TEST(CompareProfiles, HolmKeepsOneLuckyLayerFromBeingCalledFaster) {
   // With the raw p of a layer whose samples barely separate (exact p ≈ 0.03 on its own), and
   // many layers tested, the Holm-adjusted p is not below 0.05.
