@@ -1,5 +1,6 @@
 #include "counters/self_test.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -117,10 +118,7 @@ struct FreeDeleter {
 };
 
 bool contains_token(const std::vector<std::string_view>& tokens, std::string_view t) {
-  for (std::string_view x : tokens) {
-    if (x == t) return true;
-  }
-  return false;
+  return std::find(tokens.begin(), tokens.end(), t) != tokens.end();
 }
 
 std::vector<std::string_view> id_tokens(std::string_view id) {

@@ -22,8 +22,7 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
   constexpr double kHeight = 540;
   constexpr double kLeft = 80;
   constexpr double kRight = 200;  // room for the roof labels and the legend
-  constexpr double kTop = 56;
-  constexpr double kBottom = 64;
+  constexpr double kTop = 56;  // as ceilings_frame keeps it
 
   detail::Ceilings ceilings;
   if (run != nullptr) ceilings = detail::ceilings_of(*run, single_precision);
@@ -36,13 +35,7 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
                                               return a.gflops < b.gflops;
                                             })->gflops;
   const double compute_roof = roofs.empty() ? peak : roofs.front().gflops;  // the measured FMA peak
-  detail::LogLogFrame frame;
-  frame.left = kLeft;
-  frame.top = kTop;
-  frame.width = kWidth - kLeft - kRight;
-  frame.height = kHeight - kTop - kBottom;
-  frame.x_min = 1.0 / 16;
-  frame.x_max = 256;
+  detail::LogLogFrame frame = detail::ceilings_frame(kWidth, kHeight, kLeft, kRight);
   double y_min = peak;
   for (const auto& s : ceilings.slopes) y_min = std::min(y_min, s.gbps * frame.x_min);
   frame.y_min = std::pow(10.0, std::floor(std::log10(y_min)));

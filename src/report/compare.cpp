@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "hwprof/roofline.hpp"
 #include "hwprof/statistics.hpp"
+#include "report/json_number.hpp"
 #include "report/profile_view.hpp"
 #include "report/svg.hpp"
 
@@ -73,10 +75,6 @@ std::string p_text(const std::optional<double>& p) {
   return fmt::format("{:.4f}", *p);
 }
 
-nlohmann::ordered_json optional_json(const std::optional<double>& v) {
-  return v && std::isfinite(*v) ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
 nlohmann::ordered_json change_json(const LayerChange& c) {
   nlohmann::ordered_json j;
   j["name"] = c.name;
@@ -86,11 +84,11 @@ nlohmann::ordered_json change_json(const LayerChange& c) {
   j["change"] = c.change;
   j["samples_a"] = c.samples_a;
   j["samples_b"] = c.samples_b;
-  j["p_value"] = optional_json(c.p_value);
-  j["p_adjusted"] = optional_json(c.p_adjusted);
+  j["p_value"] = json_number(c.p_value);
+  j["p_adjusted"] = json_number(c.p_adjusted);
   j["verdict"] = std::string(verdict_name(c.verdict));
-  j["efficiency_a"] = optional_json(c.efficiency_a);
-  j["efficiency_b"] = optional_json(c.efficiency_b);
+  j["efficiency_a"] = json_number(c.efficiency_a);
+  j["efficiency_b"] = json_number(c.efficiency_b);
   j["bound_a"] = c.bound_a;
   j["bound_b"] = c.bound_b;
   if (!c.note.empty()) j["note"] = c.note;
@@ -130,14 +128,14 @@ ProfileComparison compare_profiles(const Profile& a, const Profile& b, double al
 
   std::map<std::string, const LayerProfile*> in_a;
   for (const LayerProfile& l : a.layers) in_a.emplace(display_name(l), &l);
-  std::map<std::string, bool> matched;
+  std::set<std::string> matched;
   for (const LayerProfile& l : b.layers) {
     const auto it = in_a.find(display_name(l));
     if (it == in_a.end()) {
       out.only_in_b.push_back(display_name(l));
       continue;
     }
-    matched[it->first] = true;
+    matched.insert(it->first);
     out.layers.push_back(change_of(*it->second, l));
   }
   for (const LayerProfile& l : a.layers) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/json_number.hpp"
 #include "report/svg.hpp"
 
 namespace hwprof::detail {
@@ -123,9 +124,9 @@ std::string fleet_json(const std::vector<FleetMachine>& machines) {
       for (const Row& row : kRows) {
         const auto v = value_of(run, row);
         const auto b = value_of(base, row);
-        r[row.key] = {{"value", v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr)},
+        r[row.key] = {{"value", json_number(v)},
                       {"unit", row.unit},
-                      {"ratio_to_first", v && b && *b > 0 ? nlohmann::ordered_json(*v / *b) : nlohmann::ordered_json(nullptr)}};
+                      {"ratio_to_first", json_number(v && b && *b > 0 ? std::optional<double>(*v / *b) : std::nullopt)}};
       }
       e[wide ? "all_cores" : "one_thread"] = std::move(r);
     }
@@ -138,16 +139,7 @@ std::string fleet_svg(const std::vector<FleetMachine>& machines) {
   constexpr double kWidth = 860;
   constexpr double kHeight = 540;
   constexpr double kLeft = 80;
-  constexpr double kRight = 230;
-  constexpr double kTop = 56;
-  constexpr double kBottom = 64;
-  LogLogFrame frame;
-  frame.left = kLeft;
-  frame.top = kTop;
-  frame.width = kWidth - kLeft - kRight;
-  frame.height = kHeight - kTop - kBottom;
-  frame.x_min = 1.0 / 16;
-  frame.x_max = 256;
+  LogLogFrame frame = ceilings_frame(kWidth, kHeight, kLeft, 230);
   double peak = 1;
   double floor = 1e30;
   for (const FleetMachine& f : machines) {
@@ -170,7 +162,7 @@ std::string fleet_svg(const std::vector<FleetMachine>& machines) {
     const auto fma = value_of(run, kRows[4]);
     const auto dram = value_of(run, kRows[3]);
     const char* colour = kColours[i % std::size(kColours)];
-    const double legend_y = kTop + 16 + 34 * static_cast<double>(i);
+    const double legend_y = frame.top + 16 + 34 * static_cast<double>(i);
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\">{}: {}</text>\n", frame.right() + 12, legend_y, colour,
                        letter(i), xml_escape(machines[i].machine.host.empty() ? machines[i].file : machines[i].machine.host));
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\" font-size=\"11\">{}</text>\n", frame.right() + 12, legend_y + 14,

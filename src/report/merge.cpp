@@ -11,6 +11,7 @@
 
 #include "common/launch_rank.hpp"
 #include "hwprof/statistics.hpp"
+#include "report/json_number.hpp"
 #include "report/profile_view.hpp"
 
 namespace hwprof::detail {
@@ -49,6 +50,12 @@ void summarize_region(MergedRegion& r) {
 
 int rank_of(const RankProfile& r, std::size_t fallback) { return r.profile.rank >= 0 ? r.profile.rank : static_cast<int>(fallback); }
 
+// The rank number of a merged row's straggler (its index into the ranks when a profile says no rank).
+int straggler_rank(const std::vector<RankProfile>& ranks, const MergedRegion& r) {
+  const auto k = static_cast<std::size_t>(r.straggler);
+  return rank_of(ranks[k], k);
+}
+
 void add_profile(const fs::path& file, std::vector<RankProfile>& out, std::vector<std::string>& problems) {
   auto p = load_profile(file.string());
   if (!p) {
@@ -58,21 +65,18 @@ void add_profile(const fs::path& file, std::vector<RankProfile>& out, std::vecto
   out.push_back({file.string(), std::move(*p)});
 }
 
-nlohmann::ordered_json number_or_null(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
-
 nlohmann::ordered_json region_json(const MergedRegion& r, const std::vector<RankProfile>& ranks) {
   nlohmann::ordered_json j;
   j["name"] = r.name;
   nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
-  for (double v : r.rank_ms) per_rank.push_back(number_or_null(v));
+  for (double v : r.rank_ms) per_rank.push_back(json_number(v));
   j["rank_ms"] = std::move(per_rank);
   j["min_ms"] = r.min_ms;
   j["median_ms"] = r.median_ms;
   j["mean_ms"] = r.mean_ms;
   j["max_ms"] = r.max_ms;
   j["imbalance"] = r.imbalance;
-  j["straggler_rank"] = r.straggler >= 0 ? nlohmann::ordered_json(rank_of(ranks[static_cast<std::size_t>(r.straggler)], static_cast<std::size_t>(r.straggler)))
-                                         : nlohmann::ordered_json(nullptr);
+  j["straggler_rank"] = r.straggler >= 0 ? nlohmann::ordered_json(straggler_rank(ranks, r)) : nlohmann::ordered_json(nullptr);
   j["missing_ranks"] = r.missing;
   return j;
 }
@@ -191,7 +195,7 @@ std::string merged_table(const MergedRanks& m, std::size_t top) {
   const MergedRegion& t = m.total;
   if (t.straggler >= 0) {
     out += fmt::format("Total per rank: min {:.4g} ms, median {:.4g} ms, max {:.4g} ms (rank {}): imbalance {:.1f}%\n", t.min_ms, t.median_ms,
-                       t.max_ms, rank_of(m.ranks[static_cast<std::size_t>(t.straggler)], static_cast<std::size_t>(t.straggler)),
+                       t.max_ms, straggler_rank(m.ranks, t),
                        100 * t.imbalance);
   }
   for (const std::string& w : m.warnings) out += "WARNING: " + w + "\n";
@@ -210,8 +214,7 @@ std::string merged_table(const MergedRanks& m, std::size_t top) {
     const MergedRegion& r = m.regions[i];
     out += fmt::format("{:<{}}  {:>11.4g}  {:>11.4g}  {:>11.4g}  {:>9.1f}%  {:>9}  {}\n", r.name, width, r.min_ms, r.median_ms, r.max_ms,
                        100 * r.imbalance,
-                       r.straggler >= 0 ? std::to_string(rank_of(m.ranks[static_cast<std::size_t>(r.straggler)], static_cast<std::size_t>(r.straggler)))
-                                        : "-",
+                       r.straggler >= 0 ? std::to_string(straggler_rank(m.ranks, r)) : "-",
                        r.missing > 0 ? fmt::format("{} rank{}", r.missing, r.missing == 1 ? "" : "s") : "");
   }
   if (shown < m.regions.size()) out += fmt::format("... {} more regions; --all shows every row\n", m.regions.size() - shown);

@@ -198,4 +198,15 @@ std::string svg_ceilings(const LogLogFrame& f, const Ceilings& ceilings, double 
   return svg;
 }
 
+LogLogFrame ceilings_frame(double width, double height, double left, double right) {
+  LogLogFrame frame;
+  frame.left = left;
+  frame.top = 56;
+  frame.width = width - left - right;
+  frame.height = height - 56 - 64;
+  frame.x_min = 1.0 / 16;
+  frame.x_max = 256;
+  return frame;
+}
+
 }  // namespace hwprof::detail

@@ -29,6 +29,11 @@ struct LogLogFrame {
   double bottom() const { return top + height; }
 };
 
+// The frame of a ceilings chart in a picture of `width` × `height`: `left` and `right` pixels
+// kept for the axis and the labels, 56 above for the title and 64 below for the x axis, and
+// intensities from 1/16 to 256 FLOP/byte (the y range is the caller's).
+LogLogFrame ceilings_frame(double width, double height, double left, double right);
+
 // The frame, grid lines, tick labels (powers of two along x, decades along y) and the axis
 // titles; the x title sits at `x_title_y`.
 std::string svg_axes(const LogLogFrame& frame, double x_title_y, std::string_view x_title, std::string_view y_title);
