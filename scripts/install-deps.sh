@@ -17,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev       # microbenchmarks
   libonnx-dev libprotobuf-dev  # .onnx models (protobuf types, checker, shape inference)
+  libopenmpi-dev openmpi-bin   # hwprof::mpi (merged ranks at MPI_Finalize) and its mpirun tests
   # tools used by tests and benchmarks
   likwid                 # likwid-bench: independent peer for calibration
   linux-perf             # perf stat: peer for counter checks

@@ -49,6 +49,10 @@ std::optional<Error> write_session_report(const Session& session, const std::str
                                           std::vector<std::string>* written = nullptr);
 
 namespace detail {
+// The report module's entry point `symbol` (the module is loaded on first use and stays), or
+// nullptr with where it looked in `tried`: how HWPROF_OUTPUT's reports and hwprof::mpi's
+// merged report are made without linking report code into the program.
+void* report_module_symbol(const char* symbol, std::string* tried) noexcept;
 // 0: not opened yet; 1: disabled; otherwise the default session's state.
 extern std::atomic<std::uintptr_t> default_state_word;
 Session::State* open_default_state() noexcept;  // nullptr when disabled

@@ -15,6 +15,7 @@ struct MergeCommandOptions {
   std::vector<std::string> paths;
   std::string format = "table";
   std::string output;
+  std::string html;
   std::size_t top = 20;
   bool all = false;
 };

@@ -10,6 +10,7 @@
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "cli/report_command.hpp"
+#include "common/launch_rank.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
@@ -147,7 +148,12 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   return options;
 }
 
-int run_profile(const ProfileCommandOptions& options) {
+int run_profile(const ProfileCommandOptions& given) {
+  ProfileCommandOptions options = given;
+  // One of several ranks (mpirun, srun, torchrun): DIR/rank-00003/, never all ranks in one file.
+  if (const detail::LaunchRank rank = detail::launch_rank(); rank.known() && !options.output_dir.empty()) {
+    options.output_dir += "/" + detail::rank_folder(rank.rank);
+  }
   auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
   if (!options.output_dir.empty()) {

@@ -8,12 +8,21 @@
 #include <fmt/format.h>
 
 #include "calibrate/topology.hpp"
+#include "common/launch_rank.hpp"
 
 namespace hwprof::detail {
 
 int resolve_threads(int requested) {
   if (requested > 0) return requested;
   return std::max(1, static_cast<int>(cpus_one_per_core().size()));
+}
+
+void fill_launch_rank(Profile& p) {
+  if (const LaunchRank rank = launch_rank(); rank.known()) {
+    p.rank = rank.rank;
+    p.rank_count = rank.size;
+    p.rank_variable = rank.variable;
+  }
 }
 
 void fill_machine(Profile& p, const std::optional<Machine>& machine, const std::string& source, int threads) {

@@ -16,6 +16,8 @@ namespace hwprof::detail {
 int resolve_threads(int requested);
 Summary to_ms(const Summary& ns);
 // The profile's machine: the calibration's (and its run for `threads`), or this CPU without one.
+// Which rank of a parallel launch made the profile (mpirun, srun, torchrun), if any.
+void fill_launch_rank(Profile& p);
 void fill_machine(Profile& p, const std::optional<Machine>& machine, const std::string& source, int threads);
 // The layer's measured side, its analytic side (its flops and bytes) and its roofline
 // placement. `working_set`: where the layer's analytic bytes can come from (absent for the

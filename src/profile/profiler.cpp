@@ -26,6 +26,7 @@
 namespace hwprof {
 
 using detail::add_calibration_warnings;
+using detail::fill_launch_rank;
 using detail::fill_machine;
 using detail::fill_measurements;
 using detail::resolve_threads;
@@ -222,6 +223,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.phase = options.train ? "train" : "forward";
   if (options.train) p.optimizer = options.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd";
   p.threads = threads;
+  fill_launch_rank(p);
   p.backend = session.time_only() ? "timer" : std::string(backend_name(session.backend()));
   p.group = options.group;
   p.events = session.events();

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "common/launch_rank.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/version.hpp"
@@ -17,6 +16,7 @@
 namespace hwprof {
 
 using detail::add_calibration_warnings;
+using detail::fill_launch_rank;
 using detail::fill_machine;
 using detail::fill_measurements;
 using detail::resolve_threads;
@@ -67,11 +67,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
   p.phase = "regions";
-  if (const detail::LaunchRank rank = detail::launch_rank(); rank.known()) {
-    p.rank = rank.rank;
-    p.rank_count = rank.size;
-    p.rank_variable = rank.variable;
-  }
+  fill_launch_rank(p);
   p.threads = resolve_threads(options.threads);
   p.backend = s.backend;
   p.group = s.group;

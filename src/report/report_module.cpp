@@ -2,6 +2,7 @@
 // loads at exit to turn its session into the same files as `hwprof profile -o DIR`, placed
 // on this machine's stored calibration. Its one entry point is C, so that dlsym finds it.
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <string.h>
@@ -15,6 +16,9 @@
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
 #include "hwprof/version.hpp"
+#include "profile/layer_placement.hpp"
+#include "report/merge.hpp"
+#include "session/report_writer.hpp"
 #include "session/session_state.hpp"
 
 namespace {
@@ -52,6 +56,9 @@ hwprof::Result<hwprof::Machine> ceilings(std::string& source) {
   return machine;
 }
 
+// The version handshake: the data crosses as C++ objects, so both sides must be one hwprof.
+bool same_version(const char* version, char* message, std::size_t message_size);
+
 void say(char* message, std::size_t size, const std::string& text) {
   if (message == nullptr || size == 0) return;
   const std::size_t n = std::min(size - 1, text.size());
@@ -68,12 +75,7 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
       say(message, message_size, "the report module was called without a session or a folder");
       return 1;
     }
-    if (version == nullptr || std::strcmp(version, HWPROF_VERSION_STRING) != 0) {
-      say(message, message_size,
-          std::string("the report module is hwprof ") + HWPROF_VERSION_STRING + " and the program's hwprof regions library is " +
-              (version != nullptr ? version : "?") + ": install both from the same hwprof, or set HWPROF_REPORT_MODULE");
-      return 1;
-    }
+    if (!same_version(version, message, message_size)) return 1;
     hwprof::RegionProfileOptions options;
     options.program = program_name();
     std::string bad_threads;
@@ -108,6 +110,71 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
     written.push_back(table);
     std::string list;
     for (const std::string& w : written) list += w + "\n";
+    say(message, message_size, list);
+    return 0;
+  } catch (const std::exception& e) {
+    say(message, message_size, std::string("the report module failed: ") + e.what());
+    return 1;
+  }
+}
+
+namespace {
+
+bool same_version(const char* version, char* message, std::size_t message_size) {
+  if (version != nullptr && std::strcmp(version, HWPROF_VERSION_STRING) == 0) return true;
+  say(message, message_size,
+      std::string("the report module is hwprof ") + HWPROF_VERSION_STRING + " and the program's hwprof library is " +
+          (version != nullptr ? version : "?") + ": install both from the same hwprof, or set HWPROF_REPORT_MODULE");
+  return false;
+}
+
+}  // namespace
+
+extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::MergedRanks* merged, const char* version, const char* dir,
+                                                            char* message, std::size_t message_size) {
+  try {
+    if (merged == nullptr || dir == nullptr) {
+      say(message, message_size, "the report module was called without merged ranks or a folder");
+      return 1;
+    }
+    if (!same_version(version, message, message_size)) return 1;
+    if (merged->ranks.empty()) {
+      say(message, message_size, "no ranks to merge");
+      return 1;
+    }
+    const std::string program = program_name();
+    for (hwprof::detail::MergedRankInfo& r : merged->ranks) {
+      if (r.model.empty()) r.model = program;
+    }
+    // This rank's (rank 0's) calibration, for the ranks' thread count.
+    std::string source;
+    if (auto machine = ceilings(source)) {
+      const int threads = hwprof::detail::resolve_threads(0);
+      if (const hwprof::CalibrationRun* run = machine->run_for(threads)) {
+        merged->ceilings = hwprof::detail::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + source + ")");
+      }
+    } else {
+      merged->warnings.push_back("no roofline: " + machine.error().message);
+    }
+    hwprof::detail::sort_merged_regions(*merged);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      say(message, message_size, std::string("cannot create the folder ") + dir + ": " + ec.message());
+      return 1;
+    }
+    const std::string base = std::string(dir) + "/";
+    std::string list;
+    const std::pair<const char*, std::string> files[] = {{"merged.json", hwprof::detail::merged_json(*merged)},
+                                                         {"merged.txt", hwprof::detail::merged_table(*merged, 0)},
+                                                         {"merged.html", hwprof::detail::merged_html(*merged)}};
+    for (const auto& [name, text] : files) {
+      if (auto error = hwprof::write_file_atomically(base + name, text)) {
+        say(message, message_size, error->message);
+        return 1;
+      }
+      list += base + name + "\n";
+    }
     say(message, message_size, list);
     return 0;
   } catch (const std::exception& e) {

@@ -55,6 +55,30 @@ void set_report_module_hint(const char* path) noexcept {
   }
 }
 
+void* report_module_symbol(const char* symbol, std::string* tried) noexcept {
+  try {
+    std::string looked;
+    std::error_code ec;
+    for (const std::string& candidate : module_candidates()) {
+      if (!fs::exists(candidate, ec)) {
+        looked += (looked.empty() ? "" : ", ") + candidate;
+        continue;
+      }
+      void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle == nullptr) {
+        const char* why = ::dlerror();
+        looked += (looked.empty() ? "" : ", ") + candidate + " (" + (why != nullptr ? why : "dlopen failed") + ")";
+        continue;
+      }
+      if (void* found = ::dlsym(handle, symbol)) return found;  // the module stays loaded: unloading at exit gains nothing
+      looked += (looked.empty() ? "" : ", ") + candidate + " (no " + symbol + ")";
+    }
+    if (tried != nullptr) *tried = looked;
+  } catch (...) {
+  }
+  return nullptr;
+}
+
 std::string regions_text_table(const SessionSnapshot& s) {
   std::vector<const RegionReport*> rows;
   for (const RegionReport& r : s.regions) rows.push_back(&r);
@@ -84,22 +108,9 @@ std::optional<Error> write_session_report(const Session& session, const std::str
   fs::create_directories(dir, ec);
   if (ec) return Error{"cannot create the folder " + dir + ": " + ec.message()};
   std::string tried;
-  for (const std::string& candidate : detail::module_candidates()) {
-    if (!fs::exists(candidate, ec)) {
-      tried += (tried.empty() ? "" : ", ") + candidate;
-      continue;
-    }
-    void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = ::dlerror();
-      tried += (tried.empty() ? "" : ", ") + candidate + " (" + (why != nullptr ? why : "dlopen failed") + ")";
-      continue;
-    }
-    auto entry = reinterpret_cast<detail::ReportModuleEntry>(::dlsym(handle, detail::kReportModuleEntry));
-    if (entry == nullptr) {
-      tried += (tried.empty() ? "" : ", ") + candidate + " (no " + detail::kReportModuleEntry + ")";
-      continue;
-    }
+  void* symbol = detail::report_module_symbol(detail::kReportModuleEntry, &tried);
+  if (symbol != nullptr) {
+    auto entry = reinterpret_cast<detail::ReportModuleEntry>(symbol);
     std::vector<char> message(16384, '\0');
     const int rc = entry(&snapshot, HWPROF_VERSION_STRING, dir.c_str(), message.data(), message.size());
     const std::string text(message.data());

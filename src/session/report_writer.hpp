@@ -18,6 +18,13 @@ using ReportModuleEntry = int (*)(const SessionSnapshot* snapshot, const char* v
 inline constexpr const char* kReportModuleEntry = "hwprof_report_module_write";
 inline constexpr const char* kReportModuleFile = "libhwprof-report.so";
 
+// Its second entry point: hwprof::mpi's merged ranks (report/merged_ranks.hpp), written as
+// merged.json, merged.txt and merged.html into `dir`, the ceilings of this machine's stored
+// calibration added. The same contract as the first.
+struct MergedRanks;
+using ReportModuleMergedEntry = int (*)(MergedRanks* merged, const char* version, const char* dir, char* message, std::size_t message_size);
+inline constexpr const char* kReportModuleMergedEntry = "hwprof_report_module_write_merged";
+
 // Where a program's build said the module is (the HWPROF_REPORT_MODULE_PATH its include flags
 // define, registered by the header before main).
 void set_report_module_hint(const char* path) noexcept;

@@ -209,6 +209,19 @@ TEST_F(RegionsEnv, EachMpiRankWritesItsOwnFolder) {
   EXPECT_FALSE(fs::exists(out / "profile.json"));
 }
 
+TEST_F(RegionsEnv, ProfileUnderALauncherWritesItsRankFolder) {
+  const fs::path out = dir_ / "out";
+  const test::ProcessResult r = run(HWPROF_CLI_PATH, {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"},
+                                    {"profile", "lenet5", "--iterations", "3", "--warmup", "1", "--backend", "timer", "--calibration",
+                                     calibration(), "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(fs::is_regular_file(out / "rank-00001" / "profile.json")) << r.err;
+  EXPECT_FALSE(fs::exists(out / "profile.json"));
+  const json p = json::parse(slurp(out / "rank-00001" / "profile.json"));
+  EXPECT_EQ(p.at("rank").at("rank"), 1);
+  EXPECT_EQ(p.at("rank").at("size"), 2);
+}
+
 TEST_F(RegionsEnv, MergeNamesTheRankThatDidTheMostWork) {
   // Three ranks of one "launch": rank 2 runs 8x the steps of the others.
   const fs::path out = dir_ / "out";
@@ -238,6 +251,21 @@ TEST_F(RegionsEnv, MergeNamesTheRankThatDidTheMostWork) {
   const test::ProcessResult table = test::run_hwprof({"merge", out.string()});
   EXPECT_TRUE(contains(table.out, "3 ranks")) << table.out;
   EXPECT_TRUE(contains(table.out, "imbalance")) << table.out;
+  // The merge's JSON renders again, the same table; the HTML has the per-rank view.
+  const fs::path saved = dir_ / "merge.json";
+  const fs::path page = dir_ / "merge.html";
+  ASSERT_EQ(test::run_hwprof({"merge", out.string(), "-f", "json", "-o", saved.string(), "--html", page.string()}).exit_code, 0);
+  EXPECT_TRUE(contains(slurp(page), "<th>rank 2</th>"));
+  const test::ProcessResult again = test::run_hwprof({"merge", saved.string()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, table.out);
+  // A merge file that lies is refused with its name and the field.
+  std::string lie = slurp(saved);
+  lie.replace(lie.find("\"imbalance\": "), 13, "\"imbalance\": 7");
+  std::ofstream(saved) << lie;
+  const test::ProcessResult refused = test::run_hwprof({"merge", saved.string()});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_TRUE(contains(refused.err, "merge.json.total.imbalance")) << refused.err;
   // A rank that did not write is said.
   fs::remove_all(out / "rank-00001");
   const test::ProcessResult two = test::run_hwprof({"merge", out.string()});

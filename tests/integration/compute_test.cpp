@@ -96,8 +96,21 @@ TEST(MeasureCompute, FmaPeakIsAtLeastTheGemmCeilingWithinNoise) {
       GTEST_SKIP() << "this process may run on " << options.cpus.size() << " CPU(s); the test wants " << threads;
     }
     SCOPED_TRACE(std::to_string(threads) + " thread(s)");
-    const std::vector<ComputeSample> fma = measure_fma(options);
-    const std::vector<ComputeSample> gemm = measure_gemm(options);
+    // A neighbour (another test, on 2 cores) can slow the FMA run and not the GEMM run: the
+    // pair is measured again, up to 3 times, before GEMM above the peak counts as a finding.
+    std::vector<ComputeSample> fma;
+    std::vector<ComputeSample> gemm;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      fma = measure_fma(options);
+      gemm = measure_gemm(options);
+      bool plausible = true;
+      for (const char* precision : {"sp", "dp"}) {
+        const ComputeSample* f = find(fma, std::string("fma_") + precision);
+        const ComputeSample* g = find(gemm, std::string("gemm_") + precision);
+        if (f != nullptr && g != nullptr && g->best_gflops > 1.10 * f->best_gflops) plausible = false;
+      }
+      if (plausible) break;
+    }
     ASSERT_EQ(fma.size(), 2U);
     ASSERT_EQ(gemm.size(), 2U);
     const std::string best_isa = isa_name(supported_isas().back());

@@ -1,0 +1,148 @@
+// hwprof::mpi (src/mpi/): examples/mpi_imbalance.cpp under mpirun, its ranks merged at
+// MPI_Finalize. The last rank does 4x the blocks of local_work and sleeps longest in io_wait,
+// so it must be named the straggler of both; its merge must agree with `hwprof merge` of the
+// ranks' own folders, made from the same sessions by another path.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "report/merge.hpp"
+#include "run_process.hpp"
+
+namespace hwprof {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kSteps = 4;
+
+class MpiMerge : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(HWPROF_MPIEXEC)) GTEST_SKIP() << "no " << HWPROF_MPIEXEC << ": install openmpi-bin (scripts/install-deps.sh)";
+    dir_ = fs::temp_directory_path() /
+           ("hwprof-mpi-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "cwd");
+  }
+  void TearDown() override {
+    if (!HasFailure() && !dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // mpirun -np `ranks` of the example, with these variables added to this process's
+  // environment (leak checks off: Open MPI keeps its allocations until exit).
+  test::ProcessResult launch(int ranks, const std::vector<std::string>& variables) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry(*e);
+      if (entry.rfind("HWPROF_", 0) != 0 && entry.rfind("ASAN_OPTIONS=", 0) != 0) env.push_back(entry);
+    }
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    env.push_back(std::string("ASAN_OPTIONS=") + (asan != nullptr ? std::string(asan) + ":" : "") + "detect_leaks=0");
+    env.push_back("HWPROF_BACKEND=timer");
+    env.push_back("OPENBLAS_NUM_THREADS=1");
+    env.insert(env.end(), variables.begin(), variables.end());
+    std::vector<std::string> argv = {HWPROF_MPIEXEC};
+    if (::geteuid() == 0) argv.push_back("--allow-run-as-root");  // Open MPI refuses root without it
+    argv.push_back("--oversubscribe");                            // more ranks than this machine's cores
+    argv.insert(argv.end(), {"-np", std::to_string(ranks), HWPROF_EXAMPLE_MPI, std::to_string(kSteps)});
+    return test::run_process(argv, &env, (dir_ / "cwd").string());
+  }
+
+  static const detail::MergedRegion& region(const detail::MergedRanks& m, const std::string& name) {
+    for (const detail::MergedRegion& r : m.regions) {
+      if (r.name == name) return r;
+    }
+    ADD_FAILURE() << "no region " << name;
+    return m.total;
+  }
+
+  // The merged run of `ranks` ranks: the last rank is the straggler of its 4x share of
+  // local_work (exact: its calls) and of io_wait (it sleeps (rank + 1) x 10 ms per step).
+  void check_run(int ranks, double io_wait_imbalance) {
+    const fs::path out = dir_ / "out";
+    const test::ProcessResult r = launch(ranks, {"HWPROF_OUTPUT=" + out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("hwprof::mpi: merged " + std::to_string(ranks) + " ranks"), std::string::npos) << r.err;
+    for (const char* file : {"merged.json", "merged.txt", "merged.html"}) EXPECT_TRUE(fs::is_regular_file(out / file)) << file;
+    // The merge's own reader checks it: every field, and each imbalance against its rank_ms.
+    const auto merged = detail::load_merged((out / "merged.json").string());
+    ASSERT_TRUE(merged.ok()) << merged.error().message;
+    const detail::MergedRanks& m = *merged;
+    EXPECT_NE(m.made_by.find("MPI_Finalize"), std::string::npos) << m.made_by;
+    ASSERT_EQ(m.ranks.size(), static_cast<std::size_t>(ranks));
+    for (int k = 0; k < ranks; ++k) {
+      EXPECT_EQ(m.ranks[k].rank, k);
+      EXPECT_EQ(m.ranks[k].size, ranks);
+      EXPECT_EQ(m.ranks[k].model, "hwprof_example_mpi_imbalance");
+    }
+    const detail::MergedRegion& work = region(m, "local_work");
+    EXPECT_EQ(work.straggler, ranks - 1);
+    EXPECT_EQ(work.missing, 0);
+    for (int k = 0; k < ranks; ++k) EXPECT_EQ(work.rank_calls[k], kSteps * (k == ranks - 1 ? 4 : 1)) << "rank " << k;
+    ASSERT_TRUE(work.flops_per_call.has_value());
+    EXPECT_EQ(*work.flops_per_call, 2.0 * 65536 * 40);
+    const detail::MergedRegion& io = region(m, "io_wait");
+    EXPECT_EQ(io.straggler, ranks - 1);
+    // Sleeps of 10, 20, ... ms per step: the imbalance (max - mean) / max follows from them.
+    // Oversleeping under load adds about the same to every rank and lowers it: wide bounds.
+    EXPECT_GT(io.imbalance, io_wait_imbalance - 0.12) << "ideal " << io_wait_imbalance;
+    EXPECT_LT(io.imbalance, io_wait_imbalance + 0.05) << "ideal " << io_wait_imbalance;
+    // In allreduce, the ranks that finished first wait: the last rank waits least.
+    const detail::MergedRegion& wait = region(m, "allreduce");
+    EXPECT_NE(wait.straggler, ranks - 1);
+
+    // `hwprof merge` of the ranks' folders: the same sessions, read from the files.
+    auto files = detail::load_rank_profiles({out.string()});
+    ASSERT_TRUE(files.ok()) << files.error().message;
+    const detail::MergedRanks f = detail::merge_ranks(std::move(*files));
+    ASSERT_EQ(f.ranks.size(), m.ranks.size());
+    for (const detail::MergedRegion& a : m.regions) {
+      const detail::MergedRegion& b = region(f, a.name);
+      EXPECT_EQ(a.straggler, b.straggler) << a.name;
+      for (int k = 0; k < ranks; ++k) EXPECT_NEAR(a.rank_ms[k], b.rank_ms[k], 1e-6 * b.rank_ms[k] + 1e-9) << a.name << " rank " << k;
+      EXPECT_NEAR(a.imbalance, b.imbalance, 1e-6) << a.name;
+    }
+    // And it renders again from its JSON, in every format.
+    for (const char* format : {"table", "json", "html"}) {
+      const test::ProcessResult again = test::run_process({HWPROF_CLI_PATH, "merge", (out / "merged.json").string(), "-f", format});
+      EXPECT_EQ(again.exit_code, 0) << format << ": " << again.err;
+      EXPECT_NE(again.out.find("local_work"), std::string::npos) << format;
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MpiMerge, TwoRanksNameTheStragglerAndTheImbalance) {
+  check_run(2, (20.0 - 15.0) / 20.0);  // sleeps 10 and 20 ms per step
+}
+
+TEST_F(MpiMerge, FourOversubscribedRanksNameTheStragglerAndTheImbalance) {
+  check_run(4, (40.0 - 25.0) / 40.0);  // sleeps 10, 20, 30, 40 ms per step
+}
+
+TEST_F(MpiMerge, WithoutOutputNothingIsWrittenAndTheProgramRunsAsBefore) {
+  const test::ProcessResult r = launch(2, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 0 of 2"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("hwprof"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir_ / "cwd"));
+}
+
+TEST_F(MpiMerge, MergeOffKeepsOnlyTheRanksOwnFolders) {
+  const fs::path out = dir_ / "out";
+  const test::ProcessResult r = launch(2, {"HWPROF_OUTPUT=" + out.string(), "HWPROF_MPI_MERGE=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(out / "merged.json"));
+  EXPECT_TRUE(fs::is_regular_file(out / "rank-00000" / "profile.json"));
+  EXPECT_TRUE(fs::is_regular_file(out / "rank-00001" / "profile.json"));
+}
+
+}  // namespace
+}  // namespace hwprof

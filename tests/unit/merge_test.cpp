@@ -1,0 +1,167 @@
+// hwprof merge: ranks' profiles merged (spread, imbalance, straggler, missing ranks), the
+// merge's JSON read back and refused when malformed, and its HTML (per-rank view, roofline
+// with the spread).
+#include <cmath>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "report/merge.hpp"
+#include "synthetic_profile.hpp"
+
+namespace hwprof {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+// Rank k of `size`, each layer `scale[k]` times as slow as the synthetic profile's.
+detail::RankProfile rank_profile(int k, int size, double scale) {
+  Profile p = test::synthetic_profile();
+  p.rank = k;
+  p.rank_count = size;
+  for (LayerProfile& l : p.layers) {
+    l.time_ms.mean *= scale;
+    l.time_ms.median *= scale;
+  }
+  p.total.time_ms.mean *= scale;
+  return {"rank-" + std::to_string(k) + "/profile.json", std::move(p)};
+}
+
+detail::MergedRanks three_ranks() {
+  std::vector<detail::RankProfile> ranks;
+  // Given out of order: the merge sorts by rank.
+  ranks.push_back(rank_profile(2, 3, 4.0));
+  ranks.push_back(rank_profile(0, 3, 1.0));
+  ranks.push_back(rank_profile(1, 3, 1.0));
+  return detail::merge_ranks(std::move(ranks));
+}
+
+TEST(Merge, SpreadImbalanceAndStragglerPerRegion) {
+  const detail::MergedRanks m = three_ranks();
+  ASSERT_EQ(m.ranks.size(), 3u);
+  EXPECT_EQ(m.ranks[0].rank, 0);
+  EXPECT_EQ(m.ranks[2].rank, 2);
+  EXPECT_TRUE(m.warnings.empty());
+  // Times 1, 1, 4 (× a layer's): mean 2, so (4 − 2) / 4 = 0.5 in every layer and the total.
+  for (const detail::MergedRegion& r : m.regions) {
+    EXPECT_EQ(r.straggler, 2) << r.name;
+    EXPECT_NEAR(r.imbalance, 0.5, 1e-12) << r.name;
+    EXPECT_NEAR(r.max_ms, 4 * r.min_ms, 1e-9 * r.max_ms) << r.name;
+    EXPECT_DOUBLE_EQ(r.median_ms, r.min_ms) << r.name;
+    EXPECT_EQ(r.missing, 0);
+  }
+  EXPECT_NEAR(m.total.imbalance, 0.5, 1e-12);
+  // Largest first, and the analytic work carried for the roofline.
+  for (std::size_t i = 1; i < m.regions.size(); ++i) EXPECT_GE(m.regions[i - 1].max_ms, m.regions[i].max_ms);
+  EXPECT_EQ(m.regions.front().name, "layer1.0.conv1 (backward)");  // a training profile: the slowest layer
+  ASSERT_TRUE(m.regions.front().flops_per_call.has_value());
+  EXPECT_DOUBLE_EQ(*m.regions.front().flops_per_call, 600e6);
+  EXPECT_FALSE(m.ceilings.compute_gflops.empty());
+  EXPECT_THAT(m.ceilings.source, HasSubstr("rank 0's calibration"));
+}
+
+TEST(Merge, MissingRanksAndRegionsAreSaid) {
+  std::vector<detail::RankProfile> ranks;
+  ranks.push_back(rank_profile(0, 4, 1.0));
+  detail::RankProfile three = rank_profile(3, 4, 2.0);
+  three.profile.layers.erase(three.profile.layers.begin());  // rank 3 never ran conv1
+  ranks.push_back(std::move(three));
+  const detail::MergedRanks m = detail::merge_ranks(std::move(ranks));
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_THAT(m.warnings[0], HasSubstr("2 of 4 ranks are here; missing: rank 1, 2"));
+  bool seen = false;
+  for (const detail::MergedRegion& r : m.regions) {
+    if (r.name != "conv1") continue;
+    seen = true;
+    EXPECT_EQ(r.missing, 1);
+    EXPECT_TRUE(std::isnan(r.rank_ms[1]));
+    EXPECT_EQ(r.straggler, 0);
+    EXPECT_DOUBLE_EQ(r.imbalance, 0.0);  // one rank: nothing to wait for
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_THAT(detail::merged_table(m), HasSubstr("1 rank"));
+}
+
+TEST(Merge, JsonRoundTripsAndRendersAgain) {
+  const detail::MergedRanks m = three_ranks();
+  const std::string text = detail::merged_json(m);
+  EXPECT_TRUE(detail::looks_like_merged_json(text));
+  const auto back = detail::merged_from_json(text, "merged.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->regions.size(), m.regions.size());
+  for (std::size_t i = 0; i < m.regions.size(); ++i) {
+    EXPECT_EQ(back->regions[i].name, m.regions[i].name);
+    EXPECT_EQ(back->regions[i].straggler, m.regions[i].straggler);
+    EXPECT_NEAR(back->regions[i].imbalance, m.regions[i].imbalance, 1e-12);
+    EXPECT_EQ(back->regions[i].flops_per_call, m.regions[i].flops_per_call);
+  }
+  EXPECT_EQ(back->ceilings.compute_gflops.size(), m.ceilings.compute_gflops.size());
+  EXPECT_EQ(detail::merged_json(*back), text);
+  EXPECT_EQ(detail::merged_table(*back), detail::merged_table(m));
+}
+
+// Each malformed merge is refused with the file and the field named.
+TEST(Merge, MalformedJsonIsRefusedWithThePlace) {
+  const json good = json::parse(detail::merged_json(three_ranks()));
+  struct Case {
+    const char* what;
+    std::function<void(json&)> change;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"another kind", [](json& j) { j["kind"] = "hwprof-profile"; }, "m.json: not a merge of ranks"},
+      {"newer schema", [](json& j) { j["schema"] = 99; }, "schema 99 is newer"},
+      {"no ranks", [](json& j) { j["ranks"] = json::array(); }, "m.json.ranks: expected a non-empty array"},
+      {"rank count", [](json& j) { j["regions"][1]["rank_ms"].erase(0); }, "m.json.regions[1].rank_ms: expected an array of 3 numbers"},
+      {"negative time", [](json& j) { j["regions"][0]["rank_ms"][2] = -1; }, "m.json.regions[0].rank_ms[2]: expected a number >= 0"},
+      {"text time", [](json& j) { j["total"]["rank_calls"][0] = "x"; }, "m.json.total.rank_calls[0]"},
+      {"imbalance lies", [](json& j) { j["regions"][0]["imbalance"] = 0.01; }, "m.json.regions[0].imbalance: 0.01 disagrees"},
+      {"rank number", [](json& j) { j["ranks"][1]["rank"] = -5; }, "m.json.ranks[1].rank: expected a whole number"},
+      {"ceiling", [](json& j) { j["ceilings"]["memory_gbps"][0]["value"] = 0; }, "m.json.ceilings.memory_gbps[0].value: expected a number > 0"},
+      {"missing name", [](json& j) { j["regions"][2].erase("name"); }, "m.json.regions[2].name: missing"},
+  };
+  for (const Case& c : cases) {
+    json bad = good;
+    c.change(bad);
+    const auto r = detail::merged_from_json(bad.dump(), "m.json");
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_THAT(r.error().message, HasSubstr(c.message)) << c.what;
+  }
+  EXPECT_FALSE(detail::merged_from_json("{\"kind\": ", "m.json").ok());
+  EXPECT_FALSE(detail::looks_like_merged_json("[1, 2]"));
+}
+
+TEST(Merge, HtmlHasThePerRankViewAndTheSpreadOnTheRoofline) {
+  const detail::MergedRanks m = three_ranks();
+  const std::string html = detail::merged_html(m);
+  EXPECT_THAT(html, HasSubstr("imbalance 50.0%"));
+  EXPECT_THAT(html, HasSubstr("<th>rank 2</th>"));
+  EXPECT_THAT(html, HasSubstr("class=\"straggler\""));
+  // One spread line and one median dot per region with work; each rank a hollow point.
+  EXPECT_THAT(html, HasSubstr("<title>layer1.0.conv1: 3 rank(s)"));
+  EXPECT_THAT(html, HasSubstr("<title>rank 2: "));
+  // The hostile names of the synthetic profile are escaped.
+  EXPECT_THAT(html, Not(HasSubstr("<script>")));
+  // A merge without work has no roofline, and says why.
+  detail::MergedRanks bare = m;
+  for (detail::MergedRegion& r : bare.regions) r.flops_per_call.reset();
+  EXPECT_THAT(detail::merged_html(bare), HasSubstr("No roofline"));
+}
+
+TEST(Merge, HtmlOfManyRanksKeepsTheSpreadAndLeavesTheColumnsToTheJson) {
+  std::vector<detail::RankProfile> ranks;
+  for (int k = 0; k < 100; ++k) ranks.push_back(rank_profile(k, 100, k == 57 ? 3.0 : 1.0));
+  const detail::MergedRanks m = detail::merge_ranks(std::move(ranks));
+  EXPECT_EQ(m.total.straggler, 57);
+  const std::string html = detail::merged_html(m);
+  EXPECT_THAT(html, HasSubstr("With 100 ranks, only the spread is shown"));
+  EXPECT_THAT(html, Not(HasSubstr("<th>rank 0</th>")));
+  EXPECT_THAT(html, HasSubstr("<td>57</td>"));  // the straggler column
+  EXPECT_LT(html.size(), 400000u);
+}
+
+}  // namespace
+}  // namespace hwprof
