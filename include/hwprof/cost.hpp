@@ -99,7 +99,7 @@ Result<std::int64_t> count_parameters(const Graph& graph);
 // Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});
 Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape = {});
-Result<MemoryEstimate> measure_memory(const Graph& graph, std::int64_t batch,
+Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch,
                                       Optimizer optimizer = Optimizer::adam);
 
 std::string_view optimizer_name(Optimizer optimizer) noexcept;

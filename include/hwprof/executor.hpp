@@ -48,7 +48,7 @@ struct BlasInfo {
   std::string core_source;  // "OpenBLAS's CPU detection", "set by hwprof: ...", "OPENBLAS_CORETYPE=... in the environment"
   // Kernels without AVX-512 ("Haswell", "Zen", "Prescott", ...) on a CPU with what the
   // SkylakeX kernels need (AVX-512 F, CD, BW, DQ, VL), whatever chose them.
-  bool held_back = false;
+  bool avx512_unused = false;
   std::string advice;
 };
 BlasInfo blas_info();

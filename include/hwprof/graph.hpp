@@ -10,6 +10,7 @@
 
 #include "hwprof/result.hpp"
 #include "hwprof/export.hpp"
+#include "hwprof/source_text.hpp"
 
 HWPROF_API_BEGIN
 
@@ -106,26 +107,11 @@ struct ModelInput {
   DType dtype = DType::f32;
 };
 
-// Maps a JSON pointer of the spec back to "file:line:column" for messages.
-class SpecSource {
- public:
-  SpecSource() = default;
-  SpecSource(std::string file, std::string text);
-  const std::string& file() const noexcept { return file_; }
-  // "file:line:col" of the value at `pointer`, or of its nearest existing ancestor; with
-  // `key`, of the member's key rather than its value (for unknown or duplicate keys).
-  std::string locate(std::string_view pointer, bool key = false) const;
-
- private:
-  std::string file_;
-  std::shared_ptr<const std::string> text_;
-};
-
 struct Graph {
   std::string name;
   ModelInput input;
   std::vector<Node> nodes;  // in execution order; inputs always point backwards
-  SpecSource source;
+  SourceText source;
 
   // Index of the node with this full name, or -2 when there is none.
   int find(std::string_view node_name) const;

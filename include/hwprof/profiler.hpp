@@ -70,7 +70,7 @@ Profile profile_of(const SessionSnapshot& snapshot, const RegionProfileOptions& 
 Profile profile_of(const Session& session, const RegionProfileOptions& options);
 
 // ---- the seed's Profiler API ---------------------------------------------------------------
-// count_parameters, count_flops and the analytic measure_memory are in cost.hpp.
+// count_parameters, count_flops and the analytic estimate_memory are in cost.hpp.
 
 struct LatencyStats {
   std::int64_t batch = 1;
@@ -100,7 +100,7 @@ Result<LayerProfile> profile_layer(const Graph& graph, const std::string& layer_
 // Inference profile, and training profile (forward + backward + optimizer: training cost,
 // gradient and optimizer memory).
 Result<Profile> profile_forward_pass(const Graph& graph, const ProfileOptions& options);
-Result<Profile> profile_backward_pass(const Graph& graph, const ProfileOptions& options);
+Result<Profile> profile_training_step(const Graph& graph, const ProfileOptions& options);
 // A fast look: 1 warm-up, 3 iterations, timer only.
 Result<Profile> quick_profile(const Graph& graph, std::int64_t batch = 1);
 

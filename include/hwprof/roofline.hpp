@@ -172,7 +172,7 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& input, const Machin
 // its bytes over the layers' summed memory times. `total` is the pass placed like a layer
 // (place_on_roofline); `layers` are the placements of every layer it ran. Without any, or
 // without time the roofs allow them, `total` is returned as it is.
-RooflinePoint total_against_layers(RooflinePoint total, const std::vector<const RooflinePoint*>& layers);
+RooflinePoint place_total_by_layers(RooflinePoint total, const std::vector<const RooflinePoint*>& layers);
 
 }  // namespace hwprof
 HWPROF_API_END

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "counters/system_info.hpp"
 
 namespace hwprof::detail {

@@ -16,7 +16,7 @@
 #include "calibrate/compute.hpp"
 #include "calibrate/contention.hpp"
 #include "calibrate/memory_sweep.hpp"
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/version.hpp"

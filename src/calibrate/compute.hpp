@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/cpu_topology.hpp"  // pin_current_thread, which the measurements share
+
 namespace hwprof::detail {
 
 enum class Isa { sse2, avx2_fma, avx512f };
@@ -102,8 +104,6 @@ inline constexpr double kMinCpuShare = 0.9;
 double thread_cpu_seconds() noexcept;
 double process_cpu_seconds() noexcept;
 
-// Pins the calling thread to one CPU; false (and why) when the kernel refuses.
-bool pin_current_thread(int cpu, std::string* why) noexcept;
 
 // Best (highest), median and spread ((max - min) / median) of per-repetition rates.
 struct RepetitionStats {

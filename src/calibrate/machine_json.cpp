@@ -15,8 +15,8 @@
 #include "calibrate/machine_json.hpp"
 #include "calibrate/compute.hpp"
 #include "common/input_file.hpp"
-#include "graph/json_reader.hpp"
-#include "graph/text_position.hpp"
+#include "common/json_reader.hpp"
+#include "common/text_position.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 
@@ -352,7 +352,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
     if (colon != std::string::npos) what = what.substr(colon + 2);
     return Error{source_name + ": not a valid machine report (corrupt or truncated JSON: " + what + "); run `hwprof calibrate` again"};
   }
-  const SpecSource source(source_name, std::string(text));
+  const SourceText source(source_name, std::string(text));
   const JsonReader in(source);
   Machine m;
   try {

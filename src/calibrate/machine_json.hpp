@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph/json_reader.hpp"
+#include "common/json_reader.hpp"
 #include "hwprof/machine.hpp"
 
 namespace hwprof::detail {

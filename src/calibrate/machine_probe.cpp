@@ -17,7 +17,7 @@
 
 #include "calibrate/cache_topology.hpp"
 #include "calibrate/compute.hpp"
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "counters/system_info.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/machine.hpp"
@@ -25,31 +25,6 @@
 
 namespace hwprof {
 namespace detail {
-std::vector<int> cpus_one_per_core() { return cpus_one_per_core_from("/sys/devices/system/cpu"); }
-
-std::vector<int> cpus_one_per_core_from(const std::string& sysfs_cpu_dir) {
-  std::vector<int> online = parse_cpu_list(read_first_line(sysfs_cpu_dir + "/online"));
-  if (online.empty()) {
-    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < n; ++i) online.push_back(static_cast<int>(i));
-  }
-  std::vector<int> chosen;
-  std::set<std::pair<std::string, std::string>> cores;
-  for (int cpu : online) {
-    const std::string base = sysfs_cpu_dir + "/cpu" + std::to_string(cpu) + "/topology/";
-    const std::string package = read_first_line(base + "physical_package_id");
-    const std::string core = read_first_line(base + "core_id");
-    // Without topology (some containers), every CPU counts as a core of its own.
-    if (package.empty() || core.empty() || cores.insert({package, core}).second) chosen.push_back(cpu);
-  }
-  return chosen;
-}
-
-int online_logical_cpus() {
-  const auto online = parse_cpu_list(read_first_line("/sys/devices/system/cpu/online"));
-  return online.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : static_cast<int>(online.size());
-}
-
 void describe_caches(MachineCpu& cpu, const std::vector<CacheReport>& reports) {
   cpu.caches = chosen_caches(reports);
   cpu.cache_sources.clear();

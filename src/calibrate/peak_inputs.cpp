@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "calibrate/compute.hpp"
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "counters/system_info.hpp"
 #include "hwprof/cpu.hpp"
 

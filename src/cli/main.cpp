@@ -28,7 +28,7 @@ namespace {
 // OpenBLAS picks its kernels when it loads, from its own CPU detection or OPENBLAS_CORETYPE.
 // Where Debian 12's OpenBLAS 0.3.21 is older than the CPU, its detection can settle on kernels
 // without AVX-512 on a CPU that has it: AVX2 ("Haswell", "Zen"), or even SSE3 ("Prescott", on
-// an Emerald Rapids guest); on this project's AMD Zen 5 machine it does pick "Cooperlake". Its
+// an Emerald Rapids guest), or "Cooperlake" on Zen 5. Its
 // SkylakeX kernels need only AVX-512 F, CD, BW, DQ and VL, and do twice the FLOPs per cycle. hwprof then sets OPENBLAS_CORETYPE=SkylakeX and starts itself
 // again. Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit
 // the variable); a user's own OPENBLAS_CORETYPE is never overridden (hwprof::blas_info says
@@ -38,7 +38,7 @@ void prefer_avx512_blas(int argc, char** argv) {
   const std::string sub = argv[1];
   if (sub != "profile" && sub != "bench" && sub != "calibrate" && sub != "run") return;
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("HWPROF_KEEP_BLAS_CORE") != nullptr) return;
-  if (!hwprof::blas_info().held_back) return;
+  if (!hwprof::blas_info().avx512_unused) return;
   ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
   ::setenv("HWPROF_BLAS_CORE_BY", "hwprof", 1);  // for reports (hwprof::blas_info)
   ::execv("/proc/self/exe", argv);

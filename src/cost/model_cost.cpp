@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/checked.hpp"
+#include "cost/count.hpp"
 #include "cost/op_cost.hpp"
 #include "hwprof/cost.hpp"
 
@@ -271,7 +271,7 @@ Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape) {
   return totals->macs;
 }
 
-Result<MemoryEstimate> measure_memory(const Graph& graph, std::int64_t batch, Optimizer optimizer) {
+Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, Optimizer optimizer) {
   auto cost = analyze(graph, {batch, optimizer});
   auto totals = complete_totals(graph, cost);
   if (!totals) return totals.error();

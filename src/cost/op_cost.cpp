@@ -69,6 +69,8 @@
 #include <numeric>
 #include <set>
 
+#include "graph/ops.hpp"
+
 namespace hwprof::detail {
 namespace {
 
@@ -96,6 +98,14 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
   for (int input : distinct) c.input_bytes += n_of(g.shape_of(input)) * kFloatBytes;
   c.output_bytes = n * kFloatBytes;
 
+  // Element-wise unary ops: their cost per element is in the op table (graph/ops.cpp).
+  if (const auto u = unary_traits(node)) {
+    c.flops = n * u->flops;
+    c.input_grad_flops = n * u->grad_flops;
+    (u->backward_reads_output ? c.saves_output : c.saves_input) = true;
+    c.train_forward_flops = c.flops;
+    return c;
+  }
   switch (node.op) {
     case OpKind::linear: {
       const std::int64_t in_f = in.back();
@@ -159,36 +169,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.saved_bytes_per_sample = rows * 2 * kFloatBytes;
       break;
     }
-    case OpKind::relu:
-      c.flops = n;
-      c.input_grad_flops = n;
-      c.saves_output = true;
-      break;
-    case OpKind::relu6:
-      c.flops = n * 2;
-      c.input_grad_flops = n * 2;
-      c.saves_input = true;
-      break;
-    case OpKind::gelu:
-      c.flops = n * (a.approximate == GeluApproximation::tanh ? 9 : 5);
-      c.input_grad_flops = n * (a.approximate == GeluApproximation::tanh ? 18 : 11);
-      c.saves_input = true;
-      break;
-    case OpKind::silu:
-      c.flops = n * 5;
-      c.input_grad_flops = n * 9;
-      c.saves_input = true;
-      break;
-    case OpKind::sigmoid:
-      c.flops = n * 4;
-      c.input_grad_flops = n * 3;
-      c.saves_output = true;
-      break;
-    case OpKind::tanh:
-      c.flops = n;
-      c.input_grad_flops = n * 3;
-      c.saves_output = true;
-      break;
     case OpKind::softmax: {
       const std::int64_t axis = normalized_axis(a.axis, static_cast<std::int64_t>(in.size()));
       const Count rows = n.value() / in[static_cast<std::size_t>(axis)];
@@ -245,16 +225,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       }
       break;
     }
-    case OpKind::hardsigmoid:
-      c.flops = n * 4;  // x/6 + 1/2 and the clamp to [0, 1]
-      c.input_grad_flops = n * 2;
-      c.saves_input = true;
-      break;
-    case OpKind::hardswish:
-      c.flops = n * 5;  // hardsigmoid and the product with x
-      c.input_grad_flops = n * 4;
-      c.saves_input = true;
-      break;
     case OpKind::dropout:
       c.train_forward_flops = n;
       c.input_grad_flops = n;
@@ -321,6 +291,8 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // Nothing is known of its work or weights (analyze() marks it not counted); its
       // activations' sizes, set above, are.
       break;
+    HWPROF_ELEMENTWISE_UNARY_CASES:
+      break;  // above, from the op table
   }
   // Training mode differs from evaluation only for batchnorm2d and dropout, set above.
   if (node.op != OpKind::batchnorm2d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;

@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 #include <unistd.h>
 
+#include "common/cpu_topology.hpp"
 #include "counters/counter_math.hpp"
 #include "counters/event_resolver.hpp"
 #include "counters/mmap_read.hpp"

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/cpu_topology.hpp"
 #include "counters/syscalls.hpp"
 
 namespace hwprof::detail {
@@ -58,35 +59,6 @@ std::string probe_rdpmc(bool hardware_pmu, bool* available) {
 }
 
 }  // namespace
-
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::vector<int> parse_cpu_list(const std::string& list) {
-  std::vector<int> cpus;
-  std::size_t pos = 0;
-  while (pos < list.size()) {
-    const std::size_t comma = list.find(',', pos);
-    const std::string part = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    try {
-      const std::size_t dash = part.find('-');
-      if (dash == std::string::npos) {
-        cpus.push_back(std::stoi(part));
-      } else {
-        for (int c = std::stoi(part.substr(0, dash)); c <= std::stoi(part.substr(dash + 1)); ++c) cpus.push_back(c);
-      }
-    } catch (...) {
-      return cpus;
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return cpus;
-}
 
 bool hardware_pmu_exposed(const std::string& devices) {
   for (const char* pmu : {"cpu", "cpu_core", "cpu_atom", "armv8_pmuv3"}) {

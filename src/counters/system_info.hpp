@@ -25,11 +25,6 @@ struct SystemInfo {
 
 SystemInfo probe_system();
 
-// The first line of a (sysfs or procfs) file, without its newline; "" when unreadable.
-std::string read_first_line(const std::string& path);
-// A kernel CPU list ("0-3,8,10-11" → 0,1,2,3,8,10,11); a malformed part ends the list there.
-std::vector<int> parse_cpu_list(const std::string& list);
-
 // A core PMU (cpu, cpu_core, cpu_atom, armv8_pmuv3) is listed under `devices`.
 bool hardware_pmu_exposed(const std::string& devices = "/sys/bus/event_source/devices");
 

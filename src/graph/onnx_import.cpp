@@ -2154,7 +2154,7 @@ Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".onnx") == 0) base.resize(base.size() - 5);
   graph.name = model.graph().name().empty() || model.graph().name() == "main_graph" || model.graph().name() == "torch_jit" ? base : model.graph().name();
-  graph.source = SpecSource(path, std::string());
+  graph.source = SourceText(path, std::string());
   if (auto error = detail::infer_shapes(graph)) return Error{path + ": the mapped graph is inconsistent (" + error->message + ")"};
   for (const Node& node : graph.nodes) {
     auto it = expected.find(node.name);

@@ -4,43 +4,55 @@
 #include <cstddef>
 
 namespace hwprof::detail {
+namespace {
+
+using F = OpFamily;
+
+// GELU with approximate = "tanh": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), evaluated as
+// x·σ(2u), one exp (the table's row is the exact, erf form).
+constexpr UnaryTraits kGeluTanh{9, 18, false, "exp", false};
+
+}  // namespace
 
 const std::vector<OpInfo>& op_table() {
+  // In OpKind's order (op_info indexes it). Element-wise FLOPs per element: PyTorch's formulas
+  // counted as written (max/min and comparisons 1 each, exp/tanh/erf 1 each; docs/profile.md).
   static const std::vector<OpInfo> table = {
-      {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1},
-      {OpKind::conv2d, "conv2d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1},
-      {OpKind::batchnorm2d, "batchnorm2d", {"eps"}, 1, 1},
-      {OpKind::layernorm, "layernorm", {"eps"}, 1, 1},
-      {OpKind::relu, "relu", {}, 1, 1},
-      {OpKind::relu6, "relu6", {}, 1, 1},
-      {OpKind::gelu, "gelu", {"approximate"}, 1, 1},
-      {OpKind::silu, "silu", {}, 1, 1},
-      {OpKind::sigmoid, "sigmoid", {}, 1, 1},
-      {OpKind::tanh, "tanh", {}, 1, 1},
-      {OpKind::softmax, "softmax", {"axis"}, 1, 1},
-      {OpKind::maxpool2d, "maxpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1},
-      {OpKind::avgpool2d, "avgpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1},
-      {OpKind::adaptive_avgpool2d, "adaptive_avgpool2d", {"output"}, 1, 1},
-      {OpKind::flatten, "flatten", {}, 1, 1},
-      {OpKind::dropout, "dropout", {"p"}, 1, 1},
-      {OpKind::add, "add", {"operand", "trainable"}, 1, 2},
-      {OpKind::concat, "concat", {"axis"}, 2, -1},
-      {OpKind::reshape, "reshape", {"shape"}, 1, 1},
-      {OpKind::transpose, "transpose", {"perm"}, 1, 1},
-      {OpKind::embedding, "embedding", {"num_embeddings", "embedding_dim"}, 1, 1},
-      {OpKind::pos_embedding, "pos_embedding", {"num_positions"}, 1, 1},
-      {OpKind::cls_token, "cls_token", {}, 1, 1},
-      {OpKind::select, "select", {"axis", "index"}, 1, 1},
-      {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1},
-      {OpKind::hardswish, "hardswish", {}, 1, 1},
-      {OpKind::hardsigmoid, "hardsigmoid", {}, 1, 1},
-      {OpKind::mul, "mul", {"operand", "trainable"}, 1, 2},
-      {OpKind::sub, "sub", {"operand", "trainable"}, 1, 2},
-      {OpKind::div, "div", {"operand", "trainable"}, 1, 2},
+      {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
+      {OpKind::conv2d, "conv2d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
+      {OpKind::batchnorm2d, "batchnorm2d", {"eps"}, 1, 1, F::normalization, {}},
+      {OpKind::layernorm, "layernorm", {"eps"}, 1, 1, F::normalization, {}},
+      {OpKind::relu, "relu", {}, 1, 1, F::elementwise_unary, {1, 1, true, "", true}},
+      {OpKind::relu6, "relu6", {}, 1, 1, F::elementwise_unary, {2, 2, false, "", true}},
+      {OpKind::gelu, "gelu", {"approximate"}, 1, 1, F::elementwise_unary, {5, 11, false, "erf", false}},
+      {OpKind::silu, "silu", {}, 1, 1, F::elementwise_unary, {5, 9, false, "exp", false}},
+      {OpKind::sigmoid, "sigmoid", {}, 1, 1, F::elementwise_unary, {4, 3, true, "exp", false}},
+      {OpKind::tanh, "tanh", {}, 1, 1, F::elementwise_unary, {1, 3, true, "tanh", false}},
+      {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
+      {OpKind::maxpool2d, "maxpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
+      {OpKind::avgpool2d, "avgpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
+      {OpKind::adaptive_avgpool2d, "adaptive_avgpool2d", {"output"}, 1, 1, F::pooling, {}},
+      {OpKind::flatten, "flatten", {}, 1, 1, F::data_movement, {}},
+      {OpKind::dropout, "dropout", {"p"}, 1, 1, F::data_movement, {}},
+      {OpKind::add, "add", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
+      {OpKind::concat, "concat", {"axis"}, 2, -1, F::data_movement, {}},
+      {OpKind::reshape, "reshape", {"shape"}, 1, 1, F::data_movement, {}},
+      {OpKind::transpose, "transpose", {"perm"}, 1, 1, F::data_movement, {}},
+      {OpKind::embedding, "embedding", {"num_embeddings", "embedding_dim"}, 1, 1, F::lookup, {}},
+      {OpKind::pos_embedding, "pos_embedding", {"num_positions"}, 1, 1, F::lookup, {}},
+      {OpKind::cls_token, "cls_token", {}, 1, 1, F::lookup, {}},
+      {OpKind::select, "select", {"axis", "index"}, 1, 1, F::data_movement, {}},
+      {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
+      // hardsigmoid: x/6 + 1/2 and the clamp to [0, 1]; hardswish: that and the product with x.
+      {OpKind::hardswish, "hardswish", {}, 1, 1, F::elementwise_unary, {5, 4, false, "", false}},
+      {OpKind::hardsigmoid, "hardsigmoid", {}, 1, 1, F::elementwise_unary, {4, 2, false, "", false}},
+      {OpKind::mul, "mul", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
+      {OpKind::sub, "sub", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
+      {OpKind::div, "div", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::conv_transpose2d, "conv_transpose2d",
-       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"}, 1, 1},
+       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
-      {OpKind::unsupported, "unsupported", {}, 0, -1},
+      {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };
   return table;
 }
@@ -55,6 +67,13 @@ std::optional<OpKind> find_op(std::string_view name) {
                          [&](const OpInfo& info) { return info.kind != OpKind::unsupported && info.name == name; });
   if (it == table.end()) return std::nullopt;
   return it->kind;
+}
+
+std::optional<UnaryTraits> unary_traits(const Node& node) {
+  const OpInfo& info = op_info(node.op);
+  if (info.family != OpFamily::elementwise_unary) return std::nullopt;
+  if (node.op == OpKind::gelu && node.attrs.approximate == GeluApproximation::tanh) return kGeluTanh;
+  return info.unary;
 }
 
 }  // namespace hwprof::detail

@@ -1,4 +1,10 @@
-// The table of ops of DESIGN.md: names, the attributes each accepts, how many inputs.
+// The op table: for every op, the one place that says what it is — its name in a spec, the
+// attributes it accepts, how many inputs it takes, its family, and for an element-wise op its
+// cost per element and the function it evaluates. The stages that treat a whole family alike
+// (shape inference, the cost model, the spec parser, the engine's in-place rule and layer
+// choice, the roofline's explanations, the causes) read this table instead of listing ops, so
+// adding an element-wise op is a row here and its kernel in src/nn/activation.cpp
+// (docs/adding-an-op.md has the checklist).
 #pragma once
 
 #include <optional>
@@ -9,17 +15,61 @@
 
 namespace hwprof::detail {
 
+enum class OpFamily {
+  gemm,                // linear, conv2d, conv_transpose2d, attention: BLAS GEMMs
+  elementwise_unary,   // y[i] = f(x[i]): one float input, the output of its shape, no parameters
+  elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
+  normalization,       // batchnorm2d, layernorm
+  softmax,
+  pooling,             // maxpool2d, avgpool2d, adaptive_avgpool2d
+  data_movement,       // copies and views: no arithmetic
+  lookup,              // embedding, pos_embedding, cls_token: learned tables
+  unmapped,            // unsupported: an imported node hwprof has no layer for
+};
+
+// An element-wise unary op per element (op_cost.cpp's convention, docs/profile.md): FLOPs
+// forward and backward, what its backward reads, and the transcendental function its forward
+// evaluates once (its roof is that function's calibrated rate, not the FMA peak).
+struct UnaryTraits {
+  int flops = 0;
+  int grad_flops = 0;
+  bool backward_reads_output = false;  // else its input
+  std::string_view transcendental;     // "tanh", "exp", "erf"; empty for arithmetic only
+  bool max_min = false;                // computed with max/min: integer blends may retire no FP op
+};
+
 struct OpInfo {
   OpKind kind;
   std::string_view name;
   std::vector<std::string_view> attributes;  // the op's own attributes, besides name/op/inputs
   int min_inputs;
   int max_inputs;  // -1: unbounded
+  OpFamily family;
+  UnaryTraits unary;  // elementwise_unary only
 };
 
 const std::vector<OpInfo>& op_table();
 const OpInfo& op_info(OpKind kind);
 std::optional<OpKind> find_op(std::string_view name);
+
+// An element-wise unary node's traits (GELU's depend on its `approximate` attribute); nullopt
+// for any other op.
+std::optional<UnaryTraits> unary_traits(const Node& node);
+
+// The element-wise unary ops as `case` labels. The switches over OpKind that handle them from
+// the table (before the switch) name them through this, and list every other op themselves,
+// without a default: a new op of another family is then a compiler warning in each switch
+// that lacks it. Keep it in step with the table's elementwise_unary rows
+// (OpTable.ElementwiseCasesAreTheTablesElementwiseRows checks it).
+#define HWPROF_ELEMENTWISE_UNARY_CASES \
+  case OpKind::relu:                   \
+  case OpKind::relu6:                  \
+  case OpKind::gelu:                   \
+  case OpKind::silu:                   \
+  case OpKind::sigmoid:                \
+  case OpKind::tanh:                   \
+  case OpKind::hardswish:              \
+  case OpKind::hardsigmoid
 
 // Keys every layer object may carry whatever its op.
 inline constexpr std::string_view kCommonLayerKeys[] = {"name", "op", "inputs", "comment"};

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "graph/ops.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof::detail {
@@ -101,6 +102,11 @@ Outcome infer_node(const Graph& g, const Node& node) {
     return rank == 3 ? std::string() : "expects a [C, H, W] input, got " + kind_of(in);
   };
 
+  // An element-wise unary op (the op table's family): float in, the same shape out.
+  if (op_info(node.op).family == OpFamily::elementwise_unary) {
+    if (auto p = need_float(); !p.empty()) return problem(p);
+    return shaped(in);
+  }
   switch (node.op) {
     case OpKind::linear: {
       if (auto p = need_float(); !p.empty()) return problem(p);
@@ -165,14 +171,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
       if (auto p = need_chw(); !p.empty()) return problem(p);
       return shaped(in);
     case OpKind::layernorm:
-    case OpKind::relu:
-    case OpKind::relu6:
-    case OpKind::gelu:
-    case OpKind::silu:
-    case OpKind::sigmoid:
-    case OpKind::tanh:
-    case OpKind::hardswish:
-    case OpKind::hardsigmoid:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return shaped(in);
     case OpKind::softmax: {
@@ -325,6 +323,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);
+    HWPROF_ELEMENTWISE_UNARY_CASES:
+      break;  // above, from the op table
   }
   return problem("unhandled op");
 }

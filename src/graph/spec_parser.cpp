@@ -21,7 +21,7 @@
 #include "graph/shape_inference.hpp"
 #include "common/suggest.hpp"
 #include "common/input_file.hpp"
-#include "graph/text_position.hpp"
+#include "common/text_position.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof {
@@ -518,18 +518,6 @@ class SpecReader {
       case OpKind::layernorm:
         at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
         break;
-      case OpKind::gelu:
-        if (a.has("approximate")) {
-          const json& v = a.item["approximate"];
-          if (v == "none") {
-            at.approximate = GeluApproximation::none;
-          } else if (v == "tanh") {
-            at.approximate = GeluApproximation::tanh;
-          } else {
-            a.bad("approximate", "\"none\" (the erf form) or \"tanh\"");
-          }
-        }
-        break;
       case OpKind::softmax:
         at.axis = a.signed_integer("axis", -1);
         break;
@@ -605,16 +593,20 @@ class SpecReader {
                       "'operand' and 'trainable' are for a layer of one input; this one has 2");
         }
         break;
-      case OpKind::relu:
-      case OpKind::relu6:
-      case OpKind::silu:
-      case OpKind::sigmoid:
-      case OpKind::tanh:
       case OpKind::flatten:
-      case OpKind::hardswish:
-      case OpKind::hardsigmoid:
       case OpKind::cls_token:
       case OpKind::unsupported:  // find_op() never yields it: a spec cannot name it
+      HWPROF_ELEMENTWISE_UNARY_CASES:  // no attributes, but gelu's `approximate`
+        if (node.op == OpKind::gelu && a.has("approximate")) {
+          const json& v = a.item["approximate"];
+          if (v == "none") {
+            at.approximate = GeluApproximation::none;
+          } else if (v == "tanh") {
+            at.approximate = GeluApproximation::tanh;
+          } else {
+            a.bad("approximate", "\"none\" (the erf form) or \"tanh\"");
+          }
+        }
         break;
     }
   }
@@ -664,7 +656,7 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   }
   Graph graph;
   graph.name = stem_of(source_name);
-  graph.source = SpecSource(source_name, std::string(json_text));
+  graph.source = SourceText(source_name, std::string(json_text));
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ":1:1: invalid JSON: the file is empty; expected a model spec object"};
   }

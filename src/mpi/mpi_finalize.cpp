@@ -108,63 +108,80 @@ void copy_text(char* to, int size, const std::string& text) {
   std::snprintf(to, static_cast<std::size_t>(size), "%s", text.c_str());
 }
 
-void merge_at_finalize() {
-  int initialized = 0;
-  int finalized = 0;
-  PMPI_Initialized(&initialized);
-  PMPI_Finalized(&finalized);
-  if (initialized == 0 || finalized != 0 || !wants_merge()) return;
-  MPI_Comm comm = MPI_COMM_NULL;
-  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;
-  int rank = 0;
-  int size = 1;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+// This rank's row per region (in `names` order), then its total; NaN (or -1 for the work)
+// where it has none.
+struct Rows {
+  std::size_t count = 0;
+  std::vector<double> ms, calls, flops, bytes;
+};
 
-  const Local local = local_regions();
-  const std::vector<std::string> names = agree_on_names(local.names, comm, size);
-  // Rows: the regions, then the total.
-  const std::size_t rows = names.size() + 1;
-  std::vector<double> ms(rows, kNaN), calls(rows, kNaN), flops(rows, -1.0), bytes(rows, -1.0);
+Rows local_rows(const Local& local, const std::vector<std::string>& names) {
+  Rows r;
+  r.count = names.size() + 1;
+  r.ms.assign(r.count, kNaN);
+  r.calls.assign(r.count, kNaN);
+  r.flops.assign(r.count, -1.0);
+  r.bytes.assign(r.count, -1.0);
   for (std::size_t i = 0; i < local.names.size(); ++i) {
     const auto at = static_cast<std::size_t>(std::lower_bound(names.begin(), names.end(), local.names[i]) - names.begin());
-    const RegionReport& r = local.snapshot.regions[local.regions[i]];
-    ms[at] = r.total_inclusive_ns / 1e6;
-    calls[at] = static_cast<double>(r.calls);
-    if (r.work_flops) flops[at] = *r.work_flops;
-    if (r.work_bytes) bytes[at] = *r.work_bytes;
+    const RegionReport& region = local.snapshot.regions[local.regions[i]];
+    r.ms[at] = region.total_inclusive_ns / 1e6;
+    r.calls[at] = static_cast<double>(region.calls);
+    if (region.work_flops) r.flops[at] = *region.work_flops;
+    if (region.work_bytes) r.bytes[at] = *region.work_bytes;
   }
-  ms[rows - 1] = local.total_ms;
-  calls[rows - 1] = std::isfinite(local.total_ms) ? 1.0 : kNaN;
+  r.ms[r.count - 1] = local.total_ms;
+  r.calls[r.count - 1] = std::isfinite(local.total_ms) ? 1.0 : kNaN;
+  return r;
+}
 
-  // Step 2: the reductions. An absent value is +inf for the min, -1 for the max and 0 for the sums.
-  std::vector<double> low(rows), high_in(rows), sum_in(rows), calls_in(rows), present_in(rows);
-  std::vector<ValueRank> loc_in(rows);
-  for (std::size_t i = 0; i < rows; ++i) {
-    const bool here = std::isfinite(ms[i]);
-    low[i] = here ? ms[i] : std::numeric_limits<double>::infinity();
-    high_in[i] = here ? ms[i] : -1.0;
-    sum_in[i] = here ? ms[i] : 0.0;
-    calls_in[i] = here ? calls[i] : 0.0;
-    present_in[i] = here ? 1.0 : 0.0;
-    loc_in[i] = {high_in[i], rank};
+// Step 2, at rank 0: per row, the min, the max with its rank, the sum, the calls, how many
+// ranks have it, and the work per call. An absent value is +inf for the min, -1 for the max
+// and 0 for the sums.
+struct Reduced {
+  std::vector<double> min, sum, calls, present, flops, bytes;
+  std::vector<ValueRank> max;
+};
+
+Reduced reduce_rows(const Rows& rows, int rank, MPI_Comm comm) {
+  const std::size_t n = rows.count;
+  std::vector<double> low(n), sum(n), calls(n), present(n);
+  std::vector<ValueRank> high(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool here = std::isfinite(rows.ms[i]);
+    low[i] = here ? rows.ms[i] : std::numeric_limits<double>::infinity();
+    sum[i] = here ? rows.ms[i] : 0.0;
+    calls[i] = here ? rows.calls[i] : 0.0;
+    present[i] = here ? 1.0 : 0.0;
+    high[i] = {here ? rows.ms[i] : -1.0, rank};
   }
-  std::vector<double> min_out(rows), sum_out(rows), calls_out(rows), present_out(rows), flops_out(rows), bytes_out(rows);
-  std::vector<ValueRank> loc_out(rows);
-  const int n = static_cast<int>(rows);
-  PMPI_Reduce(low.data(), min_out.data(), n, MPI_DOUBLE, MPI_MIN, 0, comm);
-  PMPI_Reduce(sum_in.data(), sum_out.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm);
-  PMPI_Reduce(calls_in.data(), calls_out.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm);
-  PMPI_Reduce(present_in.data(), present_out.data(), n, MPI_DOUBLE, MPI_SUM, 0, comm);
-  PMPI_Reduce(loc_in.data(), loc_out.data(), n, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
-  PMPI_Reduce(flops.data(), flops_out.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm);
-  PMPI_Reduce(bytes.data(), bytes_out.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm);
+  Reduced out;
+  for (std::vector<double>* v : {&out.min, &out.sum, &out.calls, &out.present, &out.flops, &out.bytes}) v->resize(n);
+  out.max.resize(n);
+  const int count = static_cast<int>(n);
+  PMPI_Reduce(low.data(), out.min.data(), count, MPI_DOUBLE, MPI_MIN, 0, comm);
+  PMPI_Reduce(sum.data(), out.sum.data(), count, MPI_DOUBLE, MPI_SUM, 0, comm);
+  PMPI_Reduce(calls.data(), out.calls.data(), count, MPI_DOUBLE, MPI_SUM, 0, comm);
+  PMPI_Reduce(present.data(), out.present.data(), count, MPI_DOUBLE, MPI_SUM, 0, comm);
+  PMPI_Reduce(high.data(), out.max.data(), count, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
+  PMPI_Reduce(rows.flops.data(), out.flops.data(), count, MPI_DOUBLE, MPI_MAX, 0, comm);
+  PMPI_Reduce(rows.bytes.data(), out.bytes.data(), count, MPI_DOUBLE, MPI_MAX, 0, comm);
+  return out;
+}
 
-  // Step 3: each rank's row of times and calls, and its machine, at rank 0.
-  std::vector<double> all_ms(rank == 0 ? rows * static_cast<std::size_t>(size) : 0);
-  std::vector<double> all_calls(all_ms.size());
-  PMPI_Gather(ms.data(), n, MPI_DOUBLE, all_ms.data(), n, MPI_DOUBLE, 0, comm);
-  PMPI_Gather(calls.data(), n, MPI_DOUBLE, all_calls.data(), n, MPI_DOUBLE, 0, comm);
+// Step 3, at rank 0: every rank's row of times and calls (rank-major), and its machine.
+struct Gathered {
+  std::vector<double> ms, calls;
+  std::vector<MergedRankInfo> ranks;
+};
+
+Gathered gather_rows(const Rows& rows, int threads, int rank, int size, MPI_Comm comm) {
+  Gathered g;
+  const int n = static_cast<int>(rows.count);
+  g.ms.resize(rank == 0 ? rows.count * static_cast<std::size_t>(size) : 0);
+  g.calls.resize(g.ms.size());
+  PMPI_Gather(rows.ms.data(), n, MPI_DOUBLE, g.ms.data(), n, MPI_DOUBLE, 0, comm);
+  PMPI_Gather(rows.calls.data(), n, MPI_DOUBLE, g.calls.data(), n, MPI_DOUBLE, 0, comm);
   char machine[kHostChars + kCpuChars] = {};
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   int host_length = 0;
@@ -173,49 +190,55 @@ void merge_at_finalize() {
   copy_text(machine + kHostChars, kCpuChars, detect_cpu().brand);
   std::vector<char> machines(rank == 0 ? sizeof machine * static_cast<std::size_t>(size) : 0);
   PMPI_Gather(machine, sizeof machine, MPI_CHAR, machines.data(), sizeof machine, MPI_CHAR, 0, comm);
-  std::vector<int> threads(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  PMPI_Gather(&local.threads, 1, MPI_INT, threads.data(), 1, MPI_INT, 0, comm);
-  PMPI_Comm_free(&comm);
-  if (rank != 0) return;
-
-  MergedRanks merged;
-  merged.made_by = "hwprof::mpi at MPI_Finalize (MPI_Reduce min/max/sum/maxloc over " + std::to_string(size) + " ranks)";
-  for (int k = 0; k < size; ++k) {
+  std::vector<int> all_threads(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  PMPI_Gather(&threads, 1, MPI_INT, all_threads.data(), 1, MPI_INT, 0, comm);
+  for (int k = 0; rank == 0 && k < size; ++k) {
     const char* m = machines.data() + static_cast<std::size_t>(k) * sizeof machine;
-    merged.ranks.push_back({k, size, "", std::string(m, strnlen(m, kHostChars)),
-                            std::string(m + kHostChars, strnlen(m + kHostChars, kCpuChars)), "", threads[k]});
+    g.ranks.push_back({k, size, "", std::string(m, strnlen(m, kHostChars)), std::string(m + kHostChars, strnlen(m + kHostChars, kCpuChars)),
+                       "", all_threads[static_cast<std::size_t>(k)]});
   }
+  return g;
+}
+
+// Rank 0's merge: the statistics from the reductions, the median and the per-rank view from
+// the gathered rows.
+MergedRanks merged_of(const std::vector<std::string>& names, const Reduced& reduced, Gathered gathered) {
+  MergedRanks merged;
+  const std::size_t size = gathered.ranks.size();
+  const std::size_t rows = names.size() + 1;
+  merged.made_by = "hwprof::mpi at MPI_Finalize (MPI_Reduce min/max/sum/maxloc over " + std::to_string(size) + " ranks)";
+  merged.ranks = std::move(gathered.ranks);
   for (std::size_t i = 0; i < rows; ++i) {
     MergedRegion r;
     r.name = i + 1 < rows ? names[i] : "total";
     std::vector<double> present;
-    for (int k = 0; k < size; ++k) {
-      const std::size_t at = static_cast<std::size_t>(k) * rows + i;
-      r.rank_ms.push_back(all_ms[at]);
-      r.rank_calls.push_back(all_calls[at]);
-      if (std::isfinite(all_ms[at])) present.push_back(all_ms[at]);
+    for (std::size_t k = 0; k < size; ++k) {
+      const std::size_t at = k * rows + i;
+      r.rank_ms.push_back(gathered.ms[at]);
+      r.rank_calls.push_back(gathered.calls[at]);
+      if (std::isfinite(gathered.ms[at])) present.push_back(gathered.ms[at]);
     }
-    const int count = static_cast<int>(std::lround(present_out[i]));
-    r.missing = size - count;
-    if (flops_out[i] >= 0) r.flops_per_call = flops_out[i];
-    if (bytes_out[i] >= 0) r.bytes_per_call = bytes_out[i];
+    const int count = static_cast<int>(std::lround(reduced.present[i]));
+    r.missing = static_cast<int>(size) - count;
+    if (reduced.flops[i] >= 0) r.flops_per_call = reduced.flops[i];
+    if (reduced.bytes[i] >= 0) r.bytes_per_call = reduced.bytes[i];
     if (count > 0) {
-      r.min_ms = min_out[i];
-      r.max_ms = loc_out[i].value;
-      r.straggler = loc_out[i].rank;
-      r.mean_ms = sum_out[i] / count;
+      r.min_ms = reduced.min[i];
+      r.max_ms = reduced.max[i].value;
+      r.straggler = reduced.max[i].rank;
+      r.mean_ms = reduced.sum[i] / count;
       r.imbalance = r.max_ms > 0 ? (r.max_ms - r.mean_ms) / r.max_ms : 0.0;
       std::sort(present.begin(), present.end());
       const std::size_t mid = present.size() / 2;
       r.median_ms = present.size() % 2 == 1 ? present[mid] : 0.5 * (present[mid - 1] + present[mid]);
     }
-    if (i + 1 < rows) {
-      merged.regions.push_back(std::move(r));
-    } else {
-      merged.total = std::move(r);
-    }
+    (i + 1 < rows ? merged.regions.emplace_back() : merged.total) = std::move(r);
   }
-  const std::string dir = std::getenv("HWPROF_OUTPUT");
+  return merged;
+}
+
+// The report module writes the merge (it has the report code and this machine's calibration).
+void write_merged(MergedRanks& merged, const std::string& dir) {
   std::string tried;
   void* symbol = report_module_symbol(kReportModuleMergedEntry, &tried);
   if (symbol == nullptr) {
@@ -228,8 +251,40 @@ void merge_at_finalize() {
   if (rc != 0) {
     std::fprintf(stderr, "hwprof::mpi: no merged report in %s: %s\n", dir.c_str(), message.data());
   } else {
-    std::fprintf(stderr, "hwprof::mpi: merged %d ranks into %s/merged.json, merged.txt, merged.html\n", size, dir.c_str());
+    std::fprintf(stderr, "hwprof::mpi: merged %zu ranks into %s/merged.json, merged.txt, merged.html\n", merged.ranks.size(), dir.c_str());
   }
+}
+
+void merge_at_finalize() {
+  int initialized = 0;
+  int finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (initialized == 0 || finalized != 0) return;
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;
+  int rank = 0;
+  int size = 1;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  // Every rank must want it (HWPROF_OUTPUT set, the merge not turned off), or none takes part.
+  const int mine = wants_merge() ? 1 : 0;
+  int all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (all == 0) {
+    if (mine == 1 && rank == 0) std::fprintf(stderr, "hwprof::mpi: no merged report: not every rank has HWPROF_OUTPUT set\n");
+    PMPI_Comm_free(&comm);
+    return;
+  }
+  const Local local = local_regions();
+  const std::vector<std::string> names = agree_on_names(local.names, comm, size);
+  const Rows rows = local_rows(local, names);
+  const Reduced reduced = reduce_rows(rows, rank, comm);
+  Gathered gathered = gather_rows(rows, local.threads, rank, size, comm);
+  PMPI_Comm_free(&comm);
+  if (rank != 0) return;
+  MergedRanks merged = merged_of(names, reduced, std::move(gathered));
+  write_merged(merged, std::getenv("HWPROF_OUTPUT"));
 }
 
 }  // namespace

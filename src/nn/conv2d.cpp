@@ -7,12 +7,12 @@
 //   by the column matrix [C/groups·R·S, P·Q].
 // Small images (ResNet's last stages: 7×7, 14×14) make thin GEMMs, for which OpenBLAS repacks
 // the whole weight matrix per sample; there a column matrix holds a chunk of samples side by
-// side, [C/groups·R·S, chunk·P·Q], and the product is scattered back to NCHW (ResNet-18's
-// 7×7 3×3s: 190-200 GFLOP/s on 2 threads against 163 one sample at a time).
+// side, [C/groups·R·S, chunk·P·Q], and the product is scattered back to NCHW: one wider GEMM
+// repacks the weights once per chunk instead of once per sample.
 // The forward pass splits work into items (chunk of samples, group). Whole rounds of items go
 // to the OpenMP threads, each running its item end to end with a single-threaded sgemm (no
-// synchronisation; the columns a thread writes stay in its cache for its GEMM): ResNet-18's
-// convolutions at batch 8 took 150 ms so, 170 ms with both threads on each sample's steps.
+// synchronisation; the columns a thread writes stay in its cache for its GEMM), which beat
+// both threads working on each sample's steps in turn.
 // Remaining items, and every item of the backward pass (they all add into one dw), run one
 // after another with all threads on each step, GEMMs split into panels (blas.hpp).
 #include <algorithm>

@@ -203,7 +203,7 @@ void Executor::set_observer(LayerObserver* observer) noexcept { impl_->observer 
 std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOptions& o) {
   const bool sgd = o.optimizer.kind == OptimizerKind::sgd;
   const Optimizer optimizer = !sgd ? Optimizer::adam : o.optimizer.momentum != 0.0 ? Optimizer::momentum : Optimizer::sgd;
-  auto memory = measure_memory(graph, o.batch, optimizer);
+  auto memory = estimate_memory(graph, o.batch, optimizer);
   if (!memory) return memory.error();
   const MemoryEstimate& m = *memory;
   const std::int64_t needed = o.training ? m.training_total_bytes : m.inference_total_bytes;

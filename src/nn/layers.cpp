@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "graph/ops.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
 
@@ -255,12 +256,8 @@ class LayerNormLayer final : public Layer {
   Tensor x_, mean_, invstd_;
 };
 
-// What each activation's backward reads, as the cost model counts it (op_cost.cpp): relu,
-// sigmoid and tanh their output, the others their input.
-bool backward_reads_output(Activation a) noexcept {
-  return a == Activation::relu || a == Activation::sigmoid || a == Activation::tanh;
-}
-
+// The kernel of an element-wise unary op (src/nn/activation.cpp): the one line per op the
+// engine adds to the op table's row.
 Activation activation_of(const Node& node) noexcept {
   switch (node.op) {
     case OpKind::relu6: return Activation::relu6;
@@ -276,7 +273,9 @@ Activation activation_of(const Node& node) noexcept {
 
 class ActivationLayer final : public Layer {
  public:
-  explicit ActivationLayer(Activation a) : a_(a) {}
+  // `reads_output`: the op table's backward_reads_output — which of x and y the kernel's
+  // backward formula reads, and so which one training keeps.
+  ActivationLayer(Activation a, bool reads_output) : a_(a), reads_output_(reads_output) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
@@ -284,7 +283,7 @@ class ActivationLayer final : public Layer {
     Tensor y = (c.reusable_inputs & 1U) != 0 ? x : Tensor::empty(x.shape());
     activation_forward(a_, x.f32(), y.f32(), x.numel());
     if (c.training) {
-      if (backward_reads_output(a_)) {
+      if (reads_output_) {
         y_ = y;
       } else {
         x_ = x;
@@ -306,6 +305,7 @@ class ActivationLayer final : public Layer {
 
  private:
   Activation a_;
+  bool reads_output_;
   Tensor x_, y_;
 };
 
@@ -845,20 +845,15 @@ Shape batched(std::int64_t batch, const Shape& per_sample) {
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
+  if (const auto unary = detail::unary_traits(node)) {
+    return std::make_unique<ActivationLayer>(activation_of(node), unary->backward_reads_output);
+  }
   switch (node.op) {
     case OpKind::linear: return std::make_unique<LinearLayer>(node, in.back(), params);
     case OpKind::conv2d: return std::make_unique<Conv2dLayer>(node, in, params);
     case OpKind::conv_transpose2d: return std::make_unique<ConvTranspose2dLayer>(node, in, params);
     case OpKind::batchnorm2d: return std::make_unique<BatchNorm2dLayer>(node, in, params);
     case OpKind::layernorm: return std::make_unique<LayerNormLayer>(node, in, params);
-    case OpKind::relu:
-    case OpKind::relu6:
-    case OpKind::gelu:
-    case OpKind::silu:
-    case OpKind::sigmoid:
-    case OpKind::tanh:
-    case OpKind::hardswish:
-    case OpKind::hardsigmoid: return std::make_unique<ActivationLayer>(activation_of(node));
     case OpKind::softmax: return std::make_unique<SoftmaxLayer>(node, in);
     case OpKind::maxpool2d: return std::make_unique<MaxPool2dLayer>(node, in);
     case OpKind::avgpool2d: return std::make_unique<AvgPool2dLayer>(node, in);
@@ -881,6 +876,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::cls_token: return std::make_unique<ClsTokenLayer>(node, in, params);
     case OpKind::attention: return std::make_unique<AttentionLayer>(node, in, params);
     case OpKind::unsupported: break;  // Executor::build refuses such a graph first
+    HWPROF_ELEMENTWISE_UNARY_CASES: break;  // above, from the op table
   }
   return nullptr;
 }
@@ -892,21 +888,8 @@ namespace hwprof {
 // The ops of ActivationLayer, AddLayer and BinaryLayer above, which honour
 // ForwardContext::reusable_inputs (a broadcasting one only with an input of the output's shape).
 bool may_run_in_place(OpKind op) noexcept {
-  switch (op) {
-    case OpKind::relu:
-    case OpKind::relu6:
-    case OpKind::gelu:
-    case OpKind::silu:
-    case OpKind::sigmoid:
-    case OpKind::tanh:
-    case OpKind::hardswish:
-    case OpKind::hardsigmoid:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div: return true;
-    default: return false;
-  }
+  const detail::OpFamily family = detail::op_info(op).family;
+  return family == detail::OpFamily::elementwise_unary || family == detail::OpFamily::elementwise_binary;
 }
 
 }  // namespace hwprof

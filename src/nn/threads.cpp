@@ -9,7 +9,7 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "hwprof/executor.hpp"
 #include "nn/blas_core.hpp"
 #include "nn/kernels.hpp"
@@ -59,7 +59,7 @@ BlasInfo blas_info() {
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                       __builtin_cpu_supports("avx512vl");
-  b.held_back = avx512 && nn::detail::openblas_core_without_avx512(b.core);
+  b.avx512_unused = avx512 && nn::detail::openblas_core_without_avx512(b.core);
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   const char* by = std::getenv("HWPROF_BLAS_CORE_BY");
   if (forced == nullptr) {
@@ -68,7 +68,7 @@ BlasInfo blas_info() {
     b.core_source = "set by hwprof: this CPU has AVX-512, which OpenBLAS's detection passed over";
   } else {
     b.core_source = std::string("OPENBLAS_CORETYPE=") + forced + " in the environment";
-    if (b.held_back) {
+    if (b.avx512_unused) {
       b.advice = std::string("OPENBLAS_CORETYPE=") + forced + " holds OpenBLAS to its " + b.core +
                  " kernels, which use no AVX-512, on this AVX-512 CPU, whose AVX-512 kernels do up to twice the FLOPs "
                  "per cycle; unset it to let OpenBLAS (or, where its detection falls short, hwprof) choose them";

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "graph/ops.hpp"
+
 namespace hwprof::detail {
 namespace {
 
@@ -52,14 +54,9 @@ double roof_ms(const LayerProfile& l) { return l.time_ms.median * std::min(1.0, 
 }  // namespace
 
 std::string transcendental_of(const Node& node) {
-  switch (node.op) {
-    case OpKind::tanh: return "tanh";
-    case OpKind::sigmoid:
-    case OpKind::silu:
-    case OpKind::softmax: return "exp";
-    case OpKind::gelu: return node.attrs.approximate == GeluApproximation::tanh ? "exp" : "erf";  // tanh-GELU: x·σ(2u), one exp
-    default: return {};
-  }
+  if (node.op == OpKind::softmax) return "exp";
+  const auto unary = detail::unary_traits(node);  // the op table (graph/ops.cpp)
+  return unary ? std::string(unary->transcendental) : std::string();
 }
 
 double relative_uncertainty(const Summary& t) {

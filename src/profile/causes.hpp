@@ -45,7 +45,7 @@ struct CauseInputs {
   std::int64_t batch = 1;
   int threads = 1;
   double overhead_ns = 0.0;             // the session's own cost per region (below_resolution's yardstick)
-  bool blas_held_back = false;          // BlasInfo::held_back
+  bool blas_held_back = false;          // BlasInfo::avx512_unused
   std::string blas_core;                // the OpenBLAS kernels that ran
 };
 

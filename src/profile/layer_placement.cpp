@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "common/launch_rank.hpp"
 
 namespace hwprof::detail {
@@ -69,7 +69,7 @@ bool is_llc_miss_bytes(const RegionMetric& m) {
   return m.unit == "bytes" && (m.name == "LLC miss bytes" || m.name == "L3 miss bytes" || m.name == "Cache miss bytes");
 }
 
-CounterReading reading_of(double value) {
+CounterReading measured_reading(double value) {
   CounterReading r;
   r.value = value;
   r.raw = static_cast<std::uint64_t>(std::max(0.0, value));
@@ -115,8 +115,8 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   }
   // Bytes: DRAM from the uncore, else LLC misses × line size, else the analytic minimum.
   BytesInputs in;
-  if (const auto dram = metric_value(r, is_dram_bytes)) in.dram_bytes = reading_of(*dram);
-  if (const auto llc = metric_value(r, is_llc_miss_bytes)) in.llc_misses = reading_of(*llc / in.line_bytes);
+  if (const auto dram = metric_value(r, is_dram_bytes)) in.dram_bytes = measured_reading(*dram);
+  if (const auto llc = metric_value(r, is_llc_miss_bytes)) in.llc_misses = measured_reading(*llc / in.line_bytes);
   in.analytic_bytes = static_cast<double>(layer.bytes);
   SourcedValue bytes{static_cast<double>(layer.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic minimum traffic"};
   if (auto chosen = choose_bytes(in)) {

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
 
 #include <sys/resource.h>
 
 #include <fmt/format.h>
 
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
@@ -101,60 +103,59 @@ std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& gr
   return spans;
 }
 
-}  // namespace
+// ---- profile_model's stages, in the order it runs them ----
 
-Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options) {
-  const auto say = [&](const std::string& line) {
-    if (options.progress) options.progress(line);
-  };
-  if (options.batch < 1) return Error{"--batch: must be at least 1"};
-  const int threads = resolve_threads(options.threads);
-  AnalysisOptions analysis;
-  analysis.batch = options.batch;
-  analysis.optimizer = cost_optimizer(options.optimizer);
-  auto cost = analyze(graph, analysis);
-  if (!cost) return cost.error();
+// The sessions of one profile: `counted` is the one the options ask for (counters, or time
+// only). Times come from passes that read no counter: where `counted` reads counters, a
+// second, time-only session times the layers, and the counters are summed over passes of their
+// own (one after every other timed pass). A counter read can cost tens of microseconds (an
+// interrupt to every other CPU running a counted thread), which a layer's time should not
+// carry, and neither should the model's.
+struct Sessions {
+  std::unique_ptr<Session> counted;
+  std::unique_ptr<Session> timer;  // only when `counted` reads counters
+  std::shared_ptr<std::vector<std::string>> hints = std::make_shared<std::vector<std::string>>();
+  bool counting() const { return timer != nullptr; }
+  Session& timing() const { return timer ? *timer : *counted; }
+};
 
-  say("building " + graph.name + " at batch " + std::to_string(options.batch));
-  auto workload = Workload::create(graph, options, threads);
-  if (!workload) return workload.error();
-  Workload& w = *workload;
-
+Result<Sessions> open_sessions(const ProfileOptions& options) {
+  Sessions s;
   SessionOptions so;
   so.backend = options.backend;
   so.events = options.events;
   so.group = options.group;
   so.counters_dirs = options.counters_dirs;
-  std::vector<std::string> hints;
-  so.on_hint = [&hints](const std::string& h) { hints.push_back(h); };
+  so.on_hint = [hints = s.hints](const std::string& h) { hints->push_back(h); };
   so.samples_per_region = 100000;
   auto opened = Session::open(so);
   if (!opened) return opened.error();
-  Session& session = **opened;
-
-  const std::size_t n = graph.nodes.size();
-  const int trace_iterations = std::max(0, options.trace_iterations);
-  // Times come from passes that read no counter: where the session reads counters, a second,
-  // time-only session times the layers, and the counters are summed over passes of their own
-  // (one after every other timed pass). A counter read can cost tens of microseconds (an
-  // interrupt to every other CPU running a counted thread), which a layer's time should not
-  // carry, and neither should the model's.
-  const bool counting = !session.time_only();
-  std::unique_ptr<Session> timer_session;
-  if (counting) {
+  s.counted = std::move(*opened);
+  if (!s.counted->time_only()) {
     SessionOptions to;
     to.backend = SessionBackend::timer;
     to.on_hint = [](const std::string&) {};
     to.samples_per_region = so.samples_per_region;
     auto timer = Session::open(to);
     if (!timer) return timer.error();
-    timer_session = std::move(*timer);
+    s.timer = std::move(*timer);
   }
-  Session& timing = counting ? *timer_session : session;
-  LayerRegions timed(timing, n, n * kPhaseCount * static_cast<std::size_t>(trace_iterations));
-  LayerRegions counted(session, n, 0);
-  const std::vector<AnalyticPhaseCost> analytic = analytic_phase_costs(graph, *cost, options.optimizer, options.train);
-  for (std::size_t i = 0; i < n; ++i) {
+  return s;
+}
+
+// One region per layer and phase that runs, in each session (and a probe before each counted
+// one: src/profile/counter_truth.hpp), and the model's own region.
+struct ModelRegions {
+  int timed = -1;
+  int counted = -1;
+};
+
+Result<ModelRegions> register_regions(const Graph& graph, const std::vector<AnalyticPhaseCost>& analytic, const Sessions& s,
+                                      LayerRegions& timed, LayerRegions& counted) {
+  Session& timing = s.timing();
+  Session& session = *s.counted;
+  const bool counting = s.counting();
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     for (Phase phase : kPhases) {
       if (!analytic_phase_runs(analytic[i], phase)) continue;
       const std::string name = std::string(phase_name(phase)) + ":" + graph.nodes[i].name;
@@ -167,53 +168,75 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
       if (counting) counted.set_probe(static_cast<int>(i), phase, probe_id);
     }
   }
-  const int model_id = timing.region("model");
-  const int counted_model_id = counting ? session.region("model") : model_id;
+  const int model = timing.region("model");
+  return ModelRegions{model, counting ? session.region("model") : model};
+}
 
+// What the measured passes did, and the process around them.
+struct Passes {
+  int warmup_runs = 0;
+  int timed = 0;
+  int counted = 0;
+  AllocationStats baseline;  // before the measured passes
+  AllocationStats after;
+  ResourceUse use_before;
+  ResourceUse use_after;
+};
+
+Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sessions& s, LayerRegions& timed, LayerRegions& counted,
+                          const ModelRegions& model, int trace_iterations, const std::function<void(const std::string&)>& say) {
+  Session& timing = s.timing();
+  Session& session = *s.counted;
+  Passes out;
   say("warming up");
   auto warm = warm_up(w, options.warmup);
   if (!warm) return warm.error();
+  out.warmup_runs = *warm;
   // The counter reads' own cost, measured as the passes will see it: right after a pass, with
   // the engine's threads still spinning (a read then interrupts each of their CPUs).
-  if (counting) session.measure_overhead(kOverheadPairsAfterWarmup);
+  if (s.counting()) session.measure_overhead(kOverheadPairsAfterWarmup);
 
   // Measured memory: the allocator's peak over the measured iterations beyond what was live
   // before them (parameters, gradients, optimizer state, the input batch).
-  const AllocationStats baseline = allocation_stats();
+  out.baseline = allocation_stats();
   reset_peak_allocation();
-  const ResourceUse use_before = resource_use();
+  out.use_before = resource_use();
   session.reset();
   timing.reset();
   const IterationPolicy policy = iteration_policy(options);
   const std::uint64_t start = steady_ns();
-  int done = 0;
-  int counter_passes = 0;
   say("measuring");
-  // One pass observed by `regions`, inside the model region `id` of session `s`.
-  const auto pass = [&](LayerRegions& regions, Session& s, int id) -> std::optional<Error> {
+  // One pass observed by `regions`, inside the model region `id` of session `on`.
+  const auto pass = [&](LayerRegions& regions, Session& on, int id) -> std::optional<Error> {
     w.executor().set_observer(&regions);
-    s.begin(id);
+    on.begin(id);
     auto failed = w.run();
-    s.end(id);
+    on.end(id);
     w.executor().set_observer(nullptr);
     return failed;
   };
-  while (policy.more(done, static_cast<double>(steady_ns() - start) * 1e-9)) {
-    if (done < trace_iterations) {
-      timed.record_iteration(done);
+  while (policy.more(out.timed, static_cast<double>(steady_ns() - start) * 1e-9)) {
+    if (out.timed < trace_iterations) {
+      timed.record_iteration(out.timed);
     } else {
       timed.stop_recording();
     }
-    if (auto failed = pass(timed, timing, model_id)) return *failed;
-    if (counting && done % 2 == 0) {
-      if (auto failed = pass(counted, session, counted_model_id)) return *failed;
-      ++counter_passes;
+    if (auto failed = pass(timed, timing, model.timed)) return *failed;
+    if (s.counting() && out.timed % 2 == 0) {
+      if (auto failed = pass(counted, session, model.counted)) return *failed;
+      ++out.counted;
     }
-    ++done;
+    ++out.timed;
   }
-  const AllocationStats after = allocation_stats();
-  const ResourceUse use_after = resource_use();
+  out.after = allocation_stats();
+  out.use_after = resource_use();
+  return out;
+}
 
+// The profile's description of the run: model, options, backend, events, machine, BLAS.
+Profile profile_header(const Graph& graph, const ProfileOptions& options, int threads, const Sessions& s, const Passes& passes,
+                       int trace_iterations, const BlasInfo& blas) {
+  const Session& session = *s.counted;
   Profile p;
   p.created = detail::utc_timestamp();
   p.hwprof_version = kVersion;
@@ -227,85 +250,99 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   p.backend = session.time_only() ? "timer" : std::string(backend_name(session.backend()));
   p.group = options.group;
   p.events = session.events();
-  p.hints = hints;
+  p.hints = *s.hints;
   for (const std::string& h : session.hints()) {
     if (std::find(p.hints.begin(), p.hints.end(), h) == p.hints.end()) p.hints.push_back(h);
   }
-  p.warmup_runs = *warm;
-  p.iterations = done;
-  p.overhead_ns = timing.overhead().pair_ns;
-  p.counter_iterations = counter_passes;
-  p.trace_iterations = std::min(done, trace_iterations);
+  p.warmup_runs = passes.warmup_runs;
+  p.iterations = passes.timed;
+  p.overhead_ns = s.timing().overhead().pair_ns;
+  p.counter_iterations = passes.counted;
+  p.trace_iterations = std::min(passes.timed, trace_iterations);
   fill_machine(p, options.machine, options.machine_source, threads);
-  const BlasInfo blas = blas_info();
   p.machine.blas_core = blas.core;
   p.machine.blas_core_source = blas.core_source;
   if (!blas.advice.empty()) p.hints.push_back(blas.advice);
+  return p;
+}
 
-  // A region's times from the timed passes; its counters from the counted ones, less what
-  // the readings themselves cost there (`cost`, per call), then checked against the time.
-  struct Measured {
-    RegionReport report;
-    std::vector<double> subtracted;
-    std::vector<std::string> impossible;
-  };
-  const detail::WallBounds machine_bounds{0.0, detail::allowed_cpus(), detail::max_clock_ghz().value_or(0.0)};
-  const auto report = [&](int time_id, int counter_id, const std::vector<double>& read_cost, const std::vector<double>& resolution) {
-    Measured m{timing.report(time_id), {}, {}};
-    if (!counting) return m;
-    RegionReport c = session.report(counter_id);
-    m.subtracted = detail::subtract_read_cost(c, read_cost, resolution);
-    // The bound is the longer of the timed passes' wall and the counted passes' own (whose
-    // readings frame the counts, and whose layers run slower for the reads around them).
-    detail::WallBounds bounds = machine_bounds;
-    bounds.wall_seconds = std::max(m.report.inclusive_ns.mean, c.inclusive_ns.mean) * 1e-9;
-    m.impossible = detail::impossible_counters(c, bounds, resolution);
-    m.report.counters = std::move(c.counters);
-    m.report.metrics = session.group() != nullptr
-                           ? detail::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible)
-                           : std::vector<RegionMetric>{};
-    return m;
-  };
-  // Every probe's cost per call, and what the readings add to one model pass: two per layer
-  // call (its probe's closing one and its own), each costing about what a probe counts, and
-  // two more (the first probe's opening reading, which follows no end(), and the model
-  // region's own two halves) at the probes' mean. One reading's cost is the pass's resolution.
-  std::vector<std::vector<double>> probe_cost(n * kPhaseCount);
-  const std::size_t events = counting ? session.events().size() : 0;
-  std::vector<double> pass_cost(events, 0.0);
-  std::vector<double> one_read(events, 0.0);
-  if (counting) {
-    std::size_t probes = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      for (Phase phase : kPhases) {
-        const int probe = counted.probe(static_cast<int>(i), phase);
-        if (probe < 0) continue;
-        const RegionReport pr = session.report(probe);
-        std::vector<double>& per_call = probe_cost[i * kPhaseCount + static_cast<std::size_t>(phase)];
-        per_call = detail::read_cost_per_call(pr);
-        const double calls_per_pass = counter_passes > 0 ? static_cast<double>(pr.calls) / counter_passes : 0.0;
-        for (std::size_t e = 0; e < per_call.size() && e < events; ++e) {
-          pass_cost[e] += 2.0 * per_call[e] * calls_per_pass;
-          one_read[e] += per_call[e];
-        }
-        ++probes;
+// What the counter readings themselves cost (src/profile/counter_truth.hpp): every probe's
+// cost per call, and what the readings add to one model pass: two per layer call (its probe's
+// closing one and its own), each costing about what a probe counts, and two more (the first
+// probe's opening reading, which follows no end(), and the model region's own two halves) at
+// the probes' mean. One reading's cost is the pass's resolution.
+struct ReadCosts {
+  std::vector<std::vector<double>> per_call;  // per layer and phase
+  std::vector<double> pass;
+  std::vector<double> one_read;
+  const std::vector<double>& of(std::size_t layer, Phase phase) const { return per_call[layer * kPhaseCount + static_cast<std::size_t>(phase)]; }
+};
+
+ReadCosts read_costs(const Sessions& s, const LayerRegions& counted, std::size_t layers, int counter_passes) {
+  ReadCosts c;
+  c.per_call.resize(layers * kPhaseCount);
+  const std::size_t events = s.counting() ? s.counted->events().size() : 0;
+  c.pass.assign(events, 0.0);
+  c.one_read.assign(events, 0.0);
+  if (!s.counting()) return c;
+  std::size_t probes = 0;
+  for (std::size_t i = 0; i < layers; ++i) {
+    for (Phase phase : kPhases) {
+      const int probe = counted.probe(static_cast<int>(i), phase);
+      if (probe < 0) continue;
+      const RegionReport pr = s.counted->report(probe);
+      std::vector<double>& per_call = c.per_call[i * kPhaseCount + static_cast<std::size_t>(phase)];
+      per_call = detail::read_cost_per_call(pr);
+      const double calls_per_pass = counter_passes > 0 ? static_cast<double>(pr.calls) / counter_passes : 0.0;
+      for (std::size_t e = 0; e < per_call.size() && e < events; ++e) {
+        c.pass[e] += 2.0 * per_call[e] * calls_per_pass;
+        c.one_read[e] += per_call[e];
       }
-    }
-    for (std::size_t e = 0; e < events && probes > 0; ++e) {
-      one_read[e] /= static_cast<double>(probes);
-      pass_cost[e] += 2.0 * one_read[e];
+      ++probes;
     }
   }
-  const auto cost_of = [&](std::size_t i, Phase phase) -> const std::vector<double>& {
-    return probe_cost[i * kPhaseCount + static_cast<std::size_t>(phase)];
-  };
-  // The model total.
-  const Measured total = report(model_id, counted_model_id, pass_cost, one_read);
+  for (std::size_t e = 0; e < events && probes > 0; ++e) {
+    c.one_read[e] /= static_cast<double>(probes);
+    c.pass[e] += 2.0 * c.one_read[e];
+  }
+  return c;
+}
+
+// A region's times from the timed passes; its counters from the counted ones, less what the
+// readings themselves cost there (`read_cost`, per call), then checked against the time.
+struct Measured {
+  RegionReport report;
+  std::vector<double> subtracted;
+  std::vector<std::string> impossible;
+};
+
+// `machine`: what this machine allows per second (its CPUs, its highest clock).
+Measured measure_region(const Sessions& s, const detail::WallBounds& machine, int time_id, int counter_id, const std::vector<double>& read_cost,
+                        const std::vector<double>& resolution) {
+  Measured m{s.timing().report(time_id), {}, {}};
+  if (!s.counting()) return m;
+  const Session& session = *s.counted;
+  RegionReport c = session.report(counter_id);
+  m.subtracted = detail::subtract_read_cost(c, read_cost, resolution);
+  // The bound is the longer of the timed passes' wall and the counted passes' own (whose
+  // readings frame the counts, and whose layers run slower for the reads around them).
+  detail::WallBounds bounds = machine;
+  bounds.wall_seconds = std::max(m.report.inclusive_ns.mean, c.inclusive_ns.mean) * 1e-9;
+  m.impossible = detail::impossible_counters(c, bounds, resolution);
+  m.report.counters = std::move(c.counters);
+  m.report.metrics = session.group() != nullptr ? detail::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible)
+                                                : std::vector<RegionMetric>{};
+  return m;
+}
+
+// The model total: its analytic work summed over the phases that ran, its measured pass.
+void fill_total(Profile& p, const Graph& graph, const ProfileOptions& options, int threads, const ModelCost& cost,
+                const std::vector<AnalyticPhaseCost>& analytic, const Measured& total) {
   p.total.name = graph.name;
   p.total.op = "model";
   p.total.phase = p.phase;
-  p.total.params = cost->totals.params;
-  p.total.macs = cost->totals.macs * options.batch;
+  p.total.params = cost.totals.params;
+  p.total.macs = cost.totals.macs * options.batch;
   for (const AnalyticPhaseCost& a : analytic) {
     for (Phase phase : kPhases) {
       if (!analytic_phase_runs(a, phase)) continue;
@@ -316,81 +353,89 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   fill_measurements(p.total, total.report, options.machine, threads, std::nullopt, std::nullopt);
   detail::annotate_counters(p.total.counters, total.subtracted, total.impossible);
   p.total.time_share = 1.0;
-  // In inference, an in-place-capable op whose input nothing else reads overwrites it (the
-  // executor's rule, src/nn/executor.cpp).
+}
+
+// In inference, an in-place-capable op whose input nothing else reads overwrites it (the
+// executor's rule, src/nn/executor.cpp): its output then adds no bytes of its own.
+std::vector<bool> overwrites_its_input(const Graph& graph, const ProfileOptions& options) {
+  const std::size_t n = graph.nodes.size();
   std::vector<int> readers(n, 0);
   for (const Node& node : graph.nodes) {
     for (int index : node.inputs) {
       if (index != kModelInput) ++readers[static_cast<std::size_t>(index)];
     }
   }
-  const auto in_place = [&](std::size_t i, Phase phase) {
-    if (options.train || phase != Phase::forward || !may_run_in_place(graph.nodes[i].op)) return false;
+  std::vector<bool> out(n, false);
+  for (std::size_t i = 0; i < n && !options.train; ++i) {
+    if (!may_run_in_place(graph.nodes[i].op)) continue;
     const std::vector<int>& inputs = graph.nodes[i].inputs;
-    return std::any_of(inputs.begin(), inputs.end(), [&](int index) {
-      return index != kModelInput && readers[static_cast<std::size_t>(index)] == 1;
-    });
-  };
-  // What one whole pass touches: weights stay in cache from one pass to the next only if it fits.
-  const double pass_bytes =
-      static_cast<double>(options.train ? cost->memory.training_total_bytes : cost->memory.inference_total_bytes);
-
-  // Every layer, phase by phase: forward in order, backward in the order it ran (reverse),
-  // then the optimizer.
-  for (Phase phase : kPhases) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = phase == Phase::backward ? n - 1 - k : k;
-      if (!analytic_phase_runs(analytic[i], phase)) continue;
-      const Node& node = graph.nodes[i];
-      const Measured m = report(timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase), cost_of(i, phase), cost_of(i, phase));
-      const RegionReport& r = m.report;
-      if (r.calls == 0) continue;  // the engine had nothing to run for it in this phase
-      LayerProfile layer;
-      layer.index = static_cast<int>(i);
-      layer.name = node.name;
-      layer.op = std::string(op_name(node.op));
-      layer.phase = phase_name(phase);
-      layer.output_shape = node.output_shape;
-      layer.causal = node.op == OpKind::attention && node.attrs.causal;
-      layer.params = cost->layers[i].params;
-      layer.macs = phase == Phase::forward ? cost->layers[i].macs * options.batch : 0;
-      layer.flops = analytic[i].flops[static_cast<std::size_t>(phase)];
-      layer.bytes = analytic[i].bytes[static_cast<std::size_t>(phase)];
-      const auto f = static_cast<std::size_t>(phase);
-      WorkingSet working_set{static_cast<double>(analytic[i].bytes[f]), static_cast<double>(analytic[i].reused_bytes[f]),
-                             pass_bytes};
-      // Written over its input (see may_run_in_place), the output adds no bytes of its own.
-      if (in_place(i, phase)) {
-        working_set.call_bytes = std::max(0.0, working_set.call_bytes - static_cast<double>(cost->layers[i].output_bytes * options.batch));
-      }
-      // The forward pass of an exp/tanh/erf op: its own calibrated roof (the backward pass reuses the output).
-      const std::string function = phase == Phase::forward ? detail::transcendental_of(node) : std::string();
-      double elements = static_cast<double>(options.batch);
-      for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
-      fill_measurements(layer, r, options.machine, threads, node.op, working_set, function, function.empty() ? 0.0 : elements);
-      detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
-      detail::CauseInputs why{&layer, &node, node.inputs.empty() ? Shape{} : graph.shape_of(node.inputs.front()), options.batch, threads,
-                              p.overhead_ns, blas.held_back, blas.core};
-      layer.why = detail::layer_causes(why);
-      layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
-      p.layers.push_back(std::move(layer));
-    }
+    out[i] = std::any_of(inputs.begin(), inputs.end(),
+                         [&](int index) { return index != kModelInput && readers[static_cast<std::size_t>(index)] == 1; });
   }
-  // The model total against the roofs of its layers.
+  return out;
+}
+
+// Everything profile_model's layers need besides the layer itself.
+struct LayerContext {
+  const Graph& graph;
+  const ProfileOptions& options;
+  int threads;
+  const ModelCost& cost;
+  const std::vector<AnalyticPhaseCost>& analytic;
+  const BlasInfo& blas;
+  std::vector<bool> in_place;
+  double pass_bytes;  // what one whole pass touches: weights stay in cache between passes only if it fits
+};
+
+// One layer in one phase, measured, placed on the roofline and explained.
+LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, const Measured& m, const Profile& p) {
+  const Node& node = c.graph.nodes[i];
+  const auto f = static_cast<std::size_t>(phase);
+  LayerProfile layer;
+  layer.index = static_cast<int>(i);
+  layer.name = node.name;
+  layer.op = std::string(op_name(node.op));
+  layer.phase = phase_name(phase);
+  layer.output_shape = node.output_shape;
+  layer.causal = node.op == OpKind::attention && node.attrs.causal;
+  layer.params = c.cost.layers[i].params;
+  layer.macs = phase == Phase::forward ? c.cost.layers[i].macs * c.options.batch : 0;
+  layer.flops = c.analytic[i].flops[f];
+  layer.bytes = c.analytic[i].bytes[f];
+  WorkingSet working_set{static_cast<double>(c.analytic[i].bytes[f]), static_cast<double>(c.analytic[i].reused_bytes[f]), c.pass_bytes};
+  if (phase == Phase::forward && c.in_place[i]) {
+    working_set.call_bytes =
+        std::max(0.0, working_set.call_bytes - static_cast<double>(c.cost.layers[i].output_bytes * c.options.batch));
+  }
+  // The forward pass of an exp/tanh/erf op: its own calibrated roof (the backward pass reuses the output).
+  const std::string function = phase == Phase::forward ? detail::transcendental_of(node) : std::string();
+  double elements = static_cast<double>(c.options.batch);
+  for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
+  fill_measurements(layer, m.report, c.options.machine, c.threads, node.op, working_set, function, function.empty() ? 0.0 : elements);
+  detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
+  detail::CauseInputs why{&layer, &node, node.inputs.empty() ? Shape{} : c.graph.shape_of(node.inputs.front()), c.options.batch, c.threads,
+                          p.overhead_ns, c.blas.avx512_unused, c.blas.core};
+  layer.why = detail::layer_causes(why);
+  layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
+  return layer;
+}
+
+// The model total against the roofs of its layers; memory; the doubts about the run.
+void finish_profile(Profile& p, const ProfileOptions& options, int threads, const ModelCost& cost, Workload& w, const Passes& passes) {
   if (p.total.roofline) {
     std::vector<const RooflinePoint*> placed;
     for (const LayerProfile& l : p.layers) {
       if (l.roofline) placed.push_back(&*l.roofline);
     }
-    p.total.roofline = total_against_layers(std::move(*p.total.roofline), placed);
+    p.total.roofline = place_total_by_layers(std::move(*p.total.roofline), placed);
   }
-
-  p.memory.analytic = cost->memory;
+  p.memory.analytic = cost.memory;
   p.memory.parameter_bytes = w.executor().parameter_bytes();
-  p.memory.peak_allocated_bytes = std::max<std::int64_t>(0, after.peak_bytes - baseline.current_bytes);
-  p.memory.peak_rss_bytes = use_after.peak_rss_bytes;
-  if (use_before.faults >= 0 && use_after.faults >= use_before.faults) p.memory.page_faults = use_after.faults - use_before.faults;
-  p.trace = timeline(timed.spans(), graph);
+  p.memory.peak_allocated_bytes = std::max<std::int64_t>(0, passes.after.peak_bytes - passes.baseline.current_bytes);
+  p.memory.peak_rss_bytes = passes.use_after.peak_rss_bytes;
+  if (passes.use_before.faults >= 0 && passes.use_after.faults >= passes.use_before.faults) {
+    p.memory.page_faults = passes.use_after.faults - passes.use_before.faults;
+  }
   if (options.machine) p.warnings = calibration_doubts(*options.machine, threads);
   add_calibration_warnings(p, options.machine && options.machine->contention.contended);
   // The passes themselves disagreeing: the machine was busy while they ran.
@@ -401,6 +446,66 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
         "±{:.0f}% say \"noisy\". Profile again on a quiet machine, or with more --iterations",
         100 * spread, fmt::format("{:.4g}", p.total.time_ms.min), fmt::format("{:.4g}", p.total.time_ms.max), 100 * detail::kNoisyTime));
   }
+}
+
+}  // namespace
+
+Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options) {
+  const std::function<void(const std::string&)> say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  if (options.batch < 1) return Error{"--batch: must be at least 1"};
+  const int threads = resolve_threads(options.threads);
+  AnalysisOptions analysis;
+  analysis.batch = options.batch;
+  analysis.optimizer = cost_optimizer(options.optimizer);
+  auto cost = analyze(graph, analysis);
+  if (!cost) return cost.error();
+
+  say("building " + graph.name + " at batch " + std::to_string(options.batch));
+  auto workload = Workload::create(graph, options, threads);
+  if (!workload) return workload.error();
+  auto sessions = open_sessions(options);
+  if (!sessions) return sessions.error();
+  const Sessions& s = *sessions;
+
+  const std::size_t n = graph.nodes.size();
+  const int trace_iterations = std::max(0, options.trace_iterations);
+  LayerRegions timed(s.timing(), n, n * kPhaseCount * static_cast<std::size_t>(trace_iterations));
+  LayerRegions counted(*s.counted, n, 0);
+  const std::vector<AnalyticPhaseCost> analytic = analytic_phase_costs(graph, *cost, options.optimizer, options.train);
+  const auto model = register_regions(graph, analytic, s, timed, counted);
+  if (!model) return model.error();
+  const auto passes = run_passes(*workload, options, s, timed, counted, *model, trace_iterations, say);
+  if (!passes) return passes.error();
+
+  const BlasInfo blas = blas_info();
+  Profile p = profile_header(graph, options, threads, s, *passes, trace_iterations, blas);
+  const ReadCosts reads = read_costs(s, counted, n, passes->counted);
+  const detail::WallBounds machine{0.0, detail::allowed_cpus(), detail::max_clock_ghz().value_or(0.0)};
+  fill_total(p, graph, options, threads, *cost, analytic, measure_region(s, machine, model->timed, model->counted, reads.pass, reads.one_read));
+  const LayerContext context{graph,
+                             options,
+                             threads,
+                             *cost,
+                             analytic,
+                             blas,
+                             overwrites_its_input(graph, options),
+                             static_cast<double>(options.train ? cost->memory.training_total_bytes : cost->memory.inference_total_bytes)};
+  // Every layer, phase by phase: forward in order, backward in the order it ran (reverse),
+  // then the optimizer.
+  for (Phase phase : kPhases) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = phase == Phase::backward ? n - 1 - k : k;
+      if (!analytic_phase_runs(analytic[i], phase)) continue;
+      const Measured m = measure_region(s, machine, timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase),
+                                        reads.of(i, phase), reads.of(i, phase));
+      if (m.report.calls == 0) continue;  // the engine had nothing to run for it in this phase
+      p.layers.push_back(layer_profile(context, i, phase, m, p));
+    }
+  }
+  p.trace = timeline(timed.spans(), graph);
+  finish_profile(p, options, threads, *cost, *workload, *passes);
   return p;
 }
 

@@ -116,7 +116,7 @@ Result<Profile> profile_forward_pass(const Graph& graph, const ProfileOptions& o
   return profile_model(graph, o);
 }
 
-Result<Profile> profile_backward_pass(const Graph& graph, const ProfileOptions& options) {
+Result<Profile> profile_training_step(const Graph& graph, const ProfileOptions& options) {
   ProfileOptions o = options;
   o.train = true;
   return profile_model(graph, o);

@@ -140,7 +140,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
       }
       std::vector<const RooflinePoint*> layers;
       for (const RooflinePoint& point : all_calls) layers.push_back(&point);
-      p.total.roofline = total_against_layers(std::move(*placed), layers);
+      p.total.roofline = place_total_by_layers(std::move(*placed), layers);
     } else {
       p.total.roofline_error = placed.error().message;
     }

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "graph/ops.hpp"
+
 namespace hwprof {
 
 std::string_view value_source_name(ValueSource source) noexcept {
@@ -98,16 +100,26 @@ Reasons reasons_for(OpKind op, bool causal) {
   r.less.emplace_back(
       "the FP counters cover the vector widths their group lists; instructions they do not cover (x87, FP16/BF16) "
       "are missed, and a multiplexed count is a scaled estimate");
-  switch (op) {
-    case OpKind::linear:
-    case OpKind::conv2d:
-    case OpKind::conv_transpose2d:
-    case OpKind::attention:
-      r.more.emplace_back(
-          "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
-          "computed on zero padding (largest for small or odd shapes)");
-      break;
-    default: break;
+  const detail::OpInfo& info = detail::op_info(op);
+  if (info.family == detail::OpFamily::gemm) {
+    r.more.emplace_back(
+        "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
+        "computed on zero padding (largest for small or odd shapes)");
+  }
+  // By what the op table says the op evaluates: transcendental functions, max/min, or nothing.
+  if (!info.unary.transcendental.empty() || op == OpKind::softmax) {
+    r.more.emplace_back(
+        "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
+        "element, where the analytic table counts a few FLOPs");
+    r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
+  }
+  if (info.unary.max_min || op == OpKind::maxpool2d) {
+    r.less.emplace_back(
+        "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
+        "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
+  }
+  if (info.family == detail::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
+    r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
   }
   switch (op) {
     case OpKind::conv2d:
@@ -135,39 +147,12 @@ Reasons reasons_for(OpKind op, bool causal) {
           "softmax's exp is evaluated by a polynomial of many FP instructions per score, where the analytic table "
           "counts a few FLOPs");
       break;
-    case OpKind::gelu:
-    case OpKind::silu:
-    case OpKind::sigmoid:
-    case OpKind::tanh:
-    case OpKind::softmax:
-      r.more.emplace_back(
-          "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
-          "element, where the analytic table counts a few FLOPs");
-      r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
-      break;
     case OpKind::batchnorm2d:
     case OpKind::layernorm:
       r.more.emplace_back(
           "the square root and division of normalisation are one FLOP each in the analytic table but several "
           "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
       r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
-      break;
-    case OpKind::relu:
-    case OpKind::relu6:
-    case OpKind::maxpool2d:
-      r.less.emplace_back(
-          "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
-          "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
-      break;
-    case OpKind::flatten:
-    case OpKind::reshape:
-    case OpKind::transpose:
-    case OpKind::concat:
-    case OpKind::select:
-    case OpKind::dropout:
-    case OpKind::embedding:
-    case OpKind::cls_token:
-      r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
       break;
     default: break;
   }
@@ -431,7 +416,7 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
   return p;
 }
 
-RooflinePoint total_against_layers(RooflinePoint p, const std::vector<const RooflinePoint*>& layers) {
+RooflinePoint place_total_by_layers(RooflinePoint p, const std::vector<const RooflinePoint*>& layers) {
   // Per layer: the time its roofs allow (the larger of its compute and memory times), its
   // memory time, and its measured time by bound.
   double allowed = 0.0;

@@ -13,8 +13,8 @@
 
 #include "calibrate/machine_json.hpp"
 #include "common/input_file.hpp"
-#include "graph/json_reader.hpp"
-#include "graph/text_position.hpp"
+#include "common/json_reader.hpp"
+#include "common/text_position.hpp"
 #include "hwprof/profile.hpp"
 #include "report/profile_view.hpp"
 
@@ -618,7 +618,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
   } catch (const json::exception& e) {
     return Error{source_name + ": not a valid profile (" + std::string(e.what()) + ")"};
   }
-  const SpecSource source(source_name, std::string(text));
+  const SourceText source(source_name, std::string(text));
   const Reader in(source);
   const detail::JsonReader plain_in(source);
   Profile p;

@@ -147,7 +147,7 @@ std::string title_line(const Profile& p) {
                                 p.threads == 1 ? "" : "s");
   if (p.total.time_ms.n > 0 && p.phase != "regions") {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
-    // The pass against its layers' roofs (total_against_layers): the gaps between layers count.
+    // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
     if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
       out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
     }

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cost/checked.hpp"
+#include "cost/count.hpp"
 #include "hwprof/report.hpp"
 #include "report/number_format.hpp"
 

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/profiler.hpp"
 
@@ -203,7 +203,8 @@ TEST(Profiler, JsonCarriesEveryDocumentedField) {
   if (p->backend == "perf") {
     EXPECT_EQ(p->counter_iterations, 2);
     EXPECT_EQ(j["counter_iterations"], 2);
-    EXPECT_LT(p->overhead_ns, 1000.0) << "the times' regions read no counter";
+    // (No bound on overhead_ns: tests never assert a time. That the timed passes read no counter
+    // is what counter_iterations > 0 records.)
   }
   // The kernels the dense layers ran on, and why those (an environment variable may pin them).
   EXPECT_EQ(j["machine"]["blas"]["core"], blas_info().core);
@@ -305,7 +306,7 @@ TEST(Profiler, SeedApiOnAnEngineModel) {
   auto quick = quick_profile(*g, 2);
   ASSERT_TRUE(quick) << quick.error().message;
   EXPECT_EQ(quick->iterations, 3);
-  auto backward = profile_backward_pass(*g, o);
+  auto backward = profile_training_step(*g, o);
   ASSERT_TRUE(backward) << backward.error().message;
   EXPECT_EQ(backward->phase, "train");
   ExecutorOptions e;

@@ -34,9 +34,9 @@ class MpiMerge : public ::testing::Test {
     if (!HasFailure() && !dir_.empty()) fs::remove_all(dir_);
   }
 
-  // mpirun -np `ranks` of the example, with these variables added to this process's
-  // environment (leak checks off: Open MPI keeps its allocations until exit).
-  test::ProcessResult launch(int ranks, const std::vector<std::string>& variables) {
+  // This process's environment with these variables added (leak checks off: Open MPI keeps
+  // its allocations until exit).
+  static std::vector<std::string> environment(const std::vector<std::string>& variables) {
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string entry(*e);
@@ -47,11 +47,22 @@ class MpiMerge : public ::testing::Test {
     env.push_back("HWPROF_BACKEND=timer");
     env.push_back("OPENBLAS_NUM_THREADS=1");
     env.insert(env.end(), variables.begin(), variables.end());
+    return env;
+  }
+
+  // mpirun with `args` (after its own flags).
+  test::ProcessResult mpirun(const std::vector<std::string>& args, const std::vector<std::string>& variables) {
     std::vector<std::string> argv = {HWPROF_MPIEXEC};
     if (::geteuid() == 0) argv.push_back("--allow-run-as-root");  // Open MPI refuses root without it
     argv.push_back("--oversubscribe");                            // more ranks than this machine's cores
-    argv.insert(argv.end(), {"-np", std::to_string(ranks), HWPROF_EXAMPLE_MPI, std::to_string(kSteps)});
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::vector<std::string> env = environment(variables);
     return test::run_process(argv, &env, (dir_ / "cwd").string());
+  }
+
+  // mpirun -np `ranks` of the example, with these variables.
+  test::ProcessResult launch(int ranks, const std::vector<std::string>& variables) {
+    return mpirun({"-np", std::to_string(ranks), HWPROF_EXAMPLE_MPI, std::to_string(kSteps)}, variables);
   }
 
   static const detail::MergedRegion& region(const detail::MergedRanks& m, const std::string& name) {
@@ -133,6 +144,17 @@ TEST_F(MpiMerge, WithoutOutputNothingIsWrittenAndTheProgramRunsAsBefore) {
   EXPECT_NE(r.out.find("rank 0 of 2"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("hwprof"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(dir_ / "cwd"));
+}
+
+TEST_F(MpiMerge, OneRankWithoutOutputTurnsTheMergeOffWithoutAHang) {
+  // mpirun's MPMD form: rank 0 with HWPROF_OUTPUT, rank 1 without.
+  const fs::path out = dir_ / "out";
+  const test::ProcessResult r =
+      mpirun({"-np", "1", "env", "HWPROF_OUTPUT=" + out.string(), HWPROF_EXAMPLE_MPI, "2", ":", "-np", "1", HWPROF_EXAMPLE_MPI, "2"}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("not every rank has HWPROF_OUTPUT set"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "merged.json"));
+  EXPECT_TRUE(fs::is_regular_file(out / "rank-00000" / "profile.json"));
 }
 
 TEST_F(MpiMerge, MergeOffKeepsOnlyTheRanksOwnFolders) {

@@ -15,7 +15,9 @@ between are not allowed) is the marker
                                    directory, for the blocks after it (nothing runs)
 
 and an optional "timeout=S" inside the marker (e.g. `<!-- example timeout=20 -->`) gives that
-block its own limit. Unmarked blocks (setup that installs packages, long calibrations,
+block its own limit; "leaks=unchecked" runs a block without LeakSanitizer's exit-time check in
+a sanitized build (for blocks that run a third-party runtime that keeps its allocations until
+exit, such as Open MPI under mpirun; AddressSanitizer's other checks stay on). Unmarked blocks (setup that installs packages, long calibrations,
 programs the reader writes themselves) are never run. In a transcript, a line that is only
 "..." matches any number of lines, "..." inside a line matches any text, and trailing spaces
 are ignored; so a README can leave out what varies or what is long.
@@ -91,9 +93,12 @@ def parse_blocks(readme: Path, default_timeout: float) -> list:
         if j >= len(lines):
             raise ReadmeError(f"{readme}:{i + 2}: the example's fence is never closed")
         options = dict(o.split("=", 1) for o in m.group("opts").split())
-        unknown = set(options) - {"timeout"}
+        unknown = set(options) - {"timeout", "leaks"}
         if unknown:
-            raise ReadmeError(f"{readme}:{marker_line}: unknown marker option(s) {', '.join(sorted(unknown))}; known: timeout=S")
+            raise ReadmeError(f"{readme}:{marker_line}: unknown marker option(s) {', '.join(sorted(unknown))}; "
+                              "known: timeout=S, leaks=unchecked")
+        if options.get("leaks", "unchecked") != "unchecked":
+            raise ReadmeError(f"{readme}:{marker_line}: leaks={options['leaks']}: the only value is leaks=unchecked")
         kind = m.group("kind") or "sh"
         if kind == "sh" and lang not in SHELLS:
             raise ReadmeError(f"{readme}:{marker_line}: <!-- example --> marks a ```sh block, not ```{lang or '(plain)'}; "
@@ -290,7 +295,12 @@ def main() -> int:
                     print(f"ok    {where}  wrote {b.name}")
                 continue
             if b.kind == "sh":
-                status, out, seconds = run(["bash", "-e", "-o", "pipefail", "-s"], work, env, b.timeout, b.text)
+                block_env = env
+                if b.options.get("leaks") == "unchecked":
+                    block_env = dict(env)
+                    asan = block_env.get("ASAN_OPTIONS", "")
+                    block_env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=0"
+                status, out, seconds = run(["bash", "-e", "-o", "pipefail", "-s"], work, block_env, b.timeout, b.text)
                 ok = status == 0
                 why = "" if ok else ("timed out after %.0f s" % b.timeout if status is None else f"exit status {status}")
                 print(f"{'ok  ' if ok else 'FAIL'}  {where}  sh  {seconds:.1f} s")

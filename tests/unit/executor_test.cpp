@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "graph/ops.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
@@ -820,6 +821,28 @@ TEST(ExecutorGradients, DataMovementAndActivations) {
       {"name": "soft", "op": "softmax"},
       {"name": "out", "op": "linear", "out_features": 4}]})"),
                   3);
+}
+
+// Every element-wise unary op of the op table, each variant: its kernel's backward against
+// central differences, with training keeping the tensor the table says its backward reads (a
+// row whose backward_reads_output disagrees with the kernel's formula fails here).
+TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
+  int tested = 0;
+  for (const detail::OpInfo& info : detail::op_table()) {
+    if (info.family != detail::OpFamily::elementwise_unary) continue;
+    std::vector<std::string> variants = {""};
+    if (info.kind == OpKind::gelu) variants = {R"(, "approximate": "none")", R"(, "approximate": "tanh")"};
+    for (const std::string& extra : variants) {
+      SCOPED_TRACE(std::string(info.name) + extra);
+      check_gradients(parse(R"({"input": {"shape": [5]}, "layers": [
+          {"name": "fc1", "op": "linear", "out_features": 6},
+          {"name": "act", "op": ")" + std::string(info.name) + "\"" + extra + R"(},
+          {"name": "fc2", "op": "linear", "out_features": 3}]})"),
+                      3, 30);
+      ++tested;
+    }
+  }
+  EXPECT_GE(tested, 9);
 }
 
 // MobileNetV3's and a decoder's pieces: hard activations, a squeeze-and-excitation gate

@@ -17,7 +17,7 @@
 
 #include "common/input_file.hpp"
 #include "scratch_dir.hpp"
-#include "graph/text_position.hpp"
+#include "common/text_position.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"

@@ -14,8 +14,8 @@ const char* const kText =
     "  ]\n"
     "}\n";
 
-TEST(SpecSource, LocatesMembersAndElements) {
-  const SpecSource source("m.json", kText);
+TEST(SourceText, LocatesMembersAndElements) {
+  const SourceText source("m.json", kText);
   EXPECT_EQ(source.locate(""), "m.json:1:1");
   EXPECT_EQ(source.locate("/name"), "m.json:2:11");
   EXPECT_EQ(source.locate("/layers"), "m.json:3:13");
@@ -24,20 +24,20 @@ TEST(SpecSource, LocatesMembersAndElements) {
   EXPECT_EQ(source.locate("/layers/1/kernel/1"), "m.json:5:52");
 }
 
-TEST(SpecSource, FallsBackToTheNearestExistingAncestor) {
-  const SpecSource source("m.json", kText);
+TEST(SourceText, FallsBackToTheNearestExistingAncestor) {
+  const SourceText source("m.json", kText);
   EXPECT_EQ(source.locate("/layers/1/stride"), "m.json:5:5");
   EXPECT_EQ(source.locate("/layers/7/kernel"), "m.json:3:13");
   EXPECT_EQ(source.locate("/nothing/here"), "m.json:1:1");
 }
 
-TEST(SpecSource, CountsCharactersNotBytes) {
-  const SpecSource source("u.json", "{\"é\": 1, \"x\": 2}");
+TEST(SourceText, CountsCharactersNotBytes) {
+  const SourceText source("u.json", "{\"é\": 1, \"x\": 2}");
   EXPECT_EQ(source.locate("/x"), "u.json:1:15");
 }
 
-TEST(SpecSource, SurvivesTruncatedText) {
-  const SpecSource source("t.json", "{\"layers\": [{\"name\": \"a\"");
+TEST(SourceText, SurvivesTruncatedText) {
+  const SourceText source("t.json", "{\"layers\": [{\"name\": \"a\"");
   EXPECT_EQ(source.locate("/layers/0/op"), "t.json:1:13");
   EXPECT_EQ(source.locate("/layers/3"), "t.json:1:12");
 }

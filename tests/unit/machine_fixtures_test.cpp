@@ -11,7 +11,7 @@
 #include "calibrate/cache_topology.hpp"
 #include "calibrate/memory_levels.hpp"
 #include "level_detection_support.hpp"
-#include "calibrate/topology.hpp"
+#include "common/cpu_topology.hpp"
 #include "counters/cpu_identity.hpp"
 #include "hwprof/cpu.hpp"
 #include "machine_fixture.hpp"

@@ -18,7 +18,7 @@ MemoryEstimate memory_of(std::string_view spec, std::int64_t batch = 1, Optimize
     ADD_FAILURE() << graph.error().message;
     return {};
   }
-  auto memory = measure_memory(*graph, batch, optimizer);
+  auto memory = estimate_memory(*graph, batch, optimizer);
   if (!memory) {
     ADD_FAILURE() << memory.error().message;
     return {};
@@ -88,7 +88,7 @@ TEST(MemoryModelState, BatchNormRunningStatisticsAreBuffers) {
 TEST(MemoryModelState, RejectsANonPositiveBatch) {
   auto graph = parse_model(k125MParams, "big.json");
   ASSERT_TRUE(graph.ok());
-  EXPECT_FALSE(measure_memory(*graph, 0).ok());
+  EXPECT_FALSE(estimate_memory(*graph, 0).ok());
   EXPECT_FALSE(analyze(*graph, {-1, Optimizer::adam}).ok());
 }
 

@@ -11,11 +11,20 @@ namespace {
 
 using test::allocations;
 
+// GTEST_SKIP returns from here only: the callers end after it.
 void expect_reads_do_not_allocate(BackendKind backend, std::vector<std::string> names) {
   CounterOptions options;
   options.backend = backend;
   options.events = std::move(names);
   auto set = open_counters(options);
+  // A set whose every event failed to open reads nothing, and would pass without testing.
+  std::string why;
+  bool counting = backend == BackendKind::timer;
+  for (const EventInfo& e : set->events()) {
+    if (e.status == CounterStatus::ok) counting = true;
+    if (why.empty()) why = e.name + ": " + e.reason;
+  }
+  if (!counting) GTEST_SKIP() << backend_name(backend) << " opens none of its events here, so its reads test nothing (" << why << ")";
   set->start();
   CounterSnapshot before;
   CounterSnapshot after;

@@ -187,7 +187,7 @@ TEST(OnnxPartialModel, CountsAroundWhatItCannotMapAndSaysTheTotalsAreIncomplete)
   ASSERT_FALSE(params.ok());
   EXPECT_NE(params.error().message.find("2 layer(s) cannot be counted, the first 'norm'"), std::string::npos) << params.error().message;
   EXPECT_FALSE(count_macs(*graph).ok());
-  EXPECT_FALSE(measure_memory(*graph, 1).ok());
+  EXPECT_FALSE(estimate_memory(*graph, 1).ok());
   // Its shapes are the file's: another input shape cannot be inferred through it.
   auto reshaped = with_input_shape(*graph, {1, 10, 10});
   ASSERT_FALSE(reshaped.ok());

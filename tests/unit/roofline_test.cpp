@@ -373,7 +373,7 @@ TEST(Roofline, TheModelTotalIsItsLayersRooflineTimesOverItsOwn) {
   const RooflineInput total = input(OpKind::add, 1.6e9 + 25e6, 101e6, 7e-3);
   const auto placed = place_on_roofline(total, m);
   ASSERT_TRUE(placed) << placed.error().message;
-  const std::optional<RooflinePoint> t = total_against_layers(*placed, {&*a, &*b});
+  const std::optional<RooflinePoint> t = place_total_by_layers(*placed, {&*a, &*b});
   const double allowed = 1.6e9 / 800e9 + 101e6 / 50e9 - 1e6 / 50e9;
   EXPECT_NEAR(t->efficiency, allowed / 7e-3, 1e-9);
   EXPECT_NEAR(t->headroom, 7e-3 / allowed, 1e-9);
@@ -383,7 +383,7 @@ TEST(Roofline, TheModelTotalIsItsLayersRooflineTimesOverItsOwn) {
   EXPECT_EQ(t->bound, Bound::compute);
   EXPECT_TRUE(contains(t->why, "62% went to compute-bound")) << t->why;
   // Without layers, the total is placed like a layer.
-  const std::optional<RooflinePoint> alone = total_against_layers(*placed, {});
+  const std::optional<RooflinePoint> alone = place_total_by_layers(*placed, {});
   const auto like_a_layer = place_on_roofline(total, m);
   ASSERT_TRUE(alone && like_a_layer);
   EXPECT_DOUBLE_EQ(alone->efficiency, like_a_layer->efficiency);

@@ -1,12 +1,12 @@
-// SpecSource::locate: finds where a JSON pointer's value starts in the spec text, so that
+// SourceText::locate: finds where a JSON pointer's value starts in the spec text, so that
 // messages can say "file:line:column". nlohmann::json 3.11 keeps no positions, and looking
 // up only on the error path keeps parsing at full speed.
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-#include "graph/text_position.hpp"
-#include "hwprof/graph.hpp"
+#include "common/text_position.hpp"
+#include "hwprof/source_text.hpp"
 
 namespace hwprof {
 namespace {
@@ -130,10 +130,10 @@ std::string unescape_token(std::string_view token) {
 
 }  // namespace
 
-SpecSource::SpecSource(std::string file, std::string text)
+SourceText::SourceText(std::string file, std::string text)
     : file_(std::move(file)), text_(std::make_shared<const std::string>(std::move(text))) {}
 
-std::string SpecSource::locate(std::string_view pointer, bool key) const {
+std::string SourceText::locate(std::string_view pointer, bool key) const {
   if (!text_ || text_->empty()) return file_;  // no text to point into (an imported ONNX model)
   const Scanner scanner(*text_);
   std::size_t pos = scanner.skip_ws(0);

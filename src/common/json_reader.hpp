@@ -1,6 +1,6 @@
 // Reading a parsed JSON document the way the project reads its inputs (model specs, machine
 // reports, profiles): every problem becomes one message naming the file, the line and
-// column (SpecSource::locate), the JSON pointer and what was expected. Readers throw
+// column (SourceText::locate), the JSON pointer and what was expected. Readers throw
 // JsonReadError internally and turn it into an Error at their public boundary, so that a
 // deep reader needs no error plumbing on every line.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/source_text.hpp"
 
 namespace hwprof::detail {
 
@@ -40,7 +40,7 @@ inline std::string json_pointer_token(std::string_view key) {
 template <class Json>
 class BasicJsonReader {
  public:
-  explicit BasicJsonReader(const SpecSource& source) : source_(source) {}
+  explicit BasicJsonReader(const SourceText& source) : source_(source) {}
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
     throw JsonReadError{source_.locate(pointer) + ": " + (pointer.empty() ? "" : pointer + ": ") + problem};
@@ -81,7 +81,7 @@ class BasicJsonReader {
   }
 
  private:
-  const SpecSource& source_;
+  const SourceText& source_;
 };
 
 using JsonReader = BasicJsonReader<nlohmann::json>;

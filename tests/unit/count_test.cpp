@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cost/checked.hpp"
+#include "cost/count.hpp"
 
 namespace hwprof::detail {
 namespace {
