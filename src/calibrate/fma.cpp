@@ -257,64 +257,110 @@ std::uint64_t os_enabled_state() noexcept {
 #endif
 }
 
-// Runs `kernel` on one worker pinned to each CPU, all released together by a barrier. A run
+// One worker pinned to each CPU running `kernel`, all released together by a barrier. A run
 // lasts from the first worker's start to the last worker's finish, as the workers read the
 // clock: the thread that waits on the barrier has no core of its own when there is a worker
 // on every core, and wakes late (milliseconds; rates came out up to 2× too high when it read
-// the clock itself). Warm-up: the loop count doubles until a run lasts half of
-// `seconds_per_point`, then grows so each repetition lasts at least `seconds_per_point`.
-ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
+// the clock itself).
+class FmaTeam {
+ public:
   using Clock = std::chrono::steady_clock;
-  const std::size_t workers = options.cpus.size();
-  std::barrier sync(static_cast<std::ptrdiff_t>(workers + 1));
-  std::atomic<std::uint64_t> iterations{0};  // 0: stop
-  std::vector<double> results(workers, 0.0);
-  std::vector<Clock::time_point> starts(workers), finishes(workers);
-  std::vector<double> cpu_shares(workers, 1.0);  // CPU time over wall time of each worker's last run
-  std::vector<std::string> pin_failures(workers);
-  std::vector<std::thread> threads;
-  threads.reserve(workers);
-  try {
-    for (std::size_t w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        pin_current_thread(options.cpus[w], &pin_failures[w]);
-        for (;;) {
-          sync.arrive_and_wait();
-          const std::uint64_t n = iterations.load(std::memory_order_acquire);
-          if (n == 0) break;
-          const double cpu_before = thread_cpu_seconds();
-          starts[w] = Clock::now();
-          const double result = kernel.run(n);
-          finishes[w] = Clock::now();
-          const double wall = std::chrono::duration<double>(finishes[w] - starts[w]).count();
-          cpu_shares[w] = wall > 0.0 ? (thread_cpu_seconds() - cpu_before) / wall : 1.0;
-          if (result != kernel.expected_result) results[w] = result;
-          sync.arrive_and_wait();
-        }
-      });
-    }
-  } catch (...) {
-    // No thread for some workers (std::system_error): arrive for them, release the others.
-    for (std::size_t missing = workers - threads.size(); missing > 0; --missing) (void)sync.arrive_and_drop();
-    sync.arrive_and_wait();
-    for (std::thread& t : threads) t.join();
-    throw;
-  }
-  const auto timed_run = [&](std::uint64_t n) {
-    iterations.store(n, std::memory_order_release);
-    sync.arrive_and_wait();  // go
-    sync.arrive_and_wait();  // all done; the barrier orders the workers' clock readings before ours
-    const Clock::time_point first = *std::min_element(starts.begin(), starts.end());
-    const Clock::time_point last = *std::max_element(finishes.begin(), finishes.end());
-    return std::chrono::duration<double>(last - first).count();
-  };
 
+  FmaTeam(const ComputeOptions& options, const FmaKernel& kernel)
+      : kernel_(kernel),
+        workers_(options.cpus.size()),
+        sync_(static_cast<std::ptrdiff_t>(workers_ + 1)),
+        results_(workers_, 0.0),
+        starts_(workers_),
+        finishes_(workers_),
+        cpu_shares_(workers_, 1.0),
+        pin_failures_(workers_) {
+    threads_.reserve(workers_);
+    try {
+      for (std::size_t w = 0; w < workers_; ++w) threads_.emplace_back([this, w, cpu = options.cpus[w]] { work(w, cpu); });
+    } catch (...) {
+      // No thread for some workers (std::system_error): arrive for them, release the others.
+      for (std::size_t missing = workers_ - threads_.size(); missing > 0; --missing) (void)sync_.arrive_and_drop();
+      sync_.arrive_and_wait();
+      for (std::thread& t : threads_) t.join();
+      throw;
+    }
+  }
+  FmaTeam(const FmaTeam&) = delete;
+  FmaTeam& operator=(const FmaTeam&) = delete;
+  ~FmaTeam() {
+    iterations_.store(0, std::memory_order_release);
+    sync_.arrive_and_wait();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  // Every worker runs `n` iterations; the seconds from the first start to the last finish.
+  double timed_run(std::uint64_t n) {
+    iterations_.store(n, std::memory_order_release);
+    sync_.arrive_and_wait();  // go
+    sync_.arrive_and_wait();  // all done; the barrier orders the workers' clock readings before ours
+    const Clock::time_point first = *std::min_element(starts_.begin(), starts_.end());
+    const Clock::time_point last = *std::max_element(finishes_.begin(), finishes_.end());
+    return std::chrono::duration<double>(last - first).count();
+  }
+  std::size_t workers() const { return workers_; }
+  // The lowest share of its run's wall time a worker had its CPU.
+  double min_cpu_share() const { return *std::min_element(cpu_shares_.begin(), cpu_shares_.end()); }
+  // What went wrong for the workers: unpinned, or a kernel result off its fixed point.
+  std::string problems() const {
+    std::string note;
+    for (std::size_t w = 0; w < workers_; ++w) {
+      if (pin_failures_[w].empty()) continue;
+      note += (note.empty() ? "" : "; ") + std::string("worker ") + std::to_string(w) + " ran unpinned: " + pin_failures_[w];
+    }
+    // Every accumulator stays at its fixed point 1.0; a different sum means a broken kernel.
+    for (std::size_t w = 0; w < workers_; ++w) {
+      if (results_[w] == 0.0) continue;
+      note += (note.empty() ? "" : "; ") + std::string("worker ") + std::to_string(w) + ": kernel result " + std::to_string(results_[w]) +
+              " (expected " + std::to_string(kernel_.expected_result) + ")";
+    }
+    return note;
+  }
+
+ private:
+  void work(std::size_t w, int cpu) {
+    pin_current_thread(cpu, &pin_failures_[w]);
+    for (;;) {
+      sync_.arrive_and_wait();
+      const std::uint64_t n = iterations_.load(std::memory_order_acquire);
+      if (n == 0) break;
+      const double cpu_before = thread_cpu_seconds();
+      starts_[w] = Clock::now();
+      const double result = kernel_.run(n);
+      finishes_[w] = Clock::now();
+      const double wall = std::chrono::duration<double>(finishes_[w] - starts_[w]).count();
+      cpu_shares_[w] = wall > 0.0 ? (thread_cpu_seconds() - cpu_before) / wall : 1.0;
+      if (result != kernel_.expected_result) results_[w] = result;
+      sync_.arrive_and_wait();
+    }
+  }
+
+  const FmaKernel& kernel_;
+  std::size_t workers_;
+  std::barrier<> sync_;
+  std::atomic<std::uint64_t> iterations_{0};  // 0: stop
+  std::vector<double> results_;
+  std::vector<Clock::time_point> starts_, finishes_;
+  std::vector<double> cpu_shares_;  // CPU time over wall time of each worker's last run
+  std::vector<std::string> pin_failures_;
+  std::vector<std::thread> threads_;
+};
+
+// Warm-up: the loop count doubles until a run lasts half of `seconds_per_point`, then grows so
+// each repetition lasts at least `seconds_per_point`.
+ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
+  FmaTeam team(options, kernel);
   const double target = std::max(options.seconds_per_point, 1e-4);
   std::uint64_t n = 1024;
-  double seconds = timed_run(n);
+  double seconds = team.timed_run(n);
   while (seconds < 0.5 * target) {
     n *= 2;
-    seconds = timed_run(n);
+    seconds = team.timed_run(n);
   }
   std::vector<double> rates;
   const int repetitions = std::max(options.repetitions, 1);
@@ -322,22 +368,18 @@ ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
   int shared = 0;
   while (static_cast<int>(rates.size()) < repetitions) {
     if (seconds < target) n = static_cast<std::uint64_t>(static_cast<double>(n) * 1.1 * target / seconds) + 1;
-    seconds = timed_run(n);
+    seconds = team.timed_run(n);
     // A repetition in which a worker had its core less than kMinCpuShare of the time measured
     // another process as well: run again (once per repetition at most), else kept and counted.
-    if (*std::min_element(cpu_shares.begin(), cpu_shares.end()) < kMinCpuShare) {
+    if (team.min_cpu_share() < kMinCpuShare) {
       if (reruns < repetitions) {
         ++reruns;
         continue;
       }
       ++shared;
     }
-    rates.push_back(static_cast<double>(workers) * static_cast<double>(n) * kernel.flops_per_iteration / seconds / 1e9);
+    rates.push_back(static_cast<double>(team.workers()) * static_cast<double>(n) * kernel.flops_per_iteration / seconds / 1e9);
   }
-  iterations.store(0, std::memory_order_release);
-  sync.arrive_and_wait();
-  for (std::thread& t : threads) t.join();
-
   ComputeSample sample;
   const RepetitionStats stats = summarize_repetitions(rates);
   sample.best_gflops = stats.best;
@@ -348,18 +390,7 @@ ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
   if (shared > 0) {
     sample.note = std::to_string(shared) + " of " + std::to_string(repetitions) + " repetitions shared a worker's CPU with another process";
   }
-  for (std::size_t w = 0; w < workers; ++w) {
-    if (pin_failures[w].empty()) continue;
-    if (!sample.note.empty()) sample.note += "; ";
-    sample.note += "worker " + std::to_string(w) + " ran unpinned: " + pin_failures[w];
-  }
-  // Every accumulator stays at its fixed point 1.0; a different sum means a broken kernel.
-  for (std::size_t w = 0; w < workers; ++w) {
-    if (results[w] == 0.0) continue;
-    if (!sample.note.empty()) sample.note += "; ";
-    sample.note += "worker " + std::to_string(w) + ": kernel result " + std::to_string(results[w]) + " (expected " +
-                   std::to_string(kernel.expected_result) + ")";
-  }
+  if (const std::string problems = team.problems(); !problems.empty()) sample.note += (sample.note.empty() ? "" : "; ") + problems;
   return sample;
 }
 

@@ -184,50 +184,53 @@ std::string knee_disagreement(const DetectedLevel& level, const LevelEvidence& e
                     "instances than reported)");
 }
 
-}  // namespace
-
-LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
-  LevelDetection d;
-  const Curve pts = median_of_three(valid_sorted(curve));
-  if (pts.empty()) {
-    d.notes.push_back("the sweep has no usable point");
-    return d;
-  }
-  std::vector<Group> groups = groups_of(pts, flat_runs(pts));
-  const std::size_t tail_from = tail_start(pts);
-  const bool has_tail = pts.size() - tail_from >= kTailPoints;
-
-  // Caches: the groups before the tail (all of them when the curve ends still falling).
+// The curve cut into its cache levels and its tail: the groups before the tail are caches
+// (all of them when the curve ends still falling), each with the knee where it ends.
+struct CurveSplit {
   std::vector<Group> caches;
+  std::size_t tail_from = 0;   // the strict tail's first point
+  bool has_tail = false;
   double tail_median = 0.0;
-  std::size_t tail_first = tail_from;  // the tail level's first plateau point
-  if (has_tail) {
+  std::size_t tail_first = 0;  // the tail level's first plateau point
+};
+
+CurveSplit split_curve(const Curve& pts) {
+  CurveSplit c;
+  std::vector<Group> groups = groups_of(pts, flat_runs(pts));
+  c.tail_from = tail_start(pts);
+  c.has_tail = pts.size() - c.tail_from >= kTailPoints;
+  c.tail_first = c.tail_from;
+  if (c.has_tail) {
     std::vector<std::size_t> tail_points;
-    for (std::size_t i = tail_from; i < pts.size(); ++i) tail_points.push_back(i);
-    tail_median = median_at(pts, tail_points);
+    for (std::size_t i = c.tail_from; i < pts.size(); ++i) tail_points.push_back(i);
+    c.tail_median = median_at(pts, tail_points);
     for (const Group& g : groups) {
-      const bool reaches_tail = g.points.back() >= tail_from;
-      const bool no_knee_before_tail = g.median < tail_median / (1.0 - kKneeDrop);
+      const bool reaches_tail = g.points.back() >= c.tail_from;
+      const bool no_knee_before_tail = g.median < c.tail_median / (1.0 - kKneeDrop);
       if (reaches_tail || no_knee_before_tail) {
-        tail_first = std::min(tail_first, g.points.front());
+        c.tail_first = std::min(c.tail_first, g.points.front());
       } else {
-        caches.push_back(g);
+        c.caches.push_back(g);
       }
     }
   } else {
-    caches = groups;
+    c.caches = groups;
   }
-  for (std::size_t g = 0; g < caches.size(); ++g) {
-    const bool last = g + 1 == caches.size();
-    if (last && !has_tail) break;
-    const std::size_t next_first = last ? tail_first : caches[g + 1].points.front();
-    const double next_median = last ? tail_median : caches[g + 1].median;
-    caches[g].knee = knee_between(pts, caches[g].points.back(), std::max(next_first, caches[g].points.back() + 1),
-                                  caches[g].median, next_median);
+  for (std::size_t g = 0; g < c.caches.size(); ++g) {
+    const bool last = g + 1 == c.caches.size();
+    if (last && !c.has_tail) break;
+    const std::size_t next_first = last ? c.tail_first : c.caches[g + 1].points.front();
+    const double next_median = last ? c.tail_median : c.caches[g + 1].median;
+    c.caches[g].knee = knee_between(pts, c.caches[g].points.back(), std::max(next_first, c.caches[g].points.back() + 1),
+                                    c.caches[g].median, next_median);
   }
-  // More than three levels: noise splits (a small drop) are joined first; what still stands
-  // past the third is a level no source describes (a memory-side cache, another die's L3
-  // seen through a VM): kept out of the names, and DRAM still starts past it.
+  return c;
+}
+
+// More than three levels: noise splits (a small drop) are joined first; what still stands past
+// the third is a level no source describes (a memory-side cache, another die's L3 seen
+// through a VM): kept out of the names, and DRAM still starts past it.
+void keep_three_cache_levels(const Curve& pts, std::vector<Group>& caches, const LevelEvidence& e, LevelDetection& d) {
   join_smallest_drops(pts, caches, 3, kNoiseSplit);
   for (const Group& g : caches) {
     if (g.knee > 0) d.knees.push_back(g.knee);
@@ -242,11 +245,13 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
                                   extra.knee > 0 ? ", ending at " + binary_size(extra.knee) : ""));
   }
   if (caches.size() > 3) caches.resize(3);
+}
 
-  // Names, and the reported sizes each level is compared with.
-  std::vector<std::int64_t> reported;
-  for (std::size_t i = 0; i < e.reported.size() && i < 3; ++i) reported.push_back(e.reported[i]);
-  while (!reported.empty() && reported.back() <= 0) reported.pop_back();
+// The cache levels the sweep found, named, each with its end (its knee, else the reported
+// size) and the reported size it is compared with. `named` marks the reported levels used;
+// returns the largest end.
+std::int64_t name_cache_levels(const Curve& pts, const std::vector<Group>& caches, const std::vector<std::int64_t>& reported,
+                               const LevelEvidence& e, std::vector<bool>& named, LevelDetection& d) {
   std::vector<std::size_t> index(caches.size());
   for (std::size_t g = 0; g < caches.size(); ++g) index[g] = g;
   if (!reported.empty() && caches.size() < reported.size()) index = match_to_reported(caches, reported);
@@ -255,7 +260,6 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
                                   caches.size(), threads_words(e.threads), e.reported_source, reported.size()));
   }
   std::int64_t previous_end = 0;
-  std::vector<bool> named(reported.size(), false);
   for (std::size_t g = 0; g < caches.size(); ++g) {
     DetectedLevel level;
     level.level = level_name(index[g]);
@@ -278,7 +282,12 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
     d.levels.push_back(std::move(level));
     previous_end = std::max(previous_end, d.levels.back().capacity_bytes);
   }
-  // Reported levels the sweep shows no knee for: from the points well inside their band.
+  return previous_end;
+}
+
+// Reported levels the sweep shows no knee for: from the points well inside their band.
+void add_levels_without_knee(const Curve& pts, const std::vector<std::int64_t>& reported, const std::vector<bool>& named,
+                             const LevelEvidence& e, LevelDetection& d) {
   for (std::size_t r = 0; r < reported.size(); ++r) {
     if (named[r] || reported[r] <= 0) continue;
     const double below = r == 0 ? 0.0 : static_cast<double>(reported[r - 1]);
@@ -305,11 +314,13 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
                              100 * kKneeDrop, e.reported_source);
     d.levels.push_back(std::move(level));
   }
-  std::sort(d.levels.begin(), d.levels.end(), [](const DetectedLevel& a, const DetectedLevel& b) { return a.level < b.level; });
-  // A level found by the sweep may start below an inner level that ends at its reported size
-  // (no knee between them): its points up to that end are the inner level's. Without this, an
-  // L3 band from 6 KiB took an L1 point as its ceiling and came out faster than L2 (seen on
-  // this project's Zen 5 VM, a quick calibration: L3 81.8 GB/s over L2's 76.6, refused).
+}
+
+// A level found by the sweep may start below an inner level that ends at its reported size
+// (no knee between them): its points up to that end are the inner level's. Without this, an
+// L3 band from 6 KiB took an L1 point as its ceiling and came out faster than L2 (seen on a
+// Zen 5 VM's quick calibration: L3 81.8 GB/s over L2's 76.6, refused).
+void leave_inner_points_to_inner_levels(LevelDetection& d) {
   for (std::size_t k = 1; k < d.levels.size(); ++k) {
     const std::int64_t inner_end = d.levels[k - 1].capacity_bytes;
     if (inner_end <= 0) continue;
@@ -319,24 +330,26 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
     }
     if (!outside.empty() && outside.size() < d.levels[k].sizes.size()) d.levels[k].sizes = std::move(outside);
   }
+}
 
-  // DRAM: the tail above every knee and every reported cache.
+// DRAM: the tail above every knee and every reported cache; where there is too little of it,
+// the best that could be had, with how far a longer sweep should go.
+void add_dram(const Curve& pts, const CurveSplit& c, std::int64_t previous_end, const LevelEvidence& e, LevelDetection& d) {
   const std::int64_t last_knee = d.knees.empty() ? 0 : d.knees.back();
   const std::int64_t floor = std::max(last_knee, e.largest_reported);
   DetectedLevel dram;
   dram.level = "dram";
   std::vector<std::int64_t> tail_below_floor;
-  if (has_tail) {
-    for (std::size_t i = tail_first; i < pts.size(); ++i) {
+  if (c.has_tail) {
+    for (std::size_t i = c.tail_first; i < pts.size(); ++i) {
       if (pts[i].first > floor) {
         dram.sizes.push_back(pts[i].first);
-      } else if (i >= tail_from) {
+      } else if (i >= c.tail_from) {
         tail_below_floor.push_back(pts[i].first);
       }
     }
     // Points of the tail's level before the strict tail sit on a slope still: not DRAM.
-    dram.sizes.erase(std::remove_if(dram.sizes.begin(), dram.sizes.end(),
-                                    [&](std::int64_t s) { return s < pts[tail_from].first; }),
+    dram.sizes.erase(std::remove_if(dram.sizes.begin(), dram.sizes.end(), [&](std::int64_t s) { return s < pts[c.tail_from].first; }),
                      dram.sizes.end());
   }
   d.dram_flat = dram.sizes.size() >= kTailPoints;
@@ -351,7 +364,7 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
   }
   if (!d.dram_flat) {
     const auto last = static_cast<double>(pts.back().first);
-    d.extend_to = has_tail ? std::llround(std::max(2.0 * last, 2.9 * static_cast<double>(floor))) : std::llround(4.0 * last);
+    d.extend_to = c.has_tail ? std::llround(std::max(2.0 * last, 2.9 * static_cast<double>(floor))) : std::llround(4.0 * last);
     // The best that could be had: the points above the floor, else the last ones.
     dram.flat = false;
     if (dram.sizes.empty()) {
@@ -359,15 +372,38 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
         if (pts[i].first > previous_end) dram.sizes.push_back(pts[i].first);
       }
     }
-    if (dram.sizes.empty()) return d;
-    dram.note = has_tail ? fmt::format("fewer than {} points of the flat tail lie above {} (the last knee and the largest "
-                                       "reported cache): DRAM may still be partly cache",
-                                       kTailPoints, binary_size(floor))
-                         : fmt::format("no flat tail: bandwidth was still falling at {}, the end of the sweep: DRAM may be "
-                                       "slower than this",
-                                       binary_size(pts.back().first));
+    if (dram.sizes.empty()) return;
+    dram.note = c.has_tail ? fmt::format("fewer than {} points of the flat tail lie above {} (the last knee and the largest "
+                                         "reported cache): DRAM may still be partly cache",
+                                         kTailPoints, binary_size(floor))
+                           : fmt::format("no flat tail: bandwidth was still falling at {}, the end of the sweep: DRAM may be "
+                                         "slower than this",
+                                         binary_size(pts.back().first));
   }
   d.levels.push_back(std::move(dram));
+}
+
+}  // namespace
+
+LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
+  LevelDetection d;
+  const Curve pts = median_of_three(valid_sorted(curve));
+  if (pts.empty()) {
+    d.notes.push_back("the sweep has no usable point");
+    return d;
+  }
+  CurveSplit split = split_curve(pts);
+  keep_three_cache_levels(pts, split.caches, e, d);
+  // Names, and the reported sizes each level is compared with.
+  std::vector<std::int64_t> reported;
+  for (std::size_t i = 0; i < e.reported.size() && i < 3; ++i) reported.push_back(e.reported[i]);
+  while (!reported.empty() && reported.back() <= 0) reported.pop_back();
+  std::vector<bool> named(reported.size(), false);
+  const std::int64_t previous_end = name_cache_levels(pts, split.caches, reported, e, named, d);
+  add_levels_without_knee(pts, reported, named, e, d);
+  std::sort(d.levels.begin(), d.levels.end(), [](const DetectedLevel& a, const DetectedLevel& b) { return a.level < b.level; });
+  leave_inner_points_to_inner_levels(d);
+  add_dram(pts, split, previous_end, e, d);
   return d;
 }
 

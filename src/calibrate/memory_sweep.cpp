@@ -138,108 +138,134 @@ std::vector<std::int64_t> planned_sizes(const LevelEvidence& evidence, int threa
   return sizes;
 }
 
-MemorySweep sweep_memory(const MemorySweepOptions& options) {
-  MemorySweep out;
-  const auto say = [&](const std::string& line) {
-    if (options.say) options.say(line);
-  };
-  const int threads = static_cast<int>(options.cpus.size());
-  const std::int64_t memory_limit = options.memory_limit > 0 ? options.memory_limit : default_sweep_memory_limit();
-  std::vector<std::int64_t> sizes = planned_sizes(options.evidence, threads, options.quick, memory_limit);
-  say(fmt::format("calibrating {} thread(s): memory bandwidth over {} working-set sizes up to {}", threads, sizes.size(),
-                  binary_size(sizes.back())));
-  // The sweep itself is triad: it alone decides the levels; the other kernels run at the
-  // levels' points afterwards.
-  std::string why;
-  std::unique_ptr<StreamWorkers> workers;  // one team for the whole sweep while its arrays suffice
-  out.samples = measure(workers, options.cpus, sizes, {StreamKernel::triad}, false, options.quick, &why);
-  if (out.samples.empty()) {
-    out.error = why.empty() ? "the bandwidth sweep measured nothing" : why;
-    return out;
-  }
-  out.levels = detect_levels(triad_curve(out.samples), options.evidence);
+namespace {
 
-  // On past the plan until DRAM's flat tail shows, within memory and time: at most an octave
-  // at a time.
+// One sweep's state: its options, the team of workers it keeps while their arrays suffice,
+// the sizes measured so far.
+struct Sweep {
+  const MemorySweepOptions& options;
+  int threads;
+  std::int64_t memory_limit;
+  std::vector<std::int64_t> sizes;
+  std::unique_ptr<StreamWorkers> workers;
+  std::string why;  // the last measurement's problem
+  void say(const std::string& line) const {
+    if (options.say) options.say(line);
+  }
+  std::vector<BandwidthSample> measure_at(const std::vector<std::int64_t>& at, const std::vector<StreamKernel>& kernels, bool nontemporal,
+                                          bool quick) {
+    return measure(workers, options.cpus, at, kernels, nontemporal, quick, &why);
+  }
+};
+
+// On past the plan until DRAM's flat tail shows, within memory and time: at most an octave at
+// a time.
+void extend_to_dram(Sweep& sweep, MemorySweep& out) {
   const auto extend_start = Clock::now();
   for (int round = 0; round < 3 && out.levels.extend_to > 0; ++round) {
-    const std::int64_t last = sizes.back();
-    const std::int64_t target = std::min({out.levels.extend_to, 2 * last, memory_limit});
+    const std::int64_t last = sweep.sizes.back();
+    const std::int64_t target = std::min({out.levels.extend_to, 2 * last, sweep.memory_limit});
     if (target < last + last / 4) {
       out.notes.push_back(fmt::format("the sweep stopped at {}: a larger working set would need more than the {} of memory "
                                       "it may use (half of what is available)",
-                                      binary_size(last), binary_size(memory_limit)));
-      break;
+                                      binary_size(last), binary_size(sweep.memory_limit)));
+      return;
     }
     std::vector<std::int64_t> more;
-    for (std::int64_t s : sweep_sizes(last, target, 2, {}, threads)) {
+    for (std::int64_t s : sweep_sizes(last, target, 2, {}, sweep.threads)) {
       if (s > last) more.push_back(s);
     }
     const double gbps = std::max(1.0, triad_curve(out.samples).back().second);
-    if (more.empty() || since(extend_start) + triad_seconds(more, gbps) > options.extend_seconds) {
+    if (more.empty() || since(extend_start) + triad_seconds(more, gbps) > sweep.options.extend_seconds) {
       out.notes.push_back(fmt::format("the sweep stopped at {}: going further would take longer than its {:.1f} s budget",
-                                      binary_size(last), options.extend_seconds));
-      break;
+                                      binary_size(last), sweep.options.extend_seconds));
+      return;
     }
-    say(fmt::format("calibrating {} thread(s): no flat DRAM tail yet; sweeping on to {}", threads, binary_size(more.back())));
-    std::vector<BandwidthSample> extra = measure(workers, options.cpus, more, {StreamKernel::triad}, false, options.quick, &why);
+    sweep.say(fmt::format("calibrating {} thread(s): no flat DRAM tail yet; sweeping on to {}", sweep.threads, binary_size(more.back())));
+    std::vector<BandwidthSample> extra = sweep.measure_at(more, {StreamKernel::triad}, false, sweep.options.quick);
     if (extra.empty()) {
-      out.notes.push_back("the sweep could not go on past " + binary_size(last) + ": " + why);
-      break;
+      out.notes.push_back("the sweep could not go on past " + binary_size(last) + ": " + sweep.why);
+      return;
     }
     merge_samples(out.samples, extra);
-    sizes.insert(sizes.end(), more.begin(), more.end());
-    out.levels = detect_levels(triad_curve(out.samples), options.evidence);
+    sweep.sizes.insert(sweep.sizes.end(), more.begin(), more.end());
+    out.levels = detect_levels(triad_curve(out.samples), sweep.options.evidence);
   }
+}
 
-  // Points in which another process took a worker's CPU: once more.
+// Points in which another process took a worker's CPU: once more.
+void remeasure_disturbed(Sweep& sweep, MemorySweep& out) {
   std::vector<std::int64_t> disturbed;
   for (const BandwidthSample& s : out.samples) {
     if (s.shared > 0) disturbed.push_back(s.working_set);
   }
-  if (!disturbed.empty()) {
-    say(fmt::format("calibrating {} thread(s): measuring {} disturbed point(s) again", threads, disturbed.size()));
-    merge_samples(out.samples, measure(workers, options.cpus, disturbed, {StreamKernel::triad}, false, options.quick, &why));
-    out.remeasured = static_cast<int>(disturbed.size());
-    out.still_disturbed = static_cast<int>(std::count_if(out.samples.begin(), out.samples.end(),
-                                                         [](const BandwidthSample& s) { return s.shared > 0; }));
-    out.levels = detect_levels(triad_curve(out.samples), options.evidence);
-  }
+  if (disturbed.empty()) return;
+  sweep.say(fmt::format("calibrating {} thread(s): measuring {} disturbed point(s) again", sweep.threads, disturbed.size()));
+  merge_samples(out.samples, sweep.measure_at(disturbed, {StreamKernel::triad}, false, sweep.options.quick));
+  out.remeasured = static_cast<int>(disturbed.size());
+  out.still_disturbed =
+      static_cast<int>(std::count_if(out.samples.begin(), out.samples.end(), [](const BandwidthSample& s) { return s.shared > 0; }));
+  out.levels = detect_levels(triad_curve(out.samples), sweep.options.evidence);
+}
 
-  // The other kernels at the levels' points: copy, scale and add at a few points of each
-  // cache and at DRAM's, streaming stores at DRAM's largest (quick: copy at DRAM's only).
+// The other kernels at the levels' points: copy, scale and add at a few points of each cache
+// and at DRAM's, streaming stores at DRAM's largest (quick: copy at DRAM's only).
+void measure_other_kernels(Sweep& sweep, MemorySweep& out) {
+  const bool quick = sweep.options.quick;
   std::vector<std::int64_t> cache_points;
   const DetectedLevel* dram = nullptr;
   for (const DetectedLevel& level : out.levels.levels) {
     if (level.level == "dram") {
       dram = &level;
-    } else if (!options.quick) {
+    } else if (!quick) {
       for (std::int64_t s : spread_over(level.sizes, kLevelPoints)) cache_points.push_back(s);
     }
   }
   std::sort(cache_points.begin(), cache_points.end());
   cache_points.erase(std::unique(cache_points.begin(), cache_points.end()), cache_points.end());
   const std::vector<StreamKernel> others = {StreamKernel::copy, StreamKernel::scale, StreamKernel::add};
-  merge_samples(out.samples, measure(workers, options.cpus, cache_points, others, false, options.quick, &why));
+  merge_samples(out.samples, sweep.measure_at(cache_points, others, false, quick));
   if (dram != nullptr) {
     // At the DRAM points the triad arrays already hold (a copy's two arrays need 1.5× a
     // triad's per working set): first-touching larger ones would cost more than the points.
     std::vector<std::int64_t> fit;
     for (std::int64_t size : dram->sizes) {
       BandwidthOptions copy;
-      copy.cpus = options.cpus;
+      copy.cpus = sweep.options.cpus;
       copy.working_sets = {size};
       copy.kernels = {StreamKernel::copy};
-      if (workers && workers->holds(copy)) fit.push_back(size);
+      if (sweep.workers && sweep.workers->holds(copy)) fit.push_back(size);
     }
     if (fit.empty()) fit.push_back(dram->sizes.front());
-    const std::vector<StreamKernel> dram_kernels = options.quick ? std::vector<StreamKernel>{StreamKernel::copy} : others;
-    merge_samples(out.samples, measure(workers, options.cpus, fit, dram_kernels, false, options.quick, &why));
+    const std::vector<StreamKernel> dram_kernels = quick ? std::vector<StreamKernel>{StreamKernel::copy} : others;
+    merge_samples(out.samples, sweep.measure_at(fit, dram_kernels, false, quick));
   }
-  if (!options.quick) {
+  if (!quick) {
     const std::int64_t nt_size = dram != nullptr && !dram->sizes.empty() ? dram->sizes.back() : out.samples.back().working_set;
-    out.nontemporal = measure(workers, options.cpus, {nt_size}, {StreamKernel::copy, StreamKernel::triad}, true, false, &why);
+    out.nontemporal = sweep.measure_at({nt_size}, {StreamKernel::copy, StreamKernel::triad}, true, false);
   }
+}
+
+}  // namespace
+
+MemorySweep sweep_memory(const MemorySweepOptions& options) {
+  MemorySweep out;
+  const int threads = static_cast<int>(options.cpus.size());
+  const std::int64_t memory_limit = options.memory_limit > 0 ? options.memory_limit : default_sweep_memory_limit();
+  Sweep sweep{options, threads, memory_limit, planned_sizes(options.evidence, threads, options.quick, memory_limit), nullptr, {}};
+  sweep.say(fmt::format("calibrating {} thread(s): memory bandwidth over {} working-set sizes up to {}", threads, sweep.sizes.size(),
+                        binary_size(sweep.sizes.back())));
+  // The sweep itself is triad: it alone decides the levels; the other kernels run at the
+  // levels' points afterwards.
+  out.samples = sweep.measure_at(sweep.sizes, {StreamKernel::triad}, false, options.quick);
+  if (out.samples.empty()) {
+    out.error = sweep.why.empty() ? "the bandwidth sweep measured nothing" : sweep.why;
+    return out;
+  }
+  out.levels = detect_levels(triad_curve(out.samples), options.evidence);
+  extend_to_dram(sweep, out);
+  remeasure_disturbed(sweep, out);
+  measure_other_kernels(sweep, out);
   return out;
 }
 

@@ -149,19 +149,24 @@ std::shared_ptr<InfoCommandOptions> setup_info(CLI::App& app, int& exit_code) {
   return options;
 }
 
-int run_info(const InfoCommandOptions& options) {
-  const detail::SystemInfo sys = detail::probe_system();
-  const CpuIdentity cpu = detect_cpu();
-  const std::string family = counter_family(cpu);
-  std::string papi_why;
-  const std::string papi = detail::papi_version(&papi_why);
-  const std::vector<detail::PapiComponent> papi_components = detail::papi_components();
-  std::vector<std::string> problems;
-  const std::vector<EventGroup> groups = applicable_groups(family, &problems);
-  if (options.self_test) return run_self_test_command(options, sys, cpu, family, groups);
+namespace {
 
+// What `hwprof info` found: the system, the CPU, PAPI, and each group's events tried.
+struct InfoFindings {
+  detail::SystemInfo sys;
+  CpuIdentity cpu;
+  std::string family;
+  std::string papi;
+  std::string papi_why;
+  std::vector<detail::PapiComponent> papi_components;
+  std::vector<std::string> problems;  // reading the group files
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   std::set<std::string> fixes;
-  nlohmann::ordered_json group_json = nlohmann::ordered_json::array();
+};
+
+// Each group's events opened once: which can be counted here, and for those that cannot, why
+// and the fix.
+void try_groups(const std::vector<EventGroup>& groups, InfoFindings& f) {
   for (const EventGroup& g : groups) {
     CounterOptions probe;
     for (const GroupEvent& e : g.events) probe.events.push_back(e.event);
@@ -175,92 +180,111 @@ int run_info(const InfoCommandOptions& options) {
       if (!info.reason.empty()) e["reason"] = info.reason;
       events.push_back(std::move(e));
       if (info.status == CounterStatus::no_permission) {
-        fixes.insert(g.scope == GroupScope::uncore
-                         ? "system-wide (uncore) events: `sudo sysctl kernel.perf_event_paranoid=0` (scripts/enable-counters.sh --paranoid 0)"
-                         : "`sudo sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON for hwprof (scripts/enable-counters.sh)");
+        f.fixes.insert(g.scope == GroupScope::uncore
+                           ? "system-wide (uncore) events: `sudo sysctl kernel.perf_event_paranoid=0` (scripts/enable-counters.sh --paranoid 0)"
+                           : "`sudo sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON for hwprof (scripts/enable-counters.sh)");
       }
     }
     nlohmann::ordered_json j = {{"name", g.name}, {"title", g.title}, {"file", g.file}};
     j["available"] = usable == g.events.size() ? "yes" : usable == 0 ? "no" : "partly";
     j["events"] = std::move(events);
-    group_json.push_back(std::move(j));
+    f.groups.push_back(std::move(j));
   }
-  if (!sys.hardware_pmu) {
-    fixes.insert(std::string(cpu.hypervisor ? "this virtual machine" : "this machine") +
-                 " exposes no hardware PMU: hardware events (cycles, FP operations, cache misses, DRAM bytes) cannot be "
-                 "counted; only software events and timers work. Ask for PMU passthrough (vPMU) or use a bare-metal host");
+  if (!f.sys.hardware_pmu) {
+    f.fixes.insert(std::string(f.cpu.hypervisor ? "this virtual machine" : "this machine") +
+                   " exposes no hardware PMU: hardware events (cycles, FP operations, cache misses, DRAM bytes) cannot be "
+                   "counted; only software events and timers work. Ask for PMU passthrough (vPMU) or use a bare-metal host");
   }
+}
 
+std::string info_json(InfoFindings f) {
+  const detail::SystemInfo& sys = f.sys;
+  const CpuIdentity& cpu = f.cpu;
+  nlohmann::ordered_json j;
+  j["hwprof"] = kVersion;
+  j["kernel"] = sys.kernel;
+  j["perf_event_paranoid"] = sys.perf_event_paranoid;
+  j["root"] = sys.root;
+  j["cap_perfmon"] = sys.cap_perfmon;
+  j["virtual_machine"] = cpu.hypervisor;
+  j["cpu"] = {{"vendor", cpu.vendor}, {"family", cpu.family}, {"model", cpu.model}, {"stepping", cpu.stepping}, {"brand", cpu.brand}};
+  j["counter_family"] = f.family;
+  if (!counter_family_note(f.family).empty()) j["counter_family_note"] = counter_family_note(f.family);
   nlohmann::ordered_json pmus = nlohmann::ordered_json::array();
   for (const auto& p : sys.pmus) pmus.push_back({{"name", p.name}, {"type", p.type}});
+  j["pmus"] = std::move(pmus);
+  j["hardware_pmu"] = sys.hardware_pmu;
+  j["rdpmc"] = {{"available", sys.rdpmc_available}, {"detail", sys.rdpmc}};
+  j["papi"] = f.papi.empty() ? nlohmann::ordered_json{{"available", false}, {"reason", f.papi_why}}
+                             : nlohmann::ordered_json{{"available", true}, {"version", f.papi}};
+  nlohmann::ordered_json components = nlohmann::ordered_json::array();
+  for (const auto& c : f.papi_components) {
+    nlohmann::ordered_json comp = {{"name", c.name}, {"enabled", c.enabled}};
+    if (!c.enabled) comp["reason"] = c.reason;
+    components.push_back(std::move(comp));
+  }
+  j["papi"]["components"] = std::move(components);
+  j["groups"] = std::move(f.groups);
+  j["fixes"] = std::vector<std::string>(f.fixes.begin(), f.fixes.end());
+  if (!f.problems.empty()) j["problems"] = f.problems;
+  return j.dump(2) + "\n";
+}
 
-  std::string text;
-  if (options.format == "json") {
-    nlohmann::ordered_json j;
-    j["hwprof"] = kVersion;
-    j["kernel"] = sys.kernel;
-    j["perf_event_paranoid"] = sys.perf_event_paranoid;
-    j["root"] = sys.root;
-    j["cap_perfmon"] = sys.cap_perfmon;
-    j["virtual_machine"] = cpu.hypervisor;
-    j["cpu"] = {{"vendor", cpu.vendor}, {"family", cpu.family}, {"model", cpu.model}, {"stepping", cpu.stepping}, {"brand", cpu.brand}};
-    j["counter_family"] = family;
-    if (!counter_family_note(family).empty()) j["counter_family_note"] = counter_family_note(family);
-    j["pmus"] = std::move(pmus);
-    j["hardware_pmu"] = sys.hardware_pmu;
-    j["rdpmc"] = {{"available", sys.rdpmc_available}, {"detail", sys.rdpmc}};
-    j["papi"] = papi.empty() ? nlohmann::ordered_json{{"available", false}, {"reason", papi_why}}
-                             : nlohmann::ordered_json{{"available", true}, {"version", papi}};
-    nlohmann::ordered_json components = nlohmann::ordered_json::array();
-    for (const auto& c : papi_components) {
-      nlohmann::ordered_json comp = {{"name", c.name}, {"enabled", c.enabled}};
-      if (!c.enabled) comp["reason"] = c.reason;
-      components.push_back(std::move(comp));
-    }
-    j["papi"]["components"] = std::move(components);
-    j["groups"] = std::move(group_json);
-    j["fixes"] = std::vector<std::string>(fixes.begin(), fixes.end());
-    if (!problems.empty()) j["problems"] = problems;
-    text = j.dump(2) + "\n";
-  } else {
-    const auto row = [](const std::string& label, const std::string& value) { return fmt::format("  {:<21}{}\n", label, value); };
-    text += fmt::format("hwprof {} — what this machine lets hwprof count\n\nSystem\n", kVersion);
-    text += row("kernel", sys.kernel);
-    text += row("CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand,
-                                   cpu.hypervisor ? " (virtual machine)" : ""));
-    text += row("counter family", family);
-    if (!counter_family_note(family).empty()) text += row("", counter_family_note(family));
-    text += row("perf_event_paranoid", fmt::format("{} ({})", sys.perf_event_paranoid, paranoid_meaning(sys.perf_event_paranoid)));
-    text += row("privileges", std::string(sys.root ? "root" : "not root") + ", CAP_PERFMON " + (sys.cap_perfmon ? "yes" : "no"));
-    std::string pmu_list;
-    for (const auto& p : sys.pmus) pmu_list += (pmu_list.empty() ? "" : ", ") + p.name + " (" + std::to_string(p.type) + ")";
-    text += row("PMUs", pmu_list.empty() ? "none listed in /sys/bus/event_source/devices" : pmu_list);
-    text += row("hardware PMU", sys.hardware_pmu ? "yes" : "none exposed");
-    text += row("rdpmc", sys.rdpmc);
-    text += row("PAPI", papi.empty() ? "unavailable: " + papi_why : papi);
-    for (const auto& c : papi_components) {
-      text += row("", "  component " + c.name + (c.enabled ? ": enabled" : ": disabled (" + c.reason + ")"));
-    }
-    text += "\nEvent groups\n";
-    for (const auto& g : group_json) {
-      text += fmt::format("  {:<20} {:<48} available: {}\n", g["name"].get<std::string>(), g["title"].get<std::string>(),
-                          g["available"].get<std::string>());
-      for (const auto& e : g["events"]) {
-        if (e["status"] == "ok") continue;
-        text += fmt::format("      {:<44} {}: {}\n", e["event"].get<std::string>(), e["status"].get<std::string>(),
-                            e.contains("reason") ? e["reason"].get<std::string>() : "");
-      }
-    }
-    if (!problems.empty()) {
-      text += "\nProblems reading the group files\n";
-      for (const auto& p : problems) text += "  " + p + "\n";
-    }
-    if (!fixes.empty()) {
-      text += "\nHow to fix\n";
-      for (const auto& f : fixes) text += "  - " + f + "\n";
+std::string info_table(const InfoFindings& f) {
+  const detail::SystemInfo& sys = f.sys;
+  const CpuIdentity& cpu = f.cpu;
+  const auto row = [](const std::string& label, const std::string& value) { return fmt::format("  {:<21}{}\n", label, value); };
+  std::string text = fmt::format("hwprof {} — what this machine lets hwprof count\n\nSystem\n", kVersion);
+  text += row("kernel", sys.kernel);
+  text += row("CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand,
+                                 cpu.hypervisor ? " (virtual machine)" : ""));
+  text += row("counter family", f.family);
+  if (!counter_family_note(f.family).empty()) text += row("", counter_family_note(f.family));
+  text += row("perf_event_paranoid", fmt::format("{} ({})", sys.perf_event_paranoid, paranoid_meaning(sys.perf_event_paranoid)));
+  text += row("privileges", std::string(sys.root ? "root" : "not root") + ", CAP_PERFMON " + (sys.cap_perfmon ? "yes" : "no"));
+  std::string pmu_list;
+  for (const auto& p : sys.pmus) pmu_list += (pmu_list.empty() ? "" : ", ") + p.name + " (" + std::to_string(p.type) + ")";
+  text += row("PMUs", pmu_list.empty() ? "none listed in /sys/bus/event_source/devices" : pmu_list);
+  text += row("hardware PMU", sys.hardware_pmu ? "yes" : "none exposed");
+  text += row("rdpmc", sys.rdpmc);
+  text += row("PAPI", f.papi.empty() ? "unavailable: " + f.papi_why : f.papi);
+  for (const auto& c : f.papi_components) {
+    text += row("", "  component " + c.name + (c.enabled ? ": enabled" : ": disabled (" + c.reason + ")"));
+  }
+  text += "\nEvent groups\n";
+  for (const auto& g : f.groups) {
+    text += fmt::format("  {:<20} {:<48} available: {}\n", g["name"].get<std::string>(), g["title"].get<std::string>(),
+                        g["available"].get<std::string>());
+    for (const auto& e : g["events"]) {
+      if (e["status"] == "ok") continue;
+      text += fmt::format("      {:<44} {}: {}\n", e["event"].get<std::string>(), e["status"].get<std::string>(),
+                          e.contains("reason") ? e["reason"].get<std::string>() : "");
     }
   }
-  return emit(text, options.output);
+  if (!f.problems.empty()) {
+    text += "\nProblems reading the group files\n";
+    for (const auto& p : f.problems) text += "  " + p + "\n";
+  }
+  if (!f.fixes.empty()) {
+    text += "\nHow to fix\n";
+    for (const auto& fix : f.fixes) text += "  - " + fix + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+int run_info(const InfoCommandOptions& options) {
+  InfoFindings f;
+  f.sys = detail::probe_system();
+  f.cpu = detect_cpu();
+  f.family = counter_family(f.cpu);
+  f.papi = detail::papi_version(&f.papi_why);
+  f.papi_components = detail::papi_components();
+  const std::vector<EventGroup> groups = applicable_groups(f.family, &f.problems);
+  if (options.self_test) return run_self_test_command(options, f.sys, f.cpu, f.family, groups);
+  try_groups(groups, f);
+  return emit(options.format == "json" ? info_json(std::move(f)) : info_table(f), options.output);
 }
 
 }  // namespace hwprof::cli

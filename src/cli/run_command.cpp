@@ -105,92 +105,94 @@ std::shared_ptr<RunCommandOptions> setup_run(CLI::App& app, int& exit_code) {
   return options;
 }
 
-int run_run(const RunCommandOptions& options) {
-  if (!options.input.empty() && (!options.input_shape.empty() || options.batch != 1)) {
-    return fail(Error{"--input gives the batch and the shape; --batch and --input-shape are for the synthetic input only"});
+namespace {
+
+// The input: an .npy file (which gives the batch and the per-sample shape), or none (the
+// synthetic input of --batch and --input-shape). `input_shape` gets the per-sample shape.
+Result<std::optional<Tensor>> given_input(const RunCommandOptions& options, std::string& input_shape) {
+  input_shape = options.input_shape;
+  if (options.input.empty()) return std::optional<Tensor>();
+  if (!options.input_shape.empty() || options.batch != 1) {
+    return Error{"--input gives the batch and the shape; --batch and --input-shape are for the synthetic input only"};
   }
-  std::optional<Tensor> given;
-  std::string input_shape = options.input_shape;
-  if (!options.input.empty()) {
-    auto bytes = detail::read_input_file(options.input, ".npy input", kMaxNpyBytes);
-    if (!bytes) return fail(bytes.error());
-    auto array = detail::parse_npy(*bytes, options.input);
-    if (!array) return fail(array.error());
-    Result<Tensor> tensor = Error{};
-    try {
-      tensor = detail::npy_to_tensor(*array, options.input);
-    } catch (const std::bad_alloc&) {
-      return fail(Error{options.input + ": out of memory for the input tensor"});
-    }
-    if (!tensor) return fail(tensor.error());
-    given = std::move(*tensor);
-    const Shape per_sample(given->shape().begin() + 1, given->shape().end());
-    input_shape = format_shape(per_sample);
+  auto bytes = detail::read_input_file(options.input, ".npy input", kMaxNpyBytes);
+  if (!bytes) return bytes.error();
+  auto array = detail::parse_npy(*bytes, options.input);
+  if (!array) return array.error();
+  Result<Tensor> tensor = Error{};
+  try {
+    tensor = detail::npy_to_tensor(*array, options.input);
+  } catch (const std::bad_alloc&) {
+    return Error{options.input + ": out of memory for the input tensor"};
   }
+  if (!tensor) return tensor.error();
+  const Shape per_sample(tensor->shape().begin() + 1, tensor->shape().end());
+  input_shape = format_shape(per_sample);
+  return std::optional<Tensor>(std::move(*tensor));
+}
+
+// The model, at the input's per-sample shape, checked to take the input's type.
+Result<Graph> model_for(const RunCommandOptions& options, const std::optional<Tensor>& given, const std::string& input_shape) {
   auto graph = load_model_argument(options.model, {});
-  if (!graph) return fail(graph.error());
+  if (!graph) return graph.error();
   if (given && given->dtype() != graph->input.dtype) {
-    return fail(Error{options.input + ": the array holds " + std::string(given->dtype() == DType::f32 ? "float32 values" : "integers") +
-                      "; model '" + graph->name + "' takes " + std::string(graph->input.dtype == DType::f32 ? "float32 (save x.astype(np.float32))" : "token ids (int64 or int32)")});
+    return Error{options.input + ": the array holds " + std::string(given->dtype() == DType::f32 ? "float32 values" : "integers") +
+                 "; model '" + graph->name + "' takes " +
+                 std::string(graph->input.dtype == DType::f32 ? "float32 (save x.astype(np.float32))" : "token ids (int64 or int32)")};
   }
-  if (!input_shape.empty()) {
-    auto shape = parse_shape_argument(input_shape);
-    if (!shape) return fail(shape.error());
-    if (*shape != graph->input.shape) {
-      auto reshaped = with_input_shape(*graph, *shape);
-      if (!reshaped) {
-        return fail(Error{(options.input.empty() ? std::string("--input-shape") : options.input) + ": per-sample shape " + format_shape(*shape) +
-                          " does not fit model '" + graph->name + "' (it takes " + format_shape(graph->input.shape) +
-                          "): " + reshaped.error().message});
-      }
-      graph = std::move(reshaped);
-    }
+  if (input_shape.empty()) return graph;
+  auto shape = parse_shape_argument(input_shape);
+  if (!shape) return shape.error();
+  if (*shape == graph->input.shape) return graph;
+  auto reshaped = with_input_shape(*graph, *shape);
+  if (!reshaped) {
+    return Error{(options.input.empty() ? std::string("--input-shape") : options.input) + ": per-sample shape " + format_shape(*shape) +
+                 " does not fit model '" + graph->name + "' (it takes " + format_shape(graph->input.shape) +
+                 "): " + reshaped.error().message};
   }
-  ExecutorOptions eo;
-  eo.batch = given ? given->dim(0) : options.batch;
-  eo.threads = options.threads;
-  eo.seed = options.seed;
-  auto executor = Executor::build(*graph, eo);
-  if (!executor) return fail(executor.error());
-  const Tensor input = given ? std::move(*given) : executor->make_input(options.seed);
-  const auto start = std::chrono::steady_clock::now();
-  auto output = executor->forward(input);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!output) return fail(output.error());
-  const Tensor& y = *output;
-  if (!options.output.empty()) {
-    const std::string npy = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
-    if (const int code = emit(npy, options.output); code != kExitOk) return code;
-  }
-  std::size_t given_weights = 0;
-  for (const Node& node : graph->nodes) given_weights += node.initial_values.size();
-  const OutputStats s = stats_of(y);
-  const std::string weights_text = given_weights == 0 ? fmt::format("PyTorch's default initialisation (seed {})", options.seed)
-                                                     : fmt::format("the model file's ({} tensors, parameters and buffers)", given_weights);
-  if (options.format == "json") {
-    nlohmann::ordered_json j;
-    j["model"] = graph->name;
-    j["source"] = graph->source.file();
-    j["input"] = {{"file", options.input.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(options.input)},
-                  {"shape", input.shape()},
-                  {"dtype", dtype_name(input.dtype())},
-                  {"synthetic", options.input.empty()}};
-    j["weights"] = given_weights == 0 ? "initialised" : "model file";
-    j["output"] = {{"file", options.output.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(options.output)},
-                   {"shape", y.shape()},
-                   {"min", s.min},
-                   {"max", s.max},
-                   {"mean", s.mean},
-                   {"std", s.std},
-                   {"non_finite", s.non_finite}};
-    if (!s.argmax.empty()) j["output"]["argmax"] = s.argmax;
-    j["threads"] = executor->threads();
-    j["wall_ms"] = {{"value", ms}, {"source", "measured: one forward pass, steady_clock, no warm-up"}};
-    std::cout << j.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::cout << fmt::format("hwprof run: {} ({}), forward (evaluation mode), {} thread(s)\n", graph->name, graph->source.file(), executor->threads());
-  std::cout << fmt::format("input  {} {}, {}\n", format_shape(input.shape()), dtype_name(input.dtype()),
+  return reshaped;
+}
+
+// What one forward pass gave, for the report.
+struct RunResult {
+  const Graph& graph;
+  const Tensor& input;
+  const Tensor& output;
+  int threads;
+  double ms;
+  std::size_t given_weights;  // tensors the model file gave
+};
+
+void print_run_json(const RunCommandOptions& options, const RunResult& r) {
+  const OutputStats s = stats_of(r.output);
+  nlohmann::ordered_json j;
+  j["model"] = r.graph.name;
+  j["source"] = r.graph.source.file();
+  j["input"] = {{"file", options.input.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(options.input)},
+                {"shape", r.input.shape()},
+                {"dtype", dtype_name(r.input.dtype())},
+                {"synthetic", options.input.empty()}};
+  j["weights"] = r.given_weights == 0 ? "initialised" : "model file";
+  j["output"] = {{"file", options.output.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(options.output)},
+                 {"shape", r.output.shape()},
+                 {"min", s.min},
+                 {"max", s.max},
+                 {"mean", s.mean},
+                 {"std", s.std},
+                 {"non_finite", s.non_finite}};
+  if (!s.argmax.empty()) j["output"]["argmax"] = s.argmax;
+  j["threads"] = r.threads;
+  j["wall_ms"] = {{"value", r.ms}, {"source", "measured: one forward pass, steady_clock, no warm-up"}};
+  std::cout << j.dump(2) << "\n";
+}
+
+void print_run_table(const RunCommandOptions& options, const RunResult& r) {
+  const OutputStats s = stats_of(r.output);
+  const Tensor& y = r.output;
+  const std::string weights_text = r.given_weights == 0 ? fmt::format("PyTorch's default initialisation (seed {})", options.seed)
+                                                       : fmt::format("the model file's ({} tensors, parameters and buffers)", r.given_weights);
+  std::cout << fmt::format("hwprof run: {} ({}), forward (evaluation mode), {} thread(s)\n", r.graph.name, r.graph.source.file(), r.threads);
+  std::cout << fmt::format("input  {} {}, {}\n", format_shape(r.input.shape()), dtype_name(r.input.dtype()),
                            options.input.empty() ? fmt::format("synthetic (seed {})", options.seed) : options.input);
   std::cout << fmt::format("weights: {}\n", weights_text);
   std::cout << fmt::format("output {} {}{}\n", format_shape(y.shape()), dtype_name(y.dtype()),
@@ -202,7 +204,41 @@ int run_run(const RunCommandOptions& options) {
     for (std::int64_t a : s.argmax) list += (list.empty() ? "" : " ") + std::to_string(a);
     std::cout << "  argmax per sample: " << list << (y.dim(0) > 16 ? " ..." : "") << "\n";
   }
-  std::cout << fmt::format("wall time {:.3f} ms (measured: one forward pass, no warm-up; 'hwprof bench' times it properly)\n", ms);
+  std::cout << fmt::format("wall time {:.3f} ms (measured: one forward pass, no warm-up; 'hwprof bench' times it properly)\n", r.ms);
+}
+
+}  // namespace
+
+int run_run(const RunCommandOptions& options) {
+  std::string input_shape;
+  auto given = given_input(options, input_shape);
+  if (!given) return fail(given.error());
+  auto graph = model_for(options, *given, input_shape);
+  if (!graph) return fail(graph.error());
+  ExecutorOptions eo;
+  eo.batch = *given ? (*given)->dim(0) : options.batch;
+  eo.threads = options.threads;
+  eo.seed = options.seed;
+  auto executor = Executor::build(*graph, eo);
+  if (!executor) return fail(executor.error());
+  const Tensor input = *given ? std::move(**given) : executor->make_input(options.seed);
+  const auto start = std::chrono::steady_clock::now();
+  auto output = executor->forward(input);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!output) return fail(output.error());
+  const Tensor& y = *output;
+  if (!options.output.empty()) {
+    const std::string npy = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
+    if (const int code = emit(npy, options.output); code != kExitOk) return code;
+  }
+  std::size_t given_weights = 0;
+  for (const Node& node : graph->nodes) given_weights += node.initial_values.size();
+  const RunResult result{*graph, input, y, executor->threads(), ms, given_weights};
+  if (options.format == "json") {
+    print_run_json(options, result);
+  } else {
+    print_run_table(options, result);
+  }
   return kExitOk;
 }
 

@@ -153,47 +153,40 @@ std::shared_ptr<StatCommandOptions> setup_stat(CLI::App& app, int& exit_code) {
   return options;
 }
 
-int run_stat(const StatCommandOptions& options) {
-  if (!options.output.empty()) {
-    // A report that cannot be written is known before the program runs.
-    if (auto error = check_output_path(options.output)) return fail(*error);
-  }
+namespace {
+
+// The events `stat` counts: the group's, those named, or the defaults; or the usage error.
+struct StatEvents {
   std::optional<EventGroup> group;
+  std::vector<std::string> names;
+  BackendKind backend = BackendKind::perf;
+};
+
+Result<StatEvents> stat_events(const StatCommandOptions& options, bool& usage_error) {
+  StatEvents out;
   auto listed = event_arguments(options.events);
   if (!listed) {
-    std::cerr << "hwprof: error: " << listed.error().message << "\n";
-    return kExitUsage;
+    usage_error = true;
+    return listed.error();
   }
-  std::vector<std::string> names = std::move(*listed);
+  out.names = std::move(*listed);
   if (!options.group.empty()) {
     auto g = find_group(options.group);
-    if (!g) return fail(g.error());
-    group = std::move(*g);
-    names.clear();
-    for (const GroupEvent& e : group->events) names.push_back(e.event);
+    if (!g) return g.error();
+    out.group = std::move(*g);
+    out.names.clear();
+    for (const GroupEvent& e : out.group->events) out.names.push_back(e.event);
   }
-  const BackendKind backend = options.backend == "papi" ? BackendKind::papi : options.backend == "timer" ? BackendKind::timer : BackendKind::perf;
-  if (names.empty() && backend == BackendKind::perf) names = kDefaultEvents;
+  out.backend = options.backend == "papi" ? BackendKind::papi : options.backend == "timer" ? BackendKind::timer : BackendKind::perf;
+  if (out.names.empty() && out.backend == BackendKind::perf) out.names = kDefaultEvents;
+  return out;
+}
 
-  std::unique_ptr<CounterSet> set;
-  CounterSnapshot after;
-  auto child = run_child(options.command, [&](pid_t pid) {
-    if (backend == BackendKind::timer) return;  // the child's times come from wait4
-    CounterOptions counter_options;
-    counter_options.backend = backend;
-    counter_options.events = names;
-    counter_options.pid = pid;
-    counter_options.enable_on_exec = true;
-    set = open_counters(counter_options);
-  });
-  if (!child) {
-    std::cerr << "hwprof: error: " << child.error().message << "\n";
-    return 127;
-  }
+// What was counted, as the report's records: each event by name (for the metrics) and as JSON.
+struct StatRecords {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  std::vector<std::pair<std::string, CounterReading>> values;  // by event name
-  // One event of the report: its reading by name (for the metrics) and its JSON record.
-  auto record = [&](const std::string& name, const CounterReading& r, const std::string& unit, const std::string& reason) {
+  std::vector<std::pair<std::string, CounterReading>> values;
+  void add(const std::string& name, const CounterReading& r, const std::string& unit, const std::string& reason) {
     values.emplace_back(name, r);
     nlohmann::ordered_json e = {{"name", name}};
     e["value"] = r.has_value() ? nlohmann::ordered_json(r.value) : nlohmann::ordered_json(nullptr);
@@ -202,100 +195,147 @@ int run_stat(const StatCommandOptions& options) {
     e["running_fraction"] = r.running_fraction;
     if (!reason.empty()) e["reason"] = reason;
     events.push_back(std::move(e));
-  };
-  if (backend == BackendKind::timer) {
-    auto add = [&](const char* name, double seconds) {
+  }
+};
+
+StatRecords stat_records(const StatEvents& asked, const ChildResult& child, CounterSet* set) {
+  StatRecords out;
+  if (asked.backend == BackendKind::timer) {
+    const auto add = [&](const char* name, double seconds) {
       CounterReading r;
       r.status = CounterStatus::ok;
       r.value = seconds * 1e9;
       r.running_fraction = 1.0;
-      record(name, r, "ns", "");
+      out.add(name, r, "ns", "");
     };
-    add("wall-time", child->wall_seconds);
-    add("user-time", child->user_seconds);
-    add("system-time", child->system_seconds);
+    add("wall-time", child.wall_seconds);
+    add("user-time", child.user_seconds);
+    add("system-time", child.system_seconds);
     // The events asked for are not dropped without a word.
-    for (const std::string& name : names) {
+    for (const std::string& name : asked.names) {
       CounterReading r;
       r.status = CounterStatus::unsupported;
-      record(name, r, "count", "not counted: the timer backend counts no events (use --backend perf or papi)");
+      out.add(name, r, "count", "not counted: the timer backend counts no events (use --backend perf or papi)");
     }
-  } else if (set) {
+  } else if (set != nullptr) {
+    CounterSnapshot after;
     set->read(after);
     CounterSnapshot zero;  // enabled at exec: everything counted is the program's
     zero.valid.fill(true);
     const std::vector<CounterReading> readings = readings_between(*set, zero, after);
     for (std::size_t i = 0; i < set->events().size(); ++i) {
       const EventInfo& info = set->events()[i];
-      record(info.name, i < readings.size() ? readings[i] : CounterReading{}, info.unit.empty() ? "count" : info.unit, info.reason);
+      out.add(info.name, i < readings.size() ? readings[i] : CounterReading{}, info.unit.empty() ? "count" : info.unit, info.reason);
     }
   }
+  return out;
+}
 
+// The group's metrics over the program's whole run (derived from the records).
+nlohmann::ordered_json stat_metrics(const EventGroup& group, const StatRecords& records, double wall_seconds) {
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
-  if (group) {
-    for (const Metric& m : group->metrics) {
-      const MetricValue v = evaluate_metric(m, [&](std::string_view id) -> std::optional<double> {
-        if (id == "time") return child->wall_seconds;
-        for (const GroupEvent& ge : group->events) {
-          if (ge.id != id) continue;
-          for (const auto& [name, r] : values) {
-            if (name == ge.event && r.has_value()) return r.value;
-          }
+  for (const Metric& m : group.metrics) {
+    const MetricValue v = evaluate_metric(m, [&](std::string_view id) -> std::optional<double> {
+      if (id == "time") return wall_seconds;
+      for (const GroupEvent& ge : group.events) {
+        if (ge.id != id) continue;
+        for (const auto& [name, r] : records.values) {
+          if (name == ge.event && r.has_value()) return r.value;
         }
-        return std::nullopt;
-      });
-      nlohmann::ordered_json j = {{"name", m.name}};
-      j["value"] = v.value ? nlohmann::ordered_json(*v.value) : nlohmann::ordered_json(nullptr);
-      j["unit"] = m.unit;
-      j["source"] = "derived";
-      if (!v.value) j["reason"] = v.reason;
-      metrics.push_back(std::move(j));
-    }
+      }
+      return std::nullopt;
+    });
+    nlohmann::ordered_json j = {{"name", m.name}};
+    j["value"] = v.value ? nlohmann::ordered_json(*v.value) : nlohmann::ordered_json(nullptr);
+    j["unit"] = m.unit;
+    j["source"] = "derived";
+    if (!v.value) j["reason"] = v.reason;
+    metrics.push_back(std::move(j));
   }
+  return metrics;
+}
 
-  std::string text;
-  if (options.format == "json") {
-    nlohmann::ordered_json j;
-    j["command"] = options.command;
-    j["backend"] = options.backend;
-    if (group) j["group"] = group->name;
-    if (group && !group->alias_note.empty()) j["group_note"] = group->alias_note;
-    j["exit_code"] = child->exit_code;
-    j["wall_seconds"] = child->wall_seconds;
-    j["events"] = std::move(events);
-    j["metrics"] = std::move(metrics);
-    text = j.dump(2) + "\n";
-  } else {
-    text = fmt::format("\n Counter stats for '{}' (backend {}{}):\n\n", quote_command(options.command), options.backend,
-                       group ? ", group " + group->name : "");
-    if (group && !group->alias_note.empty()) text += "  (" + group->alias_note + ")\n\n";
-    for (const auto& e : events) {
-      const std::string name = e["name"];
-      const std::string status = e["status"];
-      if (e["value"].is_null()) {
-        text += fmt::format("  {:>18}  {:<28} {}\n", "<" + status + ">", name, e.contains("reason") ? e["reason"].get<std::string>() : "");
-        continue;
-      }
-      const double value = e["value"];
-      const std::string unit = e["unit"];
-      const std::string shown = unit == "ns" ? fmt::format("{:.2f} ms", value / 1e6) : fmt::format("{:.0f}", value);
-      const double fraction = e["running_fraction"];
-      text += fmt::format("  {:>18}  {:<28} {}\n", shown, name,
-                          status == "multiplexed" ? fmt::format("(multiplexed: counted {:.1f}% of the time, scaled)", fraction * 100) : "");
+std::string stat_json(const StatCommandOptions& options, const StatEvents& asked, const ChildResult& child, StatRecords records,
+                      nlohmann::ordered_json metrics) {
+  nlohmann::ordered_json j;
+  j["command"] = options.command;
+  j["backend"] = options.backend;
+  if (asked.group) j["group"] = asked.group->name;
+  if (asked.group && !asked.group->alias_note.empty()) j["group_note"] = asked.group->alias_note;
+  j["exit_code"] = child.exit_code;
+  j["wall_seconds"] = child.wall_seconds;
+  j["events"] = std::move(records.events);
+  j["metrics"] = std::move(metrics);
+  return j.dump(2) + "\n";
+}
+
+std::string stat_table(const StatCommandOptions& options, const StatEvents& asked, const ChildResult& child, const StatRecords& records,
+                       const nlohmann::ordered_json& metrics) {
+  const std::optional<EventGroup>& group = asked.group;
+  std::string text = fmt::format("\n Counter stats for '{}' (backend {}{}):\n\n", quote_command(options.command), options.backend,
+                                 group ? ", group " + group->name : "");
+  if (group && !group->alias_note.empty()) text += "  (" + group->alias_note + ")\n\n";
+  for (const auto& e : records.events) {
+    const std::string name = e["name"];
+    const std::string status = e["status"];
+    if (e["value"].is_null()) {
+      text += fmt::format("  {:>18}  {:<28} {}\n", "<" + status + ">", name, e.contains("reason") ? e["reason"].get<std::string>() : "");
+      continue;
     }
-    if (!metrics.empty()) {
-      text += "\n";
-      for (const auto& m : metrics) {
-        const std::string name = m["name"];
-        if (m["value"].is_null()) {
-          text += fmt::format("  {:>18}  {:<28} unavailable: {}\n", "-", name, m["reason"].get<std::string>());
-        } else {
-          text += fmt::format("  {:>18.4g}  {:<28} {}\n", m["value"].get<double>(), name, m["unit"].get<std::string>());
-        }
-      }
-    }
-    text += fmt::format("\n  {:.6f} seconds wall; exit code {}\n\n", child->wall_seconds, child->exit_code);
+    const double value = e["value"];
+    const std::string unit = e["unit"];
+    const std::string shown = unit == "ns" ? fmt::format("{:.2f} ms", value / 1e6) : fmt::format("{:.0f}", value);
+    const double fraction = e["running_fraction"];
+    text += fmt::format("  {:>18}  {:<28} {}\n", shown, name,
+                        status == "multiplexed" ? fmt::format("(multiplexed: counted {:.1f}% of the time, scaled)", fraction * 100) : "");
   }
+  if (!metrics.empty()) {
+    text += "\n";
+    for (const auto& m : metrics) {
+      const std::string name = m["name"];
+      if (m["value"].is_null()) {
+        text += fmt::format("  {:>18}  {:<28} unavailable: {}\n", "-", name, m["reason"].get<std::string>());
+      } else {
+        text += fmt::format("  {:>18.4g}  {:<28} {}\n", m["value"].get<double>(), name, m["unit"].get<std::string>());
+      }
+    }
+  }
+  text += fmt::format("\n  {:.6f} seconds wall; exit code {}\n\n", child.wall_seconds, child.exit_code);
+  return text;
+}
+
+}  // namespace
+
+int run_stat(const StatCommandOptions& options) {
+  if (!options.output.empty()) {
+    // A report that cannot be written is known before the program runs.
+    if (auto error = check_output_path(options.output)) return fail(*error);
+  }
+  bool usage_error = false;
+  auto asked = stat_events(options, usage_error);
+  if (!asked) {
+    if (!usage_error) return fail(asked.error());
+    std::cerr << "hwprof: error: " << asked.error().message << "\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<CounterSet> set;
+  auto child = run_child(options.command, [&](pid_t pid) {
+    if (asked->backend == BackendKind::timer) return;  // the child's times come from wait4
+    CounterOptions counter_options;
+    counter_options.backend = asked->backend;
+    counter_options.events = asked->names;
+    counter_options.pid = pid;
+    counter_options.enable_on_exec = true;
+    set = open_counters(counter_options);
+  });
+  if (!child) {
+    std::cerr << "hwprof: error: " << child.error().message << "\n";
+    return 127;
+  }
+  StatRecords records = stat_records(*asked, *child, set.get());
+  nlohmann::ordered_json metrics = asked->group ? stat_metrics(*asked->group, records, child->wall_seconds) : nlohmann::ordered_json::array();
+  const std::string text = options.format == "json" ? stat_json(options, *asked, *child, std::move(records), std::move(metrics))
+                                                    : stat_table(options, *asked, *child, records, metrics);
   if (!options.output.empty()) {
     if (auto error = write_file_atomically(options.output, text)) {
       fail(*error);

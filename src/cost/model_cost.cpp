@@ -91,109 +91,62 @@ Peak inference_peak(const Graph& g, const std::vector<OpCost>& costs, std::int64
   return peak;
 }
 
-}  // namespace
+// One layer's row: its op's cost, its backward FLOPs where a gradient reaches it, its bytes at
+// the batch. Errors: a figure that overflows 64 bits.
+Result<LayerCost> layer_cost(const Graph& graph, const Node& node, const OpCost& c, bool requires_grad, bool input_requires_grad,
+                             std::int64_t batch) {
+  Count backward_flops = 0;
+  if (requires_grad) {
+    backward_flops = c.internal_grad_flops + (c.has_weights ? c.weight_grad_flops : Count(0)) + (input_requires_grad ? c.input_grad_flops : Count(0));
+  }
+  const Count layer_bytes = c.is_view ? Count(0) : (c.input_bytes + c.output_bytes) * batch + c.weight_bytes;
+  std::optional<std::string> overflow = first_overflow(c);
+  if (!overflow && backward_flops.overflowed()) overflow = "backward FLOPs";
+  if (overflow) return Error{graph.where(node) + ": its " + *overflow + " would overflow 64-bit integers; check the sizes"};
+  if (layer_bytes.overflowed()) {
+    return Error{graph.where(node) + ": its bytes at batch " + std::to_string(batch) + " overflow 64-bit integers; use a smaller batch"};
+  }
+  LayerCost layer;
+  layer.name = node.name;
+  layer.op = node.op;
+  layer.output_shape = node.output_shape;
+  layer.output_dtype = node.output_dtype;
+  layer.params = c.params.value();
+  layer.buffers = c.buffers.value();
+  layer.macs = c.macs.value();
+  layer.flops = c.flops.value();
+  layer.train_forward_flops = c.train_forward_flops.value();
+  layer.backward_flops = backward_flops.value();
+  layer.input_bytes = c.input_bytes.value();
+  layer.output_bytes = c.output_bytes.value();
+  layer.weight_bytes = c.weight_bytes.value();
+  layer.bytes = layer_bytes.value();
+  layer.requires_grad = requires_grad;
+  if (node.op == OpKind::unsupported) {
+    layer.counted = false;
+    layer.not_counted = node.attrs.source_op + ": " + node.attrs.reason;
+    layer.source_op = node.attrs.source_op.substr(0, node.attrs.source_op.find(" ("));
+    layer.bytes = 0;  // its weights are unknown, so is its traffic
+  }
+  return layer;
+}
 
-Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
-  if (options.batch < 1) return Error{"batch must be a positive integer, got " + std::to_string(options.batch)};
+// Memory at the batch: model state (parameters, buffers, gradients, optimizer moments), the
+// inference peak, and training's kept activations (the union of tensors kept for backward,
+// by storage, plus per-op extras).
+std::optional<Error> estimate_model_memory(ModelCost& model, const Graph& graph, const std::vector<OpCost>& costs,
+                                           const std::vector<bool>& requires_grad, const AnalysisOptions& options) {
   const std::int64_t batch = options.batch;
-  ModelCost model;
-  model.model = graph.name;
-  model.input = graph.input;
-  model.batch = batch;
-
   const std::size_t n = graph.nodes.size();
-  std::vector<OpCost> costs;
-  costs.reserve(n);
-  std::vector<bool> requires_grad(n, false);
-  auto input_requires_grad = [&](int index) { return index != kModelInput && requires_grad[static_cast<std::size_t>(index)]; };
-
-  CostTotals& t = model.totals;
-  Count params, buffers, macs, flops, train_forward, backward, bytes;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Node& node = graph.nodes[i];
-    costs.push_back(detail::op_cost(graph, node, batch));
-    const OpCost& c = costs.back();
-    bool any_input_grad = false;
-    for (int input : node.inputs) any_input_grad = any_input_grad || input_requires_grad(input);
-    requires_grad[i] = c.has_weights || any_input_grad;
-
-    Count backward_flops = 0;
-    if (requires_grad[i]) {
-      backward_flops = c.internal_grad_flops + (c.has_weights ? c.weight_grad_flops : Count(0)) +
-                       (input_requires_grad(node.inputs[0]) ? c.input_grad_flops : Count(0));
-    }
-    const Count layer_bytes = c.is_view ? Count(0) : (c.input_bytes + c.output_bytes) * batch + c.weight_bytes;
-    std::optional<std::string> overflow = first_overflow(c);
-    if (!overflow && backward_flops.overflowed()) overflow = "backward FLOPs";
-    if (overflow) return Error{graph.where(node) + ": its " + *overflow + " would overflow 64-bit integers; check the sizes"};
-    if (layer_bytes.overflowed()) {
-      return Error{graph.where(node) + ": its bytes at batch " + std::to_string(batch) +
-                   " overflow 64-bit integers; use a smaller batch"};
-    }
-
-    LayerCost layer;
-    layer.name = node.name;
-    layer.op = node.op;
-    layer.output_shape = node.output_shape;
-    layer.output_dtype = node.output_dtype;
-    layer.params = c.params.value();
-    layer.buffers = c.buffers.value();
-    layer.macs = c.macs.value();
-    layer.flops = c.flops.value();
-    layer.train_forward_flops = c.train_forward_flops.value();
-    layer.backward_flops = backward_flops.value();
-    layer.input_bytes = c.input_bytes.value();
-    layer.output_bytes = c.output_bytes.value();
-    layer.weight_bytes = c.weight_bytes.value();
-    layer.bytes = layer_bytes.value();
-    layer.requires_grad = requires_grad[i];
-    if (node.op == OpKind::unsupported) {
-      layer.counted = false;
-      layer.not_counted = node.attrs.source_op + ": " + node.attrs.reason;
-      layer.source_op = node.attrs.source_op.substr(0, node.attrs.source_op.find(" ("));
-      layer.bytes = 0;  // its weights are unknown, so is its traffic
-      ++t.not_counted_layers;
-    } else {
-      bytes += layer_bytes;
-    }
-    model.layers.push_back(std::move(layer));
-
-    params += c.params;
-    buffers += c.buffers;
-    macs += c.macs;
-    flops += c.flops;
-    train_forward += c.train_forward_flops;
-    backward += backward_flops;
-  }
-  const Count training = train_forward + backward;
-  const std::pair<const char*, Count> totals[] = {{"parameter count", params}, {"buffer count", buffers}, {"MACs", macs},
-                                                  {"FLOPs", flops}, {"training FLOPs", training}, {"bytes", bytes}};
-  for (const auto& [name, value] : totals) {
-    if (value.overflowed()) return Error{graph.source.file() + ": the model's total " + name + " would overflow 64-bit integers"};
-  }
-  t.params = params.value();
-  t.trainable_params = params.value();
-  t.buffers = buffers.value();
-  t.macs = macs.value();
-  t.flops = flops.value();
-  t.train_forward_flops = train_forward.value();
-  t.backward_flops = backward.value();
-  t.training_flops = training.value();
-  t.bytes = bytes.value();
-
-  // Memory at the batch.
   MemoryEstimate& m = model.memory;
   m.batch = batch;
   m.optimizer = options.optimizer;
   const int moments = options.optimizer == Optimizer::adam ? 2 : options.optimizer == Optimizer::momentum ? 1 : 0;
-  const Count param_bytes = params * kFloatBytes;
-  const Count buffer_bytes = buffers * kFloatBytes;
+  const Count param_bytes = Count(model.totals.params) * kFloatBytes;
+  const Count buffer_bytes = Count(model.totals.buffers) * kFloatBytes;
   const Count optimizer_bytes = param_bytes * moments;
   const Count state = param_bytes + buffer_bytes + param_bytes + optimizer_bytes;
-
   const Peak peak = inference_peak(graph, costs, batch);
-
-  // Training: the union of tensors kept for backward (by storage), plus per-op extras.
   const std::vector<int> storage = storages(graph, costs, true);
   std::vector<bool> kept(n + 1, false);
   Count extra_per_sample = 0;
@@ -226,6 +179,63 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
   m.training_activation_bytes = training_activations.value();
   m.inference_total_bytes = inference_total.value();
   m.training_total_bytes = training_total.value();
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
+  if (options.batch < 1) return Error{"batch must be a positive integer, got " + std::to_string(options.batch)};
+  const std::int64_t batch = options.batch;
+  ModelCost model;
+  model.model = graph.name;
+  model.input = graph.input;
+  model.batch = batch;
+  const std::size_t n = graph.nodes.size();
+  std::vector<OpCost> costs;
+  costs.reserve(n);
+  std::vector<bool> requires_grad(n, false);
+  auto input_requires_grad = [&](int index) { return index != kModelInput && requires_grad[static_cast<std::size_t>(index)]; };
+  CostTotals& t = model.totals;
+  Count params, buffers, macs, flops, train_forward, backward, bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node& node = graph.nodes[i];
+    costs.push_back(detail::op_cost(graph, node, batch));
+    const OpCost& c = costs.back();
+    bool any_input_grad = false;
+    for (int input : node.inputs) any_input_grad = any_input_grad || input_requires_grad(input);
+    requires_grad[i] = c.has_weights || any_input_grad;
+    auto layer = layer_cost(graph, node, c, requires_grad[i], input_requires_grad(node.inputs[0]), batch);
+    if (!layer) return layer.error();
+    if (layer->counted) {
+      bytes += Count(layer->bytes);
+    } else {
+      ++t.not_counted_layers;
+    }
+    params += c.params;
+    buffers += c.buffers;
+    macs += c.macs;
+    flops += c.flops;
+    train_forward += c.train_forward_flops;
+    backward += Count(layer->backward_flops);
+    model.layers.push_back(std::move(*layer));
+  }
+  const Count training = train_forward + backward;
+  const std::pair<const char*, Count> totals[] = {{"parameter count", params}, {"buffer count", buffers}, {"MACs", macs},
+                                                  {"FLOPs", flops}, {"training FLOPs", training}, {"bytes", bytes}};
+  for (const auto& [name, value] : totals) {
+    if (value.overflowed()) return Error{graph.source.file() + ": the model's total " + name + " would overflow 64-bit integers"};
+  }
+  t.params = params.value();
+  t.trainable_params = params.value();
+  t.buffers = buffers.value();
+  t.macs = macs.value();
+  t.flops = flops.value();
+  t.train_forward_flops = train_forward.value();
+  t.backward_flops = backward.value();
+  t.training_flops = training.value();
+  t.bytes = bytes.value();
+  if (auto error = estimate_model_memory(model, graph, costs, requires_grad, options)) return *error;
   return model;
 }
 

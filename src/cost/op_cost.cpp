@@ -87,6 +87,8 @@ Count adaptive_window_sum(std::int64_t in, std::int64_t out) {
 
 }  // namespace
 
+// Long: one case per op of the other families (the element-wise ones come from the op table), each
+// the formulas of the table in this file's header, side by side to be checked against it.
 OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
   OpCost c;
   const Attributes& a = node.attrs;

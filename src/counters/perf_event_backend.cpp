@@ -91,11 +91,18 @@ class PerfEventSet final : public CounterSet {
 
   BackendKind backend() const noexcept override { return BackendKind::perf; }
 
+  // Resolves every event, probes each alone, then opens them in groups on every thread.
   void open() {
     const std::string devices = sys_.pmu_devices();
-    const bool pmu = hardware_pmu_exposed(devices);
     std::vector<ResolvedEvent> resolved(options_.events.size());
     std::vector<bool> usable(options_.events.size(), false);
+    resolve_all(devices, resolved, usable);
+    targets_ = thread_targets();
+    probe_each(resolved, usable, hardware_pmu_exposed(devices));
+    open_groups(resolved, usable);
+  }
+
+  void resolve_all(const std::string& devices, std::vector<ResolvedEvent>& resolved, std::vector<bool>& usable) {
     for (std::size_t i = 0; i < options_.events.size() && i < kMaxCounterEvents; ++i) {
       EventInfo info;
       info.name = options_.events[i];
@@ -114,9 +121,11 @@ class PerfEventSet final : public CounterSet {
       events_.push_back({options_.events[i], "", CounterStatus::unsupported,
                          "more than " + std::to_string(kMaxCounterEvents) + " events in one set; split them into several sets"});
     }
-    targets_ = thread_targets();
+  }
 
-    // Probe each event alone on the first target: its own status, before grouping.
+  // Each event alone on the first target: its own status, before grouping (user space only
+  // where the kernel refuses kernel-mode counting and the event allows it).
+  void probe_each(std::vector<ResolvedEvent>& resolved, std::vector<bool>& usable, bool pmu) {
     for (std::size_t i = 0; i < resolved.size(); ++i) {
       if (!usable[i]) continue;
       const Target t = probe_target(resolved[i]);
@@ -145,9 +154,14 @@ class PerfEventSet final : public CounterSet {
       }
       sys_.close(fd);
     }
+  }
 
-    // Group: software events together, core hardware events together (split when a sibling
-    // does not fit), uncore events per PMU.
+  // Group: software events together, core hardware events together (split when a sibling
+  // does not fit), uncore events per PMU. A thread started while we open is covered by
+  // `inherit` if its creator was already opened, and missed otherwise; opening it directly
+  // could count it twice. So open on the list of threads, list them again, and start over
+  // until the list held still.
+  void open_groups(const std::vector<ResolvedEvent>& resolved, const std::vector<bool>& usable) {
     std::vector<std::vector<std::size_t>> candidates;
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < resolved.size(); ++i) {
@@ -161,9 +175,6 @@ class PerfEventSet final : public CounterSet {
       }
       candidates[static_cast<std::size_t>(it - keys.begin())].push_back(i);
     }
-    // A thread started while we open is covered by `inherit` if its creator was already
-    // opened, and missed otherwise; opening it directly could count it twice. So open on
-    // the list of threads, list them again, and start over until the list held still.
     const std::vector<EventInfo> probed = events_;
     bool stable = options_.pid != 0 || options_.calling_thread_only;
     for (int attempt = 0; attempt < kOpenAttempts; ++attempt) {
@@ -183,16 +194,15 @@ class PerfEventSet final : public CounterSet {
         break;
       }
     }
-    if (!stable) {
-      for (Group& g : groups_) {
-        if (g.uncore) continue;
-        for (std::size_t m : g.members) {
-          events_[m].status = CounterStatus::not_counted;
-          events_[m].reason = "threads kept starting and ending while the counters opened (" + std::to_string(kOpenAttempts) +
-                              " attempts); some may be missed, so the count would be wrong";
-        }
-        close_group(g);
+    if (stable) return;
+    for (Group& g : groups_) {
+      if (g.uncore) continue;
+      for (std::size_t m : g.members) {
+        events_[m].status = CounterStatus::not_counted;
+        events_[m].reason = "threads kept starting and ending while the counters opened (" + std::to_string(kOpenAttempts) +
+                            " attempts); some may be missed, so the count would be wrong";
       }
+      close_group(g);
     }
   }
 

@@ -322,6 +322,32 @@ class Importer {
   bool fold_shape_computations();
   void find_patterns();
   void find_attention(int softmax);
+  // A Softmax being matched as attention, stage by stage (find_attention).
+  struct TracedProjection {
+    Projection proj;
+    std::int64_t begin = 0, end = -1;  // the slice of the projection's outputs (-2: start unknown)
+  };
+  struct AttentionMatch {
+    std::vector<int> nodes;  // every ONNX node the layer absorbs
+    double scale = 1.0;
+    bool causal = false;
+    int m1 = -1, m2 = -1;  // Q·Kᵀ and A·V
+    TracedProjection q, k, v;
+    std::int64_t d = 0, head = 0;  // model and head widths
+    std::vector<float> in_w, in_b;
+    int with_bias = 0;
+    std::optional<Projection> out_proj;
+    std::string input, value;  // the layer's [batch, T, D] input and output
+  };
+  // Each stage: nullopt when it matched; an empty string when the Softmax is not attention at
+  // all (nothing to say); else why it looks like attention and cannot be mapped.
+  using Mismatch = std::optional<std::string>;
+  Mismatch match_scores(int softmax, AttentionMatch& a) const;
+  Mismatch match_values(int softmax, AttentionMatch& a) const;
+  bool trace_projection(std::string value, AttentionMatch& a, TracedProjection* out) const;
+  Mismatch match_projections(int softmax, AttentionMatch& a) const;
+  Mismatch match_out_projection(int softmax, AttentionMatch& a) const;
+  Mismatch match_enclosure(int softmax, AttentionMatch& a) const;
   std::optional<std::string> causal_condition(std::string value, std::int64_t t) const;
   void find_activation_patterns(int index);
   void find_decomposed_layernorm(int index);
@@ -417,6 +443,8 @@ void Importer::infer() {
 // inference as initializers of the nodes that take a shape (Reshape, Expand, ...), so that it
 // knows their outputs. Each value is small (at most kMaxShapeValue elements); only ops that
 // compute shapes are evaluated.
+// Long: one branch per ONNX op it evaluates (Shape, Gather, Div, Cast, Concat, Equal, Where,
+// ...), each a few lines of int64 arithmetic over the same table of known values.
 bool Importer::fold_shape_computations() {
   constexpr std::size_t kMaxShapeValue = 64;
   auto& g = *model_.mutable_graph();
@@ -1409,6 +1437,8 @@ void Importer::find_decomposed_layernorm(int index) {
                          {initial("weight", weight->name(), {d}, floats(*weight)), initial("bias", bias->name(), {d}, floats(*bias))}};
 }
 
+// Long: one pattern per activation an exporter decomposes (GELU in its erf and tanh forms, SiLU,
+// hard-swish, hard-sigmoid), each matched in turn from the same node with the same helpers.
 void Importer::find_activation_patterns(int index) {
   const onnx::NodeProto& n = onnx_node(index);
   auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * std::max(1.0, std::abs(want)); };
@@ -1559,277 +1589,299 @@ std::optional<std::string> Importer::causal_condition(std::string value, std::in
   return std::nullopt;
 }
 
-void Importer::find_attention(int softmax) {
+// Back from the scores to Q·Kᵀ: scales, and a causal mask (additive, or a Where).
+Importer::Mismatch Importer::match_scores(int softmax, AttentionMatch& a) const {
   const onnx::NodeProto& sm = onnx_node(softmax);
-  std::vector<int> nodes = {softmax};
-  auto give_up = [&](const std::string& why) { pattern_problems_.push_back(describe(sm) + ": looks like attention, but " + why); };
   const Dims& sd = dims_of(sm.input(0));
-  if (sd.size() < 2) return;
+  if (sd.size() < 2) return "";
   const auto rank = static_cast<std::int64_t>(sd.size());
   std::int64_t axis = attr_int(sm, "axis", opset_ >= 13 ? -1 : 1);
   if (axis < 0) axis += rank;
-  if (axis != rank - 1) return;
-  // Back from the scores to Q·Kᵀ.
-  double scale = 1.0;
-  bool causal = false;
+  if (axis != rank - 1) return "";
   std::string v = sm.input(0);
-  int m1 = -1;
   for (int guard = 0; guard < 8; ++guard) {
     auto it = producer_.find(v);
-    if (it == producer_.end()) return;
+    if (it == producer_.end()) return "";
     const onnx::NodeProto& p = onnx_node(it->second);
     if (p.op_type() == "MatMul" && constant(p.input(0)) == nullptr && constant(p.input(1)) == nullptr) {
-      m1 = it->second;
-      break;
+      a.m1 = it->second;
+      a.nodes.push_back(a.m1);
+      return std::nullopt;
     }
     if ((p.op_type() == "Div" || p.op_type() == "Mul") && scalar(p.input(1))) {
-      scale = p.op_type() == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
+      a.scale = p.op_type() == "Div" ? a.scale / *scalar(p.input(1)) : a.scale * *scalar(p.input(1));
       v = p.input(0);
     } else if (p.op_type() == "Add" && (constant(p.input(0)) != nullptr || constant(p.input(1)) != nullptr)) {
       const bool first = constant(p.input(0)) != nullptr;
       const onnx::TensorProto* mask = constant(p.input(first ? 0 : 1));
       const Dims md(mask->dims().begin(), mask->dims().end());
       if (md.size() < 2 || md[md.size() - 1] != md[md.size() - 2] || product(md) != md.back() * md.back()) {
-        return give_up("its mask " + dims_text(md) + " is not one [T, T] matrix");
+        return "its mask " + dims_text(md) + " is not one [T, T] matrix";
       }
       const std::vector<float> m = floats(*mask);
       const std::int64_t t = md.back();
       for (std::int64_t r = 0; r < t; ++r) {
         for (std::int64_t c = 0; c < t; ++c) {
           const float x = m[static_cast<std::size_t>(r * t + c)];
-          if ((c <= r && x != 0.0f) || (c > r && x > -1e4f)) return give_up("its additive mask is not causal (0 on and below the diagonal, ≤ -1e4 above)");
+          if ((c <= r && x != 0.0f) || (c > r && x > -1e4f)) return "its additive mask is not causal (0 on and below the diagonal, ≤ -1e4 above)";
         }
       }
-      causal = true;
+      a.causal = true;
       v = p.input(first ? 1 : 0);
     } else if (p.op_type() == "Where" && p.input_size() == 3) {
       // torch.where(mask, scores, very negative) (Hugging Face's GPT-2): the mask a constant
       // lower-triangular boolean, perhaps sliced to the first T rows and columns.
       const auto fill = scalar(p.input(2));
-      if (!fill || *fill > -1e4) return give_up("its Where does not fill masked scores with a very negative constant");
-      if (auto problem = causal_condition(p.input(0), sd.back())) return give_up(*problem);
-      causal = true;
+      if (!fill || *fill > -1e4) return "its Where does not fill masked scores with a very negative constant";
+      if (auto problem = causal_condition(p.input(0), sd.back())) return *problem;
+      a.causal = true;
       v = p.input(1);
     } else {
-      return;
+      return "";
     }
-    nodes.push_back(it->second);
+    a.nodes.push_back(it->second);
   }
-  if (m1 < 0) return;
-  nodes.push_back(m1);
-  // Forward from the probabilities to A·V.
+  return "";
+}
+
+// Forward from the probabilities (through dropout) to A·V.
+Importer::Mismatch Importer::match_values(int softmax, AttentionMatch& a) const {
+  const onnx::NodeProto& sm = onnx_node(softmax);
   int m2 = only_consumer(sm.output(0));
   std::string probs = sm.output(0);
   while (m2 >= 0 && (onnx_node(m2).op_type() == "Dropout" || onnx_node(m2).op_type() == "Identity")) {
-    nodes.push_back(m2);
+    a.nodes.push_back(m2);
     probs = onnx_node(m2).output(0);
     m2 = only_consumer(probs);
   }
   if (m2 < 0 || onnx_node(m2).op_type() != "MatMul" || onnx_node(m2).input(0) != probs) {
-    return give_up("its probabilities are used by more than one A·V product (are the attention weights returned? call it with need_weights=False)");
+    return "its probabilities are used by more than one A·V product (are the attention weights returned? call it with need_weights=False)";
   }
-  nodes.push_back(m2);
-  // Q, K, V back to their projections through head splits and scales.
-  struct Traced {
-    Projection proj;
-    std::int64_t begin = 0, end = -1;  // the slice of the projection's outputs
-  };
-  auto trace = [&](std::string value, Traced* out) -> bool {
-    for (int guard = 0; guard < 16; ++guard) {
-      if (auto proj = projection_at(value)) {
-        out->proj = *proj;
-        return true;
-      }
-      auto it = producer_.find(value);
-      if (it == producer_.end()) return false;
-      const onnx::NodeProto& p = onnx_node(it->second);
-      const std::string& op = p.op_type();
-      if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") {
-        value = p.input(0);
-      } else if ((op == "Div" || op == "Mul") && scalar(p.input(1))) {
-        scale = op == "Div" ? scale / *scalar(p.input(1)) : scale * *scalar(p.input(1));
-        value = p.input(0);
-      } else if (op == "Split") {
-        // One part of a fused projection split along its last axis (c_attn(x).split(D, dim=2)):
-        // it starts after the widths of the parts before it.
-        const Dims& in = dims_of(p.input(0));
-        std::int64_t split_axis = attr_int(p, "axis", 0);
-        if (split_axis < 0) split_axis += static_cast<std::int64_t>(in.size());
-        if (in.empty() || split_axis != static_cast<std::int64_t>(in.size()) - 1) return false;
-        std::int64_t begin = 0;
-        int part = 0;
-        for (; part < p.output_size() && p.output(part) != value; ++part) {
-          const Dims& od = dims_of(p.output(part));
-          if (od.empty() || od.back() < 0) return false;
-          begin += od.back();
-        }
-        if (part == p.output_size() || dims_of(value).empty()) return false;
-        out->begin = begin;
-        out->end = dims_of(value).back();
-        value = p.input(0);
-      } else if (op == "Slice") {
-        const onnx::TensorProto* starts = p.input_size() > 1 ? constant(p.input(1)) : nullptr;
-        const onnx::TensorProto* ends = p.input_size() > 2 ? constant(p.input(2)) : nullptr;
-        std::vector<std::int64_t> st, en;
-        if (starts != nullptr) st = integers(*starts);
-        if (ends != nullptr) en = integers(*ends);
-        // PyTorch computes the slice bounds from the shape (E // 3 · k): use inference's answer.
-        const Dims& in = dims_of(p.input(0));
-        const Dims& o = dims_of(p.output(0));
-        if (in.empty() || o.size() != in.size() || in.back() < 0 || o.back() < 0) return false;
-        for (std::size_t d = 0; d + 1 < in.size(); ++d) {
-          if (in[d] != o[d]) return false;
-        }
-        std::int64_t begin = -1;
-        if (st.size() == 1) begin = st[0];
-        if (begin < 0) {
-          // Bounds computed in the graph: ONNX's data propagation gives their values through
-          // the graph's value_info only for shapes; find the slice's start through the end
-          // of another slice of the same tensor is beyond this importer, so the slices of a
-          // fused projection are taken in the order they appear (q, k, v: PyTorch's order).
-          begin = -2;
-        }
-        out->begin = begin;
-        out->end = o.back();  // the width; begin fixed below
-        value = p.input(0);
-      } else {
-        return false;
-      }
-      nodes.push_back(it->second);
+  a.m2 = m2;
+  a.nodes.push_back(m2);
+  return std::nullopt;
+}
+
+// Q, K or V back to its projection through head splits and scales (a Split or Slice of one
+// fused projection gives the part's columns).
+bool Importer::trace_projection(std::string value, AttentionMatch& a, TracedProjection* out) const {
+  for (int guard = 0; guard < 16; ++guard) {
+    if (auto proj = projection_at(value)) {
+      out->proj = *proj;
+      return true;
     }
-    return false;
-  };
-  Traced q, k, vv;
-  if (!trace(onnx_node(m1).input(0), &q) || !trace(onnx_node(m1).input(1), &k) || !trace(onnx_node(m2).input(1), &vv)) {
-    return give_up("Q, K and V do not all come from projections (MatMul by a weight, + bias) of the input");
+    auto it = producer_.find(value);
+    if (it == producer_.end()) return false;
+    const onnx::NodeProto& p = onnx_node(it->second);
+    const std::string& op = p.op_type();
+    if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") {
+      value = p.input(0);
+    } else if ((op == "Div" || op == "Mul") && scalar(p.input(1))) {
+      a.scale = op == "Div" ? a.scale / *scalar(p.input(1)) : a.scale * *scalar(p.input(1));
+      value = p.input(0);
+    } else if (op == "Split") {
+      // One part of a fused projection split along its last axis (c_attn(x).split(D, dim=2)):
+      // it starts after the widths of the parts before it.
+      const Dims& in = dims_of(p.input(0));
+      std::int64_t split_axis = attr_int(p, "axis", 0);
+      if (split_axis < 0) split_axis += static_cast<std::int64_t>(in.size());
+      if (in.empty() || split_axis != static_cast<std::int64_t>(in.size()) - 1) return false;
+      std::int64_t begin = 0;
+      int part = 0;
+      for (; part < p.output_size() && p.output(part) != value; ++part) {
+        const Dims& od = dims_of(p.output(part));
+        if (od.empty() || od.back() < 0) return false;
+        begin += od.back();
+      }
+      if (part == p.output_size() || dims_of(value).empty()) return false;
+      out->begin = begin;
+      out->end = dims_of(value).back();
+      value = p.input(0);
+    } else if (op == "Slice") {
+      const onnx::TensorProto* starts = p.input_size() > 1 ? constant(p.input(1)) : nullptr;
+      std::vector<std::int64_t> st;
+      if (starts != nullptr) st = integers(*starts);
+      // PyTorch computes the slice bounds from the shape (E // 3 · k): use inference's answer.
+      const Dims& in = dims_of(p.input(0));
+      const Dims& o = dims_of(p.output(0));
+      if (in.empty() || o.size() != in.size() || in.back() < 0 || o.back() < 0) return false;
+      for (std::size_t d = 0; d + 1 < in.size(); ++d) {
+        if (in[d] != o[d]) return false;
+      }
+      // Bounds computed in the graph: ONNX's data propagation gives their values through the
+      // graph's value_info only for shapes, so the slices of a fused projection whose starts
+      // are not constants are taken in the order they appear (q, k, v: PyTorch's order).
+      out->begin = st.size() == 1 && st[0] >= 0 ? st[0] : -2;
+      out->end = o.back();  // the width; begin fixed by match_projections
+      value = p.input(0);
+    } else {
+      return false;
+    }
+    a.nodes.push_back(it->second);
   }
-  if (q.proj.x != k.proj.x || q.proj.x != vv.proj.x) return give_up("Q, K and V are projections of different inputs (cross-attention is not mapped)");
-  for (const Traced* t : {&q, &k, &vv}) nodes.insert(nodes.end(), t->proj.nodes.begin(), t->proj.nodes.end());
-  const Dims& xd = dims_of(q.proj.x);
-  if (xd.empty() || xd.back() <= 0) return give_up("the input's width is unknown");
-  const std::int64_t d = xd.back();
-  const Dims& qd = dims_of(onnx_node(m1).input(0));
-  if (qd.empty() || qd.back() <= 0 || d % qd.back() != 0) return give_up("the head width does not divide the model width");
-  const std::int64_t head = qd.back();
+  return false;
+}
+
+// Q, K, V from projections of one input, scaled by 1/√head; their weights in PyTorch's
+// layout: in_proj_weight [3D, D] (rows q, k, v).
+Importer::Mismatch Importer::match_projections(int /*softmax*/, AttentionMatch& a) const {
+  if (!trace_projection(onnx_node(a.m1).input(0), a, &a.q) || !trace_projection(onnx_node(a.m1).input(1), a, &a.k) ||
+      !trace_projection(onnx_node(a.m2).input(1), a, &a.v)) {
+    return "Q, K and V do not all come from projections (MatMul by a weight, + bias) of the input";
+  }
+  if (a.q.proj.x != a.k.proj.x || a.q.proj.x != a.v.proj.x) return "Q, K and V are projections of different inputs (cross-attention is not mapped)";
+  for (const TracedProjection* t : {&a.q, &a.k, &a.v}) a.nodes.insert(a.nodes.end(), t->proj.nodes.begin(), t->proj.nodes.end());
+  const Dims& xd = dims_of(a.q.proj.x);
+  if (xd.empty() || xd.back() <= 0) return "the input's width is unknown";
+  const std::int64_t d = a.d = xd.back();
+  const Dims& qd = dims_of(onnx_node(a.m1).input(0));
+  if (qd.empty() || qd.back() <= 0 || d % qd.back() != 0) return "the head width does not divide the model width";
+  a.head = qd.back();
   // Slices of one fused projection: in the order q, k, v when their starts are not constants.
-  const bool fused = q.proj.nodes == k.proj.nodes && q.proj.nodes == vv.proj.nodes;
-  if (fused) {
-    if (q.begin == -2 || k.begin == -2 || vv.begin == -2) {
-      q.begin = 0;
-      k.begin = d;
-      vv.begin = 2 * d;
+  if (a.q.proj.nodes == a.k.proj.nodes && a.q.proj.nodes == a.v.proj.nodes) {
+    if (a.q.begin == -2 || a.k.begin == -2 || a.v.begin == -2) {
+      a.q.begin = 0;
+      a.k.begin = d;
+      a.v.begin = 2 * d;
     }
-    for (Traced* t : {&q, &k, &vv}) t->end = t->begin + d;
+    for (TracedProjection* t : {&a.q, &a.k, &a.v}) t->end = t->begin + d;
   } else {
-    for (Traced* t : {&q, &k, &vv}) {
+    for (TracedProjection* t : {&a.q, &a.k, &a.v}) {
       t->begin = 0;
       t->end = d;
     }
   }
-  if (std::abs(scale * std::sqrt(static_cast<double>(head)) - 1.0) > 1e-5) {
-    return give_up("its scale is " + std::to_string(scale) + ", not 1/√" + std::to_string(head));
+  if (std::abs(a.scale * std::sqrt(static_cast<double>(a.head)) - 1.0) > 1e-5) {
+    return "its scale is " + std::to_string(a.scale) + ", not 1/√" + std::to_string(a.head);
   }
-  // Weights in PyTorch's layout: in_proj_weight [3D, D] (rows q, k, v), out_proj.weight [D, D].
-  std::vector<float> in_w(static_cast<std::size_t>(3 * d * d)), in_b(static_cast<std::size_t>(3 * d), 0.0f);
-  int with_bias = 0;
+  a.in_w.assign(static_cast<std::size_t>(3 * d * d), 0.0f);
+  a.in_b.assign(static_cast<std::size_t>(3 * d), 0.0f);
   for (int part = 0; part < 3; ++part) {
-    const Traced& t = part == 0 ? q : part == 1 ? k : vv;
+    const TracedProjection& t = part == 0 ? a.q : part == 1 ? a.k : a.v;
     const onnx::TensorProto& w = *t.proj.weight;
     const std::int64_t rows = w.dims(0), cols = w.dims(1);
     const std::int64_t in = t.proj.out_major ? cols : rows, outs = t.proj.out_major ? rows : cols;
-    if (in != d || t.begin < 0 || t.end > outs) return give_up("a projection's weight " + dims_text({rows, cols}) + " does not fit width " + std::to_string(d));
+    if (in != d || t.begin < 0 || t.end > outs) return "a projection's weight " + dims_text({rows, cols}) + " does not fit width " + std::to_string(d);
     const std::vector<float> wv = floats(w);
     for (std::int64_t o = 0; o < d; ++o) {
       for (std::int64_t i = 0; i < d; ++i) {
         const std::int64_t src = t.proj.out_major ? (t.begin + o) * in + i : i * outs + (t.begin + o);
-        in_w[static_cast<std::size_t>((part * d + o) * d + i)] = wv[static_cast<std::size_t>(src)];
+        a.in_w[static_cast<std::size_t>((part * d + o) * d + i)] = wv[static_cast<std::size_t>(src)];
       }
     }
     if (t.proj.bias != nullptr) {
-      ++with_bias;
+      ++a.with_bias;
       const std::vector<float> bv = floats(*t.proj.bias);
-      if (static_cast<std::int64_t>(bv.size()) != outs) return give_up("a projection's bias does not match its weight");
-      std::copy(bv.begin() + t.begin, bv.begin() + t.begin + d, in_b.begin() + part * d);
+      if (static_cast<std::int64_t>(bv.size()) != outs) return "a projection's bias does not match its weight";
+      std::copy(bv.begin() + t.begin, bv.begin() + t.begin + d, a.in_b.begin() + part * d);
     }
   }
-  // Forward from A·V through the heads' merge to the out-projection.
-  std::string value = onnx_node(m2).output(0);
-  std::optional<Projection> out_proj;
-  for (int guard = 0; guard < 16 && !out_proj; ++guard) {
+  return std::nullopt;
+}
+
+// Forward from A·V through the heads' merge to the out-projection [D, D].
+Importer::Mismatch Importer::match_out_projection(int /*softmax*/, AttentionMatch& a) const {
+  std::string value = onnx_node(a.m2).output(0);
+  for (int guard = 0; guard < 16 && !a.out_proj; ++guard) {
     const int c = only_consumer(value);
-    if (c < 0) return give_up("A·V is used by more than one node");
+    if (c < 0) return "A·V is used by more than one node";
     const onnx::NodeProto& cn = onnx_node(c);
     if (cn.op_type() == "Reshape" || cn.op_type() == "Transpose") {
-      nodes.push_back(c);
+      a.nodes.push_back(c);
       value = cn.output(0);
       continue;
     }
     // The out-projection: this node (Gemm, or MatMul) and perhaps an Add after it.
     std::string end = cn.output(0);
     if (cn.op_type() == "MatMul") {
-      const int a = only_consumer(end);
-      if (a >= 0 && onnx_node(a).op_type() == "Add" && projection_at(onnx_node(a).output(0))) end = onnx_node(a).output(0);
+      const int add = only_consumer(end);
+      if (add >= 0 && onnx_node(add).op_type() == "Add" && projection_at(onnx_node(add).output(0))) end = onnx_node(add).output(0);
     }
-    out_proj = projection_at(end);
-    if (!out_proj || out_proj->x != value) return give_up("A·V does not lead to an out-projection");
-    nodes.insert(nodes.end(), out_proj->nodes.begin(), out_proj->nodes.end());
+    a.out_proj = projection_at(end);
+    if (!a.out_proj || a.out_proj->x != value) return "A·V does not lead to an out-projection";
+    a.nodes.insert(a.nodes.end(), a.out_proj->nodes.begin(), a.out_proj->nodes.end());
     value = end;
   }
-  if (!out_proj) return give_up("no out-projection after A·V");
-  const std::int64_t ow0 = out_proj->weight->dims(0), ow1 = out_proj->weight->dims(1);
-  if (ow0 != d || ow1 != d) return give_up("the out-projection's weight " + dims_text({ow0, ow1}) + " is not [D, D]");
-  if ((out_proj->bias != nullptr) != (with_bias == 3) || (with_bias != 0 && with_bias != 3)) {
-    return give_up("some projections have a bias and others not (hwprof's attention has all four or none)");
+  if (!a.out_proj) return "no out-projection after A·V";
+  const std::int64_t ow0 = a.out_proj->weight->dims(0), ow1 = a.out_proj->weight->dims(1);
+  if (ow0 != a.d || ow1 != a.d) return "the out-projection's weight " + dims_text({ow0, ow1}) + " is not [D, D]";
+  if ((a.out_proj->bias != nullptr) != (a.with_bias == 3) || (a.with_bias != 0 && a.with_bias != 3)) {
+    return "some projections have a bias and others not (hwprof's attention has all four or none)";
   }
-  std::vector<float> out_w = out_proj->out_major ? floats(*out_proj->weight) : transposed(floats(*out_proj->weight), d, d);
-  // The layer reads and writes [batch, T, D]: a sequence-first module's transposes around it
-  // are part of it.
+  a.value = value;
+  return std::nullopt;
+}
+
+// The layer reads and writes [batch, T, D] (a sequence-first module's transposes around it are
+// part of it), and nothing outside reads what it keeps inside (but Shape nodes, which only read
+// shapes).
+Importer::Mismatch Importer::match_enclosure(int /*softmax*/, AttentionMatch& a) const {
   auto batch_first = [&](const std::string& name) {
     const Dims& dd = dims_of(name);
-    return dd.size() == 3 && dd[0] == batch_ && dd[2] == d;
+    return dd.size() == 3 && dd[0] == batch_ && dd[2] == a.d;
   };
-  std::string input = q.proj.x;
-  for (int guard = 0; guard < 4 && !batch_first(input); ++guard) {
-    auto it = producer_.find(input);
+  a.input = a.q.proj.x;
+  for (int guard = 0; guard < 4 && !batch_first(a.input); ++guard) {
+    auto it = producer_.find(a.input);
     if (it == producer_.end() || (onnx_node(it->second).op_type() != "Transpose" && onnx_node(it->second).op_type() != "Reshape")) break;
-    nodes.push_back(it->second);
-    input = onnx_node(it->second).input(0);
+    a.nodes.push_back(it->second);
+    a.input = onnx_node(it->second).input(0);
   }
-  for (int guard = 0; guard < 4 && !batch_first(value); ++guard) {
-    const int c = only_consumer(value);
+  for (int guard = 0; guard < 4 && !batch_first(a.value); ++guard) {
+    const int c = only_consumer(a.value);
     if (c < 0 || (onnx_node(c).op_type() != "Transpose" && onnx_node(c).op_type() != "Reshape")) break;
-    nodes.push_back(c);
-    value = onnx_node(c).output(0);
+    a.nodes.push_back(c);
+    a.value = onnx_node(c).output(0);
   }
-  if (!batch_first(input) || !batch_first(value)) return give_up("its input or output is not [batch, T, " + std::to_string(d) + "]");
-  // Nothing outside may read what the layer keeps inside (but Shape nodes, which only read shapes).
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  const int last = producer_.at(value);
-  for (int i : nodes) {
+  if (!batch_first(a.input) || !batch_first(a.value)) return "its input or output is not [batch, T, " + std::to_string(a.d) + "]";
+  std::sort(a.nodes.begin(), a.nodes.end());
+  a.nodes.erase(std::unique(a.nodes.begin(), a.nodes.end()), a.nodes.end());
+  const int last = producer_.at(a.value);
+  for (int i : a.nodes) {
     if (i == last) continue;
     for (const std::string& out : onnx_node(i).output()) {
-      for (int c : consumers_[out]) {
-        if (!std::binary_search(nodes.begin(), nodes.end(), c) && onnx_node(c).op_type() != "Shape") {
-          return give_up("its intermediate value '" + out + "' is also read by " + describe(onnx_node(c)));
+      const auto readers = consumers_.find(out);
+      if (readers == consumers_.end()) continue;
+      for (int c : readers->second) {
+        if (!std::binary_search(a.nodes.begin(), a.nodes.end(), c) && onnx_node(c).op_type() != "Shape") {
+          return "its intermediate value '" + out + "' is also read by " + describe(onnx_node(c));
         }
       }
     }
   }
-  for (int i : nodes) absorbed_[static_cast<std::size_t>(i)] = i == last ? 0 : 1;
+  return std::nullopt;
+}
+
+// Q·Kᵀ, a softmax, A·V and the four projections around them, as PyTorch's
+// nn.MultiheadAttention and Hugging Face's GPT-2/BERT export them: one attention layer.
+void Importer::find_attention(int softmax) {
+  AttentionMatch a;
+  a.nodes = {softmax};
+  using Stage = Mismatch (Importer::*)(int, AttentionMatch&) const;
+  for (Stage stage : {&Importer::match_scores, &Importer::match_values, &Importer::match_projections, &Importer::match_out_projection,
+                      &Importer::match_enclosure}) {
+    if (Mismatch why = (this->*stage)(softmax, a)) {
+      if (!why->empty()) pattern_problems_.push_back(describe(onnx_node(softmax)) + ": looks like attention, but " + *why);
+      return;
+    }
+  }
+  const std::int64_t d = a.d;
+  const int last = producer_.at(a.value);
+  for (int i : a.nodes) absorbed_[static_cast<std::size_t>(i)] = i == last ? 0 : 1;
   Fusion f;
   f.op = OpKind::attention;
-  f.attrs.heads = d / head;
-  f.attrs.causal = causal;
-  f.attrs.bias = with_bias == 3;
-  f.input = input;
+  f.attrs.heads = d / a.head;
+  f.attrs.causal = a.causal;
+  f.attrs.bias = a.with_bias == 3;
+  f.input = a.input;
   f.what = "attention (Q·Kᵀ, softmax, A·V and the projections)";
-  f.name = module_path(scope_segments(sm.name()));
+  f.name = module_path(scope_segments(onnx_node(softmax).name()));
   if (f.name.empty()) f.name = "attention";
-  f.initial.push_back(initial("in_proj_weight", q.proj.weight->name(), {3 * d, d}, std::move(in_w)));
-  if (f.attrs.bias) f.initial.push_back(initial("in_proj_bias", q.proj.bias->name(), {3 * d}, std::move(in_b)));
-  f.initial.push_back(initial("out_proj.weight", out_proj->weight->name(), {d, d}, std::move(out_w)));
-  if (f.attrs.bias) f.initial.push_back(initial("out_proj.bias", out_proj->bias->name(), {d}, floats(*out_proj->bias)));
+  std::vector<float> out_w = a.out_proj->out_major ? floats(*a.out_proj->weight) : transposed(floats(*a.out_proj->weight), d, d);
+  f.initial.push_back(initial("in_proj_weight", a.q.proj.weight->name(), {3 * d, d}, std::move(a.in_w)));
+  if (f.attrs.bias) f.initial.push_back(initial("in_proj_bias", a.q.proj.bias->name(), {3 * d}, std::move(a.in_b)));
+  f.initial.push_back(initial("out_proj.weight", a.out_proj->weight->name(), {d, d}, std::move(out_w)));
+  if (f.attrs.bias) f.initial.push_back(initial("out_proj.bias", a.out_proj->bias->name(), {d}, floats(*a.out_proj->bias)));
   fusions_[last] = std::move(f);
 }
 
@@ -1954,6 +2006,8 @@ void Importer::map_pad(const onnx::NodeProto& n) {
   pads_[n.output(0)] = Pair{pads[2], pads[3]};
 }
 
+// Long: one branch per ONNX op type (docs/onnx.md's table, in its order), each a few lines
+// of attribute translation; the patterns spanning several nodes are found elsewhere.
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + n.domain() + "' is not the default ONNX one");

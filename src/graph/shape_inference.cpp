@@ -88,6 +88,8 @@ std::string padded_size(std::int64_t size, std::int64_t pad) {
 
 std::string kind_of(const Shape& s) { return format_shape(s); }
 
+// Long: one case per op of the other families (the element-wise ones come from the op table), each
+// a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
 Outcome infer_node(const Graph& g, const Node& node) {
   if (node.inputs.empty()) return problem("has no input");
   const Attributes& a = node.attrs;

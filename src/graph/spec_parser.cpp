@@ -477,6 +477,8 @@ class SpecReader {
     }
   };
 
+  // Long: one case per op with attributes, each a few reads with the spec's defaults (README.md's
+  // "Model specs" table), in the table's order.
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";

@@ -219,8 +219,42 @@ std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOp
   return std::nullopt;
 }
 
-Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& options) {
-  if (auto ok = check_options(options); !ok) return ok.error();
+namespace {
+
+// A layer's parameter slot: tied to its owner's tensors, or its own, from the model file or
+// initialised like PyTorch, with a gradient and the optimizer's moments when training.
+std::unique_ptr<ParameterSlot> parameter_slot(const Graph& g, int layer, const nn::ParameterSpec& spec, int index,
+                                              const std::vector<std::vector<ParameterSlot*>>& layer_slots, const ExecutorOptions& options) {
+  auto s = std::make_unique<ParameterSlot>();
+  s->layer = layer;
+  s->name = spec.name;
+  if (spec.scheme == nn::InitScheme::tied) {
+    // Embeddings and linears keep their weight first; a tie to a tied weight reaches the
+    // owner through the handles already shared.
+    const ParameterSlot& owner = *layer_slots[static_cast<std::size_t>(spec.tied_to)][0];
+    s->value = owner.value;
+    s->gradient = owner.gradient;
+    s->tied = true;
+    return s;
+  }
+  s->value = Tensor::empty(spec.shape);
+  if (const InitialValue* initial = nn::find_initial_value(g.nodes[static_cast<std::size_t>(layer)], spec.name)) {
+    nn::load_initial_value(*initial, s->value);
+  } else {
+    nn::initialize(spec, s->value, options.seed, layer, index);
+  }
+  if (options.training) {
+    s->gradient = Tensor::zeros(spec.shape);
+    const bool sgd = options.optimizer.kind == OptimizerKind::sgd;
+    if (!sgd || options.optimizer.momentum != 0.0) s->first_moment = Tensor::zeros(spec.shape);
+    if (!sgd) s->second_moment = Tensor::zeros(spec.shape);
+  }
+  return s;
+}
+
+// Refused before anything is allocated: layers hwprof cannot run (an import kept for
+// counting), initial values that do not fit.
+std::optional<Error> check_runnable(const Graph& graph) {
   if (graph.nodes.empty()) return Error{"model '" + graph.name + "' has no layers to run"};
   if (const int n = graph.unsupported_layers(); n > 0) {
     std::string list;
@@ -230,7 +264,14 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
     return Error{graph.source.file() + ": " + std::to_string(n) + " layer" + (n == 1 ? "" : "s") +
                  " cannot run (ops hwprof cannot map; the graph was imported for counting only):" + list};
   }
-  if (auto error = nn::check_initial_values(graph)) return *error;
+  return nn::check_initial_values(graph);
+}
+
+}  // namespace
+
+Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& options) {
+  if (auto ok = check_options(options); !ok) return ok.error();
+  if (auto error = check_runnable(graph)) return *error;
   if (auto error = check_memory(graph, options)) return *error;
   auto impl = std::make_unique<Impl>();
   impl->graph = graph;
@@ -245,31 +286,7 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
       const int layer = static_cast<int>(i);
       const std::vector<nn::ParameterSpec> specs = nn::parameter_specs(g, layer);
       for (std::size_t k = 0; k < specs.size(); ++k) {
-        const nn::ParameterSpec& spec = specs[k];
-        auto s = std::make_unique<ParameterSlot>();
-        s->layer = layer;
-        s->name = spec.name;
-        if (spec.scheme == nn::InitScheme::tied) {
-          // Embeddings and linears keep their weight first; a tie to a tied weight reaches the
-          // owner through the handles already shared.
-          const ParameterSlot& owner = *impl->layer_slots[static_cast<std::size_t>(spec.tied_to)][0];
-          s->value = owner.value;
-          s->gradient = owner.gradient;
-          s->tied = true;
-        } else {
-          s->value = Tensor::empty(spec.shape);
-          if (const InitialValue* initial = nn::find_initial_value(g.nodes[i], spec.name)) {
-            nn::load_initial_value(*initial, s->value);
-          } else {
-            nn::initialize(spec, s->value, options.seed, layer, static_cast<int>(k));
-          }
-          if (options.training) {
-            s->gradient = Tensor::zeros(spec.shape);
-            const bool sgd = options.optimizer.kind == OptimizerKind::sgd;
-            if (!sgd || options.optimizer.momentum != 0.0) s->first_moment = Tensor::zeros(spec.shape);
-            if (!sgd) s->second_moment = Tensor::zeros(spec.shape);
-          }
-        }
+        std::unique_ptr<ParameterSlot> s = parameter_slot(g, layer, specs[k], static_cast<int>(k), impl->layer_slots, options);
         impl->layer_slots[i].push_back(s.get());
         impl->slots.push_back(std::move(s));
       }
@@ -281,7 +298,6 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
                  (options.training ? std::string(", gradients and optimizer state") : std::string()) +
                  "; try a machine with more memory or a smaller model"};
   }
-
   impl->readers.assign(n, 0);
   impl->requires_grad.assign(n, 0);
   impl->needs_input_grad.resize(n);
@@ -298,7 +314,6 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
     impl->requires_grad[i] = grad ? 1 : 0;
   }
   ++impl->readers[n - 1];  // the model's output outlives the pass
-
   if (g.input.dtype == DType::i32) impl->token_limit = std::move(token_limits(g)[0]);
   impl->values.resize(n);
   impl->gradients.resize(n);

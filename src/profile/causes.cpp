@@ -96,14 +96,13 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
   }
 }
 
-std::vector<LayerCause> layer_causes(const CauseInputs& in) {
-  std::vector<LayerCause> out;
-  if (in.layer == nullptr) return out;
+namespace {
+
+// What the measurement itself says: below resolution, noisy.
+void measurement_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
   const LayerProfile& l = *in.layer;
-  const std::optional<RooflinePoint>& r = l.roofline;
   const double t = l.time_ms.median;
 
-  // ---- what the measurement itself says --------------------------------------------------
   if (l.below_resolution) {
     out.push_back({"below_resolution", "below resolution",
                    fmt::format("its median ({}) is under 100× the measurement's own cost ({:.0f} ns per region): the figure is mostly the "
@@ -119,8 +118,14 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
                                100 * spread, ms_text(l.time_ms.min), ms_text(l.time_ms.max)),
                    "profile again on a quiet machine, or with more --iterations, before acting on this layer"});
   }
+}
 
-  // ---- what the op is and how the engine runs it -----------------------------------------
+// What the op is and how the engine runs it: depthwise, grouped, tiny GEMMs, BLAS held back,
+// transcendental functions.
+void structure_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
+  const LayerProfile& l = *in.layer;
+  const std::optional<RooflinePoint>& r = l.roofline;
+
   // The optimizer's update of a layer's parameters is element-wise: none of the op's GEMM or
   // convolution structure applies to it. A backward pass runs GEMMs of the same three
   // dimensions as the forward one, transposed (dX = dY·Wᵀ, dW = Xᵀ·dY), so the shape causes
@@ -182,6 +187,12 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
                                    "(hard-swish / hard-sigmoid)"});
     }
   }
+}
+
+// Where the figures go past what the roofline expects: a nearer cache, above the roof, idle threads.
+void anomaly_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
+  const LayerProfile& l = *in.layer;
+  const std::optional<RooflinePoint>& r = l.roofline;
 
   if (r) {
     const bool memory_side = r->intensity < r->ridge_intensity;
@@ -211,12 +222,18 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
       }
     }
   }
+}
 
-  // ---- the roofline side, as the last word ----------------------------------------------
+// The roofline side, as the last word: no roofline, fixed cost, near the roof, or below it.
+void roofline_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
+  const LayerProfile& l = *in.layer;
+  const std::optional<RooflinePoint>& r = l.roofline;
+  const double t = l.time_ms.median;
+
   if (!r) {
     out.push_back({"no_roofline", "no roofline", "it could not be placed: " + l.roofline_error,
                    "run `hwprof calibrate` for this thread count"});
-    return out;
+    return;
   }
   const double win = std::max(0.0, t - roof_ms(l));
   if (r->bound == Bound::overhead && !l.below_resolution) {
@@ -241,6 +258,17 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
                                r->memory_level, r->gbytes_per_s, r->memory_gbytes_per_s),
                    "fuse it with its neighbours so its data makes one trip through memory, or compute it in place"});
   }
+}
+
+}  // namespace
+
+std::vector<LayerCause> layer_causes(const CauseInputs& in) {
+  std::vector<LayerCause> out;
+  if (in.layer == nullptr) return out;
+  measurement_causes(in, out);
+  structure_causes(in, out);
+  anomaly_causes(in, out);
+  roofline_causes(in, out);
   return out;
 }
 

@@ -58,95 +58,70 @@ std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const Re
   return out;
 }
 
-}  // namespace
+// One region as a row: its measurement, and with the program's own work (set_work) its place
+// on the roofline, like an element-wise op (FMA peak; its bytes held to the bandwidth of the
+// cache they fit in). `root_ns`: the program total its share is of.
+LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, double root_ns) {
+  LayerProfile l;
+  l.index = r.id;
+  l.name = r.name;
+  l.op = "region";
+  l.phase = "region";
+  if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
+  if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
+  if (r.work_flops || r.work_bytes) {
+    fill_measurements(l, r, options.machine, p.threads, OpKind::add, WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
+    if (l.roofline) {
+      l.roofline->flops.detail = "the program's own count (set_work)";
+      if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = "the program's own count (set_work)";
+    }
+  } else {
+    fill_measurements(l, r, std::nullopt, p.threads, OpKind::add, std::nullopt);
+    l.roofline_error = "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline";
+  }
+  l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
+  // What hwprof can say of a region without an op: its measurement, its roofline, its threads.
+  l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}});
+  return l;
+}
 
-Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
-  Profile p;
-  const RegionNames region_name(s);
-  p.created = detail::utc_timestamp();
-  p.hwprof_version = kVersion;
-  p.model = options.program.empty() ? "regions" : options.program;
-  p.phase = "regions";
-  fill_launch_rank(p);
-  p.threads = resolve_threads(options.threads);
-  p.backend = s.backend;
-  p.group = s.group;
-  p.events = s.events;
-  p.hints = s.hints;
-  p.overhead_ns = s.overhead.pair_ns;
-  fill_machine(p, options.machine, options.machine_source, p.threads);
-  
-  // The program total: the time in the outermost regions, summed over the threads.
-  double root_ns = 0.0;
-  for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
-  for (const RegionReport& r : s.regions) {
-    LayerProfile l;
-    l.index = r.id;
-    l.name = r.name;
-    l.op = "region";
-    l.phase = "region";
-    if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
-    if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
-    if (r.work_flops || r.work_bytes) {
-      // The program's own count, placed like an element-wise op (FMA peak; its bytes held to
-      // the bandwidth of the cache they fit in).
-      fill_measurements(l, r, options.machine, p.threads, OpKind::add, WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
-      if (l.roofline) {
-        l.roofline->flops.detail = "the program's own count (set_work)";
-        if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = "the program's own count (set_work)";
-      }
-    } else {
-      fill_measurements(l, r, std::nullopt, p.threads, OpKind::add, std::nullopt);
-      l.roofline_error = "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline";
-    }
-    l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
-    // What hwprof can say of a region without an op: its measurement, its roofline, its threads.
-    l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}});
-    p.total.flops += r.work_flops ? static_cast<std::int64_t>(*r.work_flops * static_cast<double>(r.calls)) : 0;
-    p.total.bytes += r.work_bytes ? static_cast<std::int64_t>(*r.work_bytes * static_cast<double>(r.calls)) : 0;
-    if (r.open > 0) {
-      p.warnings.push_back(fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
-                                       "its thread ended inside it): {} not in its times",
-                                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
-    }
-    p.layers.push_back(std::move(l));
-  }
-  p.total.name = p.model;
-  p.total.op = "model";
-  p.total.phase = "regions";
-  p.total.time_ms = one_sample(root_ns / 1e6);
-  p.total.time_share = 1.0;
-  p.iterations = 1;
-  if (options.machine && root_ns > 0 && (p.total.flops > 0 || p.total.bytes > 0)) {
-    RooflineInput input;
-    input.op = OpKind::add;
-    input.flops = {static_cast<double>(p.total.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
-    input.bytes = {static_cast<double>(p.total.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
-    input.seconds = root_ns * 1e-9;
-    input.threads = p.threads;
-    if (auto placed = place_on_roofline(input, *options.machine)) {
-      // The rows are per call and the total is over every call: each region's point counts
-      // once per call (FLOPs, bytes and seconds times its calls).
-      std::vector<RooflinePoint> all_calls;
-      all_calls.reserve(p.layers.size());
-      for (std::size_t i = 0; i < p.layers.size(); ++i) {
-        if (!p.layers[i].roofline) continue;
-        const auto calls = static_cast<double>(s.regions[i].calls);
-        RooflinePoint point = *p.layers[i].roofline;
-        point.flops.value *= calls;
-        point.bytes.value *= calls;
-        point.seconds *= calls;
-        all_calls.push_back(std::move(point));
-      }
-      std::vector<const RooflinePoint*> layers;
-      for (const RooflinePoint& point : all_calls) layers.push_back(&point);
-      p.total.roofline = place_total_by_layers(std::move(*placed), layers);
-    } else {
-      p.total.roofline_error = placed.error().message;
-    }
-  } else if (!options.machine) {
+// The program total on the roofline: its work over every call against its regions' roofs
+// (each region's point counted once per call).
+void place_program_total(Profile& p, const SessionSnapshot& s, const RegionProfileOptions& options, double root_ns) {
+  if (!options.machine) {
     p.total.roofline_error = "no calibration of this machine: run `hwprof calibrate`";
+    return;
   }
+  if (root_ns <= 0 || (p.total.flops <= 0 && p.total.bytes <= 0)) return;
+  RooflineInput input;
+  input.op = OpKind::add;
+  input.flops = {static_cast<double>(p.total.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
+  input.bytes = {static_cast<double>(p.total.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
+  input.seconds = root_ns * 1e-9;
+  input.threads = p.threads;
+  auto placed = place_on_roofline(input, *options.machine);
+  if (!placed) {
+    p.total.roofline_error = placed.error().message;
+    return;
+  }
+  std::vector<RooflinePoint> all_calls;
+  all_calls.reserve(p.layers.size());
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    if (!p.layers[i].roofline) continue;
+    const auto calls = static_cast<double>(s.regions[i].calls);
+    RooflinePoint point = *p.layers[i].roofline;
+    point.flops.value *= calls;
+    point.bytes.value *= calls;
+    point.seconds *= calls;
+    all_calls.push_back(std::move(point));
+  }
+  std::vector<const RooflinePoint*> layers;
+  for (const RooflinePoint& point : all_calls) layers.push_back(&point);
+  p.total.roofline = place_total_by_layers(std::move(*placed), layers);
+}
+
+// Per thread, per call path, the timeline, and what the session could not keep.
+void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const RegionNames& region_name) {
   for (const SessionThread& t : s.threads) {
     for (const ThreadRegionTotal& r : t.regions) {
       p.region_threads.push_back({t.number, t.name, region_name(r.region), r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
@@ -177,6 +152,46 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   if (s.dropped_depth > 0) {
     p.warnings.push_back(fmt::format("{} region entries were nested deeper than max_depth and were not measured", s.dropped_depth));
   }
+}
+
+}  // namespace
+
+Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
+  Profile p;
+  const RegionNames region_name(s);
+  p.created = detail::utc_timestamp();
+  p.hwprof_version = kVersion;
+  p.model = options.program.empty() ? "regions" : options.program;
+  p.phase = "regions";
+  fill_launch_rank(p);
+  p.threads = resolve_threads(options.threads);
+  p.backend = s.backend;
+  p.group = s.group;
+  p.events = s.events;
+  p.hints = s.hints;
+  p.overhead_ns = s.overhead.pair_ns;
+  fill_machine(p, options.machine, options.machine_source, p.threads);
+  // The program total: the time in the outermost regions, summed over the threads.
+  double root_ns = 0.0;
+  for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
+  for (const RegionReport& r : s.regions) {
+    p.layers.push_back(region_row(r, options, p, root_ns));
+    p.total.flops += r.work_flops ? static_cast<std::int64_t>(*r.work_flops * static_cast<double>(r.calls)) : 0;
+    p.total.bytes += r.work_bytes ? static_cast<std::int64_t>(*r.work_bytes * static_cast<double>(r.calls)) : 0;
+    if (r.open > 0) {
+      p.warnings.push_back(fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
+                                       "its thread ended inside it): {} not in its times",
+                                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
+    }
+  }
+  p.total.name = p.model;
+  p.total.op = "model";
+  p.total.phase = "regions";
+  p.total.time_ms = one_sample(root_ns / 1e6);
+  p.total.time_share = 1.0;
+  p.iterations = 1;
+  place_program_total(p, s, options, root_ns);
+  add_threads_paths_and_timeline(p, s, region_name);
   if (options.machine) {
     const std::vector<std::string> doubts = calibration_doubts(*options.machine, p.threads);
     p.warnings.insert(p.warnings.begin(), doubts.begin(), doubts.end());

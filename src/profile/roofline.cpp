@@ -314,6 +314,73 @@ Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& ru
   return m;
 }
 
+// The compute roof of `in`'s op in `run`: the FMA peak bounds every op; a GEMM-backed op is
+// held to the GEMM ceiling (the best a BLAS call reached here), a transcendental op to its
+// function's calibrated rate × its FLOPs per element. Error: no compute ceiling at all.
+std::optional<Error> place_compute_roof(RooflinePoint& p, const RooflineInput& in, const CalibrationRun& run, const std::string& precision) {
+  const Ceiling* fma = find_ceiling(run.compute, "fma_" + precision);
+  const Ceiling* gemm = find_ceiling(run.compute, "gemm_" + precision);
+  if (fma == nullptr && gemm == nullptr) {
+    return Error{fmt::format("the calibration's {}-thread run has no {} compute ceiling (fma_{} or gemm_{}); re-run "
+                             "`hwprof calibrate`",
+                             in.threads, precision == "sp" ? "single-precision" : "double-precision", precision, precision)};
+  }
+  const Ceiling* roof = detail::gemm_backed(in.op) && gemm != nullptr ? gemm : fma != nullptr ? fma : gemm;
+  p.compute_roof = (roof == gemm ? "gemm_" : "fma_") + precision;
+  p.compute_roof_gflops_per_s = roof->best;
+  p.peak_gflops_per_s = fma != nullptr ? fma->best : roof->best;
+  if (detail::gemm_backed(in.op) && gemm == nullptr) {
+    p.notes.push_back("no GEMM ceiling in the calibration: this GEMM-backed op is held to the FMA peak");
+  }
+  if (!detail::gemm_backed(in.op) && fma == nullptr) {
+    p.notes.push_back("no FMA ceiling in the calibration: held to the GEMM ceiling instead");
+  }
+  if (fma == nullptr) p.notes.push_back("no FMA ceiling in the calibration: the peak shown is the GEMM ceiling");
+  if (in.transcendental.empty() || in.elements <= 0 || in.flops.value <= 0) return std::nullopt;
+  const std::string name = in.transcendental + "_" + precision;
+  if (const Ceiling* t = find_ceiling(run.compute, name); t != nullptr && t->best > 0) {
+    const double per_element = in.flops.value / in.elements;
+    const double roof_gflops = t->best * per_element;
+    if (roof_gflops < p.compute_roof_gflops_per_s) {
+      p.compute_roof = name;
+      p.compute_roof_gflops_per_s = roof_gflops;
+      p.notes.push_back(fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", in.transcendental,
+                                    t->best, per_element));
+    }
+  } else {
+    p.notes.push_back(fmt::format("no {} ceiling in the calibration (made before hwprof measured one): held to the FMA peak, "
+                                  "which a {} polynomial cannot reach; run `hwprof calibrate` again",
+                                  name, in.transcendental));
+  }
+  return std::nullopt;
+}
+
+// Efficiency, headroom and bound from the achieved and attainable rates, and a note when the
+// point is above its roof.
+void judge_point(RooflinePoint& p, const RooflineInput& in, bool memory_from_working_set) {
+  const double flops = in.flops.value;
+  const double bytes = in.bytes.value;
+  if (flops > 0) {
+    p.efficiency = p.gflops_per_s / p.attainable_gflops_per_s;
+  } else if (bytes > 0) {
+    p.efficiency = p.gbytes_per_s / p.memory_gbytes_per_s;
+  }
+  p.headroom = p.efficiency > 0 ? 1.0 / p.efficiency : 0.0;
+  detail::BoundDecision d = detail::classify_bound(flops, bytes, p.intensity, p.ridge_intensity, p.efficiency, in.seconds, in.rule);
+  p.bound = d.bound;
+  p.why = std::move(d.why);
+  if (p.efficiency > 1.0) {
+    p.notes.push_back(memory_from_working_set
+                          ? fmt::format("achieved {:.2f}× the attainable: faster than the calibration's triad at this working "
+                                        "set (ceilings measured under load, or data reused more than the analytic minimum "
+                                        "traffic assumes)",
+                                        p.efficiency)
+                          : fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
+                                        "or an analytic minimum below the real traffic), or the ceiling was measured low",
+                                        p.efficiency));
+  }
+}
+
 }  // namespace
 
 Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& machine) {
@@ -331,47 +398,10 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
   p.bytes = in.bytes;
   p.seconds = in.seconds;
   const std::string precision = in.precision == Precision::sp ? "sp" : "dp";
-  const Ceiling* fma = find_ceiling(run->compute, "fma_" + precision);
-  const Ceiling* gemm = find_ceiling(run->compute, "gemm_" + precision);
-  if (fma == nullptr && gemm == nullptr) {
-    return Error{fmt::format("the calibration's {}-thread run has no {} compute ceiling (fma_{} or gemm_{}); re-run "
-                             "`hwprof calibrate`",
-                             in.threads, precision == "sp" ? "single-precision" : "double-precision", precision, precision)};
-  }
+  if (auto error = place_compute_roof(p, in, *run, precision)) return *error;
   p.dram_gbytes_per_s = level_gbps(*run, "dram");
   if (!(p.dram_gbytes_per_s > 0)) {
     return Error{fmt::format("the calibration's {}-thread run has no DRAM bandwidth; re-run `hwprof calibrate`", in.threads)};
-  }
-  // The FMA peak bounds every op; a GEMM-backed op is held to the GEMM ceiling, the best a
-  // BLAS call reached here.
-  const Ceiling* roof = detail::gemm_backed(in.op) && gemm != nullptr ? gemm : fma != nullptr ? fma : gemm;
-  p.compute_roof = (roof == gemm ? "gemm_" : "fma_") + precision;
-  p.compute_roof_gflops_per_s = roof->best;
-  p.peak_gflops_per_s = fma != nullptr ? fma->best : roof->best;
-  if (detail::gemm_backed(in.op) && gemm == nullptr) {
-    p.notes.push_back("no GEMM ceiling in the calibration: this GEMM-backed op is held to the FMA peak");
-  }
-  if (!detail::gemm_backed(in.op) && fma == nullptr) {
-    p.notes.push_back("no FMA ceiling in the calibration: held to the GEMM ceiling instead");
-  }
-  if (fma == nullptr) p.notes.push_back("no FMA ceiling in the calibration: the peak shown is the GEMM ceiling");
-  // A transcendental function's own throughput, in G evaluations/s, as its roof.
-  if (!in.transcendental.empty() && in.elements > 0 && in.flops.value > 0) {
-    const std::string name = in.transcendental + "_" + precision;
-    if (const Ceiling* t = find_ceiling(run->compute, name); t != nullptr && t->best > 0) {
-      const double per_element = in.flops.value / in.elements;
-      const double roof_gflops = t->best * per_element;
-      if (roof_gflops < p.compute_roof_gflops_per_s) {
-        p.compute_roof = name;
-        p.compute_roof_gflops_per_s = roof_gflops;
-        p.notes.push_back(fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", in.transcendental,
-                                      t->best, per_element));
-      }
-    } else {
-      p.notes.push_back(fmt::format("no {} ceiling in the calibration (made before hwprof measured one): held to the FMA peak, "
-                                    "which a {} polynomial cannot reach; run `hwprof calibrate` again",
-                                    name, in.transcendental));
-    }
   }
 
   const double flops = in.flops.value;
@@ -393,26 +423,7 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
     const double attainable = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * gbps) : p.compute_roof_gflops_per_s;
     p.levels.push_back({level, gbps, attainable});
   }
-
-  if (flops > 0) {
-    p.efficiency = p.gflops_per_s / p.attainable_gflops_per_s;
-  } else if (bytes > 0) {
-    p.efficiency = p.gbytes_per_s / p.memory_gbytes_per_s;
-  }
-  p.headroom = p.efficiency > 0 ? 1.0 / p.efficiency : 0.0;
-  detail::BoundDecision d = detail::classify_bound(flops, bytes, p.intensity, p.ridge_intensity, p.efficiency, in.seconds, in.rule);
-  p.bound = d.bound;
-  p.why = std::move(d.why);
-  if (p.efficiency > 1.0) {
-    p.notes.push_back(memory->from_working_set
-                          ? fmt::format("achieved {:.2f}× the attainable: faster than the calibration's triad at this working "
-                                        "set (ceilings measured under load, or data reused more than the analytic minimum "
-                                        "traffic assumes)",
-                                        p.efficiency)
-                          : fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
-                                        "or an analytic minimum below the real traffic), or the ceiling was measured low",
-                                        p.efficiency));
-  }
+  judge_point(p, in, memory->from_working_set);
   return p;
 }
 

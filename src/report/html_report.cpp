@@ -278,17 +278,96 @@ std::string grouping_select(const Profile& p) {
   return out + "</select></label></p>\n";
 }
 
+// One layer's counter cell: its value, or why there is none (n/a with its note, impossible).
+std::string counter_cell(const LayerProfile& l, const std::string& name_of_counter, const detail::NumberedNotes& notes) {
+  auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name_of_counter; });
+  if (it == l.counters.end()) return "<td class=\"num\" data-v=\"\">–</td>";
+  if (!it->value) {
+    const auto note = notes.note_of_counter.find(name_of_counter);
+    return note == notes.note_of_counter.end()
+               ? fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">n/a</td>", esc(std::string(counter_status_name(it->status))))
+               : fmt::format("<td class=\"num na\" data-v=\"\" title=\"see note {}\">n/a[{}]</td>", note->second, note->second);
+  }
+  if (it->impossible) return fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">impossible</td>", esc(it->impossible_reason));
+  std::string title;
+  if (it->status == CounterStatus::multiplexed) title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
+  if (it->below_resolution) title += std::string(title.empty() ? "" : "; ") + detail::kCounterBelowResolution;
+  return cell((it->below_resolution ? "~" : "") + detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""),
+              fmt::format("{}", *it->value), " class=\"num\"" + (title.empty() ? std::string() : " title=\"" + esc(title) + "\""));
+}
+
+// What every row of the layer table shares.
+struct LayerTable {
+  const Profile& p;
+  const detail::NumberedNotes& notes;
+  std::vector<std::string> counter_names;  // every event asked for or counted, in order
+  bool phases = false;                     // a training profile: a Phase column
+  double layers_ms = 0;                    // the layers' summed medians
+};
+
+// One row: a layer (`tag` td) or the model total (th, plain cells: it is not sorted).
+std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::string& tag, const std::string& name) {
+  const detail::LayerNumbers n = detail::layer_numbers(l);
+  const double share = tag == "td" ? detail::share_of(l, t.layers_ms) : 1.0;
+  const bool worry = tag == "td" && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
+  std::string r = worry ? "<tr class=\"worry\">" : "<tr>";
+  r += cell(esc(name), name);
+  r += cell(esc(l.op), l.op);
+  if (t.phases) r += cell(esc(l.phase), l.phase);
+  const std::string time_text = detail::milliseconds(l.time_ms.median);
+  r += l.below_resolution
+           ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
+                  fmt::format("{}", l.time_ms.median), " class=\"num\"")
+           : cell(time_text, fmt::format("{}", l.time_ms.median), " class=\"num\"");
+  if (l.time_ms.has_median_ci()) {
+    const double half = (l.time_ms.median_ci_high - l.time_ms.median_ci_low) / 2;
+    r += cell(detail::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
+  } else {
+    r += "<td class=\"num\" data-v=\"\" title=\"fewer than 6 samples: no 95% interval\">–</td>";
+  }
+  r += cell(detail::percent(share), fmt::format("{}", share),
+            fmt::format(" class=\"num share\" style=\"--w: {:.1f}%\"", std::clamp(share, 0.0, 1.0) * 100));
+  r += num_cell(n.gflops_per_s);
+  r += num_cell(n.gbytes_per_s);
+  r += num_cell(n.intensity);
+  // The rule that placed it and the memory roof it was held to, on hover.
+  const std::string why = l.roofline ? " title=\"" + esc(l.roofline->why) + "\"" : std::string();
+  const std::string roof = l.roofline ? " title=\"memory roof: " + esc(l.roofline->memory_roof) + "\"" : std::string();
+  r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
+  r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
+                    : "<td class=\"num\" data-v=\"\">–</td>";
+  const auto headroom = detail::headroom_ms(l);
+  r += num_cell(headroom ? std::optional<double>(headroom->roof_ms) : std::nullopt);
+  r += num_cell(headroom ? std::optional<double>(headroom->win_ms) : std::nullopt);
+  if (l.why.empty()) {
+    r += "<td data-v=\"\"></td>";
+  } else {
+    const LayerCause& c = l.why.front();
+    r += cell(esc(c.label), c.label, " title=\"" + esc(c.text + ". Try: " + c.advice) + "\"");
+  }
+  r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+  for (const std::string& name_of_counter : t.counter_names) r += counter_cell(l, name_of_counter, t.notes);
+  r += "</tr>\n";
+  if (tag == "th") {
+    std::string::size_type pos = 0;
+    while ((pos = r.find(" data-v=\"", pos)) != std::string::npos) {
+      const auto end = r.find('"', pos + 9);
+      r.erase(pos, end + 1 - pos);
+    }
+  }
+  return r;
+}
+
 std::string layers_section(const Profile& p, const detail::NumberedNotes& notes) {
-  std::vector<std::string> counter_names;
+  LayerTable t{p, notes, {}, p.phase == "train", detail::summed_layer_ms(p)};
   for (const EventInfo& e : p.events) {
-    if (std::find(counter_names.begin(), counter_names.end(), e.name) == counter_names.end()) counter_names.push_back(e.name);
+    if (std::find(t.counter_names.begin(), t.counter_names.end(), e.name) == t.counter_names.end()) t.counter_names.push_back(e.name);
   }
   for (const LayerProfile& l : p.layers) {
     for (const LayerCounter& c : l.counters) {
-      if (std::find(counter_names.begin(), counter_names.end(), c.name) == counter_names.end()) counter_names.push_back(c.name);
+      if (std::find(t.counter_names.begin(), t.counter_names.end(), c.name) == t.counter_names.end()) t.counter_names.push_back(c.name);
     }
   }
-  const bool phases = p.phase == "train";
   std::string out = "<section id=\"layers\"><h2>Where the time goes, and what there is to win</h2>\n";
   out += fmt::format(
       "<p class=\"note\">Time: measured median per call; ± is half the 95% confidence interval of the median. Share: of the layers' "
@@ -300,83 +379,12 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
       esc(detail::bytes_source_summary(p)));
   out += grouping_select(p);
   out += "<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>Layer</th><th>Op</th>";
-  if (phases) out += "<th>Phase</th>";
+  if (t.phases) out += "<th>Phase</th>";
   out += "<th class=\"num\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
          "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">Roof ms</th>"
          "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th><th class=\"num\">FLOPs</th>";
-  for (const std::string& c : counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
+  for (const std::string& c : t.counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
-  const double layers_ms = detail::summed_layer_ms(p);
-  const auto row = [&](const LayerProfile& l, const std::string& tag, const std::string& name) {
-    const detail::LayerNumbers n = detail::layer_numbers(l);
-    const double share = tag == "td" ? detail::share_of(l, layers_ms) : 1.0;
-    const bool worry = tag == "td" && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
-    std::string r = worry ? "<tr class=\"worry\">" : "<tr>";
-    r += cell(esc(name), name);
-    r += cell(esc(l.op), l.op);
-    if (phases) r += cell(esc(l.phase), l.phase);
-    const std::string time_text = detail::milliseconds(l.time_ms.median);
-    r += l.below_resolution
-             ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
-                    fmt::format("{}", l.time_ms.median), " class=\"num\"")
-             : cell(time_text, fmt::format("{}", l.time_ms.median), " class=\"num\"");
-    if (l.time_ms.has_median_ci()) {
-      const double half = (l.time_ms.median_ci_high - l.time_ms.median_ci_low) / 2;
-      r += cell(detail::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
-    } else {
-      r += "<td class=\"num\" data-v=\"\" title=\"fewer than 6 samples: no 95% interval\">–</td>";
-    }
-    r += cell(detail::percent(share), fmt::format("{}", share),
-              fmt::format(" class=\"num share\" style=\"--w: {:.1f}%\"", std::clamp(share, 0.0, 1.0) * 100));
-    r += num_cell(n.gflops_per_s);
-    r += num_cell(n.gbytes_per_s);
-    r += num_cell(n.intensity);
-    // The rule that placed it and the memory roof it was held to, on hover.
-    const std::string why = l.roofline ? " title=\"" + esc(l.roofline->why) + "\"" : std::string();
-    const std::string roof = l.roofline ? " title=\"memory roof: " + esc(l.roofline->memory_roof) + "\"" : std::string();
-    r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
-    r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
-                      : "<td class=\"num\" data-v=\"\">–</td>";
-    const auto headroom = detail::headroom_ms(l);
-    r += num_cell(headroom ? std::optional<double>(headroom->roof_ms) : std::nullopt);
-    r += num_cell(headroom ? std::optional<double>(headroom->win_ms) : std::nullopt);
-    if (l.why.empty()) {
-      r += "<td data-v=\"\"></td>";
-    } else {
-      const LayerCause& c = l.why.front();
-      r += cell(esc(c.label), c.label, " title=\"" + esc(c.text + ". Try: " + c.advice) + "\"");
-    }
-    r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
-    for (const std::string& name_of_counter : counter_names) {
-      auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name_of_counter; });
-      if (it == l.counters.end()) {
-        r += "<td class=\"num\" data-v=\"\">–</td>";
-      } else if (!it->value) {
-        const auto note = notes.note_of_counter.find(name_of_counter);
-        r += note == notes.note_of_counter.end()
-                 ? fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">n/a</td>", esc(std::string(counter_status_name(it->status))))
-                 : fmt::format("<td class=\"num na\" data-v=\"\" title=\"see note {}\">n/a[{}]</td>", note->second, note->second);
-      } else if (it->impossible) {
-        r += fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">impossible</td>", esc(it->impossible_reason));
-      } else {
-        std::string title;
-        if (it->status == CounterStatus::multiplexed) title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
-        if (it->below_resolution) title += std::string(title.empty() ? "" : "; ") + detail::kCounterBelowResolution;
-        r += cell((it->below_resolution ? "~" : "") + detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""),
-                  fmt::format("{}", *it->value), " class=\"num\"" + (title.empty() ? std::string() : " title=\"" + esc(title) + "\""));
-      }
-    }
-    r += "</tr>\n";
-    if (tag == "th") {
-      // The total row: plain cells (it is not sorted).
-      std::string::size_type pos = 0;
-      while ((pos = r.find(" data-v=\"", pos)) != std::string::npos) {
-        const auto end = r.find('"', pos + 9);
-        r.erase(pos, end + 1 - pos);
-      }
-    }
-    return r;
-  };
   // Most time to win first, as the Win header's arrow says: the rows worth a look lead.
   std::vector<const LayerProfile*> by_win;
   for (const LayerProfile& l : p.layers) by_win.push_back(&l);
@@ -387,8 +395,8 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
   std::stable_sort(by_win.begin(), by_win.end(), [&](const LayerProfile* a, const LayerProfile* b) {
     return win(a) > win(b) || (win(a) == win(b) && a->time_ms.median > b->time_ms.median);
   });
-  for (const LayerProfile* l : by_win) out += row(*l, "td", detail::display_name(*l));
-  out += "</tbody>\n<tfoot>" + row(p.total, "th", "model total") + "</tfoot></table>\n";
+  for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", detail::display_name(*l));
+  out += "</tbody>\n<tfoot>" + layer_row(t, p.total, "th", "model total") + "</tfoot></table>\n";
   out += group_tables(p);
   out += "<p class=\"note\">n/a[k]: the counter could not be read, for the reason in note k at the top. impossible: a value wall "
          "time cannot hold (hover for why). * multiplexed: counted part of the time and scaled. ~ below the measurement's "

@@ -58,6 +58,7 @@ ordered_json summary_to_json(const Summary& s) {
           {"median_ci_coverage", number(s.median_ci_coverage)}};
 }
 
+// Long: one line per field of a layer in the documented format (docs/profile.md), in its order.
 ordered_json layer_to_json(const LayerProfile& l) {
   const detail::LayerNumbers n = detail::layer_numbers(l);
   ordered_json j;
@@ -301,6 +302,7 @@ Summary summary_from_json(const Reader& in, const ordered_json& v, const std::st
   return s;
 }
 
+// Long: one read per field of a layer in the documented format (docs/profile.md), in its order.
 LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
   LayerProfile l;
   l.index = small_integer(in, v, at, "index", -1);
@@ -600,6 +602,7 @@ std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
+// Long: one read per top-level field of the documented format (docs/profile.md), in its order.
 Result<Profile> profile_from_json(std::string_view text, const std::string& source_name) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ": the profile is empty (truncated?); run `hwprof profile` again"};

@@ -391,30 +391,45 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
   return out;
 }
 
-}  // namespace
+// The rows of the layer (or region) table, shown or not: what every row needs to know, and
+// the footnotes its rows call for.
+struct LayerRows {
+  const Profile& p;
+  bool phases = false;
+  bool regions = false;
+  bool placed = false;
+  bool used_range = false;        // a row's ± is half its min-max range (†)
+  bool below_resolution = false;  // a row's time is below resolution (~)
+};
 
-std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
-  const bool phases = has_phases(p);
-  const bool regions = p.phase == "regions";
-  const detail::NumberedNotes notes = detail::numbered_notes(p);
-  std::string out = title_line(p) + machine_lines(p);
-  if (!notes.notes.empty()) out += "\n" + notes_block(notes);
-  if (!p.total.roofline_error.empty() && p.machine.ceilings) out += "Roofline: " + p.total.roofline_error + "\n";
-
-  if (o.by != ProfileGrouping::layer) {
-    out += grouped_table(p, o);
-    return out + "\n" + legend(p);
+std::vector<std::string> layer_cells(LayerRows& r, const LayerProfile& l, const std::string& name, const std::string& share) {
+  const LayerNumbers n = detail::layer_numbers(l);
+  const auto h = detail::headroom_ms(l);
+  std::vector<std::string> c = {name, l.op};
+  if (r.phases) c.push_back(l.phase);
+  r.below_resolution = r.below_resolution || l.below_resolution;
+  c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
+  c.push_back(uncertainty(l.time_ms, &r.used_range));
+  c.push_back(share);
+  c.push_back(optional_rate(n.gflops_per_s));
+  c.push_back(optional_rate(n.intensity));
+  c.push_back(n.bound ? std::string(bound_name(*n.bound)) : "-");
+  c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
+  if (r.placed) {
+    c.push_back(h ? ms(h->roof_ms) : "-");
+    c.push_back(h ? ms(h->win_ms) : "-");
   }
+  c.push_back(l.why.empty() ? "" : l.why.front().label);
+  return c;
+}
 
-  std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
-  const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
-  const bool placed = any_placed(p);
-  const ProfileSort sort = effective_sort(p, o.sort);
-
+// The table of the first `shown` rows and the model total, with its title.
+std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& rows, std::size_t shown, ProfileSort sort) {
+  const Profile& p = r.p;
   TextTable t;
-  t.column(regions ? "Region" : "Layer", false);
+  t.column(r.regions ? "Region" : "Layer", false);
   t.column("Op", false);
-  if (phases) t.column("Phase", false);
+  if (r.phases) t.column("Phase", false);
   t.column("Time ms", true);
   t.column("±95% CI", true);
   t.column("Share", true);
@@ -422,70 +437,70 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
   t.column("FLOP/B", true);
   t.column("Bound", false);
   t.column("Eff.", true);
-  if (placed) {
+  if (r.placed) {
     t.column("Roof ms", true);
     t.column("Win ms", true);
   }
   t.column("Why", false);
-  bool used_range = false;
-  bool below_resolution = false;
-  const auto cells = [&](const LayerProfile& l, const std::string& name, const std::string& share) {
-    const LayerNumbers n = detail::layer_numbers(l);
-    const auto h = detail::headroom_ms(l);
-    std::vector<std::string> c = {name, l.op};
-    if (phases) c.push_back(l.phase);
-    below_resolution = below_resolution || l.below_resolution;
-    c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
-    c.push_back(uncertainty(l.time_ms, &used_range));
-    c.push_back(share);
-    c.push_back(optional_rate(n.gflops_per_s));
-    c.push_back(optional_rate(n.intensity));
-    c.push_back(n.bound ? std::string(bound_name(*n.bound)) : "-");
-    c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
-    if (placed) {
-      c.push_back(h ? ms(h->roof_ms) : "-");
-      c.push_back(h ? ms(h->win_ms) : "-");
-    }
-    c.push_back(l.why.empty() ? "" : l.why.front().label);
-    return c;
-  };
   // A regions profile's regions nest, so their medians do not add up: each region's share is
   // its time over all calls against the outermost regions' (Profile time_share).
   const double layers_ms = detail::summed_layer_ms(p);
   for (std::size_t i = 0; i < shown; ++i) {
-    const double share = regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
-    t.row(cells(*rows[i], detail::display_name(*rows[i]), detail::percent(share)));
+    const double share = r.regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
+    t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), detail::percent(share)));
   }
   t.rule();
-  std::vector<std::string> total = cells(p.total, regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-");
+  std::vector<std::string> total = layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-");
   total.back().clear();
   t.row(std::move(total));
-
   const char* order = sort == ProfileSort::win ? "most time to win first (Win ms = Time x (1 - Eff.))"
                       : sort == ProfileSort::time ? "longest first"
                       : sort == ProfileSort::flops ? "most FLOPs first"
                                                    : "by name";
-  out += fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(),
-                     regions ? "regions" : "layers", order);
-  out += t.render();
-  if (shown < rows.size()) {
-    double rest = 0;
-    double rest_win = 0;
-    for (std::size_t i = shown; i < rows.size(); ++i) {
-      rest += rows[i]->time_ms.median;
-      rest_win += std::max(0.0, win_of(*rows[i]));
-    }
-    const std::size_t more = rows.size() - shown;
-    out += fmt::format("... {} more {}{} {} {} of the time{}; --all shows every row\n", more, regions ? "region" : "layer", more == 1 ? "" : "s",
-                       more == 1 ? "holds" : "hold",
-                       detail::percent(layers_ms > 0 ? rest / layers_ms : 0), placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
+  return fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(), r.regions ? "regions" : "layers",
+                     order) +
+         t.render();
+}
+
+// The rows left out: how many, their share of the time and their time to win.
+std::string rows_left_out(const LayerRows& r, const std::vector<const LayerProfile*>& rows, std::size_t shown) {
+  if (shown >= rows.size()) return "";
+  const double layers_ms = detail::summed_layer_ms(r.p);
+  double rest = 0;
+  double rest_win = 0;
+  for (std::size_t i = shown; i < rows.size(); ++i) {
+    rest += rows[i]->time_ms.median;
+    rest_win += std::max(0.0, win_of(*rows[i]));
   }
-  if (below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
-  if (used_range) out += "† fewer than 6 samples: no 95% interval for the median, ± is half the min-max range\n";
-  out += what_to_try(std::vector<const LayerProfile*>(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown)));
+  const std::size_t more = rows.size() - shown;
+  return fmt::format("... {} more {}{} {} {} of the time{}; --all shows every row\n", more, r.regions ? "region" : "layer", more == 1 ? "" : "s",
+                     more == 1 ? "holds" : "hold", detail::percent(layers_ms > 0 ? rest / layers_ms : 0),
+                     r.placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
+}
+
+}  // namespace
+
+std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
+  const detail::NumberedNotes notes = detail::numbered_notes(p);
+  std::string out = title_line(p) + machine_lines(p);
+  if (!notes.notes.empty()) out += "\n" + notes_block(notes);
+  if (!p.total.roofline_error.empty() && p.machine.ceilings) out += "Roofline: " + p.total.roofline_error + "\n";
+  if (o.by != ProfileGrouping::layer) {
+    out += grouped_table(p, o);
+    return out + "\n" + legend(p);
+  }
+  const std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
+  const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
+  LayerRows r{p, has_phases(p), p.phase == "regions", any_placed(p)};
+  out += layer_table(r, rows, shown, effective_sort(p, o.sort));
+  out += rows_left_out(r, rows, shown);
+  if (r.below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
+  if (r.used_range) out += "† fewer than 6 samples: no 95% interval for the median, ± is half the min-max range\n";
+  const std::vector<const LayerProfile*> shown_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown));
+  out += what_to_try(shown_rows);
   // Asked for (--counters, a group), or something the PMU counted: the table earns its place.
   if (o.counters || !p.group.empty() || detail::any_hardware_counter(p)) {
-    out += counters_table(p, std::vector<const LayerProfile*>(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown)), notes, phases);
+    out += counters_table(p, shown_rows, notes, r.phases);
   } else if (std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return !l.counters.empty(); })) {
     out += "(No hardware counter counted: the software counters' table is left out; --counters shows it.)\n";
   }

@@ -160,44 +160,25 @@ std::string tooltip(const LayerProfile& l, const detail::LayerNumbers& n, double
   return t;
 }
 
-}  // namespace
-
-namespace detail {
-
-std::string roofline_svg(const Profile& p, bool standalone) {
-  // ---- what to draw ----
+// What the chart shows: the layers that can be placed (with their pixels), those that
+// cannot, the model total, the ceilings and the frame that holds them all.
+struct Chart {
   std::vector<Point> points;
   std::vector<std::string> off_chart;
   double off_chart_ms = 0;
-  const double all_ms = summed_layer_ms(p);
-  for (const LayerProfile& l : p.layers) {
-    Point pt;
-    pt.layer = &l;
-    pt.numbers = detail::layer_numbers(l);
-    pt.share = share_of(l, all_ms);
-    if (detail::on_roofline_chart(pt.numbers)) {
-      points.push_back(pt);
-    } else {
-      off_chart.push_back(detail::display_name(l));
-      off_chart_ms += l.time_ms.median;
-    }
-  }
-  const detail::LayerNumbers total = detail::layer_numbers(p.total);
-  const bool total_on_chart = detail::on_roofline_chart(total);
-
+  double all_ms = 0;
+  detail::LayerNumbers total;
+  bool total_on_chart = false;
+  double tx = 0, ty = 0;  // the total's pixels
   bool double_precision = false;
-  for (const Point& pt : points) {
-    if (pt.layer->roofline && pt.layer->roofline->compute_roof.size() > 3 &&
-        pt.layer->roofline->compute_roof.compare(pt.layer->roofline->compute_roof.size() - 3, 3, "_dp") == 0) {
-      double_precision = true;
-    }
-  }
   detail::Ceilings ceilings;
-  if (p.machine.ceilings) ceilings = detail::ceilings_of(*p.machine.ceilings, !double_precision);
   double slope_roof = 0;
-  for (const auto& r : ceilings.roofs) slope_roof = std::max(slope_roof, r.gflops);
+  detail::LogLogFrame frame;
+  std::vector<std::size_t> by_share;  // points by time share, largest first
+};
 
-  // ---- ranges: every point, every roof and every ridge point, with a margin ----
+// The frame: every point, every roof and every ridge point, with a margin.
+detail::LogLogFrame chart_frame(const Chart& c) {
   double x_lo = 1.0 / 8, x_hi = 64, y_lo = 1e30, y_hi = 0;
   const auto include = [&](double x, double y) {
     x_lo = std::min(x_lo, x);
@@ -205,11 +186,11 @@ std::string roofline_svg(const Profile& p, bool standalone) {
     y_lo = std::min(y_lo, y);
     y_hi = std::max(y_hi, y);
   };
-  for (const Point& pt : points) include(*pt.numbers.intensity, *pt.numbers.gflops_per_s);
-  if (total_on_chart) include(*total.intensity, *total.gflops_per_s);
-  for (const auto& r : ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
-  for (const auto& s : ceilings.slopes) {
-    if (slope_roof > 0) x_hi = std::max(x_hi, slope_roof / s.gbps);
+  for (const Point& pt : c.points) include(*pt.numbers.intensity, *pt.numbers.gflops_per_s);
+  if (c.total_on_chart) include(*c.total.intensity, *c.total.gflops_per_s);
+  for (const auto& r : c.ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
+  for (const auto& s : c.ceilings.slopes) {
+    if (c.slope_roof > 0) x_hi = std::max(x_hi, c.slope_roof / s.gbps);
   }
   if (y_hi <= 0) y_hi = 10;
   if (y_lo > y_hi) y_lo = y_hi / 100;
@@ -223,93 +204,115 @@ std::string roofline_svg(const Profile& p, bool standalone) {
   f.y_min = std::pow(10.0, std::floor(std::log10(y_lo / 1.5)));
   f.y_max = std::pow(10.0, std::ceil(std::log10(y_hi * 1.5)));
   if (f.y_max / f.y_min < 100) f.y_min = f.y_max / 100;
+  return f;
+}
 
-  for (Point& pt : points) {
-    pt.cx = f.px(*pt.numbers.intensity);
-    pt.cy = f.py(*pt.numbers.gflops_per_s);
+Chart chart_of(const Profile& p) {
+  Chart c;
+  c.all_ms = detail::summed_layer_ms(p);
+  for (const LayerProfile& l : p.layers) {
+    Point pt;
+    pt.layer = &l;
+    pt.numbers = detail::layer_numbers(l);
+    pt.share = detail::share_of(l, c.all_ms);
+    if (detail::on_roofline_chart(pt.numbers)) {
+      c.points.push_back(pt);
+    } else {
+      c.off_chart.push_back(detail::display_name(l));
+      c.off_chart_ms += l.time_ms.median;
+    }
+  }
+  c.total = detail::layer_numbers(p.total);
+  c.total_on_chart = detail::on_roofline_chart(c.total);
+  for (const Point& pt : c.points) {
+    const std::string& roof = pt.layer->roofline ? pt.layer->roofline->compute_roof : std::string();
+    if (roof.size() > 3 && roof.compare(roof.size() - 3, 3, "_dp") == 0) c.double_precision = true;
+  }
+  if (p.machine.ceilings) c.ceilings = detail::ceilings_of(*p.machine.ceilings, !c.double_precision);
+  for (const auto& r : c.ceilings.roofs) c.slope_roof = std::max(c.slope_roof, r.gflops);
+  c.frame = chart_frame(c);
+  for (Point& pt : c.points) {
+    pt.cx = c.frame.px(*pt.numbers.intensity);
+    pt.cy = c.frame.py(*pt.numbers.gflops_per_s);
     pt.r = std::max(kMinRadius, kMaxRadius * std::sqrt(pt.share));
   }
-
-  // ---- the picture ----
-  std::string body;
-  const std::string title = fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, p.phase, p.threads, p.threads == 1 ? "" : "s");
-  body += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
-  std::string subtitle = p.machine.cpu.brand;
-  if (p.machine.ceilings) {
-    subtitle += fmt::format(" · ceilings measured {}{} ({} precision, bandwidth = STREAM triad)", p.machine.calibration_created,
-                            p.machine.calibration_quick ? ", quick" : "", double_precision ? "double" : "single");
-  } else {
-    subtitle += " · no calibration: points only";
+  if (c.total_on_chart) {
+    c.tx = c.frame.px(*c.total.intensity);
+    c.ty = c.frame.py(*c.total.gflops_per_s);
   }
-  body += fmt::format("<text x=\"{}\" y=\"44\" fill=\"#555\">{}</text>\n", kLeft, xml_escape(subtitle));
-  body += detail::svg_axes(f, f.bottom() + 40, "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s");
-  double legend_y = f.top;
-  if (!ceilings.roofs.empty() || !ceilings.slopes.empty()) {
-    body += detail::svg_ceilings(f, ceilings, slope_roof, &legend_y);
-  } else {
-    legend_y = f.top - 18;
-  }
+  c.by_share.resize(c.points.size());
+  for (std::size_t i = 0; i < c.points.size(); ++i) c.by_share[i] = i;
+  std::stable_sort(c.by_share.begin(), c.by_share.end(), [&](std::size_t a, std::size_t b) { return c.points[a].share > c.points[b].share; });
+  return c;
+}
 
-  // Which layers get a name: first those with the most time to win against their roof (share ×
-  // (1 - efficiency): a large layer far below its roof, whatever its rank by time), then the
-  // largest time shares.
-  std::vector<std::size_t> by_share(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i) by_share[i] = i;
-  std::stable_sort(by_share.begin(), by_share.end(), [&](std::size_t a, std::size_t b) { return points[a].share > points[b].share; });
+// Which layers get a name: first those with the most time to win against their roof (share ×
+// (1 - efficiency): a large layer far below its roof, whatever its rank by time), then the
+// largest time shares.
+std::vector<bool> named_points(const Chart& c) {
   const auto to_win = [&](std::size_t i) {
-    const std::optional<double>& eff = points[i].numbers.efficiency;
-    return eff ? points[i].share * std::max(0.0, 1.0 - *eff) : 0.0;
+    const std::optional<double>& eff = c.points[i].numbers.efficiency;
+    return eff ? c.points[i].share * std::max(0.0, 1.0 - *eff) : 0.0;
   };
-  std::vector<std::size_t> by_gain = by_share;
+  std::vector<std::size_t> by_gain = c.by_share;
   std::stable_sort(by_gain.begin(), by_gain.end(), [&](std::size_t a, std::size_t b) { return to_win(a) > to_win(b); });
-  std::vector<bool> labelled(points.size(), false);
+  std::vector<bool> labelled(c.points.size(), false);
   int named = 0;
   for (std::size_t k = 0; k < by_gain.size() && named < kLabelledByGain; ++k) {
     if (to_win(by_gain[k]) <= 0) break;
     labelled[by_gain[k]] = true;
     ++named;
   }
-  for (std::size_t k = 0; k < by_share.size() && named < kLabelledLayers; ++k) {
-    if (labelled[by_share[k]] || points[by_share[k]].share <= 0) continue;
-    labelled[by_share[k]] = true;
+  for (std::size_t k = 0; k < c.by_share.size() && named < kLabelledLayers; ++k) {
+    if (labelled[c.by_share[k]] || c.points[c.by_share[k]].share <= 0) continue;
+    labelled[c.by_share[k]] = true;
     ++named;
   }
-  // Headroom: a dotted line from a named layer up to the roof it could reach.
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const Point& pt = points[i];
+  return labelled;
+}
+
+// The headroom lines of the named layers, the points (largest first, so that small ones stay
+// visible on top) and the model total.
+std::string draw_points(const Profile& p, const Chart& c, const std::vector<bool>& labelled) {
+  std::string body;
+  const detail::LogLogFrame& f = c.frame;
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    const Point& pt = c.points[i];
     if (!labelled[i] || !pt.numbers.attainable_gflops_per_s || *pt.numbers.attainable_gflops_per_s <= *pt.numbers.gflops_per_s * 1.05) continue;
     const double top = std::max(f.top, f.py(*pt.numbers.attainable_gflops_per_s));
     body += fmt::format("<line class=\"headroom\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" "
                         "stroke-width=\"1.2\" stroke-dasharray=\"2 3\"/>\n",
                         pt.cx, pt.cy - pt.r, top, bound_color(pt.numbers.bound));
   }
-  // Points, largest first so that small ones stay visible on top.
-  std::vector<std::size_t> draw_order = by_share;
-  std::stable_sort(draw_order.begin(), draw_order.end(), [&](std::size_t a, std::size_t b) { return points[a].r > points[b].r; });
+  std::vector<std::size_t> draw_order = c.by_share;
+  std::stable_sort(draw_order.begin(), draw_order.end(), [&](std::size_t a, std::size_t b) { return c.points[a].r > c.points[b].r; });
   for (std::size_t i : draw_order) {
-    const Point& pt = points[i];
+    const Point& pt = c.points[i];
     body += fmt::format("<circle class=\"layer\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" "
                         "stroke-width=\"0.8\"><title>{}</title></circle>\n",
                         pt.cx, pt.cy, pt.r, bound_color(pt.numbers.bound), xml_escape(tooltip(*pt.layer, pt.numbers, pt.share)));
   }
-  double tx = 0, ty = 0;
-  if (total_on_chart) {
-    tx = f.px(*total.intensity);
-    ty = f.py(*total.gflops_per_s);
+  if (c.total_on_chart) {
     body += fmt::format("<path class=\"total\" d=\"M {0:.1f} {1:.1f} l 8 8 l -8 8 l -8 -8 z\" fill=\"#111\" stroke=\"white\" "
                         "stroke-width=\"1.5\"><title>{2}</title></path>\n",
-                        tx, ty - 8, xml_escape(tooltip(p.total, total, 1.0)));
+                        c.tx, c.ty - 8, xml_escape(tooltip(p.total, c.total, 1.0)));
   }
+  return body;
+}
 
-  // Labels: the model total first, then layers by share; each keeps clear of every point's centre.
+// Labels: the model total first, then layers by share; each keeps clear of every point's
+// centre. `unlabelled` gets those without room.
+std::string draw_labels(const Chart& c, const std::vector<bool>& labelled, std::vector<std::string>& unlabelled) {
+  const detail::LogLogFrame& f = c.frame;
+  std::string body;
   std::vector<Box> centres;
   std::vector<Box> bodies;
-  for (const Point& pt : points) {
+  for (const Point& pt : c.points) {
     centres.push_back({pt.cx - 3, pt.cy - 3, pt.cx + 3, pt.cy + 3});
     bodies.push_back({pt.cx - pt.r, pt.cy - pt.r, pt.cx + pt.r, pt.cy + pt.r});
   }
-  if (total_on_chart) centres.push_back({tx - 8, ty - 8, tx + 8, ty + 8});
-  for (const auto& roof : ceilings.roofs) bodies.push_back({f.left, f.py(roof.gflops) - 2, f.right(), f.py(roof.gflops) + 2});
+  if (c.total_on_chart) centres.push_back({c.tx - 8, c.ty - 8, c.tx + 8, c.ty + 8});
+  for (const auto& roof : c.ceilings.roofs) bodies.push_back({f.left, f.py(roof.gflops) - 2, f.right(), f.py(roof.gflops) + 2});
   LabelPlacer placer({f.left, f.top, f.right(), f.bottom()}, std::move(bodies), std::move(centres));
   const auto label = [&](const std::string& text, double cx, double cy, double r, bool bold) {
     auto placed = placer.place(text, cx, cy, r);
@@ -320,24 +323,27 @@ std::string roofline_svg(const Profile& p, bool standalone) {
                         xml_escape(text));
     return true;
   };
-  std::vector<std::string> unlabelled;
-  if (total_on_chart && !label("model total", tx, ty, 8, true)) unlabelled.push_back("model total");
-  for (std::size_t i : by_share) {
+  if (c.total_on_chart && !label("model total", c.tx, c.ty, 8, true)) unlabelled.push_back("model total");
+  for (std::size_t i : c.by_share) {
     if (!labelled[i]) continue;
-    const Point& pt = points[i];
+    const Point& pt = c.points[i];
     const std::string text = fmt::format("{} {}", detail::display_name(*pt.layer), detail::percent(pt.share));
     if (!label(text, pt.cx, pt.cy, pt.r, false)) unlabelled.push_back(text);
   }
+  return body;
+}
 
-  // ---- legend, right of the frame below the ceilings' labels ----
-  const double lx = f.right() + 6;
+// The legend, right of the frame below the ceilings' labels, from `legend_y` down (updated).
+std::string draw_legend(const Profile& p, const Chart& c, double& legend_y) {
+  std::string body;
+  const double lx = c.frame.right() + 6;
   legend_y += 30;
   body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-weight=\"bold\">layers</text>\n", lx, legend_y);
   std::vector<std::pair<std::optional<Bound>, std::string>> kinds;
   if (p.machine.ceilings) {
     kinds = {{Bound::compute, "compute-bound"}, {Bound::memory, "memory-bound"}, {Bound::overhead, "overhead-bound"}};
   }
-  if (std::any_of(points.begin(), points.end(), [](const Point& pt) { return !pt.numbers.bound; })) kinds.push_back({std::nullopt, "not placed"});
+  if (std::any_of(c.points.begin(), c.points.end(), [](const Point& pt) { return !pt.numbers.bound; })) kinds.push_back({std::nullopt, "not placed"});
   for (const auto& [bound, text] : kinds) {
     legend_y += 18;
     body += fmt::format("<circle cx=\"{}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" stroke-width=\"0.8\"/>\n",
@@ -362,21 +368,24 @@ std::string roofline_svg(const Profile& p, bool standalone) {
     legend_y += 15;
     body += fmt::format("<text class=\"bytes-source\" x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", lx, legend_y, xml_escape(line));
   }
+  return body;
+}
 
-  // ---- notes below the axis ----
+// The notes below the axis: the profile's warnings first, in their own colour (doubts about
+// the points above), then what the chart leaves out. `note_y` ends at the last line.
+std::string draw_notes(const Profile& p, const Chart& c, const std::vector<std::string>& unlabelled, double& note_y) {
   std::vector<std::string> notes;
   if (!p.machine.ceilings) {
     notes.push_back(fmt::format("No calibration for {} thread{}: points only, without ceilings or bounds. Run `hwprof calibrate`, then profile again.",
                                 p.threads, p.threads == 1 ? "" : "s"));
   }
-  if (!off_chart.empty()) {
+  if (!c.off_chart.empty()) {
     notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {} ({} of the layers' time).",
-                                names_list(off_chart, 6), detail::percent(all_ms > 0 ? off_chart_ms / all_ms : 0)));
+                                names_list(c.off_chart, 6), detail::percent(c.all_ms > 0 ? c.off_chart_ms / c.all_ms : 0)));
   }
   if (!unlabelled.empty()) notes.push_back("No room to name: " + names_list(unlabelled, 6) + ".");
-  if (points.empty()) notes.push_back("No layer has FLOPs, bytes and time: nothing to place.");
-  double note_y = f.bottom() + 40;
-  // The profile's warnings first, in their own colour: doubts about the points above.
+  if (c.points.empty()) notes.push_back("No layer has FLOPs, bytes and time: nothing to place.");
+  std::string body;
   for (const std::string& warning : p.warnings) {
     bool first = true;
     for (const std::string& line : wrap((first ? "Warning: " : "") + warning, 140)) {
@@ -392,6 +401,41 @@ std::string roofline_svg(const Profile& p, bool standalone) {
       body += fmt::format("<text class=\"note\" x=\"{}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#333\">{}</text>\n", 10, note_y, xml_escape(line));
     }
   }
+  return body;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::string roofline_svg(const Profile& p, bool standalone) {
+  const Chart c = chart_of(p);
+  const detail::LogLogFrame& f = c.frame;
+  std::string body;
+  const std::string title = fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, p.phase, p.threads, p.threads == 1 ? "" : "s");
+  body += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
+  std::string subtitle = p.machine.cpu.brand;
+  if (p.machine.ceilings) {
+    subtitle += fmt::format(" · ceilings measured {}{} ({} precision, bandwidth = STREAM triad)", p.machine.calibration_created,
+                            p.machine.calibration_quick ? ", quick" : "", c.double_precision ? "double" : "single");
+  } else {
+    subtitle += " · no calibration: points only";
+  }
+  body += fmt::format("<text x=\"{}\" y=\"44\" fill=\"#555\">{}</text>\n", kLeft, xml_escape(subtitle));
+  body += detail::svg_axes(f, f.bottom() + 40, "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s");
+  double legend_y = f.top;
+  if (!c.ceilings.roofs.empty() || !c.ceilings.slopes.empty()) {
+    body += detail::svg_ceilings(f, c.ceilings, c.slope_roof, &legend_y);
+  } else {
+    legend_y = f.top - 18;
+  }
+  const std::vector<bool> labelled = named_points(c);
+  body += draw_points(p, c, labelled);
+  std::vector<std::string> unlabelled;
+  body += draw_labels(c, labelled, unlabelled);
+  body += draw_legend(p, c, legend_y);
+  double note_y = f.bottom() + 40;
+  body += draw_notes(p, c, unlabelled, note_y);
   const double height = std::ceil(std::max(note_y, legend_y) + 16);
   return detail::svg_open(kWidth, height, standalone) + body + "</svg>\n";
 }

@@ -129,6 +129,7 @@ std::string shape_text(const Shape& shape, const char* separator) {
 
 }  // namespace
 
+// Long: one line per field of `summary --format json` (README.md's JSON section), in its order.
 std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
   using nlohmann::ordered_json;
   const CostTotals& t = cost.totals;
@@ -248,11 +249,11 @@ std::string summary_csv(const ModelCost& cost, const SummaryOptions& options) {
   return out;
 }
 
-std::string summary_table(const ModelCost& cost, const SummaryOptions& options) {
-  const CostTotals& t = cost.totals;
-  const MemoryEstimate& m = cost.memory;
-  const std::vector<Row> rows = rows_of(cost, options.depth);
+namespace {
 
+// The per-layer table of `summary`: columns as wide as their widest cell (at most 60).
+std::string summary_layer_table(const ModelCost& cost, const std::vector<Row>& rows) {
+  const CostTotals& t = cost.totals;
   struct Column {
     const char* title;
     bool right;
@@ -293,26 +294,25 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   std::size_t total_width = 0;
   for (const Column& c : columns) total_width += c.width + 2;
   const std::string rule(total_width - 2, '-');
-
-  std::string out;
-  out += fmt::format("Model: {}{}\n", cost.model, options.source_file.empty() ? "" : "  (" + options.source_file + ")");
-  out += fmt::format("Input: {} {} per sample, batch {}\n", format_shape(cost.input.shape), dtype_name(cost.input.dtype), cost.batch);
-  out += "All figures are analytic (derived from shapes, not measured); layer counts are per sample.\n\n";
-  out += line([&](std::size_t k) { return std::string(columns[k].title); });
+  std::string out = line([&](std::size_t k) { return std::string(columns[k].title); });
   out += rule + "\n";
   for (std::size_t i = 0; i < rows.size(); ++i) out += line([&](std::size_t k) { return columns[k].cells[i]; });
-  out += rule + "\n";
+  return out + rule + "\n";
+}
 
+// The model's totals, lower bounds (≥) when layers are not counted, with those layers listed.
+std::string summary_totals(const ModelCost& cost) {
+  const CostTotals& t = cost.totals;
+  const MemoryEstimate& m = cost.memory;
   auto batch_total = [&](std::int64_t per_sample) {
     const Count c = Count(per_sample) * cost.batch;
     return c.overflowed() ? std::string("overflows 64-bit") : detail::si(static_cast<double>(c.value()));
   };
-  // With layers not counted every total is a lower bound: "≥ " before it.
   const std::string at_least = t.complete() ? "" : "≥ ";
   const auto field = [&](const std::string& label, const std::string& value, const std::string& note = {}) {
     return fmt::format("{:<34}{}{}\n", label, right_aligned(at_least + value, 22), note.empty() ? "" : "   " + note);
   };
-  out += field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
+  std::string out = field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
   out += field("Trainable params:", group_digits(t.trainable_params));
   if (t.buffers > 0) out += field("Non-trainable buffers:", group_digits(t.buffers), "(batchnorm running statistics, constant operands)");
   out += field("MACs per sample:", group_digits(t.macs), "(" + detail::si(static_cast<double>(t.macs)) + ")");
@@ -329,10 +329,15 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
       if (!l.counted) out += fmt::format("  {}  {}\n", l.name, l.not_counted);
     }
   }
-  out += "\n";
-  out += fmt::format("Memory at batch {} (analytic, decimal MB, optimizer {}):\n", m.batch, optimizer_name(m.optimizer));
-  // Inference activations are sizes of tensors, known for every layer; the rest needs the
-  // weights and saved tensors of layers that may not be counted.
+  return out;
+}
+
+// Memory at the batch. Inference activations are sizes of tensors, known for every layer; the
+// rest needs the weights and saved tensors of layers that may not be counted (≥).
+std::string summary_memory(const ModelCost& cost) {
+  const MemoryEstimate& m = cost.memory;
+  const std::string at_least = cost.totals.complete() ? "" : "≥ ";
+  std::string out = fmt::format("Memory at batch {} (analytic, decimal MB, optimizer {}):\n", m.batch, optimizer_name(m.optimizer));
   const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}, bool exact = false) {
     out += fmt::format("  {:<32}{}{}\n", label, right_aligned((exact ? "" : at_least) + detail::megabytes(bytes), 22),
                        note.empty() ? "" : "   " + note);
@@ -348,6 +353,20 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   mem("Training activations", m.training_activation_bytes, "(kept for backward)");
   mem("Inference total", m.inference_total_bytes);
   mem("Training total", m.training_total_bytes);
+  return out;
+}
+
+}  // namespace
+
+std::string summary_table(const ModelCost& cost, const SummaryOptions& options) {
+  std::string out;
+  out += fmt::format("Model: {}{}\n", cost.model, options.source_file.empty() ? "" : "  (" + options.source_file + ")");
+  out += fmt::format("Input: {} {} per sample, batch {}\n", format_shape(cost.input.shape), dtype_name(cost.input.dtype), cost.batch);
+  out += "All figures are analytic (derived from shapes, not measured); layer counts are per sample.\n\n";
+  out += summary_layer_table(cost, rows_of(cost, options.depth));
+  out += summary_totals(cost);
+  out += "\n";
+  out += summary_memory(cost);
   return out;
 }
 

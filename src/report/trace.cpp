@@ -79,21 +79,23 @@ ordered_json layer_args(const Profile& p, const LayerProfile& l, int iteration) 
   return a;
 }
 
-}  // namespace
-
-std::string chrome_trace(const Profile& p) {
-  // Spans on the nanosecond grid, layer spans attached to their phase span.
+// Spans on the nanosecond grid, layer spans attached to their phase span (the one of the same
+// thread and iteration that overlaps it most) and clamped inside it.
+struct Spans {
   std::vector<Span> phases;
   std::vector<Span> layers;
+};
+
+Spans spans_of(const Profile& p) {
+  Spans out;
   for (const TraceSpan& s : p.trace) {
     Span g{&s, to_ns(s.start_us), to_ns(s.start_us + s.duration_us), nullptr};
     if (g.end < g.start) g.end = g.start;
-    (s.category == "phase" ? phases : layers).push_back(g);
+    (s.category == "phase" ? out.phases : out.layers).push_back(g);
   }
-  for (Span& l : layers) {
-    // The phase span of the same thread and iteration that overlaps this span most.
+  for (Span& l : out.layers) {
     std::int64_t best = -1;
-    for (const Span& ph : phases) {
+    for (const Span& ph : out.phases) {
       if (ph.span->thread != l.span->thread || ph.span->iteration != l.span->iteration) continue;
       const std::int64_t overlap = std::min(l.end, ph.end) - std::max(l.start, ph.start);
       if (overlap > best) {
@@ -106,7 +108,12 @@ std::string chrome_trace(const Profile& p) {
       l.end = std::clamp(l.end, l.start, l.parent->end);
     }
   }
+  return out;
+}
 
+// The events: a complete event per span, and counter samples at each layer span's start
+// (GFLOP/s, GB/s and every counter that was read), in time order.
+std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   std::vector<Event> events;
   const auto complete = [&](const Span& s, int order, ordered_json args) {
     ordered_json e;
@@ -131,8 +138,8 @@ std::string chrome_trace(const Profile& p) {
     e["args"] = {{name, value}};
     events.push_back({ts, 2, 0, std::move(e)});
   };
-  for (const Span& s : phases) complete(s, 0, {{"iteration", s.span->iteration}});
-  for (const Span& s : layers) {
+  for (const Span& s : spans.phases) complete(s, 0, {{"iteration", s.span->iteration}});
+  for (const Span& s : spans.layers) {
     const std::string phase = s.parent != nullptr ? s.parent->span->name : std::string("forward");
     const LayerProfile* l = find_layer(p, s.span->layer, phase);
     if (l == nullptr) {
@@ -153,8 +160,11 @@ std::string chrome_trace(const Profile& p) {
     if (a.order != b.order) return a.order < b.order;
     return a.dur > b.dur;
   });
+  return events;
+}
 
-  // Metadata: the process and one named lane per thread.
+// Metadata: the process and one named lane per thread.
+std::vector<ordered_json> trace_metadata(const Profile& p) {
   std::vector<ordered_json> metadata;
   metadata.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", 0}, {"args", {{"name", "hwprof: " + p.model}}}});
   std::map<int, bool> threads;
@@ -164,7 +174,11 @@ std::string chrome_trace(const Profile& p) {
     metadata.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"name", name}}}});
     metadata.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
   }
+  return metadata;
+}
 
+// otherData: what the trace is of, and the counters that could not be read.
+ordered_json trace_other_data(const Profile& p) {
   ordered_json other;
   other["generator"] = "hwprof " + p.hwprof_version;
   other["created"] = p.created;
@@ -184,16 +198,23 @@ std::string chrome_trace(const Profile& p) {
     unavailable[u.name] = std::string(counter_status_name(u.status)) + (u.reason.empty() ? "" : ": " + u.reason);
   }
   other["unavailable_counters"] = std::move(unavailable);
+  return other;
+}
 
+}  // namespace
+
+std::string chrome_trace(const Profile& p) {
+  const Spans spans = spans_of(p);
+  const std::vector<Event> events = trace_events(p, spans);
   // One event per line: small, and still readable in a text editor.
   const auto dump = [](const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace); };
-  std::string out = "{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + dump(other) + ",\n\"traceEvents\": [\n";
+  std::string out = "{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + dump(trace_other_data(p)) + ",\n\"traceEvents\": [\n";
   bool first = true;
   const auto add = [&](const ordered_json& e) {
     out += (first ? "" : ",\n") + dump(e);
     first = false;
   };
-  for (const ordered_json& m : metadata) add(m);
+  for (const ordered_json& m : trace_metadata(p)) add(m);
   for (const Event& e : events) add(e.json);
   out += "\n]}\n";
   return out;

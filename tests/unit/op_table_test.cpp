@@ -22,7 +22,9 @@ TEST(OpTable, RowsFollowOpKind) {
   for (std::size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(static_cast<std::size_t>(table[i].kind), i) << table[i].name;
     EXPECT_EQ(&detail::op_info(table[i].kind), &table[i]);
-    if (table[i].kind != OpKind::unsupported) EXPECT_EQ(detail::find_op(table[i].name), table[i].kind);
+    if (table[i].kind != OpKind::unsupported) {
+      EXPECT_EQ(detail::find_op(table[i].name), table[i].kind);
+    }
   }
 }
 
