@@ -44,7 +44,9 @@ void BM_HwprofRead(benchmark::State& state) {
 }
 BENCHMARK(BM_HwprofRead);
 
-void BM_HwprofReadPair(benchmark::State& state) { time_counter_read_pairs(state, kEvents); }
+void BM_HwprofReadPair(benchmark::State& state) {
+  time_counter_read_pairs(state, kEvents);
+}
 BENCHMARK(BM_HwprofReadPair);
 
 void BM_RawGroupRead(benchmark::State& state) {

@@ -76,9 +76,12 @@ Times compare(const Row& row, int reps, const std::function<void()>& ours, const
   }
   const double flop = 2.0 * static_cast<double>(row.m) * static_cast<double>(row.n) * static_cast<double>(row.k);
   const double ratio = best_peer / best_ours;
-  std::printf("%-26s %6lld %7lld %6lld %9.1f %9.1f %7.3f  %s %.2f\n", row.name.c_str(), static_cast<long long>(row.m),
-              static_cast<long long>(row.n), static_cast<long long>(row.k), flop / best_ours * 1e-9,
-              flop / best_peer * 1e-9, ratio, row.goal <= 0.0 ? "  " : ratio >= row.goal ? ">=" : "< ", row.goal);
+  std::printf("%-26s %6lld %7lld %6lld %9.1f %9.1f %7.3f  %s %.2f\n", row.name.c_str(), static_cast<long long>(row.m), static_cast<long long>(row.n),
+              static_cast<long long>(row.k), flop / best_ours * 1e-9, flop / best_peer * 1e-9, ratio,
+              row.goal <= 0.0     ? "  "
+              : ratio >= row.goal ? ">="
+                                  : "< ",
+              row.goal);
   std::fflush(stdout);
   return {best_ours, best_peer};
 }
@@ -86,13 +89,12 @@ Times compare(const Row& row, int reps, const std::function<void()>& ours, const
 void linear_row(const char* name, i64 m, i64 k, i64 n, int reps) {
   const std::vector<float> x = random_floats(m * k, 1), w = random_floats(n * k, 2), b = random_floats(n, 3);
   std::vector<float> y(static_cast<std::size_t>(m * n));
-  compare({name, m, n, k, 0.85}, reps,
-          [&] { hwprof::nn::linear_forward(x.data(), w.data(), b.data(), y.data(), m, k, n); },
-          [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
-                        static_cast<int>(k), 1.0f, x.data(), static_cast<int>(k), w.data(), static_cast<int>(k), 0.0f,
-                        y.data(), static_cast<int>(n));
-          });
+  compare(
+      {name, m, n, k, 0.85}, reps, [&] { hwprof::nn::linear_forward(x.data(), w.data(), b.data(), y.data(), m, k, n); },
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, x.data(),
+                    static_cast<int>(k), w.data(), static_cast<int>(k), 0.0f, y.data(), static_cast<int>(n));
+      });
 }
 
 Times conv_row(const char* name, i64 batch, i64 c, i64 hw, i64 out_c, i64 kernel, i64 stride, i64 pad, int reps) {
@@ -111,12 +113,9 @@ Times conv_row(const char* name, i64 batch, i64 c, i64 hw, i64 out_c, i64 kernel
   const std::vector<float> columns = random_floats(crs * batch * pq, 6);
   std::vector<float> product(static_cast<std::size_t>(out_c * batch * pq));
   const int m = static_cast<int>(out_c), n = static_cast<int>(batch * pq), k = static_cast<int>(crs);
-  return compare({name, out_c, batch * pq, crs, 0.70}, reps,
-          [&] { hwprof::nn::conv2d_forward(g, x.data(), w.data(), nullptr, y.data()); },
-          [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, w.data(), k, columns.data(), n, 0.0f,
-                        product.data(), n);
-          });
+  return compare(
+      {name, out_c, batch * pq, crs, 0.70}, reps, [&] { hwprof::nn::conv2d_forward(g, x.data(), w.data(), nullptr, y.data()); },
+      [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, w.data(), k, columns.data(), n, 0.0f, product.data(), n); });
 }
 
 // GPT-2 small's attention (12 heads of 64, 256 tokens) against the same GEMMs called as
@@ -131,36 +130,30 @@ void attention_row(const char* name, i64 batch, i64 tokens, i64 dim, i64 heads, 
   g.heads = heads;
   g.causal = causal;
   const i64 bt = batch * tokens, dh = dim / heads;
-  const std::vector<float> x = random_floats(bt * dim, 7), w_in = random_floats(3 * dim * dim, 8),
-                           b_in = random_floats(3 * dim, 9), w_out = random_floats(dim * dim, 10),
-                           b_out = random_floats(dim, 11);
+  const std::vector<float> x = random_floats(bt * dim, 7), w_in = random_floats(3 * dim * dim, 8), b_in = random_floats(3 * dim, 9),
+                           w_out = random_floats(dim * dim, 10), b_out = random_floats(dim, 11);
   std::vector<float> y(static_cast<std::size_t>(bt * dim)), qkv(static_cast<std::size_t>(bt * 3 * dim)),
       scores(static_cast<std::size_t>(tokens * tokens)), ctx(static_cast<std::size_t>(bt * dim));
   const double flop = 2.0 * static_cast<double>(bt * dim * 4 * dim + batch * heads * 2 * tokens * tokens * dh);
   const int t = static_cast<int>(tokens), d = static_cast<int>(dim), e = static_cast<int>(dh);
   // Reported as an equivalent GEMM of the same FLOPs: M·N·K = flop / 2.
   const i64 k_equiv = static_cast<i64>(flop / 2.0 / static_cast<double>(tokens * tokens));
-  compare({name, tokens, tokens, k_equiv, 0.0}, reps,
-          [&] {
-            hwprof::nn::attention_forward(g, x.data(), w_in.data(), b_in.data(), w_out.data(), b_out.data(), y.data(),
-                                          nullptr);
-          },
-          [&] {
-            const int rows = static_cast<int>(bt);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, 3 * d, d, 1.0f, x.data(), d, w_in.data(), d,
-                        0.0f, qkv.data(), 3 * d);
-            for (i64 b = 0; b < batch; ++b) {
-              for (i64 h = 0; h < heads; ++h) {
-                const float* q = qkv.data() + b * tokens * 3 * dim + h * dh;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, e, 1.0f, q, 3 * d, q + dim, 3 * d, 0.0f,
-                            scores.data(), t);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, e, t, 1.0f, scores.data(), t, q + 2 * dim,
-                            3 * d, 0.0f, ctx.data() + b * tokens * dim + h * dh, d);
-              }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, d, d, 1.0f, ctx.data(), d, w_out.data(), d, 0.0f,
-                        y.data(), d);
-          });
+  compare(
+      {name, tokens, tokens, k_equiv, 0.0}, reps,
+      [&] { hwprof::nn::attention_forward(g, x.data(), w_in.data(), b_in.data(), w_out.data(), b_out.data(), y.data(), nullptr); },
+      [&] {
+        const int rows = static_cast<int>(bt);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, 3 * d, d, 1.0f, x.data(), d, w_in.data(), d, 0.0f, qkv.data(), 3 * d);
+        for (i64 b = 0; b < batch; ++b) {
+          for (i64 h = 0; h < heads; ++h) {
+            const float* q = qkv.data() + b * tokens * 3 * dim + h * dh;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, e, 1.0f, q, 3 * d, q + dim, 3 * d, 0.0f, scores.data(), t);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, e, t, 1.0f, scores.data(), t, q + 2 * dim, 3 * d, 0.0f,
+                        ctx.data() + b * tokens * dim + h * dh, d);
+          }
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, d, d, 1.0f, ctx.data(), d, w_out.data(), d, 0.0f, y.data(), d);
+      });
 }
 
 }  // namespace
@@ -174,10 +167,9 @@ int main(int argc, char** argv) {
   }
   hwprof::nn::set_kernel_threads(threads);
   const char* bind = std::getenv("OMP_PROC_BIND");
-  std::printf("threads %d, best of %d alternating repetitions; OMP_PROC_BIND=%s; OpenBLAS %s (core %s)\n", threads,
-              reps, bind != nullptr ? bind : "(unset)", openblas_get_config(), openblas_get_corename());
-  std::printf("%-26s %6s %7s %6s %9s %9s %7s  %s\n", "kernel", "M", "N", "K", "ours GF/s", "sgemm GF/s", "ratio",
-              "goal");
+  std::printf("threads %d, best of %d alternating repetitions; OMP_PROC_BIND=%s; OpenBLAS %s (core %s)\n", threads, reps,
+              bind != nullptr ? bind : "(unset)", openblas_get_config(), openblas_get_corename());
+  std::printf("%-26s %6s %7s %6s %9s %9s %7s  %s\n", "kernel", "M", "N", "K", "ours GF/s", "sgemm GF/s", "ratio", "goal");
   // GPT-2 small, 256 tokens: attention in/out projections, MLP up and down.
   linear_row("linear gpt2 attn.qkv", 256, 768, 2304, reps);
   linear_row("linear gpt2 attn.proj", 256, 768, 768, reps);
@@ -191,16 +183,11 @@ int main(int argc, char** argv) {
     i64 c, hw, out_c, kernel, stride, pad, count;
   };
   const Conv resnet[] = {
-      {"conv resnet18 conv1 7x7/2", 3, 224, 64, 7, 2, 3, 1},
-      {"conv resnet18 layer1 3x3", 64, 56, 64, 3, 1, 1, 4},
-      {"conv resnet18 layer2.0 3x3/2", 64, 56, 128, 3, 2, 1, 1},
-      {"conv resnet18 layer2 3x3", 128, 28, 128, 3, 1, 1, 3},
-      {"conv resnet18 layer2 1x1/2", 64, 56, 128, 1, 2, 0, 1},
-      {"conv resnet18 layer3.0 3x3/2", 128, 28, 256, 3, 2, 1, 1},
-      {"conv resnet18 layer3 3x3", 256, 14, 256, 3, 1, 1, 3},
-      {"conv resnet18 layer3 1x1/2", 128, 28, 256, 1, 2, 0, 1},
-      {"conv resnet18 layer4.0 3x3/2", 256, 14, 512, 3, 2, 1, 1},
-      {"conv resnet18 layer4 3x3", 512, 7, 512, 3, 1, 1, 3},
+      {"conv resnet18 conv1 7x7/2", 3, 224, 64, 7, 2, 3, 1},      {"conv resnet18 layer1 3x3", 64, 56, 64, 3, 1, 1, 4},
+      {"conv resnet18 layer2.0 3x3/2", 64, 56, 128, 3, 2, 1, 1},  {"conv resnet18 layer2 3x3", 128, 28, 128, 3, 1, 1, 3},
+      {"conv resnet18 layer2 1x1/2", 64, 56, 128, 1, 2, 0, 1},    {"conv resnet18 layer3.0 3x3/2", 128, 28, 256, 3, 2, 1, 1},
+      {"conv resnet18 layer3 3x3", 256, 14, 256, 3, 1, 1, 3},     {"conv resnet18 layer3 1x1/2", 128, 28, 256, 1, 2, 0, 1},
+      {"conv resnet18 layer4.0 3x3/2", 256, 14, 512, 3, 2, 1, 1}, {"conv resnet18 layer4 3x3", 512, 7, 512, 3, 1, 1, 3},
       {"conv resnet18 layer4 1x1/2", 256, 14, 512, 1, 2, 0, 1},
   };
   Times total;
@@ -209,7 +196,7 @@ int main(int argc, char** argv) {
     total.ours += static_cast<double>(c.count) * t.ours;
     total.peer += static_cast<double>(c.count) * t.peer;
   }
-  std::printf("resnet18 batch 8, all 20 convolutions: %.2f ms (whole-batch sgemm peer %.2f ms, ratio %.3f)\n",
-              total.ours * 1e3, total.peer * 1e3, total.peer / total.ours);
+  std::printf("resnet18 batch 8, all 20 convolutions: %.2f ms (whole-batch sgemm peer %.2f ms, ratio %.3f)\n", total.ours * 1e3, total.peer * 1e3,
+              total.peer / total.ours);
   return 0;
 }

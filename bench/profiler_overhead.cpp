@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   const hwprof::Tensor input = executor->make_input(1);
   hwprof::SessionOptions so;
   so.on_hint = [](const std::string&) {};
-  so.backend = backend == "perf" ? hwprof::SessionBackend::perf
+  so.backend = backend == "perf"    ? hwprof::SessionBackend::perf
                : backend == "timer" ? hwprof::SessionBackend::timer
                                     : hwprof::SessionBackend::automatic;
   auto session = hwprof::Session::open(so);
@@ -115,21 +115,21 @@ int main(int argc, char** argv) {
   std::vector<double> ratios;
   for (std::size_t i = 0; i < plain.size(); ++i) ratios.push_back(profiled[i] / plain[i]);
   const hwprof::Summary r = hwprof::summarize(ratios);
-  std::printf("%s batch %lld, %d thread(s), %d alternating rounds, backend %s (%zu events)\n", graph->name.c_str(), batch, threads,
-              rounds, (*session)->time_only() ? "timer" : "perf", (*session)->events().size());
-  std::printf("unprofiled forward   median %8.3f ms  (min %8.3f, 95%% CI of median %.3f-%.3f)\n", a.median, a.min, a.median_ci_low,
-              a.median_ci_high);
-  std::printf("profiled forward     median %8.3f ms  (min %8.3f, 95%% CI of median %.3f-%.3f)\n", b.median, b.min, b.median_ci_low,
-              b.median_ci_high);
+  std::printf("%s batch %lld, %d thread(s), %d alternating rounds, backend %s (%zu events)\n", graph->name.c_str(), batch, threads, rounds,
+              (*session)->time_only() ? "timer" : "perf", (*session)->events().size());
+  std::printf("unprofiled forward   median %8.3f ms  (min %8.3f, 95%% CI of median %.3f-%.3f)\n", a.median, a.min, a.median_ci_low, a.median_ci_high);
+  std::printf("profiled forward     median %8.3f ms  (min %8.3f, 95%% CI of median %.3f-%.3f)\n", b.median, b.min, b.median_ci_low, b.median_ci_high);
   const double added = (r.median - 1.0) * 100.0;
-  std::printf("added by profiling: %+.2f%% (median of the %d per-round ratios, 95%% CI %+.2f%% to %+.2f%%); "
-              "ratio of the medians %+.2f%%, min to min %+.2f%%\n",
-              added, rounds, (r.median_ci_low - 1.0) * 100.0, (r.median_ci_high - 1.0) * 100.0, (b.median / a.median - 1.0) * 100.0,
-              (b.min / a.min - 1.0) * 100.0);
+  std::printf(
+      "added by profiling: %+.2f%% (median of the %d per-round ratios, 95%% CI %+.2f%% to %+.2f%%); "
+      "ratio of the medians %+.2f%%, min to min %+.2f%%\n",
+      added, rounds, (r.median_ci_low - 1.0) * 100.0, (r.median_ci_high - 1.0) * 100.0, (b.median / a.median - 1.0) * 100.0,
+      (b.min / a.min - 1.0) * 100.0);
   const hwprof::Summary h = hwprof::summarize(hook_ms);
-  std::printf("inside the profiler's hooks: median %.3f ms per pass (p95 %.3f), %.2f%% of the unprofiled median; "
-              "%zu regions per pass, %.1f us per region\n",
-              h.median, h.p95, h.median / a.median * 100.0, graph->nodes.size(), h.median * 1e3 / static_cast<double>(graph->nodes.size()));
+  std::printf(
+      "inside the profiler's hooks: median %.3f ms per pass (p95 %.3f), %.2f%% of the unprofiled median; "
+      "%zu regions per pass, %.1f us per region\n",
+      h.median, h.p95, h.median / a.median * 100.0, graph->nodes.size(), h.median * 1e3 / static_cast<double>(graph->nodes.size()));
   std::printf("session begin+end cost measured at open (subtracted from each region): %.0f ns\n", (*session)->overhead().pair_ns);
   // The hooks' time is added to the pass for certain; the end-to-end ratio can hide it in noise.
   const double hooks_share = h.median / a.median * 100.0;
@@ -138,9 +138,10 @@ int main(int argc, char** argv) {
     std::printf("goal <= 1%% added to the timed passes: %s (the larger of the end-to-end %+.2f%% and the hooks' %.2f%%)\n",
                 verdict <= 1.0 ? "meets" : "MISSES", added, hooks_share);
   } else {
-    std::printf("a counted pass (hwprof profile does not time these) adds %.2f%%; the goal applies to the timed passes: "
-                "run with BACKEND=timer\n",
-                verdict);
+    std::printf(
+        "a counted pass (hwprof profile does not time these) adds %.2f%%; the goal applies to the timed passes: "
+        "run with BACKEND=timer\n",
+        verdict);
   }
   return 0;
 }

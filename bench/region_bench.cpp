@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "hwprof/counters.hpp"
-#include "read_pair.hpp"
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
+#include "read_pair.hpp"
 #include "session/session_clock.hpp"
 
 #if defined(HWPROF_BENCH_HAVE_PAPI)
@@ -70,8 +70,8 @@ void BM_RegionTimeOnly(benchmark::State& state) {
     hwprof::Region r(*s, id);
     benchmark::ClobberMemory();
   }
-  notes["BM_RegionTimeOnly"] = "clock " + std::string(s->clock_source()) + " (" + hwprof::detail::tsc_clock().reason +
-                               "); self-measured pair " + std::to_string(s->overhead().pair_ns) + " ns";
+  notes["BM_RegionTimeOnly"] = "clock " + std::string(s->clock_source()) + " (" + hwprof::detail::tsc_clock().reason + "); self-measured pair " +
+                               std::to_string(s->overhead().pair_ns) + " ns";
 }
 BENCHMARK(BM_RegionTimeOnly);
 
@@ -114,8 +114,7 @@ void BM_RegionPerf(benchmark::State& state) {
     hwprof::Region r(*s, id);
     benchmark::ClobberMemory();
   }
-  notes["BM_RegionPerf"] = "events: " + opened_events(*s) + "; self-measured pair " +
-                           std::to_string(s->overhead().pair_ns) + " ns";
+  notes["BM_RegionPerf"] = "events: " + opened_events(*s) + "; self-measured pair " + std::to_string(s->overhead().pair_ns) + " ns";
 }
 BENCHMARK(BM_RegionPerf);
 
@@ -142,7 +141,9 @@ void BM_TscPair(benchmark::State& state) {
 }
 BENCHMARK(BM_TscPair);
 
-void BM_PerfReadPair(benchmark::State& state) { time_counter_read_pairs(state, kEvents); }
+void BM_PerfReadPair(benchmark::State& state) {
+  time_counter_read_pairs(state, kEvents);
+}
 BENCHMARK(BM_PerfReadPair);
 
 #if defined(HWPROF_BENCH_HAVE_PAPI)
@@ -203,9 +204,10 @@ void print_ratio(const Collector& c, const char* label, const std::string& a, co
   }
   const double wall = c.real_ns.at(a) / c.real_ns.at(b);
   const double cpu = c.cpu_ns.at(a) / c.cpu_ns.at(b);
-  std::printf("%-40s wall %8.1f / %8.1f ns = %5.2f   cpu %8.1f / %8.1f ns = %5.2f", label, c.real_ns.at(a), c.real_ns.at(b),
-              wall, c.cpu_ns.at(a), c.cpu_ns.at(b), cpu);
-  if (goal > 0) std::printf("   (goal <= %.2f: %s)", goal, std::max(wall, cpu) <= goal ? "meets" : wall <= goal || cpu <= goal ? "wall or cpu only" : "MISSES");
+  std::printf("%-40s wall %8.1f / %8.1f ns = %5.2f   cpu %8.1f / %8.1f ns = %5.2f", label, c.real_ns.at(a), c.real_ns.at(b), wall, c.cpu_ns.at(a),
+              c.cpu_ns.at(b), cpu);
+  if (goal > 0)
+    std::printf("   (goal <= %.2f: %s)", goal, std::max(wall, cpu) <= goal ? "meets" : wall <= goal || cpu <= goal ? "wall or cpu only" : "MISSES");
   std::printf("\n");
 }
 
@@ -219,7 +221,9 @@ void print_absolute(const Collector& c, const char* label, const std::string& na
   std::printf("%-40s wall %8.1f ns   cpu %8.1f ns", label, wall, cpu);
   if (goal_ns > 0) {
     std::printf("   (goal <= %.0f ns: %s)", goal_ns,
-                std::max(wall, cpu) <= goal_ns ? "meets" : wall <= goal_ns || cpu <= goal_ns ? "wall or cpu only" : "MISSES");
+                std::max(wall, cpu) <= goal_ns      ? "meets"
+                : wall <= goal_ns || cpu <= goal_ns ? "wall or cpu only"
+                                                    : "MISSES");
   }
   std::printf("\n");
 }

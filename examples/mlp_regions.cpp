@@ -19,12 +19,15 @@ namespace {
 constexpr int kBatch = 64, kIn = 784, kHidden = 512, kOut = 10;
 
 void gemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c, float beta = 0.0f) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, ta ? m : k, b,
-              tb ? k : n, beta, c, n);
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, beta, c, n);
 }
 // The work per call of a GEMM, for the roofline (FLOPs; bytes at least moved).
-double gemm_flops(int m, int n, int k) { return 2.0 * m * n * k; }
-double gemm_bytes(int m, int n, int k) { return 4.0 * (1.0 * m * k + 1.0 * k * n + 2.0 * m * n); }
+double gemm_flops(int m, int n, int k) {
+  return 2.0 * m * n * k;
+}
+double gemm_bytes(int m, int n, int k) {
+  return 4.0 * (1.0 * m * k + 1.0 * k * n + 2.0 * m * n);
+}
 
 }  // namespace
 

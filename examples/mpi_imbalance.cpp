@@ -23,7 +23,9 @@ namespace {
 constexpr std::size_t kBlock = std::size_t{1} << 16;  // floats per block
 constexpr int kSweeps = 40;                           // y = a * x + y passes per block
 
-int blocks_of(int rank, int size) { return rank == size - 1 ? 4 : 1; }
+int blocks_of(int rank, int size) {
+  return rank == size - 1 ? 4 : 1;
+}
 
 void update_block(std::vector<float>& y, const std::vector<float>& x) {
   // 2 FLOPs per element; x read, y read and written: 12 bytes.

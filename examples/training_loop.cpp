@@ -56,9 +56,8 @@ int main(int argc, char** argv) {
   std::printf("%s: %d steps, last loss %.4f (backend: %s)\n", graph->name.c_str(), steps, static_cast<double>(loss),
               s.time_only() ? "time only" : "perf_event");
   for (const hwprof::RegionReport& r : s.report()) {
-    std::printf("  %-12s %6llu calls  median %9.3f ms  p95 %9.3f ms%s\n", r.name.c_str(),
-                static_cast<unsigned long long>(r.calls), r.inclusive_ns.median * 1e-6, r.inclusive_ns.p95 * 1e-6,
-                r.below_resolution ? "  (below resolution)" : "");
+    std::printf("  %-12s %6llu calls  median %9.3f ms  p95 %9.3f ms%s\n", r.name.c_str(), static_cast<unsigned long long>(r.calls),
+                r.inclusive_ns.median * 1e-6, r.inclusive_ns.p95 * 1e-6, r.below_resolution ? "  (below resolution)" : "");
     for (const hwprof::CounterTotal& c : r.counters) {
       if (c.has_value()) {
         std::printf("      %-16s %14.0f %s per call\n", c.name.c_str(), c.per_call(), c.unit.c_str());

@@ -28,6 +28,7 @@ packages=(
   # (libclang-rt-dev: clang only recommends them, and recommendations are not installed here);
   # lld; llvm-symbolizer (package llvm) for readable stacks
   clang libclang-rt-dev lld llvm
+  clang-format           # the layout of the sources (.clang-format, scripts/format.sh, ctest -L house)
 )
 
 if [ "$(id -u)" -ne 0 ]; then

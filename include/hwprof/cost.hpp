@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/result.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -30,23 +30,23 @@ struct LayerCost {
   Shape output_shape;
   DType output_dtype = DType::f32;
   // Per sample unless said otherwise.
-  std::int64_t params = 0;          // trainable; a tied weight counts 0 here (its bias counts)
-  std::int64_t buffers = 0;         // non-trainable state, e.g. batchnorm running statistics
-  std::int64_t macs = 0;            // README.md "Counting convention": conv2d, linear, attention matmuls
-  std::int64_t flops = 0;           // forward, evaluation mode: 2*macs + element-wise work
+  std::int64_t params = 0;               // trainable; a tied weight counts 0 here (its bias counts)
+  std::int64_t buffers = 0;              // non-trainable state, e.g. batchnorm running statistics
+  std::int64_t macs = 0;                 // README.md "Counting convention": conv2d, linear, attention matmuls
+  std::int64_t flops = 0;                // forward, evaluation mode: 2*macs + element-wise work
   std::int64_t train_forward_flops = 0;  // forward in training mode (batchnorm stats, dropout)
-  std::int64_t backward_flops = 0;  // input and weight gradients that a training step computes
-  std::int64_t input_bytes = 0;     // activations read (distinct inputs)
-  std::int64_t output_bytes = 0;    // output activation bytes
-  std::int64_t weight_bytes = 0;    // parameters and buffers read, per batch (not per sample)
-  std::int64_t bytes = 0;           // minimum traffic at the analysed batch: batch*(in+out)+weights
-  bool requires_grad = false;       // a training step back-propagates through this layer
+  std::int64_t backward_flops = 0;       // input and weight gradients that a training step computes
+  std::int64_t input_bytes = 0;          // activations read (distinct inputs)
+  std::int64_t output_bytes = 0;         // output activation bytes
+  std::int64_t weight_bytes = 0;         // parameters and buffers read, per batch (not per sample)
+  std::int64_t bytes = 0;                // minimum traffic at the analysed batch: batch*(in+out)+weights
+  bool requires_grad = false;            // a training step back-propagates through this layer
   // False for an OpKind::unsupported layer (an ONNX op hwprof cannot map): its params, MACs,
   // FLOPs and bytes are unknown, not 0 (they read 0 here; reports print "not counted").
   // input_bytes and output_bytes are still its activations' sizes.
   bool counted = true;
-  std::string not_counted;          // why: "LogSoftmax (opset 17): no mapping onto hwprof's layers"
-  std::string source_op;            // the file's op type: "LogSoftmax"
+  std::string not_counted;  // why: "LogSoftmax (opset 17): no mapping onto hwprof's layers"
+  std::string source_op;    // the file's op type: "LogSoftmax"
 };
 
 struct CostTotals {
@@ -57,8 +57,8 @@ struct CostTotals {
   std::int64_t flops = 0;
   std::int64_t train_forward_flops = 0;
   std::int64_t backward_flops = 0;
-  std::int64_t training_flops = 0;    // train_forward_flops + backward_flops
-  std::int64_t bytes = 0;             // at the analysed batch
+  std::int64_t training_flops = 0;  // train_forward_flops + backward_flops
+  std::int64_t bytes = 0;           // at the analysed batch
   // Layers that are not counted (LayerCost::counted false): while > 0 every total above, and
   // the memory's parameter part, is a lower bound.
   int not_counted_layers = 0;
@@ -71,13 +71,13 @@ struct MemoryEstimate {
   std::int64_t param_bytes = 0;
   std::int64_t buffer_bytes = 0;
   std::int64_t gradient_bytes = 0;
-  std::int64_t optimizer_bytes = 0;          // sgd 0, momentum 1x, adam 2x the parameters
-  std::int64_t model_state_bytes = 0;        // params + buffers + gradients + optimizer state
+  std::int64_t optimizer_bytes = 0;             // sgd 0, momentum 1x, adam 2x the parameters
+  std::int64_t model_state_bytes = 0;           // params + buffers + gradients + optimizer state
   std::int64_t inference_activation_bytes = 0;  // peak of live tensors over the graph's order
-  std::string inference_peak_layer;          // the layer during which that peak occurs
+  std::string inference_peak_layer;             // the layer during which that peak occurs
   std::int64_t training_activation_bytes = 0;   // the union of tensors kept for backward
-  std::int64_t inference_total_bytes = 0;    // params + buffers + inference activations
-  std::int64_t training_total_bytes = 0;     // model state + training activations
+  std::int64_t inference_total_bytes = 0;       // params + buffers + inference activations
+  std::int64_t training_total_bytes = 0;        // model state + training activations
 };
 
 struct ModelCost {
@@ -99,8 +99,7 @@ Result<std::int64_t> count_parameters(const Graph& graph);
 // Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});
 Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape = {});
-Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch,
-                                      Optimizer optimizer = Optimizer::adam);
+Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, Optimizer optimizer = Optimizer::adam);
 
 std::string_view optimizer_name(Optimizer optimizer) noexcept;
 std::optional<Optimizer> parse_optimizer(std::string_view name) noexcept;

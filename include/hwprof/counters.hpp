@@ -33,19 +33,19 @@ std::string_view backend_name(BackendKind kind) noexcept;
 
 // One event over one interval.
 struct CounterReading {
-  double value = 0.0;              // scaled to the whole interval when multiplexed
-  std::uint64_t raw = 0;           // what the counter actually counted
-  double running_fraction = 0.0;   // time running / time enabled; 1 when it ran throughout
+  double value = 0.0;             // scaled to the whole interval when multiplexed
+  std::uint64_t raw = 0;          // what the counter actually counted
+  double running_fraction = 0.0;  // time running / time enabled; 1 when it ran throughout
   CounterStatus status = CounterStatus::not_counted;
   bool has_value() const noexcept { return status == CounterStatus::ok || status == CounterStatus::multiplexed; }
 };
 
 // What was asked for, and whether it could be opened.
 struct EventInfo {
-  std::string name;                    // as requested
-  std::string unit;                    // "count", "ns", ...
+  std::string name;                          // as requested
+  std::string unit;                          // "count", "ns", ...
   CounterStatus status = CounterStatus::ok;  // ok once opened; else unsupported / no_permission
-  std::string reason;                  // when not opened: why, and how to fix it
+  std::string reason;                        // when not opened: why, and how to fix it
 };
 
 inline constexpr std::size_t kMaxCounterEvents = 64;
@@ -78,11 +78,9 @@ class CounterSet {
 };
 
 // The readings of every event between two snapshots of `set`.
-std::vector<CounterReading> readings_between(const CounterSet& set, const CounterSnapshot& before,
-                                             const CounterSnapshot& after);
+std::vector<CounterReading> readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after);
 // The same without allocating: fills `out[0 .. set.events().size())`.
-void readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after,
-                      CounterReading* out) noexcept;
+void readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after, CounterReading* out) noexcept;
 
 struct CounterOptions {
   BackendKind backend = BackendKind::perf;

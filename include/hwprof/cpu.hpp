@@ -9,12 +9,12 @@ HWPROF_API_BEGIN
 namespace hwprof {
 
 struct CpuIdentity {
-  std::string vendor;      // "GenuineIntel", "AuthenticAMD", ...
-  int family = 0;          // display family (base + extended)
-  int model = 0;           // display model (base + extended)
+  std::string vendor;  // "GenuineIntel", "AuthenticAMD", ...
+  int family = 0;      // display family (base + extended)
+  int model = 0;       // display model (base + extended)
   int stepping = 0;
-  std::string brand;       // "Intel(R) Xeon(R) Platinum 8480+"
-  bool hypervisor = false; // CPUID.1:ECX[31]: running in a virtual machine
+  std::string brand;        // "Intel(R) Xeon(R) Platinum 8480+"
+  bool hypervisor = false;  // CPUID.1:ECX[31]: running in a virtual machine
 };
 
 CpuIdentity detect_cpu();

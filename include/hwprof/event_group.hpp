@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/result.hpp"
 #include "hwprof/export.hpp"
+#include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN
 
@@ -39,14 +39,14 @@ struct Metric {
 enum class GroupScope { core, uncore, software };
 
 struct EventGroup {
-  std::string name;                   // file stem, e.g. "flops_dp"
+  std::string name;  // file stem, e.g. "flops_dp"
   std::string title;
   GroupScope scope = GroupScope::core;
   std::vector<std::string> families;  // CPU families it applies to, e.g. {"skylake-sp"}
   std::vector<GroupEvent> events;
   std::vector<Metric> metrics;
-  std::string description;            // prose: what it measures and its caveats
-  std::string source;                 // where the encodings and weights come from
+  std::string description;  // prose: what it measures and its caveats
+  std::string source;       // where the encodings and weights come from
   std::string file;
   // Set where the group was asked for by another name (`flops` on a family that splits the
   // precisions, `flops_sp` on one that cannot): what the name stands for here, to show.

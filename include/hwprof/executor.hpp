@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/tensor.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -59,28 +59,28 @@ enum class OptimizerKind { sgd, adam };
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::sgd;
   double learning_rate = 0.01;
-  double momentum = 0.9;       // sgd
-  double weight_decay = 0.0;   // L2 added to the gradient, as torch.optim does
-  double beta1 = 0.9;          // adam
-  double beta2 = 0.999;        // adam
-  double epsilon = 1e-8;       // adam
+  double momentum = 0.9;      // sgd
+  double weight_decay = 0.0;  // L2 added to the gradient, as torch.optim does
+  double beta1 = 0.9;         // adam
+  double beta2 = 0.999;       // adam
+  double epsilon = 1e-8;      // adam
 };
 
 struct ExecutorOptions {
   std::int64_t batch = 1;
-  int threads = 0;            // kernel threads (OpenMP loops and OpenBLAS); 0: one per core
-  std::uint64_t seed = 0;     // parameter initialisation, dropout masks, synthetic inputs
-  bool training = false;      // allocate gradients and optimizer state; enables train_step
+  int threads = 0;         // kernel threads (OpenMP loops and OpenBLAS); 0: one per core
+  std::uint64_t seed = 0;  // parameter initialisation, dropout masks, synthetic inputs
+  bool training = false;   // allocate gradients and optimizer state; enables train_step
   OptimizerOptions optimizer;
 };
 
 // A learnable tensor of one layer, for inspection (weight distributions, tests).
 struct Parameter {
-  int layer = 0;              // index into Graph::nodes
-  std::string name;           // "weight", "bias", "in_proj_weight", ...
-  Tensor value;               // shares storage with the executor's parameter
-  Tensor gradient;            // undefined unless training
-  bool tied = false;          // shares its storage with an earlier layer's parameter
+  int layer = 0;      // index into Graph::nodes
+  std::string name;   // "weight", "bias", "in_proj_weight", ...
+  Tensor value;       // shares storage with the executor's parameter
+  Tensor gradient;    // undefined unless training
+  bool tied = false;  // shares its storage with an earlier layer's parameter
 };
 
 class Executor {

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/result.hpp"
 #include "hwprof/export.hpp"
+#include "hwprof/result.hpp"
 #include "hwprof/source_text.hpp"
 
 HWPROF_API_BEGIN
@@ -22,12 +22,37 @@ enum class DType { f32, i32 };
 using Shape = std::vector<std::int64_t>;
 
 enum class OpKind {
-  linear, conv2d, batchnorm2d, layernorm,
-  relu, relu6, gelu, silu, sigmoid, tanh, softmax,
-  maxpool2d, avgpool2d, adaptive_avgpool2d,
-  flatten, dropout, add, concat, reshape, transpose,
-  embedding, pos_embedding, cls_token, select, attention,
-  hardswish, hardsigmoid, mul, sub, div, conv_transpose2d,
+  linear,
+  conv2d,
+  batchnorm2d,
+  layernorm,
+  relu,
+  relu6,
+  gelu,
+  silu,
+  sigmoid,
+  tanh,
+  softmax,
+  maxpool2d,
+  avgpool2d,
+  adaptive_avgpool2d,
+  flatten,
+  dropout,
+  add,
+  concat,
+  reshape,
+  transpose,
+  embedding,
+  pos_embedding,
+  cls_token,
+  select,
+  attention,
+  hardswish,
+  hardsigmoid,
+  mul,
+  sub,
+  div,
+  conv_transpose2d,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -45,60 +70,60 @@ struct Pair {
 // The attributes of every op in one flat record; each op reads only its own (README.md's
 // "Model specs" table) and the parser rejects the others. Defaults are those of that table.
 struct Attributes {
-  std::int64_t out_features = 0;   // linear
-  bool bias = true;                // linear, conv2d, attention
-  int tied_to = -1;                // linear: index of the embedding/linear whose weight it shares
-  std::int64_t out_channels = 0;   // conv2d, conv_transpose2d
-  Pair kernel;                     // conv2d, pools
-  Pair stride{1, 1};               // conv2d, pools (pools default to the kernel)
+  std::int64_t out_features = 0;  // linear
+  bool bias = true;               // linear, conv2d, attention
+  int tied_to = -1;               // linear: index of the embedding/linear whose weight it shares
+  std::int64_t out_channels = 0;  // conv2d, conv_transpose2d
+  Pair kernel;                    // conv2d, pools
+  Pair stride{1, 1};              // conv2d, pools (pools default to the kernel)
   Pair padding{0, 0};
-  Pair dilation{1, 1};             // conv2d, conv_transpose2d
-  Pair output_padding{0, 0};       // conv_transpose2d: added to one side of the output
-  std::int64_t groups = 1;         // conv2d
-  bool ceil_mode = false;          // pools
-  Pair output{1, 1};               // adaptive_avgpool2d
-  double eps = 1e-5;               // batchnorm2d, layernorm
-  double p = 0.5;                  // dropout
-  std::int64_t axis = 0;           // softmax [-1], concat [0], select [0]; as written (may be < 0)
-  std::int64_t index = 0;          // select; as written (may be < 0)
-  Shape shape;                     // reshape (-1 resolved after inference)
-  std::vector<std::int64_t> perm;  // transpose
-  std::int64_t num_embeddings = 0; // embedding
-  std::int64_t embedding_dim = 0;  // embedding
-  std::int64_t num_positions = 0;  // pos_embedding
-  std::int64_t heads = 0;          // attention
-  bool causal = false;             // attention
+  Pair dilation{1, 1};                                      // conv2d, conv_transpose2d
+  Pair output_padding{0, 0};                                // conv_transpose2d: added to one side of the output
+  std::int64_t groups = 1;                                  // conv2d
+  bool ceil_mode = false;                                   // pools
+  Pair output{1, 1};                                        // adaptive_avgpool2d
+  double eps = 1e-5;                                        // batchnorm2d, layernorm
+  double p = 0.5;                                           // dropout
+  std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0]; as written (may be < 0)
+  std::int64_t index = 0;                                   // select; as written (may be < 0)
+  Shape shape;                                              // reshape (-1 resolved after inference)
+  std::vector<std::int64_t> perm;                           // transpose
+  std::int64_t num_embeddings = 0;                          // embedding
+  std::int64_t embedding_dim = 0;                           // embedding
+  std::int64_t num_positions = 0;                           // pos_embedding
+  std::int64_t heads = 0;                                   // attention
+  bool causal = false;                                      // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu
   // add, sub, mul, div with one input: the per-sample shape of the tensor it is combined with
   // (same rank as the input, each axis equal to the input's or 1), a constant (a buffer,
   // "operand") or, when trainable, a learned parameter ("weight", ConvNeXt's layer scale).
   Shape operand;
   bool operand_trainable = false;
-  std::string source_op;           // unsupported: the file's op, e.g. "ConvTranspose (opset 17)"
-  std::string reason;              // unsupported: why hwprof cannot map it
+  std::string source_op;  // unsupported: the file's op, e.g. "ConvTranspose (opset 17)"
+  std::string reason;     // unsupported: why hwprof cannot map it
 };
 
 // A value a layer's parameter or buffer starts from instead of the seeded initialisation (an
 // ONNX file's initializers), float32, row-major, in the layout the engine keeps for that
 // parameter (README.md, "Model specs": linear weight [out, in], conv2d weight [out, in/groups, kh, kw]).
 struct InitialValue {
-  std::string name;   // the parameter: "weight", "bias", "running_mean", "running_var"
-  Shape shape;        // its full shape (no batch dimension is involved)
+  std::string name;  // the parameter: "weight", "bias", "running_mean", "running_var"
+  Shape shape;       // its full shape (no batch dimension is involved)
   std::shared_ptr<const std::vector<float>> data;
-  std::string origin; // where it came from, for messages: "initializer 'fc.weight'"
+  std::string origin;  // where it came from, for messages: "initializer 'fc.weight'"
 };
 
 // The model input is node index kModelInput wherever an input index appears.
 inline constexpr int kModelInput = -1;
 
 struct Node {
-  std::string name;          // full name, e.g. "h.3.attn"
+  std::string name;  // full name, e.g. "h.3.attn"
   OpKind op = OpKind::relu;
-  std::vector<int> inputs;   // indices of earlier nodes, or kModelInput
+  std::vector<int> inputs;  // indices of earlier nodes, or kModelInput
   Attributes attrs;
-  Shape output_shape;        // per sample
+  Shape output_shape;  // per sample
   DType output_dtype = DType::f32;
-  std::string spec_pointer;  // JSON pointer of the layer in the spec, for messages
+  std::string spec_pointer;                  // JSON pointer of the layer in the spec, for messages
   std::vector<InitialValue> initial_values;  // empty: the engine initialises it (seeded)
 };
 
@@ -156,7 +181,9 @@ std::string_view dtype_name(DType dtype) noexcept;
 std::string format_shape(const Shape& shape);
 std::int64_t numel(const Shape& shape) noexcept;  // shapes in a Graph never overflow
 // A Python-style axis or index (negative counts from the end) made non-negative.
-inline std::int64_t normalized_axis(std::int64_t axis, std::int64_t size) noexcept { return axis < 0 ? axis + size : axis; }
+inline std::int64_t normalized_axis(std::int64_t axis, std::int64_t size) noexcept {
+  return axis < 0 ? axis + size : axis;
+}
 
 }  // namespace hwprof
 HWPROF_API_END

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/result.hpp"
 #include "hwprof/export.hpp"
+#include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN
 
@@ -23,21 +23,21 @@ inline constexpr int kMachineSchema = 1;
 
 struct CacheInfo {
   int level = 0;
-  std::string type;             // "Data", "Unified"
+  std::string type;  // "Data", "Unified"
   std::int64_t size_bytes = 0;
-  int shared_by = 1;            // logical CPUs sharing one instance (0: the source does not say)
-  std::string source;           // "sysfs", "cpuid" or "sysconf" ("" in reports that predate sources)
+  int shared_by = 1;   // logical CPUs sharing one instance (0: the source does not say)
+  std::string source;  // "sysfs", "cpuid" or "sysconf" ("" in reports that predate sources)
 };
 
 // What one source said about the caches. Every source consulted is kept, also one that said
 // nothing (then `absent` says why): a VM may have no sysfs cache directory, or a CPUID that
 // reports the host's whole L3.
 struct CacheSource {
-  std::string source;               // "sysfs", "cpuid", "sysconf"
-  std::string how;                  // what was read: "/sys/devices/system/cpu/cpu*/cache", "leaf 4", ...
-  std::vector<CacheInfo> levels;    // L1 first
-  std::string absent;               // why nothing was said; empty when levels are given
-  std::vector<std::string> notes;   // e.g. CPUs whose caches differ (a hybrid processor)
+  std::string source;              // "sysfs", "cpuid", "sysconf"
+  std::string how;                 // what was read: "/sys/devices/system/cpu/cpu*/cache", "leaf 4", ...
+  std::vector<CacheInfo> levels;   // L1 first
+  std::string absent;              // why nothing was said; empty when levels are given
+  std::vector<std::string> notes;  // e.g. CPUs whose caches differ (a hybrid processor)
 };
 
 struct MachineCpu {
@@ -48,8 +48,8 @@ struct MachineCpu {
   int stepping = 0;
   std::vector<std::string> flags;  // the ISA features that matter here: sse2, avx2, fma, avx512f
   int logical_cpus = 0;
-  int cores = 0;                   // physical cores
-  std::vector<CacheInfo> caches;   // data and unified caches, by level: the first source that said something
+  int cores = 0;                           // physical cores
+  std::vector<CacheInfo> caches;           // data and unified caches, by level: the first source that said something
   std::vector<CacheSource> cache_sources;  // every source consulted (sysfs, CPUID, sysconf)
   std::vector<std::string> cache_notes;    // where the sources disagree, in words
   double frequency_ghz = 0.0;
@@ -69,11 +69,11 @@ inline constexpr std::string_view kOpenBlasVariantPrefix = "openblas ";
 struct Ceiling {
   double best = 0.0;
   double median = 0.0;
-  double spread = 0.0;       // (max - min) / median
+  double spread = 0.0;  // (max - min) / median
   int repetitions = 0;
-  std::int64_t size = 0;     // bandwidth: working-set bytes of the best point; GEMM: n
-  std::string variant;       // FMA: the ISA; bandwidth: "" or "nontemporal"
-  std::string note;          // empty, or what qualifies the number (a worker ran unpinned, shared its CPU)
+  std::int64_t size = 0;  // bandwidth: working-set bytes of the best point; GEMM: n
+  std::string variant;    // FMA: the ISA; bandwidth: "" or "nontemporal"
+  std::string note;       // empty, or what qualifies the number (a worker ran unpinned, shared its CPU)
 };
 
 // GB/s (decimal), STREAM byte convention: write-allocate traffic is not counted.
@@ -88,21 +88,21 @@ struct BandwidthLevel {
   // cache description reports (0: unknown; DRAM: 0). Reports before levels came from the
   // sweep have none; then the CPU's caches decide (cache_capacities).
   std::int64_t capacity_bytes = 0;
-  std::string capacity_source;  // "sweep", or the source of a reported size ("sysfs", "cpuid", "sysconf")
+  std::string capacity_source;      // "sweep", or the source of a reported size ("sysfs", "cpuid", "sysconf")
   std::int64_t reported_bytes = 0;  // what the cache description says for this run's threads (0: nothing)
-  std::string note;             // a disagreement with the sources, or what makes the level uncertain
+  std::string note;                 // a disagreement with the sources, or what makes the level uncertain
 };
 
 struct SweepPoint {
   std::int64_t bytes = 0;
-  std::string kernel;        // "copy", ..., with "_nt" for non-temporal stores
+  std::string kernel;  // "copy", ..., with "_nt" for non-temporal stores
   double best_gbps = 0.0;
   double median_gbps = 0.0;
 };
 
 struct CalibrationRun {
   int threads = 0;
-  std::vector<int> cpus;                          // where the workers were pinned
+  std::vector<int> cpus;                            // where the workers were pinned
   std::map<std::string, BandwidthLevel> bandwidth;  // "l1", "l2", "l3", "dram": the levels found
   std::map<std::string, Ceiling> compute;           // "fma_sp", "fma_dp", "gemm_sp", "gemm_dp"
   std::vector<SweepPoint> sweep;
@@ -112,9 +112,9 @@ struct CalibrationRun {
 
 // Whether the calibration measured this machine or its neighbours too.
 struct Contention {
-  bool contended = false;           // disturbed, and still so after the disturbed parts were measured again
-  double others_cpus = 0.0;         // the most CPU other processes used during any phase
-  double steal_percent = 0.0;       // the most the hypervisor stole during any phase
+  bool contended = false;             // disturbed, and still so after the disturbed parts were measured again
+  double others_cpus = 0.0;           // the most CPU other processes used during any phase
+  double steal_percent = 0.0;         // the most the hypervisor stole during any phase
   std::vector<std::string> evidence;  // what was seen, phase by phase, and who was busy
 };
 
@@ -132,7 +132,7 @@ struct TheoreticalPeaks {
 
 struct Machine {
   int schema = kMachineSchema;
-  std::string created;   // ISO 8601, UTC
+  std::string created;  // ISO 8601, UTC
   std::string host;
   std::string hwprof_version;
   bool quick = false;
@@ -183,8 +183,8 @@ Result<Machine> load_stored_machine();
 std::optional<Error> store_machine(const Machine& machine, bool allow_contended = false, std::string* path = nullptr);
 
 struct CalibrationOptions {
-  std::vector<int> threads;     // empty: 1 and the number of physical cores
-  bool quick = false;           // ≤ 5 s: fewer sizes and repetitions
+  std::vector<int> threads;  // empty: 1 and the number of physical cores
+  bool quick = false;        // ≤ 5 s: fewer sizes and repetitions
   bool single_precision = true;
   bool double_precision = true;
   std::function<void(const std::string&)> progress;  // called with short status lines

@@ -11,12 +11,12 @@
 
 #include "hwprof/cost.hpp"
 #include "hwprof/counters.hpp"
+#include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/roofline.hpp"
 #include "hwprof/statistics.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -29,11 +29,11 @@ inline constexpr int kProfileSchema = 1;
 struct LayerCounter {
   std::string name;
   std::string unit;
-  std::optional<double> value;     // per call
+  std::optional<double> value;  // per call
   CounterStatus status = CounterStatus::not_counted;
-  double running_fraction = 0.0;   // lowest over the layer's calls; 1 when it ran throughout
+  double running_fraction = 0.0;  // lowest over the layer's calls; 1 when it ran throughout
   std::string reason;
-  bool below_resolution = false;   // under the counter's own cost per read: an upper bound (CounterTotal)
+  bool below_resolution = false;  // under the counter's own cost per read: an upper bound (CounterTotal)
   // The measurement's own count per call, subtracted from `value`: what an empty region
   // counted at the same layer boundary (src/profile/counter_truth.hpp). 0 when none was.
   double read_cost = 0.0;
@@ -66,17 +66,17 @@ struct LayerCause {
 inline constexpr std::size_t kMaxKeptSamples = 1000;
 
 struct LayerProfile {
-  int index = -1;                 // Graph::nodes index; -1 for the model total
+  int index = -1;  // Graph::nodes index; -1 for the model total
   std::string name;
-  std::string op;                 // op name (README.md, "Model specs"); "model" for the total
-  std::string phase;              // "forward", "backward" or "optimizer"
-  Shape output_shape;             // per sample
-  bool causal = false;            // attention: the mask (for the FLOPs comparison's reasons)
+  std::string op;       // op name (README.md, "Model specs"); "model" for the total
+  std::string phase;    // "forward", "backward" or "optimizer"
+  Shape output_shape;   // per sample
+  bool causal = false;  // attention: the mask (for the FLOPs comparison's reasons)
   // Analytic, per call (the whole batch).
   std::int64_t params = 0;
   std::int64_t macs = 0;
-  std::int64_t flops = 0;         // analytic FLOPs of this phase (forward, backward or optimizer)
-  std::int64_t bytes = 0;         // analytic minimum traffic
+  std::int64_t flops = 0;  // analytic FLOPs of this phase (forward, backward or optimizer)
+  std::int64_t bytes = 0;  // analytic minimum traffic
   // Measured: milliseconds per call, overhead subtracted (statistics of the kept iterations).
   Summary time_ms;
   // The kept per-call times themselves (ms, overhead subtracted, in call order; evenly thinned
@@ -105,8 +105,8 @@ struct TraceSpan {
   std::string category;  // "phase" or "layer"
   int layer = -1;        // Graph::nodes index for layer spans
   int iteration = 0;
-  int thread = 0;        // a small thread number (0: the thread that ran the model)
-  double start_us = 0.0; // since the profile's first span
+  int thread = 0;         // a small thread number (0: the thread that ran the model)
+  double start_us = 0.0;  // since the profile's first span
   double duration_us = 0.0;
 };
 
@@ -121,18 +121,18 @@ struct ProfileMemory {
 struct ProfileMachine {
   std::string host;
   MachineCpu cpu;
-  std::string calibration_file;     // where the ceilings came from; empty when none
+  std::string calibration_file;  // where the ceilings came from; empty when none
   std::string calibration_created;
   bool calibration_quick = false;
   std::optional<CalibrationRun> ceilings;  // the run with the profile's thread count
   TheoreticalPeaks theoretical;
-  std::string blas_core;            // the OpenBLAS kernels the dense layers ran on (hwprof::blas_info)
-  std::string blas_core_source;     // why those kernels
+  std::string blas_core;         // the OpenBLAS kernels the dense layers ran on (hwprof::blas_info)
+  std::string blas_core_source;  // why those kernels
 };
 
 // Regions of a program (<hwprof/regions.hpp>): one region's totals on one thread.
 struct RegionThreadRow {
-  int thread = 0;           // the session's thread number
+  int thread = 0;  // the session's thread number
   std::string thread_name;
   std::string region;
   std::uint64_t calls = 0;
@@ -151,35 +151,35 @@ struct CallPathRow {
 
 struct Profile {
   int schema = kProfileSchema;
-  std::string created;              // ISO 8601, UTC
+  std::string created;  // ISO 8601, UTC
   std::string hwprof_version;
   ProfileMachine machine;
   std::string model;
-  Shape input_shape;                // per sample
+  Shape input_shape;  // per sample
   std::int64_t batch = 1;
-  std::string phase = "forward";    // "forward" (inference), "train" (forward, backward, optimizer) or "regions" (a program's own regions)
-  std::string optimizer;            // train: "sgd" or "adam"
+  std::string phase = "forward";  // "forward" (inference), "train" (forward, backward, optimizer) or "regions" (a program's own regions)
+  std::string optimizer;          // train: "sgd" or "adam"
   // Launched as one of several ranks (mpirun, srun, torchrun): which, of how many (0: the
   // launcher did not say), and the variable that said so. rank -1: a single process.
   int rank = -1;
   int rank_count = 0;
   std::string rank_variable;
   int threads = 1;
-  std::string backend;              // "perf", "papi" or "timer"
-  std::string group;                // the counter group, if any
-  std::vector<EventInfo> events;    // every event asked for, with its status and reason
+  std::string backend;            // "perf", "papi" or "timer"
+  std::string group;              // the counter group, if any
+  std::vector<EventInfo> events;  // every event asked for, with its status and reason
   // Doubts about the figures themselves, shown before anything else: a calibration measured
   // under contention or without a DRAM tail, layers above 110 % of their roof with the likely
   // cause. A profile without them can be read at face value.
   std::vector<std::string> warnings;
-  std::vector<std::string> hints;   // advice: what the counter layer or the environment could do better
+  std::vector<std::string> hints;  // advice: what the counter layer or the environment could do better
   int warmup_runs = 0;
   int iterations = 0;
-  double overhead_ns = 0.0;         // the session's begin+end cost, subtracted from every layer
-  LayerProfile total;               // the whole model per call: time of the whole pass
-  std::vector<LayerProfile> layers; // forward layers in order, then backward and optimizer ones
+  double overhead_ns = 0.0;          // the session's begin+end cost, subtracted from every layer
+  LayerProfile total;                // the whole model per call: time of the whole pass
+  std::vector<LayerProfile> layers;  // forward layers in order, then backward and optimizer ones
   ProfileMemory memory;
-  std::vector<TraceSpan> trace;     // sampled iterations only (see trace_iterations)
+  std::vector<TraceSpan> trace;  // sampled iterations only (see trace_iterations)
   int trace_iterations = 0;
   // "regions" profiles: every region per thread, and the merged call tree (total over calls).
   std::vector<RegionThreadRow> region_threads;

@@ -16,12 +16,12 @@
 
 #include "hwprof/cost.hpp"
 #include "hwprof/executor.hpp"
+#include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/session.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -29,9 +29,9 @@ namespace hwprof {
 
 struct ProfileOptions {
   std::int64_t batch = 1;
-  bool train = false;                       // forward, loss, backward and optimizer per iteration
-  OptimizerOptions optimizer;               // train only
-  int threads = 0;                          // 0: one per physical core
+  bool train = false;          // forward, loss, backward and optimizer per iteration
+  OptimizerOptions optimizer;  // train only
+  int threads = 0;             // 0: one per physical core
   std::uint64_t seed = 0;
   // Warm-up: a fixed count, or (negative) until the last 5 runs' coefficient of variation is
   // below 5 % (at most 50 runs).
@@ -41,12 +41,12 @@ struct ProfileOptions {
   double min_seconds = 1.0;
   SessionBackend backend = SessionBackend::automatic;
   std::vector<std::string> events;
-  std::string group;                        // a counter group (counters/<family>/<name>.txt)
-  std::vector<std::string> counters_dirs;   // where group files live
+  std::string group;                       // a counter group (counters/<family>/<name>.txt)
+  std::vector<std::string> counters_dirs;  // where group files live
   // Ceilings: a loaded machine report (nullopt: none — the profile has no roofline and says so).
   std::optional<Machine> machine;
-  std::string machine_source;               // the report's file, for the profile
-  int trace_iterations = 2;                 // iterations kept on the timeline
+  std::string machine_source;                        // the report's file, for the profile
+  int trace_iterations = 2;                          // iterations kept on the timeline
   std::function<void(const std::string&)> progress;  // short status lines (the CLI: stderr on a terminal)
 };
 
@@ -75,9 +75,9 @@ Profile profile_of(const Session& session, const RegionProfileOptions& options);
 struct LatencyStats {
   std::int64_t batch = 1;
   int threads = 1;
-  std::string phase;               // "forward" or "train"
-  Summary ms;                      // per iteration
-  double samples_per_s = 0.0;      // batch / median
+  std::string phase;           // "forward" or "train"
+  Summary ms;                  // per iteration
+  double samples_per_s = 0.0;  // batch / median
   int warmup_runs = 0;
 };
 // Whole-model latency, no per-layer regions (what `hwprof bench` reports).
@@ -115,8 +115,8 @@ struct WeightStats {
   double min = 0.0;
   double max = 0.0;
   double p1 = 0.0, p5 = 0.0, p25 = 0.0, p50 = 0.0, p75 = 0.0, p95 = 0.0, p99 = 0.0;
-  double sparsity = 0.0;          // share of exact zeros
-  double near_zero = 0.0;         // share with |x| < near_zero_threshold
+  double sparsity = 0.0;   // share of exact zeros
+  double near_zero = 0.0;  // share with |x| < near_zero_threshold
   double near_zero_threshold = 1e-3;
 };
 std::vector<WeightStats> analyze_weight_distribution(const Executor& executor, double near_zero_threshold = 1e-3);

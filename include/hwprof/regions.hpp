@@ -45,8 +45,7 @@ bool regions_enabled() noexcept;
 
 // Writes a session's reports into `dir` (created if needed), each file whole or not at all;
 // what HWPROF_OUTPUT does at exit for the default session. `written` gets the files' paths.
-std::optional<Error> write_session_report(const Session& session, const std::string& dir,
-                                          std::vector<std::string>* written = nullptr);
+std::optional<Error> write_session_report(const Session& session, const std::string& dir, std::vector<std::string>* written = nullptr);
 
 namespace detail {
 // The report module's entry point `symbol` (the module is loaded on first use and stays), or
@@ -69,9 +68,7 @@ class ScopedRegion : public Region {
  public:
   ScopedRegion(RegionSite& site, std::string_view name) noexcept : Region(detail::default_state(), site, name) {}
   // With the region's work per call: its FLOPs and bytes, for the roofline.
-  ScopedRegion(RegionSite& site, std::string_view name, double flops, double bytes) noexcept : ScopedRegion(site, name) {
-    set_work(flops, bytes);
-  }
+  ScopedRegion(RegionSite& site, std::string_view name, double flops, double bytes) noexcept : ScopedRegion(site, name) { set_work(flops, bytes); }
 };
 
 }  // namespace hwprof
@@ -81,13 +78,11 @@ HWPROF_API_END
 #define HWPROF_SCOPE(name) static_cast<void>(0)
 #define HWPROF_SCOPE_WORK(name, flops, bytes) static_cast<void>(0)
 #else
-#define HWPROF_SCOPE(name)                                                                           \
-  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_scope_site_, __LINE__){                         \
-      ::hwprof::detail::static_name(name), __FILE__, __LINE__};                                      \
+#define HWPROF_SCOPE(name)                                                                                                           \
+  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_scope_site_, __LINE__){::hwprof::detail::static_name(name), __FILE__, __LINE__}; \
   const ::hwprof::ScopedRegion HWPROF_CONCAT_(hwprof_scope_, __LINE__)(HWPROF_CONCAT_(hwprof_scope_site_, __LINE__), name)
-#define HWPROF_SCOPE_WORK(name, flops, bytes)                                                        \
-  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_scope_site_, __LINE__){                         \
-      ::hwprof::detail::static_name(name), __FILE__, __LINE__};                                      \
-  const ::hwprof::ScopedRegion HWPROF_CONCAT_(hwprof_scope_, __LINE__)(                              \
-      HWPROF_CONCAT_(hwprof_scope_site_, __LINE__), name, static_cast<double>(flops), static_cast<double>(bytes))
+#define HWPROF_SCOPE_WORK(name, flops, bytes)                                                                                        \
+  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_scope_site_, __LINE__){::hwprof::detail::static_name(name), __FILE__, __LINE__}; \
+  const ::hwprof::ScopedRegion HWPROF_CONCAT_(hwprof_scope_, __LINE__)(HWPROF_CONCAT_(hwprof_scope_site_, __LINE__), name,           \
+                                                                       static_cast<double>(flops), static_cast<double>(bytes))
 #endif

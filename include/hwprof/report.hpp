@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "hwprof/cost.hpp"
+#include "hwprof/export.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -39,7 +39,7 @@ struct ProfileTableOptions {
   int top = 15;                         // rows shown; 0: every row
   bool counters = false;                // the counter table even when only software counters counted
   ProfileGrouping by = ProfileGrouping::layer;
-  int depth = 1;                        // ProfileGrouping::block: dot-separated name parts kept
+  int depth = 1;  // ProfileGrouping::block: dot-separated name parts kept
 };
 
 // A table for a terminal that answers first: a header (model, machine, ceilings), the

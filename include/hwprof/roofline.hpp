@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "hwprof/counters.hpp"
+#include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/result.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -48,7 +48,7 @@ struct BytesInputs {
   std::optional<CounterReading> dram_bytes;  // a DRAM-bytes metric (64 × CAS counts), in bytes
   std::optional<CounterReading> llc_misses;  // last-level-cache misses, a count of lines
   double line_bytes = 64.0;
-  std::optional<double> analytic_bytes;      // the cost model's minimum traffic
+  std::optional<double> analytic_bytes;  // the cost model's minimum traffic
 };
 
 struct BytesEstimate {
@@ -70,8 +70,8 @@ Result<BytesEstimate> choose_bytes(const BytesInputs& inputs);
 struct FlopsComparison {
   double measured = 0.0;
   double analytic = 0.0;
-  double ratio = 0.0;        // measured / analytic; 0 when analytic is 0
-  bool agrees = false;       // |ratio − 1| ≤ tolerance
+  double ratio = 0.0;   // measured / analytic; 0 when analytic is 0
+  bool agrees = false;  // |ratio − 1| ≤ tolerance
   // The known reasons this op's measured count can differ in the observed direction (empty
   // when they agree): BLAS tile padding, im2col, masked attention, transcendental functions...
   std::vector<std::string> reasons;
@@ -107,11 +107,11 @@ struct WorkingSet {
 };
 
 struct RooflineInput {
-  OpKind op = OpKind::linear;   // picks the compute roof: GEMM for linear, conv2d, attention
-  SourcedValue flops;           // per call
-  SourcedValue bytes;           // per call (see choose_bytes)
-  double seconds = 0.0;         // per call (the median)
-  int threads = 1;              // selects the calibration run
+  OpKind op = OpKind::linear;  // picks the compute roof: GEMM for linear, conv2d, attention
+  SourcedValue flops;          // per call
+  SourcedValue bytes;          // per call (see choose_bytes)
+  double seconds = 0.0;        // per call (the median)
+  int threads = 1;             // selects the calibration run
   Precision precision = Precision::sp;
   BoundRule rule;
   // When set and the bytes are analytic: the memory roof is the calibrated bandwidth at this
@@ -137,29 +137,29 @@ struct RooflinePoint {
   SourcedValue flops;
   SourcedValue bytes;
   double seconds = 0.0;
-  double intensity = 0.0;             // FLOP per byte; 0 when bytes is 0
-  double gflops_per_s = 0.0;          // achieved
-  double gbytes_per_s = 0.0;          // achieved
-  std::string compute_roof;           // "gemm_sp", "fma_sp", ...: the roof that applies to this op
+  double intensity = 0.0;     // FLOP per byte; 0 when bytes is 0
+  double gflops_per_s = 0.0;  // achieved
+  double gbytes_per_s = 0.0;  // achieved
+  std::string compute_roof;   // "gemm_sp", "fma_sp", ...: the roof that applies to this op
   double compute_roof_gflops_per_s = 0.0;
-  double peak_gflops_per_s = 0.0;     // the FMA peak: the absolute roof of every op
+  double peak_gflops_per_s = 0.0;  // the FMA peak: the absolute roof of every op
   double dram_gbytes_per_s = 0.0;
   // The bandwidth roof that applies: DRAM's, or the calibrated bandwidth at the call's working
   // set (WorkingSet); for a model total, its bytes over the layers' summed memory times.
   double memory_gbytes_per_s = 0.0;
-  std::string memory_level;           // "l1", "l2", "l3", "dram" or "unknown": the level that holds the bytes taking most time ("mixed" for a model total)
-  std::string memory_roof;            // how memory_gbytes_per_s was chosen, with the numbers
-  double ridge_intensity = 0.0;       // compute roof / memory roof
+  std::string memory_level;      // "l1", "l2", "l3", "dram" or "unknown": the level that holds the bytes taking most time ("mixed" for a model total)
+  std::string memory_roof;       // how memory_gbytes_per_s was chosen, with the numbers
+  double ridge_intensity = 0.0;  // compute roof / memory roof
   double attainable_gflops_per_s = 0.0;  // min(compute roof, intensity × memory roof)
-  std::vector<LevelRoof> levels;      // l1 .. dram, those the calibration found
+  std::vector<LevelRoof> levels;         // l1 .. dram, those the calibration found
   // achieved / attainable. For a layer without FLOPs (a copy, a transpose) the same ratio in
   // bandwidth terms: achieved GB/s / the memory roof — which equals the FLOP ratio whenever
   // the layer sits under the memory roof.
   double efficiency = 0.0;
-  double headroom = 0.0;              // attainable / achieved (×); 0 when nothing was achieved
+  double headroom = 0.0;  // attainable / achieved (×); 0 when nothing was achieved
   Bound bound = Bound::overhead;
-  std::string why;                    // the rule that decided `bound`, with the numbers
-  std::vector<std::string> notes;     // e.g. a GEMM op placed under the FMA roof for want of a GEMM ceiling
+  std::string why;                 // the rule that decided `bound`, with the numbers
+  std::vector<std::string> notes;  // e.g. a GEMM op placed under the FMA roof for want of a GEMM ceiling
 };
 
 // Errors: no calibration run with `threads` threads (the runs that exist are named), a run

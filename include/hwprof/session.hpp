@@ -37,9 +37,9 @@
 
 #include "hwprof/counters.hpp"
 #include "hwprof/event_group.hpp"
+#include "hwprof/export.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/statistics.hpp"
-#include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
 
@@ -49,7 +49,7 @@ enum class SessionBackend {
   automatic,  // perf_event; when no event opens there, time only (with one hint saying why)
   perf,
   papi,
-  timer,      // time only; or the timer backend's clocks when `events` names them
+  timer,  // time only; or the timer backend's clocks when `events` names them
 };
 std::string_view session_backend_name(SessionBackend backend) noexcept;
 
@@ -78,7 +78,7 @@ struct SessionOptions {
   // Threads that may enter regions (the thread that opens the session takes one while it
   // measures the overhead); the regions of further threads are counted as dropped.
   std::size_t max_threads = 256;
-  std::size_t max_depth = 64;     // nesting depth per thread; deeper regions are counted as dropped
+  std::size_t max_depth = 64;  // nesting depth per thread; deeper regions are counted as dropped
   // Distinct call paths (a region under a given chain of parents) kept per thread for the call
   // tree and the per-thread totals; calls on further paths still count in their region.
   std::size_t call_paths_per_thread = 256;
@@ -121,8 +121,8 @@ struct CounterTotal {
   // not_counted: it opened but no sample of this region read a value.
   CounterStatus status = CounterStatus::not_counted;
   std::string reason;
-  double inclusive = 0.0;  // sum over the samples that read a value, overhead subtracted (≥ 0)
-  double exclusive = 0.0;  // the same minus the nested regions' inclusive counts (≥ 0)
+  double inclusive = 0.0;     // sum over the samples that read a value, overhead subtracted (≥ 0)
+  double exclusive = 0.0;     // the same minus the nested regions' inclusive counts (≥ 0)
   std::uint64_t samples = 0;  // samples that read a value (≤ calls)
   double min_running_fraction = 0.0;
   // Less is left per call, once the session's own cost is subtracted, than an empty region
@@ -140,20 +140,20 @@ struct RegionMetric {
   std::string name;
   std::string unit;
   std::optional<double> value;
-  std::string reason;  // when there is no value
+  std::string reason;             // when there is no value
   bool below_resolution = false;  // computed from a counter below resolution
 };
 
 struct RegionReport {
   int id = -1;
   std::string name;
-  std::uint64_t calls = 0;      // completed begin/end pairs
-  std::uint64_t dropped_samples = 0;  // calls whose times were not kept (buffer full)
-  std::uint64_t unmatched = 0;  // end() without its begin(), or left open when an outer region ended
-  Summary inclusive_ns;         // statistics of the kept samples, overhead subtracted
+  std::uint64_t calls = 0;                   // completed begin/end pairs
+  std::uint64_t dropped_samples = 0;         // calls whose times were not kept (buffer full)
+  std::uint64_t unmatched = 0;               // end() without its begin(), or left open when an outer region ended
+  Summary inclusive_ns;                      // statistics of the kept samples, overhead subtracted
   std::vector<double> inclusive_samples_ns;  // the kept samples themselves, in call order
-  Summary exclusive_ns;         // minus the nested regions' inclusive time
-  double total_inclusive_ns = 0.0;  // over every call, kept or not
+  Summary exclusive_ns;                      // minus the nested regions' inclusive time
+  double total_inclusive_ns = 0.0;           // over every call, kept or not
   double total_exclusive_ns = 0.0;
   // The median is shorter than 100 × the session's begin/end cost: its figures are mostly
   // the measurement itself.
@@ -190,10 +190,10 @@ struct ThreadRegionTotal {
 };
 
 struct SessionThread {
-  int number = 0;          // 1, 2, ... in the order the threads entered their first region
-  long tid = 0;            // the kernel's thread id
-  std::string name;        // its comm (pthread_setname_np), when it could be read
-  bool ended = false;      // the thread ended before the snapshot
+  int number = 0;      // 1, 2, ... in the order the threads entered their first region
+  long tid = 0;        // the kernel's thread id
+  std::string name;    // its comm (pthread_setname_np), when it could be read
+  bool ended = false;  // the thread ended before the snapshot
   std::vector<CallPath> paths;
   std::uint64_t paths_dropped = 0;  // calls on paths past call_paths_per_thread
   std::vector<ThreadRegionTotal> regions;
@@ -201,9 +201,9 @@ struct SessionThread {
 
 // A region entered and not left when the snapshot was taken.
 struct OpenRegion {
-  int thread = 0;          // SessionThread::number
+  int thread = 0;  // SessionThread::number
   int region = -1;
-  double open_ns = 0.0;    // since it was entered (until its thread ended, for an ended thread)
+  double open_ns = 0.0;  // since it was entered (until its thread ended, for an ended thread)
   bool thread_ended = false;
 };
 
@@ -211,7 +211,7 @@ struct TimelineEvent {
   int thread = 0;
   int region = -1;
   int depth = 0;
-  double start_ns = 0.0;   // since the session opened
+  double start_ns = 0.0;  // since the session opened
   double duration_ns = 0.0;
 };
 
@@ -219,15 +219,15 @@ struct SessionSnapshot {
   std::string backend;       // "perf", "papi" or "timer"
   std::string clock_source;  // Session::clock_source()
   std::vector<EventInfo> events;
-  std::string group;         // the event group's name, if any
+  std::string group;  // the event group's name, if any
   SessionOverhead overhead;
   std::vector<std::string> hints;
-  double elapsed_ns = 0.0;   // from the session's opening to the snapshot
+  double elapsed_ns = 0.0;            // from the session's opening to the snapshot
   std::vector<RegionReport> regions;  // merged over the threads, in id order
   std::vector<SessionThread> threads;
-  std::vector<CallPath> call_tree;    // merged over the threads
+  std::vector<CallPath> call_tree;  // merged over the threads
   std::vector<TimelineEvent> timeline;
-  std::uint64_t timeline_dropped = 0; // calls after the timeline was full
+  std::uint64_t timeline_dropped = 0;  // calls after the timeline was full
   std::vector<OpenRegion> open_regions;
   std::uint64_t dropped_threads = 0;
   std::uint64_t dropped_depth = 0;
@@ -244,8 +244,7 @@ struct RegionSite {
   const char* file;
   int line;
   std::atomic<std::uint64_t> binding{0};  // (session serial << 32) | (id + 1); 0: none
-  constexpr RegionSite(const char* site_name, const char* site_file, int site_line) noexcept
-      : name(site_name), file(site_file), line(site_line) {}
+  constexpr RegionSite(const char* site_name, const char* site_file, int site_line) noexcept : name(site_name), file(site_file), line(site_line) {}
 };
 
 class Session {
@@ -314,8 +313,8 @@ class Session {
   static void set_work(State* state, int id, double flops, double bytes) noexcept;
   State* state() const noexcept { return state_.get(); }
 
-  BackendKind backend() const noexcept;     // timer also when time only
-  bool time_only() const noexcept;          // no counter is read
+  BackendKind backend() const noexcept;  // timer also when time only
+  bool time_only() const noexcept;       // no counter is read
   // "tsc" (the time stamp counter, where the kernel's own clocksource is the TSC),
   // "CLOCK_MONOTONIC", or "injected" (SessionOptions::clock).
   std::string_view clock_source() const noexcept;
@@ -339,21 +338,23 @@ class Session {
 class Region {
  public:
   Region(Session& session, int id) noexcept : state_(session.state()), id_(id) { Session::enter(state_, id_); }
-  Region(Session& session, RegionSite& site) noexcept
-      : state_(session.state()), id_(Session::site_region(state_, site)) { Session::enter(state_, id_); }
+  Region(Session& session, RegionSite& site) noexcept : state_(session.state()), id_(Session::site_region(state_, site)) {
+    Session::enter(state_, id_);
+  }
   // A name known only at run time (a std::string): looked up by its text on every entry,
   // since one call site may name different regions (after Tracy's transient zones).
-  Region(Session& session, std::string_view name) noexcept
-      : state_(session.state()), id_(Session::named_region(state_, name)) { Session::enter(state_, id_); }
+  Region(Session& session, std::string_view name) noexcept : state_(session.state()), id_(Session::named_region(state_, name)) {
+    Session::enter(state_, id_);
+  }
   // HWPROF_REGION's form: the site when its name is a literal (RegionSite::name set), else the text.
   template <class Name>
   Region(Session& session, RegionSite& site, const Name& name) noexcept : Region(session.state(), site, std::string_view(name)) {}
   // The same on a session's state; nullptr (regions disabled) costs a branch and does nothing.
   Region(Session::State* state, RegionSite& site, std::string_view name) noexcept
       : state_(state),
-        id_(state == nullptr             ? -1
-            : site.name != nullptr       ? Session::site_region(state, site)
-                                         : Session::named_region(state, name)) {
+        id_(state == nullptr       ? -1
+            : site.name != nullptr ? Session::site_region(state, site)
+                                   : Session::named_region(state, name)) {
     if (state_ != nullptr) Session::enter(state_, id_);
   }
   ~Region() {
@@ -378,10 +379,16 @@ namespace detail {
 // Which names may be bound to a call site once: a string literal (a const char array). A
 // pointer, a std::string or a mutable buffer may name another region on the next pass.
 template <std::size_t N>
-constexpr const char* static_name(const char (&name)[N]) noexcept { return name; }
+constexpr const char* static_name(const char (&name)[N]) noexcept {
+  return name;
+}
 template <std::size_t N>
-constexpr const char* static_name(char (&)[N]) noexcept { return nullptr; }
-constexpr const char* static_name(std::string_view) noexcept { return nullptr; }
+constexpr const char* static_name(char (&)[N]) noexcept {
+  return nullptr;
+}
+constexpr const char* static_name(std::string_view) noexcept {
+  return nullptr;
+}
 }  // namespace detail
 
 }  // namespace hwprof
@@ -397,10 +404,8 @@ constexpr const char* static_name(std::string_view) noexcept { return nullptr; }
 #else
 // A string literal binds to its call site once; any other name (name.c_str(), a std::string)
 // is looked up by its text each time.
-#define HWPROF_REGION(session, name)                                                                 \
-  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_region_site_, __LINE__){                         \
-      ::hwprof::detail::static_name(name), __FILE__, __LINE__};                                      \
-  const ::hwprof::Region HWPROF_CONCAT_(hwprof_region_, __LINE__)(                                   \
-      (session), HWPROF_CONCAT_(hwprof_region_site_, __LINE__), name)
+#define HWPROF_REGION(session, name)                                                                                                  \
+  static ::hwprof::RegionSite HWPROF_CONCAT_(hwprof_region_site_, __LINE__){::hwprof::detail::static_name(name), __FILE__, __LINE__}; \
+  const ::hwprof::Region HWPROF_CONCAT_(hwprof_region_, __LINE__)((session), HWPROF_CONCAT_(hwprof_region_site_, __LINE__), name)
 #endif
 HWPROF_API_END

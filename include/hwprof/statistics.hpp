@@ -82,7 +82,7 @@ class WarmupPolicy {
 
  private:
   WarmupPolicy(int window, double max_cv, int max_runs);
-  int window_ = 0;      // 0: a fixed count of max_runs_
+  int window_ = 0;  // 0: a fixed count of max_runs_
   double max_cv_ = 0.0;
   int max_runs_ = 0;
   int completed_ = 0;
@@ -102,8 +102,7 @@ class IterationPolicy {
   bool more(int done, double elapsed_seconds) const noexcept;
 
  private:
-  IterationPolicy(int min_count, int max_count, double min_seconds)
-      : min_count_(min_count), max_count_(max_count), min_seconds_(min_seconds) {}
+  IterationPolicy(int min_count, int max_count, double min_seconds) : min_count_(min_count), max_count_(max_count), min_seconds_(min_seconds) {}
   int min_count_ = 1;
   int max_count_ = 1;
   double min_seconds_ = 0.0;

@@ -54,8 +54,7 @@ constexpr std::size_t kSkew = 17 * kCacheLine;
 using Pass = void (*)(double*, double*, double*, std::size_t, double) noexcept;
 
 template <StreamKernel K>
-[[gnu::always_inline]] inline void stream_pass(double* __restrict a, double* __restrict b, double* __restrict c,
-                                               std::size_t n, double s) noexcept {
+[[gnu::always_inline]] inline void stream_pass(double* __restrict a, double* __restrict b, double* __restrict c, std::size_t n, double s) noexcept {
   for (std::size_t i = 0; i < n; i += kStreamBlock) {
     // Fully unrolled at -O2 too: one block is 4 cache lines of straight-line vector code.
 #pragma GCC unroll 32
@@ -85,16 +84,14 @@ struct Sse2 {
 
 template <StreamKernel K>
 struct Avx2 {
-  [[gnu::target("avx2,fma")]] static void pass(double* __restrict a, double* __restrict b, double* __restrict c,
-                                               std::size_t n, double s) noexcept {
+  [[gnu::target("avx2,fma")]] static void pass(double* __restrict a, double* __restrict b, double* __restrict c, std::size_t n, double s) noexcept {
     stream_pass<K>(a, b, c, n, s);
   }
 };
 
 template <StreamKernel K>
 struct Avx512 {
-  [[gnu::target("avx512f")]] static void pass(double* __restrict a, double* __restrict b, double* __restrict c,
-                                              std::size_t n, double s) noexcept {
+  [[gnu::target("avx512f")]] static void pass(double* __restrict a, double* __restrict b, double* __restrict c, std::size_t n, double s) noexcept {
     stream_pass<K>(a, b, c, n, s);
   }
 };
@@ -171,8 +168,7 @@ struct Avx512Stream {
 // The four kernels of one variant, indexed by StreamKernel.
 template <template <StreamKernel> class V>
 constexpr std::array<Pass, 4> passes() {
-  return {&V<StreamKernel::copy>::pass, &V<StreamKernel::scale>::pass, &V<StreamKernel::add>::pass,
-          &V<StreamKernel::triad>::pass};
+  return {&V<StreamKernel::copy>::pass, &V<StreamKernel::scale>::pass, &V<StreamKernel::add>::pass, &V<StreamKernel::triad>::pass};
 }
 
 Pass pass_for(StreamKernel kernel, Isa isa, bool nontemporal) noexcept {
@@ -184,9 +180,12 @@ Pass pass_for(StreamKernel kernel, Isa isa, bool nontemporal) noexcept {
   static constexpr std::array<Pass, 4> kAvx512Stream = passes<Avx512Stream>();
   const auto k = static_cast<std::size_t>(kernel);
   switch (isa) {
-    case Isa::avx512f: return nontemporal ? kAvx512Stream[k] : kAvx512[k];
-    case Isa::avx2_fma: return nontemporal ? kAvx2Stream[k] : kAvx2[k];
-    case Isa::sse2: break;
+    case Isa::avx512f:
+      return nontemporal ? kAvx512Stream[k] : kAvx512[k];
+    case Isa::avx2_fma:
+      return nontemporal ? kAvx2Stream[k] : kAvx2[k];
+    case Isa::sse2:
+      break;
   }
   return nontemporal ? kSse2Stream[k] : kSse2[k];
 }
@@ -196,12 +195,14 @@ bool isa_supported(Isa isa) {
   return std::find(isas.begin(), isas.end(), isa) != isas.end();
 }
 
-std::size_t round_up(std::size_t bytes, std::size_t multiple) { return (bytes + multiple - 1) / multiple * multiple; }
+std::size_t round_up(std::size_t bytes, std::size_t multiple) {
+  return (bytes + multiple - 1) / multiple * multiple;
+}
 
 // Elements per array per worker for a working set: whole blocks, at least one.
 std::size_t elements_per_worker(std::int64_t working_set, StreamKernel kernel, std::size_t workers) {
-  const auto per_worker = static_cast<std::size_t>(std::max<std::int64_t>(working_set, 0)) /
-                          (static_cast<std::size_t>(stream_bytes_per_element(kernel)) * workers);
+  const auto per_worker =
+      static_cast<std::size_t>(std::max<std::int64_t>(working_set, 0)) / (static_cast<std::size_t>(stream_bytes_per_element(kernel)) * workers);
   return std::max(kStreamBlock, per_worker / kStreamBlock * kStreamBlock);
 }
 
@@ -214,7 +215,9 @@ std::size_t largest_elements_per_worker(const BandwidthOptions& options) {
 }
 
 // One worker's block: a, b and c, kSkew apart modulo a page, each 64-byte aligned.
-std::size_t array_stride(std::size_t elements) { return round_up(elements * sizeof(double), 4096) + kSkew; }
+std::size_t array_stride(std::size_t elements) {
+  return round_up(elements * sizeof(double), 4096) + kSkew;
+}
 std::size_t block_bytes(std::size_t elements) {
   const std::size_t bytes = 3 * array_stride(elements);
   return bytes >= kHugePage ? round_up(bytes, kHugePage) : round_up(bytes, 4096);
@@ -246,8 +249,8 @@ class StreamTeam {
     sync_.arrive_and_wait();  // the workers have pinned themselves and touched their arrays
     for (std::size_t i = 0; i < workers_.size() && error_.empty(); ++i) {
       if (workers_[i].block == nullptr) {
-        error_ = "cannot allocate " + std::to_string(block_bytes(elements) >> 20) + " MiB of arrays for worker " +
-                 std::to_string(i) + " (on CPU " + std::to_string(cpus[i]) + "): lower the largest working set";
+        error_ = "cannot allocate " + std::to_string(block_bytes(elements) >> 20) + " MiB of arrays for worker " + std::to_string(i) + " (on CPU " +
+                 std::to_string(cpus[i]) + "): lower the largest working set";
       }
     }
   }
@@ -398,8 +401,8 @@ struct PointNotes {
 // Rates (GB/s) of `repetitions` repetitions after the warm-up, into `rates`. A hiccup during
 // the warm-up can make a few calls look long enough; a repetition that then lasts under half
 // the target shows it, and the warm-up resumes from there (a few times at most).
-PointNotes measure_point(StreamTeam& team, Pass pass, std::size_t elements, double bytes_per_call, double seconds,
-                         int repetitions, std::vector<double>& rates) {
+PointNotes measure_point(StreamTeam& team, Pass pass, std::size_t elements, double bytes_per_call, double seconds, int repetitions,
+                         std::vector<double>& rates) {
   constexpr int kMaxRestarts = 3;
   PointNotes notes;
   std::int64_t calls = calls_for(team, pass, elements, seconds, 1);
@@ -432,10 +435,14 @@ PointNotes measure_point(StreamTeam& team, Pass pass, std::size_t elements, doub
 
 const char* stream_kernel_name(StreamKernel kernel) noexcept {
   switch (kernel) {
-    case StreamKernel::copy: return "copy";
-    case StreamKernel::scale: return "scale";
-    case StreamKernel::add: return "add";
-    case StreamKernel::triad: return "triad";
+    case StreamKernel::copy:
+      return "copy";
+    case StreamKernel::scale:
+      return "scale";
+    case StreamKernel::add:
+      return "add";
+    case StreamKernel::triad:
+      return "triad";
   }
   return "unknown";
 }
@@ -444,8 +451,7 @@ int stream_bytes_per_element(StreamKernel kernel) noexcept {
   return kernel == StreamKernel::copy || kernel == StreamKernel::scale ? 16 : 24;
 }
 
-bool run_stream_kernel(StreamKernel kernel, Isa isa, bool nontemporal, double* a, double* b, double* c, std::size_t n,
-                       double scalar) noexcept {
+bool run_stream_kernel(StreamKernel kernel, Isa isa, bool nontemporal, double* a, double* b, double* c, std::size_t n, double scalar) noexcept {
   try {
     if (!isa_supported(isa)) return false;
   } catch (...) {
@@ -463,8 +469,8 @@ std::string bandwidth_options_error(const BandwidthOptions& options) {
   for (std::size_t i = 0; i < options.cpus.size(); ++i) {
     const int cpu = options.cpus[i];
     if (cpu < 0 || cpu >= CPU_SETSIZE || (known && !CPU_ISSET(cpu, &allowed))) {
-      return "CPU " + std::to_string(cpu) + " is not one this process may run on (see `taskset -p " +
-             std::to_string(::getpid()) + "`): pick CPUs from its affinity mask";
+      return "CPU " + std::to_string(cpu) + " is not one this process may run on (see `taskset -p " + std::to_string(::getpid()) +
+             "`): pick CPUs from its affinity mask";
     }
     if (std::find(options.cpus.begin(), options.cpus.begin() + static_cast<std::ptrdiff_t>(i), cpu) !=
         options.cpus.begin() + static_cast<std::ptrdiff_t>(i)) {
@@ -483,13 +489,11 @@ std::string bandwidth_options_error(const BandwidthOptions& options) {
   if (options.isa && !isa_supported(*options.isa)) {
     return std::string("ISA ") + isa_name(*options.isa) + ": this CPU or OS does not support it";
   }
-  const double needed = static_cast<double>(block_bytes(largest_elements_per_worker(options))) *
-                        static_cast<double>(options.cpus.size());
+  const double needed = static_cast<double>(block_bytes(largest_elements_per_worker(options))) * static_cast<double>(options.cpus.size());
   const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   if (physical > 0.0 && needed > 0.5 * physical) {
     return "the largest working set needs " + std::to_string(static_cast<long long>(needed / (1 << 20))) +
-           " MiB of arrays, more than half of this machine's " + std::to_string(static_cast<long long>(physical / (1 << 20))) +
-           " MiB: lower it";
+           " MiB of arrays, more than half of this machine's " + std::to_string(static_cast<long long>(physical / (1 << 20))) + " MiB: lower it";
   }
   return "";
 }
@@ -501,7 +505,9 @@ struct StreamWorkers::Impl {
   StreamTeam team;
 };
 
-StreamWorkers::StreamWorkers(const BandwidthOptions& options) { start(options); }
+StreamWorkers::StreamWorkers(const BandwidthOptions& options) {
+  start(options);
+}
 
 void StreamWorkers::start(const BandwidthOptions& options) {
   if (error_ = bandwidth_options_error(options); !error_.empty()) return;
@@ -540,8 +546,7 @@ std::vector<BandwidthSample> StreamWorkers::measure(const BandwidthOptions& opti
       const std::size_t elements = elements_per_worker(working_set, kernel, workers);
       const double bytes_per_call = static_cast<double>(elements * workers) * stream_bytes_per_element(kernel);
       const Pass pass = pass_for(kernel, isa, options.nontemporal);
-      const PointNotes notes = measure_point(team, pass, elements, bytes_per_call, options.seconds_per_point,
-                                             options.repetitions, rates);
+      const PointNotes notes = measure_point(team, pass, elements, bytes_per_call, options.seconds_per_point, options.repetitions, rates);
       const RepetitionStats stats = summarize_repetitions(rates);
       BandwidthSample& s = samples.emplace_back();
       s.working_set = static_cast<std::int64_t>(elements * workers) * stream_bytes_per_element(kernel);
@@ -556,22 +561,23 @@ std::vector<BandwidthSample> StreamWorkers::measure(const BandwidthOptions& opti
       s.shared = notes.shared;
       s.note = notes.placement;
       if (notes.shared > 0) {
-        s.note += std::string(s.note.empty() ? "" : "; ") + std::to_string(notes.shared) + " of " +
-                  std::to_string(options.repetitions) + " repetitions shared a worker's CPU with another process";
+        s.note += std::string(s.note.empty() ? "" : "; ") + std::to_string(notes.shared) + " of " + std::to_string(options.repetitions) +
+                  " repetitions shared a worker's CPU with another process";
       }
     }
   }
   return samples;
 }
 
-std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options) { return measure_bandwidth(options, nullptr); }
+std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options) {
+  return measure_bandwidth(options, nullptr);
+}
 
 std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, std::string* why) {
   return StreamWorkers(options).measure(options, why);
 }
 
-std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave,
-                                      const std::vector<std::int64_t>& dense_at, int threads) {
+std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave, const std::vector<std::int64_t>& dense_at, int threads) {
   const std::int64_t workers = std::max(threads, 1);
   // Whole blocks per worker for 2- and 3-array kernels: lcm(2, 3) × 8 bytes × kStreamBlock.
   const std::int64_t granule = 6 * 8 * static_cast<std::int64_t>(kStreamBlock) * workers;
@@ -579,9 +585,8 @@ std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int
   first = std::max(first, granule);
   last = std::max(last, first);
   const auto dense = [&](double bytes) {
-    return std::any_of(dense_at.begin(), dense_at.end(), [&](std::int64_t c) {
-      return c > 0 && bytes >= 0.5 * static_cast<double>(c) && bytes <= 2.0 * static_cast<double>(c);
-    });
+    return std::any_of(dense_at.begin(), dense_at.end(),
+                       [&](std::int64_t c) { return c > 0 && bytes >= 0.5 * static_cast<double>(c) && bytes <= 2.0 * static_cast<double>(c); });
   };
   const auto on_granule = [&](double bytes) {
     return std::max(granule, static_cast<std::int64_t>(std::llround(bytes / static_cast<double>(granule))) * granule);

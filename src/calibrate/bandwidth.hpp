@@ -25,28 +25,28 @@ const char* stream_kernel_name(StreamKernel kernel) noexcept;
 int stream_bytes_per_element(StreamKernel kernel) noexcept;
 
 struct BandwidthOptions {
-  std::vector<int> cpus;                      // one worker pinned to each; size = threads
-  std::vector<std::int64_t> working_sets;     // total bytes of the kernel's arrays, all threads together
+  std::vector<int> cpus;                   // one worker pinned to each; size = threads
+  std::vector<std::int64_t> working_sets;  // total bytes of the kernel's arrays, all threads together
   std::vector<StreamKernel> kernels = {StreamKernel::copy, StreamKernel::scale, StreamKernel::add, StreamKernel::triad};
-  bool nontemporal = false;                   // streaming stores (for the DRAM ceiling)
-  double seconds_per_point = 0.002;           // minimum timed time per repetition (2 ms measures what 20 ms does)
-  int repetitions = 5;                        // after one warm-up; one slowed by another process is run again
-  std::optional<Isa> isa;                     // the kernels' ISA; unset: the best this CPU and OS support
+  bool nontemporal = false;          // streaming stores (for the DRAM ceiling)
+  double seconds_per_point = 0.002;  // minimum timed time per repetition (2 ms measures what 20 ms does)
+  int repetitions = 5;               // after one warm-up; one slowed by another process is run again
+  std::optional<Isa> isa;            // the kernels' ISA; unset: the best this CPU and OS support
 };
 
 struct BandwidthSample {
   std::int64_t working_set = 0;  // bytes actually used: the request rounded to whole blocks per worker
   StreamKernel kernel = StreamKernel::triad;
   bool nontemporal = false;
-  double best_gbps = 0.0;        // decimal GB/s, STREAM bytes
+  double best_gbps = 0.0;  // decimal GB/s, STREAM bytes
   double median_gbps = 0.0;
-  double spread = 0.0;           // (max - min) / median over the repetitions
+  double spread = 0.0;  // (max - min) / median over the repetitions
   int repetitions = 0;
-  std::string isa;               // the kernel variant: "sse2", "avx2_fma", "avx512f"
-  bool pinned = false;           // every worker was pinned and sched_getcpu() found it on its CPU after each repetition
-  int shared = 0;                // repetitions kept although a worker had its CPU less than 90 % of the time
-  std::string note;              // empty, or what qualifies the number: a worker ran unpinned or elsewhere,
-                                 // or repetitions kept although another process shared a worker's CPU
+  std::string isa;      // the kernel variant: "sse2", "avx2_fma", "avx512f"
+  bool pinned = false;  // every worker was pinned and sched_getcpu() found it on its CPU after each repetition
+  int shared = 0;       // repetitions kept although a worker had its CPU less than 90 % of the time
+  std::string note;     // empty, or what qualifies the number: a worker ran unpinned or elsewhere,
+                        // or repetitions kept although another process shared a worker's CPU
 };
 
 // Why measure_bandwidth would measure nothing with these options, or "" when they are fine:
@@ -91,14 +91,12 @@ std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, 
 // grid of `per_octave` points per octave, twice as dense within a factor of 2 of each size
 // in `dense_at` (where a cache may end and the curve steps down). Sizes are whole blocks per
 // worker for every kernel (multiples of threads × 1536), ascending, without duplicates.
-std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave,
-                                      const std::vector<std::int64_t>& dense_at, int threads);
+std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave, const std::vector<std::int64_t>& dense_at, int threads);
 
 // The kernels themselves, for tests: one pass over `n` elements (a multiple of
 // kStreamBlock; arrays 64-byte aligned) with the ISA's variant. False when this CPU or OS
 // lacks the ISA.
 inline constexpr std::size_t kStreamBlock = 32;
-bool run_stream_kernel(StreamKernel kernel, Isa isa, bool nontemporal, double* a, double* b, double* c, std::size_t n,
-                       double scalar) noexcept;
+bool run_stream_kernel(StreamKernel kernel, Isa isa, bool nontemporal, double* a, double* b, double* c, std::size_t n, double scalar) noexcept;
 
 }  // namespace hwprof::detail

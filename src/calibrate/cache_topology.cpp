@@ -28,9 +28,13 @@ std::int64_t parse_size(std::string text) {
   return std::stoll(text) * scale;
 }
 
-bool data_cache(const std::string& type) { return type == "Data" || type == "Unified"; }
+bool data_cache(const std::string& type) {
+  return type == "Data" || type == "Unified";
+}
 
-bool holds(const std::vector<int>& cpus, int cpu) { return std::find(cpus.begin(), cpus.end(), cpu) != cpus.end(); }
+bool holds(const std::vector<int>& cpus, int cpu) {
+  return std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
+}
 
 // One description per level: the instance `first_cpu` uses, else the level's first instance.
 std::vector<CacheInfo> levels_of_first_cpu(const std::vector<CacheInstance>& instances, int first_cpu) {
@@ -143,9 +147,8 @@ CacheReport caches_from_sysfs(const std::string& sysfs_cpu_dir, const std::vecto
   if (report.instances.empty()) {
     std::error_code ec;
     const std::string first = sysfs_cpu_dir + "/cpu" + std::to_string(cpus.empty() ? 0 : cpus.front()) + "/cache";
-    report.absent = std::filesystem::exists(first, ec)
-                        ? first + " describes no data cache that can be read"
-                        : first + " does not exist: this kernel (or virtual machine) describes no caches in sysfs";
+    report.absent = std::filesystem::exists(first, ec) ? first + " describes no data cache that can be read"
+                                                       : first + " does not exist: this kernel (or virtual machine) describes no caches in sysfs";
     return report;
   }
   report.levels = levels_of_first_cpu(report.instances, first_with_caches);
@@ -157,9 +160,10 @@ CacheReport caches_from_sysfs(const std::string& sysfs_cpu_dir, const std::vecto
       for (int c : with) list += (list.empty() ? "" : ",") + std::to_string(c);
       parts += fmt::format("{}{} on CPU {}", parts.empty() ? "" : ", ", binary_size(size), list);
     }
-    report.notes.push_back(fmt::format("L{} differs between CPUs ({}): a hybrid processor; each run's capacity counts "
-                                       "the caches of the CPUs its workers ran on",
-                                       level, parts));
+    report.notes.push_back(
+        fmt::format("L{} differs between CPUs ({}): a hybrid processor; each run's capacity counts "
+                    "the caches of the CPUs its workers ran on",
+                    level, parts));
   }
   return report;
 }
@@ -200,8 +204,8 @@ CacheReport caches_from_cpuid(const CpuidFn& cpuid) {
     }
   }
   if (!empty.empty() && !report.levels.empty()) {
-    report.notes.push_back(fmt::format("{} {} describes no cache here (a hypervisor may leave it empty); sizes from {}", vendor,
-                                       empty.front(), report.how));
+    report.notes.push_back(
+        fmt::format("{} {} describes no cache here (a hypervisor may leave it empty); sizes from {}", vendor, empty.front(), report.how));
   }
   sort_levels(report.levels);
   if (report.levels.empty()) {
@@ -215,8 +219,8 @@ CacheReport caches_from_sysconf(const std::function<long(int)>& sysconf_fn) {
   CacheReport report;
   report.source = "sysconf";
   report.how = "sysconf(_SC_LEVEL1_DCACHE_SIZE ... _SC_LEVEL4_CACHE_SIZE)";
-  const std::pair<int, int> names[] = {{1, _SC_LEVEL1_DCACHE_SIZE}, {2, _SC_LEVEL2_CACHE_SIZE}, {3, _SC_LEVEL3_CACHE_SIZE},
-                                       {4, _SC_LEVEL4_CACHE_SIZE}};
+  const std::pair<int, int> names[] = {
+      {1, _SC_LEVEL1_DCACHE_SIZE}, {2, _SC_LEVEL2_CACHE_SIZE}, {3, _SC_LEVEL3_CACHE_SIZE}, {4, _SC_LEVEL4_CACHE_SIZE}};
   for (const auto& [level, name] : names) {
     const long size = sysconf_fn(name);
     if (size > 0) report.levels.push_back({level, level == 1 ? "Data" : "Unified", size, 0, "sysconf"});

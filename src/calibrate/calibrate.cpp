@@ -131,8 +131,7 @@ void check_before(Contention& contention, const Say& say, double patience) {
   if (!detail::contended(check.load)) return;
   say("the machine is busy (" + check.words() + "): waiting up to " + fmt::format("{:.0f}", patience) + " s for it to be quiet");
   const std::string first = check.words();
-  while (detail::contended(check.load) &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < patience) {
+  while (detail::contended(check.load) && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < patience) {
     check = detail::check_load(0.25);
   }
   contention.others_cpus = std::max(contention.others_cpus, check.load.others_cpus);
@@ -154,9 +153,8 @@ detail::ComputeOptions compute_options(const std::vector<int>& cpus, const Calib
   return compute;
 }
 
-Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, const std::vector<detail::CacheReport>& reports,
-                                   const MachineCpu& cpu, const CalibrationOptions& options, Contention& contention,
-                                   const Say& say) {
+Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, const std::vector<detail::CacheReport>& reports, const MachineCpu& cpu,
+                                   const CalibrationOptions& options, Contention& contention, const Say& say) {
   CalibrationRun run;
   run.threads = threads;
   run.cpus = cpus;
@@ -178,9 +176,10 @@ Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, co
   auto memory = watched(label + ", memory sweep", contention, say, [&] {
     Phase<detail::MemorySweep> p{detail::sweep_memory(so), 0, ""};
     p.disturbed = p.value.still_disturbed;
-    p.what = fmt::format("{} of {} sweep points kept repetitions in which a worker had its CPU less than {:.0f}% of the time, "
-                         "after measuring them again",
-                         p.value.still_disturbed, p.value.samples.size(), 100 * detail::kMinCpuShare);
+    p.what = fmt::format(
+        "{} of {} sweep points kept repetitions in which a worker had its CPU less than {:.0f}% of the time, "
+        "after measuring them again",
+        p.value.still_disturbed, p.value.samples.size(), 100 * detail::kMinCpuShare);
     return p;
   });
   const detail::MemorySweep& sweep = memory.value;
@@ -260,10 +259,9 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
 
   const std::vector<detail::Isa> isas = detail::supported_isas();
   const detail::Isa best_isa = isas.empty() ? detail::Isa::sse2 : isas.back();
-  const detail::TheoreticalPeak peak = detail::theoretical_peak(m.cpu.vendor, m.cpu.family, m.cpu.model, best_isa,
-                                                                static_cast<int>(core_cpus.size()), m.cpu.frequency_ghz,
-                                                                m.cpu.frequency_source);
-  m.theoretical = {peak.isa, peak.cores, peak.ghz, peak.ghz_source, peak.sp_flops_per_cycle, peak.dp_flops_per_cycle,
+  const detail::TheoreticalPeak peak = detail::theoretical_peak(m.cpu.vendor, m.cpu.family, m.cpu.model, best_isa, static_cast<int>(core_cpus.size()),
+                                                                m.cpu.frequency_ghz, m.cpu.frequency_source);
+  m.theoretical = {peak.isa,       peak.cores,     peak.ghz,        peak.ghz_source, peak.sp_flops_per_cycle, peak.dp_flops_per_cycle,
                    peak.sp_gflops, peak.dp_gflops, peak.assumptions};
 
   check_before(m.contention, say, options.quick ? 1.0 : 3.0);
@@ -281,8 +279,7 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
     if (problems.empty()) break;
     for (std::size_t index : runs_named(problems)) {
       if (index >= m.runs.size()) continue;
-      say("implausible ceilings (" + problems.front() + "): measuring the " + std::to_string(m.runs[index].threads) +
-          "-thread run again");
+      say("implausible ceilings (" + problems.front() + "): measuring the " + std::to_string(m.runs[index].threads) + "-thread run again");
       auto run = measure_run(m.runs[index].threads, m.runs[index].cpus, reports, m.cpu, options, m.contention, say);
       if (!run) return run.error();
       m.runs[index] = std::move(*run);

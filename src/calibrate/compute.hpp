@@ -18,21 +18,21 @@ const char* isa_name(Isa isa) noexcept;
 std::vector<Isa> supported_isas();
 
 struct ComputeSample {
-  std::string what;          // "fma_sp", "fma_dp", "gemm_sp", "gemm_dp"
-  std::string isa;           // for fma: the ISA used; for gemm: "openblas <core>" (openblas_get_corename)
-  std::int64_t size = 0;     // gemm: n of the n×n×n product at the best point; fma: 0
+  std::string what;       // "fma_sp", "fma_dp", "gemm_sp", "gemm_dp"
+  std::string isa;        // for fma: the ISA used; for gemm: "openblas <core>" (openblas_get_corename)
+  std::int64_t size = 0;  // gemm: n of the n×n×n product at the best point; fma: 0
   double best_gflops = 0.0;
   double median_gflops = 0.0;
-  double spread = 0.0;       // (max - min) / median over the repetitions
+  double spread = 0.0;  // (max - min) / median over the repetitions
   int repetitions = 0;
-  int shared = 0;            // repetitions kept although a worker (or OpenBLAS's team) had its CPUs less than 90 % of the time
-  std::string note;          // empty, or what qualifies the number (e.g. a worker ran unpinned)
+  int shared = 0;    // repetitions kept although a worker (or OpenBLAS's team) had its CPUs less than 90 % of the time
+  std::string note;  // empty, or what qualifies the number (e.g. a worker ran unpinned)
 };
 
 struct ComputeOptions {
-  std::vector<int> cpus;          // one worker pinned to each (FMA kernels); OpenBLAS threads = cpus.size()
-  bool single = true;             // measure SP
-  bool dual = true;               // measure DP
+  std::vector<int> cpus;  // one worker pinned to each (FMA kernels); OpenBLAS threads = cpus.size()
+  bool single = true;     // measure SP
+  bool dual = true;       // measure DP
   double seconds_per_point = 0.05;
   int repetitions = 5;
   std::vector<std::int64_t> gemm_sizes = {512, 1024, 1536, 2048};
@@ -63,35 +63,33 @@ struct TheoreticalPeak {
   std::string isa;
   int cores = 0;
   double ghz = 0.0;
-  std::string ghz_source;   // e.g. "cpuinfo_max_freq", "/proc/cpuinfo MHz", "TSC"
+  std::string ghz_source;  // e.g. "cpuinfo_max_freq", "/proc/cpuinfo MHz", "TSC"
   int sp_flops_per_cycle = 0;
   int dp_flops_per_cycle = 0;
   double sp_gflops = 0.0;
   double dp_gflops = 0.0;
   std::string assumptions;
 };
-TheoreticalPeak theoretical_peak(const std::string& vendor, int family, int model, Isa isa, int cores, double ghz,
-                                 const std::string& ghz_source);
+TheoreticalPeak theoretical_peak(const std::string& vendor, int family, int model, Isa isa, int cores, double ghz, const std::string& ghz_source);
 
 // One row of the table behind theoretical_peak: DP FLOPs per cycle per core for AVX-512F and
 // for AVX2+FMA on a range of CPUs (0: the CPU lacks the ISA); SP is twice DP. SSE2 uses one
 // figure for every CPU. The sources are cited in peak.cpp.
 struct PeakTableRow {
-  std::string vendor;                          // CPUID vendor: "GenuineIntel", "AuthenticAMD", ...
-  int family = 0;                              // display family
-  std::vector<std::pair<int, int>> models;     // display model ranges, inclusive
-  std::string name;                            // "AMD Zen 4"
+  std::string vendor;                       // CPUID vendor: "GenuineIntel", "AuthenticAMD", ...
+  int family = 0;                           // display family
+  std::vector<std::pair<int, int>> models;  // display model ranges, inclusive
+  std::string name;                         // "AMD Zen 4"
   int dp_avx512 = 0;
   int dp_avx2 = 0;
-  std::string basis;                           // the execution units behind the figures
+  std::string basis;  // the execution units behind the figures
 };
 const std::vector<PeakTableRow>& peak_table();
 
 // nominal_ghz() from given inputs, so tests need no particular machine: a sysfs cpufreq
 // directory (cpuinfo_max_freq in kHz), a /proc/cpuinfo path and a CPUID brand string. Under
 // a hypervisor "cpu MHz" is usually the TSC rate, not the turbo clock.
-double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand,
-                        std::string* source);
+double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand, std::string* source);
 
 // Physical cores among the online CPUs (topology.hpp's cpus_one_per_core, counted).
 int physical_cores();
@@ -103,7 +101,6 @@ inline constexpr double kMinCpuShare = 0.9;
 // CPU time of the calling thread, and of the whole process, in seconds.
 double thread_cpu_seconds() noexcept;
 double process_cpu_seconds() noexcept;
-
 
 // Best (highest), median and spread ((max - min) / median) of per-repetition rates.
 struct RepetitionStats {

@@ -16,7 +16,9 @@
 namespace hwprof::detail {
 namespace {
 
-double seconds_of(const timeval& tv) { return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec); }
+double seconds_of(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec);
+}
 
 std::string read_small_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -109,8 +111,8 @@ Load load_between(const LoadSnapshot& before, const LoadSnapshot& after, long ti
   return load;
 }
 
-std::vector<Neighbour> busiest(const std::vector<ProcessTicks>& before, const std::vector<ProcessTicks>& after, double seconds,
-                               long ticks_per_second, int own_pid, std::size_t most) {
+std::vector<Neighbour> busiest(const std::vector<ProcessTicks>& before, const std::vector<ProcessTicks>& after, double seconds, long ticks_per_second,
+                               int own_pid, std::size_t most) {
   std::map<int, const ProcessTicks*> earlier;
   for (const ProcessTicks& p : before) earlier[p.pid] = &p;
   std::vector<Neighbour> out;
@@ -135,8 +137,8 @@ bool contended(const Load& load, int logical_cpus) noexcept {
 
 std::string describe(const Load& load) {
   if (!load.known) return "the load could not be read (/proc/stat)";
-  return fmt::format("other processes used {:.2f} CPUs and the hypervisor stole {:.1f}% of the time over {:.1f} s",
-                     load.others_cpus, 100.0 * load.steal_fraction, load.seconds);
+  return fmt::format("other processes used {:.2f} CPUs and the hypervisor stole {:.1f}% of the time over {:.1f} s", load.others_cpus,
+                     100.0 * load.steal_fraction, load.seconds);
 }
 
 LoadSnapshot snapshot_load() {
@@ -160,9 +162,13 @@ std::vector<ProcessTicks> scan_processes() {
   return out;
 }
 
-void LoadWatch::begin() { start_ = snapshot_load(); }
+void LoadWatch::begin() {
+  start_ = snapshot_load();
+}
 
-Load LoadWatch::end() const { return load_between(start_, snapshot_load(), clock_ticks()); }
+Load LoadWatch::end() const {
+  return load_between(start_, snapshot_load(), clock_ticks());
+}
 
 std::string LoadCheck::words() const {
   std::string out = describe(load);

@@ -25,8 +25,8 @@ struct CpuTicks {
 };
 
 struct ProcStat {
-  CpuTicks all;              // the aggregate "cpu" line
-  int procs_running = -1;    // runnable tasks at the moment of reading (-1: not given)
+  CpuTicks all;            // the aggregate "cpu" line
+  int procs_running = -1;  // runnable tasks at the moment of reading (-1: not given)
 };
 // nullopt when the text has no aggregate cpu line.
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
@@ -41,7 +41,7 @@ std::optional<ProcessTicks> parse_process_stat(std::string_view line);
 
 // The machine at one moment.
 struct LoadSnapshot {
-  double wall_seconds = 0.0;   // steady clock
+  double wall_seconds = 0.0;  // steady clock
   ProcStat stat;
   double own_cpu_seconds = 0.0;  // this process, every thread (getrusage)
 };
@@ -62,8 +62,8 @@ struct Neighbour {
   double cpus = 0.0;
 };
 // The busiest processes between two scans (pid → ticks), at most `most`, this process left out.
-std::vector<Neighbour> busiest(const std::vector<ProcessTicks>& before, const std::vector<ProcessTicks>& after, double seconds,
-                               long ticks_per_second, int own_pid, std::size_t most);
+std::vector<Neighbour> busiest(const std::vector<ProcessTicks>& before, const std::vector<ProcessTicks>& after, double seconds, long ticks_per_second,
+                               int own_pid, std::size_t most);
 
 // Thresholds: other processes using this much CPU — a quarter of one, or 5 % of the machine
 // where that is more (a 64-core server's daemons disturb no measurement) — or the hypervisor

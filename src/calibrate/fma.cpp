@@ -43,8 +43,7 @@ constexpr double kY = 0x1p-20;
 // vfmadd132p[sd] x, y, a computes a = a × x + y). For 256- and 512-bit vectors alike: the
 // operands' type picks ymm or zmm registers.
 template <class Vec>
-[[gnu::always_inline]] inline void fma_trips_pd(Vec (&a)[kAccumulators], const Vec& x, const Vec& y,
-                                                std::uint64_t n) noexcept {
+[[gnu::always_inline]] inline void fma_trips_pd(Vec (&a)[kAccumulators], const Vec& x, const Vec& y, std::uint64_t n) noexcept {
   asm volatile(
       "1:\n\t"
       "vfmadd132pd %[x], %[y], %[a0]\n\t"
@@ -61,14 +60,14 @@ template <class Vec>
       "vfmadd132pd %[x], %[y], %[a11]\n\t"
       "dec %[n]\n\t"
       "jnz 1b"
-      : [a0] "+v"(a[0]), [a1] "+v"(a[1]), [a2] "+v"(a[2]), [a3] "+v"(a[3]), [a4] "+v"(a[4]), [a5] "+v"(a[5]), [a6] "+v"(a[6]), [a7] "+v"(a[7]), [a8] "+v"(a[8]), [a9] "+v"(a[9]), [a10] "+v"(a[10]), [a11] "+v"(a[11]), [n] "+r"(n)
+      : [a0] "+v"(a[0]), [a1] "+v"(a[1]), [a2] "+v"(a[2]), [a3] "+v"(a[3]), [a4] "+v"(a[4]), [a5] "+v"(a[5]), [a6] "+v"(a[6]), [a7] "+v"(a[7]),
+        [a8] "+v"(a[8]), [a9] "+v"(a[9]), [a10] "+v"(a[10]), [a11] "+v"(a[11]), [n] "+r"(n)
       : [x] "v"(x), [y] "v"(y)
       : "cc");
 }
 
 template <class Vec>
-[[gnu::always_inline]] inline void fma_trips_ps(Vec (&a)[kAccumulators], const Vec& x, const Vec& y,
-                                                std::uint64_t n) noexcept {
+[[gnu::always_inline]] inline void fma_trips_ps(Vec (&a)[kAccumulators], const Vec& x, const Vec& y, std::uint64_t n) noexcept {
   asm volatile(
       "1:\n\t"
       "vfmadd132ps %[x], %[y], %[a0]\n\t"
@@ -85,14 +84,14 @@ template <class Vec>
       "vfmadd132ps %[x], %[y], %[a11]\n\t"
       "dec %[n]\n\t"
       "jnz 1b"
-      : [a0] "+v"(a[0]), [a1] "+v"(a[1]), [a2] "+v"(a[2]), [a3] "+v"(a[3]), [a4] "+v"(a[4]), [a5] "+v"(a[5]), [a6] "+v"(a[6]), [a7] "+v"(a[7]), [a8] "+v"(a[8]), [a9] "+v"(a[9]), [a10] "+v"(a[10]), [a11] "+v"(a[11]), [n] "+r"(n)
+      : [a0] "+v"(a[0]), [a1] "+v"(a[1]), [a2] "+v"(a[2]), [a3] "+v"(a[3]), [a4] "+v"(a[4]), [a5] "+v"(a[5]), [a6] "+v"(a[6]), [a7] "+v"(a[7]),
+        [a8] "+v"(a[8]), [a9] "+v"(a[9]), [a10] "+v"(a[10]), [a11] "+v"(a[11]), [n] "+r"(n)
       : [x] "v"(x), [y] "v"(y)
       : "cc");
 }
 
 // SSE2 has no FMA: a multiply and an add per accumulator, 2 FLOPs per lane as well.
-[[gnu::always_inline]] inline void mul_add_trips_pd(__m128d (&a)[kAccumulators], const __m128d& x, const __m128d& y,
-                                                    std::uint64_t n) noexcept {
+[[gnu::always_inline]] inline void mul_add_trips_pd(__m128d (&a)[kAccumulators], const __m128d& x, const __m128d& y, std::uint64_t n) noexcept {
   asm volatile(
       "1:\n\t"
       "mulpd %[x], %[a0]\n\t"
@@ -121,13 +120,13 @@ template <class Vec>
       "addpd %[y], %[a11]\n\t"
       "dec %[n]\n\t"
       "jnz 1b"
-      : [a0] "+x"(a[0]), [a1] "+x"(a[1]), [a2] "+x"(a[2]), [a3] "+x"(a[3]), [a4] "+x"(a[4]), [a5] "+x"(a[5]), [a6] "+x"(a[6]), [a7] "+x"(a[7]), [a8] "+x"(a[8]), [a9] "+x"(a[9]), [a10] "+x"(a[10]), [a11] "+x"(a[11]), [n] "+r"(n)
+      : [a0] "+x"(a[0]), [a1] "+x"(a[1]), [a2] "+x"(a[2]), [a3] "+x"(a[3]), [a4] "+x"(a[4]), [a5] "+x"(a[5]), [a6] "+x"(a[6]), [a7] "+x"(a[7]),
+        [a8] "+x"(a[8]), [a9] "+x"(a[9]), [a10] "+x"(a[10]), [a11] "+x"(a[11]), [n] "+r"(n)
       : [x] "x"(x), [y] "x"(y)
       : "cc");
 }
 
-[[gnu::always_inline]] inline void mul_add_trips_ps(__m128 (&a)[kAccumulators], const __m128& x, const __m128& y,
-                                                    std::uint64_t n) noexcept {
+[[gnu::always_inline]] inline void mul_add_trips_ps(__m128 (&a)[kAccumulators], const __m128& x, const __m128& y, std::uint64_t n) noexcept {
   asm volatile(
       "1:\n\t"
       "mulps %[x], %[a0]\n\t"
@@ -156,7 +155,8 @@ template <class Vec>
       "addps %[y], %[a11]\n\t"
       "dec %[n]\n\t"
       "jnz 1b"
-      : [a0] "+x"(a[0]), [a1] "+x"(a[1]), [a2] "+x"(a[2]), [a3] "+x"(a[3]), [a4] "+x"(a[4]), [a5] "+x"(a[5]), [a6] "+x"(a[6]), [a7] "+x"(a[7]), [a8] "+x"(a[8]), [a9] "+x"(a[9]), [a10] "+x"(a[10]), [a11] "+x"(a[11]), [n] "+r"(n)
+      : [a0] "+x"(a[0]), [a1] "+x"(a[1]), [a2] "+x"(a[2]), [a3] "+x"(a[3]), [a4] "+x"(a[4]), [a5] "+x"(a[5]), [a6] "+x"(a[6]), [a7] "+x"(a[7]),
+        [a8] "+x"(a[8]), [a9] "+x"(a[9]), [a10] "+x"(a[10]), [a11] "+x"(a[11]), [n] "+r"(n)
       : [x] "x"(x), [y] "x"(y)
       : "cc");
 }
@@ -233,9 +233,12 @@ FmaKernel kernel_for(Isa isa, bool single) {
     return FmaKernel{run, 2.0 * kAccumulators * lanes, 1.0 * kAccumulators * lanes};
   };
   switch (isa) {
-    case Isa::avx512f: return single ? make(fma_avx512_sp, 16) : make(fma_avx512_dp, 8);
-    case Isa::avx2_fma: return single ? make(fma_avx2_sp, 8) : make(fma_avx2_dp, 4);
-    case Isa::sse2: break;
+    case Isa::avx512f:
+      return single ? make(fma_avx512_sp, 16) : make(fma_avx512_dp, 8);
+    case Isa::avx2_fma:
+      return single ? make(fma_avx2_sp, 8) : make(fma_avx2_dp, 4);
+    case Isa::sse2:
+      break;
   }
   return single ? make(mul_add_sse2_sp, 4) : make(mul_add_sse2_dp, 2);
 }
@@ -416,8 +419,8 @@ std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options
   const auto kernel = [](double (*run)(std::uint64_t) noexcept) { return FmaKernel{run, static_cast<double>(kEvaluations), 1.0}; };
   std::vector<ComputeSample> samples;
   const std::pair<const char*, FmaKernel> kernels[] = {{"tanh_sp", kernel(&evaluate<nn::Activation::tanh>)},
-                                                        {"exp_sp", kernel(&evaluate<nn::Activation::sigmoid>)},
-                                                        {"erf_sp", kernel(&evaluate<nn::Activation::gelu>)}};
+                                                       {"exp_sp", kernel(&evaluate<nn::Activation::sigmoid>)},
+                                                       {"erf_sp", kernel(&evaluate<nn::Activation::gelu>)}};
   for (const auto& [what, k] : kernels) {
     ComputeSample sample = run_team(options, k);
     sample.what = what;
@@ -429,9 +432,12 @@ std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options
 
 const char* isa_name(Isa isa) noexcept {
   switch (isa) {
-    case Isa::sse2: return "sse2";
-    case Isa::avx2_fma: return "avx2_fma";
-    case Isa::avx512f: return "avx512f";
+    case Isa::sse2:
+      return "sse2";
+    case Isa::avx2_fma:
+      return "avx2_fma";
+    case Isa::avx512f:
+      return "avx512f";
   }
   return "unknown";
 }

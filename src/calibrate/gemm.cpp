@@ -42,8 +42,7 @@ class OpenblasThreads {
       cpu_set_t set;
       CPU_ZERO(&set);
       if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
-      if (CPU_COUNT(&set) == 0 || openblas_getaffinity(i, sizeof(old_set), &old_set) != 0 ||
-          openblas_setaffinity(i, sizeof(set), &set) != 0) {
+      if (CPU_COUNT(&set) == 0 || openblas_getaffinity(i, sizeof(old_set), &old_set) != 0 || openblas_setaffinity(i, sizeof(set), &set) != 0) {
         unpinned_ += (unpinned_.empty() ? "" : ", ") + std::to_string(i);
         continue;
       }
@@ -194,9 +193,9 @@ std::vector<ComputeSample> measure_on_pinned_thread(const ComputeOptions& option
   if (options.single) samples.push_back(measure_one<float>(options, sizes));
   if (options.dual) samples.push_back(measure_one<double>(options, sizes));
   for (ComputeSample& s : samples) {
-    std::string own = s.shared > 0 ? std::to_string(s.shared) + " of " + std::to_string(s.repetitions) +
-                                         " repetitions shared OpenBLAS's CPUs with another process"
-                                   : "";
+    std::string own =
+        s.shared > 0 ? std::to_string(s.shared) + " of " + std::to_string(s.repetitions) + " repetitions shared OpenBLAS's CPUs with another process"
+                     : "";
     s.note = note.empty() ? own : own.empty() ? note : note + "; " + own;
   }
   return samples;

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "calibrate/machine_json.hpp"
 #include "calibrate/compute.hpp"
+#include "calibrate/machine_json.hpp"
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
 #include "common/text_position.hpp"
@@ -44,8 +44,8 @@ ordered_json ceiling_fields(const std::string& prefix, const Ceiling& c, const c
 using detail::JsonReader;
 
 // A ceiling stored as <prefix>_<unit>, <prefix>_median_<unit>, ... ; absent → nullopt.
-std::optional<Ceiling> read_ceiling(const JsonReader& in, const json& object, const std::string& pointer, const std::string& prefix,
-                                    const char* unit, const char* size_key) {
+std::optional<Ceiling> read_ceiling(const JsonReader& in, const json& object, const std::string& pointer, const std::string& prefix, const char* unit,
+                                    const char* size_key) {
   const std::string best_key = prefix + "_" + unit;
   if (!object.contains(best_key)) return std::nullopt;
   Ceiling c;
@@ -332,9 +332,7 @@ std::string machine_to_json(const Machine& m) {
   for (const CalibrationRun& run : m.runs) runs.push_back(detail::run_to_json(run));
   j["runs"] = std::move(runs);
   j["contended"] = m.contention.contended;
-  j["contention"] = {{"others_cpus", m.contention.others_cpus},
-                     {"steal_percent", m.contention.steal_percent},
-                     {"evidence", m.contention.evidence}};
+  j["contention"] = {{"others_cpus", m.contention.others_cpus}, {"steal_percent", m.contention.steal_percent}, {"evidence", m.contention.evidence}};
   return j.dump(2) + "\n";
 }
 
@@ -391,8 +389,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
       std::string all;
       for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
       in.fail(problems.front().substr(0, problems.front().find(' ')),
-              "an implausible machine report: " + all +
-                  "; it was measured under load or edited: run `hwprof calibrate` again on a quiet machine");
+              "an implausible machine report: " + all + "; it was measured under load or edited: run `hwprof calibrate` again on a quiet machine");
     }
   } catch (const detail::JsonReadError& e) {
     return Error{e.message};

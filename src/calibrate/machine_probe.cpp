@@ -72,8 +72,9 @@ std::optional<std::string> foreign_cpu(const MachineCpu& report, const MachineCp
 }
 
 Error no_machine_store_error() {
-  return Error{"no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; set one "
-               "of them, or pass the report's file (--calibration FILE, calibrate -o FILE)"};
+  return Error{
+      "no place for the machine store: XDG_DATA_HOME and HOME are unset and this user has no home directory; set one "
+      "of them, or pass the report's file (--calibration FILE, calibrate -o FILE)"};
 }
 
 std::string machine_store_dir() {
@@ -113,14 +114,15 @@ std::string machine_store_path(const std::string& host, const MachineCpu& cpu) {
     while (!out.empty() && out.back() == '-') out.pop_back();
     return out.empty() ? std::string("unknown") : out;
   };
-  return dir + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" +
-         std::to_string(cpu.model) + "-" + std::to_string(cpu.logical_cpus) + "cpu.json";
+  return dir + "/" + clean(host) + "--" + clean(cpu.brand) + "-f" + std::to_string(cpu.family) + "m" + std::to_string(cpu.model) + "-" +
+         std::to_string(cpu.logical_cpus) + "cpu.json";
 }
 
 std::optional<Error> store_machine(const Machine& machine, bool allow_contended, std::string* path) {
   if (machine.contention.contended && !allow_contended) {
-    return Error{"other processes disturbed this calibration, so its ceilings describe a busy machine: it was not stored. "
-                 "Calibrate again when the machine is quiet, or store it marked as contended"};
+    return Error{
+        "other processes disturbed this calibration, so its ceilings describe a busy machine: it was not stored. "
+        "Calibrate again when the machine is quiet, or store it marked as contended"};
   }
   if (const std::vector<std::string> problems = implausible_fields(machine); !problems.empty()) {
     std::string all;
@@ -167,7 +169,9 @@ Result<CalibrationLock> CalibrationLock::acquire(const std::function<void(const 
   return CalibrationLock(fd);
 }
 
-CalibrationLock::CalibrationLock(CalibrationLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+CalibrationLock::CalibrationLock(CalibrationLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
 
 CalibrationLock::~CalibrationLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock

@@ -165,30 +165,32 @@ std::vector<std::size_t> match_to_reported(const std::vector<Group>& groups, con
 // split by noise.
 constexpr double kNoiseSplit = 1.35;
 
-std::string level_name(std::size_t index) { return "l" + std::to_string(index + 1); }
+std::string level_name(std::size_t index) {
+  return "l" + std::to_string(index + 1);
+}
 
-std::string threads_words(int threads) { return threads == 1 ? "1 thread" : std::to_string(threads) + " threads"; }
+std::string threads_words(int threads) {
+  return threads == 1 ? "1 thread" : std::to_string(threads) + " threads";
+}
 
 std::string knee_disagreement(const DetectedLevel& level, const LevelEvidence& e) {
   const double ratio = static_cast<double>(level.capacity_bytes) / static_cast<double>(level.reported_bytes);
   if (ratio >= 0.5 && ratio <= 2.0) return "";
   std::string name = level.level;
   name[0] = 'L';
-  return fmt::format(
-      "the sweep's {} knee for {} is at {}, {:.2g}x the {} {} reports for them{}; the level ends where the sweep says",
-      name, threads_words(e.threads), binary_size(level.capacity_bytes), ratio, binary_size(level.reported_bytes),
-      e.reported_source,
-      ratio < 0.5 ? " (vCPUs that are hyperthreads of one host core share its caches, or a guest gets only part of a cache "
-                    "the hypervisor reports whole)"
-                  : " (a non-inclusive or victim cache also holds the levels inside it, or the workers span more "
-                    "instances than reported)");
+  return fmt::format("the sweep's {} knee for {} is at {}, {:.2g}x the {} {} reports for them{}; the level ends where the sweep says", name,
+                     threads_words(e.threads), binary_size(level.capacity_bytes), ratio, binary_size(level.reported_bytes), e.reported_source,
+                     ratio < 0.5 ? " (vCPUs that are hyperthreads of one host core share its caches, or a guest gets only part of a cache "
+                                   "the hypervisor reports whole)"
+                                 : " (a non-inclusive or victim cache also holds the levels inside it, or the workers span more "
+                                   "instances than reported)");
 }
 
 // The curve cut into its cache levels and its tail: the groups before the tail are caches
 // (all of them when the curve ends still falling), each with the knee where it ends.
 struct CurveSplit {
   std::vector<Group> caches;
-  std::size_t tail_from = 0;   // the strict tail's first point
+  std::size_t tail_from = 0;  // the strict tail's first point
   bool has_tail = false;
   double tail_median = 0.0;
   std::size_t tail_first = 0;  // the tail level's first plateau point
@@ -221,8 +223,8 @@ CurveSplit split_curve(const Curve& pts) {
     if (last && !c.has_tail) break;
     const std::size_t next_first = last ? c.tail_first : c.caches[g + 1].points.front();
     const double next_median = last ? c.tail_median : c.caches[g + 1].median;
-    c.caches[g].knee = knee_between(pts, c.caches[g].points.back(), std::max(next_first, c.caches[g].points.back() + 1),
-                                    c.caches[g].median, next_median);
+    c.caches[g].knee =
+        knee_between(pts, c.caches[g].points.back(), std::max(next_first, c.caches[g].points.back() + 1), c.caches[g].median, next_median);
   }
   return c;
 }
@@ -237,12 +239,12 @@ void keep_three_cache_levels(const Curve& pts, std::vector<Group>& caches, const
   }
   for (std::size_t g = 3; g < caches.size(); ++g) {
     const Group& extra = caches[g];
-    d.notes.push_back(fmt::format("the sweep shows a further level past L3 for {}: {} to {} at about {:.3g} GB/s{}, which no "
-                                  "source describes (a memory-side cache, or a cache of another die seen through a VM): "
-                                  "counted as neither cache nor DRAM",
-                                  threads_words(e.threads), binary_size(pts[extra.points.front()].first),
-                                  binary_size(pts[extra.points.back()].first), extra.median,
-                                  extra.knee > 0 ? ", ending at " + binary_size(extra.knee) : ""));
+    d.notes.push_back(
+        fmt::format("the sweep shows a further level past L3 for {}: {} to {} at about {:.3g} GB/s{}, which no "
+                    "source describes (a memory-side cache, or a cache of another die seen through a VM): "
+                    "counted as neither cache nor DRAM",
+                    threads_words(e.threads), binary_size(pts[extra.points.front()].first), binary_size(pts[extra.points.back()].first), extra.median,
+                    extra.knee > 0 ? ", ending at " + binary_size(extra.knee) : ""));
   }
   if (caches.size() > 3) caches.resize(3);
 }
@@ -250,14 +252,14 @@ void keep_three_cache_levels(const Curve& pts, std::vector<Group>& caches, const
 // The cache levels the sweep found, named, each with its end (its knee, else the reported
 // size) and the reported size it is compared with. `named` marks the reported levels used;
 // returns the largest end.
-std::int64_t name_cache_levels(const Curve& pts, const std::vector<Group>& caches, const std::vector<std::int64_t>& reported,
-                               const LevelEvidence& e, std::vector<bool>& named, LevelDetection& d) {
+std::int64_t name_cache_levels(const Curve& pts, const std::vector<Group>& caches, const std::vector<std::int64_t>& reported, const LevelEvidence& e,
+                               std::vector<bool>& named, LevelDetection& d) {
   std::vector<std::size_t> index(caches.size());
   for (std::size_t g = 0; g < caches.size(); ++g) index[g] = g;
   if (!reported.empty() && caches.size() < reported.size()) index = match_to_reported(caches, reported);
   if (!reported.empty() && caches.size() > reported.size()) {
-    d.notes.push_back(fmt::format("the sweep shows {} cache levels for {}, {} describes {}: the levels are named in order",
-                                  caches.size(), threads_words(e.threads), e.reported_source, reported.size()));
+    d.notes.push_back(fmt::format("the sweep shows {} cache levels for {}, {} describes {}: the levels are named in order", caches.size(),
+                                  threads_words(e.threads), e.reported_source, reported.size()));
   }
   std::int64_t previous_end = 0;
   for (std::size_t g = 0; g < caches.size(); ++g) {
@@ -286,8 +288,8 @@ std::int64_t name_cache_levels(const Curve& pts, const std::vector<Group>& cache
 }
 
 // Reported levels the sweep shows no knee for: from the points well inside their band.
-void add_levels_without_knee(const Curve& pts, const std::vector<std::int64_t>& reported, const std::vector<bool>& named,
-                             const LevelEvidence& e, LevelDetection& d) {
+void add_levels_without_knee(const Curve& pts, const std::vector<std::int64_t>& reported, const std::vector<bool>& named, const LevelEvidence& e,
+                             LevelDetection& d) {
   for (std::size_t r = 0; r < reported.size(); ++r) {
     if (named[r] || reported[r] <= 0) continue;
     const double below = r == 0 ? 0.0 : static_cast<double>(reported[r - 1]);
@@ -304,14 +306,16 @@ void add_levels_without_knee(const Curve& pts, const std::vector<std::int64_t>& 
     std::string name = level.level;
     name[0] = 'L';
     if (level.sizes.empty()) {
-      d.notes.push_back(fmt::format("{} reports an {} of {} for {}, but the sweep shows no knee for it and has no point inside "
-                                    "its band: it is left out",
-                                    e.reported_source, name, binary_size(reported[r]), threads_words(e.threads)));
+      d.notes.push_back(
+          fmt::format("{} reports an {} of {} for {}, but the sweep shows no knee for it and has no point inside "
+                      "its band: it is left out",
+                      e.reported_source, name, binary_size(reported[r]), threads_words(e.threads)));
       continue;
     }
-    level.note = fmt::format("the sweep shows no knee for this level (its bandwidth is within {:.0f}% of the next one's): its end "
-                             "is the size {} reports, its ceiling the best point inside that band",
-                             100 * kKneeDrop, e.reported_source);
+    level.note = fmt::format(
+        "the sweep shows no knee for this level (its bandwidth is within {:.0f}% of the next one's): its end "
+        "is the size {} reports, its ceiling the best point inside that band",
+        100 * kKneeDrop, e.reported_source);
     d.levels.push_back(std::move(level));
   }
 }
@@ -358,9 +362,8 @@ void add_dram(const Curve& pts, const CurveSplit& c, std::int64_t previous_end, 
     d.notes.push_back(fmt::format(
         "{} sweep point{} from {} to {} lie past the last knee ({}) but not above the largest cache a source reports ({}, {}): "
         "counted as neither cache nor DRAM",
-        tail_below_floor.size(), tail_below_floor.size() == 1 ? "" : "s", binary_size(tail_below_floor.front()),
-        binary_size(tail_below_floor.back()), last_knee > 0 ? binary_size(last_knee) : std::string("none"),
-        binary_size(e.largest_reported), e.largest_source));
+        tail_below_floor.size(), tail_below_floor.size() == 1 ? "" : "s", binary_size(tail_below_floor.front()), binary_size(tail_below_floor.back()),
+        last_knee > 0 ? binary_size(last_knee) : std::string("none"), binary_size(e.largest_reported), e.largest_source));
   }
   if (!d.dram_flat) {
     const auto last = static_cast<double>(pts.back().first);
@@ -373,12 +376,14 @@ void add_dram(const Curve& pts, const CurveSplit& c, std::int64_t previous_end, 
       }
     }
     if (dram.sizes.empty()) return;
-    dram.note = c.has_tail ? fmt::format("fewer than {} points of the flat tail lie above {} (the last knee and the largest "
-                                         "reported cache): DRAM may still be partly cache",
-                                         kTailPoints, binary_size(floor))
-                           : fmt::format("no flat tail: bandwidth was still falling at {}, the end of the sweep: DRAM may be "
-                                         "slower than this",
-                                         binary_size(pts.back().first));
+    dram.note = c.has_tail ? fmt::format(
+                                 "fewer than {} points of the flat tail lie above {} (the last knee and the largest "
+                                 "reported cache): DRAM may still be partly cache",
+                                 kTailPoints, binary_size(floor))
+                           : fmt::format(
+                                 "no flat tail: bandwidth was still falling at {}, the end of the sweep: DRAM may be "
+                                 "slower than this",
+                                 binary_size(pts.back().first));
   }
   d.levels.push_back(std::move(dram));
 }

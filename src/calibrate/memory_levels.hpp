@@ -38,13 +38,13 @@ struct LevelEvidence {
 };
 
 struct DetectedLevel {
-  std::string level;                 // "l1", "l2", "l3" or "dram"
-  std::vector<std::int64_t> sizes;   // the sweep points that measure it, ascending
-  std::int64_t capacity_bytes = 0;   // caches: where the level ends (its knee, else the reported size; 0: unknown); dram: 0
-  std::string capacity_source;       // "sweep" (a knee), a source name (no knee: the reported size), or "" (unknown)
-  std::int64_t reported_bytes = 0;   // the chosen description's capacity for this level (0: none)
-  bool flat = true;                  // its points form a plateau; false: the best that could be had, less certain
-  std::string note;                  // disagreement with the sources, or what makes the level uncertain
+  std::string level;                // "l1", "l2", "l3" or "dram"
+  std::vector<std::int64_t> sizes;  // the sweep points that measure it, ascending
+  std::int64_t capacity_bytes = 0;  // caches: where the level ends (its knee, else the reported size; 0: unknown); dram: 0
+  std::string capacity_source;      // "sweep" (a knee), a source name (no knee: the reported size), or "" (unknown)
+  std::int64_t reported_bytes = 0;  // the chosen description's capacity for this level (0: none)
+  bool flat = true;                 // its points form a plateau; false: the best that could be had, less certain
+  std::string note;                 // disagreement with the sources, or what makes the level uncertain
 };
 
 struct LevelDetection {

@@ -31,15 +31,19 @@ constexpr std::size_t kLevelPoints = 3;
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
-int kernel_order(const BandwidthSample& s) { return static_cast<int>(s.kernel); }
+int kernel_order(const BandwidthSample& s) {
+  return static_cast<int>(s.kernel);
+}
 
 // New samples replace those of the same size and kernel; sizes ascending, kernels in order.
 void merge_samples(std::vector<BandwidthSample>& into, const std::vector<BandwidthSample>& more) {
   for (const BandwidthSample& m : more) {
-    auto same = std::find_if(into.begin(), into.end(),
-                             [&](const BandwidthSample& s) { return s.working_set == m.working_set && s.kernel == m.kernel; });
+    auto same =
+        std::find_if(into.begin(), into.end(), [&](const BandwidthSample& s) { return s.working_set == m.working_set && s.kernel == m.kernel; });
     if (same != into.end()) {
       *same = m;
     } else {
@@ -61,9 +65,8 @@ Curve triad_curve(const std::vector<BandwidthSample>& samples) {
 
 // `kernels` at `sizes` on the sweep's workers (a new team when they do not fit its arrays);
 // quick: fewer, shorter repetitions.
-std::vector<BandwidthSample> measure(std::unique_ptr<StreamWorkers>& workers, const std::vector<int>& cpus,
-                                     const std::vector<std::int64_t>& sizes, const std::vector<StreamKernel>& kernels,
-                                     bool nontemporal, bool quick, std::string* why) {
+std::vector<BandwidthSample> measure(std::unique_ptr<StreamWorkers>& workers, const std::vector<int>& cpus, const std::vector<std::int64_t>& sizes,
+                                     const std::vector<StreamKernel>& kernels, bool nontemporal, bool quick, std::string* why) {
   if (sizes.empty()) return {};
   BandwidthOptions o;
   o.cpus = cpus;
@@ -114,8 +117,7 @@ std::int64_t default_sweep_memory_limit() {
 
 std::vector<std::int64_t> planned_sizes(const LevelEvidence& evidence, int threads, bool quick, std::int64_t memory_limit) {
   const std::int64_t workers = std::max(threads, 1);
-  const std::int64_t l1 = !evidence.reported.empty() && evidence.reported.front() > 0 ? evidence.reported.front()
-                                                                                       : kFallbackL1PerWorker * workers;
+  const std::int64_t l1 = !evidence.reported.empty() && evidence.reported.front() > 0 ? evidence.reported.front() : kFallbackL1PerWorker * workers;
   const std::int64_t largest = std::max(evidence.largest_reported, largest_of(evidence.reported));
   const std::int64_t limit = memory_limit > 0 ? memory_limit : std::numeric_limits<std::int64_t>::max();
   std::vector<std::int64_t> dense;
@@ -131,7 +133,8 @@ std::vector<std::int64_t> planned_sizes(const LevelEvidence& evidence, int threa
   std::vector<std::int64_t> sizes = sweep_sizes(l1 / 8, std::min(std::max(kMinLast, largest), limit), 2, dense, threads);
   if (largest >= kMinLast) {
     for (const double above : kQuickTail) {
-      const std::int64_t size = std::min(limit, sweep_sizes(static_cast<std::int64_t>(above * static_cast<double>(largest)), 0, 1, {}, threads).front());
+      const std::int64_t size =
+          std::min(limit, sweep_sizes(static_cast<std::int64_t>(above * static_cast<double>(largest)), 0, 1, {}, threads).front());
       if (size > sizes.back()) sizes.push_back(size);
     }
   }
@@ -166,9 +169,10 @@ void extend_to_dram(Sweep& sweep, MemorySweep& out) {
     const std::int64_t last = sweep.sizes.back();
     const std::int64_t target = std::min({out.levels.extend_to, 2 * last, sweep.memory_limit});
     if (target < last + last / 4) {
-      out.notes.push_back(fmt::format("the sweep stopped at {}: a larger working set would need more than the {} of memory "
-                                      "it may use (half of what is available)",
-                                      binary_size(last), binary_size(sweep.memory_limit)));
+      out.notes.push_back(
+          fmt::format("the sweep stopped at {}: a larger working set would need more than the {} of memory "
+                      "it may use (half of what is available)",
+                      binary_size(last), binary_size(sweep.memory_limit)));
       return;
     }
     std::vector<std::int64_t> more;
@@ -177,8 +181,8 @@ void extend_to_dram(Sweep& sweep, MemorySweep& out) {
     }
     const double gbps = std::max(1.0, triad_curve(out.samples).back().second);
     if (more.empty() || since(extend_start) + triad_seconds(more, gbps) > sweep.options.extend_seconds) {
-      out.notes.push_back(fmt::format("the sweep stopped at {}: going further would take longer than its {:.1f} s budget",
-                                      binary_size(last), sweep.options.extend_seconds));
+      out.notes.push_back(fmt::format("the sweep stopped at {}: going further would take longer than its {:.1f} s budget", binary_size(last),
+                                      sweep.options.extend_seconds));
       return;
     }
     sweep.say(fmt::format("calibrating {} thread(s): no flat DRAM tail yet; sweeping on to {}", sweep.threads, binary_size(more.back())));

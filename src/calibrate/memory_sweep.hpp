@@ -16,11 +16,11 @@
 namespace hwprof::detail {
 
 struct MemorySweepOptions {
-  std::vector<int> cpus;              // one pinned worker each
-  LevelEvidence evidence;             // what the cache sources report for these CPUs
-  bool quick = false;                 // a coarser grid, fewer repetitions, copy at DRAM only, no streaming stores
-  std::int64_t memory_limit = 0;      // bytes of arrays all workers may use together (0: the machine's default)
-  double extend_seconds = 1.5;        // time the sweep may spend going on past its plan
+  std::vector<int> cpus;          // one pinned worker each
+  LevelEvidence evidence;         // what the cache sources report for these CPUs
+  bool quick = false;             // a coarser grid, fewer repetitions, copy at DRAM only, no streaming stores
+  std::int64_t memory_limit = 0;  // bytes of arrays all workers may use together (0: the machine's default)
+  double extend_seconds = 1.5;    // time the sweep may spend going on past its plan
   std::function<void(const std::string&)> say;
 };
 
@@ -28,10 +28,10 @@ struct MemorySweep {
   std::vector<BandwidthSample> samples;      // every (size, kernel) measured, sizes ascending
   std::vector<BandwidthSample> nontemporal;  // copy and triad with streaming stores at DRAM's largest point (not quick)
   LevelDetection levels;
-  int remeasured = 0;                        // points measured again because another process disturbed them
-  int still_disturbed = 0;                   // of those, points disturbed again
+  int remeasured = 0;       // points measured again because another process disturbed them
+  int still_disturbed = 0;  // of those, points disturbed again
   std::vector<std::string> notes;
-  std::string error;                         // nothing could be measured
+  std::string error;  // nothing could be measured
 };
 
 MemorySweep sweep_memory(const MemorySweepOptions& options);

@@ -53,8 +53,7 @@ double proc_cpuinfo_ghz(const std::string& path) {
 
 }  // namespace
 
-double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand,
-                        std::string* source) {
+double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand, std::string* source) {
   const auto found = [source](double ghz, const char* where) {
     if (source != nullptr) *source = where;
     return ghz;
@@ -74,6 +73,8 @@ int physical_cores_from(const std::string& sysfs_cpu_dir) {
   return static_cast<int>(cpus_one_per_core_from(sysfs_cpu_dir).size());
 }
 
-int physical_cores() { return physical_cores_from("/sys/devices/system/cpu"); }
+int physical_cores() {
+  return physical_cores_from("/sys/devices/system/cpu");
+}
 
 }  // namespace hwprof::detail

@@ -46,10 +46,11 @@ std::vector<std::string> implausible_fields(const Machine& m) {
       if (nearer != nullptr) {
         const Ceiling* n = triad_of(run, nearer);
         if (c->best > kNoise * n->best) {
-          problems.push_back(fmt::format("{0}/bandwidth/{1}/triad_gbps ({2:.1f} GB/s) exceeds {0}/bandwidth/{3}/triad_gbps "
-                                         "({4:.1f} GB/s) by more than 5%: a farther level cannot stream faster than a nearer "
-                                         "one (L1 >= L2 >= L3 >= DRAM)",
-                                         at, level, c->best, nearer, n->best));
+          problems.push_back(
+              fmt::format("{0}/bandwidth/{1}/triad_gbps ({2:.1f} GB/s) exceeds {0}/bandwidth/{3}/triad_gbps "
+                          "({4:.1f} GB/s) by more than 5%: a farther level cannot stream faster than a nearer "
+                          "one (L1 >= L2 >= L3 >= DRAM)",
+                          at, level, c->best, nearer, n->best));
         }
       }
       nearer = level;
@@ -58,18 +59,20 @@ std::vector<std::string> implausible_fields(const Machine& m) {
       const Ceiling* sp = compute_of(run, std::string(kind) + "_sp");
       const Ceiling* dp = compute_of(run, std::string(kind) + "_dp");
       if (sp != nullptr && dp != nullptr && dp->best > kNoise * sp->best) {
-        problems.push_back(fmt::format("{0}/compute/{1}_dp_gflops ({2:.1f}) exceeds {0}/compute/{1}_sp_gflops ({3:.1f}): "
-                                       "double precision cannot outrun single precision (DP <= SP)",
-                                       at, kind, dp->best, sp->best));
+        problems.push_back(
+            fmt::format("{0}/compute/{1}_dp_gflops ({2:.1f}) exceeds {0}/compute/{1}_sp_gflops ({3:.1f}): "
+                        "double precision cannot outrun single precision (DP <= SP)",
+                        at, kind, dp->best, sp->best));
       }
     }
     for (const char* precision : {"sp", "dp"}) {
       const Ceiling* gemm = compute_of(run, std::string("gemm_") + precision);
       const Ceiling* fma = compute_of(run, std::string("fma_") + precision);
       if (gemm != nullptr && fma != nullptr && gemm->best > kNoise * fma->best) {
-        problems.push_back(fmt::format("{0}/compute/gemm_{1}_gflops ({2:.1f}) exceeds {0}/compute/fma_{1}_gflops ({3:.1f}): a "
-                                       "GEMM is FMAs and loads, it cannot beat the FMA peak (GEMM <= FMA)",
-                                       at, precision, gemm->best, fma->best));
+        problems.push_back(
+            fmt::format("{0}/compute/gemm_{1}_gflops ({2:.1f}) exceeds {0}/compute/fma_{1}_gflops ({3:.1f}): a "
+                        "GEMM is FMAs and loads, it cannot beat the FMA peak (GEMM <= FMA)",
+                        at, precision, gemm->best, fma->best));
       }
       // The theoretical figure is for every core; a run on fewer scales it down.
       const double per_core = std::string(precision) == "sp" ? m.theoretical.sp_gflops : m.theoretical.dp_gflops;
@@ -77,9 +80,10 @@ std::vector<std::string> implausible_fields(const Machine& m) {
       const double theoretical = per_core * std::min(run.threads, m.theoretical.cores) / m.theoretical.cores;
       for (const Ceiling* c : {fma, gemm}) {
         if (c == nullptr || c->best <= kTheoreticalFactor * theoretical) continue;
-        problems.push_back(fmt::format("{0}/compute/{1}_{2}_gflops ({3:.1f}) is more than twice the theoretical {4:.1f} GFLOP/s "
-                                       "for {5} core(s) (/theoretical): a broken kernel or a wrong clock",
-                                       at, c == fma ? "fma" : "gemm", precision, c->best, theoretical, run.threads));
+        problems.push_back(
+            fmt::format("{0}/compute/{1}_{2}_gflops ({3:.1f}) is more than twice the theoretical {4:.1f} GFLOP/s "
+                        "for {5} core(s) (/theoretical): a broken kernel or a wrong clock",
+                        at, c == fma ? "fma" : "gemm", precision, c->best, theoretical, run.threads));
       }
     }
   }
@@ -99,14 +103,16 @@ std::vector<std::string> calibration_doubts(const Machine& m, int threads) {
   if (run == nullptr) return doubts;
   auto dram = run->bandwidth.find("dram");
   if (dram == run->bandwidth.end()) {
-    doubts.push_back(fmt::format("the calibration's {}-thread run has no DRAM ceiling: memory-bound layers are placed under the "
-                                 "nearest cache's bandwidth",
-                                 threads));
+    doubts.push_back(
+        fmt::format("the calibration's {}-thread run has no DRAM ceiling: memory-bound layers are placed under the "
+                    "nearest cache's bandwidth",
+                    threads));
   } else if (!dram->second.plateau) {
-    doubts.push_back(fmt::format("the calibration's DRAM ceiling for {} thread(s) ({:.1f} GB/s) is not from a flat tail{}: "
-                                 "memory-bound layers may be placed too high or too low",
-                                 threads, dram->second.kernels.count("triad") ? dram->second.kernels.at("triad").best : 0.0,
-                                 dram->second.note.empty() ? "" : " (" + dram->second.note + ")"));
+    doubts.push_back(
+        fmt::format("the calibration's DRAM ceiling for {} thread(s) ({:.1f} GB/s) is not from a flat tail{}: "
+                    "memory-bound layers may be placed too high or too low",
+                    threads, dram->second.kernels.count("triad") ? dram->second.kernels.at("triad").best : 0.0,
+                    dram->second.note.empty() ? "" : " (" + dram->second.note + ")"));
   }
   for (const auto& [name, level] : run->bandwidth) {
     if (name != "dram" && level.capacity_source.empty() && !level.note.empty() && level.capacity_bytes == 0) {

@@ -63,9 +63,8 @@ void add_model_argument(CLI::App& sub, std::string& model) {
 }
 
 CLI::Validator file_name() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string { return text.empty() ? "expected a file name, got an empty string" : std::string(); },
-      "FILE");
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "expected a file name, got an empty string" : std::string(); },
+                        "FILE");
 }
 
 CLI::Validator finite_range(double min, double max) {

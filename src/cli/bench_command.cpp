@@ -8,8 +8,8 @@
 #include <numeric>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.hpp"
@@ -106,7 +106,9 @@ Result<Measurement> measure(Executor& executor, const BenchCommandOptions& o) {
   return m;
 }
 
-std::string megabytes(std::int64_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
+std::string megabytes(std::int64_t bytes) {
+  return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6);
+}
 
 struct Report {
   std::string model;
@@ -122,7 +124,9 @@ struct Report {
   Measurement m;
 };
 
-double samples_per_s(const Report& r) { return r.m.latency.median > 0 ? static_cast<double>(r.batch) / (r.m.latency.median / 1e3) : 0.0; }
+double samples_per_s(const Report& r) {
+  return r.m.latency.median > 0 ? static_cast<double>(r.batch) / (r.m.latency.median / 1e3) : 0.0;
+}
 double memory_ratio(const Report& r) {
   return r.analytic_activation_bytes > 0 ? static_cast<double>(r.m.peak_activation_bytes) / static_cast<double>(r.analytic_activation_bytes) : 0.0;
 }
@@ -147,16 +151,16 @@ std::string report_json(const Report& r, const BenchCommandOptions& o) {
   j["samples_per_s"] = samples_per_s(r);
   if (o.train) j["loss"] = r.m.last_loss;
   const char* analytic_field = o.train ? "training_activation_bytes" : "inference_activation_bytes";
-  j["memory"] = {
-      {"parameter_bytes", r.parameter_bytes},
-      {"peak_activation_bytes",
-       {{"value", r.m.peak_activation_bytes},
-        {"source", "measured"},
-        {"note", "tracking allocator: peak bytes above those live before an iteration (parameters, buffers, gradients, "
-                 "optimizer state), plus the input; kernel workspaces included"}}},
-      {"analytic_activation_bytes",
-       {{"value", r.analytic_activation_bytes}, {"source", "analytic"}, {"note", std::string("hwprof summary's ") + analytic_field}}},
-      {"measured_over_analytic", memory_ratio(r)}};
+  j["memory"] = {{"parameter_bytes", r.parameter_bytes},
+                 {"peak_activation_bytes",
+                  {{"value", r.m.peak_activation_bytes},
+                   {"source", "measured"},
+                   {"note",
+                    "tracking allocator: peak bytes above those live before an iteration (parameters, buffers, gradients, "
+                    "optimizer state), plus the input; kernel workspaces included"}}},
+                 {"analytic_activation_bytes",
+                  {{"value", r.analytic_activation_bytes}, {"source", "analytic"}, {"note", std::string("hwprof summary's ") + analytic_field}}},
+                 {"measured_over_analytic", memory_ratio(r)}};
   return j.dump(2) + "\n";
 }
 
@@ -164,8 +168,8 @@ std::string report_table(const Report& r, const BenchCommandOptions& o) {
   const Latency& l = r.m.latency;
   std::string out = fmt::format("hwprof bench: {} ({}), batch {}, {}, {} thread(s)\n", r.model, r.source, r.batch,
                                 o.train ? "training step (" + o.optimizer + ")" : std::string("forward (evaluation mode)"), r.threads);
-  out += fmt::format("input {} {}, synthetic (seed {}); {} warm-up + {} measured iteration(s)\n",
-                     format_shape(r.input_shape), dtype_name(r.input_dtype), o.seed, o.warmup, l.n);
+  out += fmt::format("input {} {}, synthetic (seed {}); {} warm-up + {} measured iteration(s)\n", format_shape(r.input_shape),
+                     dtype_name(r.input_dtype), o.seed, o.warmup, l.n);
   out += fmt::format("BLAS: OpenBLAS core {} ({})\n\n", r.blas.core, r.blas.core_source);
   out += "latency, ms (measured wall time per iteration)\n";
   out += fmt::format("  {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "max", "p95");
@@ -173,9 +177,10 @@ std::string report_table(const Report& r, const BenchCommandOptions& o) {
   out += fmt::format("throughput: {:.2f} samples/s (batch / median latency)\n", samples_per_s(r));
   if (o.train) out += fmt::format("loss after the last step: {:.6g}\n", r.m.last_loss);
   out += fmt::format("\nmemory (decimal MB)\n  parameters                {:>12}\n", megabytes(r.parameter_bytes));
-  out += fmt::format("  peak activations          {:>12}  measured: tracking allocator, parameters and optimizer state "
-                     "excluded, kernel workspaces included\n",
-                     megabytes(r.m.peak_activation_bytes));
+  out += fmt::format(
+      "  peak activations          {:>12}  measured: tracking allocator, parameters and optimizer state "
+      "excluded, kernel workspaces included\n",
+      megabytes(r.m.peak_activation_bytes));
   out += fmt::format("  analytic activations      {:>12}  analytic: hwprof summary's {}\n", megabytes(r.analytic_activation_bytes),
                      o.train ? "training activations" : "inference activations");
   out += fmt::format("  measured / analytic       {:>12.2f}\n", memory_ratio(r));
@@ -196,17 +201,13 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
       ->capture_default_str();
   sub->add_option("--warmup", options->warmup, "Untimed iterations first")->check(CLI::Range(0, 1'000'000))->capture_default_str();
   sub->add_option("-n,--iterations", options->iterations, "Timed iterations")->check(CLI::Range(1, 1'000'000))->capture_default_str();
-  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160 or 256")
-      ->check(shape_text());
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160 or 256")->check(shape_text());
   sub->add_option("--optimizer", options->optimizer, "Optimizer of the training step (torch.optim semantics; SGD with momentum 0.9)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  sub->add_option("--seed", options->seed, "Seed of the parameters, inputs and labels")
-      ->check(unsigned_integer())
-      ->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of the parameters, inputs and labels")->check(unsigned_integer())->capture_default_str();
   sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
-      ->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
   sub->callback([options, &exit_code]() { exit_code = run_bench(*options); });
   return options;
 }

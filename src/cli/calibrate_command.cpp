@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include "calibrate/cache_topology.hpp"
 #include "cli/arguments.hpp"
@@ -56,8 +56,8 @@ std::string cache_sources(const MachineCpu& cpu) {
 std::string summary(const Machine& m, const std::string& stored) {
   double seconds = 0;
   for (const auto& r : m.runs) seconds += r.seconds;
-  std::string out = fmt::format("Calibrated {} ({} cores, {} logical CPUs{}) in {:.1f} s{}\n", m.cpu.brand, m.cpu.cores,
-                                m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "", seconds, m.quick ? " (quick)" : "");
+  std::string out = fmt::format("Calibrated {} ({} cores, {} logical CPUs{}) in {:.1f} s{}\n", m.cpu.brand, m.cpu.cores, m.cpu.logical_cpus,
+                                m.cpu.hypervisor ? ", virtual machine" : "", seconds, m.quick ? " (quick)" : "");
   if (m.contention.contended) {
     out += "CONTENDED: other processes disturbed this calibration; its ceilings are too low:\n";
     for (const std::string& e : m.contention.evidence) out += "  - " + e + "\n";
@@ -91,7 +91,7 @@ std::string summary(const Machine& m, const std::string& stored) {
       if (it == run.compute.end()) continue;
       const std::string note = it->second.size > 0 ? "n = " + std::to_string(it->second.size) : it->second.variant;
       out += ceiling_row(std::string(name).substr(0, 4) == "fma_" ? std::string("FMA peak ") + (name[4] == 's' ? "SP" : "DP")
-                                                                 : std::string("GEMM ") + (name[5] == 's' ? "SP" : "DP"),
+                                                                  : std::string("GEMM ") + (name[5] == 's' ? "SP" : "DP"),
                          it->second, "GFLOP/s", note);
     }
     for (const char* name : {"tanh_sp", "exp_sp", "erf_sp"}) {
@@ -103,8 +103,8 @@ std::string summary(const Machine& m, const std::string& stored) {
     for (const std::string& n : run.notes) out += "  note: " + n + "\n";
   }
   const TheoreticalPeaks& t = m.theoretical;
-  out += fmt::format("\nTheoretical peak ({} cores × {:.2f} GHz × {}/{} SP/DP FLOPs per cycle, {}): {:.1f} SP / {:.1f} DP GFLOP/s\n",
-                     t.cores, t.ghz, t.sp_flops_per_cycle, t.dp_flops_per_cycle, t.isa, t.sp_gflops, t.dp_gflops);
+  out += fmt::format("\nTheoretical peak ({} cores × {:.2f} GHz × {}/{} SP/DP FLOPs per cycle, {}): {:.1f} SP / {:.1f} DP GFLOP/s\n", t.cores, t.ghz,
+                     t.sp_flops_per_cycle, t.dp_flops_per_cycle, t.isa, t.sp_gflops, t.dp_gflops);
   out += "  " + t.assumptions + "\n";
   return out;
 }
@@ -129,10 +129,8 @@ std::shared_ptr<CalibrateCommandOptions> setup_calibrate(CLI::App& app, int& exi
       ->delimiter(',')
       ->check(CLI::IsMember({"sp", "dp"}))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store")
-      ->check(file_name());
-  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)")
-      ->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the JSON report to FILE instead of the machine store")->check(file_name());
+  sub->add_option("--svg", options->svg, "Write the ceilings chart to FILE (default: beside the report, .svg)")->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print: a table, or the JSON report")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -168,9 +166,10 @@ int run_calibrate(const CalibrateCommandOptions& options) {
   // Contention first: it is what a user can act on, and it often explains an implausible run.
   if (machine->contention.contended && !options.allow_contended) {
     std::cout << summary(*machine, "");
-    return fail(Error{"other processes disturbed this calibration (see CONTENDED above), so its ceilings describe a busy "
-                      "machine: nothing was written. Run it again when the machine is quiet, or pass --allow-contended to "
-                      "keep it marked as contended"});
+    return fail(
+        Error{"other processes disturbed this calibration (see CONTENDED above), so its ceilings describe a busy "
+              "machine: nothing was written. Run it again when the machine is quiet, or pass --allow-contended to "
+              "keep it marked as contended"});
   }
   if (const std::vector<std::string> problems = implausible_fields(*machine); !problems.empty()) {
     std::cout << summary(*machine, "");

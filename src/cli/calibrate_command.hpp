@@ -15,8 +15,8 @@ struct CalibrateCommandOptions {
   std::vector<int> threads;
   bool quick = false;
   std::vector<std::string> precision = {"sp", "dp"};
-  std::string output;   // the JSON report; default: the machine store
-  std::string svg;      // the ceilings chart; default: beside the report
+  std::string output;  // the JSON report; default: the machine store
+  std::string svg;     // the ceilings chart; default: beside the report
   std::string format = "table";
   bool allow_contended = false;  // keep (and exit 0 with) a calibration that other processes disturbed
 };

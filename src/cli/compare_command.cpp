@@ -3,13 +3,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
-#include "hwprof/profile.hpp"
 #include "hwprof/machine.hpp"
+#include "hwprof/profile.hpp"
 #include "hwprof/report.hpp"
 #include "report/compare.hpp"
 #include "report/fleet.hpp"
@@ -38,17 +38,14 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
   sub->add_option("files", options->files, "Two profile.json files (A: before, B: after), or two or more machine reports")
       ->required()
       ->expected(2, 64);
-  sub->add_option("--html", options->html, "Profiles: write the comparison page (table, roofline with A -> B arrows) to FILE")
-      ->check(file_name());
+  sub->add_option("--html", options->html, "Profiles: write the comparison page (table, roofline with A -> B arrows) to FILE")->check(file_name());
   sub->add_option("--svg", options->svg, "Machine reports: write their rooflines, in one picture, to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the comparison to FILE (atomically) instead of standard output")
-      ->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the comparison to FILE (atomically) instead of standard output")->check(file_name());
   sub->add_option("--alpha", options->alpha, "Significance level (after the Holm adjustment across the layers)")
       ->check(CLI::Range(1e-9, 0.5))
       ->capture_default_str();
-  sub->add_option("--fail-if-slower", options->fail_if_slower,
-                  "Exit 3 when the total or a layer is significantly slower by more than PCT percent")
+  sub->add_option("--fail-if-slower", options->fail_if_slower, "Exit 3 when the total or a layer is significantly slower by more than PCT percent")
       ->check(CLI::Range(0.0, 1e6));
   sub->add_option("--top", options->top, "Layer rows in the table (0: all)")->check(CLI::Range(0, 1000000))->capture_default_str();
   sub->add_flag("--all", options->all, "Every layer row (the same as --top 0)");
@@ -87,8 +84,8 @@ int run_compare(const CompareCommandOptions& options) {
     return fail(Error{"not a machine report (" + m.error().message + ") nor a profile (" + p.error().message + ")"});
   }
   if (!machines.empty() && !profiles.empty()) {
-    return fail(Error{"got machine reports and profiles together: compare machine reports with machine reports (" +
-                      machines.front().file + ", ...), profiles with profiles"});
+    return fail(Error{"got machine reports and profiles together: compare machine reports with machine reports (" + machines.front().file +
+                      ", ...), profiles with profiles"});
   }
   if (!machines.empty()) {
     if (!options.html.empty()) return fail(Error{"--html is the page of two profiles compared; for machine reports, --svg draws their rooflines"});

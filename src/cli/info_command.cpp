@@ -2,12 +2,12 @@
 
 #include <set>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/data_lookup.hpp"
 #include "cli/arguments.hpp"
+#include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "counters/papi_backend.hpp"
 #include "counters/self_test.hpp"
@@ -22,11 +22,16 @@ namespace {
 
 std::string paranoid_meaning(int level) {
   switch (level) {
-    case -1: return "no restrictions";
-    case 0: return "users may count their processes and the whole system (uncore/DRAM events), no raw tracepoints";
-    case 1: return "users may count their own processes, kernel included; not system-wide";
-    case 2: return "users may count their own processes in user space only; not system-wide";
-    default: return "counting is restricted for users (beyond the upstream levels: a distribution patch)";
+    case -1:
+      return "no restrictions";
+    case 0:
+      return "users may count their processes and the whole system (uncore/DRAM events), no raw tracepoints";
+    case 1:
+      return "users may count their own processes, kernel included; not system-wide";
+    case 2:
+      return "users may count their own processes in user space only; not system-wide";
+    default:
+      return "counting is restricted for users (beyond the upstream levels: a distribution patch)";
   }
 }
 
@@ -57,14 +62,14 @@ std::string fmt_count(const std::optional<double>& v) {
 }
 
 // `hwprof info --self-test`: the known-count kernels under this CPU's FLOP and DRAM groups.
-int run_self_test_command(const InfoCommandOptions& options, const detail::SystemInfo& sys, const CpuIdentity& cpu,
-                          const std::string& family, const std::vector<EventGroup>& groups) {
+int run_self_test_command(const InfoCommandOptions& options, const detail::SystemInfo& sys, const CpuIdentity& cpu, const std::string& family,
+                          const std::vector<EventGroup>& groups) {
   std::vector<EventGroup> checked;
   for (const EventGroup& g : groups) {
     if (detail::checked_metric(g) != nullptr) checked.push_back(g);
   }
-  const std::string cpu_line = fmt::format("{} family {:#x} model {:#x} ({}), counter family {}", cpu.vendor, cpu.family,
-                                           cpu.model, cpu.brand.empty() ? "no brand string" : cpu.brand, family);
+  const std::string cpu_line = fmt::format("{} family {:#x} model {:#x} ({}), counter family {}", cpu.vendor, cpu.family, cpu.model,
+                                           cpu.brand.empty() ? "no brand string" : cpu.brand, family);
   std::string why_not;
   if (!sys.hardware_pmu) {
     why_not = std::string(cpu.hypervisor ? "this virtual machine" : "this machine") +
@@ -108,10 +113,11 @@ int run_self_test_command(const InfoCommandOptions& options, const detail::Syste
     if (!why_not.empty()) {
       text += "Not run: " + why_not + ".\n";
     } else {
-      text += "Each kernel retires a known number of FP instructions (or reads a known number of bytes); each FP event\n"
-              "must count FLOPs / its weight in the group's FLOP metric, within 2% (DRAM bytes: -10%..+25%).\n\n";
-      text += fmt::format("  {:<10} {:<20} {:<22} {:>12} {:>12} {:>8}  {}\n", "group", "kernel", "event/metric", "measured",
-                          "expected", "ratio", "result");
+      text +=
+          "Each kernel retires a known number of FP instructions (or reads a known number of bytes); each FP event\n"
+          "must count FLOPs / its weight in the group's FLOP metric, within 2% (DRAM bytes: -10%..+25%).\n\n";
+      text += fmt::format("  {:<10} {:<20} {:<22} {:>12} {:>12} {:>8}  {}\n", "group", "kernel", "event/metric", "measured", "expected", "ratio",
+                          "result");
       for (const auto& c : report.checks) {
         const std::string ratio = c.measured && c.expected > 0 ? fmt::format("{:.3f}", *c.measured / c.expected) : "-";
         const std::string result = !c.measured ? "n/a" : c.pass ? "pass" : "FAIL";
@@ -119,9 +125,9 @@ int run_self_test_command(const InfoCommandOptions& options, const detail::Syste
                             fmt::format("{:.4g}", c.expected), ratio, result, c.note.empty() ? "" : "  (" + c.note + ")");
       }
       for (const auto& s : report.skipped) text += "  skipped: " + s + "\n";
-      text += fmt::format("\n{} checks: {} passed, {} failed, {} unavailable\n", report.checks.size(),
-                          report.checks.size() - static_cast<std::size_t>(report.failed() + report.unavailable()), report.failed(),
-                          report.unavailable());
+      text +=
+          fmt::format("\n{} checks: {} passed, {} failed, {} unavailable\n", report.checks.size(),
+                      report.checks.size() - static_cast<std::size_t>(report.failed() + report.unavailable()), report.failed(), report.unavailable());
     }
   }
   const int written = emit(text, options.output);
@@ -139,12 +145,11 @@ std::shared_ptr<InfoCommandOptions> setup_info(CLI::App& app, int& exit_code) {
       "whether this is a virtual machine, user-space rdpmc, PAPI, the CPU's counter family and its event\n"
       "groups — each event tried, and for each that cannot open, why and how to fix it.");
   sub->add_option("-f,--format", options->format, "Report format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
-      ->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
   sub->add_flag("--self-test", options->self_test,
-                 "Run kernels of known FLOP and byte counts (scalar, SSE, AVX2, AVX-512; SP and DP; FMA and add/multiply; a DRAM "
-                 "read stream) under each FLOP and DRAM group and report measured/expected per event, pass or fail; exits 1 when "
-                 "a check fails, 0 when all pass or when there is no PMU to test");
+                "Run kernels of known FLOP and byte counts (scalar, SSE, AVX2, AVX-512; SP and DP; FMA and add/multiply; a DRAM "
+                "read stream) under each FLOP and DRAM group and report measured/expected per event, pass or fail; exits 1 when "
+                "a check fails, 0 when all pass or when there is no PMU to test");
   sub->callback([options, &exit_code]() { exit_code = run_info(*options); });
   return options;
 }
@@ -236,8 +241,8 @@ std::string info_table(const InfoFindings& f) {
   const auto row = [](const std::string& label, const std::string& value) { return fmt::format("  {:<21}{}\n", label, value); };
   std::string text = fmt::format("hwprof {} — what this machine lets hwprof count\n\nSystem\n", kVersion);
   text += row("kernel", sys.kernel);
-  text += row("CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand,
-                                 cpu.hypervisor ? " (virtual machine)" : ""));
+  text += row(
+      "CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand, cpu.hypervisor ? " (virtual machine)" : ""));
   text += row("counter family", f.family);
   if (!counter_family_note(f.family).empty()) text += row("", counter_family_note(f.family));
   text += row("perf_event_paranoid", fmt::format("{} ({})", sys.perf_event_paranoid, paranoid_meaning(sys.perf_event_paranoid)));

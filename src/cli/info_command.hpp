@@ -13,7 +13,7 @@ namespace hwprof::cli {
 struct InfoCommandOptions {
   std::string format = "table";
   std::string output;
-  bool self_test = false;  // --self-test: run the known-count kernels under the FLOP/DRAM groups
+  bool self_test = false;                       // --self-test: run the known-count kernels under the FLOP/DRAM groups
   std::size_t self_test_iterations = 1u << 22;  // loop iterations of each FLOP kernel (8 FP instructions each)
   std::size_t self_test_stream_mib = 512;       // the DRAM stream's array
 };

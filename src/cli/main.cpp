@@ -12,8 +12,8 @@
 #include "cli/bench_command.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/compare_command.hpp"
-#include "cli/merge_command.hpp"
 #include "cli/info_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/output.hpp"
 #include "cli/profile_command.hpp"
 #include "cli/report_command.hpp"
@@ -29,10 +29,9 @@ namespace {
 // Where Debian 12's OpenBLAS 0.3.21 is older than the CPU, its detection can settle on kernels
 // without AVX-512 on a CPU that has it: AVX2 ("Haswell", "Zen"), or even SSE3 ("Prescott", on
 // an Emerald Rapids guest), or "Cooperlake" on Zen 5. Its
-// SkylakeX kernels need only AVX-512 F, CD, BW, DQ and VL, and do twice the FLOPs per cycle. hwprof then sets OPENBLAS_CORETYPE=SkylakeX and starts itself
-// again. Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit
-// the variable); a user's own OPENBLAS_CORETYPE is never overridden (hwprof::blas_info says
-// when it holds OpenBLAS back), and HWPROF_KEEP_BLAS_CORE=1 turns this off.
+// SkylakeX kernels need only AVX-512 F, CD, BW, DQ and VL, and do twice the FLOPs per cycle. hwprof then sets OPENBLAS_CORETYPE=SkylakeX and starts
+// itself again. Only the subcommands that run GEMMs do this (never `stat`, whose child would inherit the variable); a user's own OPENBLAS_CORETYPE is
+// never overridden (hwprof::blas_info says when it holds OpenBLAS back), and HWPROF_KEEP_BLAS_CORE=1 turns this off.
 void prefer_avx512_blas(int argc, char** argv) {
   if (argc < 2) return;
   const std::string sub = argv[1];

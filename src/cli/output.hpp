@@ -9,8 +9,8 @@
 namespace hwprof::cli {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;   // bad input or a failed operation
-inline constexpr int kExitUsage = 2;   // bad command line
+inline constexpr int kExitError = 1;  // bad input or a failed operation
+inline constexpr int kExitUsage = 2;  // bad command line
 
 int fail(const Error& error);
 // Writes `text` to `path` atomically, or to stdout when path is empty.

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
@@ -74,8 +74,7 @@ Result<Machine> ceilings(const std::string& file, int threads, std::string& sour
       return machine;
     }
   }
-  std::cerr << "hwprof: no calibration of this machine "
-            << (stored.empty() ? "(no machine store: HOME and XDG_DATA_HOME are unset)" : "at " + stored)
+  std::cerr << "hwprof: no calibration of this machine " << (stored.empty() ? "(no machine store: HOME and XDG_DATA_HOME are unset)" : "at " + stored)
             << ": running a quick one first (hwprof calibrate --quick)\n";
   CalibrationOptions calibration;
   calibration.quick = true;
@@ -109,16 +108,13 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   sub->description(kProfileDescription);
   add_model_argument(*sub, options->model);
   sub->add_option("-b,--batch", options->batch, "Batch size")->check(positive_integer())->capture_default_str();
-  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")
-      ->check(shape_text());
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")->check(shape_text());
   sub->add_flag("--train", options->train, "Profile a training step: forward, loss, backward and optimizer");
   sub->add_option("--optimizer", options->optimizer, "Optimizer of --train (SGD with momentum 0.9, or Adam)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
   sub->add_option("--lr", options->learning_rate, "Learning rate of --train")->check(finite_range(1e-12, 1e6))->capture_default_str();
-  sub->add_option("-t,--threads", options->threads, "Kernel threads (0: one per physical core)")
-      ->check(CLI::Range(0, 4096))
-      ->capture_default_str();
+  sub->add_option("-t,--threads", options->threads, "Kernel threads (0: one per physical core)")->check(CLI::Range(0, 4096))->capture_default_str();
   sub->add_option("--warmup", options->warmup, "Warm-up runs (default: until the last 5 runs vary by < 5%, at most 50)")
       ->check(CLI::Range(0, 100000));
   sub->add_option("--iterations", options->iterations, "Measured iterations (default: as many as fit in --min-time, at least 5)")
@@ -130,20 +126,16 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
       ->check(CLI::IsMember({"auto", "perf", "papi", "timer"}))
       ->capture_default_str();
   sub->add_option("--group", options->group, "Counter group: a name from counters/<family>/ (see `hwprof info`) or a group file");
-  sub->add_option("-e,--events", options->events, "Counter events (libpfm4, kernel or PAPI names), comma-separated")
-      ->allow_extra_args(false);
+  sub->add_option("-e,--events", options->events, "Counter events (libpfm4, kernel or PAPI names), comma-separated")->allow_extra_args(false);
   sub->add_option("--calibration", options->calibration, "Machine report to take the ceilings from (default: this machine's stored one)")
       ->check(file_name());
   add_table_options(*sub, options->table);
   sub->add_option("-f,--format", options->format, "Output format on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output_dir,
-                  "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html")
+  sub->add_option("-o,--output", options->output_dir, "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html")
       ->check(file_name());
-  sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")
-      ->check(unsigned_integer())
-      ->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")->check(unsigned_integer())->capture_default_str();
   sub->callback([options, &exit_code]() { exit_code = run_profile(*options); });
   return options;
 }

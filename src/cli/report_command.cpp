@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
@@ -26,8 +26,7 @@ std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code
   sub->description(kReportDescription);
   sub->add_option("profile", options->profile, "A profile.json written by `hwprof profile`")->required();
   sub->add_option("--svg", options->svg, "Write the roofline picture (SVG) to FILE")->check(file_name());
-  sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")
-      ->check(file_name());
+  sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")->check(file_name());
   sub->add_option("--html", options->html, "Write the self-contained HTML report to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print on standard output")
       ->check(CLI::IsMember({"table", "json", "csv"}))
@@ -78,8 +77,7 @@ std::string render_profile(const Profile& profile, const std::string& format, co
 std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trace) {
   std::string note = size_text(bytes);
   if (trace) {
-    note += fmt::format(", {} sampled iteration{} of {}", profile.trace_iterations, profile.trace_iterations == 1 ? "" : "s",
-                        profile.iterations);
+    note += fmt::format(", {} sampled iteration{} of {}", profile.trace_iterations, profile.trace_iterations == 1 ? "" : "s", profile.iterations);
   }
   return note;
 }
@@ -92,13 +90,13 @@ int run_report(const ReportCommandOptions& options) {
     std::string (*render)(const Profile&);
     const char* what;
   };
-  const Output outputs[] = {{options.svg, &roofline_svg, "roofline"}, {options.trace, &chrome_trace, "trace"}, {options.html, &html_report, "report"}};
+  const Output outputs[] = {
+      {options.svg, &roofline_svg, "roofline"}, {options.trace, &chrome_trace, "trace"}, {options.html, &html_report, "report"}};
   for (const Output& o : outputs) {
     if (o.path.empty()) continue;
     const std::string content = o.render(*profile);
     if (auto error = write_file_atomically(o.path, content)) return fail(*error);
-    std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << written_note(*profile, content.size(), o.render == &chrome_trace)
-              << ")\n";
+    std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << written_note(*profile, content.size(), o.render == &chrome_trace) << ")\n";
   }
   return emit(render_profile(*profile, options.format, options.table), "");
 }

@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.hpp"
@@ -136,8 +136,8 @@ Result<Graph> model_for(const RunCommandOptions& options, const std::optional<Te
   auto graph = load_model_argument(options.model, {});
   if (!graph) return graph.error();
   if (given && given->dtype() != graph->input.dtype) {
-    return Error{options.input + ": the array holds " + std::string(given->dtype() == DType::f32 ? "float32 values" : "integers") +
-                 "; model '" + graph->name + "' takes " +
+    return Error{options.input + ": the array holds " + std::string(given->dtype() == DType::f32 ? "float32 values" : "integers") + "; model '" +
+                 graph->name + "' takes " +
                  std::string(graph->input.dtype == DType::f32 ? "float32 (save x.astype(np.float32))" : "token ids (int64 or int32)")};
   }
   if (input_shape.empty()) return graph;
@@ -147,8 +147,7 @@ Result<Graph> model_for(const RunCommandOptions& options, const std::optional<Te
   auto reshaped = with_input_shape(*graph, *shape);
   if (!reshaped) {
     return Error{(options.input.empty() ? std::string("--input-shape") : options.input) + ": per-sample shape " + format_shape(*shape) +
-                 " does not fit model '" + graph->name + "' (it takes " + format_shape(graph->input.shape) +
-                 "): " + reshaped.error().message};
+                 " does not fit model '" + graph->name + "' (it takes " + format_shape(graph->input.shape) + "): " + reshaped.error().message};
   }
   return reshaped;
 }
@@ -190,7 +189,7 @@ void print_run_table(const RunCommandOptions& options, const RunResult& r) {
   const OutputStats s = stats_of(r.output);
   const Tensor& y = r.output;
   const std::string weights_text = r.given_weights == 0 ? fmt::format("PyTorch's default initialisation (seed {})", options.seed)
-                                                       : fmt::format("the model file's ({} tensors, parameters and buffers)", r.given_weights);
+                                                        : fmt::format("the model file's ({} tensors, parameters and buffers)", r.given_weights);
   std::cout << fmt::format("hwprof run: {} ({}), forward (evaluation mode), {} thread(s)\n", r.graph.name, r.graph.source.file(), r.threads);
   std::cout << fmt::format("input  {} {}, {}\n", format_shape(r.input.shape()), dtype_name(r.input.dtype()),
                            options.input.empty() ? fmt::format("synthetic (seed {})", options.seed) : options.input);

@@ -9,16 +9,16 @@
 #include <iterator>
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
-#include "cli/data_lookup.hpp"
 #include "cli/arguments.hpp"
+#include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/cpu.hpp"

@@ -12,11 +12,11 @@ class App;
 namespace hwprof::cli {
 
 struct StatCommandOptions {
-  std::string group;                 // -g: a group name of this CPU's family, or a group file
-  std::vector<std::string> events;   // -e
+  std::string group;                // -g: a group name of this CPU's family, or a group file
+  std::vector<std::string> events;  // -e
   std::string backend = "perf";
   std::string format = "table";
-  std::string output;                // report file; default: standard error
+  std::string output;  // report file; default: standard error
   std::vector<std::string> command;
 };
 

@@ -36,22 +36,16 @@ std::shared_ptr<SummaryCommandOptions> setup_summary(CLI::App& app, int& exit_co
   CLI::App* sub = app.add_subcommand("summary", "Analytic per-layer cost: params, MACs, FLOPs, bytes, memory");
   sub->description(kSummaryDescription);
   add_model_argument(*sub, options->model);
-  sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")
-      ->check(positive_integer())
-      ->capture_default_str();
-  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")
-      ->check(shape_text());
+  sub->add_option("-b,--batch", options->batch, "Batch size for per-batch totals and memory")->check(positive_integer())->capture_default_str();
+  sub->add_option("--input-shape", options->input_shape, "Per-sample input shape instead of the spec's, e.g. 3,160,160")->check(shape_text());
   sub->add_option("--optimizer", options->optimizer, "Optimizer whose state the memory block counts")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->capture_default_str();
-  sub->add_option("-f,--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->capture_default_str();
+  sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   sub->add_option("--depth", options->depth, "Fold layers into blocks by the first K parts of their dotted names (0: every layer)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")
-      ->check(file_name());
+  sub->add_option("-o,--output", options->output, "Write the report to FILE (atomically) instead of standard output")->check(file_name());
   sub->callback([options, &exit_code]() { exit_code = run_summary(*options); });
   return options;
 }

@@ -14,7 +14,9 @@
 namespace hwprof {
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
 
 std::string parent_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');

@@ -42,7 +42,9 @@ std::vector<int> parse_cpu_list(const std::string& list) {
   return cpus;
 }
 
-std::vector<int> cpus_one_per_core() { return cpus_one_per_core_from("/sys/devices/system/cpu"); }
+std::vector<int> cpus_one_per_core() {
+  return cpus_one_per_core_from("/sys/devices/system/cpu");
+}
 
 std::vector<int> cpus_one_per_core_from(const std::string& sysfs_cpu_dir) {
   std::vector<int> online = parse_cpu_list(read_first_line(sysfs_cpu_dir + "/online"));

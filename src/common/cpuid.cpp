@@ -57,12 +57,11 @@ Result<CpuidFn> cpuid_from_text(std::string_view text, const std::string& source
     }
     if (count == 0 && !bad) continue;
     if (bad || count != 6) {
-      return Error{source_name + ":" + std::to_string(number) +
-                   ": expected \"LEAF SUBLEAF EAX EBX ECX EDX\", six hexadecimal 32-bit numbers"};
+      return Error{source_name + ":" + std::to_string(number) + ": expected \"LEAF SUBLEAF EAX EBX ECX EDX\", six hexadecimal 32-bit numbers"};
     }
     (*answers)[{static_cast<std::uint32_t>(values[0]), static_cast<std::uint32_t>(values[1])}] =
-        CpuidRegs{static_cast<std::uint32_t>(values[2]), static_cast<std::uint32_t>(values[3]),
-                  static_cast<std::uint32_t>(values[4]), static_cast<std::uint32_t>(values[5])};
+        CpuidRegs{static_cast<std::uint32_t>(values[2]), static_cast<std::uint32_t>(values[3]), static_cast<std::uint32_t>(values[4]),
+                  static_cast<std::uint32_t>(values[5])};
   }
   return CpuidFn([answers](std::uint32_t leaf, std::uint32_t subleaf) {
     auto it = answers->find({leaf, subleaf});

@@ -21,7 +21,6 @@ std::optional<std::int64_t> read_number(const std::string& path) {
   return std::stoll(text);
 }
 
-
 struct CgroupRoom {
   std::int64_t room = -1;  // limit − usage of the tightest cgroup; -1: no limit found
   std::int64_t limit = 0;
@@ -124,8 +123,7 @@ MemoryBudget memory_budget(const std::string& root) {
   return budget;
 }
 
-std::optional<Error> check_memory_fits(std::int64_t needed, const std::string& what, const std::string& breakdown,
-                                       const MemoryBudget& budget) {
+std::optional<Error> check_memory_fits(std::int64_t needed, const std::string& what, const std::string& breakdown, const MemoryBudget& budget) {
   if (budget.available < 0 || needed <= budget.available) return std::nullopt;
   return Error{what + " needs about " + binary_bytes(needed) + " of memory (" + breakdown + "; analytic estimate), but only " +
                binary_bytes(budget.available) + " are available (" + budget.source + "); nothing was allocated"};

@@ -16,8 +16,8 @@
 namespace hwprof::detail {
 
 struct MemoryBudget {
-  std::int64_t available = -1;   // bytes this process may take; -1: unknown
-  std::string source;            // "MemAvailable 21.3 GiB", "cgroup limit 8 GiB, 7.2 GiB used"
+  std::int64_t available = -1;  // bytes this process may take; -1: unknown
+  std::string source;           // "MemAvailable 21.3 GiB", "cgroup limit 8 GiB, 7.2 GiB used"
 };
 
 // `root` is where /proc and /sys are found ("" on a live system; a fixture's folder in tests,
@@ -26,8 +26,7 @@ MemoryBudget memory_budget(const std::string& root = "");
 
 // "needs about X GiB of memory (...) but only Y GiB are available (...)" when `needed` exceeds
 // the budget; nothing when it fits or the budget is unknown.
-std::optional<Error> check_memory_fits(std::int64_t needed, const std::string& what, const std::string& breakdown,
-                                       const MemoryBudget& budget);
+std::optional<Error> check_memory_fits(std::int64_t needed, const std::string& what, const std::string& breakdown, const MemoryBudget& budget);
 
 // The value of `key` ("MemAvailable:", "VmSize:") in a /proc file of "Key: N kB" lines, in bytes.
 std::optional<std::int64_t> proc_kib_field(const std::string& path, std::string_view key);

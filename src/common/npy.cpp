@@ -118,7 +118,9 @@ class HeaderReader {
   std::size_t pos_ = 0;
 };
 
-std::size_t element_size(NpyArray::Type t) { return t == NpyArray::Type::i64 ? 8 : 4; }
+std::size_t element_size(NpyArray::Type t) {
+  return t == NpyArray::Type::i64 ? 8 : 4;
+}
 
 }  // namespace
 
@@ -158,7 +160,8 @@ Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path) {
 
 Result<Tensor> npy_to_tensor(const NpyArray& a, const std::string& path) {
   if (a.shape.size() < 2) {
-    return Error{path + ": the array has shape " + format_shape(a.shape) + "; hwprof needs [batch, ...] (rank 2 or more; add a batch axis with x[None])"};
+    return Error{path + ": the array has shape " + format_shape(a.shape) +
+                 "; hwprof needs [batch, ...] (rank 2 or more; add a batch axis with x[None])"};
   }
   if (a.shape[0] < 1) return Error{path + ": the batch (first axis) is 0"};
   if (a.type == NpyArray::Type::f32) {
@@ -188,7 +191,7 @@ Result<Tensor> npy_to_tensor(const NpyArray& a, const std::string& path) {
 std::string format_npy(std::string_view descr, const std::vector<std::int64_t>& shape, const void* data, std::size_t bytes) {
   std::string dims;
   for (std::int64_t d : shape) dims += std::to_string(d) + ", ";
-  if (shape.size() == 1) dims.pop_back();              // (n,) keeps its comma, as NumPy writes it
+  if (shape.size() == 1) dims.pop_back();  // (n,) keeps its comma, as NumPy writes it
   if (shape.size() > 1) dims.resize(dims.size() - 2);
   std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Padded with spaces so that the data starts at a multiple of 64 bytes, then '\n'.

@@ -30,13 +30,26 @@ class Scanner {
         const char e = text_[pos + 1];
         if (out) {
           switch (e) {
-            case 'n': *out += '\n'; break;
-            case 't': *out += '\t'; break;
-            case 'r': *out += '\r'; break;
-            case 'b': *out += '\b'; break;
-            case 'f': *out += '\f'; break;
-            case 'u': *out += "\\u"; break;
-            default: *out += e;
+            case 'n':
+              *out += '\n';
+              break;
+            case 't':
+              *out += '\t';
+              break;
+            case 'r':
+              *out += '\r';
+              break;
+            case 'b':
+              *out += '\b';
+              break;
+            case 'f':
+              *out += '\f';
+              break;
+            case 'u':
+              *out += "\\u";
+              break;
+            default:
+              *out += e;
           }
         }
         pos += 2;
@@ -54,8 +67,8 @@ class Scanner {
     if (pos >= text_.size()) return pos;
     if (text_[pos] == '"') return read_string(pos, nullptr);
     if (text_[pos] != '{' && text_[pos] != '[') {
-      while (pos < text_.size() && text_[pos] != ',' && text_[pos] != '}' && text_[pos] != ']' &&
-             text_[pos] != ' ' && text_[pos] != '\n' && text_[pos] != '\r' && text_[pos] != '\t') {
+      while (pos < text_.size() && text_[pos] != ',' && text_[pos] != '}' && text_[pos] != ']' && text_[pos] != ' ' && text_[pos] != '\n' &&
+             text_[pos] != '\r' && text_[pos] != '\t') {
         ++pos;
       }
       return pos;
@@ -130,8 +143,7 @@ std::string unescape_token(std::string_view token) {
 
 }  // namespace
 
-SourceText::SourceText(std::string file, std::string text)
-    : file_(std::move(file)), text_(std::make_shared<const std::string>(std::move(text))) {}
+SourceText::SourceText(std::string file, std::string text) : file_(std::move(file)), text_(std::make_shared<const std::string>(std::move(text))) {}
 
 std::string SourceText::locate(std::string_view pointer, bool key) const {
   if (!text_ || text_->empty()) return file_;  // no text to point into (an imported ONNX model)

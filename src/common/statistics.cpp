@@ -160,8 +160,8 @@ RankTest mann_whitney_u(const std::vector<double>& a, const std::vector<double>&
 double mann_whitney_min_p(std::size_t n1, std::size_t n2) {
   if (n1 == 0 || n2 == 0) return 1.0;
   // 2 / C(n1 + n2, n1), in log space: lgamma keeps it finite for any size.
-  const double log_choose = std::lgamma(static_cast<double>(n1 + n2 + 1)) - std::lgamma(static_cast<double>(n1 + 1)) -
-                            std::lgamma(static_cast<double>(n2 + 1));
+  const double log_choose =
+      std::lgamma(static_cast<double>(n1 + n2 + 1)) - std::lgamma(static_cast<double>(n1 + 1)) - std::lgamma(static_cast<double>(n2 + 1));
   return std::min(1.0, 2.0 * std::exp(-log_choose));
 }
 
@@ -215,14 +215,18 @@ WarmupPolicy::WarmupPolicy(int window, double max_cv, int max_runs)
   recent_.reserve(static_cast<std::size_t>(window_));
 }
 
-WarmupPolicy WarmupPolicy::runs(int count) { return WarmupPolicy(0, 0.0, count); }
+WarmupPolicy WarmupPolicy::runs(int count) {
+  return WarmupPolicy(0, 0.0, count);
+}
 
 // A window of one run has no spread to judge: at least two.
 WarmupPolicy WarmupPolicy::until_stable(int window, double max_cv, int max_runs) {
   return WarmupPolicy(std::max(window, 2), max_cv, max_runs);
 }
 
-bool WarmupPolicy::done() const noexcept { return settled_ || completed_ >= max_runs_; }
+bool WarmupPolicy::done() const noexcept {
+  return settled_ || completed_ >= max_runs_;
+}
 
 bool WarmupPolicy::done_after(double seconds) {
   if (done()) return true;
@@ -249,7 +253,9 @@ void WarmupPolicy::reset() {
   recent_.clear();
 }
 
-IterationPolicy IterationPolicy::count(int iterations) { return IterationPolicy(iterations, iterations, 0.0); }
+IterationPolicy IterationPolicy::count(int iterations) {
+  return IterationPolicy(iterations, iterations, 0.0);
+}
 
 IterationPolicy IterationPolicy::min_time(double min_seconds, int min_count, int max_count) {
   return IterationPolicy(min_count, std::max(min_count, max_count), min_seconds);

@@ -17,13 +17,19 @@ constexpr std::int64_t kFloatBytes = 4;
 
 std::optional<std::string> first_overflow(const OpCost& c) {
   const std::pair<const char*, Count> fields[] = {
-      {"parameter count", c.params},      {"buffer count", c.buffers},
-      {"MACs", c.macs},                   {"FLOPs", c.flops},
+      {"parameter count", c.params},
+      {"buffer count", c.buffers},
+      {"MACs", c.macs},
+      {"FLOPs", c.flops},
       {"training FLOPs", c.train_forward_flops},
-      {"backward FLOPs", c.weight_grad_flops}, {"backward FLOPs", c.input_grad_flops},
-      {"backward FLOPs", c.internal_grad_flops}, {"input bytes", c.input_bytes},
-      {"output bytes", c.output_bytes},   {"weight bytes", c.weight_bytes},
-      {"saved bytes", c.saved_bytes_per_sample}, {"saved bytes", c.saved_bytes_fixed},
+      {"backward FLOPs", c.weight_grad_flops},
+      {"backward FLOPs", c.input_grad_flops},
+      {"backward FLOPs", c.internal_grad_flops},
+      {"input bytes", c.input_bytes},
+      {"output bytes", c.output_bytes},
+      {"weight bytes", c.weight_bytes},
+      {"saved bytes", c.saved_bytes_per_sample},
+      {"saved bytes", c.saved_bytes_fixed},
   };
   for (const auto& [name, value] : fields) {
     if (value.overflowed()) return std::string(name);
@@ -167,7 +173,8 @@ std::optional<Error> estimate_model_memory(ModelCost& model, const Graph& graph,
   const Count inference_total = param_bytes + buffer_bytes + peak.bytes;
   const Count training_total = state + training_activations;
   for (const Count& value : {state, peak.bytes, training_activations, inference_total, training_total}) {
-    if (value.overflowed()) return Error{graph.source.file() + ": the memory needed at batch " + std::to_string(batch) + " would overflow 64-bit integers"};
+    if (value.overflowed())
+      return Error{graph.source.file() + ": the memory needed at batch " + std::to_string(batch) + " would overflow 64-bit integers"};
   }
   m.param_bytes = param_bytes.value();
   m.buffer_bytes = buffer_bytes.value();
@@ -221,8 +228,8 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
     model.layers.push_back(std::move(*layer));
   }
   const Count training = train_forward + backward;
-  const std::pair<const char*, Count> totals[] = {{"parameter count", params}, {"buffer count", buffers}, {"MACs", macs},
-                                                  {"FLOPs", flops}, {"training FLOPs", training}, {"bytes", bytes}};
+  const std::pair<const char*, Count> totals[] = {{"parameter count", params},  {"buffer count", buffers}, {"MACs", macs}, {"FLOPs", flops},
+                                                  {"training FLOPs", training}, {"bytes", bytes}};
   for (const auto& [name, value] : totals) {
     if (value.overflowed()) return Error{graph.source.file() + ": the model's total " + name + " would overflow 64-bit integers"};
   }
@@ -246,9 +253,8 @@ Result<CostTotals> complete_totals(const Graph& graph, const Result<ModelCost>& 
   if (!cost->totals.complete()) {
     for (const LayerCost& layer : cost->layers) {
       if (!layer.counted) {
-        return Error{graph.source.file() + ": " + std::to_string(cost->totals.not_counted_layers) +
-                     " layer(s) cannot be counted, the first '" + layer.name + "' (" + layer.not_counted +
-                     "); the total would be incomplete (analyze() gives the counted part)"};
+        return Error{graph.source.file() + ": " + std::to_string(cost->totals.not_counted_layers) + " layer(s) cannot be counted, the first '" +
+                     layer.name + "' (" + layer.not_counted + "); the total would be incomplete (analyze() gives the counted part)"};
       }
     }
   }
@@ -290,9 +296,12 @@ Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, O
 
 std::string_view optimizer_name(Optimizer optimizer) noexcept {
   switch (optimizer) {
-    case Optimizer::sgd: return "sgd";
-    case Optimizer::momentum: return "momentum";
-    case Optimizer::adam: return "adam";
+    case Optimizer::sgd:
+      return "sgd";
+    case Optimizer::momentum:
+      return "momentum";
+    case Optimizer::adam:
+      return "adam";
   }
   return "?";
 }

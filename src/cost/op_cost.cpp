@@ -76,7 +76,9 @@ namespace {
 
 constexpr std::int64_t kFloatBytes = 4;
 
-Count n_of(const Shape& s) { return numel(s); }
+Count n_of(const Shape& s) {
+  return numel(s);
+}
 
 // Sum of PyTorch's adaptive-pooling window lengths along one axis, where window i spans
 // [floor(i·in/out), ceil((i+1)·in/out)). Summing floors and ceilings in closed form gives

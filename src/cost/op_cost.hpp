@@ -7,19 +7,19 @@
 namespace hwprof::detail {
 
 struct OpCost {
-  Count params;               // trainable elements this node owns (tied weights: 0)
-  Count buffers;              // non-trainable elements (batchnorm running mean and variance)
+  Count params;   // trainable elements this node owns (tied weights: 0)
+  Count buffers;  // non-trainable elements (batchnorm running mean and variance)
   Count macs;
-  Count flops;                // forward, evaluation mode
-  Count train_forward_flops;  // forward, training mode
-  Count weight_grad_flops;    // backward: gradients of this node's parameters
-  Count input_grad_flops;     // backward: gradient of its input (only when the input needs one)
-  Count internal_grad_flops;  // backward work needed whenever it back-propagates at all
-  Count input_bytes;          // per sample, distinct inputs
-  Count output_bytes;         // per sample
-  Count weight_bytes;         // per batch: parameters and buffers read (at the given batch)
-  bool has_weights = false;   // owns or shares a trainable weight (tied linear: true)
-  bool is_view = false;       // evaluation-mode output aliases the input: moves no data
+  Count flops;                       // forward, evaluation mode
+  Count train_forward_flops;         // forward, training mode
+  Count weight_grad_flops;           // backward: gradients of this node's parameters
+  Count input_grad_flops;            // backward: gradient of its input (only when the input needs one)
+  Count internal_grad_flops;         // backward work needed whenever it back-propagates at all
+  Count input_bytes;                 // per sample, distinct inputs
+  Count output_bytes;                // per sample
+  Count weight_bytes;                // per batch: parameters and buffers read (at the given batch)
+  bool has_weights = false;          // owns or shares a trainable weight (tied linear: true)
+  bool is_view = false;              // evaluation-mode output aliases the input: moves no data
   Count workspace_bytes_per_sample;  // transient tensors alive only while the op runs
   // Kept for backward (training): which tensors, and extra bytes.
   bool saves_input = false;

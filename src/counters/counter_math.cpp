@@ -22,8 +22,8 @@ CounterReading scale_counter(std::uint64_t raw, std::uint64_t enabled, std::uint
   return r;
 }
 
-bool parse_group_read(const std::uint64_t* words, std::size_t word_count, const std::uint64_t* ids, std::size_t id_count,
-                      std::uint64_t* values, GroupTimes* times) noexcept {
+bool parse_group_read(const std::uint64_t* words, std::size_t word_count, const std::uint64_t* ids, std::size_t id_count, std::uint64_t* values,
+                      GroupTimes* times) noexcept {
   if (word_count < 3) return false;
   const std::uint64_t nr = words[0];
   if (nr != id_count || word_count < group_read_words(id_count)) return false;

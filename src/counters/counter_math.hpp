@@ -25,10 +25,12 @@ struct GroupTimes {
   std::uint64_t enabled = 0;
   std::uint64_t running = 0;
 };
-bool parse_group_read(const std::uint64_t* words, std::size_t word_count, const std::uint64_t* ids, std::size_t id_count,
-                      std::uint64_t* values, GroupTimes* times) noexcept;
+bool parse_group_read(const std::uint64_t* words, std::size_t word_count, const std::uint64_t* ids, std::size_t id_count, std::uint64_t* values,
+                      GroupTimes* times) noexcept;
 
 // The number of u64 words a group read of `events` members returns.
-constexpr std::size_t group_read_words(std::size_t events) noexcept { return 3 + 2 * events; }
+constexpr std::size_t group_read_words(std::size_t events) noexcept {
+  return 3 + 2 * events;
+}
 
 }  // namespace hwprof::detail

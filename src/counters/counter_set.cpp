@@ -10,26 +10,33 @@ namespace hwprof {
 
 std::string_view counter_status_name(CounterStatus status) noexcept {
   switch (status) {
-    case CounterStatus::ok: return "ok";
-    case CounterStatus::multiplexed: return "multiplexed";
-    case CounterStatus::unsupported: return "unsupported";
-    case CounterStatus::no_permission: return "no-permission";
-    case CounterStatus::not_counted: return "not-counted";
+    case CounterStatus::ok:
+      return "ok";
+    case CounterStatus::multiplexed:
+      return "multiplexed";
+    case CounterStatus::unsupported:
+      return "unsupported";
+    case CounterStatus::no_permission:
+      return "no-permission";
+    case CounterStatus::not_counted:
+      return "not-counted";
   }
   return "?";
 }
 
 std::string_view backend_name(BackendKind kind) noexcept {
   switch (kind) {
-    case BackendKind::perf: return "perf";
-    case BackendKind::papi: return "papi";
-    case BackendKind::timer: return "timer";
+    case BackendKind::perf:
+      return "perf";
+    case BackendKind::papi:
+      return "papi";
+    case BackendKind::timer:
+      return "timer";
   }
   return "?";
 }
 
-void readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after,
-                      CounterReading* out) noexcept {
+void readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after, CounterReading* out) noexcept {
   const auto& events = set.events();
   for (std::size_t i = 0; i < events.size() && i < kMaxCounterEvents; ++i) {
     if (events[i].status != CounterStatus::ok) {
@@ -37,8 +44,8 @@ void readings_between(const CounterSet& set, const CounterSnapshot& before, cons
       out[i].status = events[i].status;
       continue;
     }
-    if (!before.valid[i] || !after.valid[i] || after.value[i] < before.value[i] ||
-        after.time_enabled[i] < before.time_enabled[i] || after.time_running[i] < before.time_running[i]) {
+    if (!before.valid[i] || !after.valid[i] || after.value[i] < before.value[i] || after.time_enabled[i] < before.time_enabled[i] ||
+        after.time_running[i] < before.time_running[i]) {
       out[i] = CounterReading{};
       out[i].status = CounterStatus::not_counted;
       continue;
@@ -48,8 +55,7 @@ void readings_between(const CounterSet& set, const CounterSnapshot& before, cons
   }
 }
 
-std::vector<CounterReading> readings_between(const CounterSet& set, const CounterSnapshot& before,
-                                             const CounterSnapshot& after) {
+std::vector<CounterReading> readings_between(const CounterSet& set, const CounterSnapshot& before, const CounterSnapshot& after) {
   std::vector<CounterReading> out(std::min(set.events().size(), kMaxCounterEvents));
   readings_between(set, before, after, out.data());
   return out;
@@ -57,9 +63,12 @@ std::vector<CounterReading> readings_between(const CounterSet& set, const Counte
 
 std::unique_ptr<CounterSet> open_counters(const CounterOptions& options) {
   switch (options.backend) {
-    case BackendKind::timer: return detail::open_timers(options);
-    case BackendKind::papi: return detail::open_papi(options);
-    case BackendKind::perf: break;
+    case BackendKind::timer:
+      return detail::open_timers(options);
+    case BackendKind::papi:
+      return detail::open_papi(options);
+    case BackendKind::perf:
+      break;
   }
   return detail::open_perf_events(options);
 }

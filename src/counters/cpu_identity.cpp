@@ -22,7 +22,9 @@
 namespace hwprof {
 namespace {
 
-bool in_range(int value, int low, int high) { return value >= low && value <= high; }
+bool in_range(int value, int low, int high) {
+  return value >= low && value <= high;
+}
 
 std::string register_chars(std::uint32_t value) {
   std::string out;
@@ -54,8 +56,7 @@ CpuIdentity identity_from_cpuid(const CpuidFn& cpuid) {
     cpu.stepping = static_cast<int>(eax & 0xfU);
     // SDM Vol. 2A, CPUID leaf 01H: the extended fields count only for families 6 and 15.
     cpu.family = base_family == 0xf ? base_family + static_cast<int>((eax >> 20) & 0xffU) : base_family;
-    cpu.model = (base_family == 0x6 || base_family == 0xf) ? (static_cast<int>((eax >> 16) & 0xfU) << 4) + base_model
-                                                           : base_model;
+    cpu.model = (base_family == 0x6 || base_family == 0xf) ? (static_cast<int>((eax >> 16) & 0xfU) << 4) + base_model : base_model;
     cpu.hypervisor = ((ecx >> 31) & 1U) != 0;
   }
   if (cpuid(0x80000000U, 0).eax >= 0x80000004U) {
@@ -71,19 +72,26 @@ CpuIdentity identity_from_cpuid(const CpuidFn& cpuid) {
 
 }  // namespace detail
 
-CpuIdentity detect_cpu() { return detail::identity_from_cpuid(detail::this_cpu_cpuid()); }
+CpuIdentity detect_cpu() {
+  return detail::identity_from_cpuid(detail::this_cpu_cpuid());
+}
 
 std::string counter_family(const CpuIdentity& cpu) {
   if (cpu.vendor == "GenuineIntel" && cpu.family == 6) {
     switch (cpu.model) {
-      case 0x55: return "skylake-sp";
+      case 0x55:
+        return "skylake-sp";
       case 0x6A:
-      case 0x6C: return "icelake-sp";
+      case 0x6C:
+        return "icelake-sp";
       case 0x8F:
-      case 0xCF: return "sapphire-rapids";
+      case 0xCF:
+        return "sapphire-rapids";
       case 0xAD:
-      case 0xAE: return "granite-rapids";
-      default: return "generic";
+      case 0xAE:
+        return "granite-rapids";
+      default:
+        return "generic";
     }
   }
   if (cpu.vendor == "AuthenticAMD" && cpu.family == 0x17) {

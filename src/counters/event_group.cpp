@@ -65,8 +65,7 @@ bool contains(const std::vector<std::string_view>& items, std::string_view item)
 
 // A line that is one upper-case word: a section keyword, or a mistyped one.
 bool looks_like_keyword(std::string_view word) {
-  return word.size() >= 3 &&
-         std::all_of(word.begin(), word.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
+  return word.size() >= 3 && std::all_of(word.begin(), word.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
 }
 
 bool is_event_id(std::string_view id) {
@@ -74,7 +73,9 @@ bool is_event_id(std::string_view id) {
   return std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
 }
 
-std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
 
 // ---- formulas: side [ '/' side ], side = '(' sum ')' | sum, sum = [-] term {(+|-) term},
 // ---- term = number '*' id | id
@@ -144,8 +145,7 @@ class FormulaParser {
         tokens_.push_back({Token::op, text_.substr(i, 1)});
         ++i;
       } else {
-        return "unexpected character " + in_quotes(text_.substr(i, 1)) +
-               " in the formula; expected event ids, numbers, + - * / and parentheses";
+        return "unexpected character " + in_quotes(text_.substr(i, 1)) + " in the formula; expected event ids, numbers, + - * / and parentheses";
       }
     }
     tokens_.push_back({Token::end, {}});
@@ -252,8 +252,10 @@ class GroupParser {
     if (contains(kHeaderKeys, words[0])) return take_header(words[0], trim(text.substr(words[0].size())), line);
     if (words.size() == 1 && looks_like_keyword(text)) return unknown_section(text);
     switch (section_) {
-      case Section::events: return take_event(words, line);
-      case Section::metrics: return take_metric(text, line);
+      case Section::events:
+        return take_event(words, line);
+      case Section::metrics:
+        return take_metric(text, line);
       default:
         return "unexpected " + in_quotes(text) +
                " before the first section; expected a header line (TITLE, SCOPE, FAMILIES) or a section line "
@@ -269,8 +271,7 @@ class GroupParser {
 
   std::optional<std::string> start_section(std::string_view name, int line) {
     if (auto seen = section_lines_.find(std::string(name)); seen != section_lines_.end()) {
-      return "a second " + std::string(name) + " section (the first is at line " + std::to_string(seen->second) +
-             "); expected each section once";
+      return "a second " + std::string(name) + " section (the first is at line " + std::to_string(seen->second) + "); expected each section once";
     }
     section_lines_[std::string(name)] = line;
     if (name == "EVENTS") section_ = Section::events;
@@ -296,8 +297,7 @@ class GroupParser {
       group_.title = std::string(value);
     } else if (key == "SCOPE") {
       if (!contains(kScopeNames, value)) {
-        return "unknown scope " + in_quotes(value) + detail::did_you_mean(value, kScopeNames) + "; expected one of " +
-               detail::join(kScopeNames);
+        return "unknown scope " + in_quotes(value) + detail::did_you_mean(value, kScopeNames) + "; expected one of " + detail::join(kScopeNames);
       }
       group_.scope = value == "core" ? GroupScope::core : value == "uncore" ? GroupScope::uncore : GroupScope::software;
     } else {
@@ -393,8 +393,8 @@ class GroupParser {
           std::vector<std::string_view> candidates = ids;
           candidates.push_back(kTimeId);
           return Error{source_ + ":" + std::to_string(m.line) + ": metric " + in_quotes(m.name) + " uses " + in_quotes(term.id) +
-                       ", which is not an event id of this group" + detail::did_you_mean(term.id, candidates) +
-                       "; expected one of " + detail::join(candidates)};
+                       ", which is not an event id of this group" + detail::did_you_mean(term.id, candidates) + "; expected one of " +
+                       detail::join(candidates)};
         }
       }
     }
@@ -424,8 +424,8 @@ class GroupParser {
 }  // namespace
 
 const std::vector<std::string>& known_group_families() {
-  static const std::vector<std::string> families = {"skylake-sp", "icelake-sp", "sapphire-rapids", "granite-rapids", "zen2",
-                                                    "zen3",       "zen4",       "zen5",            "generic",        "software"};
+  static const std::vector<std::string> families = {"skylake-sp", "icelake-sp", "sapphire-rapids", "granite-rapids", "zen2", "zen3",
+                                                    "zen4",       "zen5",       "generic",         "software"};
   return families;
 }
 
@@ -507,8 +507,7 @@ Result<EventGroup> find_event_group(const std::string& name, const std::string& 
 Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_dir, const std::string& family) {
   const auto known = views(known_group_families());
   if (!contains(known, family)) {
-    return Error{"unknown counter family " + in_quotes(family) + detail::did_you_mean(family, known) + "; expected one of " +
-                 detail::join(known)};
+    return Error{"unknown counter family " + in_quotes(family) + detail::did_you_mean(family, known) + "; expected one of " + detail::join(known)};
   }
   const std::filesystem::path dir = std::filesystem::path(counters_dir) / family;
   std::vector<EventGroup> groups;
@@ -524,8 +523,8 @@ Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_d
     auto group = load_event_group(file.string());
     if (!group) return group.error();
     if (!contains(views(group->families), family)) {
-      return Error{file.string() + ": FAMILIES says " + detail::join(views(group->families)) + ", but the file is in the " +
-                   in_quotes(family) + " folder; expected the folder's family among FAMILIES"};
+      return Error{file.string() + ": FAMILIES says " + detail::join(views(group->families)) + ", but the file is in the " + in_quotes(family) +
+                   " folder; expected the folder's family among FAMILIES"};
     }
     groups.push_back(std::move(*group));
   }

@@ -30,7 +30,9 @@ namespace {
 constexpr const char* kSysfsDevices = "/sys/bus/event_source/devices";
 constexpr std::size_t kMaxListed = 8;
 
-std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -38,7 +40,9 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 // "a, b, c and 5 more"
 std::string short_list(const std::vector<std::string>& items) {
@@ -67,14 +71,26 @@ constexpr std::array<GenericEvent, 20> kGenericEvents = {{
     {{"instructions", "", ""}, "PERF_COUNT_HW_INSTRUCTIONS", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "count", false},
     {{"cache-references", "", ""}, "PERF_COUNT_HW_CACHE_REFERENCES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, "count", false},
     {{"cache-misses", "", ""}, "PERF_COUNT_HW_CACHE_MISSES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "count", false},
-    {{"branches", "branch-instructions", ""}, "PERF_COUNT_HW_BRANCH_INSTRUCTIONS", PERF_TYPE_HARDWARE,
-     PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "count", false},
+    {{"branches", "branch-instructions", ""},
+     "PERF_COUNT_HW_BRANCH_INSTRUCTIONS",
+     PERF_TYPE_HARDWARE,
+     PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+     "count",
+     false},
     {{"branch-misses", "", ""}, "PERF_COUNT_HW_BRANCH_MISSES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "count", false},
     {{"bus-cycles", "", ""}, "PERF_COUNT_HW_BUS_CYCLES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "count", false},
-    {{"stalled-cycles-frontend", "idle-cycles-frontend", ""}, "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND", PERF_TYPE_HARDWARE,
-     PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "count", false},
-    {{"stalled-cycles-backend", "idle-cycles-backend", ""}, "PERF_COUNT_HW_STALLED_CYCLES_BACKEND", PERF_TYPE_HARDWARE,
-     PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "count", false},
+    {{"stalled-cycles-frontend", "idle-cycles-frontend", ""},
+     "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND",
+     PERF_TYPE_HARDWARE,
+     PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
+     "count",
+     false},
+    {{"stalled-cycles-backend", "idle-cycles-backend", ""},
+     "PERF_COUNT_HW_STALLED_CYCLES_BACKEND",
+     PERF_TYPE_HARDWARE,
+     PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
+     "count",
+     false},
     {{"ref-cycles", "", ""}, "PERF_COUNT_HW_REF_CPU_CYCLES", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "count", false},
     {{"cpu-clock", "", ""}, "PERF_COUNT_SW_CPU_CLOCK", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "ns", false},
     {{"task-clock", "", ""}, "PERF_COUNT_SW_TASK_CLOCK", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "ns", false},
@@ -238,14 +254,15 @@ std::vector<std::pair<std::string, std::filesystem::path>> pmu_instances(const s
 
 // A PMU, format or event name as sysfs has them ("uncore_imc_0", "mem-loads"): never a path.
 bool is_sysfs_name(std::string_view name) {
-  return !name.empty() && name[0] != '.' && name.find("..") == std::string_view::npos &&
-         std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; });
+  return !name.empty() && name[0] != '.' && name.find("..") == std::string_view::npos && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
 }
 
 std::string not_exposed(const std::string& pmu, const std::filesystem::path& root) {
   const bool core = pmu == "cpu" || starts_with(pmu, "cpu_");
-  return std::string(core ? "PMU " : "uncore PMU ") + in_quotes(pmu) + " is not exposed by this kernel: there is no " +
-         (root / pmu).string() + (core ? "" : " nor " + pmu + "_<N>") +
+  return std::string(core ? "PMU " : "uncore PMU ") + in_quotes(pmu) + " is not exposed by this kernel: there is no " + (root / pmu).string() +
+         (core ? "" : " nor " + pmu + "_<N>") +
          (core ? " (this machine, probably a VM, exposes no hardware PMU)"
                : " (a VM without a virtual PMU, or the uncore driver is not loaded: modprobe intel_uncore or amd_uncore)");
 }
@@ -333,8 +350,8 @@ class RawSpec {
         if (event.find('.') == std::string::npos) known.push_back(event);
       }
       const std::vector<std::string_view> candidates(known.begin(), known.end());
-      return "PMU " + in_quotes(dir_.filename().string()) + " has no format term or event " + in_quotes(key) +
-             did_you_mean(key, candidates) + "; expected one of " + short_list(known);
+      return "PMU " + in_quotes(dir_.filename().string()) + " has no format term or event " + in_quotes(key) + did_you_mean(key, candidates) +
+             "; expected one of " + short_list(known);
     }
     return std::nullopt;
   }
@@ -438,8 +455,9 @@ std::string pmu_absent(const std::string& name, const PmuDescription& pmu, const
            (kernel.empty() ? "" : ": the kernel has no " + (root / kernel).string()) +
            " (a VM without a virtual PMU, or the uncore driver is not loaded)";
   }
-  return in_quotes(name) + " needs PMU " + in_quotes(pmu.name) + " (" + pmu.desc + "), which this CPU does not have; detected PMUs: " +
-         short_list(present_pmu_names()) + ". Use the event group of this CPU's family (hwprof info lists it)";
+  return in_quotes(name) + " needs PMU " + in_quotes(pmu.name) + " (" + pmu.desc +
+         "), which this CPU does not have; detected PMUs: " + short_list(present_pmu_names()) +
+         ". Use the event group of this CPU's family (hwprof info lists it)";
 }
 
 // Why libpfm4 found no event of this name.
@@ -532,8 +550,7 @@ std::string explain_bad_attribute(const std::string& name) {
     const std::string_view key = part.substr(0, part.find('='));
     if (std::none_of(attributes.begin(), attributes.end(), [&](const std::string& a) { return iequals(a, key); })) {
       return in_quotes(name) + ": event " + in_quotes(event) + " has no unit mask or modifier " + in_quotes(key) +
-             did_you_mean(key, std::vector<std::string_view>(attributes.begin(), attributes.end())) + "; it has " +
-             short_list(attributes);
+             did_you_mean(key, std::vector<std::string_view>(attributes.begin(), attributes.end())) + "; it has " + short_list(attributes);
     }
     parts = next == std::string_view::npos ? std::string_view() : parts.substr(next + 1);
   }
@@ -614,10 +631,13 @@ Result<ResolvedEvent> resolve_with_libpfm(const std::string& name, const std::fi
 
 }  // namespace
 
-Result<ResolvedEvent> resolve_event(const std::string& name) { return resolve_event(name, kSysfsDevices); }
+Result<ResolvedEvent> resolve_event(const std::string& name) {
+  return resolve_event(name, kSysfsDevices);
+}
 
 Result<ResolvedEvent> resolve_event(const std::string& name, const std::string& sysfs_devices) {
-  if (name.empty()) return Error{"empty event name; expected for example cycles, FP_ARITH_INST_RETIRED:SCALAR_DOUBLE or uncore_imc/event=0x04,umask=0x0f/"};
+  if (name.empty())
+    return Error{"empty event name; expected for example cycles, FP_ARITH_INST_RETIRED:SCALAR_DOUBLE or uncore_imc/event=0x04,umask=0x0f/"};
   if (auto generic = resolve_generic(name)) return std::move(*generic);
   if (name.find('/') != std::string::npos) return RawSpec(name, sysfs_devices).resolve();
   return resolve_with_libpfm(name, sysfs_devices);

@@ -20,15 +20,15 @@ namespace hwprof::detail {
 
 // One kernel PMU that an uncore event is opened on.
 struct PmuInstance {
-  std::string name;         // "uncore_imc_0", "amd_df", or libpfm4's name ("skx_unc_imc0")
-  std::uint32_t type = 0;   // its perf_event_attr.type, from sysfs
+  std::string name;        // "uncore_imc_0", "amd_df", or libpfm4's name ("skx_unc_imc0")
+  std::uint32_t type = 0;  // its perf_event_attr.type, from sysfs
 };
 
 struct ResolvedEvent {
-  std::string name;         // as asked for
-  std::string canonical;    // libpfm4's full name, e.g. "skx::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"
-  std::string pmu;          // "perf" (kernel generic), "skx", "amd64_fam19h_zen3", "uncore_imc", ...
-  std::uint32_t type = 0;   // perf_event_attr.type (PERF_TYPE_HARDWARE, _SOFTWARE, _RAW, a sysfs PMU type)
+  std::string name;        // as asked for
+  std::string canonical;   // libpfm4's full name, e.g. "skx::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"
+  std::string pmu;         // "perf" (kernel generic), "skx", "amd64_fam19h_zen3", "uncore_imc", ...
+  std::uint32_t type = 0;  // perf_event_attr.type (PERF_TYPE_HARDWARE, _SOFTWARE, _RAW, a sysfs PMU type)
   std::uint64_t config = 0;
   std::uint64_t config1 = 0;
   std::uint64_t config2 = 0;
@@ -38,8 +38,8 @@ struct ResolvedEvent {
   // Counting kernel mode is wanted but not required: where the kernel refuses it, count user
   // space only and say so (page faults).
   bool kernel_optional = false;
-  bool uncore = false;      // must be opened system-wide per socket (pid = -1, cpu = one per socket)
-  bool software = false;    // a kernel software event (works in VMs without a PMU)
+  bool uncore = false;         // must be opened system-wide per socket (pid = -1, cpu = one per socket)
+  bool software = false;       // a kernel software event (works in VMs without a PMU)
   std::string unit = "count";  // "ns" for task-clock/cpu-clock
   // Uncore only: every PMU instance to open the event on (and on one CPU per socket); their
   // counts add up to the event's value. `type` is instances.front().type. Empty otherwise.

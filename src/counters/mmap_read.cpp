@@ -6,8 +6,7 @@
 
 namespace hwprof::detail {
 
-bool read_mmap_counter(const volatile perf_event_mmap_page* page, RdpmcFunction rdpmc, RdtscFunction rdtsc,
-                       MmapCounterValue* out) noexcept {
+bool read_mmap_counter(const volatile perf_event_mmap_page* page, RdpmcFunction rdpmc, RdtscFunction rdtsc, MmapCounterValue* out) noexcept {
   // A writer holds the page only for a few instructions; a reader that keeps losing the race
   // for this long is better served by read(2).
   constexpr int kMaxAttempts = 1000;

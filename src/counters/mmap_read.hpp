@@ -23,8 +23,7 @@ using RdpmcFunction = std::uint64_t (*)(std::uint32_t counter) noexcept;
 using RdtscFunction = std::uint64_t (*)() noexcept;
 
 // false: use read(2) instead (not scheduled, rdpmc not allowed, or the page kept changing).
-bool read_mmap_counter(const volatile perf_event_mmap_page* page, RdpmcFunction rdpmc, RdtscFunction rdtsc,
-                       MmapCounterValue* out) noexcept;
+bool read_mmap_counter(const volatile perf_event_mmap_page* page, RdpmcFunction rdpmc, RdtscFunction rdtsc, MmapCounterValue* out) noexcept;
 
 // The x86 instructions themselves (0 elsewhere; never called there since the kernel does not
 // set cap_user_rdpmc).

@@ -136,34 +136,43 @@ std::string perf_component_problem() {
   if (info == nullptr || info->disabled == PAPI_OK) return "";
   std::string why = "PAPI's perf_event component is disabled here (\"" + std::string(info->disabled_reason) + "\")";
   if (!hardware_pmu_exposed()) {
-    why += ": this machine exposes no hardware PMU (a virtual machine without PMU passthrough?), and PAPI 7.0 then "
-           "turns the whole component off, software events such as perf::TASK-CLOCK included; count them with the "
-           "perf backend (--backend perf)";
+    why +=
+        ": this machine exposes no hardware PMU (a virtual machine without PMU passthrough?), and PAPI 7.0 then "
+        "turns the whole component off, software events such as perf::TASK-CLOCK included; count them with the "
+        "perf backend (--backend perf)";
   }
   return why;
 }
 
 CounterStatus status_from_papi(int code) noexcept {
   switch (code) {
-    case PAPI_EPERM: return CounterStatus::no_permission;
+    case PAPI_EPERM:
+      return CounterStatus::no_permission;
     case PAPI_ENOEVNT:
     case PAPI_ENOSUPP:
     case PAPI_ECMP:
     case PAPI_ENOCMP:
-    case PAPI_EINVAL: return CounterStatus::unsupported;
-    default: return CounterStatus::not_counted;
+    case PAPI_EINVAL:
+      return CounterStatus::unsupported;
+    default:
+      return CounterStatus::not_counted;
   }
 }
 
 // How to fix a PAPI failure, or "".
 std::string hint_for(int code) {
   switch (code) {
-    case PAPI_EPERM: return reason_from_errno(EACCES, true, false);
-    case PAPI_ENOEVNT: return hardware_pmu_exposed() ? "the kernel has no such event on this CPU" : kNoPmu;
+    case PAPI_EPERM:
+      return reason_from_errno(EACCES, true, false);
+    case PAPI_ENOEVNT:
+      return hardware_pmu_exposed() ? "the kernel has no such event on this CPU" : kNoPmu;
     case PAPI_ECNFLCT:
-    case PAPI_ECOUNT: return "the PMU has no free counter for it (another profiler or the NMI watchdog may hold some)";
-    case PAPI_ESYS: return "the kernel refused the counter (PAPI_ESYS stands for EBUSY, EAGAIN, ESRCH and others; another profiler may hold the PMU)";
-    default: return "";
+    case PAPI_ECOUNT:
+      return "the PMU has no free counter for it (another profiler or the NMI watchdog may hold some)";
+    case PAPI_ESYS:
+      return "the kernel refused the counter (PAPI_ESYS stands for EBUSY, EAGAIN, ESRCH and others; another profiler may hold the PMU)";
+    default:
+      return "";
   }
 }
 
@@ -336,8 +345,7 @@ class PapiSet final : public CounterSet {
         continue;
       }
       if ((r = PAPI_query_event(code)) != PAPI_OK) {
-        info.reason = (IS_PRESET(code) ? "PAPI's preset " + name + " maps to no event of this machine"
-                                       : "PAPI cannot count '" + name + "' here") +
+        info.reason = (IS_PRESET(code) ? "PAPI's preset " + name + " maps to no event of this machine" : "PAPI cannot count '" + name + "' here") +
                       " (PAPI_query_event: " + papi_error(r) + ")" +
                       (component_problem.empty() ? (hardware_pmu_exposed() ? "" : std::string("; ") + kNoPmu) : problem_suffix);
         events_.push_back(std::move(info));
@@ -350,15 +358,16 @@ class PapiSet final : public CounterSet {
       const PAPI_component_info_t* component = PAPI_get_component_info(cidx);
       const std::string component_name = component != nullptr ? component->name : "?";
       if (component == nullptr || !component->attach || !component->inherit) {
-        info.reason = "PAPI's " + component_name + " component cannot attach to a thread and pass its counters on to "
+        info.reason = "PAPI's " + component_name +
+                      " component cannot attach to a thread and pass its counters on to "
                       "new threads, so it cannot count every thread of the process";
         events_.push_back(std::move(info));
         continue;
       }
       if (plan_.component >= 0 && cidx != plan_.component) {
         const PAPI_component_info_t* first = PAPI_get_component_info(plan_.component);
-        info.reason = "a PAPI set counts the events of one component, here " + std::string(first ? first->name : "?") +
-                      "; '" + name + "' is in " + component_name + ": count it in a set of its own";
+        info.reason = "a PAPI set counts the events of one component, here " + std::string(first ? first->name : "?") + "; '" + name + "' is in " +
+                      component_name + ": count it in a set of its own";
         events_.push_back(std::move(info));
         continue;
       }
@@ -394,17 +403,17 @@ class PapiSet final : public CounterSet {
     const PapiLibrary& library = papi_library();
     if (library.multiplex_error != PAPI_OK) {
       mark_counted(CounterStatus::not_counted,
-                   "these events do not fit on the PMU's counters at once (" + std::string(together.call) + ": " +
-                       papi_error(together.code) + ") and PAPI cannot multiplex (PAPI_multiplex_init: " +
-                       papi_error(library.multiplex_error) + "); count fewer events per set");
+                   "these events do not fit on the PMU's counters at once (" + std::string(together.call) + ": " + papi_error(together.code) +
+                       ") and PAPI cannot multiplex (PAPI_multiplex_init: " + papi_error(library.multiplex_error) + "); count fewer events per set");
       abandon_plan();
       return;
     }
     plan_.multiplex = true;
     for (std::size_t e = 0; e < events_.size(); ++e) {
       if (column_[e] >= 0) {
-        events_[e].reason = "multiplexed: the events of this set do not fit on the PMU's counters at once; PAPI scales "
-                            "the count by the time it ran but does not say what fraction of the time that was";
+        events_[e].reason =
+            "multiplexed: the events of this set do not fit on the PMU's counters at once; PAPI scales "
+            "the count by the time it ran but does not say what fraction of the time that was";
       }
     }
   }
@@ -443,8 +452,7 @@ class PapiSet final : public CounterSet {
         }
       }
       const std::vector<pid_t> after = task_ids(pid);
-      stable = std::all_of(after.begin(), after.end(),
-                           [&](pid_t tid) { return std::find(before.begin(), before.end(), tid) != before.end(); });
+      stable = std::all_of(after.begin(), after.end(), [&](pid_t tid) { return std::find(before.begin(), before.end(), tid) != before.end(); });
     }
     if (eventsets_.empty()) {
       count_calling_thread_only(first_failure);
@@ -453,9 +461,8 @@ class PapiSet final : public CounterSet {
     if (missed > 0) {
       CounterStatus status = status_from_papi(first_failure.code);
       if (status != CounterStatus::no_permission) status = CounterStatus::not_counted;
-      mark_counted(status, with_hint("PAPI could not count " + std::to_string(missed) + " of " + std::to_string(threads) +
-                                         " threads (thread " + std::to_string(missed_tid) + ": " + first_failure.call +
-                                         ": " + papi_error(first_failure.code) +
+      mark_counted(status, with_hint("PAPI could not count " + std::to_string(missed) + " of " + std::to_string(threads) + " threads (thread " +
+                                         std::to_string(missed_tid) + ": " + first_failure.call + ": " + papi_error(first_failure.code) +
                                          "); a value that misses threads would be wrong, so it is not reported",
                                      first_failure.code));
     } else if (!stable) {
@@ -469,11 +476,12 @@ class PapiSet final : public CounterSet {
   // something (for diagnosis), but every other thread would be missed: not reported.
   void count_calling_thread_only(const Failure& attach) {
     std::string why = "PAPI could not attach to the threads of " +
-                      (options_.pid == 0 ? std::string("this process") : "process " + std::to_string(options_.pid)) +
-                      " (" + attach.call + ": " + papi_error(attach.code) + ")";
+                      (options_.pid == 0 ? std::string("this process") : "process " + std::to_string(options_.pid)) + " (" + attach.call + ": " +
+                      papi_error(attach.code) + ")";
     if (!hardware_pmu_exposed()) {
-      why += ": PAPI 7 checks that attaching and inheriting are allowed by opening the hardware instructions event "
-             "(perf_event.c, check_permissions), which a machine without a PMU does not have";
+      why +=
+          ": PAPI 7 checks that attaching and inheriting are allowed by opening the hardware instructions event "
+          "(perf_event.c, check_permissions), which a machine without a PMU does not have";
     }
     CounterStatus status = status_from_papi(attach.code);
     if (status != CounterStatus::no_permission) status = CounterStatus::not_counted;
@@ -515,8 +523,8 @@ class PapiSet final : public CounterSet {
 
   CounterOptions options_;
   EventsetPlan plan_;
-  std::vector<int> column_;     // per event: its index in plan_.codes, or -1 when not counted
-  std::vector<int> eventsets_;  // one per thread, each with plan_.codes in that order
+  std::vector<int> column_;                               // per event: its index in plan_.codes, or -1 when not counted
+  std::vector<int> eventsets_;                            // one per thread, each with plan_.codes in that order
   std::vector<long long> scratch_, now_, base_, offset_;  // per plan_.codes entry
   std::uint64_t start_ns_ = 0;
   std::uint64_t enabled_ns_ = 0;
@@ -562,8 +570,8 @@ std::string papi_version(std::string* why) {
     return "";
   }
   const int v = library.version;
-  return std::to_string(PAPI_VERSION_MAJOR(v)) + "." + std::to_string(PAPI_VERSION_MINOR(v)) + "." +
-         std::to_string(PAPI_VERSION_REVISION(v)) + "." + std::to_string(PAPI_VERSION_INCREMENT(v));
+  return std::to_string(PAPI_VERSION_MAJOR(v)) + "." + std::to_string(PAPI_VERSION_MINOR(v)) + "." + std::to_string(PAPI_VERSION_REVISION(v)) + "." +
+         std::to_string(PAPI_VERSION_INCREMENT(v));
 }
 
 #else
@@ -579,7 +587,9 @@ std::string papi_version(std::string* why) {
   return "";
 }
 
-std::vector<PapiComponent> papi_components() { return {}; }
+std::vector<PapiComponent> papi_components() {
+  return {};
+}
 
 #endif
 

@@ -15,7 +15,7 @@ std::unique_ptr<CounterSet> open_papi(const CounterOptions& options);
 std::string papi_version(std::string* why = nullptr);
 
 struct PapiComponent {
-  std::string name;    // "perf_event", "perf_event_uncore", ...
+  std::string name;  // "perf_event", "perf_event_uncore", ...
   bool enabled = false;
   std::string reason;  // PAPI's disabled_reason
 };

@@ -21,8 +21,7 @@
 namespace hwprof::detail {
 namespace {
 
-constexpr std::uint64_t kReadFormat =
-    PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+constexpr std::uint64_t kReadFormat = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 
 // Where a group is opened: a thread (pid = tid, cpu = -1), or for uncore events one CPU of
 // one PMU instance (pid = -1; uncore_imc_0, uncore_imc_1, ... each have their own type).
@@ -35,14 +34,14 @@ struct Target {
 
 struct OpenedGroup {
   Target target;
-  std::vector<int> fds;              // leader first
-  std::vector<std::uint64_t> ids;    // PERF_EVENT_IOC_ID of each fd, same order
+  std::vector<int> fds;            // leader first
+  std::vector<std::uint64_t> ids;  // PERF_EVENT_IOC_ID of each fd, same order
 };
 
 struct Group {
   std::vector<std::size_t> members;  // indices into the set's events, leader first
   bool uncore = false;
-  std::vector<OpenedGroup> opened;   // one per target
+  std::vector<OpenedGroup> opened;  // one per target
   // Calling-thread sets of hardware events: each member's mmap page, for rdpmc reads.
   std::vector<const volatile perf_event_mmap_page*> pages;
 };
@@ -63,7 +62,7 @@ perf_event_attr make_attr(const ResolvedEvent& e, bool leader, const CounterOpti
   attr.config1 = e.config1;
   attr.config2 = e.config2;
   attr.read_format = kReadFormat;
-  attr.disabled = leader ? 1 : 0;  // siblings follow their leader
+  attr.disabled = leader ? 1 : 0;                                  // siblings follow their leader
   attr.inherit = (uncore || options.calling_thread_only) ? 0 : 1;  // threads started later are counted
   // Uncore PMUs count the whole socket and reject the exclude_* bits.
   attr.exclude_kernel = (!uncore && e.exclude_kernel) ? 1 : 0;
@@ -85,8 +84,7 @@ std::vector<Target> uncore_targets(const std::string& devices, const ResolvedEve
 
 class PerfEventSet final : public CounterSet {
  public:
-  PerfEventSet(Syscalls& sys, const CounterOptions& options)
-      : sys_(sys), options_(options), rdpmc_(sys.rdpmc()), rdtsc_(sys.rdtsc()) {}
+  PerfEventSet(Syscalls& sys, const CounterOptions& options) : sys_(sys), options_(options), rdpmc_(sys.rdpmc()), rdtsc_(sys.rdtsc()) {}
   ~PerfEventSet() override { close_all(); }
 
   BackendKind backend() const noexcept override { return BackendKind::perf; }
@@ -147,8 +145,9 @@ class PerfEventSet final : public CounterSet {
         events_[i].status = status_from_errno(-fd);
         events_[i].reason = reason_from_errno(-fd, !resolved[i].software, resolved[i].uncore);
         if (!resolved[i].software && !pmu && (fd == -ENOENT || fd == -EOPNOTSUPP)) {
-          events_[i].reason = "this machine exposes no hardware PMU (a virtual machine without PMU passthrough?); only "
-                              "software events such as task-clock and page-faults can be counted here";
+          events_[i].reason =
+              "this machine exposes no hardware PMU (a virtual machine without PMU passthrough?); only "
+              "software events such as task-clock and page-faults can be counted here";
         }
         continue;
       }
@@ -331,8 +330,7 @@ class PerfEventSet final : public CounterSet {
       for (; next < members.size(); ++next) {
         const std::size_t e = members[next];
         perf_event_attr attr = make_attr(resolved[e], first.fds.empty(), options_, first.target);
-        const int fd = open_event(sys_, attr, first.target.pid, first.target.cpu, first.fds.empty() ? -1 : first.fds.front(),
-                                  PERF_FLAG_FD_CLOEXEC);
+        const int fd = open_event(sys_, attr, first.target.pid, first.target.cpu, first.fds.empty() ? -1 : first.fds.front(), PERF_FLAG_FD_CLOEXEC);
         if (fd < 0) {
           if (first.fds.empty()) {  // it opened alone a moment ago; now it does not: give up on it
             events_[e].status = status_from_errno(-fd);
@@ -381,9 +379,9 @@ class PerfEventSet final : public CounterSet {
       const int error = fd < 0 ? -fd : EIO;
       for (std::size_t m : g.members) {
         events_[m].status = CounterStatus::not_counted;
-        events_[m].reason = "could not be opened on " + std::string(target.pid >= 0 ? "thread " + std::to_string(target.pid)
-                                                                                     : "CPU " + std::to_string(target.cpu)) +
-                            ": " + reason_from_errno(error, true, g.uncore);
+        events_[m].reason = "could not be opened on " +
+                            std::string(target.pid >= 0 ? "thread " + std::to_string(target.pid) : "CPU " + std::to_string(target.cpu)) + ": " +
+                            reason_from_errno(error, true, g.uncore);
       }
       close_group(g);
       return;
@@ -417,12 +415,15 @@ class PerfEventSet final : public CounterSet {
 CounterStatus status_from_errno(int error) noexcept {
   switch (error) {
     case EACCES:
-    case EPERM: return CounterStatus::no_permission;
+    case EPERM:
+      return CounterStatus::no_permission;
     case EMFILE:
     case ENFILE:
     case EBUSY:
-    case ENOSPC: return CounterStatus::not_counted;
-    default: return CounterStatus::unsupported;
+    case ENOSPC:
+      return CounterStatus::not_counted;
+    default:
+      return CounterStatus::unsupported;
   }
 }
 
@@ -431,24 +432,32 @@ std::string reason_from_errno(int error, bool hardware, bool uncore) {
   switch (error) {
     case EACCES:
     case EPERM:
-      return std::string(uncore ? "system-wide (uncore) counting" : "counting") + " is not permitted: " +
-             "kernel.perf_event_paranoid is " + (paranoid.empty() ? "unknown" : paranoid) +
-             (uncore ? "; uncore events need paranoid <= 0 or CAP_PERFMON" : "") +
+      return std::string(uncore ? "system-wide (uncore) counting" : "counting") + " is not permitted: " + "kernel.perf_event_paranoid is " +
+             (paranoid.empty() ? "unknown" : paranoid) + (uncore ? "; uncore events need paranoid <= 0 or CAP_PERFMON" : "") +
              ". Fix: `sudo sysctl kernel.perf_event_paranoid=" + (uncore ? "0" : "1") +
              "`, or grant CAP_PERFMON (`sudo setcap cap_perfmon+ep $(which hwprof)`); scripts/enable-counters.sh does this";
     case ENOENT:
       return hardware ? "the kernel knows no such event on this CPU (ENOENT): the PMU does not have it or is not exposed"
                       : "the kernel knows no such event (ENOENT)";
-    case EOPNOTSUPP: return "the PMU does not support this event or mode here (EOPNOTSUPP), e.g. a VM without PMU passthrough";
-    case EINVAL: return "the kernel rejected the event's encoding (EINVAL): wrong for this CPU, or a bad modifier";
+    case EOPNOTSUPP:
+      return "the PMU does not support this event or mode here (EOPNOTSUPP), e.g. a VM without PMU passthrough";
+    case EINVAL:
+      return "the kernel rejected the event's encoding (EINVAL): wrong for this CPU, or a bad modifier";
     case EMFILE:
-    case ENFILE: return "out of file descriptors (one per event and thread): raise the limit with `ulimit -n`";
-    case EBUSY: return "the counter is in use by someone else (EBUSY), e.g. the NMI watchdog or another profiler";
-    case ENOSPC: return "the PMU has no free counter for it (ENOSPC)";
-    case ENODEV: return "no such PMU device on this machine (ENODEV)";
-    case E2BIG: return "the kernel rejected the perf_event_attr size (E2BIG): a kernel older than these headers";
-    case ESRCH: return "no such process or thread (ESRCH)";
-    default: return std::string("perf_event_open failed: ") + std::strerror(error);
+    case ENFILE:
+      return "out of file descriptors (one per event and thread): raise the limit with `ulimit -n`";
+    case EBUSY:
+      return "the counter is in use by someone else (EBUSY), e.g. the NMI watchdog or another profiler";
+    case ENOSPC:
+      return "the PMU has no free counter for it (ENOSPC)";
+    case ENODEV:
+      return "no such PMU device on this machine (ENODEV)";
+    case E2BIG:
+      return "the kernel rejected the perf_event_attr size (E2BIG): a kernel older than these headers";
+    case ESRCH:
+      return "no such process or thread (ESRCH)";
+    default:
+      return std::string("perf_event_open failed: ") + std::strerror(error);
   }
 }
 

@@ -22,33 +22,35 @@ namespace {
 
 #if defined(__x86_64__)
 
-#define HWPROF_ZERO_LEGACY "xorps %%xmm0,%%xmm0\n\txorps %%xmm1,%%xmm1\n\txorps %%xmm2,%%xmm2\n\txorps %%xmm3,%%xmm3\n\t" \
-  "xorps %%xmm4,%%xmm4\n\txorps %%xmm5,%%xmm5\n\txorps %%xmm6,%%xmm6\n\txorps %%xmm7,%%xmm7\n\t"                \
+#define HWPROF_ZERO_LEGACY                                                                       \
+  "xorps %%xmm0,%%xmm0\n\txorps %%xmm1,%%xmm1\n\txorps %%xmm2,%%xmm2\n\txorps %%xmm3,%%xmm3\n\t" \
+  "xorps %%xmm4,%%xmm4\n\txorps %%xmm5,%%xmm5\n\txorps %%xmm6,%%xmm6\n\txorps %%xmm7,%%xmm7\n\t" \
   "xorps %%xmm8,%%xmm8\n\txorps %%xmm9,%%xmm9\n\t"
 // A VEX-encoded XOR of an xmm register zeroes the whole ymm/zmm register.
-#define HWPROF_ZERO_VEX "vxorps %%xmm0,%%xmm0,%%xmm0\n\tvxorps %%xmm1,%%xmm1,%%xmm1\n\tvxorps %%xmm2,%%xmm2,%%xmm2\n\t" \
-  "vxorps %%xmm3,%%xmm3,%%xmm3\n\tvxorps %%xmm4,%%xmm4,%%xmm4\n\tvxorps %%xmm5,%%xmm5,%%xmm5\n\t"                   \
-  "vxorps %%xmm6,%%xmm6,%%xmm6\n\tvxorps %%xmm7,%%xmm7,%%xmm7\n\tvxorps %%xmm8,%%xmm8,%%xmm8\n\t"                   \
+#define HWPROF_ZERO_VEX                                                                           \
+  "vxorps %%xmm0,%%xmm0,%%xmm0\n\tvxorps %%xmm1,%%xmm1,%%xmm1\n\tvxorps %%xmm2,%%xmm2,%%xmm2\n\t" \
+  "vxorps %%xmm3,%%xmm3,%%xmm3\n\tvxorps %%xmm4,%%xmm4,%%xmm4\n\tvxorps %%xmm5,%%xmm5,%%xmm5\n\t" \
+  "vxorps %%xmm6,%%xmm6,%%xmm6\n\tvxorps %%xmm7,%%xmm7,%%xmm7\n\tvxorps %%xmm8,%%xmm8,%%xmm8\n\t" \
   "vxorps %%xmm9,%%xmm9,%%xmm9\n\t"
 
 // Three-operand forms (VEX/EVEX): ins src2, src1, dst.
-#define HWPROF_FMA8(ins, r)                                                                                        \
-  ins " %%" r "8,%%" r "9,%%" r "0\n\t" ins " %%" r "8,%%" r "9,%%" r "1\n\t" ins " %%" r "8,%%" r "9,%%" r "2\n\t" \
-  ins " %%" r "8,%%" r "9,%%" r "3\n\t" ins " %%" r "8,%%" r "9,%%" r "4\n\t" ins " %%" r "8,%%" r "9,%%" r "5\n\t" \
-  ins " %%" r "8,%%" r "9,%%" r "6\n\t" ins " %%" r "8,%%" r "9,%%" r "7\n\t"
-#define HWPROF_ADDMUL8_VEX(add, mul, r)                                                                              \
-  add " %%" r "8,%%" r "0,%%" r "0\n\t" mul " %%" r "9,%%" r "1,%%" r "1\n\t" add " %%" r "8,%%" r "2,%%" r "2\n\t" \
-  mul " %%" r "9,%%" r "3,%%" r "3\n\t" add " %%" r "8,%%" r "4,%%" r "4\n\t" mul " %%" r "9,%%" r "5,%%" r "5\n\t" \
-  add " %%" r "8,%%" r "6,%%" r "6\n\t" mul " %%" r "9,%%" r "7,%%" r "7\n\t"
+#define HWPROF_FMA8(ins, r)                                                                                                                          \
+  ins " %%" r "8,%%" r "9,%%" r "0\n\t" ins " %%" r "8,%%" r "9,%%" r "1\n\t" ins " %%" r "8,%%" r "9,%%" r "2\n\t" ins " %%" r "8,%%" r "9,%%" r    \
+      "3\n\t" ins " %%" r "8,%%" r "9,%%" r "4\n\t" ins " %%" r "8,%%" r "9,%%" r "5\n\t" ins " %%" r "8,%%" r "9,%%" r "6\n\t" ins " %%" r "8,%%" r \
+      "9,%%" r "7\n\t"
+#define HWPROF_ADDMUL8_VEX(add, mul, r)                                                                                                              \
+  add " %%" r "8,%%" r "0,%%" r "0\n\t" mul " %%" r "9,%%" r "1,%%" r "1\n\t" add " %%" r "8,%%" r "2,%%" r "2\n\t" mul " %%" r "9,%%" r "3,%%" r    \
+      "3\n\t" add " %%" r "8,%%" r "4,%%" r "4\n\t" mul " %%" r "9,%%" r "5,%%" r "5\n\t" add " %%" r "8,%%" r "6,%%" r "6\n\t" mul " %%" r "9,%%" r \
+      "7,%%" r "7\n\t"
 // Two-operand legacy SSE forms: ins src, dst.
-#define HWPROF_ADDMUL8_LEGACY(add, mul)                                                                               \
-  add " %%xmm8,%%xmm0\n\t" mul " %%xmm9,%%xmm1\n\t" add " %%xmm8,%%xmm2\n\t" mul " %%xmm9,%%xmm3\n\t" add            \
-      " %%xmm8,%%xmm4\n\t" mul " %%xmm9,%%xmm5\n\t" add " %%xmm8,%%xmm6\n\t" mul " %%xmm9,%%xmm7\n\t"
+#define HWPROF_ADDMUL8_LEGACY(add, mul)                                                                                            \
+  add " %%xmm8,%%xmm0\n\t" mul " %%xmm9,%%xmm1\n\t" add " %%xmm8,%%xmm2\n\t" mul " %%xmm9,%%xmm3\n\t" add " %%xmm8,%%xmm4\n\t" mul \
+      " %%xmm9,%%xmm5\n\t" add " %%xmm8,%%xmm6\n\t" mul " %%xmm9,%%xmm7\n\t"
 
-#define HWPROF_LOOP(zero, body, tail)                                                                                   \
-  asm volatile(zero "1:\n\t" body "dec %0\n\tjnz 1b\n\t" tail                                                          \
-               : "+r"(n)                                                                                                \
-               :                                                                                                        \
+#define HWPROF_LOOP(zero, body, tail)                         \
+  asm volatile(zero "1:\n\t" body "dec %0\n\tjnz 1b\n\t" tail \
+               : "+r"(n)                                      \
+               :                                              \
                : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9")
 
 #define HWPROF_KERNEL(fn, zero, body, tail) \
@@ -79,10 +81,14 @@ using KernelFn = void (*)(std::uint64_t);
 KernelFn kernel_fn(SimdWidth width, FpPrecision precision, bool fma) {
   const bool sp = precision == FpPrecision::single;
   switch (width) {
-    case SimdWidth::scalar: return fma ? (sp ? scalar_sp_fma : scalar_dp_fma) : (sp ? scalar_sp_addmul : scalar_dp_addmul);
-    case SimdWidth::sse: return fma ? (sp ? sse_sp_fma : sse_dp_fma) : (sp ? sse_sp_addmul : sse_dp_addmul);
-    case SimdWidth::avx2: return fma ? (sp ? avx2_sp_fma : avx2_dp_fma) : (sp ? avx2_sp_addmul : avx2_dp_addmul);
-    case SimdWidth::avx512: return fma ? (sp ? avx512_sp_fma : avx512_dp_fma) : (sp ? avx512_sp_addmul : avx512_dp_addmul);
+    case SimdWidth::scalar:
+      return fma ? (sp ? scalar_sp_fma : scalar_dp_fma) : (sp ? scalar_sp_addmul : scalar_dp_addmul);
+    case SimdWidth::sse:
+      return fma ? (sp ? sse_sp_fma : sse_dp_fma) : (sp ? sse_sp_addmul : sse_dp_addmul);
+    case SimdWidth::avx2:
+      return fma ? (sp ? avx2_sp_fma : avx2_dp_fma) : (sp ? avx2_sp_addmul : avx2_dp_addmul);
+    case SimdWidth::avx512:
+      return fma ? (sp ? avx512_sp_fma : avx512_dp_fma) : (sp ? avx512_sp_addmul : avx512_dp_addmul);
   }
   return nullptr;
 }
@@ -100,8 +106,12 @@ std::string missing_feature(SimdWidth width, bool fma) {
 #else
 
 using KernelFn = void (*)(std::uint64_t);
-KernelFn kernel_fn(SimdWidth, FpPrecision, bool) { return nullptr; }
-std::string missing_feature(SimdWidth, bool) { return "the self-test kernels are x86-64 only"; }
+KernelFn kernel_fn(SimdWidth, FpPrecision, bool) {
+  return nullptr;
+}
+std::string missing_feature(SimdWidth, bool) {
+  return "the self-test kernels are x86-64 only";
+}
 
 #endif
 
@@ -131,7 +141,9 @@ std::vector<std::string_view> id_tokens(std::string_view id) {
   return out;
 }
 
-bool is_flop_metric(const Metric& m) { return m.unit == "FLOP" && m.denominator.empty(); }
+bool is_flop_metric(const Metric& m) {
+  return m.unit == "FLOP" && m.denominator.empty();
+}
 // "DRAM read bytes" where the group splits reads from writes, else "DRAM bytes" (Zen 2/3's data
 // fabric events count both; the stream writes nothing, and its array's dirty lines were
 // written back before any measurement).
@@ -148,20 +160,28 @@ std::optional<double> reading_value(const CounterReading& r) {
 int elements_per_register(SimdWidth width, FpPrecision precision) {
   const int sp = precision == FpPrecision::single ? 2 : 1;
   switch (width) {
-    case SimdWidth::scalar: return 1;
-    case SimdWidth::sse: return 2 * sp;
-    case SimdWidth::avx2: return 4 * sp;
-    case SimdWidth::avx512: return 8 * sp;
+    case SimdWidth::scalar:
+      return 1;
+    case SimdWidth::sse:
+      return 2 * sp;
+    case SimdWidth::avx2:
+      return 4 * sp;
+    case SimdWidth::avx512:
+      return 8 * sp;
   }
   return 1;
 }
 
 std::string_view width_name(SimdWidth width) {
   switch (width) {
-    case SimdWidth::scalar: return "scalar";
-    case SimdWidth::sse: return "sse";
-    case SimdWidth::avx2: return "avx2";
-    case SimdWidth::avx512: return "avx512";
+    case SimdWidth::scalar:
+      return "scalar";
+    case SimdWidth::sse:
+      return "sse";
+    case SimdWidth::avx2:
+      return "avx2";
+    case SimdWidth::avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -282,8 +302,7 @@ int SelfTestReport::unavailable() const {
   return n;
 }
 
-SelfTestReport run_self_test(const std::vector<EventGroup>& groups, const std::vector<SelfTestKernel>& kernels,
-                             const OpenGroupCounters& open) {
+SelfTestReport run_self_test(const std::vector<EventGroup>& groups, const std::vector<SelfTestKernel>& kernels, const OpenGroupCounters& open) {
   SelfTestReport report;
   for (const SelfTestKernel& k : kernels) {
     if (!k.run) report.skipped.push_back(k.name + ": " + (k.unsupported.empty() ? "no kernel for this machine" : k.unsupported));

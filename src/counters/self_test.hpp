@@ -84,7 +84,6 @@ using OpenGroupCounters = std::function<std::unique_ptr<CounterSet>(const EventG
 
 // Runs every kernel this CPU supports under every group that has a checked metric, once
 // each, and checks each FP event and the metric.
-SelfTestReport run_self_test(const std::vector<EventGroup>& groups, const std::vector<SelfTestKernel>& kernels,
-                             const OpenGroupCounters& open);
+SelfTestReport run_self_test(const std::vector<EventGroup>& groups, const std::vector<SelfTestKernel>& kernels, const OpenGroupCounters& open);
 
 }  // namespace hwprof::detail

@@ -13,13 +13,13 @@ struct PmuInfo {
 };
 
 struct SystemInfo {
-  std::string kernel;          // uname -r
+  std::string kernel;  // uname -r
   int perf_event_paranoid = 99;
-  bool cap_perfmon = false;    // effective CAP_PERFMON (or CAP_SYS_ADMIN, which implies it)
+  bool cap_perfmon = false;  // effective CAP_PERFMON (or CAP_SYS_ADMIN, which implies it)
   bool root = false;
   std::vector<PmuInfo> pmus;
-  bool hardware_pmu = false;   // a core PMU (cpu, cpu_core, cpu_atom, armv8_pmuv3) is exposed
-  std::string rdpmc;           // "enabled (…)", or why not
+  bool hardware_pmu = false;  // a core PMU (cpu, cpu_core, cpu_atom, armv8_pmuv3) is exposed
+  std::string rdpmc;          // "enabled (…)", or why not
   bool rdpmc_available = false;
 };
 

@@ -36,15 +36,20 @@ struct WeightWidth {
 WeightWidth weight_width(const Graph& graph, const Node& node) {
   const Shape& in = graph.shape_of(node.inputs[0]);
   switch (node.op) {
-    case OpKind::linear: return {"input features", in.back()};
+    case OpKind::linear:
+      return {"input features", in.back()};
     case OpKind::conv2d:
     case OpKind::conv_transpose2d:
-    case OpKind::batchnorm2d: return {"input channels", in[0]};
-    case OpKind::layernorm: return {"normalized features", in.back()};
+    case OpKind::batchnorm2d:
+      return {"input channels", in[0]};
+    case OpKind::layernorm:
+      return {"normalized features", in.back()};
     case OpKind::pos_embedding:
     case OpKind::cls_token:
-    case OpKind::attention: return {"model width D", in[1]};
-    default: return {};
+    case OpKind::attention:
+      return {"model width D", in[1]};
+    default:
+      return {};
   }
 }
 

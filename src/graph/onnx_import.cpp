@@ -40,27 +40,62 @@ namespace hwprof {
 
 #if !HWPROF_HAVE_ONNX
 
-bool onnx_supported() noexcept { return false; }
+bool onnx_supported() noexcept {
+  return false;
+}
 
 Result<Graph> import_onnx(std::string_view, const std::string& path, const LoadOptions&) {
-  return Error{path + ": this hwprof was built without ONNX support; install libonnx-dev (scripts/install-deps.sh) and build "
-                      "again, or describe the model as a JSON spec (docs/ in the repository)"};
+  return Error{path +
+               ": this hwprof was built without ONNX support; install libonnx-dev (scripts/install-deps.sh) and build "
+               "again, or describe the model as a JSON spec (docs/ in the repository)"};
 }
 
 #else
 
-bool onnx_supported() noexcept { return true; }
+bool onnx_supported() noexcept {
+  return true;
+}
 
 namespace {
 
 constexpr std::int64_t kProbeBatch = 9973;
 // The op types map_node maps on their own (an Erf maps only inside a GELU pattern), and those
 // that only read shapes.
-const std::set<std::string> kMappedOps = {
-    "Conv", "Gemm", "MatMul", "BatchNormalization", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "Clip", "MaxPool",
-    "AveragePool", "GlobalAveragePool", "Add", "Softmax", "Flatten", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
-    "Concat", "Identity", "Dropout", "Pad", "Gather", "Expand", "Shape", "Size", "Constant", "Mul", "Sub", "Div",
-    "HardSwish", "HardSigmoid", "ConvTranspose", "ReduceMean"};
+const std::set<std::string> kMappedOps = {"Conv",
+                                          "Gemm",
+                                          "MatMul",
+                                          "BatchNormalization",
+                                          "LayerNormalization",
+                                          "Relu",
+                                          "Sigmoid",
+                                          "Tanh",
+                                          "Clip",
+                                          "MaxPool",
+                                          "AveragePool",
+                                          "GlobalAveragePool",
+                                          "Add",
+                                          "Softmax",
+                                          "Flatten",
+                                          "Reshape",
+                                          "Squeeze",
+                                          "Unsqueeze",
+                                          "Transpose",
+                                          "Concat",
+                                          "Identity",
+                                          "Dropout",
+                                          "Pad",
+                                          "Gather",
+                                          "Expand",
+                                          "Shape",
+                                          "Size",
+                                          "Constant",
+                                          "Mul",
+                                          "Sub",
+                                          "Div",
+                                          "HardSwish",
+                                          "HardSigmoid",
+                                          "ConvTranspose",
+                                          "ReduceMean"};
 constexpr int kMinOpset = 11;
 constexpr int kMaxOpset = 17;
 
@@ -75,8 +110,8 @@ struct Value {
   // expanded: a constant broadcast over the batch (a class token's Expand), for the Concat after it.
   enum class Kind { activation, constant, shape_only, unmapped, expanded };
   Kind kind = Kind::shape_only;
-  int node = kModelInput;                    // activation: the hwprof node (or the model input)
-  const onnx::TensorProto* tensor = nullptr; // constant: its data
+  int node = kModelInput;                     // activation: the hwprof node (or the model input)
+  const onnx::TensorProto* tensor = nullptr;  // constant: its data
 };
 
 std::string dims_text(const Dims& d) {
@@ -152,8 +187,7 @@ std::string lower(std::string s) {
 
 class Importer {
  public:
-  Importer(onnx::ModelProto& model, std::string path, const LoadOptions& options)
-      : model_(model), path_(std::move(path)), options_(options) {}
+  Importer(onnx::ModelProto& model, std::string path, const LoadOptions& options) : model_(model), path_(std::move(path)), options_(options) {}
 
   Graph run();
   // Each layer's output shape as ONNX's shape inference has it, per sample, by layer name:
@@ -232,7 +266,7 @@ class Importer {
   std::string external_file(const onnx::TensorProto& t) const;
   void check_external_data() const;
   InitialValue initial(const std::string& param, const std::string& value_name, Shape shape, std::vector<float> data) const {
-    return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float>>(std::move(data)), "initializer '" + value_name + "'"};
+    return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float> >(std::move(data)), "initializer '" + value_name + "'"};
   }
 
   std::string layer_name(const onnx::NodeProto& n);
@@ -288,7 +322,7 @@ class Importer {
   std::string path_;
   LoadOptions options_;
   std::set<std::string> float_values_;  // values ONNX's inference types as float32
-  std::set<std::string> initializers_;   // the graph's initializer names
+  std::set<std::string> initializers_;  // the graph's initializer names
   std::filesystem::path dir_;
   Graph graph_;
   int opset_ = 0;
@@ -297,7 +331,7 @@ class Importer {
   std::unordered_map<std::string, Dims> dims_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, int> names_taken_;
-  std::set<std::string> containers_;  // module paths that have child modules
+  std::set<std::string> containers_;            // module paths that have child modules
   std::unordered_map<std::string, Pair> pads_;  // values padded by a Pad that a Conv or AveragePool folds in
 
   // Patterns of several ONNX nodes that are one hwprof layer (attention, GELU, SiLU): found
@@ -306,9 +340,9 @@ class Importer {
   struct Fusion {
     OpKind op = OpKind::relu;
     Attributes attrs;
-    std::string input;   // the ONNX value it reads
-    std::string what;    // for messages: "attention (nn.MultiheadAttention pattern)"
-    std::string name;    // the layer's name (module path)
+    std::string input;  // the ONNX value it reads
+    std::string what;   // for messages: "attention (nn.MultiheadAttention pattern)"
+    std::string name;   // the layer's name (module path)
     std::vector<InitialValue> initial;
   };
   // A projection x·W (+ b) as an exporter writes nn.Linear: MatMul(x, W) [+ Add b], or Gemm.
@@ -361,11 +395,11 @@ class Importer {
   void map_gather(const onnx::NodeProto& n);
   void map_layernorm(const onnx::NodeProto& n);
   std::unordered_map<std::string, int> producer_;
-  std::unordered_map<std::string, std::vector<int>> consumers_;
+  std::unordered_map<std::string, std::vector<int> > consumers_;
   std::vector<char> absorbed_;
   std::unordered_map<int, Fusion> fusions_;
   std::vector<std::string> pattern_problems_;
-  std::deque<onnx::TensorProto> made_tensors_;             // Constant nodes' values given as value_float etc.
+  std::deque<onnx::TensorProto> made_tensors_;  // Constant nodes' values given as value_float etc.
   std::vector<std::string> unsupported_;
 };
 
@@ -574,7 +608,8 @@ bool Importer::fold_shape_computations() {
         }
       }
       const std::int64_t count = product(a->v);
-      if (integral && count >= 0 && count <= static_cast<std::int64_t>(kMaxShapeValue)) out = IntValue{a->v, std::vector<std::int64_t>(static_cast<std::size_t>(count), fill)};
+      if (integral && count >= 0 && count <= static_cast<std::int64_t>(kMaxShapeValue))
+        out = IntValue{a->v, std::vector<std::int64_t>(static_cast<std::size_t>(count), fill)};
     }
     if (out && n.output_size() == 1) known[n.output(0)] = *out;
   }
@@ -589,8 +624,8 @@ bool Importer::fold_shape_computations() {
     if (shape_inputs.empty() || n.output_size() < 1) continue;
     auto out = dims.find(n.output(0));
     // (An empty shape here is an unknown one: these ops' outputs are never scalars in a model hwprof reads.)
-    const bool unknown = out == dims.end() || out->second.empty() ||
-                         std::any_of(out->second.begin(), out->second.end(), [](std::int64_t x) { return x < 0; });
+    const bool unknown =
+        out == dims.end() || out->second.empty() || std::any_of(out->second.begin(), out->second.end(), [](std::int64_t x) { return x < 0; });
     if (!unknown) continue;
     for (int shape_input : shape_inputs) {
       if (n.input_size() <= shape_input || n.input(shape_input).empty()) continue;
@@ -728,8 +763,7 @@ std::string Importer::external_file(const onnx::TensorProto& t) const {
   const fs::path file = fs::weakly_canonical(dir_ / rel, ec);
   const auto [end, _] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
   if (ec || end != base.end()) {
-    fail("initializer '" + t.name() + "': external data location '" + location + "' is outside the model's folder " + base.string() +
-         "; refused");
+    fail("initializer '" + t.name() + "': external data location '" + location + "' is outside the model's folder " + base.string() + "; refused");
   }
   return file.string();
 }
@@ -798,8 +832,8 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
       }
     }
   } else {
-    fail("initializer '" + t.name() + "' has element type " + onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.data_type())) +
-         "; hwprof's engine reads float32 weights");
+    fail("initializer '" + t.name() + "' has element type " +
+         onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.data_type())) + "; hwprof's engine reads float32 weights");
   }
   if (static_cast<std::int64_t>(out.size()) != n) {
     fail("initializer '" + t.name() + "' holds " + std::to_string(out.size()) + " values; its shape needs " + std::to_string(n));
@@ -812,13 +846,15 @@ std::vector<std::int64_t> Importer::integers(const onnx::TensorProto& t) const {
   if (t.data_type() == onnx::TensorProto_DataType_INT64) {
     if (t.int64_data_size() > 0) return {t.int64_data().begin(), t.int64_data().end()};
     const std::string raw = raw_bytes(t);
-    if (raw.size() % 8 != 0 || raw.size() > (std::size_t{1} << 20)) fail("tensor '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes of int64");
+    if (raw.size() % 8 != 0 || raw.size() > (std::size_t{1} << 20))
+      fail("tensor '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes of int64");
     out.resize(raw.size() / 8);
     std::memcpy(out.data(), raw.data(), raw.size());
   } else if (t.data_type() == onnx::TensorProto_DataType_INT32) {
     if (t.int32_data_size() > 0) return {t.int32_data().begin(), t.int32_data().end()};
     const std::string raw = raw_bytes(t);
-    if (raw.size() % 4 != 0 || raw.size() > (std::size_t{1} << 20)) fail("tensor '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes of int32");
+    if (raw.size() % 4 != 0 || raw.size() > (std::size_t{1} << 20))
+      fail("tensor '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes of int32");
     for (std::size_t i = 0; i < raw.size(); i += 4) {
       std::int32_t v = 0;
       std::memcpy(&v, raw.data() + i, 4);
@@ -891,8 +927,7 @@ void Importer::unsupported(const onnx::NodeProto& n, const std::string& why) {
   add_node(n, OpKind::unsupported, std::move(inputs), std::move(a));
 }
 
-std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation,
-                                             std::string* why) {
+std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation, std::string* why) {
   const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     Pair pad;
@@ -931,7 +966,8 @@ std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Sha
 void Importer::map_conv(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (!in || in->size() != 3) return unsupported(n, "only 2-D convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (!in || in->size() != 3)
+    return unsupported(n, "only 2-D convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
   if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
   if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
   const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
@@ -964,7 +1000,8 @@ void Importer::map_conv(const onnx::NodeProto& n) {
 void Importer::map_conv_transpose(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (!in || in->size() != 3) return unsupported(n, "only 2-D transposed convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (!in || in->size() != 3)
+    return unsupported(n, "only 2-D transposed convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
   if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
   if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
   const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
@@ -987,7 +1024,8 @@ void Importer::map_conv_transpose(const onnx::NodeProto& n) {
   a.output_padding = pair_of(attr_ints(n, "output_padding"), {0, 0});
   const std::vector<std::int64_t> pads = attr_ints(n, "pads");
   if (auto_pad == "NOTSET" && !pads.empty()) {
-    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
+    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
+      return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
     a.padding = {pads[0], pads[1]};
   }
   a.bias = b != nullptr;
@@ -1000,7 +1038,8 @@ void Importer::map_conv_transpose(const onnx::NodeProto& n) {
 void Importer::map_gemm(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = constant(n.input(1));
-  if (!in || in->size() != 1) return unsupported(n, "Gemm is mapped as a linear layer of [N, K] inputs (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (!in || in->size() != 1)
+    return unsupported(n, "Gemm is mapped as a linear layer of [N, K] inputs (input " + dims_text(dims_of(n.input(0))) + ")");
   if (w == nullptr || w->dims_size() != 2) return unsupported(n, "B is not a 2-D initializer");
   if (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0f) != 1.0f || attr_float(n, "beta", 1.0f) != 1.0f) {
     return unsupported(n, "transA, alpha or beta differ from a linear layer's (0, 1, 1)");
@@ -1191,7 +1230,8 @@ void Importer::map_binary(const onnx::NodeProto& n, OpKind op) {
   bool broadcastable = sx && sy && sx->size() == sy->size();
   for (std::size_t d = 0; broadcastable && d < sx->size(); ++d) broadcastable = (*sx)[d] == (*sy)[d] || (*sx)[d] == 1 || (*sy)[d] == 1;
   if (!broadcastable) {
-    return unsupported(n, "only inputs of one rank whose axes are equal or 1 are mapped (broadcast), got " + dims_text(dims_of(x)) + " and " + dims_text(dims_of(y)));
+    return unsupported(n, "only inputs of one rank whose axes are equal or 1 are mapped (broadcast), got " + dims_text(dims_of(x)) + " and " +
+                              dims_text(dims_of(y)));
   }
   add_node(n, op, {values_.at(x).node, values_.at(y).node});
 }
@@ -1223,7 +1263,8 @@ void Importer::map_operand(const onnx::NodeProto& n, OpKind op) {
   operand.insert(operand.end(), cd.begin(), cd.end());
   for (std::size_t d = 0; d < operand.size(); ++d) {
     if (operand[d] != (*in)[d] && operand[d] != 1) {
-      return unsupported(n, "the constant " + dims_text(Dims(c->dims().begin(), c->dims().end())) + " does not broadcast to " + dims_text(dims_of(x)) + " without widening it");
+      return unsupported(n, "the constant " + dims_text(Dims(c->dims().begin(), c->dims().end())) + " does not broadcast to " +
+                                dims_text(dims_of(x)) + " without widening it");
     }
   }
   Attributes a;
@@ -1432,7 +1473,10 @@ void Importer::find_decomposed_layernorm(int index) {
   for (int i : {index, sub, pow, var, add_eps, sqrt, div, mul}) absorbed_[static_cast<std::size_t>(i)] = 1;
   Attributes attrs;
   attrs.eps = *eps;
-  fusions_[add] = Fusion{OpKind::layernorm, attrs, x, "LayerNorm (decomposed: ReduceMean, Sub, Pow, Sqrt, Div)",
+  fusions_[add] = Fusion{OpKind::layernorm,
+                         attrs,
+                         x,
+                         "LayerNorm (decomposed: ReduceMean, Sub, Pow, Sqrt, Div)",
                          module_path(scope_segments(n.name())),
                          {initial("weight", weight->name(), {d}, floats(*weight)), initial("bias", bias->name(), {d}, floats(*bias))}};
 }
@@ -1522,8 +1566,8 @@ void Importer::find_activation_patterns(int index) {
     const std::string& half_x = other(onnx_node(m), onnx_node(a).output(0));
     int last = -1;
     if (auto h = producer_.find(half_x); h != producer_.end() && onnx_node(h->second).op_type() == "Mul" &&
-                                          (onnx_node(h->second).input(0) == x || onnx_node(h->second).input(1) == x) &&
-                                          near(scalar(other(onnx_node(h->second), x)), 0.5)) {
+                                         (onnx_node(h->second).input(0) == x || onnx_node(h->second).input(1) == x) &&
+                                         near(scalar(other(onnx_node(h->second), x)), 0.5)) {
       chain.push_back(h->second);
       last = m;
     } else if (half_x == x) {
@@ -1579,7 +1623,8 @@ std::optional<std::string> Importer::causal_condition(std::string value, std::in
   const std::int64_t n = md.back();
   auto at = [&](std::int64_t r, std::int64_t c) {
     const auto i = static_cast<std::size_t>(r * n + c);
-    return bytes.size() == static_cast<std::size_t>(n * n) ? bytes[i] != 0 : mask->int32_data_size() == n * n && mask->int32_data(static_cast<int>(i)) != 0;
+    return bytes.size() == static_cast<std::size_t>(n * n) ? bytes[i] != 0
+                                                           : mask->int32_data_size() == n * n && mask->int32_data(static_cast<int>(i)) != 0;
   };
   for (std::int64_t r = 0; r < t; ++r) {
     for (std::int64_t c = 0; c < t; ++c) {
@@ -1761,7 +1806,8 @@ Importer::Mismatch Importer::match_projections(int /*softmax*/, AttentionMatch& 
     const onnx::TensorProto& w = *t.proj.weight;
     const std::int64_t rows = w.dims(0), cols = w.dims(1);
     const std::int64_t in = t.proj.out_major ? cols : rows, outs = t.proj.out_major ? rows : cols;
-    if (in != d || t.begin < 0 || t.end > outs) return "a projection's weight " + dims_text({rows, cols}) + " does not fit width " + std::to_string(d);
+    if (in != d || t.begin < 0 || t.end > outs)
+      return "a projection's weight " + dims_text({rows, cols}) + " does not fit width " + std::to_string(d);
     const std::vector<float> wv = floats(w);
     for (std::int64_t o = 0; o < d; ++o) {
       for (std::int64_t i = 0; i < d; ++i) {
@@ -1959,7 +2005,8 @@ void Importer::map_layernorm(const onnx::NodeProto& n) {
   std::int64_t axis = attr_int(n, "axis", -1);
   if (axis < 0) axis += static_cast<std::int64_t>(in->size()) + 1;
   if (axis != static_cast<std::int64_t>(in->size())) return unsupported(n, "only a LayerNormalization of the last axis is mapped (nn.LayerNorm(D))");
-  if (n.output_size() > 1 && std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) { return !o.empty() && use_count(o) > 0; })) {
+  if (n.output_size() > 1 &&
+      std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) { return !o.empty() && use_count(o) > 0; })) {
     return unsupported(n, "its Mean or InvStdDev output is used");
   }
   const onnx::TensorProto* scale = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
@@ -1993,8 +2040,8 @@ void Importer::map_pad(const onnx::NodeProto& n) {
   if (!in || pads.size() != 2 * (in->size() + 1)) return unsupported(n, "the pads do not match the input's rank");
   if (std::all_of(pads.begin(), pads.end(), [](std::int64_t x) { return x == 0; })) return alias(n, n.input(0));
   const std::size_t r = in->size() + 1;
-  bool foldable = r == 4 && pads[0] == 0 && pads[1] == 0 && pads[r] == 0 && pads[r + 1] == 0 && pads[2] == pads[r + 2] &&
-                  pads[3] == pads[r + 3] && pads[2] >= 0 && pads[3] >= 0;
+  bool foldable = r == 4 && pads[0] == 0 && pads[1] == 0 && pads[r] == 0 && pads[r + 1] == 0 && pads[2] == pads[r + 2] && pads[3] == pads[r + 3] &&
+                  pads[2] >= 0 && pads[3] >= 0;
   if (!foldable) return unsupported(n, "pads " + dims_text(pads) + " are not a symmetric spatial zero padding of [N, C, H, W]");
   for (const auto& consumer : model_.graph().node()) {
     if (std::find(consumer.input().begin(), consumer.input().end(), n.output(0)) == consumer.input().end()) continue;
@@ -2011,7 +2058,7 @@ void Importer::map_pad(const onnx::NodeProto& n) {
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + n.domain() + "' is not the default ONNX one");
-  if (op == "Constant") return;  // decode_constants() registered its value
+  if (op == "Constant") return;                                     // decode_constants() registered its value
   if (op == "Identity" && constant(n.input(0)) != nullptr) return;  // index_values() aliased it
   // A node none of whose inputs is an activation computes shapes or folds constants: it is not
   // a layer (its outputs are known to ONNX's shape inference where a layer needs them).
@@ -2045,7 +2092,8 @@ void Importer::map_node(const onnx::NodeProto& n) {
     return;
   }
   if (op == "Gather") return map_gather(n);
-  if (!is_activation(n.input(0)) && op != "Add" && op != "Mul" && op != "Sub" && op != "Div" && op != "Concat") return unsupported(n, "the first input is a constant, not an activation");
+  if (!is_activation(n.input(0)) && op != "Add" && op != "Mul" && op != "Sub" && op != "Div" && op != "Concat")
+    return unsupported(n, "the first input is a constant, not an activation");
   const int x = values_.at(n.input(0)).node;
   if (op == "Conv") return map_conv(n);
   if (op == "ConvTranspose") return map_conv_transpose(n);
@@ -2074,12 +2122,14 @@ void Importer::map_node(const onnx::NodeProto& n) {
     // alpha = 1/6, beta = 0.5 (ONNX's defaults are 0.2 and 0.5, Keras's hard sigmoid).
     const float alpha = attr_float(n, "alpha", 0.2f), beta = attr_float(n, "beta", 0.5f);
     if (std::abs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f) {
-      return unsupported(n, "alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta) + " (hwprof's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
+      return unsupported(
+          n, "alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta) + " (hwprof's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
     }
     return (void)add_node(n, OpKind::hardsigmoid, {x});
   }
   if (op == "Flatten") {
-    if (attr_int(n, "axis", 1) != 1) return unsupported(n, "Flatten with axis " + std::to_string(attr_int(n, "axis", 1)) + " (only 1 keeps the batch)");
+    if (attr_int(n, "axis", 1) != 1)
+      return unsupported(n, "Flatten with axis " + std::to_string(attr_int(n, "axis", 1)) + " (only 1 keeps the batch)");
     return (void)add_node(n, OpKind::flatten, {x});
   }
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return map_reshape_like(n);
@@ -2148,7 +2198,9 @@ Graph Importer::run() {
     for (const std::string& u : unsupported_) list += "\n  - " + u;
     for (const std::string& p : pattern_problems_) list += "\n  note: " + p;
     if (options_.keep_unsupported) {
-      list += "\n  The output's shape cannot be followed past them (ONNX's inference does not know a shape on the way), so the rest cannot be counted either.";
+      list +=
+          "\n  The output's shape cannot be followed past them (ONNX's inference does not know a shape on the way), so the rest cannot be counted "
+          "either.";
     }
     fail(std::to_string(unsupported_.size()) + " node" + (unsupported_.size() == 1 ? "" : "s") + " cannot be mapped onto hwprof's layers:" + list);
   }
@@ -2186,7 +2238,8 @@ Graph Importer::run() {
 
 Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const LoadOptions& options) {
   if (static_cast<std::int64_t>(bytes.size()) > kMaxOnnxBytes) {
-    return Error{path + ": the file is " + std::to_string(bytes.size()) + " bytes; an ONNX file is at most 2 GiB (protobuf's limit; larger models keep their weights in external data files)"};
+    return Error{path + ": the file is " + std::to_string(bytes.size()) +
+                 " bytes; an ONNX file is at most 2 GiB (protobuf's limit; larger models keep their weights in external data files)"};
   }
   if (bytes.empty()) return Error{path + ": the file is empty; expected an ONNX model"};
   onnx::ModelProto model;
@@ -2207,7 +2260,8 @@ Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const
   }
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".onnx") == 0) base.resize(base.size() - 5);
-  graph.name = model.graph().name().empty() || model.graph().name() == "main_graph" || model.graph().name() == "torch_jit" ? base : model.graph().name();
+  graph.name =
+      model.graph().name().empty() || model.graph().name() == "main_graph" || model.graph().name() == "torch_jit" ? base : model.graph().name();
   graph.source = SourceText(path, std::string());
   if (auto error = detail::infer_shapes(graph)) return Error{path + ": the mapped graph is inconsistent (" + error->message + ")"};
   for (const Node& node : graph.nodes) {

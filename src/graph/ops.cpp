@@ -49,8 +49,13 @@ const std::vector<OpInfo>& op_table() {
       {OpKind::mul, "mul", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::sub, "sub", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::div, "div", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
-      {OpKind::conv_transpose2d, "conv_transpose2d",
-       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
+      {OpKind::conv_transpose2d,
+       "conv_transpose2d",
+       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
+       1,
+       1,
+       F::gemm,
+       {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };
@@ -63,8 +68,7 @@ const OpInfo& op_info(OpKind kind) {
 
 std::optional<OpKind> find_op(std::string_view name) {
   const auto& table = op_table();
-  auto it = std::find_if(table.begin(), table.end(),
-                         [&](const OpInfo& info) { return info.kind != OpKind::unsupported && info.name == name; });
+  auto it = std::find_if(table.begin(), table.end(), [&](const OpInfo& info) { return info.kind != OpKind::unsupported && info.name == name; });
   if (it == table.end()) return std::nullopt;
   return it->kind;
 }

@@ -21,10 +21,10 @@ enum class OpFamily {
   elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
   normalization,       // batchnorm2d, layernorm
   softmax,
-  pooling,             // maxpool2d, avgpool2d, adaptive_avgpool2d
-  data_movement,       // copies and views: no arithmetic
-  lookup,              // embedding, pos_embedding, cls_token: learned tables
-  unmapped,            // unsupported: an imported node hwprof has no layer for
+  pooling,        // maxpool2d, avgpool2d, adaptive_avgpool2d
+  data_movement,  // copies and views: no arithmetic
+  lookup,         // embedding, pos_embedding, cls_token: learned tables
+  unmapped,       // unsupported: an imported node hwprof has no layer for
 };
 
 // An element-wise unary op per element (op_cost.cpp's convention, docs/profile.md): FLOPs

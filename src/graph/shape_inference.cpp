@@ -28,7 +28,7 @@ std::int64_t checked_numel(const Shape& shape) {
 struct Outcome {
   Shape shape;
   DType dtype = DType::f32;
-  std::string problem;    // empty: fine
+  std::string problem;              // empty: fine
   const char* attribute = nullptr;  // the attribute the problem is about, if any
 };
 
@@ -46,7 +46,9 @@ Outcome shaped(Shape shape, DType dtype = DType::f32) {
   return o;
 }
 
-std::string str(std::int64_t v) { return std::to_string(v); }
+std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
 
 // Exact 128-bit arithmetic for the output-size formulas: hostile specs give sizes, paddings and
 // kernels near 2^63, whose sums and products do not fit in 64 bits.
@@ -86,7 +88,9 @@ std::string padded_size(std::int64_t size, std::int64_t pad) {
   return std::to_string(size + 2 * pad);
 }
 
-std::string kind_of(const Shape& s) { return format_shape(s); }
+std::string kind_of(const Shape& s) {
+  return format_shape(s);
+}
 
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
@@ -126,8 +130,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
         }
         if (rows != a.out_features || cols != in_features) {
           return problem("'tied_to' " + target.name + " has a weight of shape [" + str(rows) + ", " + str(cols) +
-                             "] but this layer needs [out_features, in_features] = [" + str(a.out_features) + ", " +
-                             str(in_features) + "]",
+                             "] but this layer needs [out_features, in_features] = [" + str(a.out_features) + ", " + str(in_features) + "]",
                          "tied_to");
         }
       }
@@ -137,16 +140,14 @@ Outcome infer_node(const Graph& g, const Node& node) {
     }
     case OpKind::conv2d: {
       if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (in[0] % a.groups != 0)
-        return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+      if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
       if (a.out_channels % a.groups != 0)
         return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
       const std::int64_t oh = conv_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
       const std::int64_t ow = conv_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
       if (oh <= 0 || ow <= 0) {
-        return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " (dilation " + str(a.dilation.h) + "x" +
-                           str(a.dilation.w) + ") is larger than the padded input " + padded_size(in[1], a.padding.h) + "x" +
-                           padded_size(in[2], a.padding.w),
+        return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " (dilation " + str(a.dilation.h) + "x" + str(a.dilation.w) +
+                           ") is larger than the padded input " + padded_size(in[1], a.padding.h) + "x" + padded_size(in[2], a.padding.w),
                        "kernel");
       }
       return shaped({a.out_channels, oh, ow});
@@ -154,8 +155,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::conv_transpose2d: {
       // PyTorch's ConvTranspose2d: (in - 1)·stride - 2·padding + dilation·(kernel - 1) + output_padding + 1.
       if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (in[0] % a.groups != 0)
-        return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+      if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
       if (a.out_channels % a.groups != 0)
         return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
       if ((a.output_padding.h >= a.stride.h && a.output_padding.h >= a.dilation.h) ||
@@ -178,8 +178,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::softmax: {
       if (auto p = need_float(); !p.empty()) return problem(p);
       if (a.axis < -rank || a.axis >= rank)
-        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " +
-                           str(-rank) + " to " + str(rank - 1) + "; the batch dimension is not counted)",
+        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " + str(-rank) + " to " +
+                           str(rank - 1) + "; the batch dimension is not counted)",
                        "axis");
       return shaped(in);
     }
@@ -187,8 +187,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::avgpool2d: {
       if (auto p = need_chw(); !p.empty()) return problem(p);
       if (a.padding.h > a.kernel.h / 2 || a.padding.w > a.kernel.w / 2)
-        return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(a.padding.h) + "x" +
-                           str(a.padding.w) + " for kernel " + str(a.kernel.h) + "x" + str(a.kernel.w),
+        return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(a.padding.h) + "x" + str(a.padding.w) +
+                           " for kernel " + str(a.kernel.h) + "x" + str(a.kernel.w),
                        "padding");
       const std::int64_t oh = pool_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.ceil_mode);
       const std::int64_t ow = pool_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.ceil_mode);
@@ -231,12 +231,12 @@ Outcome infer_node(const Graph& g, const Node& node) {
         if (in[d] != other[d] && in[d] != 1 && other[d] != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
         out[d] = std::max(in[d], other[d]);
       }
-      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
+      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32)
+        return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
       return shaped(out);
     }
     case OpKind::concat: {
-      if (a.axis < -rank || a.axis >= rank)
-        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
+      if (a.axis < -rank || a.axis >= rank) return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
       const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
       Shape out = in;
       for (std::size_t k = 1; k < node.inputs.size(); ++k) {
@@ -244,8 +244,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
         bool fits = s.size() == in.size() && g.dtype_of(node.inputs[k]) == dtype;
         for (std::int64_t d = 0; fits && d < rank; ++d) fits = d == axis || s[static_cast<std::size_t>(d)] == in[static_cast<std::size_t>(d)];
         if (!fits)
-          return problem("inputs must match in dtype and in every axis but " + str(axis) + ": " + kind_of(in) + " and " + kind_of(s),
-                         "inputs");
+          return problem("inputs must match in dtype and in every axis but " + str(axis) + ": " + kind_of(in) + " and " + kind_of(s), "inputs");
         const std::int64_t extra = s[static_cast<std::size_t>(axis)];
         if (out[static_cast<std::size_t>(axis)] > kInt64Max - extra) return problem("the concatenated size overflows 64-bit integers");
         out[static_cast<std::size_t>(axis)] += extra;
@@ -264,21 +263,19 @@ Outcome infer_node(const Graph& g, const Node& node) {
       }
       const std::int64_t total = checked_numel(in);
       if (unknown == 1) {
-        if (total % known != 0)
-          return problem("cannot reshape " + kind_of(in) + " (" + str(total) + " elements) to " + kind_of(a.shape), "shape");
+        if (total % known != 0) return problem("cannot reshape " + kind_of(in) + " (" + str(total) + " elements) to " + kind_of(a.shape), "shape");
         *std::find(out.begin(), out.end(), -1) = total / known;
       } else if (known != total) {
-        return problem("cannot reshape " + kind_of(in) + " (" + str(total) + " elements) to " + kind_of(a.shape) + " (" + str(known) +
-                           " elements)",
+        return problem("cannot reshape " + kind_of(in) + " (" + str(total) + " elements) to " + kind_of(a.shape) + " (" + str(known) + " elements)",
                        "shape");
       }
       return shaped(out, dtype);
     }
     case OpKind::transpose: {
       if (static_cast<std::int64_t>(a.perm.size()) != rank)
-        return problem("perm has " + str(static_cast<std::int64_t>(a.perm.size())) + " axes but the per-sample input " + kind_of(in) +
-                           " has " + str(rank),
-                       "perm");
+        return problem(
+            "perm has " + str(static_cast<std::int64_t>(a.perm.size())) + " axes but the per-sample input " + kind_of(in) + " has " + str(rank),
+            "perm");
       std::vector<bool> seen(in.size(), false);
       Shape out;
       for (std::int64_t p : a.perm) {
@@ -295,7 +292,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
       return shaped({in[0], a.embedding_dim});
     case OpKind::pos_embedding:
     case OpKind::cls_token: {
-      if (dtype != DType::f32 || rank != 2) return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+      if (dtype != DType::f32 || rank != 2)
+        return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
       if (node.op == OpKind::pos_embedding) {
         if (in[0] > a.num_positions)
           return problem("the sequence has " + str(in[0]) + " positions but num_positions is " + str(a.num_positions), "num_positions");
@@ -307,8 +305,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::select: {
       // Every op after it reads the last axis; a per-sample scalar has none.
       if (rank < 2) return problem("needs an input of at least 2 axes (it drops one, and per-sample scalars are not supported), got " + kind_of(in));
-      if (a.axis < -rank || a.axis >= rank)
-        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
+      if (a.axis < -rank || a.axis >= rank) return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
       const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
       const std::int64_t size = in[static_cast<std::size_t>(axis)];
       if (a.index < -size || a.index >= size)
@@ -318,9 +315,9 @@ Outcome infer_node(const Graph& g, const Node& node) {
       return shaped(out, dtype);
     }
     case OpKind::attention:
-      if (dtype != DType::f32 || rank != 2) return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
-      if (in[1] % a.heads != 0)
-        return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
+      if (dtype != DType::f32 || rank != 2)
+        return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+      if (in[1] % a.heads != 0) return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
       return shaped(in);
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
@@ -341,7 +338,8 @@ std::optional<std::string> check_input_shape(const Shape& shape) {
   }
   const std::int64_t n = checked_numel(shape);
   // The same headroom as every layer output (infer_shapes): bytes and batch products must fit.
-  if (n < 0 || n > kInt64Max / 16) return "the input " + format_shape(shape) + " is too large: its byte and batch counts would overflow 64-bit integers";
+  if (n < 0 || n > kInt64Max / 16)
+    return "the input " + format_shape(shape) + " is too large: its byte and batch counts would overflow 64-bit integers";
   return std::nullopt;
 }
 

@@ -4,9 +4,9 @@
 // at parse_model(); no exception leaves the library.
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <cstdint>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -17,11 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/input_file.hpp"
+#include "common/suggest.hpp"
+#include "common/text_position.hpp"
 #include "graph/ops.hpp"
 #include "graph/shape_inference.hpp"
-#include "common/suggest.hpp"
-#include "common/input_file.hpp"
-#include "common/text_position.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof {
@@ -68,12 +68,18 @@ std::string describe(const json& value) {
     text = text.substr(0, cut) + "...";
   }
   switch (value.type()) {
-    case json::value_t::string: return "the string " + text;
-    case json::value_t::boolean: return "the boolean " + text;
-    case json::value_t::null: return "null";
-    case json::value_t::array: return "the array " + text;
-    case json::value_t::object: return "an object";
-    default: return text;
+    case json::value_t::string:
+      return "the string " + text;
+    case json::value_t::boolean:
+      return "the boolean " + text;
+    case json::value_t::null:
+      return "null";
+    case json::value_t::array:
+      return "the array " + text;
+    case json::value_t::object:
+      return "an object";
+    default:
+      return text;
   }
 }
 
@@ -136,8 +142,8 @@ class DuplicateKeyCheck {
 
 struct Scope {
   const Scope* parent = nullptr;
-  std::string prefix;              // "h.3."
-  int input_node = kModelInput;    // what "$input" means inside this copy
+  std::string prefix;            // "h.3."
+  int input_node = kModelInput;  // what "$input" means inside this copy
   std::unordered_map<std::string, int> locals;
 };
 
@@ -156,11 +162,9 @@ class SpecReader {
     read_input(root);
     if (!root.contains("layers")) fail("", "missing \"layers\": expected an array of layer objects");
     const json& layers = root["layers"];
-    if (!layers.is_array() || layers.empty())
-      fail("/layers", "\"layers\" must be a non-empty array of layer objects, got " + describe(layers));
+    if (!layers.is_array() || layers.empty()) fail("/layers", "\"layers\" must be a non-empty array of layer objects, got " + describe(layers));
     const std::int64_t total = count_layers(layers, "/layers", 0);
-    if (total > kMaxLayers)
-      fail("/layers", "the model expands to more than " + std::to_string(kMaxLayers) + " layers; that is the limit");
+    if (total > kMaxLayers) fail("/layers", "the model expands to more than " + std::to_string(kMaxLayers) + " layers; that is the limit");
     graph_.nodes.reserve(static_cast<std::size_t>(total));
     int previous = kModelInput;
     expand(layers, "/layers", nullptr, previous, 0);
@@ -173,8 +177,7 @@ class SpecReader {
   [[noreturn]] void fail_at_key(const std::string& pointer, const std::string& problem) const {
     throw SpecError{graph_.source.locate(pointer, true) + ": " + problem};
   }
-  [[noreturn]] void fail_layer(const std::string& pointer, const std::string& layer, std::string_view op,
-                               const std::string& problem) const {
+  [[noreturn]] void fail_layer(const std::string& pointer, const std::string& layer, std::string_view op, const std::string& problem) const {
     fail_layer(pointer, layer, op, false, problem);
   }
   [[noreturn]] void fail_layer(const std::string& pointer, const std::string& layer, std::string_view op, bool at_key,
@@ -184,15 +187,14 @@ class SpecReader {
     throw SpecError{graph_.source.locate(pointer, at_key) + ": " + who + ": " + problem};
   }
 
-  void check_keys(const json& object, const std::string& pointer, const std::vector<std::string_view>& allowed,
-                  const std::string& what) const {
+  void check_keys(const json& object, const std::string& pointer, const std::vector<std::string_view>& allowed, const std::string& what) const {
     for (const auto& item : object.items()) {
       const std::string& key = item.key();
       bool known = false;
       for (auto a : allowed) known = known || a == key;
       if (!known) {
-        fail_at_key(pointer + "/" + key, "unknown key \"" + key + "\" in " + what + detail::did_you_mean(key, allowed) +
-                                      "; expected one of: " + detail::join(allowed));
+        fail_at_key(pointer + "/" + key,
+                    "unknown key \"" + key + "\" in " + what + detail::did_you_mean(key, allowed) + "; expected one of: " + detail::join(allowed));
       }
     }
   }
@@ -218,8 +220,7 @@ class SpecReader {
   }
 
   Shape read_shape_list(const json& value, const std::string& pointer, const std::string& what, bool allow_minus_one) const {
-    if (!value.is_array() || value.empty())
-      fail(pointer, what + " must be a non-empty list of positive integers, got " + describe(value));
+    if (!value.is_array() || value.empty()) fail(pointer, what + " must be a non-empty list of positive integers, got " + describe(value));
     if (static_cast<std::int64_t>(value.size()) > kMaxRank)
       fail(pointer, what + " has " + std::to_string(value.size()) + " dimensions; at most " + std::to_string(kMaxRank) + " are supported");
     Shape shape;
@@ -252,8 +253,7 @@ class SpecReader {
   // Counts layers after expansion without building them, so that a hostile repeat is caught
   // before it costs time or memory. Saturates just above kMaxLayers.
   std::int64_t count_layers(const json& layers, const std::string& pointer, int depth) const {
-    if (depth > kMaxRepeatNesting)
-      fail(pointer, "repeats nest more than " + std::to_string(kMaxRepeatNesting) + " deep");
+    if (depth > kMaxRepeatNesting) fail(pointer, "repeats nest more than " + std::to_string(kMaxRepeatNesting) + " deep");
     std::int64_t total = 0;
     for (std::size_t i = 0; i < layers.size(); ++i) {
       const json& item = layers[i];
@@ -275,8 +275,7 @@ class SpecReader {
     for (std::size_t i = 0; i < layers.size(); ++i) {
       const std::string item_pointer = pointer + "/" + std::to_string(i);
       const json& item = layers[i];
-      if (!item.is_object())
-        fail(item_pointer, "each layer must be an object with \"name\" and \"op\", got " + describe(item));
+      if (!item.is_object()) fail(item_pointer, "each layer must be an object with \"name\" and \"op\", got " + describe(item));
       if (item.contains("repeat")) {
         expand_repeat(item, item_pointer, scope, previous, depth);
       } else {
@@ -349,18 +348,16 @@ class SpecReader {
 
   int add_node(const json& item, const std::string& pointer, Scope* scope, int previous) {
     if (!item.contains("name") || !item["name"].is_string())
-      fail(pointer, "layer has no \"name\" (a unique string)" +
-                        (item.contains("name") ? ", got " + describe(item["name"]) : std::string()));
+      fail(pointer, "layer has no \"name\" (a unique string)" + (item.contains("name") ? ", got " + describe(item["name"]) : std::string()));
     const std::string local = item["name"].get<std::string>();
     check_name(local, pointer + "/name");
     const std::string full = (scope ? scope->prefix : std::string()) + local;
-    if (!item.contains("op") || !item["op"].is_string())
-      fail_layer(pointer, full, "", "missing \"op\": expected one of " + detail::join(op_names()));
+    if (!item.contains("op") || !item["op"].is_string()) fail_layer(pointer, full, "", "missing \"op\": expected one of " + detail::join(op_names()));
     const std::string op_text = item["op"].get<std::string>();
     const auto op = detail::find_op(op_text);
     if (!op) {
-      fail_layer(pointer + "/op", full, "", "unknown op '" + op_text + "'" + detail::did_you_mean(op_text, op_names()) +
-                                                "; valid ops: " + detail::join(op_names()));
+      fail_layer(pointer + "/op", full, "",
+                 "unknown op '" + op_text + "'" + detail::did_you_mean(op_text, op_names()) + "; valid ops: " + detail::join(op_names()));
     }
     const detail::OpInfo& info = detail::op_info(*op);
     if (full_names_.count(full)) {
@@ -380,8 +377,8 @@ class SpecReader {
       if (!known) {
         std::string takes = info.attributes.empty() ? std::string("no attributes") : "attributes " + detail::join(info.attributes);
         fail_layer(pointer + "/" + entry.key(), full, info.name, /*at_key=*/true,
-                   "unknown attribute '" + entry.key() + "'" + detail::did_you_mean(entry.key(), allowed) + "; " +
-                       std::string(info.name) + " takes " + takes);
+                   "unknown attribute '" + entry.key() + "'" + detail::did_you_mean(entry.key(), allowed) + "; " + std::string(info.name) +
+                       " takes " + takes);
       }
     }
 
@@ -391,8 +388,7 @@ class SpecReader {
         fail_layer(pointer + "/inputs", full, info.name, "\"inputs\" must be a non-empty list of layer names, got " + describe(inputs));
       for (std::size_t k = 0; k < inputs.size(); ++k) {
         const std::string input_pointer = pointer + "/inputs/" + std::to_string(k);
-        if (!inputs[k].is_string())
-          fail_layer(input_pointer, full, info.name, "inputs are layer names (strings), got " + describe(inputs[k]));
+        if (!inputs[k].is_string()) fail_layer(input_pointer, full, info.name, "inputs are layer names (strings), got " + describe(inputs[k]));
         const std::string reference = inputs[k].get<std::string>();
         const int index = resolve(reference, scope);
         if (index == -2) fail_layer(input_pointer, full, info.name, unknown_reference(reference, scope));
@@ -404,11 +400,11 @@ class SpecReader {
     const auto count = static_cast<int>(node.inputs.size());
     if (count < info.min_inputs || (info.max_inputs >= 0 && count > info.max_inputs)) {
       std::string expected = info.min_inputs == info.max_inputs ? "exactly " + std::to_string(info.min_inputs)
-                             : info.max_inputs < 0                ? "at least " + std::to_string(info.min_inputs)
-                                                                  : std::to_string(info.min_inputs) + " to " + std::to_string(info.max_inputs);
+                             : info.max_inputs < 0              ? "at least " + std::to_string(info.min_inputs)
+                                                                : std::to_string(info.min_inputs) + " to " + std::to_string(info.max_inputs);
       fail_layer(item.contains("inputs") ? pointer + "/inputs" : pointer, full, info.name,
-                 "takes " + expected + " input" + (info.min_inputs == 1 && info.max_inputs == 1 ? "" : "s") + ", got " +
-                     std::to_string(count) + (item.contains("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
+                 "takes " + expected + " input" + (info.min_inputs == 1 && info.max_inputs == 1 ? "" : "s") + ", got " + std::to_string(count) +
+                     (item.contains("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
     }
 
     AttributeReader attrs{*this, item, pointer, full, info.name};
@@ -584,20 +580,20 @@ class SpecReader {
         if (node.inputs.size() == 1) {
           if (!a.has("operand")) {
             fail_layer(a.pointer + (a.has("inputs") ? "/inputs" : ""), a.layer, a.op,
-                        "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1" +
-                            std::string(a.has("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
+                       "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1" +
+                           std::string(a.has("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
           }
           at.operand = read_shape_list(a.item["operand"], a.at("operand"),
                                        "layer '" + node.name + "' (" + std::string(a.op) + "): attribute 'operand'", false);
           at.operand_trainable = a.boolean("trainable", false);
         } else if (a.has("operand") || a.has("trainable")) {
           fail_layer(a.at(a.has("operand") ? "operand" : "trainable"), a.layer, a.op,
-                      "'operand' and 'trainable' are for a layer of one input; this one has 2");
+                     "'operand' and 'trainable' are for a layer of one input; this one has 2");
         }
         break;
       case OpKind::flatten:
       case OpKind::cls_token:
-      case OpKind::unsupported:  // find_op() never yields it: a spec cannot name it
+      case OpKind::unsupported:        // find_op() never yields it: a spec cannot name it
       HWPROF_ELEMENTWISE_UNARY_CASES:  // no attributes, but gelu's `approximate`
         if (node.op == OpKind::gelu && a.has("approximate")) {
           const json& v = a.item["approximate"];
@@ -653,8 +649,8 @@ std::string locate_number_error(std::string_view text, const std::string& what, 
 
 Result<Graph> parse_model(std::string_view json_text, const std::string& source_name) {
   if (static_cast<std::int64_t>(json_text.size()) > kMaxSpecBytes) {
-    return Error{source_name + ": the spec is " + std::to_string(json_text.size()) + " bytes; the limit is " +
-                 std::to_string(kMaxSpecBytes) + " bytes"};
+    return Error{source_name + ": the spec is " + std::to_string(json_text.size()) + " bytes; the limit is " + std::to_string(kMaxSpecBytes) +
+                 " bytes"};
   }
   Graph graph;
   graph.name = stem_of(source_name);
@@ -690,8 +686,8 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
 
 Result<Graph> load_model(const std::string& path, const LoadOptions& options) {
   const bool onnx_name = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  auto text = detail::read_input_file(path, onnx_name ? "ONNX model" : "model spec",
-                                      static_cast<std::size_t>(onnx_name ? kMaxOnnxBytes : kMaxSpecBytes));
+  auto text =
+      detail::read_input_file(path, onnx_name ? "ONNX model" : "model spec", static_cast<std::size_t>(onnx_name ? kMaxOnnxBytes : kMaxSpecBytes));
   if (!text) return text.error();
   // Under any other name an ONNX ModelProto is known by its first byte: field 1, ir_version, a
   // varint (tag 0x08), which no JSON text starts with.

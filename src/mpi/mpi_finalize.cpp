@@ -194,8 +194,8 @@ Gathered gather_rows(const Rows& rows, int threads, int rank, int size, MPI_Comm
   PMPI_Gather(&threads, 1, MPI_INT, all_threads.data(), 1, MPI_INT, 0, comm);
   for (int k = 0; rank == 0 && k < size; ++k) {
     const char* m = machines.data() + static_cast<std::size_t>(k) * sizeof machine;
-    g.ranks.push_back({k, size, "", std::string(m, strnlen(m, kHostChars)), std::string(m + kHostChars, strnlen(m + kHostChars, kCpuChars)),
-                       "", all_threads[static_cast<std::size_t>(k)]});
+    g.ranks.push_back({k, size, "", std::string(m, strnlen(m, kHostChars)), std::string(m + kHostChars, strnlen(m + kHostChars, kCpuChars)), "",
+                       all_threads[static_cast<std::size_t>(k)]});
   }
   return g;
 }
@@ -242,8 +242,10 @@ void write_merged(MergedRanks& merged, const std::string& dir) {
   std::string tried;
   void* symbol = report_module_symbol(kReportModuleMergedEntry, &tried);
   if (symbol == nullptr) {
-    std::fprintf(stderr, "hwprof::mpi: no merged report: the report module %s was not found (looked in %s); the ranks' own folders "
-                 "are written, and `hwprof merge %s` merges them\n", kReportModuleFile, tried.c_str(), dir.c_str());
+    std::fprintf(stderr,
+                 "hwprof::mpi: no merged report: the report module %s was not found (looked in %s); the ranks' own folders "
+                 "are written, and `hwprof merge %s` merges them\n",
+                 kReportModuleFile, tried.c_str(), dir.c_str());
     return;
   }
   std::vector<char> message(16384, '\0');

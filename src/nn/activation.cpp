@@ -26,7 +26,9 @@ constexpr i64 kActivationParallelMin = i64{1} << 15;
 constexpr float kSqrt2OverPi = 0.79788456080286536f;
 constexpr float kGeluCubic = 0.044715f;
 
-float gelu_tanh_twice_u(float x) { return 2.0f * kSqrt2OverPi * (x + kGeluCubic * x * x * x); }
+float gelu_tanh_twice_u(float x) {
+  return 2.0f * kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+}
 
 template <class Op>
 void map1(const float* x, float* y, i64 n, Op op) {

@@ -103,8 +103,8 @@ i64 attention_saved_floats(const AttentionGeometry& g) {
   return bt * 3 * g.dim + g.batch * g.heads * g.tokens * g.tokens + bt * g.dim;
 }
 
-void attention_forward(const AttentionGeometry& g, const float* x, const float* w_in, const float* b_in,
-                       const float* w_out, const float* b_out, float* y, const AttentionSaved* saved) {
+void attention_forward(const AttentionGeometry& g, const float* x, const float* w_in, const float* b_in, const float* w_out, const float* b_out,
+                       float* y, const AttentionSaved* saved) {
   const Sizes s = sizes_of(g);
   if (s.bt == 0) return;
   // Inference keeps one T×T score matrix per thread instead of every head's.
@@ -123,15 +123,13 @@ void attention_forward(const AttentionGeometry& g, const float* x, const float* 
     float* p = probs + (saved != nullptr ? item : slot) * s.t * s.t;
     detail::parallel_sgemm(false, true, s.t, s.t, s.dh, s.scale, q, 3 * s.d, k, 3 * s.d, 0.0f, p, s.t, item_threads);
     softmax_rows(p, s.t, g.causal, item_threads);
-    detail::parallel_sgemm(false, false, s.t, s.dh, s.t, 1.0f, p, s.t, v, 3 * s.d, 0.0f, ctx + b * s.t * s.d + h * s.dh,
-                           s.d, item_threads);
+    detail::parallel_sgemm(false, false, s.t, s.dh, s.t, 1.0f, p, s.t, v, 3 * s.d, 0.0f, ctx + b * s.t * s.d + h * s.dh, s.d, item_threads);
   });
   linear_forward(ctx, w_out, b_out, y, s.bt, s.d, s.d);
 }
 
-void attention_backward(const AttentionGeometry& g, const float* x, const float* w_in, const float* w_out,
-                        const AttentionSaved& saved, const float* dy, float* dx, float* dw_in, float* db_in,
-                        float* dw_out, float* db_out) {
+void attention_backward(const AttentionGeometry& g, const float* x, const float* w_in, const float* w_out, const AttentionSaved& saved,
+                        const float* dy, float* dx, float* dw_in, float* db_in, float* dw_out, float* db_out) {
   const Sizes s = sizes_of(g);
   if (s.bt == 0) return;
   const bool need_dqkv = dx != nullptr || dw_in != nullptr || db_in != nullptr;
@@ -158,7 +156,7 @@ void attention_backward(const AttentionGeometry& g, const float* x, const float*
     float* dk = dq + s.d;
     float* dv = dq + 2 * s.d;
     const int n = item_threads;
-    detail::parallel_sgemm(false, true, s.t, s.t, s.dh, 1.0f, dc, s.d, v, 3 * s.d, 0.0f, dp, s.t, n);   // dP = dctx·Vᵀ
+    detail::parallel_sgemm(false, true, s.t, s.t, s.dh, 1.0f, dc, s.d, v, 3 * s.d, 0.0f, dp, s.t, n);  // dP = dctx·Vᵀ
     detail::parallel_sgemm(true, false, s.t, s.dh, s.t, 1.0f, p, s.t, dc, s.d, 0.0f, dv, 3 * s.d, n);  // dV = Pᵀ·dctx
     softmax_rows_backward(p, dp, s.t, n);
     // Scores were scale·Q·Kᵀ: dQ = scale·dS·K, dK = scale·dSᵀ·Q.

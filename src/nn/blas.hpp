@@ -18,8 +18,8 @@ inline constexpr i64 kParallelWork = i64{1} << 15;
 
 // C[m,n] = alpha·op(A)·op(B) + beta·C, row-major. Unlike cblas_sgemm it accepts m, n or k of
 // zero (cblas rejects a leading dimension of 0, which an empty matrix has).
-inline void sgemm(bool trans_a, bool trans_b, i64 m, i64 n, i64 k, float alpha, const float* a, i64 lda,
-                  const float* b, i64 ldb, float beta, float* c, i64 ldc) {
+inline void sgemm(bool trans_a, bool trans_b, i64 m, i64 n, i64 k, float alpha, const float* a, i64 lda, const float* b, i64 ldb, float beta,
+                  float* c, i64 ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (i64 i = 0; i < m; ++i) {
@@ -34,10 +34,9 @@ inline void sgemm(bool trans_a, bool trans_b, i64 m, i64 n, i64 k, float alpha, 
   }
   // The sizes fit OpenBLAS's 32-bit integers: a tensor of 2^31 floats (8 GiB) in one operand
   // is beyond what the engine allocates for one layer.
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(std::max<i64>(lda, 1)), b, static_cast<blasint>(std::max<i64>(ldb, 1)), beta, c,
-              static_cast<blasint>(std::max<i64>(ldc, 1)));
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(std::max<i64>(lda, 1)), b,
+              static_cast<blasint>(std::max<i64>(ldb, 1)), beta, c, static_cast<blasint>(std::max<i64>(ldc, 1)));
 }
 
 // OpenBLAS on one thread for a scope, so that each OpenMP thread can run GEMMs of its own
@@ -92,8 +91,8 @@ void for_each_panel(i64 m, i64 n, int threads, F f) {
 // speed: measured on 2 cores, GPT-2's linears ran at 105-120 GFLOP/s after an OpenMP loop
 // against 205-215 alone, while the panels on OpenMP's threads ran at 205-220 in either place.
 // (The other way round costs little: OpenBLAS's idle workers yield the core.)
-inline void parallel_sgemm(bool trans_a, bool trans_b, i64 m, i64 n, i64 k, float alpha, const float* a, i64 lda,
-                           const float* b, i64 ldb, float beta, float* c, i64 ldc, int threads) {
+inline void parallel_sgemm(bool trans_a, bool trans_b, i64 m, i64 n, i64 k, float alpha, const float* a, i64 lda, const float* b, i64 ldb, float beta,
+                           float* c, i64 ldc, int threads) {
   if (threads <= 1 || m * n * k < kParallelWork) {
     sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;

@@ -30,8 +30,12 @@ namespace {
 // Samples are put side by side until a column matrix is this wide (see the header comment).
 constexpr i64 kMinColumns = 256;
 
-i64 floor_div(i64 a, i64 b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+i64 floor_div(i64 a, i64 b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+i64 ceil_div(i64 a, i64 b) {
+  return (a + b - 1) / b;
+}
 
 // The outputs o in [0, out) whose input coordinate o·stride + offset lies in [0, size).
 struct Span {
@@ -66,8 +70,7 @@ Dims dims_of(const Conv2dGeometry& g) {
   d.rs = g.kernel_h * g.kernel_w;
   d.crs = d.cg * d.rs;
   d.depthwise = g.groups > 1 && g.groups == g.in_channels && g.groups == g.out_channels;
-  d.pointwise = d.rs == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
-                g.out_h == g.in_h && g.out_w == g.in_w;
+  d.pointwise = d.rs == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 && g.out_h == g.in_h && g.out_w == g.in_w;
   return d;
 }
 
@@ -157,8 +160,7 @@ void im2col_row(const Conv2dGeometry& g, const float* plane, i64 r, i64 s, float
 void im2col(const Conv2dGeometry& g, const Dims& d, const float* x, i64 count, float* col, int threads) {
   const i64 width = count * d.pq;
   const i64 rows = d.crs * count;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * d.pq >= detail::kParallelWork) \
-    schedule(static)
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * d.pq >= detail::kParallelWork) schedule(static)
   for (i64 task = 0; task < rows; ++task) {
     const i64 row = task / count, sample = task % count;
     const i64 c = row / d.rs, r = row / g.kernel_w % g.kernel_h, s = row % g.kernel_w;
@@ -172,8 +174,7 @@ void im2col(const Conv2dGeometry& g, const Dims& d, const float* x, i64 count, f
 void col2im(const Conv2dGeometry& g, const Dims& d, const float* dcol, i64 count, float* dx, int threads) {
   const i64 width = count * d.pq;
   const i64 planes = count * d.cg;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && planes * d.rs * d.pq >= detail::kParallelWork) \
-    schedule(static)
+#pragma omp parallel for num_threads(threads) if (threads > 1 && planes * d.rs * d.pq >= detail::kParallelWork) schedule(static)
   for (i64 task = 0; task < planes; ++task) {
     const i64 sample = task / d.cg, c = task % d.cg;
     float* plane = dx + sample * g.in_channels * d.hw + c * d.hw;
@@ -202,8 +203,8 @@ void col2im(const Conv2dGeometry& g, const Dims& d, const float* dcol, i64 count
 // ---- im2col and pointwise forms ----------------------------------------------------------
 
 // One item of the forward pass on `threads` threads; `col` and `product` are its workspaces.
-void forward_item(const Conv2dGeometry& g, const Dims& d, const Plan& plan, const float* x, const float* w,
-                  const float* b, float* y, i64 index, float* col, float* product, int threads) {
+void forward_item(const Conv2dGeometry& g, const Dims& d, const Plan& plan, const float* x, const float* w, const float* b, float* y, i64 index,
+                  float* col, float* product, int threads) {
   const Item it = item_of(g, d, plan, index);
   const float* weights = w + it.w_offset;
   const float* bias = b != nullptr ? b + it.group * d.kg : nullptr;
@@ -222,17 +223,15 @@ void forward_item(const Conv2dGeometry& g, const Dims& d, const Plan& plan, cons
       if (bias != nullptr) {
         for (i64 k = k0; k < k1; ++k) std::fill(out + k * d.pq + j0, out + k * d.pq + j1, bias[k]);
       }
-      detail::sgemm(false, false, k1 - k0, j1 - j0, d.crs, 1.0f, weights + k0 * d.crs, d.crs, rhs + j0, d.pq,
-                    bias != nullptr ? 1.0f : 0.0f, out + k0 * d.pq + j0, d.pq);
+      detail::sgemm(false, false, k1 - k0, j1 - j0, d.crs, 1.0f, weights + k0 * d.crs, d.crs, rhs + j0, d.pq, bias != nullptr ? 1.0f : 0.0f,
+                    out + k0 * d.pq + j0, d.pq);
     });
     return;
   }
-  detail::parallel_sgemm(false, false, d.kg, width, d.crs, 1.0f, weights, d.crs, rhs, width, 0.0f, product, width,
-                         threads);
+  detail::parallel_sgemm(false, false, d.kg, width, d.crs, 1.0f, weights, d.crs, rhs, width, 0.0f, product, width, threads);
   // product[k, sample·P·Q + pq] → y[first + sample, group·K/groups + k, pq], plus the bias.
   const i64 rows = it.count * d.kg;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * d.pq >= detail::kParallelWork) \
-    schedule(static)
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * d.pq >= detail::kParallelWork) schedule(static)
   for (i64 task = 0; task < rows; ++task) {
     const i64 sample = task / d.kg, k = task % d.kg;
     const float* src = product + k * width + sample * d.pq;
@@ -261,8 +260,7 @@ inline void tap_forward(float* out, const float* in, i64 n, i64 stride, float wv
   }
 }
 
-HWPROF_AVX2_CLONES void depthwise_plane_forward(
-    const Conv2dGeometry& g, const float* in, const float* wc, float bias, float* out) {
+HWPROF_AVX2_CLONES void depthwise_plane_forward(const Conv2dGeometry& g, const float* in, const float* wc, float bias, float* out) {
   for (i64 p = 0; p < g.out_h; ++p) {
     float* row = out + p * g.out_w;
     std::fill_n(row, g.out_w, bias);
@@ -272,27 +270,22 @@ HWPROF_AVX2_CLONES void depthwise_plane_forward(
       for (i64 s = 0; s < g.kernel_w; ++s) {
         const i64 q_offset = s * g.dilation_w - g.pad_w;
         const Span qs = valid_outputs(q_offset, g.stride_w, g.in_w, g.out_w);
-        tap_forward(row + qs.lo, in + ih * g.in_w + qs.lo * g.stride_w + q_offset, qs.hi - qs.lo, g.stride_w,
-                    wc[r * g.kernel_w + s]);
+        tap_forward(row + qs.lo, in + ih * g.in_w + qs.lo * g.stride_w + q_offset, qs.hi - qs.lo, g.stride_w, wc[r * g.kernel_w + s]);
       }
     }
   }
 }
 
-void depthwise_forward(const Conv2dGeometry& g, const Dims& d, const float* x, const float* w, const float* b,
-                       float* y) {
+void depthwise_forward(const Conv2dGeometry& g, const Dims& d, const float* x, const float* w, const float* b, float* y) {
   const i64 planes = g.batch * g.in_channels;
-#pragma omp parallel for num_threads(kernel_threads()) if (planes * d.pq * d.rs >= detail::kParallelWork) \
-    schedule(static)
+#pragma omp parallel for num_threads(kernel_threads()) if (planes * d.pq * d.rs >= detail::kParallelWork) schedule(static)
   for (i64 plane = 0; plane < planes; ++plane) {
     const i64 c = plane % g.in_channels;
     depthwise_plane_forward(g, x + plane * d.hw, w + c * d.rs, b != nullptr ? b[c] : 0.0f, y + plane * d.pq);
   }
 }
 
-HWPROF_AVX2_CLONES void depthwise_plane_dx(const Conv2dGeometry& g,
-                                                                                     const float* dy,
-                                                                                     const float* wc, float* dx) {
+HWPROF_AVX2_CLONES void depthwise_plane_dx(const Conv2dGeometry& g, const float* dy, const float* wc, float* dx) {
   fill_zero(dx, g.in_h * g.in_w);
   for (i64 p = 0; p < g.out_h; ++p) {
     const float* row = dy + p * g.out_w;
@@ -318,10 +311,7 @@ HWPROF_AVX2_CLONES void depthwise_plane_dx(const Conv2dGeometry& g,
 
 // dw[c, r, s] += Σ dy·x over channel c of every sample, per tap; each output row's sum in
 // float (vectorised), the rows' sums in double.
-HWPROF_AVX2_CLONES void depthwise_channel_dw(const Conv2dGeometry& g,
-                                                                                       const float* x,
-                                                                                       const float* dy, i64 c,
-                                                                                       float* dwc) {
+HWPROF_AVX2_CLONES void depthwise_channel_dw(const Conv2dGeometry& g, const float* x, const float* dy, i64 c, float* dwc) {
   const i64 hw = g.in_h * g.in_w, pq = g.out_h * g.out_w;
   for (i64 r = 0; r < g.kernel_h; ++r) {
     const Span ps = valid_outputs(r * g.dilation_h - g.pad_h, g.stride_h, g.in_h, g.out_h);
@@ -333,8 +323,7 @@ HWPROF_AVX2_CLONES void depthwise_channel_dw(const Conv2dGeometry& g,
       for (i64 sample = 0; sample < g.batch; ++sample) {
         const i64 plane = sample * g.in_channels + c;
         for (i64 p = ps.lo; p < ps.hi; ++p) {
-          const float* in = x + plane * hw + (p * g.stride_h - g.pad_h + r * g.dilation_h) * g.in_w +
-                            qs.lo * g.stride_w + q_offset;
+          const float* in = x + plane * hw + (p * g.stride_h - g.pad_h + r * g.dilation_h) * g.in_w + qs.lo * g.stride_w + q_offset;
           const float* grad = dy + plane * pq + p * g.out_w + qs.lo;
           float sum = 0.0f;
           if (g.stride_w == 1) {
@@ -366,8 +355,7 @@ double plane_sum(const float* a, i64 n) {
   return total;
 }
 
-void depthwise_backward(const Conv2dGeometry& g, const Dims& d, const float* x, const float* w, const float* dy,
-                        float* dx, float* dw, float* db) {
+void depthwise_backward(const Conv2dGeometry& g, const Dims& d, const float* x, const float* w, const float* dy, float* dx, float* dw, float* db) {
   const int threads = kernel_threads();
   const bool parallel = g.batch * g.in_channels * d.pq * d.rs >= detail::kParallelWork;
   if (dx != nullptr) {
@@ -378,7 +366,7 @@ void depthwise_backward(const Conv2dGeometry& g, const Dims& d, const float* x, 
     }
   }
   if (dw == nullptr && db == nullptr) return;
-  // Threads split channels: each owns its channels' dw and db across the whole batch.
+    // Threads split channels: each owns its channels' dw and db across the whole batch.
 #pragma omp parallel for num_threads(threads) if (parallel) schedule(static)
   for (i64 c = 0; c < g.in_channels; ++c) {
     if (dw != nullptr) depthwise_channel_dw(g, x, dy, c, dw + c * d.rs);
@@ -420,8 +408,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   }
 }
 
-void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx, float* dw,
-                     float* db) {
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx, float* dw, float* db) {
   const Dims d = dims_of(g);
   if (d.depthwise) {
     depthwise_backward(g, d, x, w, dy, dx, dw, db);
@@ -430,8 +417,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   const int threads = kernel_threads();
   if (db != nullptr) {
     // Threads split output channels; each sums its channel over the batch.
-#pragma omp parallel for num_threads(threads) if (g.batch * g.out_channels * d.pq >= detail::kParallelWork) \
-    schedule(static)
+#pragma omp parallel for num_threads(threads) if (g.batch * g.out_channels * d.pq >= detail::kParallelWork) schedule(static)
     for (i64 k = 0; k < g.out_channels; ++k) {
       double total = 0.0;
       for (i64 n = 0; n < g.batch; ++n) total += plane_sum(dy + (n * g.out_channels + k) * d.pq, d.pq);
@@ -465,16 +451,13 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
         im2col(g, d, rhs, it.count, col, threads);
         rhs = col;
       }
-      detail::parallel_sgemm(false, true, d.kg, d.crs, width, 1.0f, grad, width, rhs, width, 1.0f, dw + it.w_offset,
-                             d.crs, threads);
+      detail::parallel_sgemm(false, true, d.kg, d.crs, width, 1.0f, grad, width, rhs, width, 1.0f, dw + it.w_offset, d.crs, threads);
     }
     if (dx != nullptr) {
       if (direct) {
-        detail::parallel_sgemm(true, false, d.cg, d.pq, d.kg, 1.0f, weights, d.crs, grad, d.pq, 0.0f, dx + it.x_offset,
-                               d.pq, threads);
+        detail::parallel_sgemm(true, false, d.cg, d.pq, d.kg, 1.0f, weights, d.crs, grad, d.pq, 0.0f, dx + it.x_offset, d.pq, threads);
       } else {
-        detail::parallel_sgemm(true, false, d.crs, width, d.kg, 1.0f, weights, d.crs, grad, width, 0.0f, col, width,
-                               threads);
+        detail::parallel_sgemm(true, false, d.crs, width, d.kg, 1.0f, weights, d.crs, grad, width, 0.0f, col, width, threads);
         col2im(g, d, col, it.count, dx + it.x_offset, threads);
       }
     }

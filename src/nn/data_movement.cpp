@@ -167,8 +167,7 @@ void accumulate(float* acc, const float* g, i64 n) {
   for (i64 i = 0; i < n; ++i) acc[i] += g[i];
 }
 
-void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& axis_sizes, void* y, i64 outer,
-                    i64 inner) {
+void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& axis_sizes, void* y, i64 outer, i64 inner) {
   const auto parts = static_cast<i64>(xs.size());
   i64 axis_total = 0;
   for (i64 s : axis_sizes) axis_total += s;
@@ -185,8 +184,7 @@ void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& 
   }
 }
 
-void concat_backward(const float* dy, const std::vector<float*>& dxs, const std::vector<i64>& axis_sizes, i64 outer,
-                     i64 inner) {
+void concat_backward(const float* dy, const std::vector<float*>& dxs, const std::vector<i64>& axis_sizes, i64 outer, i64 inner) {
   const auto parts = static_cast<i64>(dxs.size());
   i64 axis_total = 0;
   for (i64 s : axis_sizes) axis_total += s;
@@ -198,8 +196,7 @@ void concat_backward(const float* dy, const std::vector<float*>& dxs, const std:
     i64 axis_offset = 0;
     for (std::size_t q = 0; q < part; ++q) axis_offset += axis_sizes[q];
     const i64 block = axis_sizes[part] * inner;
-    std::memcpy(dxs[part] + o * block, dy + (o * axis_total + axis_offset) * inner,
-                static_cast<std::size_t>(block) * sizeof(float));
+    std::memcpy(dxs[part] + o * block, dy + (o * axis_total + axis_offset) * inner, static_cast<std::size_t>(block) * sizeof(float));
   }
 }
 

@@ -22,7 +22,9 @@ std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t index) {
   return z ^ (z >> 31);
 }
 
-double clamp_probability(double p) { return p < 0.0 ? 0.0 : (p > 1.0 ? 1.0 : p); }
+double clamp_probability(double p) {
+  return p < 0.0 ? 0.0 : (p > 1.0 ? 1.0 : p);
+}
 
 // Multiplier of kept elements: 1/(1 - p), and 0 when everything is dropped (p = 1), where
 // PyTorch returns zeros too.

@@ -33,10 +33,14 @@ RowOffsets row_offsets(const Broadcast& p, i64 row) {
 
 float apply(BinaryOp op, float x, float y) {
   switch (op) {
-    case BinaryOp::add: return x + y;
-    case BinaryOp::sub: return x - y;
-    case BinaryOp::mul: return x * y;
-    case BinaryOp::div: return x / y;
+    case BinaryOp::add:
+      return x + y;
+    case BinaryOp::sub:
+      return x - y;
+    case BinaryOp::mul:
+      return x * y;
+    case BinaryOp::div:
+      return x / y;
   }
   return 0.0f;
 }

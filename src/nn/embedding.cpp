@@ -68,7 +68,7 @@ void pos_embedding_backward(const float* dy, float* dx, float* dpos, i64 batch, 
     for (i64 b = 0; b < batch; ++b) copy_row(dy + b * slab, dx + b * slab, slab);
   }
   if (dpos == nullptr) return;
-  // dpos[t] += Σ_b dy[b, t]: threads split the positions, each sums the batch in order.
+    // dpos[t] += Σ_b dy[b, t]: threads split the positions, each sums the batch in order.
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
   for (i64 t = 0; t < tokens; ++t) {
     for (i64 b = 0; b < batch; ++b) add_row(dy + b * slab + t * d, dpos + t * d, d);
@@ -88,8 +88,7 @@ void cls_token_backward(const float* dy, float* dx, float* dcls, i64 batch, i64 
   if (dx != nullptr) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (batch * tokens * d > kEmbeddingParallelMin)
     for (i64 b = 0; b < batch; ++b) {
-      std::memcpy(dx + b * tokens * d, dy + (b * (tokens + 1) + 1) * d,
-                  static_cast<std::size_t>(tokens * d) * sizeof(float));
+      std::memcpy(dx + b * tokens * d, dy + (b * (tokens + 1) + 1) * d, static_cast<std::size_t>(tokens * d) * sizeof(float));
     }
   }
   if (dcls == nullptr) return;

@@ -57,7 +57,9 @@ class ObserverScope {
   Phase phase_;
 };
 
-std::string shape_text(const Shape& shape) { return format_shape(shape); }
+std::string shape_text(const Shape& shape) {
+  return format_shape(shape);
+}
 
 Result<bool> check_options(const ExecutorOptions& o) {
   auto bad = [](const std::string& what) { return Error{"executor options: " + what}; };
@@ -112,8 +114,7 @@ std::vector<std::vector<std::int64_t>> token_limits(const Graph& g) {
           if (d < axis) outer *= full_in[d];
           if (d > axis) inner *= full_in[d];
         }
-        nn::select_forward(positions.data(), source.data(), outer, full_in[axis], inner,
-                           normalized_axis(node.attrs.index, full_in[axis]));
+        nn::select_forward(positions.data(), source.data(), outer, full_in[axis], inner, normalized_axis(node.attrs.index, full_in[axis]));
       } else if (node.op == OpKind::transpose) {
         std::vector<nn::i64> perm{0};
         for (std::int64_t p : node.attrs.perm) perm.push_back(p + 1);
@@ -151,9 +152,12 @@ std::vector<std::vector<std::int64_t>> token_limits(const Graph& g) {
 
 const char* phase_name(Phase phase) noexcept {
   switch (phase) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
   }
   return "unknown";
 }
@@ -164,13 +168,13 @@ struct Executor::Impl {
   LayerObserver* observer = nullptr;
   int threads = 1;
   std::vector<std::unique_ptr<nn::Layer>> layers;
-  std::vector<std::unique_ptr<ParameterSlot>> slots;       // every parameter, tied ones included
-  std::vector<std::vector<ParameterSlot*>> layer_slots;    // per node, in parameter_specs order
-  std::vector<int> readers;                                // per node: input slots reading it (+1 for the output)
-  std::vector<char> requires_grad;                         // per node: a gradient flows into it
-  std::vector<std::vector<char>> needs_input_grad;         // per node, per input
-  std::vector<std::int64_t> token_limit;                   // per element of an int32 model input
-  std::int64_t step = 0;                                   // optimizer steps taken
+  std::vector<std::unique_ptr<ParameterSlot>> slots;     // every parameter, tied ones included
+  std::vector<std::vector<ParameterSlot*>> layer_slots;  // per node, in parameter_specs order
+  std::vector<int> readers;                              // per node: input slots reading it (+1 for the output)
+  std::vector<char> requires_grad;                       // per node: a gradient flows into it
+  std::vector<std::vector<char>> needs_input_grad;       // per node, per input
+  std::vector<std::int64_t> token_limit;                 // per element of an int32 model input
+  std::int64_t step = 0;                                 // optimizer steps taken
 
   // Scratch sized at build, so that a pass allocates no bookkeeping of its own.
   std::vector<Tensor> values;
@@ -195,10 +199,18 @@ Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 Executor::~Executor() = default;
 
-const Graph& Executor::graph() const noexcept { return impl_->graph; }
-const ExecutorOptions& Executor::options() const noexcept { return impl_->options; }
-int Executor::threads() const noexcept { return impl_->threads; }
-void Executor::set_observer(LayerObserver* observer) noexcept { impl_->observer = observer; }
+const Graph& Executor::graph() const noexcept {
+  return impl_->graph;
+}
+const ExecutorOptions& Executor::options() const noexcept {
+  return impl_->options;
+}
+int Executor::threads() const noexcept {
+  return impl_->threads;
+}
+void Executor::set_observer(LayerObserver* observer) noexcept {
+  impl_->observer = observer;
+}
 
 std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOptions& o) {
   const bool sgd = o.optimizer.kind == OptimizerKind::sgd;
@@ -207,11 +219,10 @@ std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOp
   if (!memory) return memory.error();
   const MemoryEstimate& m = *memory;
   const std::int64_t needed = o.training ? m.training_total_bytes : m.inference_total_bytes;
-  const std::string breakdown =
-      o.training ? "model state " + detail::binary_bytes(m.model_state_bytes) + ", activations kept for backward " +
-                       detail::binary_bytes(m.training_activation_bytes)
-                 : "parameters and buffers " + detail::binary_bytes(m.param_bytes + m.buffer_bytes) + ", peak activations " +
-                       detail::binary_bytes(m.inference_activation_bytes);
+  const std::string breakdown = o.training ? "model state " + detail::binary_bytes(m.model_state_bytes) + ", activations kept for backward " +
+                                                 detail::binary_bytes(m.training_activation_bytes)
+                                           : "parameters and buffers " + detail::binary_bytes(m.param_bytes + m.buffer_bytes) +
+                                                 ", peak activations " + detail::binary_bytes(m.inference_activation_bytes);
   const std::string what = "model '" + graph.name + "' at batch " + std::to_string(o.batch) + (o.training ? " (training)" : "");
   if (auto error = detail::check_memory_fits(needed, what, breakdown, detail::memory_budget())) {
     return Error{error->message + "; use a smaller --batch or a machine with more memory"};
@@ -305,8 +316,7 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
     const Node& node = g.nodes[i];
     bool grad = !impl->layer_slots[i].empty();
     for (int input : node.inputs) {
-      const bool input_grad = input != kModelInput && impl->requires_grad[static_cast<std::size_t>(input)] != 0 &&
-                              g.dtype_of(input) == DType::f32;
+      const bool input_grad = input != kModelInput && impl->requires_grad[static_cast<std::size_t>(input)] != 0 && g.dtype_of(input) == DType::f32;
       impl->needs_input_grad[i].push_back(input_grad ? 1 : 0);
       grad = grad || input_grad;
       if (input != kModelInput) ++impl->readers[static_cast<std::size_t>(input)];
@@ -329,12 +339,12 @@ Result<Executor> Executor::build(const Graph& graph, const ExecutorOptions& opti
 Result<bool> Executor::Impl::check_input(const Tensor& input) const {
   const Shape& want = graph.input.shape;
   const Shape& got = input.shape();
-  const bool fits = input.defined() && got.size() == want.size() + 1 && got[0] >= 1 &&
-                    std::equal(want.begin(), want.end(), got.begin() + 1) && input.dtype() == graph.input.dtype;
+  const bool fits = input.defined() && got.size() == want.size() + 1 && got[0] >= 1 && std::equal(want.begin(), want.end(), got.begin() + 1) &&
+                    input.dtype() == graph.input.dtype;
   if (fits) return true;
   const std::string got_text = input.defined() ? shape_text(got) + " " + std::string(dtype_name(input.dtype())) : "an empty tensor";
-  return Error{"model '" + graph.name + "' takes input [batch, " + shape_text(want).substr(1) + " " +
-               std::string(dtype_name(graph.input.dtype)) + ", got " + got_text +
+  return Error{"model '" + graph.name + "' takes input [batch, " + shape_text(want).substr(1) + " " + std::string(dtype_name(graph.input.dtype)) +
+               ", got " + got_text +
                "; pass a tensor of that shape (make_input builds one), or rebuild the model for another input with "
                "with_input_shape (hwprof: --input-shape)"};
 }
@@ -456,8 +466,8 @@ void Executor::Impl::run_optimizer() {
       if (s->tied) continue;
       if (o.kind == OptimizerKind::sgd) {
         const nn::SgdHyper h{static_cast<float>(o.learning_rate), static_cast<float>(o.momentum), static_cast<float>(o.weight_decay)};
-        nn::sgd_update(h, s->value.f32(), s->gradient.f32(), s->first_moment.defined() ? s->first_moment.f32() : nullptr,
-                       s->value.numel(), step == 1);
+        nn::sgd_update(h, s->value.f32(), s->gradient.f32(), s->first_moment.defined() ? s->first_moment.f32() : nullptr, s->value.numel(),
+                       step == 1);
       } else {
         const nn::AdamHyper h{static_cast<float>(o.learning_rate), static_cast<float>(o.beta1), static_cast<float>(o.beta2),
                               static_cast<float>(o.epsilon), static_cast<float>(o.weight_decay)};
@@ -493,16 +503,16 @@ Result<float> Executor::compute_gradients(const Tensor& input, const Tensor& lab
   const std::int64_t classes = out.back();
   const std::int64_t rows = input.dim(0) * (numel(out) / classes);
   if (!labels.defined() || labels.dtype() != DType::i32 || labels.numel() != rows) {
-    return Error{"model '" + m.graph.name + "': labels must be int32, one per row of the output's last axis (" +
-                 std::to_string(rows) + " for a batch of " + std::to_string(input.dim(0)) + "), got " +
+    return Error{"model '" + m.graph.name + "': labels must be int32, one per row of the output's last axis (" + std::to_string(rows) +
+                 " for a batch of " + std::to_string(input.dim(0)) + "), got " +
                  (labels.defined() ? shape_text(labels.shape()) + " " + std::string(dtype_name(labels.dtype())) : "an empty tensor")};
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int32_t label = labels.i32()[r];
     if (label < 0 || label >= classes) {
-      return Error{"model '" + m.graph.name + "': label " + std::to_string(label) + " at row " + std::to_string(r) +
-                   " is outside the output's " + std::to_string(classes) + " classes [0, " + std::to_string(classes) +
-                   "); labels index the last axis of layer '" + m.graph.nodes.back().name + "'"};
+      return Error{"model '" + m.graph.name + "': label " + std::to_string(label) + " at row " + std::to_string(r) + " is outside the output's " +
+                   std::to_string(classes) + " classes [0, " + std::to_string(classes) + "); labels index the last axis of layer '" +
+                   m.graph.nodes.back().name + "'"};
     }
   }
   nn::set_kernel_threads(m.threads);

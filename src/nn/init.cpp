@@ -31,7 +31,9 @@ std::uint64_t stream_key(std::uint64_t seed, std::uint64_t layer, std::uint64_t 
   return mix(mix(mix(seed + kGamma) + layer * kGamma) + index * kGamma);
 }
 
-std::uint64_t stream_bits(std::uint64_t key, std::uint64_t i) noexcept { return mix(key + (i + 1) * kGamma); }
+std::uint64_t stream_bits(std::uint64_t key, std::uint64_t i) noexcept {
+  return mix(key + (i + 1) * kGamma);
+}
 
 double stream_uniform(std::uint64_t key, std::uint64_t i) noexcept {
   return static_cast<double>(stream_bits(key, i) >> 11) * 0x1.0p-53;  // 53 random bits
@@ -187,7 +189,9 @@ void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, in
   }
 }
 
-double operand_identity(OpKind op) noexcept { return op == OpKind::mul || op == OpKind::div ? 1.0 : 0.0; }
+double operand_identity(OpKind op) noexcept {
+  return op == OpKind::mul || op == OpKind::div ? 1.0 : 0.0;
+}
 
 std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];

@@ -43,8 +43,7 @@ int kernel_threads() noexcept;
 // ---- linear: y[M,N] = x[M,K] · w[N,K]ᵀ + b[N] (b may be null) --------------------------------
 void linear_forward(const float* x, const float* w, const float* b, float* y, i64 m, i64 k, i64 n);
 // dx[M,K] = dy · w; dw[N,K] += dyᵀ · x; db[N] += Σ_rows dy.
-void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db, i64 m, i64 k,
-                     i64 n);
+void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db, i64 m, i64 k, i64 n);
 
 // ---- conv2d: x[N,C,H,W], w[K, C/groups, R, S], b[K] → y[N,K,P,Q] ------------------------------
 struct Conv2dGeometry {
@@ -55,8 +54,7 @@ struct Conv2dGeometry {
   i64 out_h = 1, out_w = 1;  // as shape inference computed them
 };
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y);
-void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx, float* dw,
-                     float* db);
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx, float* dw, float* db);
 
 // ---- attention: self-attention over x[B,T,D] with PyTorch nn.MultiheadAttention's parameters:
 // in_proj_weight [3D, D] (rows: Q, K, V), in_proj_bias [3D], out_proj weight [D, D], bias [D]
@@ -76,30 +74,28 @@ struct AttentionSaved {
 };
 i64 attention_saved_floats(const AttentionGeometry& g);  // qkv + probs + context
 // `saved` null: inference, the kernel uses temporary workspaces of its own.
-void attention_forward(const AttentionGeometry& g, const float* x, const float* w_in, const float* b_in,
-                       const float* w_out, const float* b_out, float* y, const AttentionSaved* saved);
-void attention_backward(const AttentionGeometry& g, const float* x, const float* w_in, const float* w_out,
-                        const AttentionSaved& saved, const float* dy, float* dx, float* dw_in, float* db_in,
-                        float* dw_out, float* db_out);
+void attention_forward(const AttentionGeometry& g, const float* x, const float* w_in, const float* b_in, const float* w_out, const float* b_out,
+                       float* y, const AttentionSaved* saved);
+void attention_backward(const AttentionGeometry& g, const float* x, const float* w_in, const float* w_out, const AttentionSaved& saved,
+                        const float* dy, float* dx, float* dw_in, float* db_in, float* dw_out, float* db_out);
 
 // ---- batchnorm2d over x[N,C,HW] per channel -----------------------------------------------
 // Evaluation: running statistics.
-void batchnorm2d_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
-                              const float* running_var, double eps, float* y, i64 n, i64 c, i64 hw);
+void batchnorm2d_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean, const float* running_var, double eps,
+                              float* y, i64 n, i64 c, i64 hw);
 // Training: batch statistics (biased variance to normalise); running statistics updated as
 // PyTorch does (momentum 0.1, unbiased variance); save_mean/save_invstd [C] kept for backward.
-void batchnorm2d_forward_train(const float* x, const float* gamma, const float* beta, float* running_mean,
-                               float* running_var, double eps, double momentum, float* y, float* save_mean,
-                               float* save_invstd, i64 n, i64 c, i64 hw);
-void batchnorm2d_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
-                          const float* dy, float* dx, float* dgamma, float* dbeta, i64 n, i64 c, i64 hw);
+void batchnorm2d_forward_train(const float* x, const float* gamma, const float* beta, float* running_mean, float* running_var, double eps,
+                               double momentum, float* y, float* save_mean, float* save_invstd, i64 n, i64 c, i64 hw);
+void batchnorm2d_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd, const float* dy, float* dx,
+                          float* dgamma, float* dbeta, i64 n, i64 c, i64 hw);
 
 // ---- layernorm over the last axis: x[rows, D] ---------------------------------------------
 // save_mean/save_invstd [rows] may be null (inference).
-void layernorm_forward(const float* x, const float* gamma, const float* beta, double eps, float* y, float* save_mean,
-                       float* save_invstd, i64 rows, i64 d);
-void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
-                        const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 d);
+void layernorm_forward(const float* x, const float* gamma, const float* beta, double eps, float* y, float* save_mean, float* save_invstd, i64 rows,
+                       i64 d);
+void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd, const float* dy, float* dx,
+                        float* dgamma, float* dbeta, i64 rows, i64 d);
 
 // ---- element-wise activations -------------------------------------------------------------
 enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid };
@@ -135,10 +131,8 @@ void add_forward(const float* a, const float* b, float* y, i64 n);
 void accumulate(float* acc, const float* g, i64 n);
 // Data movement works on 4-byte elements of either dtype (float32 or int32).
 // concat along an axis, tensors seen as [outer, axis_i, inner]: y = [outer, Σ axis_i, inner].
-void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& axis_sizes, void* y, i64 outer,
-                    i64 inner);
-void concat_backward(const float* dy, const std::vector<float*>& dxs, const std::vector<i64>& axis_sizes, i64 outer,
-                     i64 inner);
+void concat_forward(const std::vector<const void*>& xs, const std::vector<i64>& axis_sizes, void* y, i64 outer, i64 inner);
+void concat_backward(const float* dy, const std::vector<float*>& dxs, const std::vector<i64>& axis_sizes, i64 outer, i64 inner);
 // y = x permuted: shape and perm include the batch axis (perm[0] == 0 for graph transposes).
 // Backward is the same call with the inverse permutation on the permuted shape.
 void permute(const void* x, void* y, const std::vector<i64>& shape, const std::vector<i64>& perm);
@@ -151,8 +145,8 @@ enum class BinaryOp { add, sub, mul, div };
 // Two full (batched) shapes of one rank whose every axis is equal or 1 in one of them (NumPy's
 // rule with ranks equal); the batch axis is never broadcast.
 struct Broadcast {
-  std::vector<i64> out;                   // the output's full shape
-  std::vector<i64> a_stride, b_stride;    // per output axis; 0 where that input is broadcast
+  std::vector<i64> out;                 // the output's full shape
+  std::vector<i64> a_stride, b_stride;  // per output axis; 0 where that input is broadcast
   i64 numel() const noexcept;
 };
 Broadcast make_broadcast(const std::vector<i64>& a, const std::vector<i64>& b);

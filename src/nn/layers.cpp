@@ -15,11 +15,19 @@
 namespace hwprof::nn {
 namespace {
 
-float* ptr(Tensor& t) noexcept { return t.defined() ? t.f32() : nullptr; }
-float* value_of(ParameterSlot* p) noexcept { return p != nullptr ? p->value.f32() : nullptr; }
-float* gradient_of(ParameterSlot* p) noexcept { return p != nullptr ? ptr(p->gradient) : nullptr; }
+float* ptr(Tensor& t) noexcept {
+  return t.defined() ? t.f32() : nullptr;
+}
+float* value_of(ParameterSlot* p) noexcept {
+  return p != nullptr ? p->value.f32() : nullptr;
+}
+float* gradient_of(ParameterSlot* p) noexcept {
+  return p != nullptr ? ptr(p->gradient) : nullptr;
+}
 
-Tensor gradient_like(const Tensor& x, bool needed) { return needed ? Tensor::empty(x.shape()) : Tensor(); }
+Tensor gradient_like(const Tensor& x, bool needed) {
+  return needed ? Tensor::empty(x.shape()) : Tensor();
+}
 
 // [outer, dim, inner] around `axis` of a full shape.
 struct AxisSplit {
@@ -175,9 +183,14 @@ constexpr double kBatchNormMomentum = 0.1;
 class BatchNorm2dLayer final : public Layer {
  public:
   BatchNorm2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
-      : eps_(node.attrs.eps), c_(in[0]), hw_(numel(in) / in[0]), gamma_(p[0]), beta_(p[1]),
+      : eps_(node.attrs.eps),
+        c_(in[0]),
+        hw_(numel(in) / in[0]),
+        gamma_(p[0]),
+        beta_(p[1]),
         // Buffers, as reset_running_stats() starts them: mean 0, variance 1.
-        running_mean_(Tensor::zeros({c_})), running_var_(Tensor::empty({c_})) {
+        running_mean_(Tensor::zeros({c_})),
+        running_var_(Tensor::empty({c_})) {
     std::fill_n(running_var_.f32(), c_, 1.0f);
     // Or as the model file gives them (checked by check_initial_values).
     if (const InitialValue* mean = find_initial_value(node, "running_mean")) load_initial_value(*mean, running_mean_);
@@ -189,21 +202,20 @@ class BatchNorm2dLayer final : public Layer {
     const i64 n = x.dim(0);
     Tensor y = Tensor::empty(x.shape());
     if (!c.training) {
-      batchnorm2d_forward_eval(x.f32(), value_of(gamma_), value_of(beta_), running_mean_.f32(), running_var_.f32(), eps_,
-                               y.f32(), n, c_, hw_);
+      batchnorm2d_forward_eval(x.f32(), value_of(gamma_), value_of(beta_), running_mean_.f32(), running_var_.f32(), eps_, y.f32(), n, c_, hw_);
       return y;
     }
     mean_ = Tensor::empty({c_});
     invstd_ = Tensor::empty({c_});
-    batchnorm2d_forward_train(x.f32(), value_of(gamma_), value_of(beta_), running_mean_.f32(), running_var_.f32(), eps_,
-                              kBatchNormMomentum, y.f32(), mean_.f32(), invstd_.f32(), n, c_, hw_);
+    batchnorm2d_forward_train(x.f32(), value_of(gamma_), value_of(beta_), running_mean_.f32(), running_var_.f32(), eps_, kBatchNormMomentum, y.f32(),
+                              mean_.f32(), invstd_.f32(), n, c_, hw_);
     x_ = x;
     return y;
   }
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
     dx[0] = gradient_like(x_, need[0] != 0);
-    batchnorm2d_backward(x_.f32(), value_of(gamma_), mean_.f32(), invstd_.f32(), dy.f32(), ptr(dx[0]), gradient_of(gamma_),
-                         gradient_of(beta_), x_.dim(0), c_, hw_);
+    batchnorm2d_backward(x_.f32(), value_of(gamma_), mean_.f32(), invstd_.f32(), dy.f32(), ptr(dx[0]), gradient_of(gamma_), gradient_of(beta_),
+                         x_.dim(0), c_, hw_);
   }
   void release_saved() noexcept override {
     x_ = Tensor();
@@ -239,8 +251,8 @@ class LayerNormLayer final : public Layer {
   }
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
     dx[0] = gradient_like(x_, need[0] != 0);
-    layernorm_backward(x_.f32(), value_of(gamma_), mean_.f32(), invstd_.f32(), dy.f32(), ptr(dx[0]), gradient_of(gamma_),
-                       gradient_of(beta_), x_.numel() / d_, d_);
+    layernorm_backward(x_.f32(), value_of(gamma_), mean_.f32(), invstd_.f32(), dy.f32(), ptr(dx[0]), gradient_of(gamma_), gradient_of(beta_),
+                       x_.numel() / d_, d_);
   }
   void release_saved() noexcept override {
     x_ = Tensor();
@@ -260,14 +272,22 @@ class LayerNormLayer final : public Layer {
 // engine adds to the op table's row.
 Activation activation_of(const Node& node) noexcept {
   switch (node.op) {
-    case OpKind::relu6: return Activation::relu6;
-    case OpKind::gelu: return node.attrs.approximate == GeluApproximation::tanh ? Activation::gelu_tanh : Activation::gelu;
-    case OpKind::silu: return Activation::silu;
-    case OpKind::sigmoid: return Activation::sigmoid;
-    case OpKind::tanh: return Activation::tanh;
-    case OpKind::hardswish: return Activation::hardswish;
-    case OpKind::hardsigmoid: return Activation::hardsigmoid;
-    default: return Activation::relu;
+    case OpKind::relu6:
+      return Activation::relu6;
+    case OpKind::gelu:
+      return node.attrs.approximate == GeluApproximation::tanh ? Activation::gelu_tanh : Activation::gelu;
+    case OpKind::silu:
+      return Activation::silu;
+    case OpKind::sigmoid:
+      return Activation::sigmoid;
+    case OpKind::tanh:
+      return Activation::tanh;
+    case OpKind::hardswish:
+      return Activation::hardswish;
+    case OpKind::hardsigmoid:
+      return Activation::hardsigmoid;
+    default:
+      return Activation::relu;
   }
 }
 
@@ -426,9 +446,7 @@ class ViewLayer final : public Layer {
  public:
   ViewLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in) {}
 
-  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
-    return in[0]->reshaped(batched(in[0]->dim(0), out_));
-  }
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override { return in[0]->reshaped(batched(in[0]->dim(0), out_)); }
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
     if (need[0] != 0) dx[0] = dy.reshaped(batched(dy.dim(0), in_));
   }
@@ -476,9 +494,7 @@ class DropoutLayer final : public Layer {
 class AddLayer final : public Layer {
  public:
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
-    Tensor y = (c.reusable_inputs & 1U) != 0   ? *in[0]
-               : (c.reusable_inputs & 2U) != 0 ? *in[1]
-                                               : Tensor::empty(in[0]->shape());
+    Tensor y = (c.reusable_inputs & 1U) != 0 ? *in[0] : (c.reusable_inputs & 2U) != 0 ? *in[1] : Tensor::empty(in[0]->shape());
     add_forward(in[0]->f32(), in[1]->f32(), y.f32(), y.numel());
     return y;
   }
@@ -525,7 +541,7 @@ class BinaryLayer final : public Layer {
     // so y may be that input's storage.
     Tensor y = (c.reusable_inputs & 1U) != 0 && a.shape() == p.out   ? a
                : (c.reusable_inputs & 2U) != 0 && b.shape() == p.out ? b
-                                                                      : Tensor::empty(p.out);
+                                                                     : Tensor::empty(p.out);
     binary_forward(op_, a.f32(), b.f32(), y.f32(), p);
     if (c.training && (op_ == BinaryOp::mul || op_ == BinaryOp::div)) {
       a_ = a;
@@ -540,8 +556,7 @@ class BinaryLayer final : public Layer {
     dx[1] = need[1] != 0 ? Tensor::empty(b_shape_) : Tensor();
     const float* a = a_.defined() ? a_.f32() : nullptr;
     const float* b = b_.defined() ? b_.f32() : nullptr;
-    binary_backward(op_, a, b, dy.f32(), dx[0].defined() ? dx[0].f32() : nullptr, dx[1].defined() ? dx[1].f32() : nullptr,
-                    plan_.plan());
+    binary_backward(op_, a, b, dy.f32(), dx[0].defined() ? dx[0].f32() : nullptr, dx[1].defined() ? dx[1].f32() : nullptr, plan_.plan());
   }
   void release_saved() noexcept override {
     a_ = Tensor();
@@ -560,9 +575,7 @@ class BinaryLayer final : public Layer {
 class OperandLayer final : public Layer {
  public:
   OperandLayer(const Node& node, std::span<ParameterSlot* const> params)
-      : op_(binary_op_of(node.op)),
-        shape_(batched(1, node.attrs.operand)),
-        w_(node.attrs.operand_trainable ? params[0] : nullptr) {
+      : op_(binary_op_of(node.op)), shape_(batched(1, node.attrs.operand)), w_(node.attrs.operand_trainable ? params[0] : nullptr) {
     if (w_ == nullptr) {
       constant_ = Tensor::empty(node.attrs.operand);
       if (const InitialValue* v = find_initial_value(node, "operand")) {
@@ -710,8 +723,7 @@ class SelectLayer final : public Layer {
 class EmbeddingLayer final : public Layer {
  public:
   EmbeddingLayer(const Graph& graph, const Node& node, std::span<ParameterSlot* const> p)
-      : where_(graph.where(node)), out_(node.output_shape), num_(node.attrs.num_embeddings), d_(node.attrs.embedding_dim),
-        w_(p[0]) {}
+      : where_(graph.where(node)), out_(node.output_shape), num_(node.attrs.num_embeddings), d_(node.attrs.embedding_dim), w_(p[0]) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& ids = *in[0];
@@ -719,8 +731,8 @@ class EmbeddingLayer final : public Layer {
     const i64 bad = embedding_forward(ids.i32(), value_of(w_), y.f32(), ids.numel(), num_, d_);
     if (bad >= 0) {
       const i64 tokens = ids.numel() / ids.dim(0);
-      return Error{where_ + ": token id " + std::to_string(ids.i32()[bad]) + " at sample " + std::to_string(bad / tokens) +
-                   ", position " + std::to_string(bad % tokens) + " is outside the vocabulary [0, " + std::to_string(num_) +
+      return Error{where_ + ": token id " + std::to_string(ids.i32()[bad]) + " at sample " + std::to_string(bad / tokens) + ", position " +
+                   std::to_string(bad % tokens) + " is outside the vocabulary [0, " + std::to_string(num_) +
                    "); check the tokenizer against the model's num_embeddings"};
     }
     if (c.training) ids_ = ids;
@@ -813,8 +825,8 @@ class AttentionLayer final : public Layer {
     g_.batch = x_.dim(0);
     dx[0] = gradient_like(x_, need[0] != 0);
     const AttentionSaved saved{qkv_.f32(), probs_.f32(), context_.f32()};
-    attention_backward(g_, x_.f32(), value_of(w_in_), value_of(w_out_), saved, dy.f32(), ptr(dx[0]), gradient_of(w_in_),
-                       gradient_of(b_in_), gradient_of(w_out_), gradient_of(b_out_));
+    attention_backward(g_, x_.f32(), value_of(w_in_), value_of(w_out_), saved, dy.f32(), ptr(dx[0]), gradient_of(w_in_), gradient_of(b_in_),
+                       gradient_of(w_out_), gradient_of(b_out_));
   }
   void release_saved() noexcept override {
     x_ = Tensor();
@@ -849,18 +861,29 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     return std::make_unique<ActivationLayer>(activation_of(node), unary->backward_reads_output);
   }
   switch (node.op) {
-    case OpKind::linear: return std::make_unique<LinearLayer>(node, in.back(), params);
-    case OpKind::conv2d: return std::make_unique<Conv2dLayer>(node, in, params);
-    case OpKind::conv_transpose2d: return std::make_unique<ConvTranspose2dLayer>(node, in, params);
-    case OpKind::batchnorm2d: return std::make_unique<BatchNorm2dLayer>(node, in, params);
-    case OpKind::layernorm: return std::make_unique<LayerNormLayer>(node, in, params);
-    case OpKind::softmax: return std::make_unique<SoftmaxLayer>(node, in);
-    case OpKind::maxpool2d: return std::make_unique<MaxPool2dLayer>(node, in);
-    case OpKind::avgpool2d: return std::make_unique<AvgPool2dLayer>(node, in);
-    case OpKind::adaptive_avgpool2d: return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
+    case OpKind::linear:
+      return std::make_unique<LinearLayer>(node, in.back(), params);
+    case OpKind::conv2d:
+      return std::make_unique<Conv2dLayer>(node, in, params);
+    case OpKind::conv_transpose2d:
+      return std::make_unique<ConvTranspose2dLayer>(node, in, params);
+    case OpKind::batchnorm2d:
+      return std::make_unique<BatchNorm2dLayer>(node, in, params);
+    case OpKind::layernorm:
+      return std::make_unique<LayerNormLayer>(node, in, params);
+    case OpKind::softmax:
+      return std::make_unique<SoftmaxLayer>(node, in);
+    case OpKind::maxpool2d:
+      return std::make_unique<MaxPool2dLayer>(node, in);
+    case OpKind::avgpool2d:
+      return std::make_unique<AvgPool2dLayer>(node, in);
+    case OpKind::adaptive_avgpool2d:
+      return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
     case OpKind::flatten:
-    case OpKind::reshape: return std::make_unique<ViewLayer>(node, in);
-    case OpKind::dropout: return std::make_unique<DropoutLayer>(node);
+    case OpKind::reshape:
+      return std::make_unique<ViewLayer>(node, in);
+    case OpKind::dropout:
+      return std::make_unique<DropoutLayer>(node);
     case OpKind::add:
     case OpKind::sub:
     case OpKind::mul:
@@ -868,15 +891,24 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       if (node.inputs.size() == 1) return std::make_unique<OperandLayer>(node, params);
       if (node.op == OpKind::add && graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
       return std::make_unique<BinaryLayer>(node.op);
-    case OpKind::concat: return std::make_unique<ConcatLayer>(graph, node);
-    case OpKind::transpose: return std::make_unique<TransposeLayer>(node, in);
-    case OpKind::select: return std::make_unique<SelectLayer>(node, in);
-    case OpKind::embedding: return std::make_unique<EmbeddingLayer>(graph, node, params);
-    case OpKind::pos_embedding: return std::make_unique<PosEmbeddingLayer>(params);
-    case OpKind::cls_token: return std::make_unique<ClsTokenLayer>(node, in, params);
-    case OpKind::attention: return std::make_unique<AttentionLayer>(node, in, params);
-    case OpKind::unsupported: break;  // Executor::build refuses such a graph first
-    HWPROF_ELEMENTWISE_UNARY_CASES: break;  // above, from the op table
+    case OpKind::concat:
+      return std::make_unique<ConcatLayer>(graph, node);
+    case OpKind::transpose:
+      return std::make_unique<TransposeLayer>(node, in);
+    case OpKind::select:
+      return std::make_unique<SelectLayer>(node, in);
+    case OpKind::embedding:
+      return std::make_unique<EmbeddingLayer>(graph, node, params);
+    case OpKind::pos_embedding:
+      return std::make_unique<PosEmbeddingLayer>(params);
+    case OpKind::cls_token:
+      return std::make_unique<ClsTokenLayer>(node, in, params);
+    case OpKind::attention:
+      return std::make_unique<AttentionLayer>(node, in, params);
+    case OpKind::unsupported:
+      break;  // Executor::build refuses such a graph first
+    HWPROF_ELEMENTWISE_UNARY_CASES:
+      break;  // above, from the op table
   }
   return nullptr;
 }

@@ -21,9 +21,9 @@ struct ParameterSlot {
   int layer = 0;
   std::string name;
   Tensor value;
-  Tensor gradient;        // training only; accumulated by backward, zeroed by the optimizer
-  Tensor first_moment;    // SGD's momentum buffer, or Adam's m
-  Tensor second_moment;   // Adam's v
+  Tensor gradient;       // training only; accumulated by backward, zeroed by the optimizer
+  Tensor first_moment;   // SGD's momentum buffer, or Adam's m
+  Tensor second_moment;  // Adam's v
   bool tied = false;
 };
 

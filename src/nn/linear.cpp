@@ -14,8 +14,7 @@ namespace {
 void add_column_sums(const float* a, i64 rows, i64 cols, float* sums) {
   constexpr i64 kBlock = 256;
   const i64 blocks = (cols + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(kernel_threads()) if (rows * cols >= detail::kParallelWork && blocks > 1) \
-    schedule(static)
+#pragma omp parallel for num_threads(kernel_threads()) if (rows * cols >= detail::kParallelWork && blocks > 1) schedule(static)
   for (i64 blk = 0; blk < blocks; ++blk) {
     const i64 j0 = blk * kBlock;
     const i64 width = std::min(kBlock, cols - j0);
@@ -47,8 +46,7 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, i6
   });
 }
 
-void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db, i64 m, i64 k,
-                     i64 n) {
+void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db, i64 m, i64 k, i64 n) {
   const int threads = kernel_threads();
   if (dx != nullptr) detail::parallel_sgemm(false, false, m, k, n, 1.0f, dy, n, w, k, 0.0f, dx, k, threads);
   if (dw != nullptr) detail::parallel_sgemm(true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k, threads);

@@ -43,8 +43,7 @@ double row_loss(const float* logits, std::int32_t label, float* grad, i64 classe
 }  // namespace
 
 double cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, i64 rows, i64 classes) {
-  const bool bad_label =
-      std::any_of(labels, labels + rows, [classes](std::int32_t l) { return l < 0 || l >= classes; });
+  const bool bad_label = std::any_of(labels, labels + rows, [classes](std::int32_t l) { return l < 0 || l >= classes; });
   if (bad_label || rows <= 0) {
     // Nothing meaningful to return; NaN gradients make a caller that ignores the NaN loss
     // fail visibly instead of training on stale numbers.
@@ -62,8 +61,7 @@ double cross_entropy(const float* logits, const std::int32_t* labels, float* dlo
     const i64 r1 = rows * (blk + 1) / blocks;
     double s = 0.0;
     for (i64 r = r0; r < r1; ++r) {
-      s += row_loss(logits + r * classes, labels[r], dlogits != nullptr ? dlogits + r * classes : nullptr, classes,
-                    inv_rows);
+      s += row_loss(logits + r * classes, labels[r], dlogits != nullptr ? dlogits + r * classes : nullptr, classes, inv_rows);
     }
     partial[blk] = s;
   }

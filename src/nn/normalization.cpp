@@ -50,28 +50,30 @@ void normalize(const float* x, float* y, i64 n, SplitMean mean, float scale, flo
   for (i64 i = 0; i < n; ++i) y[i] = ((x[i] - mean.hi) - mean.lo) * scale + shift;
 }
 
-float gamma_of(const float* gamma, i64 i) { return gamma != nullptr ? gamma[i] : 1.0f; }
-float beta_of(const float* beta, i64 i) { return beta != nullptr ? beta[i] : 0.0f; }
+float gamma_of(const float* gamma, i64 i) {
+  return gamma != nullptr ? gamma[i] : 1.0f;
+}
+float beta_of(const float* beta, i64 i) {
+  return beta != nullptr ? beta[i] : 0.0f;
+}
 
 }  // namespace
 
 // ---- batchnorm2d ------------------------------------------------------------------------
 
-void batchnorm2d_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
-                              const float* running_var, double eps, float* y, i64 n, i64 c, i64 hw) {
+void batchnorm2d_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean, const float* running_var, double eps,
+                              float* y, i64 n, i64 c, i64 hw) {
   const i64 planes = n * c;
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * hw > kNormalizationParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     const i64 ch = p % c;
-    const double scale =
-        static_cast<double>(gamma_of(gamma, ch)) / std::sqrt(static_cast<double>(running_var[ch]) + eps);
+    const double scale = static_cast<double>(gamma_of(gamma, ch)) / std::sqrt(static_cast<double>(running_var[ch]) + eps);
     normalize(x + p * hw, y + p * hw, hw, {running_mean[ch], 0.0f}, static_cast<float>(scale), beta_of(beta, ch));
   }
 }
 
-void batchnorm2d_forward_train(const float* x, const float* gamma, const float* beta, float* running_mean,
-                               float* running_var, double eps, double momentum, float* y, float* save_mean,
-                               float* save_invstd, i64 n, i64 c, i64 hw) {
+void batchnorm2d_forward_train(const float* x, const float* gamma, const float* beta, float* running_mean, float* running_var, double eps,
+                               double momentum, float* y, float* save_mean, float* save_invstd, i64 n, i64 c, i64 hw) {
   const i64 count = n * hw;
   // One channel per iteration: its statistics need every sample, so channels are the unit of
   // parallel work (a layer with fewer channels than threads leaves threads idle).
@@ -109,8 +111,8 @@ void batchnorm2d_forward_train(const float* x, const float* gamma, const float* 
 // With x̂ = (x - mean)·invstd and M = N·HW values per channel (batch statistics):
 //   dbeta = Σ dy, dgamma = Σ dy·x̂, dx = gamma·invstd·(dy - Σdy/M - x̂·Σ(dy·x̂)/M)
 // (the standard derivation, as in PyTorch's batch_norm_backward_cpu).
-void batchnorm2d_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
-                          const float* dy, float* dx, float* dgamma, float* dbeta, i64 n, i64 c, i64 hw) {
+void batchnorm2d_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd, const float* dy, float* dx,
+                          float* dgamma, float* dbeta, i64 n, i64 c, i64 hw) {
   const i64 count = n * hw;
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (count * c > kNormalizationParallelMin)
   for (i64 ch = 0; ch < c; ++ch) {
@@ -152,8 +154,8 @@ void batchnorm2d_backward(const float* x, const float* gamma, const float* save_
 
 // ---- layernorm --------------------------------------------------------------------------
 
-void layernorm_forward(const float* x, const float* gamma, const float* beta, double eps, float* y, float* save_mean,
-                       float* save_invstd, i64 rows, i64 d) {
+void layernorm_forward(const float* x, const float* gamma, const float* beta, double eps, float* y, float* save_mean, float* save_invstd, i64 rows,
+                       i64 d) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kNormalizationParallelMin)
   for (i64 r = 0; r < rows; ++r) {
     const float* xr = x + r * d;
@@ -176,8 +178,8 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, do
 
 // Per row, with g = gamma·dy and x̂ = (x - mean)·invstd over D features:
 //   dx = invstd·(g - mean(g) - x̂·mean(g·x̂));  dgamma = Σ_rows dy·x̂, dbeta = Σ_rows dy.
-void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd,
-                        const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 d) {
+void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd, const float* dy, float* dx,
+                        float* dgamma, float* dbeta, i64 rows, i64 d) {
   const bool parallel = rows * d > kNormalizationParallelMin;
   if (dx != nullptr) {
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)

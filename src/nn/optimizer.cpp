@@ -15,8 +15,7 @@ constexpr std::int64_t kOptimizerParallelMin = 1 << 15;
 
 }  // namespace
 
-void sgd_update(const SgdHyper& h, float* weight, float* gradient, float* momentum_buffer, std::int64_t n,
-                bool first_step) {
+void sgd_update(const SgdHyper& h, float* weight, float* gradient, float* momentum_buffer, std::int64_t n, bool first_step) {
   const float lr = h.learning_rate;
   const float wd = h.weight_decay;
   const float mu = h.momentum;
@@ -47,8 +46,7 @@ void sgd_update(const SgdHyper& h, float* weight, float* gradient, float* moment
   }
 }
 
-void adam_update(const AdamHyper& h, float* weight, float* gradient, float* first_moment, float* second_moment,
-                 std::int64_t n, std::int64_t step) {
+void adam_update(const AdamHyper& h, float* weight, float* gradient, float* first_moment, float* second_moment, std::int64_t n, std::int64_t step) {
   // Bias corrections in double: β2^t for t in the thousands loses digits in float.
   const double t = static_cast<double>(step);
   const double correction1 = 1.0 - std::pow(static_cast<double>(h.beta1), t);

@@ -15,7 +15,9 @@ namespace {
 
 constexpr i64 kPoolingParallelMin = i64{1} << 15;  // window elements visited, below which one thread runs
 
-void zero(float* p, i64 n) { std::memset(p, 0, static_cast<std::size_t>(n) * sizeof(float)); }
+void zero(float* p, i64 n) {
+  std::memset(p, 0, static_cast<std::size_t>(n) * sizeof(float));
+}
 
 // One output's window along one axis: [start, end) clipped to the input, and for average
 // pooling the length PyTorch divides by (clipped to the padded input only).
@@ -31,7 +33,9 @@ Window pool_window(i64 out_index, i64 stride, i64 pad, i64 kernel, i64 in_size) 
 
 // max(a, b) where a NaN in b wins and a NaN already in a stays: PyTorch's max_pool2d
 // propagates NaN. Branch-free, so the row loops below vectorise.
-inline float nan_max(float a, float b) { return (b > a || b != b) ? b : a; }
+inline float nan_max(float a, float b) {
+  return (b > a || b != b) ? b : a;
+}
 
 // Index in the plane of the window's first element equal to m, in row-major order (for a NaN
 // m, its first NaN): PyTorch keeps the first maximum. An empty window has none (-1).
@@ -46,11 +50,17 @@ i64 first_index_of(const float* plane, i64 in_w, Window wh, Window ww, float m) 
   return -1;
 }
 
-i64 visits(const Pool2dGeometry& g) { return g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w; }
+i64 visits(const Pool2dGeometry& g) {
+  return g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w;
+}
 
 // PyTorch's adaptive windows: [floor(i·in/out), ceil((i+1)·in/out)).
-i64 adaptive_start(i64 i, i64 in, i64 out) { return i * in / out; }
-i64 adaptive_end(i64 i, i64 in, i64 out) { return ((i + 1) * in + out - 1) / out; }
+i64 adaptive_start(i64 i, i64 in, i64 out) {
+  return i * in / out;
+}
+i64 adaptive_end(i64 i, i64 in, i64 out) {
+  return ((i + 1) * in + out - 1) / out;
+}
 
 }  // namespace
 
@@ -64,8 +74,7 @@ i64 adaptive_end(i64 i, i64 in, i64 out) { return ((i + 1) * in + out - 1) / out
 namespace {
 
 // One (sample, channel) plane; `r` is the row buffer, r[-pad_w] its first element.
-HWPROF_AVX2_CLONES void maxpool_plane(const Pool2dGeometry& g, const float* xp,
-                                                                     float* yp, std::int32_t* ap, float* r) {
+HWPROF_AVX2_CLONES void maxpool_plane(const Pool2dGeometry& g, const float* xp, float* yp, std::int32_t* ap, float* r) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   for (i64 oh = 0; oh < g.out_h; ++oh) {
     const Window wh = pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h);
@@ -105,8 +114,7 @@ void maxpool2d_forward(const Pool2dGeometry& g, const float* x, float* y, std::i
     std::vector<float> row(static_cast<std::size_t>(width), -std::numeric_limits<float>::infinity());
 #pragma omp for schedule(static)
     for (i64 p = 0; p < planes; ++p) {
-      maxpool_plane(g, x + p * in_plane, y + p * out_plane, argmax != nullptr ? argmax + p * out_plane : nullptr,
-                    row.data() + g.pad_w);
+      maxpool_plane(g, x + p * in_plane, y + p * out_plane, argmax != nullptr ? argmax + p * out_plane : nullptr, row.data() + g.pad_w);
     }
   }
 }
@@ -116,8 +124,7 @@ void maxpool2d_backward(const Pool2dGeometry& g, const std::int32_t* argmax, con
   const i64 planes = g.batch * g.channels;
   const i64 in_plane = g.in_h * g.in_w;
   const i64 out_plane = g.out_h * g.out_w;
-#pragma omp parallel for num_threads(kernel_threads()) \
-    schedule(static) if (planes * (in_plane + out_plane) > kPoolingParallelMin)
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * (in_plane + out_plane) > kPoolingParallelMin)
   for (i64 p = 0; p < planes; ++p) {
     float* dxp = dx + p * in_plane;
     const float* dyp = dy + p * out_plane;

@@ -15,7 +15,7 @@ namespace {
 using detail::exp_approx;
 
 constexpr i64 kSoftmaxParallelMin = i64{1} << 14;  // exp makes each element dearer than a copy
-constexpr i64 kColumns = 64;                // columns per block when inner > 1 (state on the stack)
+constexpr i64 kColumns = 64;                       // columns per block when inner > 1 (state on the stack)
 
 void softmax_row(const float* x, float* y, i64 dim) {
   const float max = detail::max_of(x, dim);

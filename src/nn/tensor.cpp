@@ -151,7 +151,9 @@ std::int64_t release_cached_tensor_memory() noexcept {
   return released;
 }
 
-void reset_peak_allocation() noexcept { g_peak.store(g_current.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+void reset_peak_allocation() noexcept {
+  g_peak.store(g_current.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 Tensor Tensor::empty(Shape shape, DType dtype) {
   Tensor t;
@@ -168,8 +170,12 @@ Tensor Tensor::zeros(Shape shape, DType dtype) {
   return t;
 }
 
-void* Tensor::data() noexcept { return storage_ ? storage_->data : nullptr; }
-const void* Tensor::data() const noexcept { return storage_ ? storage_->data : nullptr; }
+void* Tensor::data() noexcept {
+  return storage_ ? storage_->data : nullptr;
+}
+const void* Tensor::data() const noexcept {
+  return storage_ ? storage_->data : nullptr;
+}
 
 Tensor Tensor::reshaped(Shape shape) const {
   if (checked_numel(shape) != numel_) throw std::invalid_argument("Tensor::reshaped: element count differs");

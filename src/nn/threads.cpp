@@ -56,9 +56,8 @@ BlasInfo blas_info() {
   b.config = config != nullptr ? config : "";
   b.core = core != nullptr ? core : "";
   __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                      __builtin_cpu_supports("avx512vl");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   b.avx512_unused = avx512 && nn::detail::openblas_core_without_avx512(b.core);
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   const char* by = std::getenv("HWPROF_BLAS_CORE_BY");

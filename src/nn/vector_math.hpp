@@ -53,7 +53,9 @@ inline float exp_approx(float x) noexcept {
 
 // 1 / (1 + e^-x): no cancellation on either side (e^-x saturating only moves results that
 // are already below 1e-38).
-inline float sigmoid_approx(float x) noexcept { return 1.0f / (1.0f + exp_approx(-x)); }
+inline float sigmoid_approx(float x) noexcept {
+  return 1.0f / (1.0f + exp_approx(-x));
+}
 
 // tanh: for |x| < 0.625 the odd polynomial of Cephes tanhf.c (1 - 2/(e^2x + 1) would cancel
 // there), beyond it 1 - 2/(e^{2|x|} + 1) with the sign of x.

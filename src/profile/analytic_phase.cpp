@@ -20,8 +20,7 @@ std::int64_t optimizer_bytes_per_parameter(const OptimizerOptions& o) noexcept {
   return 4 * (3 + 2 * states);
 }
 
-std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const ModelCost& cost,
-                                                    const OptimizerOptions& optimizer, bool train) {
+std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const ModelCost& cost, const OptimizerOptions& optimizer, bool train) {
   std::vector<AnalyticPhaseCost> out(graph.nodes.size());
   const std::int64_t batch = cost.batch;
   for (std::size_t i = 0; i < graph.nodes.size() && i < cost.layers.size(); ++i) {

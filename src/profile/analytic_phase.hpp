@@ -39,7 +39,6 @@ std::int64_t optimizer_bytes_per_parameter(const OptimizerOptions& o) noexcept;
 // cost model's backward FLOPs, and as bytes the gradient reads and writes beside the forward
 // tensors (dy and x read, dx written; weights read, their gradients read and written).
 // Optimizer (train only, layers with parameters).
-std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const ModelCost& cost,
-                                                    const OptimizerOptions& optimizer, bool train);
+std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const ModelCost& cost, const OptimizerOptions& optimizer, bool train);
 
 }  // namespace hwprof

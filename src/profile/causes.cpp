@@ -25,7 +25,9 @@ std::string percent(double v) {
   if (v > 0 && v < 0.01) return fmt::format("{:.2g}%", 100 * v);
   return fmt::format("{:.0f}%", 100 * v);
 }
-std::string ms_text(double ms) { return ms >= 1 ? fmt::format("{:.2f} ms", ms) : fmt::format("{:.3g} ms", ms); }
+std::string ms_text(double ms) {
+  return ms >= 1 ? fmt::format("{:.2f} ms", ms) : fmt::format("{:.3g} ms", ms);
+}
 
 bool is_depthwise(const Node& node, const Shape& input_shape) {
   return node.op == OpKind::conv2d && node.attrs.groups > 1 && !input_shape.empty() && node.attrs.groups == input_shape[0] &&
@@ -36,9 +38,12 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
   switch (node.op) {
     case OpKind::linear:
     case OpKind::attention:
-    case OpKind::conv_transpose2d: return true;
-    case OpKind::conv2d: return !is_depthwise(node, input_shape);
-    default: return false;
+    case OpKind::conv_transpose2d:
+      return true;
+    case OpKind::conv2d:
+      return !is_depthwise(node, input_shape);
+    default:
+      return false;
   }
 }
 
@@ -49,7 +54,9 @@ const LayerCounter* task_clock(const LayerProfile& l) {
   return nullptr;
 }
 
-double roof_ms(const LayerProfile& l) { return l.time_ms.median * std::min(1.0, l.roofline ? l.roofline->efficiency : 1.0); }
+double roof_ms(const LayerProfile& l) {
+  return l.time_ms.median * std::min(1.0, l.roofline ? l.roofline->efficiency : 1.0);
+}
 
 }  // namespace
 
@@ -92,7 +99,8 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       const std::int64_t dh = in.back() / a.heads;
       return GemmShape{t, t, dh, 2 * a.heads * batch};
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -231,8 +239,7 @@ void roofline_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
   const double t = l.time_ms.median;
 
   if (!r) {
-    out.push_back({"no_roofline", "no roofline", "it could not be placed: " + l.roofline_error,
-                   "run `hwprof calibrate` for this thread count"});
+    out.push_back({"no_roofline", "no roofline", "it could not be placed: " + l.roofline_error, "run `hwprof calibrate` for this thread count"});
     return;
   }
   const double win = std::max(0.0, t - roof_ms(l));

@@ -44,9 +44,9 @@ struct CauseInputs {
   Shape input_shape;                    // per sample, of its first input
   std::int64_t batch = 1;
   int threads = 1;
-  double overhead_ns = 0.0;             // the session's own cost per region (below_resolution's yardstick)
-  bool blas_held_back = false;          // BlasInfo::avx512_unused
-  std::string blas_core;                // the OpenBLAS kernels that ran
+  double overhead_ns = 0.0;     // the session's own cost per region (below_resolution's yardstick)
+  bool blas_held_back = false;  // BlasInfo::avx512_unused
+  std::string blas_core;        // the OpenBLAS kernels that ran
 };
 
 // The GEMMs the engine runs for this layer's forward pass (src/nn/: linear, conv2d's im2col

@@ -53,8 +53,7 @@ std::string upper(std::string_view s) {
 
 }  // namespace
 
-std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& group, double seconds,
-                                     const std::vector<std::string>& impossible) {
+std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& group, double seconds, const std::vector<std::string>& impossible) {
   std::vector<RegionMetric> out;
   // The group's events are the first of the session's, in the group's order.
   const std::size_t n = std::min(group.events.size(), r.counters.size());
@@ -89,8 +88,8 @@ bool is_core_cycles(const std::string& name) {
   std::string u = upper(name);
   if (const std::size_t colon = u.rfind("::"); colon != std::string::npos) u = u.substr(colon + 2);  // PAPI's perf::CYCLES
   if (u.find("REF") != std::string::npos) return false;  // reference cycles tick at the TSC's rate, not the core's
-  return u == "CYCLES" || u == "CPU-CYCLES" || u == "PAPI_TOT_CYC" || u.starts_with("CYCLES_NOT_IN_HALT") ||
-         u.starts_with("CPU_CLK_UNHALTED") || u == "LS_NOT_HALTED_CYC";
+  return u == "CYCLES" || u == "CPU-CYCLES" || u == "PAPI_TOT_CYC" || u.starts_with("CYCLES_NOT_IN_HALT") || u.starts_with("CPU_CLK_UNHALTED") ||
+         u == "LS_NOT_HALTED_CYC";
 }
 
 std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& b, const std::vector<double>& resolution) {
@@ -116,26 +115,26 @@ std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& 
     if (c.unit == "ns") {
       const double limit = b.wall_seconds * 1e9 * cpus;
       if (beyond(limit)) {
-        out[e] = fmt::format("{} {} ns per call is {:.3g}x what {} CPU{} can run in the layer's {} of wall time ({} ns): the counted "
-                             "passes ran longer than the timed ones, or part of the counter reads' own cost was not taken out",
-                             c.name, fmt::format("{:.4g}", v), v / limit, cpus, cpus == 1 ? "" : "s", wall, fmt::format("{:.4g}", limit));
+        out[e] = fmt::format(
+            "{} {} ns per call is {:.3g}x what {} CPU{} can run in the layer's {} of wall time ({} ns): the counted "
+            "passes ran longer than the timed ones, or part of the counter reads' own cost was not taken out",
+            c.name, fmt::format("{:.4g}", v), v / limit, cpus, cpus == 1 ? "" : "s", wall, fmt::format("{:.4g}", limit));
       }
     } else if (is_core_cycles(c.name)) {
       const double limit = b.wall_seconds * 1e9 * ghz * cpus;
       if (beyond(limit)) {
-        out[e] = fmt::format("{} {} per call is {:.3g}x what {} CPU{} at {:.2f} GHz{} can run in the layer's {} of wall time: the counted "
-                             "passes ran longer than the timed ones, or part of the counter reads' own cost was not taken out",
-                             c.name, fmt::format("{:.4g}", v), v / limit, cpus, cpus == 1 ? "" : "s", ghz,
-                             b.max_ghz > 0 ? " (their highest clock)" : " (no x86 CPU clocks higher; cpufreq gives no maximum here)",
-                             wall);
+        out[e] = fmt::format(
+            "{} {} per call is {:.3g}x what {} CPU{} at {:.2f} GHz{} can run in the layer's {} of wall time: the counted "
+            "passes ran longer than the timed ones, or part of the counter reads' own cost was not taken out",
+            c.name, fmt::format("{:.4g}", v), v / limit, cpus, cpus == 1 ? "" : "s", ghz,
+            b.max_ghz > 0 ? " (their highest clock)" : " (no x86 CPU clocks higher; cpufreq gives no maximum here)", wall);
       }
     }
   }
   return out;
 }
 
-void annotate_counters(std::vector<LayerCounter>& counters, const std::vector<double>& subtracted,
-                       const std::vector<std::string>& impossible) {
+void annotate_counters(std::vector<LayerCounter>& counters, const std::vector<double>& subtracted, const std::vector<std::string>& impossible) {
   for (std::size_t e = 0; e < counters.size(); ++e) {
     if (e < subtracted.size()) counters[e].read_cost = subtracted[e];
     if (e < impossible.size() && !impossible[e].empty()) {

@@ -40,8 +40,7 @@ std::vector<double> subtract_read_cost(RegionReport& r, const std::vector<double
 // counter below resolution is marked so (its value an upper bound or a guess); one computed
 // from an impossible counter (`impossible`: a reason per counter, empty when possible) has
 // no value, and its reason names the counter.
-std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& group, double seconds,
-                                     const std::vector<std::string>& impossible);
+std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& group, double seconds, const std::vector<std::string>& impossible);
 
 // What wall time can hold: the CPUs the process may run on, and the highest clock they
 // reach (GHz; 0 when unknown: cycles are then held to kMaxPlausibleGhz).
@@ -63,8 +62,7 @@ std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& 
 
 // The layer's counters (made from `r` by fill_measurements) get what was subtracted from
 // them and the impossibility reasons, both in the region's events() order.
-void annotate_counters(std::vector<LayerCounter>& counters, const std::vector<double>& subtracted,
-                       const std::vector<std::string>& impossible);
+void annotate_counters(std::vector<LayerCounter>& counters, const std::vector<double>& subtracted, const std::vector<std::string>& impossible);
 
 // Is `name` a count of core cycles (not reference cycles)? cycles, cpu-cycles,
 // CYCLES_NOT_IN_HALT, CPU_CLK_UNHALTED(.THREAD/:THREAD_P), PAPI_TOT_CYC, perf::CYCLES.

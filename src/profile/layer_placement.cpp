@@ -42,8 +42,7 @@ void fill_machine(Profile& p, const std::optional<Machine>& machine, const std::
 
 Summary to_ms(const Summary& ns) {
   Summary s = ns;
-  for (double* v : {&s.median, &s.mean, &s.stddev, &s.min, &s.max, &s.p5, &s.p95, &s.p99, &s.mad, &s.median_ci_low,
-                    &s.median_ci_high}) {
+  for (double* v : {&s.median, &s.mean, &s.stddev, &s.min, &s.max, &s.p5, &s.p95, &s.p99, &s.mad, &s.median_ci_low, &s.median_ci_high}) {
     *v *= 1e-6;
   }
   return s;
@@ -63,7 +62,9 @@ bool is_fp_ops(const RegionMetric& m) {
   // counters/*/flops*.txt: "SP FLOP", "DP FLOP" (Intel), "FLOP" (AMD), unit FLOP.
   return m.unit == "FLOP" && (m.name == "SP FLOP" || m.name == "FLOP" || m.name == "DP FLOP");
 }
-bool is_dram_bytes(const RegionMetric& m) { return m.unit == "bytes" && m.name == "DRAM bytes"; }
+bool is_dram_bytes(const RegionMetric& m) {
+  return m.unit == "bytes" && m.name == "DRAM bytes";
+}
 bool is_llc_miss_bytes(const RegionMetric& m) {
   // counters/*/llc.txt and generic/cache.txt: "LLC miss bytes", "L3 miss bytes", "Cache miss bytes".
   return m.unit == "bytes" && (m.name == "LLC miss bytes" || m.name == "L3 miss bytes" || m.name == "Cache miss bytes");
@@ -83,9 +84,8 @@ CounterReading measured_reading(double value) {
 // The layer's measured side, its analytic side and its roofline placement.
 // `working_set`: where the layer's analytic bytes can come from (absent for the model total,
 // which is placed against its layers afterwards).
-void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads,
-                       std::optional<OpKind> op, std::optional<WorkingSet> working_set, const std::string& transcendental,
-                       double elements) {
+void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads, std::optional<OpKind> op,
+                       std::optional<WorkingSet> working_set, const std::string& transcendental, double elements) {
   layer.time_ms = to_ms(r.inclusive_ns);
   // Evenly thinned to kMaxKeptSamples: every k-th call, so the kept ones span the whole run.
   const std::vector<double>& kept = r.inclusive_samples_ns;
@@ -159,7 +159,10 @@ std::string layers_named(std::vector<const LayerProfile*> layers) {
   std::string out;
   const std::size_t shown = std::min<std::size_t>(layers.size(), 4);
   for (std::size_t i = 0; i < shown; ++i) {
-    out += fmt::format("{}{} ({:.0f}%)", i == 0 ? "" : i + 1 == shown && shown == layers.size() ? " and " : ", ",
+    out += fmt::format("{}{} ({:.0f}%)",
+                       i == 0                                     ? ""
+                       : i + 1 == shown && shown == layers.size() ? " and "
+                                                                  : ", ",
                        layers[i]->name + (layers[i]->phase == "forward" ? "" : " " + layers[i]->phase), 100 * layers[i]->roofline->efficiency);
   }
   if (layers.size() > shown) out += fmt::format(" and {} more", layers.size() - shown);
@@ -182,9 +185,10 @@ void add_calibration_warnings(Profile& p, bool contended) {
     if (!variant.starts_with(kOpenBlasVariantPrefix)) continue;
     const std::string_view core = variant.substr(kOpenBlasVariantPrefix.size());
     if (core != p.machine.blas_core) {
-      p.hints.push_back(fmt::format("the {} ceiling in {} was measured on OpenBLAS's {} kernels, and this run's layers ran on its {} "
-                                    "kernels: run `hwprof calibrate` in the same environment for a matching GEMM roof",
-                                    name, file, core, p.machine.blas_core));
+      p.hints.push_back(
+          fmt::format("the {} ceiling in {} was measured on OpenBLAS's {} kernels, and this run's layers ran on its {} "
+                      "kernels: run `hwprof calibrate` in the same environment for a matching GEMM roof",
+                      name, file, core, p.machine.blas_core));
       other_kernels = true;
       break;
     }
@@ -201,28 +205,27 @@ void add_calibration_warnings(Profile& p, bool contended) {
       counted_bytes = counted_bytes || l.roofline->bytes.source == ValueSource::measured;
     }
   }
-  const std::string under_load = contended ? "the calibration was measured while other processes ran (see above)"
-                                           : "a calibration measured under load" + std::string(p.machine.calibration_quick ? " (this one is quick)" : "");
+  const std::string under_load = contended
+                                     ? "the calibration was measured while other processes ran (see above)"
+                                     : "a calibration measured under load" + std::string(p.machine.calibration_quick ? " (this one is quick)" : "");
   if (!memory_side.empty()) {
     p.warnings.push_back(fmt::format(
         "{} memory-side layer{} above {:.0f}% of {} memory roof: {}. Likely cause: {}; their efficiency overstates how close to "
         "the hardware they are",
         memory_side.size(), memory_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, memory_side.size() == 1 ? "its" : "their",
         layers_named(memory_side),
-        contended ? under_load
-        : counted_bytes
-            ? "counted bytes that miss part of the traffic (other threads' or the prefetchers': counter overlap), or " + under_load
-            : "data still in a nearer cache than the working set suggests (the previous layer's output), or " + under_load));
+        contended       ? under_load
+        : counted_bytes ? "counted bytes that miss part of the traffic (other threads' or the prefetchers': counter overlap), or " + under_load
+                        : "data still in a nearer cache than the working set suggests (the previous layer's output), or " + under_load));
   }
   if (!compute_side.empty()) {
-    p.warnings.push_back(fmt::format(
-        "{} compute-side layer{} above {:.0f}% of the compute roof: {}. Likely cause: {}",
-        compute_side.size(), compute_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, layers_named(compute_side),
-        other_kernels ? "the GEMM ceiling was measured on other OpenBLAS kernels than these layers ran on (see the hint)"
-                      : under_load + ", so the ceilings in " + file + " are too low for this machine now: run `hwprof calibrate` "
-                                     "on a quiet machine"));
+    p.warnings.push_back(fmt::format("{} compute-side layer{} above {:.0f}% of the compute roof: {}. Likely cause: {}", compute_side.size(),
+                                     compute_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, layers_named(compute_side),
+                                     other_kernels ? "the GEMM ceiling was measured on other OpenBLAS kernels than these layers ran on (see the hint)"
+                                                   : under_load + ", so the ceilings in " + file +
+                                                         " are too low for this machine now: run `hwprof calibrate` "
+                                                         "on a quiet machine"));
   }
 }
-
 
 }  // namespace hwprof::detail

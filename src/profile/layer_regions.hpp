@@ -71,9 +71,7 @@ class LayerRegions final : public LayerObserver {
   }
 
  private:
-  static std::size_t slot(int layer, Phase phase) noexcept {
-    return static_cast<std::size_t>(layer) * kPhaseCount + static_cast<std::size_t>(phase);
-  }
+  static std::size_t slot(int layer, Phase phase) noexcept { return static_cast<std::size_t>(layer) * kPhaseCount + static_cast<std::size_t>(phase); }
   Session& session_;
   std::vector<int> ids_;
   std::vector<int> probe_ids_;

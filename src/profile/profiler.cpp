@@ -22,8 +22,8 @@
 #include "profile/causes.hpp"
 #include "profile/counter_truth.hpp"
 #include "profile/layer_placement.hpp"
-#include "profile/workload.hpp"
 #include "profile/layer_regions.hpp"
+#include "profile/workload.hpp"
 
 namespace hwprof {
 
@@ -35,7 +35,6 @@ using detail::resolve_threads;
 using detail::to_ms;
 
 namespace {
-
 
 Optimizer cost_optimizer(const OptimizerOptions& o) {
   if (o.kind == OptimizerKind::adam) return Optimizer::adam;
@@ -53,7 +52,9 @@ ResourceUse resource_use() {
   return {static_cast<std::int64_t>(u.ru_maxrss) * 1024, static_cast<std::int64_t>(u.ru_minflt + u.ru_majflt)};
 }
 
-WarmupPolicy warmup_policy(int warmup) { return warmup >= 0 ? WarmupPolicy::runs(warmup) : WarmupPolicy::until_stable(); }
+WarmupPolicy warmup_policy(int warmup) {
+  return warmup >= 0 ? WarmupPolicy::runs(warmup) : WarmupPolicy::until_stable();
+}
 IterationPolicy iteration_policy(const ProfileOptions& o) {
   return o.iterations > 0 ? IterationPolicy::count(o.iterations) : IterationPolicy::min_time(o.min_seconds, 5, 100000);
 }
@@ -150,8 +151,8 @@ struct ModelRegions {
   int counted = -1;
 };
 
-Result<ModelRegions> register_regions(const Graph& graph, const std::vector<AnalyticPhaseCost>& analytic, const Sessions& s,
-                                      LayerRegions& timed, LayerRegions& counted) {
+Result<ModelRegions> register_regions(const Graph& graph, const std::vector<AnalyticPhaseCost>& analytic, const Sessions& s, LayerRegions& timed,
+                                      LayerRegions& counted) {
   Session& timing = s.timing();
   Session& session = *s.counted;
   const bool counting = s.counting();
@@ -234,8 +235,8 @@ Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sess
 }
 
 // The profile's description of the run: model, options, backend, events, machine, BLAS.
-Profile profile_header(const Graph& graph, const ProfileOptions& options, int threads, const Sessions& s, const Passes& passes,
-                       int trace_iterations, const BlasInfo& blas) {
+Profile profile_header(const Graph& graph, const ProfileOptions& options, int threads, const Sessions& s, const Passes& passes, int trace_iterations,
+                       const BlasInfo& blas) {
   const Session& session = *s.counted;
   Profile p;
   p.created = detail::utc_timestamp();
@@ -330,8 +331,8 @@ Measured measure_region(const Sessions& s, const detail::WallBounds& machine, in
   bounds.wall_seconds = std::max(m.report.inclusive_ns.mean, c.inclusive_ns.mean) * 1e-9;
   m.impossible = detail::impossible_counters(c, bounds, resolution);
   m.report.counters = std::move(c.counters);
-  m.report.metrics = session.group() != nullptr ? detail::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible)
-                                                : std::vector<RegionMetric>{};
+  m.report.metrics =
+      session.group() != nullptr ? detail::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible) : std::vector<RegionMetric>{};
   return m;
 }
 
@@ -369,8 +370,8 @@ std::vector<bool> overwrites_its_input(const Graph& graph, const ProfileOptions&
   for (std::size_t i = 0; i < n && !options.train; ++i) {
     if (!may_run_in_place(graph.nodes[i].op)) continue;
     const std::vector<int>& inputs = graph.nodes[i].inputs;
-    out[i] = std::any_of(inputs.begin(), inputs.end(),
-                         [&](int index) { return index != kModelInput && readers[static_cast<std::size_t>(index)] == 1; });
+    out[i] =
+        std::any_of(inputs.begin(), inputs.end(), [&](int index) { return index != kModelInput && readers[static_cast<std::size_t>(index)] == 1; });
   }
   return out;
 }
@@ -404,8 +405,7 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
   layer.bytes = c.analytic[i].bytes[f];
   WorkingSet working_set{static_cast<double>(c.analytic[i].bytes[f]), static_cast<double>(c.analytic[i].reused_bytes[f]), c.pass_bytes};
   if (phase == Phase::forward && c.in_place[i]) {
-    working_set.call_bytes =
-        std::max(0.0, working_set.call_bytes - static_cast<double>(c.cost.layers[i].output_bytes * c.options.batch));
+    working_set.call_bytes = std::max(0.0, working_set.call_bytes - static_cast<double>(c.cost.layers[i].output_bytes * c.options.batch));
   }
   // The forward pass of an exp/tanh/erf op: its own calibrated roof (the backward pass reuses the output).
   const std::string function = phase == Phase::forward ? detail::transcendental_of(node) : std::string();
@@ -413,8 +413,14 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
   for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
   fill_measurements(layer, m.report, c.options.machine, c.threads, node.op, working_set, function, function.empty() ? 0.0 : elements);
   detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
-  detail::CauseInputs why{&layer, &node, node.inputs.empty() ? Shape{} : c.graph.shape_of(node.inputs.front()), c.options.batch, c.threads,
-                          p.overhead_ns, c.blas.avx512_unused, c.blas.core};
+  detail::CauseInputs why{&layer,
+                          &node,
+                          node.inputs.empty() ? Shape{} : c.graph.shape_of(node.inputs.front()),
+                          c.options.batch,
+                          c.threads,
+                          p.overhead_ns,
+                          c.blas.avx512_unused,
+                          c.blas.core};
   layer.why = detail::layer_causes(why);
   layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
   return layer;
@@ -440,11 +446,11 @@ void finish_profile(Profile& p, const ProfileOptions& options, int threads, cons
   add_calibration_warnings(p, options.machine && options.machine->contention.contended);
   // The passes themselves disagreeing: the machine was busy while they ran.
   if (const double spread = detail::relative_uncertainty(p.total.time_ms); spread > 0.10) {
-    p.warnings.push_back(fmt::format(
-        "the passes' times varied by ±{:.0f}% of their median ({} to {} ms): the machine was busy while they ran (other processes, or "
-        "the hypervisor's neighbours), so times and times to win can be off by as much; layers whose own time varied more than "
-        "±{:.0f}% say \"noisy\". Profile again on a quiet machine, or with more --iterations",
-        100 * spread, fmt::format("{:.4g}", p.total.time_ms.min), fmt::format("{:.4g}", p.total.time_ms.max), 100 * detail::kNoisyTime));
+    p.warnings.push_back(
+        fmt::format("the passes' times varied by ±{:.0f}% of their median ({} to {} ms): the machine was busy while they ran (other processes, or "
+                    "the hypervisor's neighbours), so times and times to win can be off by as much; layers whose own time varied more than "
+                    "±{:.0f}% say \"noisy\". Profile again on a quiet machine, or with more --iterations",
+                    100 * spread, fmt::format("{:.4g}", p.total.time_ms.min), fmt::format("{:.4g}", p.total.time_ms.max), 100 * detail::kNoisyTime));
   }
 }
 
@@ -498,8 +504,8 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = phase == Phase::backward ? n - 1 - k : k;
       if (!analytic_phase_runs(analytic[i], phase)) continue;
-      const Measured m = measure_region(s, machine, timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase),
-                                        reads.of(i, phase), reads.of(i, phase));
+      const Measured m = measure_region(s, machine, timed.id(static_cast<int>(i), phase), counted.id(static_cast<int>(i), phase), reads.of(i, phase),
+                                        reads.of(i, phase));
       if (m.report.calls == 0) continue;  // the engine had nothing to run for it in this phase
       p.layers.push_back(layer_profile(context, i, phase, m, p));
     }

@@ -42,8 +42,8 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
     warmup.done_after(seconds_since(t0));
   }
   stats.warmup_runs = warmup.completed();
-  const IterationPolicy policy = options.iterations > 0 ? IterationPolicy::count(options.iterations)
-                                                        : IterationPolicy::min_time(options.min_seconds, 5, 100000);
+  const IterationPolicy policy =
+      options.iterations > 0 ? IterationPolicy::count(options.iterations) : IterationPolicy::min_time(options.min_seconds, 5, 100000);
   std::vector<double> ms;
   const auto start = std::chrono::steady_clock::now();
   while (policy.more(static_cast<int>(ms.size()), seconds_since(start))) {
@@ -60,8 +60,8 @@ Result<MemoryReport> measure_memory_used(const Graph& graph, const ProfileOption
   AnalysisOptions analysis;
   analysis.batch = options.batch;
   analysis.optimizer = options.optimizer.kind == OptimizerKind::adam ? Optimizer::adam
-                       : options.optimizer.momentum != 0.0          ? Optimizer::momentum
-                                                                    : Optimizer::sgd;
+                       : options.optimizer.momentum != 0.0           ? Optimizer::momentum
+                                                                     : Optimizer::sgd;
   auto cost = analyze(graph, analysis);
   if (!cost) return cost.error();
   auto built = Workload::create(graph, options, options.threads);

@@ -127,9 +127,10 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
       p.region_threads.push_back({t.number, t.name, region_name(r.region), r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
     }
     if (t.paths_dropped > 0) {
-      p.hints.push_back(fmt::format("thread {} entered more distinct call paths than the session keeps per thread; {} calls are in "
-                                    "their regions' rows but not in the call tree (SessionOptions::call_paths_per_thread)",
-                                    t.number, t.paths_dropped));
+      p.hints.push_back(
+          fmt::format("thread {} entered more distinct call paths than the session keeps per thread; {} calls are in "
+                      "their regions' rows but not in the call tree (SessionOptions::call_paths_per_thread)",
+                      t.number, t.paths_dropped));
     }
   }
   for (std::size_t i = 0; i < s.call_tree.size(); ++i) {
@@ -141,13 +142,14 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
   }
   p.trace_iterations = p.trace.empty() ? 0 : 1;
   if (s.timeline_dropped > 0) {
-    p.hints.push_back(fmt::format("the timeline (trace.json) holds the first {} region calls; {} later ones are in the tables only "
-                                  "(SessionOptions::timeline_events)",
-                                  s.timeline.size(), s.timeline_dropped));
+    p.hints.push_back(
+        fmt::format("the timeline (trace.json) holds the first {} region calls; {} later ones are in the tables only "
+                    "(SessionOptions::timeline_events)",
+                    s.timeline.size(), s.timeline_dropped));
   }
   if (s.dropped_threads > 0) {
-    p.warnings.push_back(fmt::format("{} region entries came from threads beyond the session's max_threads and were not measured",
-                                     s.dropped_threads));
+    p.warnings.push_back(
+        fmt::format("{} region entries came from threads beyond the session's max_threads and were not measured", s.dropped_threads));
   }
   if (s.dropped_depth > 0) {
     p.warnings.push_back(fmt::format("{} region entries were nested deeper than max_depth and were not measured", s.dropped_depth));
@@ -179,9 +181,10 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
     p.total.flops += r.work_flops ? static_cast<std::int64_t>(*r.work_flops * static_cast<double>(r.calls)) : 0;
     p.total.bytes += r.work_bytes ? static_cast<std::int64_t>(*r.work_bytes * static_cast<double>(r.calls)) : 0;
     if (r.open > 0) {
-      p.warnings.push_back(fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
-                                       "its thread ended inside it): {} not in its times",
-                                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
+      p.warnings.push_back(
+          fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
+                      "its thread ended inside it): {} not in its times",
+                      r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
     }
   }
   p.total.name = p.model;
@@ -200,6 +203,8 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   return p;
 }
 
-Profile profile_of(const Session& session, const RegionProfileOptions& options) { return profile_of(session.snapshot(), options); }
+Profile profile_of(const Session& session, const RegionProfileOptions& options) {
+  return profile_of(session.snapshot(), options);
+}
 
 }  // namespace hwprof

@@ -18,27 +18,36 @@ namespace hwprof {
 
 std::string_view value_source_name(ValueSource source) noexcept {
   switch (source) {
-    case ValueSource::measured: return "measured";
-    case ValueSource::analytic: return "analytic";
-    case ValueSource::estimated: return "estimated";
+    case ValueSource::measured:
+      return "measured";
+    case ValueSource::analytic:
+      return "analytic";
+    case ValueSource::estimated:
+      return "estimated";
   }
   return "?";
 }
 
 std::string_view bytes_origin_name(BytesOrigin origin) noexcept {
   switch (origin) {
-    case BytesOrigin::dram_counters: return "dram-counters";
-    case BytesOrigin::llc_misses: return "llc-misses";
-    case BytesOrigin::analytic_minimum: return "analytic-minimum";
+    case BytesOrigin::dram_counters:
+      return "dram-counters";
+    case BytesOrigin::llc_misses:
+      return "llc-misses";
+    case BytesOrigin::analytic_minimum:
+      return "analytic-minimum";
   }
   return "?";
 }
 
 std::string_view bound_name(Bound bound) noexcept {
   switch (bound) {
-    case Bound::compute: return "compute";
-    case Bound::memory: return "memory";
-    case Bound::overhead: return "overhead";
+    case Bound::compute:
+      return "compute";
+    case Bound::memory:
+      return "memory";
+    case Bound::overhead:
+      return "overhead";
   }
   return "?";
 }
@@ -66,8 +75,7 @@ Result<BytesEstimate> choose_bytes(const BytesInputs& in) {
   if (in.llc_misses && in.llc_misses->has_value()) {
     if (!(in.line_bytes > 0)) return Error{"choose_bytes: the cache line size must be positive"};
     out.origin = BytesOrigin::llc_misses;
-    out.bytes = {in.llc_misses->value * in.line_bytes, ValueSource::estimated, in.llc_misses->status,
-                 in.llc_misses->running_fraction,
+    out.bytes = {in.llc_misses->value * in.line_bytes, ValueSource::estimated, in.llc_misses->status, in.llc_misses->running_fraction,
                  fmt::format("LLC misses × {:g}-byte lines: misses prefetched and written-back lines", in.line_bytes)};
     return out;
   }
@@ -79,8 +87,7 @@ Result<BytesEstimate> choose_bytes(const BytesInputs& in) {
                  "analytic minimum traffic: each input, output and weight moved once"};
     return out;
   }
-  return Error{"no byte count for this layer: " + out.skipped[0] + "; " + out.skipped[1] +
-               "; and no analytic minimum was given"};
+  return Error{"no byte count for this layer: " + out.skipped[0] + "; " + out.skipped[1] + "; and no analytic minimum was given"};
 }
 
 // ---- FLOPs --------------------------------------------------------------------------------
@@ -154,7 +161,8 @@ Reasons reasons_for(OpKind op, bool causal) {
           "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
       r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
       break;
-    default: break;
+    default:
+      break;
   }
   return r;
 }
@@ -202,7 +210,9 @@ struct MemoryRoof {
   bool from_working_set = false;
 };
 
-std::string megabytes(double bytes) { return fmt::format("{:.3g} MB", bytes * 1e-6); }
+std::string megabytes(double bytes) {
+  return fmt::format("{:.3g} MB", bytes * 1e-6);
+}
 
 std::string thread_counts(const Machine& machine) {
   std::string out;
@@ -232,8 +242,8 @@ double bandwidth_at(const CalibrationRun& run, double bytes) {
 }
 
 std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int threads, double bytes) {
-  const bool from_sweep = std::any_of(run.bandwidth.begin(), run.bandwidth.end(),
-                                      [](const auto& level) { return !level.second.capacity_source.empty(); });
+  const bool from_sweep =
+      std::any_of(run.bandwidth.begin(), run.bandwidth.end(), [](const auto& level) { return !level.second.capacity_source.empty(); });
   if (from_sweep) {
     for (const char* name : {"l1", "l2", "l3"}) {
       auto it = run.bandwidth.find(name);
@@ -256,14 +266,12 @@ bool gemm_backed(OpKind op) noexcept {
   return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::conv_transpose2d || op == OpKind::attention;
 }
 
-BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,
-                             const BoundRule& rule) {
+BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds, const BoundRule& rule) {
   if (flops <= 0 && bytes <= 0) return {Bound::overhead, "no work (0 FLOPs, 0 bytes): the time is fixed cost only"};
   if (efficiency < rule.overhead_efficiency && seconds < rule.overhead_seconds) {
-    return {Bound::overhead,
-            fmt::format("{:.1f}% of attainable (< {:g}%) in a {:.1f} µs call (< {:g} µs): far below both roofs, time "
-                        "dominated by fixed per-call costs",
-                        100 * efficiency, 100 * rule.overhead_efficiency, 1e6 * seconds, 1e6 * rule.overhead_seconds)};
+    return {Bound::overhead, fmt::format("{:.1f}% of attainable (< {:g}%) in a {:.1f} µs call (< {:g} µs): far below both roofs, time "
+                                         "dominated by fixed per-call costs",
+                                         100 * efficiency, 100 * rule.overhead_efficiency, 1e6 * seconds, 1e6 * rule.overhead_seconds)};
   }
   if (bytes <= 0) return {Bound::compute, "FLOPs without bytes: only the compute roof applies"};
   if (intensity >= ridge) {
@@ -304,11 +312,11 @@ Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& ru
   // Weights of a percent or less of the bytes (a norm's scale and shift) go unmentioned.
   const std::string in_place = call_set < bytes ? " (in place)" : "";
   m.how = reused > 0.01 * bytes
-              ? fmt::format("{} of activations at the calibrated triad of the call's working set, {}{} ({:.4g} GB/s); {} of "
-                            "weights and state, which only the next pass reuses, at the pass's working set, {} ({:.4g} GB/s): "
-                            "{:.4g} GB/s",
-                            megabytes(streamed), megabytes(call_set), in_place, call_gbps, megabytes(reused), megabytes(pass_set),
-                            reused_gbps, m.gbps)
+              ? fmt::format(
+                    "{} of activations at the calibrated triad of the call's working set, {}{} ({:.4g} GB/s); {} of "
+                    "weights and state, which only the next pass reuses, at the pass's working set, {} ({:.4g} GB/s): "
+                    "{:.4g} GB/s",
+                    megabytes(streamed), megabytes(call_set), in_place, call_gbps, megabytes(reused), megabytes(pass_set), reused_gbps, m.gbps)
               : fmt::format("calibrated triad at the call's working set of {}{}: {:.4g} GB/s", megabytes(call_set),
                             call_set < bytes ? fmt::format(" (its {} of traffic, in place)", megabytes(bytes)) : "", m.gbps);
   return m;
@@ -321,9 +329,10 @@ std::optional<Error> place_compute_roof(RooflinePoint& p, const RooflineInput& i
   const Ceiling* fma = find_ceiling(run.compute, "fma_" + precision);
   const Ceiling* gemm = find_ceiling(run.compute, "gemm_" + precision);
   if (fma == nullptr && gemm == nullptr) {
-    return Error{fmt::format("the calibration's {}-thread run has no {} compute ceiling (fma_{} or gemm_{}); re-run "
-                             "`hwprof calibrate`",
-                             in.threads, precision == "sp" ? "single-precision" : "double-precision", precision, precision)};
+    return Error{
+        fmt::format("the calibration's {}-thread run has no {} compute ceiling (fma_{} or gemm_{}); re-run "
+                    "`hwprof calibrate`",
+                    in.threads, precision == "sp" ? "single-precision" : "double-precision", precision, precision)};
   }
   const Ceiling* roof = detail::gemm_backed(in.op) && gemm != nullptr ? gemm : fma != nullptr ? fma : gemm;
   p.compute_roof = (roof == gemm ? "gemm_" : "fma_") + precision;
@@ -344,13 +353,14 @@ std::optional<Error> place_compute_roof(RooflinePoint& p, const RooflineInput& i
     if (roof_gflops < p.compute_roof_gflops_per_s) {
       p.compute_roof = name;
       p.compute_roof_gflops_per_s = roof_gflops;
-      p.notes.push_back(fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", in.transcendental,
-                                    t->best, per_element));
+      p.notes.push_back(fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", in.transcendental, t->best,
+                                    per_element));
     }
   } else {
-    p.notes.push_back(fmt::format("no {} ceiling in the calibration (made before hwprof measured one): held to the FMA peak, "
-                                  "which a {} polynomial cannot reach; run `hwprof calibrate` again",
-                                  name, in.transcendental));
+    p.notes.push_back(
+        fmt::format("no {} ceiling in the calibration (made before hwprof measured one): held to the FMA peak, "
+                    "which a {} polynomial cannot reach; run `hwprof calibrate` again",
+                    name, in.transcendental));
   }
   return std::nullopt;
 }
@@ -370,14 +380,13 @@ void judge_point(RooflinePoint& p, const RooflineInput& in, bool memory_from_wor
   p.bound = d.bound;
   p.why = std::move(d.why);
   if (p.efficiency > 1.0) {
-    p.notes.push_back(memory_from_working_set
-                          ? fmt::format("achieved {:.2f}× the attainable: faster than the calibration's triad at this working "
-                                        "set (ceilings measured under load, or data reused more than the analytic minimum "
-                                        "traffic assumes)",
-                                        p.efficiency)
-                          : fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
-                                        "or an analytic minimum below the real traffic), or the ceiling was measured low",
-                                        p.efficiency));
+    p.notes.push_back(memory_from_working_set ? fmt::format("achieved {:.2f}× the attainable: faster than the calibration's triad at this working "
+                                                            "set (ceilings measured under load, or data reused more than the analytic minimum "
+                                                            "traffic assumes)",
+                                                            p.efficiency)
+                                              : fmt::format("achieved {:.2f}× the attainable: the bytes are likely undercounted (served from cache, "
+                                                            "or an analytic minimum below the real traffic), or the ceiling was measured low",
+                                                            p.efficiency));
   }
 }
 
@@ -386,9 +395,10 @@ void judge_point(RooflinePoint& p, const RooflineInput& in, bool memory_from_wor
 Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& machine) {
   const CalibrationRun* run = machine.run_for(in.threads);
   if (run == nullptr) {
-    return Error{fmt::format("the calibration has no run with {} thread(s) (it has: {}); run `hwprof calibrate --threads "
-                             "{}` or profile with a thread count it has",
-                             in.threads, thread_counts(machine), in.threads)};
+    return Error{
+        fmt::format("the calibration has no run with {} thread(s) (it has: {}); run `hwprof calibrate --threads "
+                    "{}` or profile with a thread count it has",
+                    in.threads, thread_counts(machine), in.threads)};
   }
   if (!(in.seconds > 0) || !std::isfinite(in.seconds)) return Error{"roofline placement needs a positive time per call"};
   if (in.flops.value < 0 || in.bytes.value < 0) return Error{"roofline placement: negative FLOPs or bytes"};
@@ -415,8 +425,7 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& in, const Machine& 
   p.memory_level = std::move(memory->level);
   p.memory_roof = std::move(memory->how);
   p.ridge_intensity = p.compute_roof_gflops_per_s / p.memory_gbytes_per_s;
-  p.attainable_gflops_per_s = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * p.memory_gbytes_per_s)
-                                        : p.compute_roof_gflops_per_s;
+  p.attainable_gflops_per_s = bytes > 0 ? std::min(p.compute_roof_gflops_per_s, p.intensity * p.memory_gbytes_per_s) : p.compute_roof_gflops_per_s;
   for (const char* level : {"l1", "l2", "l3", "dram"}) {
     const double gbps = level_gbps(*run, level);
     if (gbps <= 0) continue;
@@ -450,8 +459,7 @@ RooflinePoint place_total_by_layers(RooflinePoint p, const std::vector<const Roo
     p.ridge_intensity = p.compute_roof_gflops_per_s / p.memory_gbytes_per_s;
   }
   p.memory_level = "mixed";
-  p.memory_roof = fmt::format("the layers' own memory roofs: {:.4g} MB in {:.4g} ms at their bandwidths", layer_bytes * 1e-6,
-                              memory_seconds * 1e3);
+  p.memory_roof = fmt::format("the layers' own memory roofs: {:.4g} MB in {:.4g} ms at their bandwidths", layer_bytes * 1e-6, memory_seconds * 1e3);
   p.efficiency = allowed / p.seconds;
   p.headroom = 1.0 / p.efficiency;
   p.attainable_gflops_per_s = p.efficiency > 0 ? p.gflops_per_s / p.efficiency : 0.0;
@@ -459,13 +467,12 @@ RooflinePoint place_total_by_layers(RooflinePoint p, const std::vector<const Roo
   const Bound bounds[3] = {Bound::compute, Bound::memory, Bound::overhead};
   const int top = static_cast<int>(std::max_element(by_bound, by_bound + 3) - by_bound);
   p.bound = bounds[top];
-  p.why = fmt::format("the roofline allows {:.4g} ms for its layers (each at the larger of its compute and memory times); of the "
-                      "layers' measured time, {:.0f}% went to compute-bound layers, {:.0f}% to memory-bound and {:.0f}% to "
-                      "overhead-bound ones",
-                      allowed * 1e3, 100 * by_bound[0] / measured, 100 * by_bound[1] / measured, 100 * by_bound[2] / measured);
-  p.notes.erase(std::remove_if(p.notes.begin(), p.notes.end(),
-                               [](const std::string& n) { return n.starts_with("achieved "); }),
-                p.notes.end());
+  p.why = fmt::format(
+      "the roofline allows {:.4g} ms for its layers (each at the larger of its compute and memory times); of the "
+      "layers' measured time, {:.0f}% went to compute-bound layers, {:.0f}% to memory-bound and {:.0f}% to "
+      "overhead-bound ones",
+      allowed * 1e3, 100 * by_bound[0] / measured, 100 * by_bound[1] / measured, 100 * by_bound[2] / measured);
+  p.notes.erase(std::remove_if(p.notes.begin(), p.notes.end(), [](const std::string& n) { return n.starts_with("achieved "); }), p.notes.end());
   if (p.efficiency > 1.0) {
     p.notes.push_back(fmt::format("ran {:.2f}× faster than its layers' roofs allow: see the layers above their roofs", p.efficiency));
   }

@@ -38,7 +38,6 @@ double bandwidth_at(const CalibrationRun& run, double bytes);
 // (cache_capacities).
 std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int threads, double bytes);
 
-BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds,
-                             const BoundRule& rule);
+BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds, const BoundRule& rule);
 
 }  // namespace hwprof::detail

@@ -22,7 +22,7 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
   constexpr double kHeight = 540;
   constexpr double kLeft = 80;
   constexpr double kRight = 200;  // room for the roof labels and the legend
-  constexpr double kTop = 56;  // as ceilings_frame keeps it
+  constexpr double kTop = 56;     // as ceilings_frame keeps it
 
   detail::Ceilings ceilings;
   if (run != nullptr) ceilings = detail::ceilings_of(*run, single_precision);
@@ -31,9 +31,8 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
     ceilings.roofs.push_back({"theoretical " + short_number(theoretical) + " GFLOP/s", theoretical, "2 4"});
   }
   const auto& roofs = ceilings.roofs;
-  const double peak = roofs.empty() ? 1.0 : std::max_element(roofs.begin(), roofs.end(), [](const auto& a, const auto& b) {
-                                              return a.gflops < b.gflops;
-                                            })->gflops;
+  const double peak =
+      roofs.empty() ? 1.0 : std::max_element(roofs.begin(), roofs.end(), [](const auto& a, const auto& b) { return a.gflops < b.gflops; })->gflops;
   const double compute_roof = roofs.empty() ? peak : roofs.front().gflops;  // the measured FMA peak
   detail::LogLogFrame frame = detail::ceilings_frame(kWidth, kHeight, kLeft, kRight);
   double y_min = peak;
@@ -44,8 +43,9 @@ std::string ceilings_svg(const Machine& machine, int threads, bool single_precis
   std::string svg = detail::svg_open(kWidth, kHeight, true);
   svg += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Measured ceilings — {}</text>\n", kLeft,
                      xml_escape(machine.cpu.brand));
-  svg += fmt::format("<text x=\"{}\" y=\"42\" fill=\"#555\">{} thread(s), {} precision, bandwidth = STREAM triad (write-allocate not counted), {}</text>\n",
-                     kLeft, run != nullptr ? run->threads : 0, single_precision ? "single" : "double", xml_escape(machine.created));
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"42\" fill=\"#555\">{} thread(s), {} precision, bandwidth = STREAM triad (write-allocate not counted), {}</text>\n", kLeft,
+      run != nullptr ? run->threads : 0, single_precision ? "single" : "double", xml_escape(machine.created));
   svg += detail::svg_axes(frame, kHeight - 20, "arithmetic intensity (FLOP/byte)", "GFLOP/s");
   svg += detail::svg_ceilings(frame, ceilings, compute_roof, nullptr);
   if (run == nullptr) svg += fmt::format("<text x=\"{}\" y=\"{}\">no calibration run</text>\n", kLeft + 10, kTop + 20);

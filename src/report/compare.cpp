@@ -57,17 +57,22 @@ void judge(LayerChange& c, double p, double alpha) {
     c.verdict = c.median_b_ms < c.median_a_ms ? Verdict::faster : Verdict::slower;
   } else if (mann_whitney_min_p(c.samples_a, c.samples_b) >= alpha) {
     c.verdict = Verdict::too_few_samples;
-    c.note = fmt::format("{} and {} samples cannot show a difference at {} (the smallest p they allow is {:.2g}): profile with more "
-                         "--iterations",
-                         c.samples_a, c.samples_b, alpha, mann_whitney_min_p(c.samples_a, c.samples_b));
+    c.note = fmt::format(
+        "{} and {} samples cannot show a difference at {} (the smallest p they allow is {:.2g}): profile with more "
+        "--iterations",
+        c.samples_a, c.samples_b, alpha, mann_whitney_min_p(c.samples_a, c.samples_b));
   } else {
     c.verdict = Verdict::same;
   }
 }
 
-std::string percent_change(double change) { return fmt::format("{:+.1f}%", 100 * change); }
+std::string percent_change(double change) {
+  return fmt::format("{:+.1f}%", 100 * change);
+}
 
-std::string efficiency_text(const std::optional<double>& e) { return e ? fmt::format("{:.1f}%", 100 * *e) : "-"; }
+std::string efficiency_text(const std::optional<double>& e) {
+  return e ? fmt::format("{:.1f}%", 100 * *e) : "-";
+}
 
 std::string p_text(const std::optional<double>& p) {
   if (!p) return "-";
@@ -99,11 +104,16 @@ nlohmann::ordered_json change_json(const LayerChange& c) {
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::same: return "no significant change";
-    case Verdict::too_few_samples: return "too few samples";
-    case Verdict::untested: return "not tested";
+    case Verdict::faster:
+      return "faster";
+    case Verdict::slower:
+      return "slower";
+    case Verdict::same:
+      return "no significant change";
+    case Verdict::too_few_samples:
+      return "too few samples";
+    case Verdict::untested:
+      return "not tested";
   }
   return "?";
 }
@@ -204,18 +214,19 @@ std::string comparison_table(const ProfileComparison& c, std::size_t top) {
   const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
   std::size_t width = 5;
   for (std::size_t i = 0; i < shown; ++i) width = std::max(width, rows[i]->name.size());
-  out += fmt::format("\n{:<{}}  {:>10}  {:>10}  {:>8}  {:>9}  {:>8}  {:>8}  {:<20}  {}\n", "Layer", width, "A ms", "B ms", "Change",
-                     "p (Holm)", "Eff. A", "Eff. B", "Bound A -> B", "Verdict");
+  out += fmt::format("\n{:<{}}  {:>10}  {:>10}  {:>8}  {:>9}  {:>8}  {:>8}  {:<20}  {}\n", "Layer", width, "A ms", "B ms", "Change", "p (Holm)",
+                     "Eff. A", "Eff. B", "Bound A -> B", "Verdict");
   for (std::size_t i = 0; i < shown; ++i) {
     const LayerChange& l = *rows[i];
     const std::string bound = l.bound_a == l.bound_b ? l.bound_a : l.bound_a + " -> " + l.bound_b;
     out += fmt::format("{:<{}}  {:>10.4g}  {:>10.4g}  {:>8}  {:>9}  {:>8}  {:>8}  {:<20}  {}\n", l.name, width, l.median_a_ms, l.median_b_ms,
-                       percent_change(l.change), p_text(l.p_adjusted), efficiency_text(l.efficiency_a), efficiency_text(l.efficiency_b),
-                       bound, verdict_name(l.verdict));
+                       percent_change(l.change), p_text(l.p_adjusted), efficiency_text(l.efficiency_a), efficiency_text(l.efficiency_b), bound,
+                       verdict_name(l.verdict));
   }
   if (shown < rows.size()) out += fmt::format("... {} more layers; --all shows every row\n", rows.size() - shown);
-  out += "\nChange = B's median / A's - 1. p: Mann-Whitney U on the kept per-call times (exact without ties up to 50 samples "
-         "each), Holm-adjusted across the layers; the model total is tested alone.\n";
+  out +=
+      "\nChange = B's median / A's - 1. p: Mann-Whitney U on the kept per-call times (exact without ties up to 50 samples "
+      "each), Holm-adjusted across the layers; the model total is tested alone.\n";
   return out;
 }
 
@@ -237,15 +248,19 @@ std::string comparison_json(const ProfileComparison& c) {
 
 std::string comparison_html(const ProfileComparison& c, const Profile& b) {
   auto esc = [](std::string_view s) { return xml_escape(s); };
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hwprof compare</title>\n<style>"
-                     "body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;"
-                     "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
-                     ".slower{color:#b00020;font-weight:bold}.faster{color:#1b7f3b;font-weight:bold}.note{color:#555}"
-                     "</style></head><body>\n";
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hwprof compare</title>\n<style>"
+      "body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;"
+      "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
+      ".slower{color:#b00020;font-weight:bold}.faster{color:#1b7f3b;font-weight:bold}.note{color:#555}"
+      "</style></head><body>\n";
   html += fmt::format("<h1>hwprof compare</h1>\n<p>A = {}<br>B = {}</p>\n", esc(c.a_label), esc(c.b_label));
   const LayerChange& t = c.total;
-  html += fmt::format("<p><b>Model total</b>: {:.4g} ms &rarr; {:.4g} ms ({}), <span class=\"{}\">{}</span>{}</p>\n", t.median_a_ms,
-                      t.median_b_ms, percent_change(t.change), t.verdict == Verdict::slower ? "slower" : t.verdict == Verdict::faster ? "faster" : "",
+  html += fmt::format("<p><b>Model total</b>: {:.4g} ms &rarr; {:.4g} ms ({}), <span class=\"{}\">{}</span>{}</p>\n", t.median_a_ms, t.median_b_ms,
+                      percent_change(t.change),
+                      t.verdict == Verdict::slower   ? "slower"
+                      : t.verdict == Verdict::faster ? "faster"
+                                                     : "",
                       verdict_name(t.verdict), t.p_value ? " (Mann-Whitney p = " + p_text(t.p_value) + ")" : std::string());
   for (const std::string& d : c.differences) html += "<p class=\"note\">NOTE: the runs differ: " + esc(d) + "</p>\n";
   if (!c.only_in_a.empty()) html += "<p class=\"note\">Only in A: " + esc(fmt::format("{}", fmt::join(c.only_in_a, ", "))) + "</p>\n";
@@ -278,8 +293,9 @@ std::string comparison_html(const ProfileComparison& c, const Profile& b) {
     frame.y_max = std::pow(10.0, std::ceil(std::log10(y_hi * 1.5)));
     html += "<h2>Roofline: each layer from A (hollow) to B (filled)</h2>\n";
     html += svg_open(frame.left + frame.width + 230, frame.top + frame.height + 60, false);
-    html += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
-            "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#444\"/></marker></defs>\n";
+    html +=
+        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+        "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#444\"/></marker></defs>\n";
     html += svg_axes(frame, frame.bottom() + 40, "arithmetic intensity (FLOP/byte)", "GFLOP/s");
     if (run != nullptr) html += svg_ceilings(frame, ceilings, ceilings.roofs.empty() ? y_hi : ceilings.roofs.front().gflops, nullptr);
     for (const LayerChange& l : c.layers) {
@@ -288,26 +304,29 @@ std::string comparison_html(const ProfileComparison& c, const Profile& b) {
       const double xa = frame.px(*l.intensity_a), ya = frame.py(*l.gflops_a), xb = frame.px(*l.intensity_b), yb = frame.py(*l.gflops_b);
       html += fmt::format("<g><title>{}: {} ({})</title>", esc(l.name), verdict_name(l.verdict), percent_change(l.change));
       if (std::hypot(xb - xa, yb - ya) > 6) {
-        html += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" marker-end=\"url(#arrow)\"/>", xa, ya,
-                            xb, yb, colour);
+        html += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" marker-end=\"url(#arrow)\"/>", xa, ya, xb,
+                            yb, colour);
       }
-      html += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"none\" stroke=\"{}\"/><circle cx=\"{:.1f}\" cy=\"{:.1f}\" "
-                          "r=\"4\" fill=\"{}\"/></g>\n",
-                          xa, ya, colour, xb, yb, colour);
+      html += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"none\" stroke=\"{}\"/><circle cx=\"{:.1f}\" cy=\"{:.1f}\" "
+          "r=\"4\" fill=\"{}\"/></g>\n",
+          xa, ya, colour, xb, yb, colour);
     }
     html += "</svg>\n";
   }
-  html += "<h2>Layers</h2>\n<table><tr><th>Layer</th><th>A ms</th><th>B ms</th><th>Change</th><th>p (Holm)</th><th>Eff. A</th><th>Eff. "
-          "B</th><th>Bound A &rarr; B</th><th>Verdict</th></tr>\n";
+  html +=
+      "<h2>Layers</h2>\n<table><tr><th>Layer</th><th>A ms</th><th>B ms</th><th>Change</th><th>p (Holm)</th><th>Eff. A</th><th>Eff. "
+      "B</th><th>Bound A &rarr; B</th><th>Verdict</th></tr>\n";
   for (const LayerChange& l : c.layers) {
     const std::string cls = l.verdict == Verdict::slower ? "slower" : l.verdict == Verdict::faster ? "faster" : "";
-    html += fmt::format("<tr><td>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>\n",
-                        esc(l.name), l.median_a_ms, l.median_b_ms, percent_change(l.change), p_text(l.p_adjusted),
-                        efficiency_text(l.efficiency_a), efficiency_text(l.efficiency_b),
-                        esc(l.bound_a == l.bound_b ? l.bound_a : l.bound_a + " -> " + l.bound_b), cls, verdict_name(l.verdict));
+    html += fmt::format(
+        "<tr><td>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>\n",
+        esc(l.name), l.median_a_ms, l.median_b_ms, percent_change(l.change), p_text(l.p_adjusted), efficiency_text(l.efficiency_a),
+        efficiency_text(l.efficiency_b), esc(l.bound_a == l.bound_b ? l.bound_a : l.bound_a + " -> " + l.bound_b), cls, verdict_name(l.verdict));
   }
-  html += "</table>\n<p class=\"note\">Change = B's median / A's &minus; 1. p: Mann-Whitney U on the kept per-call times, Holm-adjusted "
-          "across the layers; the model total is tested alone.</p>\n</body></html>\n";
+  html +=
+      "</table>\n<p class=\"note\">Change = B's median / A's &minus; 1. p: Mann-Whitney U on the kept per-call times, Holm-adjusted "
+      "across the layers; the model total is tested alone.</p>\n</body></html>\n";
   return html;
 }
 

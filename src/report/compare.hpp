@@ -26,9 +26,9 @@ struct LayerChange {
   std::size_t samples_b = 0;
   double median_a_ms = 0.0;
   double median_b_ms = 0.0;
-  double change = 0.0;                 // median_b / median_a − 1 (−0.2: 20% faster)
-  std::optional<double> p_value;       // the test's own; absent when untested
-  std::optional<double> p_adjusted;    // Holm-adjusted across the layers (the total: its own)
+  double change = 0.0;               // median_b / median_a − 1 (−0.2: 20% faster)
+  std::optional<double> p_value;     // the test's own; absent when untested
+  std::optional<double> p_adjusted;  // Holm-adjusted across the layers (the total: its own)
   Verdict verdict = Verdict::untested;
   std::string note;                    // why untested / too few samples
   std::optional<double> efficiency_a;  // roofline efficiency, where placed
@@ -47,7 +47,7 @@ struct ProfileComparison {
   std::string b_label;
   double alpha = 0.05;
   LayerChange total;
-  std::vector<LayerChange> layers;       // the layers both have, in B's order
+  std::vector<LayerChange> layers;  // the layers both have, in B's order
   std::vector<std::string> only_in_a;
   std::vector<std::string> only_in_b;
   std::vector<std::string> differences;  // model, batch, phase, threads, machine, backend, ...

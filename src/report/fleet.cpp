@@ -22,10 +22,17 @@ struct Row {
 };
 
 constexpr Row kRows[] = {
-    {"L1 triad", "GB/s", true, "l1"},          {"L2 triad", "GB/s", true, "l2"},       {"L3 triad", "GB/s", true, "l3"},
-    {"DRAM triad", "GB/s", true, "dram"},      {"FMA peak SP", "GFLOP/s", false, "fma_sp"}, {"FMA peak DP", "GFLOP/s", false, "fma_dp"},
-    {"GEMM SP", "GFLOP/s", false, "gemm_sp"},  {"GEMM DP", "GFLOP/s", false, "gemm_dp"}, {"tanh kernel", "Geval/s", false, "tanh_sp"},
-    {"exp kernel", "Geval/s", false, "exp_sp"}, {"erf kernel", "Geval/s", false, "erf_sp"},
+    {"L1 triad", "GB/s", true, "l1"},
+    {"L2 triad", "GB/s", true, "l2"},
+    {"L3 triad", "GB/s", true, "l3"},
+    {"DRAM triad", "GB/s", true, "dram"},
+    {"FMA peak SP", "GFLOP/s", false, "fma_sp"},
+    {"FMA peak DP", "GFLOP/s", false, "fma_dp"},
+    {"GEMM SP", "GFLOP/s", false, "gemm_sp"},
+    {"GEMM DP", "GFLOP/s", false, "gemm_dp"},
+    {"tanh kernel", "Geval/s", false, "tanh_sp"},
+    {"exp kernel", "Geval/s", false, "exp_sp"},
+    {"erf kernel", "Geval/s", false, "erf_sp"},
 };
 
 std::optional<double> value_of(const CalibrationRun* run, const Row& row) {
@@ -43,7 +50,9 @@ std::optional<double> value_of(const CalibrationRun* run, const Row& row) {
 }
 
 // The one-thread run, and the run with the most threads (all cores, as calibrate makes it).
-const CalibrationRun* single_run(const Machine& m) { return m.run_for(1); }
+const CalibrationRun* single_run(const Machine& m) {
+  return m.run_for(1);
+}
 const CalibrationRun* widest_run(const Machine& m) {
   const CalibrationRun* best = nullptr;
   for (const CalibrationRun& r : m.runs) {
@@ -52,7 +61,9 @@ const CalibrationRun* widest_run(const Machine& m) {
   return best;
 }
 
-std::string letter(std::size_t i) { return i < 26 ? std::string(1, static_cast<char>('A' + i)) : std::to_string(i + 1); }
+std::string letter(std::size_t i) {
+  return i < 26 ? std::string(1, static_cast<char>('A' + i)) : std::to_string(i + 1);
+}
 
 std::string cache_text(const Machine& m) {
   std::string out;
@@ -73,10 +84,10 @@ std::string fleet_table(const std::vector<FleetMachine>& machines) {
   std::string out = fmt::format("hwprof compare: {} machine calibrations (ratios to A)\n\n", machines.size());
   for (std::size_t i = 0; i < machines.size(); ++i) {
     const Machine& m = machines[i].machine;
-    out += fmt::format("{}: {} — {} ({} cores, {} logical CPUs{}), calibrated {}{}{}\n   {}\n   caches: {}\n", letter(i),
-                       m.host.empty() ? "-" : m.host, m.cpu.brand, m.cpu.cores, m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "",
-                       m.created, m.quick ? " (quick)" : "", m.contention.contended ? ", CONTENDED: ceilings too low" : "",
-                       machines[i].file, cache_text(m));
+    out +=
+        fmt::format("{}: {} — {} ({} cores, {} logical CPUs{}), calibrated {}{}{}\n   {}\n   caches: {}\n", letter(i), m.host.empty() ? "-" : m.host,
+                    m.cpu.brand, m.cpu.cores, m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "", m.created, m.quick ? " (quick)" : "",
+                    m.contention.contended ? ", CONTENDED: ceilings too low" : "", machines[i].file, cache_text(m));
   }
   for (const bool wide : {false, true}) {
     std::vector<const CalibrationRun*> runs;
@@ -153,8 +164,8 @@ std::string fleet_svg(const std::vector<FleetMachine>& machines) {
   frame.y_min = std::pow(10.0, std::floor(std::log10(floor)));
   frame.y_max = std::pow(10.0, std::ceil(std::log10(peak * 1.5)));
   std::string svg = svg_open(kWidth, kHeight, true);
-  svg += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Measured rooflines of {} machines</text>\n", kLeft,
-                     machines.size());
+  svg +=
+      fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Measured rooflines of {} machines</text>\n", kLeft, machines.size());
   svg += fmt::format("<text x=\"{}\" y=\"42\" fill=\"#555\">all cores, single precision: DRAM triad slope up to the FMA peak</text>\n", kLeft);
   svg += svg_axes(frame, kHeight - 20, "arithmetic intensity (FLOP/byte)", "GFLOP/s");
   for (std::size_t i = 0; i < machines.size(); ++i) {
@@ -163,17 +174,17 @@ std::string fleet_svg(const std::vector<FleetMachine>& machines) {
     const auto dram = value_of(run, kRows[3]);
     const char* colour = kColours[i % std::size(kColours)];
     const double legend_y = frame.top + 16 + 34 * static_cast<double>(i);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\">{}: {}</text>\n", frame.right() + 12, legend_y, colour,
-                       letter(i), xml_escape(machines[i].machine.host.empty() ? machines[i].file : machines[i].machine.host));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\">{}: {}</text>\n", frame.right() + 12, legend_y, colour, letter(i),
+                       xml_escape(machines[i].machine.host.empty() ? machines[i].file : machines[i].machine.host));
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\" font-size=\"11\">{}</text>\n", frame.right() + 12, legend_y + 14,
                        xml_escape(machines[i].machine.cpu.brand.substr(0, 34)));
     if (!fma || !dram) continue;
     const double ridge = *fma / *dram;
     const double x0 = frame.x_min;
     const double x_ridge = std::clamp(ridge, frame.x_min, frame.x_max);
-    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"/>\n", colour,
-                       frame.px(x0), frame.py(*dram * x0), frame.px(x_ridge), frame.py(std::min(*fma, *dram * x_ridge)), frame.right(),
-                       frame.py(*fma));
+    svg +=
+        fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"/>\n", colour,
+                    frame.px(x0), frame.py(*dram * x0), frame.px(x_ridge), frame.py(std::min(*fma, *dram * x_ridge)), frame.right(), frame.py(*fma));
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" font-size=\"11\">{} {} GFLOP/s, {} GB/s</text>\n", frame.px(x_ridge) + 4,
                        frame.py(*fma) - 4, colour, letter(i), short_number(*fma), short_number(*dram));
   }

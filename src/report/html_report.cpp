@@ -19,7 +19,9 @@
 namespace hwprof {
 namespace {
 
-std::string esc(std::string_view text) { return detail::xml_escape(text); }
+std::string esc(std::string_view text) {
+  return detail::xml_escape(text);
+}
 
 std::string num(double v, int significant = 3) {
   if (!std::isfinite(v)) return "n/a";
@@ -28,7 +30,9 @@ std::string num(double v, int significant = 3) {
   return fmt::format("{:.{}g}", v, significant);
 }
 
-std::string mb(std::int64_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
+std::string mb(std::int64_t bytes) {
+  return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6);
+}
 
 // A sortable cell: the shown text and the value to sort by.
 std::string cell(const std::string& shown_html, const std::string& sort_value, const std::string& extra = {}) {
@@ -162,10 +166,10 @@ std::string machine_section(const Profile& p) {
     for (const char* level : {"l1", "l2", "l3"}) {
       auto it = m.ceilings->bandwidth.find(level);
       if (it == m.ceilings->bandwidth.end() || it->second.capacity_source.empty()) continue;
-      ends += fmt::format("{}L{} {}", ends.empty() ? "" : " · ", level[1],
-                          it->second.capacity_bytes > 0
-                              ? fmt::format("{} KiB ({})", it->second.capacity_bytes / 1024, esc(it->second.capacity_source))
-                              : std::string("<span class=\"na\">unknown</span>"));
+      ends +=
+          fmt::format("{}L{} {}", ends.empty() ? "" : " · ", level[1],
+                      it->second.capacity_bytes > 0 ? fmt::format("{} KiB ({})", it->second.capacity_bytes / 1024, esc(it->second.capacity_source))
+                                                    : std::string("<span class=\"na\">unknown</span>"));
     }
   }
   if (!ends.empty()) row("levels end at (per run)", ends);
@@ -216,21 +220,21 @@ std::string totals_section(const Profile& p) {
   if (t.time_ms.has_median_ci()) time += fmt::format("; 95% CI {}–{} ms", num(t.time_ms.median_ci_low, 4), num(t.time_ms.median_ci_high, 4));
   row("time", time);
   row("FLOPs per call", fmt::format("{} ({})", detail::group_digits(t.flops), value_source_name(n.flops.source)));
-  row("bytes per call", fmt::format("{} ({})", detail::group_digits(static_cast<std::int64_t>(n.bytes.value)), esc(detail::bytes_origin_words(n.bytes_origin))));
+  row("bytes per call",
+      fmt::format("{} ({})", detail::group_digits(static_cast<std::int64_t>(n.bytes.value)), esc(detail::bytes_origin_words(n.bytes_origin))));
   row("parameters", detail::group_digits(t.params));
   if (n.gflops_per_s) row("achieved", fmt::format("{} GFLOP/s, {} GB/s", num(*n.gflops_per_s), n.gbytes_per_s ? num(*n.gbytes_per_s) : "–"));
   if (n.intensity) row("intensity", num(*n.intensity) + " FLOP/byte");
   if (n.bound) {
     row("bound", bound_badge(n.bound) + (n.efficiency ? fmt::format(" at {} of attainable ({} GFLOP/s)", detail::percent(*n.efficiency),
-                                                                     num(n.attainable_gflops_per_s.value_or(0)))
+                                                                    num(n.attainable_gflops_per_s.value_or(0)))
                                                       : ""));
   }
   if (t.roofline) row("roofline", esc(t.roofline->why));
   if (!t.roofline_error.empty()) row("roofline", "<span class=\"na\">" + esc(t.roofline_error) + "</span>");
   row("counters", esc(p.backend.empty() ? "none" : p.backend + (p.group.empty() ? "" : ", group " + p.group)) +
-                      (p.counter_iterations > 0
-                           ? fmt::format(", summed over {} passes of their own, which are not timed", p.counter_iterations)
-                           : std::string()) +
+                      (p.counter_iterations > 0 ? fmt::format(", summed over {} passes of their own, which are not timed", p.counter_iterations)
+                                                : std::string()) +
                       fmt::format("; the timing's own cost ({:.0f} ns per region) is subtracted", p.overhead_ns));
   out += "</dl></section>\n";
   return out;
@@ -249,14 +253,15 @@ std::string group_tables(const Profile& p) {
     std::stable_sort(groups.begin(), groups.end(), [](const detail::LayerGroup& a, const detail::LayerGroup& b) {
       return a.win_ms.value_or(-1) > b.win_ms.value_or(-1) || (a.win_ms == b.win_ms && a.time_ms > b.time_ms);
     });
-    out += fmt::format("<table class=\"sortable grouped\" id=\"{}\" hidden=\"hidden\"><thead><tr><th>{}</th><th class=\"num\">Layers</th>"
-                       "<th class=\"num\">Time ms</th><th class=\"num\">Share</th><th class=\"num\">Eff.</th><th>Bound</th>"
-                       "<th class=\"num\">Roof ms</th><th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why (most of its win)</th>"
-                       "</tr></thead><tbody>\n",
-                       id, esc(title));
+    out += fmt::format(
+        "<table class=\"sortable grouped\" id=\"{}\" hidden=\"hidden\"><thead><tr><th>{}</th><th class=\"num\">Layers</th>"
+        "<th class=\"num\">Time ms</th><th class=\"num\">Share</th><th class=\"num\">Eff.</th><th>Bound</th>"
+        "<th class=\"num\">Roof ms</th><th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why (most of its win)</th>"
+        "</tr></thead><tbody>\n",
+        id, esc(title));
     for (const detail::LayerGroup& g : groups) {
-      out += "<tr>" + cell(esc(g.key), g.key) + cell(std::to_string(g.layers), std::to_string(g.layers), " class=\"num\"") +
-             num_cell(g.time_ms) + cell(detail::percent(g.share), fmt::format("{}", g.share), " class=\"num\"") +
+      out += "<tr>" + cell(esc(g.key), g.key) + cell(std::to_string(g.layers), std::to_string(g.layers), " class=\"num\"") + num_cell(g.time_ms) +
+             cell(detail::percent(g.share), fmt::format("{}", g.share), " class=\"num\"") +
              (g.efficiency ? cell(detail::percent(*g.efficiency), fmt::format("{}", *g.efficiency), " class=\"num\"")
                            : "<td class=\"num\" data-v=\"\">–</td>") +
              cell(esc(g.bound), g.bound) + num_cell(g.roof_ms) + num_cell(g.win_ms) + cell(esc(g.why), g.why) + "</tr>\n";
@@ -272,8 +277,9 @@ std::string grouping_select(const Profile& p) {
   int deepest = 1;
   for (const LayerProfile& l : p.layers) deepest = std::max(deepest, static_cast<int>(std::count(l.name.begin(), l.name.end(), '.')) + 1);
   deepest = std::min(deepest, 4);
-  std::string out = "<p class=\"note\"><label>Rows: <select id=\"grouping\"><option value=\"layer-table\">per layer</option>"
-                    "<option value=\"group-op\">per op</option>";
+  std::string out =
+      "<p class=\"note\"><label>Rows: <select id=\"grouping\"><option value=\"layer-table\">per layer</option>"
+      "<option value=\"group-op\">per op</option>";
   for (int d = 1; d <= deepest; ++d) out += fmt::format("<option value=\"group-block-{}\">per block, depth {}</option>", d, d);
   return out + "</select></label></p>\n";
 }
@@ -290,7 +296,8 @@ std::string counter_cell(const LayerProfile& l, const std::string& name_of_count
   }
   if (it->impossible) return fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">impossible</td>", esc(it->impossible_reason));
   std::string title;
-  if (it->status == CounterStatus::multiplexed) title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
+  if (it->status == CounterStatus::multiplexed)
+    title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
   if (it->below_resolution) title += std::string(title.empty() ? "" : "; ") + detail::kCounterBelowResolution;
   return cell((it->below_resolution ? "~" : "") + detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""),
               fmt::format("{}", *it->value), " class=\"num\"" + (title.empty() ? std::string() : " title=\"" + esc(title) + "\""));
@@ -380,9 +387,10 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
   out += grouping_select(p);
   out += "<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>Layer</th><th>Op</th>";
   if (t.phases) out += "<th>Phase</th>";
-  out += "<th class=\"num\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
-         "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">Roof ms</th>"
-         "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th><th class=\"num\">FLOPs</th>";
+  out +=
+      "<th class=\"num\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
+      "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">Roof ms</th>"
+      "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th><th class=\"num\">FLOPs</th>";
   for (const std::string& c : t.counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   // Most time to win first, as the Win header's arrow says: the rows worth a look lead.
@@ -398,9 +406,10 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
   for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", detail::display_name(*l));
   out += "</tbody>\n<tfoot>" + layer_row(t, p.total, "th", "model total") + "</tfoot></table>\n";
   out += group_tables(p);
-  out += "<p class=\"note\">n/a[k]: the counter could not be read, for the reason in note k at the top. impossible: a value wall "
-         "time cannot hold (hover for why). * multiplexed: counted part of the time and scaled. ~ below the measurement's "
-         "resolution.</p>\n";
+  out +=
+      "<p class=\"note\">n/a[k]: the counter could not be read, for the reason in note k at the top. impossible: a value wall "
+      "time cannot hold (hover for why). * multiplexed: counted part of the time and scaled. ~ below the measurement's "
+      "resolution.</p>\n";
   out += "</section>\n";
   return out;
 }
@@ -443,8 +452,8 @@ std::string counters_section(const Profile& p, const detail::NumberedNotes& note
       const bool ok = e.status == CounterStatus::ok || e.status == CounterStatus::multiplexed;
       const auto note = notes.note_of_counter.find(e.name);
       out += fmt::format("<tr><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n", esc(e.name), esc(e.unit), ok ? "" : " class=\"na\"",
-                         counter_status_name(e.status), note != notes.note_of_counter.end() ? fmt::format("note {} at the top", note->second)
-                                                                                            : esc(e.reason));
+                         counter_status_name(e.status),
+                         note != notes.note_of_counter.end() ? fmt::format("note {} at the top", note->second) : esc(e.reason));
     }
     out += "</tbody></table>\n";
   }
@@ -459,22 +468,26 @@ std::string regions_section(const Profile& p) {
   std::string out = "<section id=\"regions\"><h2>Call paths and threads</h2>\n";
   if (!p.call_paths.empty()) {
     out += "<h3>Call paths</h3><p class=\"note\">Merged over the threads; inclusive and exclusive of nested regions, over all calls.</p>\n";
-    out += "<table id=\"call-paths\"><thead><tr><th>path</th><th class=\"num\">calls</th><th class=\"num\">incl. ms</th>"
-           "<th class=\"num\">excl. ms</th></tr></thead><tbody>\n";
+    out +=
+        "<table id=\"call-paths\"><thead><tr><th>path</th><th class=\"num\">calls</th><th class=\"num\">incl. ms</th>"
+        "<th class=\"num\">excl. ms</th></tr></thead><tbody>\n";
     for (const CallPathRow& c : p.call_paths) {
-      out += fmt::format("<tr><td style=\"padding-left:{}em\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
-                         "<td class=\"num\">{:.3f}</td></tr>\n",
-                         0.5 + 1.5 * c.depth, esc(c.path), c.calls, c.inclusive_ms, c.exclusive_ms);
+      out += fmt::format(
+          "<tr><td style=\"padding-left:{}em\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
+          "<td class=\"num\">{:.3f}</td></tr>\n",
+          0.5 + 1.5 * c.depth, esc(c.path), c.calls, c.inclusive_ms, c.exclusive_ms);
     }
     out += "</tbody></table>\n";
   }
   if (!p.region_threads.empty()) {
-    out += "<h3>Per thread</h3>\n<table id=\"region-threads\"><thead><tr><th>thread</th><th>name</th><th>region</th>"
-           "<th class=\"num\">calls</th><th class=\"num\">incl. ms</th><th class=\"num\">excl. ms</th></tr></thead><tbody>\n";
+    out +=
+        "<h3>Per thread</h3>\n<table id=\"region-threads\"><thead><tr><th>thread</th><th>name</th><th>region</th>"
+        "<th class=\"num\">calls</th><th class=\"num\">incl. ms</th><th class=\"num\">excl. ms</th></tr></thead><tbody>\n";
     for (const RegionThreadRow& r : p.region_threads) {
-      out += fmt::format("<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
-                         "<td class=\"num\">{:.3f}</td></tr>\n",
-                         r.thread, esc(r.thread_name), esc(r.region), r.calls, r.inclusive_ms, r.exclusive_ms);
+      out += fmt::format(
+          "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
+          "<td class=\"num\">{:.3f}</td></tr>\n",
+          r.thread, esc(r.thread_name), esc(r.region), r.calls, r.inclusive_ms, r.exclusive_ms);
     }
     out += "</tbody></table>\n";
   }
@@ -490,7 +503,10 @@ std::string notes_banner(const detail::NumberedNotes& notes) {
   std::string out = fmt::format("<section id=\"warnings\" class=\"banner{}\"><h2>{}</h2><ol>\n", doubts ? " warn" : "",
                                 doubts ? "Read these figures with care" : "Notes");
   for (const auto& n : notes.notes) {
-    out += fmt::format("<li class=\"{}\"><b>{}</b>: {}</li>\n", n.kind, n.kind == "warning" ? "warning" : n.kind == "hint" ? "hint" : "not counted",
+    out += fmt::format("<li class=\"{}\"><b>{}</b>: {}</li>\n", n.kind,
+                       n.kind == "warning" ? "warning"
+                       : n.kind == "hint"  ? "hint"
+                                           : "not counted",
                        esc(n.text));
   }
   return out + "</ol></section>\n";
@@ -499,9 +515,11 @@ std::string notes_banner(const detail::NumberedNotes& notes) {
 // The answer in one line under the title: how long a pass takes and how much is to win.
 std::string answer_line(const Profile& p) {
   if (p.phase == "regions" || p.total.time_ms.n == 0) return {};
-  std::string out = fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
+  std::string out =
+      fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
   if (const auto h = detail::headroom_ms(p.total)) {
-    out += fmt::format(", <b>{} ms</b> ({}) of it to win at the roofs", detail::milliseconds(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
+    out += fmt::format(", <b>{} ms</b> ({}) of it to win at the roofs", detail::milliseconds(h->win_ms),
+                       detail::percent(h->win_ms / p.total.time_ms.median));
   }
   return out + ".</p>\n";
 }
@@ -513,12 +531,13 @@ std::string html_report(const Profile& p) {
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<title>hwprof: " + esc(p.model) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
   if (p.phase == "regions") {
-    out += fmt::format("<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
-                       "calibration · {} · hwprof {}</p></header>\n",
-                       esc(p.model), p.threads, esc(p.created), esc(p.hwprof_version));
+    out += fmt::format(
+        "<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
+        "calibration · {} · hwprof {}</p></header>\n",
+        esc(p.model), p.threads, esc(p.created), esc(p.hwprof_version));
   } else {
-    out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n",
-                       esc(p.model), p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
+    out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
+                       p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
   }
   // The answer first, as in the terminal: the notes, then the layers by time to win.
   const detail::NumberedNotes notes = detail::numbered_notes(p);

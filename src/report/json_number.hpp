@@ -9,7 +9,11 @@
 
 namespace hwprof::detail {
 
-inline nlohmann::ordered_json json_number(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
-inline nlohmann::ordered_json json_number(const std::optional<double>& v) { return v ? json_number(*v) : nlohmann::ordered_json(nullptr); }
+inline nlohmann::ordered_json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+inline nlohmann::ordered_json json_number(const std::optional<double>& v) {
+  return v ? json_number(*v) : nlohmann::ordered_json(nullptr);
+}
 
 }  // namespace hwprof::detail

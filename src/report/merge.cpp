@@ -176,7 +176,9 @@ MergedRegion region_from_json(const json& j, const std::string& place, const std
 
 // ---- HTML ----
 
-std::string esc(std::string_view s) { return xml_escape(s); }
+std::string esc(std::string_view s) {
+  return xml_escape(s);
+}
 
 // A cell's background: white at 0, deep orange at the row's max.
 std::string heat(double share) {
@@ -275,8 +277,9 @@ Result<std::vector<RankProfile>> load_rank_profiles(const std::vector<std::strin
       if (name.rfind("rank-", 0) == 0 && fs::is_regular_file(entry.path() / "profile.json", ec)) folders.push_back(entry.path());
     }
     if (folders.empty()) {
-      problems.push_back(path + ": holds neither a profile.json nor rank-NNNNN/profile.json folders (HWPROF_OUTPUT under mpirun, "
-                                "srun or torchrun writes those)");
+      problems.push_back(path +
+                         ": holds neither a profile.json nor rank-NNNNN/profile.json folders (HWPROF_OUTPUT under mpirun, "
+                         "srun or torchrun writes those)");
     }
     std::sort(folders.begin(), folders.end());
     for (const fs::path& f : folders) add_profile(f / "profile.json", out, problems);
@@ -321,9 +324,8 @@ void summarize_merged_region(MergedRegion& r) {
 }
 
 void sort_merged_regions(MergedRanks& m) {
-  std::stable_sort(m.regions.begin(), m.regions.end(), [](const MergedRegion& a, const MergedRegion& b) {
-    return a.max_ms != b.max_ms ? a.max_ms > b.max_ms : a.name < b.name;
-  });
+  std::stable_sort(m.regions.begin(), m.regions.end(),
+                   [](const MergedRegion& a, const MergedRegion& b) { return a.max_ms != b.max_ms ? a.max_ms > b.max_ms : a.name < b.name; });
 }
 
 MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& source) {
@@ -352,14 +354,14 @@ MergedRanks merge_ranks(std::vector<RankProfile> ranks) {
     for (int k = 0; k < declared; ++k) {
       if (std::none_of(m.ranks.begin(), m.ranks.end(), [&](const MergedRankInfo& r) { return r.rank == k; })) absent.push_back(std::to_string(k));
     }
-    m.warnings.push_back(fmt::format("{} of {} ranks are here; missing: rank {} (did they crash before exit, or write elsewhere?)", n,
-                                     declared, fmt::join(absent, ", ")));
+    m.warnings.push_back(fmt::format("{} of {} ranks are here; missing: rank {} (did they crash before exit, or write elsewhere?)", n, declared,
+                                     fmt::join(absent, ", ")));
   }
   for (const MergedRankInfo& r : m.ranks) {
     if (r.rank < 0) m.warnings.push_back(r.file + " says no rank (not launched by mpirun, srun or torchrun): counted by its place");
     if (r.model != m.ranks.front().model) {
-      m.warnings.push_back(fmt::format("{} profiles '{}', {} profiles '{}': not one run", m.ranks.front().file, m.ranks.front().model,
-                                       r.file, r.model));
+      m.warnings.push_back(
+          fmt::format("{} profiles '{}', {} profiles '{}': not one run", m.ranks.front().file, m.ranks.front().model, r.file, r.model));
     }
   }
   // Regions by name, in the order they first appear.
@@ -429,12 +431,12 @@ std::string merged_table(const MergedRanks& m, std::size_t top) {
   for (std::size_t i = 0; i < shown; ++i) {
     const MergedRegion& r = m.regions[i];
     out += fmt::format("{:<{}}  {:>11.4g}  {:>11.4g}  {:>11.4g}  {:>9.1f}%  {:>9}  {}\n", r.name, width, r.min_ms, r.median_ms, r.max_ms,
-                       100 * r.imbalance, straggler_text(m, r),
-                       r.missing > 0 ? fmt::format("{} rank{}", r.missing, r.missing == 1 ? "" : "s") : "");
+                       100 * r.imbalance, straggler_text(m, r), r.missing > 0 ? fmt::format("{} rank{}", r.missing, r.missing == 1 ? "" : "s") : "");
   }
   if (shown < m.regions.size()) out += fmt::format("... {} more regions; --all shows every row\n", m.regions.size() - shown);
-  out += "\nPer rank, a region's time is all the time the rank spent in it (every call, every thread). Imbalance = (max - mean) / max "
-         "across the ranks: the share of the slowest rank's time the average rank waits.\n";
+  out +=
+      "\nPer rank, a region's time is all the time the rank spent in it (every call, every thread). Imbalance = (max - mean) / max "
+      "across the ranks: the share of the slowest rank's time the average rank waits.\n";
   return out;
 }
 
@@ -509,8 +511,10 @@ Result<MergedRanks> merged_from_json(std::string_view text, const std::string& s
   if (const json* warnings = top.get("warnings"); warnings != nullptr) {
     if (!warnings->is_array()) top.fail(source_name + ".warnings: expected an array of strings");
     for (std::size_t i = 0; problem.empty() && i < warnings->size(); ++i) {
-      if (!(*warnings)[i].is_string()) top.fail(fmt::format("{}.warnings[{}]: expected a string", source_name, i));
-      else m.warnings.push_back((*warnings)[i].get<std::string>());
+      if (!(*warnings)[i].is_string())
+        top.fail(fmt::format("{}.warnings[{}]: expected a string", source_name, i));
+      else
+        m.warnings.push_back((*warnings)[i].get<std::string>());
     }
   }
   if (const json* total = top.get("total"); total != nullptr) m.total = region_from_json(*total, source_name + ".total", m.ranks, problem);
@@ -548,11 +552,12 @@ Result<MergedRanks> load_merged(const std::string& path) {
 
 std::string merged_html(const MergedRanks& m) {
   const std::size_t n = m.ranks.size();
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hwprof merge</title>\n<style>"
-                     "body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;"
-                     "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
-                     ".warn{color:#b00020}.note{color:#555}.straggler{font-weight:bold;outline:1px solid #b00020}"
-                     "</style></head><body>\n";
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hwprof merge</title>\n<style>"
+      "body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;"
+      "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
+      ".warn{color:#b00020}.note{color:#555}.straggler{font-weight:bold;outline:1px solid #b00020}"
+      "</style></head><body>\n";
   html += fmt::format("<h1>{} rank{} of '{}'</h1>\n<p class=\"note\">Merged by {}.</p>\n", n, n == 1 ? "" : "s",
                       esc(n > 0 ? m.ranks.front().model : ""), esc(m.made_by));
   const MergedRegion& t = m.total;
@@ -565,16 +570,18 @@ std::string merged_html(const MergedRanks& m) {
   for (std::size_t k = 0; k < n; ++k) {
     const MergedRankInfo& r = m.ranks[k];
     const double share = t.max_ms > 0 && std::isfinite(t.rank_ms[k]) ? t.rank_ms[k] / t.max_ms : 0;
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><svg width=\"120\" height=\"10\"><rect width=\"{:.0f}\" "
-                        "height=\"10\" fill=\"#e6550d\"/></svg> {:.0f}%</td></tr>\n",
-                        rank_number(m.ranks, k), esc(r.host), esc(r.cpu), r.threads,
-                        std::isfinite(t.rank_ms[k]) ? fmt::format("{:.4g}", t.rank_ms[k]) : "&ndash;", 120 * share, 100 * share);
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><svg width=\"120\" height=\"10\"><rect width=\"{:.0f}\" "
+        "height=\"10\" fill=\"#e6550d\"/></svg> {:.0f}%</td></tr>\n",
+        rank_number(m.ranks, k), esc(r.host), esc(r.cpu), r.threads, std::isfinite(t.rank_ms[k]) ? fmt::format("{:.4g}", t.rank_ms[k]) : "&ndash;",
+        120 * share, 100 * share);
   }
   html += "</table>\n";
   // The per-rank view: every region's time on every rank, shaded by its share of the row's max.
   const std::size_t columns = n <= kMaxRankColumns ? n : 0;
-  html += "<h2>Per rank</h2>\n<p class=\"note\">Each cell: the time that rank spent in the region (ms), shaded by its share of the slowest "
-          "rank's; the straggler is outlined.";
+  html +=
+      "<h2>Per rank</h2>\n<p class=\"note\">Each cell: the time that rank spent in the region (ms), shaded by its share of the slowest "
+      "rank's; the straggler is outlined.";
   if (columns == 0) html += fmt::format(" With {} ranks, only the spread is shown here; the merge's JSON has every rank's time.", n);
   html += "</p>\n<table><tr><th>Region</th><th>imbalance</th><th>min ms</th><th>median ms</th><th>max ms</th><th>straggler</th>";
   for (std::size_t k = 0; k < columns; ++k) html += fmt::format("<th>rank {}</th>", rank_number(m.ranks, k));
@@ -584,8 +591,8 @@ std::string merged_html(const MergedRanks& m) {
          for (const MergedRegion& x : m.regions) rows.push_back(&x);
          return rows;
        }()) {
-    html += fmt::format("<tr><td>{}</td><td>{:.1f}%</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td>", esc(r->name),
-                        100 * r->imbalance, r->min_ms, r->median_ms, r->max_ms, straggler_text(m, *r));
+    html += fmt::format("<tr><td>{}</td><td>{:.1f}%</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td>", esc(r->name), 100 * r->imbalance,
+                        r->min_ms, r->median_ms, r->max_ms, straggler_text(m, *r));
     for (std::size_t k = 0; k < columns; ++k) {
       const double v = r->rank_ms[k];
       if (!std::isfinite(v)) {
@@ -597,12 +604,14 @@ std::string merged_html(const MergedRanks& m) {
     }
     html += "</tr>\n";
   }
-  html += "</table>\n<h2>Roofline: the spread across the ranks</h2>\n<p class=\"note\">Per region: each rank's GFLOP/s (its work over its "
-          "time; hollow, the straggler red), the median filled, the line from the slowest rank to the fastest.";
+  html +=
+      "</table>\n<h2>Roofline: the spread across the ranks</h2>\n<p class=\"note\">Per region: each rank's GFLOP/s (its work over its "
+      "time; hollow, the straggler red), the median filled, the line from the slowest rank to the fastest.";
   if (!m.ceilings.source.empty()) html += " Ceilings: " + esc(m.ceilings.source) + ".";
   html += "</p>\n" + merged_roofline_svg(m);
-  html += "<p class=\"note\">Per rank, a region's time is all the time the rank spent in it (every call, every thread). Imbalance = "
-          "(max &minus; mean) / max across the ranks: the share of the slowest rank's time the average rank waits.</p>\n</body></html>\n";
+  html +=
+      "<p class=\"note\">Per rank, a region's time is all the time the rank spent in it (every call, every thread). Imbalance = "
+      "(max &minus; mean) / max across the ranks: the share of the slowest rank's time the average rank waits.</p>\n</body></html>\n";
   return html;
 }
 

@@ -22,9 +22,9 @@ inline constexpr int kMergedSchema = 1;
 inline constexpr const char* kMergedKind = "hwprof-merge";
 
 struct MergedRankInfo {
-  int rank = -1;      // as the launcher said; -1: the profile says none (counted by its place)
-  int size = 0;       // ranks the launcher said there were; 0: not said
-  std::string file;   // the profile it came from; empty when reduced in-process
+  int rank = -1;     // as the launcher said; -1: the profile says none (counted by its place)
+  int size = 0;      // ranks the launcher said there were; 0: not said
+  std::string file;  // the profile it came from; empty when reduced in-process
   std::string host;
   std::string cpu;
   std::string model;  // the model or program profiled
@@ -33,8 +33,8 @@ struct MergedRankInfo {
 
 struct MergedRegion {
   std::string name;
-  std::vector<double> rank_ms;     // per rank, in MergedRanks::ranks order; NaN where a rank lacks it
-  std::vector<double> rank_calls;  // the same for the calls
+  std::vector<double> rank_ms;           // per rank, in MergedRanks::ranks order; NaN where a rank lacks it
+  std::vector<double> rank_calls;        // the same for the calls
   std::optional<double> flops_per_call;  // the analytic (or the program's own) work per call
   std::optional<double> bytes_per_call;
   double min_ms = 0;
@@ -52,7 +52,7 @@ struct MergedCeiling {
   double value = 0;  // GFLOP/s (compute) or GB/s (memory)
 };
 struct MergedCeilings {
-  std::string source;  // the calibration file, and which rank's machine it is
+  std::string source;                         // the calibration file, and which rank's machine it is
   std::vector<MergedCeiling> compute_gflops;  // FMA peak first
   std::vector<MergedCeiling> memory_gbps;     // L1 .. DRAM
 };

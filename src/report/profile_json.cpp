@@ -21,17 +21,21 @@
 namespace hwprof {
 namespace {
 
+using detail::json_pointer_token;
 using nlohmann::json;
 using nlohmann::ordered_json;
-using detail::json_pointer_token;
 using Reader = detail::BasicJsonReader<ordered_json>;
 
 constexpr std::size_t kMaxProfileBytes = std::size_t{512} << 20;
 
 // JSON has no NaN or infinity; a non-finite number is written as null, which the reader
 // refuses where a number is required.
-ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
-ordered_json optional_number(const std::optional<double>& v) { return v ? number(*v) : ordered_json(nullptr); }
+ordered_json number(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
+ordered_json optional_number(const std::optional<double>& v) {
+  return v ? number(*v) : ordered_json(nullptr);
+}
 
 ordered_json sourced_to_json(const SourcedValue& v) {
   return {{"value", number(v.value)},
@@ -100,9 +104,8 @@ ordered_json layer_to_json(const LayerProfile& l) {
     const RooflinePoint& r = *l.roofline;
     ordered_json levels = ordered_json::array();
     for (const LevelRoof& level : r.levels) {
-      levels.push_back({{"level", level.level},
-                        {"gbytes_per_s", number(level.gbytes_per_s)},
-                        {"attainable_gflops_per_s", number(level.attainable_gflops_per_s)}});
+      levels.push_back(
+          {{"level", level.level}, {"gbytes_per_s", number(level.gbytes_per_s)}, {"attainable_gflops_per_s", number(level.attainable_gflops_per_s)}});
     }
     j["roofline"] = {{"flops", sourced_to_json(r.flops)},
                      {"seconds", number(r.seconds)},
@@ -142,11 +145,8 @@ ordered_json layer_to_json(const LayerProfile& l) {
   j["metrics"] = std::move(metrics);
   if (l.flops_check) {
     const FlopsComparison& f = *l.flops_check;
-    j["flops_check"] = {{"measured", number(f.measured)},
-                        {"analytic", number(f.analytic)},
-                        {"ratio", number(f.ratio)},
-                        {"agrees", f.agrees},
-                        {"reasons", f.reasons}};
+    j["flops_check"] = {
+        {"measured", number(f.measured)}, {"analytic", number(f.analytic)}, {"ratio", number(f.ratio)}, {"agrees", f.agrees}, {"reasons", f.reasons}};
   } else {
     j["flops_check"] = nullptr;
   }
@@ -158,7 +158,9 @@ ordered_json layer_to_json(const LayerProfile& l) {
 bool known(const MachineCpu& c) {
   return !c.vendor.empty() || !c.brand.empty() || c.logical_cpus != 0 || c.cores != 0 || !c.caches.empty() || !c.flags.empty();
 }
-bool known(const TheoreticalPeaks& t) { return !t.isa.empty() || t.cores != 0 || t.sp_gflops != 0 || t.dp_gflops != 0; }
+bool known(const TheoreticalPeaks& t) {
+  return !t.isa.empty() || t.cores != 0 || t.sp_gflops != 0 || t.dp_gflops != 0;
+}
 
 ordered_json memory_to_json(const ProfileMemory& m) {
   const MemoryEstimate& a = m.analytic;
@@ -184,11 +186,12 @@ ordered_json memory_to_json(const ProfileMemory& m) {
 
 // ---- reading --------------------------------------------------------------------------------
 
-std::string at_key(const std::string& pointer, std::string_view key) { return pointer + "/" + json_pointer_token(key); }
+std::string at_key(const std::string& pointer, std::string_view key) {
+  return pointer + "/" + json_pointer_token(key);
+}
 
 // Numbers that may be null (written for "not available").
-std::optional<double> nullable_number(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key,
-                                      bool non_negative) {
+std::optional<double> nullable_number(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key, bool non_negative) {
   const ordered_json& v = in.member(object, pointer, key);
   if (v.is_null()) return std::nullopt;
   if (!v.is_number()) in.fail(at_key(pointer, key), std::string("expected a number or null, got ") + v.type_name());
@@ -317,8 +320,8 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   const std::string bytes_at = at + "/bytes";
   const ordered_json& bytes = in.member(v, at, "bytes");
   const SourcedValue bytes_value = sourced_from_json(in, bytes, bytes_at);
-  l.bytes_origin = enumerated<BytesOrigin>(in, bytes, bytes_at, "origin", detail::parse_bytes_origin,
-                                           "dram-counters, llc-misses or analytic-minimum");
+  l.bytes_origin =
+      enumerated<BytesOrigin>(in, bytes, bytes_at, "origin", detail::parse_bytes_origin, "dram-counters, llc-misses or analytic-minimum");
   l.bytes = in.integer(bytes, bytes_at, "analytic_minimum", 0);
   l.bytes_skipped = strings(in, bytes, bytes_at, "skipped");
   l.time_ms = summary_from_json(in, in.member(v, at, "time_ms"), at + "/time_ms");
@@ -442,8 +445,8 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     for (std::size_t i = 0; i < why.size(); ++i) {
       const std::string wat = at + "/why/" + std::to_string(i);
       if (!why[i].is_object()) in.fail(wat, std::string("expected a cause object, got ") + why[i].type_name());
-      l.why.push_back({in.string(why[i], wat, "rule"), in.string(why[i], wat, "label"), in.string(why[i], wat, "text"),
-                       in.string(why[i], wat, "advice")});
+      l.why.push_back(
+          {in.string(why[i], wat, "rule"), in.string(why[i], wat, "label"), in.string(why[i], wat, "text"), in.string(why[i], wat, "advice")});
     }
   }
   return l;
@@ -473,7 +476,9 @@ MemoryEstimate memory_estimate_from_json(const Reader& in, const ordered_json& v
 // take nlohmann::json; the profile is read as ordered_json to keep counter order. The subtree
 // is converted, and its messages still locate in the profile's text, since the pointers
 // are the profile's.
-json plain(const ordered_json& v) { return json::parse(v.dump()); }
+json plain(const ordered_json& v) {
+  return json::parse(v.dump());
+}
 
 ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& plain_in, const ordered_json& v, const std::string& at) {
   ProfileMachine m;
@@ -504,7 +509,8 @@ namespace {
 
 ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json rows = ordered_json::array();
-  for (const detail::LayerGroup& g : detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
+  for (const detail::LayerGroup& g :
+       detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
     rows.push_back({{"key", g.key},
                     {"layers", g.layers},
                     {"time_ms", number(g.time_ms)},
@@ -516,27 +522,29 @@ ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
                     {"win_ms", optional_number(g.win_ms)},
                     {"why", g.why}});
   }
-  return {{"by", by == ProfileGrouping::op ? "op" : "block"}, {"depth", by == ProfileGrouping::op ? ordered_json(nullptr) : ordered_json(depth)}, {"rows", std::move(rows)}};
+  return {{"by", by == ProfileGrouping::op ? "op" : "block"},
+          {"depth", by == ProfileGrouping::op ? ordered_json(nullptr) : ordered_json(depth)},
+          {"rows", std::move(rows)}};
 }
 
 }  // namespace
 
-std::string profile_to_json(const Profile& p) { return profile_to_json(p, ProfileGrouping::layer, 1); }
+std::string profile_to_json(const Profile& p) {
+  return profile_to_json(p, ProfileGrouping::layer, 1);
+}
 
 std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json j;
   j["schema"] = p.schema;
   j["created"] = p.created;
   j["hwprof_version"] = p.hwprof_version;
-  j["machine"] = {{"host", p.machine.host},
-                  {"cpu", known(p.machine.cpu) ? detail::cpu_to_json(p.machine.cpu) : ordered_json(nullptr)},
-                  {"theoretical", known(p.machine.theoretical) ? detail::theoretical_to_json(p.machine.theoretical) : ordered_json(nullptr)},
-                  {"calibration",
-                   {{"file", p.machine.calibration_file},
-                    {"created", p.machine.calibration_created},
-                    {"quick", p.machine.calibration_quick}}},
-                  {"ceilings", p.machine.ceilings ? detail::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)},
-                  {"blas", {{"core", p.machine.blas_core}, {"core_source", p.machine.blas_core_source}}}};
+  j["machine"] = {
+      {"host", p.machine.host},
+      {"cpu", known(p.machine.cpu) ? detail::cpu_to_json(p.machine.cpu) : ordered_json(nullptr)},
+      {"theoretical", known(p.machine.theoretical) ? detail::theoretical_to_json(p.machine.theoretical) : ordered_json(nullptr)},
+      {"calibration", {{"file", p.machine.calibration_file}, {"created", p.machine.calibration_created}, {"quick", p.machine.calibration_quick}}},
+      {"ceilings", p.machine.ceilings ? detail::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)},
+      {"blas", {{"core", p.machine.blas_core}, {"core_source", p.machine.blas_core_source}}}};
   j["model"] = p.model;
   j["input_shape"] = p.input_shape;
   j["batch"] = p.batch;
@@ -633,8 +641,8 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
                              std::to_string(kProfileSchema) + "): upgrade hwprof");
     }
     if (schema < kProfileSchema) {
-      in.fail("/schema", "schema " + std::to_string(schema) + " is older than this hwprof reads (" + std::to_string(kProfileSchema) +
-                             "): profile again");
+      in.fail("/schema",
+              "schema " + std::to_string(schema) + " is older than this hwprof reads (" + std::to_string(kProfileSchema) + "): profile again");
     }
     p.schema = static_cast<int>(schema);
     p.created = in.string(root, "", "created");
@@ -654,7 +662,8 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       p.rank = small_integer(in, rank, "/rank", "rank", 0);
       p.rank_count = small_integer(in, rank, "/rank", "size", 0);
       p.rank_variable = in.string(rank, "/rank", "from");
-      if (p.rank_count > 0 && p.rank >= p.rank_count) in.fail("/rank/rank", "rank " + std::to_string(p.rank) + " of " + std::to_string(p.rank_count) + " ranks");
+      if (p.rank_count > 0 && p.rank >= p.rank_count)
+        in.fail("/rank/rank", "rank " + std::to_string(p.rank) + " of " + std::to_string(p.rank_count) + " ranks");
     }
     p.threads = small_integer(in, root, "", "threads", 1);
     p.backend = in.string(root, "", "backend");

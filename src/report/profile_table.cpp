@@ -17,7 +17,9 @@ namespace {
 
 using detail::LayerNumbers;
 
-std::string ms(double v) { return detail::milliseconds(v); }
+std::string ms(double v) {
+  return detail::milliseconds(v);
+}
 
 // Rates and ratios: three significant digits, no exponent.
 std::string rate(double v) {
@@ -28,7 +30,9 @@ std::string rate(double v) {
   return v == 0 ? "0" : fmt::format("{:.2e}", v);
 }
 
-std::string optional_rate(const std::optional<double>& v) { return v ? rate(*v) : "-"; }
+std::string optional_rate(const std::optional<double>& v) {
+  return v ? rate(*v) : "-";
+}
 
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
 std::string csv_quote(const std::string& s) {
@@ -38,7 +42,9 @@ std::string csv_quote(const std::string& s) {
   return out + "\"";
 }
 
-bool counter_readable(CounterStatus s) { return s == CounterStatus::ok || s == CounterStatus::multiplexed; }
+bool counter_readable(CounterStatus s) {
+  return s == CounterStatus::ok || s == CounterStatus::multiplexed;
+}
 
 // A plain text table: left-aligned text columns, right-aligned numbers, two spaces apart.
 class TextTable {
@@ -98,9 +104,8 @@ class TextTable {
 
 bool has_phases(const Profile& p) {
   // A library profile's regions all have phase "region": one phase, no column for it.
-  return p.phase == "train" || std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) {
-           return l.phase != "forward" && l.phase != "region";
-         });
+  return p.phase == "train" ||
+         std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.phase != "forward" && l.phase != "region"; });
 }
 
 bool any_placed(const Profile& p) {
@@ -108,7 +113,9 @@ bool any_placed(const Profile& p) {
 }
 
 // Time to win orders the layers where they have a roofline; without one it is time.
-ProfileSort effective_sort(const Profile& p, ProfileSort sort) { return sort == ProfileSort::win && !any_placed(p) ? ProfileSort::time : sort; }
+ProfileSort effective_sort(const Profile& p, ProfileSort sort) {
+  return sort == ProfileSort::win && !any_placed(p) ? ProfileSort::time : sort;
+}
 
 double win_of(const LayerProfile& l) {
   const auto h = detail::headroom_ms(l);
@@ -121,10 +128,14 @@ std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sor
   sort = effective_sort(p, sort);
   std::stable_sort(rows.begin(), rows.end(), [sort](const LayerProfile* a, const LayerProfile* b) {
     switch (sort) {
-      case ProfileSort::win: return win_of(*a) > win_of(*b) || (win_of(*a) == win_of(*b) && a->time_ms.median > b->time_ms.median);
-      case ProfileSort::time: return a->time_ms.median > b->time_ms.median;
-      case ProfileSort::flops: return a->flops > b->flops;
-      case ProfileSort::name: return a->name < b->name;
+      case ProfileSort::win:
+        return win_of(*a) > win_of(*b) || (win_of(*a) == win_of(*b) && a->time_ms.median > b->time_ms.median);
+      case ProfileSort::time:
+        return a->time_ms.median > b->time_ms.median;
+      case ProfileSort::flops:
+        return a->flops > b->flops;
+      case ProfileSort::name:
+        return a->name < b->name;
     }
     return false;
   });
@@ -143,8 +154,7 @@ std::string uncertainty(const Summary& s, bool* used_range) {
 // The first line answers how long a pass takes and how much of it the roofs say is to win.
 std::string title_line(const Profile& p) {
   std::string out = fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, p.phase,
-                                p.phase == "train" && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads,
-                                p.threads == 1 ? "" : "s");
+                                p.phase == "train" && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
   if (p.total.time_ms.n > 0 && p.phase != "regions") {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
     // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
@@ -163,8 +173,8 @@ std::string machine_lines(const Profile& p) {
     out += fmt::format("ceilings measured by `hwprof calibrate` {}{}{}\n", p.machine.calibration_created,
                        p.machine.calibration_quick ? " (quick)" : "", p.machine.calibration_file.empty() ? "" : " in " + p.machine.calibration_file);
   } else {
-    out += fmt::format("no calibration for {} thread{}: no roofline, no time to win (run `hwprof calibrate`)\n", p.threads,
-                       p.threads == 1 ? "" : "s");
+    out +=
+        fmt::format("no calibration for {} thread{}: no roofline, no time to win (run `hwprof calibrate`)\n", p.threads, p.threads == 1 ? "" : "s");
   }
   if (!p.machine.blas_core.empty()) out += fmt::format("BLAS:    OpenBLAS core {} ({})\n", p.machine.blas_core, p.machine.blas_core_source);
   return out;
@@ -192,18 +202,18 @@ std::string legend(const Profile& p) {
       p.backend.empty() || p.backend == "timer"
           ? ""
           : fmt::format("; counters: {} backend{}{}", p.backend, p.group.empty() ? "" : ", group " + p.group,
-                        p.counter_iterations > 0
-                            ? fmt::format(", {} pass{} of their own, each reading's own cost (an empty region's) subtracted",
-                                          p.counter_iterations, p.counter_iterations == 1 ? "" : "es")
-                            : ""));
+                        p.counter_iterations > 0 ? fmt::format(", {} pass{} of their own, each reading's own cost (an empty region's) subtracted",
+                                                               p.counter_iterations, p.counter_iterations == 1 ? "" : "es")
+                                                 : ""));
   out += regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work). "
                  : "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
   out += "Bytes: " + detail::bytes_source_summary(p) + ".\n";
   out += regions ? "Derived:  Share = the region's time over all calls / the time in the outermost regions"
                  : "Derived:  Share = of the layers' summed medians";
   if (any_placed(p)) {
-    out += "; Eff. = achieved / attainable under the measured roofline (memory roof: the calibrated bandwidth at the layer's working "
-           "set for analytic bytes, DRAM's for counted ones); Roof ms = Time x Eff., the time at the roof; Win ms = Time - Roof ms";
+    out +=
+        "; Eff. = achieved / attainable under the measured roofline (memory roof: the calibrated bandwidth at the layer's working "
+        "set for analytic bytes, DRAM's for counted ones); Roof ms = Time x Eff., the time at the roof; Win ms = Time - Roof ms";
   }
   return out + ".\n";
 }
@@ -226,8 +236,8 @@ static std::string regions_sections(const Profile& p) {
     out += "\nPer thread\n";
     out += fmt::format("{:>6} {:<16} {:<32} {:>10} {:>12} {:>12}\n", "Thread", "Name", "Region", "Calls", "Incl. ms", "Excl. ms");
     for (const RegionThreadRow& r : p.region_threads) {
-      out += fmt::format("{:>6} {:<16} {:<32} {:>10} {:>12.3f} {:>12.3f}\n", r.thread, r.thread_name, r.region, r.calls, r.inclusive_ms,
-                         r.exclusive_ms);
+      out +=
+          fmt::format("{:>6} {:<16} {:<32} {:>10} {:>12.3f} {:>12.3f}\n", r.thread, r.thread_name, r.region, r.calls, r.inclusive_ms, r.exclusive_ms);
     }
   }
   return out;
@@ -238,8 +248,7 @@ namespace {
 // The counters per call of the rows shown, one column per event and metric. An unavailable
 // counter is "n/a[k]", k the numbered note that says why; `~` below resolution; `!` a value
 // wall time cannot hold, with its reason below.
-std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const detail::NumberedNotes& notes,
-                           bool phases) {
+std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const detail::NumberedNotes& notes, bool phases) {
   std::vector<std::string> names;
   const auto add_name = [&](const std::string& name) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
@@ -320,8 +329,8 @@ std::string counters_table(const Profile& p, const std::vector<const LayerProfil
   for (std::size_t i = 0; i < metric_notes.size(); ++i) out += fmt::format("[m{}] {}\n", i + 1, metric_notes[i]);
   for (std::size_t i = 0; i < impossible.size(); ++i) out += fmt::format("!{} impossible: {}\n", i + 1, impossible[i]);
   for (const auto& [name, fraction] : lowest_fraction) {
-    out += fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name,
-                       detail::percent(fraction));
+    out +=
+        fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name, detail::percent(fraction));
   }
   if (any_below) out += fmt::format("~ {}\n", detail::kCounterBelowResolution);
   return out;
@@ -361,10 +370,14 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
   const ProfileSort sort = effective_sort(p, o.sort);
   std::stable_sort(groups.begin(), groups.end(), [&](const detail::LayerGroup& a, const detail::LayerGroup& b) {
     switch (sort) {
-      case ProfileSort::win: return a.win_ms.value_or(-1) > b.win_ms.value_or(-1);
-      case ProfileSort::time: return a.time_ms > b.time_ms;
-      case ProfileSort::flops: return a.flops > b.flops;
-      case ProfileSort::name: return a.key < b.key;
+      case ProfileSort::win:
+        return a.win_ms.value_or(-1) > b.win_ms.value_or(-1);
+      case ProfileSort::time:
+        return a.time_ms > b.time_ms;
+      case ProfileSort::flops:
+        return a.flops > b.flops;
+      case ProfileSort::name:
+        return a.key < b.key;
     }
     return false;
   });
@@ -450,15 +463,15 @@ std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& ro
     t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), detail::percent(share)));
   }
   t.rule();
-  std::vector<std::string> total = layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-");
+  std::vector<std::string> total =
+      layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-");
   total.back().clear();
   t.row(std::move(total));
-  const char* order = sort == ProfileSort::win ? "most time to win first (Win ms = Time x (1 - Eff.))"
-                      : sort == ProfileSort::time ? "longest first"
+  const char* order = sort == ProfileSort::win     ? "most time to win first (Win ms = Time x (1 - Eff.))"
+                      : sort == ProfileSort::time  ? "longest first"
                       : sort == ProfileSort::flops ? "most FLOPs first"
                                                    : "by name";
-  return fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(), r.regions ? "regions" : "layers",
-                     order) +
+  return fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(), r.regions ? "regions" : "layers", order) +
          t.render();
 }
 
@@ -539,13 +552,12 @@ std::string profile_csv(const Profile& p) {
     std::string shape;
     for (std::size_t i = 0; i < l.output_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(l.output_shape[i]);
     const Summary& s = l.time_ms;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(l.phase), shape, l.params, l.macs,
-                       l.flops, num(n.bytes.value), value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), l.bytes);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(l.phase), shape, l.params, l.macs, l.flops,
+                       num(n.bytes.value), value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), l.bytes);
     out += fmt::format("{},{},{},{},{},{},{},{},{},", num(s.median), num(s.mean), num(s.min), num(s.max), num(s.p95), num(s.p99), s.n,
                        s.has_median_ci() ? num(s.median_ci_low) : "", s.has_median_ci() ? num(s.median_ci_high) : "");
-    out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", opt(n.gflops_per_s),
-                       opt(n.gbytes_per_s), opt(n.intensity), opt(n.attainable_gflops_per_s), opt(n.efficiency),
-                       n.bound ? std::string(bound_name(*n.bound)) : "");
+    out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", opt(n.gflops_per_s), opt(n.gbytes_per_s),
+                       opt(n.intensity), opt(n.attainable_gflops_per_s), opt(n.efficiency), n.bound ? std::string(bound_name(*n.bound)) : "");
     const auto h = detail::headroom_ms(l);
     out += fmt::format(",{},{},{},{}", h ? num(h->roof_ms) : "", h ? num(h->win_ms) : "", l.why.empty() ? "" : quote(l.why.front().rule),
                        l.why.empty() ? "" : quote(l.why.front().text));
@@ -553,7 +565,9 @@ std::string profile_csv(const Profile& p) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name; });
       if (it != l.counters.end()) {
         out += "," + opt(it->value) + "," + std::string(counter_status_name(it->status)) + "," +
-               (it->impossible ? "impossible" : it->below_resolution ? "below_resolution" : "");
+               (it->impossible         ? "impossible"
+                : it->below_resolution ? "below_resolution"
+                                       : "");
       } else {
         auto e = std::find_if(p.events.begin(), p.events.end(), [&](const EventInfo& ev) { return ev.name == name; });
         out += ",," + (e != p.events.end() && !counter_readable(e->status) ? std::string(counter_status_name(e->status)) : "") + ",";
@@ -568,14 +582,14 @@ std::string profile_csv(const Profile& p) {
   return out;
 }
 
-
 std::string profile_groups_csv(const Profile& p, ProfileGrouping by, int depth) {
   const auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   const auto opt = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
   const auto quote = csv_quote;
   std::string out = by == ProfileGrouping::op ? "op" : "block";
   out += ",layers,time_ms,share,flops,efficiency,bound,roof_ms,win_ms,why\n";
-  for (const detail::LayerGroup& g : detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
+  for (const detail::LayerGroup& g :
+       detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", quote(g.key), g.layers, num(g.time_ms), num(g.share), num(g.flops), opt(g.efficiency),
                        g.bound, opt(g.roof_ms), opt(g.win_ms), quote(g.why));
   }

@@ -43,7 +43,9 @@ double summed_layer_ms(const Profile& profile) {
   return sum;
 }
 
-double share_of(const LayerProfile& layer, double summed_ms) { return summed_ms > 0 ? layer.time_ms.median / summed_ms : 0.0; }
+double share_of(const LayerProfile& layer, double summed_ms) {
+  return summed_ms > 0 ? layer.time_ms.median / summed_ms : 0.0;
+}
 
 bool on_roofline_chart(const LayerNumbers& n) {
   return n.intensity && *n.intensity > 0 && n.gflops_per_s && *n.gflops_per_s > 0;
@@ -56,9 +58,12 @@ std::string display_name(const LayerProfile& layer) {
 
 std::string bytes_origin_words(BytesOrigin origin) {
   switch (origin) {
-    case BytesOrigin::dram_counters: return "DRAM counters (measured)";
-    case BytesOrigin::llc_misses: return "LLC misses x line size (estimated)";
-    case BytesOrigin::analytic_minimum: return "analytic minimum traffic";
+    case BytesOrigin::dram_counters:
+      return "DRAM counters (measured)";
+    case BytesOrigin::llc_misses:
+      return "LLC misses x line size (estimated)";
+    case BytesOrigin::analytic_minimum:
+      return "analytic minimum traffic";
   }
   return "?";
 }
@@ -114,8 +119,8 @@ std::string counter_title(const Profile& profile, const std::string& name) {
 }
 
 std::optional<CounterStatus> parse_counter_status(std::string_view name) noexcept {
-  for (CounterStatus s : {CounterStatus::ok, CounterStatus::multiplexed, CounterStatus::unsupported, CounterStatus::no_permission,
-                          CounterStatus::not_counted}) {
+  for (CounterStatus s :
+       {CounterStatus::ok, CounterStatus::multiplexed, CounterStatus::unsupported, CounterStatus::no_permission, CounterStatus::not_counted}) {
     if (counter_status_name(s) == name) return s;
   }
   return std::nullopt;
@@ -147,12 +152,21 @@ std::optional<Bound> parse_bound(std::string_view name) noexcept {
 namespace hwprof::detail {
 
 std::string_view cause_title(std::string_view rule) {
-  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {
-      {"below_resolution", "below resolution"}, {"noisy", "noisy"}, {"depthwise_conv", "depthwise conv"},     {"grouped_gemm", "grouped conv"},
-      {"tiny_gemm", "tiny GEMM"},               {"blas_held_back", "BLAS held back"},     {"transcendental", "transcendental"},
-      {"nearer_cache", "nearer cache"},         {"above_roof", "above its roof"},         {"thread_underuse", "threads idle"},
-      {"no_roofline", "no roofline"},           {"fixed_cost", "fixed cost per call"},    {"near_roof", "near its roof"},
-      {"compute_below_roof", "compute below roof"}, {"memory_below_roof", "memory below roof"}};
+  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {{"below_resolution", "below resolution"},
+                                                                              {"noisy", "noisy"},
+                                                                              {"depthwise_conv", "depthwise conv"},
+                                                                              {"grouped_gemm", "grouped conv"},
+                                                                              {"tiny_gemm", "tiny GEMM"},
+                                                                              {"blas_held_back", "BLAS held back"},
+                                                                              {"transcendental", "transcendental"},
+                                                                              {"nearer_cache", "nearer cache"},
+                                                                              {"above_roof", "above its roof"},
+                                                                              {"thread_underuse", "threads idle"},
+                                                                              {"no_roofline", "no roofline"},
+                                                                              {"fixed_cost", "fixed cost per call"},
+                                                                              {"near_roof", "near its roof"},
+                                                                              {"compute_below_roof", "compute below roof"},
+                                                                              {"memory_below_roof", "memory below roof"}};
   for (const auto& [id, title] : kTitles) {
     if (id == rule) return title;
   }
@@ -180,9 +194,9 @@ bool is_software_event(std::string_view name) {
   if (n.starts_with("perf::")) n = n.substr(6);
   if (n.starts_with("software/")) return true;
   // Linux include/uapi/linux/perf_event.h, enum perf_sw_ids, as perf(1) names them.
-  static constexpr std::string_view kSoftware[] = {"task-clock", "cpu-clock", "page-faults", "faults", "minor-faults", "major-faults",
-                                                   "context-switches", "cs", "cpu-migrations", "migrations", "alignment-faults",
-                                                   "emulation-faults", "dummy", "bpf-output", "cgroup-switches"};
+  static constexpr std::string_view kSoftware[] = {"task-clock",       "cpu-clock",        "page-faults", "faults",         "minor-faults",
+                                                   "major-faults",     "context-switches", "cs",          "cpu-migrations", "migrations",
+                                                   "alignment-faults", "emulation-faults", "dummy",       "bpf-output",     "cgroup-switches"};
   return std::find(std::begin(kSoftware), std::end(kSoftware), n) != std::end(kSoftware);
 }
 

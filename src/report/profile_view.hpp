@@ -6,8 +6,8 @@
 
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwprof/profile.hpp"
@@ -16,9 +16,9 @@
 namespace hwprof::detail {
 
 struct LayerNumbers {
-  double seconds = 0.0;          // the median per call
-  SourcedValue flops;            // per call
-  SourcedValue bytes;            // per call
+  double seconds = 0.0;  // the median per call
+  SourcedValue flops;    // per call
+  SourcedValue bytes;    // per call
   BytesOrigin bytes_origin = BytesOrigin::analytic_minimum;
   std::optional<double> intensity;     // FLOP/byte; absent when no bytes
   std::optional<double> gflops_per_s;  // absent when no time
@@ -103,14 +103,14 @@ enum class LayerGrouping { layer, op, block };
 struct LayerGroup {
   std::string key;
   int layers = 0;
-  double time_ms = 0.0;       // summed medians
-  double share = 0.0;         // of the layers' summed medians
+  double time_ms = 0.0;           // summed medians
+  double share = 0.0;             // of the layers' summed medians
   std::optional<double> roof_ms;  // summed over the layers with a placement; absent when none has one
   std::optional<double> win_ms;
   std::optional<double> efficiency;  // roof / time over the placed layers
-  std::string bound;          // the bound of most of its time
-  std::string why;            // the cause label of most of its time to win
-  double flops = 0.0;         // analytic, summed
+  std::string bound;                 // the bound of most of its time
+  std::string why;                   // the cause label of most of its time to win
+  double flops = 0.0;                // analytic, summed
 };
 // A cause rule's title for a table of groups ("tiny_gemm" → "tiny GEMM").
 std::string_view cause_title(std::string_view rule);

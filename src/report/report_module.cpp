@@ -1,11 +1,11 @@
 // The report module (libhwprof-report.so): what a program that links only hwprof::regions
 // loads at exit to turn its session into the same files as `hwprof profile -o DIR`, placed
 // on this machine's stored calibration. Its one entry point is C, so that dlsym finds it.
+#include <string.h>
 #include <cstdio>
-#include <filesystem>
 #include <cstdlib>
 #include <cstring>
-#include <string.h>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -45,8 +45,7 @@ hwprof::Result<hwprof::Machine> ceilings(std::string& source) {
     auto machine = hwprof::load_machine(file);
     if (!machine) return hwprof::Error{"HWPROF_CALIBRATION: " + machine.error().message};
     if (auto why = hwprof::foreign_cpu(machine->cpu, hwprof::describe_this_cpu())) {
-      return hwprof::Error{std::string("HWPROF_CALIBRATION=") + file + ": measured on another CPU (" + *why +
-                           "); run `hwprof calibrate` here"};
+      return hwprof::Error{std::string("HWPROF_CALIBRATION=") + file + ": measured on another CPU (" + *why + "); run `hwprof calibrate` here"};
     }
     source = file;
     return machine;
@@ -68,8 +67,8 @@ void say(char* message, std::size_t size, const std::string& text) {
 
 }  // namespace
 
-extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapshot* snapshot, const char* version, const char* dir,
-                                                     char* message, std::size_t message_size) {
+extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapshot* snapshot, const char* version, const char* dir, char* message,
+                                                     std::size_t message_size) {
   try {
     if (snapshot == nullptr || dir == nullptr) {
       say(message, message_size, "the report module was called without a session or a folder");
@@ -130,8 +129,8 @@ bool same_version(const char* version, char* message, std::size_t message_size) 
 
 }  // namespace
 
-extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::MergedRanks* merged, const char* version, const char* dir,
-                                                            char* message, std::size_t message_size) {
+extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::MergedRanks* merged, const char* version, const char* dir, char* message,
+                                                            std::size_t message_size) {
   try {
     if (merged == nullptr || dir == nullptr) {
       say(message, message_size, "the report module was called without merged ranks or a folder");
@@ -151,7 +150,8 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
     if (auto machine = ceilings(source)) {
       const int threads = hwprof::detail::resolve_threads(0);
       if (const hwprof::CalibrationRun* run = machine->run_for(threads)) {
-        merged->ceilings = hwprof::detail::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + source + ")");
+        merged->ceilings =
+            hwprof::detail::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + source + ")");
       }
     } else {
       merged->warnings.push_back("no roofline: " + machine.error().message);

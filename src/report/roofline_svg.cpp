@@ -42,9 +42,12 @@ struct Point {
 const char* bound_color(const std::optional<Bound>& bound) {
   if (!bound) return "#5b7a99";
   switch (*bound) {
-    case Bound::compute: return "#1f5fa8";
-    case Bound::memory: return "#c0392b";
-    case Bound::overhead: return "#8a8a8a";
+    case Bound::compute:
+      return "#1f5fa8";
+    case Bound::memory:
+      return "#c0392b";
+    case Bound::overhead:
+      return "#8a8a8a";
   }
   return "#5b7a99";
 }
@@ -280,22 +283,25 @@ std::string draw_points(const Profile& p, const Chart& c, const std::vector<bool
     const Point& pt = c.points[i];
     if (!labelled[i] || !pt.numbers.attainable_gflops_per_s || *pt.numbers.attainable_gflops_per_s <= *pt.numbers.gflops_per_s * 1.05) continue;
     const double top = std::max(f.top, f.py(*pt.numbers.attainable_gflops_per_s));
-    body += fmt::format("<line class=\"headroom\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" "
-                        "stroke-width=\"1.2\" stroke-dasharray=\"2 3\"/>\n",
-                        pt.cx, pt.cy - pt.r, top, bound_color(pt.numbers.bound));
+    body += fmt::format(
+        "<line class=\"headroom\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" "
+        "stroke-width=\"1.2\" stroke-dasharray=\"2 3\"/>\n",
+        pt.cx, pt.cy - pt.r, top, bound_color(pt.numbers.bound));
   }
   std::vector<std::size_t> draw_order = c.by_share;
   std::stable_sort(draw_order.begin(), draw_order.end(), [&](std::size_t a, std::size_t b) { return c.points[a].r > c.points[b].r; });
   for (std::size_t i : draw_order) {
     const Point& pt = c.points[i];
-    body += fmt::format("<circle class=\"layer\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" "
-                        "stroke-width=\"0.8\"><title>{}</title></circle>\n",
-                        pt.cx, pt.cy, pt.r, bound_color(pt.numbers.bound), xml_escape(tooltip(*pt.layer, pt.numbers, pt.share)));
+    body += fmt::format(
+        "<circle class=\"layer\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" "
+        "stroke-width=\"0.8\"><title>{}</title></circle>\n",
+        pt.cx, pt.cy, pt.r, bound_color(pt.numbers.bound), xml_escape(tooltip(*pt.layer, pt.numbers, pt.share)));
   }
   if (c.total_on_chart) {
-    body += fmt::format("<path class=\"total\" d=\"M {0:.1f} {1:.1f} l 8 8 l -8 8 l -8 -8 z\" fill=\"#111\" stroke=\"white\" "
-                        "stroke-width=\"1.5\"><title>{2}</title></path>\n",
-                        c.tx, c.ty - 8, xml_escape(tooltip(p.total, c.total, 1.0)));
+    body += fmt::format(
+        "<path class=\"total\" d=\"M {0:.1f} {1:.1f} l 8 8 l -8 8 l -8 -8 z\" fill=\"#111\" stroke=\"white\" "
+        "stroke-width=\"1.5\"><title>{2}</title></path>\n",
+        c.tx, c.ty - 8, xml_escape(tooltip(p.total, c.total, 1.0)));
   }
   return body;
 }
@@ -319,8 +325,7 @@ std::string draw_labels(const Chart& c, const std::vector<bool>& labelled, std::
     if (!placed) return false;
     if (placed->detached) body += leader_line(*placed, cx, cy, r);
     body += fmt::format("<text class=\"point-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"{}\"{}>{}</text>\n", placed->x,
-                        placed->baseline, detail::anchor_name(placed->anchor), kLabelFont, bold ? " font-weight=\"bold\"" : "",
-                        xml_escape(text));
+                        placed->baseline, detail::anchor_name(placed->anchor), kLabelFont, bold ? " font-weight=\"bold\"" : "", xml_escape(text));
     return true;
   };
   if (c.total_on_chart && !label("model total", c.tx, c.ty, 8, true)) unlabelled.push_back("model total");
@@ -346,8 +351,8 @@ std::string draw_legend(const Profile& p, const Chart& c, double& legend_y) {
   if (std::any_of(c.points.begin(), c.points.end(), [](const Point& pt) { return !pt.numbers.bound; })) kinds.push_back({std::nullopt, "not placed"});
   for (const auto& [bound, text] : kinds) {
     legend_y += 18;
-    body += fmt::format("<circle cx=\"{}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" stroke-width=\"0.8\"/>\n",
-                        lx + 8, legend_y - 4, bound_color(bound));
+    body += fmt::format("<circle cx=\"{}\" cy=\"{:.1f}\" r=\"6\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" stroke-width=\"0.8\"/>\n", lx + 8,
+                        legend_y - 4, bound_color(bound));
     body += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", lx + 22, legend_y, text);
   }
   legend_y += 18;
@@ -359,8 +364,7 @@ std::string draw_legend(const Profile& p, const Chart& c, double& legend_y) {
     legend_y += 15;
     body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">dotted: headroom to the roof</text>\n", lx, legend_y);
     legend_y += 15;
-    body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">named: most time to win, then largest</text>\n",
-                        lx, legend_y);
+    body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">named: most time to win, then largest</text>\n", lx, legend_y);
   }
   legend_y += 24;
   body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-weight=\"bold\">bytes (intensity)</text>\n", lx, legend_y);
@@ -376,8 +380,9 @@ std::string draw_legend(const Profile& p, const Chart& c, double& legend_y) {
 std::string draw_notes(const Profile& p, const Chart& c, const std::vector<std::string>& unlabelled, double& note_y) {
   std::vector<std::string> notes;
   if (!p.machine.ceilings) {
-    notes.push_back(fmt::format("No calibration for {} thread{}: points only, without ceilings or bounds. Run `hwprof calibrate`, then profile again.",
-                                p.threads, p.threads == 1 ? "" : "s"));
+    notes.push_back(
+        fmt::format("No calibration for {} thread{}: points only, without ceilings or bounds. Run `hwprof calibrate`, then profile again.", p.threads,
+                    p.threads == 1 ? "" : "s"));
   }
   if (!c.off_chart.empty()) {
     notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {} ({} of the layers' time).",
@@ -442,6 +447,8 @@ std::string roofline_svg(const Profile& p, bool standalone) {
 
 }  // namespace detail
 
-std::string roofline_svg(const Profile& profile) { return detail::roofline_svg(profile, true); }
+std::string roofline_svg(const Profile& profile) {
+  return detail::roofline_svg(profile, true);
+}
 
 }  // namespace hwprof

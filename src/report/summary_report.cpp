@@ -28,9 +28,9 @@ struct Row {
   Shape output_shape;
   std::int64_t params = 0, buffers = 0, macs = 0, flops = 0, train_forward_flops = 0, backward_flops = 0;
   std::int64_t input_bytes = 0, output_bytes = 0, weight_bytes = 0, bytes = 0;
-  int not_counted = 0;     // layers in the row that are not counted (its sums are lower bounds)
-  std::string reason;      // a single not-counted layer: why
-  std::string source_op;   // a single not-counted layer: the file's op type
+  int not_counted = 0;    // layers in the row that are not counted (its sums are lower bounds)
+  std::string reason;     // a single not-counted layer: why
+  std::string source_op;  // a single not-counted layer: the file's op type
   bool counted() const { return not_counted == 0; }
   bool unknown() const { return not_counted == layers; }  // nothing in the row is counted
 };
@@ -239,12 +239,14 @@ std::string summary_csv(const ModelCost& cost, const SummaryOptions& options) {
     // A row with nothing counted leaves its figures empty (never 0).
     const auto figure = [&](std::int64_t v) { return r.unknown() ? std::string() : std::to_string(v); };
     const std::string intensity =
-        !r.unknown() && r.bytes > 0 ? fmt::format("{:.6g}", static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes)) : "";
+        !r.unknown() && r.bytes > 0
+            ? fmt::format("{:.6g}", static_cast<double>(r.flops) * static_cast<double>(cost.batch) / static_cast<double>(r.bytes))
+            : "";
     const std::string flops_share = r.unknown() ? std::string() : fmt::format("{:.6f}", share(r.flops, cost.totals.flops));
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.op), r.layers,
-                       shape_text(r.output_shape, "x"), figure(r.params), figure(r.buffers), figure(r.macs), figure(r.flops), flops_share,
-                       figure(r.backward_flops), figure(r.train_forward_flops), r.input_bytes, r.output_bytes, figure(r.weight_bytes),
-                       figure(r.bytes), intensity, r.not_counted);
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.op), r.layers, shape_text(r.output_shape, "x"),
+                    figure(r.params), figure(r.buffers), figure(r.macs), figure(r.flops), flops_share, figure(r.backward_flops),
+                    figure(r.train_forward_flops), r.input_bytes, r.output_bytes, figure(r.weight_bytes), figure(r.bytes), intensity, r.not_counted);
   }
   return out;
 }
@@ -260,9 +262,8 @@ std::string summary_layer_table(const ModelCost& cost, const std::vector<Row>& r
     std::vector<std::string> cells;
     std::size_t width = 0;
   };
-  std::vector<Column> columns = {{"Layer", false, {}}, {"Op", false, {}},     {"Output shape", false, {}},
-                                 {"Params", true, {}}, {"MACs", true, {}},    {"FLOPs", true, {}},
-                                 {"FLOPs %", true, {}}};
+  std::vector<Column> columns = {{"Layer", false, {}}, {"Op", false, {}},   {"Output shape", false, {}}, {"Params", true, {}},
+                                 {"MACs", true, {}},   {"FLOPs", true, {}}, {"FLOPs %", true, {}}};
   for (const Row& r : rows) {
     // Not counted: the cells say so; a folded block with some of them gives lower bounds (≥).
     const auto figure = [&](const std::string& text) { return r.unknown() ? std::string("not counted") : r.counted() ? text : "≥ " + text; };
@@ -323,8 +324,9 @@ std::string summary_totals(const ModelCost& cost) {
   out += field(fmt::format("Training FLOPs at batch {}:", cost.batch), batch_total(t.training_flops));
   out += field(fmt::format("Min. bytes moved at batch {}:", cost.batch), detail::megabytes(t.bytes), "(fp32 inputs + weights + outputs)");
   if (!t.complete()) {
-    out += fmt::format("\nIncomplete: {} layer{} not counted (ops hwprof cannot map); the totals above and the parameter memory below are lower bounds:\n",
-                       t.not_counted_layers, t.not_counted_layers == 1 ? " is" : "s are");
+    out += fmt::format(
+        "\nIncomplete: {} layer{} not counted (ops hwprof cannot map); the totals above and the parameter memory below are lower bounds:\n",
+        t.not_counted_layers, t.not_counted_layers == 1 ? " is" : "s are");
     for (const LayerCost& l : cost.layers) {
       if (!l.counted) out += fmt::format("  {}  {}\n", l.name, l.not_counted);
     }
@@ -339,8 +341,8 @@ std::string summary_memory(const ModelCost& cost) {
   const std::string at_least = cost.totals.complete() ? "" : "≥ ";
   std::string out = fmt::format("Memory at batch {} (analytic, decimal MB, optimizer {}):\n", m.batch, optimizer_name(m.optimizer));
   const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}, bool exact = false) {
-    out += fmt::format("  {:<32}{}{}\n", label, right_aligned((exact ? "" : at_least) + detail::megabytes(bytes), 22),
-                       note.empty() ? "" : "   " + note);
+    out +=
+        fmt::format("  {:<32}{}{}\n", label, right_aligned((exact ? "" : at_least) + detail::megabytes(bytes), 22), note.empty() ? "" : "   " + note);
   };
   mem("Parameters", m.param_bytes);
   if (m.buffer_bytes > 0) mem("Buffers", m.buffer_bytes);

@@ -49,11 +49,21 @@ std::string xml_escape(std::string_view text) {
       continue;
     }
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         // XML 1.0 forbids most control characters even as references: drop them.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') break;
@@ -83,8 +93,8 @@ double LogLogFrame::py(double y) const {
 }
 
 std::string svg_axes(const LogLogFrame& f, double x_title_y, std::string_view x_title, std::string_view y_title) {
-  std::string svg = fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", f.left, f.top,
-                                f.width, f.height);
+  std::string svg =
+      fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", f.left, f.top, f.width, f.height);
   // A grid line every power of two; labels every 2^step, with step the smallest power of two
   // that keeps labels at least 64 px apart.
   const double octaves = std::log2(f.x_max / f.x_min);
@@ -104,8 +114,8 @@ std::string svg_axes(const LogLogFrame& f, double x_title_y, std::string_view x_
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", f.left - 6, f.py(y) + 4, short_number(y));
   }
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", f.left + f.width / 2, x_title_y, xml_escape(x_title));
-  svg += fmt::format("<text transform=\"translate({:.1f} {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", f.left - 58,
-                     f.top + f.height / 2, xml_escape(y_title));
+  svg += fmt::format("<text transform=\"translate({:.1f} {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", f.left - 58, f.top + f.height / 2,
+                     xml_escape(y_title));
   return svg;
 }
 
@@ -121,9 +131,12 @@ Box text_box(double x, double baseline, std::string_view text, double font_size,
 
 std::string_view anchor_name(Anchor anchor) {
   switch (anchor) {
-    case Anchor::start: return "start";
-    case Anchor::middle: return "middle";
-    case Anchor::end: return "end";
+    case Anchor::start:
+      return "start";
+    case Anchor::middle:
+      return "middle";
+    case Anchor::end:
+      return "end";
   }
   return "start";
 }
@@ -139,8 +152,8 @@ Ceilings ceilings_of(const CalibrationRun& run, bool single_precision) {
     if (triad == it->second.kernels.end()) continue;
     std::string name = level;
     std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return static_cast<char>(std::toupper(ch)); });
-    c.slopes.push_back({name + " " + short_number(triad->second.best) + " GB/s" + (it->second.plateau ? "" : " (no flat plateau)"),
-                        triad->second.best, color});
+    c.slopes.push_back(
+        {name + " " + short_number(triad->second.best) + " GB/s" + (it->second.plateau ? "" : " (no flat plateau)"), triad->second.best, color});
   }
   if (auto it = run.compute.find(std::string("fma_") + precision); it != run.compute.end()) {
     c.roofs.push_back({"FMA peak " + short_number(it->second.best) + " GFLOP/s", it->second.best, ""});
@@ -163,8 +176,8 @@ std::string svg_ceilings(const LogLogFrame& f, const Ceilings& ceilings, double 
     return y;
   };
   for (const ComputeRoof& r : ceilings.roofs) {
-    svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#222\" stroke-width=\"1.5\"{}/>\n", f.left,
-                       f.py(r.gflops), f.right(), f.py(r.gflops), r.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", r.dash));
+    svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#222\" stroke-width=\"1.5\"{}/>\n", f.left, f.py(r.gflops),
+                       f.right(), f.py(r.gflops), r.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", r.dash));
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", f.right() + 6, label_y(f.py(r.gflops) + 4), xml_escape(r.label));
   }
   // Slopes: bandwidth × intensity up to the roof, the ridge point marked; named in a legend
@@ -185,8 +198,8 @@ std::string svg_ceilings(const LogLogFrame& f, const Ceilings& ceilings, double 
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", f.px(ridge), f.py(slope_roof), s.color);
     }
     legend_y += 18;
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"3\"/>\n", f.right() + 6,
-                       legend_y - 4, f.right() + 22, s.color);
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"3\"/>\n", f.right() + 6, legend_y - 4,
+                       f.right() + 22, s.color);
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", f.right() + 28, legend_y, xml_escape(s.label));
     if (ridge <= f.x_max) {
       legend_y += 14;

@@ -64,8 +64,8 @@ struct MemorySlope {
   std::string color;
 };
 struct Ceilings {
-  std::vector<ComputeRoof> roofs;    // FMA peak first, then GEMM
-  std::vector<MemorySlope> slopes;   // L1 .. DRAM
+  std::vector<ComputeRoof> roofs;   // FMA peak first, then GEMM
+  std::vector<MemorySlope> slopes;  // L1 .. DRAM
 };
 Ceilings ceilings_of(const CalibrationRun& run, bool single_precision);
 

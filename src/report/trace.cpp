@@ -26,8 +26,12 @@ using nlohmann::ordered_json;
 
 constexpr int kPid = 1;
 
-std::int64_t to_ns(double us) { return std::llround(us * 1000.0); }
-double to_us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+std::int64_t to_ns(double us) {
+  return std::llround(us * 1000.0);
+}
+double to_us(std::int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
 
 struct Span {
   const TraceSpan* span = nullptr;
@@ -38,8 +42,8 @@ struct Span {
 
 struct Event {
   std::int64_t ts = 0;
-  int order = 0;          // at equal ts: phase spans, then layer spans, then counters
-  std::int64_t dur = 0;   // longer first at equal ts and order, so parents precede children
+  int order = 0;         // at equal ts: phase spans, then layer spans, then counters
+  std::int64_t dur = 0;  // longer first at equal ts and order, so parents precede children
   ordered_json json;
 };
 

@@ -51,8 +51,12 @@ int hwprof_write(const char* dir) {
   }
 }
 
-const char* hwprof_last_error(void) { return last_error.c_str(); }
+const char* hwprof_last_error(void) {
+  return last_error.c_str();
+}
 
-int hwprof_enabled(void) { return hwprof::regions_enabled() ? 1 : 0; }
+int hwprof_enabled(void) {
+  return hwprof::regions_enabled() ? 1 : 0;
+}
 
 }  // extern "C"

@@ -27,7 +27,7 @@ std::mutex& open_mutex() {
   return *mutex;
 }
 Session* default_session_object = nullptr;  // never destroyed: regions may run until the very end
-std::string output_dir;                      // HWPROF_OUTPUT, with the rank folder under MPI
+std::string output_dir;                     // HWPROF_OUTPUT, with the rank folder under MPI
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
@@ -153,6 +153,8 @@ Session& default_session() {
   return *detail::default_session_object;
 }
 
-bool regions_enabled() noexcept { return detail::default_state() != nullptr; }
+bool regions_enabled() noexcept {
+  return detail::default_state() != nullptr;
+}
 
 }  // namespace hwprof

@@ -32,7 +32,7 @@ std::vector<std::string> module_candidates() {
   if (!module_hint().empty()) out.push_back(module_hint());
   if (const std::string self = this_binary_path(); !self.empty()) {
     const fs::path dir = fs::path(self).parent_path();
-    out.push_back((dir / "hwprof" / kReportModuleFile).string());                                    // <libdir>/hwprof/
+    out.push_back((dir / "hwprof" / kReportModuleFile).string());                                                 // <libdir>/hwprof/
     out.push_back((dir.parent_path() / HWPROF_INSTALL_LIBDIR_RELATIVE / "hwprof" / kReportModuleFile).string());  // bin/../<libdir>/hwprof/
   }
   out.push_back(std::string(HWPROF_INSTALL_FULL_LIBDIR) + "/hwprof/" + kReportModuleFile);
@@ -85,8 +85,8 @@ std::string regions_text_table(const SessionSnapshot& s) {
   std::sort(rows.begin(), rows.end(), [](const RegionReport* a, const RegionReport* b) { return a->total_inclusive_ns > b->total_inclusive_ns; });
   std::string out = "hwprof regions (" + s.backend + ", clock " + s.clock_source + "); times are measured, inclusive of nested regions\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-32s %10s %12s %12s %12s %14s %14s\n", "Region", "Calls", "Median ms", "Total ms", "Excl. ms",
-                "GFLOP/call", "MB/call");
+  std::snprintf(line, sizeof line, "%-32s %10s %12s %12s %12s %14s %14s\n", "Region", "Calls", "Median ms", "Total ms", "Excl. ms", "GFLOP/call",
+                "MB/call");
   out += line;
   for (const RegionReport* r : rows) {
     std::snprintf(line, sizeof line, "%-32s %10llu %12s %12s %12s %14s %14s%s\n", r->name.substr(0, 32).c_str(),
@@ -139,4 +139,6 @@ std::optional<Error> write_session_report(const Session& session, const std::str
 
 }  // namespace hwprof
 
-extern "C" HWPROF_API void hwprof_set_report_module(const char* path) { hwprof::detail::set_report_module_hint(path); }
+extern "C" HWPROF_API void hwprof_set_report_module(const char* path) {
+  hwprof::detail::set_report_module_hint(path);
+}

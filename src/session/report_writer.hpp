@@ -13,8 +13,7 @@ namespace hwprof::detail {
 // The module's entry point (src/report/report_module.cpp). `version` must be the library's
 // HWPROF_VERSION string: the snapshot is passed as a C++ object. Returns 0 on success; the
 // message then lists the files written, one per line, else says what went wrong.
-using ReportModuleEntry = int (*)(const SessionSnapshot* snapshot, const char* version, const char* dir, char* message,
-                                  std::size_t message_size);
+using ReportModuleEntry = int (*)(const SessionSnapshot* snapshot, const char* version, const char* dir, char* message, std::size_t message_size);
 inline constexpr const char* kReportModuleEntry = "hwprof_report_module_write";
 inline constexpr const char* kReportModuleFile = "libhwprof-report.so";
 

@@ -20,7 +20,9 @@ using detail::Frame;
 using detail::RegionRecord;
 using detail::ThreadSlot;
 
-pid_t this_thread_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+pid_t this_thread_id() noexcept {
+  return static_cast<pid_t>(::syscall(SYS_gettid));
+}
 
 // C++20 atomic<double>::fetch_add is a compare-exchange loop; so is this minimum.
 void atomic_min(std::atomic<double>& target, double value) noexcept {
@@ -293,8 +295,7 @@ void Session::State::end(int id) noexcept {
   }
 }
 
-void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
-                                      bool has_parent) noexcept {
+void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads, bool has_parent) noexcept {
   const std::size_t base = depth * event_count;
   CounterSnapshot& before = *t.before;
   for (std::size_t e = 0; e < event_count; ++e) {
@@ -310,8 +311,7 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
     // Not clamped per sample: the noise of the subtracted overhead averages out over the
     // samples, where clamping each at 0 would bias a short region's sum upwards. The report
     // says when what is left is below the counter's resolution.
-    const double inclusive =
-        delta.value - overhead.sample_counts[e] - 0.5 * static_cast<double>(child_reads) * overhead.pair_counts[e];
+    const double inclusive = delta.value - overhead.sample_counts[e] - 0.5 * static_cast<double>(child_reads) * overhead.pair_counts[e];
     const double exclusive = inclusive - t.children_counts[base + e];
     detail::EventSums& sums = r.events[e];
     sums.inclusive.fetch_add(inclusive, std::memory_order_relaxed);
@@ -380,8 +380,12 @@ int Session::State::region_named(std::string_view name) noexcept {
   return id;
 }
 
-int Session::region(std::string_view name) { return state_->register_region(name); }
-int Session::region(RegionSite& site) noexcept { return state_->region_of(site); }
+int Session::region(std::string_view name) {
+  return state_->register_region(name);
+}
+int Session::region(RegionSite& site) noexcept {
+  return state_->region_of(site);
+}
 
 void Session::enter(State* state, int id) noexcept {
   if (state != nullptr) state->begin(id);
@@ -389,19 +393,27 @@ void Session::enter(State* state, int id) noexcept {
 void Session::leave(State* state, int id) noexcept {
   if (state != nullptr) state->end(id);
 }
-int Session::site_region(State* state, RegionSite& site) noexcept { return state != nullptr ? state->region_of(site) : -1; }
+int Session::site_region(State* state, RegionSite& site) noexcept {
+  return state != nullptr ? state->region_of(site) : -1;
+}
 int Session::named_region(State* state, std::string_view name) noexcept {
   return state != nullptr ? state->region_named(name) : -1;
 }
 
-void Session::begin(int id) noexcept { state_->begin(id); }
-void Session::end(int id) noexcept { state_->end(id); }
+void Session::begin(int id) noexcept {
+  state_->begin(id);
+}
+void Session::end(int id) noexcept {
+  state_->end(id);
+}
 void Session::begin_after_end(int id, std::uint64_t max_gap_ns) noexcept {
   const double ticks = static_cast<double>(max_gap_ns) / state_->ns_per_tick;
   state_->begin(id, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ticks)));
 }
 
-void Session::set_work(int id, double flops, double bytes) noexcept { set_work(state_.get(), id, flops, bytes); }
+void Session::set_work(int id, double flops, double bytes) noexcept {
+  set_work(state_.get(), id, flops, bytes);
+}
 
 void Session::set_work(State* state, int id, double flops, double bytes) noexcept {
   RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
@@ -437,13 +449,29 @@ void Session::reset() noexcept {
 BackendKind Session::backend() const noexcept {
   return state_->reading ? state_->counters->backend() : BackendKind::timer;
 }
-bool Session::time_only() const noexcept { return !state_->reading; }
-std::string_view Session::clock_source() const noexcept { return state_->clock_name(); }
-const std::vector<EventInfo>& Session::events() const noexcept { return state_->events; }
-const EventGroup* Session::group() const noexcept { return state_->group ? &*state_->group : nullptr; }
-const SessionOverhead& Session::overhead() const noexcept { return state_->overhead; }
-const std::vector<std::string>& Session::hints() const noexcept { return state_->hints; }
-std::uint64_t Session::dropped_threads() const noexcept { return state_->dropped_threads.load(); }
-std::uint64_t Session::dropped_depth() const noexcept { return state_->dropped_depth.load(); }
+bool Session::time_only() const noexcept {
+  return !state_->reading;
+}
+std::string_view Session::clock_source() const noexcept {
+  return state_->clock_name();
+}
+const std::vector<EventInfo>& Session::events() const noexcept {
+  return state_->events;
+}
+const EventGroup* Session::group() const noexcept {
+  return state_->group ? &*state_->group : nullptr;
+}
+const SessionOverhead& Session::overhead() const noexcept {
+  return state_->overhead;
+}
+const std::vector<std::string>& Session::hints() const noexcept {
+  return state_->hints;
+}
+std::uint64_t Session::dropped_threads() const noexcept {
+  return state_->dropped_threads.load();
+}
+std::uint64_t Session::dropped_depth() const noexcept {
+  return state_->dropped_depth.load();
+}
 
 }  // namespace hwprof

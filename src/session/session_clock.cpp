@@ -100,9 +100,9 @@ TscClock measure_tsc() noexcept {
   try {
     const char* forced = std::getenv("HWPROF_CLOCK");
     // The flags are on the first CPU's lines: 64 KiB holds them on any machine.
-    const TscDecision decision = decide_tsc(read_text("/proc/cpuinfo", 64 * 1024),
-                                            read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", 64),
-                                            forced != nullptr ? forced : "");
+    const TscDecision decision =
+        decide_tsc(read_text("/proc/cpuinfo", 64 * 1024), read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", 64),
+                   forced != nullptr ? forced : "");
     c.reason = decision.reason;
     if (!decision.use) return c;
   } catch (...) {
@@ -123,7 +123,9 @@ TscClock measure_tsc() noexcept {
   return c;
 }
 #else
-TscClock measure_tsc() noexcept { return {false, 1.0, "no TSC on this architecture"}; }
+TscClock measure_tsc() noexcept {
+  return {false, 1.0, "no TSC on this architecture"};
+}
 #endif
 
 }  // namespace

@@ -40,9 +40,13 @@ struct TscClock {
 const TscClock& tsc_clock() noexcept;
 
 #if defined(__x86_64__)
-inline std::uint64_t read_tsc() noexcept { return __rdtsc(); }
+inline std::uint64_t read_tsc() noexcept {
+  return __rdtsc();
+}
 #else
-inline std::uint64_t read_tsc() noexcept { return 0; }  // tsc_clock() is never usable here
+inline std::uint64_t read_tsc() noexcept {
+  return 0;
+}  // tsc_clock() is never usable here
 #endif
 
 }  // namespace hwprof::detail

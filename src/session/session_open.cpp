@@ -29,10 +29,14 @@ namespace hwprof {
 
 std::string_view session_backend_name(SessionBackend backend) noexcept {
   switch (backend) {
-    case SessionBackend::automatic: return "auto";
-    case SessionBackend::perf: return "perf";
-    case SessionBackend::papi: return "papi";
-    case SessionBackend::timer: return "timer";
+    case SessionBackend::automatic:
+      return "auto";
+    case SessionBackend::perf:
+      return "perf";
+    case SessionBackend::papi:
+      return "papi";
+    case SessionBackend::timer:
+      return "timer";
   }
   return "?";
 }
@@ -59,7 +63,9 @@ namespace {
 std::atomic<bool> hinted_on_stderr{false};
 }  // namespace
 
-void rearm_stderr_hint() noexcept { hinted_on_stderr.store(false); }
+void rearm_stderr_hint() noexcept {
+  hinted_on_stderr.store(false);
+}
 
 }  // namespace detail
 
@@ -87,7 +93,8 @@ Result<EventGroup> find_group(const SessionOptions& options) {
   const bool path = name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt";
   const std::vector<std::string> dirs = path ? std::vector<std::string>{} : counters_dirs(options);
   if (!path && dirs.empty()) {
-    return Error{"event group '" + name + "': no folder of group files to look in; set SessionOptions::counters_dirs "
+    return Error{"event group '" + name +
+                 "': no folder of group files to look in; set SessionOptions::counters_dirs "
                  "or $HWPROF_COUNTERS_PATH to the counters/ folder (installed under share/hwprof/counters), or give a "
                  "group file path"};
   }
@@ -96,10 +103,13 @@ Result<EventGroup> find_group(const SessionOptions& options) {
 
 BackendKind counter_backend(SessionBackend backend) {
   switch (backend) {
-    case SessionBackend::papi: return BackendKind::papi;
-    case SessionBackend::timer: return BackendKind::timer;
+    case SessionBackend::papi:
+      return BackendKind::papi;
+    case SessionBackend::timer:
+      return BackendKind::timer;
     case SessionBackend::automatic:
-    case SessionBackend::perf: break;
+    case SessionBackend::perf:
+      break;
   }
   return BackendKind::perf;
 }
@@ -354,7 +364,7 @@ Session::~Session() {
   // Deliberately kept (see above), and reachable from here, so that a leak checker does not
   // report what is kept on purpose.
   static auto* kept = new std::vector<std::unique_ptr<State>>;  // NOLINT: never freed
-  static auto* kept_mutex = new std::mutex;                        // NOLINT: never freed
+  static auto* kept_mutex = new std::mutex;                     // NOLINT: never freed
   try {
     const std::lock_guard<std::mutex> lock(*kept_mutex);
     kept->push_back(std::move(state_));

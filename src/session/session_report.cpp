@@ -191,7 +191,8 @@ SessionSnapshot Session::State::snapshot() const {
     t.name = detail::name_of_thread(tid);
     t.paths = visible_paths(std::vector<CallPath>(slot.paths.get(), slot.paths.get() + slot.path_count), *this);
     t.paths_dropped = slot.paths_dropped;
-    for (std::size_t k = 0; k < slot.depth && k < options.max_depth; ++k) note_open(slot.frames[k].id, t.number, slot.frames[k].start, now_tick, false);
+    for (std::size_t k = 0; k < slot.depth && k < options.max_depth; ++k)
+      note_open(slot.frames[k].id, t.number, slot.frames[k].start, now_tick, false);
     if (t.paths.empty() && t.paths_dropped == 0 && slot.depth == 0) continue;
     out.threads.push_back(std::move(t));
   }
@@ -212,7 +213,8 @@ SessionSnapshot Session::State::snapshot() const {
     const detail::TimelineEntry& e = timeline[i];
     const detail::RegionRecord* r = record(e.region);
     if (r == nullptr || r->hidden) continue;
-    out.timeline.push_back({static_cast<int>(e.thread), e.region, static_cast<int>(e.depth), ns_between(open_tick, e.start), ns_between(e.start, e.end)});
+    out.timeline.push_back(
+        {static_cast<int>(e.thread), e.region, static_cast<int>(e.depth), ns_between(open_tick, e.start), ns_between(e.start, e.end)});
   }
   std::sort(out.timeline.begin(), out.timeline.end(), [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; });
   // Once the timeline is full, calls are not counted there (the measured path does one load):
@@ -225,7 +227,9 @@ SessionSnapshot Session::State::snapshot() const {
   return out;
 }
 
-SessionSnapshot Session::snapshot() const { return state_->snapshot(); }
+SessionSnapshot Session::snapshot() const {
+  return state_->snapshot();
+}
 
 std::vector<RegionReport> Session::report() const {
   std::vector<RegionReport> out;
@@ -236,6 +240,8 @@ std::vector<RegionReport> Session::report() const {
   return out;
 }
 
-RegionReport Session::report(int id) const { return state_->report(id); }
+RegionReport Session::report(int id) const {
+  return state_->report(id);
+}
 
 }  // namespace hwprof

@@ -58,13 +58,13 @@ struct RegionRecord {
 
 struct Frame {
   int id = -1;
-  int node = -1;              // its call path in the thread's table, or -1 when that is full
+  int node = -1;  // its call path in the thread's table, or -1 when that is full
   std::uint32_t children = 0;
   // Counter reads the nested regions made: two per child, one when its begin shared the
   // previous end's reading (begin_after_end). Each costs half a measured pair.
   std::uint32_t child_reads = 0;
-  std::uint64_t start = 0;    // in clock ticks
-  double children_ns = 0.0;   // Σ the nested regions' inclusive time
+  std::uint64_t start = 0;   // in clock ticks
+  double children_ns = 0.0;  // Σ the nested regions' inclusive time
 };
 
 // One region call on the timeline (the first SessionOptions::timeline_events of the session).
@@ -135,15 +135,15 @@ struct Session::State {
   std::uint32_t serial = 0;
   SessionOptions options;
   SessionClock clock = &detail::monotonic_ns;
-  bool tsc = false;             // read the TSC instead of calling `clock`
-  int overhead_child = -1;     // the hidden regions measure_overhead() times
+  bool tsc = false;         // read the TSC instead of calling `clock`
+  int overhead_child = -1;  // the hidden regions measure_overhead() times
   int overhead_parent = -1;
-  double ns_per_tick = 1.0;     // of whichever clock is read
+  double ns_per_tick = 1.0;  // of whichever clock is read
   std::unique_ptr<CounterSet> counters;
   bool reading = false;          // false: time only
   bool serialise_reads = false;  // the backend's read() is not safe from two threads at once
   std::atomic_flag read_lock = ATOMIC_FLAG_INIT;
-  std::size_t event_count = 0;   // events.size(), at most kMaxCounterEvents
+  std::size_t event_count = 0;  // events.size(), at most kMaxCounterEvents
   std::vector<EventInfo> events;
   std::optional<EventGroup> group;
   SessionOverhead overhead;
@@ -183,8 +183,7 @@ struct Session::State {
   void read_counters(CounterSnapshot& out) noexcept;
   void begin(int id, std::uint64_t reuse_gap_ticks = 0) noexcept;
   void end(int id) noexcept;
-  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
-                        bool has_parent) noexcept;
+  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads, bool has_parent) noexcept;
 
   // Setup (session_open.cpp).
   int add_record(std::string name, bool hidden, std::size_t capacity);

@@ -24,8 +24,8 @@ using test::run_hwprof;
 
 // The fields every report has, and the relations between them.
 void expect_consistent(const nlohmann::json& j) {
-  for (const char* key : {"model", "source", "batch", "threads", "phase", "input", "warmup", "latency_ms", "latency_source",
-                          "samples_per_s", "memory"}) {
+  for (const char* key :
+       {"model", "source", "batch", "threads", "phase", "input", "warmup", "latency_ms", "latency_source", "samples_per_s", "memory"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   const auto& l = j["latency_ms"];
@@ -69,8 +69,8 @@ TEST(BenchCli, TrainWritesTheReportFile) {
   const fs::path dir = fs::temp_directory_path() / ("hwprof-bench-cli-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "bench.json";
-  auto r = run_hwprof({"bench", "mlp_mnist", "--train", "--batch", "4", "--threads", "1", "--optimizer", "adam", "--warmup", "1",
-                   "--iterations", "2", "--format", "json", "-o", file.string()});
+  auto r = run_hwprof({"bench", "mlp_mnist", "--train", "--batch", "4", "--threads", "1", "--optimizer", "adam", "--warmup", "1", "--iterations", "2",
+                       "--format", "json", "-o", file.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
   std::ifstream in(file);

@@ -38,8 +38,7 @@ TEST(CalibrateCli, AQuickCalibrationGivesPositiveOrderedCeilings) {
   // Under heavy load (CI running other builds beside it) the ceilings can come out in an
   // impossible order even after measuring again; hwprof then refuses to write them, rightly,
   // and says other processes disturbed it. This test cannot judge the report's shape then.
-  if (r.exit_code == 1 && r.err.find("stayed implausible") != std::string::npos &&
-      r.err.find("Other processes disturbed it") != std::string::npos) {
+  if (r.exit_code == 1 && r.err.find("stayed implausible") != std::string::npos && r.err.find("Other processes disturbed it") != std::string::npos) {
     GTEST_SKIP() << "the machine was too busy for a plausible calibration: " << r.err;
   }
   ASSERT_EQ(r.exit_code, 0) << r.err;

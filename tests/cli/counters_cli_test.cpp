@@ -101,8 +101,8 @@ TEST(InfoCli, ReportsTheMachineAndEveryGroupWithReasons) {
   auto r = run_hwprof({"info", "-f", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"kernel", "perf_event_paranoid", "cap_perfmon", "virtual_machine", "cpu", "counter_family", "pmus",
-                          "hardware_pmu", "rdpmc", "papi", "groups", "fixes"}) {
+  for (const char* key : {"kernel", "perf_event_paranoid", "cap_perfmon", "virtual_machine", "cpu", "counter_family", "pmus", "hardware_pmu", "rdpmc",
+                          "papi", "groups", "fixes"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   ASSERT_FALSE(j["groups"].empty());
@@ -136,8 +136,7 @@ TEST(InfoCli, SelfTestChecksTheCountersOrSaysWhyItCannot) {
     // This project's VMs: no PMU. It says so and succeeds.
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const std::string reason = j["reason"];
-    EXPECT_TRUE(reason.find("no hardware PMU") != std::string::npos || reason.find("no FLOP or DRAM group") != std::string::npos)
-        << reason;
+    EXPECT_TRUE(reason.find("no hardware PMU") != std::string::npos || reason.find("no FLOP or DRAM group") != std::string::npos) << reason;
     EXPECT_TRUE(j["checks"].empty());
     auto table = run_hwprof({"info", "--self-test"});
     EXPECT_EQ(table.exit_code, 0) << table.err;

@@ -43,8 +43,7 @@ class ProfileCli : public ::testing::Test {
       setup_ = new test::ProcessResult{0, "", ""};
       return;
     }
-    const auto r = test::run_hwprof(
-        {"calibrate", "--quick", "--allow-contended", "--threads", "1", "-o", (*dir_ / "machine.json").string()});
+    const auto r = test::run_hwprof({"calibrate", "--quick", "--allow-contended", "--threads", "1", "-o", (*dir_ / "machine.json").string()});
     setup_ = new test::ProcessResult(r);
   }
   // A failed set-up fails every test (an assertion in SetUpTestSuite would only skip them).

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "hwprof/machine.hpp"
 #include "made_up_calibration.hpp"
@@ -40,8 +40,7 @@ class RegionsEnv : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("hwprof-regions-env-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("hwprof-regions-env-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "cwd");
     fs::create_directories(dir_ / "data");
@@ -62,10 +61,9 @@ class RegionsEnv : public ::testing::Test {
 
   // The program with only these variables (and PATH, HOME, an empty XDG_DATA_HOME, one
   // OpenBLAS thread), in an empty working folder.
-  test::ProcessResult run(const std::string& program, const std::vector<std::string>& variables,
-                          const std::vector<std::string>& args = {"20"}) {
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + (dir_ / "cwd").string(),
-                                    "XDG_DATA_HOME=" + (dir_ / "data").string(), "OPENBLAS_NUM_THREADS=1"};
+  test::ProcessResult run(const std::string& program, const std::vector<std::string>& variables, const std::vector<std::string>& args = {"20"}) {
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + (dir_ / "cwd").string(), "XDG_DATA_HOME=" + (dir_ / "data").string(),
+                                    "OPENBLAS_NUM_THREADS=1"};
     if (const char* asan = std::getenv("ASAN_OPTIONS")) env.push_back(std::string("ASAN_OPTIONS=") + asan);
     env.insert(env.end(), variables.begin(), variables.end());
     std::vector<std::string> argv = {program};
@@ -193,7 +191,8 @@ TEST_F(RegionsEnv, DisableMeasuresNothingAndWritesNothing) {
 TEST_F(RegionsEnv, EachMpiRankWritesItsOwnFolder) {
   const fs::path out = dir_ / "out";
   for (const char* rank : {"0", "3"}) {
-    const test::ProcessResult r = run(kC, {"HWPROF_OUTPUT=" + out.string(), "OMPI_COMM_WORLD_RANK=" + std::string(rank), "OMPI_COMM_WORLD_SIZE=4"}, {"2"});
+    const test::ProcessResult r =
+        run(kC, {"HWPROF_OUTPUT=" + out.string(), "OMPI_COMM_WORLD_RANK=" + std::string(rank), "OMPI_COMM_WORLD_SIZE=4"}, {"2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   // torchrun's RANK counts with its WORLD_SIZE; Slurm's SLURM_PROCID alone.
@@ -211,9 +210,9 @@ TEST_F(RegionsEnv, EachMpiRankWritesItsOwnFolder) {
 
 TEST_F(RegionsEnv, ProfileUnderALauncherWritesItsRankFolder) {
   const fs::path out = dir_ / "out";
-  const test::ProcessResult r = run(HWPROF_CLI_PATH, {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"},
-                                    {"profile", "lenet5", "--iterations", "3", "--warmup", "1", "--backend", "timer", "--calibration",
-                                     calibration(), "-o", out.string()});
+  const test::ProcessResult r =
+      run(HWPROF_CLI_PATH, {"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2"},
+          {"profile", "lenet5", "--iterations", "3", "--warmup", "1", "--backend", "timer", "--calibration", calibration(), "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(fs::is_regular_file(out / "rank-00001" / "profile.json")) << r.err;
   EXPECT_FALSE(fs::exists(out / "profile.json"));
@@ -226,9 +225,9 @@ TEST_F(RegionsEnv, MergeNamesTheRankThatDidTheMostWork) {
   // Three ranks of one "launch": rank 2 runs 8x the steps of the others.
   const fs::path out = dir_ / "out";
   for (const auto& [rank, steps] : {std::pair{"0", "5"}, {"1", "5"}, {"2", "40"}}) {
-    const test::ProcessResult r = run(kC, {"HWPROF_OUTPUT=" + out.string(), "HWPROF_BACKEND=timer", "OMPI_COMM_WORLD_RANK=" + std::string(rank),
-                                           "OMPI_COMM_WORLD_SIZE=3"},
-                                      {steps});
+    const test::ProcessResult r =
+        run(kC, {"HWPROF_OUTPUT=" + out.string(), "HWPROF_BACKEND=timer", "OMPI_COMM_WORLD_RANK=" + std::string(rank), "OMPI_COMM_WORLD_SIZE=3"},
+            {steps});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   const test::ProcessResult merged = test::run_hwprof({"merge", out.string(), "-f", "json"});
@@ -275,8 +274,8 @@ TEST_F(RegionsEnv, MergeNamesTheRankThatDidTheMostWork) {
 
 TEST_F(RegionsEnv, BadVariablesAreSaidAndTheProgramStillRunsAndReports) {
   const fs::path out = dir_ / "out";
-  const test::ProcessResult r = run(kC, {"HWPROF_OUTPUT=" + out.string(), "HWPROF_BACKEND=fast", "HWPROF_EVENTS=no-such-event-xyz",
-                                         "HWPROF_THREADS=many"});
+  const test::ProcessResult r =
+      run(kC, {"HWPROF_OUTPUT=" + out.string(), "HWPROF_BACKEND=fast", "HWPROF_EVENTS=no-such-event-xyz", "HWPROF_THREADS=many"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "HWPROF_BACKEND=fast")) << r.err;
   EXPECT_TRUE(contains(r.err, "no-such-event-xyz")) << r.err;

@@ -16,8 +16,8 @@ namespace hwprof {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using test::run_hwprof;
+using ::testing::HasSubstr;
 
 const std::string kFixtures = HWPROF_ONNX_FIXTURES;
 
@@ -34,8 +34,8 @@ TEST(RunCli, AnOnnxModelsOutputIsWrittenAsNpyAndMatchesPyTorch) {
   ASSERT_TRUE(got.ok()) << got.error().message;
   ASSERT_TRUE(want.ok());
   ASSERT_EQ(got->shape, want->shape);
-  EXPECT_LE(test::max_relative_difference(reinterpret_cast<const float*>(got->data.data()),
-                                          reinterpret_cast<const float*>(want->data.data()), got->data.size() / 4),
+  EXPECT_LE(test::max_relative_difference(reinterpret_cast<const float*>(got->data.data()), reinterpret_cast<const float*>(want->data.data()),
+                                          got->data.size() / 4),
             1e-4);
 }
 

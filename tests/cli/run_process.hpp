@@ -23,8 +23,7 @@ struct ProcessResult {
 
 // `environment`: the child's whole environment ("NAME=value"); nullptr: this process's.
 // `cwd`: the child's working folder; empty: this process's.
-inline ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>* environment,
-                                 const std::string& cwd = {}) {
+inline ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>* environment, const std::string& cwd = {}) {
   ProcessResult result;
   int out_pipe[2];
   int err_pipe[2];
@@ -76,7 +75,9 @@ inline ProcessResult run_process(const std::vector<std::string>& argv, const std
   return result;
 }
 
-inline ProcessResult run_process(const std::vector<std::string>& argv) { return run_process(argv, nullptr); }
+inline ProcessResult run_process(const std::vector<std::string>& argv) {
+  return run_process(argv, nullptr);
+}
 
 #ifdef HWPROF_CLI_PATH
 // The hwprof binary under test with these arguments.

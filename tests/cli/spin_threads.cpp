@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 0.4;
   const int code = argc > 3 ? std::atoi(argv[3]) : 0;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                             std::chrono::duration<double>(20 * seconds));
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(20 * seconds));
   std::vector<std::thread> workers;
   for (int i = 1; i < threads; ++i) workers.emplace_back(spin_for, seconds, give_up);
   spin_for(seconds, give_up);

@@ -13,17 +13,17 @@ namespace hwprof {
 namespace {
 
 namespace fs = std::filesystem;
+using test::run_process;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using test::run_process;
 
 using test::run_hwprof;
 
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("hwprof-cli-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("hwprof-cli-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

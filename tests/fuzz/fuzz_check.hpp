@@ -21,8 +21,7 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
 
 inline void require_named(const std::string& message, const std::string& source_name) {
   if (message.size() > source_name.size() && message.compare(0, source_name.size(), source_name) == 0) return;
-  std::fprintf(stderr, "hwprof fuzz: an error that does not start with the source name '%s': '%s'\n", source_name.c_str(),
-               message.c_str());
+  std::fprintf(stderr, "hwprof fuzz: an error that does not start with the source name '%s': '%s'\n", source_name.c_str(), message.c_str());
   std::abort();
 }
 

@@ -49,7 +49,9 @@ struct Freed {
   void operator()(double* p) const { std::free(p); }
 };
 using Array = std::unique_ptr<double[], Freed>;
-Array aligned_array(std::size_t n) { return Array(static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)))); }
+Array aligned_array(std::size_t n) {
+  return Array(static_cast<double*>(std::aligned_alloc(64, n * sizeof(double))));
+}
 
 TEST(StreamKernels, EveryVariantComputesStreamsDefinitions) {
   constexpr std::size_t n = 40 * kStreamBlock;

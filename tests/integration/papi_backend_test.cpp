@@ -185,8 +185,7 @@ TEST(PapiBackend, AnUnknownEventIsUnsupportedAndTheOthersStillRead) {
   const EventInfo& known = set->events()[1];
   if (known.status != CounterStatus::ok) {
     EXPECT_FALSE(r[1].has_value());
-    GTEST_SKIP() << "the unknown event is reported as it should be, but PAPI cannot count the other one here: "
-                 << describe(known);
+    GTEST_SKIP() << "the unknown event is reported as it should be, but PAPI cannot count the other one here: " << describe(known);
   }
   ASSERT_TRUE(r[1].has_value()) << counter_status_name(r[1].status);
   EXPECT_GT(r[1].value, 0.0);

@@ -38,9 +38,8 @@ double clock_ns(clockid_t clock) {
 void expect_task_clock_counts_every_thread(double task_clock_ns, double process_cpu_ns, double this_thread_cpu_ns) {
   const double others = process_cpu_ns - this_thread_cpu_ns;
   if (others < 20e6) GTEST_SKIP() << "the other threads ran " << others / 1e6 << " ms of CPU: the host gave them too little to tell";
-  EXPECT_GE(task_clock_ns, 0.9 * process_cpu_ns)
-      << "task-clock " << task_clock_ns << " ns; the process's CPU time " << process_cpu_ns << " ns, of which other threads "
-      << others << " ns";
+  EXPECT_GE(task_clock_ns, 0.9 * process_cpu_ns) << "task-clock " << task_clock_ns << " ns; the process's CPU time " << process_cpu_ns
+                                                 << " ns, of which other threads " << others << " ns";
   EXPECT_LE(task_clock_ns, 1.1 * process_cpu_ns + 5e6) << "task-clock " << task_clock_ns << " ns; process CPU " << process_cpu_ns;
 }
 
@@ -172,8 +171,7 @@ TEST(TimerCounters, ProcessCpuTimeCoversEveryThread) {
   // Not against wall time (1.7x failed at 1.11 beside a compiler): process CPU time holds
   // this thread's and both workers' CPU time.
   EXPECT_GE(r[1].value, 0.95 * (r[2].value + worker_cpu[0] + worker_cpu[1]))
-      << "process CPU " << r[1].value << " ns; this thread " << r[2].value << " ns, workers " << worker_cpu[0] << " and "
-      << worker_cpu[1] << " ns";
+      << "process CPU " << r[1].value << " ns; this thread " << r[2].value << " ns, workers " << worker_cpu[0] << " and " << worker_cpu[1] << " ns";
   EXPECT_GT(worker_cpu[0] + worker_cpu[1], 10.0 * r[2].value) << "the workers did the work, not this thread";
   auto unknown = open_counters({BackendKind::timer, {"wall-tim"}, 0, false});
   EXPECT_EQ(unknown->events()[0].status, CounterStatus::unsupported);

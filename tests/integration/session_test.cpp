@@ -25,9 +25,7 @@ struct Sgemm {
   std::vector<float> a = std::vector<float>(static_cast<std::size_t>(kN) * kN, 1.0f);
   std::vector<float> b = a;
   std::vector<float> c = a;
-  void operator()() {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN);
-  }
+  void operator()() { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN); }
 };
 
 std::unique_ptr<Session> open_session(SessionBackend backend, std::vector<std::string> events, std::string group = {}) {
@@ -90,19 +88,22 @@ Attribution attribute(Session& s, std::size_t event) {
 // two cores (the calling thread ran ≥ 90% of the time). On a machine busy with other work the
 // wall-time ratio says how busy it is, not whether threads were counted: it is printed then.
 void expect_both_threads_counted(const Attribution& a, const char* what) {
-  std::printf("%s: %.2f× the calling thread's CPU time, %.2f× the wall time (the calling thread ran %.0f%% of it)\n",
-              what, a.over_thread, a.over_wall, 100 * a.thread_share);
+  std::printf("%s: %.2f× the calling thread's CPU time, %.2f× the wall time (the calling thread ran %.0f%% of it)\n", what, a.over_thread,
+              a.over_wall, 100 * a.thread_share);
   EXPECT_GE(a.over_thread, 1.6) << what << " over the calling thread's own CPU time";
   if (a.thread_share >= 0.9) {
     EXPECT_GE(a.over_wall, 1.6) << what << " over the region's wall time";
   } else {
-    std::printf("note: the machine is busy (the calling thread ran %.0f%% of the wall time), so %s over wall time "
-                "(%.2f) is not checked\n",
-                100 * a.thread_share, what, a.over_wall);
+    std::printf(
+        "note: the machine is busy (the calling thread ran %.0f%% of the wall time), so %s over wall time "
+        "(%.2f) is not checked\n",
+        100 * a.thread_share, what, a.over_wall);
   }
 }
 
-bool two_cores() { return std::thread::hardware_concurrency() >= 2; }
+bool two_cores() {
+  return std::thread::hardware_concurrency() >= 2;
+}
 
 TEST(SessionIntegration, PerfTaskClockChargesBothSgemmThreadsToTheRegion) {
   if (!two_cores()) GTEST_SKIP() << "needs 2 cores to run 2 threads at once";

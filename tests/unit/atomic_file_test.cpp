@@ -78,8 +78,8 @@ TEST_F(AtomicFileTest, ASymlinksTargetIsReplacedAndTheLinkStays) {
 TEST_F(AtomicFileTest, ASymlinkLoopIsRefusedAndStays) {
   std::filesystem::create_symlink("loop2", dir_ / "loop");
   std::filesystem::create_symlink("loop", dir_ / "loop2");
-  for (auto* check : {+[](const std::string& p) { return write_file_atomically(p, "x"); },
-                      +[](const std::string& p) { return check_output_path(p); }}) {
+  for (auto* check :
+       {+[](const std::string& p) { return write_file_atomically(p, "x"); }, +[](const std::string& p) { return check_output_path(p); }}) {
     auto error = check(path("loop"));
     ASSERT_TRUE(error);
     EXPECT_EQ(error->message, path("loop") + ": cannot follow its symbolic links (Too many levels of symbolic links)");

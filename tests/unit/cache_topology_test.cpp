@@ -21,8 +21,8 @@ using ::hwprof::test::kMiB;
 // A leaf-4 style subleaf (Intel SDM Vol. 2A, CPUID leaf 04H) for a cache of `ways` ×
 // 64-byte lines × `sets`, shared by up to `sharing` logical IDs.
 std::string deterministic(std::uint32_t leaf, int sub, int type, int level, int ways, int sets, int sharing) {
-  const std::uint32_t eax = static_cast<std::uint32_t>(type) | (static_cast<std::uint32_t>(level) << 5) | (1U << 8) |
-                            (static_cast<std::uint32_t>(sharing - 1) << 14);
+  const std::uint32_t eax =
+      static_cast<std::uint32_t>(type) | (static_cast<std::uint32_t>(level) << 5) | (1U << 8) | (static_cast<std::uint32_t>(sharing - 1) << 14);
   const std::uint32_t ebx = 63U | (static_cast<std::uint32_t>(ways - 1) << 22);
   char line[96];
   std::snprintf(line, sizeof line, "%x %d %08x %08x %08x 0\n", leaf, sub, eax, ebx, static_cast<std::uint32_t>(sets - 1));
@@ -69,16 +69,15 @@ TEST(CacheSources, IntelLeafFourGivesSizesAndSharing) {
 
 TEST(CacheSources, AmdPrefersLeaf8000001DAndFallsBackToTheLegacyLeaves) {
   const std::string ext = "80000000 0 80000021 0 0 0\n80000001 0 0 0 00400000 0\n";  // TopologyExtensions
-  const CacheReport topo = caches_from_cpuid(cpuid_of(kAmdVendor + ext + deterministic(0x8000001D, 0, 1, 1, 12, 64, 2) +
-                                                      deterministic(0x8000001D, 1, 3, 2, 16, 1024, 2) +
-                                                      deterministic(0x8000001D, 2, 3, 3, 16, 32768, 16)));
+  const CacheReport topo =
+      caches_from_cpuid(cpuid_of(kAmdVendor + ext + deterministic(0x8000001D, 0, 1, 1, 12, 64, 2) + deterministic(0x8000001D, 1, 3, 2, 16, 1024, 2) +
+                                 deterministic(0x8000001D, 2, 3, 3, 16, 32768, 16)));
   EXPECT_EQ(topo.how, "leaf 0x8000001D");
   ASSERT_EQ(topo.levels.size(), 3u);
   EXPECT_EQ(topo.levels[2].size_bytes, 32 * kMiB);
   EXPECT_EQ(topo.levels[2].shared_by, 16);
   // A hypervisor that empties 0x8000001D: the legacy sizes, said to be without sharing.
-  const CacheReport legacy =
-      caches_from_cpuid(cpuid_of(kAmdVendor + ext + "80000005 0 0 0 300c0140 0\n80000006 0 0 0 04006140 0fe09140\n"));
+  const CacheReport legacy = caches_from_cpuid(cpuid_of(kAmdVendor + ext + "80000005 0 0 0 300c0140 0\n80000006 0 0 0 04006140 0fe09140\n"));
   EXPECT_NE(legacy.how.find("legacy"), std::string::npos);
   ASSERT_EQ(legacy.levels.size(), 3u);
   EXPECT_EQ(legacy.levels[0].size_bytes, 48 * kKiB);
@@ -146,8 +145,8 @@ TEST_F(SysfsTree, InstancesAndCapacitiesFollowSharedCpuLists) {
 
 TEST_F(SysfsTree, UnreadablePartsAreLeftOutNotGuessed) {
   cache(0, 0, 1, "Data", "48K", "0");
-  cache(0, 2, 2, "Unified", "lots", "0");  // a size that does not parse
-  cache(0, 3, 9, "Unified", "", "0");      // no size
+  cache(0, 2, 2, "Unified", "lots", "0");      // a size that does not parse
+  cache(0, 3, 9, "Unified", "", "0");          // no size
   write("cpu0/cache/index4/type", "Unified");  // no level
   const CacheReport r = caches_from_sysfs(root_.string(), {0});
   ASSERT_EQ(r.levels.size(), 1u);

@@ -59,7 +59,9 @@ std::vector<std::string> rules(const CauseInputs& in) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& rule) { return std::find(v.begin(), v.end(), rule) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& rule) {
+  return std::find(v.begin(), v.end(), rule) != v.end();
+}
 
 TEST(Causes, EveryMeasuredLayerHasOneEvenWithoutARoofline) {
   const LayerProfile l = layer(1.0, std::nullopt);
@@ -244,8 +246,8 @@ TEST(CounterTruth, CyclesAboveWallTimesCpusTimesTheClockAreImpossible) {
 }
 
 TEST(CounterTruth, CoreCycleEventsAreRecognisedAndReferenceCyclesAreNot) {
-  for (const char* name : {"cycles", "cpu-cycles", "CYCLES_NOT_IN_HALT", "CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED:THREAD_P",
-                           "PAPI_TOT_CYC", "perf::CYCLES"}) {
+  for (const char* name :
+       {"cycles", "cpu-cycles", "CYCLES_NOT_IN_HALT", "CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED:THREAD_P", "PAPI_TOT_CYC", "perf::CYCLES"}) {
     EXPECT_TRUE(is_core_cycles(name)) << name;
   }
   for (const char* name : {"ref-cycles", "CPU_CLK_UNHALTED.REF_TSC", "instructions", "task-clock"}) EXPECT_FALSE(is_core_cycles(name)) << name;

@@ -73,8 +73,7 @@ TEST(Contention, OthersAreTheBusyTimeThisProcessDidNotUse) {
 
 TEST(Contention, TheBusiestNeighboursAreNamed) {
   const std::vector<ProcessTicks> before = {{1, "init", 100}, {4242, "stress-ng-cpu", 1000}, {7, "hwprof", 50}, {99, "gone", 5}};
-  const std::vector<ProcessTicks> after = {
-      {1, "init", 101}, {4242, "stress-ng-cpu", 1196}, {4243, "stress-ng-cpu", 150}, {7, "hwprof", 400}};
+  const std::vector<ProcessTicks> after = {{1, "init", 101}, {4242, "stress-ng-cpu", 1196}, {4243, "stress-ng-cpu", 150}, {7, "hwprof", 400}};
   const auto who = busiest(before, after, 2.0, 100, 7, 2);
   ASSERT_EQ(who.size(), 2u);
   EXPECT_EQ(who[0].pid, 4242);

@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
-#include <unistd.h>
 
 #include "counters/event_resolver.hpp"
 #include "hwprof/counters.hpp"
@@ -123,10 +123,9 @@ TEST(ResolveGeneric, PrivilegeLevels) {
 
 TEST(ResolveGeneric, EveryNameResolvesToADistinctEncoding) {
   std::set<std::pair<std::uint32_t, std::uint64_t>> seen;
-  for (const char* name : {"cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses", "bus-cycles",
-                           "ref-cycles", "stalled-cycles-frontend", "stalled-cycles-backend", "task-clock", "cpu-clock",
-                           "page-faults", "minor-faults", "major-faults", "context-switches", "cpu-migrations",
-                           "alignment-faults", "emulation-faults"}) {
+  for (const char* name : {"cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses", "bus-cycles", "ref-cycles",
+                           "stalled-cycles-frontend", "stalled-cycles-backend", "task-clock", "cpu-clock", "page-faults", "minor-faults",
+                           "major-faults", "context-switches", "cpu-migrations", "alignment-faults", "emulation-faults"}) {
     const ResolvedEvent r = resolved(name);
     EXPECT_TRUE(seen.insert({r.type, r.config}).second) << name;
     EXPECT_EQ(r.software, r.type == PERF_TYPE_SOFTWARE) << name;
@@ -134,11 +133,11 @@ TEST(ResolveGeneric, EveryNameResolvesToADistinctEncoding) {
 }
 
 TEST(ResolveErrors, EmptyAndUnknownNamesSuggestTheNearest) {
-  EXPECT_EQ(error_of(""), "empty event name; expected for example cycles, FP_ARITH_INST_RETIRED:SCALAR_DOUBLE or "
-                          "uncore_imc/event=0x04,umask=0x0f/");
+  EXPECT_EQ(error_of(""),
+            "empty event name; expected for example cycles, FP_ARITH_INST_RETIRED:SCALAR_DOUBLE or "
+            "uncore_imc/event=0x04,umask=0x0f/");
   const std::string typo = error_of("cyclse");
-  EXPECT_EQ(typo.rfind("'cyclse': unknown event 'cyclse' (did you mean 'cycles'?); names are the kernel's generic events", 0), 0u)
-      << typo;
+  EXPECT_EQ(typo.rfind("'cyclse': unknown event 'cyclse' (did you mean 'cycles'?); names are the kernel's generic events", 0), 0u) << typo;
   EXPECT_NE(typo.find("detected: "), std::string::npos) << typo;
   const std::string nothing = error_of("NO_SUCH_EVENT_ANYWHERE");
   EXPECT_NE(nothing.find("unknown event 'NO_SUCH_EVENT_ANYWHERE'"), std::string::npos) << nothing;
@@ -175,8 +174,7 @@ TEST(ResolveLibpfm, AnEventOfOtherCpusSaysWhichPmusHaveIt) {
   if (std::find(present.begin(), present.end(), "amd64_fam19h_zen4") != present.end()) GTEST_SKIP() << "this is a Zen 4";
   if (std::find(present.begin(), present.end(), "amd64_fam17h_zen2") != present.end()) GTEST_SKIP() << "this is a Zen 2";
   const std::string message = error_of("RETIRED_SSE_AVX_FLOPS:ANY");
-  EXPECT_NE(message.find("belongs to PMU amd64_fam17h_zen2, amd64_fam19h_zen3, amd64_fam19h_zen4, none of which this CPU has"),
-            std::string::npos)
+  EXPECT_NE(message.find("belongs to PMU amd64_fam17h_zen2, amd64_fam19h_zen3, amd64_fam19h_zen4, none of which this CPU has"), std::string::npos)
       << message;
 }
 
@@ -199,8 +197,8 @@ TEST(ResolveLibpfm, AnUncorePmuThatIsNotExposed) {
 class FakeSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() / ("hwprof-sysfs-" + std::to_string(::getpid()) + "-" +
-                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = std::filesystem::temp_directory_path() /
+            ("hwprof-sysfs-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     for (const auto& [name, type] : {std::pair{"uncore_imc_0", 15}, {"uncore_imc_1", 16}, {"uncore_imc_2", 17}, {"uncore_imc_10", 25}}) {
       pmu(name, type, true, {{"event", "config:0-7"}, {"umask", "config:8-15"}});
     }
@@ -291,8 +289,7 @@ TEST_F(FakeSysfs, CorePmuRawEventsAreUserOnlyUnlessAsked) {
 
 TEST_F(FakeSysfs, ErrorsSayWhatIsWrong) {
   EXPECT_EQ(raw_error("uncore_cha/event=0x01/"),
-            "'uncore_cha/event=0x01/': uncore PMU 'uncore_cha' is not exposed by this kernel: there is no " +
-                (root_ / "uncore_cha").string() +
+            "'uncore_cha/event=0x01/': uncore PMU 'uncore_cha' is not exposed by this kernel: there is no " + (root_ / "uncore_cha").string() +
                 " nor uncore_cha_<N> (a VM without a virtual PMU, or the uncore driver is not loaded: modprobe intel_uncore or "
                 "amd_uncore)");
   EXPECT_EQ(raw_error("uncore_imc/evnt=0x04/"),

@@ -48,8 +48,7 @@ Graph parse(const std::string& text, const std::string& name = "executor_test.js
 
 // A shipped spec made small: repeats capped at `max_repeat` (0: as shipped), the input
 // shape replaced (empty: as shipped), then `patch` applied to the JSON.
-Graph shipped(const std::string& name, const Shape& input = {}, int max_repeat = 0,
-              const std::function<void(json&)>& patch = {}) {
+Graph shipped(const std::string& name, const Shape& input = {}, int max_repeat = 0, const std::function<void(json&)>& patch = {}) {
   std::ifstream in(std::string(HWPROF_MODELS_DIR) + "/" + name + ".json");
   std::stringstream text;
   text << in.rdbuf();
@@ -105,8 +104,8 @@ const Parameter& find(const std::vector<Parameter>& ps, int layer, const std::st
 
 struct ModelCase {
   const char* name;
-  Shape input;      // per sample; empty: the spec's
-  int max_repeat;   // 0: as shipped
+  Shape input;     // per sample; empty: the spec's
+  int max_repeat;  // 0: as shipped
   // Linear layers wider than this (but the last) are narrowed to it; 0: as shipped. AlexNet's
   // and VGG-16's 4096-wide classifiers hold 55 and 120 million parameters whose initialisation
   // and update cost seconds under ASan and cover nothing the narrower layer does not.
@@ -119,7 +118,9 @@ struct ModelCase {
   bool check_memory;
 };
 
-void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const ModelCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class ShippedModel : public ::testing::TestWithParam<ModelCase> {
  protected:
@@ -171,8 +172,8 @@ TEST_P(ShippedModel, ForwardFreesActivationsAndTrainStepLearns) {
   auto cost = analyze(g, {c.batch, Optimizer::sgd});
   ASSERT_TRUE(cost.ok());
   const double ratio = static_cast<double>(peak) / static_cast<double>(cost->memory.inference_activation_bytes);
-  std::cout << "[ memory   ] " << c.name << " batch " << c.batch << " input " << format_shape(g.input.shape) << ": measured peak "
-            << peak << " B, analytic " << cost->memory.inference_activation_bytes << " B, ratio " << ratio
+  std::cout << "[ memory   ] " << c.name << " batch " << c.batch << " input " << format_shape(g.input.shape) << ": measured peak " << peak
+            << " B, analytic " << cost->memory.inference_activation_bytes << " B, ratio " << ratio
             << (c.check_memory ? "" : " (not checked: im2col workspace dominates at this size)") << "\n";
   if (c.check_memory) {
     EXPECT_LE(ratio, 1.5);
@@ -193,14 +194,10 @@ TEST_P(ShippedModel, ForwardFreesActivationsAndTrainStepLearns) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ShippedModel,
                          ::testing::Values(ModelCase{"mlp_mnist", {}, 0, 0, 4, true}, ModelCase{"lenet5", {}, 0, 0, 8, false},
-                                           ModelCase{"tiny_transformer", {}, 0, 0, 4, true},
-                                           ModelCase{"alexnet", {3, 64, 64}, 0, 512, 1, false},
-                                           ModelCase{"resnet18", {3, 48, 48}, 0, 0, 8, true},
-                                           ModelCase{"mobilenet_v2", {3, 32, 32}, 0, 0, 2, true},
-                                           ModelCase{"vgg16", {3, 32, 32}, 0, 512, 1, false},
-                                           ModelCase{"vit_b_16", {3, 32, 32}, 2, 0, 2, true},
-                                           ModelCase{"bert_base", {2, 8}, 2, 0, 2, true},
-                                           ModelCase{"gpt2_small", {8}, 2, 0, 2, true}),
+                                           ModelCase{"tiny_transformer", {}, 0, 0, 4, true}, ModelCase{"alexnet", {3, 64, 64}, 0, 512, 1, false},
+                                           ModelCase{"resnet18", {3, 48, 48}, 0, 0, 8, true}, ModelCase{"mobilenet_v2", {3, 32, 32}, 0, 0, 2, true},
+                                           ModelCase{"vgg16", {3, 32, 32}, 0, 512, 1, false}, ModelCase{"vit_b_16", {3, 32, 32}, 2, 0, 2, true},
+                                           ModelCase{"bert_base", {2, 8}, 2, 0, 2, true}, ModelCase{"gpt2_small", {8}, 2, 0, 2, true}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // ---- observer --------------------------------------------------------------------------------
@@ -476,8 +473,7 @@ TEST(ExecutorMemory, BackwardReleasesSavedTensorsAsItGoes) {
     if (ev.phase == Phase::backward && ev.begin) backward_live.push_back(ev.live_bytes - before);
   }
   ASSERT_EQ(backward_live.size(), g.nodes.size());
-  const std::int64_t at_start = backward_live.front(), half_way = backward_live[backward_live.size() / 2],
-                     at_end = backward_live.back();
+  const std::int64_t at_start = backward_live.front(), half_way = backward_live[backward_live.size() / 2], at_end = backward_live.back();
   EXPECT_LT(half_way, at_start);
   EXPECT_LT(at_end, at_start / 4) << "saved tensors of layers already differentiated are still alive";
   const std::int64_t analytic = analyze(g, {kBatch, Optimizer::momentum})->memory.training_activation_bytes;
@@ -487,7 +483,9 @@ TEST(ExecutorMemory, BackwardReleasesSavedTensorsAsItGoes) {
 
 // ---- initialisation and determinism ------------------------------------------------------------
 
-std::vector<Parameter> parameters_of(const Graph& g, const ExecutorOptions& o) { return build(g, o).parameters(); }
+std::vector<Parameter> parameters_of(const Graph& g, const ExecutorOptions& o) {
+  return build(g, o).parameters();
+}
 
 struct Moments {
   double mean = 0, std = 0, max_abs = 0;
@@ -505,7 +503,9 @@ Moments moments(const Tensor& t) {
   return m;
 }
 
-bool all_equal(const Tensor& t, float v) { return std::all_of(t.f32(), t.f32() + t.numel(), [v](float x) { return x == v; }); }
+bool all_equal(const Tensor& t, float v) {
+  return std::all_of(t.f32(), t.f32() + t.numel(), [v](float x) { return x == v; });
+}
 
 TEST(ExecutorInit, PyTorchDefaultSchemes) {
   const Graph g = parse(R"({"input": {"shape": [4, 10, 10]}, "layers": [
@@ -525,7 +525,7 @@ TEST(ExecutorInit, PyTorchDefaultSchemes) {
     for (const char* name : {"weight", "bias"}) {
       const Moments m = moments(find(ps, layer, name).value);
       EXPECT_LE(m.max_abs, bound) << name;
-      EXPECT_GT(m.max_abs, 0.8 * bound) << name;                  // the range is used
+      EXPECT_GT(m.max_abs, 0.8 * bound) << name;                         // the range is used
       EXPECT_NEAR(m.std, bound / std::sqrt(3.0), 0.25 * bound) << name;  // uniform's std
     }
   }
@@ -836,7 +836,8 @@ TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
       SCOPED_TRACE(std::string(info.name) + extra);
       check_gradients(parse(R"({"input": {"shape": [5]}, "layers": [
           {"name": "fc1", "op": "linear", "out_features": 6},
-          {"name": "act", "op": ")" + std::string(info.name) + "\"" + extra + R"(},
+          {"name": "act", "op": ")" +
+                            std::string(info.name) + "\"" + extra + R"(},
           {"name": "fc2", "op": "linear", "out_features": 3}]})"),
                       3, 30);
       ++tested;
@@ -942,9 +943,13 @@ double train_and_score(OptimizerKind kind, double learning_rate) {
   return static_cast<double>(correct) / static_cast<double>(kBatch * kBatches);
 }
 
-TEST(ExecutorTraining, MlpSeparatesASeparableSetWithSgd) { EXPECT_GE(train_and_score(OptimizerKind::sgd, 0.05), 0.95); }
+TEST(ExecutorTraining, MlpSeparatesASeparableSetWithSgd) {
+  EXPECT_GE(train_and_score(OptimizerKind::sgd, 0.05), 0.95);
+}
 
-TEST(ExecutorTraining, MlpSeparatesASeparableSetWithAdam) { EXPECT_GE(train_and_score(OptimizerKind::adam, 0.01), 0.95); }
+TEST(ExecutorTraining, MlpSeparatesASeparableSetWithAdam) {
+  EXPECT_GE(train_and_score(OptimizerKind::adam, 0.01), 0.95);
+}
 
 // One step of each optimizer by hand on a one-layer model, from the parameters and the
 // gradient compute_gradients leaves: torch.optim's update rules, weight decay included.

@@ -29,10 +29,9 @@ struct FamilyCase {
 };
 
 const std::vector<Encoding> kIntelCommon = {
-    {"ipc", "cycles", 0x3c},          {"ipc", "instr", 0xc0},
-    {"flops_dp", "dp_scalar", 0x1c7}, {"flops_dp", "dp_128", 0x4c7},  {"flops_dp", "dp_256", 0x10c7}, {"flops_dp", "dp_512", 0x40c7},
-    {"flops_sp", "sp_scalar", 0x2c7}, {"flops_sp", "sp_128", 0x8c7},  {"flops_sp", "sp_256", 0x20c7}, {"flops_sp", "sp_512", 0x80c7},
-    {"llc", "refs", 0x4f2e},          {"llc", "misses", 0x412e},
+    {"ipc", "cycles", 0x3c},        {"ipc", "instr", 0xc0},         {"flops_dp", "dp_scalar", 0x1c7}, {"flops_dp", "dp_128", 0x4c7},
+    {"flops_dp", "dp_256", 0x10c7}, {"flops_dp", "dp_512", 0x40c7}, {"flops_sp", "sp_scalar", 0x2c7}, {"flops_sp", "sp_128", 0x8c7},
+    {"flops_sp", "sp_256", 0x20c7}, {"flops_sp", "sp_512", 0x80c7}, {"llc", "refs", 0x4f2e},          {"llc", "misses", 0x412e},
 };
 
 std::vector<Encoding> amd(std::uint64_t flops) {

@@ -5,17 +5,17 @@
 #include <gtest/gtest.h>
 
 #include "hwprof/report.hpp"
-#include "report/profile_view.hpp"
 #include "markup_check.hpp"
+#include "report/profile_view.hpp"
 #include "synthetic_profile.hpp"
 
 namespace hwprof {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test::Element;
 using test::Markup;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 Markup parse_html(const std::string& html) {
   Markup m = test::parse_markup(html, test::Dialect::html);
@@ -183,9 +183,9 @@ TEST(HtmlReport, MarksLayersThatTakeMuchTimeFarBelowTheirRoof) {
 
 TEST(HtmlReport, ShowsTheMemoryBreakdownAndTheCalibration) {
   const std::string html = html_report(test::synthetic_profile());
-  EXPECT_THAT(html, HasSubstr("61.00 MB"));   // peak RSS, measured
-  EXPECT_THAT(html, HasSubstr("2.90 MB"));    // allocator peak, measured
-  EXPECT_THAT(html, HasSubstr("1,234"));      // page faults
+  EXPECT_THAT(html, HasSubstr("61.00 MB"));  // peak RSS, measured
+  EXPECT_THAT(html, HasSubstr("2.90 MB"));   // allocator peak, measured
+  EXPECT_THAT(html, HasSubstr("1,234"));     // page faults
   EXPECT_THAT(html, HasSubstr("L1 200 · L2 90 · L3 50 · DRAM 15"));
   EXPECT_THAT(html, HasSubstr("fma_sp 120 · gemm_sp 100"));
   const std::string uncalibrated = html_report(test::synthetic_profile({.calibrated = false}));

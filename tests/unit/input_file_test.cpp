@@ -2,9 +2,9 @@
 // four loaders that use them: a file's type and size are checked before it is read, every read
 // is bounded, pipes work, and no JSON reader nests deeper than 256 levels.
 #include <fcntl.h>
-#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <chrono>
 #include <filesystem>
@@ -16,13 +16,13 @@
 #include <gtest/gtest.h>
 
 #include "common/input_file.hpp"
-#include "scratch_dir.hpp"
 #include "common/text_position.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/report.hpp"
+#include "scratch_dir.hpp"
 
 namespace hwprof {
 namespace {

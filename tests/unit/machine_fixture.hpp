@@ -6,13 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "calibrate/cache_topology.hpp"
@@ -87,8 +87,7 @@ class MachineFixture {
 
   // The three sources, in the order hwprof consults them.
   std::vector<detail::CacheReport> reports() const {
-    return {detail::caches_from_sysfs(sysfs_cpu_dir(), online()), detail::caches_from_cpuid(cpuid()),
-            detail::caches_from_sysconf(sysconf())};
+    return {detail::caches_from_sysfs(sysfs_cpu_dir(), online()), detail::caches_from_cpuid(cpuid()), detail::caches_from_sysconf(sysconf())};
   }
 
   detail::Curve sweep(int threads) const {

@@ -10,10 +10,10 @@
 
 #include "calibrate/cache_topology.hpp"
 #include "calibrate/memory_levels.hpp"
-#include "level_detection_support.hpp"
 #include "common/cpu_topology.hpp"
 #include "counters/cpu_identity.hpp"
 #include "hwprof/cpu.hpp"
+#include "level_detection_support.hpp"
 #include "machine_fixture.hpp"
 #include "text_support.hpp"
 
@@ -40,8 +40,6 @@ std::int64_t level_size(const CacheReport& r, int level) {
   }
   return 0;
 }
-
-
 
 using ::hwprof::test::contains;
 
@@ -272,8 +270,7 @@ TEST(TwoSocketCascadeLake, WorkersOnBothSocketsHaveBothL3s) {
   EXPECT_EQ(cores.back(), 39);
   const Seen all = calibrate_on(f, 40);
   EXPECT_EQ(all.evidence.reported, (std::vector<std::int64_t>{40 * 32 * kKiB, 40 * kMiB, 2 * 28160 * kKiB}));
-  EXPECT_EQ(detail::capacities_for(source(all.reports, "sysconf"), all.cpus, 80, 40).back(), 28160 * kKiB)
-      << "sysconf knows nothing of sockets";
+  EXPECT_EQ(detail::capacities_for(source(all.reports, "sysconf"), all.cpus, 80, 40).back(), 28160 * kKiB) << "sysconf knows nothing of sockets";
   expect_levels(all, {1280 * kKiB, 40 * kMiB, 95 * kMiB}, "40 threads");
   const Seen one = calibrate_on(f, 1);
   EXPECT_EQ(one.evidence.reported, (std::vector<std::int64_t>{32 * kKiB, 1 * kMiB, 28160 * kKiB}));

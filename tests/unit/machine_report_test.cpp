@@ -56,11 +56,13 @@ Machine sample_machine() {
     run.cpus = threads == 1 ? std::vector<int>{0} : std::vector<int>{0, 1};
     run.seconds = 4.5;
     const double t = threads;
-    run.bandwidth["l1"] = {4096, 32768, {{"triad", ceiling(200 * t, 190 * t, 24576)}, {"copy", ceiling(180 * t, 170 * t, 24576)}}, true, 0, "", 0, ""};
+    run.bandwidth["l1"] = {4096, 32768, {{"triad", ceiling(200 * t, 190 * t, 24576)}, {"copy", ceiling(180 * t, 170 * t, 24576)}}, true, 0, "",
+                           0,    ""};
     run.bandwidth["l2"] = {65536, 786432, {{"triad", ceiling(90 * t, 85 * t, 524288)}}, /*plateau=*/false, 0, "", 0, ""};
-    run.bandwidth["dram"] = {134217728, 536870912,
-                             {{"triad", ceiling(15 * t, 14 * t, 536870912)}, {"triad_nt", ceiling(20 * t, 19 * t, 536870912, "nontemporal")}},
-                             true, 0, "", 0, ""};
+    run.bandwidth["dram"] = {
+        134217728, 536870912, {{"triad", ceiling(15 * t, 14 * t, 536870912)}, {"triad_nt", ceiling(20 * t, 19 * t, 536870912, "nontemporal")}},
+        true,      0,         "",
+        0,         ""};
     run.compute["fma_sp"] = ceiling(120 * t, 118 * t, 0, "avx512f");
     run.compute["fma_dp"] = ceiling(60 * t, 59 * t, 0, "avx512f");
     run.compute["gemm_sp"] = ceiling(100 * t, 98 * t, 2048, "openblas");
@@ -163,8 +165,7 @@ TEST(MachineReport, ImplausibleCeilingsAreNamedField) {
   ASSERT_EQ(dram.size(), 1u) << "each level against the nearer one beside it";
   EXPECT_THAT(dram[0], HasSubstr("/runs/1/bandwidth/dram/triad_gbps (500.0 GB/s) exceeds /runs/1/bandwidth/l2/triad_gbps"));
   EXPECT_THAT(dram[0], HasSubstr("L1 >= L2 >= L3 >= DRAM"));
-  EXPECT_TRUE(problems([](Machine& m) { m.runs[1].bandwidth["l2"].kernels["triad"].best = 410; }).empty())
-      << "within 5 % of L1 (400) is noise";
+  EXPECT_TRUE(problems([](Machine& m) { m.runs[1].bandwidth["l2"].kernels["triad"].best = 410; }).empty()) << "within 5 % of L1 (400) is noise";
   const auto dp = problems([](Machine& m) { m.runs[0].compute["fma_dp"].best = 200; });
   ASSERT_FALSE(dp.empty());
   EXPECT_THAT(dp[0], HasSubstr("/runs/0/compute/fma_dp_gflops (200.0) exceeds /runs/0/compute/fma_sp_gflops"));
@@ -172,7 +173,7 @@ TEST(MachineReport, ImplausibleCeilingsAreNamedField) {
   ASSERT_EQ(gemm.size(), 1u);
   EXPECT_THAT(gemm[0], HasSubstr("GEMM <= FMA"));
   const auto peak = problems([](Machine& m) {
-    m.runs[0].compute["fma_sp"].best = 400;  // one core: the theoretical SP figure for 1 of 2 cores is 166.4
+    m.runs[0].compute["fma_sp"].best = 400;   // one core: the theoretical SP figure for 1 of 2 cores is 166.4
     m.runs[0].compute["gemm_sp"].best = 300;  // under twice the theoretical: not flagged
   });
   ASSERT_EQ(peak.size(), 1u) << testing::PrintToString(peak);
@@ -237,17 +238,21 @@ INSTANTIATE_TEST_SUITE_P(
                "/runs/0/bandwidth/dram/triad_gbps: expected a positive finite number, got -3"},
         Broken{"ZeroCompute", [](auto& j) { j["runs"][1]["compute"]["fma_sp_gflops"] = 0; }, "/runs/1/compute/fma_sp_gflops"},
         Broken{"StringForNumber", [](auto& j) { j["runs"][0]["bandwidth"]["l1"]["copy_gbps"] = "fast"; }, "expected a number, got string"},
-        Broken{"MedianAboveBest", [](auto& j) { j["runs"][0]["bandwidth"]["l1"]["triad_median_gbps"] = 1000; },
-               "the median exceeds the best value"},
+        Broken{"MedianAboveBest", [](auto& j) { j["runs"][0]["bandwidth"]["l1"]["triad_median_gbps"] = 1000; }, "the median exceeds the best value"},
         Broken{"UnknownLevel", [](auto& j) { j["runs"][0]["bandwidth"]["l4"] = j["runs"][0]["bandwidth"]["l1"]; }, "unknown memory level \"l4\""},
-        Broken{"PlateauNotBoolean", [](auto& j) { j["runs"][0]["bandwidth"]["l2"]["plateau"] = "no"; }, "/bandwidth/l2/plateau: expected true or false"},
+        Broken{"PlateauNotBoolean", [](auto& j) { j["runs"][0]["bandwidth"]["l2"]["plateau"] = "no"; },
+               "/bandwidth/l2/plateau: expected true or false"},
         Broken{"LevelWithoutTriad", [](auto& j) { j["runs"][0]["bandwidth"]["l2"].erase("triad_gbps"); }, "missing \"triad_gbps\""},
         Broken{"DuplicateThreads", [](auto& j) { j["runs"][1]["threads"] = 1; }, "a second run with 1 threads"},
         Broken{"ZeroThreads", [](auto& j) { j["runs"][0]["threads"] = 0; }, "expected an integer >= 1"},
         Broken{"FlagsNotStrings", [](auto& j) { j["cpu"]["flags"][1] = 7; }, "/cpu/flags/1: expected a string"},
         Broken{"MissingCpuModel", [](auto& j) { j["cpu"].erase("model"); }, "/cpu: missing \"model\""},
         Broken{"NegativeCacheSize", [](auto& j) { j["cpu"]["caches"][0]["size_bytes"] = -1; }, "/cpu/caches/0/size_bytes"},
-        Broken{"NotAnObject", [](auto& j) { j = nlohmann::json::array({1, 2}); }, "a machine report is a JSON object"}),
+        Broken{"NotAnObject",
+               [](auto& j) {
+                 j = nlohmann::json::array({1, 2});
+               },
+               "a machine report is a JSON object"}),
     [](const auto& param_info) { return std::string(param_info.param.label); });
 
 TEST(MachineReport, TruncatedAndEmptyFilesSaySo) {
@@ -281,8 +286,8 @@ TEST(MachineReport, AnotherCpusReportIsRecognised) {
 class MachineStore : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("hwprof-store-" + std::to_string(::getpid()) + "-" +
-                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hwprof-store-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     for (Saved& s : saved_) {
       const char* old = std::getenv(s.name);
@@ -329,7 +334,7 @@ TEST_F(MachineStore, WithoutHomeTheStoreIsInThePasswordDatabasesHome) {
   }
   const std::string expected = std::string(entry->pw_dir) + "/.local/share/hwprof/machines";
   EXPECT_EQ(machine_store_dir(), expected);  // under ASan this also checks the copy outlives getpwuid_r's buffer
-  ::setenv("HOME", "relative", 1);            // a relative HOME is not a home either
+  ::setenv("HOME", "relative", 1);           // a relative HOME is not a home either
   EXPECT_EQ(machine_store_dir(), expected);
 }
 

@@ -19,7 +19,7 @@ struct Element {
   std::map<std::string, std::string> attributes;  // values decoded
   std::string text;                               // the element's own text, decoded
   int depth = 0;
-  std::vector<std::string> ancestors;             // outermost first
+  std::vector<std::string> ancestors;  // outermost first
 };
 
 struct Markup {
@@ -79,7 +79,9 @@ inline bool decode_entities(std::string_view raw, std::string* out) {
   return true;
 }
 
-inline bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; }
+inline bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+}
 
 }  // namespace markup_detail
 

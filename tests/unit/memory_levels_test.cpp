@@ -9,8 +9,8 @@
 
 #include "calibrate/bandwidth.hpp"
 #include "calibrate/memory_levels.hpp"
-#include "level_detection_support.hpp"
 #include "calibrate/memory_sweep.hpp"
+#include "level_detection_support.hpp"
 #include "text_support.hpp"
 
 namespace hwprof::detail {
@@ -65,8 +65,6 @@ LevelEvidence reported(const std::vector<std::int64_t>& caches, const std::strin
   e.largest_source = e.reported_source;
   return e;
 }
-
-
 
 bool any_note_has(const LevelDetection& d, const std::string& text) {
   return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });

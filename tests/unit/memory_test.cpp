@@ -38,15 +38,15 @@ TEST(MemoryModelState, AdamOn125MillionParametersIsTwoGigabytes) {
   ASSERT_EQ(count_parameters(*graph).value(), 125'000'000);  // 999*125000 + 125000
 
   const MemoryEstimate m = memory_of(k125MParams, 1, Optimizer::adam);
-  EXPECT_EQ(m.param_bytes, 500'000'000);        // 4 bytes each
+  EXPECT_EQ(m.param_bytes, 500'000'000);  // 4 bytes each
   EXPECT_EQ(m.buffer_bytes, 0);
-  EXPECT_EQ(m.gradient_bytes, 500'000'000);     // one fp32 gradient per parameter
-  EXPECT_EQ(m.optimizer_bytes, 1'000'000'000);  // Adam: two moments
+  EXPECT_EQ(m.gradient_bytes, 500'000'000);       // one fp32 gradient per parameter
+  EXPECT_EQ(m.optimizer_bytes, 1'000'000'000);    // Adam: two moments
   EXPECT_EQ(m.model_state_bytes, 2'000'000'000);  // 16 bytes per parameter
   // Inference: input 999 floats + output 125,000 floats live while fc runs.
   EXPECT_EQ(m.inference_activation_bytes, 503'996);  // 3,996 + 500,000
   EXPECT_EQ(m.inference_peak_layer, "fc");
-  EXPECT_EQ(m.inference_total_bytes, 500'503'996);   // params + peak (no buffers)
+  EXPECT_EQ(m.inference_total_bytes, 500'503'996);  // params + peak (no buffers)
   // Training: fc keeps its input for the weight gradient.
   EXPECT_EQ(m.training_activation_bytes, 3'996);
   EXPECT_EQ(m.training_total_bytes, 2'000'003'996);
@@ -76,13 +76,13 @@ TEST(MemoryModelState, BatchNormRunningStatisticsAreBuffers) {
       {"name": "bn", "op": "batchnorm2d"},
       {"name": "relu", "op": "relu"}]})";
   const MemoryEstimate adam = memory_of(spec);
-  EXPECT_EQ(adam.param_bytes, 928);      // conv 8*3*3*3 = 216 + bn gamma, beta 16 = 232 floats
-  EXPECT_EQ(adam.buffer_bytes, 64);      // running mean and variance: 16 floats
-  EXPECT_EQ(adam.gradient_bytes, 928);   // buffers get no gradient
-  EXPECT_EQ(adam.optimizer_bytes, 1856); // 2 x 928; buffers get no moments
+  EXPECT_EQ(adam.param_bytes, 928);         // conv 8*3*3*3 = 216 + bn gamma, beta 16 = 232 floats
+  EXPECT_EQ(adam.buffer_bytes, 64);         // running mean and variance: 16 floats
+  EXPECT_EQ(adam.gradient_bytes, 928);      // buffers get no gradient
+  EXPECT_EQ(adam.optimizer_bytes, 1856);    // 2 x 928; buffers get no moments
   EXPECT_EQ(adam.model_state_bytes, 3776);  // 928 + 64 + 928 + 1856
   const MemoryEstimate sgd = memory_of(spec, 4, Optimizer::sgd);
-  EXPECT_EQ(sgd.model_state_bytes, 1920);   // 928 + 64 + 928, whatever the batch
+  EXPECT_EQ(sgd.model_state_bytes, 1920);  // 928 + 64 + 928, whatever the batch
 }
 
 TEST(MemoryModelState, RejectsANonPositiveBatch) {
@@ -118,7 +118,7 @@ TEST(MemoryInference, PeakOfAChain) {
   const MemoryEstimate m4 = memory_of(spec, 4);
   EXPECT_EQ(m4.inference_activation_bytes, 8192);  // every live tensor scales: 4 x 2048
   EXPECT_EQ(m4.inference_peak_layer, "relu");
-  EXPECT_EQ(m4.inference_total_bytes, 10952);      // 2760 + 8192
+  EXPECT_EQ(m4.inference_total_bytes, 10952);  // 2760 + 8192
 }
 
 TEST(MemoryInference, ASkipKeepsItsSourceAliveUntilTheLastReader) {
@@ -267,7 +267,7 @@ TEST(MemoryTraining, MaxPoolKeepsInt32Indices) {
       {"name": "conv", "op": "conv2d", "out_channels": 2, "kernel": 1},
       {"name": "relu", "op": "relu"},
       {"name": "pool", "op": "maxpool2d", "kernel": 2}]})";
-  EXPECT_EQ(memory_of(spec).training_activation_bytes, 224);  // 64 + 128 + 32
+  EXPECT_EQ(memory_of(spec).training_activation_bytes, 224);     // 64 + 128 + 32
   EXPECT_EQ(memory_of(spec, 4).training_activation_bytes, 896);  // 4 x 224
 }
 

@@ -27,7 +27,9 @@ std::uint64_t fake_rdpmc(std::uint32_t counter) noexcept {
   return pmc_value;
 }
 
-std::uint64_t fake_rdtsc() noexcept { return 1'000'000; }
+std::uint64_t fake_rdtsc() noexcept {
+  return 1'000'000;
+}
 
 class MmapRead : public ::testing::Test {
  protected:

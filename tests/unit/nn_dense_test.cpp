@@ -27,7 +27,9 @@ using testing::numeric_gradient;
 using testing::random_vector;
 using Floats = std::vector<float>;
 
-std::size_t sz(i64 n) { return static_cast<std::size_t>(n); }
+std::size_t sz(i64 n) {
+  return static_cast<std::size_t>(n);
+}
 
 // Most tests run on two threads so that the parallel paths run even on a one-CPU machine.
 class Dense : public ::testing::Test {
@@ -42,10 +44,14 @@ double dot(const std::vector<double>& y, const Floats& r) {
   return s;
 }
 
-Floats to_floats(const std::vector<double>& v) { return Floats(v.begin(), v.end()); }
+Floats to_floats(const std::vector<double>& v) {
+  return Floats(v.begin(), v.end());
+}
 
 // A buffer full of NaN: a kernel that must overwrite it and reads it instead shows at once.
-Floats poisoned(std::size_t n) { return Floats(n, std::numeric_limits<float>::quiet_NaN()); }
+Floats poisoned(std::size_t n) {
+  return Floats(n, std::numeric_limits<float>::quiet_NaN());
+}
 
 Floats scaled(const Floats& v, float f) {
   Floats out(v);
@@ -70,9 +76,8 @@ std::vector<double> reference_linear(const Floats& x, const Floats& w, const flo
 struct LinearShape {
   i64 m, k, n;
 };
-const LinearShape kLinearShapes[] = {{1, 1, 1},   {1, 7, 3},    {3, 1, 5},     {5, 4, 1},     {2, 3, 4},
-                                     {7, 13, 5},  {17, 9, 31},  {33, 65, 17},  {64, 64, 64},  {3, 100, 257},
-                                     {129, 31, 7}, {200, 33, 300}, {256, 96, 130}};
+const LinearShape kLinearShapes[] = {{1, 1, 1},    {1, 7, 3},    {3, 1, 5},     {5, 4, 1},    {2, 3, 4},      {7, 13, 5},    {17, 9, 31},
+                                     {33, 65, 17}, {64, 64, 64}, {3, 100, 257}, {129, 31, 7}, {200, 33, 300}, {256, 96, 130}};
 
 // Which OpenBLAS kernels leave an AVX-512 CPU's widest units idle (hwprof then picks SkylakeX).
 TEST(OpenBlasCores, OnlyTheAvx512CoresAreNotHeldBack) {
@@ -88,14 +93,12 @@ TEST_F(Dense, LinearForwardMatchesReference) {
   std::uint64_t seed = 1;
   for (const auto& s : kLinearShapes) {
     for (bool with_bias : {false, true}) {
-      SCOPED_TRACE("m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) + " n=" + std::to_string(s.n) +
-                   " bias=" + std::to_string(with_bias));
+      SCOPED_TRACE("m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) + " n=" + std::to_string(s.n) + " bias=" + std::to_string(with_bias));
       const Floats x = random_vector(sz(s.m * s.k), ++seed), w = random_vector(sz(s.k * s.n), ++seed);
       const Floats b = random_vector(sz(s.n), ++seed);
       Floats y = poisoned(sz(s.m * s.n));
       linear_forward(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), s.m, s.k, s.n);
-      EXPECT_TRUE(all_close(y, to_floats(reference_linear(x, w, with_bias ? b.data() : nullptr, s.m, s.k, s.n)),
-                            1e-4, 1e-4));
+      EXPECT_TRUE(all_close(y, to_floats(reference_linear(x, w, with_bias ? b.data() : nullptr, s.m, s.k, s.n)), 1e-4, 1e-4));
     }
   }
 }
@@ -196,11 +199,10 @@ Conv2dGeometry geometry_of(const ConvCase& c) {
 }
 
 std::string describe(const ConvCase& c) {
-  return "N" + std::to_string(c.batch) + " C" + std::to_string(c.channels) + " " + std::to_string(c.h) + "x" +
-         std::to_string(c.w) + " K" + std::to_string(c.out_channels) + " k" + std::to_string(c.kh) + "x" +
-         std::to_string(c.kw) + " s" + std::to_string(c.sh) + "," + std::to_string(c.sw) + " p" +
-         std::to_string(c.ph) + "," + std::to_string(c.pw) + " d" + std::to_string(c.dh) + "," +
-         std::to_string(c.dw) + " g" + std::to_string(c.groups) + (c.bias ? " bias" : "");
+  return "N" + std::to_string(c.batch) + " C" + std::to_string(c.channels) + " " + std::to_string(c.h) + "x" + std::to_string(c.w) + " K" +
+         std::to_string(c.out_channels) + " k" + std::to_string(c.kh) + "x" + std::to_string(c.kw) + " s" + std::to_string(c.sh) + "," +
+         std::to_string(c.sw) + " p" + std::to_string(c.ph) + "," + std::to_string(c.pw) + " d" + std::to_string(c.dh) + "," + std::to_string(c.dw) +
+         " g" + std::to_string(c.groups) + (c.bias ? " bias" : "");
 }
 
 struct ConvBuffers {
@@ -210,11 +212,12 @@ struct ConvBuffers {
 ConvBuffers conv_buffers(const Conv2dGeometry& g, std::uint64_t seed) {
   const i64 cg = g.in_channels / g.groups;
   return {random_vector(sz(g.batch * g.in_channels * g.in_h * g.in_w), seed),
-          random_vector(sz(g.out_channels * cg * g.kernel_h * g.kernel_w), seed + 1),
-          random_vector(sz(g.out_channels), seed + 2)};
+          random_vector(sz(g.out_channels * cg * g.kernel_h * g.kernel_w), seed + 1), random_vector(sz(g.out_channels), seed + 2)};
 }
 
-i64 output_numel(const Conv2dGeometry& g) { return g.batch * g.out_channels * g.out_h * g.out_w; }
+i64 output_numel(const Conv2dGeometry& g) {
+  return g.batch * g.out_channels * g.out_h * g.out_w;
+}
 
 // Visits every (output element, weight tap, input element) triple of the convolution:
 // f(y index, w index, x index). The forward, backward and gradient references all use it.
@@ -258,8 +261,7 @@ std::vector<double> reference_conv(const Conv2dGeometry& g, const Floats& x, con
 // Hand-picked geometries: each form (im2col, 1×1 pointwise, depthwise) and shapes big enough
 // for the parallel paths (whole rounds of samples, and single samples with threaded loops).
 const ConvCase kConvCases[] = {
-    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, false},
-    {2, 3, 5, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, false},   {2, 3, 5, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
     {1, 3, 9, 8, 5, 7, 7, 2, 2, 3, 3, 1, 1, 1, false},  // ResNet's stem, small
     {3, 4, 6, 5, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1, true},   // pointwise
     {2, 4, 5, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1, 2, true},   // pointwise, grouped
@@ -268,15 +270,13 @@ const ConvCase kConvCases[] = {
     {2, 5, 9, 6, 5, 3, 3, 2, 2, 1, 1, 1, 1, 5, false},  // depthwise, stride 2
     {1, 4, 8, 8, 4, 3, 5, 3, 1, 2, 0, 2, 1, 4, true},   // depthwise, rectangular, dilated
     {2, 3, 6, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 3, true},   // out_channels = 2·groups
-    {3, 4, 7, 5, 6, 2, 3, 2, 1, 0, 2, 1, 2, 2, true},
-    {2, 2, 10, 11, 3, 3, 2, 3, 3, 2, 1, 2, 2, 1, true},
+    {3, 4, 7, 5, 6, 2, 3, 2, 1, 0, 2, 1, 2, 2, true},    {2, 2, 10, 11, 3, 3, 2, 3, 3, 2, 1, 2, 2, 1, true},
     {1, 3, 4, 4, 2, 4, 4, 1, 1, 2, 2, 2, 2, 1, false},  // more padding than input at the corners
     {1, 1, 3, 1, 1, 3, 3, 1, 1, 2, 2, 2, 2, 1, false},  // "same" padding, a tap wholly outside x
-    {2, 2, 4, 2, 3, 3, 3, 1, 1, 2, 2, 2, 2, 1, true},
-    {3, 16, 10, 10, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},  // whole rounds plus a remainder
-    {1, 8, 24, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},    // one sample: threaded im2col/col2im
-    {1, 8, 24, 20, 8, 1, 1, 1, 1, 0, 0, 1, 1, 2, false},   // one sample, pointwise
-    {2, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8, true},    // depthwise, threaded planes
+    {2, 2, 4, 2, 3, 3, 3, 1, 1, 2, 2, 2, 2, 1, true},    {3, 16, 10, 10, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},  // whole rounds plus a remainder
+    {1, 8, 24, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},                                                         // one sample: threaded im2col/col2im
+    {1, 8, 24, 20, 8, 1, 1, 1, 1, 0, 0, 1, 1, 2, false},                                                        // one sample, pointwise
+    {2, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8, true},                                                         // depthwise, threaded planes
     {4, 6, 12, 9, 12, 3, 3, 2, 2, 1, 1, 1, 1, 3, true},
 };
 
@@ -289,10 +289,18 @@ std::vector<ConvCase> random_conv_cases(int count, std::uint64_t seed) {
   while (static_cast<int>(cases.size()) < count) {
     ConvCase c{};
     switch (pick(0, 3)) {
-      case 0: c.groups = 1, c.channels = pick(1, 5), c.out_channels = pick(1, 6); break;
-      case 1: c.groups = 2, c.channels = 2 * pick(1, 3), c.out_channels = 2 * pick(1, 3); break;
-      case 2: c.groups = c.channels = c.out_channels = pick(2, 6); break;
-      default: c.groups = pick(2, 4), c.channels = c.groups * pick(1, 2), c.out_channels = 2 * c.groups; break;
+      case 0:
+        c.groups = 1, c.channels = pick(1, 5), c.out_channels = pick(1, 6);
+        break;
+      case 1:
+        c.groups = 2, c.channels = 2 * pick(1, 3), c.out_channels = 2 * pick(1, 3);
+        break;
+      case 2:
+        c.groups = c.channels = c.out_channels = pick(2, 6);
+        break;
+      default:
+        c.groups = pick(2, 4), c.channels = c.groups * pick(1, 2), c.out_channels = 2 * c.groups;
+        break;
     }
     c.batch = pick(1, 3);
     c.kh = pick(1, 4), c.kw = pick(1, 4);
@@ -343,8 +351,7 @@ TEST_F(Dense, ConvBackwardMatchesReference) {
     for (std::size_t i = 0; i < dy.size(); ++i) db[sz(static_cast<i64>(i) / pq % g.out_channels)] += dy[i];
 
     Floats got_dx = poisoned(dx.size()), got_dw(dw.size(), 0.0f), got_db(db.size(), 0.0f);
-    conv2d_backward(g, in.x.data(), in.w.data(), dy.data(), got_dx.data(), got_dw.data(),
-                    c.bias ? got_db.data() : nullptr);
+    conv2d_backward(g, in.x.data(), in.w.data(), dy.data(), got_dx.data(), got_dw.data(), c.bias ? got_db.data() : nullptr);
     ASSERT_TRUE(all_close(got_dx, to_floats(dx), 1e-4, 1e-4)) << "dx";
     ASSERT_TRUE(all_close(got_dw, to_floats(dw), 1e-4, 1e-4)) << "dw";
     if (c.bias) {
@@ -428,8 +435,8 @@ struct AttentionCase {
 };
 
 std::string describe(const AttentionCase& c) {
-  return "B" + std::to_string(c.batch) + " T" + std::to_string(c.tokens) + " D" + std::to_string(c.dim) + " H" +
-         std::to_string(c.heads) + (c.causal ? " causal" : "") + (c.bias ? " bias" : "");
+  return "B" + std::to_string(c.batch) + " T" + std::to_string(c.tokens) + " D" + std::to_string(c.dim) + " H" + std::to_string(c.heads) +
+         (c.causal ? " causal" : "") + (c.bias ? " bias" : "");
 }
 
 AttentionGeometry geometry_of(const AttentionCase& c) {
@@ -448,9 +455,8 @@ struct AttentionParams {
 
 AttentionParams attention_params(const AttentionGeometry& g, std::uint64_t seed) {
   const i64 d = g.dim;
-  return {random_vector(sz(g.batch * g.tokens * d), seed), random_vector(sz(3 * d * d), seed + 1, -0.5f, 0.5f),
-          random_vector(sz(3 * d), seed + 2), random_vector(sz(d * d), seed + 3, -0.5f, 0.5f),
-          random_vector(sz(d), seed + 4)};
+  return {random_vector(sz(g.batch * g.tokens * d), seed), random_vector(sz(3 * d * d), seed + 1, -0.5f, 0.5f), random_vector(sz(3 * d), seed + 2),
+          random_vector(sz(d * d), seed + 3, -0.5f, 0.5f), random_vector(sz(d), seed + 4)};
 }
 
 struct AttentionReference {
@@ -578,18 +584,17 @@ AttentionGrads attention_grads(const AttentionGeometry& g, const AttentionParams
   Floats qkv(sz(bt * 3 * d)), probs(sz(g.batch * g.heads * g.tokens * g.tokens)), context(sz(bt * d)), y(sz(bt * d));
   const AttentionSaved saved{qkv.data(), probs.data(), context.data()};
   attention_forward(g, a.x.data(), a.w_in.data(), a.b_in.data(), a.w_out.data(), a.b_out.data(), y.data(), &saved);
-  AttentionGrads gr{poisoned(a.x.size()), Floats(a.w_in.size(), 0.0f), Floats(a.b_in.size(), 0.0f),
-                    Floats(a.w_out.size(), 0.0f), Floats(a.b_out.size(), 0.0f)};
-  attention_backward(g, a.x.data(), a.w_in.data(), a.w_out.data(), saved, dy.data(), gr.dx.data(), gr.dw_in.data(),
-                     gr.db_in.data(), gr.dw_out.data(), gr.db_out.data());
+  AttentionGrads gr{poisoned(a.x.size()), Floats(a.w_in.size(), 0.0f), Floats(a.b_in.size(), 0.0f), Floats(a.w_out.size(), 0.0f),
+                    Floats(a.b_out.size(), 0.0f)};
+  attention_backward(g, a.x.data(), a.w_in.data(), a.w_out.data(), saved, dy.data(), gr.dx.data(), gr.dw_in.data(), gr.db_in.data(), gr.dw_out.data(),
+                     gr.db_out.data());
   return gr;
 }
 
 TEST_F(Dense, AttentionGradientsMatchFiniteDifferences) {
   const AttentionCase cases[] = {
-      {1, 1, 2, 1, false, true}, {2, 3, 4, 2, false, true}, {1, 5, 6, 3, true, true},
-      {2, 4, 8, 4, true, true},  {1, 9, 4, 1, true, true},  {2, 7, 6, 2, false, true},
-      {1, 6, 12, 4, false, true},
+      {1, 1, 2, 1, false, true}, {2, 3, 4, 2, false, true}, {1, 5, 6, 3, true, true},   {2, 4, 8, 4, true, true},
+      {1, 9, 4, 1, true, true},  {2, 7, 6, 2, false, true}, {1, 6, 12, 4, false, true},
   };
   std::uint64_t seed = 30000;
   for (const AttentionCase& c : cases) {
@@ -614,16 +619,14 @@ TEST_F(Dense, AttentionAccumulatesParameterGradientsAndOverwritesDx) {
     const AttentionParams a = attention_params(g, 40000);
     const Floats dy = random_vector(a.x.size(), 40010);
     const i64 bt = g.batch * g.tokens, d = g.dim;
-    Floats qkv(sz(bt * 3 * d)), probs(sz(g.batch * g.heads * g.tokens * g.tokens)), context(sz(bt * d)),
-        y(sz(bt * d));
+    Floats qkv(sz(bt * 3 * d)), probs(sz(g.batch * g.heads * g.tokens * g.tokens)), context(sz(bt * d)), y(sz(bt * d));
     const AttentionSaved saved{qkv.data(), probs.data(), context.data()};
-    attention_forward(g, a.x.data(), a.w_in.data(), a.b_in.data(), a.w_out.data(), a.b_out.data(), y.data(),
-                      &saved);
-    AttentionGrads gr{poisoned(a.x.size()), Floats(a.w_in.size(), 0.0f), Floats(a.b_in.size(), 0.0f),
-                      Floats(a.w_out.size(), 0.0f), Floats(a.b_out.size(), 0.0f)};
+    attention_forward(g, a.x.data(), a.w_in.data(), a.b_in.data(), a.w_out.data(), a.b_out.data(), y.data(), &saved);
+    AttentionGrads gr{poisoned(a.x.size()), Floats(a.w_in.size(), 0.0f), Floats(a.b_in.size(), 0.0f), Floats(a.w_out.size(), 0.0f),
+                      Floats(a.b_out.size(), 0.0f)};
     const auto backward = [&] {
-      attention_backward(g, a.x.data(), a.w_in.data(), a.w_out.data(), saved, dy.data(), gr.dx.data(),
-                         gr.dw_in.data(), gr.db_in.data(), gr.dw_out.data(), gr.db_out.data());
+      attention_backward(g, a.x.data(), a.w_in.data(), a.w_out.data(), saved, dy.data(), gr.dx.data(), gr.dw_in.data(), gr.db_in.data(),
+                         gr.dw_out.data(), gr.db_out.data());
     };
     backward();
     const AttentionGrads once = gr;
@@ -636,8 +639,7 @@ TEST_F(Dense, AttentionAccumulatesParameterGradientsAndOverwritesDx) {
     EXPECT_TRUE(all_close(gr.db_out, scaled(once.db_out, 2.0f)));
     // Only the output projection's gradients wanted: nothing else is touched.
     Floats dw_out(a.w_out.size(), 0.0f);
-    attention_backward(g, a.x.data(), a.w_in.data(), a.w_out.data(), saved, dy.data(), nullptr, nullptr, nullptr,
-                       dw_out.data(), nullptr);
+    attention_backward(g, a.x.data(), a.w_in.data(), a.w_out.data(), saved, dy.data(), nullptr, nullptr, nullptr, dw_out.data(), nullptr);
     EXPECT_TRUE(all_close(dw_out, once.dw_out));
   }
 }
@@ -667,10 +669,9 @@ std::vector<Floats> run_all_kernels() {
     linear_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(), m, k, n);
     out.insert(out.end(), {y, dx, dw, db});
   }
-  for (const ConvCase& c : {ConvCase{3, 16, 10, 10, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
-                            ConvCase{1, 8, 24, 24, 5, 3, 3, 2, 1, 1, 1, 1, 1, 1, true},
-                            ConvCase{4, 8, 12, 12, 16, 1, 1, 1, 1, 0, 0, 1, 1, 2, true},
-                            ConvCase{2, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8, true}}) {
+  for (const ConvCase& c :
+       {ConvCase{3, 16, 10, 10, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, ConvCase{1, 8, 24, 24, 5, 3, 3, 2, 1, 1, 1, 1, 1, 1, true},
+        ConvCase{4, 8, 12, 12, 16, 1, 1, 1, 1, 0, 0, 1, 1, 2, true}, ConvCase{2, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8, true}}) {
     const Conv2dGeometry g = geometry_of(c);
     const ConvBuffers in = conv_buffers(g, 50);
     const Floats dy = random_vector(sz(output_numel(g)), 60);

@@ -31,9 +31,13 @@ using testing::random_vector;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-std::size_t size_of(i64 n) { return static_cast<std::size_t>(n); }
+std::size_t size_of(i64 n) {
+  return static_cast<std::size_t>(n);
+}
 
-std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+std::vector<float> to_float(const std::vector<double>& v) {
+  return {v.begin(), v.end()};
+}
 
 // Σ w·y in double: the scalar whose gradient the finite-difference checks take.
 double dot(const std::vector<float>& y, const std::vector<float>& w) {
@@ -137,61 +141,86 @@ TEST(VectorMath, MaxOfEveryLengthAroundTheLaneCount) {
 
 // ==== activations ==========================================================================
 
-constexpr Activation kAllActivations[] = {Activation::relu,      Activation::relu6,     Activation::gelu,
-                                          Activation::gelu_tanh, Activation::silu,      Activation::sigmoid,
-                                          Activation::tanh,      Activation::hardswish, Activation::hardsigmoid};
+constexpr Activation kAllActivations[] = {Activation::relu,    Activation::relu6, Activation::gelu,      Activation::gelu_tanh,  Activation::silu,
+                                          Activation::sigmoid, Activation::tanh,  Activation::hardswish, Activation::hardsigmoid};
 
 const char* name_of(Activation a) {
   switch (a) {
-    case Activation::relu: return "relu";
-    case Activation::relu6: return "relu6";
-    case Activation::gelu: return "gelu";
-    case Activation::gelu_tanh: return "gelu_tanh";
-    case Activation::silu: return "silu";
-    case Activation::sigmoid: return "sigmoid";
-    case Activation::tanh: return "tanh";
-    case Activation::hardswish: return "hardswish";
-    case Activation::hardsigmoid: return "hardsigmoid";
+    case Activation::relu:
+      return "relu";
+    case Activation::relu6:
+      return "relu6";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::gelu_tanh:
+      return "gelu_tanh";
+    case Activation::silu:
+      return "silu";
+    case Activation::sigmoid:
+      return "sigmoid";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::hardswish:
+      return "hardswish";
+    case Activation::hardsigmoid:
+      return "hardsigmoid";
   }
   return "?";
 }
 
-double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double ref_sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
 
 const double kSqrt2OverPi = std::sqrt(2.0 / std::numbers::pi);
 
 // PyTorch's definitions (torch.nn docs), in double.
 double ref_activation(Activation a, double x) {
   switch (a) {
-    case Activation::relu: return x > 0.0 ? x : 0.0;
-    case Activation::relu6: return std::min(std::max(x, 0.0), 6.0);
-    case Activation::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case Activation::gelu_tanh: return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-    case Activation::silu: return x * ref_sigmoid(x);
-    case Activation::sigmoid: return ref_sigmoid(x);
-    case Activation::tanh: return std::tanh(x);
-    case Activation::hardswish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
-    case Activation::hardsigmoid: return std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case Activation::relu:
+      return x > 0.0 ? x : 0.0;
+    case Activation::relu6:
+      return std::min(std::max(x, 0.0), 6.0);
+    case Activation::gelu:
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::gelu_tanh:
+      return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+    case Activation::silu:
+      return x * ref_sigmoid(x);
+    case Activation::sigmoid:
+      return ref_sigmoid(x);
+    case Activation::tanh:
+      return std::tanh(x);
+    case Activation::hardswish:
+      return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case Activation::hardsigmoid:
+      return std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
   }
   return 0.0;
 }
 
 double ref_activation_derivative(Activation a, double x) {
   switch (a) {
-    case Activation::relu: return x > 0.0 ? 1.0 : 0.0;
-    case Activation::relu6: return x > 0.0 && x < 6.0 ? 1.0 : 0.0;
+    case Activation::relu:
+      return x > 0.0 ? 1.0 : 0.0;
+    case Activation::relu6:
+      return x > 0.0 && x < 6.0 ? 1.0 : 0.0;
     case Activation::gelu:
-      return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) +
-             x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+      return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
     case Activation::gelu_tanh: {
       const double t = std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x));
       return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * x * x);
     }
-    case Activation::silu: return ref_sigmoid(x) * (1.0 + x * (1.0 - ref_sigmoid(x)));
-    case Activation::sigmoid: return ref_sigmoid(x) * (1.0 - ref_sigmoid(x));
-    case Activation::tanh: return 1.0 - std::tanh(x) * std::tanh(x);
-    case Activation::hardswish: return x < -3.0 ? 0.0 : x <= 3.0 ? (2.0 * x + 3.0) / 6.0 : 1.0;
-    case Activation::hardsigmoid: return x > -3.0 && x < 3.0 ? 1.0 / 6.0 : 0.0;
+    case Activation::silu:
+      return ref_sigmoid(x) * (1.0 + x * (1.0 - ref_sigmoid(x)));
+    case Activation::sigmoid:
+      return ref_sigmoid(x) * (1.0 - ref_sigmoid(x));
+    case Activation::tanh:
+      return 1.0 - std::tanh(x) * std::tanh(x);
+    case Activation::hardswish:
+      return x < -3.0 ? 0.0 : x <= 3.0 ? (2.0 * x + 3.0) / 6.0 : 1.0;
+    case Activation::hardsigmoid:
+      return x > -3.0 && x < 3.0 ? 1.0 / 6.0 : 0.0;
   }
   return 0.0;
 }
@@ -231,7 +260,7 @@ TEST(Activation, KnownValuesFromTheFormulas) {
 
 // Values everywhere the approximations change regime, plus random ones.
 std::vector<float> activation_inputs(std::size_t random_count, std::uint64_t seed) {
-  std::vector<float> x = {0.0f,  0.3f,  -0.3f, 0.62f, -0.63f, 1.0f,  -1.0f, 2.5f,   -2.5f,  5.9f,  6.1f,
+  std::vector<float> x = {0.0f,  0.3f,  -0.3f, 0.62f, -0.63f, 1.0f,  -1.0f,  2.5f,   -2.5f,   5.9f,  6.1f,
                           -5.9f, 10.0f, -10.f, 30.0f, -30.0f, 87.5f, -87.5f, 100.0f, -100.0f, 1e-5f, -1e-5f};
   const std::vector<float> r = random_vector(random_count, seed, -8.0f, 8.0f);
   x.insert(x.end(), r.begin(), r.end());
@@ -329,8 +358,7 @@ std::vector<double> ref_softmax(const std::vector<float>& x, i64 outer, i64 dim,
   return y;
 }
 
-std::vector<double> ref_softmax_backward(const std::vector<float>& y, const std::vector<float>& dy, i64 outer, i64 dim,
-                                         i64 inner) {
+std::vector<double> ref_softmax_backward(const std::vector<float>& y, const std::vector<float>& dy, i64 outer, i64 dim, i64 inner) {
   std::vector<double> dx(y.size());
   for (i64 o = 0; o < outer; ++o) {
     for (i64 j = 0; j < inner; ++j) {
@@ -361,8 +389,7 @@ std::vector<AxisView> every_axis_of(const std::vector<std::vector<i64>>& shapes)
   return views;
 }
 
-const std::vector<std::vector<i64>> kSoftmaxShapes = {{1},       {7},          {3, 5},       {4, 1},      {2, 3, 4},
-                                                      {2, 5, 70}, {3, 2, 4, 5}, {1, 130, 3}, {2, 9, 1, 65}};
+const std::vector<std::vector<i64>> kSoftmaxShapes = {{1}, {7}, {3, 5}, {4, 1}, {2, 3, 4}, {2, 5, 70}, {3, 2, 4, 5}, {1, 130, 3}, {2, 9, 1, 65}};
 
 TEST(Softmax, ForwardAndBackwardMatchReferenceAlongEveryAxis) {
   std::uint64_t seed = 100;
@@ -371,8 +398,7 @@ TEST(Softmax, ForwardAndBackwardMatchReferenceAlongEveryAxis) {
     const std::vector<float> x = random_vector(n, ++seed, -6.0f, 6.0f);
     std::vector<float> y(n, kNaN);
     softmax_forward(x.data(), y.data(), v.outer, v.dim, v.inner);
-    ASSERT_TRUE(all_close(y, to_float(ref_softmax(x, v.outer, v.dim, v.inner)), 1e-5, 1e-7))
-        << v.outer << "x" << v.dim << "x" << v.inner;
+    ASSERT_TRUE(all_close(y, to_float(ref_softmax(x, v.outer, v.dim, v.inner)), 1e-5, 1e-7)) << v.outer << "x" << v.dim << "x" << v.inner;
     const std::vector<float> dy = random_vector(n, ++seed);
     std::vector<float> dx(n, kNaN);
     softmax_backward(y.data(), dy.data(), dx.data(), v.outer, v.dim, v.inner);
@@ -428,7 +454,9 @@ TEST(Softmax, LargeInputsSameForOneAndTwoThreads) {
 
 // ==== pooling ==============================================================================
 
-i64 floor_div(i64 a, i64 b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+i64 floor_div(i64 a, i64 b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 
 // PyTorch's pooling_output_shape, written from its documented formula: floor or ceil of
 // (in + 2p - k)/s, plus one; with ceil_mode the last window must start inside the input or
@@ -480,18 +508,20 @@ std::vector<PoolCase> pool_cases() {
 
 std::string describe(const PoolCase& c) {
   const Pool2dGeometry& g = c.g;
-  return "in " + std::to_string(g.in_h) + "x" + std::to_string(g.in_w) + " k " + std::to_string(g.kernel_h) + "x" +
-         std::to_string(g.kernel_w) + " s " + std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w) + " p " +
-         std::to_string(g.pad_h) + "x" + std::to_string(g.pad_w) + (c.ceil_mode ? " ceil" : " floor") + " out " +
-         std::to_string(g.out_h) + "x" + std::to_string(g.out_w);
+  return "in " + std::to_string(g.in_h) + "x" + std::to_string(g.in_w) + " k " + std::to_string(g.kernel_h) + "x" + std::to_string(g.kernel_w) +
+         " s " + std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w) + " p " + std::to_string(g.pad_h) + "x" + std::to_string(g.pad_w) +
+         (c.ceil_mode ? " ceil" : " floor") + " out " + std::to_string(g.out_h) + "x" + std::to_string(g.out_w);
 }
 
-i64 in_count(const Pool2dGeometry& g) { return g.batch * g.channels * g.in_h * g.in_w; }
-i64 out_count(const Pool2dGeometry& g) { return g.batch * g.channels * g.out_h * g.out_w; }
+i64 in_count(const Pool2dGeometry& g) {
+  return g.batch * g.channels * g.in_h * g.in_w;
+}
+i64 out_count(const Pool2dGeometry& g) {
+  return g.batch * g.channels * g.out_h * g.out_w;
+}
 
 // Reference max pooling: the first maximum in row-major window order, padding never chosen.
-void ref_maxpool(const Pool2dGeometry& g, const std::vector<float>& x, std::vector<float>& y,
-                 std::vector<std::int32_t>& argmax) {
+void ref_maxpool(const Pool2dGeometry& g, const std::vector<float>& x, std::vector<float>& y, std::vector<std::int32_t>& argmax) {
   y.assign(size_of(out_count(g)), 0.0f);
   argmax.assign(y.size(), -1);
   for (i64 p = 0; p < g.batch * g.channels; ++p) {
@@ -521,7 +551,9 @@ void ref_maxpool(const Pool2dGeometry& g, const std::vector<float>& x, std::vect
 
 // The divisor of PyTorch's avg_pool2d with count_include_pad=True, per axis: the window
 // clipped to [-pad, in + pad) (not to the input).
-i64 ref_avg_divisor_axis(i64 start, i64 k, i64 in, i64 pad) { return std::min(start + k, in + pad) - start; }
+i64 ref_avg_divisor_axis(i64 start, i64 k, i64 in, i64 pad) {
+  return std::min(start + k, in + pad) - start;
+}
 
 std::vector<double> ref_avgpool(const Pool2dGeometry& g, const std::vector<float>& x) {
   std::vector<double> y(size_of(out_count(g)));
@@ -536,8 +568,7 @@ std::vector<double> ref_avgpool(const Pool2dGeometry& g, const std::vector<float
             total += x[size_of(p * g.in_h * g.in_w + h * g.in_w + w)];
           }
         }
-        const i64 divisor = ref_avg_divisor_axis(h0, g.kernel_h, g.in_h, g.pad_h) *
-                            ref_avg_divisor_axis(w0, g.kernel_w, g.in_w, g.pad_w);
+        const i64 divisor = ref_avg_divisor_axis(h0, g.kernel_h, g.in_h, g.pad_h) * ref_avg_divisor_axis(w0, g.kernel_w, g.in_w, g.pad_w);
         y[size_of(p * g.out_h * g.out_w + oh * g.out_w + ow)] = total / static_cast<double>(divisor);
       }
     }
@@ -552,8 +583,7 @@ std::vector<double> ref_avgpool_backward(const Pool2dGeometry& g, const std::vec
       for (i64 ow = 0; ow < g.out_w; ++ow) {
         const i64 h0 = oh * g.stride_h - g.pad_h;
         const i64 w0 = ow * g.stride_w - g.pad_w;
-        const i64 divisor = ref_avg_divisor_axis(h0, g.kernel_h, g.in_h, g.pad_h) *
-                            ref_avg_divisor_axis(w0, g.kernel_w, g.in_w, g.pad_w);
+        const i64 divisor = ref_avg_divisor_axis(h0, g.kernel_h, g.in_h, g.pad_h) * ref_avg_divisor_axis(w0, g.kernel_w, g.in_w, g.pad_w);
         const double share = dy[size_of(p * g.out_h * g.out_w + oh * g.out_w + ow)] / static_cast<double>(divisor);
         for (i64 h = std::max<i64>(h0, 0); h < std::min(h0 + g.kernel_h, g.in_h); ++h) {
           for (i64 w = std::max<i64>(w0, 0); w < std::min(w0 + g.kernel_w, g.in_w); ++w) {
@@ -734,8 +764,7 @@ TEST(Pooling, AdaptiveAverageMatchesReferenceAndFiniteDifferences) {
           const std::vector<float> x = random_vector(size_of(planes * h * w), ++seed);
           std::vector<float> y(size_of(planes * oh * ow), kNaN);
           adaptive_avgpool2d_forward(x.data(), y.data(), 2, 3, h, w, oh, ow);
-          const std::string where = std::to_string(h) + "x" + std::to_string(w) + "→" + std::to_string(oh) + "x" +
-                                    std::to_string(ow);
+          const std::string where = std::to_string(h) + "x" + std::to_string(w) + "→" + std::to_string(oh) + "x" + std::to_string(ow);
           ASSERT_TRUE(all_close(y, to_float(ref_adaptive(x, planes, h, w, oh, ow)), 1e-5, 1e-7)) << where;
           // The operation is linear: its backward is the transpose, checked by differences.
           std::vector<float> xv = x;
@@ -808,9 +837,8 @@ RefBatchStats ref_batch_stats(const std::vector<float>& x, NormShape s) {
   return st;
 }
 
-std::vector<double> ref_batchnorm(const std::vector<float>& x, const std::vector<float>& gamma,
-                                  const std::vector<float>& beta, const std::vector<double>& mean,
-                                  const std::vector<double>& var, double eps, NormShape s) {
+std::vector<double> ref_batchnorm(const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+                                  const std::vector<double>& mean, const std::vector<double>& var, double eps, NormShape s) {
   std::vector<double> y(x.size());
   for (i64 b = 0; b < s.n; ++b) {
     for (i64 ch = 0; ch < s.c; ++ch) {
@@ -837,8 +865,7 @@ TEST(BatchNorm, EvalUsesRunningStatistics) {
     batchnorm2d_forward_eval(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, y.data(), s.n, s.c, s.hw);
     const std::vector<double> mean(rm.begin(), rm.end());
     const std::vector<double> var(rv.begin(), rv.end());
-    EXPECT_TRUE(all_close(y, to_float(ref_batchnorm(x, gamma, beta, mean, var, 1e-5, s)), 1e-5, 1e-6))
-        << s.n << "x" << s.c << "x" << s.hw;
+    EXPECT_TRUE(all_close(y, to_float(ref_batchnorm(x, gamma, beta, mean, var, 1e-5, s)), 1e-5, 1e-6)) << s.n << "x" << s.c << "x" << s.hw;
   }
 }
 
@@ -858,8 +885,8 @@ TEST(BatchNorm, TrainNormalisesWithBatchStatisticsAndUpdatesRunningOnes) {
       std::vector<float> y(n, kNaN);
       std::vector<float> save_mean(c, kNaN);
       std::vector<float> save_invstd(c, kNaN);
-      batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, momentum, y.data(),
-                                save_mean.data(), save_invstd.data(), s.n, s.c, s.hw);
+      batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, momentum, y.data(), save_mean.data(),
+                                save_invstd.data(), s.n, s.c, s.hw);
       const RefBatchStats st = ref_batch_stats(x, s);
       const std::string where = std::to_string(s.n) + "x" + std::to_string(s.c) + "x" + std::to_string(s.hw);
       EXPECT_TRUE(all_close(y, to_float(ref_batchnorm(x, gamma, beta, st.mean, st.var, 1e-5, s)), 1e-4, 1e-5)) << where;
@@ -895,8 +922,8 @@ TEST(BatchNorm, TrainStatisticsKeepDigitsWhenTheMeanIsLarge) {
   std::vector<float> y(x.size());
   std::vector<float> mean(2);
   std::vector<float> invstd(2);
-  batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 0.0, 0.1, y.data(),
-                            mean.data(), invstd.data(), s.n, s.c, s.hw);
+  batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 0.0, 0.1, y.data(), mean.data(), invstd.data(), s.n, s.c,
+                            s.hw);
   const RefBatchStats st = ref_batch_stats(x, s);
   for (std::size_t k = 0; k < 2; ++k) EXPECT_NEAR(1.0 / (invstd[k] * invstd[k]), st.var[k], 1e-3 * st.var[k]);
   EXPECT_TRUE(all_close(y, to_float(ref_batchnorm(x, gamma, beta, st.mean, st.var, 0.0, s)), 1e-4, 1e-4));
@@ -918,16 +945,15 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferencesAndAccumulates) {
     auto loss = [&] {
       std::vector<float> rm(c, 0.0f);
       std::vector<float> rv(c, 1.0f);
-      batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, 0.1, y.data(),
-                                mean.data(), invstd.data(), s.n, s.c, s.hw);
+      batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, 0.1, y.data(), mean.data(), invstd.data(), s.n, s.c,
+                                s.hw);
       return dot(y, w);
     };
     loss();
     std::vector<float> dx(n, kNaN);      // overwritten
     std::vector<float> dgamma(c, 1.0f);  // accumulated onto
     std::vector<float> dbeta(c, -2.0f);
-    batchnorm2d_backward(x.data(), gamma.data(), mean.data(), invstd.data(), w.data(), dx.data(), dgamma.data(),
-                         dbeta.data(), s.n, s.c, s.hw);
+    batchnorm2d_backward(x.data(), gamma.data(), mean.data(), invstd.data(), w.data(), dx.data(), dgamma.data(), dbeta.data(), s.n, s.c, s.hw);
     for (float& g : dgamma) g -= 1.0f;
     for (float& b : dbeta) b += 2.0f;
     const std::string where = std::to_string(s.n) + "x" + std::to_string(s.c) + "x" + std::to_string(s.hw);
@@ -937,8 +963,7 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferencesAndAccumulates) {
 
     // Null gradients are skipped; dx alone equals dx computed with the others.
     std::vector<float> dx_alone(n);
-    batchnorm2d_backward(x.data(), gamma.data(), mean.data(), invstd.data(), w.data(), dx_alone.data(), nullptr,
-                         nullptr, s.n, s.c, s.hw);
+    batchnorm2d_backward(x.data(), gamma.data(), mean.data(), invstd.data(), w.data(), dx_alone.data(), nullptr, nullptr, s.n, s.c, s.hw);
     EXPECT_EQ(dx_alone, dx) << where;
   }
 }
@@ -960,8 +985,7 @@ TEST(BatchNorm, LargeInputsSameForOneAndTwoThreads) {
     float* invstd = mean + 8;
     float* dgamma = invstd + 8;
     float* dbeta = dgamma + 8;
-    batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, 0.1, y, mean, invstd,
-                              s.n, s.c, s.hw);
+    batchnorm2d_forward_train(x.data(), gamma.data(), beta.data(), rm.data(), rv.data(), 1e-5, 0.1, y, mean, invstd, s.n, s.c, s.hw);
     batchnorm2d_backward(x.data(), gamma.data(), mean, invstd, dy.data(), dx, dgamma, dbeta, s.n, s.c, s.hw);
     std::copy(rm.begin(), rm.end(), dbeta + 8);
     std::copy(rv.begin(), rv.end(), dbeta + 16);
@@ -1055,8 +1079,7 @@ TEST(LayerNorm, BackwardMatchesFiniteDifferencesAndAccumulates) {
     std::vector<float> dx(n, kNaN);
     std::vector<float> dgamma(d, 0.5f);
     std::vector<float> dbeta(d, 0.25f);
-    layernorm_backward(x.data(), gamma.data(), mean.data(), invstd.data(), w.data(), dx.data(), dgamma.data(),
-                       dbeta.data(), s.rows, s.d);
+    layernorm_backward(x.data(), gamma.data(), mean.data(), invstd.data(), w.data(), dx.data(), dgamma.data(), dbeta.data(), s.rows, s.d);
     for (float& g : dgamma) g -= 0.5f;
     for (float& b : dbeta) b -= 0.25f;
     const std::string where = std::to_string(s.rows) + "x" + std::to_string(s.d);
@@ -1082,10 +1105,8 @@ TEST(LayerNorm, NullAffineMeansIdentityScaleAndZeroShift) {
   const std::vector<float> dy = random_vector(n, 96);
   std::vector<float> dx_affine(n);
   std::vector<float> dx_plain(n);
-  layernorm_backward(x.data(), ones.data(), mean.data(), invstd.data(), dy.data(), dx_affine.data(), nullptr, nullptr,
-                     3, 10);
-  layernorm_backward(x.data(), nullptr, mean.data(), invstd.data(), dy.data(), dx_plain.data(), nullptr, nullptr, 3,
-                     10);
+  layernorm_backward(x.data(), ones.data(), mean.data(), invstd.data(), dy.data(), dx_affine.data(), nullptr, nullptr, 3, 10);
+  layernorm_backward(x.data(), nullptr, mean.data(), invstd.data(), dy.data(), dx_plain.data(), nullptr, nullptr, 3, 10);
   EXPECT_TRUE(all_close(dx_plain, dx_affine, 1e-6, 1e-7));
 }
 
@@ -1214,8 +1235,7 @@ struct ConcatCase {
   std::vector<i64> axis_sizes;
   i64 inner;
 };
-const ConcatCase kConcatCases[] = {
-    {2, {1, 2, 3}, 4}, {1, {5, 7}, 1}, {3, {2, 2}, 1}, {2, {4, 1, 2}, 9}, {6, {1, 1}, 3}, {1, {300, 200}, 140}};
+const ConcatCase kConcatCases[] = {{2, {1, 2, 3}, 4}, {1, {5, 7}, 1}, {3, {2, 2}, 1}, {2, {4, 1, 2}, 9}, {6, {1, 1}, 3}, {1, {300, 200}, 140}};
 
 TEST(DataMovement, ConcatForwardAndBackwardMatchReference) {
   std::uint64_t seed = 1000;
@@ -1253,8 +1273,7 @@ TEST(DataMovement, ConcatForwardAndBackwardMatchReference) {
     for (std::size_t q = 1; q < dxs.size(); ++q) {
       for (i64 o = 0; o < c.outer; ++o) {
         for (i64 k = 0; k < c.axis_sizes[q] * c.inner; ++k) {
-          ASSERT_EQ(dxs[q][size_of(o * c.axis_sizes[q] * c.inner + k)],
-                    dy[size_of((o * axis_total + axis_offset) * c.inner + k)]);
+          ASSERT_EQ(dxs[q][size_of(o * c.axis_sizes[q] * c.inner + k)], dy[size_of((o * axis_total + axis_offset) * c.inner + k)]);
         }
       }
       axis_offset += c.axis_sizes[q];
@@ -1264,8 +1283,7 @@ TEST(DataMovement, ConcatForwardAndBackwardMatchReference) {
 }
 
 // Reference permute: decode every output position, gather from the input.
-std::vector<std::int32_t> ref_permute(const std::vector<std::int32_t>& x, const std::vector<i64>& shape,
-                                      const std::vector<i64>& perm) {
+std::vector<std::int32_t> ref_permute(const std::vector<std::int32_t>& x, const std::vector<i64>& shape, const std::vector<i64>& perm) {
   const std::size_t rank = shape.size();
   std::vector<i64> in_stride(rank, 1);
   for (std::size_t k = rank; k-- > 1;) in_stride[k - 1] = in_stride[k] * shape[k];
@@ -1319,9 +1337,8 @@ void check_permute(const std::vector<i64>& shape, const std::vector<i64>& perm) 
 }
 
 TEST(DataMovement, PermuteMatchesReferenceForEveryPermutation) {
-  const std::vector<std::vector<i64>> shapes = {{5},          {3, 4},       {1, 6},       {2, 3, 4},    {4, 1, 5},
-                                                {17, 3, 19},  {2, 3, 4, 5}, {1, 3, 1, 5}, {4, 1, 6, 1}, {2, 37, 3, 21},
-                                                {2, 2, 3, 1, 4}};
+  const std::vector<std::vector<i64>> shapes = {{5},          {3, 4},       {1, 6},       {2, 3, 4},      {4, 1, 5},      {17, 3, 19},
+                                                {2, 3, 4, 5}, {1, 3, 1, 5}, {4, 1, 6, 1}, {2, 37, 3, 21}, {2, 2, 3, 1, 4}};
   for (const auto& shape : shapes) {
     std::vector<i64> perm(shape.size());
     std::iota(perm.begin(), perm.end(), 0);
@@ -1570,8 +1587,8 @@ TEST(Dropout, SameMaskForOneAndTwoThreads) {
 
 // ==== cross-entropy ========================================================================
 
-double ref_cross_entropy(const std::vector<float>& logits, const std::vector<std::int32_t>& labels, i64 rows,
-                         i64 classes, std::vector<double>* grad) {
+double ref_cross_entropy(const std::vector<float>& logits, const std::vector<std::int32_t>& labels, i64 rows, i64 classes,
+                         std::vector<double>* grad) {
   double total = 0.0;
   if (grad != nullptr) grad->assign(logits.size(), 0.0);
   for (i64 r = 0; r < rows; ++r) {
@@ -1583,8 +1600,7 @@ double ref_cross_entropy(const std::vector<float>& logits, const std::vector<std
     total += max + std::log(s) - z[label];
     if (grad != nullptr) {
       for (i64 j = 0; j < classes; ++j) {
-        (*grad)[size_of(r * classes + j)] =
-            (std::exp(z[j] - max) / s - (j == label ? 1.0 : 0.0)) / static_cast<double>(rows);
+        (*grad)[size_of(r * classes + j)] = (std::exp(z[j] - max) / s - (j == label ? 1.0 : 0.0)) / static_cast<double>(rows);
       }
     }
   }

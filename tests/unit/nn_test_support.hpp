@@ -22,8 +22,8 @@ inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float
 }
 
 // |a - b| <= atol + rtol·|b| everywhere; on failure, the first index that differs.
-inline ::testing::AssertionResult all_close(const std::vector<float>& actual, const std::vector<float>& expected,
-                                            double rtol = 1e-4, double atol = 1e-5) {
+inline ::testing::AssertionResult all_close(const std::vector<float>& actual, const std::vector<float>& expected, double rtol = 1e-4,
+                                            double atol = 1e-5) {
   if (actual.size() != expected.size()) {
     return ::testing::AssertionFailure() << "sizes differ: " << actual.size() << " vs " << expected.size();
   }
@@ -40,10 +40,8 @@ inline ::testing::AssertionResult all_close(const std::vector<float>& actual, co
 // `loss` recomputes the scalar from the current contents of x. Checks every element when
 // x is small, else `samples` of them chosen by the seed; returns the indices checked with
 // their numeric derivative.
-inline std::vector<std::pair<std::size_t, double>> numeric_gradient(std::vector<float>& x,
-                                                                    const std::function<double()>& loss,
-                                                                    std::size_t samples = 64, double step = 1e-2,
-                                                                    std::uint64_t seed = 7) {
+inline std::vector<std::pair<std::size_t, double>> numeric_gradient(std::vector<float>& x, const std::function<double()>& loss,
+                                                                    std::size_t samples = 64, double step = 1e-2, std::uint64_t seed = 7) {
   std::vector<std::size_t> indices;
   if (x.size() <= samples) {
     for (std::size_t i = 0; i < x.size(); ++i) indices.push_back(i);
@@ -66,8 +64,7 @@ inline std::vector<std::pair<std::size_t, double>> numeric_gradient(std::vector<
 }
 
 // Compares an analytic gradient with numeric_gradient's samples: |a - n| <= atol + rtol·|n|.
-inline ::testing::AssertionResult gradient_matches(const std::vector<float>& analytic,
-                                                   const std::vector<std::pair<std::size_t, double>>& numeric,
+inline ::testing::AssertionResult gradient_matches(const std::vector<float>& analytic, const std::vector<std::pair<std::size_t, double>>& numeric,
                                                    double rtol = 2e-2, double atol = 2e-3) {
   for (const auto& [i, n] : numeric) {
     const double a = analytic.at(i);

@@ -43,9 +43,13 @@ TEST(NoAllocation, PerfBackendReads) {
   expect_reads_do_not_allocate(BackendKind::perf, {"task-clock", "page-faults", "context-switches", "cycles"});
 }
 
-TEST(NoAllocation, TimerBackendReads) { expect_reads_do_not_allocate(BackendKind::timer, {}); }
+TEST(NoAllocation, TimerBackendReads) {
+  expect_reads_do_not_allocate(BackendKind::timer, {});
+}
 
-TEST(NoAllocation, PapiBackendReads) { expect_reads_do_not_allocate(BackendKind::papi, {"perf::TASK-CLOCK"}); }
+TEST(NoAllocation, PapiBackendReads) {
+  expect_reads_do_not_allocate(BackendKind::papi, {"perf::TASK-CLOCK"});
+}
 
 }  // namespace
 }  // namespace hwprof

@@ -53,8 +53,8 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 }
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
-                         ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11",
-                                           "hf_gpt", "untrained_bn"),
+                         ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
+                                           "untrained_bn"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {

@@ -136,8 +136,8 @@ TEST(OnnxImport, LeNetFiveGetsModuleNamesExactParamsAndPerSampleShapes) {
   auto g = import_onnx(lenet5(), "models/lenet5.onnx");
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(g->name, "lenet5");
-  EXPECT_THAT(names_of(*g), ::testing::ElementsAre("conv1", "relu", "pool", "conv2", "relu_1", "pool_1", "flatten", "fc1", "relu_2", "fc2",
-                                                   "relu_3", "fc3"));
+  EXPECT_THAT(names_of(*g),
+              ::testing::ElementsAre("conv1", "relu", "pool", "conv2", "relu_1", "pool_1", "flatten", "fc1", "relu_2", "fc2", "relu_3", "fc3"));
   EXPECT_EQ(g->input.shape, (Shape{1, 28, 28}));
   EXPECT_EQ(g->nodes.back().output_shape, (Shape{10}));
   // conv1 6·25+6, conv2 16·150+16, fc1 400·120+120, fc2 120·84+84, fc3 84·10+10.

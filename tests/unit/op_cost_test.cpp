@@ -72,16 +72,16 @@ TEST(OpCostLinear, WithBiasOnTheModelInput) {
     "layers": [{"name": "fc", "op": "linear", "out_features": 4}]})";
   const LayerCost fc = layer(analyze_spec(spec), "fc");
   expect_cost(fc, {
-      .params = 36,               // 8x4 weight + 4 bias
-      .macs = 32,                 // 8 inputs x 4 outputs
-      .flops = 68,                // 2*32 + 4 bias adds
-      .train_forward_flops = 68,  // no training-only work
-      .backward_flops = 68,       // weight grad 2*32 + bias grad 4; no input grad (model input)
-      .input_bytes = 32,          // 8 floats
-      .output_bytes = 16,         // 4 floats
-      .weight_bytes = 144,        // 36 floats
-      .bytes = 192,               // 32 + 16 + 144
-  });
+                      .params = 36,               // 8x4 weight + 4 bias
+                      .macs = 32,                 // 8 inputs x 4 outputs
+                      .flops = 68,                // 2*32 + 4 bias adds
+                      .train_forward_flops = 68,  // no training-only work
+                      .backward_flops = 68,       // weight grad 2*32 + bias grad 4; no input grad (model input)
+                      .input_bytes = 32,          // 8 floats
+                      .output_bytes = 16,         // 4 floats
+                      .weight_bytes = 144,        // 36 floats
+                      .bytes = 192,               // 32 + 16 + 144
+                  });
   EXPECT_TRUE(fc.requires_grad);
 
   const LayerCost fc4 = layer(analyze_spec(spec, 4), "fc");
@@ -95,16 +95,16 @@ TEST(OpCostLinear, WithoutBiasAfterATrainableLayer) {
     "layers": [{"name": "fc1", "op": "linear", "out_features": 6},
                {"name": "fc2", "op": "linear", "out_features": 3, "bias": false}]})";
   expect_cost(layer(analyze_spec(spec), "fc2"), {
-      .params = 18,               // 6x3 weight, no bias
-      .macs = 18,                 // 6 x 3
-      .flops = 36,                // 2*18, no bias adds
-      .train_forward_flops = 36,
-      .backward_flops = 72,       // weight grad 2*18 + input grad 2*18 (fc1 trains)
-      .input_bytes = 24,          // 6 floats
-      .output_bytes = 12,         // 3 floats
-      .weight_bytes = 72,         // 18 floats
-      .bytes = 108,               // 24 + 12 + 72
-  });
+                                                    .params = 18,  // 6x3 weight, no bias
+                                                    .macs = 18,    // 6 x 3
+                                                    .flops = 36,   // 2*18, no bias adds
+                                                    .train_forward_flops = 36,
+                                                    .backward_flops = 72,  // weight grad 2*18 + input grad 2*18 (fc1 trains)
+                                                    .input_bytes = 24,     // 6 floats
+                                                    .output_bytes = 12,    // 3 floats
+                                                    .weight_bytes = 72,    // 18 floats
+                                                    .bytes = 108,          // 24 + 12 + 72
+                                                });
   EXPECT_EQ(layer(analyze_spec(spec, 4), "fc2").bytes, 216);  // 4*(24 + 12) + 72
 }
 
@@ -112,16 +112,16 @@ TEST(OpCostLinear, RankTwoInputAppliesToEveryRow) {
   constexpr std::string_view spec = R"({"input": {"shape": [3, 8]},
     "layers": [{"name": "fc", "op": "linear", "out_features": 4}]})";
   expect_cost(layer(analyze_spec(spec), "fc"), {
-      .params = 36,               // 8x4 + 4, independent of the 3 rows
-      .macs = 96,                 // 3 rows x 8 x 4
-      .flops = 204,               // 2*96 + 3 rows x 4 bias adds
-      .train_forward_flops = 204,
-      .backward_flops = 204,      // weight grad 2*96 + bias grad 12; no input grad
-      .input_bytes = 96,          // 24 floats
-      .output_bytes = 48,         // 12 floats
-      .weight_bytes = 144,        // 36 floats
-      .bytes = 288,               // 96 + 48 + 144
-  });
+                                                   .params = 36,  // 8x4 + 4, independent of the 3 rows
+                                                   .macs = 96,    // 3 rows x 8 x 4
+                                                   .flops = 204,  // 2*96 + 3 rows x 4 bias adds
+                                                   .train_forward_flops = 204,
+                                                   .backward_flops = 204,  // weight grad 2*96 + bias grad 12; no input grad
+                                                   .input_bytes = 96,      // 24 floats
+                                                   .output_bytes = 48,     // 12 floats
+                                                   .weight_bytes = 144,    // 36 floats
+                                                   .bytes = 288,           // 96 + 48 + 144
+                                               });
 }
 
 TEST(OpCostLinear, TiedToAnEmbeddingCountsOnlyItsBias) {
@@ -130,18 +130,18 @@ TEST(OpCostLinear, TiedToAnEmbeddingCountsOnlyItsBias) {
                {"name": "head", "op": "linear", "out_features": 10, "tied_to": "emb"}]})";
   const ModelCost model = analyze_spec(spec);
   expect_cost(layer(model, "head"), {
-      .params = 10,               // the 10x6 weight is emb's; only the 10 biases are new
-      .macs = 300,                // 5 rows x 6 x 10
-      .flops = 650,               // 2*300 + 5x10 bias adds
-      .train_forward_flops = 650,
-      .backward_flops = 1250,     // weight grad 2*300 + 50 (the shared weight still gets a
-                                  // gradient) + input grad 2*300 (emb trains)
-      .input_bytes = 120,         // 5x6 floats
-      .output_bytes = 200,        // 5x10 floats
-      .weight_bytes = 280,        // the shared 60 floats are still read, + 10 bias floats
-      .bytes = 600,               // 120 + 200 + 280
-  });
-  EXPECT_EQ(model.totals.params, 70);  // 10x6 table counted once + 10 bias
+                                        .params = 10,  // the 10x6 weight is emb's; only the 10 biases are new
+                                        .macs = 300,   // 5 rows x 6 x 10
+                                        .flops = 650,  // 2*300 + 5x10 bias adds
+                                        .train_forward_flops = 650,
+                                        .backward_flops = 1250,  // weight grad 2*300 + 50 (the shared weight still gets a
+                                                                 // gradient) + input grad 2*300 (emb trains)
+                                        .input_bytes = 120,      // 5x6 floats
+                                        .output_bytes = 200,     // 5x10 floats
+                                        .weight_bytes = 280,     // the shared 60 floats are still read, + 10 bias floats
+                                        .bytes = 600,            // 120 + 200 + 280
+                                    });
+  EXPECT_EQ(model.totals.params, 70);                           // 10x6 table counted once + 10 bias
   EXPECT_EQ(layer(analyze_spec(spec, 4), "head").bytes, 1560);  // 4*(120 + 200) + 280
 }
 
@@ -163,16 +163,16 @@ TEST(OpCostConv2d, PlainWithBias) {
   constexpr std::string_view spec = R"({"input": {"shape": [2, 5, 5]},
     "layers": [{"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 3}]})";
   expect_cost(layer(analyze_spec(spec), "conv"), {
-      .params = 76,               // 4 x 2 x 3x3 weights + 4 bias
-      .macs = 648,                // output [4,3,3] = 36 outputs x (2*3*3 = 18) MACs each
-      .flops = 1332,              // 2*648 + 36 bias adds
-      .train_forward_flops = 1332,
-      .backward_flops = 1332,     // weight grad 2*648 + bias grad 36; no input grad
-      .input_bytes = 200,         // 2*5*5 floats
-      .output_bytes = 144,        // 36 floats
-      .weight_bytes = 304,        // 76 floats
-      .bytes = 648,               // 200 + 144 + 304
-  });
+                                                     .params = 76,   // 4 x 2 x 3x3 weights + 4 bias
+                                                     .macs = 648,    // output [4,3,3] = 36 outputs x (2*3*3 = 18) MACs each
+                                                     .flops = 1332,  // 2*648 + 36 bias adds
+                                                     .train_forward_flops = 1332,
+                                                     .backward_flops = 1332,  // weight grad 2*648 + bias grad 36; no input grad
+                                                     .input_bytes = 200,      // 2*5*5 floats
+                                                     .output_bytes = 144,     // 36 floats
+                                                     .weight_bytes = 304,     // 76 floats
+                                                     .bytes = 648,            // 200 + 144 + 304
+                                                 });
   EXPECT_EQ(layer(analyze_spec(spec, 4), "conv").bytes, 1680);  // 4*(200 + 144) + 304
 }
 
@@ -182,32 +182,32 @@ TEST(OpCostConv2d, StridePaddingDilationWithoutBiasAfterATrainableLayer) {
                {"name": "c1", "op": "conv2d", "out_channels": 2, "kernel": 3, "stride": 2,
                 "padding": 1, "dilation": 2, "bias": false}]})";
   expect_cost(layer(analyze_spec(spec), "c1"), {
-      .params = 18,               // 2 x 1 x 3x3, no bias
-      .macs = 162,                // out size floor((7+2-2*2-1)/2)+1 = 3: [2,3,3] = 18 x 9 MACs
-      .flops = 324,               // 2*162
-      .train_forward_flops = 324,
-      .backward_flops = 648,      // weight grad 2*162 + input grad 2*162 (c0 trains)
-      .input_bytes = 196,         // 49 floats
-      .output_bytes = 72,         // 18 floats
-      .weight_bytes = 72,         // 18 floats
-      .bytes = 340,               // 196 + 72 + 72
-  });
+                                                   .params = 18,  // 2 x 1 x 3x3, no bias
+                                                   .macs = 162,   // out size floor((7+2-2*2-1)/2)+1 = 3: [2,3,3] = 18 x 9 MACs
+                                                   .flops = 324,  // 2*162
+                                                   .train_forward_flops = 324,
+                                                   .backward_flops = 648,  // weight grad 2*162 + input grad 2*162 (c0 trains)
+                                                   .input_bytes = 196,     // 49 floats
+                                                   .output_bytes = 72,     // 18 floats
+                                                   .weight_bytes = 72,     // 18 floats
+                                                   .bytes = 340,           // 196 + 72 + 72
+                                               });
 }
 
 TEST(OpCostConv2d, Groups) {
   constexpr std::string_view spec = R"({"input": {"shape": [4, 6, 6]},
     "layers": [{"name": "conv", "op": "conv2d", "out_channels": 6, "kernel": 3, "padding": 1, "groups": 2}]})";
   expect_cost(layer(analyze_spec(spec), "conv"), {
-      .params = 114,              // 6 x (4/2) x 3x3 = 108 + 6 bias
-      .macs = 3888,               // [6,6,6] = 216 outputs x (2*3*3 = 18)
-      .flops = 7992,              // 2*3888 + 216 bias adds
-      .train_forward_flops = 7992,
-      .backward_flops = 7992,     // weight grad only
-      .input_bytes = 576,         // 144 floats
-      .output_bytes = 864,        // 216 floats
-      .weight_bytes = 456,        // 114 floats
-      .bytes = 1896,              // 576 + 864 + 456
-  });
+                                                     .params = 114,  // 6 x (4/2) x 3x3 = 108 + 6 bias
+                                                     .macs = 3888,   // [6,6,6] = 216 outputs x (2*3*3 = 18)
+                                                     .flops = 7992,  // 2*3888 + 216 bias adds
+                                                     .train_forward_flops = 7992,
+                                                     .backward_flops = 7992,  // weight grad only
+                                                     .input_bytes = 576,      // 144 floats
+                                                     .output_bytes = 864,     // 216 floats
+                                                     .weight_bytes = 456,     // 114 floats
+                                                     .bytes = 1896,           // 576 + 864 + 456
+                                                 });
 }
 
 TEST(OpCostConv2d, DepthwiseWithoutBias) {
@@ -215,16 +215,16 @@ TEST(OpCostConv2d, DepthwiseWithoutBias) {
     "layers": [{"name": "dw", "op": "conv2d", "out_channels": 3, "kernel": 3, "padding": 1,
                 "groups": 3, "bias": false}]})";
   expect_cost(layer(analyze_spec(spec), "dw"), {
-      .params = 27,               // 3 x 1 x 3x3
-      .macs = 432,                // [3,4,4] = 48 outputs x 9
-      .flops = 864,               // 2*432
-      .train_forward_flops = 864,
-      .backward_flops = 864,      // weight grad 2*432
-      .input_bytes = 192,         // 48 floats
-      .output_bytes = 192,
-      .weight_bytes = 108,        // 27 floats
-      .bytes = 492,               // 192 + 192 + 108
-  });
+                                                   .params = 27,  // 3 x 1 x 3x3
+                                                   .macs = 432,   // [3,4,4] = 48 outputs x 9
+                                                   .flops = 864,  // 2*432
+                                                   .train_forward_flops = 864,
+                                                   .backward_flops = 864,  // weight grad 2*432
+                                                   .input_bytes = 192,     // 48 floats
+                                                   .output_bytes = 192,
+                                                   .weight_bytes = 108,  // 27 floats
+                                                   .bytes = 492,         // 192 + 192 + 108
+                                               });
 }
 
 TEST(OpCostConv2d, RectangularKernelStrideAndPadding) {
@@ -232,16 +232,16 @@ TEST(OpCostConv2d, RectangularKernelStrideAndPadding) {
     "layers": [{"name": "conv", "op": "conv2d", "out_channels": 2, "kernel": [2, 3],
                 "stride": [1, 2], "padding": [1, 0]}]})";
   expect_cost(layer(analyze_spec(spec), "conv"), {
-      .params = 14,               // 2 x 1 x 2x3 + 2 bias
-      .macs = 144,                // H (5+2-2)/1+1 = 6, W floor((6-3)/2)+1 = 2: 24 outputs x 6
-      .flops = 312,               // 2*144 + 24 bias adds
-      .train_forward_flops = 312,
-      .backward_flops = 312,      // weight grad 2*144 + 24
-      .input_bytes = 120,         // 30 floats
-      .output_bytes = 96,         // 24 floats
-      .weight_bytes = 56,         // 14 floats
-      .bytes = 272,               // 120 + 96 + 56
-  });
+                                                     .params = 14,  // 2 x 1 x 2x3 + 2 bias
+                                                     .macs = 144,   // H (5+2-2)/1+1 = 6, W floor((6-3)/2)+1 = 2: 24 outputs x 6
+                                                     .flops = 312,  // 2*144 + 24 bias adds
+                                                     .train_forward_flops = 312,
+                                                     .backward_flops = 312,  // weight grad 2*144 + 24
+                                                     .input_bytes = 120,     // 30 floats
+                                                     .output_bytes = 96,     // 24 floats
+                                                     .weight_bytes = 56,     // 14 floats
+                                                     .bytes = 272,           // 120 + 96 + 56
+                                                 });
 }
 
 // ---- normalisation ------------------------------------------------------------------------
@@ -250,16 +250,16 @@ TEST(OpCostNorm, BatchNormOnTheModelInput) {
   constexpr std::string_view spec = R"({"input": {"shape": [3, 4, 4]},
     "layers": [{"name": "bn", "op": "batchnorm2d"}]})";
   expect_cost(layer(analyze_spec(spec), "bn"), {
-      .params = 6,                // gamma, beta: 2 x 3 channels
-      .buffers = 6,               // running mean and variance: 2 x 3
-      .flops = 96,                // 2 per element (folded scale, shift) x 48
-      .train_forward_flops = 336, // 7 x 48 (batch statistics)
-      .backward_flops = 240,      // weight grad 5 x 48; no input grad
-      .input_bytes = 192,         // 48 floats
-      .output_bytes = 192,
-      .weight_bytes = 48,         // 6 params + 6 buffers, floats
-      .bytes = 432,               // 192 + 192 + 48
-  });
+                                                   .params = 6,                 // gamma, beta: 2 x 3 channels
+                                                   .buffers = 6,                // running mean and variance: 2 x 3
+                                                   .flops = 96,                 // 2 per element (folded scale, shift) x 48
+                                                   .train_forward_flops = 336,  // 7 x 48 (batch statistics)
+                                                   .backward_flops = 240,       // weight grad 5 x 48; no input grad
+                                                   .input_bytes = 192,          // 48 floats
+                                                   .output_bytes = 192,
+                                                   .weight_bytes = 48,  // 6 params + 6 buffers, floats
+                                                   .bytes = 432,        // 192 + 192 + 48
+                                               });
   EXPECT_EQ(layer(analyze_spec(spec, 4), "bn").bytes, 1584);  // 4*(192 + 192) + 48
 }
 
@@ -274,15 +274,15 @@ TEST(OpCostNorm, LayerNorm) {
   constexpr std::string_view on_input = R"({"input": {"shape": [3, 8]},
     "layers": [{"name": "ln", "op": "layernorm"}]})";
   expect_cost(layer(analyze_spec(on_input), "ln"), {
-      .params = 16,               // gamma, beta over the last dimension: 2 x 8
-      .flops = 183,               // 7 x 24 elements + 5 x 3 rows
-      .train_forward_flops = 183,
-      .backward_flops = 120,      // weight grad 5 x 24; no input grad
-      .input_bytes = 96,          // 24 floats
-      .output_bytes = 96,
-      .weight_bytes = 64,         // 16 floats
-      .bytes = 256,               // 96 + 96 + 64
-  });
+                                                       .params = 16,  // gamma, beta over the last dimension: 2 x 8
+                                                       .flops = 183,  // 7 x 24 elements + 5 x 3 rows
+                                                       .train_forward_flops = 183,
+                                                       .backward_flops = 120,  // weight grad 5 x 24; no input grad
+                                                       .input_bytes = 96,      // 24 floats
+                                                       .output_bytes = 96,
+                                                       .weight_bytes = 64,  // 16 floats
+                                                       .bytes = 256,        // 96 + 96 + 64
+                                                   });
   constexpr std::string_view after_linear = R"({"input": {"shape": [3, 8]},
     "layers": [{"name": "fc", "op": "linear", "out_features": 8},
                {"name": "ln", "op": "layernorm"}]})";
@@ -299,29 +299,30 @@ struct ActivationCase {
 
 TEST(OpCostActivation, EachOpsForwardAndInputGradient) {
   const ActivationCase cases[] = {
-      {R"("op": "relu")", 4, 4},                          // 1n | 1n
-      {R"("op": "relu6")", 8, 8},                         // 2n | 2n
-      {R"("op": "gelu")", 20, 44},                        // erf form: 5n | 11n
-      {R"("op": "gelu", "approximate": "none")", 20, 44}, // the same, written out
-      {R"("op": "gelu", "approximate": "tanh")", 36, 72}, // 9n | 18n
-      {R"("op": "silu")", 20, 36},                        // 5n | 9n
-      {R"("op": "sigmoid")", 16, 12},                     // 4n | 3n
-      {R"("op": "tanh")", 4, 12},                         // 1n | 3n
+      {R"("op": "relu")", 4, 4},                           // 1n | 1n
+      {R"("op": "relu6")", 8, 8},                          // 2n | 2n
+      {R"("op": "gelu")", 20, 44},                         // erf form: 5n | 11n
+      {R"("op": "gelu", "approximate": "none")", 20, 44},  // the same, written out
+      {R"("op": "gelu", "approximate": "tanh")", 36, 72},  // 9n | 18n
+      {R"("op": "silu")", 20, 36},                         // 5n | 9n
+      {R"("op": "sigmoid")", 16, 12},                      // 4n | 3n
+      {R"("op": "tanh")", 4, 12},                          // 1n | 3n
   };
   for (const ActivationCase& c : cases) {
     SCOPED_TRACE(c.op_json);
     // After a trainable linear [6] -> [4]: the input gradient is counted.
     const std::string after = std::string(R"({"input": {"shape": [6]}, "layers": [
-        {"name": "fc", "op": "linear", "out_features": 4}, {"name": "act", )") + c.op_json + "}]}";
+        {"name": "fc", "op": "linear", "out_features": 4}, {"name": "act", )") +
+                              c.op_json + "}]}";
     const LayerCost act = layer(analyze_spec(after), "act");
     expect_cost(act, {
-        .flops = c.flops,
-        .train_forward_flops = c.flops,  // no training-only work
-        .backward_flops = c.backward,
-        .input_bytes = 16,               // 4 floats
-        .output_bytes = 16,
-        .bytes = 32,                     // 16 + 16, no weights
-    });
+                         .flops = c.flops,
+                         .train_forward_flops = c.flops,  // no training-only work
+                         .backward_flops = c.backward,
+                         .input_bytes = 16,  // 4 floats
+                         .output_bytes = 16,
+                         .bytes = 32,  // 16 + 16, no weights
+                     });
     EXPECT_TRUE(act.requires_grad);
 
     // Directly on the model input [4]: nothing upstream trains, so no backward at all.
@@ -339,13 +340,13 @@ TEST(OpCostActivation, SoftmaxRowsFollowTheAxis) {
     "layers": [{"name": "fc", "op": "linear", "out_features": 4},
                {"name": "sm", "op": "softmax", "axis": 0}]})";
   expect_cost(layer(analyze_spec(axis0), "sm"), {
-      .flops = 64,                // 5 x 12 + 4 rows (softmax over axis 0: one per column)
-      .train_forward_flops = 64,
-      .backward_flops = 48,       // 4 x 12
-      .input_bytes = 48,
-      .output_bytes = 48,
-      .bytes = 96,
-  });
+                                                    .flops = 64,  // 5 x 12 + 4 rows (softmax over axis 0: one per column)
+                                                    .train_forward_flops = 64,
+                                                    .backward_flops = 48,  // 4 x 12
+                                                    .input_bytes = 48,
+                                                    .output_bytes = 48,
+                                                    .bytes = 96,
+                                                });
   constexpr std::string_view last = R"({"input": {"shape": [3, 5]},
     "layers": [{"name": "fc", "op": "linear", "out_features": 4}, {"name": "sm", "op": "softmax"}]})";
   EXPECT_EQ(layer(analyze_spec(last), "sm").flops, 63);  // 5 x 12 + 3 rows (default axis -1)
@@ -353,8 +354,8 @@ TEST(OpCostActivation, SoftmaxRowsFollowTheAxis) {
   constexpr std::string_view middle = R"({"input": {"shape": [2, 3, 4]},
     "layers": [{"name": "a", "op": "softmax", "axis": 1}, {"name": "b", "op": "softmax", "axis": -2}]})";
   const ModelCost m = analyze_spec(middle);
-  EXPECT_EQ(layer(m, "a").flops, 128);  // 5 x 24 + 24/3 = 8 rows
-  EXPECT_EQ(layer(m, "b").flops, 128);  // axis -2 is axis 1
+  EXPECT_EQ(layer(m, "a").flops, 128);         // 5 x 24 + 24/3 = 8 rows
+  EXPECT_EQ(layer(m, "b").flops, 128);         // axis -2 is axis 1
   EXPECT_EQ(layer(m, "a").backward_flops, 0);  // on the model input
 }
 
@@ -365,13 +366,13 @@ TEST(OpCostPool, MaxPoolAfterAConv) {
     "layers": [{"name": "conv", "op": "conv2d", "out_channels": 2, "kernel": 1},
                {"name": "pool", "op": "maxpool2d", "kernel": 2}]})";
   expect_cost(layer(analyze_spec(spec), "pool"), {
-      .flops = 24,                // [2,2,2] = 8 outputs x (2*2 - 1) comparisons
-      .train_forward_flops = 24,
-      .backward_flops = 8,        // 1 per output (route to the argmax)
-      .input_bytes = 128,         // 32 floats
-      .output_bytes = 32,         // 8 floats
-      .bytes = 160,
-  });
+                                                     .flops = 24,  // [2,2,2] = 8 outputs x (2*2 - 1) comparisons
+                                                     .train_forward_flops = 24,
+                                                     .backward_flops = 8,  // 1 per output (route to the argmax)
+                                                     .input_bytes = 128,   // 32 floats
+                                                     .output_bytes = 32,   // 8 floats
+                                                     .bytes = 160,
+                                                 });
 }
 
 TEST(OpCostPool, MaxPoolCeilModeAndPadding) {
@@ -381,13 +382,13 @@ TEST(OpCostPool, MaxPoolCeilModeAndPadding) {
                {"name": "padded", "op": "maxpool2d", "kernel": 3, "stride": 2, "padding": 1, "inputs": ["$input"]}]})";
   const ModelCost m = analyze_spec(spec);
   expect_cost(layer(m, "ceil"), {
-      .flops = 27,                // ceil((5-2)/2)+1 = 3: [1,3,3] = 9 outputs x 3 comparisons
-      .train_forward_flops = 27,
-      .backward_flops = 0,        // on the model input
-      .input_bytes = 100,         // 25 floats
-      .output_bytes = 36,         // 9 floats
-      .bytes = 136,
-  });
+                                    .flops = 27,  // ceil((5-2)/2)+1 = 3: [1,3,3] = 9 outputs x 3 comparisons
+                                    .train_forward_flops = 27,
+                                    .backward_flops = 0,  // on the model input
+                                    .input_bytes = 100,   // 25 floats
+                                    .output_bytes = 36,   // 9 floats
+                                    .bytes = 136,
+                                });
   EXPECT_EQ(layer(m, "floor").flops, 12);   // floor((5-2)/2)+1 = 2: 4 outputs x 3
   EXPECT_EQ(layer(m, "padded").flops, 72);  // floor((5+2-3)/2)+1 = 3: 9 outputs x 8
 }
@@ -399,13 +400,13 @@ TEST(OpCostPool, AvgPool) {
                {"name": "ceil", "op": "avgpool2d", "kernel": [2, 3], "stride": 2, "ceil_mode": true, "inputs": ["conv"]}]})";
   const ModelCost m = analyze_spec(spec);
   expect_cost(layer(m, "pool"), {
-      .flops = 32,                // 8 outputs x 4 (3 adds + 1 divide)
-      .train_forward_flops = 32,
-      .backward_flops = 40,       // 8 x (4 + 1)
-      .input_bytes = 128,
-      .output_bytes = 32,
-      .bytes = 160,
-  });
+                                    .flops = 32,  // 8 outputs x 4 (3 adds + 1 divide)
+                                    .train_forward_flops = 32,
+                                    .backward_flops = 40,  // 8 x (4 + 1)
+                                    .input_bytes = 128,
+                                    .output_bytes = 32,
+                                    .bytes = 160,
+                                });
   // H ceil((4-2)/2)+1 = 2, W ceil((4-3)/2)+1 = 2 (start 2 < 4, kept): [2,2,2] = 8 outputs
   EXPECT_EQ(layer(m, "ceil").flops, 48);           // 8 x 2*3
   EXPECT_EQ(layer(m, "ceil").backward_flops, 56);  // 8 x (6 + 1)
@@ -418,13 +419,13 @@ TEST(OpCostPool, AdaptiveAvgPoolWithUnevenWindows) {
     "layers": [{"name": "conv", "op": "conv2d", "out_channels": 2, "kernel": 1},
                {"name": "pool", "op": "adaptive_avgpool2d", "output": 3}]})";
   expect_cost(layer(analyze_spec(spec), "pool"), {
-      .flops = 126,               // 2 channels x 63
-      .train_forward_flops = 126,
-      .backward_flops = 144,      // 2 x (63 + 9 outputs)
-      .input_bytes = 280,         // 70 floats
-      .output_bytes = 72,         // 18 floats
-      .bytes = 352,
-  });
+                                                     .flops = 126,  // 2 channels x 63
+                                                     .train_forward_flops = 126,
+                                                     .backward_flops = 144,  // 2 x (63 + 9 outputs)
+                                                     .input_bytes = 280,     // 70 floats
+                                                     .output_bytes = 72,     // 18 floats
+                                                     .bytes = 352,
+                                                 });
 }
 
 TEST(OpCostPool, AdaptiveAvgPoolLargerOutputAndGlobal) {
@@ -446,8 +447,8 @@ TEST(OpCostPool, AdaptiveAvgPoolLargerOutputAndGlobal) {
 std::int64_t brute_force_window_sum(std::int64_t in, std::int64_t out) {
   std::int64_t sum = 0;
   for (std::int64_t i = 0; i < out; ++i) {
-    const std::int64_t start = (i * in) / out;                   // floor, non-negative operands
-    const std::int64_t end = ((i + 1) * in + out - 1) / out;     // ceil
+    const std::int64_t start = (i * in) / out;                // floor, non-negative operands
+    const std::int64_t end = ((i + 1) * in + out - 1) / out;  // ceil
     sum += end - start;
   }
   return sum;
@@ -478,12 +479,12 @@ TEST(OpCostMovement, FlattenReshapeAndDropoutAreViews) {
                {"name": "flat", "op": "flatten"}]})";
   const ModelCost m = analyze_spec(spec);
   expect_cost(layer(m, "drop"), {
-      .train_forward_flops = 12,  // draw and apply the mask: 1 per element
-      .backward_flops = 12,       // apply the mask to the gradient
-      .input_bytes = 48,          // 12 floats
-      .output_bytes = 48,
-      .bytes = 0,                 // identity in evaluation: moves nothing
-  });
+                                    .train_forward_flops = 12,  // draw and apply the mask: 1 per element
+                                    .backward_flops = 12,       // apply the mask to the gradient
+                                    .input_bytes = 48,          // 12 floats
+                                    .output_bytes = 48,
+                                    .bytes = 0,  // identity in evaluation: moves nothing
+                                });
   expect_cost(layer(m, "reshape"), {.input_bytes = 48, .output_bytes = 48, .bytes = 0});
   expect_cost(layer(m, "flat"), {.input_bytes = 48, .output_bytes = 48, .bytes = 0});
   EXPECT_TRUE(layer(m, "flat").requires_grad);  // downstream of fc, yet no work of its own
@@ -498,13 +499,13 @@ TEST(OpCostMovement, TransposeConcatAndSelectCopy) {
                {"name": "sel", "op": "select", "axis": 1, "index": -1}]})";
   const ModelCost m = analyze_spec(spec);
   expect_cost(layer(m, "cat"), {
-      .input_bytes = 48,          // two distinct [2,3] inputs, 6 floats each
-      .output_bytes = 48,         // [4,3]
-      .bytes = 96,
-  });
-  expect_cost(layer(m, "t"), {.input_bytes = 48, .output_bytes = 48, .bytes = 96});  // [3,4]
+                                   .input_bytes = 48,   // two distinct [2,3] inputs, 6 floats each
+                                   .output_bytes = 48,  // [4,3]
+                                   .bytes = 96,
+                               });
+  expect_cost(layer(m, "t"), {.input_bytes = 48, .output_bytes = 48, .bytes = 96});    // [3,4]
   expect_cost(layer(m, "sel"), {.input_bytes = 48, .output_bytes = 12, .bytes = 60});  // [3]
-  EXPECT_EQ(layer(analyze_spec(spec, 4), "t").bytes, 384);  // 4*(48 + 48)
+  EXPECT_EQ(layer(analyze_spec(spec, 4), "t").bytes, 384);                             // 4*(48 + 48)
 }
 
 TEST(OpCostMovement, Add) {
@@ -514,13 +515,13 @@ TEST(OpCostMovement, Add) {
                {"name": "twice", "op": "add", "inputs": ["fc", "fc"]}]})";
   const ModelCost m = analyze_spec(spec);
   expect_cost(layer(m, "skip"), {
-      .flops = 4,                 // 1 per element
-      .train_forward_flops = 4,
-      .backward_flops = 0,        // the gradient passes through unchanged
-      .input_bytes = 32,          // two distinct [4] inputs
-      .output_bytes = 16,
-      .bytes = 48,
-  });
+                                    .flops = 4,  // 1 per element
+                                    .train_forward_flops = 4,
+                                    .backward_flops = 0,  // the gradient passes through unchanged
+                                    .input_bytes = 32,    // two distinct [4] inputs
+                                    .output_bytes = 16,
+                                    .bytes = 48,
+                                });
   EXPECT_TRUE(layer(m, "skip").requires_grad);
   EXPECT_EQ(layer(m, "twice").input_bytes, 16);  // the same tensor twice is read once
   EXPECT_EQ(layer(m, "twice").bytes, 32);
@@ -533,15 +534,15 @@ TEST(OpCostToken, EmbeddingReadsAtMostTheWholeTable) {
   constexpr std::string_view spec = R"({"input": {"shape": [5], "dtype": "int32"},
     "layers": [{"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 6}]})";
   expect_cost(layer(analyze_spec(spec), "emb"), {
-      .params = 60,               // 10 x 6
-      .flops = 0,                 // a gather
-      .train_forward_flops = 0,
-      .backward_flops = 30,       // scatter-add of the [5,6] output gradient; ids need none
-      .input_bytes = 20,          // 5 int32 ids
-      .output_bytes = 120,        // 5x6 floats
-      .weight_bytes = 120,        // min(10, 1*5) = 5 rows x 6 floats
-      .bytes = 260,               // 20 + 120 + 120
-  });
+                                                    .params = 60,  // 10 x 6
+                                                    .flops = 0,    // a gather
+                                                    .train_forward_flops = 0,
+                                                    .backward_flops = 30,  // scatter-add of the [5,6] output gradient; ids need none
+                                                    .input_bytes = 20,     // 5 int32 ids
+                                                    .output_bytes = 120,   // 5x6 floats
+                                                    .weight_bytes = 120,   // min(10, 1*5) = 5 rows x 6 floats
+                                                    .bytes = 260,          // 20 + 120 + 120
+                                                });
   const LayerCost at4 = layer(analyze_spec(spec, 4), "emb");
   EXPECT_EQ(at4.weight_bytes, 240);  // min(10, 4*5) = 10 rows x 6 floats
   EXPECT_EQ(at4.bytes, 800);         // 4*(20 + 120) + 240
@@ -553,23 +554,23 @@ TEST(OpCostToken, PosEmbeddingAndClsToken) {
                {"name": "cls", "op": "cls_token"}]})";
   const ModelCost m = analyze_spec(spec);
   expect_cost(layer(m, "pos"), {
-      .params = 32,               // 8 positions x 4
-      .flops = 12,                // one add per element of [3,4]
-      .train_forward_flops = 12,
-      .backward_flops = 12,       // weight grad: 1 per element; no input grad (model input)
-      .input_bytes = 48,
-      .output_bytes = 48,
-      .weight_bytes = 48,         // only the 3 rows in use: 3x4 floats
-      .bytes = 144,               // 48 + 48 + 48
-  });
+                                   .params = 32,  // 8 positions x 4
+                                   .flops = 12,   // one add per element of [3,4]
+                                   .train_forward_flops = 12,
+                                   .backward_flops = 12,  // weight grad: 1 per element; no input grad (model input)
+                                   .input_bytes = 48,
+                                   .output_bytes = 48,
+                                   .weight_bytes = 48,  // only the 3 rows in use: 3x4 floats
+                                   .bytes = 144,        // 48 + 48 + 48
+                               });
   expect_cost(layer(m, "cls"), {
-      .params = 4,                // one row of D = 4
-      .backward_flops = 4,        // weight grad D; input grad 0 (a copy)
-      .input_bytes = 48,          // [3,4]
-      .output_bytes = 64,         // [4,4]
-      .weight_bytes = 16,         // 4 floats
-      .bytes = 128,
-  });
+                                   .params = 4,          // one row of D = 4
+                                   .backward_flops = 4,  // weight grad D; input grad 0 (a copy)
+                                   .input_bytes = 48,    // [3,4]
+                                   .output_bytes = 64,   // [4,4]
+                                   .weight_bytes = 16,   // 4 floats
+                                   .bytes = 128,
+                               });
   const ModelCost m4 = analyze_spec(spec, 4);
   EXPECT_EQ(layer(m4, "pos").bytes, 432);  // 4*(48 + 48) + 48, the rows read once per batch
   EXPECT_EQ(layer(m4, "cls").bytes, 464);  // 4*(48 + 64) + 16
@@ -584,13 +585,13 @@ TEST(OpCostToken, SelectOfIdsFeedsAnEmbedding) {
   expect_cost(layer(m, "seg"), {.input_bytes = 40, .output_bytes = 20, .bytes = 60});  // [2,5] -> [5] int32
   EXPECT_FALSE(layer(m, "seg").requires_grad);
   expect_cost(layer(m, "emb"), {
-      .params = 21,               // 7 x 3
-      .backward_flops = 15,       // scatter-add of [5,3]
-      .input_bytes = 20,          // 5 ids
-      .output_bytes = 60,         // 15 floats
-      .weight_bytes = 60,         // min(7, 5) = 5 rows x 3 floats
-      .bytes = 140,
-  });
+                                   .params = 21,          // 7 x 3
+                                   .backward_flops = 15,  // scatter-add of [5,3]
+                                   .input_bytes = 20,     // 5 ids
+                                   .output_bytes = 60,    // 15 floats
+                                   .weight_bytes = 60,    // min(7, 5) = 5 rows x 3 floats
+                                   .bytes = 140,
+                               });
   EXPECT_EQ(layer(analyze_spec(spec, 4), "emb").weight_bytes, 84);  // min(7, 20) = 7 rows x 3
 }
 
@@ -605,16 +606,16 @@ TEST(OpCostAttention, WithBiasOnTheModelInput) {
   constexpr std::string_view spec = R"({"input": {"shape": [4, 8]},
     "layers": [{"name": "attn", "op": "attention", "heads": 2}]})";
   expect_cost(layer(analyze_spec(spec), "attn"), {
-      .params = 288,              // 4 x 8x8 + 4 x 8 bias
-      .macs = 1280,
-      .flops = 2888,              // 2560 + 128 + 32 + 168
-      .train_forward_flops = 2888,
-      .backward_flops = 3872,     // 1696 + 2176 weights; no input grad (model input)
-      .input_bytes = 128,         // 32 floats
-      .output_bytes = 128,
-      .weight_bytes = 1152,       // 288 floats
-      .bytes = 1408,              // 128 + 128 + 1152
-  });
+                                                     .params = 288,  // 4 x 8x8 + 4 x 8 bias
+                                                     .macs = 1280,
+                                                     .flops = 2888,  // 2560 + 128 + 32 + 168
+                                                     .train_forward_flops = 2888,
+                                                     .backward_flops = 3872,  // 1696 + 2176 weights; no input grad (model input)
+                                                     .input_bytes = 128,      // 32 floats
+                                                     .output_bytes = 128,
+                                                     .weight_bytes = 1152,  // 288 floats
+                                                     .bytes = 1408,         // 128 + 128 + 1152
+                                                 });
   EXPECT_EQ(layer(analyze_spec(spec, 4), "attn").bytes, 2176);  // 4*(128 + 128) + 1152
 }
 
@@ -622,16 +623,16 @@ TEST(OpCostAttention, WithoutBias) {
   constexpr std::string_view spec = R"({"input": {"shape": [4, 8]},
     "layers": [{"name": "attn", "op": "attention", "heads": 2, "bias": false}]})";
   expect_cost(layer(analyze_spec(spec), "attn"), {
-      .params = 256,              // 4 x 8x8
-      .macs = 1280,
-      .flops = 2760,              // 2560 + 32 + 168, no bias adds
-      .train_forward_flops = 2760,
-      .backward_flops = 3744,     // 1696 + 2048
-      .input_bytes = 128,
-      .output_bytes = 128,
-      .weight_bytes = 1024,       // 256 floats
-      .bytes = 1280,
-  });
+                                                     .params = 256,  // 4 x 8x8
+                                                     .macs = 1280,
+                                                     .flops = 2760,  // 2560 + 32 + 168, no bias adds
+                                                     .train_forward_flops = 2760,
+                                                     .backward_flops = 3744,  // 1696 + 2048
+                                                     .input_bytes = 128,
+                                                     .output_bytes = 128,
+                                                     .weight_bytes = 1024,  // 256 floats
+                                                     .bytes = 1280,
+                                                 });
 }
 
 TEST(OpCostAttention, CausalCountsTheFullProducts) {
@@ -670,8 +671,8 @@ TEST(OpCostRequiresGrad, NothingTrainableUpstreamMeansNoBackward) {
   // conv's input (relu's output) needs no gradient: weight grad only, 2x[2,2,2]=8 outputs x 1 MAC.
   EXPECT_EQ(layer(m, "conv").backward_flops, 24);  // 2*8 + 8 bias
   EXPECT_TRUE(layer(m, "conv").requires_grad);
-  EXPECT_EQ(layer(m, "act").backward_flops, 24);   // sigmoid 3n on n = 8
-  EXPECT_EQ(m.totals.backward_flops, 48);          // 24 + 24
+  EXPECT_EQ(layer(m, "act").backward_flops, 24);  // sigmoid 3n on n = 8
+  EXPECT_EQ(m.totals.backward_flops, 48);         // 24 + 24
   // training = training forward + backward: pool 4x3, relu 4, conv 2*8+8, sigmoid 4x8 = 72; + 48
   EXPECT_EQ(m.totals.train_forward_flops, 72);
   EXPECT_EQ(m.totals.training_flops, 120);

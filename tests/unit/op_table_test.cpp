@@ -9,8 +9,8 @@ namespace {
 
 bool named_by_the_cases(OpKind kind) {
   switch (kind) {
-    HWPROF_ELEMENTWISE_UNARY_CASES:
-      return true;
+  HWPROF_ELEMENTWISE_UNARY_CASES:
+    return true;
     default:
       return false;
   }

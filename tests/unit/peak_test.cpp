@@ -77,21 +77,21 @@ struct Known {
 
 TEST(PeakTable, KnownCpus) {
   const Known known[] = {
-      {"GenuineIntel", 6, 0x55, Isa::avx512f, 32, 64},   // Skylake-SP, 2 AVX-512 FMA units
-      {"GenuineIntel", 6, 0x55, Isa::avx2_fma, 16, 32},  // the same with AVX2
-      {"GenuineIntel", 6, 0x8F, Isa::avx512f, 32, 64},   // Sapphire Rapids
-      {"GenuineIntel", 6, 0x7E, Isa::avx512f, 16, 32},   // Ice Lake client, 1 AVX-512 FMA unit
-      {"GenuineIntel", 6, 0x3F, Isa::avx2_fma, 16, 32},  // Haswell-EP
-      {"GenuineIntel", 6, 0x9E, Isa::avx2_fma, 16, 32},  // Coffee Lake
-      {"GenuineIntel", 6, 0xBE, Isa::avx2_fma, 8, 16},   // Alder Lake-N (Gracemont)
-      {"AuthenticAMD", 0x17, 0x01, Isa::avx2_fma, 8, 16},    // Zen (Naples)
-      {"AuthenticAMD", 0x17, 0x31, Isa::avx2_fma, 16, 32},   // Zen 2 (Rome)
-      {"AuthenticAMD", 0x19, 0x01, Isa::avx2_fma, 16, 32},   // Zen 3 (Milan)
-      {"AuthenticAMD", 0x19, 0x11, Isa::avx512f, 16, 32},    // Zen 4 (Genoa): 256-bit datapaths
-      {"AuthenticAMD", 0x1A, 0x02, Isa::avx512f, 32, 64},    // Zen 5 (Turin): 512-bit datapaths
-      {"AuthenticAMD", 0x1A, 0x44, Isa::avx512f, 32, 64},    // Zen 5 (Granite Ridge)
-      {"AuthenticAMD", 0x1A, 0x24, Isa::avx512f, 16, 32},    // Zen 5 mobile (Strix Point)
-      {"AuthenticAMD", 0x1A, 0x02, Isa::avx2_fma, 16, 32},   // Zen 5 with AVX2
+      {"GenuineIntel", 6, 0x55, Isa::avx512f, 32, 64},      // Skylake-SP, 2 AVX-512 FMA units
+      {"GenuineIntel", 6, 0x55, Isa::avx2_fma, 16, 32},     // the same with AVX2
+      {"GenuineIntel", 6, 0x8F, Isa::avx512f, 32, 64},      // Sapphire Rapids
+      {"GenuineIntel", 6, 0x7E, Isa::avx512f, 16, 32},      // Ice Lake client, 1 AVX-512 FMA unit
+      {"GenuineIntel", 6, 0x3F, Isa::avx2_fma, 16, 32},     // Haswell-EP
+      {"GenuineIntel", 6, 0x9E, Isa::avx2_fma, 16, 32},     // Coffee Lake
+      {"GenuineIntel", 6, 0xBE, Isa::avx2_fma, 8, 16},      // Alder Lake-N (Gracemont)
+      {"AuthenticAMD", 0x17, 0x01, Isa::avx2_fma, 8, 16},   // Zen (Naples)
+      {"AuthenticAMD", 0x17, 0x31, Isa::avx2_fma, 16, 32},  // Zen 2 (Rome)
+      {"AuthenticAMD", 0x19, 0x01, Isa::avx2_fma, 16, 32},  // Zen 3 (Milan)
+      {"AuthenticAMD", 0x19, 0x11, Isa::avx512f, 16, 32},   // Zen 4 (Genoa): 256-bit datapaths
+      {"AuthenticAMD", 0x1A, 0x02, Isa::avx512f, 32, 64},   // Zen 5 (Turin): 512-bit datapaths
+      {"AuthenticAMD", 0x1A, 0x44, Isa::avx512f, 32, 64},   // Zen 5 (Granite Ridge)
+      {"AuthenticAMD", 0x1A, 0x24, Isa::avx512f, 16, 32},   // Zen 5 mobile (Strix Point)
+      {"AuthenticAMD", 0x1A, 0x02, Isa::avx2_fma, 16, 32},  // Zen 5 with AVX2
   };
   for (const Known& k : known) {
     const TheoreticalPeak p = theoretical_peak(k.vendor, k.family, k.model, k.isa, 1, 1.0, "brand string");
@@ -150,9 +150,7 @@ TEST(TheoreticalPeak, IsCoresTimesGhzTimesFlopsPerCycle) {
 }
 
 TEST(TheoreticalPeak, SaysWhatTheFrequencySourceMeans) {
-  const auto text = [](const char* source) {
-    return theoretical_peak("GenuineIntel", 6, 0x55, Isa::avx512f, 1, 3.0, source).assumptions;
-  };
+  const auto text = [](const char* source) { return theoretical_peak("GenuineIntel", 6, 0x55, Isa::avx512f, 1, 3.0, source).assumptions; };
   EXPECT_TRUE(contains(text("cpuinfo_max_freq"), "upper bound"));
   EXPECT_TRUE(contains(text("brand string"), "nominal (base) clock"));
   EXPECT_TRUE(contains(text("/proc/cpuinfo cpu MHz"), "TSC"));
@@ -194,8 +192,7 @@ class FakeFiles : public ::testing::Test {
   std::filesystem::path root_;
 };
 
-constexpr const char* kCpuinfo =
-    "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.124\n\nprocessor\t: 1\ncpu MHz\t\t: 2400.000\n";
+constexpr const char* kCpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.124\n\nprocessor\t: 1\ncpu MHz\t\t: 2400.000\n";
 
 TEST_F(FakeFiles, FrequencyPrefersCpufreqMax) {
   write("cpufreq/cpuinfo_max_freq", "3500000\n");
@@ -252,7 +249,9 @@ TEST_F(FakeFiles, PhysicalCoresWithoutSysfsIsTheHardwareConcurrency) {
   EXPECT_EQ(physical_cores_from(path("none")), static_cast<int>(std::max(1U, std::thread::hardware_concurrency())));
 }
 
-TEST(PhysicalCores, ThisMachineHasAtLeastOne) { EXPECT_GE(physical_cores(), 1); }
+TEST(PhysicalCores, ThisMachineHasAtLeastOne) {
+  EXPECT_GE(physical_cores(), 1);
+}
 
 // ---- repetition statistics ---------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 // real one can return, group splitting, id mapping, threads that come and go.
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <vector>
@@ -37,7 +37,7 @@ class FakeKernel : public Syscalls {
   std::vector<pid_t> threads_after_first_call;  // threads() returns these from the second call on
   std::function<int(const perf_event_attr&, pid_t, int group_fd)> open_error = [](const perf_event_attr&, pid_t, int) { return 0; };
   int max_group_size = 64;
-  int eintr_reads = 0;      // the next reads fail with EINTR this many times
+  int eintr_reads = 0;  // the next reads fail with EINTR this many times
   bool short_reads = false;
   double running_share = 1.0;
   std::map<int, Event> events;
@@ -109,8 +109,7 @@ class FakeKernel : public Syscalls {
 
   // Counts grow with every read of the group, like real counters.
   std::uint64_t value_of(const Event& e, int reads_so_far) const {
-    const std::size_t thread_index = static_cast<std::size_t>(
-        std::find(thread_list.begin(), thread_list.end(), e.pid) - thread_list.begin());
+    const std::size_t thread_index = static_cast<std::size_t>(std::find(thread_list.begin(), thread_list.end(), e.pid) - thread_list.begin());
     return (e.attr.type * 100 + e.attr.config + 1) * static_cast<std::uint64_t>(reads_so_far + 1) + 1000 * thread_index;
   }
 
@@ -163,8 +162,7 @@ TEST(PerfBackend, SoftwareEventsOpenAsOneGroupOnEveryThread) {
     pids.push_back(l->pid);
     EXPECT_EQ(l->attr.disabled, 1u);
     EXPECT_EQ(l->attr.inherit, 1u);  // threads they start later count too
-    EXPECT_EQ(l->attr.read_format,
-              PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING);
+    EXPECT_EQ(l->attr.read_format, PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING);
   }
   EXPECT_THAT(pids, ::testing::UnorderedElementsAre(100, 101, 102));
   for (const auto& [fd, e] : kernel.events) {
@@ -216,15 +214,13 @@ TEST_P(PerfBackendErrno, HardwareFailureIsReportedWithStatusAndReasonWhileSoftwa
 INSTANTIATE_TEST_SUITE_P(
     Injected, PerfBackendErrno,
     ::testing::Values(ErrnoCase{EACCES, CounterStatus::no_permission, "perf_event_paranoid"},
-                      ErrnoCase{EPERM, CounterStatus::no_permission, "CAP_PERFMON"},
-                      ErrnoCase{EOPNOTSUPP, CounterStatus::unsupported, "PMU"},
-                      ErrnoCase{EINVAL, CounterStatus::unsupported, "EINVAL"},
-                      ErrnoCase{ENOENT, CounterStatus::unsupported, "PMU"},
-                      ErrnoCase{EMFILE, CounterStatus::not_counted, "ulimit -n"},
-                      ErrnoCase{EBUSY, CounterStatus::not_counted, "in use"}),
-    [](const auto& param_info) { return std::string(std::strerror(param_info.param.error)).substr(0, 6) == "Permis"
-                                            ? std::to_string(param_info.index) + "_permission"
-                                            : "errno_" + std::to_string(param_info.param.error); });
+                      ErrnoCase{EPERM, CounterStatus::no_permission, "CAP_PERFMON"}, ErrnoCase{EOPNOTSUPP, CounterStatus::unsupported, "PMU"},
+                      ErrnoCase{EINVAL, CounterStatus::unsupported, "EINVAL"}, ErrnoCase{ENOENT, CounterStatus::unsupported, "PMU"},
+                      ErrnoCase{EMFILE, CounterStatus::not_counted, "ulimit -n"}, ErrnoCase{EBUSY, CounterStatus::not_counted, "in use"}),
+    [](const auto& param_info) {
+      return std::string(std::strerror(param_info.param.error)).substr(0, 6) == "Permis" ? std::to_string(param_info.index) + "_permission"
+                                                                                         : "errno_" + std::to_string(param_info.param.error);
+    });
 
 TEST(PerfBackend, PageFaultsIncludeKernelModeAndFallBackToUserSpaceWithANote) {
   FakeKernel kernel;
@@ -306,7 +302,7 @@ TEST(PerfBackend, AThreadThatCannotBeCountedMakesTheEventUnavailableNotSmaller) 
 TEST(PerfBackend, ThreadsThatEndWhileOpeningAreSkippedAndNewOnesAdded) {
   FakeKernel kernel;
   kernel.thread_list = {100, 101};
-  kernel.threads_after_first_call = {100, 101, 102};  // 102 started while we opened
+  kernel.threads_after_first_call = {100, 101, 102};                                                  // 102 started while we opened
   kernel.open_error = [](const perf_event_attr&, pid_t pid, int) { return pid == 101 ? ESRCH : 0; };  // 101 ended
   auto set = open_with(kernel, {"task-clock"});
   EXPECT_EQ(set->events()[0].status, CounterStatus::ok) << set->events()[0].reason;
@@ -341,8 +337,8 @@ TEST(PerfBackend, ThreadsThatNeverSettleMakeTheCountUnavailable) {
 class PerfBackendUncore : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() / ("hwprof-uncore-" + std::to_string(::getpid()) + "-" +
-                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = std::filesystem::temp_directory_path() /
+            ("hwprof-uncore-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     for (const auto& [name, type] : {std::pair{"uncore_imc_0", 20}, {"uncore_imc_1", 21}}) {
       write(std::string(name) + "/type", std::to_string(type));
       write(std::string(name) + "/cpumask", "0,2");
@@ -398,7 +394,9 @@ TEST_F(PerfBackendUncore, AnAbsentUncorePmuIsUnsupportedWithTheReason) {
 }
 
 // The calling thread alone, with pages the kernel lets us rdpmc: reads need no system call.
-std::uint64_t fake_pmc(std::uint32_t counter) noexcept { return 1000 + counter; }
+std::uint64_t fake_pmc(std::uint32_t counter) noexcept {
+  return 1000 + counter;
+}
 
 class RdpmcKernel : public FakeKernel {
  public:
@@ -436,8 +434,8 @@ TEST(PerfBackendRdpmc, HardwareEventsOfTheCallingThreadAreReadWithoutASystemCall
     for (const EventInfo& e : set->events()) EXPECT_EQ(e.status, CounterStatus::ok) << e.reason;
     const auto leaders = kernel.leaders();
     ASSERT_EQ(leaders.size(), 1u);
-    EXPECT_EQ(leaders[0]->pid, 0);             // the calling thread
-    EXPECT_EQ(leaders[0]->attr.inherit, 0u);   // and nothing it starts
+    EXPECT_EQ(leaders[0]->pid, 0);            // the calling thread
+    EXPECT_EQ(leaders[0]->attr.inherit, 0u);  // and nothing it starts
     CounterSnapshot snapshot;
     set->read(snapshot);
     EXPECT_EQ(kernel.read_calls, 0);

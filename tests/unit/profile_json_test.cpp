@@ -16,9 +16,9 @@
 namespace hwprof {
 namespace {
 
+using nlohmann::ordered_json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using nlohmann::ordered_json;
 
 // "FILE:LINE:COLUMN: " at the start of a message. (No <regex>: GCC 12 warns falsely inside it
 // in sanitized optimised builds.)
@@ -167,11 +167,13 @@ TEST(ProfileJson, WithoutCalibrationTheRooflineFieldsAreNull) {
 struct Broken {
   std::string name;
   std::function<void(ordered_json&)> mutate;
-  std::string pointer;   // where the message must point ("" : no pointer check)
-  std::string problem;   // a substring of the message
+  std::string pointer;  // where the message must point ("" : no pointer check)
+  std::string problem;  // a substring of the message
 };
 
-void PrintTo(const Broken& b, std::ostream* os) { *os << b.name; }
+void PrintTo(const Broken& b, std::ostream* os) {
+  *os << b.name;
+}
 
 class MalformedProfile : public ::testing::TestWithParam<Broken> {};
 
@@ -202,19 +204,17 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"StringForMedian", [](auto& j) { j["layers"][2]["time_ms"]["median"] = "fast"; }, "/layers/2/time_ms/median",
                "expected a number, got string"},
         Broken{"NegativeFlops", [](auto& j) { j["layers"][1]["flops"] = -5; }, "/layers/1/flops", "expected an integer >= 0"},
-        Broken{"MedianOutsideRange", [](auto& j) { j["layers"][0]["time_ms"]["median"] = 1e6; }, "/layers/0/time_ms/median",
-               "outside [min, max]"},
-        Broken{"UnknownStatus", [](auto& j) { j["layers"][3]["counters"]["cycles"]["status"] = "fine"; },
-               "/layers/3/counters/cycles/status", "unknown value \"fine\""},
+        Broken{"MedianOutsideRange", [](auto& j) { j["layers"][0]["time_ms"]["median"] = 1e6; }, "/layers/0/time_ms/median", "outside [min, max]"},
+        Broken{"UnknownStatus", [](auto& j) { j["layers"][3]["counters"]["cycles"]["status"] = "fine"; }, "/layers/3/counters/cycles/status",
+               "unknown value \"fine\""},
         Broken{"ZeroForAnUnsupportedCounter", [](auto& j) { j["layers"][0]["counters"]["LLC-load-misses"]["value"] = 0; },
                "/layers/0/counters/LLC-load-misses/value", "an unavailable counter has \"value\": null"},
-        Broken{"NullForACountedCounter", [](auto& j) { j["layers"][0]["counters"]["cycles"]["value"] = nullptr; },
-               "/layers/0/counters/cycles/value", "null, but the status says the counter was read"},
-        Broken{"MetricWithSlashInItsName", [](auto& j) { j["layers"][4]["metrics"]["DRAM GB/s"]["unit"] = 7; },
-               "/layers/4/metrics/DRAM GB~1s/unit", "expected a string"},
+        Broken{"NullForACountedCounter", [](auto& j) { j["layers"][0]["counters"]["cycles"]["value"] = nullptr; }, "/layers/0/counters/cycles/value",
+               "null, but the status says the counter was read"},
+        Broken{"MetricWithSlashInItsName", [](auto& j) { j["layers"][4]["metrics"]["DRAM GB/s"]["unit"] = 7; }, "/layers/4/metrics/DRAM GB~1s/unit",
+               "expected a string"},
         Broken{"UnknownBound", [](auto& j) { j["layers"][0]["bound"] = "slow"; }, "/layers/0/bound", "unknown value \"slow\""},
-        Broken{"BoundWithoutRoofline", [](auto& j) { j["layers"][0]["roofline"] = nullptr; }, "/layers/0/bound",
-               "without a roofline placement"},
+        Broken{"BoundWithoutRoofline", [](auto& j) { j["layers"][0]["roofline"] = nullptr; }, "/layers/0/bound", "without a roofline placement"},
         Broken{"EfficiencyMissingWithRoofline", [](auto& j) { j["layers"][0]["efficiency"] = nullptr; }, "/layers/0/efficiency",
                "null, but the layer has a roofline placement"},
         Broken{"UnknownBytesOrigin", [](auto& j) { j["layers"][0]["bytes"]["origin"] = "guess"; }, "/layers/0/bytes/origin",
@@ -224,8 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"NegativeShare", [](auto& j) { j["layers"][0]["time_share"] = -0.5; }, "/layers/0/time_share", "non-negative finite number"},
         Broken{"UnknownPhase", [](auto& j) { j["phase"] = "inference"; }, "/phase", "expected forward, train or regions"},
         Broken{"BadTraceCategory", [](auto& j) { j["trace"][1]["category"] = "kernel"; }, "/trace/1/category", "expected phase or layer"},
-        Broken{"NegativeTraceDuration", [](auto& j) { j["trace"][0]["duration_us"] = -1.0; }, "/trace/0/duration_us",
-               "non-negative finite number"},
+        Broken{"NegativeTraceDuration", [](auto& j) { j["trace"][0]["duration_us"] = -1.0; }, "/trace/0/duration_us", "non-negative finite number"},
         Broken{"MachineCpuWithoutModel", [](auto& j) { j["machine"]["cpu"].erase("model"); }, "/machine/cpu", "missing \"model\""},
         Broken{"CeilingsWithoutTriad", [](auto& j) { j["machine"]["ceilings"]["bandwidth"]["l2"].erase("triad_gbps"); },
                "/machine/ceilings/bandwidth/l2", "missing \"triad_gbps\""},
@@ -279,13 +278,17 @@ TEST(ProfileJson, AnEmptyProfileRoundTrips) {
 
 TEST(ProfileJson, InvalidUtf8IsReplacedNotThrown) {
   Profile p = test::synthetic_profile();
-  p.layers[0].name = "conv\xff\xfe" "1";
+  p.layers[0].name =
+      "conv\xff\xfe"
+      "1";
   p.machine.host = "host\xc3";
   std::string text;
   ASSERT_NO_THROW(text = profile_to_json(p));
   auto back = profile_from_json(text, "u.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->layers[0].name, "conv\xef\xbf\xbd\xef\xbf\xbd" "1");  // U+FFFD twice
+  EXPECT_EQ(back->layers[0].name,
+            "conv\xef\xbf\xbd\xef\xbf\xbd"
+            "1");  // U+FFFD twice
 }
 
 TEST(LoadProfile, ReadsAFileAndNamesAMissingOne) {

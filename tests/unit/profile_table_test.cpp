@@ -41,8 +41,8 @@ std::string row_of(const std::string& table, const std::string& name) {
 
 // The line of the main table whose first column is `name`, and the note line "[k] kind: ...".
 std::size_t line_index(const std::vector<std::string>& lines, const std::string& start) {
-  return static_cast<std::size_t>(
-      std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; }) - lines.begin());
+  return static_cast<std::size_t>(std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; }) -
+                                  lines.begin());
 }
 
 TEST(ProfileTable, HeaderSaysWhereEveryNumberComesFrom) {
@@ -283,8 +283,8 @@ TEST(ProfileCsv, OneRowPerLayerWithTheHeadersColumns) {
   const auto rows = parse_csv(profile_csv(p));
   ASSERT_EQ(rows.size(), p.layers.size() + 1);
   const auto& header = rows[0];
-  const std::vector<std::string> fixed = {"index", "name", "op", "phase", "output_shape", "params", "macs", "flops", "bytes", "bytes_source",
-                                          "bytes_origin", "analytic_bytes", "time_median_ms"};
+  const std::vector<std::string> fixed = {"index", "name",  "op",           "phase",        "output_shape",   "params",        "macs",
+                                          "flops", "bytes", "bytes_source", "bytes_origin", "analytic_bytes", "time_median_ms"};
   ASSERT_GE(header.size(), fixed.size());
   EXPECT_TRUE(std::equal(fixed.begin(), fixed.end(), header.begin()));
   for (const auto& row : rows) EXPECT_EQ(row.size(), header.size());

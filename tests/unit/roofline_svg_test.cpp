@@ -14,10 +14,10 @@
 namespace hwprof {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test::Element;
 using test::Markup;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Rect {
   double x0, y0, x1, y1;
@@ -43,7 +43,9 @@ Rect text_rect(const Element& t) {
   return {x, y - 0.76 * size, x + w, y + 0.24 * size};
 }
 
-bool overlap(const Rect& a, const Rect& b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
+bool overlap(const Rect& a, const Rect& b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
 
 Markup parse_svg(const std::string& svg) {
   Markup m = test::parse_markup(svg, test::Dialect::xml);
@@ -129,9 +131,9 @@ TEST(RooflineSvg, OnePointPerLayerInsideThePlotArea) {
 TEST(RooflineSvg, LabelsEveryCeilingAndTheBytesSource) {
   const Markup m = parse_svg(roofline_svg(test::synthetic_profile()));
   const auto texts = texts_of(m);
-  for (const char* label : {"FMA peak 120 GFLOP/s", "GEMM 100 GFLOP/s", "L1 200 GB/s", "L2 90 GB/s", "L3 50 GB/s (no flat plateau)",
-                            "DRAM 15 GB/s", "ridge at 8 FLOP/B", "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s",
-                            "compute-bound", "memory-bound", "overhead-bound", "model total"}) {
+  for (const char* label :
+       {"FMA peak 120 GFLOP/s", "GEMM 100 GFLOP/s", "L1 200 GB/s", "L2 90 GB/s", "L3 50 GB/s (no flat plateau)", "DRAM 15 GB/s", "ridge at 8 FLOP/B",
+        "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s", "compute-bound", "memory-bound", "overhead-bound", "model total"}) {
     EXPECT_THAT(texts, ::testing::Contains(std::string(label))) << label;
   }
   std::string bytes;

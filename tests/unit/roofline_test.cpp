@@ -61,7 +61,9 @@ Machine synthetic_machine() {
   return m;
 }
 
-SourcedValue analytic(double v) { return {v, ValueSource::analytic, CounterStatus::ok, 1.0, "analytic"}; }
+SourcedValue analytic(double v) {
+  return {v, ValueSource::analytic, CounterStatus::ok, 1.0, "analytic"};
+}
 
 RooflineInput input(OpKind op, double flops, double bytes, double seconds, int threads = 1) {
   RooflineInput in;
@@ -167,7 +169,7 @@ TEST(Roofline, FlopsWithoutBytesAreComputeSide) {
 // evaluations/s) × the op's FLOPs per element is their compute roof, not the FMA peak.
 TEST(Roofline, TranscendentalOpsAreHeldToTheirCalibratedKernel) {
   Machine m = synthetic_machine();
-  m.runs[0].compute["tanh_sp"] = ceiling(0.5);  // 0.5 G evaluations/s on one thread
+  m.runs[0].compute["tanh_sp"] = ceiling(0.5);             // 0.5 G evaluations/s on one thread
   RooflineInput in = input(OpKind::tanh, 1e6, 8e6, 2e-3);  // 1 M elements, 1 FLOP each, in 2 ms
   in.transcendental = "tanh";
   in.elements = 1e6;
@@ -222,8 +224,7 @@ Machine swept_machine() {
   const std::int64_t KiB = 1024;
   const std::int64_t MiB = 1024 * KiB;
   for (const auto& [bytes, gbps] : std::vector<std::pair<std::int64_t, double>>{
-           {16 * KiB, 1000}, {32 * KiB, 1000}, {256 * KiB, 500}, {1 * MiB, 500}, {2 * MiB, 520}, {8 * MiB, 200}, {64 * MiB, 60},
-           {256 * MiB, 50}}) {
+           {16 * KiB, 1000}, {32 * KiB, 1000}, {256 * KiB, 500}, {1 * MiB, 500}, {2 * MiB, 520}, {8 * MiB, 200}, {64 * MiB, 60}, {256 * MiB, 50}}) {
     run.sweep.push_back({bytes, "triad", gbps, gbps * 0.95});
     run.sweep.push_back({bytes, "copy", 5000, 5000});  // another kernel: never used
   }

@@ -35,7 +35,7 @@ std::uint64_t hex_after(const std::string& name, const std::string& key) {
 // bits 5-7 filter 2 scalar SP, 3 packed SP, 4 scalar DP, 5 packed DP; DRAM: one CAS per 64
 // bytes (Granite Rapids: half on each subchannel event, 0x05 and 0x06).
 struct PmuModel {
-  bool intel_fma_counts_once = false;    // a broken PMU (or a broken group) for the negative test
+  bool intel_fma_counts_once = false;  // a broken PMU (or a broken group) for the negative test
   bool gnr_second_subchannel_lost = false;
   bool has_second_subchannel = false;  // Granite Rapids: a CAS event per DDR5 subchannel
 
@@ -76,7 +76,7 @@ struct PmuModel {
     if (event.find("UNC_M_CAS_COUNT:RD") != std::string::npos) return lines / 6;  // Skylake-SP: six channels
     if (event.find("UNC_M_CAS_COUNT:WR") != std::string::npos) return 0;
     if (event.rfind("amd_df/", 0) == 0) return lines / 8;  // Zen 2/3: eight channels
-    return 1e6;  // cycles, instructions: not checked
+    return 1e6;                                            // cycles, instructions: not checked
   }
 };
 
@@ -139,8 +139,7 @@ struct Simulation {
   }
 };
 
-const std::vector<std::string> kHardwareFamilies = {"skylake-sp", "icelake-sp", "sapphire-rapids", "granite-rapids",
-                                                    "zen2",       "zen3",       "zen4",            "zen5"};
+const std::vector<std::string> kHardwareFamilies = {"skylake-sp", "icelake-sp", "sapphire-rapids", "granite-rapids", "zen2", "zen3", "zen4", "zen5"};
 
 TEST(SelfTest, EveryFamilysFlopAndDramGroupsPassOnACorrectPmu) {
   for (const std::string& family : kHardwareFamilies) {

@@ -26,8 +26,12 @@ namespace hwprof {
 namespace {
 
 std::atomic<std::uint64_t> clock_now{1'000'000};
-std::uint64_t still_clock() noexcept { return clock_now.load(); }
-void spend_still(std::uint64_t ns) { clock_now.fetch_add(ns); }
+std::uint64_t still_clock() noexcept {
+  return clock_now.load();
+}
+void spend_still(std::uint64_t ns) {
+  clock_now.fetch_add(ns);
+}
 
 SessionOptions timed_options() {
   SessionOptions o;
@@ -179,7 +183,10 @@ TEST(SessionLifecycle, AnEventOfAnotherCpuIsUnavailableNotAnError) {
   EXPECT_FALSE(e.reason.empty());
   EXPECT_TRUE((*s)->time_only());
   // The regions still measure time.
-  { HWPROF_REGION(**s, "still-timed"); spend_still(50); }
+  {
+    HWPROF_REGION(**s, "still-timed");
+    spend_still(50);
+  }
   EXPECT_EQ((*s)->report((*s)->region("still-timed")).calls, 1u);
 }
 
@@ -201,10 +208,8 @@ TEST(SessionLifecycle, ARegionNeverLeftIsReportedOpen) {
   spend_still(10);
   const SessionSnapshot snap = s->snapshot();
   ASSERT_EQ(snap.open_regions.size(), 2u);
-  const auto here = std::find_if(snap.open_regions.begin(), snap.open_regions.end(),
-                                 [](const OpenRegion& o) { return !o.thread_ended; });
-  const auto gone = std::find_if(snap.open_regions.begin(), snap.open_regions.end(),
-                                 [](const OpenRegion& o) { return o.thread_ended; });
+  const auto here = std::find_if(snap.open_regions.begin(), snap.open_regions.end(), [](const OpenRegion& o) { return !o.thread_ended; });
+  const auto gone = std::find_if(snap.open_regions.begin(), snap.open_regions.end(), [](const OpenRegion& o) { return o.thread_ended; });
   ASSERT_NE(here, snap.open_regions.end());
   ASSERT_NE(gone, snap.open_regions.end());
   EXPECT_EQ(here->region, stuck);
@@ -283,12 +288,10 @@ TEST(SessionLifecycle, TheSnapshotHasTheCallTreeThePerThreadTotalsAndTheTimeline
 
   // The timeline: every call, with its start, duration, depth and thread.
   ASSERT_EQ(snap.timeline.size(), 7u);
-  const auto& first_fc = *std::find_if(snap.timeline.begin(), snap.timeline.end(),
-                                       [&](const TimelineEvent& e) { return e.region == fc; });
+  const auto& first_fc = *std::find_if(snap.timeline.begin(), snap.timeline.end(), [&](const TimelineEvent& e) { return e.region == fc; });
   EXPECT_DOUBLE_EQ(first_fc.duration_ns, 100.0);
   EXPECT_EQ(first_fc.depth, 1);
-  const auto& first_step = *std::find_if(snap.timeline.begin(), snap.timeline.end(),
-                                         [&](const TimelineEvent& e) { return e.region == step; });
+  const auto& first_step = *std::find_if(snap.timeline.begin(), snap.timeline.end(), [&](const TimelineEvent& e) { return e.region == step; });
   EXPECT_DOUBLE_EQ(first_fc.start_ns - first_step.start_ns, 5.0);
   EXPECT_EQ(snap.timeline_dropped, 0u);
 }
@@ -310,7 +313,10 @@ TEST(SessionLifecycle, SetWorkIsInTheReport) {
   auto s = open_timed();
   const int fc = s->region("fc");
   s->set_work(fc, 2.0e6, 4.0e5);
-  { Region r(*s, fc); spend_still(1000); }
+  {
+    Region r(*s, fc);
+    spend_still(1000);
+  }
   const RegionReport r = s->report(fc);
   ASSERT_TRUE(r.work_flops && r.work_bytes);
   EXPECT_DOUBLE_EQ(*r.work_flops, 2.0e6);
@@ -327,8 +333,14 @@ TEST(SessionLifecycle, ProfileOfPlacesEveryRegionWithWorkAndWarnsOfOpenOnes) {
   s->set_work(fc, 2.0e6, 1.0e5);
   for (int i = 0; i < 3; ++i) {
     Region r(*s, step);
-    { Region f(*s, fc); spend_still(10'000); }  // 10 µs: 200 GFLOP/s
-    { Region l(*s, loss); spend_still(1'000); }
+    {
+      Region f(*s, fc);
+      spend_still(10'000);
+    }  // 10 µs: 200 GFLOP/s
+    {
+      Region l(*s, loss);
+      spend_still(1'000);
+    }
   }
   s->begin(loss);  // left open
   RegionProfileOptions options;
@@ -367,7 +379,10 @@ TEST(SessionLifecycle, ProfileOfWithoutAMachineSaysThereIsNoCalibration) {
   auto s = open_timed();
   const int fc = s->region("fc");
   s->set_work(fc, 1e6, 1e5);
-  { Region r(*s, fc); spend_still(1000); }
+  {
+    Region r(*s, fc);
+    spend_still(1000);
+  }
   const Profile p = profile_of(*s, RegionProfileOptions{});
   ASSERT_EQ(p.layers.size(), 1u);
   EXPECT_FALSE(p.layers[0].roofline.has_value());
@@ -377,8 +392,9 @@ TEST(SessionLifecycle, ProfileOfWithoutAMachineSaysThereIsNoCalibration) {
 // ---- the clock ----
 
 TEST(SessionClock, TheTscIsUsedWhereItIsInvariantOrTheKernelsClock) {
-  const std::string invariant = "processor\t: 0\nflags\t\t: fpu tsc constant_tsc rep_good nopl nonstop_tsc cpuid\n\n"
-                                "processor\t: 1\nflags\t\t: fpu\n";
+  const std::string invariant =
+      "processor\t: 0\nflags\t\t: fpu tsc constant_tsc rep_good nopl nonstop_tsc cpuid\n\n"
+      "processor\t: 1\nflags\t\t: fpu\n";
   const std::string drifting = "processor\t: 0\nflags\t\t: fpu tsc constant_tsc_x rep_good\n";
   const std::string stops = "flags\t: fpu tsc constant_tsc\n";
 #if defined(__x86_64__)

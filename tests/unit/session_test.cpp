@@ -35,8 +35,12 @@ using ::hwprof::test::contains;
 std::atomic<std::uint64_t> fake_now{1'000'000};
 std::atomic<std::uint64_t> fake_tick{10};
 
-std::uint64_t fake_clock() noexcept { return fake_now.fetch_add(fake_tick.load()) + fake_tick.load(); }
-void spend(std::uint64_t ns) { fake_now.fetch_add(ns); }
+std::uint64_t fake_clock() noexcept {
+  return fake_now.fetch_add(fake_tick.load()) + fake_tick.load();
+}
+void spend(std::uint64_t ns) {
+  fake_now.fetch_add(ns);
+}
 
 // ---- the fake counter set: "ops" counts what tests add plus `read_cost` per read ----
 
@@ -148,7 +152,7 @@ TEST(Session, BeginAfterEndSharesTheReadingOnlyAcrossAShortGap) {
   spend(1000);
   fake_ops += 100;
   s->end(a);
-  spend(50);     // the executor freeing dead tensors
+  spend(50);  // the executor freeing dead tensors
   fake_ops += 7;
   const std::uint64_t ops_before_b = fake_ops.load();
   s->begin_after_end(b, 1000);
@@ -793,8 +797,7 @@ TEST(Session, GroupsLoadByNameForTheFamilyAndGiveMetricsPerCall) {
     EXPECT_GT(*m.value, 0.0) << m.name;
   }
   EXPECT_DOUBLE_EQ(*r.metrics[1].value, 1e-9 * r.counters[0].per_call());
-  EXPECT_DOUBLE_EQ(*r.metrics[2].value,
-                   1e-9 * r.counters[0].per_call() / (1e-9 * r.total_inclusive_ns / static_cast<double>(r.calls)));
+  EXPECT_DOUBLE_EQ(*r.metrics[2].value, 1e-9 * r.counters[0].per_call() / (1e-9 * r.total_inclusive_ns / static_cast<double>(r.calls)));
 }
 
 TEST(Session, CountsWhileOpenAndStopsWhenDestroyed) {

@@ -36,8 +36,7 @@ const Node& node(const Graph& g, std::string_view name) {
 // Number of window positions o >= 0 whose dilated window [o*stride, o*stride + dilation*(kernel-1)]
 // fits inside the zero-padded input [0, size + 2*padding): counted one by one, the definition
 // behind PyTorch's floor((size + 2p - d(k-1) - 1)/s) + 1.
-std::int64_t conv_positions(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
-                            std::int64_t dilation) {
+std::int64_t conv_positions(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t padding, std::int64_t dilation) {
   std::int64_t count = 0;
   for (std::int64_t o = 0; o * stride + dilation * (kernel - 1) <= size + 2 * padding - 1; ++o) ++count;
   return count;
@@ -53,11 +52,15 @@ TEST(ShapeInferenceConv2d, OutputSizesOverAGrid) {
         for (std::int64_t padding = 0; padding <= 2; ++padding) {
           for (std::int64_t dilation = 1; dilation <= 3; ++dilation) {
             const std::int64_t expected = conv_positions(size, kernel, stride, padding, dilation);
-            const nlohmann::json spec = {
-                {"input", {{"shape", {2, size, 9}}}},
-                {"layers",
-                 {{{"name", "conv"}, {"op", "conv2d"}, {"out_channels", 5}, {"kernel", {kernel, 2}}, {"stride", {stride, 3}},
-                   {"padding", {padding, 1}}, {"dilation", {dilation, 2}}}}}};
+            const nlohmann::json spec = {{"input", {{"shape", {2, size, 9}}}},
+                                         {"layers",
+                                          {{{"name", "conv"},
+                                            {"op", "conv2d"},
+                                            {"out_channels", 5},
+                                            {"kernel", {kernel, 2}},
+                                            {"stride", {stride, 3}},
+                                            {"padding", {padding, 1}},
+                                            {"dilation", {dilation, 2}}}}}};
             SCOPED_TRACE(spec.dump());
             auto graph = parse_model(spec.dump(), "grid.json");
             if (expected == 0) {
@@ -87,11 +90,17 @@ TEST(ShapeInferenceConv2d, KnownNetworks) {
 
 TEST(ShapeInferenceConv2d, RejectsBadGroupsAndOversizedKernels) {
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [3, 8, 8]},
-      "layers": [{"name": "c", "op": "conv2d", "out_channels": 4, "kernel": 3, "groups": 2}]})", "g.json").ok());  // 2 ∤ 3
+      "layers": [{"name": "c", "op": "conv2d", "out_channels": 4, "kernel": 3, "groups": 2}]})",
+                           "g.json")
+                   .ok());  // 2 ∤ 3
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [4, 8, 8]},
-      "layers": [{"name": "c", "op": "conv2d", "out_channels": 3, "kernel": 3, "groups": 2}]})", "g.json").ok());  // 2 ∤ 3
+      "layers": [{"name": "c", "op": "conv2d", "out_channels": 3, "kernel": 3, "groups": 2}]})",
+                           "g.json")
+                   .ok());  // 2 ∤ 3
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [1, 4, 4]},
-      "layers": [{"name": "c", "op": "conv2d", "out_channels": 1, "kernel": 3, "dilation": 2}]})", "g.json").ok());  // span 5 > 4
+      "layers": [{"name": "c", "op": "conv2d", "out_channels": 1, "kernel": 3, "dilation": 2}]})",
+                           "g.json")
+                   .ok());  // span 5 > 4
 }
 
 // ---- pooling ------------------------------------------------------------------------------
@@ -118,8 +127,7 @@ Shape pool_shape(std::string_view op, std::int64_t size, std::int64_t kernel, st
                  std::string* error = nullptr) {
   const nlohmann::json spec = {
       {"input", {{"shape", {3, size, size}}}},
-      {"layers",
-       {{{"name", "pool"}, {"op", op}, {"kernel", kernel}, {"stride", stride}, {"padding", pad}, {"ceil_mode", ceil_mode}}}}};
+      {"layers", {{{"name", "pool"}, {"op", op}, {"kernel", kernel}, {"stride", stride}, {"padding", pad}, {"ceil_mode", ceil_mode}}}}};
   auto graph = parse_model(spec.dump(), "pool.json");
   if (!graph) {
     if (error) *error = graph.error().message;
@@ -195,9 +203,13 @@ TEST(ShapeInferencePool, RejectsPaddingOverHalfTheKernel) {
   EXPECT_EQ(pool_shape("maxpool2d", 8, 2, 2, 1, false), (Shape{3, 5, 5}));  // 1 <= 2/2 is allowed
   // Each axis on its own: 2 > 3/2 in H only, then in W only.
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [1, 8, 8]},
-      "layers": [{"name": "p", "op": "avgpool2d", "kernel": 3, "padding": [2, 0]}]})", "p.json").ok());
+      "layers": [{"name": "p", "op": "avgpool2d", "kernel": 3, "padding": [2, 0]}]})",
+                           "p.json")
+                   .ok());
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [1, 8, 8]},
-      "layers": [{"name": "p", "op": "avgpool2d", "kernel": 3, "padding": [0, 2]}]})", "p.json").ok());
+      "layers": [{"name": "p", "op": "avgpool2d", "kernel": 3, "padding": [0, 2]}]})",
+                           "p.json")
+                   .ok());
 }
 
 // PyTorch has no "kernel fits the padded input" check for pooling; with ceil_mode a window
@@ -221,7 +233,7 @@ TEST(ShapeInferencePool, AdaptiveOutputIsTheRequestedSize) {
       {"name": "up", "op": "adaptive_avgpool2d", "output": 9, "inputs": ["$input"]}]})");
   EXPECT_EQ(node(g, "gap").output_shape, (Shape{4, 1, 1}));  // default output [1, 1]
   EXPECT_EQ(node(g, "down").output_shape, (Shape{4, 3, 2}));
-  EXPECT_EQ(node(g, "up").output_shape, (Shape{4, 9, 9}));   // larger than the input is allowed
+  EXPECT_EQ(node(g, "up").output_shape, (Shape{4, 9, 9}));  // larger than the input is allowed
 }
 
 // ---- data movement ------------------------------------------------------------------------
@@ -234,21 +246,27 @@ TEST(ShapeInferenceMovement, FlattenReshapeTranspose) {
       {"name": "r3", "op": "reshape", "shape": [3, 2, 2, 2], "inputs": ["$input"]},
       {"name": "r4", "op": "reshape", "shape": [-1], "inputs": ["$input"]},
       {"name": "t", "op": "transpose", "perm": [2, 0, 1], "inputs": ["$input"]}]})");
-  EXPECT_EQ(node(g, "flat").output_shape, (Shape{24}));      // the whole sample
-  EXPECT_EQ(node(g, "r1").output_shape, (Shape{6, 4}));      // 24 / 4
+  EXPECT_EQ(node(g, "flat").output_shape, (Shape{24}));  // the whole sample
+  EXPECT_EQ(node(g, "r1").output_shape, (Shape{6, 4}));  // 24 / 4
   EXPECT_EQ(node(g, "r2").output_shape, (Shape{4, 6}));
   EXPECT_EQ(node(g, "r3").output_shape, (Shape{3, 2, 2, 2}));
   EXPECT_EQ(node(g, "r4").output_shape, (Shape{24}));
-  EXPECT_EQ(node(g, "t").output_shape, (Shape{4, 2, 3}));    // out[i] = in[perm[i]]
+  EXPECT_EQ(node(g, "t").output_shape, (Shape{4, 2, 3}));  // out[i] = in[perm[i]]
 }
 
 TEST(ShapeInferenceMovement, ReshapeRejectsAMismatch) {
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3, 4]},
-      "layers": [{"name": "r", "op": "reshape", "shape": [5, -1]}]})", "r.json").ok());  // 24 % 5 != 0
+      "layers": [{"name": "r", "op": "reshape", "shape": [5, -1]}]})",
+                           "r.json")
+                   .ok());  // 24 % 5 != 0
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3, 4]},
-      "layers": [{"name": "r", "op": "reshape", "shape": [5, 5]}]})", "r.json").ok());
+      "layers": [{"name": "r", "op": "reshape", "shape": [5, 5]}]})",
+                           "r.json")
+                   .ok());
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3, 4]},
-      "layers": [{"name": "r", "op": "reshape", "shape": [-1, -1]}]})", "r.json").ok());
+      "layers": [{"name": "r", "op": "reshape", "shape": [-1, -1]}]})",
+                           "r.json")
+                   .ok());
 }
 
 TEST(ShapeInferenceMovement, ConcatOnANegativeAxis) {
@@ -260,7 +278,9 @@ TEST(ShapeInferenceMovement, ConcatOnANegativeAxis) {
   EXPECT_EQ(node(g, "first").output_shape, (Shape{4, 3}));  // axis -2 is axis 0
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 3]}, "layers": [
       {"name": "fc", "op": "linear", "out_features": 5},
-      {"name": "bad", "op": "concat", "axis": 0, "inputs": ["$input", "fc"]}]})", "c.json").ok());  // 3 != 5 off-axis
+      {"name": "bad", "op": "concat", "axis": 0, "inputs": ["$input", "fc"]}]})",
+                           "c.json")
+                   .ok());  // 3 != 5 off-axis
 }
 
 TEST(ShapeInferenceMovement, SelectWithNegativeIndexAndAxis) {
@@ -272,9 +292,13 @@ TEST(ShapeInferenceMovement, SelectWithNegativeIndexAndAxis) {
   EXPECT_EQ(node(g, "b").output_shape, (Shape{4, 5}));  // drops axis 0
   EXPECT_EQ(node(g, "c").output_shape, (Shape{4, 5}));  // default axis 0
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [3, 4]},
-      "layers": [{"name": "s", "op": "select", "axis": 1, "index": -5}]})", "s.json").ok());  // -5 < -4
+      "layers": [{"name": "s", "op": "select", "axis": 1, "index": -5}]})",
+                           "s.json")
+                   .ok());  // -5 < -4
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [3, 4]},
-      "layers": [{"name": "s", "op": "select", "axis": -3, "index": 0}]})", "s.json").ok());  // rank 2
+      "layers": [{"name": "s", "op": "select", "axis": -3, "index": 0}]})",
+                           "s.json")
+                   .ok());  // rank 2
 }
 
 // ---- token ops and attention --------------------------------------------------------------
@@ -287,9 +311,9 @@ TEST(ShapeInferenceToken, EmbeddingClsTokenPosEmbeddingAttention) {
       {"name": "attn", "op": "attention", "heads": 4, "causal": true},
       {"name": "ln", "op": "layernorm"},
       {"name": "sm", "op": "softmax", "axis": 0}]})");
-  EXPECT_EQ(node(g, "emb").output_shape, (Shape{7, 16}));   // [T] -> [T, D]
-  EXPECT_EQ(node(g, "cls").output_shape, (Shape{8, 16}));   // [T+1, D]
-  EXPECT_EQ(node(g, "pos").output_shape, (Shape{8, 16}));   // 8 positions fit num_positions 8
+  EXPECT_EQ(node(g, "emb").output_shape, (Shape{7, 16}));  // [T] -> [T, D]
+  EXPECT_EQ(node(g, "cls").output_shape, (Shape{8, 16}));  // [T+1, D]
+  EXPECT_EQ(node(g, "pos").output_shape, (Shape{8, 16}));  // 8 positions fit num_positions 8
   EXPECT_EQ(node(g, "attn").output_shape, (Shape{8, 16}));
   EXPECT_EQ(node(g, "ln").output_shape, (Shape{8, 16}));
   EXPECT_EQ(node(g, "sm").output_shape, (Shape{8, 16}));
@@ -298,18 +322,28 @@ TEST(ShapeInferenceToken, EmbeddingClsTokenPosEmbeddingAttention) {
 TEST(ShapeInferenceToken, Rejections) {
   // pos_embedding needs T <= num_positions: after cls_token T = 8 > 7.
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [7, 4]}, "layers": [
-      {"name": "cls", "op": "cls_token"}, {"name": "pos", "op": "pos_embedding", "num_positions": 7}]})", "t.json").ok());
+      {"name": "cls", "op": "cls_token"}, {"name": "pos", "op": "pos_embedding", "num_positions": 7}]})",
+                           "t.json")
+                   .ok());
   // attention needs heads | D.
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [7, 6]}, "layers": [
-      {"name": "attn", "op": "attention", "heads": 4}]})", "t.json").ok());
+      {"name": "attn", "op": "attention", "heads": 4}]})",
+                           "t.json")
+                   .ok());
   // embedding needs int32 [T].
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [7]}, "layers": [
-      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 4}]})", "t.json").ok());
+      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 4}]})",
+                           "t.json")
+                   .ok());
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [2, 7], "dtype": "int32"}, "layers": [
-      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 4}]})", "t.json").ok());
+      {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 4}]})",
+                           "t.json")
+                   .ok());
   // Float ops refuse int32 token ids.
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [7], "dtype": "int32"}, "layers": [
-      {"name": "fc", "op": "linear", "out_features": 4}]})", "t.json").ok());
+      {"name": "fc", "op": "linear", "out_features": 4}]})",
+                           "t.json")
+                   .ok());
 }
 
 // ---- dtypes -------------------------------------------------------------------------------
@@ -329,7 +363,7 @@ TEST(ShapeInferenceDtype, IdsStayInt32ThroughDataMovementAndEmbeddingGivesFloat)
   }
   EXPECT_EQ(node(g, "t").output_shape, (Shape{6, 2}));
   EXPECT_EQ(node(g, "flat").output_shape, (Shape{12}));
-  EXPECT_EQ(node(g, "cat").output_shape, (Shape{12}));     // 6 + 6
+  EXPECT_EQ(node(g, "cat").output_shape, (Shape{12}));  // 6 + 6
   EXPECT_EQ(node(g, "emb").output_dtype, DType::f32);
   EXPECT_EQ(node(g, "emb").output_shape, (Shape{12, 5}));
 }
@@ -338,7 +372,9 @@ TEST(ShapeInferenceDtype, ConcatRefusesMixedDtypes) {
   EXPECT_FALSE(parse_model(R"({"input": {"shape": [4], "dtype": "int32"}, "layers": [
       {"name": "emb", "op": "embedding", "num_embeddings": 10, "embedding_dim": 1},
       {"name": "flat", "op": "flatten"},
-      {"name": "cat", "op": "concat", "inputs": ["flat", "$input"]}]})", "d.json").ok());
+      {"name": "cat", "op": "concat", "inputs": ["flat", "$input"]}]})",
+                           "d.json")
+                   .ok());
 }
 
 TEST(ShapeInferenceDtype, FloatOpsKeepFloat32) {

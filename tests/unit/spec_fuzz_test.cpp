@@ -98,8 +98,10 @@ std::vector<std::pair<std::size_t, std::size_t>> number_tokens(const std::string
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -199,8 +201,7 @@ TEST_F(SpecFuzz, TruncationsAtEvery97thByte) {
 }
 
 TEST_F(SpecFuzz, NumbersReplacedByExtremes) {
-  const std::vector<std::string> extremes = {"0", "-1", "9223372036854775807", "9223372036854775808",
-                                             "4611686018427387904", "1e308", "1e400", "2.5"};
+  const std::vector<std::string> extremes = {"0", "-1", "9223372036854775807", "9223372036854775808", "4611686018427387904", "1e308", "1e400", "2.5"};
   const auto sample = static_cast<std::size_t>(per_model(200));
   for_each_model(5001, [&](Fuzzer& f) {
     auto tokens = number_tokens(f.text());

@@ -38,7 +38,9 @@ const Node& node_named(const Graph& graph, const std::string& name) {
   return index >= 0 ? graph.nodes[static_cast<std::size_t>(index)] : missing;
 }
 
-int index_of(const Graph& graph, const std::string& name) { return graph.find(name); }
+int index_of(const Graph& graph, const std::string& name) {
+  return graph.find(name);
+}
 
 TEST(SpecParser, LayersWithoutInputsChainInOrder) {
   const Graph g = parse_ok(R"json({
@@ -104,8 +106,8 @@ TEST(SpecParser, RepeatCopiesChainAndDollarInputIsTheCopysInput) {
     {"name": "head", "op": "linear", "out_features": 2}
   ]
 })json");
-  ASSERT_THAT(names_of(g), ElementsAre("stem", "h.0.fc", "h.0.act", "h.0.add", "h.1.fc", "h.1.act", "h.1.add", "h.2.fc",
-                                       "h.2.act", "h.2.add", "head"));
+  ASSERT_THAT(names_of(g),
+              ElementsAre("stem", "h.0.fc", "h.0.act", "h.0.add", "h.1.fc", "h.1.act", "h.1.add", "h.2.fc", "h.2.act", "h.2.add", "head"));
   EXPECT_THAT(node_named(g, "h.0.fc").inputs, ElementsAre(index_of(g, "stem")));
   EXPECT_THAT(node_named(g, "h.1.fc").inputs, ElementsAre(index_of(g, "h.0.add")));
   EXPECT_THAT(node_named(g, "h.2.fc").inputs, ElementsAre(index_of(g, "h.1.add")));
@@ -192,8 +194,8 @@ TEST(SpecParser, NestedRepeatsComposeNamesAndScopes) {
     ]}
   ]
 })json");
-  ASSERT_THAT(names_of(g), ElementsAre("stem", "a.0.x", "a.0.b.0.y", "a.0.b.0.z", "a.0.b.1.y", "a.0.b.1.z", "a.0.out",
-                                       "a.1.x", "a.1.b.0.y", "a.1.b.0.z", "a.1.b.1.y", "a.1.b.1.z", "a.1.out"));
+  ASSERT_THAT(names_of(g), ElementsAre("stem", "a.0.x", "a.0.b.0.y", "a.0.b.0.z", "a.0.b.1.y", "a.0.b.1.z", "a.0.out", "a.1.x", "a.1.b.0.y",
+                                       "a.1.b.0.z", "a.1.b.1.y", "a.1.b.1.z", "a.1.out"));
   auto at = [&](const char* name) { return index_of(g, name); };
   EXPECT_THAT(node_named(g, "a.0.x").inputs, ElementsAre(at("stem")));
   EXPECT_THAT(node_named(g, "a.0.b.0.y").inputs, ElementsAre(at("a.0.x"), at("a.0.x")));
@@ -218,7 +220,8 @@ TEST(SpecParser, InnerCopyNamesNeedFullNamesOutsideTheirRepeat) {
       {"name": "out", "op": "add", "inputs": ["y", "b.0.y"]}
     ]}
   ]
-})json", "scope.json");
+})json",
+                           "scope.json");
   ASSERT_FALSE(graph.ok());
   EXPECT_THAT(graph.error().message, StartsWith("scope.json:8:47: layer 'a.0.out' (add): no earlier layer is named 'y'"));
 }
@@ -443,7 +446,8 @@ TEST(SpecParser, WithInputShapeKeepsTheWeights) {
     {"name": "flatten", "op": "flatten"},
     {"name": "dense", "op": "linear", "out_features": 512}
   ]
-})json", "mlp.json");
+})json",
+                             "mlp.json");
   auto wider = with_input_shape(mlp, {1, 32, 32});
   ASSERT_FALSE(wider.ok());
   EXPECT_EQ(wider.error().message,
@@ -454,7 +458,8 @@ TEST(SpecParser, WithInputShapeKeepsTheWeights) {
   const Graph g = parse_ok(kConvNet, "conv.json");
   auto gray = with_input_shape(g, {1, 32, 32});
   ASSERT_FALSE(gray.ok());
-  EXPECT_THAT(gray.error().message, StartsWith("with input shape [1, 32, 32]: conv.json:4:5: layer 'conv' (conv2d): its weights take 3 input channels"));
+  EXPECT_THAT(gray.error().message,
+              StartsWith("with input shape [1, 32, 32]: conv.json:4:5: layer 'conv' (conv2d): its weights take 3 input channels"));
 
   // Sequence length is free in a transformer; the width is not.
   const Graph t = parse_ok(R"json({
@@ -463,7 +468,8 @@ TEST(SpecParser, WithInputShapeKeepsTheWeights) {
     {"name": "pos", "op": "pos_embedding", "num_positions": 32},
     {"name": "attn", "op": "attention", "heads": 2}
   ]
-})json", "t.json");
+})json",
+                           "t.json");
   auto longer = with_input_shape(t, {32, 8});
   ASSERT_TRUE(longer.ok()) << longer.error().message;
   EXPECT_THAT(longer->nodes[1].output_shape, ElementsAre(32, 8));

@@ -126,8 +126,16 @@ inline std::vector<SyntheticLayer> synthetic_layers(const SyntheticOptions& o) {
       {8, "fc", "linear", "forward", 0.8e6, 0.05e6, 0.09, true, Bound::overhead, {10}},
   };
   for (int i = 0; i < o.extra_layers; ++i) {
-    v.push_back({9 + i, "block." + std::to_string(i) + ".act", "relu", "forward", 0.6e6 * (1 + i % 3), 5.0e6, 0.30 + 0.01 * i, false,
-                 Bound::memory, {16, 32, 32}});
+    v.push_back({9 + i,
+                 "block." + std::to_string(i) + ".act",
+                 "relu",
+                 "forward",
+                 0.6e6 * (1 + i % 3),
+                 5.0e6,
+                 0.30 + 0.01 * i,
+                 false,
+                 Bound::memory,
+                 {16, 32, 32}});
   }
   if (o.train) {
     v.push_back({8, "fc", "linear", "backward", 0.8e6, 0.06e6, 0.095, true, Bound::overhead, {10}});
@@ -144,8 +152,9 @@ inline std::vector<SyntheticLayer> synthetic_layers(const SyntheticOptions& o) {
 inline std::vector<LayerCounter> synthetic_counters(double median_ms) {
   LayerCounter cycles{"cycles", "count", median_ms * 2.6e6, CounterStatus::ok, 1.0, ""};
   LayerCounter instructions{"instructions", "count", median_ms * 3.1e6, CounterStatus::multiplexed, 0.5, ""};
-  LayerCounter llc{"LLC-load-misses", "count", std::nullopt, CounterStatus::unsupported, 0.0,
-                   "this virtual machine exposes no hardware PMU: run on bare metal or enable the hypervisor's vPMU"};
+  LayerCounter llc{
+      "LLC-load-misses",          "count", std::nullopt,
+      CounterStatus::unsupported, 0.0,     "this virtual machine exposes no hardware PMU: run on bare metal or enable the hypervisor's vPMU"};
   return {cycles, instructions, llc};
 }
 

@@ -13,7 +13,9 @@
 
 namespace hwprof::test {
 
-inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+inline bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
 
 // A whole file's bytes ("" when it cannot be read).
 inline std::string read_file(const std::string& path) {

@@ -17,7 +17,9 @@ namespace {
 
 using nlohmann::json;
 
-std::int64_t ns(const json& us) { return std::llround(us.get<double>() * 1000.0); }
+std::int64_t ns(const json& us) {
+  return std::llround(us.get<double>() * 1000.0);
+}
 
 json parse_trace(const Profile& p) {
   const std::string text = chrome_trace(p);

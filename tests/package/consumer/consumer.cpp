@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   auto params = hwprof::count_parameters(*graph);
   auto flops = hwprof::count_flops(*graph);
   if (!params || !flops) return 1;
-  std::printf("hwprof %s: %s has %lld params, %lld FLOPs per sample\n", hwprof::kVersion, graph->name.c_str(),
-              static_cast<long long>(*params), static_cast<long long>(*flops));
+  std::printf("hwprof %s: %s has %lld params, %lld FLOPs per sample\n", hwprof::kVersion, graph->name.c_str(), static_cast<long long>(*params),
+              static_cast<long long>(*flops));
   return *params == 61706 ? 0 : 2;
 }
