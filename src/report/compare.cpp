@@ -246,27 +246,10 @@ std::string comparison_json(const ProfileComparison& c) {
   return j.dump(2) + "\n";
 }
 
-std::string comparison_html(const ProfileComparison& c, const Profile& b) {
+// The roofline: B's ceilings, A's point (hollow) to B's (filled) for every layer with both.
+std::string comparison_roofline(const ProfileComparison& c, const Profile& b) {
   auto esc = [](std::string_view s) { return xml_escape(s); };
-  std::string html =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hwprof compare</title>\n<style>"
-      "body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;"
-      "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
-      ".slower{color:#b00020;font-weight:bold}.faster{color:#1b7f3b;font-weight:bold}.note{color:#555}"
-      "</style></head><body>\n";
-  html += fmt::format("<h1>hwprof compare</h1>\n<p>A = {}<br>B = {}</p>\n", esc(c.a_label), esc(c.b_label));
-  const LayerChange& t = c.total;
-  html += fmt::format("<p><b>Model total</b>: {:.4g} ms &rarr; {:.4g} ms ({}), <span class=\"{}\">{}</span>{}</p>\n", t.median_a_ms, t.median_b_ms,
-                      percent_change(t.change),
-                      t.verdict == Verdict::slower   ? "slower"
-                      : t.verdict == Verdict::faster ? "faster"
-                                                     : "",
-                      verdict_name(t.verdict), t.p_value ? " (Mann-Whitney p = " + p_text(t.p_value) + ")" : std::string());
-  for (const std::string& d : c.differences) html += "<p class=\"note\">NOTE: the runs differ: " + esc(d) + "</p>\n";
-  if (!c.only_in_a.empty()) html += "<p class=\"note\">Only in A: " + esc(fmt::format("{}", fmt::join(c.only_in_a, ", "))) + "</p>\n";
-  if (!c.only_in_b.empty()) html += "<p class=\"note\">Only in B: " + esc(fmt::format("{}", fmt::join(c.only_in_b, ", "))) + "</p>\n";
-
-  // The roofline: B's ceilings, A's point (hollow) to B's (filled) for every layer with both.
+  std::string html;
   const CalibrationRun* run = b.machine.ceilings ? &*b.machine.ceilings : nullptr;
   LogLogFrame frame;
   frame.left = 70;
@@ -314,6 +297,30 @@ std::string comparison_html(const ProfileComparison& c, const Profile& b) {
     }
     html += "</svg>\n";
   }
+  return html;
+}
+
+std::string comparison_html(const ProfileComparison& c, const Profile& b) {
+  auto esc = [](std::string_view s) { return xml_escape(s); };
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hwprof compare</title>\n<style>"
+      "body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;"
+      "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}"
+      ".slower{color:#b00020;font-weight:bold}.faster{color:#1b7f3b;font-weight:bold}.note{color:#555}"
+      "</style></head><body>\n";
+  html += fmt::format("<h1>hwprof compare</h1>\n<p>A = {}<br>B = {}</p>\n", esc(c.a_label), esc(c.b_label));
+  const LayerChange& t = c.total;
+  html += fmt::format("<p><b>Model total</b>: {:.4g} ms &rarr; {:.4g} ms ({}), <span class=\"{}\">{}</span>{}</p>\n", t.median_a_ms, t.median_b_ms,
+                      percent_change(t.change),
+                      t.verdict == Verdict::slower   ? "slower"
+                      : t.verdict == Verdict::faster ? "faster"
+                                                     : "",
+                      verdict_name(t.verdict), t.p_value ? " (Mann-Whitney p = " + p_text(t.p_value) + ")" : std::string());
+  for (const std::string& d : c.differences) html += "<p class=\"note\">NOTE: the runs differ: " + esc(d) + "</p>\n";
+  if (!c.only_in_a.empty()) html += "<p class=\"note\">Only in A: " + esc(fmt::format("{}", fmt::join(c.only_in_a, ", "))) + "</p>\n";
+  if (!c.only_in_b.empty()) html += "<p class=\"note\">Only in B: " + esc(fmt::format("{}", fmt::join(c.only_in_b, ", "))) + "</p>\n";
+
+  html += comparison_roofline(c, b);
   html +=
       "<h2>Layers</h2>\n<table><tr><th>Layer</th><th>A ms</th><th>B ms</th><th>Change</th><th>p (Holm)</th><th>Eff. A</th><th>Eff. "
       "B</th><th>Bound A &rarr; B</th><th>Verdict</th></tr>\n";

@@ -245,94 +245,99 @@ static std::string regions_sections(const Profile& p) {
 
 namespace {
 
-// The counters per call of the rows shown, one column per event and metric. An unavailable
-// counter is "n/a[k]", k the numbered note that says why; `~` below resolution; `!` a value
-// wall time cannot hold, with its reason below.
-std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const detail::NumberedNotes& notes, bool phases) {
-  std::vector<std::string> names;
-  const auto add_name = [&](const std::string& name) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  };
-  for (const EventInfo& e : p.events) add_name(e.name);
-  for (const LayerProfile* l : rows) {
-    for (const LayerCounter& c : l->counters) add_name(c.name);
-  }
-  std::vector<std::string> metric_names;
-  for (const LayerProfile* l : rows) {
-    for (const LayerMetric& m : l->metrics) {
-      if (std::find(metric_names.begin(), metric_names.end(), m.name) == metric_names.end()) metric_names.push_back(m.name);
-    }
-  }
-  if (names.empty() && metric_names.empty()) return {};
-  const auto note_of = [&](const std::string& name) {
-    auto it = notes.note_of_counter.find(name);
-    return it == notes.note_of_counter.end() ? std::string("n/a") : fmt::format("n/a[{}]", it->second);
-  };
+// The counters table's columns and what its cells collect for the notes below it.
+struct CounterColumns {
+  const Profile& p;
+  const detail::NumberedNotes& notes;
+  bool phases = false;
+  std::vector<std::string> names;                 // events, in order
+  std::vector<std::string> metric_names;          // the group's metrics
   std::map<std::string, double> lowest_fraction;  // multiplexed counters: the least time any layer's reading ran
   std::vector<std::string> impossible;            // "layer: reason", once per layer and counter
   std::vector<std::string> metric_notes;
   bool any_below = false;
+  std::string note_of(const std::string& name) const {
+    auto it = notes.note_of_counter.find(name);
+    return it == notes.note_of_counter.end() ? std::string("n/a") : fmt::format("n/a[{}]", it->second);
+  }
+};
 
+std::string counter_cell(CounterColumns& t, const LayerProfile& l, const std::string& layer_name, const std::string& n) {
+  auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& lc) { return lc.name == n; });
+  if (it == l.counters.end()) {
+    auto e = std::find_if(t.p.events.begin(), t.p.events.end(), [&](const EventInfo& ev) { return ev.name == n; });
+    return e != t.p.events.end() && !counter_readable(e->status) ? t.note_of(n) : "-";
+  }
+  if (!it->value) return t.note_of(n);
+  if (it->impossible) {
+    t.impossible.push_back(layer_name + ": " + it->impossible_reason);
+    return fmt::format("!{}", t.impossible.size());
+  }
+  std::string v = (it->below_resolution ? "~" : "") + detail::si(*it->value);
+  while (!v.empty() && v.back() == ' ') v.pop_back();
+  if (it->below_resolution) t.any_below = true;
+  if (it->status == CounterStatus::multiplexed) {
+    v += "*";
+    auto [f, inserted] = t.lowest_fraction.emplace(n, it->running_fraction);
+    if (!inserted) f->second = std::min(f->second, it->running_fraction);
+  }
+  return v;
+}
+
+std::string metric_cell(CounterColumns& t, const LayerProfile& l, const std::string& n) {
+  auto it = std::find_if(l.metrics.begin(), l.metrics.end(), [&](const LayerMetric& m) { return m.name == n; });
+  if (it == l.metrics.end()) return "-";
+  if (!it->value) {
+    const std::string text = n + ": not available" + (it->reason.empty() ? "" : " - " + it->reason);
+    std::size_t k = static_cast<std::size_t>(std::find(t.metric_notes.begin(), t.metric_notes.end(), text) - t.metric_notes.begin());
+    if (k == t.metric_notes.size()) t.metric_notes.push_back(text);
+    return fmt::format("n/a[m{}]", k + 1);
+  }
+  if (it->below_resolution) t.any_below = true;
+  return (it->below_resolution ? "~" : "") + (*it->value >= 0 ? rate(*it->value) : fmt::format("{:.3g}", *it->value));
+}
+
+std::vector<std::string> counter_row(CounterColumns& t, const LayerProfile& l, const std::string& name) {
+  std::vector<std::string> r = {name};
+  if (t.phases) r.push_back(l.phase);
+  for (const std::string& n : t.names) r.push_back(counter_cell(t, l, name, n));
+  for (const std::string& n : t.metric_names) r.push_back(metric_cell(t, l, n));
+  return r;
+}
+
+// The counters per call of the rows shown, one column per event and metric. An unavailable
+// counter is "n/a[k]", k the numbered note that says why; `~` below resolution; `!` a value
+// wall time cannot hold, with its reason below.
+std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const detail::NumberedNotes& notes, bool phases) {
+  CounterColumns t{p, notes, phases, {}, {}, {}, {}, {}, false};
+  const auto add_name = [&](std::vector<std::string>& list, const std::string& name) {
+    if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+  };
+  for (const EventInfo& e : p.events) add_name(t.names, e.name);
+  for (const LayerProfile* l : rows) {
+    for (const LayerCounter& c : l->counters) add_name(t.names, c.name);
+    for (const LayerMetric& m : l->metrics) add_name(t.metric_names, m.name);
+  }
+  if (t.names.empty() && t.metric_names.empty()) return {};
   TextTable c;
   c.column("Layer", false);
   if (phases) c.column("Phase", false);
-  for (const std::string& n : names) c.column(detail::counter_title(p, n), true);
-  for (const std::string& n : metric_names) c.column(n, true);
-  const auto counter_cells = [&](const LayerProfile& l, const std::string& name) {
-    std::vector<std::string> r = {name};
-    if (phases) r.push_back(l.phase);
-    for (const std::string& n : names) {
-      auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& lc) { return lc.name == n; });
-      if (it == l.counters.end()) {
-        auto e = std::find_if(p.events.begin(), p.events.end(), [&](const EventInfo& ev) { return ev.name == n; });
-        r.push_back(e != p.events.end() && !counter_readable(e->status) ? note_of(n) : "-");
-      } else if (!it->value) {
-        r.push_back(note_of(n));
-      } else if (it->impossible) {
-        impossible.push_back(name + ": " + it->impossible_reason);
-        r.push_back(fmt::format("!{}", impossible.size()));
-      } else {
-        std::string v = (it->below_resolution ? "~" : "") + detail::si(*it->value);
-        while (!v.empty() && v.back() == ' ') v.pop_back();
-        if (it->below_resolution) any_below = true;
-        if (it->status == CounterStatus::multiplexed) {
-          v += "*";
-          auto [f, inserted] = lowest_fraction.emplace(n, it->running_fraction);
-          if (!inserted) f->second = std::min(f->second, it->running_fraction);
-        }
-        r.push_back(v);
-      }
-    }
-    for (const std::string& n : metric_names) {
-      auto it = std::find_if(l.metrics.begin(), l.metrics.end(), [&](const LayerMetric& m) { return m.name == n; });
-      if (it == l.metrics.end()) {
-        r.push_back("-");
-      } else if (!it->value) {
-        const std::string text = n + ": not available" + (it->reason.empty() ? "" : " - " + it->reason);
-        std::size_t k = static_cast<std::size_t>(std::find(metric_notes.begin(), metric_notes.end(), text) - metric_notes.begin());
-        if (k == metric_notes.size()) metric_notes.push_back(text);
-        r.push_back(fmt::format("n/a[m{}]", k + 1));
-      } else {
-        if (it->below_resolution) any_below = true;
-        r.push_back((it->below_resolution ? "~" : "") + (*it->value >= 0 ? rate(*it->value) : fmt::format("{:.3g}", *it->value)));
-      }
-    }
-    return r;
-  };
-  for (const LayerProfile* l : rows) c.row(counter_cells(*l, detail::display_name(*l)));
+  for (const std::string& n : t.names) c.column(detail::counter_title(p, n), true);
+  for (const std::string& n : t.metric_names) c.column(n, true);
+  for (const LayerProfile* l : rows) c.row(counter_row(t, *l, detail::display_name(*l)));
   if (!p.total.counters.empty() || !p.total.metrics.empty()) {
     c.rule();
-    c.row(counter_cells(p.total, "model total"));
+    c.row(counter_row(t, p.total, "model total"));
   }
   std::string out = "\nCounters per call (measured, each reading's own cost subtracted; * multiplexed; n/a[k]: see note k)\n";
   out += c.render();
-  for (std::size_t i = 0; i < metric_notes.size(); ++i) out += fmt::format("[m{}] {}\n", i + 1, metric_notes[i]);
-  for (std::size_t i = 0; i < impossible.size(); ++i) out += fmt::format("!{} impossible: {}\n", i + 1, impossible[i]);
-  for (const auto& [name, fraction] : lowest_fraction) {
+  for (std::size_t i = 0; i < t.metric_notes.size(); ++i) out += fmt::format("[m{}] {}\n", i + 1, t.metric_notes[i]);
+  for (std::size_t i = 0; i < t.impossible.size(); ++i) out += fmt::format("!{} impossible: {}\n", i + 1, t.impossible[i]);
+  for (const auto& [name, fraction] : t.lowest_fraction) {
     out +=
         fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name, detail::percent(fraction));
   }
-  if (any_below) out += fmt::format("~ {}\n", detail::kCounterBelowResolution);
+  if (t.any_below) out += fmt::format("~ {}\n", detail::kCounterBelowResolution);
   return out;
 }
 

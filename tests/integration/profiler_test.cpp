@@ -182,8 +182,9 @@ TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
     // Each layer's counts are per call and the model calls each once a pass; allow for the noise
     // of the subtracted read costs.
     EXPECT_GE(*total->value, 0.8 * layers) << "model " << *total->value << " ns against its layers' " << layers << " ns";
-    // Its CPU time is at least its wall time (one thread runs it throughout).
-    EXPECT_GE(*total->value, 0.8 * p->total.time_ms.mean * 1e6);
+    // (Not asserted: that its CPU time covers its wall time. It does on a quiet machine, but the
+    // counted passes' CPU against the timed passes' wall is a comparison of times, which a busy
+    // neighbour breaks.)
   }
 }
 
