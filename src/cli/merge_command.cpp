@@ -29,7 +29,9 @@ Result<detail::MergedRanks> merged_input(const std::vector<std::string>& paths) 
     std::error_code ec;
     if (std::filesystem::is_regular_file(paths.front(), ec)) {
       auto text = detail::read_input_file(paths.front(), "profile or merge", std::size_t{1} << 30);
-      if (text && detail::looks_like_merged_json(*text)) return detail::merged_from_json(*text, paths.front());
+      if (text) {
+        if (auto merged = detail::merged_if_merge(*text, paths.front())) return std::move(*merged);
+      }
     }
   }
   auto ranks = detail::load_rank_profiles(paths);

@@ -29,6 +29,7 @@
 
 #include "hwprof/cpu.hpp"
 #include "hwprof/regions.hpp"
+#include "hwprof/statistics.hpp"
 #include "hwprof/version.hpp"
 #include "report/merged_ranks.hpp"
 #include "session/report_writer.hpp"
@@ -228,9 +229,7 @@ MergedRanks merged_of(const std::vector<std::string>& names, const Reduced& redu
       r.straggler = reduced.max[i].rank;
       r.mean_ms = reduced.sum[i] / count;
       r.imbalance = r.max_ms > 0 ? (r.max_ms - r.mean_ms) / r.max_ms : 0.0;
-      std::sort(present.begin(), present.end());
-      const std::size_t mid = present.size() / 2;
-      r.median_ms = present.size() % 2 == 1 ? present[mid] : 0.5 * (present[mid - 1] + present[mid]);
+      r.median_ms = summarize(std::move(present)).median;
     }
     (i + 1 < rows ? merged.regions.emplace_back() : merged.total) = std::move(r);
   }

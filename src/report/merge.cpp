@@ -476,14 +476,13 @@ std::string merged_json(const MergedRanks& m) {
   return j.dump(2) + "\n";
 }
 
-bool looks_like_merged_json(std::string_view text) {
-  const json j = json::parse(text, nullptr, false);
+namespace {
+
+bool is_merge(const json& j) {
   return j.is_object() && j.contains("kind") && j["kind"] == kMergedKind;
 }
 
-Result<MergedRanks> merged_from_json(std::string_view text, const std::string& source_name) {
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return Error{source_name + ": not valid JSON"};
+Result<MergedRanks> merged_from_parsed(const json& j, const std::string& source_name) {
   std::string problem;
   FieldReader top(j, source_name, problem);
   if (top.text("kind") != kMergedKind && problem.empty()) top.fail(source_name + ": not a merge of ranks (its kind is not \"hwprof-merge\")");
@@ -542,6 +541,24 @@ Result<MergedRanks> merged_from_json(std::string_view text, const std::string& s
   if (!problem.empty()) return Error{problem};
   sort_merged_regions(m);
   return m;
+}
+
+}  // namespace
+
+bool looks_like_merged_json(std::string_view text) {
+  return is_merge(json::parse(text, nullptr, false));
+}
+
+Result<MergedRanks> merged_from_json(std::string_view text, const std::string& source_name) {
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Error{source_name + ": not valid JSON"};
+  return merged_from_parsed(j, source_name);
+}
+
+std::optional<Result<MergedRanks>> merged_if_merge(std::string_view text, const std::string& source_name) {
+  const json j = json::parse(text, nullptr, false);
+  if (!is_merge(j)) return std::nullopt;
+  return merged_from_parsed(j, source_name);
 }
 
 Result<MergedRanks> load_merged(const std::string& path) {

@@ -3,6 +3,7 @@
 // with a per-rank view and a roofline with the spread across the ranks.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +42,7 @@ std::string merged_html(const MergedRanks& m);
 bool looks_like_merged_json(std::string_view text);
 Result<MergedRanks> merged_from_json(std::string_view text, const std::string& source_name);
 Result<MergedRanks> load_merged(const std::string& path);
+// The text read as a merge when it is one (its kind says so), parsed once; nullopt otherwise.
+std::optional<Result<MergedRanks>> merged_if_merge(std::string_view text, const std::string& source_name);
 
 }  // namespace hwprof::detail
