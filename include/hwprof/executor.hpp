@@ -13,6 +13,7 @@
 
 #include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
+#include "hwprof/optimizer.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/tensor.hpp"
 
@@ -52,19 +53,6 @@ struct BlasInfo {
   std::string advice;
 };
 BlasInfo blas_info();
-
-enum class OptimizerKind { sgd, adam };
-
-// PyTorch's semantics (torch.optim.SGD with momentum and dampening 0; torch.optim.Adam).
-struct OptimizerOptions {
-  OptimizerKind kind = OptimizerKind::sgd;
-  double learning_rate = 0.01;
-  double momentum = 0.9;      // sgd
-  double weight_decay = 0.0;  // L2 added to the gradient, as torch.optim does
-  double beta1 = 0.9;         // adam
-  double beta2 = 0.999;       // adam
-  double epsilon = 1e-8;      // adam
-};
 
 struct ExecutorOptions {
   std::int64_t batch = 1;

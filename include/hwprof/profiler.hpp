@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "hwprof/cost.hpp"
-#include "hwprof/executor.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
+#include "hwprof/optimizer.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/session.hpp"
@@ -26,6 +26,8 @@
 HWPROF_API_BEGIN
 
 namespace hwprof {
+
+class Executor;  // hwprof/executor.hpp: the engine, for analyze_weight_distribution
 
 struct ProfileOptions {
   std::int64_t batch = 1;

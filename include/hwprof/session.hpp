@@ -36,7 +36,6 @@
 #include <vector>
 
 #include "hwprof/counters.hpp"
-#include "hwprof/event_group.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/statistics.hpp"
@@ -44,6 +43,8 @@
 HWPROF_API_BEGIN
 
 namespace hwprof {
+
+struct EventGroup;  // hwprof/event_group.hpp: a counters/ group file, parsed
 
 enum class SessionBackend {
   automatic,  // perf_event; when no event opens there, time only (with one hint saying why)

@@ -22,6 +22,7 @@
 
 #include <sys/types.h>
 
+#include "hwprof/event_group.hpp"
 #include "hwprof/session.hpp"
 #include "session/session_clock.hpp"
 

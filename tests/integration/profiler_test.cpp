@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cpu_topology.hpp"
+#include "hwprof/executor.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/profiler.hpp"
 
