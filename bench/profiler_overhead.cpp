@@ -48,9 +48,7 @@ int main(int argc, char** argv) {
   const hwprof::Tensor input = executor->make_input(1);
   hwprof::SessionOptions so;
   so.on_hint = [](const std::string&) {};
-  so.backend = backend == "perf"    ? hwprof::SessionBackend::perf
-               : backend == "timer" ? hwprof::SessionBackend::timer
-                                    : hwprof::SessionBackend::automatic;
+  so.backend = backend == "perf" ? hwprof::BackendKind::perf : backend == "timer" ? hwprof::BackendKind::timer : hwprof::BackendKind::automatic;
   auto session = hwprof::Session::open(so);
   if (!session) {
     std::fprintf(stderr, "%s\n", session.error().message.c_str());

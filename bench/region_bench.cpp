@@ -45,7 +45,7 @@ const char* const kPapiEvents = "perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CONTEX
 std::map<std::string, std::string> notes;
 std::string scratch_dir;  // benchmark name → what it measured, or why it did not run
 
-std::unique_ptr<hwprof::Session> open_session(hwprof::SessionBackend backend, std::vector<std::string> events) {
+std::unique_ptr<hwprof::Session> open_session(hwprof::BackendKind backend, std::vector<std::string> events) {
   hwprof::SessionOptions o;
   o.backend = backend;
   o.events = std::move(events);
@@ -64,7 +64,7 @@ std::string opened_events(const hwprof::Session& s) {
 }
 
 void BM_RegionTimeOnly(benchmark::State& state) {
-  auto s = open_session(hwprof::SessionBackend::timer, {});
+  auto s = open_session(hwprof::BackendKind::timer, {});
   const int id = s->region("bench");
   for (auto _ : state) {
     hwprof::Region r(*s, id);
@@ -76,7 +76,7 @@ void BM_RegionTimeOnly(benchmark::State& state) {
 BENCHMARK(BM_RegionTimeOnly);
 
 void BM_MacroTimeOnly(benchmark::State& state) {
-  auto s = open_session(hwprof::SessionBackend::timer, {});
+  auto s = open_session(hwprof::BackendKind::timer, {});
   for (auto _ : state) {
     HWPROF_REGION(*s, "bench");
     benchmark::ClobberMemory();
@@ -104,7 +104,7 @@ void BM_CApiTimeOnly(benchmark::State& state) {
 BENCHMARK(BM_CApiTimeOnly);
 
 void BM_RegionPerf(benchmark::State& state) {
-  auto s = open_session(hwprof::SessionBackend::perf, kEvents);
+  auto s = open_session(hwprof::BackendKind::perf, kEvents);
   if (s->time_only()) {
     state.SkipWithError(("no perf event opens here: " + opened_events(*s)).c_str());
     return;

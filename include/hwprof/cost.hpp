@@ -11,17 +11,16 @@
 
 #include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
+#include "hwprof/optimizer.hpp"
 #include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN
 
 namespace hwprof {
 
-enum class Optimizer { sgd, momentum, adam };
-
 struct AnalysisOptions {
   std::int64_t batch = 1;
-  Optimizer optimizer = Optimizer::adam;
+  OptimizerKind optimizer = OptimizerKind::adam;
 };
 
 struct LayerCost {
@@ -67,7 +66,7 @@ struct CostTotals {
 
 struct MemoryEstimate {
   std::int64_t batch = 1;
-  Optimizer optimizer = Optimizer::adam;
+  OptimizerKind optimizer = OptimizerKind::adam;
   std::int64_t param_bytes = 0;
   std::int64_t buffer_bytes = 0;
   std::int64_t gradient_bytes = 0;
@@ -99,10 +98,10 @@ Result<std::int64_t> count_parameters(const Graph& graph);
 // Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});
 Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape = {});
-Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, Optimizer optimizer = Optimizer::adam);
+Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, OptimizerKind optimizer = OptimizerKind::adam);
 
-std::string_view optimizer_name(Optimizer optimizer) noexcept;
-std::optional<Optimizer> parse_optimizer(std::string_view name) noexcept;
+std::string_view optimizer_name(OptimizerKind optimizer) noexcept;
+std::optional<OptimizerKind> parse_optimizer(std::string_view name) noexcept;
 
 }  // namespace hwprof
 HWPROF_API_END

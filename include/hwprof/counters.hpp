@@ -28,8 +28,15 @@ enum class CounterStatus {
 
 std::string_view counter_status_name(CounterStatus status) noexcept;
 
-enum class BackendKind { perf, papi, timer };
-std::string_view backend_name(BackendKind kind) noexcept;
+// A counter backend: what a session or a counter set is asked for, and what then runs.
+enum class BackendKind {
+  automatic,  // asked for only: perf_event, or time only when no event opens there (with one
+              // hint saying why). What runs is never automatic; open_counters takes it as perf.
+  perf,
+  papi,
+  timer,  // time only; or the timer backend's clocks when the events name them
+};
+std::string_view backend_name(BackendKind kind) noexcept;  // "auto", "perf", "papi", "timer"
 
 // One event over one interval.
 struct CounterReading {

@@ -209,5 +209,24 @@ class CalibrationLock {
 
 Result<Machine> calibrate(const CalibrationOptions& options);
 
+// Where a profile takes its ceilings from, in this order: `file` (refused when it was measured
+// on another CPU), this machine's stored report, or, when `quick_if_missing`, a quick
+// calibration made now (after waiting for one another process is making). A sound quick
+// calibration is stored for the next run; a contended or implausible one serves this run only.
+struct CeilingsOptions {
+  std::string file;
+  bool quick_if_missing = true;
+  int threads = 0;                                   // the quick calibration's threads; 0: its default
+  std::function<void(const std::string&)> progress;  // the quick calibration's status lines
+  std::function<void(const std::string&)> notice;    // what was decided: waiting, calibrating, stored
+};
+
+struct Ceilings {
+  Machine machine;
+  std::string source;  // the file, or a parenthesised note for a calibration that was not stored
+};
+
+Result<Ceilings> find_ceilings(const CeilingsOptions& options);
+
 }  // namespace hwprof
 HWPROF_API_END

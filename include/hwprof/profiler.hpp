@@ -41,7 +41,7 @@ struct ProfileOptions {
   // Iterations: a fixed count, or (0) as many as fit in min_seconds (at least 5).
   int iterations = 0;
   double min_seconds = 1.0;
-  SessionBackend backend = SessionBackend::automatic;
+  BackendKind backend = BackendKind::automatic;
   std::vector<std::string> events;
   std::string group;                       // a counter group (counters/<family>/<name>.txt)
   std::vector<std::string> counters_dirs;  // where group files live

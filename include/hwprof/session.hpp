@@ -46,19 +46,11 @@ namespace hwprof {
 
 struct EventGroup;  // hwprof/event_group.hpp: a counters/ group file, parsed
 
-enum class SessionBackend {
-  automatic,  // perf_event; when no event opens there, time only (with one hint saying why)
-  perf,
-  papi,
-  timer,  // time only; or the timer backend's clocks when `events` names them
-};
-std::string_view session_backend_name(SessionBackend backend) noexcept;
-
 // A monotonic clock in nanoseconds. Tests inject a fake one.
 using SessionClock = std::uint64_t (*)() noexcept;
 
 struct SessionOptions {
-  SessionBackend backend = SessionBackend::automatic;
+  BackendKind backend = BackendKind::automatic;
   // Event names for the backend (libpfm4 or kernel names for perf, PAPI names for papi,
   // "wall-time" / "process-cpu-time" / "thread-cpu-time" for timer). With neither events nor
   // a group, perf counts task-clock, cycles and instructions, and papi perf::TASK-CLOCK.

@@ -12,7 +12,7 @@
 // need no write-allocate read of the line, which normal stores pay in DRAM traffic (half as
 // much again for copy, a third for triad) although STREAM's convention does not count it.
 //
-// Workers. Worker i pins itself to cpus[i], then allocates and first-touches its own chunk of
+// Workers (a PinnedTeam). Worker i pins itself to cpus[i], then allocates and first-touches its own chunk of
 // the three arrays (so the pages land on its NUMA node, and chunks never share a cache line).
 // This thread times each repetition from the barrier that releases the workers to the barrier
 // the last of them reaches; the warm-up finds how many kernel calls make a repetition last at
@@ -23,21 +23,17 @@
 
 #include <algorithm>
 #include <array>
-#include <barrier>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <latch>
 #include <string>
-#include <thread>
 
-#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <immintrin.h>
+
+#include "calibrate/pinned_team.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -223,32 +219,22 @@ std::size_t block_bytes(std::size_t elements) {
   return bytes >= kHugePage ? round_up(bytes, kHugePage) : round_up(bytes, 4096);
 }
 
-// What the workers run in one repetition; `pass == nullptr` sends them home.
+// What the workers run in one repetition.
 struct Job {
   Pass pass = nullptr;
   std::size_t elements = 0;
   std::int64_t calls = 0;
 };
 
+// The workers of a sweep: a pinned team, each worker with its own three arrays, allocated and
+// first-touched by the worker on its CPU.
 class StreamTeam {
  public:
   StreamTeam(const std::vector<int>& cpus, std::size_t elements)
-      : sync_(static_cast<std::ptrdiff_t>(cpus.size() + 1)), cpus_(cpus), workers_(cpus.size()) {
-    threads_.reserve(cpus.size());
-    try {
-      for (std::size_t i = 0; i < cpus.size(); ++i) threads_.emplace_back([this, i, elements] { work(i, elements); });
-    } catch (const std::exception& e) {
-      error_ = "cannot start worker thread " + std::to_string(threads_.size()) + ": " + e.what();
-    }
-    aborted_ = !error_.empty();
-    gate_.count_down();
-    if (aborted_) {
-      for (std::thread& t : threads_) t.join();
-      return;
-    }
-    sync_.arrive_and_wait();  // the workers have pinned themselves and touched their arrays
-    for (std::size_t i = 0; i < workers_.size() && error_.empty(); ++i) {
-      if (workers_[i].block == nullptr) {
+      : arrays_(cpus.size()), team_(cpus, [this, elements](std::size_t i) { allocate(arrays_[i], elements); }) {
+    error_ = team_.error();
+    for (std::size_t i = 0; i < arrays_.size() && error_.empty(); ++i) {
+      if (arrays_[i].block == nullptr) {
         error_ = "cannot allocate " + std::to_string(block_bytes(elements) >> 20) + " MiB of arrays for worker " + std::to_string(i) + " (on CPU " +
                  std::to_string(cpus[i]) + "): lower the largest working set";
       }
@@ -256,10 +242,7 @@ class StreamTeam {
   }
 
   ~StreamTeam() {
-    if (aborted_) return;
-    job_ = Job{};
-    sync_.arrive_and_wait();
-    for (std::thread& t : threads_) t.join();
+    for (Arrays& arrays : arrays_) std::free(arrays.block);
   }
 
   StreamTeam(const StreamTeam&) = delete;
@@ -267,111 +250,50 @@ class StreamTeam {
 
   const std::string& error() const { return error_; }
 
-  // Seconds from releasing the workers to the last one's finish. The clock starts before the
-  // release: this thread shares a CPU with a worker, and the worker it wakes may preempt it
-  // until the work is done, so a clock read after the release can miss the whole repetition.
-  double run(const Job& job) noexcept {
-    job_ = job;
-    const auto start = std::chrono::steady_clock::now();
-    sync_.arrive_and_wait();
-    sync_.arrive_and_wait();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Seconds from releasing the workers to the last one's finish, on this thread's clock.
+  double run(const Job& job) {
+    return team_
+        .run([&](std::size_t i) {
+          const Arrays& w = arrays_[i];
+          if (w.block == nullptr) return;
+          for (std::int64_t r = 0; r < job.calls; ++r) job.pass(w.a, w.b, w.c, job.elements, kScalar);
+        })
+        .released;
   }
 
-  // Every worker pinned, and found on its CPU after the last repetition.
-  bool on_their_cpus() const noexcept {
-    for (std::size_t i = 0; i < workers_.size(); ++i) {
-      if (!workers_[i].pinned || workers_[i].cpu_seen != cpus_[i]) return false;
-    }
-    return true;
-  }
-
-  // The smallest share of its calls' wall time that a worker spent on its CPU in the last
-  // repetition. (Its own window: waking a worker takes longer under some hypervisors, but
-  // that is the same for every repetition and not another process's doing.)
-  double least_cpu_share() const noexcept {
-    double least = 1.0;
-    for (const Worker& w : workers_) least = std::min(least, w.cpu_share);
-    return least;
-  }
-
-  std::string placement_note() const {
-    std::string note;
-    for (std::size_t i = 0; i < workers_.size(); ++i) {
-      std::string problem;
-      if (!workers_[i].pinned) {
-        problem = "ran unpinned: " + workers_[i].pin_error;
-      } else if (workers_[i].cpu_seen != cpus_[i]) {
-        problem = "pinned to CPU " + std::to_string(cpus_[i]) + " but found on CPU " + std::to_string(workers_[i].cpu_seen);
-      }
-      if (!problem.empty()) note += (note.empty() ? "worker " : "; worker ") + std::to_string(i) + " " + problem;
-    }
-    return note;
-  }
+  bool on_their_cpus() const noexcept { return team_.on_their_cpus(); }
+  double least_cpu_share() const noexcept { return team_.least_cpu_share(); }
+  std::string placement_note() const { return team_.placement_note(); }
 
  private:
-  // One cache line (at least) per worker, so their results never share one.
-  struct alignas(kCacheLine) Worker {
+  // One cache line (at least) per worker's pointers, so their writes never share one.
+  struct alignas(kCacheLine) Arrays {
     void* block = nullptr;
     double* a = nullptr;
     double* b = nullptr;
     double* c = nullptr;
-    bool pinned = false;
-    int cpu_seen = -1;
-    double cpu_share = 1.0;  // CPU time over wall time of its last repetition's calls
-    std::string pin_error;
   };
 
-  void work(std::size_t index, std::size_t elements) {
-    gate_.wait();
-    if (aborted_) return;  // not every worker could start: none touches the barrier
-    Worker& w = workers_[index];
-    w.pinned = pin_current_thread(cpus_[index], &w.pin_error);
+  static void allocate(Arrays& w, std::size_t elements) {
     const std::size_t bytes = block_bytes(elements);
     w.block = std::aligned_alloc(bytes >= kHugePage ? kHugePage : 4096, bytes);
-    if (w.block != nullptr) {
-      // Fewer TLB misses on the DRAM-sized sweep points; a hint the kernel may ignore.
-      if (bytes >= kHugePage) ::madvise(w.block, bytes, MADV_HUGEPAGE);
-      auto* base = static_cast<char*>(w.block);
-      const std::size_t stride = array_stride(elements);
-      w.a = reinterpret_cast<double*>(base);
-      w.b = reinterpret_cast<double*>(base + stride);
-      w.c = reinterpret_cast<double*>(base + 2 * stride);
-      for (std::size_t i = 0; i < elements; ++i) {
-        w.a[i] = 1.0;
-        w.b[i] = 2.0;
-        w.c[i] = 0.0;
-      }
+    if (w.block == nullptr) return;
+    // Fewer TLB misses on the DRAM-sized sweep points; a hint the kernel may ignore.
+    if (bytes >= kHugePage) ::madvise(w.block, bytes, MADV_HUGEPAGE);
+    auto* base = static_cast<char*>(w.block);
+    const std::size_t stride = array_stride(elements);
+    w.a = reinterpret_cast<double*>(base);
+    w.b = reinterpret_cast<double*>(base + stride);
+    w.c = reinterpret_cast<double*>(base + 2 * stride);
+    for (std::size_t i = 0; i < elements; ++i) {
+      w.a[i] = 1.0;
+      w.b[i] = 2.0;
+      w.c[i] = 0.0;
     }
-    w.cpu_seen = ::sched_getcpu();
-    sync_.arrive_and_wait();  // ready
-    for (;;) {
-      sync_.arrive_and_wait();  // released
-      const Job job = job_;
-      if (job.pass == nullptr) break;
-      const auto wall_before = std::chrono::steady_clock::now();
-      const double cpu_before = thread_cpu_seconds();
-      if (w.block != nullptr) {
-        for (std::int64_t r = 0; r < job.calls; ++r) job.pass(w.a, w.b, w.c, job.elements, kScalar);
-      }
-      const double cpu = thread_cpu_seconds() - cpu_before;
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
-      w.cpu_share = wall > 0.0 ? cpu / wall : 1.0;
-      w.cpu_seen = ::sched_getcpu();
-      sync_.arrive_and_wait();  // finished
-    }
-    std::free(w.block);
   }
 
-  // Opens once every thread has started (or one could not be).
-  std::latch gate_{1};
-  bool aborted_ = false;
-  // One barrier for every phase: ready, then released / finished per repetition.
-  std::barrier<> sync_;
-  std::vector<int> cpus_;
-  Job job_;
-  std::vector<Worker> workers_;
-  std::vector<std::thread> threads_;
+  std::vector<Arrays> arrays_;  // before the team: the team's setup fills them
+  PinnedTeam team_;
   std::string error_;
 };
 
@@ -384,7 +306,7 @@ std::int64_t grown(std::int64_t calls, double took, double seconds) noexcept {
 }
 
 // The warm-up: calls per repetition, grown from `calls` until one repetition lasts `seconds`.
-std::int64_t calls_for(StreamTeam& team, Pass pass, std::size_t elements, double seconds, std::int64_t calls) noexcept {
+std::int64_t calls_for(StreamTeam& team, Pass pass, std::size_t elements, double seconds, std::int64_t calls) {
   for (;;) {
     const double took = team.run({pass, elements, calls});
     if (took >= seconds) return calls;

@@ -14,13 +14,10 @@
 // into denormals or infinities however long a kernel runs; the sums go back to the caller,
 // which checks them, so no work can be dropped.
 #include <algorithm>
-#include <atomic>
-#include <barrier>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <immintrin.h>
@@ -30,6 +27,7 @@
 #endif
 
 #include "calibrate/compute.hpp"
+#include "calibrate/pinned_team.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::detail {
@@ -260,64 +258,33 @@ std::uint64_t os_enabled_state() noexcept {
 #endif
 }
 
-// One worker pinned to each CPU running `kernel`, all released together by a barrier. A run
+// One worker pinned to each CPU running `kernel`, all released together (a PinnedTeam). A run
 // lasts from the first worker's start to the last worker's finish, as the workers read the
 // clock: the thread that waits on the barrier has no core of its own when there is a worker
 // on every core, and wakes late (milliseconds; rates came out up to 2× too high when it read
 // the clock itself).
 class FmaTeam {
  public:
-  using Clock = std::chrono::steady_clock;
-
-  FmaTeam(const ComputeOptions& options, const FmaKernel& kernel)
-      : kernel_(kernel),
-        workers_(options.cpus.size()),
-        sync_(static_cast<std::ptrdiff_t>(workers_ + 1)),
-        results_(workers_, 0.0),
-        starts_(workers_),
-        finishes_(workers_),
-        cpu_shares_(workers_, 1.0),
-        pin_failures_(workers_) {
-    threads_.reserve(workers_);
-    try {
-      for (std::size_t w = 0; w < workers_; ++w) threads_.emplace_back([this, w, cpu = options.cpus[w]] { work(w, cpu); });
-    } catch (...) {
-      // No thread for some workers (std::system_error): arrive for them, release the others.
-      for (std::size_t missing = workers_ - threads_.size(); missing > 0; --missing) (void)sync_.arrive_and_drop();
-      sync_.arrive_and_wait();
-      for (std::thread& t : threads_) t.join();
-      throw;
-    }
-  }
-  FmaTeam(const FmaTeam&) = delete;
-  FmaTeam& operator=(const FmaTeam&) = delete;
-  ~FmaTeam() {
-    iterations_.store(0, std::memory_order_release);
-    sync_.arrive_and_wait();
-    for (std::thread& t : threads_) t.join();
+  FmaTeam(const ComputeOptions& options, const FmaKernel& kernel) : kernel_(kernel), results_(options.cpus.size(), 0.0), team_(options.cpus) {
+    if (!team_.error().empty()) throw std::runtime_error(team_.error());
   }
 
   // Every worker runs `n` iterations; the seconds from the first start to the last finish.
   double timed_run(std::uint64_t n) {
-    iterations_.store(n, std::memory_order_release);
-    sync_.arrive_and_wait();  // go
-    sync_.arrive_and_wait();  // all done; the barrier orders the workers' clock readings before ours
-    const Clock::time_point first = *std::min_element(starts_.begin(), starts_.end());
-    const Clock::time_point last = *std::max_element(finishes_.begin(), finishes_.end());
-    return std::chrono::duration<double>(last - first).count();
+    return team_
+        .run([&](std::size_t w) {
+          // Every accumulator stays at its fixed point; a different sum means a broken kernel.
+          if (const double result = kernel_.run(n); result != kernel_.expected_result) results_[w] = result;
+        })
+        .worked;
   }
-  std::size_t workers() const { return workers_; }
+  std::size_t workers() const { return team_.size(); }
   // The lowest share of its run's wall time a worker had its CPU.
-  double min_cpu_share() const { return *std::min_element(cpu_shares_.begin(), cpu_shares_.end()); }
-  // What went wrong for the workers: unpinned, or a kernel result off its fixed point.
+  double min_cpu_share() const { return team_.least_cpu_share(); }
+  // What went wrong for the workers: not on their CPUs, or a kernel result off its fixed point.
   std::string problems() const {
-    std::string note;
-    for (std::size_t w = 0; w < workers_; ++w) {
-      if (pin_failures_[w].empty()) continue;
-      note += (note.empty() ? "" : "; ") + std::string("worker ") + std::to_string(w) + " ran unpinned: " + pin_failures_[w];
-    }
-    // Every accumulator stays at its fixed point 1.0; a different sum means a broken kernel.
-    for (std::size_t w = 0; w < workers_; ++w) {
+    std::string note = team_.placement_note();
+    for (std::size_t w = 0; w < results_.size(); ++w) {
       if (results_[w] == 0.0) continue;
       note += (note.empty() ? "" : "; ") + std::string("worker ") + std::to_string(w) + ": kernel result " + std::to_string(results_[w]) +
               " (expected " + std::to_string(kernel_.expected_result) + ")";
@@ -326,32 +293,9 @@ class FmaTeam {
   }
 
  private:
-  void work(std::size_t w, int cpu) {
-    pin_current_thread(cpu, &pin_failures_[w]);
-    for (;;) {
-      sync_.arrive_and_wait();
-      const std::uint64_t n = iterations_.load(std::memory_order_acquire);
-      if (n == 0) break;
-      const double cpu_before = thread_cpu_seconds();
-      starts_[w] = Clock::now();
-      const double result = kernel_.run(n);
-      finishes_[w] = Clock::now();
-      const double wall = std::chrono::duration<double>(finishes_[w] - starts_[w]).count();
-      cpu_shares_[w] = wall > 0.0 ? (thread_cpu_seconds() - cpu_before) / wall : 1.0;
-      if (result != kernel_.expected_result) results_[w] = result;
-      sync_.arrive_and_wait();
-    }
-  }
-
   const FmaKernel& kernel_;
-  std::size_t workers_;
-  std::barrier<> sync_;
-  std::atomic<std::uint64_t> iterations_{0};  // 0: stop
-  std::vector<double> results_;
-  std::vector<Clock::time_point> starts_, finishes_;
-  std::vector<double> cpu_shares_;  // CPU time over wall time of each worker's last run
-  std::vector<std::string> pin_failures_;
-  std::vector<std::thread> threads_;
+  std::vector<double> results_;  // 0, or the first wrong result a worker's kernel returned
+  PinnedTeam team_;
 };
 
 // Warm-up: the loop count doubles until a run lasts half of `seconds_per_point`, then grows so

@@ -8,9 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <exception>
+#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cblas.h>
@@ -18,6 +17,7 @@
 #include <sched.h>
 
 #include "calibrate/compute.hpp"
+#include "calibrate/pinned_team.hpp"
 #include "hwprof/machine.hpp"
 
 namespace hwprof::detail {
@@ -179,10 +179,9 @@ ComputeSample measure_one(const ComputeOptions& options, const std::vector<std::
   return sample;
 }
 
-// On the thread that calls OpenBLAS: pins it, sets OpenBLAS up, measures.
-std::vector<ComputeSample> measure_on_pinned_thread(const ComputeOptions& options, const std::vector<std::int64_t>& sizes) {
-  std::string pin_failure;
-  pin_current_thread(options.cpus.back(), &pin_failure);
+// On the thread that calls OpenBLAS (pinned by its team): sets OpenBLAS up, measures.
+std::vector<ComputeSample> measure_on_pinned_thread(const ComputeOptions& options, const std::vector<std::int64_t>& sizes,
+                                                    const std::string& pin_failure) {
   const OpenblasThreads threads(options.cpus);
   std::string note;
   if (!pin_failure.empty()) note = "calling thread ran unpinned: " + pin_failure;
@@ -213,18 +212,12 @@ std::vector<ComputeSample> measure_gemm(const ComputeOptions& options) {
   if (options.cpus.empty() || sizes.empty() || (!options.single && !options.dual)) return {};
 
   // The calls run on a thread of their own, pinned to the last calibration CPU (it becomes
-  // OpenBLAS's last thread), so the caller's affinity is left alone.
+  // OpenBLAS's last thread), so the caller's affinity is left alone. An exception there (e.g.
+  // std::bad_alloc for the matrices) is rethrown here.
+  PinnedTeam caller({options.cpus.back()});
+  if (!caller.error().empty()) throw std::runtime_error(caller.error());
   std::vector<ComputeSample> samples;
-  std::exception_ptr failure;  // e.g. std::bad_alloc for the matrices, rethrown here
-  std::thread runner([&] {
-    try {
-      samples = measure_on_pinned_thread(options, sizes);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  runner.join();
-  if (failure) std::rethrow_exception(failure);
+  caller.run([&](std::size_t) { samples = measure_on_pinned_thread(options, sizes, caller.pin_error(0)); });
   return samples;
 }
 

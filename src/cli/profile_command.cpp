@@ -32,72 +32,15 @@ with the reason and the fix, never as 0.
 
 MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
 
-SessionBackend parse_backend(const std::string& name) {
-  if (name == "perf") return SessionBackend::perf;
-  if (name == "papi") return SessionBackend::papi;
-  if (name == "timer") return SessionBackend::timer;
-  return SessionBackend::automatic;
+BackendKind parse_backend(const std::string& name) {
+  if (name == "perf") return BackendKind::perf;
+  if (name == "papi") return BackendKind::papi;
+  if (name == "timer") return BackendKind::timer;
+  return BackendKind::automatic;
 }
 
 void say(const std::string& line) {
   if (::isatty(2)) std::cerr << "hwprof: " << line << "\n";
-}
-
-// The ceilings: the file given, else this machine's stored report, else a quick calibration
-// (said on stderr, and stored for next time unless other processes disturbed it or it is
-// implausible: then it serves this run only, and the profile says so at the top).
-Result<Machine> ceilings(const std::string& file, int threads, std::string& source) {
-  if (!file.empty()) {
-    auto machine = load_machine(file);
-    if (!machine) return machine.error();
-    if (auto why = foreign_cpu(machine->cpu, describe_this_cpu())) {
-      return Error{file + ": measured on another CPU (" + *why + "); its ceilings do not describe this machine. Run `hwprof calibrate` here."};
-    }
-    source = file;
-    return machine;
-  }
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  const std::string stored = machine_store_path(host, describe_this_cpu());
-  if (std::filesystem::exists(stored)) {
-    auto machine = load_stored_machine();
-    if (!machine) return machine.error();
-    source = stored;
-    return machine;
-  }
-  // Another hwprof may be calibrating right now: wait for it, and use what it stores.
-  auto lock = CalibrationLock::acquire([](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; });
-  if (std::filesystem::exists(stored)) {
-    auto machine = load_stored_machine();
-    if (machine) {
-      source = stored;
-      return machine;
-    }
-  }
-  std::cerr << "hwprof: no calibration of this machine " << (stored.empty() ? "(no machine store: HOME and XDG_DATA_HOME are unset)" : "at " + stored)
-            << ": running a quick one first (hwprof calibrate --quick)\n";
-  CalibrationOptions calibration;
-  calibration.quick = true;
-  if (threads > 0) calibration.threads = {threads};
-  calibration.progress = say;
-  auto machine = calibrate(calibration);
-  if (!machine) return machine.error();
-  if (machine->contention.contended || !implausible_fields(*machine).empty()) {
-    std::cerr << "hwprof: the quick calibration was " << (machine->contention.contended ? "disturbed by other processes" : "implausible")
-              << ": it serves this profile only and is not stored; run `hwprof calibrate` on a quiet machine\n";
-    source = machine->contention.contended ? "(a quick calibration made now under contention, not stored)"
-                                           : "(a quick calibration made now, implausible, not stored)";
-    return machine;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(stored).parent_path(), ec);
-  if (!ec && !write_file_atomically(stored, machine_to_json(*machine))) {
-    std::cerr << "hwprof: stored it at " << stored << "; run `hwprof calibrate` for the full calibration\n";
-    source = stored;
-  } else {
-    source = "(quick calibration, not stored)";
-  }
-  return machine;
 }
 
 }  // namespace
@@ -157,7 +100,7 @@ int run_profile(const ProfileCommandOptions& given) {
   ProfileOptions po;
   po.batch = options.batch;
   po.train = options.train;
-  po.optimizer.kind = options.optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::sgd;
+  po.optimizer.kind = options.optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::momentum;  // the CLI's sgd has momentum 0.9
   po.optimizer.learning_rate = options.learning_rate;
   po.threads = options.threads;
   po.seed = options.seed;
@@ -182,11 +125,15 @@ int run_profile(const ProfileCommandOptions& given) {
     eo.optimizer.kind = po.optimizer.kind;
     if (auto error = Executor::check_memory(*graph, eo)) return fail(*error);
   }
-  std::string source;
-  auto machine = ceilings(options.calibration, options.threads, source);
-  if (!machine) return fail(machine.error());
-  po.machine = std::move(*machine);
-  po.machine_source = source;
+  CeilingsOptions where;
+  where.file = options.calibration;
+  where.threads = options.threads;
+  where.progress = say;
+  where.notice = [](const std::string& line) { std::cerr << "hwprof: " << line << "\n"; };
+  auto ceilings = find_ceilings(where);
+  if (!ceilings) return fail(ceilings.error());
+  po.machine = std::move(ceilings->machine);
+  po.machine_source = std::move(ceilings->source);
 
   auto profile = profile_model(*graph, po);
   if (!profile) return fail(profile.error());

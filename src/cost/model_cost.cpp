@@ -147,7 +147,7 @@ std::optional<Error> estimate_model_memory(ModelCost& model, const Graph& graph,
   MemoryEstimate& m = model.memory;
   m.batch = batch;
   m.optimizer = options.optimizer;
-  const int moments = options.optimizer == Optimizer::adam ? 2 : options.optimizer == Optimizer::momentum ? 1 : 0;
+  const int moments = options.optimizer == OptimizerKind::adam ? 2 : options.optimizer == OptimizerKind::momentum ? 1 : 0;
   const Count param_bytes = Count(model.totals.params) * kFloatBytes;
   const Count buffer_bytes = Count(model.totals.buffers) * kFloatBytes;
   const Count optimizer_bytes = param_bytes * moments;
@@ -287,29 +287,29 @@ Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape) {
   return totals->macs;
 }
 
-Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, Optimizer optimizer) {
+Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, OptimizerKind optimizer) {
   auto cost = analyze(graph, {batch, optimizer});
   auto totals = complete_totals(graph, cost);
   if (!totals) return totals.error();
   return cost->memory;
 }
 
-std::string_view optimizer_name(Optimizer optimizer) noexcept {
+std::string_view optimizer_name(OptimizerKind optimizer) noexcept {
   switch (optimizer) {
-    case Optimizer::sgd:
+    case OptimizerKind::sgd:
       return "sgd";
-    case Optimizer::momentum:
+    case OptimizerKind::momentum:
       return "momentum";
-    case Optimizer::adam:
+    case OptimizerKind::adam:
       return "adam";
   }
   return "?";
 }
 
-std::optional<Optimizer> parse_optimizer(std::string_view name) noexcept {
-  if (name == "sgd") return Optimizer::sgd;
-  if (name == "momentum") return Optimizer::momentum;
-  if (name == "adam") return Optimizer::adam;
+std::optional<OptimizerKind> parse_optimizer(std::string_view name) noexcept {
+  if (name == "sgd") return OptimizerKind::sgd;
+  if (name == "momentum") return OptimizerKind::momentum;
+  if (name == "adam") return OptimizerKind::adam;
   return std::nullopt;
 }
 

@@ -26,6 +26,8 @@ std::string_view counter_status_name(CounterStatus status) noexcept {
 
 std::string_view backend_name(BackendKind kind) noexcept {
   switch (kind) {
+    case BackendKind::automatic:
+      return "auto";
     case BackendKind::perf:
       return "perf";
     case BackendKind::papi:
@@ -67,6 +69,7 @@ std::unique_ptr<CounterSet> open_counters(const CounterOptions& options) {
       return detail::open_timers(options);
     case BackendKind::papi:
       return detail::open_papi(options);
+    case BackendKind::automatic:
     case BackendKind::perf:
       break;
   }

@@ -213,9 +213,7 @@ void Executor::set_observer(LayerObserver* observer) noexcept {
 }
 
 std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOptions& o) {
-  const bool sgd = o.optimizer.kind == OptimizerKind::sgd;
-  const Optimizer optimizer = !sgd ? Optimizer::adam : o.optimizer.momentum != 0.0 ? Optimizer::momentum : Optimizer::sgd;
-  auto memory = estimate_memory(graph, o.batch, optimizer);
+  auto memory = estimate_memory(graph, o.batch, o.optimizer.kind);
   if (!memory) return memory.error();
   const MemoryEstimate& m = *memory;
   const std::int64_t needed = o.training ? m.training_total_bytes : m.inference_total_bytes;
@@ -256,9 +254,9 @@ std::unique_ptr<ParameterSlot> parameter_slot(const Graph& g, int layer, const n
   }
   if (options.training) {
     s->gradient = Tensor::zeros(spec.shape);
-    const bool sgd = options.optimizer.kind == OptimizerKind::sgd;
-    if (!sgd || options.optimizer.momentum != 0.0) s->first_moment = Tensor::zeros(spec.shape);
-    if (!sgd) s->second_moment = Tensor::zeros(spec.shape);
+    const OptimizerKind kind = options.optimizer.kind;
+    if (kind != OptimizerKind::sgd) s->first_moment = Tensor::zeros(spec.shape);  // the velocity, or Adam's first moment
+    if (kind == OptimizerKind::adam) s->second_moment = Tensor::zeros(spec.shape);
   }
   return s;
 }
@@ -464,8 +462,9 @@ void Executor::Impl::run_optimizer() {
     ObserverScope scope(observer, static_cast<int>(i), Phase::optimizer);
     for (ParameterSlot* s : own) {
       if (s->tied) continue;
-      if (o.kind == OptimizerKind::sgd) {
-        const nn::SgdHyper h{static_cast<float>(o.learning_rate), static_cast<float>(o.momentum), static_cast<float>(o.weight_decay)};
+      if (o.kind != OptimizerKind::adam) {
+        const double momentum = o.kind == OptimizerKind::momentum ? o.momentum : 0.0;
+        const nn::SgdHyper h{static_cast<float>(o.learning_rate), static_cast<float>(momentum), static_cast<float>(o.weight_decay)};
         nn::sgd_update(h, s->value.f32(), s->gradient.f32(), s->first_moment.defined() ? s->first_moment.f32() : nullptr, s->value.numel(),
                        step == 1);
       } else {

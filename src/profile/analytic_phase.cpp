@@ -8,7 +8,7 @@ std::int64_t optimizer_flops_per_parameter(const OptimizerOptions& o) noexcept {
   std::int64_t flops = 2;
   if (o.kind == OptimizerKind::adam) {
     flops = 12;
-  } else if (o.momentum != 0.0) {
+  } else if (o.kind == OptimizerKind::momentum) {
     flops = 4;
   }
   return flops + (o.weight_decay != 0.0 ? 2 : 0);
@@ -16,7 +16,7 @@ std::int64_t optimizer_flops_per_parameter(const OptimizerOptions& o) noexcept {
 
 std::int64_t optimizer_bytes_per_parameter(const OptimizerOptions& o) noexcept {
   // Read p and g, write p; plus each state tensor read and written.
-  const std::int64_t states = o.kind == OptimizerKind::adam ? 2 : (o.momentum != 0.0 ? 1 : 0);
+  const std::int64_t states = o.kind == OptimizerKind::adam ? 2 : (o.kind == OptimizerKind::momentum ? 1 : 0);
   return 4 * (3 + 2 * states);
 }
 

@@ -36,11 +36,6 @@ using detail::to_ms;
 
 namespace {
 
-Optimizer cost_optimizer(const OptimizerOptions& o) {
-  if (o.kind == OptimizerKind::adam) return Optimizer::adam;
-  return o.momentum != 0.0 ? Optimizer::momentum : Optimizer::sgd;
-}
-
 struct ResourceUse {
   std::int64_t peak_rss_bytes = 0;
   std::int64_t faults = -1;
@@ -134,7 +129,7 @@ Result<Sessions> open_sessions(const ProfileOptions& options) {
   s.counted = std::move(*opened);
   if (!s.counted->time_only()) {
     SessionOptions to;
-    to.backend = SessionBackend::timer;
+    to.backend = BackendKind::timer;
     to.on_hint = [](const std::string&) {};
     to.samples_per_region = so.samples_per_region;
     auto timer = Session::open(to);
@@ -245,6 +240,7 @@ Profile profile_header(const Graph& graph, const ProfileOptions& options, int th
   p.input_shape = graph.input.shape;
   p.batch = options.batch;
   p.phase = options.train ? "train" : "forward";
+  // The CLI's names (--optimizer): its sgd is SGD with momentum.
   if (options.train) p.optimizer = options.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd";
   p.threads = threads;
   fill_launch_rank(p);
@@ -464,7 +460,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   const int threads = resolve_threads(options.threads);
   AnalysisOptions analysis;
   analysis.batch = options.batch;
-  analysis.optimizer = cost_optimizer(options.optimizer);
+  analysis.optimizer = options.optimizer.kind;
   auto cost = analyze(graph, analysis);
   if (!cost) return cost.error();
 

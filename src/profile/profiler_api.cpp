@@ -59,9 +59,7 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
 Result<MemoryReport> measure_memory_used(const Graph& graph, const ProfileOptions& options) {
   AnalysisOptions analysis;
   analysis.batch = options.batch;
-  analysis.optimizer = options.optimizer.kind == OptimizerKind::adam ? Optimizer::adam
-                       : options.optimizer.momentum != 0.0           ? Optimizer::momentum
-                                                                     : Optimizer::sgd;
+  analysis.optimizer = options.optimizer.kind;
   auto cost = analyze(graph, analysis);
   if (!cost) return cost.error();
   auto built = Workload::create(graph, options, options.threads);
@@ -127,7 +125,7 @@ Result<Profile> quick_profile(const Graph& graph, std::int64_t batch) {
   o.batch = batch;
   o.warmup = 1;
   o.iterations = 3;
-  o.backend = SessionBackend::timer;
+  o.backend = BackendKind::timer;
   return profile_model(graph, o);
 }
 

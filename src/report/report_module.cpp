@@ -39,20 +39,14 @@ std::string program_name() {
 }
 
 // The ceilings: HWPROF_CALIBRATION's file (checked to be this CPU's), else this machine's
-// stored report. `source` gets the file; the error says what is missing and how to make it.
-hwprof::Result<hwprof::Machine> ceilings(std::string& source) {
-  if (const char* file = std::getenv("HWPROF_CALIBRATION"); file != nullptr && file[0] != '\0') {
-    auto machine = hwprof::load_machine(file);
-    if (!machine) return hwprof::Error{"HWPROF_CALIBRATION: " + machine.error().message};
-    if (auto why = hwprof::foreign_cpu(machine->cpu, hwprof::describe_this_cpu())) {
-      return hwprof::Error{std::string("HWPROF_CALIBRATION=") + file + ": measured on another CPU (" + *why + "); run `hwprof calibrate` here"};
-    }
-    source = file;
-    return machine;
-  }
-  auto machine = hwprof::load_stored_machine();
-  if (machine) source = hwprof::machine_store_path(machine->host, machine->cpu);
-  return machine;
+// stored report; never a calibration at exit. The error says what is missing and how to make it.
+hwprof::Result<hwprof::Ceilings> ceilings() {
+  hwprof::CeilingsOptions where;
+  where.quick_if_missing = false;
+  if (const char* file = std::getenv("HWPROF_CALIBRATION"); file != nullptr && file[0] != '\0') where.file = file;
+  auto found = hwprof::find_ceilings(where);
+  if (!found && !where.file.empty()) return hwprof::Error{"HWPROF_CALIBRATION: " + found.error().message};
+  return found;
 }
 
 // The version handshake: the data crosses as C++ objects, so both sides must be one hwprof.
@@ -88,10 +82,11 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
       }
     }
     std::string no_machine;
-    if (auto machine = ceilings(options.machine_source)) {
-      options.machine = std::move(*machine);
+    if (auto found = ceilings()) {
+      options.machine = std::move(found->machine);
+      options.machine_source = std::move(found->source);
     } else {
-      no_machine = machine.error().message;
+      no_machine = found.error().message;
     }
     hwprof::Profile profile = hwprof::profile_of(*snapshot, options);
     if (!no_machine.empty()) profile.hints.insert(profile.hints.begin(), "no roofline: " + no_machine);
@@ -146,15 +141,14 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
       if (r.model.empty()) r.model = program;
     }
     // This rank's (rank 0's) calibration, for the ranks' thread count.
-    std::string source;
-    if (auto machine = ceilings(source)) {
+    if (auto found = ceilings()) {
       const int threads = hwprof::detail::resolve_threads(0);
-      if (const hwprof::CalibrationRun* run = machine->run_for(threads)) {
+      if (const hwprof::CalibrationRun* run = found->machine.run_for(threads)) {
         merged->ceilings =
-            hwprof::detail::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + source + ")");
+            hwprof::detail::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + found->source + ")");
       }
     } else {
-      merged->warnings.push_back("no roofline: " + machine.error().message);
+      merged->warnings.push_back("no roofline: " + found.error().message);
     }
     hwprof::detail::sort_merged_regions(*merged);
     std::error_code ec;

@@ -347,7 +347,7 @@ std::string summary_memory(const ModelCost& cost) {
   mem("Parameters", m.param_bytes);
   if (m.buffer_bytes > 0) mem("Buffers", m.buffer_bytes);
   mem("Gradients", m.gradient_bytes);
-  const std::string moments = m.optimizer == Optimizer::adam ? "(2 moments)" : m.optimizer == Optimizer::momentum ? "(1 velocity)" : "(none)";
+  const std::string moments = m.optimizer == OptimizerKind::adam ? "(2 moments)" : m.optimizer == OptimizerKind::momentum ? "(1 velocity)" : "(none)";
   mem("Optimizer state", m.optimizer_bytes, moments);
   mem("Model state", m.model_state_bytes, "(params + buffers + grads + optimizer)");
   mem("Inference activations (peak)", m.inference_activation_bytes,

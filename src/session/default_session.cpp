@@ -63,18 +63,18 @@ Session* open_from_environment() {
   std::vector<std::string> problems;
   const bool asked_for_counters = !output.empty() || !options.events.empty() || !options.group.empty();
   if (backend.empty()) {
-    options.backend = asked_for_counters ? SessionBackend::automatic : SessionBackend::timer;
+    options.backend = asked_for_counters ? BackendKind::automatic : BackendKind::timer;
   } else if (backend == "auto") {
-    options.backend = SessionBackend::automatic;
+    options.backend = BackendKind::automatic;
   } else if (backend == "perf") {
-    options.backend = SessionBackend::perf;
+    options.backend = BackendKind::perf;
   } else if (backend == "papi") {
-    options.backend = SessionBackend::papi;
+    options.backend = BackendKind::papi;
   } else if (backend == "timer") {
-    options.backend = SessionBackend::timer;
+    options.backend = BackendKind::timer;
   } else {
     problems.push_back("HWPROF_BACKEND=" + backend + ": unknown backend; expected timer, perf, papi or auto (using auto)");
-    options.backend = SessionBackend::automatic;
+    options.backend = BackendKind::automatic;
   }
   // Hints are kept for the report; on stderr only when the user asked for output.
   const bool speak = !output.empty() || !backend.empty() || asked_for_counters;
@@ -85,7 +85,7 @@ Session* open_from_environment() {
   if (!opened) {
     problems.push_back(opened.error().message + " (from HWPROF_EVENTS / HWPROF_GROUP / HWPROF_BACKEND); regions measure time only");
     SessionOptions fallback;
-    fallback.backend = SessionBackend::timer;
+    fallback.backend = BackendKind::timer;
     fallback.on_hint = options.on_hint;
     opened = Session::open(fallback);
     if (!opened) return nullptr;
@@ -138,7 +138,7 @@ Session& default_session() {
     // Disabled: a session that measures nothing (its regions still work as calls).
     static Session* idle = [] {
       SessionOptions o;
-      o.backend = SessionBackend::timer;
+      o.backend = BackendKind::timer;
       o.overhead_pairs = 0;
       o.max_threads = 1;
       o.max_regions = 1;

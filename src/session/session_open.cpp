@@ -27,20 +27,6 @@
 
 namespace hwprof {
 
-std::string_view session_backend_name(SessionBackend backend) noexcept {
-  switch (backend) {
-    case SessionBackend::automatic:
-      return "auto";
-    case SessionBackend::perf:
-      return "perf";
-    case SessionBackend::papi:
-      return "papi";
-    case SessionBackend::timer:
-      return "timer";
-  }
-  return "?";
-}
-
 namespace detail {
 
 void EventSums::clear() noexcept {
@@ -101,14 +87,14 @@ Result<EventGroup> find_group(const SessionOptions& options) {
   return find_event_group(name, options.family.empty() ? counter_family(detect_cpu()) : options.family, dirs);
 }
 
-BackendKind counter_backend(SessionBackend backend) {
+BackendKind counter_backend(BackendKind backend) {
   switch (backend) {
-    case SessionBackend::papi:
+    case BackendKind::papi:
       return BackendKind::papi;
-    case SessionBackend::timer:
+    case BackendKind::timer:
       return BackendKind::timer;
-    case SessionBackend::automatic:
-    case SessionBackend::perf:
+    case BackendKind::automatic:
+    case BackendKind::perf:
       break;
   }
   return BackendKind::perf;
@@ -290,9 +276,8 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options) {
   if (!s.reading && !s.events.empty()) {
     std::string why;
     for (const EventInfo& e : s.events) why += (why.empty() ? "" : "; ") + describe(e);
-    s.hint(options.backend == SessionBackend::automatic
-               ? "no counter could be opened with perf_event, so regions measure time only: " + why
-               : "no counter could be opened with the " + std::string(backend_name(kind)) + " backend: " + why);
+    s.hint(options.backend == BackendKind::automatic ? "no counter could be opened with perf_event, so regions measure time only: " + why
+                                                     : "no counter could be opened with the " + std::string(backend_name(kind)) + " backend: " + why);
   }
   return session;
 }

@@ -1,5 +1,5 @@
 // libFuzzer harness: a model spec through the parser and, when it parses, the cost model (the
-// same contract as tests/unit/spec_fuzz_test.cpp, on coverage-guided inputs).
+// same contract as tests/unit/graph/spec_fuzz_test.cpp, on coverage-guided inputs).
 #include <cstddef>
 #include <cstdint>
 #include <string>

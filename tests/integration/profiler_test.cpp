@@ -56,7 +56,7 @@ Machine synthetic_machine(int threads) {
 }
 
 // A short single-threaded run: one warm-up, `iterations` measured.
-ProfileOptions short_run(std::int64_t batch, int iterations, SessionBackend backend) {
+ProfileOptions short_run(std::int64_t batch, int iterations, BackendKind backend) {
   ProfileOptions o;
   o.batch = batch;
   o.threads = 1;
@@ -82,7 +82,7 @@ TEST(Profiler, TwoThreadLinearLayerIsChargedBothThreadsCpuTime) {
   o.threads = 2;
   o.warmup = 2;
   o.min_seconds = 0.4;
-  o.backend = SessionBackend::perf;
+  o.backend = BackendKind::perf;
   o.events = {"task-clock"};
   o.machine = synthetic_machine(2);
   // The calling thread's share of a CPU while profiling: on a machine busy with other work the
@@ -117,7 +117,7 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
   for (bool train : {false, true}) {
-    ProfileOptions o = short_run(4, 5, SessionBackend::timer);
+    ProfileOptions o = short_run(4, 5, BackendKind::timer);
     o.train = train;
     o.machine = synthetic_machine(1);
     auto p = profile_model(*g, o);
@@ -162,7 +162,7 @@ TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
   ASSERT_TRUE(g) << g.error().message;
   for (bool train : {false, true}) {
     SCOPED_TRACE(train ? "train" : "forward");
-    ProfileOptions o = short_run(4, 8, SessionBackend::perf);
+    ProfileOptions o = short_run(4, 8, BackendKind::perf);
     o.threads = 2;
     o.train = train;
     o.events = {"task-clock"};
@@ -192,7 +192,7 @@ TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
 TEST(Profiler, JsonCarriesEveryDocumentedField) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
-  ProfileOptions o = short_run(2, 3, SessionBackend::perf);
+  ProfileOptions o = short_run(2, 3, BackendKind::perf);
   o.events = {"task-clock", "cycles"};
   o.machine = synthetic_machine(1);
   auto p = profile_model(*g, o);
@@ -238,7 +238,7 @@ TEST(Profiler, JsonCarriesEveryDocumentedField) {
 TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
-  ProfileOptions o = short_run(8, 3, SessionBackend::timer);
+  ProfileOptions o = short_run(8, 3, BackendKind::timer);
   Machine slow = synthetic_machine(1);
   for (auto& [level, b] : slow.runs[0].bandwidth) b.kernels["triad"].best = b.kernels["triad"].median = 1e-4;
   slow.runs[0].compute["fma_sp"].best = slow.runs[0].compute["fma_sp"].median = 1e-4;
@@ -290,7 +290,7 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
 TEST(Profiler, SeedApiOnAnEngineModel) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/mlp_mnist.json");
   ASSERT_TRUE(g) << g.error().message;
-  ProfileOptions o = short_run(8, 3, SessionBackend::timer);
+  ProfileOptions o = short_run(8, 3, BackendKind::timer);
   auto latency = measure_latency(*g, o);
   ASSERT_TRUE(latency) << latency.error().message;
   EXPECT_EQ(latency->ms.n, 3u);

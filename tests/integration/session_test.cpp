@@ -28,7 +28,7 @@ struct Sgemm {
   void operator()() { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN); }
 };
 
-std::unique_ptr<Session> open_session(SessionBackend backend, std::vector<std::string> events, std::string group = {}) {
+std::unique_ptr<Session> open_session(BackendKind backend, std::vector<std::string> events, std::string group = {}) {
   SessionOptions o;
   o.backend = backend;
   o.events = std::move(events);
@@ -107,7 +107,7 @@ bool two_cores() {
 
 TEST(SessionIntegration, PerfTaskClockChargesBothSgemmThreadsToTheRegion) {
   if (!two_cores()) GTEST_SKIP() << "needs 2 cores to run 2 threads at once";
-  auto s = open_session(SessionBackend::perf, {"task-clock"});
+  auto s = open_session(BackendKind::perf, {"task-clock"});
   ASSERT_TRUE(s);
   const EventInfo& e = s->events().at(0);
   if (e.status != CounterStatus::ok) GTEST_SKIP() << "task-clock cannot be counted here: " << e.reason;
@@ -117,14 +117,14 @@ TEST(SessionIntegration, PerfTaskClockChargesBothSgemmThreadsToTheRegion) {
 
 TEST(SessionIntegration, TimerProcessCpuClockChargesBothSgemmThreads) {
   if (!two_cores()) GTEST_SKIP() << "needs 2 cores to run 2 threads at once";
-  auto s = open_session(SessionBackend::timer, {"process-cpu-time"});
+  auto s = open_session(BackendKind::timer, {"process-cpu-time"});
   ASSERT_TRUE(s);
   expect_both_threads_counted(attribute(*s, 0), "process CPU time");
 }
 
 TEST(SessionIntegration, PapiTaskClockChargesBothSgemmThreadsWhereItCanCount) {
   if (!two_cores()) GTEST_SKIP() << "needs 2 cores to run 2 threads at once";
-  auto s = open_session(SessionBackend::papi, {"perf::TASK-CLOCK"});
+  auto s = open_session(BackendKind::papi, {"perf::TASK-CLOCK"});
   ASSERT_TRUE(s);
   const EventInfo& e = s->events().at(0);
   if (e.status != CounterStatus::ok) GTEST_SKIP() << "PAPI cannot count perf::TASK-CLOCK here: " << e.reason;
@@ -133,7 +133,7 @@ TEST(SessionIntegration, PapiTaskClockChargesBothSgemmThreadsWhereItCanCount) {
 
 TEST(SessionIntegration, SoftwareGroupByNameGivesCpusUtilisedPerRegion) {
   if (!two_cores()) GTEST_SKIP() << "needs 2 cores to run 2 threads at once";
-  auto s = open_session(SessionBackend::perf, {}, "software");
+  auto s = open_session(BackendKind::perf, {}, "software");
   ASSERT_TRUE(s);
   ASSERT_NE(s->group(), nullptr);
   if (s->events().at(0).status != CounterStatus::ok) GTEST_SKIP() << "task-clock: " << s->events()[0].reason;

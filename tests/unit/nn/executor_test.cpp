@@ -152,7 +152,7 @@ TEST_P(ShippedModel, ForwardFreesActivationsAndTrainStepLearns) {
   // GPT-2's 38-million-entry embedding). Plain SGD keeps no optimizer state, so the big
   // models stay within a CI runner's memory.
   ExecutorOptions o = options(c.batch, true);
-  o.optimizer.momentum = 0.0;
+  o.optimizer.kind = OptimizerKind::sgd;
   o.optimizer.learning_rate = 0.05;
   Executor e = build(g, o);
   const Tensor input = e.make_input(3);
@@ -169,7 +169,7 @@ TEST_P(ShippedModel, ForwardFreesActivationsAndTrainStepLearns) {
   EXPECT_EQ(first->shape(), batched(c.batch, g.nodes.back().output_shape));
   EXPECT_TRUE(all_finite(*first));
   EXPECT_EQ(allocation_stats().current_bytes, before + first->bytes()) << "the pass left tensors behind";
-  auto cost = analyze(g, {c.batch, Optimizer::sgd});
+  auto cost = analyze(g, {c.batch, OptimizerKind::sgd});
   ASSERT_TRUE(cost.ok());
   const double ratio = static_cast<double>(peak) / static_cast<double>(cost->memory.inference_activation_bytes);
   std::cout << "[ memory   ] " << c.name << " batch " << c.batch << " input " << format_shape(g.input.shape) << ": measured peak " << peak
@@ -476,7 +476,7 @@ TEST(ExecutorMemory, BackwardReleasesSavedTensorsAsItGoes) {
   const std::int64_t at_start = backward_live.front(), half_way = backward_live[backward_live.size() / 2], at_end = backward_live.back();
   EXPECT_LT(half_way, at_start);
   EXPECT_LT(at_end, at_start / 4) << "saved tensors of layers already differentiated are still alive";
-  const std::int64_t analytic = analyze(g, {kBatch, Optimizer::momentum})->memory.training_activation_bytes;
+  const std::int64_t analytic = analyze(g, {kBatch, OptimizerKind::momentum})->memory.training_activation_bytes;
   EXPECT_LE(static_cast<double>(peak), 1.5 * static_cast<double>(analytic)) << "peak " << peak << " B, analytic " << analytic << " B";
   EXPECT_EQ(allocation_stats().current_bytes, before);
 }
@@ -944,7 +944,7 @@ double train_and_score(OptimizerKind kind, double learning_rate) {
 }
 
 TEST(ExecutorTraining, MlpSeparatesASeparableSetWithSgd) {
-  EXPECT_GE(train_and_score(OptimizerKind::sgd, 0.05), 0.95);
+  EXPECT_GE(train_and_score(OptimizerKind::momentum, 0.05), 0.95);
 }
 
 TEST(ExecutorTraining, MlpSeparatesASeparableSetWithAdam) {
@@ -955,7 +955,7 @@ TEST(ExecutorTraining, MlpSeparatesASeparableSetWithAdam) {
 // gradient compute_gradients leaves: torch.optim's update rules, weight decay included.
 TEST(ExecutorTraining, OptimizerStepsFollowTorchOptim) {
   const Graph g = parse(R"({"input": {"shape": [3]}, "layers": [{"name": "fc", "op": "linear", "out_features": 2}]})");
-  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam}) {
+  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::momentum, OptimizerKind::adam}) {
     ExecutorOptions o = options(2, true, 1);
     o.optimizer.kind = kind;
     o.optimizer.learning_rate = 0.1;
@@ -973,6 +973,8 @@ TEST(ExecutorTraining, OptimizerStepsFollowTorchOptim) {
         const double wi = w.f32()[i];
         const double g_i = grad.f32()[i] + 0.01 * wi;
         if (kind == OptimizerKind::sgd) {
+          expected[i] = wi - 0.1 * g_i;
+        } else if (kind == OptimizerKind::momentum) {
           buffer[i] = step == 1 ? g_i : 0.9 * buffer[i] + g_i;
           expected[i] = wi - 0.1 * buffer[i];
         } else {
@@ -985,7 +987,7 @@ TEST(ExecutorTraining, OptimizerStepsFollowTorchOptim) {
       }
       e.optimizer_step();
       for (std::size_t i = 0; i < 6; ++i) {
-        EXPECT_NEAR(w.f32()[i], expected[i], 1e-5) << (kind == OptimizerKind::sgd ? "sgd" : "adam") << " step " << step;
+        EXPECT_NEAR(w.f32()[i], expected[i], 1e-5) << optimizer_name(kind) << " step " << step;
         EXPECT_EQ(grad.f32()[i], 0.0f) << "gradients are zeroed for the next step";
       }
     }
@@ -997,7 +999,7 @@ TEST(ExecutorTraining, OptimizerStepsFollowTorchOptim) {
 TEST(ExecutorTraining, TiedWeightIsUpdatedOnce) {
   const Graph g = parse(kTinyGpt);
   ExecutorOptions o = options(2, true, 1);
-  o.optimizer.momentum = 0.0;
+  o.optimizer.kind = OptimizerKind::sgd;
   o.optimizer.learning_rate = 0.5;
   Executor e = build(g, o);
   const auto ps = e.parameters();

@@ -35,7 +35,7 @@ void spend_still(std::uint64_t ns) {
 
 SessionOptions timed_options() {
   SessionOptions o;
-  o.backend = SessionBackend::timer;
+  o.backend = BackendKind::timer;
   o.clock = &still_clock;
   o.overhead_pairs = 0;  // nothing subtracted: every figure below is exact
   o.on_hint = [](const std::string&) {};
@@ -154,7 +154,7 @@ TEST(SessionLifecycle, RunTimeNamesAtOneCallSiteAreThreeRegions) {
 
 TEST(SessionLifecycle, ValueOfAFailedOpenThrowsTheMessage) {
   SessionOptions o = timed_options();
-  o.backend = SessionBackend::perf;
+  o.backend = BackendKind::perf;
   o.events = {"no-such-event-xyz"};
   try {
     auto s = Session::open(o).value();
@@ -162,7 +162,7 @@ TEST(SessionLifecycle, ValueOfAFailedOpenThrowsTheMessage) {
   } catch (const BadResultAccess& e) {
     EXPECT_TRUE(contains(e.what(), "no-such-event-xyz")) << e.what();
   }
-  o.backend = SessionBackend::timer;
+  o.backend = BackendKind::timer;
   o.events = {"wall-clock-typo"};
   EXPECT_THROW(static_cast<void>(Session::open(o).value()), BadResultAccess);
 }
@@ -173,7 +173,7 @@ TEST(SessionLifecycle, AnEventOfAnotherCpuIsUnavailableNotAnError) {
   const bool amd = contains(cpu.vendor, "AMD");
   const std::string foreign = amd || !contains(cpu.vendor, "Intel") ? "MEM_LOAD_RETIRED:L3_MISS" : "RETIRED_SSE_AVX_FLOPS:ANY";
   SessionOptions o = timed_options();
-  o.backend = SessionBackend::perf;
+  o.backend = BackendKind::perf;
   o.events = {foreign};
   auto s = Session::open(o);
   ASSERT_TRUE(s) << "on " << cpu.vendor << ": " << s.error().message;
@@ -415,7 +415,7 @@ TEST(SessionClock, TheTscIsUsedWhereItIsInvariantOrTheKernelsClock) {
 
 TEST(SessionClock, ThisMachinesClockIsNamedWithItsReason) {
   SessionOptions o;
-  o.backend = SessionBackend::timer;
+  o.backend = BackendKind::timer;
   o.overhead_pairs = 0;
   auto s = Session::open(o);
   ASSERT_TRUE(s);

@@ -565,7 +565,7 @@ TEST(Session, TheMacroCompilesToNothingWhenDisabled) {
 TEST(Session, RegionsFromSeveralThreadsKeepTheirOwnStacks) {
   SessionOptions o;
   o.overhead_pairs = 100;
-  o.backend = SessionBackend::timer;
+  o.backend = BackendKind::timer;
   auto opened = Session::open(o);
   ASSERT_TRUE(opened) << opened.error().message;
   Session& s = **opened;
@@ -702,7 +702,7 @@ TEST(Session, WithoutACallbackTheFirstHintGoesToStderrOncePerProcess) {
 
 TEST(Session, TimerBackendWithoutEventsIsTimeOnly) {
   SessionOptions o;
-  o.backend = SessionBackend::timer;
+  o.backend = BackendKind::timer;
   o.overhead_pairs = 100;
   auto s = Session::open(o);
   ASSERT_TRUE(s) << s.error().message;
@@ -716,7 +716,7 @@ TEST(Session, TimerBackendWithoutEventsIsTimeOnly) {
 
 TEST(Session, ConfigurationErrors) {
   SessionOptions timer;
-  timer.backend = SessionBackend::timer;
+  timer.backend = BackendKind::timer;
   timer.events = {"wall-tim"};
   auto t = Session::open(timer);
   ASSERT_FALSE(t);
@@ -724,7 +724,7 @@ TEST(Session, ConfigurationErrors) {
   EXPECT_TRUE(contains(t.error().message, "wall-time")) << "a suggestion: " << t.error().message;
 
   SessionOptions perf;
-  perf.backend = SessionBackend::perf;
+  perf.backend = BackendKind::perf;
   perf.events = {"cyclez"};
   auto p = Session::open(perf);
   ASSERT_FALSE(p);
@@ -755,7 +755,7 @@ TEST(Session, GroupsLoadByNameForTheFamilyAndGiveMetricsPerCall) {
   by_name.group = "software";
   by_name.family = "zen3";
   by_name.counters_dirs = {HWPROF_COUNTERS_DIR};
-  by_name.backend = SessionBackend::perf;
+  by_name.backend = BackendKind::perf;
   by_name.overhead_pairs = 0;
   by_name.on_hint = [](const std::string&) {};
   auto s = Session::open(by_name);
@@ -775,7 +775,7 @@ TEST(Session, GroupsLoadByNameForTheFamilyAndGiveMetricsPerCall) {
                          "DESCRIPTION\nTest clocks.\n\nSOURCE\nThis test.\n";
   SessionOptions by_path;
   by_path.group = file;
-  by_path.backend = SessionBackend::timer;
+  by_path.backend = BackendKind::timer;
   by_path.overhead_pairs = 0;
   auto t = Session::open(by_path);
   std::filesystem::remove_all(dir);
@@ -811,10 +811,10 @@ TEST(Session, CountsWhileOpenAndStopsWhenDestroyed) {
 }
 
 TEST(Session, BackendNames) {
-  EXPECT_EQ(session_backend_name(SessionBackend::automatic), "auto");
-  EXPECT_EQ(session_backend_name(SessionBackend::perf), "perf");
-  EXPECT_EQ(session_backend_name(SessionBackend::papi), "papi");
-  EXPECT_EQ(session_backend_name(SessionBackend::timer), "timer");
+  EXPECT_EQ(backend_name(BackendKind::automatic), "auto");
+  EXPECT_EQ(backend_name(BackendKind::perf), "perf");
+  EXPECT_EQ(backend_name(BackendKind::papi), "papi");
+  EXPECT_EQ(backend_name(BackendKind::timer), "timer");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ ModelCost analyze_spec(std::string_view spec, std::int64_t batch = 1) {
     ADD_FAILURE() << graph.error().message;
     return {};
   }
-  auto cost = analyze(*graph, {batch, Optimizer::adam});
+  auto cost = analyze(*graph, {batch, OptimizerKind::adam});
   if (!cost) {
     ADD_FAILURE() << cost.error().message;
     return {};

@@ -59,8 +59,8 @@ INSTANTIATE_TEST_SUITE_P(Shipped, ModelTotals,
 
 TEST(ModelTotals, PerSampleCountsDoNotDependOnBatch) {
   const Graph graph = load("resnet18");
-  auto one = analyze(graph, {1, Optimizer::adam});
-  auto eight = analyze(graph, {8, Optimizer::adam});
+  auto one = analyze(graph, {1, OptimizerKind::adam});
+  auto eight = analyze(graph, {8, OptimizerKind::adam});
   ASSERT_TRUE(one.ok() && eight.ok());
   EXPECT_EQ(one->totals.macs, eight->totals.macs);
   EXPECT_EQ(one->totals.flops, eight->totals.flops);
@@ -98,7 +98,7 @@ TEST(ModelTotals, ResNetAcceptsOtherImageSizes) {
 }
 
 TEST(ModelTotals, AdamStateOfGpt2IsFourTimesTheParameters) {
-  auto memory = estimate_memory(load("gpt2_small"), 1, Optimizer::adam);
+  auto memory = estimate_memory(load("gpt2_small"), 1, OptimizerKind::adam);
   ASSERT_TRUE(memory.ok());
   const std::int64_t params = 124'439'808;
   EXPECT_EQ(memory->param_bytes, 4 * params);

@@ -12,7 +12,7 @@
 namespace hwprof {
 namespace {
 
-MemoryEstimate memory_of(std::string_view spec, std::int64_t batch = 1, Optimizer optimizer = Optimizer::adam) {
+MemoryEstimate memory_of(std::string_view spec, std::int64_t batch = 1, OptimizerKind optimizer = OptimizerKind::adam) {
   auto graph = parse_model(spec, "memory_test.json");
   if (!graph) {
     ADD_FAILURE() << graph.error().message;
@@ -37,7 +37,7 @@ TEST(MemoryModelState, AdamOn125MillionParametersIsTwoGigabytes) {
   ASSERT_TRUE(graph.ok()) << graph.error().message;
   ASSERT_EQ(count_parameters(*graph).value(), 125'000'000);  // 999*125000 + 125000
 
-  const MemoryEstimate m = memory_of(k125MParams, 1, Optimizer::adam);
+  const MemoryEstimate m = memory_of(k125MParams, 1, OptimizerKind::adam);
   EXPECT_EQ(m.param_bytes, 500'000'000);  // 4 bytes each
   EXPECT_EQ(m.buffer_bytes, 0);
   EXPECT_EQ(m.gradient_bytes, 500'000'000);       // one fp32 gradient per parameter
@@ -53,11 +53,11 @@ TEST(MemoryModelState, AdamOn125MillionParametersIsTwoGigabytes) {
 }
 
 TEST(MemoryModelState, SgdAndMomentum) {
-  const MemoryEstimate sgd = memory_of(k125MParams, 1, Optimizer::sgd);
+  const MemoryEstimate sgd = memory_of(k125MParams, 1, OptimizerKind::sgd);
   EXPECT_EQ(sgd.optimizer_bytes, 0);
   EXPECT_EQ(sgd.model_state_bytes, 1'000'000'000);  // params + gradients: 8 bytes per parameter
-  EXPECT_EQ(sgd.optimizer, Optimizer::sgd);
-  const MemoryEstimate momentum = memory_of(k125MParams, 1, Optimizer::momentum);
+  EXPECT_EQ(sgd.optimizer, OptimizerKind::sgd);
+  const MemoryEstimate momentum = memory_of(k125MParams, 1, OptimizerKind::momentum);
   EXPECT_EQ(momentum.optimizer_bytes, 500'000'000);      // one velocity per parameter
   EXPECT_EQ(momentum.model_state_bytes, 1'500'000'000);  // 12 bytes per parameter
 }
@@ -81,7 +81,7 @@ TEST(MemoryModelState, BatchNormRunningStatisticsAreBuffers) {
   EXPECT_EQ(adam.gradient_bytes, 928);      // buffers get no gradient
   EXPECT_EQ(adam.optimizer_bytes, 1856);    // 2 x 928; buffers get no moments
   EXPECT_EQ(adam.model_state_bytes, 3776);  // 928 + 64 + 928 + 1856
-  const MemoryEstimate sgd = memory_of(spec, 4, Optimizer::sgd);
+  const MemoryEstimate sgd = memory_of(spec, 4, OptimizerKind::sgd);
   EXPECT_EQ(sgd.model_state_bytes, 1920);  // 928 + 64 + 928, whatever the batch
 }
 
@@ -89,7 +89,7 @@ TEST(MemoryModelState, RejectsANonPositiveBatch) {
   auto graph = parse_model(k125MParams, "big.json");
   ASSERT_TRUE(graph.ok());
   EXPECT_FALSE(estimate_memory(*graph, 0).ok());
-  EXPECT_FALSE(analyze(*graph, {-1, Optimizer::adam}).ok());
+  EXPECT_FALSE(analyze(*graph, {-1, OptimizerKind::adam}).ok());
 }
 
 // ---- inference peak -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 ModelCost cost_of(const char* spec, std::int64_t batch = 1) {
   auto graph = parse_model(spec, "t.json");
   EXPECT_TRUE(graph.ok()) << (graph.ok() ? "" : graph.error().message);
-  auto cost = analyze(*graph, {batch, Optimizer::sgd});
+  auto cost = analyze(*graph, {batch, OptimizerKind::sgd});
   EXPECT_TRUE(cost.ok());
   return *cost;
 }
@@ -101,7 +101,7 @@ TEST(SummaryReports, ALayerThatIsNotCountedIsNeverAZero) {
   fc.attrs.shape = fc.output_shape;
   fc.attrs.source_op = "QLinearMatMul (opset 17)";
   fc.attrs.reason = "no mapping onto hwprof's layers";
-  auto cost = analyze(*graph, {1, Optimizer::sgd});
+  auto cost = analyze(*graph, {1, OptimizerKind::sgd});
   ASSERT_TRUE(cost.ok()) << cost.error().message;
   EXPECT_EQ(cost->totals.not_counted_layers, 1);
   EXPECT_EQ(cost->totals.params, 144 + 2 * 272 + 34);

@@ -15,7 +15,7 @@ namespace {
 
 using test::allocations;
 
-std::unique_ptr<Session> open_session(SessionBackend backend, std::vector<std::string> events) {
+std::unique_ptr<Session> open_session(BackendKind backend, std::vector<std::string> events) {
   SessionOptions o;
   o.backend = backend;
   o.events = std::move(events);
@@ -47,28 +47,28 @@ long allocations_while_measuring(Session& s) {
 }
 
 TEST(SessionNoAllocation, TimeOnly) {
-  auto s = open_session(SessionBackend::timer, {});
+  auto s = open_session(BackendKind::timer, {});
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->time_only());
   EXPECT_EQ(allocations_while_measuring(*s), 0);
 }
 
 TEST(SessionNoAllocation, TimerClocksRead) {
-  auto s = open_session(SessionBackend::timer, {"wall-time", "process-cpu-time", "thread-cpu-time"});
+  auto s = open_session(BackendKind::timer, {"wall-time", "process-cpu-time", "thread-cpu-time"});
   ASSERT_TRUE(s);
   ASSERT_FALSE(s->time_only());
   EXPECT_EQ(allocations_while_measuring(*s), 0);
 }
 
 TEST(SessionNoAllocation, PerfSoftwareEventsRead) {
-  auto s = open_session(SessionBackend::perf, {"task-clock", "page-faults", "cycles"});
+  auto s = open_session(BackendKind::perf, {"task-clock", "page-faults", "cycles"});
   ASSERT_TRUE(s);
   if (s->time_only()) GTEST_SKIP() << "no perf event opens here: " << s->events()[0].reason;
   EXPECT_EQ(allocations_while_measuring(*s), 0);
 }
 
 TEST(SessionNoAllocation, ASecondThread) {
-  auto s = open_session(SessionBackend::timer, {"wall-time"});
+  auto s = open_session(BackendKind::timer, {"wall-time"});
   ASSERT_TRUE(s);
   const int id = s->region("worker");
   long added = -1;

@@ -266,7 +266,7 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
   if (o.calibrated) t.roofline = synthetic_point(total_flops, total_bytes, total_ms * 1.04e-3, false, Bound::compute);
 
   p.memory.analytic.batch = p.batch;
-  p.memory.analytic.optimizer = Optimizer::sgd;
+  p.memory.analytic.optimizer = OptimizerKind::sgd;
   p.memory.analytic.param_bytes = 4 * t.params;
   p.memory.analytic.gradient_bytes = 4 * t.params;
   p.memory.analytic.model_state_bytes = 8 * t.params;

@@ -29,7 +29,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
   auto graph = load_model(dir + "/model.onnx");
   ASSERT_TRUE(graph.ok()) << graph.error().message;
   const auto expected = nlohmann::json::parse(test::read_file(dir + "/expected.json"));
-  auto cost = analyze(*graph, {1, Optimizer::adam});
+  auto cost = analyze(*graph, {1, OptimizerKind::adam});
   ASSERT_TRUE(cost.ok()) << cost.error().message;
   EXPECT_EQ(cost->totals.params, expected.at("params").get<std::int64_t>());
   EXPECT_EQ(cost->totals.macs, expected.at("macs").get<std::int64_t>());
@@ -169,7 +169,7 @@ TEST(OnnxPartialModel, CountsAroundWhatItCannotMapAndSaysTheTotalsAreIncomplete)
   EXPECT_EQ(graph->nodes.back().op, OpKind::unsupported);  // LogSoftmax ends the model
   EXPECT_EQ(graph->nodes.back().output_shape, (Shape{10}));
 
-  auto cost = analyze(*graph, {2, Optimizer::adam});
+  auto cost = analyze(*graph, {2, OptimizerKind::adam});
   ASSERT_TRUE(cost.ok()) << cost.error().message;
   EXPECT_FALSE(cost->totals.complete());
   EXPECT_EQ(cost->totals.not_counted_layers, 2);

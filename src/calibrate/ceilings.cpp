@@ -1,0 +1,78 @@
+// Where a profile's ceilings come from: the report named, else this machine's stored one,
+// else (when the caller allows it) a quick calibration made now and stored when it is sound.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "hwprof/machine.hpp"
+
+namespace hwprof {
+namespace {
+
+std::string this_host() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+Result<Ceilings> from_file(const std::string& file) {
+  auto machine = load_machine(file);
+  if (!machine) return machine.error();
+  if (auto why = foreign_cpu(machine->cpu, describe_this_cpu())) {
+    return Error{file + ": measured on another CPU (" + *why + "); its ceilings do not describe this machine. Run `hwprof calibrate` here."};
+  }
+  return Ceilings{std::move(*machine), file};
+}
+
+Result<Ceilings> from_store(const std::string& stored) {
+  auto machine = load_stored_machine();
+  if (!machine) return machine.error();
+  return Ceilings{std::move(*machine), stored};
+}
+
+// A quick calibration made now: used for this run in any case, stored for the next one only
+// when no other process disturbed it and it is plausible.
+Result<Ceilings> quick_calibration(const CeilingsOptions& options, const std::string& stored) {
+  const auto notice = [&](const std::string& line) {
+    if (options.notice) options.notice(line);
+  };
+  notice("no calibration of this machine " + (stored.empty() ? std::string("(no machine store: HOME and XDG_DATA_HOME are unset)") : "at " + stored) +
+         ": running a quick one first (hwprof calibrate --quick)");
+  CalibrationOptions calibration;
+  calibration.quick = true;
+  if (options.threads > 0) calibration.threads = {options.threads};
+  calibration.progress = options.progress;
+  auto machine = calibrate(calibration);
+  if (!machine) return machine.error();
+  const bool contended = machine->contention.contended;
+  if (contended || !implausible_fields(*machine).empty()) {
+    notice(std::string("the quick calibration was ") + (contended ? "disturbed by other processes" : "implausible") +
+           ": it serves this profile only and is not stored; run `hwprof calibrate` on a quiet machine");
+    return Ceilings{std::move(*machine), contended ? "(a quick calibration made now under contention, not stored)"
+                                                   : "(a quick calibration made now, implausible, not stored)"};
+  }
+  std::string path;
+  if (!store_machine(*machine, false, &path)) {
+    notice("stored it at " + path + "; run `hwprof calibrate` for the full calibration");
+    return Ceilings{std::move(*machine), path};
+  }
+  return Ceilings{std::move(*machine), "(quick calibration, not stored)"};
+}
+
+}  // namespace
+
+Result<Ceilings> find_ceilings(const CeilingsOptions& options) {
+  if (!options.file.empty()) return from_file(options.file);
+  const std::string stored = machine_store_path(this_host(), describe_this_cpu());
+  std::error_code ec;
+  if (!options.quick_if_missing || std::filesystem::exists(stored, ec)) return from_store(stored);
+  // Another hwprof may be calibrating right now: wait for it, and use what it stores. Without
+  // a machine store there is no lock to take, and the quick calibration says why.
+  auto lock = CalibrationLock::acquire(options.notice);
+  if (std::filesystem::exists(stored, ec)) {
+    if (auto found = from_store(stored)) return found;
+  }
+  return quick_calibration(options, stored);
+}
+
+}  // namespace hwprof

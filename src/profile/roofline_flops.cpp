@@ -1,0 +1,109 @@
+// Measured FLOPs against the cost model's, and when they differ, the reasons an op's
+// kernels can do more or less arithmetic than its analytic count.
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/ops.hpp"
+#include "profile/roofline.hpp"
+
+namespace hwprof {
+
+namespace {
+
+struct Reasons {
+  // Literals only: string views keep the list cheap (and out of GCC 12's false -Warray-bounds
+  // alarms on inlined string vectors).
+  std::vector<std::string_view> more;  // why measured can exceed analytic
+  std::vector<std::string_view> less;  // why measured can fall short of it
+};
+
+Reasons reasons_for(OpKind op, bool causal) {
+  Reasons r;
+  r.more.emplace_back(
+      "the counters count every floating-point instruction the process's threads retired during the layer, the "
+      "framework's own included");
+  r.less.emplace_back(
+      "the FP counters cover the vector widths their group lists; instructions they do not cover (x87, FP16/BF16) "
+      "are missed, and a multiplexed count is a scaled estimate");
+  const detail::OpInfo& info = detail::op_info(op);
+  if (info.family == detail::OpFamily::gemm) {
+    r.more.emplace_back(
+        "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
+        "computed on zero padding (largest for small or odd shapes)");
+  }
+  // By what the op table says the op evaluates: transcendental functions, max/min, or nothing.
+  if (!info.unary.transcendental.empty() || op == OpKind::softmax) {
+    r.more.emplace_back(
+        "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
+        "element, where the analytic table counts a few FLOPs");
+    r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
+  }
+  if (info.unary.max_min || op == OpKind::maxpool2d) {
+    r.less.emplace_back(
+        "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
+        "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
+  }
+  if (info.family == detail::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
+    r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
+  }
+  switch (op) {
+    case OpKind::conv2d:
+      r.more.emplace_back(
+          "im2col lowering: the GEMM runs over the unfolded input (K = C·kh·kw per group), so tile padding applies "
+          "to that K and to every group's GEMM separately; the padded border is multiplied as explicit zeros, as "
+          "the analytic count assumes");
+      r.less.emplace_back(
+          "a kernel that skips the zero-padding border, or a Winograd/FFT convolution, does fewer multiplications "
+          "than 2·MACs, which count every kernel position including the padding (the torchvision/fvcore "
+          "convention)");
+      break;
+    case OpKind::conv_transpose2d:
+      r.more.emplace_back(
+          "col2im lowering: the GEMM computes every input element times every kernel tap (the analytic MACs) and "
+          "scatters the products into the output; tile padding applies to the GEMM as for conv2d");
+      break;
+    case OpKind::attention:
+      if (causal) {
+        r.less.emplace_back(
+            "causal mask: the analytic count is the full T×T products (docs/profile.md); a kernel that skips the masked "
+            "triangle measures about half of Q·Kᵀ and A·V");
+      }
+      r.more.emplace_back(
+          "softmax's exp is evaluated by a polynomial of many FP instructions per score, where the analytic table "
+          "counts a few FLOPs");
+      break;
+    case OpKind::batchnorm2d:
+    case OpKind::layernorm:
+      r.more.emplace_back(
+          "the square root and division of normalisation are one FLOP each in the analytic table but several "
+          "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
+      r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
+      break;
+    default:
+      break;
+  }
+  return r;
+}
+
+}  // namespace
+
+FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool causal, double tolerance) {
+  FlopsComparison c;
+  c.measured = measured;
+  c.analytic = analytic;
+  if (analytic > 0) {
+    c.ratio = measured / analytic;
+    c.agrees = std::abs(c.ratio - 1.0) <= tolerance;
+  } else {
+    c.agrees = measured == 0;
+  }
+  if (c.agrees) return c;
+  Reasons r = reasons_for(op, causal);
+  const std::vector<std::string_view>& why = measured > analytic ? r.more : r.less;
+  c.reasons.assign(why.begin(), why.end());
+  return c;
+}
+
+}  // namespace hwprof
