@@ -169,10 +169,10 @@ Result<RooflinePoint> place_on_roofline(const RooflineInput& input, const Machin
 // A whole pass (the model total) against its layers: the time the roofline allows it is the
 // sum of what it allows each layer (max of FLOPs over its compute roof and bytes over its
 // memory roof), so its efficiency is that sum over the measured time and its memory roof is
-// its bytes over the layers' summed memory times. `total` is the pass placed like a layer
+// its bytes over the layers' summed memory times. `p` is the whole pass placed like a layer
 // (place_on_roofline); `layers` are the placements of every layer it ran. Without any, or
-// without time the roofs allow them, `total` is returned as it is.
-RooflinePoint place_total_by_layers(RooflinePoint total, const std::vector<const RooflinePoint*>& layers);
+// without time the roofs allow them, `p` is returned as it is.
+RooflinePoint place_total_by_layers(RooflinePoint p, const std::vector<const RooflinePoint*>& layers);
 
 }  // namespace hwprof
 HWPROF_API_END

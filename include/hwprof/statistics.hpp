@@ -44,7 +44,7 @@ struct Summary {
   double cv() const noexcept { return mean != 0.0 ? stddev / mean : 0.0; }  // coefficient of variation
 };
 
-Summary summarize(std::vector<double> samples);
+Summary summarize(std::vector<double> x);
 Summary summarize(const double* samples, std::size_t count);
 
 // The Mann–Whitney U test (Wilcoxon rank-sum) of two independent samples: the two-sided

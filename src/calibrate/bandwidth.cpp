@@ -253,8 +253,8 @@ class StreamTeam {
   // Seconds from releasing the workers to the last one's finish, on this thread's clock.
   double run(const Job& job) {
     return team_
-        .run([&](std::size_t i) {
-          const Arrays& w = arrays_[i];
+        .run([this, job](std::size_t i) {
+          const Arrays w = arrays_[i];  // copies: the calls are opaque, so nothing is reloaded between them
           if (w.block == nullptr) return;
           for (std::int64_t r = 0; r < job.calls; ++r) job.pass(w.a, w.b, w.c, job.elements, kScalar);
         })
@@ -502,7 +502,7 @@ std::vector<BandwidthSample> measure_bandwidth(const BandwidthOptions& options, 
 std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int per_octave, const std::vector<std::int64_t>& dense_at, int threads) {
   const std::int64_t workers = std::max(threads, 1);
   // Whole blocks per worker for 2- and 3-array kernels: lcm(2, 3) × 8 bytes × kStreamBlock.
-  const std::int64_t granule = 6 * 8 * static_cast<std::int64_t>(kStreamBlock) * workers;
+  const std::int64_t granule = std::int64_t{6} * 8 * static_cast<std::int64_t>(kStreamBlock) * workers;
   const int steps = std::max(1, per_octave) * 2;  // the fine grid; every other point away from dense_at
   first = std::max(first, granule);
   last = std::max(last, first);

@@ -21,7 +21,7 @@ namespace {
 std::int64_t parse_size(std::string text) {
   std::int64_t scale = 1;
   if (!text.empty() && (text.back() == 'K' || text.back() == 'M' || text.back() == 'G')) {
-    scale = text.back() == 'K' ? 1024 : text.back() == 'M' ? 1024 * 1024 : std::int64_t{1024} * 1024 * 1024;
+    scale = text.back() == 'K' ? 1024 : text.back() == 'M' ? std::int64_t{1024} * 1024 : std::int64_t{1024} * 1024 * 1024;
     text.pop_back();
   }
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 12) return 0;

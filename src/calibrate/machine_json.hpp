@@ -13,12 +13,13 @@
 namespace hwprof::detail {
 
 nlohmann::ordered_json cpu_to_json(const MachineCpu& cpu);
-nlohmann::ordered_json theoretical_to_json(const TheoreticalPeaks& peaks);
+nlohmann::ordered_json theoretical_to_json(const TheoreticalPeaks& t);
 nlohmann::ordered_json run_to_json(const CalibrationRun& run);
 
-// `pointer` is where the value sits in the document, for messages; they throw JsonReadError.
-MachineCpu cpu_from_json(const JsonReader& in, const nlohmann::json& cpu, const std::string& pointer);
-TheoreticalPeaks theoretical_from_json(const JsonReader& in, const nlohmann::json& peaks, const std::string& pointer);
-CalibrationRun run_from_json(const JsonReader& in, const nlohmann::json& run, const std::string& pointer);
+// `at` is where the value sits in the document (a JSON pointer), for messages; they throw
+// JsonReadError.
+MachineCpu cpu_from_json(const JsonReader& in, const nlohmann::json& cpu, const std::string& at);
+TheoreticalPeaks theoretical_from_json(const JsonReader& in, const nlohmann::json& t, const std::string& at);
+CalibrationRun run_from_json(const JsonReader& in, const nlohmann::json& r, const std::string& at);
 
 }  // namespace hwprof::detail

@@ -9,8 +9,8 @@
 #include <exception>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace hwprof::detail {

@@ -245,7 +245,7 @@ int run_bench(const BenchCommandOptions& options) {
   r.input_dtype = graph->input.dtype;
   r.parameter_bytes = executor->parameter_bytes();
   r.analytic_activation_bytes = options.train ? cost->memory.training_activation_bytes : cost->memory.inference_activation_bytes;
-  r.m = std::move(*measured);
+  r.m = *measured;
   r.blas = blas_info();
   if (!r.blas.advice.empty()) std::cerr << "hwprof bench: note: " << r.blas.advice << "\n";
   return emit(options.format == "json" ? report_json(r, options) : report_table(r, options), options.output);

@@ -56,7 +56,7 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
 namespace {
 
 // Machine reports side by side, when every file is one.
-int compare_machines(const CompareCommandOptions& options, std::vector<detail::FleetMachine> machines) {
+int compare_machines(const CompareCommandOptions& options, const std::vector<detail::FleetMachine>& machines) {
   if (!options.svg.empty()) {
     if (auto error = write_file_atomically(options.svg, detail::fleet_svg(machines))) return fail(*error);
     std::cerr << "hwprof: wrote the rooflines of " << machines.size() << " machines to " << options.svg << "\n";
@@ -89,7 +89,7 @@ int run_compare(const CompareCommandOptions& options) {
   }
   if (!machines.empty()) {
     if (!options.html.empty()) return fail(Error{"--html is the page of two profiles compared; for machine reports, --svg draws their rooflines"});
-    return compare_machines(options, std::move(machines));
+    return compare_machines(options, machines);
   }
   if (profiles.size() != 2) {
     return fail(Error{fmt::format("compare takes two profiles (A and B), or two or more machine reports; got {} profiles", profiles.size())});

@@ -45,10 +45,7 @@ void prefer_avx512_blas(int argc, char** argv) {
   ::unsetenv("HWPROF_BLAS_CORE_BY");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  prefer_avx512_blas(argc, argv);
+int run_cli(int argc, char** argv) {
   CLI::App app{"hwprof — what each layer of a neural network should cost, and what it did cost here"};
   app.set_version_flag("-V,--version", std::string("hwprof ") + hwprof::kVersion);
   app.require_subcommand(1);
@@ -86,13 +83,27 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     if (what.find("A subcommand is required") != std::string::npos && argc > 1 && argv[1][0] != '-') {
       // `hwprof frobnicate`: name the word that is not a subcommand.
-      what = "'" + std::string(argv[1]) + "' is not a subcommand of hwprof (summary, bench, profile, run, report, calibrate, info, stat)";
+      what = "'" + std::string(argv[1]) +
+             "' is not a subcommand of hwprof (summary, bench, profile, run, report, compare, merge, calibrate, info, stat)";
     }
     std::cerr << "hwprof: error: " << what << "\nRun 'hwprof --help' for usage.\n";
     return hwprof::cli::kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "hwprof: internal error: " << e.what() << "\n";
-    return hwprof::cli::kExitError;
   }
   return exit_code;
+}
+
+}  // namespace
+
+// Exceptions stop here (everything below returns Result<T>); one that gets this far is a bug or
+// an exhausted machine (std::bad_alloc), said as such rather than as an abort.
+int main(int argc, char** argv) {
+  try {
+    prefer_avx512_blas(argc, argv);
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "hwprof: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "hwprof: internal error: an exception of an unknown type\n";
+  }
+  return hwprof::cli::kExitError;
 }

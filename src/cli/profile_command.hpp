@@ -37,6 +37,6 @@ struct ProfileCommandOptions {
 };
 
 std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_code);
-int run_profile(const ProfileCommandOptions& options);
+int run_profile(const ProfileCommandOptions& given);
 
 }  // namespace hwprof::cli

@@ -176,7 +176,7 @@ std::string hint_for(int code) {
   }
 }
 
-std::string with_hint(std::string what, int code) {
+std::string with_hint(const std::string& what, int code) {
   const std::string hint = hint_for(code);
   return hint.empty() ? what : what + "; " + hint;
 }

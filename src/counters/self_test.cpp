@@ -208,7 +208,7 @@ std::vector<SelfTestKernel> self_test_kernels(std::uint64_t iterations, std::siz
   SelfTestKernel stream;
   stream.name = "dram read stream";
   stream.fp = false;
-  stream.read_bytes = static_cast<double>(stream_bytes / sizeof(std::uint64_t) * sizeof(std::uint64_t));
+  stream.read_bytes = static_cast<double>(stream_bytes - stream_bytes % sizeof(std::uint64_t));  // whole words
   // The array is allocated and written (its pages faulted in) once, before any measurement.
   auto words = std::shared_ptr<std::uint64_t>(static_cast<std::uint64_t*>(std::malloc(stream_bytes)), FreeDeleter{});
   if (!words) {

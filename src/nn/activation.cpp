@@ -9,7 +9,6 @@
 namespace hwprof::nn {
 namespace {
 
-using detail::exp_approx;
 using detail::normal_cdf_approx;
 using detail::normal_pdf_approx;
 using detail::select;

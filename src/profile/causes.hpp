@@ -25,7 +25,7 @@ inline constexpr std::int64_t kBlasTile = 16;
 inline constexpr double kNoisyTime = 0.25;
 // The half-width of a time's uncertainty over its median (the 95% interval of the median, or
 // half the min–max range without one); 0 without samples.
-double relative_uncertainty(const Summary& ms);
+double relative_uncertainty(const Summary& t);
 
 // Below this share of wall × threads, the layer's threads mostly waited (task-clock ≪ wall).
 inline constexpr double kThreadUnderuse = 0.5;

@@ -32,7 +32,6 @@ using detail::fill_launch_rank;
 using detail::fill_machine;
 using detail::fill_measurements;
 using detail::resolve_threads;
-using detail::to_ms;
 
 namespace {
 

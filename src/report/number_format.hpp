@@ -12,6 +12,6 @@ std::string megabytes(std::int64_t bytes);            // decimal MB, "46.76 MB"
 std::string percent(double fraction);                 // 0.1234 → "12.3%"
 // Milliseconds with about four significant digits and never an exponent: 812.3, 12.35,
 // 1.235, 0.1235, 0.00080 — so that a column of times lines up.
-std::string milliseconds(double ms);
+std::string milliseconds(double v);
 
 }  // namespace hwprof::detail

@@ -78,7 +78,8 @@ ThreadClaims::~ThreadClaims() {
 
 namespace detail {
 std::mutex& live_sessions_mutex() noexcept {
-  static auto* mutex = new std::mutex;  // outlives every thread
+  // Outlives every thread. A failed allocation here, at the first session, ends the program.
+  static auto* mutex = new std::mutex;  // NOLINT(bugprone-unhandled-exception-at-new)
   return *mutex;
 }
 void register_live_session(std::uint32_t serial, Session::State* state) {

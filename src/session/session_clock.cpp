@@ -101,8 +101,8 @@ TscClock measure_tsc() noexcept {
     const char* forced = std::getenv("HWPROF_CLOCK");
     // The flags are on the first CPU's lines: 64 KiB holds them on any machine.
     const TscDecision decision =
-        decide_tsc(read_text("/proc/cpuinfo", 64 * 1024), read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", 64),
-                   forced != nullptr ? forced : "");
+        decide_tsc(read_text("/proc/cpuinfo", std::size_t{64} * 1024),
+                   read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", 64), forced != nullptr ? forced : "");
     c.reason = decision.reason;
     if (!decision.use) return c;
   } catch (...) {
