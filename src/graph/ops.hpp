@@ -3,8 +3,8 @@
 // cost per element and the function it evaluates. The stages that treat a whole family alike
 // (shape inference, the cost model, the spec parser, the engine's in-place rule and layer
 // choice, the roofline's explanations, the causes) read this table instead of listing ops, so
-// adding an element-wise op is a row here and its kernel in src/nn/activation.cpp
-// (docs/adding-an-op.md has the checklist).
+// adding an element-wise op is a row here, its name in HWPROF_ELEMENTWISE_UNARY_CASES below,
+// and its kernel (docs/adding-an-op.md has the checklist, docs and tests included).
 #pragma once
 
 #include <optional>

@@ -268,10 +268,14 @@ class LayerNormLayer final : public Layer {
   Tensor x_, mean_, invstd_;
 };
 
+}  // namespace
+
 // The kernel of an element-wise unary op (src/nn/activation.cpp): the one line per op the
 // engine adds to the op table's row.
-Activation activation_of(const Node& node) noexcept {
+std::optional<Activation> activation_of(const Node& node) noexcept {
   switch (node.op) {
+    case OpKind::relu:
+      return Activation::relu;
     case OpKind::relu6:
       return Activation::relu6;
     case OpKind::gelu:
@@ -287,9 +291,11 @@ Activation activation_of(const Node& node) noexcept {
     case OpKind::hardsigmoid:
       return Activation::hardsigmoid;
     default:
-      return Activation::relu;
+      return std::nullopt;  // not element-wise, or a new row without its kernel (OpTable.EveryElementwiseRowHasItsOwnKernel)
   }
 }
+
+namespace {
 
 class ActivationLayer final : public Layer {
  public:
@@ -858,7 +864,9 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
   if (const auto unary = detail::unary_traits(node)) {
-    return std::make_unique<ActivationLayer>(activation_of(node), unary->backward_reads_output);
+    // Executor::build reaches here only for ops with a kernel: the op table test checks that
+    // every element-wise row has one, so relu is never run for another op's row.
+    return std::make_unique<ActivationLayer>(activation_of(node).value_or(Activation::relu), unary->backward_reads_output);
   }
   switch (node.op) {
     case OpKind::linear:

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "hwprof/graph.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/tensor.hpp"
+#include "nn/kernels.hpp"
 
 namespace hwprof::nn {
 
@@ -54,6 +56,10 @@ class Layer {
   // executor must not accumulate into them in place.
   virtual bool input_gradients_alias_dy() const noexcept { return false; }
 };
+
+// The kernel an element-wise unary op (a row of family elementwise_unary in the op table) runs;
+// nullopt for an op of another family, or for a row that has no kernel yet.
+std::optional<Activation> activation_of(const Node& node) noexcept;
 
 // `params` are the node's slots in parameter_specs() order (init.hpp).
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params);

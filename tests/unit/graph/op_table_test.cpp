@@ -2,7 +2,11 @@
 // case list the switches use for them the same set as the table's rows.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "graph/ops.hpp"
+#include "nn/layers.hpp"
 
 namespace hwprof {
 namespace {
@@ -43,6 +47,29 @@ TEST(OpTable, ElementwiseCasesAreTheTablesElementwiseRows) {
     EXPECT_GT(info.unary.grad_flops, 0) << info.name;
     const std::string_view fn = info.unary.transcendental;
     EXPECT_TRUE(fn.empty() || fn == "exp" || fn == "tanh" || fn == "erf") << info.name << ": " << fn << " has no calibrated ceiling";
+  }
+}
+
+// A row without its engine kernel would otherwise run some other op's kernel: each element-wise
+// row (gelu with each approximation) has a kernel of its own, and no other op has one.
+TEST(OpTable, EveryElementwiseRowHasItsOwnKernel) {
+  std::map<nn::Activation, std::string> owner;
+  for (const detail::OpInfo& info : detail::op_table()) {
+    for (const GeluApproximation approximate : {GeluApproximation::none, GeluApproximation::tanh}) {
+      if (approximate == GeluApproximation::tanh && info.kind != OpKind::gelu) continue;
+      Node node;
+      node.op = info.kind;
+      node.attrs.approximate = approximate;
+      const std::optional<nn::Activation> kernel = nn::activation_of(node);
+      const std::string name = std::string(info.name) + (approximate == GeluApproximation::tanh ? " (tanh)" : "");
+      if (info.family != detail::OpFamily::elementwise_unary) {
+        EXPECT_FALSE(kernel.has_value()) << name << " is not element-wise but has an activation kernel";
+        continue;
+      }
+      ASSERT_TRUE(kernel.has_value()) << name << ": no kernel; add its case to nn::activation_of (docs/adding-an-op.md, step 4)";
+      const auto [it, fresh] = owner.emplace(*kernel, name);
+      EXPECT_TRUE(fresh) << name << " runs " << it->second << "'s kernel; give it its own (docs/adding-an-op.md, step 4)";
+    }
   }
 }
 
