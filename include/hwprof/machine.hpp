@@ -177,6 +177,10 @@ std::string machine_store_path(const std::string& host, const MachineCpu& cpu);
 // The stored report for this machine: an error says what is missing or wrong (absent,
 // corrupt, another CPU's) and how to fix it.
 Result<Machine> load_stored_machine();
+// The same for a caller that has described this machine already.
+Result<Machine> load_stored_machine(const std::string& host, const MachineCpu& here);
+// This machine's host name, as reports and the machine store name it.
+std::string this_host_name();
 // Stores a calibration as this machine's (what `hwprof calibrate` does; `hwprof profile` and
 // HWPROF_OUTPUT then find it), written whole or not at all. Refused, with the reasons, when it
 // was contended (unless `allow_contended`) or breaks a plausibility rule. `path` gets the file.

@@ -237,9 +237,7 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
   if (!options.single_precision && !options.double_precision) return Error{"--precision: choose sp, dp or both"};
   Machine m;
   m.created = detail::utc_timestamp();
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  m.host = host;
+  m.host = this_host_name();
   m.hwprof_version = kVersion;
   m.quick = options.quick;
   const std::vector<detail::CacheReport> reports = detail::cache_reports_of_this_machine();

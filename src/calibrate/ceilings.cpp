@@ -1,6 +1,5 @@
 // Where a profile's ceilings come from: the report named, else this machine's stored one,
 // else (when the caller allows it) a quick calibration made now and stored when it is sound.
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -8,12 +7,6 @@
 
 namespace hwprof {
 namespace {
-
-std::string this_host() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
 
 Result<Ceilings> from_file(const std::string& file) {
   auto machine = load_machine(file);
@@ -24,8 +17,8 @@ Result<Ceilings> from_file(const std::string& file) {
   return Ceilings{std::move(*machine), file};
 }
 
-Result<Ceilings> from_store(const std::string& stored) {
-  auto machine = load_stored_machine();
+Result<Ceilings> from_store(const std::string& stored, const std::string& host, const MachineCpu& here) {
+  auto machine = load_stored_machine(host, here);
   if (!machine) return machine.error();
   return Ceilings{std::move(*machine), stored};
 }
@@ -63,14 +56,16 @@ Result<Ceilings> quick_calibration(const CeilingsOptions& options, const std::st
 
 Result<Ceilings> find_ceilings(const CeilingsOptions& options) {
   if (!options.file.empty()) return from_file(options.file);
-  const std::string stored = machine_store_path(this_host(), describe_this_cpu());
+  const std::string host = this_host_name();
+  const MachineCpu here = describe_this_cpu();
+  const std::string stored = machine_store_path(host, here);
   std::error_code ec;
-  if (!options.quick_if_missing || std::filesystem::exists(stored, ec)) return from_store(stored);
+  if (!options.quick_if_missing || std::filesystem::exists(stored, ec)) return from_store(stored, host, here);
   // Another hwprof may be calibrating right now: wait for it, and use what it stores. Without
   // a machine store there is no lock to take, and the quick calibration says why.
   auto lock = CalibrationLock::acquire(options.notice);
   if (std::filesystem::exists(stored, ec)) {
-    if (auto found = from_store(stored)) return found;
+    if (auto found = from_store(stored, host, here)) return found;
   }
   return quick_calibration(options, stored);
 }

@@ -177,10 +177,17 @@ CalibrationLock::~CalibrationLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 
-Result<Machine> load_stored_machine() {
+std::string this_host_name() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  const MachineCpu here = describe_this_cpu();
+  return host;
+}
+
+Result<Machine> load_stored_machine() {
+  return load_stored_machine(this_host_name(), describe_this_cpu());
+}
+
+Result<Machine> load_stored_machine(const std::string& host, const MachineCpu& here) {
   const std::string path = machine_store_path(host, here);
   if (path.empty()) return no_machine_store_error();
   std::error_code ec;

@@ -11,6 +11,19 @@
 #include "common/cpu_topology.hpp"
 
 namespace hwprof::detail {
+namespace {
+
+std::string what_of(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception of an unknown type";
+  }
+}
+
+}  // namespace
 
 // One cache line (at least) per worker, so that workers never write to one line.
 struct alignas(64) PinnedTeam::Worker {
@@ -45,6 +58,11 @@ PinnedTeam::PinnedTeam(std::vector<int> cpus, const Task& setup)
     return;
   }
   sync_->barrier.arrive_and_wait();  // every worker pinned and set up
+  for (std::size_t i = 0; i < cpus_.size() && error_.empty(); ++i) {
+    if (workers_[i].failure) {
+      error_ = "worker " + std::to_string(i) + " (on CPU " + std::to_string(cpus_[i]) + ") could not set up: " + what_of(workers_[i].failure);
+    }
+  }
 }
 
 PinnedTeam::~PinnedTeam() {
@@ -67,9 +85,11 @@ PinnedTeam::Timing PinnedTeam::run(const Task& task) {
     last = std::max(last, workers_[i].finish);
   }
   timing.worked = cpus_.empty() ? 0.0 : std::chrono::duration<double>(last - first).count();
+  std::exception_ptr failure;  // the first worker's; every one is cleared for the next run
   for (std::size_t i = 0; i < cpus_.size(); ++i) {
-    if (workers_[i].failure) std::rethrow_exception(std::exchange(workers_[i].failure, nullptr));
+    if (std::exception_ptr f = std::exchange(workers_[i].failure, nullptr); f && !failure) failure = f;
   }
+  if (failure) std::rethrow_exception(failure);
   return timing;
 }
 
@@ -78,7 +98,13 @@ void PinnedTeam::work(std::size_t index, const Task& setup) {
   if (sync_->aborted) return;  // not every worker could start: none touches the barrier
   Worker& w = workers_[index];
   w.pinned = pin_current_thread(cpus_[index], &w.pin_error);
-  if (setup) setup(index);
+  if (setup) {
+    try {
+      setup(index);
+    } catch (...) {
+      w.failure = std::current_exception();  // said by error(); the worker still arrives at the barrier
+    }
+  }
   w.cpu_seen = ::sched_getcpu();
   sync_->barrier.arrive_and_wait();  // ready
   for (;;) {

@@ -21,8 +21,8 @@ class PinnedTeam {
   using Task = std::function<void(std::size_t worker)>;
 
   // Starts one thread per CPU; each pins itself, then runs `setup(worker)` on its CPU (so
-  // first-touched arrays land on that CPU's NUMA node). When a thread cannot start, none
-  // runs: error() says why and run() must not be called.
+  // first-touched arrays land on that CPU's NUMA node). When a thread cannot start (none
+  // runs then) or a setup throws, error() says why and run() must not be called.
   explicit PinnedTeam(std::vector<int> cpus, const Task& setup = {});
   ~PinnedTeam();
   PinnedTeam(const PinnedTeam&) = delete;

@@ -12,6 +12,10 @@
 #include <CLI/CLI.hpp>
 
 namespace hwprof::cli {
+
+OptimizerKind optimizer_argument(const std::string& name) {
+  return name == "adam" ? OptimizerKind::adam : OptimizerKind::momentum;
+}
 namespace {
 
 std::string fmt_number(double value) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hwprof/graph.hpp"
+#include "hwprof/optimizer.hpp"
 #include "hwprof/result.hpp"
 
 namespace CLI {
@@ -39,5 +40,9 @@ CLI::Validator shape_text();
 // The events of every -e given, each split with split_event_list (a raw event's own commas
 // stay); an error when -e was given but names no event.
 Result<std::vector<std::string>> event_arguments(const std::vector<std::string>& raw);
+
+// --optimizer of bench and profile: "adam", or "sgd", which is SGD with momentum 0.9 (what
+// torch.optim users train with) and so OptimizerKind::momentum.
+OptimizerKind optimizer_argument(const std::string& name);
 
 }  // namespace hwprof::cli

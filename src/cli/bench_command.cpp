@@ -215,8 +215,8 @@ std::shared_ptr<BenchCommandOptions> setup_bench(CLI::App& app, int& exit_code) 
 int run_bench(const BenchCommandOptions& options) {
   auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
-  const bool adam = options.optimizer == "adam";
-  auto cost = analyze(*graph, {options.batch, adam ? OptimizerKind::adam : OptimizerKind::momentum});
+  const OptimizerKind optimizer = optimizer_argument(options.optimizer);
+  auto cost = analyze(*graph, {options.batch, optimizer});
   if (!cost) return fail(cost.error());
 
   ExecutorOptions eo;
@@ -224,7 +224,7 @@ int run_bench(const BenchCommandOptions& options) {
   eo.threads = options.threads;
   eo.seed = options.seed;
   eo.training = options.train;
-  eo.optimizer.kind = adam ? OptimizerKind::adam : OptimizerKind::momentum;  // the CLI's sgd has momentum 0.9
+  eo.optimizer.kind = optimizer;
   auto executor = Executor::build(*graph, eo);
   if (!executor) return fail(executor.error());
   Result<Measurement> measured = Error{};

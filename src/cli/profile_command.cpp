@@ -100,7 +100,7 @@ int run_profile(const ProfileCommandOptions& given) {
   ProfileOptions po;
   po.batch = options.batch;
   po.train = options.train;
-  po.optimizer.kind = options.optimizer == "adam" ? OptimizerKind::adam : OptimizerKind::momentum;  // the CLI's sgd has momentum 0.9
+  po.optimizer.kind = optimizer_argument(options.optimizer);
   po.optimizer.learning_rate = options.learning_rate;
   po.threads = options.threads;
   po.seed = options.seed;

@@ -212,7 +212,7 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
     bool any_input_grad = false;
     for (int input : node.inputs) any_input_grad = any_input_grad || input_requires_grad(input);
     requires_grad[i] = c.has_weights || any_input_grad;
-    auto layer = layer_cost(graph, node, c, requires_grad[i], input_requires_grad(node.inputs[0]), batch);
+    auto layer = layer_cost(graph, node, c, requires_grad[i], !node.inputs.empty() && input_requires_grad(node.inputs[0]), batch);
     if (!layer) return layer.error();
     if (layer->counted) {
       bytes += Count(layer->bytes);

@@ -30,10 +30,6 @@ inline bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-inline bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // "a, b, c and 5 more"
 inline std::string short_list(const std::vector<std::string>& items) {
   std::vector<std::string_view> shown(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(std::min(items.size(), kMaxListed)));

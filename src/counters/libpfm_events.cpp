@@ -74,7 +74,7 @@ std::vector<std::string> present_pmu_names() {
 // libpfm4's uncore PMU names follow the kernel's: skx_unc_imc0 is uncore_imc_0, and
 // amd64_fam19h_zen3_l3 is amd_l3.
 std::string kernel_pmu_guess(const std::string& pfm_name) {
-  if (starts_with(pfm_name, "amd64_") && pfm_name.size() > 3 && pfm_name.compare(pfm_name.size() - 3, 3, "_l3") == 0) {
+  if (pfm_name.starts_with("amd64_") && pfm_name.size() > 3 && pfm_name.compare(pfm_name.size() - 3, 3, "_l3") == 0) {
     return "amd_l3";
   }
   const auto unc = pfm_name.find("_unc_");
@@ -114,7 +114,10 @@ EventNameParts split_event_name(std::string_view rest) {
 }
 
 std::string explain_not_found(const std::string& name, const std::filesystem::path& root) {
-  const auto [pmu_name, base] = split_event_name(name);
+  // Named, not a structured binding: lambdas below capture them (clang 14 cannot).
+  const EventNameParts parts = split_event_name(name);
+  const std::string& pmu_name = parts.pmu;
+  const std::string& base = parts.base;
   const auto pmus = all_pmus();
   if (!pmu_name.empty()) {
     const auto pmu = std::find_if(pmus.begin(), pmus.end(), [&](const PmuDescription& p) { return p.name == pmu_name; });
@@ -268,45 +271,40 @@ Result<ResolvedEvent> resolve_with_libpfm(const std::string& name, const std::fi
   return r;
 }
 
-bool libpfm_event_of_another_cpu(const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || resolve_generic(name)) return false;
-  Pfm& lib = pfm();
+}  // namespace hwprof::detail::resolver
+
+namespace hwprof::detail {
+
+// The detail:: API of event_resolver.hpp, on this file's libpfm4 pieces.
+bool event_of_another_cpu(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos || resolver::resolve_generic(name)) return false;
+  resolver::Pfm& lib = resolver::pfm();
   if (lib.status != PFM_SUCCESS) return false;
   const std::lock_guard<std::mutex> lock(lib.mutex);
-  const auto [pmu_name, base] = split_event_name(name);
+  const resolver::EventNameParts parts = resolver::split_event_name(name);
+  const std::string& pmu_name = parts.pmu;
+  const std::string& base = parts.base;
   bool elsewhere = false;
-  for (const PmuDescription& p : all_pmus()) {
+  for (const resolver::PmuDescription& p : resolver::all_pmus()) {
     if (!pmu_name.empty()) {
       if (p.name == pmu_name) return !p.present;
       continue;
     }
-    const auto events = event_names(p);
-    if (std::any_of(events.begin(), events.end(), [&](const std::string& e) { return iequals(e, base); })) {
+    const auto events = resolver::event_names(p);
+    if (std::any_of(events.begin(), events.end(), [&](const std::string& e) { return resolver::iequals(e, base); })) {
       if (p.present) return false;  // this CPU has it: the problem is elsewhere (a bad unit mask)
       elsewhere = true;
     }
   }
   // An uncore PMU libpfm4 drops when forced to a core PMU: its name still says where it lives.
-  return elsewhere || (!pmu_name.empty() && !kernel_pmu_guess(pmu_name).empty());
-}
-
-std::vector<std::string> libpfm_detected_pmus() {
-  Pfm& lib = pfm();
-  if (lib.status != PFM_SUCCESS) return {};
-  const std::lock_guard<std::mutex> lock(lib.mutex);
-  return present_pmu_names();
-}
-
-}  // namespace hwprof::detail::resolver
-
-namespace hwprof::detail {
-
-bool event_of_another_cpu(const std::string& name) {
-  return resolver::libpfm_event_of_another_cpu(name);
+  return elsewhere || (!pmu_name.empty() && !resolver::kernel_pmu_guess(pmu_name).empty());
 }
 
 std::vector<std::string> detected_pmus() {
-  return resolver::libpfm_detected_pmus();
+  resolver::Pfm& lib = resolver::pfm();
+  if (lib.status != PFM_SUCCESS) return {};
+  const std::lock_guard<std::mutex> lock(lib.mutex);
+  return resolver::present_pmu_names();
 }
 
 }  // namespace hwprof::detail

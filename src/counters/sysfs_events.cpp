@@ -91,7 +91,7 @@ std::vector<std::pair<std::string, std::filesystem::path>> pmu_instances(const s
   }
   std::vector<std::pair<std::uint64_t, std::string>> numbered;
   for (const std::string& name : list_names(root)) {
-    if (name.size() <= pmu.size() + 1 || !starts_with(name, pmu + "_")) continue;
+    if (name.size() <= pmu.size() + 1 || !name.starts_with(pmu + "_")) continue;
     if (const auto n = parse_number(std::string_view(name).substr(pmu.size() + 1))) numbered.emplace_back(*n, name);
   }
   std::sort(numbered.begin(), numbered.end());
@@ -107,7 +107,7 @@ bool is_sysfs_name(std::string_view name) {
 }
 
 std::string not_exposed(const std::string& pmu, const std::filesystem::path& root) {
-  const bool core = pmu == "cpu" || starts_with(pmu, "cpu_");
+  const bool core = pmu == "cpu" || pmu.starts_with("cpu_");
   return std::string(core ? "PMU " : "uncore PMU ") + in_quotes(pmu) + " is not exposed by this kernel: there is no " + (root / pmu).string() +
          (core ? "" : " nor " + pmu + "_<N>") +
          (core ? " (this machine, probably a VM, exposes no hardware PMU)"

@@ -864,9 +864,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
   if (const auto unary = detail::unary_traits(node)) {
-    // Executor::build reaches here only for ops with a kernel: the op table test checks that
-    // every element-wise row has one, so relu is never run for another op's row.
-    return std::make_unique<ActivationLayer>(activation_of(node).value_or(Activation::relu), unary->backward_reads_output);
+    // Executor::build refuses an element-wise op without a kernel before it gets here.
+    return std::make_unique<ActivationLayer>(activation_of(node).value(), unary->backward_reads_output);
   }
   switch (node.op) {
     case OpKind::linear:

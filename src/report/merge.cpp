@@ -545,10 +545,6 @@ Result<MergedRanks> merged_from_parsed(const json& j, const std::string& source_
 
 }  // namespace
 
-bool looks_like_merged_json(std::string_view text) {
-  return is_merge(json::parse(text, nullptr, false));
-}
-
 Result<MergedRanks> merged_from_json(std::string_view text, const std::string& source_name) {
   const json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return Error{source_name + ": not valid JSON"};

@@ -39,7 +39,6 @@ std::string merged_html(const MergedRanks& m);
 
 // A merge's JSON read back (to render it again): refuses another kind of file, a newer
 // schema, and malformed fields, naming `source_name` and the field.
-bool looks_like_merged_json(std::string_view text);
 Result<MergedRanks> merged_from_json(std::string_view text, const std::string& source_name);
 Result<MergedRanks> load_merged(const std::string& path);
 // The text read as a merge when it is one (its kind says so), parsed once; nullopt otherwise.

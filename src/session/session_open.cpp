@@ -87,17 +87,9 @@ Result<EventGroup> find_group(const SessionOptions& options) {
   return find_event_group(name, options.family.empty() ? counter_family(detect_cpu()) : options.family, dirs);
 }
 
+// What runs for a request: automatic is perf_event (time only when nothing opens, decided later).
 BackendKind counter_backend(BackendKind backend) {
-  switch (backend) {
-    case BackendKind::papi:
-      return BackendKind::papi;
-    case BackendKind::timer:
-      return BackendKind::timer;
-    case BackendKind::automatic:
-    case BackendKind::perf:
-      break;
-  }
-  return BackendKind::perf;
+  return backend == BackendKind::automatic ? BackendKind::perf : backend;
 }
 
 std::string describe(const EventInfo& e) {

@@ -88,7 +88,7 @@ TEST(Merge, MissingRanksAndRegionsAreSaid) {
 TEST(Merge, JsonRoundTripsAndRendersAgain) {
   const detail::MergedRanks m = three_ranks();
   const std::string text = detail::merged_json(m);
-  EXPECT_TRUE(detail::looks_like_merged_json(text));
+  EXPECT_TRUE(detail::merged_if_merge(text, "merged.json").has_value());
   const auto back = detail::merged_from_json(text, "merged.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_EQ(back->regions.size(), m.regions.size());
@@ -131,7 +131,7 @@ TEST(Merge, MalformedJsonIsRefusedWithThePlace) {
     EXPECT_THAT(r.error().message, HasSubstr(c.message)) << c.what;
   }
   EXPECT_FALSE(detail::merged_from_json("{\"kind\": ", "m.json").ok());
-  EXPECT_FALSE(detail::looks_like_merged_json("[1, 2]"));
+  EXPECT_FALSE(detail::merged_if_merge("[1, 2]", "m.json").has_value());
 }
 
 TEST(Merge, HtmlHasThePerRankViewAndTheSpreadOnTheRoofline) {
