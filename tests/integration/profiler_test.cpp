@@ -157,32 +157,46 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
 // share readings in the counted passes. The model's task-clock once came out 0 here: it was
 // charged two reads per layer where the layers made one, with reads costing tens of
 // microseconds while the engine's second thread spins.
+//
+// The model's count is less every read its layers made, each read's cost estimated from probes;
+// beside a busy neighbour the probes can overestimate a little over LeNet's short layers, and
+// once in 60 runs under `stress-ng --cpu 2` the model came out at 0.78 of its layers. That bug
+// fails every run; so a run that fails is profiled once more, and only a second failure counts.
 TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
   for (bool train : {false, true}) {
     SCOPED_TRACE(train ? "train" : "forward");
-    ProfileOptions o = short_run(4, 8, BackendKind::perf);
-    o.threads = 2;
-    o.train = train;
-    o.events = {"task-clock"};
-    auto p = profile_model(*g, o);
-    ASSERT_TRUE(p) << p.error().message;
-    const LayerCounter* total = counter(p->total, "task-clock");
-    ASSERT_NE(total, nullptr);
-    if (!total->value) GTEST_SKIP() << "task-clock unavailable: " << total->reason;
-    double layers = 0.0;
-    for (const LayerProfile& l : p->layers) {
-      const LayerCounter* c = counter(l, "task-clock");
-      ASSERT_NE(c, nullptr) << l.name;
-      ASSERT_TRUE(c->value.has_value()) << l.name;
-      EXPECT_GE(*c->value, 0.0) << l.name;
-      layers += *c->value;
+    std::string failure;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      ProfileOptions o = short_run(4, 8, BackendKind::perf);
+      o.threads = 2;
+      o.train = train;
+      o.events = {"task-clock"};
+      auto p = profile_model(*g, o);
+      ASSERT_TRUE(p) << p.error().message;
+      const LayerCounter* total = counter(p->total, "task-clock");
+      ASSERT_NE(total, nullptr);
+      if (!total->value) GTEST_SKIP() << "task-clock unavailable: " << total->reason;
+      double layers = 0.0;
+      for (const LayerProfile& l : p->layers) {
+        const LayerCounter* c = counter(l, "task-clock");
+        ASSERT_NE(c, nullptr) << l.name;
+        ASSERT_TRUE(c->value.has_value()) << l.name;
+        EXPECT_GE(*c->value, 0.0) << l.name;
+        layers += *c->value;
+      }
+      EXPECT_FALSE(total->below_resolution) << "the model's task-clock per call: " << *total->value << " ns";
+      // Each layer's counts are per call and the model calls each once a pass; allow for the
+      // noise of the subtracted read costs.
+      if (*total->value >= 0.8 * layers) {
+        failure.clear();
+        break;
+      }
+      failure += "attempt " + std::to_string(attempt + 1) + ": model " + std::to_string(*total->value) + " ns against its layers' " +
+                 std::to_string(layers) + " ns; ";
     }
-    EXPECT_FALSE(total->below_resolution) << "the model's task-clock per call: " << *total->value << " ns";
-    // Each layer's counts are per call and the model calls each once a pass; allow for the noise
-    // of the subtracted read costs.
-    EXPECT_GE(*total->value, 0.8 * layers) << "model " << *total->value << " ns against its layers' " << layers << " ns";
+    EXPECT_TRUE(failure.empty()) << failure;
     // (Not asserted: that its CPU time covers its wall time. It does on a quiet machine, but the
     // counted passes' CPU against the timed passes' wall is a comparison of times, which a busy
     // neighbour breaks.)
