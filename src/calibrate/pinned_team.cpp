@@ -80,11 +80,14 @@ PinnedTeam::Timing PinnedTeam::run(const Task& task) {
   Timing timing;
   timing.released = std::chrono::duration<double>(Clock::now() - released).count();
   Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+  Clock::duration shortest = Clock::duration::max();
   for (std::size_t i = 0; i < cpus_.size(); ++i) {
     first = std::min(first, workers_[i].start);
     last = std::max(last, workers_[i].finish);
+    shortest = std::min(shortest, workers_[i].finish - workers_[i].start);
   }
   timing.worked = cpus_.empty() ? 0.0 : std::chrono::duration<double>(last - first).count();
+  timing.shortest = cpus_.empty() ? 0.0 : std::chrono::duration<double>(shortest).count();
   std::exception_ptr failure;  // the first worker's; every one is cleared for the next run
   for (std::size_t i = 0; i < cpus_.size(); ++i) {
     if (std::exception_ptr f = std::exchange(workers_[i].failure, nullptr); f && !failure) failure = f;

@@ -37,6 +37,9 @@ class PinnedTeam {
     // On the workers' clocks, from the first one's start to the last one's finish: the caller,
     // with no core of its own when every core has a worker, can wake milliseconds late.
     double worked = 0;
+    // The shortest of the workers' own runs (each from its start to its finish): the work
+    // itself, without a worker's wait for its CPU after the release. What sizes a run.
+    double shortest = 0;
   };
 
   // Every worker runs `task(worker)` once, all released together. An exception a task threw
