@@ -269,14 +269,13 @@ class FmaTeam {
     if (!team_.error().empty()) throw std::runtime_error(team_.error());
   }
 
-  // Every worker runs `n` iterations; the seconds from the first start to the last finish.
-  double timed_run(std::uint64_t n) {
-    return team_
-        .run([&](std::size_t w) {
-          // Every accumulator stays at its fixed point; a different sum means a broken kernel.
-          if (const double result = kernel_.run(n); result != kernel_.expected_result) results_[w] = result;
-        })
-        .worked;
+  // Every worker runs `n` iterations. `worked`: the seconds from the first start to the last
+  // finish (what a rate is over); `shortest`: the shortest worker's own run (what sizes one).
+  PinnedTeam::Timing timed_run(std::uint64_t n) {
+    return team_.run([&](std::size_t w) {
+      // Every accumulator stays at its fixed point; a different sum means a broken kernel.
+      if (const double result = kernel_.run(n); result != kernel_.expected_result) results_[w] = result;
+    });
   }
   std::size_t workers() const { return team_.size(); }
   // The lowest share of its run's wall time a worker had its CPU.
@@ -299,23 +298,25 @@ class FmaTeam {
 };
 
 // Warm-up: the loop count doubles until a run lasts half of `seconds_per_point`, then grows so
-// each repetition lasts at least `seconds_per_point`.
+// each repetition lasts at least `seconds_per_point`; both judged on the shortest worker's own
+// run, so that a worker's wait for its CPU is never taken for work (as it once was by the
+// bandwidth sweep's warm-up, src/calibrate/bandwidth.cpp).
 ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
   FmaTeam team(options, kernel);
   const double target = std::max(options.seconds_per_point, 1e-4);
   std::uint64_t n = 1024;
-  double seconds = team.timed_run(n);
-  while (seconds < 0.5 * target) {
+  PinnedTeam::Timing timing = team.timed_run(n);
+  while (timing.shortest < 0.5 * target) {
     n *= 2;
-    seconds = team.timed_run(n);
+    timing = team.timed_run(n);
   }
   std::vector<double> rates;
   const int repetitions = std::max(options.repetitions, 1);
   int reruns = 0;
   int shared = 0;
   while (static_cast<int>(rates.size()) < repetitions) {
-    if (seconds < target) n = static_cast<std::uint64_t>(static_cast<double>(n) * 1.1 * target / seconds) + 1;
-    seconds = team.timed_run(n);
+    if (timing.shortest < target) n = static_cast<std::uint64_t>(static_cast<double>(n) * 1.1 * target / std::max(timing.shortest, 1e-9)) + 1;
+    timing = team.timed_run(n);
     // A repetition in which a worker had its core less than kMinCpuShare of the time measured
     // another process as well: run again (once per repetition at most), else kept and counted.
     if (team.min_cpu_share() < kMinCpuShare) {
@@ -325,7 +326,7 @@ ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
       }
       ++shared;
     }
-    rates.push_back(static_cast<double>(team.workers()) * static_cast<double>(n) * kernel.flops_per_iteration / seconds / 1e9);
+    rates.push_back(static_cast<double>(team.workers()) * static_cast<double>(n) * kernel.flops_per_iteration / timing.worked / 1e9);
   }
   ComputeSample sample;
   const RepetitionStats stats = summarize_repetitions(rates);
