@@ -56,6 +56,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
       stat.all.busy = v[0] + v[1] + v[2] + v[5] + v[6];
       stat.all.idle = v[3] + v[4];
       stat.all.steal = v[7];
+      stat.all.interrupts = v[5] + v[6];
       found = true;
     } else if (key == "procs_running") {
       int running = -1;

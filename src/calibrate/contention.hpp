@@ -18,9 +18,10 @@ namespace hwprof::detail {
 
 // One /proc/stat "cpu" line, in clock ticks.
 struct CpuTicks {
-  std::uint64_t busy = 0;   // user + nice + system + irq + softirq
-  std::uint64_t idle = 0;   // idle + iowait
-  std::uint64_t steal = 0;  // time the hypervisor ran something else while this CPU wanted to run
+  std::uint64_t busy = 0;        // user + nice + system + irq + softirq
+  std::uint64_t idle = 0;        // idle + iowait
+  std::uint64_t steal = 0;       // time the hypervisor ran something else while this CPU wanted to run
+  std::uint64_t interrupts = 0;  // irq + softirq (also in busy): left out of threads' CPU time, kept by task-clock
   std::uint64_t total() const noexcept { return busy + idle + steal; }
 };
 

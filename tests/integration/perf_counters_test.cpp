@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "calibrate/contention.hpp"
 #include "hwprof/counters.hpp"
 
 namespace hwprof {
@@ -34,20 +34,14 @@ double clock_ns(clockid_t clock) {
 }
 
 // CPU time the whole machine lost to the hypervisor (steal) and to interrupts so far, in ns,
-// from /proc/stat's first line (proc(5): user nice system idle iowait irq softirq steal ...).
-// The kernel leaves both out of a thread's CPU time (rq clock_task, with
-// CONFIG_PARAVIRT_TIME_ACCOUNTING and CONFIG_IRQ_TIME_ACCOUNTING) but task-clock, which runs
-// on the perf clock, keeps them: a VM beside busy neighbours read task-clock 13 % above the
-// process's CPU time for this reason alone. Returns 0 where /proc/stat cannot be read.
+// from /proc/stat (the calibration's own reading of it, calibrate/contention.hpp). The kernel
+// leaves both out of a thread's CPU time (rq clock_task, with CONFIG_PARAVIRT_TIME_ACCOUNTING
+// and CONFIG_IRQ_TIME_ACCOUNTING) but task-clock, which runs on the perf clock, keeps them: a
+// VM beside busy neighbours read task-clock 13 % above the process's CPU time for this reason
+// alone. 0 where /proc/stat cannot be read.
 double stolen_and_interrupt_ns() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  double fields[8] = {};
-  stat >> cpu;
-  for (double& f : fields) stat >> f;
-  if (!stat || cpu != "cpu") return 0.0;
-  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  return (fields[5] + fields[6] + fields[7]) * tick_ns;
+  const detail::CpuTicks ticks = detail::snapshot_load().stat.all;
+  return static_cast<double>(ticks.steal + ticks.interrupts) * 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 // task-clock of a counter set inherited by every thread against the kernel's own CPU time of

@@ -23,6 +23,7 @@ TEST(Contention, ProcStatParsesTheAggregateLine) {
   EXPECT_EQ(stat->all.busy, 1000u + 10 + 500 + 0 + 20);
   EXPECT_EQ(stat->all.idle, 90000u + 100);
   EXPECT_EQ(stat->all.steal, 30u);
+  EXPECT_EQ(stat->all.interrupts, 0u + 20);
   EXPECT_EQ(stat->procs_running, 3);
   EXPECT_FALSE(parse_proc_stat("intr 1\n").has_value());
   EXPECT_FALSE(parse_proc_stat("cpu 1 2\n").has_value()) << "too few fields";
