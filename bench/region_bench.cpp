@@ -6,7 +6,10 @@
 //   - with the perf backend on the events of bench/run-counter-bench.sh (task-clock,
 //     page-faults, context-switches), against a PAPI_hl_region_begin/end pair on the same
 //     events: goal ≤ 0.5× PAPI's;
-//   - the floors they build on: two clock reads, and two reads of the same perf counter set.
+//   - the floors they build on: two clock reads, and two reads of the same perf counter set;
+//   - what a distinct name costs: 10,000 names entered once each through hwprof_begin/end on
+//     the default session with no HWPROF_* variable set, in a child process of its own — the
+//     memory (resident set) and time per new name, and the time of a later call by name.
 // PAPI's high-level API cannot count on a machine without a PMU (PAPI 7.0 disables its
 // perf_event component there, software events included): the peer is then reported
 // unavailable with PAPI's reason, and our figures are still printed.
@@ -23,9 +26,11 @@
 
 #include <benchmark/benchmark.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hwprof/counters.hpp"
+#include "hwprof/regions.h"
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
 #include "read_pair.hpp"
@@ -228,9 +233,88 @@ void print_absolute(const Collector& c, const char* label, const std::string& na
   std::printf("\n");
 }
 
+// ---- the cost of distinct names --------------------------------------------------------------
+
+long resident_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
+double seconds_now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct NamesCost {
+  double kib_per_name = 0;
+  double us_per_new_name = 0;
+  double ns_per_later_call = 0;
+};
+
+// In the child: a fresh default session (no HWPROF_* variable), `count` names entered once,
+// then each once more.
+NamesCost names_cost_here(int count) {
+  hwprof_begin("warm-up");  // opens the default session
+  hwprof_end("warm-up");
+  std::vector<std::string> names(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) names[static_cast<std::size_t>(i)] = "layer" + std::to_string(i) + ".aten::convolution";
+  const long before = resident_kib();
+  const double t0 = seconds_now();
+  for (const std::string& n : names) {
+    hwprof_begin(n.c_str());
+    hwprof_end(n.c_str());
+  }
+  const double t1 = seconds_now();
+  const long after = resident_kib();
+  for (const std::string& n : names) {
+    hwprof_begin(n.c_str());
+    hwprof_end(n.c_str());
+  }
+  const double t2 = seconds_now();
+  return {static_cast<double>(after - before) / count, 1e6 * (t1 - t0) / count, 1e9 * (t2 - t1) / count};
+}
+
+// Measured before anything opens the default session, printed with the other figures.
+std::string names_cost_line;
+
+void measure_names_cost(int count) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return;
+  const pid_t child = fork();
+  if (child == 0) {
+    for (const char* v : {"HWPROF_BACKEND", "HWPROF_OUTPUT", "HWPROF_EVENTS", "HWPROF_GROUP", "HWPROF_MAX_REGIONS"}) unsetenv(v);
+    const NamesCost cost = names_cost_here(count);
+    const ssize_t written = write(pipe_fds[1], &cost, sizeof cost);
+    _exit(written == sizeof cost ? 0 : 1);
+  }
+  close(pipe_fds[1]);
+  NamesCost cost;
+  const bool got = child > 0 && read(pipe_fds[0], &cost, sizeof cost) == sizeof cost;
+  close(pipe_fds[0]);
+  if (child > 0) waitpid(child, nullptr, 0);
+  char line[512];
+  if (!got) {
+    std::snprintf(line, sizeof line, "%-40s unavailable: the child process did not report\n", "distinct names");
+  } else {
+    std::snprintf(line, sizeof line,
+                  "%-40s %d names, no HWPROF_* variable: %.2f KiB resident and %.2f us per new name, %.1f ns per later call by name\n",
+                  "distinct names (hwprof_begin/end)", count, cost.kib_per_name, cost.us_per_new_name, cost.ns_per_later_call);
+  }
+  names_cost_line = line;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  measure_names_cost(10000);  // first: in a child that has not opened the default session
   // PAPI_hl takes its events from the environment and writes its measurements into
   // PAPI_OUTPUT_DIRECTORY at exit: a scratch folder, removed by a handler registered before
   // PAPI's (so it runs after it).
@@ -281,5 +365,6 @@ int main(int argc, char** argv) {
 #else
   std::printf("%-44s peer unavailable: hwprof was built without PAPI\n", "perf region / PAPI_hl region pair");
 #endif
+  std::fputs(names_cost_line.c_str(), stdout);
   return 0;
 }

@@ -56,6 +56,11 @@ struct ProfileOptions {
 // cannot run, a session that cannot open (unknown group or event).
 Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options);
 
+// Whether the model and what measuring it holds (every layer's regions in the two sessions,
+// and the samples its passes keep) fit in the memory this process may take; the error gives
+// both figures. profile_model's caller checks it before a quick calibration could run.
+std::optional<Error> check_profile_memory(const Graph& graph, const ProfileOptions& options);
+
 // ---- a program's own regions (<hwprof/regions.hpp>) as a Profile ---------------------------
 
 struct RegionProfileOptions {

@@ -62,12 +62,20 @@ struct SessionOptions {
   std::vector<std::string> counters_dirs;
   std::string family;  // the group family; empty: this CPU's (counter_family(detect_cpu()))
 
-  std::size_t max_regions = 4096;
-  // Samples kept per region for its statistics (16 bytes each: inclusive and exclusive time),
-  // reserved when the region is registered. Calls past this still count in the calls, the
-  // time totals and the counter sums; only their samples are not kept (RegionReport's
-  // dropped_samples says how many) — the measured path never grows a buffer.
-  std::size_t samples_per_region = 10000;
+  // Distinct region names. A name costs under a kilobyte; the names past this many are
+  // counted together as one region, "[other names]", and a hint says so once.
+  std::size_t max_regions = 16384;
+  // Samples kept per region for its statistics (8 bytes each: inclusive and exclusive time).
+  // A region holds its first 64 from its registration on, and claims room for the rest from
+  // `sample_budget` when it needs it. Past this many calls, the kept samples are a uniform
+  // random sample of every call (reservoir sampling); the calls, the time totals, minimum and
+  // maximum and the counter sums count every call (RegionReport's dropped_samples says how many
+  // samples were not kept). The measured path never calls the allocator.
+  std::size_t samples_per_region = 4096;
+  // Samples, across all regions, past each region's first 64: address space reserved at open
+  // (8 bytes a sample), committed only as samples are written. A region that finds it used
+  // up keeps a uniform sample of 64 of its calls.
+  std::size_t sample_budget = std::size_t{1} << 21;
   // Threads that may enter regions (the thread that opens the session takes one while it
   // measures the overhead); the regions of further threads are counted as dropped.
   std::size_t max_threads = 256;
@@ -91,6 +99,9 @@ struct SessionOptions {
 // The start of the hint that lists the events which cannot be counted here (each also in
 // events() with its status and reason, which reports group by reason instead).
 inline constexpr std::string_view kUnavailableEventsHint = "these events cannot be counted here and are reported unavailable: ";
+
+// The region that counts together the calls of every name past SessionOptions::max_regions.
+inline constexpr std::string_view kOtherNamesRegion = "[other names]";
 
 // What the session's own begin/end costs, measured when it opened (medians), and subtracted.
 struct SessionOverhead {
@@ -140,13 +151,17 @@ struct RegionMetric {
 struct RegionReport {
   int id = -1;
   std::string name;
-  std::uint64_t calls = 0;                   // completed begin/end pairs
-  std::uint64_t dropped_samples = 0;         // calls whose times were not kept (buffer full)
-  std::uint64_t unmatched = 0;               // end() without its begin(), or left open when an outer region ended
-  Summary inclusive_ns;                      // statistics of the kept samples, overhead subtracted
-  std::vector<double> inclusive_samples_ns;  // the kept samples themselves, in call order
-  Summary exclusive_ns;                      // minus the nested regions' inclusive time
-  double total_inclusive_ns = 0.0;           // over every call, kept or not
+  std::uint64_t calls = 0;            // completed begin/end pairs
+  std::uint64_t dropped_samples = 0;  // calls whose times are not among the kept samples
+  std::uint64_t unmatched = 0;        // end() without its begin(), or left open when an outer region ended
+  // Statistics of the kept samples, overhead subtracted; where samples were dropped, the mean,
+  // minimum and maximum are those of every call (the median and percentiles the sample's).
+  Summary inclusive_ns;
+  // The kept samples themselves: in call order while every call is kept, else a uniform
+  // random sample of the calls, in no particular order.
+  std::vector<double> inclusive_samples_ns;
+  Summary exclusive_ns;             // minus the nested regions' inclusive time
+  double total_inclusive_ns = 0.0;  // over every call, kept or not
   double total_exclusive_ns = 0.0;
   // The median is shorter than 100 × the session's begin/end cost: its figures are mostly
   // the measurement itself.
@@ -257,7 +272,8 @@ class Session {
   Session& operator=(Session&&) = delete;
 
   // The id of the region called `name`, registering it the first time (the same name always
-  // gives the same id); -1 when max_regions are taken. Allocates: call it up front.
+  // gives the same id); past max_regions names, the id of "[other names]", which counts them
+  // together. -1 only when even that cannot be made (out of memory). Allocates: call it up front.
   int region(std::string_view name);
   // The site's id in this session, registering the site's name on first use.
   int region(RegionSite& site) noexcept;

@@ -124,6 +124,7 @@ int run_profile(const ProfileCommandOptions& given) {
     eo.training = options.train;
     eo.optimizer.kind = po.optimizer.kind;
     if (auto error = Executor::check_memory(*graph, eo)) return fail(*error);
+    if (auto error = check_profile_memory(*graph, po)) return fail(*error);
   }
   CeilingsOptions where;
   where.file = options.calibration;

@@ -15,6 +15,24 @@ int parse_count(const char* text) {
   return static_cast<int>(value);
 }
 
+// A launcher variable's value as it can be shown on a line: at most 64 characters, control
+// characters and quotes escaped.
+std::string printable(const char* value) {
+  std::string out = "'";
+  const char* c = value;
+  for (; *c != '\0' && out.size() < 64; ++c) {
+    const auto byte = static_cast<unsigned char>(*c);
+    if (byte < 0x20 || byte == 0x7f || byte == '\'' || byte == '\\') {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += *c;
+    }
+  }
+  return out + (*c != '\0' ? "...'" : "'");
+}
+
 }  // namespace
 
 LaunchRank launch_rank(const std::function<const char*(const char*)>& getenv_fn) {
@@ -29,15 +47,32 @@ LaunchRank launch_rank(const std::function<const char*(const char*)>& getenv_fn)
                                  {"PMI_RANK", "PMI_SIZE", false},
                                  {"SLURM_PROCID", "SLURM_NTASKS", false},
                                  {"RANK", "WORLD_SIZE", true}};
+  LaunchRank out;
+  const auto unusable = [&](const char* name, const char* value, const char* why) {
+    out.problems.push_back(std::string(name) + "=" + printable(value) + " " + why);
+  };
   for (const Source& s : kSources) {
-    const int rank = parse_count(get(s.rank));
-    if (rank < 0) continue;
-    const int size = parse_count(get(s.size));
-    if (s.size_required && size <= 0) continue;
-    if (size > 0 && rank >= size) continue;  // inconsistent: not a launch we understand
-    return {rank, size > 0 ? size : 0, s.rank};
+    const char* rank_text = get(s.rank);
+    const char* size_text = get(s.size);
+    const bool size_set = size_text != nullptr && *size_text != '\0';
+    if (rank_text == nullptr || *rank_text == '\0') continue;
+    if (s.size_required && !size_set) continue;  // RANK alone: not a launcher's
+    const int rank = parse_count(rank_text);
+    const int size = size_set ? parse_count(size_text) : 0;
+    if (rank < 0) {
+      unusable(s.rank, rank_text, "is not a rank (a whole number from 0 to 2^30 - 1): not used");
+    } else if (size_set && size <= 0) {
+      unusable(s.size, size_text, "is not a number of ranks (a whole number from 1 to 2^30 - 1): not used");
+    } else if (size_set && rank >= size) {
+      unusable(s.rank, rank_text, ("is not below " + std::string(s.size) + "=" + printable(size_text) + ": not used").c_str());
+    } else {
+      out.rank = rank;
+      out.size = size;
+      out.variable = s.rank;
+      return out;
+    }
   }
-  return {};
+  return out;
 }
 
 std::string rank_folder(int rank) {

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/memory_budget.hpp"
 #include "common/timestamp.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
@@ -114,15 +115,35 @@ struct Sessions {
   Session& timing() const { return timer ? *timer : *counted; }
 };
 
-Result<Sessions> open_sessions(const ProfileOptions& options) {
-  Sessions s;
+// The samples each layer keeps: one per timed pass (all of them with --iterations N; up to the
+// policy's most passes under --min-time, which few runs reach). They are committed only as
+// passes run (session_open.cpp), and the address space they may take is bounded.
+constexpr std::size_t kMostSamplesPerLayer = 100000;
+constexpr std::size_t kMostSampleAddressSpace = std::size_t{1} << 25;  // samples: 256 MiB
+
+SessionOptions measurement_options(const ProfileOptions& options, std::size_t layers) {
   SessionOptions so;
+  // A region per layer and phase, its probe, and the model: never the aggregate of names past
+  // the limit, which would merge layers.
+  so.max_regions = 2 * layers * kPhaseCount + 4;
+  so.samples_per_region =
+      options.iterations > 0 ? std::min<std::size_t>(static_cast<std::size_t>(options.iterations), kMostSamplesPerLayer) : kMostSamplesPerLayer;
+  so.sample_budget = std::min(kMostSampleAddressSpace, so.max_regions * so.samples_per_region);
+  return so;
+}
+
+// A region's record, its first samples, its name and its place in the registry: about a
+// kilobyte (bench/region_bench.cpp measures it).
+constexpr std::int64_t kBytesPerRegion = 1024;
+
+Result<Sessions> open_sessions(const ProfileOptions& options, std::size_t layers) {
+  Sessions s;
+  SessionOptions so = measurement_options(options, layers);
   so.backend = options.backend;
   so.events = options.events;
   so.group = options.group;
   so.counters_dirs = options.counters_dirs;
   so.on_hint = [hints = s.hints](const std::string& h) { hints->push_back(h); };
-  so.samples_per_region = 100000;
   auto opened = Session::open(so);
   if (!opened) return opened.error();
   s.counted = std::move(*opened);
@@ -130,7 +151,9 @@ Result<Sessions> open_sessions(const ProfileOptions& options) {
     SessionOptions to;
     to.backend = BackendKind::timer;
     to.on_hint = [](const std::string&) {};
+    to.max_regions = so.max_regions;
     to.samples_per_region = so.samples_per_region;
+    to.sample_budget = so.sample_budget;
     auto timer = Session::open(to);
     if (!timer) return timer.error();
     s.timer = std::move(*timer);
@@ -451,6 +474,24 @@ void finish_profile(Profile& p, const ProfileOptions& options, int threads, cons
 
 }  // namespace
 
+std::optional<Error> check_profile_memory(const Graph& graph, const ProfileOptions& options) {
+  auto memory = estimate_memory(graph, options.batch, options.optimizer.kind);
+  if (!memory) return memory.error();
+  const std::int64_t model = options.train ? memory->training_total_bytes : memory->inference_total_bytes;
+  // Both sessions' regions, and at worst every sample their room allows (committed as passes run).
+  const SessionOptions so = measurement_options(options, graph.nodes.size());
+  const auto regions = static_cast<std::int64_t>(2 * so.max_regions);
+  const auto samples = static_cast<std::int64_t>(2 * so.sample_budget);
+  const std::int64_t measuring = regions * kBytesPerRegion + samples * 8;
+  const std::string what = "profiling model '" + graph.name + "' at batch " + std::to_string(options.batch) + (options.train ? " (training)" : "");
+  const std::string breakdown = "the model " + detail::binary_bytes(model) + ", measuring its " + std::to_string(graph.nodes.size()) +
+                                " layers up to " + detail::binary_bytes(measuring);
+  if (auto error = detail::check_memory_fits(model + measuring, what, breakdown, detail::memory_budget())) {
+    return Error{error->message + "; use a smaller --batch, fewer --iterations, or a machine with more memory"};
+  }
+  return std::nullopt;
+}
+
 Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options) {
   const std::function<void(const std::string&)> say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
@@ -466,7 +507,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   say("building " + graph.name + " at batch " + std::to_string(options.batch));
   auto workload = Workload::create(graph, options, threads);
   if (!workload) return workload.error();
-  auto sessions = open_sessions(options);
+  auto sessions = open_sessions(options, graph.nodes.size());
   if (!sessions) return sessions.error();
   const Sessions& s = *sessions;
 

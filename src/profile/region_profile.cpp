@@ -176,10 +176,14 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   // The program total: the time in the outermost regions, summed over the threads.
   double root_ns = 0.0;
   for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
+  // The program's work over every call, summed in double: a sum past what a count holds (2^63)
+  // is said, not wrapped round into a negative figure.
+  double flops = 0.0;
+  double bytes = 0.0;
   for (const RegionReport& r : s.regions) {
     p.layers.push_back(region_row(r, options, p, root_ns));
-    p.total.flops += r.work_flops ? static_cast<std::int64_t>(*r.work_flops * static_cast<double>(r.calls)) : 0;
-    p.total.bytes += r.work_bytes ? static_cast<std::int64_t>(*r.work_bytes * static_cast<double>(r.calls)) : 0;
+    flops += r.work_flops ? *r.work_flops * static_cast<double>(r.calls) : 0.0;
+    bytes += r.work_bytes ? *r.work_bytes * static_cast<double>(r.calls) : 0.0;
     if (r.open > 0) {
       p.warnings.push_back(
           fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
@@ -187,6 +191,14 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
     }
   }
+  constexpr double kMostCount = 9.2e18;
+  if (flops > kMostCount || bytes > kMostCount) {
+    p.warnings.push_back("the regions' work over all their calls is past 9.2e18 FLOPs or bytes, more than a count holds: the program total has none");
+    flops = 0.0;
+    bytes = 0.0;
+  }
+  p.total.flops = static_cast<std::int64_t>(flops);
+  p.total.bytes = static_cast<std::int64_t>(bytes);
   p.total.name = p.model;
   p.total.op = "model";
   p.total.phase = "regions";

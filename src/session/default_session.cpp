@@ -5,14 +5,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common/launch_rank.hpp"
 #include "hwprof/regions.hpp"
+#include "session/output_folder.hpp"
 #include "session/report_writer.hpp"
+#include "session/session_clock.hpp"
 #include "session/session_state.hpp"
 
 namespace hwprof {
@@ -27,57 +38,176 @@ std::mutex& open_mutex() {
   return *mutex;
 }
 Session* default_session_object = nullptr;  // never destroyed: regions may run until the very end
-std::string output_dir;                     // HWPROF_OUTPUT, with the rank folder under MPI
+OutputFolder output;                        // HWPROF_OUTPUT (with the rank folder under a launcher), claimed
+std::string output_base;                    // the same before the claim: a forked child writes inside it
+pid_t output_pid = 0;                       // the process that claimed `output`
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? std::string(value) : std::string();
 }
 
-bool truthy(const std::string& value) {
-  return !value.empty() && value != "0" && value != "false" && value != "no" && value != "off";
+// HWPROF_DISABLE: unset, empty, 0/false/no/off measure; 1/true/yes/on disable; anything else
+// is said and disables (the user meant something by setting it).
+bool disabled_by_environment(std::vector<std::string>& problems) {
+  const std::string value = environment("HWPROF_DISABLE");
+  if (value.empty() || value == "0" || value == "false" || value == "no" || value == "off") return false;
+  if (value != "1" && value != "true" && value != "yes" && value != "on") {
+    problems.push_back("HWPROF_DISABLE=" + value.substr(0, 32) + ": expected 1/true/yes/on or 0/false/no/off; taken as set: regions are off");
+  }
+  return true;
 }
 
-// The rank of an MPI process (Open MPI, MPICH/PMI, PMIx, Slurm), or -1.
-void write_at_exit() {
-  if (default_session_object == nullptr || output_dir.empty()) return;
+void write_reports(const std::string& dir) {
   std::vector<std::string> written;
-  const auto error = write_session_report(*default_session_object, output_dir, &written);
+  const auto error = write_session_report(*default_session_object, dir, &written);
   if (error) {
-    std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: %s\n", output_dir.c_str(), error->message.c_str());
+    std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: %s\n", dir.c_str(), error->message.c_str());
     return;
   }
   std::string files;
   for (const std::string& f : written) files += (files.empty() ? "" : ", ") + f.substr(f.find_last_of('/') + 1);
-  std::fprintf(stderr, "hwprof: wrote %s to %s\n", files.c_str(), output_dir.c_str());
+  std::fprintf(stderr, "hwprof: wrote %s to %s\n", files.c_str(), dir.c_str());
+}
+
+// The report writer's most time: past it, it is stopped and the program exits.
+constexpr int kWriterSeconds = 120;
+std::atomic<bool> forking_writer{false};  // the fork is the writer's: the child keeps the session
+
+// In the writer: an escaped exception (nlohmann's destructors allocate, and terminate when
+// they cannot) is one line, not libstdc++'s "terminate called ...".
+[[noreturn]] void writer_terminated() {
+  static const char line[] = "hwprof: HWPROF_OUTPUT: writing the reports failed (out of memory?); nothing half-written was left\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line, sizeof line - 1);
+  ::_exit(3);
+}
+
+void write_here(const std::string& dir) noexcept {
+  try {
+    write_reports(dir);
+  } catch (const std::bad_alloc&) {
+    std::fputs("hwprof: HWPROF_OUTPUT: out of memory while writing the reports; nothing more was written\n", stderr);
+  } catch (...) {
+    std::fputs("hwprof: HWPROF_OUTPUT: the reports could not be written\n", stderr);
+  }
+}
+
+// Files a writer that was stopped left half-written (write_file_atomically's temporaries).
+void remove_temporaries(const std::string& dir) noexcept {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos) std::filesystem::remove(entry.path(), ec);
+  }
+}
+
+// Waits for the writer, at most kWriterSeconds; says how it ended if it did not end well.
+void wait_for_writer(pid_t writer, const std::string& dir) noexcept {
+  int status = 0;
+  for (int waited_ms = 0;; waited_ms += 10) {
+    const pid_t done = ::waitpid(writer, &status, WNOHANG);
+    if (done == writer) break;
+    if (done < 0) return;  // reaped by the program's own SIGCHLD handling: it has ended
+    if (waited_ms >= kWriterSeconds * 1000) {
+      ::kill(writer, SIGKILL);
+      ::waitpid(writer, &status, 0);
+      std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: writing the reports took over %d s and was stopped\n", dir.c_str(), kWriterSeconds);
+      remove_temporaries(dir);
+      return;
+    }
+    ::usleep(10000);
+  }
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: the report writer was killed by signal %d (out of memory?); nothing half-written was left\n",
+                 dir.c_str(), WTERMSIG(status));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) remove_temporaries(dir);
+}
+
+// At exit: this process's reports, in its own folder (a forked child's inside its parent's),
+// written by a child process of its own, so that whatever the writing does — runs out of
+// memory, aborts inside a library, hangs — the program's exit status is its own and its exit
+// waits at most kWriterSeconds. Where no child can be made, written here, each failure one
+// line on stderr.
+void write_at_exit() noexcept {
+  if (default_session_object == nullptr || output.dir.empty()) return;
+  const bool forked_child = ::getpid() != output_pid;
+  const std::string dir = forked_child ? own_folder_inside(output_base, ::getpid()) : output.dir;
+  forking_writer.store(true);
+  const pid_t writer = ::fork();
+  forking_writer.store(false);
+  if (writer == 0) {
+    std::set_terminate(writer_terminated);
+    write_here(dir);
+    std::fflush(stderr);
+    ::_exit(0);  // not exit(): the program's own at-exit handlers are its, not the writer's
+  }
+  if (writer > 0) {
+    wait_for_writer(writer, dir);
+  } else {
+    write_here(dir);
+  }
+  if (!forked_child && output.owner) release_output_folder(output.dir);
+}
+
+// What the environment says wrong besides the counters, each a line for stderr and the report.
+void check_environment(std::vector<std::string>& problems, std::size_t& max_regions) {
+  if (std::string clock = clock_override_problem(environment("HWPROF_CLOCK")); !clock.empty()) problems.push_back(std::move(clock));
+  if (const std::string threads = environment("HWPROF_THREADS"); !threads.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(threads.c_str(), &end, 10);
+    if (end == threads.c_str() || *end != '\0' || n < 1 || n > 65536) {
+      problems.push_back("HWPROF_THREADS=" + threads.substr(0, 32) +
+                         " is not a thread count (1 to 65536): the report is placed against one thread per physical core");
+    }
+  }
+  if (const std::string limit = environment("HWPROF_MAX_REGIONS"); !limit.empty()) {
+    char* end = nullptr;
+    const long long n = std::strtoll(limit.c_str(), &end, 10);
+    if (end == limit.c_str() || *end != '\0' || n < 1 || n > (1LL << 20)) {
+      problems.push_back("HWPROF_MAX_REGIONS=" + limit.substr(0, 32) +
+                         " is not a number of region names (1 to 1048576): " + std::to_string(max_regions) + " are kept");
+    } else {
+      max_regions = static_cast<std::size_t>(n);
+    }
+  }
+}
+
+BackendKind backend_from(const std::string& backend, bool asked_for_counters, std::vector<std::string>& problems) {
+  if (backend.empty()) return asked_for_counters ? BackendKind::automatic : BackendKind::timer;
+  if (backend == "auto") return BackendKind::automatic;
+  if (backend == "perf") return BackendKind::perf;
+  if (backend == "papi") return BackendKind::papi;
+  if (backend == "timer") return BackendKind::timer;
+  problems.push_back("HWPROF_BACKEND=" + backend.substr(0, 32) + ": unknown backend; expected timer, perf, papi or auto (using auto)");
+  return BackendKind::automatic;
+}
+
+// One folder per rank of a parallel launch (mpirun, srun, torchrun), claimed (output_folder.hpp):
+// never two processes writing the same files.
+void claim_output(const std::string& base, std::vector<std::string>& problems) {
+  const LaunchRank rank = launch_rank();
+  for (const std::string& p : rank.problems)
+    problems.push_back(p + " (the launcher's rank variable; this process writes into its own pid- folder if another claimed the folder)");
+  output_base = rank.known() ? base + "/" + rank_folder(rank.rank) : base;
+  output = claim_output_folder(output_base);
+  output_pid = ::getpid();
+  if (!output.problem.empty()) problems.push_back("HWPROF_OUTPUT: " + output.problem + " (tried again at exit)");
+  std::atexit(write_at_exit);
 }
 
 // Opens the default session as the environment says; a problem with a variable is said on
 // stderr (the user set it) and the session falls back to measuring time only.
-Session* open_from_environment() {
+Session* open_from_environment(std::vector<std::string>& problems) {
   SessionOptions options;
-  const std::string output = environment("HWPROF_OUTPUT");
+  const std::string output_env = environment("HWPROF_OUTPUT");
   const std::string backend = environment("HWPROF_BACKEND");
   options.events = split_event_list(environment("HWPROF_EVENTS"));
   options.group = environment("HWPROF_GROUP");
-  std::vector<std::string> problems;
-  const bool asked_for_counters = !output.empty() || !options.events.empty() || !options.group.empty();
-  if (backend.empty()) {
-    options.backend = asked_for_counters ? BackendKind::automatic : BackendKind::timer;
-  } else if (backend == "auto") {
-    options.backend = BackendKind::automatic;
-  } else if (backend == "perf") {
-    options.backend = BackendKind::perf;
-  } else if (backend == "papi") {
-    options.backend = BackendKind::papi;
-  } else if (backend == "timer") {
-    options.backend = BackendKind::timer;
-  } else {
-    problems.push_back("HWPROF_BACKEND=" + backend + ": unknown backend; expected timer, perf, papi or auto (using auto)");
-    options.backend = BackendKind::automatic;
-  }
+  const bool asked_for_counters = !output_env.empty() || !options.events.empty() || !options.group.empty();
+  options.backend = backend_from(backend, asked_for_counters, problems);
+  check_environment(problems, options.max_regions);
   // Hints are kept for the report; on stderr only when the user asked for output.
-  const bool speak = !output.empty() || !backend.empty() || asked_for_counters;
+  const bool speak = !output_env.empty() || !backend.empty() || asked_for_counters || !problems.empty();
   options.on_hint = [speak](const std::string& hint) {
     if (speak) std::fprintf(stderr, "hwprof: %s\n", hint.c_str());
   };
@@ -86,23 +216,48 @@ Session* open_from_environment() {
     problems.push_back(opened.error().message + " (from HWPROF_EVENTS / HWPROF_GROUP / HWPROF_BACKEND); regions measure time only");
     SessionOptions fallback;
     fallback.backend = BackendKind::timer;
+    fallback.max_regions = options.max_regions;
     fallback.on_hint = options.on_hint;
     opened = Session::open(fallback);
     if (!opened) return nullptr;
   }
   std::unique_ptr<Session> session = std::move(*opened);
+  if (!output_env.empty()) claim_output(output_env, problems);
   for (const std::string& p : problems) {
     std::fprintf(stderr, "hwprof: %s\n", p.c_str());
-    session->state()->hints.push_back(p);
-  }
-  if (!output.empty()) {
-    // One folder per rank of a parallel launch (mpirun, srun, torchrun): never all ranks
-    // writing the same files.
-    const LaunchRank rank = launch_rank();
-    output_dir = rank.known() ? output + "/" + rank_folder(rank.rank) : output;
-    std::atexit(write_at_exit);
+    session->state()->hint(p);
   }
   return session.release();
+}
+
+// fork(): the child's copy of the default session is the parent's, and so are its counters.
+// The prepare handler takes the session's locks so that no other thread holds them in the
+// child's copy; the child starts its session afresh (Session::State::after_fork) and, at exit,
+// writes into its own folder.
+pid_t forking_thread = 0;
+void before_fork() noexcept {
+  open_mutex().lock();
+  live_sessions_mutex().lock();
+  if (Session::State* s = default_session_object != nullptr ? default_session_object->state() : nullptr) {
+    s->registry_mutex.lock();
+    s->hints_mutex.lock();
+  }
+  forking_thread = static_cast<pid_t>(::syscall(SYS_gettid));
+}
+void unlock_after_fork() noexcept {
+  if (Session::State* s = default_session_object != nullptr ? default_session_object->state() : nullptr) {
+    s->hints_mutex.unlock();
+    s->registry_mutex.unlock();
+  }
+  live_sessions_mutex().unlock();
+  open_mutex().unlock();
+}
+void in_parent_after_fork() noexcept {
+  unlock_after_fork();
+}
+void in_child_after_fork() noexcept {
+  if (default_session_object != nullptr && !forking_writer.load()) default_session_object->state()->after_fork(forking_thread, ::getppid());
+  unlock_after_fork();
 }
 
 }  // namespace
@@ -113,11 +268,14 @@ Session::State* open_default_state() noexcept {
     const std::uintptr_t word = default_state_word.load(std::memory_order_acquire);
     if (word > 1) return reinterpret_cast<Session::State*>(word);  // NOLINT(performance-no-int-to-ptr)
     if (word == 1) return nullptr;
-    if (truthy(environment("HWPROF_DISABLE"))) {
+    std::vector<std::string> problems;
+    if (disabled_by_environment(problems)) {
+      for (const std::string& p : problems) std::fprintf(stderr, "hwprof: %s\n", p.c_str());
       default_state_word.store(1, std::memory_order_release);
       return nullptr;
     }
-    default_session_object = open_from_environment();
+    default_session_object = open_from_environment(problems);
+    if (default_session_object != nullptr) ::pthread_atfork(before_fork, in_parent_after_fork, in_child_after_fork);
     if (default_session_object == nullptr) {
       default_state_word.store(1, std::memory_order_release);
       return nullptr;

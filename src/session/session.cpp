@@ -3,6 +3,7 @@
 // except around the reads of a backend that cannot be read from two threads at once (PAPI),
 // and never throw.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -169,6 +170,42 @@ void Session::State::retire(ThreadSlot& t) {
   t.owner.store(0, std::memory_order_release);
 }
 
+// In the child of fork(): what the session holds is the parent's. The child starts afresh —
+// its report is its own measurements since the fork — and measures time only, since the
+// counters it inherited count the parent. Only the forking thread exists in the child: the
+// other threads' slots go back (their open regions with them), and the forking thread's slot
+// keeps its open regions under its new thread id. Runs in the child's atfork handler, with
+// the session's locks held by this thread since the prepare handler: it frees nothing.
+void Session::State::after_fork(pid_t forking_tid, pid_t parent) noexcept {
+  forked_from.store(parent, std::memory_order_relaxed);
+  reading = false;
+  const int count = record_count.load();
+  for (int id = first_user_id; id < count; ++id) record(id)->clear(event_count);
+  const pid_t self = this_thread_id();
+  for (std::size_t i = 0; i < options.max_threads; ++i) {
+    ThreadSlot& t = slots[i];
+    const pid_t owner = t.owner.load(std::memory_order_relaxed);
+    if (owner == 0) continue;
+    for (std::size_t n = 0; n < t.path_count; ++n) t.paths[n] = CallPath{t.paths[n].parent, t.paths[n].region, t.paths[n].depth};
+    t.paths_dropped = 0;
+    t.last_end_tick = 0;
+    if (owner == forking_tid) {
+      t.owner.store(self, std::memory_order_relaxed);
+      continue;
+    }
+    for (std::size_t k = 0; k <= t.index_mask && t.path_capacity > 0; ++k) t.path_index[k] = 0;
+    t.path_count = 0;
+    t.depth = 0;
+    t.overflow = 0;
+    t.owner.store(0, std::memory_order_relaxed);
+  }
+  retired_before_fork = retired.size();  // the parent's, left out of reports (not freed here)
+  dropped_threads.store(0, std::memory_order_relaxed);
+  dropped_depth.store(0, std::memory_order_relaxed);
+  timeline_next.store(0, std::memory_order_relaxed);
+  open_tick = now();
+}
+
 void Session::State::read_counters(CounterSnapshot& out) noexcept {
   if (serialise_reads) {
     while (read_lock.test_and_set(std::memory_order_acquire)) {
@@ -245,10 +282,14 @@ void Session::State::end(int id) noexcept {
   while (d > 0 && t->frames[d - 1].id != id) --d;
   if (d == 0) {  // not open on this thread
     r->unmatched.fetch_add(1, std::memory_order_relaxed);
+    hint_once(r->told_unmatched, "a region was ended that is not open on the thread that ended it (not timed; counted as unmatched):", r->name);
     return;
   }
   for (std::size_t k = d; k < t->depth; ++k) {  // left open inside it: abandoned
-    if (RegionRecord* inner = record(t->frames[k].id)) inner->unmatched.fetch_add(1, std::memory_order_relaxed);
+    if (RegionRecord* inner = record(t->frames[k].id)) {
+      inner->unmatched.fetch_add(1, std::memory_order_relaxed);
+      hint_once(inner->told_unmatched, "a region was left open when an outer region ended (not timed; counted as unmatched):", inner->name);
+    }
   }
   const std::size_t depth = d - 1;
   t->depth = depth;
@@ -259,13 +300,7 @@ void Session::State::end(int id) noexcept {
   const double inclusive = std::max(0.0, raw - overhead.sample_ns - static_cast<double>(f.children) * overhead.pair_ns);
   const double exclusive = std::max(0.0, inclusive - f.children_ns);
   const std::uint64_t index = r->calls.fetch_add(1, std::memory_order_relaxed);
-  if (index < r->capacity) {
-    r->inclusive[index] = inclusive;
-    r->exclusive[index] = exclusive;
-  } else {
-    r->dropped_inclusive.fetch_add(inclusive, std::memory_order_relaxed);
-    r->dropped_exclusive.fetch_add(exclusive, std::memory_order_relaxed);
-  }
+  r->samples.record(index, &arena, inclusive, exclusive);
   if (f.node >= 0) {
     CallPath& node = t->paths[static_cast<std::size_t>(f.node)];
     ++node.calls;
@@ -329,13 +364,24 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
 int Session::State::register_region(std::string_view name) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   if (auto it = ids.find(name); it != ids.end()) return it->second;
+  if (ids.size() >= options.max_regions) return names_past_limit(name);
   const int id = add_record(std::string(name), false, options.samples_per_region);
-  if (id < 0) {
-    hint("more than " + std::to_string(options.max_regions) + " regions: '" + std::string(name) +
-         "' and later ones are not measured; raise SessionOptions::max_regions");
-    return -1;
-  }
+  if (id < 0) return -1;
   ids.emplace(std::string(name), id);
+  return id;
+}
+
+// Names past max_regions are not registered (each would cost memory): their calls are
+// counted together in one region, said once.
+int Session::State::names_past_limit(std::string_view first) {
+  if (const int id = other_names.load(); id >= 0) return id;
+  const int id = add_record(std::string(kOtherNamesRegion), false, options.samples_per_region);
+  other_names.store(id);
+  if (id >= 0) {
+    hint("more than " + std::to_string(options.max_regions) + " region names: '" + std::string(first) +
+         "' and every later new name are counted together as one region, '" + std::string(kOtherNamesRegion) +
+         "' (raise SessionOptions::max_regions, or HWPROF_MAX_REGIONS for the regions library)");
+  }
   return id;
 }
 
@@ -418,7 +464,19 @@ void Session::set_work(int id, double flops, double bytes) noexcept {
 
 void Session::set_work(State* state, int id, double flops, double bytes) noexcept {
   RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
-  if (r == nullptr || r->hidden) return;
+  // The names past max_regions share one region: no one work per call fits them all.
+  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
+  // Work that no roofline can place: NaN, infinite, negative, or past 2^63 (what a count of
+  // operations or bytes can hold), said once and not kept.
+  constexpr double kMaxWork = 9.2e18;
+  const auto usable = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= kMaxWork; };
+  if (!usable(flops) || !usable(bytes)) {
+    state->hint_once(r->told_bad_work,
+                     "set_work was given FLOPs or bytes that are not numbers from 0 to 9.2e18 (NaN, infinite, negative or too large): "
+                     "ignored for region",
+                     r->name);
+    return;
+  }
   r->work_flops.store(flops);
   r->work_bytes.store(bytes);
   r->has_work.store(true);
@@ -445,6 +503,7 @@ void Session::reset() noexcept {
   s.open_tick = s.now();
   const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
   s.retired.clear();
+  s.retired_before_fork = 0;
 }
 
 BackendKind Session::backend() const noexcept {

@@ -44,6 +44,14 @@ bool has_flag(std::string_view cpuinfo, std::string_view flag) {
 
 }  // namespace
 
+std::string clock_override_problem(std::string_view value) {
+  if (value.empty() || value == "tsc" || value == "monotonic") return {};
+  std::string shown;
+  for (const char c : value.substr(0, 32)) shown += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return "HWPROF_CLOCK=" + shown + (value.size() > 32 ? "..." : "") +
+         ": unknown clock; expected tsc or monotonic (the default choice is used: the TSC where it is invariant, else CLOCK_MONOTONIC)";
+}
+
 TscDecision decide_tsc(std::string_view cpuinfo, std::string_view clocksource, std::string_view override_value) {
 #if !defined(__x86_64__)
   (void)cpuinfo;

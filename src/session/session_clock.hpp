@@ -30,6 +30,10 @@ struct TscDecision {
 };
 TscDecision decide_tsc(std::string_view cpuinfo, std::string_view clocksource, std::string_view override_value);
 
+// What is wrong with an HWPROF_CLOCK value (empty, "tsc" and "monotonic" are right), for a
+// line on stderr; empty when nothing is. The clock is then chosen as if it were unset.
+std::string clock_override_problem(std::string_view value);
+
 struct TscClock {
   bool usable = false;
   double ns_per_tick = 1.0;

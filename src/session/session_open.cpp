@@ -40,8 +40,7 @@ void EventSums::clear() noexcept {
 void RegionRecord::clear(std::size_t event_count) noexcept {
   calls.store(0, std::memory_order_relaxed);
   unmatched.store(0, std::memory_order_relaxed);
-  dropped_inclusive.store(0.0, std::memory_order_relaxed);
-  dropped_exclusive.store(0.0, std::memory_order_relaxed);
+  samples.clear();
   for (std::size_t e = 0; e < event_count; ++e) events[e].clear();
 }
 
@@ -106,9 +105,13 @@ int Session::State::add_record(std::string name, bool hidden, std::size_t capaci
   auto r = std::make_unique<RegionRecord>();
   r->name = std::move(name);
   r->hidden = hidden;
-  r->capacity = capacity;
-  r->inclusive = std::make_unique<double[]>(capacity);
-  r->exclusive = std::make_unique<double[]>(capacity);
+  // The session's own regions hold all their samples (they are few, and measured at open);
+  // a user's region holds its first few, and claims more from the arena when it needs them.
+  if (hidden) {
+    r->samples.allocate_all(capacity, static_cast<std::uint64_t>(id));
+  } else {
+    r->samples.allocate(capacity, static_cast<std::uint64_t>(id));
+  }
   r->events = std::make_unique<detail::EventSums[]>(event_count);
   records[static_cast<std::size_t>(id)] = std::move(r);
   record_count.store(id + 1, std::memory_order_release);  // publishes the record to begin/end
@@ -161,7 +164,7 @@ void Session::State::measure_overhead(std::size_t pairs) {
   if (child_record == nullptr || parent_record == nullptr) return;
   RegionRecord& c = *child_record;
   RegionRecord& p = *parent_record;
-  blocks = std::min(blocks, p.capacity);
+  blocks = std::min(blocks, p.samples.capacity());
   for (std::size_t i = 0; i < kWarmupPairs; ++i) {
     begin(child);
     end(child);
@@ -193,12 +196,9 @@ void Session::State::measure_overhead(std::size_t pairs) {
       parent_counts[e].push_back(p.events[e].inclusive.load() - p0[e]);
     }
   }
-  const std::size_t kept = std::min<std::size_t>(c.calls.load(), c.capacity);
-  overhead.sample_ns = median_of(std::vector<double>(c.inclusive.get(), c.inclusive.get() + kept));
-  std::vector<double> per_pair(std::min<std::size_t>(p.calls.load(), p.capacity));
-  for (std::size_t i = 0; i < per_pair.size(); ++i) {
-    per_pair[i] = std::max(0.0, (p.inclusive[i] - overhead.sample_ns) / static_cast<double>(kPairsPerBlock));
-  }
+  overhead.sample_ns = median_of(c.samples.inclusive(c.calls.load()));
+  std::vector<double> per_pair = p.samples.inclusive(p.calls.load());
+  for (double& pair : per_pair) pair = std::max(0.0, (pair - overhead.sample_ns) / static_cast<double>(kPairsPerBlock));
   overhead.pair_ns = median_of(std::move(per_pair));
   for (std::size_t e = 0; e < event_count; ++e) {
     overhead.sample_counts[e] = median_of(child_counts[e]);
@@ -213,11 +213,22 @@ void Session::State::measure_overhead(std::size_t pairs) {
 }
 
 void Session::State::hint(const std::string& text) {
-  hints.push_back(text);
+  {
+    const std::lock_guard<std::mutex> lock(hints_mutex);
+    hints.push_back(text);
+  }
   if (options.on_hint) {
     options.on_hint(text);
   } else if (!hinted_on_stderr.exchange(true)) {
     std::fprintf(stderr, "hwprof: %s\n", text.c_str());
+  }
+}
+
+void Session::State::hint_once(std::atomic<bool>& told, const char* what, std::string_view name) noexcept {
+  if (told.exchange(true, std::memory_order_relaxed)) return;
+  try {
+    hint(std::string(what) + " '" + std::string(name) + "'");
+  } catch (...) {
   }
 }
 
@@ -293,8 +304,15 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     s->serialise_reads = counters->backend() == BackendKind::papi;
     s->counters = std::move(counters);
   }
-  s->record_capacity = options.max_regions + 2;  // and the two calibration regions
+  s->record_capacity = options.max_regions + 3;  // the two calibration regions, and the names past max_regions
   s->records = std::make_unique<std::unique_ptr<RegionRecord>[]>(s->record_capacity);
+  // Room for every region's samples past its first few (address space, committed as used).
+  // Without it (an address-space limit), regions keep their first samples and sample into those.
+  if (options.samples_per_region > detail::kInlineSamples && options.sample_budget > 0 && !s->arena.reserve(options.sample_budget)) {
+    s->hint("could not reserve room for " + std::to_string(options.sample_budget) +
+            " samples (an address-space limit?): each region keeps a uniform sample of " + std::to_string(detail::kInlineSamples) +
+            " of its calls for its statistics; totals, minimum and maximum still count every call");
+  }
   s->allocate_slots();
   if (s->reading) {
     s->counters->start();

@@ -17,18 +17,22 @@ RegionReport Session::State::report(int id, bool count_open) const {
   out.name = r->name;
   out.calls = r->calls.load();
   out.unmatched = r->unmatched.load();
-  const auto kept = static_cast<std::size_t>(std::min<std::uint64_t>(out.calls, r->capacity));
-  out.dropped_samples = out.calls - kept;
-  out.inclusive_ns = summarize(r->inclusive.get(), kept);
-  out.inclusive_samples_ns.assign(r->inclusive.get(), r->inclusive.get() + kept);
-  out.exclusive_ns = summarize(r->exclusive.get(), kept);
-  out.total_inclusive_ns = r->dropped_inclusive.load();
-  out.total_exclusive_ns = r->dropped_exclusive.load();
-  for (std::size_t i = 0; i < kept; ++i) {
-    out.total_inclusive_ns += r->inclusive[i];
-    out.total_exclusive_ns += r->exclusive[i];
+  out.inclusive_samples_ns = r->samples.inclusive(out.calls);
+  out.dropped_samples = out.calls - out.inclusive_samples_ns.size();
+  out.inclusive_ns = summarize(out.inclusive_samples_ns);
+  out.exclusive_ns = summarize(r->samples.exclusive(out.calls));
+  out.total_inclusive_ns = r->samples.total_inclusive();
+  out.total_exclusive_ns = r->samples.total_exclusive();
+  if (out.dropped_samples > 0) {  // a sample of the calls: the mean and the extremes of them all
+    const double calls = static_cast<double>(out.calls);
+    out.inclusive_ns.mean = out.total_inclusive_ns / calls;
+    out.inclusive_ns.min = r->samples.min_inclusive();
+    out.inclusive_ns.max = r->samples.max_inclusive();
+    out.exclusive_ns.mean = out.total_exclusive_ns / calls;
+    out.exclusive_ns.min = r->samples.min_exclusive();
+    out.exclusive_ns.max = r->samples.max_exclusive();
   }
-  out.below_resolution = kept > 0 && overhead.pair_ns > 0 && out.inclusive_ns.median < 100.0 * overhead.pair_ns;
+  out.below_resolution = !out.inclusive_samples_ns.empty() && overhead.pair_ns > 0 && out.inclusive_ns.median < 100.0 * overhead.pair_ns;
   for (std::size_t e = 0; e < event_count; ++e) {
     const detail::EventSums& s = r->events[e];
     CounterTotal c;
@@ -61,8 +65,8 @@ RegionReport Session::State::report(int id, bool count_open) const {
   }
   if (count_open) {
     const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
-    for (const detail::RetiredThread& t : retired) {
-      for (const auto& open : t.open) out.open += open.first == id ? 1 : 0;
+    for (std::size_t i = retired_before_fork; i < retired.size(); ++i) {
+      for (const auto& open : retired[i].open) out.open += open.first == id ? 1 : 0;
     }
   }
   if (r->has_work.load()) {
@@ -150,6 +154,19 @@ void merge_paths(const std::vector<CallPath>& paths, std::vector<CallPath>& tree
 
 }  // namespace
 
+std::vector<std::string> Session::State::hints_now() const {
+  std::vector<std::string> out;
+  {
+    const std::lock_guard<std::mutex> lock(hints_mutex);
+    out = hints;
+  }
+  if (const pid_t parent = forked_from.load(); parent != 0) {
+    out.push_back("this process was forked from process " + std::to_string(parent) +
+                  ": its report holds what it measured after the fork, and times only (its counters would count the parent)");
+  }
+  return out;
+}
+
 SessionSnapshot Session::State::snapshot() const {
   SessionSnapshot out;
   const std::uint64_t now_tick = const_cast<State*>(this)->now();
@@ -159,7 +176,7 @@ SessionSnapshot Session::State::snapshot() const {
   out.events = events;
   if (group) out.group = group->name;
   out.overhead = overhead;
-  out.hints = hints;
+  out.hints = hints_now();
   out.elapsed_ns = ns_between(open_tick, now_tick);
   const int count = record_count.load();
   auto note_open = [&](int region, int thread, std::uint64_t since, std::uint64_t until, bool ended) {
@@ -169,7 +186,8 @@ SessionSnapshot Session::State::snapshot() const {
   };
   {
     const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
-    for (const detail::RetiredThread& r : retired) {
+    for (std::size_t i = retired_before_fork; i < retired.size(); ++i) {
+      const detail::RetiredThread& r = retired[i];
       SessionThread t;
       t.number = static_cast<int>(r.number);
       t.tid = r.tid;

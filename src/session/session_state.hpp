@@ -24,6 +24,7 @@
 
 #include "hwprof/event_group.hpp"
 #include "hwprof/session.hpp"
+#include "session/sample_reservoir.hpp"
 #include "session/session_clock.hpp"
 
 namespace hwprof::detail {
@@ -41,14 +42,11 @@ struct EventSums {
 struct RegionRecord {
   std::string name;
   bool hidden = false;  // the session's own calibration regions
-  std::size_t capacity = 0;
-  std::unique_ptr<double[]> inclusive;  // one per kept sample
-  std::unique_ptr<double[]> exclusive;
+  RegionSamples samples;
   std::atomic<std::uint64_t> calls{0};  // also the next sample's index
   std::atomic<std::uint64_t> unmatched{0};
-  // Times of the calls past `capacity`, whose samples are not kept.
-  std::atomic<double> dropped_inclusive{0.0};
-  std::atomic<double> dropped_exclusive{0.0};
+  std::atomic<bool> told_unmatched{false};  // the first unmatched end() was said in a hint
+  std::atomic<bool> told_bad_work{false};   // the first set_work() with unusable numbers was said
   std::unique_ptr<EventSums[]> events;
   std::atomic<double> work_flops{0.0};
   std::atomic<double> work_bytes{0.0};
@@ -157,13 +155,19 @@ struct Session::State {
   std::unique_ptr<detail::TimelineEntry[]> timeline;
   std::atomic<std::uint64_t> timeline_next{0};
   std::vector<detail::RetiredThread> retired;  // guarded by live_sessions_mutex()
+  std::size_t retired_before_fork = 0;         // the first ones are the parent's (after_fork)
+  std::atomic<pid_t> forked_from{0};           // the parent's pid, in the child of a fork()
 
   std::mutex registry_mutex;
   std::map<std::string, int, std::less<>> ids;
-  std::unique_ptr<std::unique_ptr<detail::RegionRecord>[]> records;  // max_regions + the calibration regions
+  // max_regions, the two calibration regions, and the one that counts the names past max_regions.
+  std::unique_ptr<std::unique_ptr<detail::RegionRecord>[]> records;
   std::size_t record_capacity = 0;
   std::atomic<int> record_count{0};
   int first_user_id = 0;
+  std::atomic<int> other_names{-1};  // the region of the names past max_regions, once there is one
+  detail::SampleArena arena;         // the regions' samples past their first kInlineSamples
+  mutable std::mutex hints_mutex;    // hints may be added from the measured path of any thread
 
   std::unique_ptr<detail::ThreadSlot[]> slots;
 
@@ -177,7 +181,9 @@ struct Session::State {
   const char* clock_name() const noexcept { return options.clock != nullptr ? "injected" : tsc ? "tsc" : "CLOCK_MONOTONIC"; }
   detail::ThreadSlot* slot_for_this_thread(bool claim = true) noexcept;
   int path_for(detail::ThreadSlot& t, int parent, int region, std::size_t depth) noexcept;
-  void retire(detail::ThreadSlot& t);  // the thread ended: keep what it measured, free the slot (lock held)
+  void retire(detail::ThreadSlot& t);
+  void after_fork(pid_t forking_tid,
+                  pid_t parent) noexcept;  // in the child (session.cpp)  // the thread ended: keep what it measured, free the slot (lock held)
   int region_of(RegionSite& site) noexcept;
   int region_named(std::string_view name) noexcept;  // a transient name: registered on first use
   int register_region(std::string_view name);
@@ -188,15 +194,19 @@ struct Session::State {
 
   // Setup (session_open.cpp).
   int add_record(std::string name, bool hidden, std::size_t capacity);
+  int names_past_limit(std::string_view first);  // the aggregate region (registry lock held)
   void allocate_slots();
   void measure_overhead(std::size_t pairs);  // begin/end pairs, in blocks of 10
   void hint(const std::string& text);
+  // A hint from the measured path: said once per flag, never throws.
+  void hint_once(std::atomic<bool>& told, const char* what, std::string_view name) noexcept;
 
   // Reports (session_report.cpp).
   // `count_open`: count the calls of the region still open on some thread (snapshot() counts
   // them all at once instead).
   RegionReport report(int id, bool count_open = true) const;
   SessionSnapshot snapshot() const;
+  std::vector<std::string> hints_now() const;  // the hints so far, and the fork's
   std::vector<RegionMetric> metrics(const RegionReport& region) const;
 };
 

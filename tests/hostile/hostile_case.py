@@ -95,6 +95,10 @@ class Case:
     needs: 'root', 'machine' (a calibration of this machine), 'profile' (a saved profile.json).
     finding: the finding of issue 15 (1-8) the case checks, if any.
     run_as_uid: run hwprof as this user (root only), e.g. one with no home directory.
+    program: 'hwprof', or 'regions': the suite's user program linked with hwprof::regions
+      (tests/hostile/regions_driver.cpp), with HWPROF_REPORT_MODULE set to the build's module.
+    address_space: a tighter `prlimit --as` in bytes (skipped under ASan, whose shadow memory
+      needs far more address space).
     category: set from the module that lists the case.
     """
     name: str
@@ -115,6 +119,8 @@ class Case:
     needs: frozenset = frozenset()
     finding: Optional[int] = None
     run_as_uid: Optional[int] = None
+    program: str = "hwprof"
+    address_space: Optional[int] = None
     category: str = ""
 
 

@@ -40,7 +40,7 @@ sys.dont_write_bytecode = True  # ctest runs this from the source tree: leave no
 
 import hostile_case as hc  # noqa: E402
 
-CATEGORIES = ("specs", "calibrations", "profiles", "groups", "events", "cli", "outputs", "stat", "onnx")
+CATEGORIES = ("specs", "calibrations", "profiles", "groups", "events", "cli", "outputs", "stat", "onnx", "regions")
 ADDRESS_SPACE_LIMIT = 4 * 1024**3
 ASAN_RSS_LIMIT_MB = 2048
 SOURCE_DIR = HERE.parent.parent
@@ -54,11 +54,13 @@ class Session:
     """What all cases of one run share: the binary, the scratch root, and the fixtures (a
     calibration of this machine, a saved profile), each made once, when first needed."""
 
-    def __init__(self, hwprof, asan, machine, keep):
+    def __init__(self, hwprof, asan, machine, keep, regions_driver=None, report_module=None):
         self.prlimit = shutil.which("prlimit")
         if self.prlimit is None:
             raise SystemExit("run_hostile.py: prlimit (util-linux) is needed to bound hwprof's memory")
         self.hwprof = hwprof
+        self.regions_driver = regions_driver
+        self.report_module = report_module
         self.asan = asan
         self.keep = keep
         self.machine_arg = machine
@@ -89,11 +91,11 @@ class Session:
                 env[key] = value
         return env
 
-    def command(self, argv):
+    def command(self, argv, address_space=None):
         """argv under the memory limit: `prlimit --as` without ASan (whose shadow memory needs
         far more address space; ASan's hard_rss_limit_mb and wait4's peak RSS bound it instead),
         and no core files either way. prlimit execs hwprof in its own process: the pid is hwprof's."""
-        limits = ["--core=0"] if self.asan else [f"--as={ADDRESS_SPACE_LIMIT}", "--core=0"]
+        limits = ["--core=0"] if self.asan else [f"--as={address_space or ADDRESS_SPACE_LIMIT}", "--core=0"]
         return [self.prlimit] + limits + ["--"] + argv
 
     # -- fixtures ------------------------------------------------------------------------
@@ -297,7 +299,7 @@ def spawn_and_wait(ctx, argv, env):
     if case.run_as_uid is not None:
         kwargs.update(user=case.run_as_uid, group=case.run_as_uid, extra_groups=[])
     start = time.monotonic()
-    proc = subprocess.Popen(session.command(argv), cwd=ctx.dir, env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(session.command(argv, case.address_space), cwd=ctx.dir, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=ctx.pass_fds,
                             start_new_session=True, **kwargs)
     ctx.close_passed_descriptors()
@@ -440,8 +442,19 @@ def run_case(session, case):
         if case.run_as_uid is not None:
             os.chmod(directory, 0o777)
         before = {e.path: describe(ctx.dir / expand(e.path, ctx)) for e in case.expect if e.unchanged}
-        argv = [session.hwprof] + [expand(a, ctx) for a in case.args]
-        result = spawn_and_wait(ctx, argv, session.environment(directory, case.env))
+        if case.address_space is not None and session.asan:
+            raise SkipCase("an address-space limit cannot apply under ASan (its shadow memory needs far more)")
+        env = dict(case.env)
+        if case.program == "regions":
+            if session.regions_driver is None:
+                raise SkipCase("no regions driver was given (--regions-driver)")
+            program = session.regions_driver
+            if session.report_module is not None:
+                env.setdefault("HWPROF_REPORT_MODULE", session.report_module)
+        else:
+            program = session.hwprof
+        argv = [program] + [expand(a, ctx) for a in case.args]
+        result = spawn_and_wait(ctx, argv, session.environment(directory, env))
         failures = check_result(ctx, result, before)
         return ("FAIL" if failures else "PASS", result.seconds, result.max_rss_mb, failures, result)
     except SkipCase as why:
@@ -513,6 +526,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=1, help="cases run at once (default 1)")
     parser.add_argument("--keep", action="store_true", help="keep the cases' directories")
     parser.add_argument("--verbose", action="store_true", help="print every case's stderr")
+    parser.add_argument("--regions-driver", help="the regions category's program (hwprof_hostile_regions)")
+    parser.add_argument("--report-module", help="the report module that program loads at exit (libhwprof-report.so)")
     args = parser.parse_args()
 
     hwprof = str(Path(args.hwprof).resolve())
@@ -548,7 +563,9 @@ def main():
         print(f"run_hostile.py: {hwprof}: not an executable file")
         return 1
 
-    session = Session(hwprof, args.asan, args.machine, args.keep)
+    session = Session(hwprof, args.asan, args.machine, args.keep,
+                      regions_driver=str(Path(args.regions_driver).resolve()) if args.regions_driver else None,
+                      report_module=str(Path(args.report_module).resolve()) if args.report_module else None)
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     failed = []
     started = time.monotonic()

@@ -46,6 +46,31 @@ TEST(LaunchRank, WhatIsNotARankIsIgnored) {
   EXPECT_EQ(from({{"OMPI_COMM_WORLD_RANK", "bad"}, {"SLURM_PROCID", "1"}}).rank, 1) << "the next launcher's variable";
 }
 
+TEST(LaunchRank, ALauncherVariableThatCannotBeUsedIsSaidWithItsValue) {
+  const LaunchRank bad = from({{"SLURM_PROCID", "abc"}});
+  EXPECT_FALSE(bad.known());
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("SLURM_PROCID='abc'"), std::string::npos) << bad.problems[0];
+  const LaunchRank traversal = from({{"PMI_RANK", "../../etc"}});
+  ASSERT_EQ(traversal.problems.size(), 1u);
+  EXPECT_NE(traversal.problems[0].find("PMI_RANK='../../etc' is not a rank"), std::string::npos) << traversal.problems[0];
+  const LaunchRank too_big = from({{"OMPI_COMM_WORLD_RANK", "4"}, {"OMPI_COMM_WORLD_SIZE", "4"}});
+  ASSERT_EQ(too_big.problems.size(), 1u);
+  EXPECT_NE(too_big.problems[0].find("is not below OMPI_COMM_WORLD_SIZE='4'"), std::string::npos) << too_big.problems[0];
+  const LaunchRank bad_size = from({{"PMIX_RANK", "1"}, {"PMIX_SIZE", "0"}});
+  ASSERT_EQ(bad_size.problems.size(), 1u);
+  EXPECT_NE(bad_size.problems[0].find("PMIX_SIZE='0'"), std::string::npos) << bad_size.problems[0];
+  const LaunchRank escaped = from({{"PMI_RANK", "1\x1b[2J"}});
+  ASSERT_EQ(escaped.problems.size(), 1u);
+  EXPECT_EQ(escaped.problems[0].find('\x1b'), std::string::npos) << "control characters are escaped";
+  EXPECT_NE(escaped.problems[0].find("\\x1b"), std::string::npos) << escaped.problems[0];
+  const LaunchRank fine = from({{"OMPI_COMM_WORLD_RANK", "bad"}, {"SLURM_PROCID", "1"}});
+  EXPECT_EQ(fine.rank, 1);
+  EXPECT_EQ(fine.problems.size(), 1u) << "the unusable variable before the usable one is still said";
+  EXPECT_TRUE(from({{"RANK", "2"}}).problems.empty()) << "RANK alone is not a launcher's: nothing to say";
+  EXPECT_TRUE(from({}).problems.empty());
+}
+
 TEST(LaunchRank, FoldersSortByRank) {
   EXPECT_EQ(rank_folder(3), "rank-00003");
   EXPECT_EQ(rank_folder(0), "rank-00000");

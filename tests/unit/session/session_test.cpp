@@ -3,11 +3,14 @@
 // time and counts), unmatched and too-deep regions, the below-resolution flag, regions from
 // several threads, scoped regions and the macro, group metrics, and configuration errors.
 // No hardware: the one real backend used is the timer.
+#include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -420,37 +423,67 @@ TEST(Session, RegionIdsAreStableAndNamesUnique) {
   EXPECT_EQ(s->report()[1].calls, 0u);
 }
 
-TEST(Session, RegionTableFullGivesMinusOneAndAHint) {
+TEST(Session, NamesPastTheLimitAreCountedTogetherAndSaidOnce) {
   SessionOptions o = fake_options();
   o.max_regions = 2;
   std::vector<std::string> hints;
   o.on_hint = [&](const std::string& h) { hints.push_back(h); };
   auto s = open_fake(0, o);
   const std::size_t before = hints.size();
-  EXPECT_GE(s->region("a"), 0);
-  EXPECT_GE(s->region("b"), 0);
-  EXPECT_EQ(s->region("c"), -1);
-  EXPECT_EQ(hints.size(), before + 1);
+  const int a = s->region("a");
+  const int b = s->region("b");
+  const int c = s->region("c");
+  const int d = s->region("d");
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  ASSERT_GE(c, 0) << "a name past the limit is counted, not lost";
+  EXPECT_NE(c, a);
+  EXPECT_NE(c, b);
+  EXPECT_EQ(d, c) << "every name past the limit goes to the one aggregate region";
+  ASSERT_EQ(hints.size(), before + 1) << "the limit is said once, not per name or per call";
   EXPECT_TRUE(contains(hints.back(), "max_regions"));
+  EXPECT_TRUE(contains(hints.back(), "'c'"));
+  for (int i = 0; i < 3; ++i) {
+    s->begin(s->region("e" + std::to_string(i)));
+    spend(100);
+    s->end(s->region("e" + std::to_string(i)));
+  }
+  EXPECT_EQ(hints.size(), before + 1);
+  const std::vector<RegionReport> all = s->report();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[2].name, std::string(kOtherNamesRegion));
+  EXPECT_EQ(all[2].calls, 3u);
+  s->set_work(c, 1e6, 1e6);
+  EXPECT_FALSE(s->report(c).work_flops.has_value()) << "one work per call cannot fit many names";
   s->begin(-1);  // ignored
   s->end(-1);
   s->begin(12345);
   s->end(12345);
-  EXPECT_EQ(s->report().size(), 2u);
+  EXPECT_EQ(s->report().size(), 3u);
 }
 
-TEST(Session, AnEndWithoutItsBeginIsCountedAndChangesNothingElse) {
-  auto s = open_fake(0);
+TEST(Session, AnEndWithoutItsBeginIsCountedSaidOnceAndChangesNothingElse) {
+  SessionOptions o = fake_options();
+  std::vector<std::string> hints;
+  o.on_hint = [&](const std::string& h) { hints.push_back(h); };
+  auto s = open_fake(0, o);
+  const std::size_t before = hints.size();
   const int a = s->region("a");
   const int b = s->region("b");
   s->end(a);
-  EXPECT_EQ(s->report(a).unmatched, 1u);
+  s->end(a);
+  EXPECT_EQ(s->report(a).unmatched, 2u);
   EXPECT_EQ(s->report(a).calls, 0u);
+  ASSERT_EQ(hints.size(), before + 1) << "said once per region";
+  EXPECT_TRUE(contains(hints.back(), "not open")) << hints.back();
+  EXPECT_TRUE(contains(hints.back(), "'a'")) << hints.back();
   s->begin(a);
   s->end(b);  // b is not open
   s->end(a);
   EXPECT_EQ(s->report(b).unmatched, 1u);
   EXPECT_EQ(s->report(a).calls, 1u);
+  ASSERT_EQ(hints.size(), before + 2);
+  EXPECT_TRUE(contains(hints.back(), "'b'")) << hints.back();
 }
 
 TEST(Session, EndingAnOuterRegionAbandonsTheInnerOnes) {
@@ -497,14 +530,91 @@ TEST(Session, SamplesPastTheBufferAreCountedNotKept) {
   const int a = s->region("a");
   for (int i = 0; i < 10; ++i) {
     s->begin(a);
-    spend(100);
+    spend(100 + 10 * static_cast<std::uint64_t>(i));
     s->end(a);
   }
   const RegionReport r = s->report(a);
   EXPECT_EQ(r.calls, 10u);
   EXPECT_EQ(r.inclusive_ns.n, 4u);
   EXPECT_EQ(r.dropped_samples, 6u);
-  EXPECT_DOUBLE_EQ(r.total_inclusive_ns, 1000) << "dropped samples still count in the totals";
+  EXPECT_DOUBLE_EQ(r.total_inclusive_ns, 1450) << "dropped samples still count in the totals";
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.mean, 145) << "the mean is over every call";
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.min, 100) << "the extremes are over every call";
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.max, 190);
+}
+
+// Past its first 64 samples a region claims room from the arena; past samples_per_region it
+// keeps a uniform sample of every call. Call i (from 0) spends i ns, so the kept samples of
+// 20,000 calls are drawn from 0..19999: their median is near 10,000 and their spread covers it.
+TEST(Session, ARegionCalledOftenKeepsAUniformSampleOfAllItsCalls) {
+  SessionOptions o = fake_options();
+  o.samples_per_region = 1000;
+  auto s = open_fake(0, o);
+  const int a = s->region("a");
+  constexpr int kCalls = 20000;
+  for (int i = 0; i < kCalls; ++i) {
+    s->begin(a);
+    spend(static_cast<std::uint64_t>(i));
+    s->end(a);
+  }
+  const RegionReport r = s->report(a);
+  EXPECT_EQ(r.calls, static_cast<std::uint64_t>(kCalls));
+  EXPECT_EQ(r.inclusive_ns.n, 1000u);
+  EXPECT_EQ(r.dropped_samples, static_cast<std::uint64_t>(kCalls - 1000));
+  EXPECT_DOUBLE_EQ(r.total_inclusive_ns, 0.5 * kCalls * (kCalls - 1.0));
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.min, 0);
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.max, kCalls - 1);
+  // A uniform sample of 1000 from 0..19999: the median's standard error is ~316; the first
+  // 1000 calls alone (what a buffer that stops would keep) have a median of ~500.
+  EXPECT_NEAR(r.inclusive_ns.median, 10000, 1500);
+  EXPECT_NEAR(r.inclusive_ns.p5, 1000, 800);
+  EXPECT_NEAR(r.inclusive_ns.p95, 19000, 800);
+  std::size_t late = 0;
+  for (double v : r.inclusive_samples_ns) late += v >= 10000 ? 1 : 0;
+  EXPECT_NEAR(static_cast<double>(late), 500, 100) << "half the calls came after call 10,000";
+}
+
+TEST(Session, ARegionThatFindsTheArenaUsedUpSamplesIntoItsFirstBlock) {
+  SessionOptions o = fake_options();
+  o.samples_per_region = 1000;
+  o.sample_budget = 1500;  // room for one region's 936 more samples, not two
+  auto s = open_fake(0, o);
+  const int a = s->region("a");
+  const int b = s->region("b");
+  for (int i = 0; i < 3000; ++i) {
+    for (const int id : {a, b}) {
+      s->begin(id);
+      spend(static_cast<std::uint64_t>(i));
+      s->end(id);
+    }
+  }
+  const RegionReport ra = s->report(a);
+  const RegionReport rb = s->report(b);
+  EXPECT_EQ(ra.inclusive_ns.n, 1000u);
+  EXPECT_EQ(rb.inclusive_ns.n, 64u) << "b keeps its first block, as a reservoir";
+  EXPECT_EQ(rb.calls, 3000u);
+  EXPECT_NEAR(rb.inclusive_ns.median, 1500, 600) << "still a sample of every call, not the first 64";
+  EXPECT_DOUBLE_EQ(rb.inclusive_ns.max, 2999);
+}
+
+TEST(Session, WorkThatIsNotAFiniteCountIsIgnoredAndSaidOnce) {
+  SessionOptions o = fake_options();
+  std::vector<std::string> hints;
+  o.on_hint = [&](const std::string& h) { hints.push_back(h); };
+  auto s = open_fake(0, o);
+  const std::size_t before = hints.size();
+  const int a = s->region("a");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [flops, bytes] : std::vector<std::pair<double, double>>{{nan, 1}, {1, inf}, {-1, 1}, {1e308, 1}, {1, -0.5}, {1e19, 1}}) {
+    s->set_work(a, flops, bytes);
+    EXPECT_FALSE(s->report(a).work_flops.has_value()) << flops << " " << bytes;
+  }
+  ASSERT_EQ(hints.size(), before + 1);
+  EXPECT_TRUE(contains(hints.back(), "'a'"));
+  s->set_work(a, 2e9, 0);
+  ASSERT_TRUE(s->report(a).work_flops.has_value());
+  EXPECT_DOUBLE_EQ(*s->report(a).work_flops, 2e9);
 }
 
 TEST(Session, ResetForgetsSamplesButKeepsRegions) {
@@ -819,3 +929,49 @@ TEST(Session, BackendNames) {
 
 }  // namespace
 }  // namespace hwprof
+
+namespace hwprof::detail {
+namespace {
+
+// Algorithm R keeps call n with probability k/(n+1): over calls k..N-1 the expected number kept
+// is k·(H(N) − H(k)) ≈ k·ln(N/k); and every slot below k is as likely as any other.
+TEST(Reservoir, KeepsEachLaterCallWithProbabilityKOverNPlusOne) {
+  constexpr std::size_t k = 100;
+  constexpr std::uint64_t kCalls = 200000;
+  EXPECT_EQ(reservoir_slot(0, k, 7), 0u);
+  EXPECT_EQ(reservoir_slot(99, k, 7), 99u);
+  double expected = 0;
+  std::size_t kept = 0;
+  std::vector<std::size_t> per_slot(k, 0);
+  for (std::uint64_t n = k; n < kCalls; ++n) {
+    expected += static_cast<double>(k) / static_cast<double>(n + 1);
+    const std::size_t slot = reservoir_slot(n, k, 7);
+    if (slot == kNotKept) continue;
+    ASSERT_LT(slot, k);
+    ++kept;
+    ++per_slot[slot];
+  }
+  EXPECT_NEAR(static_cast<double>(kept), expected, 4 * std::sqrt(expected));  // ≈ 760 ± 110
+  const auto [low, high] = std::minmax_element(per_slot.begin(), per_slot.end());
+  EXPECT_GT(*low, 0u);
+  EXPECT_LT(*high, 30u) << "no slot is favoured (about 7.6 each)";
+}
+
+TEST(Reservoir, AnArenaHandsOutZeroedBlocksUntilItIsUsedUp) {
+  SampleArena arena;
+  ASSERT_TRUE(arena.reserve(1000));
+  float* a = arena.claim(600);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a[0], 0.0f);
+  EXPECT_EQ(a[1199], 0.0f);
+  EXPECT_EQ(arena.claim(401), nullptr) << "only 400 are left";
+  float* b = arena.claim(400);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b, a + 1200);
+  EXPECT_EQ(arena.claim(1), nullptr);
+  SampleArena none;
+  EXPECT_EQ(none.claim(1), nullptr) << "an arena that reserved nothing hands out nothing";
+}
+
+}  // namespace
+}  // namespace hwprof::detail
