@@ -450,6 +450,17 @@ TEST(PapiFake, AnotherProcessPapiCannotAttachToCountsNothing) {
   EXPECT_FALSE(snapshot(*set).valid[0]);
 }
 
+TEST(PapiFake, AnErrorPapiHasNoTextForIsStillNamedByItsCode) {
+  FakePapi papi;
+  papi.listings[4242] = {{4242}};
+  papi.attach_errors[4242] = PAPI_EMISC;  // PAPI_strerror answers NULL
+  auto set = open_events({"PAPI_TOT_CYC"}, 4242);
+  EXPECT_EQ(set->events()[0].status, CounterStatus::not_counted);
+  EXPECT_EQ(set->events()[0].reason,
+            "PAPI could not attach to the threads of process 4242 (PAPI_attach: unknown PAPI error (-14)); the perf backend (--backend perf) "
+            "counts every thread");
+}
+
 TEST(PapiFake, AProcessWithNoThreadIsNoSuchProcess) {
   FakePapi papi;
   auto set = open_events({"PAPI_TOT_CYC"}, 4242);
