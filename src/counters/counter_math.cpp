@@ -44,4 +44,28 @@ bool parse_group_read(const std::uint64_t* words, std::size_t word_count, const 
   return true;
 }
 
+bool add_thread_counts(const long long* counts, std::size_t n, long long* sums) noexcept {
+  for (std::size_t k = 0; k < n; ++k) {
+    if (__builtin_add_overflow(sums[k], counts[k], &sums[k])) return false;
+  }
+  return true;
+}
+
+bool close_interval(const long long* start, const long long* stop, std::size_t n, long long* totals) noexcept {
+  for (std::size_t k = 0; k < n; ++k) {
+    long long interval = 0;
+    if (__builtin_sub_overflow(stop[k], start[k], &interval) || __builtin_add_overflow(totals[k], interval, &totals[k])) return false;
+  }
+  return true;
+}
+
+bool count_so_far(long long closed, long long start, long long now, bool running, std::uint64_t* value) noexcept {
+  long long total = closed;
+  long long open = 0;
+  if (running && (__builtin_sub_overflow(now, start, &open) || __builtin_add_overflow(total, open, &total))) return false;
+  if (total < 0) return false;
+  *value = static_cast<std::uint64_t>(total);
+  return true;
+}
+
 }  // namespace hwprof::detail

@@ -33,4 +33,19 @@ constexpr std::size_t group_read_words(std::size_t events) noexcept {
   return 3 + 2 * events;
 }
 
+// Counters that run from open to close and are started and stopped in arithmetic, as the PAPI
+// backend keeps them (src/counters/papi_backend.cpp says why): each region is the difference of
+// two reads, summed over the threads' event sets. Counts are PAPI's signed long long; every
+// function answers false where a result would overflow, so a read no counter can give is
+// reported unavailable rather than wrapped into a number.
+//
+// sums[k] += counts[k] for k < n: one thread's event set added to the process's total.
+bool add_thread_counts(const long long* counts, std::size_t n, long long* sums) noexcept;
+// totals[k] += stop[k] - start[k] for k < n: one start/stop interval closed.
+bool close_interval(const long long* start, const long long* stop, std::size_t n, long long* totals) noexcept;
+// An event's count so far: its closed intervals, plus the open one (now - start) while
+// running. False when that is negative (a multiplexed total that PAPI scaled down between two
+// reads) or overflows.
+bool count_so_far(long long closed, long long start, long long now, bool running, std::uint64_t* value) noexcept;
+
 }  // namespace hwprof::detail

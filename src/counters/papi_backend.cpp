@@ -38,19 +38,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <mutex>
 
-#include <dirent.h>
 #include <pthread.h>
-#include <unistd.h>
 
 #include <papi.h>
 
+#include "counters/counter_math.hpp"
+#include "counters/papi_calls.hpp"
 #include "counters/perf_event_backend.hpp"
-#include "counters/system_info.hpp"
 #endif
 
 namespace hwprof::detail {
@@ -76,20 +73,13 @@ class UnavailableSet final : public CounterSet {
 
 #if defined(HWPROF_HAVE_PAPI)
 
-// PAPI's own wall clock (PAPI_get_real_nsec) is CLOCK_REALTIME through a raw syscall: it can
-// step backwards and costs a kernel entry. The set's enabled time needs neither.
-std::uint64_t monotonic_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 unsigned long pthread_id() {
   return static_cast<unsigned long>(::pthread_self());
 }
 
-std::string papi_error(int code) {
-  const char* text = PAPI_strerror(code);
+// Every PAPI call goes through `papi` (src/counters/papi_calls.hpp), which tests replace.
+std::string papi_error(const PapiCalls& papi, int code) {
+  const char* text = papi.strerror(code);
   return std::string(text != nullptr ? text : "unknown PAPI error") + " (" + std::to_string(code) + ")";
 }
 
@@ -97,22 +87,17 @@ constexpr const char* kNoPmu =
     "this machine exposes no hardware PMU (a virtual machine without PMU passthrough?); only software events such "
     "as perf::TASK-CLOCK and perf::PAGE-FAULTS can be counted here";
 
-struct PapiLibrary {
-  bool ready = false;
-  std::string why;  // when not ready
-  int version = 0;
-  int multiplex_error = PAPI_OK;  // PAPI_multiplex_init's answer
-};
-
 // PAPI_library_init is not safe to call from two threads at once (papi.c guards it with a
 // counter and sleep(1)), and PAPI_thread_init must come before any thread uses PAPI.
+// Once per table of calls (papi_seam()).
 const PapiLibrary& papi_library() {
-  static PapiLibrary library;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const int version = PAPI_library_init(PAPI_VER_CURRENT);
+  PapiSeam& seam = papi_seam();
+  std::call_once(seam.init_once, [&seam] {
+    const PapiCalls& papi = seam.calls;
+    PapiLibrary& library = seam.library;
+    const int version = papi.library_init(PAPI_VER_CURRENT);
     if (version != PAPI_VER_CURRENT) {
-      library.why = version < 0 ? "PAPI could not initialise: PAPI_library_init failed: " + papi_error(version)
+      library.why = version < 0 ? "PAPI could not initialise: PAPI_library_init failed: " + papi_error(papi, version)
                                 : "the installed libpapi is not the version hwprof was built against; rebuild hwprof";
       return;
     }
@@ -120,22 +105,22 @@ const PapiLibrary& papi_library() {
     // ThreadInfo of their own (keyed by the kernel tid) instead of sharing the calling
     // thread's with the user's own PAPI event sets. A program that registered its own id
     // function first keeps it (PAPI_EINVAL here), and PAPI still works.
-    (void)PAPI_thread_init(&pthread_id);
-    library.multiplex_error = PAPI_multiplex_init();
-    library.version = PAPI_get_opt(PAPI_LIB_VERSION, nullptr);
+    (void)papi.thread_init(&pthread_id);
+    library.multiplex_error = papi.multiplex_init();
+    library.version = papi.get_opt(PAPI_LIB_VERSION, nullptr);
     library.ready = true;
   });
-  return library;
+  return seam.library;
 }
 
 // Why PAPI's CPU counters (the perf_event component) cannot count here, or "".
-std::string perf_component_problem() {
-  const int cidx = PAPI_get_component_index("perf_event");
+std::string perf_component_problem(const PapiCalls& papi) {
+  const int cidx = papi.get_component_index("perf_event");
   if (cidx < 0) return "this PAPI has no perf_event component";
-  const PAPI_component_info_t* info = PAPI_get_component_info(cidx);
+  const PAPI_component_info_t* info = papi.get_component_info(cidx);
   if (info == nullptr || info->disabled == PAPI_OK) return "";
   std::string why = "PAPI's perf_event component is disabled here (\"" + std::string(info->disabled_reason) + "\")";
-  if (!hardware_pmu_exposed()) {
+  if (!papi.hardware_pmu_exposed()) {
     why +=
         ": this machine exposes no hardware PMU (a virtual machine without PMU passthrough?), and PAPI 7.0 then "
         "turns the whole component off, software events such as perf::TASK-CLOCK included; count them with the "
@@ -160,12 +145,12 @@ CounterStatus status_from_papi(int code) noexcept {
 }
 
 // How to fix a PAPI failure, or "".
-std::string hint_for(int code) {
+std::string hint_for(const PapiCalls& papi, int code) {
   switch (code) {
     case PAPI_EPERM:
       return reason_from_errno(EACCES, true, false);
     case PAPI_ENOEVNT:
-      return hardware_pmu_exposed() ? "the kernel has no such event on this CPU" : kNoPmu;
+      return papi.hardware_pmu_exposed() ? "the kernel has no such event on this CPU" : kNoPmu;
     case PAPI_ECNFLCT:
     case PAPI_ECOUNT:
       return "the PMU has no free counter for it (another profiler or the NMI watchdog may hold some)";
@@ -176,8 +161,8 @@ std::string hint_for(int code) {
   }
 }
 
-std::string with_hint(const std::string& what, int code) {
-  const std::string hint = hint_for(code);
+std::string with_hint(const PapiCalls& papi, const std::string& what, int code) {
+  const std::string hint = hint_for(papi, code);
   return hint.empty() ? what : what + "; " + hint;
 }
 
@@ -190,11 +175,11 @@ std::string unit_of(const std::string& name, const PAPI_event_info_t& info) {
   return "count";
 }
 
-void destroy_eventset(int& eventset) noexcept {
+void destroy_eventset(const PapiCalls& papi, int& eventset) noexcept {
   if (eventset == PAPI_NULL) return;
-  (void)PAPI_stop(eventset, nullptr);  // PAPI_ENOTRUN when it never started
-  (void)PAPI_cleanup_eventset(eventset);
-  (void)PAPI_destroy_eventset(&eventset);
+  (void)papi.stop(eventset, nullptr);  // PAPI_ENOTRUN when it never started
+  (void)papi.cleanup_eventset(eventset);
+  (void)papi.destroy_eventset(&eventset);
   eventset = PAPI_NULL;
 }
 
@@ -212,30 +197,30 @@ struct EventsetPlan {
 
 // An event set of `plan`'s events: attached to thread `tid` and inherited by the threads it
 // starts, or, with tid 0, on the calling thread alone. Started when `start`.
-Failure open_eventset(const EventsetPlan& plan, pid_t tid, bool start, int* out) {
+Failure open_eventset(const PapiCalls& papi, const EventsetPlan& plan, pid_t tid, bool start, int* out) {
   int eventset = PAPI_NULL;
-  int r = PAPI_create_eventset(&eventset);
+  int r = papi.create_eventset(&eventset);
   if (r != PAPI_OK) return {r, "PAPI_create_eventset"};
-  auto fail = [&eventset](int code, const char* call) {
-    destroy_eventset(eventset);
+  auto fail = [&papi, &eventset](int code, const char* call) {
+    destroy_eventset(papi, eventset);
     return Failure{code, call};
   };
-  if ((r = PAPI_assign_eventset_component(eventset, plan.component)) != PAPI_OK) {
+  if ((r = papi.assign_eventset_component(eventset, plan.component)) != PAPI_OK) {
     return fail(r, "PAPI_assign_eventset_component");
   }
   if (tid != 0) {
-    if ((r = PAPI_attach(eventset, static_cast<unsigned long>(tid))) != PAPI_OK) return fail(r, "PAPI_attach");
+    if ((r = papi.attach(eventset, static_cast<unsigned long>(tid))) != PAPI_OK) return fail(r, "PAPI_attach");
     PAPI_option_t inherit;
     std::memset(&inherit, 0, sizeof inherit);
     inherit.inherit.eventset = eventset;
     inherit.inherit.inherit = PAPI_INHERIT_ALL;
-    if ((r = PAPI_set_opt(PAPI_INHERIT, &inherit)) != PAPI_OK) return fail(r, "PAPI_set_opt(PAPI_INHERIT)");
+    if ((r = papi.set_opt(PAPI_INHERIT, &inherit)) != PAPI_OK) return fail(r, "PAPI_set_opt(PAPI_INHERIT)");
   }
-  if (plan.multiplex && (r = PAPI_set_multiplex(eventset)) != PAPI_OK) return fail(r, "PAPI_set_multiplex");
+  if (plan.multiplex && (r = papi.set_multiplex(eventset)) != PAPI_OK) return fail(r, "PAPI_set_multiplex");
   for (int code : plan.codes) {
-    if ((r = PAPI_add_event(eventset, code)) != PAPI_OK) return fail(r, "PAPI_add_event");
+    if ((r = papi.add_event(eventset, code)) != PAPI_OK) return fail(r, "PAPI_add_event");
   }
-  if (start && (r = PAPI_start(eventset)) != PAPI_OK) return fail(r, "PAPI_start");
+  if (start && (r = papi.start(eventset)) != PAPI_OK) return fail(r, "PAPI_start");
   *out = eventset;
   return {};
 }
@@ -244,27 +229,9 @@ std::string task_dir(pid_t pid) {
   return pid == 0 ? std::string("/proc/self/task") : "/proc/" + std::to_string(pid) + "/task";
 }
 
-// The thread ids of process `pid` (0: this one) now.
-std::vector<pid_t> task_ids(pid_t pid) {
-  std::vector<pid_t> tids;
-  DIR* dir = ::opendir(task_dir(pid).c_str());
-  if (dir == nullptr) return tids;
-  while (const dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    const long tid = std::strtol(entry->d_name, &end, 10);
-    if (end != entry->d_name && *end == '\0' && tid > 0) tids.push_back(static_cast<pid_t>(tid));
-  }
-  ::closedir(dir);
-  return tids;
-}
-
-bool task_alive(pid_t pid, pid_t tid) {
-  return ::access((task_dir(pid) + "/" + std::to_string(tid)).c_str(), F_OK) == 0;
-}
-
 class PapiSet final : public CounterSet {
  public:
-  explicit PapiSet(const CounterOptions& options) : options_(options) {}
+  PapiSet(const CounterOptions& options, const PapiCalls& papi) : options_(options), papi_(papi) {}
   ~PapiSet() override { close_eventsets(); }
 
   BackendKind backend() const noexcept override { return BackendKind::papi; }
@@ -287,34 +254,31 @@ class PapiSet final : public CounterSet {
   void start() noexcept override {
     if (running_) return;
     if (!sum_now(offset_.data())) broken_ = true;
-    start_ns_ = monotonic_ns();
+    start_ns_ = papi_.monotonic_ns();
     running_ = true;
   }
 
   void stop() noexcept override {
     if (!running_) return;
-    if (!broken_ && sum_now(now_.data())) {
-      for (std::size_t k = 0; k < base_.size(); ++k) base_[k] += now_[k] - offset_[k];
-    } else {
-      broken_ = true;
-    }
-    enabled_ns_ += monotonic_ns() - start_ns_;
+    if (broken_ || !sum_now(now_.data()) || !close_interval(offset_.data(), now_.data(), base_.size(), base_.data())) broken_ = true;
+    enabled_ns_ += papi_.monotonic_ns() - start_ns_;
     running_ = false;
   }
 
   void read(CounterSnapshot& out) noexcept override {
     const std::size_t n = events_.size() < kMaxCounterEvents ? events_.size() : kMaxCounterEvents;
     const bool ok = !broken_ && !eventsets_.empty() && (!running_ || sum_now(now_.data()));
-    const std::uint64_t enabled = enabled_ns_ + (running_ ? monotonic_ns() - start_ns_ : 0);
+    const std::uint64_t enabled = enabled_ns_ + (running_ ? papi_.monotonic_ns() - start_ns_ : 0);
     for (std::size_t e = 0; e < n; ++e) {
       const int column = column_[e];
-      long long value = 0;
+      std::uint64_t value = 0;
       if (ok && column >= 0) {
         const auto k = static_cast<std::size_t>(column);
-        value = base_[k] + (running_ ? now_[k] - offset_[k] : 0);
+        out.valid[e] = count_so_far(base_[k], offset_[k], now_[k], running_, &value);
+      } else {
+        out.valid[e] = false;
       }
-      out.valid[e] = ok && column >= 0 && value >= 0;
-      out.value[e] = out.valid[e] ? static_cast<std::uint64_t>(value) : 0;
+      out.value[e] = out.valid[e] ? value : 0;
       out.time_enabled[e] = out.valid[e] ? enabled : 0;
       out.time_running[e] = out.time_enabled[e];
     }
@@ -325,7 +289,7 @@ class PapiSet final : public CounterSet {
   // thread alone. The usable ones become the plan's events (a name given twice is counted
   // once and reported twice).
   void probe_events() {
-    const std::string component_problem = perf_component_problem();
+    const std::string component_problem = perf_component_problem(papi_);
     const std::string problem_suffix = component_problem.empty() ? "" : "; " + component_problem;
     for (std::size_t i = 0; i < options_.events.size(); ++i) {
       const std::string& name = options_.events[i];
@@ -337,25 +301,25 @@ class PapiSet final : public CounterSet {
         continue;
       }
       int code = PAPI_NULL;
-      int r = PAPI_event_name_to_code(name.c_str(), &code);
+      int r = papi_.event_name_to_code(name.c_str(), &code);
       if (r != PAPI_OK) {
-        info.reason = "PAPI does not know the event '" + name + "' (" + papi_error(r) +
+        info.reason = "PAPI does not know the event '" + name + "' (" + papi_error(papi_, r) +
                       "); `papi_avail` lists the presets and `papi_native_avail` the native names" + problem_suffix;
         events_.push_back(std::move(info));
         continue;
       }
-      if ((r = PAPI_query_event(code)) != PAPI_OK) {
+      if ((r = papi_.query_event(code)) != PAPI_OK) {
         info.reason = (IS_PRESET(code) ? "PAPI's preset " + name + " maps to no event of this machine" : "PAPI cannot count '" + name + "' here") +
-                      " (PAPI_query_event: " + papi_error(r) + ")" +
-                      (component_problem.empty() ? (hardware_pmu_exposed() ? "" : std::string("; ") + kNoPmu) : problem_suffix);
+                      " (PAPI_query_event: " + papi_error(papi_, r) + ")" +
+                      (component_problem.empty() ? (papi_.hardware_pmu_exposed() ? "" : std::string("; ") + kNoPmu) : problem_suffix);
         events_.push_back(std::move(info));
         continue;
       }
       PAPI_event_info_t details;
       std::memset(&details, 0, sizeof details);
-      if (PAPI_get_event_info(code, &details) == PAPI_OK) info.unit = unit_of(name, details);
-      const int cidx = PAPI_get_event_component(code);
-      const PAPI_component_info_t* component = PAPI_get_component_info(cidx);
+      if (papi_.get_event_info(code, &details) == PAPI_OK) info.unit = unit_of(name, details);
+      const int cidx = papi_.get_event_component(code);
+      const PAPI_component_info_t* component = papi_.get_component_info(cidx);
       const std::string component_name = component != nullptr ? component->name : "?";
       if (component == nullptr || !component->attach || !component->inherit) {
         info.reason = "PAPI's " + component_name +
@@ -365,7 +329,7 @@ class PapiSet final : public CounterSet {
         continue;
       }
       if (plan_.component >= 0 && cidx != plan_.component) {
-        const PAPI_component_info_t* first = PAPI_get_component_info(plan_.component);
+        const PAPI_component_info_t* first = papi_.get_component_info(plan_.component);
         info.reason = "a PAPI set counts the events of one component, here " + std::string(first ? first->name : "?") + "; '" + name + "' is in " +
                       component_name + ": count it in a set of its own";
         events_.push_back(std::move(info));
@@ -374,14 +338,14 @@ class PapiSet final : public CounterSet {
       const auto known = std::find(plan_.codes.begin(), plan_.codes.end(), code);
       if (known == plan_.codes.end()) {
         int eventset = PAPI_NULL;
-        const Failure f = open_eventset({cidx, {code}, false}, 0, false, &eventset);
+        const Failure f = open_eventset(papi_, {cidx, {code}, false}, 0, false, &eventset);
         if (f.failed()) {
           info.status = status_from_papi(f.code);
-          info.reason = with_hint("PAPI could not open '" + name + "' (" + f.call + ": " + papi_error(f.code) + ")", f.code);
+          info.reason = with_hint(papi_, "PAPI could not open '" + name + "' (" + f.call + ": " + papi_error(papi_, f.code) + ")", f.code);
           events_.push_back(std::move(info));
           continue;
         }
-        destroy_eventset(eventset);
+        destroy_eventset(papi_, eventset);
         plan_.component = cidx;
         plan_.codes.push_back(code);
       }
@@ -397,14 +361,14 @@ class PapiSet final : public CounterSet {
   void choose_multiplexing() {
     if (plan_.codes.size() < 2) return;
     int eventset = PAPI_NULL;
-    const Failure together = open_eventset({plan_.component, plan_.codes, false}, 0, false, &eventset);
-    destroy_eventset(eventset);
+    const Failure together = open_eventset(papi_, {plan_.component, plan_.codes, false}, 0, false, &eventset);
+    destroy_eventset(papi_, eventset);
     if (!together.failed()) return;
     const PapiLibrary& library = papi_library();
     if (library.multiplex_error != PAPI_OK) {
-      mark_counted(CounterStatus::not_counted,
-                   "these events do not fit on the PMU's counters at once (" + std::string(together.call) + ": " + papi_error(together.code) +
-                       ") and PAPI cannot multiplex (PAPI_multiplex_init: " + papi_error(library.multiplex_error) + "); count fewer events per set");
+      mark_counted(CounterStatus::not_counted, "these events do not fit on the PMU's counters at once (" + std::string(together.call) + ": " +
+                                                   papi_error(papi_, together.code) + ") and PAPI cannot multiplex (PAPI_multiplex_init: " +
+                                                   papi_error(papi_, library.multiplex_error) + "); count fewer events per set");
       abandon_plan();
       return;
     }
@@ -433,7 +397,7 @@ class PapiSet final : public CounterSet {
       close_eventsets();
       missed = 0;
       first_failure = {};
-      const std::vector<pid_t> before = task_ids(pid);
+      const std::vector<pid_t> before = papi_.task_ids(pid);
       threads = before.size();
       if (before.empty()) {
         mark_counted(CounterStatus::unsupported, "no such process: " + task_dir(pid) + " lists no thread");
@@ -441,17 +405,17 @@ class PapiSet final : public CounterSet {
       }
       for (pid_t tid : before) {
         int eventset = PAPI_NULL;
-        const Failure f = open_eventset(plan_, tid, true, &eventset);
+        const Failure f = open_eventset(papi_, plan_, tid, true, &eventset);
         if (!f.failed()) {
           eventsets_.push_back(eventset);
-        } else if (task_alive(pid, tid)) {  // a thread that ended meanwhile has nothing to count
+        } else if (papi_.task_alive(pid, tid)) {  // a thread that ended meanwhile has nothing to count
           if (missed++ == 0) {
             first_failure = f;
             missed_tid = tid;
           }
         }
       }
-      const std::vector<pid_t> after = task_ids(pid);
+      const std::vector<pid_t> after = papi_.task_ids(pid);
       stable = std::all_of(after.begin(), after.end(), [&](pid_t tid) { return std::find(before.begin(), before.end(), tid) != before.end(); });
     }
     if (eventsets_.empty()) {
@@ -461,8 +425,9 @@ class PapiSet final : public CounterSet {
     if (missed > 0) {
       CounterStatus status = status_from_papi(first_failure.code);
       if (status != CounterStatus::no_permission) status = CounterStatus::not_counted;
-      mark_counted(status, with_hint("PAPI could not count " + std::to_string(missed) + " of " + std::to_string(threads) + " threads (thread " +
-                                         std::to_string(missed_tid) + ": " + first_failure.call + ": " + papi_error(first_failure.code) +
+      mark_counted(status, with_hint(papi_,
+                                     "PAPI could not count " + std::to_string(missed) + " of " + std::to_string(threads) + " threads (thread " +
+                                         std::to_string(missed_tid) + ": " + first_failure.call + ": " + papi_error(papi_, first_failure.code) +
                                          "); a value that misses threads would be wrong, so it is not reported",
                                      first_failure.code));
     } else if (!stable) {
@@ -477,8 +442,8 @@ class PapiSet final : public CounterSet {
   void count_calling_thread_only(const Failure& attach) {
     std::string why = "PAPI could not attach to the threads of " +
                       (options_.pid == 0 ? std::string("this process") : "process " + std::to_string(options_.pid)) + " (" + attach.call + ": " +
-                      papi_error(attach.code) + ")";
-    if (!hardware_pmu_exposed()) {
+                      papi_error(papi_, attach.code) + ")";
+    if (!papi_.hardware_pmu_exposed()) {
       why +=
           ": PAPI 7 checks that attaching and inheriting are allowed by opening the hardware instructions event "
           "(perf_event.c, check_permissions), which a machine without a PMU does not have";
@@ -487,10 +452,10 @@ class PapiSet final : public CounterSet {
     if (status != CounterStatus::no_permission) status = CounterStatus::not_counted;
     if (options_.pid == 0) {
       int eventset = PAPI_NULL;
-      if (!open_eventset(plan_, 0, true, &eventset).failed()) eventsets_.push_back(eventset);
+      if (!open_eventset(papi_, plan_, 0, true, &eventset).failed()) eventsets_.push_back(eventset);
       why += "; it counts only the calling thread, which would miss the others, so the value is not reported";
     }
-    mark_counted(status, with_hint(why + "; the perf backend (--backend perf) counts every thread", attach.code));
+    mark_counted(status, with_hint(papi_, why + "; the perf backend (--backend perf) counts every thread", attach.code));
   }
 
   void abandon_plan() {
@@ -510,18 +475,18 @@ class PapiSet final : public CounterSet {
   bool sum_now(long long* sums) noexcept {
     std::fill(sums, sums + plan_.codes.size(), 0LL);
     for (int eventset : eventsets_) {
-      if (PAPI_read(eventset, scratch_.data()) != PAPI_OK) return false;
-      for (std::size_t k = 0; k < plan_.codes.size(); ++k) sums[k] += scratch_[k];
+      if (papi_.read(eventset, scratch_.data()) != PAPI_OK || !add_thread_counts(scratch_.data(), plan_.codes.size(), sums)) return false;
     }
     return !eventsets_.empty();
   }
 
   void close_eventsets() noexcept {
-    for (int& eventset : eventsets_) destroy_eventset(eventset);
+    for (int& eventset : eventsets_) destroy_eventset(papi_, eventset);
     eventsets_.clear();
   }
 
   CounterOptions options_;
+  const PapiCalls& papi_;
   EventsetPlan plan_;
   std::vector<int> column_;                               // per event: its index in plan_.codes, or -1 when not counted
   std::vector<int> eventsets_;                            // one per thread, each with plan_.codes in that order
@@ -547,7 +512,7 @@ std::unique_ptr<CounterSet> open_papi(const CounterOptions& options) {
         "PAPI cannot start counters at exec (it has no enable_on_exec option), so it would count the launcher too; "
         "`hwprof stat` needs the perf backend (--backend perf)");
   }
-  auto set = std::make_unique<PapiSet>(options);
+  auto set = std::make_unique<PapiSet>(options, papi_seam().calls);
   set->open();
   return set;
 }
@@ -555,8 +520,9 @@ std::unique_ptr<CounterSet> open_papi(const CounterOptions& options) {
 std::vector<PapiComponent> papi_components() {
   std::vector<PapiComponent> components;
   if (!papi_library().ready) return components;
-  for (int i = 0; i < PAPI_num_components(); ++i) {
-    const PAPI_component_info_t* info = PAPI_get_component_info(i);
+  const PapiCalls& papi = papi_seam().calls;
+  for (int i = 0; i < papi.num_components(); ++i) {
+    const PAPI_component_info_t* info = papi.get_component_info(i);
     if (info == nullptr) continue;
     components.push_back({info->name, info->disabled == PAPI_OK, info->disabled == PAPI_OK ? "" : info->disabled_reason});
   }

@@ -1,4 +1,6 @@
-// Counter arithmetic without a PMU: multiplex scaling and mapping group reads back by id.
+// Counter arithmetic without a PMU: multiplex scaling, mapping group reads back by id, and the
+// PAPI backend's start/stop offsets summed over threads.
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -70,6 +72,43 @@ TEST(CounterMath, MalformedGroupReadsAreRejected) {
   const std::vector<std::uint64_t> unknown_id = {2, 9, 9, 1, 101, 2, 999};
   EXPECT_FALSE(parse_group_read(unknown_id.data(), unknown_id.size(), ids, 2, values, &times));
   EXPECT_EQ(group_read_words(2), 7u);
+}
+
+TEST(CounterMath, ThreadsAreSummedEventByEvent) {
+  long long sums[2] = {0, 0};
+  const long long first[2] = {100, 4000};
+  const long long second[2] = {20, 500};
+  EXPECT_TRUE(add_thread_counts(first, 2, sums));
+  EXPECT_TRUE(add_thread_counts(second, 2, sums));
+  EXPECT_EQ(sums[0], 120);
+  EXPECT_EQ(sums[1], 4500);
+  long long full[1] = {LLONG_MAX};
+  const long long one[1] = {1};
+  EXPECT_FALSE(add_thread_counts(one, 1, full));
+}
+
+TEST(CounterMath, AnIntervalOfCountersThatNeverStopIsTheDifferenceOfTwoReads) {
+  long long totals[2] = {7, 0};
+  const long long start[2] = {1000, 5};
+  const long long stop[2] = {1250, 5};
+  EXPECT_TRUE(close_interval(start, stop, 2, totals));
+  EXPECT_EQ(totals[0], 257);
+  EXPECT_EQ(totals[1], 0);
+  const long long lowest[1] = {LLONG_MIN};
+  const long long high[1] = {1};
+  EXPECT_FALSE(close_interval(lowest, high, 1, totals));
+}
+
+TEST(CounterMath, ACountSoFarAddsTheOpenIntervalOnlyWhileRunning) {
+  std::uint64_t value = 0;
+  EXPECT_TRUE(count_so_far(250, 1000, 1070, false, &value));
+  EXPECT_EQ(value, 250u);
+  EXPECT_TRUE(count_so_far(250, 1000, 1070, true, &value));
+  EXPECT_EQ(value, 320u);
+  EXPECT_FALSE(count_so_far(0, 900, 800, true, &value));  // a multiplexed total scaled down
+  EXPECT_FALSE(count_so_far(-1, 0, 0, false, &value));
+  EXPECT_FALSE(count_so_far(LLONG_MAX, 0, 1, true, &value));
+  EXPECT_FALSE(count_so_far(0, LLONG_MIN, 1, true, &value));
 }
 
 }  // namespace
