@@ -198,3 +198,22 @@ CASES = [
     Case("batch_10M_bench", ["bench", "lenet5", "--batch", "10000000"] + FAST_RUN, rc=1,
          stderr=TOO_BIG, stderr_not=NOT_BAD_ALLOC, timeout=10, finding=3),
 ]
+
+# --- thousands of layers: what measuring them holds grows with the layers and the passes, not
+# with a fixed reserve per layer (a 10,000-layer chain once took 6.4 GB for one pass) ---
+
+
+def chain(layers, first="relu"):
+    nodes = [{"name": "fc", "op": "linear", "out_features": 8}] + [{"name": f"l{i}", "op": first} for i in range(layers)]
+    return json.dumps({"name": "chain", "input": {"shape": [8]}, "layers": nodes}) + "\n"
+
+
+CASES += [
+    Case(f"profile_{n}_layers_one_pass", ["profile", "chain.json", "--calibration", "@{machine}", "--backend", "timer"] + FAST_RUN,
+         files={"chain.json": chain(n)}, stdout=[rf"Top 15 of {n + 1} layers"], needs={"machine"}, max_rss_mb=400, timeout=60)
+    for n in (3000, 10000)
+] + [
+    Case("profile_2000_layers_training_ten_passes", ["profile", "chain.json", "--calibration", "@{machine}", "--backend", "timer", "--train",
+                                                      "--threads", "1", "--iterations", "10", "--warmup", "0"],
+         files={"chain.json": chain(2000, "tanh")}, stdout=[r"Top 15 of"], needs={"machine"}, max_rss_mb=400, timeout=60),
+]
