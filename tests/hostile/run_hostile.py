@@ -40,7 +40,7 @@ sys.dont_write_bytecode = True  # ctest runs this from the source tree: leave no
 
 import hostile_case as hc  # noqa: E402
 
-CATEGORIES = ("specs", "calibrations", "profiles", "groups", "events", "cli", "outputs", "stat", "onnx")
+CATEGORIES = ("specs", "calibrations", "profiles", "groups", "events", "cli", "outputs", "stat", "onnx", "merge", "compare")
 ADDRESS_SPACE_LIMIT = 4 * 1024**3
 ASAN_RSS_LIMIT_MB = 2048
 SOURCE_DIR = HERE.parent.parent
