@@ -33,7 +33,7 @@ def run(size=3, skip=(), **entries):
 
 def refused(name, files, *patterns, args=("merge", "run", "-o", "out.txt"), **kw):
     """`hwprof merge run -o out.txt` exits 1 with the patterns on stderr and writes nothing."""
-    return Case(name, list(args), rc=1, files=files, stderr=list(patterns), needs=NEEDS,
+    return Case(name, list(args), rc=1, files=files, stderr=list(patterns), needs=kw.pop("needs", NEEDS),
                 expect=[Expect("out.txt", kind="absent")], timeout=kw.pop("timeout", 15), **kw)
 
 
@@ -52,7 +52,7 @@ def merge_json(change=None):
     doc = {"kind": "hwprof-merge", "schema": 1, "made_by": "hwprof merge", "model": "m",
            "ranks": [{"rank": k, "size": 2, "file": f"rank-{k}/profile.json", "host": "h", "cpu": "c",
                       "model": "m", "threads": 1} for k in range(2)],
-           "warnings": [], "total": dict(region, name="total"), "regions": [region],
+           "warnings": [], "total": dict(region, name="total", rank_ms=[1.0, 3.0], rank_calls=[5, 5]), "regions": [region],
            "ceilings": {"source": "", "compute_gflops": [], "memory_gbps": []}}
     if change is not None:
         change(doc)
@@ -98,7 +98,7 @@ CASES = [
     refused("profile_not_readable", run(3, **{"rank-00001__profile.json": File(rank(1, 3), mode=0o000)}),
             r"run/rank-00001/profile\.json: .*(?i:permission denied)", needs=NEEDS | {"root"}, run_as_uid=NOBODY),
     refused("two_entries_unreadable", run(4, **{"rank-00001__profile.json": Dir(), "rank-00003__profile.json": Fifo()}),
-            r"^hwprof: 2 rank profiles cannot be merged:$", r"^  run/rank-00001/profile\.json: .*directory",
+            r"^hwprof: error: 2 rank profiles cannot be merged:$", r"^  run/rank-00001/profile\.json: .*directory",
             r"^  run/rank-00003/profile\.json: .*FIFO"),
 
     # --- rank and size fields ---
