@@ -100,9 +100,9 @@ class MpiMerge : public ::testing::Test {
     EXPECT_EQ(*work.flops_per_call, 2.0 * 65536 * 40);
     // Every rank entered io_wait, allreduce and step once per step: exact, whatever the load.
     for (const char* name : {"io_wait", "allreduce", "step"}) {
-      const detail::MergedRegion& r = region(m, name);
-      EXPECT_EQ(r.missing, 0) << name;
-      for (int k = 0; k < ranks; ++k) EXPECT_EQ(r.rank_calls[k], kSteps) << name << " rank " << k;
+      const detail::MergedRegion& calls = region(m, name);
+      EXPECT_EQ(calls.missing, 0) << name;
+      for (int k = 0; k < ranks; ++k) EXPECT_EQ(calls.rank_calls[k], kSteps) << name << " rank " << k;
     }
     // A sleep never ends early: rank k spent at least (k + 1) x 10 ms per step in io_wait (how
     // much longer depends on the load, so neither the straggler nor the imbalance is held to a
