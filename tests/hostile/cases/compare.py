@@ -73,9 +73,19 @@ FLEET = json.dumps([{"label": "A", "file": "m.json", "host": "h", "cpu": "c", "c
 STAT = json.dumps({"command": ["true"], "backend": "perf", "exit_code": 0, "wall_seconds": 0.01, "events": [],
                    "metrics": []}, indent=2) + "\n"
 
-ZEROS = lambda t, n: [0.0] * n
-AT_MAX = lambda t, n: [t["max"]] * n
-NEGATIVE = lambda t, n: [-1.0] * n
+
+
+def ZEROS(_t, n):
+    return [0.0] * n
+
+
+def AT_MAX(t, n):
+    return [t["max"]] * n
+
+
+def NEGATIVE(_t, n):
+    return [-1.0] * n
+
 
 CASES = [
     # --- layers named alike: the k-th of A with the k-th of B ---
