@@ -12,6 +12,7 @@
 #include "hwprof/profile.hpp"
 #include "hwprof/report.hpp"
 #include "report/compare.hpp"
+#include "report/file_kind.hpp"
 #include "report/fleet.hpp"
 
 namespace hwprof::cli {
@@ -80,6 +81,12 @@ int run_compare(const CompareCommandOptions& options) {
     if (p) {
       profiles.push_back(std::move(*p));
       continue;
+    }
+    if (auto other = detail::other_hwprof_file(file)) {
+      return fail(
+          Error{fmt::format("{}: this is {}; compare reads two profiles (`hwprof profile -o DIR` writes DIR/profile.json), or two or more "
+                            "machine reports",
+                            file, *other)});
     }
     return fail(Error{"not a machine report (" + m.error().message + ") nor a profile (" + p.error().message + ")"});
   }

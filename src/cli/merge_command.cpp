@@ -34,9 +34,9 @@ Result<detail::MergedRanks> merged_input(const std::vector<std::string>& paths) 
       }
     }
   }
-  auto ranks = detail::load_rank_profiles(paths);
-  if (!ranks) return ranks.error();
-  return detail::merge_ranks(std::move(*ranks));
+  auto found = detail::load_rank_profiles(paths);
+  if (!found) return found.error();
+  return detail::merge_ranks(std::move(found->ranks), found->empty_folders);
 }
 
 }  // namespace

@@ -17,6 +17,33 @@
 namespace hwprof::detail {
 namespace {
 
+// Why a layer's kept per-call times cannot be the calls its time statistics summarise (empty
+// when they can). The kept times are every k-th call of those the statistics were made from
+// (docs/profile.md), so each lies within [min, max]; all of them kept give the same median,
+// and a thinned set's median lies within [p5, p95]. A profile edited by hand or damaged (all
+// zeros against a median of 5 ms) would otherwise give a confident p-value.
+std::string samples_problem(const LayerProfile& l) {
+  const Summary& t = l.time_ms;
+  const std::vector<double>& s = l.samples_ms;
+  if (s.empty()) return {};
+  if (s.size() > t.n) return fmt::format("{} per-call times kept of {} calls", s.size(), t.n);
+  const double tol = 1e-6 * std::abs(t.max) + 1e-12;
+  for (double v : s) {
+    if (!std::isfinite(v) || v < t.min - tol || v > t.max + tol) {
+      return fmt::format("a kept time of {:.6g} ms lies outside the layer's min {:.6g} and max {:.6g} ms", v, t.min, t.max);
+    }
+  }
+  const double median = summarize(s).median;
+  const bool all = s.size() == t.n;
+  const double lo = all ? t.median : t.p5;
+  const double hi = all ? t.median : t.p95;
+  if ((all || t.p95 > 0) && (median < lo - tol || median > hi + tol)) {
+    return fmt::format("the kept times' median {:.6g} ms is not the layer's {} ({:.6g} ms)", median, all ? "median" : "p5 to p95",
+                       all ? t.median : (t.p5 + t.p95) / 2);
+  }
+  return {};
+}
+
 LayerChange change_of(const LayerProfile& a, const LayerProfile& b) {
   LayerChange c;
   c.name = display_name(b);
@@ -44,6 +71,13 @@ LayerChange change_of(const LayerProfile& a, const LayerProfile& b) {
     c.note = "no per-call times kept in " + std::string(a.samples_ms.empty() ? "A" : "B") +
              " (a profile from before hwprof kept them): medians compared, no test";
     return c;
+  }
+  for (const auto& [which, l] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    if (const std::string problem = samples_problem(*l); !problem.empty()) {
+      c.verdict = Verdict::inconsistent;
+      c.note = fmt::format("samples inconsistent in {}: {} (a damaged or edited profile): not tested", which, problem);
+      return c;
+    }
   }
   const RankTest t = mann_whitney_u(a.samples_ms, b.samples_ms);
   c.p_value = t.p_value;
@@ -100,6 +134,43 @@ nlohmann::ordered_json change_json(const LayerChange& c) {
   return j;
 }
 
+// The layers' names as the comparison shows them: a name (and phase) that appears more than
+// once in a profile (a block repeated by hand) gets its occurrence, "relu #2", so that the k-th
+// relu of A is matched with the k-th of B (docs/profile.md, "Comparing two profiles").
+std::vector<std::string> occurrence_names(const Profile& p) {
+  std::map<std::string, int> count;
+  for (const LayerProfile& l : p.layers) ++count[display_name(l)];
+  std::map<std::string, int> seen;
+  std::vector<std::string> names;
+  for (const LayerProfile& l : p.layers) {
+    const std::string name = display_name(l);
+    const int k = ++seen[name];
+    names.push_back(count[name] > 1 && k > 1 ? fmt::format("{} #{}", name, k) : name);
+  }
+  return names;
+}
+
+void match_layers(const Profile& a, const Profile& b, ProfileComparison& out) {
+  const std::vector<std::string> names_a = occurrence_names(a);
+  const std::vector<std::string> names_b = occurrence_names(b);
+  std::map<std::string, std::size_t> in_a;
+  for (std::size_t i = 0; i < names_a.size(); ++i) in_a.emplace(names_a[i], i);
+  std::set<std::string> matched;
+  for (std::size_t i = 0; i < names_b.size(); ++i) {
+    const auto it = in_a.find(names_b[i]);
+    if (it == in_a.end()) {
+      out.only_in_b.push_back(names_b[i]);
+      continue;
+    }
+    matched.insert(it->first);
+    out.layers.push_back(change_of(a.layers[it->second], b.layers[i]));
+    out.layers.back().name = names_b[i];
+  }
+  for (const std::string& name : names_a) {
+    if (!matched.count(name)) out.only_in_a.push_back(name);
+  }
+}
+
 }  // namespace
 
 std::string_view verdict_name(Verdict v) {
@@ -114,8 +185,25 @@ std::string_view verdict_name(Verdict v) {
       return "too few samples";
     case Verdict::untested:
       return "not tested";
+    case Verdict::inconsistent:
+      return "samples inconsistent";
   }
   return "?";
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  // Sort the m p-values ascending; the k-th (from 0) is multiplied by m − k, capped at 1, and
+  // the adjusted values are made non-decreasing in that order (the step-down's monotone step).
+  std::vector<std::size_t> order(p.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  std::vector<double> out(p.size());
+  double running = 0.0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    running = std::max(running, std::min(1.0, p[order[k]] * static_cast<double>(order.size() - k)));
+    out[order[k]] = running;
+  }
+  return out;
 }
 
 ProfileComparison compare_profiles(const Profile& a, const Profile& b, double alpha) {
@@ -136,34 +224,18 @@ ProfileComparison compare_profiles(const Profile& a, const Profile& b, double al
   differ("counter backend", a.backend, b.backend);
   differ("hwprof", a.hwprof_version, b.hwprof_version);
 
-  std::map<std::string, const LayerProfile*> in_a;
-  for (const LayerProfile& l : a.layers) in_a.emplace(display_name(l), &l);
-  std::set<std::string> matched;
-  for (const LayerProfile& l : b.layers) {
-    const auto it = in_a.find(display_name(l));
-    if (it == in_a.end()) {
-      out.only_in_b.push_back(display_name(l));
-      continue;
-    }
-    matched.insert(it->first);
-    out.layers.push_back(change_of(*it->second, l));
-  }
-  for (const LayerProfile& l : a.layers) {
-    if (!matched.count(display_name(l))) out.only_in_a.push_back(display_name(l));
-  }
+  match_layers(a, b, out);
 
-  // Holm: sort the m p-values ascending; the k-th (from 0) is multiplied by m − k, and the
-  // adjusted values are made non-decreasing in that order.
   std::vector<LayerChange*> tested;
+  std::vector<double> p;
   for (LayerChange& c : out.layers) {
-    if (c.p_value) tested.push_back(&c);
+    if (c.p_value) {
+      tested.push_back(&c);
+      p.push_back(*c.p_value);
+    }
   }
-  std::sort(tested.begin(), tested.end(), [](const LayerChange* x, const LayerChange* y) { return *x->p_value < *y->p_value; });
-  double running = 0.0;
-  for (std::size_t k = 0; k < tested.size(); ++k) {
-    running = std::max(running, std::min(1.0, *tested[k]->p_value * static_cast<double>(tested.size() - k)));
-    judge(*tested[k], running, alpha);
-  }
+  const std::vector<double> adjusted = holm_adjust(p);
+  for (std::size_t k = 0; k < tested.size(); ++k) judge(*tested[k], adjusted[k], alpha);
 
   out.total = change_of(a.total, b.total);
   out.total.name = "model total";
@@ -190,14 +262,19 @@ std::string comparison_table(const ProfileComparison& c, std::size_t top) {
   std::size_t faster = 0;
   std::size_t slower = 0;
   std::size_t few = 0;
+  std::vector<const LayerChange*> inconsistent;
   for (const LayerChange& l : c.layers) {
     faster += l.verdict == Verdict::faster;
     slower += l.verdict == Verdict::slower;
     few += l.verdict == Verdict::too_few_samples;
+    if (l.verdict == Verdict::inconsistent) inconsistent.push_back(&l);
   }
-  out += fmt::format("Layers: {} matched: {} faster, {} slower, {} no significant change{} (Holm-adjusted p < {} across the layers)\n",
-                     c.layers.size(), faster, slower, c.layers.size() - faster - slower - few,
-                     few > 0 ? fmt::format(", {} with too few samples to tell", few) : "", c.alpha);
+  out += fmt::format("Layers: {} matched: {} faster, {} slower, {} no significant change{}{} (Holm-adjusted p < {} across the layers)\n",
+                     c.layers.size(), faster, slower, c.layers.size() - faster - slower - few - inconsistent.size(),
+                     few > 0 ? fmt::format(", {} with too few samples to tell", few) : "",
+                     inconsistent.empty() ? "" : fmt::format(", {} with samples inconsistent", inconsistent.size()), c.alpha);
+  for (std::size_t i = 0; i < inconsistent.size() && i < 10; ++i) out += "WARNING: " + inconsistent[i]->name + ": " + inconsistent[i]->note + "\n";
+  if (inconsistent.size() > 10) out += fmt::format("WARNING: ... and {} more layers with samples inconsistent\n", inconsistent.size() - 10);
   for (const std::string& d : c.differences) out += "NOTE: the runs differ: " + d + "\n";
   if (!c.only_in_a.empty()) out += fmt::format("Only in A ({}): {}\n", c.only_in_a.size(), fmt::join(c.only_in_a, ", "));
   if (!c.only_in_b.empty()) out += fmt::format("Only in B ({}): {}\n", c.only_in_b.size(), fmt::join(c.only_in_b, ", "));

@@ -16,7 +16,9 @@
 
 namespace hwprof::detail {
 
-enum class Verdict { faster, slower, same, too_few_samples, untested };
+// inconsistent: a layer's kept per-call times disagree with its own statistics (all zeros
+// against a median of 5 ms): no test is run on them.
+enum class Verdict { faster, slower, same, too_few_samples, untested, inconsistent };
 std::string_view verdict_name(Verdict v);  // "faster", "slower", "no significant change", ...
 
 struct LayerChange {
@@ -54,6 +56,9 @@ struct ProfileComparison {
 };
 
 ProfileComparison compare_profiles(const Profile& a, const Profile& b, double alpha = 0.05);
+
+// Holm's step-down adjustment of m p-values, in their own order.
+std::vector<double> holm_adjust(const std::vector<double>& p);
 
 // The layers (and the total) significantly slower by more than `percent`.
 std::vector<const LayerChange*> regressions(const ProfileComparison& c, double percent);

@@ -138,10 +138,10 @@ class FieldReader {
       const json& e = (*v)[i];
       if (e.is_null()) {
         out.push_back(kNaN);
-      } else if (e.is_number() && std::isfinite(e.get<double>()) && e.get<double>() >= 0) {
+      } else if (e.is_number() && std::isfinite(e.get<double>()) && e.get<double>() >= 0 && e.get<double>() <= kMaxRankMs) {
         out.push_back(e.get<double>());
       } else {
-        return fail(fmt::format("{}.{}[{}]: expected a number >= 0 or null", place_, key, i)), out;
+        return fail(fmt::format("{}.{}[{}]: expected a number from 0 to {:g}, or null", place_, key, i, kMaxRankMs)), out;
       }
     }
     return out;
@@ -251,53 +251,214 @@ std::string merged_roofline_svg(const MergedRanks& m) {
   return svg;
 }
 
+// ---- reading the ranks' profiles ----
+
+// The name of a file type, for "a rank entry is a FIFO".
+std::string type_name(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::regular:
+      return "regular file";
+    case fs::file_type::directory:
+      return "directory";
+    case fs::file_type::symlink:
+      return "symbolic link";
+    case fs::file_type::block:
+      return "block device";
+    case fs::file_type::character:
+      return "character device";
+    case fs::file_type::fifo:
+      return "FIFO";
+    case fs::file_type::socket:
+      return "socket";
+    default:
+      return "file of unknown type";
+  }
+}
+
+// One rank-NNNNN entry of a run's folder. A folder without profile.json is a rank that wrote
+// nothing (listed among the missing with that reason); an entry that is no folder, a folder
+// that cannot be opened, or a profile.json that cannot be read is a problem with its reason,
+// never a silent missing rank (read_input_file refuses directories, devices and silent FIFOs
+// by name, and bounds every read).
+void add_rank_entry(const fs::path& entry, RankProfiles& found, std::vector<std::string>& problems) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(entry, ec);
+  if (ec) {
+    problems.push_back(fmt::format("{}: cannot be read ({})", entry.string(), ec.message()));
+    return;
+  }
+  if (st.type() != fs::file_type::directory) {
+    problems.push_back(fmt::format("{}: a rank entry should be a folder holding profile.json; this is a {}", entry.string(), type_name(st.type())));
+    return;
+  }
+  const fs::path file = entry / "profile.json";
+  const fs::file_status lst = fs::symlink_status(file, ec);
+  if (ec && lst.type() != fs::file_type::not_found) {
+    problems.push_back(fmt::format("{}: cannot be read ({})", file.string(), ec.message()));
+    return;
+  }
+  if (lst.type() == fs::file_type::not_found) {
+    found.empty_folders.push_back(entry.string());
+    return;
+  }
+  add_profile(file, found.ranks, problems);
+}
+
+// One path given to `hwprof merge`: a profile, a rank's folder or a run's folder.
+void add_path(const std::string& path, RankProfiles& found, std::vector<std::string>& problems) {
+  std::error_code ec;
+  const fs::path p(path);
+  if (!fs::is_directory(p, ec)) {
+    if (fs::symlink_status(p, ec).type() == fs::file_type::not_found) {
+      problems.push_back(path + ": no such file or folder");
+    } else {
+      add_profile(p, found.ranks, problems);  // read_input_file names what it is when not a file
+    }
+    return;
+  }
+  if (fs::symlink_status(p / "profile.json", ec).type() != fs::file_type::not_found) {
+    add_profile(p / "profile.json", found.ranks, problems);
+    return;
+  }
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("rank-", 0) == 0) entries.push_back(it->path());
+  }
+  if (ec) {
+    problems.push_back(fmt::format("{}: cannot be listed ({})", path, ec.message()));
+    return;
+  }
+  if (entries.empty()) {
+    problems.push_back(path +
+                       ": holds neither a profile.json nor rank-NNNNN/profile.json folders (HWPROF_OUTPUT under mpirun, srun or "
+                       "torchrun writes those)");
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const fs::path& e : entries) add_rank_entry(e, found, problems);
+}
+
+// Every problem on a line of its own, at most kMaxListed of them.
+std::string problem_list(const std::vector<std::string>& problems) {
+  constexpr std::size_t kMaxListed = 10;
+  std::string message = problems.size() == 1 ? problems.front() : fmt::format("{} rank profiles cannot be merged:", problems.size());
+  if (problems.size() == 1) return message;
+  for (std::size_t i = 0; i < problems.size() && i < kMaxListed; ++i) message += "\n  " + problems[i];
+  if (problems.size() > kMaxListed) message += fmt::format("\n  ... and {} more", problems.size() - kMaxListed);
+  return message;
+}
+
+// The ranks must be of one run: each rank once, one size, and either all ranked or none (an
+// unranked profile is counted by its place, which would collide with a ranked one).
+std::optional<std::string> rank_fields_problem(const std::vector<RankProfile>& ranks) {
+  const RankProfile* ranked = nullptr;
+  const RankProfile* unranked = nullptr;
+  std::map<int, const RankProfile*> seen;
+  for (const RankProfile& r : ranks) {
+    const Profile& p = r.profile;
+    if (p.rank < 0) {
+      unranked = &r;
+      continue;
+    }
+    if (ranked != nullptr && p.rank_count != ranked->profile.rank_count) {
+      return fmt::format("{}: /rank/size says {} ranks, {} says {}: merge the folders of one run only", r.file, p.rank_count, ranked->file,
+                         ranked->profile.rank_count);
+    }
+    ranked = &r;
+    const auto [it, fresh] = seen.emplace(p.rank, &r);
+    if (!fresh) return fmt::format("{} and {} are both rank {}: merge the folders of one run only", it->second->file, r.file, p.rank);
+  }
+  if (ranked != nullptr && unranked != nullptr) {
+    return fmt::format("{}: /rank is null (not launched by mpirun, srun or torchrun) while {} is rank {} of {}: merge the profiles of one run only",
+                       unranked->file, ranked->file, ranked->profile.rank, ranked->profile.rank_count);
+  }
+  return std::nullopt;
+}
+
+// A rank's time in a layer (or its total) that no run can take: refused, so that sums and
+// means over the ranks stay finite (1e308 ms × 5 calls is not a time, and would print −inf%).
+std::optional<std::string> time_problem(const RankProfile& r) {
+  auto check = [&](const std::string& at, const std::string& name, double ms) -> std::optional<std::string> {
+    if (std::isfinite(ms) && ms >= 0 && ms <= kMaxRankMs) return std::nullopt;
+    return fmt::format("{}: {} ({}): {:.6g} ms in all is not a time a rank can spend (at most {:g} ms): a damaged profile", r.file, at, name, ms,
+                       kMaxRankMs);
+  };
+  const Profile& p = r.profile;
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    if (auto problem = check(fmt::format("/layers/{}", i), display_name(p.layers[i]), rank_spent(p, p.layers[i]).ms)) return problem;
+  }
+  return check("/total", "the total", p.total.time_ms.mean * static_cast<double>(p.total.time_ms.n));
+}
+
+// "rank 3", "ranks 1-9999999, 10000001": the ranks below `size` not in `present` (sorted), as
+// ranges, at most kMaxRanges of them; `count` gets how many ranks they hold.
+std::string missing_ranges(const std::vector<int>& present, int size, long long& count) {
+  constexpr std::size_t kMaxRanges = 20;
+  std::vector<std::pair<int, int>> ranges;
+  count = 0;
+  int next = 0;
+  auto gap = [&](int upto) {
+    if (upto <= next) return;
+    count += upto - next;
+    ranges.emplace_back(next, upto - 1);
+  };
+  for (int r : present) {
+    if (r >= size) break;
+    gap(r);
+    next = std::max(next, r + 1);
+  }
+  gap(size);
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ranges.size() && i < kMaxRanges; ++i) {
+    const auto [lo, hi] = ranges[i];
+    parts.push_back(lo == hi ? std::to_string(lo) : fmt::format("{}-{}", lo, hi));
+  }
+  std::string text = fmt::format("{} {}", count == 1 ? "rank" : "ranks", fmt::join(parts, ", "));
+  if (ranges.size() > kMaxRanges) text += fmt::format(" and {} more ranges", ranges.size() - kMaxRanges);
+  return text;
+}
+
+// Which ranks the launcher said there were, and which of them are here: the missing ones as
+// ranges (a size of 10^7 with one rank here is one line, not 10^7), with the folders that hold
+// no profile.
+void missing_ranks_warning(MergedRanks& m, const std::vector<std::string>& empty_folders) {
+  int declared = 0;
+  std::vector<int> present;
+  for (const MergedRankInfo& r : m.ranks) {
+    declared = std::max(declared, r.size);
+    if (r.rank >= 0) present.push_back(r.rank);
+  }
+  std::sort(present.begin(), present.end());
+  long long count = 0;
+  const std::string ranges = missing_ranges(present, declared, count);
+  std::string folders;
+  if (!empty_folders.empty()) {
+    const std::size_t shown = std::min<std::size_t>(empty_folders.size(), 5);
+    folders = fmt::format(
+        "; {} hold{} no profile.json: {}{}", empty_folders.size() == 1 ? "a rank folder" : std::to_string(empty_folders.size()) + " rank folders",
+        empty_folders.size() == 1 ? "s" : "", fmt::join(empty_folders.begin(), empty_folders.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+        empty_folders.size() > shown ? fmt::format(" and {} more", empty_folders.size() - shown) : "");
+  }
+  if (count > 0) {
+    m.warnings.push_back(fmt::format("{} of {} ranks are here; missing: {}{}{} (did they crash before exit, or write elsewhere?)", m.ranks.size(),
+                                     declared, ranges, count > 1 ? fmt::format(" ({} ranks)", count) : "", folders));
+  } else if (!folders.empty()) {
+    m.warnings.push_back(folders.substr(2));
+  }
+}
+
 }  // namespace
 
-Result<std::vector<RankProfile>> load_rank_profiles(const std::vector<std::string>& paths) {
-  std::vector<RankProfile> out;
+Result<RankProfiles> load_rank_profiles(const std::vector<std::string>& paths) {
+  RankProfiles found;
   std::vector<std::string> problems;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    const fs::path p(path);
-    if (fs::is_regular_file(p, ec)) {
-      add_profile(p, out, problems);
-      continue;
-    }
-    if (!fs::is_directory(p, ec)) {
-      problems.push_back(path + ": no such file or folder");
-      continue;
-    }
-    if (fs::is_regular_file(p / "profile.json", ec)) {
-      add_profile(p / "profile.json", out, problems);
-      continue;
-    }
-    std::vector<fs::path> folders;
-    for (const auto& entry : fs::directory_iterator(p, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("rank-", 0) == 0 && fs::is_regular_file(entry.path() / "profile.json", ec)) folders.push_back(entry.path());
-    }
-    if (folders.empty()) {
-      problems.push_back(path +
-                         ": holds neither a profile.json nor rank-NNNNN/profile.json folders (HWPROF_OUTPUT under mpirun, "
-                         "srun or torchrun writes those)");
-    }
-    std::sort(folders.begin(), folders.end());
-    for (const fs::path& f : folders) add_profile(f / "profile.json", out, problems);
+  for (const std::string& path : paths) add_path(path, found, problems);
+  if (!problems.empty()) return Error{problem_list(problems)};
+  if (found.ranks.empty()) return Error{"no profile to merge"};
+  if (auto problem = rank_fields_problem(found.ranks)) return Error{*problem};
+  for (const RankProfile& r : found.ranks) {
+    if (auto problem = time_problem(r)) return Error{*problem};
   }
-  if (!problems.empty()) {
-    std::string message = problems.front();
-    if (problems.size() > 1) message += fmt::format(" (and {} more problem{})", problems.size() - 1, problems.size() > 2 ? "s" : "");
-    return Error{message};
-  }
-  if (out.empty()) return Error{"no profile to merge"};
-  std::map<int, std::string> seen;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const int rank = out[i].profile.rank;
-    if (rank < 0) continue;
-    const auto [it, fresh] = seen.emplace(rank, out[i].file);
-    if (!fresh) return Error{fmt::format("{} and {} are both rank {}: merge the folders of one run only", it->second, out[i].file, rank)};
-  }
-  return out;
+  return found;
 }
 
 void summarize_merged_region(MergedRegion& r) {
@@ -337,7 +498,7 @@ MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& sou
   return c;
 }
 
-MergedRanks merge_ranks(std::vector<RankProfile> ranks) {
+MergedRanks merge_ranks(std::vector<RankProfile> ranks, const std::vector<std::string>& empty_folders) {
   MergedRanks m;
   m.made_by = "hwprof merge";
   std::stable_sort(ranks.begin(), ranks.end(), [](const RankProfile& a, const RankProfile& b) { return a.profile.rank < b.profile.rank; });
@@ -346,17 +507,7 @@ MergedRanks merge_ranks(std::vector<RankProfile> ranks) {
     const Profile& p = r.profile;
     m.ranks.push_back({p.rank, p.rank_count, r.file, p.machine.host, p.machine.cpu.brand, p.model, p.threads});
   }
-  // Which ranks the launcher said there were, and which of them are here.
-  int declared = 0;
-  for (const MergedRankInfo& r : m.ranks) declared = std::max(declared, r.size);
-  if (declared > 0 && static_cast<int>(n) < declared) {
-    std::vector<std::string> absent;
-    for (int k = 0; k < declared; ++k) {
-      if (std::none_of(m.ranks.begin(), m.ranks.end(), [&](const MergedRankInfo& r) { return r.rank == k; })) absent.push_back(std::to_string(k));
-    }
-    m.warnings.push_back(fmt::format("{} of {} ranks are here; missing: rank {} (did they crash before exit, or write elsewhere?)", n, declared,
-                                     fmt::join(absent, ", ")));
-  }
+  missing_ranks_warning(m, empty_folders);
   for (const MergedRankInfo& r : m.ranks) {
     if (r.rank < 0) m.warnings.push_back(r.file + " says no rank (not launched by mpirun, srun or torchrun): counted by its place");
     if (r.model != m.ranks.front().model) {

@@ -20,11 +20,19 @@ struct RankProfile {
   Profile profile;
 };
 
+struct RankProfiles {
+  std::vector<RankProfile> ranks;
+  std::vector<std::string> empty_folders;  // rank-NNNNN folders without a profile.json
+};
+
 // Every rank profile under `paths`: a folder holding rank-NNNNN/profile.json folders (as
-// HWPROF_OUTPUT writes them), a rank folder itself, or a profile.json. Errors: nothing found,
-// a profile that does not load (with its file and place), two profiles of one rank.
-Result<std::vector<RankProfile>> load_rank_profiles(const std::vector<std::string>& paths);
-MergedRanks merge_ranks(std::vector<RankProfile> ranks);
+// HWPROF_OUTPUT writes them), a rank folder itself, or a profile.json. Errors: nothing found; a
+// rank entry or profile that cannot be read (a FIFO, a device, a link loop, a directory where
+// profile.json should be, no permission, a profile that does not load), each with its reason;
+// two profiles of one rank, ranks that disagree on the size, ranked and unranked profiles
+// together; a time no rank can spend (docs/merge.md).
+Result<RankProfiles> load_rank_profiles(const std::vector<std::string>& paths);
+MergedRanks merge_ranks(std::vector<RankProfile> ranks, const std::vector<std::string>& empty_folders = {});
 
 // A region's min, median, mean, max, imbalance, straggler and missing ranks, from its rank_ms.
 void summarize_merged_region(MergedRegion& region);

@@ -20,6 +20,12 @@ namespace hwprof::detail {
 
 inline constexpr int kMergedSchema = 1;
 inline constexpr const char* kMergedKind = "hwprof-merge";
+// More ranks than any launcher starts (the largest machines run about 10^7): a profile's
+// /rank/size above it is refused as damaged.
+inline constexpr int kMaxRanks = 1 << 24;
+// The most a rank can spend in a region, in ms (about 30 years): beyond it a time is damage,
+// and sums over 2^24 ranks of times below it stay finite.
+inline constexpr double kMaxRankMs = 1e12;
 
 struct MergedRankInfo {
   int rank = -1;     // as the launcher said; -1: the profile says none (counted by its place)

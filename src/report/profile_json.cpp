@@ -16,6 +16,8 @@
 #include "common/json_reader.hpp"
 #include "common/text_position.hpp"
 #include "hwprof/profile.hpp"
+#include "report/file_kind.hpp"
+#include "report/merged_ranks.hpp"
 #include "report/profile_view.hpp"
 
 namespace hwprof {
@@ -634,6 +636,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
   const detail::JsonReader plain_in(source);
   Profile p;
   try {
+    if (auto other = detail::other_hwprof_file(root, source_name)) in.fail("", "this is " + *other + "; not a profile");
     if (!root.is_object()) in.fail("", std::string("a profile is a JSON object, got ") + root.type_name());
     const std::int64_t schema = in.integer(root, "", "schema", 1);
     if (schema > kProfileSchema) {
@@ -662,6 +665,10 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       p.rank = small_integer(in, rank, "/rank", "rank", 0);
       p.rank_count = small_integer(in, rank, "/rank", "size", 0);
       p.rank_variable = in.string(rank, "/rank", "from");
+      if (p.rank_count > detail::kMaxRanks) {
+        in.fail("/rank/size", std::to_string(p.rank_count) + " ranks is more than any launcher starts (at most " + std::to_string(detail::kMaxRanks) +
+                                  "): a damaged profile");
+      }
       if (p.rank_count > 0 && p.rank >= p.rank_count)
         in.fail("/rank/rank", "rank " + std::to_string(p.rank) + " of " + std::to_string(p.rank_count) + " ranks");
     }

@@ -40,7 +40,8 @@ sys.dont_write_bytecode = True  # ctest runs this from the source tree: leave no
 
 import hostile_case as hc  # noqa: E402
 
-CATEGORIES = ("specs", "calibrations", "profiles", "groups", "events", "cli", "outputs", "stat", "onnx", "regions")
+CATEGORIES = ("specs", "calibrations", "profiles", "groups", "events", "cli", "outputs", "stat", "onnx", "merge", "compare",
+              "regions")
 ADDRESS_SPACE_LIMIT = 4 * 1024**3
 ASAN_RSS_LIMIT_MB = 2048
 SOURCE_DIR = HERE.parent.parent

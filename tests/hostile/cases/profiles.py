@@ -62,7 +62,7 @@ CASES = [
     bad_profile("number_1e999", replaced_json("profile", '"batch": 1', '"batch": 1e999'), r"(?i)overflow"),
     bad_profile("array", "[1, 2]", r"a profile is a JSON object"),
     bad_profile("a_model_spec", model_text("lenet5"), r'missing "schema"'),
-    bad_profile("a_machine_report", fixture("machine"), r'missing "machine"'),
+    bad_profile("a_machine_report", fixture("machine"), r"p\.json:1:1: this is a machine report \(`hwprof calibrate`\)"),
     bad_profile("binary_garbage", bytes(range(256)) * 4, r"(?i)not a valid profile|invalid"),
 
     # --- files that are not regular files (finding 4) ---

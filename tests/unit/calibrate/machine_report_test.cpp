@@ -1,5 +1,6 @@
 // The machine report: JSON round trip, every malformed file with its message, foreign CPUs,
 // where reports are kept, and the ceilings chart.
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 
@@ -406,17 +407,32 @@ TEST_F(MachineStore, OneCalibrationAtATimeHoldsTheStoresLock) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_TRUE(said.empty());
   EXPECT_TRUE(std::filesystem::exists(machine_store_dir() + "/.calibrating.lock"));
-  // Another process wanting it waits, and says so, until this one lets go.
+  // Another process wanting it waits, and says so, until this one lets go. It tells us through
+  // a pipe once it has said so (and so found the lock held): only then is the lock let go, so
+  // the child is seen waiting however slowly it starts.
+  int said_waiting[2];
+  ASSERT_EQ(::pipe(said_waiting), 0);
   const pid_t child = ::fork();
   if (child == 0) {
-    // A process of its own: not the descriptors, and so not the lock, fork() shares with us.
-    ::close_range(3, ~0U, 0);
+    // A process of its own: not the descriptors, and so not the lock, fork() shares with us;
+    // only the pipe's write end, moved to descriptor 3.
+    ::dup2(said_waiting[1], 3);
+    ::close_range(4, ~0U, 0);
     bool waited = false;
-    auto second = CalibrationLock::acquire([&](const std::string& line) { waited = line.find("waiting") != std::string::npos; });
+    auto second = CalibrationLock::acquire([&](const std::string& line) {
+      waited = line.find("waiting") != std::string::npos;
+      if (waited) (void)!::write(3, "w", 1);
+    });
     ::_exit(second.ok() && waited ? 0 : 1);
   }
   ASSERT_GT(child, 0);
-  ::usleep(300 * 1000);
+  ::close(said_waiting[1]);
+  char byte = 0;
+  ssize_t got = 0;
+  while ((got = ::read(said_waiting[0], &byte, 1)) < 0 && errno == EINTR) {
+  }
+  ::close(said_waiting[0]);
+  EXPECT_EQ(got, 1) << "the child ended without saying it waited";
   { CalibrationLock released = std::move(*first); }  // moved out, then dropped: the lock goes
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -249,8 +250,23 @@ TEST_F(FakeFiles, PhysicalCoresWithoutSysfsIsTheHardwareConcurrency) {
   EXPECT_EQ(physical_cores_from(path("none")), static_cast<int>(std::max(1U, std::thread::hardware_concurrency())));
 }
 
-TEST(PhysicalCores, ThisMachineHasAtLeastOne) {
-  EXPECT_GE(physical_cores(), 1);
+// This machine's count against the kernel's other account of it: the distinct (physical id,
+// core id) pairs of /proc/cpuinfo (online CPUs, as sysfs's "online" list).
+TEST(PhysicalCores, ThisMachineAgreesWithProcCpuinfo) {
+  std::ifstream in("/proc/cpuinfo");
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string line;
+  std::string package;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "physical id") package = value;
+    if (key == "core id") cores.emplace(package, value);
+  }
+  if (cores.empty()) GTEST_SKIP() << "/proc/cpuinfo gives no physical id and core id here (not x86, or a container without them)";
+  EXPECT_EQ(physical_cores(), static_cast<int>(cores.size()));
 }
 
 // ---- repetition statistics ---------------------------------------------------------------

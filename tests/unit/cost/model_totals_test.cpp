@@ -49,13 +49,37 @@ INSTANTIATE_TEST_SUITE_P(Shipped, ModelTotals,
                          ::testing::Values(Published{"resnet18", 11'689'512, 1'814'073'344, 69},
                                            Published{"mobilenet_v2", 3'504'872, 300'774'272, 153},
                                            Published{"gpt2_small", 124'439'808, 145'824'153'600, 113}, Published{"lenet5", 61'706, 416'520, 12},
-                                           Published{"mlp_mnist", 669'706, 668'672, 9}, Published{"tiny_transformer", 21'258, -1, 23},
+                                           Published{"mlp_mnist", 669'706, 668'672, 9}, Published{"tiny_transformer", 21'258, 315'840, 23},
                                            // torchvision: AlexNet 61,100,840 / 0.71 G; VGG-16
                                            // 138,357,544 / 15.47 G; ViT-B/16 86,567,656 / 17.56 G;
                                            // HF bert-base-uncased (with pooler) 109,482,240.
                                            Published{"alexnet", 61'100'840, 714'188'480, 22}, Published{"vgg16", 138'357'544, 15'470'264'320, 40},
-                                           Published{"vit_b_16", 86'567'656, 17'563'828'224, 141}, Published{"bert_base", 109'482'240, -1, 131}),
+                                           Published{"vit_b_16", 86'567'656, 17'563'828'224, 141},
+                                           Published{"bert_base", 109'482'240, 11'174'215'680, 131}),
                          [](const auto& param_info) { return std::string(param_info.param.model); });
+
+// The two transformers' MACs, by hand (no published figure counts them our way): per block
+// 4·T·D² (Q, K, V, out projections) + 2·T²·D (Q·Kᵀ, A·V) + 2·T·D·F (the MLP, F its width),
+// then the head on one token. Embeddings, norms and activations are no MACs.
+//   bert_base, T = 128, D = 768, F = 3072, 12 blocks, pooler 768×768:
+//     12 · (4·128·768² + 2·128²·768 + 2·128·768·3072) + 768·768
+//     = 12 · (301,989,888 + 25,165,824 + 603,979,776) + 589,824 = 11,174,215,680
+//   tiny_transformer, T = 16 tokens + the class token = 17, D = 32, F = 64, 2 blocks, head 32×10:
+//     2 · (4·17·32² + 2·17²·32 + 2·17·32·64) + 32·10 = 2 · (69,632 + 18,496 + 69,632) + 320 = 315,840
+//   Its parameters: embedding 100·32 + class token 32 + positions 17·32 + 2 blocks · (2 norms
+//   2·64 + attention 4·(32·32 + 32) + fc1 32·64 + 64 + fc2 64·32 + 32) + norm 64 + head 32·10 + 10
+//     = 3,200 + 32 + 544 + 2 · 8,544 + 64 + 330 = 21,258
+TEST(ModelTotals, TransformerMacsFollowByHand) {
+  const auto bert = [](std::int64_t t) {
+    const std::int64_t d = 768;
+    return 12 * (4 * t * d * d + 2 * t * t * d + 2 * t * d * 3072) + d * d;
+  };
+  EXPECT_EQ(bert(128), 11'174'215'680);
+  EXPECT_EQ(count_macs(load("bert_base")).value(), bert(128));
+  const Graph tiny = load("tiny_transformer");
+  EXPECT_EQ(count_macs(tiny).value(), 315'840);
+  EXPECT_EQ(count_parameters(tiny).value(), 21'258);
+}
 
 TEST(ModelTotals, PerSampleCountsDoNotDependOnBatch) {
   const Graph graph = load("resnet18");

@@ -58,6 +58,45 @@ TEST(MannWhitney, TiesAndLargeSamplesUseTheNormalApproximation) {
   EXPECT_DOUBLE_EQ(mann_whitney_u({}, {1, 2}).p_value, 1.0);
 }
 
+TEST(MannWhitney, TiesMatchScipysAsymptoticPValues) {
+  // References: scipy 1.10.1, scipy.stats.mannwhitneyu(a, b, alternative="two-sided",
+  // method="asymptotic", use_continuity=True) (tie-corrected variance, continuity correction),
+  // computed once; scipy's statistic is the U of the first sample, as ours.
+  struct Reference {
+    std::vector<double> a;
+    std::vector<double> b;
+    double u;
+    double p;
+  };
+  const std::vector<Reference> references = {
+      {{1, 2, 2, 3, 3, 3}, {2, 3, 4, 4, 5}, 5.5, 0.08871369199677616},
+      {{1.5, 1.5, 2.5, 2.5, 2.5, 4}, {2.5, 4, 4, 6, 6, 6, 7}, 3.5, 0.012611733977298952},
+      {{10, 10, 10, 11, 12}, {10, 11, 11, 12, 12, 13}, 7.5, 0.18228717573889341},
+      {{1, 1, 1, 1, 2}, {2, 2, 2, 2, 2}, 2.5, 0.019964453305216043},
+  };
+  for (const Reference& r : references) {
+    const RankTest t = mann_whitney_u(r.a, r.b);
+    EXPECT_FALSE(t.exact);
+    EXPECT_DOUBLE_EQ(t.u, r.u);
+    EXPECT_NEAR(t.p_value, r.p, 1e-12 * r.p) << "U = " << r.u;
+  }
+}
+
+TEST(Holm, TheMonotoneStepRaisesALaterPToAnEarlierOnes) {
+  // Sorted: .005 × 4 = .02, .01 × 3 = .03, .03 × 2 = .06, .04 × 1 = .04, raised to .06 (the
+  // adjusted values never fall along the sorted order), given back in the input's order.
+  const std::vector<double> adjusted = detail::holm_adjust({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(adjusted.size(), 4u);
+  EXPECT_NEAR(adjusted[0], 0.03, 1e-15);
+  EXPECT_NEAR(adjusted[1], 0.06, 1e-15);
+  EXPECT_NEAR(adjusted[2], 0.06, 1e-15);
+  EXPECT_NEAR(adjusted[3], 0.02, 1e-15);
+  // Capped at 1; one p-value is its own adjustment.
+  EXPECT_EQ(detail::holm_adjust({0.5, 0.6}), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(detail::holm_adjust({0.2}), (std::vector<double>{0.2}));
+  EXPECT_TRUE(detail::holm_adjust({}).empty());
+}
+
 // Two profiles of the same model: B's layers as A's, with some changed.
 struct Pair {
   Profile a;
@@ -173,6 +212,57 @@ TEST(CompareProfiles, UnmatchedLayersAndDifferentRunsAreListed) {
   EXPECT_THAT(c.differences, ::testing::Contains(HasSubstr("batch: 4 in A, 8 in B")));
   EXPECT_THAT(c.differences, ::testing::Contains(HasSubstr("threads: 2 in A, 4 in B")));
   EXPECT_THAT(detail::comparison_table(c), HasSubstr("NOTE: the runs differ: batch"));
+}
+
+TEST(CompareProfiles, DuplicateNamesAreMatchedByOccurrence) {
+  // A block written out by hand twice: two layers named alike. The first of A goes with the
+  // first of B, the second with the second; only the second got slower.
+  Pair p = pair_of(20);
+  for (Profile* x : {&p.a, &p.b}) x->layers[3].name = x->layers[2].name;
+  const std::string name = detail::display_name(p.b.layers[2]);
+  ASSERT_EQ(detail::display_name(p.b.layers[3]), name);
+  set_samples(p.b.layers[3], p.b.layers[3].time_ms.median * 2, 20);
+  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  ASSERT_EQ(c.layers.size(), p.a.layers.size());
+  EXPECT_TRUE(c.only_in_a.empty());
+  EXPECT_TRUE(c.only_in_b.empty());
+  EXPECT_EQ(c.layers[2].name, name);
+  EXPECT_EQ(c.layers[2].verdict, detail::Verdict::same);
+  EXPECT_DOUBLE_EQ(c.layers[2].change, 0.0);
+  EXPECT_EQ(c.layers[3].name, name + " #2");
+  EXPECT_EQ(c.layers[3].verdict, detail::Verdict::slower);
+  EXPECT_NEAR(c.layers[3].change, 1.0, 0.01);
+  // A third occurrence in B alone is listed as only in B, by its occurrence.
+  p.b.layers[4].name = p.b.layers[2].name;
+  const detail::ProfileComparison three = detail::compare_profiles(p.a, p.b);
+  EXPECT_THAT(three.only_in_b, ::testing::Contains(name + " #3"));
+}
+
+TEST(CompareProfiles, SamplesInconsistentWithTheirMedianAreNotTested) {
+  Pair p = pair_of(20);
+  // All-zero samples against a median of several ms: no p-value, no verdict, no gate failure.
+  for (double& v : p.a.layers[1].samples_ms) v = 0.0;
+  // Kept times whose median is not the stated one (every sample within [min, max]).
+  LayerProfile& shifted = p.b.layers[2];
+  for (double& v : shifted.samples_ms) v = shifted.time_ms.max;
+  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  for (const std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(c.layers[i].verdict, detail::Verdict::inconsistent);
+    EXPECT_FALSE(c.layers[i].p_value.has_value());
+    EXPECT_FALSE(c.layers[i].p_adjusted.has_value());
+  }
+  EXPECT_THAT(c.layers[1].note, HasSubstr("samples inconsistent in A: a kept time of 0 ms lies outside the layer's min"));
+  EXPECT_THAT(c.layers[2].note, HasSubstr("samples inconsistent in B: the kept times' median"));
+  EXPECT_TRUE(detail::regressions(c, 0.0).empty());
+  const std::string table = detail::comparison_table(c);
+  EXPECT_THAT(table, HasSubstr("2 with samples inconsistent"));
+  EXPECT_THAT(table, HasSubstr("WARNING: " + c.layers[1].name + ": samples inconsistent in A"));
+  EXPECT_EQ(nlohmann::json::parse(detail::comparison_json(c))["layers"][1]["verdict"], "samples inconsistent");
+  // More kept times than calls.
+  Pair more = pair_of(20);
+  more.b.layers[0].time_ms.n = 10;
+  EXPECT_EQ(detail::compare_profiles(more.a, more.b).layers[0].verdict, detail::Verdict::inconsistent);
 }
 
 }  // namespace

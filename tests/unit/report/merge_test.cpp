@@ -1,14 +1,18 @@
 // hwprof merge: ranks' profiles merged (spread, imbalance, straggler, missing ranks), the
 // merge's JSON read back and refused when malformed, and its HTML (per-rank view, roofline
 // with the spread).
+#include <sys/stat.h>
+
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "report/merge.hpp"
+#include "scratch_dir.hpp"
 #include "synthetic_profile.hpp"
 
 namespace hwprof {
@@ -71,7 +75,7 @@ TEST(Merge, MissingRanksAndRegionsAreSaid) {
   ranks.push_back(std::move(three));
   const detail::MergedRanks m = detail::merge_ranks(std::move(ranks));
   ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_THAT(m.warnings[0], HasSubstr("2 of 4 ranks are here; missing: rank 1, 2"));
+  EXPECT_THAT(m.warnings[0], HasSubstr("2 of 4 ranks are here; missing: ranks 1-2 (2 ranks)"));
   bool seen = false;
   for (const detail::MergedRegion& r : m.regions) {
     if (r.name != "conv1") continue;
@@ -116,12 +120,13 @@ TEST(Merge, MalformedJsonIsRefusedWithThePlace) {
       {"newer schema", [](json& j) { j["schema"] = 99; }, "schema 99 is newer"},
       {"no ranks", [](json& j) { j["ranks"] = json::array(); }, "m.json.ranks: expected a non-empty array"},
       {"rank count", [](json& j) { j["regions"][1]["rank_ms"].erase(0); }, "m.json.regions[1].rank_ms: expected an array of 3 numbers"},
-      {"negative time", [](json& j) { j["regions"][0]["rank_ms"][2] = -1; }, "m.json.regions[0].rank_ms[2]: expected a number >= 0"},
+      {"negative time", [](json& j) { j["regions"][0]["rank_ms"][2] = -1; }, "m.json.regions[0].rank_ms[2]: expected a number from 0 to 1e+12"},
       {"text time", [](json& j) { j["total"]["rank_calls"][0] = "x"; }, "m.json.total.rank_calls[0]"},
       {"imbalance lies", [](json& j) { j["regions"][0]["imbalance"] = 0.01; }, "m.json.regions[0].imbalance: 0.01 disagrees"},
       {"rank number", [](json& j) { j["ranks"][1]["rank"] = -5; }, "m.json.ranks[1].rank: expected a whole number"},
       {"ceiling", [](json& j) { j["ceilings"]["memory_gbps"][0]["value"] = 0; }, "m.json.ceilings.memory_gbps[0].value: expected a number > 0"},
       {"missing name", [](json& j) { j["regions"][2].erase("name"); }, "m.json.regions[2].name: missing"},
+      {"time past any run", [](json& j) { j["total"]["rank_ms"][1] = 1e308; }, "m.json.total.rank_ms[1]: expected a number from 0 to 1e+12"},
   };
   for (const Case& c : cases) {
     json bad = good;
@@ -161,6 +166,94 @@ TEST(Merge, HtmlOfManyRanksKeepsTheSpreadAndLeavesTheColumnsToTheJson) {
   EXPECT_THAT(html, Not(HasSubstr("<th>rank 0</th>")));
   EXPECT_THAT(html, HasSubstr("<td>57</td>"));  // the straggler column
   EXPECT_LT(html.size(), 400000u);
+}
+
+TEST(Merge, MissingRanksAreRangesHoweverLargeTheSize) {
+  // One rank of 10^7 here: one line, no allocation per rank.
+  std::vector<detail::RankProfile> ranks;
+  ranks.push_back(rank_profile(2, 10000000, 1.0));
+  const detail::MergedRanks m = detail::merge_ranks(std::move(ranks));
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0],
+            "1 of 10000000 ranks are here; missing: ranks 0-1, 3-9999999 (9999999 ranks) (did they crash before exit, or write "
+            "elsewhere?)");
+  // Every other rank of 50 here: 25 ranges, 20 shown.
+  std::vector<detail::RankProfile> even;
+  for (int k = 0; k < 50; k += 2) even.push_back(rank_profile(k, 50, 1.0));
+  const detail::MergedRanks e = detail::merge_ranks(std::move(even), {"run/rank-00049"});
+  ASSERT_EQ(e.warnings.size(), 1u);
+  EXPECT_THAT(e.warnings[0], HasSubstr("missing: ranks 1, 3, 5,"));
+  EXPECT_THAT(e.warnings[0], HasSubstr("39 and 5 more ranges (25 ranks); a rank folder holds no profile.json: run/rank-00049"));
+}
+
+class MergeFiles : public test::ScratchDirTest {
+ protected:
+  void put_rank(int k, int size, const std::string& folder = "run", double total_mean_ms = 0) {
+    detail::RankProfile r = rank_profile(k, size, 1.0);
+    if (total_mean_ms > 0) r.profile.total.time_ms.mean = total_mean_ms;
+    put(fmt::format("{}/rank-{:05}/profile.json", folder, k), profile_to_json(r.profile));
+  }
+};
+
+TEST_F(MergeFiles, AnUnreadableRankIsAProblemWithItsReasonNotAMissingRank) {
+  put_rank(0, 3);
+  put_rank(1, 3);
+  std::filesystem::create_directories(dir_ / "run/rank-00002/profile.json");  // a folder where the profile should be
+  const auto found = detail::load_rank_profiles({path("run")});
+  ASSERT_FALSE(found.ok());
+  EXPECT_THAT(found.error().message, HasSubstr("rank-00002/profile.json: "));
+  EXPECT_THAT(found.error().message, HasSubstr("directory"));
+  std::filesystem::remove_all(dir_ / "run/rank-00002");
+  ASSERT_EQ(::mkfifo(path("run/rank-00002").c_str(), 0600), 0);  // an entry that is no folder
+  const auto fifo = detail::load_rank_profiles({path("run")});
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_THAT(fifo.error().message, HasSubstr("rank-00002: a rank entry should be a folder holding profile.json; this is a FIFO"));
+}
+
+TEST_F(MergeFiles, AFolderWithoutItsProfileIsAMissingRankWithThatReason) {
+  put_rank(0, 3);
+  put_rank(2, 3);
+  std::filesystem::create_directories(dir_ / "run/rank-00001");
+  auto found = detail::load_rank_profiles({path("run")});
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  const detail::MergedRanks m = detail::merge_ranks(std::move(found->ranks), found->empty_folders);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_THAT(m.warnings[0], HasSubstr("2 of 3 ranks are here; missing: rank 1; a rank folder holds no profile.json: "));
+  EXPECT_THAT(m.warnings[0], HasSubstr("run/rank-00001"));
+}
+
+TEST_F(MergeFiles, RanksOfOneRunOnly) {
+  put_rank(0, 2);
+  put_rank(1, 4);
+  const auto sizes = detail::load_rank_profiles({path("run")});
+  ASSERT_FALSE(sizes.ok());
+  EXPECT_THAT(sizes.error().message, HasSubstr("rank-00001/profile.json: /rank/size says 4 ranks, "));
+  // An unranked profile beside rank 0 is not a second rank 0.
+  Profile unranked = test::synthetic_profile();
+  unranked.rank = -1;
+  put("mixed/a/profile.json", profile_to_json(unranked));
+  put_rank(0, 2, "mixed");
+  const auto mixed = detail::load_rank_profiles({path("mixed/a"), path("mixed")});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_THAT(mixed.error().message, HasSubstr("a/profile.json: /rank is null (not launched by mpirun, srun or torchrun) while "));
+  EXPECT_THAT(mixed.error().message, HasSubstr("is rank 0 of 2"));
+}
+
+TEST_F(MergeFiles, ATimeNoRankCanSpendIsRefusedNotMadeMinusInfinity) {
+  put_rank(0, 2);
+  put_rank(1, 2, "run", 1e308);  // the mean × the calls overflows
+  const auto found = detail::load_rank_profiles({path("run")});
+  ASSERT_FALSE(found.ok());
+  EXPECT_THAT(found.error().message, HasSubstr("rank-00001/profile.json: /total (the total): "));
+  EXPECT_THAT(found.error().message, HasSubstr("is not a time a rank can spend (at most 1e+12 ms)"));
+}
+
+TEST(Merge, AMergeReadAsAProfileSaysWhatItIsAndWhichCommandReadsIt) {
+  const auto p = profile_from_json(detail::merged_json(three_ranks()), "m.json");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message,
+            "m.json:1:1: this is a merge of ranks (`hwprof merge -f json`, or the merged.json hwprof::mpi writes); `hwprof merge m.json` "
+            "renders it; not a profile");
 }
 
 }  // namespace
