@@ -154,30 +154,60 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   return events;
 }
 
-// One event as JSON: a complete event for a span, a counter event for a sample.
-ordered_json event_json(const Profile& p, const Event& e) {
-  const Span& s = *e.span;
-  ordered_json j;
-  if (e.order == kCounterOrder) {
-    const std::string name(e.counter);
-    j["name"] = name;
-    j["ph"] = "C";
-    j["ts"] = to_us(e.ts);
+std::string compact_text(const ordered_json& j) {
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+// Each event as one line of JSON: a complete event for a span, a counter event for a sample.
+// A layer's arguments are the same in each of its spans of one iteration: their text is made
+// once and set in as the event's last member, as a dump of the whole event would place it.
+class EventText {
+ public:
+  explicit EventText(const Profile& p) : p_(p) {}
+
+  std::string operator()(const Event& e) {
+    const Span& s = *e.span;
+    ordered_json j;
+    if (e.order == kCounterOrder) {
+      const std::string name(e.counter);
+      j["name"] = name;
+      j["ph"] = "C";
+      j["ts"] = to_us(e.ts);
+      j["pid"] = kPid;
+      j["tid"] = s.span->thread;
+      j["args"] = {{name, e.value}};
+      return compact_text(j);
+    }
+    j["name"] = s.span->name;
+    j["cat"] = s.span->category;
+    j["ph"] = "X";
+    j["ts"] = to_us(s.start);
+    j["dur"] = to_us(s.end - s.start);
     j["pid"] = kPid;
     j["tid"] = s.span->thread;
-    j["args"] = {{name, e.value}};
-    return j;
+    if (e.layer == nullptr) {
+      j["args"] = {{"iteration", s.span->iteration}};
+      return compact_text(j);
+    }
+    if (e.layer != args_layer_ || s.span->iteration != args_iteration_) {
+      args_layer_ = e.layer;
+      args_iteration_ = s.span->iteration;
+      args_text_ = compact_text(layer_args(p_, *e.layer, s.span->iteration));
+    }
+    std::string text = compact_text(j);
+    text.pop_back();  // the closing brace, after which "args" goes
+    text += ",\"args\":";
+    text += args_text_;
+    text += '}';
+    return text;
   }
-  j["name"] = s.span->name;
-  j["cat"] = s.span->category;
-  j["ph"] = "X";
-  j["ts"] = to_us(s.start);
-  j["dur"] = to_us(s.end - s.start);
-  j["pid"] = kPid;
-  j["tid"] = s.span->thread;
-  j["args"] = e.layer != nullptr ? layer_args(p, *e.layer, s.span->iteration) : ordered_json{{"iteration", s.span->iteration}};
-  return j;
-}
+
+ private:
+  const Profile& p_;
+  const LayerProfile* args_layer_ = nullptr;
+  int args_iteration_ = 0;
+  std::string args_text_;
+};
 
 // Metadata: the process and one named lane per thread.
 std::vector<ordered_json> trace_metadata(const Profile& p) {
@@ -225,16 +255,16 @@ void chrome_trace_parts(const Profile& p, const TextSink& sink) {
   const Spans spans = spans_of(p);
   const std::vector<Event> events = trace_events(p, spans);
   // One event per line: small, and still readable in a text editor.
-  const auto dump = [](const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace); };
-  sink("{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + dump(trace_other_data(p)) + ",\n\"traceEvents\": [\n");
+  sink("{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + compact_text(trace_other_data(p)) + ",\n\"traceEvents\": [\n");
   bool first = true;
-  const auto add = [&](const ordered_json& e) {
+  const auto add = [&](const std::string& line) {
     if (!first) sink(",\n");
-    sink(dump(e));
+    sink(line);
     first = false;
   };
-  for (const ordered_json& m : trace_metadata(p)) add(m);
-  for (const Event& e : events) add(event_json(p, e));
+  for (const ordered_json& m : trace_metadata(p)) add(compact_text(m));
+  EventText text(p);
+  for (const Event& e : events) add(text(e));
   sink("\n]}\n");
 }
 
