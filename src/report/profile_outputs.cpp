@@ -28,8 +28,9 @@ std::optional<Error> write_profile_outputs(const Profile& profile, const std::st
       {"roofline.svg", whole(&roofline_svg)}, {"trace.json", &detail::chrome_trace_parts},
       {"report.html", whole(&html_report)},
   };
-  for (const auto& [name, render] : outputs) {
-    const std::string path = (fs::path(dir) / name).string();
+  for (const auto& output : outputs) {
+    const std::string path = (fs::path(dir) / output.first).string();
+    const auto& render = output.second;  // (not a structured binding: clang 14 cannot capture one)
     if (auto error = detail::write_file_atomically_in_parts(path, [&](const detail::TextSink& sink) { render(profile, sink); })) return error;
     if (written != nullptr) written->push_back(path);
   }
