@@ -3,25 +3,11 @@
 
 #include <filesystem>
 
+#include "calibrate/stored_ceilings.hpp"
 #include "hwprof/machine.hpp"
 
 namespace hwprof {
 namespace {
-
-Result<Ceilings> from_file(const std::string& file) {
-  auto machine = load_machine(file);
-  if (!machine) return machine.error();
-  if (auto why = foreign_cpu(machine->cpu, describe_this_cpu())) {
-    return Error{file + ": measured on another CPU (" + *why + "); its ceilings do not describe this machine. Run `hwprof calibrate` here."};
-  }
-  return Ceilings{std::move(*machine), file};
-}
-
-Result<Ceilings> from_store(const std::string& stored, const std::string& host, const MachineCpu& here) {
-  auto machine = load_stored_machine(host, here);
-  if (!machine) return machine.error();
-  return Ceilings{std::move(*machine), stored};
-}
 
 // A quick calibration made now: used for this run in any case, stored for the next one only
 // when no other process disturbed it and it is plausible.
@@ -55,17 +41,17 @@ Result<Ceilings> quick_calibration(const CeilingsOptions& options, const std::st
 }  // namespace
 
 Result<Ceilings> find_ceilings(const CeilingsOptions& options) {
-  if (!options.file.empty()) return from_file(options.file);
+  if (!options.file.empty() || !options.quick_if_missing) return detail::find_stored_ceilings(options.file);
   const std::string host = this_host_name();
   const MachineCpu here = describe_this_cpu();
   const std::string stored = machine_store_path(host, here);
   std::error_code ec;
-  if (!options.quick_if_missing || std::filesystem::exists(stored, ec)) return from_store(stored, host, here);
+  if (std::filesystem::exists(stored, ec)) return detail::ceilings_from_store(stored, host, here);
   // Another hwprof may be calibrating right now: wait for it, and use what it stores. Without
   // a machine store there is no lock to take, and the quick calibration says why.
   auto lock = CalibrationLock::acquire(options.notice);
   if (std::filesystem::exists(stored, ec)) {
-    if (auto found = from_store(stored, host, here)) return found;
+    if (auto found = detail::ceilings_from_store(stored, host, here)) return found;
   }
   return quick_calibration(options, stored);
 }

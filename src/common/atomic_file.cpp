@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/atomic_file.hpp"
 #include "hwprof/report.hpp"
 
 namespace hwprof {
@@ -64,7 +67,7 @@ std::optional<Error> refused_target(const std::string& path, mode_t mode) {
   return std::nullopt;
 }
 
-std::optional<Error> write_all(int fd, const std::string& path, const std::string& content) {
+std::optional<Error> write_all(int fd, const std::string& path, std::string_view content) {
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -77,8 +80,47 @@ std::optional<Error> write_all(int fd, const std::string& path, const std::strin
   return std::nullopt;
 }
 
+// The parts of a file's content written to `fd` through a buffer of its own; the first failed
+// write is kept and what comes after it dropped.
+class BufferedWriter {
+ public:
+  BufferedWriter(int fd, const std::string& path) : fd_(fd), path_(path) { buffer_.reserve(kSize); }
+  void add(std::string_view part) {
+    if (error_) return;
+    if (buffer_.size() + part.size() > kSize) flush();
+    if (part.size() >= kSize) {
+      if (!error_) error_ = write_all(fd_, path_, part);
+      return;
+    }
+    buffer_.append(part);
+  }
+  std::optional<Error> finish() {
+    flush();
+    return error_;
+  }
+
+ private:
+  static constexpr std::size_t kSize = 1 << 16;
+  void flush() {
+    if (!error_ && !buffer_.empty()) error_ = write_all(fd_, path_, buffer_);
+    buffer_.clear();
+  }
+  int fd_;
+  const std::string& path_;
+  std::string buffer_;
+  std::optional<Error> error_;
+};
+
+using Produce = std::function<void(const detail::TextSink&)>;
+
+std::optional<Error> write_parts(int fd, const std::string& path, const Produce& produce) {
+  BufferedWriter writer(fd, path);
+  produce([&writer](std::string_view part) { writer.add(part); });
+  return writer.finish();
+}
+
 // A device, FIFO or descriptor: written in place (nothing to replace atomically).
-std::optional<Error> write_in_place(const std::string& path, const std::string& content, bool fifo) {
+std::optional<Error> write_in_place(const std::string& path, const Produce& produce, bool fifo) {
   // O_NONBLOCK so that a FIFO nobody reads fails at once (ENXIO) instead of waiting forever.
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
@@ -87,7 +129,13 @@ std::optional<Error> write_in_place(const std::string& path, const std::string& 
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  auto error = write_all(fd, path, content);
+  std::optional<Error> error;
+  try {
+    error = write_parts(fd, path, produce);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   if (::close(fd) != 0 && !error) error = Error{path + ": close failed (" + errno_text(errno) + ")"};
   return error;
 }
@@ -113,6 +161,12 @@ std::optional<Error> check_output_path(const std::string& path) {
 }
 
 std::optional<Error> write_file_atomically(const std::string& path, const std::string& content) {
+  return detail::write_file_atomically_in_parts(path, [&content](const detail::TextSink& sink) { sink(content); });
+}
+
+namespace detail {
+
+std::optional<Error> write_file_atomically_in_parts(const std::string& path, const std::function<void(const TextSink&)>& produce) {
   if (path.empty()) return Error{"the output path is empty"};
   bool via_descriptor = false;
   const std::string target = final_target(path, &via_descriptor);
@@ -121,7 +175,7 @@ std::optional<Error> write_file_atomically(const std::string& path, const std::s
   const bool exists = ::stat(target.c_str(), &existing) == 0;
   if (exists) {
     if (auto refused = refused_target(path, existing.st_mode)) return refused;
-    if (!S_ISREG(existing.st_mode) || via_descriptor) return write_in_place(path, content, S_ISFIFO(existing.st_mode));
+    if (!S_ISREG(existing.st_mode) || via_descriptor) return write_in_place(path, produce, S_ISFIFO(existing.st_mode));
   }
   std::string temp = target + ".tmp.XXXXXX";
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
@@ -132,10 +186,18 @@ std::optional<Error> write_file_atomically(const std::string& path, const std::s
     ::unlink(temp.c_str());
     return Error{path + ": " + what + " (" + errno_text(saved) + "); nothing was written"};
   };
-  if (auto error = write_all(fd, path, content)) {
+  std::optional<Error> written;
+  try {
+    written = write_parts(fd, path, produce);
+  } catch (...) {
     ::close(fd);
     ::unlink(temp.c_str());
-    return Error{error->message + "; nothing was written"};
+    throw;
+  }
+  if (written) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return Error{written->message + "; nothing was written"};
   }
   // mkostemp creates 0600: a file replaced keeps its permissions (and, where allowed, its
   // owner); a new one gets what a plain create would give it.
@@ -165,4 +227,5 @@ std::optional<Error> write_file_atomically(const std::string& path, const std::s
   return std::nullopt;
 }
 
+}  // namespace detail
 }  // namespace hwprof

@@ -294,23 +294,4 @@ Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, O
   return cost->memory;
 }
 
-std::string_view optimizer_name(OptimizerKind optimizer) noexcept {
-  switch (optimizer) {
-    case OptimizerKind::sgd:
-      return "sgd";
-    case OptimizerKind::momentum:
-      return "momentum";
-    case OptimizerKind::adam:
-      return "adam";
-  }
-  return "?";
-}
-
-std::optional<OptimizerKind> parse_optimizer(std::string_view name) noexcept {
-  if (name == "sgd") return OptimizerKind::sgd;
-  if (name == "momentum") return OptimizerKind::momentum;
-  if (name == "adam") return OptimizerKind::adam;
-  return std::nullopt;
-}
-
 }  // namespace hwprof

@@ -19,6 +19,7 @@
 #include "report/file_kind.hpp"
 #include "report/merged_ranks.hpp"
 #include "report/profile_view.hpp"
+#include "report/report_parts.hpp"
 
 namespace hwprof {
 namespace {
@@ -536,6 +537,21 @@ std::string profile_to_json(const Profile& p) {
 }
 
 std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
+  std::string out;
+  detail::profile_json_parts(p, by, depth, [&out](std::string_view part) { out += part; });
+  return out;
+}
+
+namespace {
+
+// Strings come from files and the system (host names, strerror); invalid UTF-8 is replaced
+// rather than thrown on.
+std::string dump_pretty(const ordered_json& j) {
+  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+// The document without its spans (an empty "trace" list stands in for them).
+ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json j;
   j["schema"] = p.schema;
   j["created"] = p.created;
@@ -573,17 +589,7 @@ std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   j["memory"] = memory_to_json(p.memory);
   j["trace_iterations"] = p.trace_iterations;
   j["counter_iterations"] = p.counter_iterations;
-  ordered_json trace = ordered_json::array();
-  for (const TraceSpan& s : p.trace) {
-    trace.push_back({{"name", s.name},
-                     {"category", s.category},
-                     {"layer", s.layer},
-                     {"iteration", s.iteration},
-                     {"thread", s.thread},
-                     {"start_us", number(s.start_us)},
-                     {"duration_us", number(s.duration_us)}});
-  }
-  j["trace"] = std::move(trace);
+  j["trace"] = ordered_json::array();
   if (p.phase == "regions") {
     ordered_json threads = ordered_json::array();
     for (const RegionThreadRow& r : p.region_threads) {
@@ -607,10 +613,55 @@ std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   }
   // Derived rows of layers summed per op or block, when asked for (--by): not read back.
   if (by != ProfileGrouping::layer) j["groups"] = groups_to_json(p, by, depth);
-  // Strings come from files and the system (host names, strerror); invalid UTF-8 is replaced
-  // rather than thrown on.
-  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+  return j;
 }
+
+// One span of "trace", laid out as the document's dump lays out an object in a list at its
+// depth (4 spaces in), so that the parts read as one dump of the whole document.
+std::string span_text(const TraceSpan& s) {
+  const ordered_json j = {{"name", s.name},
+                          {"category", s.category},
+                          {"layer", s.layer},
+                          {"iteration", s.iteration},
+                          {"thread", s.thread},
+                          {"start_us", number(s.start_us)},
+                          {"duration_us", number(s.duration_us)}};
+  const std::string flat = dump_pretty(j);
+  std::string out = "    ";
+  out.reserve(flat.size() + 64);
+  for (const char c : flat) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+// The document is dumped without its spans, which are then written one at a time where its
+// empty "trace" list is: a JSON document of 100,000 spans is never built.
+void profile_json_parts(const Profile& p, ProfileGrouping by, int depth, const TextSink& sink) {
+  const std::string document = dump_pretty(profile_without_trace(p, by, depth)) + "\n";
+  // A newline in a string is written as \n, so this is the top-level key and nothing else.
+  const std::string_view empty_trace = "\n  \"trace\": []";
+  const std::size_t at = document.find(empty_trace);
+  if (p.trace.empty() || at == std::string::npos) {
+    sink(document);
+    return;
+  }
+  const std::size_t list_start = at + empty_trace.size() - 1;  // at the ']' of "[]"
+  sink(std::string_view(document).substr(0, list_start));
+  sink("\n");
+  for (std::size_t i = 0; i < p.trace.size(); ++i) {
+    sink(span_text(p.trace[i]));
+    sink(i + 1 < p.trace.size() ? ",\n" : "\n  ");
+  }
+  sink(std::string_view(document).substr(list_start));
+}
+
+}  // namespace detail
 
 // Long: one read per top-level field of the documented format (docs/profile.md), in its order.
 Result<Profile> profile_from_json(std::string_view text, const std::string& source_name) {

@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
 
+#include "calibrate/stored_ceilings.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
@@ -41,18 +44,18 @@ std::string program_name() {
 // The ceilings: HWPROF_CALIBRATION's file (checked to be this CPU's), else this machine's
 // stored report; never a calibration at exit. The error says what is missing and how to make it.
 hwprof::Result<hwprof::Ceilings> ceilings() {
-  hwprof::CeilingsOptions where;
-  where.quick_if_missing = false;
-  if (const char* file = std::getenv("HWPROF_CALIBRATION"); file != nullptr && file[0] != '\0') where.file = file;
-  auto found = hwprof::find_ceilings(where);
-  if (!found && !where.file.empty()) return hwprof::Error{"HWPROF_CALIBRATION: " + found.error().message};
+  std::string file;
+  if (const char* named = std::getenv("HWPROF_CALIBRATION"); named != nullptr && named[0] != '\0') file = named;
+  auto found = hwprof::detail::find_stored_ceilings(file);
+  if (!found && !file.empty()) return hwprof::Error{"HWPROF_CALIBRATION: " + found.error().message};
   return found;
 }
 
 // The version handshake: the data crosses as C++ objects, so both sides must be one hwprof.
 bool same_version(const char* version, char* message, std::size_t message_size);
 
-void say(char* message, std::size_t size, const std::string& text) {
+// Allocates nothing: it also says that memory ran out.
+void say(char* message, std::size_t size, std::string_view text) {
   if (message == nullptr || size == 0) return;
   const std::size_t n = std::min(size - 1, text.size());
   std::memcpy(message, text.data(), n);
@@ -108,6 +111,9 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
     for (const std::string& w : written) list += w + "\n";
     say(message, message_size, list);
     return 0;
+  } catch (const std::bad_alloc&) {
+    say(message, message_size, "not enough memory to write every report (each file is written whole or not at all)");
+    return 1;
   } catch (const std::exception& e) {
     say(message, message_size, std::string("the report module failed: ") + e.what());
     return 1;
@@ -173,6 +179,9 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
     }
     say(message, message_size, list);
     return 0;
+  } catch (const std::bad_alloc&) {
+    say(message, message_size, "not enough memory to write every report (each file is written whole or not at all)");
+    return 1;
   } catch (const std::exception& e) {
     say(message, message_size, std::string("the report module failed: ") + e.what());
     return 1;

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "hwprof/report.hpp"
 #include "report/profile_view.hpp"
+#include "report/report_parts.hpp"
 
 namespace hwprof {
 namespace {
@@ -25,6 +27,7 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr int kPid = 1;
+constexpr int kCounterOrder = 2;  // the order of counter samples among events at one time
 
 std::int64_t to_ns(double us) {
   return std::llround(us * 1000.0);
@@ -40,11 +43,17 @@ struct Span {
   const Span* parent = nullptr;  // the phase span a layer span belongs to
 };
 
+// An event to write: a span (its layer found when it is a layer span) or a counter sample.
+// Only this small record is kept per event; its JSON is made and written one event at a time
+// (a JSON document of 100,000 spans took 30 times the memory of the program that made them).
 struct Event {
   std::int64_t ts = 0;
   int order = 0;         // at equal ts: phase spans, then layer spans, then counters
   std::int64_t dur = 0;  // longer first at equal ts and order, so parents precede children
-  ordered_json json;
+  const Span* span = nullptr;
+  const LayerProfile* layer = nullptr;  // a layer span's layer, if found
+  std::string_view counter;             // a counter sample's name
+  double value = 0.0;
 };
 
 const LayerProfile* find_layer(const Profile& p, int index, const std::string& phase) {
@@ -119,44 +128,22 @@ Spans spans_of(const Profile& p) {
 // (GFLOP/s, GB/s and every counter that was read), in time order.
 std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   std::vector<Event> events;
-  const auto complete = [&](const Span& s, int order, ordered_json args) {
-    ordered_json e;
-    e["name"] = s.span->name;
-    e["cat"] = s.span->category;
-    e["ph"] = "X";
-    e["ts"] = to_us(s.start);
-    e["dur"] = to_us(s.end - s.start);
-    e["pid"] = kPid;
-    e["tid"] = s.span->thread;
-    e["args"] = std::move(args);
-    events.push_back({s.start, order, s.end - s.start, std::move(e)});
+  events.reserve(spans.phases.size() + spans.layers.size());
+  const auto counter = [&](const Span& s, std::string_view name, double value) {
+    if (std::isfinite(value)) events.push_back({s.start, kCounterOrder, 0, &s, nullptr, name, value});
   };
-  const auto counter = [&](std::int64_t ts, int tid, const std::string& name, double value) {
-    if (!std::isfinite(value)) return;
-    ordered_json e;
-    e["name"] = name;
-    e["ph"] = "C";
-    e["ts"] = to_us(ts);
-    e["pid"] = kPid;
-    e["tid"] = tid;
-    e["args"] = {{name, value}};
-    events.push_back({ts, 2, 0, std::move(e)});
-  };
-  for (const Span& s : spans.phases) complete(s, 0, {{"iteration", s.span->iteration}});
+  for (const Span& s : spans.phases) events.push_back({s.start, 0, s.end - s.start, &s, nullptr, {}, 0.0});
   for (const Span& s : spans.layers) {
     const std::string phase = s.parent != nullptr ? s.parent->span->name : std::string("forward");
     const LayerProfile* l = find_layer(p, s.span->layer, phase);
-    if (l == nullptr) {
-      complete(s, 1, {{"iteration", s.span->iteration}});
-      continue;
-    }
-    complete(s, 1, layer_args(p, *l, s.span->iteration));
+    events.push_back({s.start, 1, s.end - s.start, &s, l, {}, 0.0});
+    if (l == nullptr) continue;
     const detail::LayerNumbers n = detail::layer_numbers(*l);
-    if (n.gflops_per_s) counter(s.start, s.span->thread, "GFLOP/s", *n.gflops_per_s);
-    if (n.gbytes_per_s) counter(s.start, s.span->thread, "GB/s", *n.gbytes_per_s);
+    if (n.gflops_per_s) counter(s, "GFLOP/s", *n.gflops_per_s);
+    if (n.gbytes_per_s) counter(s, "GB/s", *n.gbytes_per_s);
     // An unavailable counter has no sample: a track that stops is honest, a 0 would not be.
     for (const LayerCounter& c : l->counters) {
-      if (c.value) counter(s.start, s.span->thread, c.name, *c.value);
+      if (c.value) counter(s, c.name, *c.value);
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
@@ -166,6 +153,61 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   });
   return events;
 }
+
+std::string compact_text(const ordered_json& j) {
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+// Each event as one line of JSON: a complete event for a span, a counter event for a sample.
+// A layer's arguments are the same in each of its spans of one iteration: their text is made
+// once and set in as the event's last member, as a dump of the whole event would place it.
+class EventText {
+ public:
+  explicit EventText(const Profile& p) : p_(p) {}
+
+  std::string operator()(const Event& e) {
+    const Span& s = *e.span;
+    ordered_json j;
+    if (e.order == kCounterOrder) {
+      const std::string name(e.counter);
+      j["name"] = name;
+      j["ph"] = "C";
+      j["ts"] = to_us(e.ts);
+      j["pid"] = kPid;
+      j["tid"] = s.span->thread;
+      j["args"] = {{name, e.value}};
+      return compact_text(j);
+    }
+    j["name"] = s.span->name;
+    j["cat"] = s.span->category;
+    j["ph"] = "X";
+    j["ts"] = to_us(s.start);
+    j["dur"] = to_us(s.end - s.start);
+    j["pid"] = kPid;
+    j["tid"] = s.span->thread;
+    if (e.layer == nullptr) {
+      j["args"] = {{"iteration", s.span->iteration}};
+      return compact_text(j);
+    }
+    if (e.layer != args_layer_ || s.span->iteration != args_iteration_) {
+      args_layer_ = e.layer;
+      args_iteration_ = s.span->iteration;
+      args_text_ = compact_text(layer_args(p_, *e.layer, s.span->iteration));
+    }
+    std::string text = compact_text(j);
+    text.pop_back();  // the closing brace, after which "args" goes
+    text += ",\"args\":";
+    text += args_text_;
+    text += '}';
+    return text;
+  }
+
+ private:
+  const Profile& p_;
+  const LayerProfile* args_layer_ = nullptr;
+  int args_iteration_ = 0;
+  std::string args_text_;
+};
 
 // Metadata: the process and one named lane per thread.
 std::vector<ordered_json> trace_metadata(const Profile& p) {
@@ -207,20 +249,30 @@ ordered_json trace_other_data(const Profile& p) {
 
 }  // namespace
 
-std::string chrome_trace(const Profile& p) {
+namespace detail {
+
+void chrome_trace_parts(const Profile& p, const TextSink& sink) {
   const Spans spans = spans_of(p);
   const std::vector<Event> events = trace_events(p, spans);
   // One event per line: small, and still readable in a text editor.
-  const auto dump = [](const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace); };
-  std::string out = "{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + dump(trace_other_data(p)) + ",\n\"traceEvents\": [\n";
+  sink("{\"displayTimeUnit\": \"ms\",\n\"otherData\": " + compact_text(trace_other_data(p)) + ",\n\"traceEvents\": [\n");
   bool first = true;
-  const auto add = [&](const ordered_json& e) {
-    out += (first ? "" : ",\n") + dump(e);
+  const auto add = [&](const std::string& line) {
+    if (!first) sink(",\n");
+    sink(line);
     first = false;
   };
-  for (const ordered_json& m : trace_metadata(p)) add(m);
-  for (const Event& e : events) add(e.json);
-  out += "\n]}\n";
+  for (const ordered_json& m : trace_metadata(p)) add(compact_text(m));
+  EventText text(p);
+  for (const Event& e : events) add(text(e));
+  sink("\n]}\n");
+}
+
+}  // namespace detail
+
+std::string chrome_trace(const Profile& p) {
+  std::string out;
+  detail::chrome_trace_parts(p, [&out](std::string_view part) { out += part; });
   return out;
 }
 

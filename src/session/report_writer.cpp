@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,15 @@ std::string& module_hint() {
   return *hint;
 }
 
+// Where the module is looked for (docs/regions.md, "Where the report module is loaded from").
+// Every candidate is code this process will run, so: the environment's path is read with
+// secure_getenv (ignored in a set-user-ID or set-group-ID program), and no build-tree path is
+// compiled in here. A program built in hwprof's build tree is told its module's path by its
+// include flags (the hint), like a program built against the installed package.
 std::vector<std::string> module_candidates() {
   std::vector<std::string> out;
   // The user's choice is the only one: a wrong path is said, not replaced by another module.
-  if (const char* env = std::getenv("HWPROF_REPORT_MODULE"); env != nullptr && *env != '\0') return {env};
+  if (const char* env = ::secure_getenv("HWPROF_REPORT_MODULE"); env != nullptr && *env != '\0') return {env};
   if (!module_hint().empty()) out.push_back(module_hint());
   if (const std::string self = this_binary_path(); !self.empty()) {
     const fs::path dir = fs::path(self).parent_path();
@@ -36,7 +42,6 @@ std::vector<std::string> module_candidates() {
     out.push_back((dir.parent_path() / HWPROF_INSTALL_LIBDIR_RELATIVE / "hwprof" / kReportModuleFile).string());  // bin/../<libdir>/hwprof/
   }
   out.push_back(std::string(HWPROF_INSTALL_FULL_LIBDIR) + "/hwprof/" + kReportModuleFile);
-  out.push_back(std::string(HWPROF_BUILD_MODULE_DIR) + "/" + kReportModuleFile);
   return out;
 }
 
@@ -101,7 +106,9 @@ std::string regions_text_table(const SessionSnapshot& s) {
 
 }  // namespace detail
 
-std::optional<Error> write_session_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
+namespace {
+
+std::optional<Error> write_snapshot_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
   namespace fs = std::filesystem;
   const SessionSnapshot snapshot = session.snapshot();
   std::error_code ec;
@@ -135,6 +142,19 @@ std::optional<Error> write_session_report(const Session& session, const std::str
   if (auto error = write_file_atomically(path, "Only this table: " + why + "\n\n" + detail::regions_text_table(snapshot))) return error;
   if (written != nullptr) written->push_back(path);
   return Error{"wrote only " + path + ": " + why};
+}
+
+}  // namespace
+
+// Memory may run out here (a program at its address-space limit, at exit): that is an error
+// to report, never an exception through the program's exit. A file is written whole or not
+// at all either way.
+std::optional<Error> write_session_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
+  try {
+    return write_snapshot_report(session, dir, written);
+  } catch (const std::bad_alloc&) {
+    return Error{"not enough memory to write the reports into " + dir};
+  }
 }
 
 }  // namespace hwprof

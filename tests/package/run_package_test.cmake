@@ -28,6 +28,31 @@ foreach(required include/hwprof/hwprof.hpp include/hwprof/version.hpp include/hw
   endif()
 endforeach()
 
+# The installed code holds no path into this build tree, from which it could load a report
+# module (docs/regions.md, "Where the report module is loaded from"): the libraries' strings
+# must not name the build tree's module folder. (The build folder itself may appear in the
+# debug information of a build with -g; its lib/ may not.)
+file(GLOB installed_code "${prefix}/lib/libhwprof*" "${prefix}/lib/hwprof/*.so" "${prefix}/bin/hwprof")
+if(NOT installed_code)
+  message(FATAL_ERROR "package test: no library was installed in ${prefix}/lib")
+endif()
+string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" build_lib_regex "${HWPROF_BUILD_DIR}/lib")
+foreach(code IN LISTS installed_code)
+  if(IS_SYMLINK "${code}")
+    continue()
+  endif()
+  file(STRINGS "${code}" build_paths REGEX "${build_lib_regex}")
+  if(build_paths)
+    message(FATAL_ERROR "package test: the installed ${code} names the build tree (${HWPROF_BUILD_DIR}/lib): ${build_paths}")
+  endif()
+endforeach()
+# Nor does the installed report module need OpenBLAS, OpenMP, ONNX or protobuf.
+execute_process(COMMAND "${CMAKE_COMMAND}" "-DMODULE=${prefix}/lib/hwprof/libhwprof-report.so" -P "${CMAKE_CURRENT_LIST_DIR}/module_needs.cmake"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "package test: the installed report module: ${out}${err}")
+endif()
+
 # 1. find_package(hwprof)
 run("${CMAKE_COMMAND}" -S "${HWPROF_SOURCE_DIR}/tests/package/consumer" -B "${SCRATCH_DIR}/consumer"
     -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
@@ -148,6 +173,25 @@ endif()
 # module is (a prefix other than the configured one; docs/regions.md).
 check_regions("${SCRATCH_DIR}/regions_consumer_c" "${SCRATCH_DIR}/out-c" "c_step==;c_scale=16384=131072"
               "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
+# Without HWPROF_REPORT_MODULE, the C program (pkg-config gave it no module path) looks beside
+# itself and in the prefix hwprof was configured for, never in this build tree, whose module
+# it would otherwise load: where neither holds one, it writes regions.txt, with where it looked.
+if(NOT EXISTS "${CONFIGURED_MODULE}")
+  set(out "${SCRATCH_DIR}/out-c-no-module")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_REPORT_MODULE "HWPROF_OUTPUT=${out}" "${SCRATCH_DIR}/regions_consumer_c"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "package test: without a report module, regions_consumer_c failed (${rc}) instead of ending as it does:\n${stderr}")
+  endif()
+  if(EXISTS "${out}/profile.json" OR NOT EXISTS "${out}/regions.txt")
+    message(FATAL_ERROR "package test: regions_consumer_c found a report module it was not given (only the build tree has one):\n${stderr}")
+  endif()
+  file(READ "${out}/regions.txt" table)
+  string(FIND "${table}" "${HWPROF_BUILD_DIR}/lib" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "package test: the installed regions library looked in the build tree:\n${table}")
+  endif()
+endif()
 # Fortran through bind(C) (scripts/install-deps.sh installs gfortran).
 find_program(GFORTRAN gfortran)
 if(NOT GFORTRAN)

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/atomic_file.hpp"
 #include "hwprof/report.hpp"
 #include "scratch_dir.hpp"
 
@@ -174,6 +176,35 @@ TEST_F(AtomicFileTest, CheckOutputPathFindsABadDestinationBeforeTheWork) {
   ASSERT_TRUE(under_a_file);
   EXPECT_THAT(under_a_file->message, HasSubstr("is not a folder"));
   expect_only({"file"});
+}
+
+// A large report is written as it is made (docs/regions.md): parts of every size arrive in
+// order, and a file that could not be made whole leaves the old one and no temporary file.
+TEST_F(AtomicFileTest, PartsOfAnySizeAreWrittenInOrder) {
+  std::string expected;
+  const std::string big(200000, 'b');
+  const auto produce = [&](const detail::TextSink& sink) {
+    sink("head,");
+    sink(big);
+    for (int i = 0; i < 20000; ++i) sink(std::to_string(i) + ",");
+    sink("");
+    sink("tail");
+  };
+  produce([&expected](std::string_view part) { expected += part; });
+  ASSERT_FALSE(detail::write_file_atomically_in_parts(path("parts.txt"), produce));
+  EXPECT_EQ(read(path("parts.txt")), expected);
+  expect_only({"parts.txt"});
+}
+
+TEST_F(AtomicFileTest, AFailureWhileMakingThePartsLeavesTheOldFileAndNoTemporary) {
+  std::ofstream(path("p.txt")) << "old";
+  const auto produce = [](const detail::TextSink& sink) {
+    sink(std::string(100000, 'x'));  // already past the buffer: some of it is on disk
+    throw std::bad_alloc();
+  };
+  EXPECT_THROW(static_cast<void>(detail::write_file_atomically_in_parts(path("p.txt"), produce)), std::bad_alloc);
+  EXPECT_EQ(read(path("p.txt")), "old");
+  expect_only({"p.txt"});
 }
 
 }  // namespace
