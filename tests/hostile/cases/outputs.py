@@ -204,3 +204,21 @@ CASES = [
     Case("calibrate_empty_path", CALIBRATE + [""], rc=2, stderr=[r"(?i)empty"], timeout=5, finding=8,
          expect=[Expect("hwprof", kind="absent")]),
 ]
+
+# --- profile -o DIR launched as a rank whose variable cannot be used: said, and a folder of
+# its own, so that ranks never write over each other ---
+
+
+def one_pid_folder(ctx, _result):
+    folders = [p.name for p in (ctx.dir / "out").iterdir()] if (ctx.dir / "out").is_dir() else []
+    good = len(folders) == 1 and folders[0].startswith("pid-") and (ctx.dir / "out" / folders[0] / "profile.json").is_file()
+    return [] if good else [f"out/ holds {folders}, expected one pid-N/ folder with profile.json"]
+
+
+CASES += [
+    Case(f"profile_dir_under_an_unusable_rank_{name}", ["profile", "lenet5", "--calibration", "@{machine}", "-o", "out"] + FAST_RUN, env=env,
+         stderr=[message, r"writing into out/pid-\d+ instead"], needs={"machine"}, check=one_pid_folder, timeout=60)
+    for name, env, message in [("slurm_word", {"SLURM_PROCID": "abc"}, r"SLURM_PROCID='abc' is not a rank"),
+                               ("pmi_path", {"PMI_RANK": "../../etc"}, r"PMI_RANK='\.\./\.\./etc' is not a rank"),
+                               ("ompi_past_size", {"OMPI_COMM_WORLD_RANK": "7", "OMPI_COMM_WORLD_SIZE": "2"}, r"is not below")]
+]
