@@ -127,16 +127,18 @@ Result<std::optional<detail::NpyHeader>> peek_input(const std::string& path) {
   prefix.resize(static_cast<std::size_t>(in.gcount()));
   auto header = detail::parse_npy_header(prefix, path);
   if (!header) return header.error();
+  if (auto error = detail::check_npy_size(*header, file_bytes, path)) return *error;  // before its size is taken for the truth
   const auto& a = header->array;
   const std::int64_t tensor_bytes = a.type == detail::NpyArray::Type::i64 ? header->data_bytes / 2 : header->data_bytes;
   const std::int64_t needed = file_bytes + std::max(header->data_bytes, tensor_bytes);
   const detail::MemoryBudget budget = detail::memory_budget();
   if (budget.available < 0 || needed <= budget.available) return std::optional<detail::NpyHeader>(std::move(*header));
   const char* type = a.type == detail::NpyArray::Type::f32 ? "float32" : a.type == detail::NpyArray::Type::i32 ? "int32" : "int64";
-  return Error{fmt::format("{}: the array {} {} holds {} bytes ({}); reading it into the input tensor needs about {} of memory, but only {} are "
-                           "available ({}); nothing was read (give a smaller batch)",
-                           path, format_shape(a.shape), type, header->data_bytes, detail::binary_bytes(header->data_bytes),
-                           detail::binary_bytes(needed), detail::binary_bytes(budget.available), budget.source)};
+  return Error{
+      fmt::format("{}: the array {} {} holds {} bytes ({}); reading it into the input tensor needs about {} of memory, but only {} are "
+                  "available ({}); nothing was read (give a smaller batch)",
+                  path, format_shape(a.shape), type, header->data_bytes, detail::binary_bytes(header->data_bytes), detail::binary_bytes(needed),
+                  detail::binary_bytes(budget.available), budget.source)};
 }
 
 // The input .npy file as the engine's input tensor.
@@ -319,8 +321,7 @@ int run_run(const RunCommandOptions& options) {
                                                detail::memory_budget())) {
       return fail(*error);
     }
-    const std::string npy
- = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
+    const std::string npy = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
     if (const int code = emit(npy, options.output); code != kExitOk) return code;
   }
   std::size_t given_weights = 0;

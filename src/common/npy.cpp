@@ -152,20 +152,22 @@ Result<NpyHeader> parse_npy_header(std::string_view bytes, const std::string& pa
   return NpyHeader{std::move(*array), header_start + header_len, data_bytes};
 }
 
+std::optional<Error> check_npy_size(const NpyHeader& header, std::int64_t file_bytes, const std::string& path) {
+  const std::int64_t want = header.data_bytes;
+  const std::int64_t have = file_bytes - static_cast<std::int64_t>(header.data_offset);
+  if (have == want) return std::nullopt;
+  return Error{path + ": the .npy data is " + std::to_string(have) + " bytes; its shape and dtype need " + std::to_string(want) +
+               (have < want ? " (truncated?)" : " (trailing bytes)")};
+}
+
 Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path) {
   auto header = parse_npy_header(bytes, path);
   if (!header) return header.error();
-  const auto want = static_cast<std::size_t>(header->data_bytes);
-  const std::size_t have = bytes.size() - header->data_offset;
-  if (have != want) {
-    return Error{path + ": the .npy data is " + std::to_string(have) + " bytes; its shape and dtype need " + std::to_string(want) +
-                 (have < want ? " (truncated?)" : " (trailing bytes)")};
-  }
+  if (auto error = check_npy_size(*header, static_cast<std::int64_t>(bytes.size()), path)) return *error;
   NpyArray array = std::move(header->array);
   array.data = std::string(bytes.substr(header->data_offset));
   return array;
 }
-
 
 Result<Tensor> npy_to_tensor(const NpyArray& a, const std::string& path) {
   if (a.shape.size() < 2) {

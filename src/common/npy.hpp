@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ struct NpyHeader {
   std::int64_t data_bytes = 0;
 };
 Result<NpyHeader> parse_npy_header(std::string_view bytes, const std::string& path);
+// That a file of `file_bytes` holds exactly the data its header describes ("truncated?",
+// "trailing bytes").
+std::optional<Error> check_npy_size(const NpyHeader& header, std::int64_t file_bytes, const std::string& path);
 // The array in `bytes`; `path` names the file in messages. Accepts float32, int32 and int64
 
 // in C order and little-endian; anything else is an error that says how to save it instead.

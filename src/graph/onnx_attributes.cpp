@@ -17,15 +17,25 @@
 namespace hwprof::detail {
 namespace {
 
-const std::set<std::string_view> kWindowOps = {"Conv",    "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",   "AveragePool",
-                                               "LpPool",  "MaxUnpool",     "DeformConv",  "Col2Im",      "MaxRoiPool"};
+const std::set<std::string_view> kWindowOps = {"Conv",   "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",   "AveragePool",
+                                               "LpPool", "MaxUnpool",     "DeformConv",  "Col2Im",      "MaxRoiPool"};
 const std::set<std::string_view> kGroupOps = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv"};
-const std::set<std::string_view> kAxisOps = {"Softmax",  "LogSoftmax", "Hardmax",         "Concat",         "Flatten", "Gather",
-                                             "GatherElements", "Split", "LayerNormalization", "ArgMax", "ArgMin", "CumSum",
-                                             "Compress", "OneHot",     "ScatterElements", "QuantizeLinear", "DequantizeLinear"};
-const std::set<std::string_view> kAxesOps = {"Squeeze",   "Unsqueeze",    "ReduceMean", "ReduceSum",  "ReduceMax", "ReduceMin",
-                                             "ReduceProd", "ReduceL1",    "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp",
-                                             "ReduceSumSquare", "MeanVarianceNormalization"};
+const std::set<std::string_view> kAxisOps = {
+    "Softmax", "LogSoftmax", "Hardmax", "Concat",   "Flatten", "Gather",          "GatherElements", "Split",           "LayerNormalization",
+    "ArgMax",  "ArgMin",     "CumSum",  "Compress", "OneHot",  "ScatterElements", "QuantizeLinear", "DequantizeLinear"};
+const std::set<std::string_view> kAxesOps = {"Squeeze",
+                                             "Unsqueeze",
+                                             "ReduceMean",
+                                             "ReduceSum",
+                                             "ReduceMax",
+                                             "ReduceMin",
+                                             "ReduceProd",
+                                             "ReduceL1",
+                                             "ReduceL2",
+                                             "ReduceLogSum",
+                                             "ReduceLogSumExp",
+                                             "ReduceSumSquare",
+                                             "MeanVarianceNormalization"};
 const std::set<std::string_view> kEpsilonOps = {"BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"};
 
 const onnx::AttributeProto* find(const onnx::NodeProto& n, std::string_view name) {
@@ -45,13 +55,15 @@ std::optional<std::string> ints_within(const onnx::NodeProto& n, std::string_vie
   const auto* a = find(n, name);
   if (a == nullptr) return std::nullopt;
   if (a->ints_size() > kMaxRank * 2) {
-    return "attribute " + std::string(name) + " has " + show(a->ints_size()) + " values; hwprof reads tensors of at most " + show(kMaxRank) +
-           " axes";
+    return "attribute " + std::string(name) + " has " + show(a->ints_size()) + " values; hwprof reads tensors of at most " + show(kMaxRank) + " axes";
   }
   for (int i = 0; i < a->ints_size(); ++i) {
     const std::int64_t v = a->ints(i);
-    if (v < low) return "attribute " + std::string(name) + " has " + show(v) + " at position " + show(i) + "; " + std::string(name) + " must be >= " + show(low);
-    if (v > high) return "attribute " + std::string(name) + " has " + show(v) + " at position " + show(i) + "; " + std::string(name) + " must be at most " + show(high);
+    if (v < low)
+      return "attribute " + std::string(name) + " has " + show(v) + " at position " + show(i) + "; " + std::string(name) + " must be >= " + show(low);
+    if (v > high)
+      return "attribute " + std::string(name) + " has " + show(v) + " at position " + show(i) + "; " + std::string(name) + " must be at most " +
+             show(high);
   }
   return std::nullopt;
 }

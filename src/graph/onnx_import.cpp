@@ -210,8 +210,9 @@ class Importer {
   }
   // "node 'conv1' (Conv)", for the messages about one node's attributes.
   static std::string node_label(const onnx::NodeProto& n) {
-    const std::string name = n.name().empty() ? (n.output_size() ? "with output '" + detail::printable_name(n.output(0)) + "'" : std::string("without a name"))
-                                              : "'" + detail::printable_name(n.name()) + "'";
+    const std::string name = n.name().empty()
+                                 ? (n.output_size() ? "with output '" + detail::printable_name(n.output(0)) + "'" : std::string("without a name"))
+                                 : "'" + detail::printable_name(n.name()) + "'";
     return "node " + name + " (" + detail::printable_name(n.op_type()) + ")";
   }
   void validate_attributes(const onnx::GraphProto& g, int depth);
@@ -302,7 +303,6 @@ class Importer {
   InitialValue initial(const std::string& param, const std::string& value_name, Shape shape, std::vector<float> data) const {
     return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float> >(std::move(data)),
                         "initializer '" + detail::printable_name(value_name) + "'"};
-
   }
 
   std::string layer_name(const onnx::NodeProto& n);
@@ -474,7 +474,8 @@ void Importer::prepare_input() {
   } else if (elem == onnx::TensorProto_DataType_INT64 || elem == onnx::TensorProto_DataType_INT32) {
     graph_.input.dtype = DType::i32;
   } else {
-    fail("input '" + detail::printable_name(input_name_) + "' has element type " + onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)) +
+    fail("input '" + detail::printable_name(input_name_) + "' has element type " +
+         onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)) +
          "; hwprof reads float32 inputs (images, features) and int64/int32 token ids");
   }
   if (!in.type().tensor_type().has_shape() || in.type().tensor_type().shape().dim_size() < 2) {
@@ -805,14 +806,16 @@ std::string Importer::external_file(const onnx::TensorProto& t) const {
   namespace fs = std::filesystem;
   const fs::path rel(location);
   if (location.empty() || rel.is_absolute()) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location + "' must be a path relative to the model's folder");
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location +
+         "' must be a path relative to the model's folder");
   }
   std::error_code ec;
   const fs::path base = fs::weakly_canonical(dir_, ec);
   const fs::path file = fs::weakly_canonical(dir_ / rel, ec);
   const auto [end, _] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
   if (ec || end != base.end()) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location + "' is outside the model's folder " + base.string() + "; refused");
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location + "' is outside the model's folder " +
+         base.string() + "; refused");
   }
   return file.string();
 }
@@ -839,12 +842,13 @@ std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
   auto text = detail::read_input_file(file.string(), "ONNX external data", static_cast<std::size_t>(kMaxOnnxBytes));
   if (!text) fail("initializer '" + detail::printable_name(t.name()) + "': " + text.error().message);
   if (offset < 0 || offset > static_cast<std::int64_t>(text->size())) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data offset " + std::to_string(offset) + " is past the end of " + file.string());
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data offset " + std::to_string(offset) + " is past the end of " +
+         file.string());
   }
   if (length < 0) length = static_cast<std::int64_t>(text->size()) - offset;
   if (length > static_cast<std::int64_t>(text->size()) - offset) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data [" + std::to_string(offset) + ", +" + std::to_string(length) + ") runs past the end of " +
-         file.string() + " (" + std::to_string(text->size()) + " bytes)");
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+         ") runs past the end of " + file.string() + " (" + std::to_string(text->size()) + " bytes)");
   }
   return text->substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
 }
@@ -873,7 +877,8 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
       for (double v : t.double_data()) out.push_back(static_cast<float>(v));
     } else {
       const std::string raw = raw_bytes(t);
-      if (static_cast<std::int64_t>(raw.size()) != n * 8) fail("initializer '" + detail::printable_name(t.name()) + "' has the wrong number of bytes");
+      if (static_cast<std::int64_t>(raw.size()) != n * 8)
+        fail("initializer '" + detail::printable_name(t.name()) + "' has the wrong number of bytes");
       for (std::int64_t i = 0; i < n; ++i) {
         double v = 0;
         std::memcpy(&v, raw.data() + i * 8, 8);
@@ -885,7 +890,8 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
          onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.data_type())) + "; hwprof's engine reads float32 weights");
   }
   if (static_cast<std::int64_t>(out.size()) != n) {
-    fail("initializer '" + detail::printable_name(t.name()) + "' holds " + std::to_string(out.size()) + " values; its shape needs " + std::to_string(n));
+    fail("initializer '" + detail::printable_name(t.name()) + "' holds " + std::to_string(out.size()) + " values; its shape needs " +
+         std::to_string(n));
   }
   return out;
 }
@@ -1166,12 +1172,11 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
   for (int i = 0; i < 4; ++i) {
     const Dims dims(parts[i]->dims().begin(), parts[i]->dims().end());
     if (product(dims) != (*in)[0]) {
-      fail(node_label(n) + ": input '" + detail::printable_name(parts[i]->name()) + "' has shape " + dims_text(dims) + "; it needs one value per channel (" +
-           std::to_string((*in)[0]) + ")");
+      fail(node_label(n) + ": input '" + detail::printable_name(parts[i]->name()) + "' has shape " + dims_text(dims) +
+           "; it needs one value per channel (" + std::to_string((*in)[0]) + ")");
     }
   }
-  add_node(n, OpKind::batchnorm2d
-, {values_.at(n.input(0)).node}, a);
+  add_node(n, OpKind::batchnorm2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
   for (int i = 0; i < 4; ++i) node.initial_values.push_back(initial(names[i], parts[i]->name(), {(*in)[0]}, floats(*parts[i])));
@@ -2125,7 +2130,8 @@ void Importer::map_pad(const onnx::NodeProto& n) {
 // of attribute translation; the patterns spanning several nodes are found elsewhere.
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + detail::printable_name(n.domain()) + "' is not the default ONNX one");
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return unsupported(n, "operator domain '" + detail::printable_name(n.domain()) + "' is not the default ONNX one");
   if (op == "Constant") return;                                     // decode_constants() registered its value
   if (op == "Identity" && constant(n.input(0)) != nullptr) return;  // index_values() aliased it
   // A node none of whose inputs is an activation computes shapes or folds constants: it is not
@@ -2248,7 +2254,8 @@ Graph Importer::run() {
   validate_attributes(model_.graph(), 0);
   for (const auto& f : model_.functions()) {
     for (const auto& n : f.node()) {
-      if (auto problem = detail::onnx_attribute_problem(n, opset_)) fail("function '" + detail::printable_name(f.name()) + "': " + node_label(n) + ": " + *problem);
+      if (auto problem = detail::onnx_attribute_problem(n, opset_))
+        fail("function '" + detail::printable_name(f.name()) + "': " + node_label(n) + ": " + *problem);
     }
   }
   infer();
@@ -2282,7 +2289,8 @@ Graph Importer::run() {
     fail(std::to_string(unsupported_.size()) + " node" + (unsupported_.size() == 1 ? "" : "s") + " cannot be mapped onto hwprof's layers:" + list);
   }
   if (!is_activation(out)) fail("the graph's output '" + detail::printable_name(out) + "' does not depend on its input");
-  if (pads_.count(out) != 0) fail("the graph's output '" + detail::printable_name(out) + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
+  if (pads_.count(out) != 0)
+    fail("the graph's output '" + detail::printable_name(out) + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
   const int last = values_.at(out).node;
   if (last == kModelInput) fail("the graph's output is its input: there are no layers");
   // Layers that do not lead to the output (dead branches) are dropped; what is left ends at it.

@@ -446,4 +446,8 @@ CASES += [
     Case("npy_sparse_1500MB_model_too_big_at_its_batch", ["run", "m.onnx", "-i", "big.npy"], rc=1, files={"m.onnx": WIDE_CONV},
          setup=sparse_npy((2000000, 3, 8, 8), 2000000 * 3 * 8 * 8 * 4), stderr=[r"(?i)memory", r"batch 2000000"], stderr_not=[r"bad_alloc"],
          timeout=10, max_rss_mb=300, max_rss_mb_asan=1024),
+    # The header's size is not taken for the truth: a short file is a truncated one.
+    Case("npy_header_claims_3GB_file_holds_1KB", ["run", "m.onnx", "-i", "big.npy"], rc=1, files={"m.onnx": WIDE_CONV},
+         setup=sparse_npy((4000000, 3, 8, 8), 1024), stderr=[r"big\.npy: the \.npy data is 1024 bytes; .*truncated"],
+         timeout=10, max_rss_mb=300, max_rss_mb_asan=1024),
 ]

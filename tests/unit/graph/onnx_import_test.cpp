@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "hwprof/cost.hpp"
 #include "graph/shape_inference.hpp"
+#include "hwprof/cost.hpp"
 #include "hwprof/graph.hpp"
 #include "scratch_dir.hpp"
 
@@ -259,7 +259,8 @@ INSTANTIATE_TEST_SUITE_P(
     ConvAndConvTranspose, OnnxBadAttribute,
     ::testing::Values(BadAttribute{"Conv", "strides", {0, 0}, false, "attribute strides has 0 at position 0; strides must be >= 1"},
                       BadAttribute{"Conv", "strides", {1, -2}, false, "attribute strides has -2 at position 1"},
-                      BadAttribute{"Conv", "strides", {kHuge, 1}, false, "attribute strides has 4611686018427387904 at position 0; strides must be at most"},
+                      BadAttribute{
+                          "Conv", "strides", {kHuge, 1}, false, "attribute strides has 4611686018427387904 at position 0; strides must be at most"},
                       BadAttribute{"Conv", "dilations", {0, 0}, false, "attribute dilations has 0"},
                       BadAttribute{"Conv", "kernel_shape", {0, 0}, false, "attribute kernel_shape has 0"},
                       BadAttribute{"Conv", "group", {0}, true, "attribute group is 0; group must be >= 1"},
