@@ -240,6 +240,7 @@ class Importer {
   void prepare_input();
   void infer();
   void infer_shapes_only();
+  void type_every_shape_input();
   void decode_constants();
   void index_values();
   void map_node(const onnx::NodeProto& n);
@@ -706,13 +707,39 @@ void Importer::infer_shapes_only() {
     }
     if (!complete) infos->DeleteSubrange(i, 1);
   }
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1, /*enable_data_propagation=*/true);
-    onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    fail(std::string("ONNX shape inference failed: ") + e.what());
+  // Twice: types and shapes first, without data propagation, then with it. ONNX 1.12's data
+  // propagator of Shape (opset 15 on) reads its input's type without checking that there is
+  // one, and a value has none where the node making it failed in that same run (a Reshape to a
+  // propagated shape of -5) or has no schema: the first run gives every value the type it can,
+  // and a value still without one gets an empty tensor type, so that the second run never
+  // meets a Shape of an untyped value.
+  for (const bool propagate : {false, true}) {
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1, /*enable_data_propagation=*/propagate);
+      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      fail(std::string("ONNX shape inference failed: ") + e.what());
+    }
+    if (!propagate) type_every_shape_input();
   }
 }
+
+void Importer::type_every_shape_input() {
+  auto& g = *model_.mutable_graph();
+  std::set<std::string> typed;
+  for (const auto& v : g.input()) typed.insert(v.name());
+  for (const auto& v : g.value_info()) typed.insert(v.name());
+  for (const auto& v : g.output()) typed.insert(v.name());
+  for (const auto& t : g.initializer()) typed.insert(t.name());
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Shape" || n.input_size() < 1 || typed.count(n.input(0)) != 0) continue;
+    auto* info = g.add_value_info();
+    info->set_name(n.input(0));
+    info->mutable_type()->mutable_tensor_type();
+    typed.insert(n.input(0));
+  }
+}
+
 
 // Constant nodes' values, as tensors, registered like initializers (value_float, value_ints,
 // ... made into TensorProtos): every later step reads a constant through constant().

@@ -354,6 +354,24 @@ CASES += [
     Case("fold_div_by_zero_is_not_folded", ["summary", "m.onnx"], files={"m.onnx": folded("Div", [6], [0])}, stdout=[r"relu"], timeout=10),
 ]
 
+
+
+def regression(name):
+    """An input the onnx fuzz harness found (tests/fuzz/regressions/onnx/)."""
+    def make(ctx):
+        return (ctx.source_dir / "tests" / "fuzz" / "regressions" / "onnx" / name).read_bytes()
+    return make
+
+
+CASES += [
+    # class: ONNX's own shape inference never reached with what crashes it. Found by the fuzz
+    # harness: ONNX 1.12's Shape (opset 15 on) reads the type of a value whose producer failed
+    # (a Reshape to a propagated shape of -281474975858689), unchecked: SIGSEGV.
+    Case("onnx_shape_of_a_value_whose_producer_failed", ["summary", "m.onnx"], rc=1,
+         files={"m.onnx": regression("shape-of-a-value-whose-producer-failed.onnx")},
+         stderr=[AT + r"ONNX shape inference failed: .*Reshape"], timeout=10),
+]
+
 # class: control characters in names (node, op type, graph, values) never reach the terminal raw.
 RAW_CONTROL = ["\x1b", "\x07", "\r", "\x00", "\x9b"]
 
