@@ -740,7 +740,6 @@ void Importer::type_every_shape_input() {
   }
 }
 
-
 // Constant nodes' values, as tensors, registered like initializers (value_float, value_ints,
 // ... made into TensorProtos): every later step reads a constant through constant().
 void Importer::decode_constants() {
