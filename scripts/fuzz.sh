@@ -5,7 +5,7 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--parallel] [--build-dir DIR] [TARGET...]
 #
-# TARGET: spec, calibration, profile, event_group (default: all four, one after the other;
+# TARGET: spec, calibration, profile, event_group, onnx (default: all five, one after the other;
 # with --parallel, all at once, each for the whole N seconds: for long runs on several cores).
 # --seconds N: per target (default 60). --build-dir DIR: default build/fuzz. Under DIR:
 # corpus/TARGET (the working corpus, kept between runs), crashes/TARGET/ (crash, timeout, OOM
@@ -16,7 +16,7 @@
 # compiler-rt/lib/fuzzer/FuzzerFlags.def), so it is never passed on.
 set -euo pipefail
 
-readonly all_targets=(spec calibration profile event_group)
+readonly all_targets=(spec calibration profile event_group onnx)
 readonly skip=77
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds=60
@@ -76,7 +76,7 @@ bin="$build_dir/bin"
 # ---- seeds: the shipped files, and the calibrations and profiles written by hwprof's writers ----
 seeds="$build_dir/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{spec,calibration,profile,event_group}
+mkdir -p "$seeds"/{spec,calibration,profile,event_group,onnx}
 "$bin/hwprof_fuzz_seeds" "$seeds/generated" > /dev/null
 cp "$root"/models/*.json "$seeds/spec/"
 cp "$seeds"/generated/calibration/*.json "$seeds/calibration/"
@@ -87,10 +87,14 @@ done
 for file in "$root"/counters/*/*.txt; do
   cp "$file" "$seeds/event_group/$(basename "$(dirname "$file")")-$(basename "$file")"
 done
+for file in "$root"/tests/fixtures/onnx/*/model.onnx; do
+  cp "$file" "$seeds/onnx/$(basename "$(dirname "$file")").onnx"
+done
 
 dictionary() {
   case "$1" in
     event_group) echo "$root/tests/fuzz/event_group.dict" ;;
+    onnx) echo "$root/tests/fuzz/onnx.dict" ;;
     *) echo "$root/tests/fuzz/json.dict" ;;
   esac
 }
@@ -105,6 +109,13 @@ run_target() {
   crashes="$build_dir/crashes/$target"
   log="$build_dir/logs/$target.log"
   mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
+  if [ ! -x "$bin/hwprof_${target}_fuzz" ]; then
+    # The onnx harness is built only where libonnx-dev is installed (tests/fuzz/CMakeLists.txt).
+    echo "fuzz.sh: $target skipped: $bin/hwprof_${target}_fuzz was not built (libonnx-dev missing?)"
+    printf '%-12s skipped (not built)' "$target" > "$build_dir/logs/$target.line"
+    echo 0 > "$build_dir/logs/$target.status"
+    return
+  fi
   before=$(find "$corpus" -type f | wc -l)
   echo "fuzz.sh: $target for $seconds s (log: $log)"
   # The working corpus first: libFuzzer adds what it finds to the first folder only. The saved

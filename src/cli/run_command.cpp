@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <new>
 #include <optional>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -17,6 +21,7 @@
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "common/input_file.hpp"
+#include "common/memory_budget.hpp"
 #include "common/npy.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
@@ -107,36 +112,100 @@ std::shared_ptr<RunCommandOptions> setup_run(CLI::App& app, int& exit_code) {
 
 namespace {
 
-// The input: an .npy file (which gives the batch and the per-sample shape), or none (the
-// synthetic input of --batch and --input-shape). `input_shape` gets the per-sample shape.
-Result<std::optional<Tensor>> given_input(const RunCommandOptions& options, std::string& input_shape) {
-  input_shape = options.input_shape;
-  if (options.input.empty()) return std::optional<Tensor>();
-  if (!options.input_shape.empty() || options.batch != 1) {
-    return Error{"--input gives the batch and the shape; --batch and --input-shape are for the synthetic input only"};
-  }
-  auto bytes = detail::read_input_file(options.input, ".npy input", kMaxNpyBytes);
+// A regular .npy file's header, read before the file itself, with the array checked against
+// the memory this process may take: reading holds the file's bytes and a copy of its data, then
+// that copy and the input tensor (a 3 GB array must not end in std::bad_alloc after a long
+// read). Nothing for a pipe, which is read first (bounded by kMaxNpyBytes).
+Result<std::optional<detail::NpyHeader>> peek_input(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return std::optional<detail::NpyHeader>();
+  const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in) return std::optional<detail::NpyHeader>();  // the read says why
+  std::string prefix(static_cast<std::size_t>(std::min<std::int64_t>(file_bytes, (1 << 16) + 16)), '\0');
+  in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
+  prefix.resize(static_cast<std::size_t>(in.gcount()));
+  auto header = detail::parse_npy_header(prefix, path);
+  if (!header) return header.error();
+  if (auto error = detail::check_npy_size(*header, file_bytes, path)) return *error;  // before its size is taken for the truth
+  const auto& a = header->array;
+  const std::int64_t tensor_bytes = a.type == detail::NpyArray::Type::i64 ? header->data_bytes / 2 : header->data_bytes;
+  const std::int64_t needed = file_bytes + std::max(header->data_bytes, tensor_bytes);
+  const detail::MemoryBudget budget = detail::memory_budget();
+  if (budget.available < 0 || needed <= budget.available) return std::optional<detail::NpyHeader>(std::move(*header));
+  const char* type = a.type == detail::NpyArray::Type::f32 ? "float32" : a.type == detail::NpyArray::Type::i32 ? "int32" : "int64";
+  return Error{
+      fmt::format("{}: the array {} {} holds {} bytes ({}); reading it into the input tensor needs about {} of memory, but only {} are "
+                  "available ({}); nothing was read (give a smaller batch)",
+                  path, format_shape(a.shape), type, header->data_bytes, detail::binary_bytes(header->data_bytes), detail::binary_bytes(needed),
+                  detail::binary_bytes(budget.available), budget.source)};
+}
+
+// The input .npy file as the engine's input tensor.
+Result<Tensor> read_input(const std::string& path) {
+  auto bytes = detail::read_input_file(path, ".npy input", kMaxNpyBytes);
   if (!bytes) return bytes.error();
-  auto array = detail::parse_npy(*bytes, options.input);
+  auto array = detail::parse_npy(*bytes, path);
   if (!array) return array.error();
-  Result<Tensor> tensor = Error{};
+  *bytes = std::string();  // the array holds its own copy of the data
   try {
-    tensor = detail::npy_to_tensor(*array, options.input);
+    return detail::npy_to_tensor(*array, path);
   } catch (const std::bad_alloc&) {
-    return Error{options.input + ": out of memory for the input tensor"};
+    return Error{path + ": out of memory for the input tensor"};
   }
-  if (!tensor) return tensor.error();
-  const Shape per_sample(tensor->shape().begin() + 1, tensor->shape().end());
-  input_shape = format_shape(per_sample);
-  return std::optional<Tensor>(std::move(*tensor));
+}
+
+// What the input is, from the tensor read or the file's header, before the model is loaded:
+// its type, its batch and its per-sample shape ("" keeps the model's).
+struct InputFacts {
+  std::optional<DType> dtype;
+  std::int64_t batch = 1;
+  std::string per_sample;
+};
+
+InputFacts input_facts(const RunCommandOptions& options, const std::optional<detail::NpyHeader>& header, const std::optional<Tensor>& given) {
+  InputFacts facts{std::nullopt, options.batch, options.input_shape};
+  Shape shape;
+  if (given) {
+    facts.dtype = given->dtype();
+    shape = given->shape();
+  } else if (header && header->array.shape.size() >= 2 && header->array.shape[0] >= 1) {
+    facts.dtype = header->array.type == detail::NpyArray::Type::f32 ? DType::f32 : DType::i32;
+    shape = header->array.shape;
+  }
+  if (shape.empty()) return facts;
+  facts.batch = shape[0];
+  facts.per_sample = format_shape(Shape(shape.begin() + 1, shape.end()));
+  return facts;
+}
+
+// -o naming the model or the input file, directly, through a link or by another spelling of
+// its path, would replace it with the output: refused before anything is read or run. The
+// files are compared by device and inode, where the output exists (else there is nothing to
+// lose).
+std::optional<Error> output_overwrites_a_source(const RunCommandOptions& options) {
+  struct stat out {};
+  if (options.output.empty() || ::stat(options.output.c_str(), &out) != 0) return std::nullopt;
+  std::vector<std::pair<const char*, std::string>> sources;
+  if (auto model = resolve_model(options.model)) sources.emplace_back("the model", *model);
+  if (!options.input.empty()) sources.emplace_back("the input", options.input);
+  for (const auto& [what, path] : sources) {
+    struct stat source {};
+    if (::stat(path.c_str(), &source) != 0 || source.st_dev != out.st_dev || source.st_ino != out.st_ino) continue;
+    const std::string which = path == options.output ? std::string() : ", " + path + " (the same file, through a link or by another path)";
+    return Error{"-o " + options.output + ": the output file is " + what + which +
+                 "; writing the output there would replace it (nothing was read or written; give another -o FILE)"};
+  }
+  return std::nullopt;
 }
 
 // The model, at the input's per-sample shape, checked to take the input's type.
-Result<Graph> model_for(const RunCommandOptions& options, const std::optional<Tensor>& given, const std::string& input_shape) {
+
+Result<Graph> model_for(const RunCommandOptions& options, std::optional<DType> given, const std::string& input_shape) {
   auto graph = load_model_argument(options.model, {});
   if (!graph) return graph.error();
-  if (given && given->dtype() != graph->input.dtype) {
-    return Error{options.input + ": the array holds " + std::string(given->dtype() == DType::f32 ? "float32 values" : "integers") + "; model '" +
+  if (given && *given != graph->input.dtype) {
+    return Error{options.input + ": the array holds " + std::string(*given == DType::f32 ? "float32 values" : "integers") + "; model '" +
                  graph->name + "' takes " +
                  std::string(graph->input.dtype == DType::f32 ? "float32 (save x.astype(np.float32))" : "token ids (int64 or int32)")};
   }
@@ -209,24 +278,49 @@ void print_run_table(const RunCommandOptions& options, const RunResult& r) {
 }  // namespace
 
 int run_run(const RunCommandOptions& options) {
-  std::string input_shape;
-  auto given = given_input(options, input_shape);
-  if (!given) return fail(given.error());
-  auto graph = model_for(options, *given, input_shape);
+  if (auto error = output_overwrites_a_source(options)) {
+    static_cast<void>(fail(*error));
+    return kExitUsage;
+  }
+  if (!options.input.empty() && (!options.input_shape.empty() || options.batch != 1)) {
+    return fail(Error{"--input gives the batch and the shape; --batch and --input-shape are for the synthetic input only"});
+  }
+  auto header = peek_input(options.input);
+  if (!header) return fail(header.error());
+  std::optional<Tensor> given;
+  const bool read_first = !options.input.empty() && !*header;  // a pipe: its header cannot be read alone
+  if (read_first) {
+    auto tensor = read_input(options.input);
+    if (!tensor) return fail(tensor.error());
+    given = std::move(*tensor);
+  }
+  const InputFacts facts = input_facts(options, *header, given);
+  auto graph = model_for(options, facts.dtype, facts.per_sample);
   if (!graph) return fail(graph.error());
   ExecutorOptions eo;
-  eo.batch = *given ? (*given)->dim(0) : options.batch;
+  eo.batch = facts.batch;
   eo.threads = options.threads;
   eo.seed = options.seed;
-  auto executor = Executor::build(*graph, eo);
+  auto executor = Executor::build(*graph, eo);  // checks the model's memory at the input's batch, before the input is read
   if (!executor) return fail(executor.error());
-  const Tensor input = *given ? std::move(**given) : executor->make_input(options.seed);
+  if (!options.input.empty() && !read_first) {
+    auto tensor = read_input(options.input);
+    if (!tensor) return fail(tensor.error());
+    if (tensor->shape() != (*header)->array.shape) return fail(Error{options.input + ": the file changed while hwprof read it"});
+    given = std::move(*tensor);
+  }
+  const Tensor input = given ? std::move(*given) : executor->make_input(options.seed);
   const auto start = std::chrono::steady_clock::now();
   auto output = executor->forward(input);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!output) return fail(output.error());
   const Tensor& y = *output;
   if (!options.output.empty()) {
+    const std::int64_t output_bytes = y.bytes() + 128;  // the .npy file is built in memory first
+    if (auto error = detail::check_memory_fits(output_bytes, options.output + ": the output " + format_shape(y.shape()), "its .npy file",
+                                               detail::memory_budget())) {
+      return fail(*error);
+    }
     const std::string npy = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
     if (const int code = emit(npy, options.output); code != kExitOk) return code;
   }

@@ -124,7 +124,7 @@ std::size_t element_size(NpyArray::Type t) {
 
 }  // namespace
 
-Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path) {
+Result<NpyHeader> parse_npy_header(std::string_view bytes, const std::string& path) {
   if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
     return Error{path + ": not a .npy file (it does not start with NumPy's magic \"\\x93NUMPY\"; save the array with numpy.save)"};
   }
@@ -148,13 +148,24 @@ Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path) {
   if (!array) return array.error();
   std::int64_t n = 1;
   for (std::int64_t d : array->shape) n *= d;  // bounded by the reader
-  const std::size_t want = static_cast<std::size_t>(n) * element_size(array->type);
-  const std::size_t have = bytes.size() - header_start - header_len;
-  if (have != want) {
-    return Error{path + ": the .npy data is " + std::to_string(have) + " bytes; its shape and dtype need " + std::to_string(want) +
-                 (have < want ? " (truncated?)" : " (trailing bytes)")};
-  }
-  array->data = std::string(bytes.substr(header_start + header_len));
+  const std::int64_t data_bytes = n * static_cast<std::int64_t>(element_size(array->type));
+  return NpyHeader{std::move(*array), header_start + header_len, data_bytes};
+}
+
+std::optional<Error> check_npy_size(const NpyHeader& header, std::int64_t file_bytes, const std::string& path) {
+  const std::int64_t want = header.data_bytes;
+  const std::int64_t have = file_bytes - static_cast<std::int64_t>(header.data_offset);
+  if (have == want) return std::nullopt;
+  return Error{path + ": the .npy data is " + std::to_string(have) + " bytes; its shape and dtype need " + std::to_string(want) +
+               (have < want ? " (truncated?)" : " (trailing bytes)")};
+}
+
+Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path) {
+  auto header = parse_npy_header(bytes, path);
+  if (!header) return header.error();
+  if (auto error = check_npy_size(*header, static_cast<std::int64_t>(bytes.size()), path)) return *error;
+  NpyArray array = std::move(header->array);
+  array.data = std::string(bytes.substr(header->data_offset));
   return array;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,20 @@ struct NpyArray {
   std::string data;                 // little-endian, C order, numel · element size bytes
 };
 
+// The header of an .npy file, read from its first bytes (`bytes` may stop anywhere after the
+// header): the array's type and shape (its data left empty), where the data starts and how
+// many bytes it has. For checking an array against memory before the file is read.
+struct NpyHeader {
+  NpyArray array;
+  std::size_t data_offset = 0;
+  std::int64_t data_bytes = 0;
+};
+Result<NpyHeader> parse_npy_header(std::string_view bytes, const std::string& path);
+// That a file of `file_bytes` holds exactly the data its header describes ("truncated?",
+// "trailing bytes").
+std::optional<Error> check_npy_size(const NpyHeader& header, std::int64_t file_bytes, const std::string& path);
 // The array in `bytes`; `path` names the file in messages. Accepts float32, int32 and int64
+
 // in C order and little-endian; anything else is an error that says how to save it instead.
 Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path);
 // The array as the engine's input tensor: float32 as it is; int64/int32 token ids as int32,

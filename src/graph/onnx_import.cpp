@@ -17,6 +17,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <optional>
@@ -26,6 +27,8 @@
 #include <vector>
 
 #include "common/input_file.hpp"
+#include "common/printable.hpp"
+#include "graph/onnx_attributes.hpp"
 #include "graph/shape_inference.hpp"
 #include "hwprof/graph.hpp"
 
@@ -120,9 +123,13 @@ std::string dims_text(const Dims& d) {
   return out + "]";
 }
 
+// The element count of `d`; -1 when a dimension is negative (unknown) or the product does not
+// fit in 64 bits, so that no comparison with a real count can succeed.
 std::int64_t product(const Dims& d) {
   std::int64_t n = 1;
-  for (std::int64_t x : d) n *= x;
+  for (std::int64_t x : d) {
+    if (x < 0 || __builtin_mul_overflow(n, x, &n)) return -1;
+  }
   return n;
 }
 
@@ -196,8 +203,36 @@ class Importer {
 
  private:
   [[noreturn]] void fail(const std::string& message) const { throw ImportError{path_ + ": " + message}; }
+  // "Conv 'conv1'": the op and the node's name (its first output's where it has none), escaped.
   std::string describe(const onnx::NodeProto& n) const {
-    return n.op_type() + " '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "'";
+    return detail::printable_name(n.op_type()) + " '" +
+           detail::printable_name(n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "'";
+  }
+  // "node 'conv1' (Conv)", for the messages about one node's attributes.
+  static std::string node_label(const onnx::NodeProto& n) {
+    const std::string name = n.name().empty()
+                                 ? (n.output_size() ? "with output '" + detail::printable_name(n.output(0)) + "'" : std::string("without a name"))
+                                 : "'" + detail::printable_name(n.name()) + "'";
+    return "node " + name + " (" + detail::printable_name(n.op_type()) + ")";
+  }
+  void validate_attributes(const onnx::GraphProto& g, int depth);
+  // x (sign) y for fold_shape_computations, checked: a result that does not fit in 64 bits
+  // (a Mul of a dimension by 2^62, INT64_MIN / -1) is an error naming the node.
+  std::int64_t shape_arithmetic(const onnx::NodeProto& n, char sign, std::int64_t x, std::int64_t y) const {
+    std::int64_t r = 0;
+    bool overflow = false;
+    if (sign == '+') overflow = __builtin_add_overflow(x, y, &r);
+    if (sign == '-') overflow = __builtin_sub_overflow(x, y, &r);
+    if (sign == '*') overflow = __builtin_mul_overflow(x, y, &r);
+    if (sign == '/') {
+      overflow = y == -1 && x == std::numeric_limits<std::int64_t>::min();
+      r = overflow || y == 0 ? 0 : x / y;
+    }
+    if (overflow) {
+      fail(node_label(n) + ": the shape arithmetic " + std::to_string(x) + " " + sign + " " + std::to_string(y) +
+           " overflows 64-bit integers; no tensor has such a size");
+    }
+    return r;
   }
 
   int opset() const { return opset_; }
@@ -205,6 +240,7 @@ class Importer {
   void prepare_input();
   void infer();
   void infer_shapes_only();
+  void type_every_shape_input();
   void decode_constants();
   void index_values();
   void map_node(const onnx::NodeProto& n);
@@ -266,7 +302,8 @@ class Importer {
   std::string external_file(const onnx::TensorProto& t) const;
   void check_external_data() const;
   InitialValue initial(const std::string& param, const std::string& value_name, Shape shape, std::vector<float> data) const {
-    return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float> >(std::move(data)), "initializer '" + value_name + "'"};
+    return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float> >(std::move(data)),
+                        "initializer '" + detail::printable_name(value_name) + "'"};
   }
 
   std::string layer_name(const onnx::NodeProto& n);
@@ -300,7 +337,8 @@ class Importer {
   void map_pad(const onnx::NodeProto& n);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
   // is named after it: the last layer added takes the parameter's name where that is free.
-  void name_after_parameter(const std::string& parameter) {
+  void name_after_parameter(const std::string& raw_parameter) {
+    const std::string parameter = detail::printable_name(raw_parameter);
     Node& node = graph_.nodes.back();
     if (parameter.empty() || parameter.rfind("onnx::", 0) == 0 || names_taken_.count(parameter) != 0) return;
     names_taken_.erase(node.name);
@@ -430,18 +468,19 @@ void Importer::prepare_input() {
   }
   onnx::ValueInfoProto& in = *inputs[0];
   input_name_ = in.name();
-  if (!in.type().has_tensor_type()) fail("input '" + input_name_ + "' is not a tensor");
+  if (!in.type().has_tensor_type()) fail("input '" + detail::printable_name(input_name_) + "' is not a tensor");
   const int elem = in.type().tensor_type().elem_type();
   if (elem == onnx::TensorProto_DataType_FLOAT) {
     graph_.input.dtype = DType::f32;
   } else if (elem == onnx::TensorProto_DataType_INT64 || elem == onnx::TensorProto_DataType_INT32) {
     graph_.input.dtype = DType::i32;
   } else {
-    fail("input '" + input_name_ + "' has element type " + onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)) +
+    fail("input '" + detail::printable_name(input_name_) + "' has element type " +
+         onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)) +
          "; hwprof reads float32 inputs (images, features) and int64/int32 token ids");
   }
   if (!in.type().tensor_type().has_shape() || in.type().tensor_type().shape().dim_size() < 2) {
-    fail("input '" + input_name_ + "' needs a shape [batch, ...] of rank 2 or more");
+    fail("input '" + detail::printable_name(input_name_) + "' needs a shape [batch, ...] of rank 2 or more");
   }
   auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
   auto* d0 = shape->mutable_dim(0);
@@ -454,11 +493,24 @@ void Importer::prepare_input() {
   for (int i = 1; i < shape->dim_size(); ++i) {
     const auto& d = shape->dim(i);
     if (!d.has_dim_value() || d.dim_value() <= 0) {
-      fail("input '" + input_name_ + "' dimension " + std::to_string(i) + " is " +
+      fail("input '" + detail::printable_name(input_name_) + "' dimension " + std::to_string(i) + " is " +
            (d.has_dim_param() ? "symbolic ('" + d.dim_param() + "')" : std::string("unknown")) +
            "; hwprof needs every dimension but the batch fixed (export with a fixed example input and without dynamic_axes for it)");
     }
     graph_.input.shape.push_back(d.dim_value());
+  }
+}
+
+// Every node's attributes, the nodes of subgraphs (an If's branches, a Loop's body) too: ONNX's
+// shape inference reads them all.
+void Importer::validate_attributes(const onnx::GraphProto& g, int depth) {
+  if (depth > kMaxRepeatNesting) fail("subgraphs are nested more than " + std::to_string(kMaxRepeatNesting) + " deep");
+  for (const auto& n : g.node()) {
+    if (auto problem = detail::onnx_attribute_problem(n, opset_)) fail(node_label(n) + ": " + *problem);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) validate_attributes(a.g(), depth + 1);
+      for (const auto& sub : a.graphs()) validate_attributes(sub, depth + 1);
+    }
   }
 }
 
@@ -568,7 +620,7 @@ bool Importer::fold_shape_computations() {
         if (shape[i] == -1) {
           infer_at = static_cast<std::int64_t>(i);
         } else {
-          fixed *= std::max<std::int64_t>(shape[i], 0);
+          fixed = shape_arithmetic(n, '*', fixed, std::max<std::int64_t>(shape[i], 0));
         }
       }
       if (infer_at >= 0 && fixed > 0) shape[static_cast<std::size_t>(infer_at)] = static_cast<std::int64_t>(a->v.size()) / fixed;
@@ -583,12 +635,11 @@ bool Importer::fold_shape_computations() {
         }
       }
     } else if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal") && a != nullptr && b != nullptr) {
-      if (op == "Add") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x + y; });
-      if (op == "Sub") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x - y; });
-      if (op == "Mul") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x * y; });
-      if (op == "Equal") out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return std::int64_t{x == y}; });
-      if (op == "Div" && std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
-        out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return x / y; });
+      const char sign = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
+      if (op == "Equal") {
+        out = broadcast(*a, *b, [](std::int64_t x, std::int64_t y) { return std::int64_t{x == y}; });
+      } else if (op != "Div" || std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
+        out = broadcast(*a, *b, [&](std::int64_t x, std::int64_t y) { return shape_arithmetic(n, sign, x, y); });
       }
     } else if (op == "Where" && a != nullptr && b != nullptr && get(n, 2) != nullptr) {
       const IntValue* c = get(n, 2);
@@ -656,11 +707,36 @@ void Importer::infer_shapes_only() {
     }
     if (!complete) infos->DeleteSubrange(i, 1);
   }
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1, /*enable_data_propagation=*/true);
-    onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    fail(std::string("ONNX shape inference failed: ") + e.what());
+  // Twice: types and shapes first, without data propagation, then with it. ONNX 1.12's data
+  // propagator of Shape (opset 15 on) reads its input's type without checking that there is
+  // one, and a value has none where the node making it failed in that same run (a Reshape to a
+  // propagated shape of -5) or has no schema: the first run gives every value the type it can,
+  // and a value still without one gets an empty tensor type, so that the second run never
+  // meets a Shape of an untyped value.
+  for (const bool propagate : {false, true}) {
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1, /*enable_data_propagation=*/propagate);
+      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      fail(std::string("ONNX shape inference failed: ") + e.what());
+    }
+    if (!propagate) type_every_shape_input();
+  }
+}
+
+void Importer::type_every_shape_input() {
+  auto& g = *model_.mutable_graph();
+  std::set<std::string> typed;
+  for (const auto& v : g.input()) typed.insert(v.name());
+  for (const auto& v : g.value_info()) typed.insert(v.name());
+  for (const auto& v : g.output()) typed.insert(v.name());
+  for (const auto& t : g.initializer()) typed.insert(t.name());
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Shape" || n.input_size() < 1 || typed.count(n.input(0)) != 0) continue;
+    auto* info = g.add_value_info();
+    info->set_name(n.input(0));
+    info->mutable_type()->mutable_tensor_type();
+    typed.insert(n.input(0));
   }
 }
 
@@ -756,14 +832,16 @@ std::string Importer::external_file(const onnx::TensorProto& t) const {
   namespace fs = std::filesystem;
   const fs::path rel(location);
   if (location.empty() || rel.is_absolute()) {
-    fail("initializer '" + t.name() + "': external data location '" + location + "' must be a path relative to the model's folder");
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location +
+         "' must be a path relative to the model's folder");
   }
   std::error_code ec;
   const fs::path base = fs::weakly_canonical(dir_, ec);
   const fs::path file = fs::weakly_canonical(dir_ / rel, ec);
   const auto [end, _] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
   if (ec || end != base.end()) {
-    fail("initializer '" + t.name() + "': external data location '" + location + "' is outside the model's folder " + base.string() + "; refused");
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location + "' is outside the model's folder " +
+         base.string() + "; refused");
   }
   return file.string();
 }
@@ -783,19 +861,20 @@ std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
       if (kv.key() == "offset") offset = std::stoll(kv.value());
       if (kv.key() == "length") length = std::stoll(kv.value());
     } catch (const std::exception&) {
-      fail("initializer '" + t.name() + "': external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+      fail("initializer '" + detail::printable_name(t.name()) + "': external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
     }
   }
   const std::filesystem::path file = external_file(t);
   auto text = detail::read_input_file(file.string(), "ONNX external data", static_cast<std::size_t>(kMaxOnnxBytes));
-  if (!text) fail("initializer '" + t.name() + "': " + text.error().message);
+  if (!text) fail("initializer '" + detail::printable_name(t.name()) + "': " + text.error().message);
   if (offset < 0 || offset > static_cast<std::int64_t>(text->size())) {
-    fail("initializer '" + t.name() + "': external data offset " + std::to_string(offset) + " is past the end of " + file.string());
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data offset " + std::to_string(offset) + " is past the end of " +
+         file.string());
   }
   if (length < 0) length = static_cast<std::int64_t>(text->size()) - offset;
   if (length > static_cast<std::int64_t>(text->size()) - offset) {
-    fail("initializer '" + t.name() + "': external data [" + std::to_string(offset) + ", +" + std::to_string(length) + ") runs past the end of " +
-         file.string() + " (" + std::to_string(text->size()) + " bytes)");
+    fail("initializer '" + detail::printable_name(t.name()) + "': external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+         ") runs past the end of " + file.string() + " (" + std::to_string(text->size()) + " bytes)");
   }
   return text->substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
 }
@@ -803,7 +882,7 @@ std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
 std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
   std::int64_t n = 1;
   for (std::int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && n > (std::int64_t{1} << 40) / d)) fail("initializer '" + t.name() + "' has an impossible shape");
+    if (d < 0 || (d > 0 && n > (std::int64_t{1} << 40) / d)) fail("initializer '" + detail::printable_name(t.name()) + "' has an impossible shape");
     n *= d;
   }
   std::vector<float> out;
@@ -813,7 +892,7 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
     } else {
       const std::string raw = raw_bytes(t);
       if (static_cast<std::int64_t>(raw.size()) != n * 4) {
-        fail("initializer '" + t.name() + "' holds " + std::to_string(raw.size()) + " bytes; its shape " +
+        fail("initializer '" + detail::printable_name(t.name()) + "' holds " + std::to_string(raw.size()) + " bytes; its shape " +
              dims_text(Dims(t.dims().begin(), t.dims().end())) + " needs " + std::to_string(n * 4));
       }
       out.resize(static_cast<std::size_t>(n));
@@ -824,7 +903,8 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
       for (double v : t.double_data()) out.push_back(static_cast<float>(v));
     } else {
       const std::string raw = raw_bytes(t);
-      if (static_cast<std::int64_t>(raw.size()) != n * 8) fail("initializer '" + t.name() + "' has the wrong number of bytes");
+      if (static_cast<std::int64_t>(raw.size()) != n * 8)
+        fail("initializer '" + detail::printable_name(t.name()) + "' has the wrong number of bytes");
       for (std::int64_t i = 0; i < n; ++i) {
         double v = 0;
         std::memcpy(&v, raw.data() + i * 8, 8);
@@ -832,11 +912,12 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
       }
     }
   } else {
-    fail("initializer '" + t.name() + "' has element type " +
+    fail("initializer '" + detail::printable_name(t.name()) + "' has element type " +
          onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.data_type())) + "; hwprof's engine reads float32 weights");
   }
   if (static_cast<std::int64_t>(out.size()) != n) {
-    fail("initializer '" + t.name() + "' holds " + std::to_string(out.size()) + " values; its shape needs " + std::to_string(n));
+    fail("initializer '" + detail::printable_name(t.name()) + "' holds " + std::to_string(out.size()) + " values; its shape needs " +
+         std::to_string(n));
   }
   return out;
 }
@@ -881,8 +962,13 @@ std::string Importer::layer_name(const onnx::NodeProto& n) {
   } else if (containers_.count(base) != 0) {
     base += "." + (op.empty() ? lower(n.op_type()) : op);
   }
+  // Escaped: a control character in a node's name reaches no terminal or report (and a NUL
+  // does not cut the name short into another layer's).
+  base = detail::printable_name(base);
   std::string name = base;
-  for (int k = 1; names_taken_.count(name) != 0; ++k) name = base + "." + lower(n.op_type()) + (k > 1 ? "_" + std::to_string(k) : "");
+  for (int k = 1; names_taken_.count(name) != 0; ++k) {
+    name = base + "." + detail::printable_name(lower(n.op_type())) + (k > 1 ? "_" + std::to_string(k) : "");
+  }
   names_taken_[name] = 1;
   return name;
 }
@@ -908,7 +994,7 @@ int Importer::add_node(const onnx::NodeProto& n, OpKind op, std::vector<int> inp
 // knows its float32 output's shape. Else its outputs are unmapped, and what reads them is not
 // counted either.
 void Importer::unsupported(const onnx::NodeProto& n, const std::string& why) {
-  const std::string source_op = n.op_type() + " (opset " + std::to_string(opset_) + ")";
+  const std::string source_op = detail::printable_name(n.op_type()) + " (opset " + std::to_string(opset_) + ")";
   unsupported_.push_back(describe(n) + " (opset " + std::to_string(opset_) + "): " + why);
   for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
   if (!options_.keep_unsupported || n.output_size() == 0) return;
@@ -1109,6 +1195,13 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
   }
   Attributes a;
   a.eps = attr_float(n, "epsilon", 1e-5f);
+  for (int i = 0; i < 4; ++i) {
+    const Dims dims(parts[i]->dims().begin(), parts[i]->dims().end());
+    if (product(dims) != (*in)[0]) {
+      fail(node_label(n) + ": input '" + detail::printable_name(parts[i]->name()) + "' has shape " + dims_text(dims) +
+           "; it needs one value per channel (" + std::to_string((*in)[0]) + ")");
+    }
+  }
   add_node(n, OpKind::batchnorm2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
@@ -1890,7 +1983,7 @@ Importer::Mismatch Importer::match_enclosure(int /*softmax*/, AttentionMatch& a)
       if (readers == consumers_.end()) continue;
       for (int c : readers->second) {
         if (!std::binary_search(a.nodes.begin(), a.nodes.end(), c) && onnx_node(c).op_type() != "Shape") {
-          return "its intermediate value '" + out + "' is also read by " + describe(onnx_node(c));
+          return "its intermediate value '" + detail::printable_name(out) + "' is also read by " + describe(onnx_node(c));
         }
       }
     }
@@ -1953,7 +2046,8 @@ void Importer::map_fusion(int index, const Fusion& f) {
   Node node;
   std::string name = f.name.empty() ? lower(op_name(f.op).data()) : f.name;
   if (containers_.count(name) != 0 && f.op != OpKind::attention) name += "." + std::string(op_name(f.op));
-  const std::string base = name;
+  const std::string base = detail::printable_name(name);
+  name = base;
   for (int k = 2; names_taken_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
   names_taken_[name] = 1;
   node.name = name;
@@ -1995,6 +2089,11 @@ void Importer::map_gather(const onnx::NodeProto& n) {
   if (ax <= 0 || ax >= rank) return unsupported(n, "the Gather's axis is the batch axis or out of range");
   Attributes a;
   a.axis = ax - 1;
+  const std::int64_t size = d[static_cast<std::size_t>(ax)];
+  if (!(*index >= static_cast<double>(-size) && *index < static_cast<double>(size)) || *index != std::floor(*index)) {
+    fail(node_label(n) + ": index " + std::to_string(*index) + " is out of range for axis " + std::to_string(ax) + " of size " +
+         std::to_string(size) + " (valid: " + std::to_string(-size) + " to " + std::to_string(size - 1) + ")");
+  }
   a.index = static_cast<std::int64_t>(*index);
   add_node(n, OpKind::select, {values_.at(n.input(0)).node}, a);
 }
@@ -2057,7 +2156,8 @@ void Importer::map_pad(const onnx::NodeProto& n) {
 // of attribute translation; the patterns spanning several nodes are found elsewhere.
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return unsupported(n, "operator domain '" + n.domain() + "' is not the default ONNX one");
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return unsupported(n, "operator domain '" + detail::printable_name(n.domain()) + "' is not the default ONNX one");
   if (op == "Constant") return;                                     // decode_constants() registered its value
   if (op == "Identity" && constant(n.input(0)) != nullptr) return;  // index_values() aliased it
   // A node none of whose inputs is an activation computes shapes or folds constants: it is not
@@ -2077,7 +2177,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
       for (const std::string& in : n.input()) {
         if (!in.empty() && kind_of(in) == Value::Kind::unmapped && from.empty()) from = in;
       }
-      return unsupported(n, "it reads '" + from + "', the output of a node hwprof cannot map");
+      return unsupported(n, "it reads '" + detail::printable_name(from) + "', the output of a node hwprof cannot map");
     }
     for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
     return;
@@ -2161,8 +2261,11 @@ void Importer::map_node(const onnx::NodeProto& n) {
     if (n.input_size() > 1 && !n.input(1).empty()) {
       const onnx::TensorProto* r = constant(n.input(1));
       if (r == nullptr) return unsupported(n, "the ratio is computed in the graph");
-      a.p = floats(*r).at(0);
+      const std::vector<float> ratio = floats(*r);
+      if (ratio.size() != 1) return unsupported(n, "the ratio is not one value");
+      a.p = ratio[0];
     }
+    if (!(a.p >= 0.0f && a.p < 1.0f)) fail(node_label(n) + ": ratio " + std::to_string(a.p) + " is not a probability in [0, 1)");
     return (void)add_node(n, OpKind::dropout, {x}, a);
   }
   unsupported(n, "no mapping onto hwprof's layers");
@@ -2174,6 +2277,13 @@ Graph Importer::run() {
   read_opset();
   prepare_input();
   check_external_data();
+  validate_attributes(model_.graph(), 0);
+  for (const auto& f : model_.functions()) {
+    for (const auto& n : f.node()) {
+      if (auto problem = detail::onnx_attribute_problem(n, opset_))
+        fail("function '" + detail::printable_name(f.name()) + "': " + node_label(n) + ": " + *problem);
+    }
+  }
   infer();
   decode_constants();
   // Shape arithmetic that inference leaves unknown is evaluated and handed back, in rounds: each
@@ -2204,8 +2314,9 @@ Graph Importer::run() {
     }
     fail(std::to_string(unsupported_.size()) + " node" + (unsupported_.size() == 1 ? "" : "s") + " cannot be mapped onto hwprof's layers:" + list);
   }
-  if (!is_activation(out)) fail("the graph's output '" + out + "' does not depend on its input");
-  if (pads_.count(out) != 0) fail("the graph's output '" + out + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
+  if (!is_activation(out)) fail("the graph's output '" + detail::printable_name(out) + "' does not depend on its input");
+  if (pads_.count(out) != 0)
+    fail("the graph's output '" + detail::printable_name(out) + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
   const int last = values_.at(out).node;
   if (last == kModelInput) fail("the graph's output is its input: there are no layers");
   // Layers that do not lead to the output (dead branches) are dropped; what is left ends at it.
@@ -2254,14 +2365,16 @@ Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const
     graph = importer.run();
     expected = std::move(importer.expected);
   } catch (const ImportError& e) {
-    return Error{e.message};
+    return Error{detail::printable_message(e.message)};
   } catch (const std::exception& e) {
-    return Error{path + ": cannot import the ONNX model: " + e.what()};
+    return Error{path + ": cannot import the ONNX model: " + detail::printable_message(e.what())};
   }
+
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".onnx") == 0) base.resize(base.size() - 5);
-  graph.name =
-      model.graph().name().empty() || model.graph().name() == "main_graph" || model.graph().name() == "torch_jit" ? base : model.graph().name();
+  graph.name = model.graph().name().empty() || model.graph().name() == "main_graph" || model.graph().name() == "torch_jit"
+                   ? base
+                   : detail::printable_name(model.graph().name());
   graph.source = SourceText(path, std::string());
   if (auto error = detail::infer_shapes(graph)) return Error{path + ": the mapped graph is inconsistent (" + error->message + ")"};
   for (const Node& node : graph.nodes) {

@@ -92,6 +92,33 @@ std::string kind_of(const Shape& s) {
   return format_shape(s);
 }
 
+// The window of a conv, transposed conv or pool: every size the output formulas divide by or
+// multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
+// empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
+// already; an ONNX import or a graph built in code reaches here too.
+Outcome window_problem(const Node& node) {
+  const Attributes& a = node.attrs;
+  const struct {
+    const char* name;
+    Pair value;
+    std::int64_t low;
+    bool used;
+  } checks[] = {
+      {"kernel", a.kernel, 1, true},
+      {"stride", a.stride, 1, true},
+      {"dilation", a.dilation, 1, node.op == OpKind::conv2d || node.op == OpKind::conv_transpose2d},
+      {"padding", a.padding, 0, true},
+      {"output_padding", a.output_padding, 0, node.op == OpKind::conv_transpose2d},
+  };
+  for (const auto& c : checks) {
+    if (c.used && (c.value.h < c.low || c.value.w < c.low))
+      return problem(std::string(c.name) + " is " + str(c.value.h) + "x" + str(c.value.w) + "; it must be at least " + str(c.low), c.name);
+  }
+  if ((node.op == OpKind::conv2d || node.op == OpKind::conv_transpose2d) && a.groups < 1)
+    return problem("groups = " + str(a.groups) + " must be at least 1", "groups");
+  return Outcome{};
+}
+
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
 Outcome infer_node(const Graph& g, const Node& node) {
@@ -140,6 +167,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     }
     case OpKind::conv2d: {
       if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (auto w = window_problem(node); !w.problem.empty()) return w;
       if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
       if (a.out_channels % a.groups != 0)
         return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
@@ -155,6 +183,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::conv_transpose2d: {
       // PyTorch's ConvTranspose2d: (in - 1)·stride - 2·padding + dilation·(kernel - 1) + output_padding + 1.
       if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (auto w = window_problem(node); !w.problem.empty()) return w;
       if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
       if (a.out_channels % a.groups != 0)
         return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
@@ -162,7 +191,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
           (a.output_padding.w >= a.stride.w && a.output_padding.w >= a.dilation.w))
         return problem("output_padding must be smaller than the stride or the dilation (PyTorch's rule)", "output_padding");
       const auto size = [](std::int64_t i, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, std::int64_t op) {
-        return (i - 1) * s - 2 * p + d * (k - 1) + op + 1;
+        const Wide out = (Wide{i} - 1) * s - 2 * Wide{p} + Wide{d} * (Wide{k} - 1) + op + 1;
+        return out <= 0 ? std::int64_t{0} : saturate(out);
       };
       const std::int64_t oh = size(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
       const std::int64_t ow = size(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
@@ -186,6 +216,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::maxpool2d:
     case OpKind::avgpool2d: {
       if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (auto w = window_problem(node); !w.problem.empty()) return w;
+
       if (a.padding.h > a.kernel.h / 2 || a.padding.w > a.kernel.w / 2)
         return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(a.padding.h) + "x" + str(a.padding.w) +
                            " for kernel " + str(a.kernel.h) + "x" + str(a.kernel.w),

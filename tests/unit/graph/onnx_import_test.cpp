@@ -1,8 +1,10 @@
 // ONNX import (src/graph/onnx_import.cpp) on models built here with the ONNX protobuf types:
 // names from PyTorch's module paths, exact params, per-sample shapes, the initializers as the
 // layers' initial values, and a clear error for what cannot be mapped.
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include "graph/shape_inference.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/graph.hpp"
 #include "scratch_dir.hpp"
@@ -216,6 +219,197 @@ TEST_F(OnnxExternalData, AFileWithoutTheOnnxNameIsRecognisedByItsContent) {
   auto g = load_model(path);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(g->nodes.size(), 12u);
+}
+
+// --- attributes a formula divides by, sizes with or counts with (src/graph/onnx_attributes.cpp) ---
+
+// A model of one Conv (or ConvTranspose) of [3, 8, 8] with a 3x3 kernel and `attribute` set.
+std::string conv_with(const std::string& op, const std::string& attribute, std::vector<std::int64_t> values, bool scalar = false) {
+  ModelBuilder b(13, {3, 8, 8});
+  b.init("w", op == "Conv" ? std::vector<std::int64_t>{4, 3, 3, 3} : std::vector<std::int64_t>{3, 4, 3, 3});
+  auto& n = b.node(op, "conv1", {"input", "w"}, "output");
+  if (scalar) {
+    ModelBuilder::integer(n, attribute, values.at(0));
+  } else {
+    ModelBuilder::ints(n, attribute, values);
+  }
+  return b.bytes(4);
+}
+
+struct BadAttribute {
+  std::string op, attribute;
+  std::vector<std::int64_t> values;
+  bool scalar;
+  std::string message;
+};
+
+class OnnxBadAttribute : public ::testing::TestWithParam<BadAttribute> {};
+
+TEST_P(OnnxBadAttribute, IsRefusedNamingTheFileTheNodeAndTheAttribute) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const BadAttribute& p = GetParam();
+  auto g = import_onnx(conv_with(p.op, p.attribute, p.values, p.scalar), "m.onnx");
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.error().message, HasSubstr("m.onnx: node 'conv1' (" + p.op + "): " + p.message));
+}
+
+constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+
+INSTANTIATE_TEST_SUITE_P(
+    ConvAndConvTranspose, OnnxBadAttribute,
+    ::testing::Values(BadAttribute{"Conv", "strides", {0, 0}, false, "attribute strides has 0 at position 0; strides must be >= 1"},
+                      BadAttribute{"Conv", "strides", {1, -2}, false, "attribute strides has -2 at position 1"},
+                      BadAttribute{
+                          "Conv", "strides", {kHuge, 1}, false, "attribute strides has 4611686018427387904 at position 0; strides must be at most"},
+                      BadAttribute{"Conv", "dilations", {0, 0}, false, "attribute dilations has 0"},
+                      BadAttribute{"Conv", "kernel_shape", {0, 0}, false, "attribute kernel_shape has 0"},
+                      BadAttribute{"Conv", "group", {0}, true, "attribute group is 0; group must be >= 1"},
+                      BadAttribute{"Conv", "group", {-1}, true, "attribute group is -1"},
+                      BadAttribute{"Conv", "pads", {-1, -1, -1, -1}, false, "attribute pads has -1 at position 0; pads must be >= 0"},
+                      BadAttribute{"Conv", "pads", {kHuge, 0, kHuge, 0}, false, "attribute pads has 4611686018427387904"},
+                      BadAttribute{"Conv", "pads", {1, 1, 1}, false, "attribute pads has 3 values"},
+                      BadAttribute{"ConvTranspose", "strides", {0, 0}, false, "attribute strides has 0"},
+                      BadAttribute{"ConvTranspose", "group", {0}, true, "attribute group is 0"},
+                      BadAttribute{"ConvTranspose", "output_padding", {-1, 0}, false, "attribute output_padding has -1"}));
+
+TEST(OnnxImport, APoolWithAZeroKernelOrStrideIsRefused) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    ModelBuilder zero_kernel(13, {3, 8, 8});
+    ModelBuilder::ints(zero_kernel.node(op, "pool1", {"input"}, "output"), "kernel_shape", {0, 0});
+    EXPECT_THAT(import_onnx(zero_kernel.bytes(4), "p.onnx").error().message,
+                HasSubstr("p.onnx: node 'pool1' (" + std::string(op) + "): attribute kernel_shape has 0 at position 0"));
+    ModelBuilder zero_stride(13, {3, 8, 8});
+    auto& n = zero_stride.node(op, "pool1", {"input"}, "output");
+    ModelBuilder::ints(n, "kernel_shape", {2, 2});
+    ModelBuilder::ints(n, "strides", {2, 0});
+    EXPECT_THAT(import_onnx(zero_stride.bytes(4), "p.onnx").error().message, HasSubstr("attribute strides has 0 at position 1"));
+  }
+}
+
+TEST(OnnxImport, OtherCountsAndSizesAreChecked) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder d2s(13, {4, 2, 2});
+  ModelBuilder::integer(d2s.node("DepthToSpace", "d2s", {"input"}, "output"), "blocksize", 0);
+  EXPECT_THAT(import_onnx(d2s.bytes(4), "d.onnx").error().message, HasSubstr("node 'd2s' (DepthToSpace): attribute blocksize is 0"));
+  ModelBuilder softmax(13, {4});
+  ModelBuilder::integer(softmax.node("Softmax", "sm", {"input"}, "output"), "axis", 1000);
+  EXPECT_THAT(import_onnx(softmax.bytes(), "s.onnx").error().message, HasSubstr("node 'sm' (Softmax): attribute axis is 1000"));
+  ModelBuilder bn(13, {3, 4, 4});
+  for (const char* t : {"s", "b", "m", "v"}) bn.init(t, {3});
+  auto& n = bn.node("BatchNormalization", "bn", {"input", "s", "b", "m", "v"}, "output");
+  auto* eps = n.add_attribute();
+  eps->set_name("epsilon");
+  eps->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  eps->set_f(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_THAT(import_onnx(bn.bytes(4), "b.onnx").error().message, HasSubstr("node 'bn' (BatchNormalization): attribute epsilon is nan"));
+}
+
+TEST(OnnxImport, ANodeInsideASubgraphIsCheckedToo) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {3, 8, 8});
+  auto& branch = b.node("If", "if", {"input"}, "output");
+  auto* g = branch.add_attribute();
+  g->set_name("then_branch");
+  g->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  auto* pool = g->mutable_g()->add_node();
+  pool->set_op_type("MaxPool");
+  pool->set_name("inner");
+  auto* k = pool->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto_AttributeType_INTS);
+  k->add_ints(0);
+  k->add_ints(0);
+  EXPECT_THAT(import_onnx(b.bytes(4), "i.onnx").error().message, HasSubstr("node 'inner' (MaxPool): attribute kernel_shape has 0"));
+}
+
+// --- shape arithmetic the importer folds, checked for overflow ---------------------------------
+
+void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {
+  auto& n = b.node("Constant", "c_" + name, {}, name);
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto_DataType_INT64);
+  t->add_dims(static_cast<std::int64_t>(values.size()));
+  for (std::int64_t v : values) t->add_int64_data(v);
+}
+
+std::string folded(const std::string& op, std::vector<std::int64_t> a, std::vector<std::int64_t> b) {
+  ModelBuilder m(13, {4});
+  int_constant(m, "a", std::move(a));
+  int_constant(m, "b", std::move(b));
+  m.node(op, "fold", {"a", "b"}, "c");
+  m.node("Relu", "relu", {"input"}, "output");
+  return m.bytes();
+}
+
+TEST(OnnxImport, FoldedShapeArithmeticThatOverflowsIsAnError) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_THAT(import_onnx(folded("Div", {kMin}, {-1}), "f.onnx").error().message,
+              HasSubstr("f.onnx: node 'fold' (Div): the shape arithmetic -9223372036854775808 / -1 overflows 64-bit integers"));
+  EXPECT_THAT(import_onnx(folded("Mul", {3}, {kHuge}), "f.onnx").error().message, HasSubstr("3 * 4611686018427387904 overflows"));
+  EXPECT_THAT(import_onnx(folded("Add", {kMax, 1}, {1}), "f.onnx").error().message, HasSubstr("(Add): the shape arithmetic"));
+  EXPECT_THAT(import_onnx(folded("Sub", {kMin}, {1}), "f.onnx").error().message, HasSubstr("(Sub): the shape arithmetic"));
+  // In range, it folds and the model imports.
+  auto fine = import_onnx(folded("Mul", {3, 4}, {5}), "f.onnx");
+  EXPECT_TRUE(fine.ok()) << fine.error().message;
+  // A Shape (known: [2, 4]) times 2^62.
+  ModelBuilder shape(13, {4});
+  shape.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(2);
+  shape.node("Shape", "shape", {"input"}, "s");
+  int_constant(shape, "k", {kHuge});
+  shape.node("Mul", "scale", {"s", "k"}, "c");
+  shape.node("Relu", "relu", {"input"}, "output");
+  EXPECT_THAT(import_onnx(shape.bytes(), "s.onnx").error().message, HasSubstr("node 'scale' (Mul): the shape arithmetic"));
+}
+
+// --- names: control characters escaped, never raw in a layer's name or a message --------------
+
+TEST(OnnxImport, ControlCharactersInNamesAreEscaped) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {4});
+  b.node("Relu", std::string("/a\x1b[31m\r/Relu"), {"input"}, "r");
+  b.node("Relu", std::string("/x\0y/Relu", 9), {"r"}, "r2");
+  b.node("Relu", "/x/Relu", {"r2"}, "output");
+  auto g = import_onnx(b.bytes(), "n.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_THAT(names_of(*g), ::testing::ElementsAre("a\\x1b[31m\\x0d", "x\\x00y", "x"));
+  ModelBuilder bad(13, {3, 8, 8});
+  bad.init("w", {4, 3, 3, 3});
+  ModelBuilder::ints(bad.node("Conv", "c\x07\x1b", {"input", "w"}, "output"), "strides", {0, 0});
+  const std::string message = import_onnx(bad.bytes(4), "n.onnx").error().message;
+  EXPECT_THAT(message, HasSubstr("node 'c\\x07\\x1b' (Conv)"));
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+}
+
+// --- the engine never sees a window that divides by zero ----------------------------------------
+
+TEST(OnnxImport, ShapeInferenceRefusesZeroWindowsInAGraphMadeInCode) {
+  Graph g;
+  g.name = "made";
+  g.input.shape = {3, 8, 8};
+  for (const OpKind op : {OpKind::maxpool2d, OpKind::conv_transpose2d, OpKind::conv2d}) {
+    Node n;
+    n.name = "w";
+    n.op = op;
+    n.inputs = {kModelInput};
+    n.attrs.kernel = {2, 2};
+    n.attrs.stride = {0, 0};
+    n.attrs.out_channels = 3;
+    g.nodes = {n};
+    auto error = detail::infer_shapes(g);
+    ASSERT_TRUE(error.has_value()) << op_name(op);
+    EXPECT_THAT(error->message, HasSubstr("stride is 0x0; it must be at least 1"));
+    g.nodes[0].attrs.stride = {1, 1};
+    g.nodes[0].attrs.kernel = {0, 0};
+    error = detail::infer_shapes(g);
+    ASSERT_TRUE(error.has_value()) << op_name(op);
+    EXPECT_THAT(error->message, HasSubstr("kernel is 0x0"));
+  }
 }
 
 }  // namespace
