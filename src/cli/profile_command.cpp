@@ -83,18 +83,25 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
   return options;
 }
 
+namespace {
+
+// One of several ranks (mpirun, srun, torchrun): DIR/rank-00003/, never all ranks in one
+// folder; a rank whose number cannot be read gets a folder of this process's own, DIR/pid-N/.
+std::string rank_output_dir(const std::string& dir) {
+  const detail::LaunchRank rank = detail::launch_rank();
+  for (const std::string& problem : rank.problems) std::cerr << "hwprof: warning: " << problem << " (the launcher's rank variable)\n";
+  if (rank.known()) return dir + "/" + detail::rank_folder(rank.rank);
+  if (rank.problems.empty()) return dir;
+  const std::string own = dir + "/pid-" + std::to_string(::getpid());
+  std::cerr << "hwprof: warning: writing into " << own << " instead\n";
+  return own;
+}
+
+}  // namespace
+
 int run_profile(const ProfileCommandOptions& given) {
   ProfileCommandOptions options = given;
-  // One of several ranks (mpirun, srun, torchrun): DIR/rank-00003/, never all ranks in one file.
-  const detail::LaunchRank rank = detail::launch_rank();
-  if (rank.known() && !options.output_dir.empty()) options.output_dir += "/" + detail::rank_folder(rank.rank);
-  for (const std::string& problem : rank.problems) std::cerr << "hwprof: warning: " << problem << " (the launcher's rank variable)\n";
-  if (!rank.known() && !rank.problems.empty() && !options.output_dir.empty()) {
-    // Launched as a rank whose number cannot be read: a folder of this process's own, so that
-    // the ranks never write over each other.
-    options.output_dir += "/pid-" + std::to_string(::getpid());
-    std::cerr << "hwprof: warning: writing into " << options.output_dir << " instead\n";
-  }
+  if (!options.output_dir.empty()) options.output_dir = rank_output_dir(options.output_dir);
   auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
   if (!options.output_dir.empty()) {
