@@ -1,9 +1,13 @@
 // hwprof: what each layer of a neural network should cost, and what it did cost on this
-// machine. One include for the whole public API.
+// machine. One include for the whole public C++ API except <hwprof/regions.hpp> (and its C
+// half, regions.h): a program includes that itself where it marks regions, since it registers
+// the report module before main (docs/regions.md).
 #pragma once
 
+#include "hwprof/atomic_file.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/counters.hpp"
+#include "hwprof/cpu.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hwprof/atomic_file.hpp"  // write_file_atomically, check_output_path: still here for users
 #include "hwprof/cost.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/machine.hpp"
@@ -68,18 +69,6 @@ std::string html_report(const Profile& profile);
 // trace.json and report.html, each atomically, into `dir` (created if needed). `written`, if
 // given, receives the path of each file written, in that order.
 std::optional<Error> write_profile_outputs(const Profile& profile, const std::string& dir, std::vector<std::string>* written = nullptr);
-
-// Writes the whole file or nothing: a temporary file beside `path`, flushed, then renamed over
-// it. A symlink's target is what gets replaced (the link stays), and a file replaced keeps its
-// permissions and owner. What is not a regular file is never replaced: a character device
-// (/dev/null) or a FIFO with a reader is written to directly, as is a descriptor of this
-// process (/dev/stdout, /dev/fd/N, /proc/self/fd/N; appended to); a directory, a block device,
-// a socket and a FIFO nobody reads are refused.
-std::optional<Error> write_file_atomically(const std::string& path, const std::string& content);
-// Whether write_file_atomically(path, ...) can succeed, checked before long work (a calibration)
-// so that a bad destination fails at once: the path is not empty or a directory, and the folder
-// it goes into exists and is writable.
-std::optional<Error> check_output_path(const std::string& path);
 
 }  // namespace hwprof
 HWPROF_API_END

@@ -19,9 +19,9 @@
 #include "calibrate/compute.hpp"
 #include "common/cpu_topology.hpp"
 #include "counters/system_info.hpp"
+#include "hwprof/atomic_file.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/machine.hpp"
-#include "hwprof/report.hpp"
 
 namespace hwprof {
 namespace detail {

@@ -22,10 +22,10 @@
 #include "cli/output.hpp"
 #include "common/input_file.hpp"
 #include "common/memory_budget.hpp"
-#include "common/npy.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/tensor.hpp"
+#include "nn/npy.hpp"
 
 namespace hwprof::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/atomic_file.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/atomic_file.hpp"
 
 namespace hwprof {
 namespace {

@@ -1,4 +1,4 @@
-// A file written whole or not at all (write_file_atomically, <hwprof/report.hpp>) from content
+// A file written whole or not at all (write_file_atomically, <hwprof/atomic_file.hpp>) from content
 // made in parts: a large report (a trace of 100,000 calls) is written as it is made, so that
 // writing it never needs the whole text in memory at once (docs/regions.md, "What is written").
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "hwprof/report.hpp"
+#include "hwprof/atomic_file.hpp"
 
 namespace hwprof::detail {
 

@@ -12,8 +12,8 @@
 #include <dlfcn.h>
 
 #include "common/data_paths.hpp"
+#include "hwprof/atomic_file.hpp"
 #include "hwprof/regions.hpp"
-#include "hwprof/report.hpp"
 #include "hwprof/version.hpp"
 
 namespace hwprof {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "common/npy.hpp"
+#include "nn/npy.hpp"
 #include "run_process.hpp"
 #include "text_support.hpp"
 

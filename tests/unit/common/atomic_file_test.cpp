@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "common/atomic_file.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/atomic_file.hpp"
 #include "scratch_dir.hpp"
 
 namespace hwprof {

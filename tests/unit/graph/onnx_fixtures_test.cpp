@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "common/npy.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
+#include "nn/npy.hpp"
 #include "text_support.hpp"
 
 namespace hwprof {

@@ -1,4 +1,4 @@
-// NumPy .npy files (src/common/npy.cpp): what numpy.save writes is read back exactly, what
+// NumPy .npy files (src/nn/npy.cpp): what numpy.save writes is read back exactly, what
 // hwprof writes NumPy's layout rules accept (data at a multiple of 64 bytes), and damaged or
 // unsupported files are clear errors that say what to do.
 #include <cstring>
@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/npy.hpp"
+#include "nn/npy.hpp"
 
 namespace hwprof::detail {
 namespace {

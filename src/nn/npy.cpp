@@ -1,4 +1,4 @@
-#include "common/npy.hpp"
+#include "nn/npy.hpp"
 
 #include <cctype>
 #include <cstring>
