@@ -1,5 +1,6 @@
 #include <string>
 
+#include "graph/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "hwprof/graph.hpp"
 
@@ -48,9 +49,26 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::cls_token:
     case OpKind::attention:
       return {"model width D", in[1]};
-    default:
-      return {};
+    case OpKind::softmax:
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d:
+    case OpKind::adaptive_avgpool2d:
+    case OpKind::flatten:
+    case OpKind::dropout:
+    case OpKind::add:
+    case OpKind::concat:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::embedding:
+    case OpKind::select:
+    case OpKind::mul:
+    case OpKind::sub:
+    case OpKind::div:
+    case OpKind::unsupported:
+    HWPROF_ELEMENTWISE_UNARY_CASES:
+      break;
   }
+  return {};
 }
 
 }  // namespace

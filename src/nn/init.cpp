@@ -9,6 +9,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "graph/ops.hpp"
+
 namespace hwprof::nn {
 namespace {
 
@@ -166,7 +168,18 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"out_proj.bias", {d}, InitScheme::constant, 0.0, -1});
       break;
     }
-    default:
+    case OpKind::softmax:
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d:
+    case OpKind::adaptive_avgpool2d:
+    case OpKind::flatten:
+    case OpKind::dropout:
+    case OpKind::concat:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::select:
+    case OpKind::unsupported:
+    HWPROF_ELEMENTWISE_UNARY_CASES:
       break;
   }
   return specs;

@@ -290,9 +290,33 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
       return Activation::hardswish;
     case OpKind::hardsigmoid:
       return Activation::hardsigmoid;
-    default:
-      return std::nullopt;  // not element-wise, or a new row without its kernel (OpTable.EveryElementwiseRowHasItsOwnKernel)
+    case OpKind::linear:
+    case OpKind::conv2d:
+    case OpKind::batchnorm2d:
+    case OpKind::layernorm:
+    case OpKind::softmax:
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d:
+    case OpKind::adaptive_avgpool2d:
+    case OpKind::flatten:
+    case OpKind::dropout:
+    case OpKind::add:
+    case OpKind::concat:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::embedding:
+    case OpKind::pos_embedding:
+    case OpKind::cls_token:
+    case OpKind::select:
+    case OpKind::attention:
+    case OpKind::mul:
+    case OpKind::sub:
+    case OpKind::div:
+    case OpKind::conv_transpose2d:
+    case OpKind::unsupported:
+      break;  // not element-wise
   }
+  return std::nullopt;
 }
 
 namespace {

@@ -42,9 +42,30 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
       return true;
     case OpKind::conv2d:
       return !is_depthwise(node, input_shape);
-    default:
-      return false;
+    case OpKind::batchnorm2d:
+    case OpKind::layernorm:
+    case OpKind::softmax:
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d:
+    case OpKind::adaptive_avgpool2d:
+    case OpKind::flatten:
+    case OpKind::dropout:
+    case OpKind::add:
+    case OpKind::concat:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::embedding:
+    case OpKind::pos_embedding:
+    case OpKind::cls_token:
+    case OpKind::select:
+    case OpKind::mul:
+    case OpKind::sub:
+    case OpKind::div:
+    case OpKind::unsupported:
+    HWPROF_ELEMENTWISE_UNARY_CASES:
+      break;
   }
+  return false;
 }
 
 const LayerCounter* task_clock(const LayerProfile& l) {
@@ -99,9 +120,30 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       const std::int64_t dh = in.back() / a.heads;
       return GemmShape{t, t, dh, 2 * a.heads * batch};
     }
-    default:
-      return std::nullopt;
+    case OpKind::batchnorm2d:
+    case OpKind::layernorm:
+    case OpKind::softmax:
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d:
+    case OpKind::adaptive_avgpool2d:
+    case OpKind::flatten:
+    case OpKind::dropout:
+    case OpKind::add:
+    case OpKind::concat:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::embedding:
+    case OpKind::pos_embedding:
+    case OpKind::cls_token:
+    case OpKind::select:
+    case OpKind::mul:
+    case OpKind::sub:
+    case OpKind::div:
+    case OpKind::unsupported:
+    HWPROF_ELEMENTWISE_UNARY_CASES:
+      break;
   }
+  return std::nullopt;
 }
 
 namespace {

@@ -81,7 +81,26 @@ Reasons reasons_for(OpKind op, bool causal) {
           "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
       r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
       break;
-    default:
+    case OpKind::linear:
+    case OpKind::softmax:
+    case OpKind::maxpool2d:
+    case OpKind::avgpool2d:
+    case OpKind::adaptive_avgpool2d:
+    case OpKind::flatten:
+    case OpKind::dropout:
+    case OpKind::add:
+    case OpKind::concat:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::embedding:
+    case OpKind::pos_embedding:
+    case OpKind::cls_token:
+    case OpKind::select:
+    case OpKind::mul:
+    case OpKind::sub:
+    case OpKind::div:
+    case OpKind::unsupported:
+    HWPROF_ELEMENTWISE_UNARY_CASES:
       break;
   }
   return r;
