@@ -99,6 +99,8 @@ void fill_integers(std::int32_t* x, const std::int64_t* limit, std::int64_t n, s
 //   trunc_normal_(std=.02) — whose cut at ±2 (absolute, i.e. 100σ) changes nothing in
 //   practice, so it is drawn untruncated here. (torchvision starts class_token at zeros; the
 //   small normal keeps the token's gradient checks from starting on a degenerate point.)
+// Long: one case per op, each its parameters' shapes and scheme; no default, so that the compiler
+// names an op it lacks (docs/adding-an-op.md).
 std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Attributes& a = node.attrs;

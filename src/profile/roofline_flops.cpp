@@ -19,35 +19,8 @@ struct Reasons {
   std::vector<std::string_view> less;  // why measured can fall short of it
 };
 
-Reasons reasons_for(OpKind op, bool causal) {
-  Reasons r;
-  r.more.emplace_back(
-      "the counters count every floating-point instruction the process's threads retired during the layer, the "
-      "framework's own included");
-  r.less.emplace_back(
-      "the FP counters cover the vector widths their group lists; instructions they do not cover (x87, FP16/BF16) "
-      "are missed, and a multiplexed count is a scaled estimate");
-  const detail::OpInfo& info = detail::op_info(op);
-  if (info.family == detail::OpFamily::gemm) {
-    r.more.emplace_back(
-        "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
-        "computed on zero padding (largest for small or odd shapes)");
-  }
-  // By what the op table says the op evaluates: transcendental functions, max/min, or nothing.
-  if (!info.unary.transcendental.empty() || op == OpKind::softmax) {
-    r.more.emplace_back(
-        "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
-        "element, where the analytic table counts a few FLOPs");
-    r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
-  }
-  if (info.unary.max_min || op == OpKind::maxpool2d) {
-    r.less.emplace_back(
-        "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
-        "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
-  }
-  if (info.family == detail::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
-    r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
-  }
+// What the op's own kernel does that the table does not count, or counts that it does not do.
+void kernel_reasons(OpKind op, bool causal, Reasons& r) {
   switch (op) {
     case OpKind::conv2d:
       r.more.emplace_back(
@@ -103,6 +76,38 @@ Reasons reasons_for(OpKind op, bool causal) {
     HWPROF_ELEMENTWISE_UNARY_CASES:
       break;
   }
+}
+
+Reasons reasons_for(OpKind op, bool causal) {
+  Reasons r;
+  r.more.emplace_back(
+      "the counters count every floating-point instruction the process's threads retired during the layer, the "
+      "framework's own included");
+  r.less.emplace_back(
+      "the FP counters cover the vector widths their group lists; instructions they do not cover (x87, FP16/BF16) "
+      "are missed, and a multiplexed count is a scaled estimate");
+  const detail::OpInfo& info = detail::op_info(op);
+  if (info.family == detail::OpFamily::gemm) {
+    r.more.emplace_back(
+        "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
+        "computed on zero padding (largest for small or odd shapes)");
+  }
+  // By what the op table says the op evaluates: transcendental functions, max/min, or nothing.
+  if (!info.unary.transcendental.empty() || op == OpKind::softmax) {
+    r.more.emplace_back(
+        "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
+        "element, where the analytic table counts a few FLOPs");
+    r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
+  }
+  if (info.unary.max_min || op == OpKind::maxpool2d) {
+    r.less.emplace_back(
+        "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
+        "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
+  }
+  if (info.family == detail::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
+    r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
+  }
+  kernel_reasons(op, causal, r);
   return r;
 }
 
