@@ -3,7 +3,7 @@
 // or time only where none opens), alternating run by run so both see the same machine state.
 // Prints the medians, and the added share as the median of the per-round ratios (profiled over
 // unprofiled, run back to back), which cancels the host's slow drifts that the two medians
-// each carry (issue #6 goal: <= 1% on ResNet-18 batch 8).
+// each carry (the goal: <= 1% on ResNet-18 batch 8).
 //   hwprof_profiler_overhead MODEL.json [BATCH=8] [THREADS=2] [ROUNDS=40] [BACKEND=auto|perf|timer]
 // `hwprof profile` times the layers in passes whose regions read no counter (the `timer`
 // figures) and sums the counters over passes of their own, which it does not time (the

@@ -1,5 +1,5 @@
 // The cost of entering and leaving a region (one begin/end pair) in a single-threaded process:
-//   - time only (the timer backend with no events): issue #6's goal ≤ 60 ns, and issue #14's
+//   - time only (the timer backend with no events): the goals are ≤ 60 ns and
 //     ≤ 1.5× two raw TSC reads (the session times regions with the TSC where it is invariant);
 //   - the same through <hwprof/regions.hpp>'s HWPROF_SCOPE and the C API's hwprof_begin/end
 //     on the default session (time only: HWPROF_BACKEND=timer is set below);

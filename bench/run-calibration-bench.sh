@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares hwprof's calibrated ceilings with independent peers measured in the same run, at
-# the same thread counts and sizes (issues #4 and #13), for every thread count calibrated
+# the same thread counts and sizes (docs/calibration.md, "Checking it against peers"), for every thread count calibrated
 # (1 and the number of cores by default):
 #   - DRAM triad and copy against likwid-bench's stream and copy kernels (normal and
 #     non-temporal stores) for the widest ISA at hand, at the working set hwprof's own level

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs bench/counter_read_bench.cpp once and prints hwprof's read cost as ratios against its
-# peers measured in the same run (issue #3's goals: read <= 1.15x a raw group read(2);
+# peers measured in the same run (the goals: read <= 1.15x a raw group read(2);
 # read pair <= 0.5x a PAPI_hl_region_begin/end pair).
 #   bench/run-counter-bench.sh [BUILD_DIR]     (default build/release)
 set -euo pipefail

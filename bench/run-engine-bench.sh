@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #5's peer comparison, one run, 2 threads on both sides: forward latency of ResNet-18
+# The engine's peer comparison, one run, 2 threads on both sides: forward latency of ResNet-18
 # (batch 8, 224x224) and GPT-2 small (batch 1, context 256) in `hwprof bench` against Debian's
 # PyTorch 1.13 (bench/torch_peer.py, the same structures from torch.nn/torchvision), as ratios
 # hwprof/PyTorch (goals: ResNet-18 <= 1.0, GPT-2 <= 1.3); and the memory ratio: hwprof's peak

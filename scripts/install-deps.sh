@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential g++ cmake ninja-build pkg-config git ca-certificates
-  # libraries (see DESIGN.md, "Dependencies")
+  # libraries, each with what hwprof uses it for
   libopenblas-dev        # GEMM kernels and the GEMM ceiling
   libpapi-dev            # PAPI counter backend
   libpfm4-dev            # event name -> perf_event encoding

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lists the functions in src/ longer than N lines (default 80), and fails when one of them has
 no reason: a comment just above it that says "Long:" and why (a dispatch over every op, a
-reader of every field of a documented format). Issue #19's rule; run by `ctest -L house`.
+reader of every field of a documented format). docs/design.md, "House rules"; run by `ctest -L house`.
 
   scripts/long-functions.py [--max N] [--root DIR]
 

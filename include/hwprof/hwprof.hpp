@@ -10,6 +10,7 @@
 #include "hwprof/cpu.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/executor.hpp"
+#include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/optimizer.hpp"

@@ -1,5 +1,5 @@
-// The machine report as JSON (DESIGN.md "Reports": schema, created, host, cpu, theoretical,
-// runs), read back with the same care as a model spec: every problem names the file, the
+// The machine report as JSON (docs/calibration.md, "The machine report": schema, created, host,
+// cpu, theoretical, runs), read back with the same care as a model spec: every problem names the file, the
 // line and column, the JSON path and what was expected.
 #include <algorithm>
 #include <cerrno>

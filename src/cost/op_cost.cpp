@@ -1,8 +1,8 @@
-// The cost table: one entry per op of DESIGN.md. This comment is the reference for every
-// count hwprof calls analytic; the README's "Counting convention" repeats it.
+// The cost table: one entry per op of the op table (src/graph/ops.cpp). This comment is the
+// reference for every count hwprof calls analytic; README.md, "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
-// reduced axis). MACs follow DESIGN.md: conv2d (and conv_transpose2d), linear and attention's matmuls only, biases
+// reduced axis). MACs: conv2d (and conv_transpose2d), linear and attention's matmuls only, biases
 // excluded (torchvision's "GFLOPS", the ResNet paper and fvcore count the same).
 // FLOPs = 2·MACs + the element-wise work below. A transcendental (exp, erf, tanh, sqrt) or a
 // division counts as 1 FLOP, as in fvcore and most analytic counters; hardware counters count

@@ -1,5 +1,5 @@
 // Counter arithmetic as free functions, apart from the class that does the syscalls, so that
-// machines without a PMU still test it (STYLE.md, after nanobench).
+// machines without a PMU still test it (docs/design.md, "Rules every part keeps"; nanobench does the same).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The one seam through which the perf_event backend reaches the kernel, so that tests can
-// inject EACCES, ENOENT, EOPNOTSUPP, EINVAL, EMFILE, EINTR and short reads (STYLE.md, after
-// fmt's posix-mock). Every call returns a result or -errno; nothing here throws.
+// inject EACCES, ENOENT, EOPNOTSUPP, EINVAL, EMFILE, EINTR and short reads (docs/design.md,
+// "Tests"; fmt's posix-mock does the same). Every call returns a result or -errno; nothing here throws.
 #pragma once
 
 #include <cstddef>

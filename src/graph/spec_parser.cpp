@@ -1,4 +1,4 @@
-// Model spec (models/*.json, DESIGN.md "Model spec format") → Graph: JSON parsing with
+// Model spec (models/*.json, README.md, "Model specs") → Graph: JSON parsing with
 // positions for every error, repeat expansion, name resolution, attribute validation; then
 // shape inference. Errors inside this file travel as SpecError and are turned into a Result
 // at parse_model(); no exception leaves the library.
@@ -321,7 +321,7 @@ class SpecReader {
     }
   }
 
-  // Resolves a reference as DESIGN.md says: "$input" is the copy's input (the model input at
+  // Resolves a reference as README.md, "Model specs" says: "$input" is the copy's input (the model input at
   // top level); other names resolve in the innermost copy first, then outwards, then to full
   // names. Only earlier nodes are visible.
   int resolve(const std::string& reference, const Scope* scope) const {

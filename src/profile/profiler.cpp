@@ -1,4 +1,4 @@
-// The profiler joins the stages of DESIGN.md's data flow: the executor runs the model, a
+// The profiler joins the stages of docs/design.md, "The pipeline": the executor runs the model, a
 // LayerObserver turns every layer boundary into a session region (one per layer and phase),
 // and the regions' statistics and counters are joined with the analytic cost and placed on
 // the calibrated roofline.

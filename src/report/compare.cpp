@@ -136,7 +136,7 @@ nlohmann::ordered_json change_json(const LayerChange& c) {
 
 // The layers' names as the comparison shows them: a name (and phase) that appears more than
 // once in a profile (a block repeated by hand) gets its occurrence, "relu #2", so that the k-th
-// relu of A is matched with the k-th of B (docs/profile.md, "Comparing two profiles").
+// relu of A is matched with the k-th of B (README.md, "Comparing runs").
 std::vector<std::string> occurrence_names(const Profile& p) {
   std::map<std::string, int> count;
   for (const LayerProfile& l : p.layers) ++count[display_name(l)];

@@ -1,4 +1,4 @@
-// A Profile as JSON (DESIGN.md "Reports", `hwprof profile --format json`), and back: the file
+// A Profile as JSON (docs/profile.md, "`profile.json`"; `hwprof profile --format json`), and back: the file
 // holds everything the Profile holds, so that `hwprof report` re-renders every output from it.
 // Reading checks each field with the project's JSON reader: a problem names the file, the
 // line and column, the JSON pointer and what was expected; a newer schema is refused.
@@ -78,7 +78,7 @@ ordered_json layer_to_json(const LayerProfile& l) {
   j["params"] = l.params;
   j["macs"] = l.macs;
   j["flops"] = l.flops;
-  // The bytes the roofline used (DESIGN.md's fallback chain), with the analytic minimum beside.
+  // The bytes the roofline used (docs/profile.md, "How a profile is measured": DRAM, then LLC, then analytic), with the analytic minimum beside.
   ordered_json bytes = sourced_to_json(n.bytes);
   bytes["origin"] = bytes_origin_name(l.bytes_origin);
   bytes["analytic_minimum"] = l.bytes;
@@ -328,7 +328,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   l.bytes = in.integer(bytes, bytes_at, "analytic_minimum", 0);
   l.bytes_skipped = strings(in, bytes, bytes_at, "skipped");
   l.time_ms = summary_from_json(in, in.member(v, at, "time_ms"), at + "/time_ms");
-  if (v.contains("samples_ms")) l.samples_ms = samples_from_json(in, v, at);  // since issue #18
+  if (v.contains("samples_ms")) l.samples_ms = samples_from_json(in, v, at);  // absent in older profiles (docs/profile.md, "Older profiles")
   // The profiler divides by the model's median: noise may put a one-layer model's share a
   // hair above 1, so no upper bound.
   l.time_share = in.number(v, at, "time_share", false);
@@ -374,7 +374,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     }
     r.why = in.string(roof, rat, "why");
     r.notes = strings(in, roof, rat, "notes");
-    // The placement's own numbers sit beside the roofline object (DESIGN.md's field list);
+    // The placement's own numbers sit beside the roofline object (docs/profile.md, "A layer");
     // with a placement they must all be there.
     const auto require = [&](const std::optional<double>& value, const char* key) {
       if (!value) in.fail(at + "/" + key, "null, but the layer has a roofline placement");
@@ -407,7 +407,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     counter.running_fraction = in.number(c, cat, "running_fraction", false);
     counter.reason = in.string(c, cat, "reason");
     if (c.contains("below_resolution")) counter.below_resolution = in.boolean(c, cat, "below_resolution");  // absent before 2026-11
-    // Absent before the counters' reading cost was measured per layer (issue #17).
+    // Absent before the counters' reading cost was measured per layer (docs/profile.md, "Older profiles").
     if (c.contains("read_cost")) counter.read_cost = in.number(c, cat, "read_cost", false);
     if (c.contains("impossible")) counter.impossible = in.boolean(c, cat, "impossible");
     if (c.contains("impossible_reason")) counter.impossible_reason = in.string(c, cat, "impossible_reason");
@@ -442,7 +442,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     f.reasons = strings(in, check, fat, "reasons");
     l.flops_check = std::move(f);
   }
-  if (v.contains("why")) {  // absent before issue #17
+  if (v.contains("why")) {  // absent in older profiles
     const ordered_json& why = in.member(v, at, "why");
     if (!why.is_array()) in.fail(at + "/why", std::string("expected an array of causes, got ") + why.type_name());
     for (std::size_t i = 0; i < why.size(); ++i) {
@@ -710,7 +710,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       in.fail("/phase", "unknown phase \"" + p.phase + "\"; expected forward, train or regions");
     }
     p.optimizer = in.string(root, "", "optimizer");
-    if (root.contains("rank") && !root["rank"].is_null()) {  // since issue #18
+    if (root.contains("rank") && !root["rank"].is_null()) {  // absent in older profiles
       const ordered_json& rank = root["rank"];
       if (!rank.is_object()) in.fail("/rank", std::string("expected null or {rank, size, from}, got ") + rank.type_name());
       p.rank = small_integer(in, rank, "/rank", "rank", 0);
@@ -737,7 +737,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       e.reason = in.string(events[i], at, "reason");
       p.events.push_back(std::move(e));
     }
-    if (root.contains("warnings")) p.warnings = strings(in, root, "", "warnings");  // since issue #13
+    if (root.contains("warnings")) p.warnings = strings(in, root, "", "warnings");  // absent in older profiles
     p.hints = strings(in, root, "", "hints");
     p.warmup_runs = small_integer(in, root, "", "warmup_runs", 0);
     p.iterations = small_integer(in, root, "", "iterations", 0);

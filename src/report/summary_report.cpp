@@ -1,4 +1,4 @@
-// hwprof summary: the analytic cost of a model as a table, JSON (DESIGN.md "Reports") or CSV.
+// hwprof summary: the analytic cost of a model as a table, JSON (README.md, "JSON (`--format json`)") or CSV.
 #include <algorithm>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // Programs that use <hwprof/regions.hpp> or <hwprof/regions.h> (examples/mlp_regions.cpp and
 // examples/mlp_regions.c, linked with hwprof::regions only), run as a user runs them: the
-// environment decides what happens (issue #14). Without a variable nothing is written or said;
+// environment decides what happens (docs/regions.md, "The environment"). Without a variable nothing is written or said;
 // HWPROF_OUTPUT writes the reports at exit with every region once, its work from set_work and
 // a roofline point on the calibration; HWPROF_DISABLE, MPI ranks, bad variables, a missing
 // report module and a missing calibration each do what docs/regions.md says.

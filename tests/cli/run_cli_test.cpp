@@ -55,7 +55,7 @@ TEST(RunCli, TheJsonSaysWhereTheWeightsAndTheInputCameFrom) {
   EXPECT_EQ(nlohmann::json::parse(spec.out)["weights"], "initialised");
 }
 
-// Point 5 of issue #16 as a user meets it: summary counts what it can and says what it cannot,
+// Unsupported ONNX nodes as a user meets them (docs/onnx.md): summary counts what it can and says what it cannot,
 // in each format; bench, profile and run refuse with every unsupported node listed at once.
 TEST(RunCli, SummaryCountsAroundNodesItCannotMapAndTheOtherCommandsRefuseThem) {
   const std::string model = kFixtures + "/partial/model.onnx";

@@ -16,6 +16,21 @@ from typing import Any, Callable, Optional, Sequence, Union
 # report that says a program was "terminated" by a signal is not mistaken for one.
 FORBIDDEN_STDERR = (r"internal error", r"std::", r"\bterminate\b", r"Sanitizer", r"runtime error")
 
+# The classes of problem the suite was first written against, by the number a case's
+# `finding` gives: `--list` and a failure name the class.
+FINDINGS = {
+    1: "outputs: -o replaces a regular file only, keeping its mode; links, devices and FIFOs kept",
+    2: "programs and lists: stat hands everything after -- to its program (streams, exit code, signal); "
+       "one -e list per option",
+    3: "models too large for memory refused before they run",
+    4: "input files checked for type and size before reading (directories, devices, FIFOs, 3 GiB)",
+    5: "JSON nesting limited in every reader",
+    6: "-e splits only outside a raw event's terms",
+    7: "stat forwards SIGTERM, SIGHUP and SIGINT to its program",
+    8: "the rest: pipes as inputs, the machine store, NUL bytes, uncounted events, unknown "
+       "subcommands, values out of range, empty and missing output paths",
+}
+
 # The quickest runs that still execute a model on the engine.
 FAST_RUN = ["--threads", "1", "--iterations", "1", "--warmup", "0"]
 
@@ -93,7 +108,7 @@ class Case:
     timeout: seconds before hwprof is killed and the case fails.
     max_rss_mb: bound on hwprof's peak RSS without ASan; max_rss_mb_asan with it.
     needs: 'root', 'machine' (a calibration of this machine), 'profile' (a saved profile.json).
-    finding: the finding of issue 15 (1-8) the case checks, if any.
+    finding: the class of problem (a key of FINDINGS) the case was written for, if any.
     run_as_uid: run hwprof as this user (root only), e.g. one with no home directory.
     program: 'hwprof', or 'regions': the suite's user program linked with hwprof::regions
       (tests/hostile/regions_driver.cpp), with HWPROF_REPORT_MODULE set to the build's module.
@@ -216,6 +231,9 @@ def in_category(category: str, cases: Sequence[Case]) -> list:
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise AssertionError(f"{category}: duplicate case names {sorted(duplicates)}")
+    unknown = sorted({c.name for c in cases if c.finding is not None and c.finding not in FINDINGS})
+    if unknown:
+        raise AssertionError(f"{category}: cases {unknown} give a finding that FINDINGS does not name")
     return list(cases)
 
 

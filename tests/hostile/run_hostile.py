@@ -503,7 +503,7 @@ def report_case(case, outcome, counts, failed, verbose):
     if status == "SKIP":
         print(f"      skipped: {failures[0]}")
     if status == "FAIL":
-        failed.append(name + (f" (finding {case.finding})" if case.finding else ""))
+        failed.append(name + (f" (finding {case.finding}: {hc.FINDINGS[case.finding]})" if case.finding else ""))
         for f in failures:
             print(f"      - {f}")
     if result is not None and (status == "FAIL" or verbose):
@@ -556,7 +556,7 @@ def main():
         cases = [c for c in cases if re.search(args.case, f"{c.category}/{c.name}")]
     if args.list:
         for c in cases:
-            tag = f"  (issue 15, finding {c.finding})" if c.finding else ""
+            tag = f"  (finding {c.finding}: {hc.FINDINGS[c.finding]})" if c.finding else ""
             print(f"{c.category}/{c.name}{tag}")
         print(f"{len(cases)} cases")
         return 0

@@ -1,5 +1,5 @@
 // Counts the allocations of the whole binary by replacing the global operator new, for the
-// tests of measured paths that must allocate nothing (STYLE.md). Include it in exactly one
+// tests of measured paths that must allocate nothing (docs/design.md, "Rules every part keeps"). Include it in exactly one
 // file of a test binary of its own: the replacement is program-wide.
 #pragma once
 

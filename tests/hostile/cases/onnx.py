@@ -1,4 +1,4 @@
-"""ONNX models and .npy inputs (issue 16): truncated, empty, random and 3 GiB files, external
+"""ONNX models and .npy inputs (docs/onnx.md): truncated, empty, random and 3 GiB files, external
 data that points outside the model's folder, cycles, shapes that overflow, opsets out of
 range, unsupported nodes, and hostile .npy files for `hwprof run -i`. The ONNX files are
 written here with a few lines of protobuf wire format (standard library only, like the rest

@@ -117,7 +117,7 @@ TEST(DetectLevels, ABandNamedForAnOuterLevelLeavesTheInnerLevelsTheirPoints) {
 }
 
 TEST(DetectLevels, WithoutAnySourceTheKneesAloneNameTheLevels) {
-  // The VM of issue #13: no sysfs cache, nothing from CPUID. DRAM used to be "a band from 0
+  // A virtual machine that hides its caches: no sysfs cache, nothing from CPUID. DRAM used to be "a band from 0
   // bytes up"; the knees must find the caches by themselves.
   const Curve curve = curve_of(grid(6 * kKiB, 256 * kMiB, 4), kThreeLevels, kFourLevels);
   const LevelDetection d = detect_levels(curve, LevelEvidence{});

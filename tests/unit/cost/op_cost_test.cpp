@@ -1,5 +1,5 @@
-// The per-op cost table (src/cost/op_cost.cpp's header comment, DESIGN.md's counting
-// convention) checked against numbers derived by hand for tiny specs. Every expected value is
+// The per-op cost table (src/cost/op_cost.cpp's header comment, README.md, "Counting
+// convention") checked against numbers derived by hand for tiny specs. Every expected value is
 // a literal with its derivation beside it; none is computed with the code's own expressions.
 #include <cstdint>
 #include <numeric>
@@ -642,7 +642,7 @@ TEST(OpCostAttention, CausalCountsTheFullProducts) {
     "layers": [{"name": "attn", "op": "attention", "heads": 2, "causal": true}]})";
   const LayerCost a = layer(analyze_spec(plain), "attn");
   const LayerCost c = layer(analyze_spec(causal), "attn");
-  EXPECT_EQ(c.macs, 1280);  // DESIGN.md: the mask does not change MACs
+  EXPECT_EQ(c.macs, 1280);  // README.md, "Counting convention": the mask does not change MACs
   EXPECT_EQ(c.flops, a.flops);
   EXPECT_EQ(c.backward_flops, a.backward_flops);
   EXPECT_EQ(c.bytes, a.bytes);

@@ -1,4 +1,4 @@
-// Reads allocate nothing (STYLE.md: the measured path is allocation-free). This binary
+// Reads allocate nothing (docs/design.md, "Rules every part keeps": the measured path allocates nothing). This binary
 // replaces the global operator new to count allocations around the reads.
 
 #include <gtest/gtest.h>

@@ -148,7 +148,7 @@ TEST(ShapeInferencePool, HandWorkedCeilModeCases) {
   // size 3, kernel 2, stride 2, pad 1, ceil: div_rtn(3, 2)+1 = 2+1 = 3; (3-1)*2 = 4 >= 3+1: → 2.
   EXPECT_EQ(pool_shape("maxpool2d", 3, 2, 2, 1, true), (Shape{3, 2, 2}));
   // size 6, kernel 1, stride 2, no padding, ceil: div_rtn(6-1+1, 2)+1 = 4, but the 4th window
-  // starts at 6 >= 6 + 0: dropped → 3 (older PyTorch applied the rule only with padding, issue 45357).
+  // starts at 6 >= 6 + 0: dropped → 3 (older PyTorch applied the rule only with padding, pytorch/pytorch#45357).
   EXPECT_EQ(pool_shape("maxpool2d", 6, 1, 2, 0, true), (Shape{3, 3, 3}));
   // size 5, kernel 2, stride 2, no padding: floor 2, ceil 3 (the partial window at 4 is kept).
   EXPECT_EQ(pool_shape("avgpool2d", 5, 2, 2, 0, false), (Shape{3, 2, 2}));

@@ -1,4 +1,4 @@
-// The profile's JSON: the fields DESIGN.md documents, a lossless round trip, unavailable
+// The profile's JSON: the fields docs/profile.md, "`profile.json`" documents, a lossless round trip, unavailable
 // counters as null with their reason, and every malformed file refused with file:line:col,
 // the JSON pointer and the problem.
 #include <cctype>

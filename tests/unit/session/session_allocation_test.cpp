@@ -1,5 +1,5 @@
-// Entering and leaving regions allocates nothing (STYLE.md: the measured path is
-// allocation-free): begin/end, Region and HWPROF_REGION, nested, on the timer-only path, with
+// Entering and leaving regions allocates nothing (docs/design.md, "Rules every part
+// keeps": the measured path allocates nothing): begin/end, Region and HWPROF_REGION, nested, on the timer-only path, with
 // counters read (perf software events, falling back to the timer backend's clocks where the
 // kernel refuses them), and on a second thread. A binary of its own, since it replaces the
 // global operator new to count allocations.

@@ -1,4 +1,4 @@
-// The session's life around the user's code (issue #14): thread slots released when threads
+// The session's life around the user's code (docs/regions.md): thread slots released when threads
 // end, a session destroyed with regions open, names known only at run time, errors that keep
 // their message, events of another CPU, regions open at the end, and the snapshot (per-thread
 // totals, the call tree, the timeline) — then the snapshot made into a profile on a synthetic

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Checks that what the code cites, a reader can open (docs/design.md, "House rules"); run by
+`ctest -L house`. It fails on
+
+  - a file the repository does not have, or a tracker a reader cannot see: a mention of the
+    design or style notes that are not in the repository, or of an "issue" with a number;
+  - a citation of a page of docs/ (or README.md) that does not exist, or of a section that
+    is not one of its headings: `docs/X.md, "Section"`, `docs/X.md "Section"`, `docs/X.md#anchor`
+    (a section may be cited by the start of its heading: "Why" for "Why: the rule table");
+  - a public header of include/hwprof/ that hwprof.hpp does not include (regions.hpp and
+    regions.h excepted: a program includes them where it marks regions) or that docs/design.md's
+    list of public headers (its `include/hwprof/` row) does not name;
+  - a `switch` with `case OpKind::...` labels and a `default:`, which keeps the compiler from
+    naming an op the switch forgot (docs/adding-an-op.md).
+
+  scripts/references.py [--root DIR]
+
+Exit status: 0 when everything resolves, 1 otherwise (each problem with its file and line),
+2 for a bad command line.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+# Where code and build files are; tests/fixtures holds data, not prose.
+FOLDERS = ["src", "include", "tests", "scripts", "bench", "examples", "cmake"]
+TOP_FILES = ["CMakeLists.txt", "CMakePresets.json"]
+SKIP = {os.path.join("tests", "fixtures"), os.path.join("tests", "fuzz", "regressions")}
+EXTENSIONS = (".cpp", ".hpp", ".h", ".c", ".py", ".sh", ".txt", ".cmake", ".in", ".map", ".json", ".dict")
+# Built from parts so that this file does not match itself.
+NOTES = re.compile("(" + "DESIGN" + r"|" + "STYLE" + r")\.md")
+TRACKER = re.compile(r"\b[Ii]ssues?,? (?:#\d+|\d+\b)")
+CITATION = re.compile(r"(?<![\w/.-])(docs/[\w.-]+\.md|README\.md)")
+# What may follow a citation: an anchor, or a section in quotes (after a comma or a space).
+SECTION = re.compile(r'#([\w-]+)|(?:,\s*|\s+)"([^"\n]+)"')
+# A comment's continuation lines: the newline, the indentation and the comment leader.
+CONTINUATION = re.compile(r"\s*\n\s*(?://|#|\*)?\s*")
+NOT_IN_UMBRELLA = {"hwprof.hpp", "regions.hpp", "regions.h"}
+
+
+def headings(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # a '#' line in a code block is no heading
+    return [m.group(1).strip() for m in re.finditer(r"^#{1,6}\s+(.+)$", text, flags=re.M)]
+
+
+def anchor(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def section_found(section, names):
+    return any(h == section or (h.startswith(section) and not h[len(section)].isalnum()) for h in names)
+
+
+def check_citations(text, shown, root, line_of, problems):
+    for m in CITATION.finditer(text):
+        target = os.path.join(root, m.group(1))
+        if not os.path.isfile(target):
+            problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(1)}, which the repository does not have")
+            continue
+        if not target.endswith(".md"):
+            continue
+        # The section may go on in the comment's next line: read past the comment leaders.
+        rest = CONTINUATION.sub(" ", text[m.end():m.end() + 300])
+        s = SECTION.match(rest)
+        if not s:
+            continue
+        names = headings(target)
+        if s.group(1) is not None and s.group(1) not in [anchor(h) for h in names]:
+            problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(1)}#{s.group(1)}, an anchor none of its headings has")
+        elif s.group(2) is not None and not section_found(s.group(2).strip(), names):
+            problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(1)}, \"{s.group(2).strip()}\", "
+                            f"which is not a heading there (headings: {'; '.join(names)})")
+
+
+def switch_bodies(code):
+    """(offset, body) of every switch statement's braces in `code` (comments already removed)."""
+    for m in re.finditer(r"\bswitch\s*\(", code):
+        start = code.find("{", m.end())
+        if start < 0:
+            return
+        depth = 0
+        for i in range(start, len(code)):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            if depth == 0:
+                yield m.start(), code[start + 1:i]
+                break
+
+
+def check_switches(text, shown, line_of, problems):
+    # Blank out comments and strings, keeping offsets, so that line numbers stay right.
+    code = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    for offset, body in switch_bodies(code):
+        depth, top = 0, []
+        for i, ch in enumerate(body):  # the labels of this switch, not of one nested in it
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            top.append(depth == 0)
+        flat = "".join(ch if top[i] else " " for i, ch in enumerate(body))
+        if re.search(r"\bcase\s+(?:hwprof::)?OpKind::", flat) and re.search(r"\bdefault\s*:", flat):
+            problems.append(f"{shown}:{line_of(offset)}: a switch over OpKind with a default: list the ops instead, "
+                            "so that the compiler names one it forgets (docs/adding-an-op.md)")
+
+
+def code_files(root):
+    for name in TOP_FILES:
+        if os.path.isfile(os.path.join(root, name)):
+            yield name
+    for folder in FOLDERS:
+        for dirpath, dirs, files in os.walk(os.path.join(root, folder)):
+            rel = os.path.relpath(dirpath, root)
+            dirs[:] = sorted(d for d in dirs if os.path.join(rel, d) not in SKIP and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith(EXTENSIONS) or name == "CMakeLists.txt":
+                    yield os.path.join(rel, name)
+
+
+def check_file(root, shown, problems):
+    with open(os.path.join(root, shown), encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def line_of(offset):
+        lo, hi = 0, len(starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if starts[mid] <= offset else (lo, mid - 1)
+        return lo + 1
+
+    if os.path.abspath(os.path.join(root, shown)) == os.path.abspath(__file__):
+        return  # its own examples
+    for m in NOTES.finditer(text):
+        problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(0)}, which is not in the repository; cite the docs/ page that says it")
+    for m in TRACKER.finditer(text):
+        problems.append(f"{shown}:{line_of(m.start())}: \"{m.group(0)}\" names a tracker a reader cannot see; say what it was")
+    check_citations(text, shown, root, line_of, problems)
+    if shown.endswith((".cpp", ".hpp", ".h", ".c")):
+        check_switches(text, shown, line_of, problems)
+
+
+def check_public_headers(root, problems):
+    folder = os.path.join(root, "include", "hwprof")
+    public = sorted(n for n in os.listdir(folder) if n.endswith((".hpp", ".h")))
+    with open(os.path.join(folder, "hwprof.hpp"), encoding="utf-8") as f:
+        umbrella = set(re.findall(r'#\s*include\s+"hwprof/([\w.]+)"', f.read()))
+    for name in public:
+        if name not in NOT_IN_UMBRELLA and name not in umbrella:
+            problems.append(f"include/hwprof/hwprof.hpp: does not include hwprof/{name}, a public header")
+    with open(os.path.join(root, "docs", "design.md"), encoding="utf-8") as f:
+        row = next((line for line in f if line.startswith("| `include/hwprof/` |")), None)
+    if row is None:
+        problems.append("docs/design.md: no `include/hwprof/` row in \"Where things are\" to list the public headers")
+        return
+    for name in public:
+        if f"`{name}`" not in row:
+            problems.append(f"docs/design.md: the `include/hwprof/` row does not name {name}, a public header")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    args = parser.parse_args()
+    if not os.path.isdir(os.path.join(args.root, "include", "hwprof")):
+        print(f"references.py: {args.root}: not the repository's top folder (no include/hwprof/)", file=sys.stderr)
+        return 2
+    problems = []
+    for shown in code_files(args.root):
+        check_file(args.root, shown, problems)
+    check_public_headers(args.root, problems)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"references.py: {len(problems)} reference(s) a reader cannot follow", file=sys.stderr)
+        return 1
+    print("references.py: every reference in the code resolves, and every public header is listed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
