@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The house checks themselves (docs/design.md, "House rules"): scripts/references.py and
+scripts/layering.py run on small made-up trees, each with one problem, must name it (and a
+tree without problems must pass), so that a check that silently stopped checking is caught.
+
+  tests/house/house_scripts_test.py      (ctest house.scripts; the standard library only)
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+
+DESIGN = """# Design
+
+## Where things are
+
+| folder | holds |
+|---|---|
+| `include/hwprof/` | `export.hpp`, `graph.hpp`, `report.hpp`, `regions.h`, `hwprof.hpp` |
+
+## House rules: what a change keeps
+
+Text.
+"""
+CLEAN = {
+    "docs/design.md": DESIGN,
+    "README.md": "# Tool\n\n## Model specs\n\n```\n# not a heading\n```\n",
+    "include/hwprof/export.hpp": "#pragma once\n",
+    "include/hwprof/graph.hpp": '#pragma once\n#include "hwprof/export.hpp"\nenum class OpKind { a, b };\n',
+    "include/hwprof/report.hpp": '#pragma once\n#include "hwprof/graph.hpp"\n',
+    "include/hwprof/regions.h": '#include "hwprof/export.hpp"\n',
+    "include/hwprof/hwprof.hpp": '#pragma once\n#include "hwprof/export.hpp"\n#include "hwprof/graph.hpp"\n'
+                                 '#include "hwprof/report.hpp"\n',
+    "src/common/a.cpp": '#include "hwprof/export.hpp"\n// docs/design.md, "House rules" and docs/design.md, "Where\n'
+                        '// things are"; README.md "Model specs"; docs/design.md#where-things-are.\n',
+    "src/graph/g.cpp": ('#include "common/a.hpp"\n#include "hwprof/graph.hpp"\n'
+                        "int f(OpKind k, int i) {\n  switch (k) {\n    case OpKind::a:\n      switch (i) {\n"
+                        "        default:\n          return 1;\n      }\n    case OpKind::b:  // default: in a comment\n"
+                        "      return 2;\n  }\n  return 0;\n}\n"),
+    "src/report/r.cpp": '#include "graph/g.hpp"\n#include "hwprof/report.hpp"\n',
+}
+
+
+def run(script, root, *args):
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, script), *args], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+
+
+class Tree:
+    """A made-up repository: CLEAN with some files changed (None removes one)."""
+
+    def __init__(self, changes=None):
+        self.dir = tempfile.TemporaryDirectory()
+        files = dict(CLEAN)
+        files.update(changes or {})
+        for name, text in files.items():
+            if text is None:
+                continue
+            path = os.path.join(self.dir.name, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+
+    def references(self):
+        with self.dir:
+            return run("references.py", self.dir.name, "--root", self.dir.name)
+
+    def layering(self):
+        with self.dir:
+            return run("layering.py", self.dir.name, "--root", os.path.join(self.dir.name, "src"))
+
+
+class References(unittest.TestCase):
+    def expect(self, changes, *lines):
+        r = Tree(changes).references()
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        for line in lines:
+            self.assertIn(line, r.stdout)
+
+    def test_a_clean_tree_passes(self):
+        r = Tree().references()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_notes_outside_the_repository(self):
+        self.expect({"src/common/b.cpp": "// As DESIGN.md says.\n"}, "src/common/b.cpp:1: cites DESIGN.md")
+        self.expect({"CMakeLists.txt": "\n# (STYLE.md)\n"}, "CMakeLists.txt:2: cites STYLE.md")
+
+    def test_tracker_numbers(self):
+        self.expect({"tests/t.py": "# see issue #12\n"}, "tests/t.py:1: \"issue #12\" names a tracker")
+        self.expect({"bench/b.sh": "# Issue 15's goal\n"}, "bench/b.sh:1:")
+
+    def test_a_page_that_does_not_exist(self):
+        self.expect({"src/common/b.cpp": "// docs/nothing.md\n"}, "src/common/b.cpp:1: cites docs/nothing.md, which the repository")
+
+    def test_a_section_that_is_not_a_heading(self):
+        self.expect({"src/common/b.cpp": '// docs/design.md, "Stages"\n'}, 'cites docs/design.md, "Stages", which is not a heading')
+        self.expect({"src/common/b.cpp": '// docs/design.md, "Hou"\n'}, '"Hou", which is not a heading')  # a word's start
+        self.expect({"src/common/b.cpp": '// README.md, "not a heading"\n'}, "which is not a heading")  # in a code block
+        self.expect({"src/common/b.cpp": "// docs/design.md#stages\n"}, "an anchor none of its headings has")
+
+    def test_public_headers_in_the_umbrella_and_the_list(self):
+        self.expect({"include/hwprof/cpu.hpp": "#pragma once\n"}, "hwprof.hpp: does not include hwprof/cpu.hpp",
+                    "the `include/hwprof/` row does not name cpu.hpp")
+
+    def test_a_default_in_a_switch_over_opkind(self):
+        code = "int f(OpKind k) {\n  switch (k) {\n    case OpKind::a:\n      return 1;\n    default:\n      return 0;\n  }\n}\n"
+        self.expect({"src/graph/h.cpp": code}, "src/graph/h.cpp:2: a switch over OpKind with a default")
+
+
+class Layering(unittest.TestCase):
+    def test_a_clean_tree_passes(self):
+        r = Tree().layering()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_an_earlier_stage_including_a_later_ones_public_header(self):
+        r = Tree({"src/common/a.cpp": '#include "hwprof/report.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/common/a.cpp:1: common includes hwprof/report.hpp of the later stage report", r.stdout)
+
+    def test_the_regions_library_below_the_engine(self):
+        r = Tree({"src/session/s.cpp": '#include "nn/tensor_ops.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("session includes nn/tensor_ops.hpp of the later stage nn", r.stdout)
+
+    def test_a_public_header_including_a_later_stage(self):
+        r = Tree({"include/hwprof/graph.hpp": '#include "hwprof/report.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("include/hwprof/graph.hpp:1: graph includes hwprof/report.hpp", r.stdout)
+
+    def test_a_public_header_without_a_stage(self):
+        r = Tree({"include/hwprof/new_thing.hpp": "#pragma once\n"}).layering()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("new_thing.hpp: a public header that PUBLIC", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
