@@ -81,13 +81,21 @@ Profile profile_of(const Session& session, const RegionProfileOptions& options);
 
 struct LatencyStats {
   std::int64_t batch = 1;
-  int threads = 1;
+  int threads = 1;             // the kernel threads in effect (0 in the options: one per online CPU)
   std::string phase;           // "forward" or "train"
-  Summary ms;                  // per iteration
+  Summary ms;                  // per iteration: wall time (steady_clock) of each measured iteration
   double samples_per_s = 0.0;  // batch / median
   int warmup_runs = 0;
+  std::int64_t parameter_bytes = 0;  // the model's parameters and buffers
+  // Measured by the tensor allocator: the largest peak of a measured iteration above the bytes
+  // live before it (parameters, buffers, gradients, optimizer state), plus the input, which the
+  // analytic estimate counts as an activation; kernel workspaces included.
+  std::int64_t peak_activation_bytes = 0;
+  double loss = 0.0;  // train: the loss of the last step; forward: 0
 };
-// Whole-model latency, no per-layer regions (what `hwprof bench` reports).
+// Whole-model latency, no per-layer regions (what `hwprof bench` reports). Warm-up and
+// iterations follow ProfileOptions (warmup, iterations, min_seconds); the input is that of
+// profile_model for the same seed.
 Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& options);
 
 // Analytic memory (cost.hpp) beside what a run of the model measured: the tensor allocator's

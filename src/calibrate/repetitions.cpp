@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "calibrate/compute.hpp"
+#include "common/statistics.hpp"
 
 namespace hwprof::detail {
 
@@ -28,11 +29,10 @@ double process_cpu_seconds() noexcept {
 RepetitionStats summarize_repetitions(std::vector<double> rates) {
   RepetitionStats stats;
   if (rates.empty()) return stats;
-  std::sort(rates.begin(), rates.end());
-  const std::size_t n = rates.size();
-  stats.best = rates.back();
-  stats.median = n % 2 == 1 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
-  stats.spread = stats.median > 0.0 ? (rates.back() - rates.front()) / stats.median : 0.0;
+  const double lowest = *std::min_element(rates.begin(), rates.end());
+  stats.best = *std::max_element(rates.begin(), rates.end());
+  stats.median = median_of(std::move(rates));
+  stats.spread = stats.median > 0.0 ? (stats.best - lowest) / stats.median : 0.0;
   return stats;
 }
 

@@ -1,12 +1,7 @@
 #include "cli/bench_command.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <iostream>
 #include <new>
-#include <numeric>
-#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -18,6 +13,7 @@
 #include "hwprof/cost.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"
+#include "hwprof/profiler.hpp"
 #include "hwprof/tensor.hpp"
 
 namespace hwprof::cli {
@@ -38,74 +34,6 @@ Memory is in decimal MB.
 
 MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/).)";
 
-struct Latency {
-  double median = 0, mean = 0, min = 0, max = 0, p95 = 0;
-  std::size_t n = 0;
-};
-
-// Percentiles by linear interpolation between order statistics (numpy's default).
-double percentile(const std::vector<double>& sorted, double p) {
-  const double h = (static_cast<double>(sorted.size()) - 1.0) * p / 100.0;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-Latency summarize_ms(std::vector<double> ms) {
-  Latency l;
-  std::sort(ms.begin(), ms.end());
-  l.n = ms.size();
-  l.median = percentile(ms, 50.0);
-  l.p95 = percentile(ms, 95.0);
-  l.mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-  l.min = ms.front();
-  l.max = ms.back();
-  return l;
-}
-
-struct Measurement {
-  Latency latency;
-  std::int64_t peak_activation_bytes = 0;  // measured
-  double last_loss = 0.0;                  // training
-};
-
-// Runs warm-up and measured iterations; each iteration's peak is taken over the bytes live
-// before it (parameters, buffers, gradients, optimizer state, the input), and the input is
-// added back since the analytic liveness counts it as an activation.
-Result<Measurement> measure(Executor& executor, const BenchCommandOptions& o) {
-  const Tensor input = executor.make_input(o.seed);
-  const Tensor labels = o.train ? executor.make_labels(o.seed) : Tensor();
-  Measurement m;
-  auto once = [&]() -> Result<bool> {
-    if (o.train) {
-      auto loss = executor.train_step(input, labels);
-      if (!loss) return loss.error();
-      m.last_loss = *loss;
-    } else {
-      auto output = executor.forward(input);
-      if (!output) return output.error();
-    }
-    return true;
-  };
-  for (int i = 0; i < o.warmup; ++i) {
-    if (auto ok = once(); !ok) return ok.error();
-  }
-  std::vector<double> ms;
-  ms.reserve(static_cast<std::size_t>(o.iterations));
-  for (int i = 0; i < o.iterations; ++i) {
-    const std::int64_t before = allocation_stats().current_bytes;
-    reset_peak_allocation();
-    const auto start = std::chrono::steady_clock::now();
-    auto ok = once();
-    const auto stop = std::chrono::steady_clock::now();
-    if (!ok) return ok.error();
-    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-    m.peak_activation_bytes = std::max(m.peak_activation_bytes, allocation_stats().peak_bytes - before + input.bytes());
-  }
-  m.latency = summarize_ms(std::move(ms));
-  return m;
-}
-
 std::string megabytes(std::int64_t bytes) {
   return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6);
 }
@@ -113,20 +41,13 @@ std::string megabytes(std::int64_t bytes) {
 struct Report {
   std::string model;
   std::string source;
-  std::int64_t batch = 1;
-  int threads = 1;
-  std::string phase;
   Shape input_shape;
   DType input_dtype = DType::f32;
-  std::int64_t parameter_bytes = 0;
   std::int64_t analytic_activation_bytes = 0;
   BlasInfo blas;
-  Measurement m;
+  LatencyStats m;  // the library's measure_latency
 };
 
-double samples_per_s(const Report& r) {
-  return r.m.latency.median > 0 ? static_cast<double>(r.batch) / (r.m.latency.median / 1e3) : 0.0;
-}
 double memory_ratio(const Report& r) {
   return r.analytic_activation_bytes > 0 ? static_cast<double>(r.m.peak_activation_bytes) / static_cast<double>(r.analytic_activation_bytes) : 0.0;
 }
@@ -136,22 +57,22 @@ std::string report_json(const Report& r, const BenchCommandOptions& o) {
   ordered_json j;
   j["model"] = r.model;
   j["source"] = r.source;
-  j["batch"] = r.batch;
-  j["threads"] = r.threads;
-  j["phase"] = r.phase;
+  j["batch"] = r.m.batch;
+  j["threads"] = r.m.threads;
+  j["phase"] = r.m.phase;
   j["input"] = {{"shape", r.input_shape}, {"dtype", dtype_name(r.input_dtype)}};
   j["blas"] = {{"config", r.blas.config}, {"core", r.blas.core}, {"core_source", r.blas.core_source}};
   if (!r.blas.advice.empty()) j["blas"]["advice"] = r.blas.advice;
   if (o.train) j["optimizer"] = o.optimizer;
   j["seed"] = o.seed;
-  j["warmup"] = o.warmup;
-  const Latency& l = r.m.latency;
+  j["warmup"] = r.m.warmup_runs;
+  const Summary& l = r.m.ms;
   j["latency_ms"] = {{"median", l.median}, {"mean", l.mean}, {"min", l.min}, {"max", l.max}, {"p95", l.p95}, {"n", l.n}};
   j["latency_source"] = "measured: wall time (steady_clock) of each iteration after the warm-up";
-  j["samples_per_s"] = samples_per_s(r);
-  if (o.train) j["loss"] = r.m.last_loss;
+  j["samples_per_s"] = r.m.samples_per_s;
+  if (o.train) j["loss"] = r.m.loss;
   const char* analytic_field = o.train ? "training_activation_bytes" : "inference_activation_bytes";
-  j["memory"] = {{"parameter_bytes", r.parameter_bytes},
+  j["memory"] = {{"parameter_bytes", r.m.parameter_bytes},
                  {"peak_activation_bytes",
                   {{"value", r.m.peak_activation_bytes},
                    {"source", "measured"},
@@ -165,18 +86,18 @@ std::string report_json(const Report& r, const BenchCommandOptions& o) {
 }
 
 std::string report_table(const Report& r, const BenchCommandOptions& o) {
-  const Latency& l = r.m.latency;
-  std::string out = fmt::format("hwprof bench: {} ({}), batch {}, {}, {} thread(s)\n", r.model, r.source, r.batch,
-                                o.train ? "training step (" + o.optimizer + ")" : std::string("forward (evaluation mode)"), r.threads);
+  const Summary& l = r.m.ms;
+  std::string out = fmt::format("hwprof bench: {} ({}), batch {}, {}, {} thread(s)\n", r.model, r.source, r.m.batch,
+                                o.train ? "training step (" + o.optimizer + ")" : std::string("forward (evaluation mode)"), r.m.threads);
   out += fmt::format("input {} {}, synthetic (seed {}); {} warm-up + {} measured iteration(s)\n", format_shape(r.input_shape),
-                     dtype_name(r.input_dtype), o.seed, o.warmup, l.n);
+                     dtype_name(r.input_dtype), o.seed, r.m.warmup_runs, l.n);
   out += fmt::format("BLAS: OpenBLAS core {} ({})\n\n", r.blas.core, r.blas.core_source);
   out += "latency, ms (measured wall time per iteration)\n";
   out += fmt::format("  {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "max", "p95");
   out += fmt::format("  {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", l.median, l.mean, l.min, l.max, l.p95);
-  out += fmt::format("throughput: {:.2f} samples/s (batch / median latency)\n", samples_per_s(r));
-  if (o.train) out += fmt::format("loss after the last step: {:.6g}\n", r.m.last_loss);
-  out += fmt::format("\nmemory (decimal MB)\n  parameters                {:>12}\n", megabytes(r.parameter_bytes));
+  out += fmt::format("throughput: {:.2f} samples/s (batch / median latency)\n", r.m.samples_per_s);
+  if (o.train) out += fmt::format("loss after the last step: {:.6g}\n", r.m.loss);
+  out += fmt::format("\nmemory (decimal MB)\n  parameters                {:>12}\n", megabytes(r.m.parameter_bytes));
   out += fmt::format(
       "  peak activations          {:>12}  measured: tracking allocator, parameters and optimizer state "
       "excluded, kernel workspaces included\n",
@@ -219,17 +140,17 @@ int run_bench(const BenchCommandOptions& options) {
   auto cost = analyze(*graph, {options.batch, optimizer});
   if (!cost) return fail(cost.error());
 
-  ExecutorOptions eo;
-  eo.batch = options.batch;
-  eo.threads = options.threads;
-  eo.seed = options.seed;
-  eo.training = options.train;
-  eo.optimizer.kind = optimizer;
-  auto executor = Executor::build(*graph, eo);
-  if (!executor) return fail(executor.error());
-  Result<Measurement> measured = Error{};
+  ProfileOptions po;
+  po.batch = options.batch;
+  po.train = options.train;
+  po.optimizer.kind = optimizer;
+  po.threads = options.threads;
+  po.seed = options.seed;
+  po.warmup = options.warmup;
+  po.iterations = options.iterations;
+  Result<LatencyStats> measured = Error{};
   try {
-    measured = measure(*executor, options);
+    measured = measure_latency(*graph, po);
   } catch (const std::bad_alloc&) {
     measured = Error{"out of memory for the synthetic input of batch " + std::to_string(options.batch) + "; try a smaller batch"};
   }
@@ -238,14 +159,10 @@ int run_bench(const BenchCommandOptions& options) {
   Report r;
   r.model = graph->name;
   r.source = graph->source.file();
-  r.batch = options.batch;
-  r.threads = executor->threads();
-  r.phase = options.train ? "train" : "forward";
   r.input_shape = graph->input.shape;
   r.input_dtype = graph->input.dtype;
-  r.parameter_bytes = executor->parameter_bytes();
-  r.analytic_activation_bytes = options.train ? cost->memory.training_activation_bytes : cost->memory.inference_activation_bytes;
   r.m = *measured;
+  r.analytic_activation_bytes = options.train ? cost->memory.training_activation_bytes : cost->memory.inference_activation_bytes;
   r.blas = blas_info();
   if (!r.blas.advice.empty()) std::cerr << "hwprof bench: note: " << r.blas.advice << "\n";
   return emit(options.format == "json" ? report_json(r, options) : report_table(r, options), options.output);

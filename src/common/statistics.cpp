@@ -7,12 +7,27 @@
 namespace hwprof {
 namespace detail {
 
-double percentile_sorted(const double* sorted, std::size_t n, double p) noexcept {
+namespace {
+
+template <class T>
+double interpolated_percentile(const T* sorted, std::size_t n, double p) noexcept {
   if (n == 0) return 0.0;
   const double h = static_cast<double>(n - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
   const auto below = static_cast<std::size_t>(std::floor(h));
-  if (below + 1 >= n) return sorted[n - 1];
-  return sorted[below] + (h - static_cast<double>(below)) * (sorted[below + 1] - sorted[below]);
+  if (below + 1 >= n) return static_cast<double>(sorted[n - 1]);
+  const auto lo = static_cast<double>(sorted[below]);
+  const auto hi = static_cast<double>(sorted[below + 1]);
+  return lo + (h - static_cast<double>(below)) * (hi - lo);
+}
+
+}  // namespace
+
+double percentile_sorted(const double* sorted, std::size_t n, double p) noexcept {
+  return interpolated_percentile(sorted, n, p);
+}
+
+double percentile_sorted(const float* sorted, std::size_t n, double p) noexcept {
+  return interpolated_percentile(sorted, n, p);
 }
 
 double median_of(std::vector<double> values) {

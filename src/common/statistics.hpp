@@ -12,6 +12,8 @@ namespace hwprof::detail {
 // The p-th percentile (0 ≤ p ≤ 100) of sorted[0..n), n ≥ 1, by linear interpolation
 // (numpy.percentile's default; Hyndman & Fan 1996, definition 7).
 double percentile_sorted(const double* sorted, std::size_t n, double p) noexcept;
+// The same for float values (a parameter tensor's), interpolated in double.
+double percentile_sorted(const float* sorted, std::size_t n, double p) noexcept;
 
 // The median of `values` (the mean of the middle two for an even count); 0 for none.
 double median_of(std::vector<double> values);

@@ -6,6 +6,7 @@
 
 #include <sys/resource.h>
 
+#include "common/statistics.hpp"
 #include "hwprof/profiler.hpp"
 #include "profile/workload.hpp"
 
@@ -16,13 +17,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Linear interpolation between order statistics (numpy's default), on sorted values.
-double percentile(const std::vector<float>& sorted, double p) {
-  if (sorted.empty()) return 0.0;
-  const double h = (static_cast<double>(sorted.size()) - 1.0) * p / 100.0;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+// The measured iterations: each one's wall time, and the largest allocation peak of any of them
+// above the bytes live before it.
+std::optional<Error> run_measured(Workload& workload, const IterationPolicy& policy, LatencyStats& stats) {
+  std::vector<double> ms;
+  const auto start = std::chrono::steady_clock::now();
+  while (policy.more(static_cast<int>(ms.size()), seconds_since(start))) {
+    const std::int64_t before = allocation_stats().current_bytes;
+    reset_peak_allocation();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto e = workload.run()) return e;
+    ms.push_back(seconds_since(t0) * 1e3);
+    stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, allocation_stats().peak_bytes - before + workload.input_bytes());
+  }
+  stats.ms = summarize(std::move(ms));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -33,8 +42,9 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
   if (!built) return built.error();
   LatencyStats stats;
   stats.batch = options.batch;
-  stats.threads = options.threads;
+  stats.threads = built->executor().threads();
   stats.phase = options.train ? "train" : "forward";
+  stats.parameter_bytes = built->executor().parameter_bytes();
   WarmupPolicy warmup = options.warmup >= 0 ? WarmupPolicy::runs(options.warmup) : WarmupPolicy::until_stable();
   while (!warmup.done()) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -44,15 +54,9 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
   stats.warmup_runs = warmup.completed();
   const IterationPolicy policy =
       options.iterations > 0 ? IterationPolicy::count(options.iterations) : IterationPolicy::min_time(options.min_seconds, 5, 100000);
-  std::vector<double> ms;
-  const auto start = std::chrono::steady_clock::now();
-  while (policy.more(static_cast<int>(ms.size()), seconds_since(start))) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (auto e = built->run()) return *e;
-    ms.push_back(seconds_since(t0) * 1e3);
-  }
-  stats.ms = summarize(std::move(ms));
+  if (auto e = run_measured(*built, policy, stats)) return *e;
   stats.samples_per_s = stats.ms.median > 0 ? static_cast<double>(options.batch) / (stats.ms.median * 1e-3) : 0.0;
+  stats.loss = options.train ? built->last_loss() : 0.0;
   return stats;
 }
 
@@ -159,13 +163,13 @@ std::vector<WeightStats> analyze_weight_distribution(const Executor& executor, d
     std::sort(sorted.begin(), sorted.end());
     s.min = sorted.front();
     s.max = sorted.back();
-    s.p1 = percentile(sorted, 1);
-    s.p5 = percentile(sorted, 5);
-    s.p25 = percentile(sorted, 25);
-    s.p50 = percentile(sorted, 50);
-    s.p75 = percentile(sorted, 75);
-    s.p95 = percentile(sorted, 95);
-    s.p99 = percentile(sorted, 99);
+    s.p1 = detail::percentile_sorted(sorted.data(), sorted.size(), 1);
+    s.p5 = detail::percentile_sorted(sorted.data(), sorted.size(), 5);
+    s.p25 = detail::percentile_sorted(sorted.data(), sorted.size(), 25);
+    s.p50 = detail::percentile_sorted(sorted.data(), sorted.size(), 50);
+    s.p75 = detail::percentile_sorted(sorted.data(), sorted.size(), 75);
+    s.p95 = detail::percentile_sorted(sorted.data(), sorted.size(), 95);
+    s.p99 = detail::percentile_sorted(sorted.data(), sorted.size(), 99);
     s.sparsity = static_cast<double>(zeros) / static_cast<double>(s.count);
     s.near_zero = static_cast<double>(near) / static_cast<double>(s.count);
     out.push_back(s);

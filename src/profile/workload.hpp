@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,6 +34,7 @@ class Workload {
       auto loss = executor_.train_step(input_, labels_);
       if (!loss) return loss.error();
       if (!std::isfinite(*loss)) return Error{"the training loss became " + std::to_string(*loss) + "; lower the learning rate"};
+      last_loss_ = *loss;
       return std::nullopt;
     }
     auto out = executor_.forward(input_);
@@ -40,6 +42,8 @@ class Workload {
     return std::nullopt;
   }
   Executor& executor() noexcept { return executor_; }
+  std::int64_t input_bytes() const noexcept { return input_.bytes(); }
+  double last_loss() const noexcept { return last_loss_; }  // of the last training step; 0 before one
 
  private:
   Workload(Executor executor, bool train) : executor_(std::move(executor)), train_(train) {}
@@ -47,6 +51,7 @@ class Workload {
   bool train_ = false;
   Tensor input_;
   Tensor labels_;
+  double last_loss_ = 0.0;
 };
 
 }  // namespace hwprof

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/input_file.hpp"
+#include "common/statistics.hpp"
 #include "hwprof/statistics.hpp"
 #include "report/json_number.hpp"
 #include "report/profile_view.hpp"
@@ -233,7 +234,9 @@ std::string merged_roofline_svg(const MergedRanks& m) {
     if (points.empty()) continue;
     std::sort(points.begin(), points.end());
     const double x = frame.px(*r.flops_per_call / *r.bytes_per_call);
-    const double median = points[points.size() / 2].first;
+    std::vector<double> sorted_gflops;
+    for (const auto& point : points) sorted_gflops.push_back(point.first);
+    const double median = detail::percentile_sorted(sorted_gflops.data(), sorted_gflops.size(), 50.0);
     svg += fmt::format("<g><title>{}: {} rank(s), {} to {} GFLOP/s (median {})</title>", esc(r.name), points.size(),
                        short_number(points.front().first), short_number(points.back().first), short_number(median));
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#444\" stroke-width=\"2\"/>", x,

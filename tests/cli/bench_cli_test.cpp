@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "hwprof/graph.hpp"
+#include "hwprof/profiler.hpp"
 #include "run_process.hpp"
 
 namespace hwprof {
@@ -88,6 +90,31 @@ TEST(BenchCli, TrainWritesTheReportFile) {
   EXPECT_TRUE(std::isfinite(j["loss"].get<double>()));
   EXPECT_GT(j["loss"].get<double>(), 0.0);
   EXPECT_THAT(j["memory"]["analytic_activation_bytes"]["note"].get<std::string>(), HasSubstr("training_activation_bytes"));
+}
+
+// bench reports the library's measure_latency: the figures that do not depend on time (the
+// training loss, the allocator's peak, the parameters) are those the library gives.
+TEST(BenchCli, ReportsWhatTheLibrarysLatencyMeasurementGives) {
+  auto r = run_hwprof(
+      {"bench", "mlp_mnist", "--train", "--batch", "2", "--threads", "1", "--warmup", "1", "--iterations", "2", "--seed", "7", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto graph = load_model(std::string(HWPROF_MODELS_DIR) + "/mlp_mnist.json");
+  ASSERT_TRUE(graph) << graph.error().message;
+  ProfileOptions o;
+  o.batch = 2;
+  o.train = true;
+  o.threads = 1;
+  o.warmup = 1;
+  o.iterations = 2;
+  o.seed = 7;
+  const auto library = measure_latency(*graph, o);
+  ASSERT_TRUE(library) << library.error().message;
+  EXPECT_EQ(j["loss"].get<double>(), library->loss);
+  EXPECT_EQ(j["memory"]["peak_activation_bytes"]["value"].get<std::int64_t>(), library->peak_activation_bytes);
+  EXPECT_EQ(j["memory"]["parameter_bytes"].get<std::int64_t>(), library->parameter_bytes);
+  EXPECT_EQ(j["warmup"].get<int>(), library->warmup_runs);
+  EXPECT_EQ(j["latency_ms"]["n"].get<std::size_t>(), library->ms.n);
 }
 
 TEST(BenchCli, TableSaysLatenciesAreMeasuredWallTime) {

@@ -3,6 +3,7 @@
 // layer appears exactly once per phase, and the profile's JSON carries every documented field.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <set>
@@ -301,6 +302,20 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   EXPECT_FALSE(has("kernels: run `hwprof calibrate`")) << said();
 }
 
+TEST(Profiler, LatencyOfATrainingStepKeepsItsLoss) {
+  auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/mlp_mnist.json");
+  ASSERT_TRUE(g) << g.error().message;
+  ProfileOptions o = short_run(4, 2, BackendKind::timer);
+  o.train = true;
+  auto latency = measure_latency(*g, o);
+  ASSERT_TRUE(latency) << latency.error().message;
+  EXPECT_EQ(latency->phase, "train");
+  EXPECT_EQ(latency->ms.n, 2u);
+  EXPECT_TRUE(std::isfinite(latency->loss));
+  EXPECT_GT(latency->loss, 0.0);
+  EXPECT_GT(latency->peak_activation_bytes, 0);
+}
+
 TEST(Profiler, SeedApiOnAnEngineModel) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/mlp_mnist.json");
   ASSERT_TRUE(g) << g.error().message;
@@ -309,6 +324,11 @@ TEST(Profiler, SeedApiOnAnEngineModel) {
   ASSERT_TRUE(latency) << latency.error().message;
   EXPECT_EQ(latency->ms.n, 3u);
   EXPECT_GT(latency->samples_per_s, 0.0);
+  EXPECT_EQ(latency->threads, 1);
+  EXPECT_EQ(latency->warmup_runs, 1);
+  EXPECT_EQ(latency->parameter_bytes, 669706 * 4);
+  EXPECT_GE(latency->peak_activation_bytes, 8 * 784 * 4) << "at least the input is counted";
+  EXPECT_EQ(latency->loss, 0.0) << "a forward pass has no loss";
   auto memory = measure_memory_used(*g, o);
   ASSERT_TRUE(memory) << memory.error().message;
   EXPECT_GT(memory->peak_allocated_bytes, 0);

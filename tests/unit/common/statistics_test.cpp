@@ -67,6 +67,18 @@ TEST(Summary, PercentilesInterpolateBetweenOrderStatistics) {
   EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 150), 50) << "clamped to 100";
 }
 
+TEST(Summary, FloatPercentilesInterpolateInDouble) {
+  // A parameter tensor's values: the same definition as for doubles.
+  const std::vector<float> x = {10, 20, 30, 40, 50};
+  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 25), 20);
+  EXPECT_NEAR(detail::percentile_sorted(x.data(), x.size(), 95), 48, 1e-12);
+  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 100), 50);
+  EXPECT_EQ(detail::percentile_sorted(x.data(), 0, 50), 0.0);
+  // 2^25 − 1 has no float: a difference taken in float would give 16777217.
+  const std::vector<float> wide = {1.0f, 33554432.0f};
+  EXPECT_DOUBLE_EQ(detail::percentile_sorted(wide.data(), wide.size(), 50), 16777216.5);
+}
+
 TEST(Summary, MadOutliers) {
   // Sorted: 8 9 10 10 10 10 10 11 12 50; median 10. |x − 10| sorted: 0 0 0 0 0 1 1 2 2 40 →
   // MAD 0.5, cut 3·1.4826·0.5 = 2.2239: only 50 is out (8 and 12 deviate by 2).

@@ -156,6 +156,28 @@ TEST(Merge, HtmlHasThePerRankViewAndTheSpreadOnTheRoofline) {
   EXPECT_THAT(detail::merged_html(bare), HasSubstr("No roofline"));
 }
 
+TEST(Merge, RooflineMedianOfAnEvenRankCountIsTheMeanOfTheMiddleTwo) {
+  // Ranks 1× and 3× as slow: the median GFLOP/s lies between the two ranks' (the summaries'
+  // definition, docs/merge.md), not on the faster one.
+  std::vector<detail::RankProfile> ranks;
+  ranks.push_back(rank_profile(0, 2, 1.0));
+  ranks.push_back(rank_profile(1, 2, 3.0));
+  const std::string html = detail::merged_html(detail::merge_ranks(std::move(ranks)));
+  const std::string start = "<title>layer1.0.conv1: 2 rank(s), ";
+  const std::size_t at = html.find(start);
+  ASSERT_NE(at, std::string::npos);
+  const std::string title = html.substr(at + start.size(), html.find("</title>", at) - at - start.size());
+  const std::size_t to = title.find(" to ");
+  const std::size_t unit = title.find(" GFLOP/s (median ");
+  ASSERT_NE(to, std::string::npos) << title;
+  ASSERT_NE(unit, std::string::npos) << title;
+  const double low = std::stod(title.substr(0, to));
+  const double high = std::stod(title.substr(to + 4, unit - to - 4));
+  const double median = std::stod(title.substr(unit + 17));
+  EXPECT_LT(low, median) << title;
+  EXPECT_LT(median, high) << title;
+}
+
 TEST(Merge, HtmlOfManyRanksKeepsTheSpreadAndLeavesTheColumnsToTheJson) {
   std::vector<detail::RankProfile> ranks;
   for (int k = 0; k < 100; ++k) ranks.push_back(rank_profile(k, 100, k == 57 ? 3.0 : 1.0));
