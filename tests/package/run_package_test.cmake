@@ -176,19 +176,26 @@ function(check_regions program out expected)
 endfunction()
 
 # 16384 elements: axpy 2 FLOPs and 12 bytes each, layerN 1 and 8, the C scale 1 and 8.
-# With an event group by name: found in the installed share/hwprof/counters, no variable needed.
+# With an event group by name that only the installed share/hwprof/counters holds (a copy of
+# the software group): found there, in a prefix the library was not configured for, from a
+# program outside it, with no variable (src/common/data_paths.cpp).
+file(COPY_FILE "${prefix}/share/hwprof/counters/software/software.txt" "${prefix}/share/hwprof/counters/software/package_only.txt")
+function(check_group out)
+  file(READ "${out}/profile.json" profile)
+  string(JSON group GET "${profile}" group)
+  if(NOT group STREQUAL "package_only")
+    message(FATAL_ERROR "package test: HWPROF_GROUP=package_only was not found in the installed tree (${out}: group '${group}')")
+  endif()
+endfunction()
 check_regions("${SCRATCH_DIR}/consumer/regions_consumer" "${SCRATCH_DIR}/out-cpp"
               "step==;axpy=32768=196608;layer0=16384=131072;layer1=16384=131072;layer2=16384=131072"
-              HWPROF_GROUP=software)
-file(READ "${SCRATCH_DIR}/out-cpp/profile.json" profile)
-string(JSON group GET "${profile}" group)
-if(NOT group STREQUAL "software")
-  message(FATAL_ERROR "package test: HWPROF_GROUP=software was not found from the installed tree (group '${group}')")
-endif()
+              HWPROF_GROUP=package_only)
+check_group("${SCRATCH_DIR}/out-cpp")
 # The C program is linked from the prefix through pkg-config alone, whose flags told it where
 # the module is (a prefix other than the configured one; docs/regions.md): no variable needed.
 check_regions("${SCRATCH_DIR}/regions_consumer_c" "${SCRATCH_DIR}/out-c" "c_step==;c_scale=16384=131072"
-              --unset=HWPROF_REPORT_MODULE)
+              --unset=HWPROF_REPORT_MODULE HWPROF_GROUP=package_only)
+check_group("${SCRATCH_DIR}/out-c")
 # Built without that path and run without HWPROF_REPORT_MODULE, the C program looks beside
 # itself and in the prefix hwprof was configured for, never in this build tree, whose module
 # it would otherwise load: where neither holds one, it writes regions.txt, with where it looked.
