@@ -50,7 +50,7 @@ std::vector<std::string> data_directories(const char* environment, const std::st
   // exists, so that a build tree's module path adds no folder that is never there.
   if (!installed_module.empty()) {
     const fs::path libdir = fs::path(installed_module).parent_path().parent_path();
-    const fs::path dir = libdir / HWPROF_LIBDIR_TO_DATADIR / "hwprof" / kind;
+    const fs::path dir = (libdir / HWPROF_LIBDIR_TO_DATADIR / "hwprof" / kind).lexically_normal();
     if (fs::is_directory(dir, ec)) add(dir);
   }
   // The source tree (a build tree's programs), then the prefix it was configured for.
