@@ -59,6 +59,14 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "package test: the installed report module: ${out}${err}")
 endif()
 
+# The installed CLI reads the models of its own prefix.
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_MODEL_PATH "${prefix}/bin/hwprof" summary lenet5
+                RESULT_VARIABLE rc OUTPUT_VARIABLE summary ERROR_VARIABLE err)
+string(FIND "${summary}" "(${prefix}/share/hwprof/models/lenet5.json)" at)
+if(NOT rc EQUAL 0 OR at EQUAL -1)
+  message(FATAL_ERROR "package test: the installed hwprof did not read ${prefix}/share/hwprof/models/lenet5.json (${rc}):\n${summary}\n${err}")
+endif()
+
 # 1. find_package(hwprof)
 run("${CMAKE_COMMAND}" -S "${HWPROF_SOURCE_DIR}/tests/package/consumer" -B "${SCRATCH_DIR}/consumer"
     -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
