@@ -37,11 +37,9 @@ HWPROF_API void hwprof_set_report_module(const char* path);
 }
 #endif
 
-/* CMake's hwprof::regions defines where the installed report module is, and it is registered
- * before main, so that a program linked with the static library finds it wherever the package
- * was installed. (pkg-config users: the module is found in the prefix hwprof was configured
- * for; for another prefix, set HWPROF_REPORT_MODULE or define HWPROF_REPORT_MODULE_PATH to
- * "$(pkg-config --variable=moduledir hwprof-regions)/libhwprof-report.so" in your build.) */
+/* CMake's hwprof::regions and the Cflags of pkg-config hwprof-regions define where the
+ * installed report module is, and it is registered before main, so that a program linked with
+ * the static library finds it wherever the package was installed (docs/regions.md). */
 #if defined(HWPROF_REPORT_MODULE_PATH) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((constructor, used)) static void hwprof_register_report_module_(void) {
   hwprof_set_report_module(HWPROF_REPORT_MODULE_PATH);

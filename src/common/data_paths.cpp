@@ -17,7 +17,7 @@ std::string this_binary_path() {
   return ec ? std::string(info.dli_fname) : path.string();
 }
 
-std::vector<std::string> data_directories(const char* environment, const std::string& kind) {
+std::vector<std::string> data_directories(const char* environment, const std::string& kind, const std::string& installed_module) {
   std::vector<std::string> dirs;
   auto add = [&](const fs::path& dir) {
     const std::string text = dir.lexically_normal().string();
@@ -44,6 +44,14 @@ std::vector<std::string> data_directories(const char* environment, const std::st
   std::error_code ec;
   if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) {
     add(exe.parent_path().parent_path() / HWPROF_INSTALL_DATADIR_RELATIVE / "hwprof" / kind);
+  }
+  // A program linked with the static library, built against a prefix it does not live in
+  // (installed with `--prefix`, or moved): the prefix its build named. Only where the folder
+  // exists, so that a build tree's module path adds no folder that is never there.
+  if (!installed_module.empty()) {
+    const fs::path libdir = fs::path(installed_module).parent_path().parent_path();
+    const fs::path dir = (libdir / HWPROF_LIBDIR_TO_DATADIR / "hwprof" / kind).lexically_normal();
+    if (fs::is_directory(dir, ec)) add(dir);
   }
   // The source tree (a build tree's programs), then the prefix it was configured for.
   add(fs::path(HWPROF_SOURCE_DIR) / kind);

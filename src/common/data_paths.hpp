@@ -10,7 +10,9 @@ namespace hwprof::detail {
 
 // Folders that may hold `kind` ("counters", "models"), in the order to look: the colon-separated
 // folders of `environment` first (when set), then the installed and source locations.
-std::vector<std::string> data_directories(const char* environment, const std::string& kind);
+// `installed_module`, when given, is a file in <prefix>/<libdir>/hwprof/ (the report module a
+// program was built against): that prefix's data folder is looked in too, where it exists.
+std::vector<std::string> data_directories(const char* environment, const std::string& kind, const std::string& installed_module = {});
 
 // The file this code was loaded from: the shared library, or the program it is linked into.
 std::string this_binary_path();

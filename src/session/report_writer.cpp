@@ -53,6 +53,10 @@ std::string fixed(double value, int decimals) {
 
 }  // namespace
 
+std::string report_module_hint() {
+  return module_hint();
+}
+
 void set_report_module_hint(const char* path) noexcept {
   try {
     if (path != nullptr) module_hint() = path;

@@ -27,6 +27,8 @@ inline constexpr const char* kReportModuleMergedEntry = "hwprof_report_module_wr
 // Where a program's build said the module is (the HWPROF_REPORT_MODULE_PATH its include flags
 // define, registered by the header before main).
 void set_report_module_hint(const char* path) noexcept;
+// That path, or "" where the build gave none.
+std::string report_module_hint();
 
 // The plain table written when there is no module: one row per region.
 std::string regions_text_table(const SessionSnapshot& snapshot);

@@ -23,6 +23,7 @@
 #include "common/statistics.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/cpu.hpp"
+#include "session/report_writer.hpp"
 #include "session/session_state.hpp"
 
 namespace hwprof {
@@ -68,8 +69,9 @@ constexpr std::size_t kWarmupPairs = 100;
 
 std::vector<std::string> counters_dirs(const SessionOptions& options) {
   if (!options.counters_dirs.empty()) return options.counters_dirs;
-  // $HWPROF_COUNTERS_PATH, then where an installed or built hwprof keeps its groups.
-  return detail::data_directories("HWPROF_COUNTERS_PATH", "counters");
+  // $HWPROF_COUNTERS_PATH, then where an installed or built hwprof keeps its groups; for a
+  // program outside the prefix it was built against, that prefix's (the report module's).
+  return detail::data_directories("HWPROF_COUNTERS_PATH", "counters", detail::report_module_hint());
 }
 
 // The same search as `hwprof stat -g` (find_event_group), in SessionOptions::counters_dirs.

@@ -1,9 +1,12 @@
-# Installs the build into a scratch prefix and builds tests/package/consumer against it: the
+# Installs the build into a scratch prefix, given at install time and other than the prefix it
+# was configured for (the install must be relocatable: `cmake --install --prefix P`), and
+# builds tests/package/consumer against it: the
 # full library once through find_package(hwprof) and once through pkg-config hwprof; the
 # regions library from C++ through find_package (hwprof::regions) and from C through
 # pkg-config hwprof-regions. The region programs run with HWPROF_OUTPUT, and their reports
 # must hold every region once, the FLOPs and bytes given to set_work, and a roofline point for
-# each region with work.
+# each region with work. Every program finds the report module in the scratch prefix without
+# HWPROF_REPORT_MODULE, through what find_package or pkg-config told its build.
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -17,6 +20,9 @@ endfunction()
 
 file(REMOVE_RECURSE "${SCRATCH_DIR}")
 set(prefix "${SCRATCH_DIR}/prefix")
+if(prefix STREQUAL CONFIGURED_PREFIX)
+  message(FATAL_ERROR "package test: the scratch prefix is the configured one (${prefix}): it would not test a relocated install")
+endif()
 run("${CMAKE_COMMAND}" --install "${HWPROF_BUILD_DIR}" --prefix "${prefix}")
 
 foreach(required include/hwprof/hwprof.hpp include/hwprof/version.hpp include/hwprof/regions.hpp include/hwprof/regions.h
@@ -53,6 +59,14 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "package test: the installed report module: ${out}${err}")
 endif()
 
+# The installed CLI reads the models of its own prefix.
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_MODEL_PATH "${prefix}/bin/hwprof" summary lenet5
+                RESULT_VARIABLE rc OUTPUT_VARIABLE summary ERROR_VARIABLE err)
+string(FIND "${summary}" "(${prefix}/share/hwprof/models/lenet5.json)" at)
+if(NOT rc EQUAL 0 OR at EQUAL -1)
+  message(FATAL_ERROR "package test: the installed hwprof did not read ${prefix}/share/hwprof/models/lenet5.json (${rc}):\n${summary}\n${err}")
+endif()
+
 # 1. find_package(hwprof)
 run("${CMAKE_COMMAND}" -S "${HWPROF_SOURCE_DIR}/tests/package/consumer" -B "${SCRATCH_DIR}/consumer"
     -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
@@ -60,15 +74,22 @@ run("${CMAKE_COMMAND}" -S "${HWPROF_SOURCE_DIR}/tests/package/consumer" -B "${SC
 run("${CMAKE_COMMAND}" --build "${SCRATCH_DIR}/consumer")
 run("${SCRATCH_DIR}/consumer/consumer")
 
-# 2. pkg-config (the .pc file points at the install prefix it was configured with, so give
-#    pkg-config the scratch prefix explicitly).
+# 2. pkg-config: the .pc files find the prefix from their own folder, so their flags point
+#    at the scratch prefix with nothing else said.
 find_program(PKG_CONFIG pkg-config REQUIRED)
 set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
-execute_process(COMMAND "${PKG_CONFIG}" --define-variable=prefix=${prefix} --cflags --libs hwprof
+execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs hwprof
                 OUTPUT_VARIABLE pc_flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "package test: pkg-config does not know hwprof")
 endif()
+foreach(wanted "-I${prefix}/lib/pkgconfig/../../include" "-L${prefix}/lib/pkgconfig/../../lib"
+               "-DHWPROF_REPORT_MODULE_PATH=\\\"${prefix}/lib/pkgconfig/../../lib/hwprof/libhwprof-report.so\\\"")
+  string(FIND "${pc_flags}" "${wanted}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "package test: pkg-config hwprof gives no ${wanted} (the installed prefix is ${prefix}): ${pc_flags}")
+  endif()
+endforeach()
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 separate_arguments(extra_flags UNIX_COMMAND "${CXX_FLAGS} ${LINKER_FLAGS}")
 run("${CXX_COMPILER}" -std=c++17 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/consumer.cpp"
@@ -78,7 +99,7 @@ run("${SCRATCH_DIR}/consumer_pc")
 # 3. The regions programs. A calibration of this CPU (made-up ceilings) from the consumer.
 set(calibration "${SCRATCH_DIR}/machine.json")
 run("${SCRATCH_DIR}/consumer/consumer" --test-calibration "${calibration}")
-execute_process(COMMAND "${PKG_CONFIG}" --define-variable=prefix=${prefix} --cflags --libs hwprof-regions
+execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs hwprof-regions
                 OUTPUT_VARIABLE regions_flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "package test: pkg-config does not know hwprof-regions")
@@ -91,6 +112,9 @@ endforeach()
 separate_arguments(regions_flags UNIX_COMMAND "${regions_flags}")
 run("${C_COMPILER}" -std=c11 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c" ${regions_flags}
     -o "${SCRATCH_DIR}/regions_consumer_c")
+# The same, built without the module path pkg-config gives (-U after it wins).
+run("${C_COMPILER}" -std=c11 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c" ${regions_flags}
+    -UHWPROF_REPORT_MODULE_PATH -o "${SCRATCH_DIR}/regions_consumer_c_unhinted")
 
 # Neither program may need OpenBLAS or OpenMP.
 find_program(READELF readelf REQUIRED)
@@ -160,31 +184,38 @@ function(check_regions program out expected)
 endfunction()
 
 # 16384 elements: axpy 2 FLOPs and 12 bytes each, layerN 1 and 8, the C scale 1 and 8.
-# With an event group by name: found in the installed share/hwprof/counters, no variable needed.
+# With an event group by name that only the installed share/hwprof/counters holds (a copy of
+# the software group): found there, in a prefix the library was not configured for, from a
+# program outside it, with no variable (src/common/data_paths.cpp).
+file(COPY_FILE "${prefix}/share/hwprof/counters/software/software.txt" "${prefix}/share/hwprof/counters/software/package_only.txt")
+function(check_group out)
+  file(READ "${out}/profile.json" profile)
+  string(JSON group GET "${profile}" group)
+  if(NOT group STREQUAL "package_only")
+    message(FATAL_ERROR "package test: HWPROF_GROUP=package_only was not found in the installed tree (${out}: group '${group}')")
+  endif()
+endfunction()
 check_regions("${SCRATCH_DIR}/consumer/regions_consumer" "${SCRATCH_DIR}/out-cpp"
               "step==;axpy=32768=196608;layer0=16384=131072;layer1=16384=131072;layer2=16384=131072"
-              HWPROF_GROUP=software)
-file(READ "${SCRATCH_DIR}/out-cpp/profile.json" profile)
-string(JSON group GET "${profile}" group)
-if(NOT group STREQUAL "software")
-  message(FATAL_ERROR "package test: HWPROF_GROUP=software was not found from the installed tree (group '${group}')")
-endif()
-# The C program is linked from the prefix through pkg-config alone: it is told where the
-# module is (a prefix other than the configured one; docs/regions.md).
+              HWPROF_GROUP=package_only)
+check_group("${SCRATCH_DIR}/out-cpp")
+# The C program is linked from the prefix through pkg-config alone, whose flags told it where
+# the module is (a prefix other than the configured one; docs/regions.md): no variable needed.
 check_regions("${SCRATCH_DIR}/regions_consumer_c" "${SCRATCH_DIR}/out-c" "c_step==;c_scale=16384=131072"
-              "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
-# Without HWPROF_REPORT_MODULE, the C program (pkg-config gave it no module path) looks beside
+              --unset=HWPROF_REPORT_MODULE HWPROF_GROUP=package_only)
+check_group("${SCRATCH_DIR}/out-c")
+# Built without that path and run without HWPROF_REPORT_MODULE, the C program looks beside
 # itself and in the prefix hwprof was configured for, never in this build tree, whose module
 # it would otherwise load: where neither holds one, it writes regions.txt, with where it looked.
 if(NOT EXISTS "${CONFIGURED_MODULE}")
   set(out "${SCRATCH_DIR}/out-c-no-module")
-  execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_REPORT_MODULE "HWPROF_OUTPUT=${out}" "${SCRATCH_DIR}/regions_consumer_c"
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_REPORT_MODULE "HWPROF_OUTPUT=${out}" "${SCRATCH_DIR}/regions_consumer_c_unhinted"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "package test: without a report module, regions_consumer_c failed (${rc}) instead of ending as it does:\n${stderr}")
+    message(FATAL_ERROR "package test: without a report module, regions_consumer_c_unhinted failed (${rc}) instead of ending as it does:\n${stderr}")
   endif()
   if(EXISTS "${out}/profile.json" OR NOT EXISTS "${out}/regions.txt")
-    message(FATAL_ERROR "package test: regions_consumer_c found a report module it was not given (only the build tree has one):\n${stderr}")
+    message(FATAL_ERROR "package test: regions_consumer_c_unhinted found a report module it was not given (only the build tree has one):\n${stderr}")
   endif()
   file(READ "${out}/regions.txt" table)
   string(FIND "${table}" "${HWPROF_BUILD_DIR}/lib" at)
@@ -192,7 +223,8 @@ if(NOT EXISTS "${CONFIGURED_MODULE}")
     message(FATAL_ERROR "package test: the installed regions library looked in the build tree:\n${table}")
   endif()
 endif()
-# Fortran through bind(C) (scripts/install-deps.sh installs gfortran).
+# Fortran through bind(C) (scripts/install-deps.sh installs gfortran). It includes no regions.h,
+# so nothing registers the module's path: it is given, as docs/regions.md tells Fortran users.
 find_program(GFORTRAN gfortran)
 if(NOT GFORTRAN)
   message(FATAL_ERROR "package test: no gfortran, so the Fortran consumer cannot be built: run scripts/install-deps.sh")
