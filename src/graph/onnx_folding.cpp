@@ -5,7 +5,6 @@
 #if HWPROF_HAVE_ONNX
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <vector>
 

@@ -6,6 +6,7 @@
 // Op semantics follow the ONNX operator specification (https://onnx.ai/onnx/operators/, opsets
 // 11 to 17); PyTorch's node naming ("/layer1/layer1.0/conv1/Conv", torch >= 1.13) is what the
 // module paths are read from.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <unordered_map>

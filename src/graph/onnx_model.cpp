@@ -6,6 +6,7 @@
 
 #if HWPROF_HAVE_ONNX
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <string>
