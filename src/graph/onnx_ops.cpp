@@ -1,0 +1,709 @@
+// One ONNX node onto one hwprof layer (docs/onnx.md, "How ops map"): op_rules() is the table
+// of the op types map_node knows, each row dispatching onto a map_* function here. Op semantics
+// follow the ONNX operator specification (https://onnx.ai/onnx/operators/, opsets 11 to 17).
+#include "graph/onnx_importer.hpp"
+
+#if HWPROF_HAVE_ONNX
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hwprof::detail {
+
+std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation, std::string* why) {
+  const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    Pair pad;
+    const std::int64_t sizes[2] = {in[1], in[2]};
+    const std::int64_t k[2] = {kernel.h, kernel.w}, s[2] = {stride.h, stride.w}, d[2] = {dilation.h, dilation.w};
+    std::int64_t total[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::int64_t out = (sizes[i] + s[i] - 1) / s[i];
+      total[i] = std::max<std::int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - sizes[i]);
+      if (total[i] % 2 != 0) {
+        *why = "auto_pad " + auto_pad + " needs uneven padding here (hwprof's conv and pools pad both sides alike)";
+        return std::nullopt;
+      }
+    }
+    pad.h = total[0] / 2;
+    pad.w = total[1] / 2;
+    return pad;
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    *why = "auto_pad '" + auto_pad + "' is not an ONNX value";
+    return std::nullopt;
+  }
+  const std::vector<std::int64_t> pads = attr_ints(n, "pads");
+  if (pads.empty() || auto_pad == "VALID") return Pair{0, 0};
+  if (pads.size() != 4) {
+    *why = "pads has " + std::to_string(pads.size()) + " values; a 2-D window needs 4";
+    return std::nullopt;
+  }
+  if (pads[0] != pads[2] || pads[1] != pads[3]) {
+    *why = "uneven padding " + dims_text(pads) + " (hwprof's conv and pools pad both sides alike)";
+    return std::nullopt;
+  }
+  return Pair{pads[0], pads[1]};
+}
+
+void Importer::map_conv(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  if (!in || in->size() != 3)
+    return unsupported(n, "only 2-D convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
+  if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
+  const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
+  if (n.input_size() > 2 && !n.input(2).empty() && b == nullptr) return unsupported(n, "the bias is computed in the graph, not an initializer");
+  Attributes a;
+  a.out_channels = w->dims(0);
+  a.kernel = {w->dims(2), w->dims(3)};
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != a.kernel.h || ks[1] != a.kernel.w)) return unsupported(n, "kernel_shape disagrees with the weight");
+  const auto strides = attr_ints(n, "strides");
+  if (!strides.empty()) a.stride = {strides.at(0), strides.size() > 1 ? strides[1] : strides[0]};
+  const auto dil = attr_ints(n, "dilations");
+  if (!dil.empty()) a.dilation = {dil.at(0), dil.size() > 1 ? dil[1] : dil[0]};
+  a.groups = attr_int(n, "group", 1);
+  std::string why;
+  const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, a.dilation, &why);
+  if (!pads) return unsupported(n, why);
+  const Pair extra = take_pad(n.input(0));  // a Pad folded in (map_pad)
+  a.padding = {pads->h + extra.h, pads->w + extra.w};
+  a.bias = b != nullptr;
+  add_node(n, OpKind::conv2d, {values_.at(n.input(0)).node}, a);
+  Node& node = graph_.nodes.back();
+  node.initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1), w->dims(2), w->dims(3)}, floats(*w)));
+  if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
+}
+
+// ConvTranspose (2-D): weight [C_in, C_out/group, kh, kw] as PyTorch's ConvTranspose2d keeps it.
+// Explicit symmetric pads and output_padding are mapped; output_shape and auto_pad SAME_*
+// (which choose pads from a requested size) are not.
+void Importer::map_conv_transpose(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  if (!in || in->size() != 3)
+    return unsupported(n, "only 2-D transposed convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
+  if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
+  const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
+  if (n.input_size() > 2 && !n.input(2).empty() && b == nullptr) return unsupported(n, "the bias is computed in the graph, not an initializer");
+  if (attr(n, "output_shape") != nullptr) return unsupported(n, "output_shape is not mapped (give pads and output_padding instead)");
+  const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return unsupported(n, "auto_pad '" + auto_pad + "' is not mapped for ConvTranspose");
+  Attributes a;
+  a.groups = attr_int(n, "group", 1);
+  if (a.groups < 1 || w->dims(0) != (*in)[0]) return unsupported(n, "the weight's first axis does not match the input's channels");
+  a.out_channels = w->dims(1) * a.groups;
+  a.kernel = {w->dims(2), w->dims(3)};
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != a.kernel.h || ks[1] != a.kernel.w)) return unsupported(n, "kernel_shape disagrees with the weight");
+  const auto pair_of = [](const std::vector<std::int64_t>& v, Pair fallback) {
+    return v.empty() ? fallback : Pair{v.at(0), v.size() > 1 ? v[1] : v[0]};
+  };
+  a.stride = pair_of(attr_ints(n, "strides"), {1, 1});
+  a.dilation = pair_of(attr_ints(n, "dilations"), {1, 1});
+  a.output_padding = pair_of(attr_ints(n, "output_padding"), {0, 0});
+  const std::vector<std::int64_t> pads = attr_ints(n, "pads");
+  if (auto_pad == "NOTSET" && !pads.empty()) {
+    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
+      return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
+    a.padding = {pads[0], pads[1]};
+  }
+  a.bias = b != nullptr;
+  add_node(n, OpKind::conv_transpose2d, {values_.at(n.input(0)).node}, a);
+  Node& node = graph_.nodes.back();
+  node.initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1), w->dims(2), w->dims(3)}, floats(*w)));
+  if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
+}
+
+void Importer::map_gemm(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  const onnx::TensorProto* w = constant(n.input(1));
+  if (!in || in->size() != 1)
+    return unsupported(n, "Gemm is mapped as a linear layer of [N, K] inputs (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (w == nullptr || w->dims_size() != 2) return unsupported(n, "B is not a 2-D initializer");
+  if (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0f) != 1.0f || attr_float(n, "beta", 1.0f) != 1.0f) {
+    return unsupported(n, "transA, alpha or beta differ from a linear layer's (0, 1, 1)");
+  }
+  const bool trans_b = attr_int(n, "transB", 0) != 0;
+  const std::int64_t out = trans_b ? w->dims(0) : w->dims(1);
+  const std::int64_t k = trans_b ? w->dims(1) : w->dims(0);
+  if (k != (*in)[0]) return unsupported(n, "B's shape does not match the input's " + std::to_string((*in)[0]) + " features");
+  const onnx::TensorProto* c = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
+  if (n.input_size() > 2 && !n.input(2).empty() && (c == nullptr || product(Dims(c->dims().begin(), c->dims().end())) != out)) {
+    return unsupported(n, "C is not a per-output bias initializer");
+  }
+  std::vector<float> weight = trans_b ? floats(*w) : transposed(floats(*w), k, out);
+  Attributes a;
+  a.out_features = out;
+  a.bias = c != nullptr;
+  add_linear(n, a, k, w->name(), std::move(weight));
+  if (c != nullptr) graph_.nodes.back().initial_values.push_back(initial("bias", c->name(), {out}, floats(*c)));
+}
+
+void Importer::map_matmul(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  const onnx::TensorProto* w = constant(n.input(1));
+  if (!in || in->empty()) return unsupported(n, "the input's first axis is not the batch");
+  if (w == nullptr) return unsupported(n, "a product of two activations is not mapped yet");
+  if (w->dims_size() != 2) return unsupported(n, "B is an initializer of rank " + std::to_string(w->dims_size()) + ", not 2");
+  const std::int64_t k = w->dims(0), out = w->dims(1);
+  if (k != in->back()) return unsupported(n, "B's rows do not match the input's last axis");
+  Attributes a;
+  a.out_features = out;
+  a.bias = false;  // an Add of a bias right after it is folded in (map_add)
+  add_linear(n, a, k, w->name(), transposed(floats(*w), k, out));
+}
+
+// A linear layer with weight [out, k]. A weight equal to an earlier embedding's or linear's is
+// that layer's, shared (GPT-2's lm_head tied to wte: PyTorch's exporter writes the tied weight
+// again, transposed, as a folded constant): the layer is tied_to it and its weight is counted
+// once. Equality of every value is the test; a constant weight (all zeros) is never taken as
+// shared.
+void Importer::add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k, const std::string& weight_name, std::vector<float> weight) {
+  const std::int64_t out = a.out_features;
+  const bool constant_weight = std::all_of(weight.begin(), weight.end(), [&](float v) { return v == weight.front(); });
+  for (int owner : weight_owners_) {
+    const Node& o = graph_.nodes[static_cast<std::size_t>(owner)];
+    const InitialValue* w = nullptr;
+    for (const InitialValue& v : o.initial_values) {
+      if (v.name == "weight") w = &v;
+    }
+    if (constant_weight || w == nullptr || w->shape != Shape{out, k} || *w->data != weight) continue;
+    a.tied_to = owner;
+    add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
+    return;
+  }
+  add_node(n, OpKind::linear, {values_.at(n.input(0)).node}, a);
+  graph_.nodes.back().initial_values.push_back(initial("weight", weight_name, {out, k}, std::move(weight)));
+  own_weight(static_cast<int>(graph_.nodes.size()) - 1);
+}
+
+void Importer::map_batchnorm(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  if (!in || in->size() != 3) return unsupported(n, "only BatchNormalization of [N, C, H, W] inputs is mapped (batchnorm2d)");
+  if (n.output_size() > 1) return unsupported(n, "a training-mode BatchNormalization (running-statistics outputs) is not mapped");
+  const onnx::TensorProto* parts[4] = {};
+  for (int i = 0; i < 4; ++i) {
+    parts[i] = n.input_size() > i + 1 ? constant(n.input(i + 1)) : nullptr;
+    if (parts[i] == nullptr) return unsupported(n, "scale, B, mean and var must be initializers");
+  }
+  Attributes a;
+  a.eps = attr_float(n, "epsilon", 1e-5f);
+  for (int i = 0; i < 4; ++i) {
+    const Dims dims(parts[i]->dims().begin(), parts[i]->dims().end());
+    if (product(dims) != (*in)[0]) {
+      fail(node_label(n) + ": input '" + detail::printable_name(parts[i]->name()) + "' has shape " + dims_text(dims) +
+           "; it needs one value per channel (" + std::to_string((*in)[0]) + ")");
+    }
+  }
+  add_node(n, OpKind::batchnorm2d, {values_.at(n.input(0)).node}, a);
+  Node& node = graph_.nodes.back();
+  const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
+  for (int i = 0; i < 4; ++i) node.initial_values.push_back(initial(names[i], parts[i]->name(), {(*in)[0]}, floats(*parts[i])));
+}
+
+void Importer::map_pool(const onnx::NodeProto& n, OpKind op) {
+  const auto in = per_sample(n.input(0));
+  if (!in || in->size() != 3) return unsupported(n, "only 2-D pooling of [N, C, H, W] inputs is mapped");
+  if (n.output_size() > 1 && !n.output(1).empty()) return unsupported(n, "MaxPool's Indices output is not mapped");
+  Attributes a;
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (ks.size() != 2) return unsupported(n, "kernel_shape must have 2 values");
+  a.kernel = {ks[0], ks[1]};
+  const auto strides = attr_ints(n, "strides");
+  a.stride = strides.size() == 2 ? Pair{strides[0], strides[1]} : Pair{1, 1};  // ONNX's default stride is 1, not the kernel
+  const auto dil = attr_ints(n, "dilations");
+  if (!dil.empty() && (dil.size() != 2 || dil[0] != 1 || dil[1] != 1)) return unsupported(n, "dilated pooling is not mapped");
+  a.ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
+  std::string why;
+  const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, Pair{1, 1}, &why);
+  if (!pads) return unsupported(n, why);
+  a.padding = *pads;
+  if (const Pair extra = take_pad(n.input(0)); extra.h != 0 || extra.w != 0) {
+    // Zeros padded explicitly are averaged in: count_include_pad semantics, hwprof's.
+    if (op != OpKind::avgpool2d || ((a.padding.h != 0 || a.padding.w != 0) && attr_int(n, "count_include_pad", 0) == 0)) {
+      return unsupported(n, "its input is zero-padded by a Pad node, which only a Conv or an AveragePool can take in");
+    }
+    a.padding = {a.padding.h + extra.h, a.padding.w + extra.w};
+    return (void)add_node(n, op, {values_.at(n.input(0)).node}, a);
+  }
+  if (op == OpKind::avgpool2d && (a.padding.h != 0 || a.padding.w != 0) && attr_int(n, "count_include_pad", 0) == 0) {
+    return unsupported(n, "padded average pooling without count_include_pad (hwprof divides by the padded window, as PyTorch's default)");
+  }
+  if (op == OpKind::maxpool2d && attr_int(n, "storage_order", 0) != 0) return unsupported(n, "storage_order 1 is not mapped");
+  add_node(n, op, {values_.at(n.input(0)).node}, a);
+}
+
+// The [P, D] table whose rows 0..T-1 `value` gathers, T the activation `act`'s length
+// (position ids made by torch.arange(x.shape[1]): Gather(W, Unsqueeze(Range(0, T, 1)))), or null.
+const onnx::TensorProto* Importer::position_lookup(const std::string& value, const std::string& act) const {
+  const auto shape = per_sample(act);
+  auto producer = [&](const std::string& v, const char* op) -> const onnx::NodeProto* {
+    auto it = producer_.find(v);
+    return it != producer_.end() && onnx_node(it->second).op_type() == op ? &onnx_node(it->second) : nullptr;
+  };
+  const onnx::NodeProto* gather = producer(value, "Gather");
+  if (!shape || shape->size() != 2 || gather == nullptr || attr_int(*gather, "axis", 0) != 0) return nullptr;
+  const onnx::TensorProto* table = constant(gather->input(0));
+  if (table == nullptr || table->dims_size() != 2 || table->dims(1) != (*shape)[1] || table->dims(0) < (*shape)[0]) return nullptr;
+  std::string ids = gather->input(1);
+  if (const onnx::NodeProto* u = producer(ids, "Unsqueeze")) ids = u->input(0);
+  const onnx::NodeProto* range = producer(ids, "Range");
+  if (range == nullptr || range->input_size() != 3 || scalar(range->input(0)) != 0.0 || scalar(range->input(2)) != 1.0) return nullptr;
+  // The limit: T itself, or the size of an axis that is T (x.shape[1]), perhaps cast.
+  std::string limit = range->input(1);
+  if (const onnx::NodeProto* c = producer(limit, "Cast")) limit = c->input(0);
+  if (const auto t = scalar(limit)) return *t == static_cast<double>((*shape)[0]) ? table : nullptr;
+  const onnx::NodeProto* axis = producer(limit, "Gather");
+  const onnx::NodeProto* of = axis != nullptr ? producer(axis->input(0), "Shape") : nullptr;
+  const auto k = axis != nullptr ? scalar(axis->input(1)) : std::nullopt;
+  if (of == nullptr || !k) return nullptr;
+  const Dims& d = dims_of(of->input(0));
+  const auto index = static_cast<std::size_t>(*k);
+  return index < d.size() && d[index] == (*shape)[0] ? table : nullptr;
+}
+
+void Importer::map_add(const onnx::NodeProto& n) {
+  const std::string& x = n.input(0);
+  const std::string& y = n.input(1);
+  if (is_activation(x) && is_activation(y)) return map_binary(n, OpKind::add);
+  // A bias after a MatMul (PyTorch exports nn.Linear on 3-D inputs as MatMul + Add).
+  const std::string& act = is_activation(x) ? x : y;
+  if (const onnx::TensorProto* table = position_lookup(is_activation(x) ? y : x, act)) {
+    // Hugging Face's x + wpe(arange(T)): the first T rows of a [P, D] table, counted whole.
+    Attributes a;
+    a.num_positions = table->dims(0);
+    add_node(n, OpKind::pos_embedding, {values_.at(act).node}, a);
+    graph_.nodes.back().initial_values.push_back(initial("weight", table->name(), {table->dims(0), table->dims(1)}, floats(*table)));
+    const std::string& t = table->name();  // "wpe.weight": the layer is "wpe"
+    name_after_parameter(t.size() > 7 && t.compare(t.size() - 7, 7, ".weight") == 0 ? t.substr(0, t.size() - 7) : t);
+    return;
+  }
+  const onnx::TensorProto* c = constant(is_activation(x) ? y : x);
+  const Value& v = values_.at(act);
+  if (c != nullptr && v.node >= 0 && use_count(act) == 1) {
+    Node& producer = graph_.nodes[static_cast<std::size_t>(v.node)];
+    if (producer.op == OpKind::linear && !producer.attrs.bias && product(Dims(c->dims().begin(), c->dims().end())) == producer.attrs.out_features) {
+      producer.attrs.bias = true;
+      producer.initial_values.push_back(initial("bias", c->name(), {producer.attrs.out_features}, floats(*c)));
+      alias(n, act);
+      return;
+    }
+  }
+  // A learned position embedding added to [batch, T, D] (ViT's x + self.pos_embedding).
+  const auto as = per_sample(act);
+  if (c != nullptr && as && as->size() == 2) {
+    Dims cd(c->dims().begin(), c->dims().end());
+    if (cd.size() == 3 && cd[0] == 1) cd.erase(cd.begin());
+    if (cd == Dims(as->begin(), as->end())) {
+      Attributes a;
+      a.num_positions = (*as)[0];
+      add_node(n, OpKind::pos_embedding, {v.node}, a);
+      graph_.nodes.back().initial_values.push_back(initial("weight", c->name(), {cd[0], cd[1]}, floats(*c)));
+      name_after_parameter(c->name());
+      return;
+    }
+  }
+  map_operand(n, OpKind::add);
+}
+
+// Add, Sub, Mul or Div of two activations, broadcast as NumPy does: both [batch, ...] of one
+// rank, each axis equal or 1 in one of them (a squeeze-and-excitation block's x * s).
+void Importer::map_binary(const onnx::NodeProto& n, OpKind op) {
+  const std::string& x = n.input(0);
+  const std::string& y = n.input(1);
+  if (!is_activation(x) || !is_activation(y)) return map_operand(n, op);
+  const auto sx = per_sample(x), sy = per_sample(y);
+  bool broadcastable = sx && sy && sx->size() == sy->size();
+  for (std::size_t d = 0; broadcastable && d < sx->size(); ++d) broadcastable = (*sx)[d] == (*sy)[d] || (*sx)[d] == 1 || (*sy)[d] == 1;
+  if (!broadcastable) {
+    return unsupported(n, "only inputs of one rank whose axes are equal or 1 are mapped (broadcast), got " + dims_text(dims_of(x)) + " and " +
+                              dims_text(dims_of(y)));
+  }
+  add_node(n, op, {values_.at(x).node, values_.at(y).node});
+}
+
+// Add, Sub, Mul or Div of an activation and a constant tensor broadcast to it: input
+// normalisation's (x - mean) / std, a scale by 0.5, ConvNeXt's layer scale. An initializer
+// named by the exporter after a module's tensor (not "onnx::...") is taken as a learned
+// parameter (PyTorch writes nn.Parameter and registered buffers alike, by name); a Constant
+// node's value or an "onnx::" initializer (a folded Python constant) is a constant, a buffer.
+void Importer::map_operand(const onnx::NodeProto& n, OpKind op) {
+  const bool first = is_activation(n.input(0));
+  const std::string& x = first ? n.input(0) : n.input(1);
+  const onnx::TensorProto* c = constant(first ? n.input(1) : n.input(0));
+  if (c == nullptr || c->data_type() != onnx::TensorProto_DataType_FLOAT) {
+    return unsupported(n, "the other operand is neither a layer's output nor a float32 constant");
+  }
+  if (!first && (op == OpKind::sub || op == OpKind::div)) {
+    return unsupported(n, "a constant " + std::string(op == OpKind::sub ? "minus" : "divided by") + " an activation is not mapped");
+  }
+  const auto in = per_sample(x);
+  if (!in) return unsupported(n, "the activation's shape " + dims_text(dims_of(x)) + " is not [batch, ...] with known sizes");
+  // Right-aligned to the full input [batch, ...]; its batch axis must be 1 (one tensor for all samples).
+  Dims cd(c->dims().begin(), c->dims().end());
+  if (cd.size() > in->size() + 1 || (cd.size() == in->size() + 1 && cd[0] != 1)) {
+    return unsupported(n, "the constant " + dims_text(cd) + " does not broadcast to " + dims_text(dims_of(x)) + " without widening it");
+  }
+  if (cd.size() == in->size() + 1) cd.erase(cd.begin());
+  Shape operand(in->size() - cd.size(), 1);
+  operand.insert(operand.end(), cd.begin(), cd.end());
+  for (std::size_t d = 0; d < operand.size(); ++d) {
+    if (operand[d] != (*in)[d] && operand[d] != 1) {
+      return unsupported(n, "the constant " + dims_text(Dims(c->dims().begin(), c->dims().end())) + " does not broadcast to " +
+                                dims_text(dims_of(x)) + " without widening it");
+    }
+  }
+  Attributes a;
+  a.operand = operand;
+  a.operand_trainable = initializers_.count(c->name()) != 0 && c->name().rfind("onnx::", 0) != 0;
+  add_node(n, op, {values_.at(x).node}, a);
+  graph_.nodes.back().initial_values.push_back(initial(a.operand_trainable ? "weight" : "operand", c->name(), operand, floats(*c)));
+  if (a.operand_trainable) name_after_parameter(c->name());  // ConvNeXt's features.1.0.layer_scale
+}
+
+void Importer::map_clip(const onnx::NodeProto& n) {
+  auto bound = [&](int i, float fallback) -> std::optional<float> {
+    if (n.input_size() <= i || n.input(i).empty()) return fallback;
+    const onnx::TensorProto* t = constant(n.input(i));
+    if (t == nullptr) return std::nullopt;
+    const std::vector<float> v = floats(*t);
+    return v.size() == 1 ? std::optional<float>(v[0]) : std::nullopt;
+  };
+  const auto lo = bound(1, -3.4e38f), hi = bound(2, 3.4e38f);
+  if (lo && hi && *lo == 0.0f && *hi == 6.0f) return (void)add_node(n, OpKind::relu6, {values_.at(n.input(0)).node});
+  if (lo && hi && *lo == 0.0f && *hi >= 3.4e38f) return (void)add_node(n, OpKind::relu, {values_.at(n.input(0)).node});
+  unsupported(n, "only Clip(0, 6) (ReLU6) and Clip(0, ∞) (ReLU) are mapped");
+}
+
+void Importer::map_reshape_like(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  const auto out = per_sample(n.output(0));
+  if (!in || !out) {
+    return unsupported(n, "the output " + dims_text(dims_of(n.output(0))) + " does not keep the batch as its first axis (batch " +
+                              std::to_string(batch_) + "), or is unknown");
+  }
+  if (*in == *out) return alias(n, n.input(0));
+  Attributes a;
+  if (out->size() == 1) return (void)add_node(n, OpKind::flatten, {values_.at(n.input(0)).node}, a);
+  a.shape = *out;
+  add_node(n, OpKind::reshape, {values_.at(n.input(0)).node}, a);
+}
+
+// x.mean([2, 3]) over an image's spatial axes (MnasNet's head, global pooling written by hand):
+// adaptive_avgpool2d to 1x1, then a flatten where the axes are not kept.
+void Importer::map_reduce_mean(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  std::vector<std::int64_t> axes = attr_ints(n, "axes");
+  for (std::int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  if (!in || in->size() != 3 || axes != std::vector<std::int64_t>{2, 3} || n.input_size() != 1) {
+    return unsupported(n, "only a mean over the spatial axes [2, 3] of [N, C, H, W] is mapped (global average pooling)");
+  }
+  const int pool = add_node(n, OpKind::adaptive_avgpool2d, {values_.at(n.input(0)).node});
+  if (attr_int(n, "keepdims", 1) != 0) return;
+  Node& pooled = graph_.nodes[static_cast<std::size_t>(pool)];
+  expected.erase(pooled.name);  // ONNX's output is the flattened one
+  Node flat;
+  flat.name = pooled.name + ".flatten";
+  flat.op = OpKind::flatten;
+  flat.inputs = {pool};
+  flat.spec_pointer = describe(n) + " (keepdims 0)";
+  names_taken_[flat.name] = 1;
+  if (const auto out = per_sample(n.output(0))) expected[flat.name] = *out;
+  graph_.nodes.push_back(std::move(flat));
+  set_output(n, static_cast<int>(graph_.nodes.size()) - 1);
+}
+
+void Importer::map_transpose(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  std::vector<std::int64_t> perm = attr_ints(n, "perm");
+  if (!in) return unsupported(n, "the input's first axis is not the batch");
+  if (perm.empty()) return unsupported(n, "a Transpose without perm reverses the batch axis");
+  if (perm[0] != 0) return unsupported(n, "perm " + dims_text(perm) + " moves the batch axis");
+  Attributes a;
+  for (std::size_t i = 1; i < perm.size(); ++i) a.perm.push_back(perm[i] - 1);
+  add_node(n, OpKind::transpose, {values_.at(n.input(0)).node}, a);
+}
+
+void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
+  const Dims& d = dims_of(n.input(0));
+  const auto rank = static_cast<std::int64_t>(d.size());
+  std::int64_t axis = attr_int(n, "axis", op == OpKind::softmax ? (opset_ >= 13 ? -1 : 1) : 0);
+  if (axis < 0) axis += rank;
+  if (axis <= 0 || axis >= rank) return unsupported(n, "axis " + std::to_string(attr_int(n, "axis", 0)) + " is the batch axis or out of range");
+  if (op == OpKind::softmax && opset_ < 13 && axis != rank - 1) {
+    return unsupported(n, "before opset 13 Softmax flattens the axes from `axis` on; only the last axis is mapped");
+  }
+  std::vector<int> inputs;
+  for (const std::string& in : n.input()) {
+    if (!is_activation(in)) return unsupported(n, "an input is a constant, not an activation");
+    inputs.push_back(values_.at(in).node);
+  }
+  Attributes a;
+  a.axis = axis - 1;
+  add_node(n, op, inputs, a);
+}
+
+// Gather: an embedding (a weight initializer indexed by token ids), or the selection of one
+// position (ViT's class token: x[:, 0]).
+void Importer::map_gather(const onnx::NodeProto& n) {
+  const std::int64_t axis = attr_int(n, "axis", 0);
+  const onnx::TensorProto* w = constant(n.input(0));
+  if (w != nullptr && is_activation(n.input(1))) {
+    if (axis != 0 || w->dims_size() != 2) return unsupported(n, "only a Gather of rows of a 2-D weight (an embedding) is mapped");
+    if (values_.at(n.input(1)).node != kModelInput && graph_.dtype_of(values_.at(n.input(1)).node) != DType::i32) {
+      return unsupported(n, "the indices are not the model's token ids");
+    }
+    Attributes a;
+    a.num_embeddings = w->dims(0);
+    a.embedding_dim = w->dims(1);
+    add_node(n, OpKind::embedding, {values_.at(n.input(1)).node}, a);
+    graph_.nodes.back().initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1)}, floats(*w)));
+    own_weight(static_cast<int>(graph_.nodes.size()) - 1);
+    return;
+  }
+  if (!is_activation(n.input(0))) return unsupported(n, "neither an embedding lookup nor a selection from an activation");
+  const Dims& d = dims_of(n.input(0));
+  const auto rank = static_cast<std::int64_t>(d.size());
+  const std::int64_t ax = axis < 0 ? axis + rank : axis;
+  const auto index = scalar(n.input(1));
+  const onnx::TensorProto* it = constant(n.input(1));
+  if (!index || it == nullptr || it->dims_size() != 0) return unsupported(n, "only a Gather of one constant index (x[:, i]) is mapped");
+  if (ax <= 0 || ax >= rank) return unsupported(n, "the Gather's axis is the batch axis or out of range");
+  Attributes a;
+  a.axis = ax - 1;
+  const std::int64_t size = d[static_cast<std::size_t>(ax)];
+  if (!(*index >= static_cast<double>(-size) && *index < static_cast<double>(size)) || *index != std::floor(*index)) {
+    fail(node_label(n) + ": index " + std::to_string(*index) + " is out of range for axis " + std::to_string(ax) + " of size " +
+         std::to_string(size) + " (valid: " + std::to_string(-size) + " to " + std::to_string(size - 1) + ")");
+  }
+  a.index = static_cast<std::int64_t>(*index);
+  add_node(n, OpKind::select, {values_.at(n.input(0)).node}, a);
+}
+
+void Importer::map_layernorm(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  if (!in || in->empty()) return unsupported(n, "the input's first axis is not the batch");
+  std::int64_t axis = attr_int(n, "axis", -1);
+  if (axis < 0) axis += static_cast<std::int64_t>(in->size()) + 1;
+  if (axis != static_cast<std::int64_t>(in->size())) return unsupported(n, "only a LayerNormalization of the last axis is mapped (nn.LayerNorm(D))");
+  if (n.output_size() > 1 &&
+      std::any_of(n.output().begin() + 1, n.output().end(), [&](const std::string& o) { return !o.empty() && use_count(o) > 0; })) {
+    return unsupported(n, "its Mean or InvStdDev output is used");
+  }
+  const onnx::TensorProto* scale = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  const onnx::TensorProto* bias = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
+  if (scale == nullptr || bias == nullptr) return unsupported(n, "scale and bias must both be initializers (nn.LayerNorm with elementwise_affine)");
+  const std::int64_t d = in->back();
+  if (product(Dims(scale->dims().begin(), scale->dims().end())) != d || product(Dims(bias->dims().begin(), bias->dims().end())) != d) {
+    return unsupported(n, "scale or bias is not [" + std::to_string(d) + "]");
+  }
+  Attributes a;
+  a.eps = attr_float(n, "epsilon", 1e-5f);
+  add_node(n, OpKind::layernorm, {values_.at(n.input(0)).node}, a);
+  graph_.nodes.back().initial_values.push_back(initial("weight", scale->name(), {d}, floats(*scale)));
+  graph_.nodes.back().initial_values.push_back(initial("bias", bias->name(), {d}, floats(*bias)));
+}
+
+// PyTorch exports avg_pool2d with count_include_pad (DenseNet's transitions) as an explicit
+// zero Pad before the AveragePool, padded or not; F.pad before a Conv is the same. A zero Pad
+// of nothing is dropped; a symmetric spatial one is folded into the Conv or AveragePool after it.
+void Importer::map_pad(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  if (attr_string(n, "mode", "constant") != "constant") return unsupported(n, "only constant (zero) padding is mapped");
+  const onnx::TensorProto* p = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
+  if (p == nullptr) return unsupported(n, "the pads are computed in the graph");
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    const onnx::TensorProto* v = constant(n.input(2));
+    if (v == nullptr || floats(*v) != std::vector<float>{0.0f}) return unsupported(n, "only padding with zeros is mapped");
+  }
+  if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n, "padding of chosen axes is not mapped");
+  const std::vector<std::int64_t> pads = integers(*p);
+  if (!in || pads.size() != 2 * (in->size() + 1)) return unsupported(n, "the pads do not match the input's rank");
+  if (std::all_of(pads.begin(), pads.end(), [](std::int64_t x) { return x == 0; })) return alias(n, n.input(0));
+  const std::size_t r = in->size() + 1;
+  bool foldable = r == 4 && pads[0] == 0 && pads[1] == 0 && pads[r] == 0 && pads[r + 1] == 0 && pads[2] == pads[r + 2] && pads[3] == pads[r + 3] &&
+                  pads[2] >= 0 && pads[3] >= 0;
+  if (!foldable) return unsupported(n, "pads " + dims_text(pads) + " are not a symmetric spatial zero padding of [N, C, H, W]");
+  for (const auto& consumer : model_.graph().node()) {
+    if (std::find(consumer.input().begin(), consumer.input().end(), n.output(0)) == consumer.input().end()) continue;
+    if (consumer.op_type() != "Conv" && consumer.op_type() != "AveragePool") {
+      return unsupported(n, "the padded tensor goes to " + describe(consumer) + "; only a Conv or an AveragePool takes a Pad in");
+    }
+  }
+  alias(n, n.input(0));
+  pads_[n.output(0)] = Pair{pads[2], pads[3]};
+}
+
+void Importer::map_global_avgpool(const onnx::NodeProto& n, int x) {
+  const auto in = per_sample(n.input(0));
+  if (!in || in->size() != 3) return unsupported(n, "only [N, C, H, W] inputs are mapped");
+  add_node(n, OpKind::adaptive_avgpool2d, {x});
+}
+
+void Importer::map_hardsigmoid(const onnx::NodeProto& n, int x) {
+  // PyTorch's Hardsigmoid is relu6(x + 3)/6: ONNX's max(0, min(1, alpha·x + beta)) with
+  // alpha = 1/6, beta = 0.5 (ONNX's defaults are 0.2 and 0.5, Keras's hard sigmoid).
+  const float alpha = attr_float(n, "alpha", 0.2f), beta = attr_float(n, "beta", 0.5f);
+  if (std::abs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f) {
+    return unsupported(
+        n, "alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta) + " (hwprof's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
+  }
+  add_node(n, OpKind::hardsigmoid, {x});
+}
+
+void Importer::map_flatten(const onnx::NodeProto& n, int x) {
+  if (attr_int(n, "axis", 1) != 1) return unsupported(n, "Flatten with axis " + std::to_string(attr_int(n, "axis", 1)) + " (only 1 keeps the batch)");
+  add_node(n, OpKind::flatten, {x});
+}
+
+void Importer::map_concat(const onnx::NodeProto& n) {
+  if (n.input_size() != 2 || kind_of(n.input(0)) != Value::Kind::expanded || !is_activation(n.input(1))) return map_axis_op(n, OpKind::concat);
+  // ViT's torch.cat([class_token.expand(n, -1, -1), x], dim=1): a class token.
+  const onnx::TensorProto* t = values_.at(n.input(0)).tensor;
+  const auto in = per_sample(n.input(1));
+  const Dims td(t->dims().begin(), t->dims().end());
+  std::int64_t axis = attr_int(n, "axis", 0);
+  if (axis < 0) axis += 3;
+  if (!in || in->size() != 2 || axis != 1 || product(td) != (*in)[1] || td.back() != (*in)[1]) {
+    return unsupported(n, "only a class token ([1, 1, D] expanded over the batch, put before [batch, T, D]) is mapped");
+  }
+  add_node(n, OpKind::cls_token, {values_.at(n.input(1)).node});
+  graph_.nodes.back().initial_values.push_back(initial("weight", t->name(), {(*in)[1]}, floats(*t)));
+  name_after_parameter(t->name());
+}
+
+void Importer::map_dropout(const onnx::NodeProto& n, int x) {
+  if (n.output_size() > 1 && !n.output(1).empty() && use_count(n.output(1)) > 0) return unsupported(n, "Dropout's mask output is used");
+  Attributes a;
+  a.p = attr_float(n, "ratio", 0.5f);
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    const onnx::TensorProto* r = constant(n.input(1));
+    if (r == nullptr) return unsupported(n, "the ratio is computed in the graph");
+    const std::vector<float> ratio = floats(*r);
+    if (ratio.size() != 1) return unsupported(n, "the ratio is not one value");
+    a.p = ratio[0];
+  }
+  if (!(a.p >= 0.0f && a.p < 1.0f)) fail(node_label(n) + ": ratio " + std::to_string(a.p) + " is not a probability in [0, 1)");
+  add_node(n, OpKind::dropout, {x}, a);
+}
+
+// The table map_node reads: one row per ONNX op type, in docs/onnx.md's order, each a line or
+// two of dispatch onto the map_* functions above. Its lambdas are members' (they call the
+// private map_* functions), so it is a static member function.
+std::span<const OnnxOpRule> Importer::op_rules() {
+  using In = OnnxOpRule::FirstInput;
+  using N = const onnx::NodeProto&;
+  using MapFn = decltype(OnnxOpRule::map);
+  const auto maps = [](std::string_view type, MapFn map, In first = In::activation) { return OnnxOpRule{type, map, first, {}}; };
+  const auto settled = [](std::string_view type, std::string_view how) { return OnnxOpRule{type, nullptr, In::activation, how}; };
+  static const OnnxOpRule kRules[] = {
+      maps("Conv", [](Importer& m, N n, int) { m.map_conv(n); }),
+      maps("ConvTranspose", [](Importer& m, N n, int) { m.map_conv_transpose(n); }),
+      maps("Pad", [](Importer& m, N n, int) { m.map_pad(n); }),
+      maps("Gemm", [](Importer& m, N n, int) { m.map_gemm(n); }),
+      maps("MatMul", [](Importer& m, N n, int) { m.map_matmul(n); }),
+      maps("BatchNormalization", [](Importer& m, N n, int) { m.map_batchnorm(n); }),
+      maps("LayerNormalization", [](Importer& m, N n, int) { m.map_layernorm(n); }),
+      maps("Relu", [](Importer& m, N n, int x) { m.add_node(n, OpKind::relu, {x}); }),
+      maps("Sigmoid", [](Importer& m, N n, int x) { m.add_node(n, OpKind::sigmoid, {x}); }),
+      maps("Tanh", [](Importer& m, N n, int x) { m.add_node(n, OpKind::tanh, {x}); }),
+      maps("HardSwish", [](Importer& m, N n, int x) { m.add_node(n, OpKind::hardswish, {x}); }),
+      maps("HardSigmoid", [](Importer& m, N n, int x) { m.map_hardsigmoid(n, x); }),
+      maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
+      maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
+      maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
+      maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
+      maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce_mean(n); }),
+      maps(
+          "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),
+      maps(
+          "Sub", [](Importer& m, N n, int) { m.map_binary(n, OpKind::sub); }, In::any),
+      maps(
+          "Mul", [](Importer& m, N n, int) { m.map_binary(n, OpKind::mul); }, In::any),
+      maps(
+          "Div", [](Importer& m, N n, int) { m.map_binary(n, OpKind::div); }, In::any),
+      maps(
+          "Concat", [](Importer& m, N n, int) { m.map_concat(n); }, In::any),
+      maps(
+          "Gather", [](Importer& m, N n, int) { m.map_gather(n); }, In::unread),
+      maps("Flatten", [](Importer& m, N n, int x) { m.map_flatten(n, x); }),
+      maps("Reshape", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
+      maps("Squeeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
+      maps("Unsqueeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
+      maps("Transpose", [](Importer& m, N n, int) { m.map_transpose(n); }),
+      maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
+      maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
+      maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
+      settled("Expand", "only a constant broadcast over the batch (a class token's), kept for the Concat after it"),
+      settled("Constant", "its value is a constant (decode_constants)"),
+      settled("Shape", "computes a shape, not a layer"),
+      settled("Size", "computes a shape, not a layer"),
+  };
+  return kRules;
+}
+
+const OnnxOpRule* Importer::op_rule(const std::string& type) {
+  for (const OnnxOpRule& rule : op_rules()) {
+    if (rule.type == type) return &rule;
+  }
+  return nullptr;
+}
+
+void Importer::map_node(const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return unsupported(n, "operator domain '" + detail::printable_name(n.domain()) + "' is not the default ONNX one");
+  if (op == "Constant") return;                                     // decode_constants() registered its value
+  if (op == "Identity" && constant(n.input(0)) != nullptr) return;  // index_values() aliased it
+  // A node none of whose inputs is an activation computes shapes or folds constants: it is not
+  // a layer (its outputs are known to ONNX's shape inference where a layer needs them).
+  bool any_activation = false, any_unmapped = false;
+  for (const std::string& in : n.input()) {
+    any_activation |= is_activation(in);
+    any_unmapped |= !in.empty() && kind_of(in) == Value::Kind::unmapped;
+  }
+  const OnnxOpRule* rule = op_rule(op);
+  if (any_unmapped) {
+    // After a node that cannot be mapped: this one is listed too when hwprof has no mapping for
+    // its op at all (every unsupported node is named at once), or when the import keeps what it
+    // cannot count (it is not counted either); else it is skipped silently.
+    if (rule == nullptr) return unsupported(n, "no mapping onto hwprof's layers");
+    if (options_.keep_unsupported) {
+      std::string from;
+      for (const std::string& in : n.input()) {
+        if (!in.empty() && kind_of(in) == Value::Kind::unmapped && from.empty()) from = in;
+      }
+      return unsupported(n, "it reads '" + detail::printable_name(from) + "', the output of a node hwprof cannot map");
+    }
+    for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
+    return;
+  }
+  if (op == "Expand" && constant(n.input(0)) != nullptr) {
+    // A constant broadcast over the batch (ViT's class_token.expand(n, -1, -1)).
+    values_[n.output(0)] = Value{Value::Kind::expanded, kModelInput, constant(n.input(0))};
+    return;
+  }
+  if (!any_activation || op == "Shape" || op == "Size") {
+    for (const std::string& out : n.output()) values_[out] = Value{Value::Kind::shape_only, kModelInput, nullptr};
+    return;
+  }
+  const OnnxOpRule::FirstInput first = rule != nullptr ? rule->first_input : OnnxOpRule::FirstInput::activation;
+  if (first == OnnxOpRule::FirstInput::unread && rule->map != nullptr) return rule->map(*this, n, kModelInput);
+  if (first == OnnxOpRule::FirstInput::activation && !is_activation(n.input(0)))
+    return unsupported(n, "the first input is a constant, not an activation");
+  const int x = values_.at(n.input(0)).node;
+  if (rule == nullptr || rule->map == nullptr) return unsupported(n, "no mapping onto hwprof's layers");
+  rule->map(*this, n, x);
+}
+
+}  // namespace hwprof::detail
+
+#endif  // HWPROF_HAVE_ONNX
