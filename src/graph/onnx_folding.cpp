@@ -1,5 +1,6 @@
 // ONNX's shape inference on the model, and the shape arithmetic it leaves unknown, evaluated
-// here and handed back to it in rounds (docs/onnx.md, "Shape arithmetic").
+// here and handed back to it in rounds (docs/onnx.md, "Attributes checked before anything
+// reads them", on the shape arithmetic hwprof evaluates itself).
 #include "graph/onnx_importer.hpp"
 
 #if HWPROF_HAVE_ONNX
