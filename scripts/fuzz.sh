@@ -3,11 +3,12 @@
 # clang (`cmake --preset fuzz`, ASan + UBSan), then runs each target for a set time on a seed
 # corpus made of the shipped files, and prints one line per target.
 #
-#   scripts/fuzz.sh [--seconds N] [--parallel] [--build-dir DIR] [TARGET...]
+#   scripts/fuzz.sh [--seconds N] [--timeout N] [--parallel] [--build-dir DIR] [TARGET...]
 #
 # TARGET: spec, calibration, profile, event_group, onnx (default: all five, one after the other;
 # with --parallel, all at once, each for the whole N seconds: for long runs on several cores).
-# --seconds N: per target (default 60). --build-dir DIR: default build/fuzz. Under DIR:
+# --seconds N: per target (default 60). --timeout N: the seconds one input may take before it
+# is a finding (default 10; on a machine busy with other work, a starved run can pass 10 s). --build-dir DIR: default build/fuzz. Under DIR:
 # corpus/TARGET (the working corpus, kept between runs), crashes/TARGET/ (crash, timeout, OOM
 # and leak inputs), logs/TARGET.log (libFuzzer's output), seeds/TARGET (rebuilt every run).
 # Exit status: 0 when no target crashed, 1 when one did (or the build failed), 2 for a bad
@@ -20,6 +21,7 @@ readonly all_targets=(spec calibration profile event_group onnx)
 readonly skip=77
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds=60
+unit_timeout=10
 build_dir="$root/build/fuzz"
 targets=()
 
@@ -29,6 +31,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --seconds=*) seconds="${1#*=}"; shift ;;
+    --timeout) unit_timeout="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --timeout=*) unit_timeout="${1#*=}"; shift ;;
     --build-dir) build_dir="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --build-dir=*) build_dir="${1#*=}"; shift ;;
     --parallel) parallel=1; shift ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds takes a positive whole number, not '$seconds'" >&2; exit 2; }
+[[ "$unit_timeout" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --timeout takes a positive whole number, not '$unit_timeout'" >&2; exit 2; }
 [ -n "$build_dir" ] || { echo "fuzz.sh: --build-dir takes a folder" >&2; exit 2; }
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 mkdir -p "$build_dir"
@@ -121,7 +126,7 @@ run_target() {
   # The working corpus first: libFuzzer adds what it finds to the first folder only. The saved
   # regressions are read with the seeds, so one that fails again stops the run at once.
   rc=0
-  nice -n 10 "$bin/hwprof_${target}_fuzz" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+  nice -n 10 "$bin/hwprof_${target}_fuzz" -max_total_time="$seconds" -print_final_stats=1 -timeout="$unit_timeout" -rss_limit_mb=2048 \
     -dict="$(dictionary "$target")" -artifact_prefix="$crashes/" \
     "$corpus" "$seeds/$target" "$root/tests/fuzz/regressions/$target" > "$log" 2>&1 || rc=$?
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
