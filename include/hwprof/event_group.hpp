@@ -27,6 +27,21 @@ struct MetricTerm {
   std::string id;
 };
 
+// What a metric means to hwprof, whatever its display name: the roofline and
+// `hwprof info --self-test` find metrics by role, never by name (counters/README.md, "The
+// format"). A metric with a role is a count over the interval: no denominator, no `time`.
+enum class MetricRole {
+  none,
+  flops,            // FP operations, weighted by vector width [FLOP]
+  dram_bytes,       // bytes read from and written to DRAM [bytes]
+  dram_read_bytes,  // bytes read from DRAM, where the group counts reads apart [bytes]
+  llc_miss_bytes,   // last-level cache misses × line size [bytes]
+};
+// "flops", "dram_bytes", ...; "" for none.
+std::string_view metric_role_name(MetricRole role);
+// The role a group file spells `name`, or nullopt for a name that is not a role.
+std::optional<MetricRole> metric_role_named(std::string_view name);
+
 // value = Σ numerator / Σ denominator (an empty denominator means 1).
 struct Metric {
   std::string name;  // e.g. "DP FLOP/s"
@@ -34,6 +49,7 @@ struct Metric {
   std::vector<MetricTerm> numerator;
   std::vector<MetricTerm> denominator;
   int line = 0;
+  MetricRole role = MetricRole::none;
 };
 
 enum class GroupScope { core, uncore, software };
@@ -60,6 +76,9 @@ const std::vector<std::string>& known_group_families();
 // `source_name` is the file name used in messages ("counters/zen3/flops.txt:12: ...").
 Result<EventGroup> parse_event_group(std::string_view text, const std::string& source_name);
 Result<EventGroup> load_event_group(const std::string& path);
+// The group's metric with `role` (a group has at most one), or nullptr.
+const Metric* metric_with_role(const EventGroup& group, MetricRole role);
+
 // A group by name — counters/<family>/NAME.txt, then generic/ and software/, in each of
 // `counters_dirs` in turn — or by path (a name with '/' or ending in .txt). `flops` works on
 // every family with FLOP events (flops_sp where the family splits precisions), and flops_sp /

@@ -29,6 +29,9 @@ constexpr std::string_view kTimeId = "time";
 const std::vector<std::string_view> kSectionNames = {"EVENTS", "METRICS", "DESCRIPTION", "SOURCE"};
 const std::vector<std::string_view> kHeaderKeys = {"TITLE", "SCOPE", "FAMILIES"};
 const std::vector<std::string_view> kScopeNames = {"core", "uncore", "software"};
+constexpr std::string_view kRoleKeyword = "ROLE";
+// Indexed by MetricRole, none first.
+const std::vector<std::string_view> kRoleNames = {"flops", "dram_bytes", "dram_read_bytes", "llc_miss_bytes"};
 
 std::vector<std::string_view> views(const std::vector<std::string>& items) {
   return {items.begin(), items.end()};
@@ -349,15 +352,54 @@ class GroupParser {
     if (close == std::string_view::npos) return std::string("missing ']' after the unit; expected 'name [unit] = formula'");
     metric.unit = std::string(trim(text.substr(open + 1, close - open - 1)));
     if (metric.unit.empty()) return std::string("empty unit '[]'; write the unit, for example [GFLOP/s] or [ratio]");
-    const std::string_view rest = trim(text.substr(close + 1));
-    if (rest.empty() || rest[0] != '=') return "expected '=' after '[" + metric.unit + "]'; expected 'name [unit] = formula'";
+    std::string_view rest = trim(text.substr(close + 1));
+    if (auto problem = take_role(rest, metric)) return problem;
+    if (rest.empty() || rest[0] != '=') {
+      if (metric.role != MetricRole::none)
+        return "expected '=' after 'ROLE " + std::string(metric_role_name(metric.role)) + "'; expected 'name [unit] ROLE role = formula'";
+      return "expected '=' after '[" + metric.unit + "]'; expected 'name [unit] = formula'";
+    }
     const std::string_view formula = trim(rest.substr(1));
     if (formula.empty()) return "metric " + in_quotes(metric.name) + " has no formula after '='";
     if (auto problem = FormulaParser(formula).parse(metric)) return "metric " + in_quotes(metric.name) + ": " + *problem;
+    if (auto problem = check_role(metric))
+      return "metric " + in_quotes(metric.name) + " has ROLE " + std::string(metric_role_name(metric.role)) + ", but " + *problem;
     for (const Metric& m : group_.metrics) {
       if (m.name == metric.name) return "duplicate metric " + in_quotes(metric.name) + " (first at line " + std::to_string(m.line) + ")";
+      if (metric.role != MetricRole::none && m.role == metric.role) {
+        return "a second metric with ROLE " + std::string(metric_role_name(metric.role)) + " (the first is " + in_quotes(m.name) + " at line " +
+               std::to_string(m.line) + "); expected each role once in a group";
+      }
     }
     group_.metrics.push_back(std::move(metric));
+    return std::nullopt;
+  }
+
+  // `ROLE role` between the unit and '=': what the metric means to the roofline and the
+  // self-test (counters/README.md, "The format"). Leaves `rest` at the '='.
+  static std::optional<std::string> take_role(std::string_view& rest, Metric& metric) {
+    const auto words = split_words(rest, " \t=");
+    if (words.empty() || words[0] != kRoleKeyword) return std::nullopt;
+    rest = trim(rest.substr(kRoleKeyword.size()));
+    if (words.size() < 2 || rest.empty() || rest[0] == '=')
+      return "ROLE names no role; expected 'ROLE role' with a role among " + detail::join(kRoleNames);
+    const auto role = metric_role_named(words[1]);
+    if (!role)
+      return "unknown role " + in_quotes(words[1]) + detail::did_you_mean(words[1], kRoleNames) + "; expected one of " + detail::join(kRoleNames);
+    metric.role = *role;
+    rest = trim(rest.substr(words[1].size()));
+    return std::nullopt;
+  }
+
+  // A role's metric is read as a count per call: the unit it is read in, no rate, no ratio.
+  static std::optional<std::string> check_role(const Metric& metric) {
+    if (metric.role == MetricRole::none) return std::nullopt;
+    const std::string_view unit = metric.role == MetricRole::flops ? "FLOP" : "bytes";
+    if (metric.unit != unit) return "its unit is [" + metric.unit + "]; expected [" + std::string(unit) + "]";
+    if (!metric.denominator.empty()) return std::string("it has a denominator; a role's metric is a count (no '/')");
+    for (const MetricTerm& term : metric.numerator) {
+      if (term.id == kTimeId) return std::string("it uses 'time'; a role's metric is a count over the interval");
+    }
     return std::nullopt;
   }
 
@@ -422,6 +464,25 @@ class GroupParser {
 };
 
 }  // namespace
+
+std::string_view metric_role_name(MetricRole role) {
+  const auto index = static_cast<std::size_t>(role);
+  return index == 0 || index > kRoleNames.size() ? std::string_view() : kRoleNames[index - 1];
+}
+
+std::optional<MetricRole> metric_role_named(std::string_view name) {
+  const auto it = std::find(kRoleNames.begin(), kRoleNames.end(), name);
+  if (it == kRoleNames.end()) return std::nullopt;
+  return static_cast<MetricRole>(it - kRoleNames.begin() + 1);
+}
+
+const Metric* metric_with_role(const EventGroup& group, MetricRole role) {
+  if (role == MetricRole::none) return nullptr;
+  for (const Metric& m : group.metrics) {
+    if (m.role == role) return &m;
+  }
+  return nullptr;
+}
 
 const std::vector<std::string>& known_group_families() {
   static const std::vector<std::string> families = {"skylake-sp", "icelake-sp", "sapphire-rapids", "granite-rapids", "zen2", "zen3",

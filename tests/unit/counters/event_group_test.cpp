@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -140,6 +142,26 @@ TEST(EventGroupParse, MetricsKeepNameUnitLineAndTerms) {
   EXPECT_DOUBLE_EQ(group->metrics[4].numerator[0].coefficient, 64.0);
 }
 
+TEST(EventGroupParse, RolesSayWhatAMetricMeansWhateverItsName) {
+  auto group = parse(valid_with("DP FLOP [FLOP]          =", "Vector-weighted work [FLOP] ROLE flops ="));
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  EXPECT_EQ(group->metrics[0].role, MetricRole::flops);
+  EXPECT_EQ(group->metrics[0].name, "Vector-weighted work");
+  ASSERT_EQ(group->metrics[0].numerator.size(), 2u);
+  EXPECT_EQ(metric_with_role(*group, MetricRole::flops), &group->metrics[0]);
+  EXPECT_EQ(metric_with_role(*group, MetricRole::dram_bytes), nullptr);
+  EXPECT_EQ(metric_with_role(*group, MetricRole::none), nullptr);
+  // A file without roles (every file before roles existed) still parses; its metrics have none.
+  auto old = parse(kValid);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  for (const Metric& m : old->metrics) EXPECT_EQ(m.role, MetricRole::none) << m.name;
+  for (MetricRole role : {MetricRole::flops, MetricRole::dram_bytes, MetricRole::dram_read_bytes, MetricRole::llc_miss_bytes}) {
+    EXPECT_EQ(metric_role_named(metric_role_name(role)), role);
+  }
+  EXPECT_EQ(metric_role_name(MetricRole::none), "");
+  EXPECT_EQ(metric_role_named("FLOP"), std::nullopt);
+}
+
 TEST(EventGroupParse, ScopesAndSections) {
   auto uncore = parse(valid_with("SCOPE    core", "SCOPE uncore"));
   ASSERT_TRUE(uncore.ok()) << uncore.error().message;
@@ -217,6 +239,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadGroup{"empty unit", valid_with("[FLOP]", "[]"), "g.txt:13: empty unit '[]'; write the unit, for example [GFLOP/s] or [ratio]"},
         BadGroup{"no name", valid_with("DP FLOP [FLOP]", "[FLOP]"), "g.txt:13: metric has no name before '['; expected 'name [unit] = formula'"},
         BadGroup{"no =", valid_with("[FLOP]          =", "[FLOP] "), "g.txt:13: expected '=' after '[FLOP]'; expected 'name [unit] = formula'"},
+        BadGroup{"unknown role", valid_with("[FLOP]          =", "[FLOP] ROLE flop ="),
+                 "g.txt:13: unknown role 'flop' (did you mean 'flops'?); expected one of flops, dram_bytes, dram_read_bytes, "
+                 "llc_miss_bytes"},
+        BadGroup{"ROLE without a role", valid_with("[FLOP]          =", "[FLOP] ROLE ="),
+                 "g.txt:13: ROLE names no role; expected 'ROLE role' with a role among flops, dram_bytes, dram_read_bytes, "
+                 "llc_miss_bytes"},
+        BadGroup{"text after the role", valid_with("[FLOP]          =", "[FLOP] ROLE flops sp ="),
+                 "g.txt:13: expected '=' after 'ROLE flops'; expected 'name [unit] ROLE role = formula'"},
+        BadGroup{"role of another unit", valid_with("Bytes [bytes]           =", "Bytes [bytes] ROLE flops ="),
+                 "g.txt:17: metric 'Bytes' has ROLE flops, but its unit is [bytes]; expected [FLOP]"},
+        BadGroup{"role on a ratio", valid_with("DP FLOP rate [GFLOP/s]  =", "DP FLOP rate [FLOP] ROLE flops ="),
+                 "g.txt:14: metric 'DP FLOP rate' has ROLE flops, but it has a denominator; a role's metric is a count (no '/')"},
+        BadGroup{"role on a formula with time", std::string(kHeader) + "EVENTS\na A\nMETRICS\nx [bytes] ROLE dram_bytes = 64 * a + time\n",
+                 "g.txt:7: metric 'x' has ROLE dram_bytes, but it uses 'time'; a role's metric is a count over the interval"},
+        BadGroup{"duplicate role", std::string(kHeader) + "EVENTS\na A\nMETRICS\nx [FLOP] ROLE flops = a\ny [FLOP] ROLE flops = 2 * a\n",
+                 "g.txt:8: a second metric with ROLE flops (the first is 'x' at line 7); expected each role once in a group"},
         BadGroup{"no formula", valid_with("= dp_scalar + 4 * dp_256\n", "=\n"), "g.txt:13: metric 'DP FLOP' has no formula after '='"},
         BadGroup{"duplicate metric", valid_with("Odd [x]", "DP FLOP [x]"), "g.txt:16: duplicate metric 'DP FLOP' (first at line 13)"},
         BadGroup{"missing EVENTS", std::string(kHeader) + "METRICS\n",
@@ -409,6 +447,74 @@ TEST(ShippedGroups, DramBytesAre64TimesCasCounts) {
     std::map<std::string, double> channels;
     for (int i = 0; i < 8; ++i) channels["ch" + std::to_string(i)] = 1;
     EXPECT_EQ(value_of(shipped(family).at("dram"), "DRAM bytes", channels), 8 * 64.0) << family;
+  }
+}
+
+bool flop_like_unit(const std::string& unit) {
+  std::string lower;
+  for (char c : unit) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("flop") != std::string::npos;
+}
+
+// The group's FP events: those that a metric in a FLOP-like unit (FLOP, GFLOP/s, FLOP/cycle) weights.
+std::set<std::string> fp_event_ids(const EventGroup& group) {
+  std::set<std::string> ids;
+  for (const Metric& m : group.metrics) {
+    if (!flop_like_unit(m.unit)) continue;
+    for (const MetricTerm& t : m.numerator) {
+      if (t.id != "time") ids.insert(t.id);
+    }
+  }
+  return ids;
+}
+
+// The roofline and the self-test find metrics by role only: a shipped FLOP count without one
+// would be shown and ignored (counters/README.md, "The format"). A FLOP count is a metric with
+// no denominator whose unit is FLOP-like or whose formula weights only FP events.
+TEST(ShippedGroups, EveryFlopCountHasTheFlopsRole) {
+  int flop_counts = 0;
+  for (const std::string& family : known_group_families()) {
+    for (const auto& [name, group] : shipped(family)) {
+      const std::set<std::string> fp = fp_event_ids(group);
+      for (const Metric& m : group.metrics) {
+        const bool weights_fp =
+            !m.numerator.empty() && std::all_of(m.numerator.begin(), m.numerator.end(), [&](const MetricTerm& t) { return fp.count(t.id) == 1; });
+        const bool flop_count = m.denominator.empty() && (flop_like_unit(m.unit) || weights_fp);
+        flop_counts += flop_count;
+        if (flop_count) {
+          EXPECT_EQ(m.role, MetricRole::flops) << family << "/" << name << ": " << m.name << " [" << m.unit << "]";
+        }
+      }
+      if (name.rfind("flops", 0) == 0) {
+        EXPECT_NE(metric_with_role(group, MetricRole::flops), nullptr) << family << "/" << name;
+      }
+    }
+  }
+  EXPECT_EQ(flop_counts, 14);  // one per shipped FLOP group
+}
+
+// The metric each hardware group's reader looks for has its role: DRAM bytes for the
+// roofline, DRAM read bytes (where counted apart) for the self-test, LLC miss bytes.
+TEST(ShippedGroups, EveryByteCountTheRooflineReadsHasItsRole) {
+  for (const std::string& family : known_group_families()) {
+    if (family == "software") continue;
+    for (const auto& [name, group] : shipped(family)) {
+      SCOPED_TRACE(family + "/" + name);
+      if (name == "dram") {
+        EXPECT_NE(metric_with_role(group, MetricRole::dram_bytes), nullptr);
+        const bool splits = std::any_of(group.metrics.begin(), group.metrics.end(), [](const Metric& m) { return m.name == "DRAM read bytes"; });
+        EXPECT_EQ(metric_with_role(group, MetricRole::dram_read_bytes) != nullptr, splits);
+      }
+      if (name == "llc" || name == "cache") {
+        EXPECT_NE(metric_with_role(group, MetricRole::llc_miss_bytes), nullptr);
+      }
+      // A byte count without a role is one that no reader wants: DRAM writes alone.
+      for (const Metric& m : group.metrics) {
+        if (m.unit == "bytes" && m.role == MetricRole::none) {
+          EXPECT_NE(m.name.find("write"), std::string::npos) << m.name;
+        }
+      }
+    }
   }
 }
 
