@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "hwprof/counters.hpp"
+#include "hwprof/event_group.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/statistics.hpp"
@@ -144,8 +145,9 @@ struct RegionMetric {
   std::string name;
   std::string unit;
   std::optional<double> value;
-  std::string reason;             // when there is no value
-  bool below_resolution = false;  // computed from a counter below resolution
+  std::string reason;                  // when there is no value
+  bool below_resolution = false;       // computed from a counter below resolution
+  MetricRole role = MetricRole::none;  // the group's role for it: what the roofline reads
 };
 
 struct RegionReport {

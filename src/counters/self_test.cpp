@@ -141,14 +141,16 @@ std::vector<std::string_view> id_tokens(std::string_view id) {
   return out;
 }
 
+// The metrics the self-test checks are found by role (counters/README.md, "The format"), as
+// the roofline finds them, so that a group checked here is one the roofline reads.
 bool is_flop_metric(const Metric& m) {
-  return m.unit == "FLOP" && m.denominator.empty();
+  return m.role == MetricRole::flops;
 }
-// "DRAM read bytes" where the group splits reads from writes, else "DRAM bytes" (Zen 2/3's data
+// DRAM read bytes where the group splits reads from writes, else DRAM bytes (Zen 2/3's data
 // fabric events count both; the stream writes nothing, and its array's dirty lines were
 // written back before any measurement).
 bool is_dram_read_metric(const Metric& m) {
-  return (m.name == "DRAM read bytes" || m.name == "DRAM bytes") && m.denominator.empty();
+  return m.role == MetricRole::dram_read_bytes || m.role == MetricRole::dram_bytes;
 }
 
 std::optional<double> reading_value(const CounterReading& r) {
@@ -230,10 +232,7 @@ std::vector<SelfTestKernel> self_test_kernels(std::uint64_t iterations, std::siz
 }
 
 std::optional<double> expected_event_count(const EventGroup& group, const GroupEvent& event, const SelfTestKernel& kernel) {
-  const Metric* flop = nullptr;
-  for (const Metric& m : group.metrics) {
-    if (is_flop_metric(m)) flop = &m;
-  }
+  const Metric* flop = metric_with_role(group, MetricRole::flops);
   if (flop == nullptr) return std::nullopt;
   double weight = 0;
   for (const MetricTerm& t : flop->numerator) {
@@ -255,13 +254,8 @@ std::optional<double> expected_event_count(const EventGroup& group, const GroupE
 }
 
 const Metric* checked_metric(const EventGroup& group) {
-  for (const Metric& m : group.metrics) {
-    if (is_flop_metric(m)) return &m;
-  }
-  for (const char* name : {"DRAM read bytes", "DRAM bytes"}) {
-    for (const Metric& m : group.metrics) {
-      if (m.name == name && is_dram_read_metric(m)) return &m;
-    }
+  for (MetricRole role : {MetricRole::flops, MetricRole::dram_read_bytes, MetricRole::dram_bytes}) {
+    if (const Metric* m = metric_with_role(group, role)) return m;
   }
   return nullptr;
 }

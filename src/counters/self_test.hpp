@@ -50,8 +50,7 @@ std::vector<SelfTestKernel> self_test_kernels(std::uint64_t iterations, std::siz
 // What an FP event must count under `kernel`, from its id and its weight in the group's FLOP
 // metric; nullopt for an event that is not an FP event of the group (cycles, instructions).
 std::optional<double> expected_event_count(const EventGroup& group, const GroupEvent& event, const SelfTestKernel& kernel);
-// A group's FLOP metric (unit "FLOP") or DRAM metric ("DRAM read bytes", else "DRAM bytes"),
-// or nullptr.
+// A group's metric with ROLE flops, else dram_read_bytes, else dram_bytes, or nullptr.
 const Metric* checked_metric(const EventGroup& group);
 // What that metric must show under `kernel`; nullopt where nothing exact can be said (a DRAM
 // metric under a FLOP kernel: the controller counts the whole machine).

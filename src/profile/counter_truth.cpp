@@ -65,7 +65,7 @@ std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& gr
     return std::nullopt;
   };
   for (const Metric& m : group.metrics) {
-    RegionMetric metric{m.name, m.unit, std::nullopt, {}, false};
+    RegionMetric metric{m.name, m.unit, std::nullopt, {}, false, m.role};
     std::string broken;
     for (std::size_t i = 0; i < n; ++i) {
       if (!uses(m, group.events[i].id)) continue;

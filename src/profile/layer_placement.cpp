@@ -50,24 +50,14 @@ Summary to_ms(const Summary& ns) {
 
 namespace {
 
-// The named metric's value per call, if the group has it and it was counted.
-std::optional<double> metric_value(const RegionReport& r, bool (*matches)(const RegionMetric&)) {
+// The value per call of the metric with `role` (counters/README.md, "The format"), if the
+// group has one and it was counted. By role, never by display name, so that a group of any
+// family, shipped or the user's own, feeds the roofline.
+std::optional<double> metric_value(const RegionReport& r, MetricRole role) {
   for (const RegionMetric& m : r.metrics) {
-    if (matches(m) && m.value) return m.value;
+    if (m.role == role && m.value) return m.value;
   }
   return std::nullopt;
-}
-
-bool is_fp_ops(const RegionMetric& m) {
-  // counters/*/flops*.txt: "SP FLOP", "DP FLOP" (Intel), "FLOP" (AMD), unit FLOP.
-  return m.unit == "FLOP" && (m.name == "SP FLOP" || m.name == "FLOP" || m.name == "DP FLOP");
-}
-bool is_dram_bytes(const RegionMetric& m) {
-  return m.unit == "bytes" && m.name == "DRAM bytes";
-}
-bool is_llc_miss_bytes(const RegionMetric& m) {
-  // counters/*/llc.txt and generic/cache.txt: "LLC miss bytes", "L3 miss bytes", "Cache miss bytes".
-  return m.unit == "bytes" && (m.name == "LLC miss bytes" || m.name == "L3 miss bytes" || m.name == "Cache miss bytes");
 }
 
 CounterReading measured_reading(double value) {
@@ -109,14 +99,14 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
 
   // FLOPs: measured where the group counts FP operations, else analytic.
   SourcedValue flops{static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic (cost model)"};
-  if (const auto measured = metric_value(r, is_fp_ops)) {
+  if (const auto measured = metric_value(r, MetricRole::flops)) {
     flops = {*measured, ValueSource::measured, CounterStatus::ok, 1.0, "FP operations counted, weighted by vector width"};
     if (op) layer.flops_check = compare_flops(*measured, static_cast<double>(layer.flops), *op, layer.causal);
   }
   // Bytes: DRAM from the uncore, else LLC misses × line size, else the analytic minimum.
   BytesInputs in;
-  if (const auto dram = metric_value(r, is_dram_bytes)) in.dram_bytes = measured_reading(*dram);
-  if (const auto llc = metric_value(r, is_llc_miss_bytes)) in.llc_misses = measured_reading(*llc / in.line_bytes);
+  if (const auto dram = metric_value(r, MetricRole::dram_bytes)) in.dram_bytes = measured_reading(*dram);
+  if (const auto llc = metric_value(r, MetricRole::llc_miss_bytes)) in.llc_misses = measured_reading(*llc / in.line_bytes);
   in.analytic_bytes = static_cast<double>(layer.bytes);
   SourcedValue bytes{static_cast<double>(layer.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic minimum traffic"};
   if (auto chosen = choose_bytes(in)) {

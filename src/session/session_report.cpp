@@ -92,7 +92,7 @@ std::vector<RegionMetric> Session::State::metrics(const RegionReport& region) co
   };
   for (const Metric& m : group->metrics) {
     MetricValue v = evaluate_metric(m, lookup);
-    out.push_back({m.name, m.unit, v.value, v.reason});
+    out.push_back({m.name, m.unit, v.value, v.reason, false, m.role});
   }
   return out;
 }

@@ -881,7 +881,8 @@ TEST(Session, GroupsLoadByNameForTheFamilyAndGiveMetricsPerCall) {
   const std::string file = dir + "/clocks.txt";
   std::ofstream(file) << "TITLE Clocks\nSCOPE software\nFAMILIES software\n\nEVENTS\nwall  wall-time\n"
                          "cpu   thread-cpu-time\n\nMETRICS\nCPU share [ratio] = cpu / wall\n"
-                         "Wall per call [s] = 1e-9 * wall\nWall share [ratio] = 1e-9 * wall / time\n\n"
+                         "Wall per call [s] = 1e-9 * wall\nWall share [ratio] = 1e-9 * wall / time\n"
+                         "Made-up traffic [bytes] ROLE dram_bytes = 64 * cpu\n\n"
                          "DESCRIPTION\nTest clocks.\n\nSOURCE\nThis test.\n";
   SessionOptions by_path;
   by_path.group = file;
@@ -899,9 +900,12 @@ TEST(Session, GroupsLoadByNameForTheFamilyAndGiveMetricsPerCall) {
     for (int k = 0; k < 100000; ++k) x = x * 1.0000001;
   }
   const RegionReport r = session.report(id);
-  ASSERT_EQ(r.metrics.size(), 3u);
+  ASSERT_EQ(r.metrics.size(), 4u);
   EXPECT_EQ(r.metrics[0].name, "CPU share");
   EXPECT_EQ(r.metrics[0].unit, "ratio");
+  // The group's roles come with the metrics, for the roofline (docs/profile.md).
+  EXPECT_EQ(r.metrics[0].role, MetricRole::none);
+  EXPECT_EQ(r.metrics[3].role, MetricRole::dram_bytes);
   for (const RegionMetric& m : r.metrics) {
     ASSERT_TRUE(m.value.has_value()) << m.name << ": " << m.reason;
     EXPECT_GT(*m.value, 0.0) << m.name;

@@ -1,0 +1,115 @@
+// A layer's measured side (src/profile/layer_placement.cpp) from a group of a made-up family:
+// the roofline finds the FLOP, DRAM and LLC metrics by their ROLE (counters/README.md, "The
+// format"), whatever their display names. No hardware.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hwprof/event_group.hpp"
+#include "made_up_calibration.hpp"
+#include "profile/counter_truth.hpp"
+#include "profile/layer_placement.hpp"
+
+namespace hwprof {
+namespace {
+
+// Names no shipped group uses; a decoy called "SP FLOP" has no role and must be ignored.
+constexpr const char* kMadeUpFamily = R"(TITLE A family whose metrics are named its own way
+SCOPE core
+FAMILIES zen5
+
+EVENTS
+vec    cpu/event=0x03,umask=0x4f/
+lines  amd_umc/event=0x14/
+miss   amd_l3/event=0x04,umask=0xff/
+
+METRICS
+Vector work [FLOP] ROLE flops                = 8 * vec
+SP FLOP [FLOP]                               = vec
+Memory traffic [bytes] ROLE dram_bytes       = 64 * lines
+Lines from afar [bytes] ROLE llc_miss_bytes  = 64 * miss
+)";
+
+CounterTotal counted(const std::string& name, double per_call) {
+  CounterTotal c;
+  c.name = name;
+  c.status = CounterStatus::ok;
+  c.inclusive = per_call;
+  c.samples = 1;
+  c.min_running_fraction = 1.0;
+  return c;
+}
+
+// One call of a region that counted `values` (vec, lines, miss) under the made-up group.
+RegionReport region_of(const EventGroup& group, const std::vector<std::optional<double>>& values) {
+  RegionReport r;
+  r.name = "fc1";
+  r.calls = 1;
+  r.inclusive_ns.median = 1e6;
+  for (std::size_t i = 0; i < group.events.size(); ++i) {
+    CounterTotal c = counted(group.events[i].event, values[i].value_or(0.0));
+    if (!values[i]) {
+      c.status = CounterStatus::unsupported;
+      c.samples = 0;
+    }
+    r.counters.push_back(c);
+  }
+  r.metrics = detail::metrics_of(r, group, 1e-3, {});
+  return r;
+}
+
+TEST(LayerPlacement, FindsTheGroupsMetricsByRoleWhateverTheirNames) {
+  auto group = parse_event_group(kMadeUpFamily, "made-up/flops.txt");
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  const RegionReport r = region_of(*group, {1000.0, 500.0, 2000.0});
+  ASSERT_EQ(r.metrics.size(), 4u);
+  EXPECT_EQ(r.metrics[0].role, MetricRole::flops);
+  EXPECT_EQ(r.metrics[1].role, MetricRole::none);
+
+  LayerProfile layer;
+  layer.flops = 7000;
+  layer.bytes = 100;
+  detail::fill_measurements(layer, r, test::made_up_calibration(describe_this_cpu()), 1, OpKind::linear, WorkingSet{100.0, 0.0, 0.0});
+  ASSERT_TRUE(layer.flops_check.has_value()) << "the FLOP metric was not found by its role";
+  EXPECT_DOUBLE_EQ(layer.flops_check->measured, 8000.0);  // "Vector work", not the decoy "SP FLOP"
+  EXPECT_EQ(layer.bytes_origin, BytesOrigin::dram_counters);
+  ASSERT_TRUE(layer.roofline.has_value()) << layer.roofline_error;
+  EXPECT_EQ(layer.roofline->flops.source, ValueSource::measured);
+  EXPECT_DOUBLE_EQ(layer.roofline->flops.value, 8000.0);
+  EXPECT_DOUBLE_EQ(layer.roofline->bytes.value, 64 * 500.0);
+  // Reports keep every metric under its own name.
+  ASSERT_EQ(layer.metrics.size(), 4u);
+  EXPECT_EQ(layer.metrics[0].name, "Vector work");
+}
+
+TEST(LayerPlacement, WithoutDramTheLlcRoleGivesTheBytes) {
+  auto group = parse_event_group(kMadeUpFamily, "made-up/flops.txt");
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  const RegionReport r = region_of(*group, {1000.0, std::nullopt, 2000.0});
+  LayerProfile layer;
+  layer.flops = 7000;
+  layer.bytes = 100;
+  detail::fill_measurements(layer, r, std::nullopt, 1, OpKind::linear, WorkingSet{100.0, 0.0, 0.0});
+  EXPECT_EQ(layer.bytes_origin, BytesOrigin::llc_misses);
+}
+
+TEST(LayerPlacement, AMetricWithoutARoleFeedsNothing) {
+  // The same formulas under the shipped names, but no roles: shown, never used.
+  auto group = parse_event_group("TITLE t\nSCOPE core\nFAMILIES zen5\nEVENTS\nvec cpu/event=0x03/\nlines amd_umc/event=0x14/\n"
+                                 "METRICS\nFLOP [FLOP] = 8 * vec\nDRAM bytes [bytes] = 64 * lines\n",
+                                 "made-up/old.txt");
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  const RegionReport r = region_of(*group, {1000.0, 500.0});
+  LayerProfile layer;
+  layer.flops = 7000;
+  layer.bytes = 100;
+  detail::fill_measurements(layer, r, std::nullopt, 1, OpKind::linear, WorkingSet{100.0, 0.0, 0.0});
+  EXPECT_FALSE(layer.flops_check.has_value());
+  EXPECT_EQ(layer.bytes_origin, BytesOrigin::analytic_minimum);
+  EXPECT_EQ(layer.metrics.size(), 2u);
+}
+
+}  // namespace
+}  // namespace hwprof
