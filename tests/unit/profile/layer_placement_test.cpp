@@ -97,9 +97,10 @@ TEST(LayerPlacement, WithoutDramTheLlcRoleGivesTheBytes) {
 
 TEST(LayerPlacement, AMetricWithoutARoleFeedsNothing) {
   // The same formulas under the shipped names, but no roles: shown, never used.
-  auto group = parse_event_group("TITLE t\nSCOPE core\nFAMILIES zen5\nEVENTS\nvec cpu/event=0x03/\nlines amd_umc/event=0x14/\n"
-                                 "METRICS\nFLOP [FLOP] = 8 * vec\nDRAM bytes [bytes] = 64 * lines\n",
-                                 "made-up/old.txt");
+  auto group = parse_event_group(
+      "TITLE t\nSCOPE core\nFAMILIES zen5\nEVENTS\nvec cpu/event=0x03/\nlines amd_umc/event=0x14/\n"
+      "METRICS\nFLOP [FLOP] = 8 * vec\nDRAM bytes [bytes] = 64 * lines\n",
+      "made-up/old.txt");
   ASSERT_TRUE(group.ok()) << group.error().message;
   const RegionReport r = region_of(*group, {1000.0, 500.0});
   LayerProfile layer;
