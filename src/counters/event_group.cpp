@@ -355,15 +355,17 @@ class GroupParser {
     std::string_view rest = trim(text.substr(close + 1));
     if (auto problem = take_role(rest, metric)) return problem;
     if (rest.empty() || rest[0] != '=') {
-      if (metric.role != MetricRole::none)
+      if (metric.role != MetricRole::none) {
         return "expected '=' after 'ROLE " + std::string(metric_role_name(metric.role)) + "'; expected 'name [unit] ROLE role = formula'";
+      }
       return "expected '=' after '[" + metric.unit + "]'; expected 'name [unit] = formula'";
     }
     const std::string_view formula = trim(rest.substr(1));
     if (formula.empty()) return "metric " + in_quotes(metric.name) + " has no formula after '='";
     if (auto problem = FormulaParser(formula).parse(metric)) return "metric " + in_quotes(metric.name) + ": " + *problem;
-    if (auto problem = check_role(metric))
+    if (auto problem = check_role(metric)) {
       return "metric " + in_quotes(metric.name) + " has ROLE " + std::string(metric_role_name(metric.role)) + ", but " + *problem;
+    }
     for (const Metric& m : group_.metrics) {
       if (m.name == metric.name) return "duplicate metric " + in_quotes(metric.name) + " (first at line " + std::to_string(m.line) + ")";
       if (metric.role != MetricRole::none && m.role == metric.role) {
@@ -381,11 +383,13 @@ class GroupParser {
     const auto words = split_words(rest, " \t=");
     if (words.empty() || words[0] != kRoleKeyword) return std::nullopt;
     rest = trim(rest.substr(kRoleKeyword.size()));
-    if (words.size() < 2 || rest.empty() || rest[0] == '=')
+    if (words.size() < 2 || rest.empty() || rest[0] == '=') {
       return "ROLE names no role; expected 'ROLE role' with a role among " + detail::join(kRoleNames);
+    }
     const auto role = metric_role_named(words[1]);
-    if (!role)
+    if (!role) {
       return "unknown role " + in_quotes(words[1]) + detail::did_you_mean(words[1], kRoleNames) + "; expected one of " + detail::join(kRoleNames);
+    }
     metric.role = *role;
     rest = trim(rest.substr(words[1].size()));
     return std::nullopt;
