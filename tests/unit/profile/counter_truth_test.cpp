@@ -61,13 +61,12 @@ TEST(CounterTruth, TheProbeBeforeEachLayerMeasuresTheReadCostWhereItIsPaid) {
 
 TEST(CounterTruth, WhatIsLeftNeverGoesBelowZero) {
   RegionReport r;
-  CounterTotal c;
+  CounterTotal& c = r.counters.emplace_back();
   c.name = "task-clock";
   c.unit = "ns";
   c.samples = 4;
   c.inclusive = 4 * 90.0;
   c.exclusive = c.inclusive;
-  r.counters.push_back(c);
   detail::subtract_read_cost(r, {100.0}, {100.0});
   EXPECT_EQ(r.counters[0].inclusive, 0.0);
   EXPECT_TRUE(r.counters[0].below_resolution);
