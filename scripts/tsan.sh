@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 cd "$root"
 cmake --preset tsan -B "$build_dir" > /dev/null
-targets=(hwprof_profile_tests hwprof_unit_tests hwprof_session_integration_tests hwprof_integration_tests hwprof_bandwidth_tests
+targets=(hwprof_unit_session_tests hwprof_unit_counters_tests hwprof_session_integration_tests hwprof_integration_tests hwprof_bandwidth_tests
          hwprof_regions_env_tests)
 cmake --build "$build_dir" --target "${targets[@]}"
 
@@ -51,8 +51,8 @@ run() {
   races=$((races + $(grep -c 'WARNING: ThreadSanitizer' "$log" || true)))
 }
 bin="$build_dir/bin"
-run session-unit "$bin/hwprof_profile_tests" --gtest_filter='Session*:*Lifecycle*:*Statistics*'
-run counters-unit "$bin/hwprof_unit_tests" --gtest_filter='PerfBackend*:*PerfBackendErrno*:MmapRead*'
+run session-unit "$bin/hwprof_unit_session_tests" --gtest_filter='Session*:*Lifecycle*'
+run counters-unit "$bin/hwprof_unit_counters_tests" --gtest_filter='PerfBackend*:*PerfBackendErrno*:MmapRead*'
 run session-integration "$bin/hwprof_session_integration_tests"
 run counters-integration "$bin/hwprof_integration_tests"
 run calibration-workers "$bin/hwprof_bandwidth_tests"

@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "graph/shape_inference.hpp"
+#include "graph_support.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/graph.hpp"
 #include "scratch_dir.hpp"
@@ -128,11 +129,7 @@ std::string lenet5() {
   return b.bytes();
 }
 
-std::vector<std::string> names_of(const Graph& g) {
-  std::vector<std::string> out;
-  for (const Node& n : g.nodes) out.push_back(n.name);
-  return out;
-}
+using ::hwprof::test::names_of;
 
 TEST(OnnxImport, LeNetFiveGetsModuleNamesExactParamsAndPerSampleShapes) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "graph_support.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/graph.hpp"
 
@@ -24,11 +25,7 @@ Graph parse_ok(const std::string& text, const std::string& source = "spec.json")
   return graph.ok() ? std::move(graph).value() : Graph{};
 }
 
-std::vector<std::string> names_of(const Graph& graph) {
-  std::vector<std::string> names;
-  for (const Node& node : graph.nodes) names.push_back(node.name);
-  return names;
-}
+using ::hwprof::test::names_of;
 
 // The node with this full name; fails the test when there is none.
 const Node& node_named(const Graph& graph, const std::string& name) {

@@ -18,9 +18,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "fake_session.hpp"
 #include "hwprof/session.hpp"
-#include "profile/counter_truth.hpp"
-#include "profile/layer_regions.hpp"
 #include "session/session_state.hpp"
 #include "text_support.hpp"
 
@@ -33,69 +32,15 @@ namespace {
 
 using ::hwprof::test::contains;
 
-// ---- the fake clock: every call advances it by `tick`; tests advance it by hand too ----
-
-std::atomic<std::uint64_t> fake_now{1'000'000};
-std::atomic<std::uint64_t> fake_tick{10};
-
-std::uint64_t fake_clock() noexcept {
-  return fake_now.fetch_add(fake_tick.load()) + fake_tick.load();
-}
-void spend(std::uint64_t ns) {
-  fake_now.fetch_add(ns);
-}
-
-// ---- the fake counter set: "ops" counts what tests add plus `read_cost` per read ----
-
-std::atomic<std::uint64_t> fake_ops{0};
-std::atomic<std::uint64_t> fake_extra_read_cost{0};  // added to every read while a test sets it
-
-class FakeCounters final : public CounterSet {
- public:
-  FakeCounters(std::uint64_t read_cost, bool multiplexed = false, std::atomic<int>* running = nullptr)
-      : read_cost_(read_cost), multiplexed_(multiplexed), running_(running) {
-    events_.push_back({"ops", "count", CounterStatus::ok, ""});
-    events_.push_back({"dram-bytes", "bytes", CounterStatus::unsupported, "no uncore PMU in this test"});
-  }
-  BackendKind backend() const noexcept override { return BackendKind::perf; }
-  void start() noexcept override {
-    if (running_) *running_ = 1;
-  }
-  void stop() noexcept override {
-    if (running_) *running_ = 0;
-  }
-  void read(CounterSnapshot& out) noexcept override {
-    const std::uint64_t cost = read_cost_ + fake_extra_read_cost.load();
-    const std::uint64_t value = fake_ops.fetch_add(cost) + cost;
-    const std::uint64_t enabled = fake_now.load();
-    out.value[0] = value;
-    out.time_enabled[0] = enabled;
-    // Multiplexed: the counter ran half the time; raw values are then scaled by 2.
-    out.time_running[0] = multiplexed_ ? enabled / 2 : enabled;
-    out.valid[0] = true;
-    out.valid[1] = false;
-  }
-
- private:
-  std::uint64_t read_cost_;
-  bool multiplexed_;
-  std::atomic<int>* running_;
-};
-
-SessionOptions fake_options() {
-  SessionOptions o;
-  o.clock = &fake_clock;
-  o.overhead_pairs = 200;
-  o.on_hint = [](const std::string&) {};
-  return o;
-}
-
-std::unique_ptr<Session> open_fake(std::uint64_t read_cost = 3, SessionOptions o = fake_options()) {
-  fake_tick = 10;
-  auto s = Session::open(o, std::make_unique<FakeCounters>(read_cost));
-  EXPECT_TRUE(s) << (s ? "" : s.error().message);
-  return std::move(*s);
-}
+using ::hwprof::test::fake_clock;
+using ::hwprof::test::fake_extra_read_cost;
+using ::hwprof::test::fake_now;
+using ::hwprof::test::fake_ops;
+using ::hwprof::test::fake_options;
+using ::hwprof::test::fake_tick;
+using ::hwprof::test::FakeCounters;
+using ::hwprof::test::open_fake;
+using ::hwprof::test::spend;
 
 TEST(Session, MeasuresItsOwnOverheadOnTheInjectedClockAndCounters) {
   auto s = open_fake(3);
@@ -256,61 +201,6 @@ TEST(Session, MeasuringTheOverheadAgainTakesTheCostAsItIsNow) {
   s->end(a);
   fake_extra_read_cost = 0;
   EXPECT_DOUBLE_EQ(s->report(a).counters[0].inclusive, 200) << "new samples have the new cost subtracted";
-}
-
-// Counter truth (src/profile/counter_truth.hpp): reads cost more between layers than in the
-// quiet loop that measured the session's overhead at open (a spinning thread team). The
-// probe region that LayerRegions opens and closes before each layer counts that cost where it
-// is paid, and subtracting it leaves the layer's own work.
-TEST(CounterTruth, TheProbeBeforeEachLayerMeasuresTheReadCostWhereItIsPaid) {
-  auto s = open_fake(3);
-  const int layer = s->region("forward:conv");
-  const int probe = s->region("[probe] forward:conv");
-  const int next = s->region("forward:relu");
-  const int next_probe = s->region("[probe] forward:relu");
-  LayerRegions regions(*s, 2, 0);
-  regions.set_id(0, Phase::forward, layer);
-  regions.set_probe(0, Phase::forward, probe);
-  regions.set_id(1, Phase::forward, next);
-  regions.set_probe(1, Phase::forward, next_probe);
-  fake_extra_read_cost = 100;  // in the passes, each read costs 100 more than at open
-  for (int pass = 0; pass < 10; ++pass) {
-    regions.on_begin(0, Phase::forward);
-    fake_ops += 150;  // the conv's own work
-    regions.on_end(0, Phase::forward);
-    regions.on_begin(1, Phase::forward);
-    fake_ops += 7;  // the relu's: under one read's cost
-    regions.on_end(1, Phase::forward);
-  }
-  fake_extra_read_cost = 0;
-  RegionReport conv = s->report(layer);
-  RegionReport relu = s->report(next);
-  EXPECT_DOUBLE_EQ(conv.counters[0].per_call(), 250) << "the layer's own 150 and the 100 its closing read cost more than at open";
-  const std::vector<double> cost = detail::read_cost_per_call(s->report(probe));
-  EXPECT_DOUBLE_EQ(cost[0], 100);
-  EXPECT_EQ(cost[1], 0) << "an unavailable counter has no cost";
-  const std::vector<double> subtracted = detail::subtract_read_cost(conv, cost, cost);
-  EXPECT_DOUBLE_EQ(conv.counters[0].per_call(), 150);
-  EXPECT_FALSE(conv.counters[0].below_resolution) << "more left than one reading costs";
-  EXPECT_DOUBLE_EQ(subtracted[0], 100);
-  const std::vector<double> relu_cost = detail::read_cost_per_call(s->report(next_probe));
-  detail::subtract_read_cost(relu, relu_cost, relu_cost);
-  EXPECT_DOUBLE_EQ(relu.counters[0].per_call(), 7);
-  EXPECT_TRUE(relu.counters[0].below_resolution) << "7 left of a 107 reading: under one read's cost";
-}
-
-TEST(CounterTruth, WhatIsLeftNeverGoesBelowZero) {
-  RegionReport r;
-  CounterTotal c;
-  c.name = "task-clock";
-  c.unit = "ns";
-  c.samples = 4;
-  c.inclusive = 4 * 90.0;
-  c.exclusive = c.inclusive;
-  r.counters.push_back(c);
-  detail::subtract_read_cost(r, {100.0}, {100.0});
-  EXPECT_EQ(r.counters[0].inclusive, 0.0);
-  EXPECT_TRUE(r.counters[0].below_resolution);
 }
 
 TEST(Session, NestingGivesInclusiveAndExclusiveFigures) {
