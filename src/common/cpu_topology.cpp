@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -94,6 +95,14 @@ bool pin_current_thread(int cpu, std::string* why) noexcept {
     }
   }
   return false;
+}
+
+std::optional<int> parse_thread_count(std::string_view text) {
+  const std::string copy(text);  // strtol needs the NUL
+  char* end = nullptr;
+  const long n = std::strtol(copy.c_str(), &end, 10);
+  if (copy.empty() || end == copy.c_str() || *end != '\0' || n < 1 || n > 65536) return std::nullopt;
+  return static_cast<int>(n);
 }
 
 }  // namespace hwprof::detail

@@ -4,7 +4,9 @@
 // profiler, so it sits below all of them.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hwprof::detail {
@@ -20,6 +22,9 @@ std::vector<int> parse_cpu_list(const std::string& list);
 std::vector<int> cpus_one_per_core();
 std::vector<int> cpus_one_per_core_from(const std::string& sysfs_cpu_dir);
 int online_logical_cpus();
+
+// A thread count as HWPROF_THREADS gives it: a whole number from 1 to 65536, or nothing.
+std::optional<int> parse_thread_count(std::string_view text);
 
 // Pins the calling thread to one CPU; false (and why) when the kernel refuses.
 bool pin_current_thread(int cpu, std::string* why) noexcept;

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+
+#include "common/printable.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -15,22 +18,11 @@ int parse_count(const char* text) {
   return static_cast<int>(value);
 }
 
-// A launcher variable's value as it can be shown on a line: at most 64 characters, control
-// characters and quotes escaped.
+// A launcher variable's value as it can be shown on a line: quoted, at most 62 characters,
+// control characters escaped.
 std::string printable(const char* value) {
-  std::string out = "'";
-  const char* c = value;
-  for (; *c != '\0' && out.size() < 64; ++c) {
-    const auto byte = static_cast<unsigned char>(*c);
-    if (byte < 0x20 || byte == 0x7f || byte == '\'' || byte == '\\') {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    } else {
-      out += *c;
-    }
-  }
-  return out + (*c != '\0' ? "...'" : "'");
+  const std::string_view text(value);
+  return "'" + printable_name(text.substr(0, 62)) + (text.size() > 62 ? "...'" : "'");
 }
 
 }  // namespace

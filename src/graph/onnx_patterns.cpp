@@ -291,6 +291,12 @@ std::optional<std::string> Importer::causal_condition(std::string value, std::in
 
 // Back from the scores to Q·Kᵀ: scales, and a causal mask (additive, or a Where).
 Importer::Mismatch Importer::match_scores(int softmax, AttentionMatch& a) const {
+  // An Add of a constant to the scores (the additive mask): that constant, else nullptr.
+  const auto additive_mask = [this](const onnx::NodeProto& n) -> const onnx::TensorProto* {
+    if (n.op_type() != "Add") return nullptr;
+    if (const onnx::TensorProto* c = constant(n.input(0))) return c;
+    return constant(n.input(1));
+  };
   const onnx::NodeProto& sm = onnx_node(softmax);
   const Dims& sd = dims_of(sm.input(0));
   if (sd.size() < 2) return "";
@@ -311,9 +317,8 @@ Importer::Mismatch Importer::match_scores(int softmax, AttentionMatch& a) const 
     if ((p.op_type() == "Div" || p.op_type() == "Mul") && scalar(p.input(1))) {
       a.scale = p.op_type() == "Div" ? a.scale / *scalar(p.input(1)) : a.scale * *scalar(p.input(1));
       v = p.input(0);
-    } else if (p.op_type() == "Add" && (constant(p.input(0)) != nullptr || constant(p.input(1)) != nullptr)) {
-      const bool first = constant(p.input(0)) != nullptr;
-      const onnx::TensorProto* mask = constant(p.input(first ? 0 : 1));
+    } else if (const onnx::TensorProto* mask = additive_mask(p)) {
+      const bool first = mask == constant(p.input(0));
       const Dims md(mask->dims().begin(), mask->dims().end());
       if (md.size() < 2 || md[md.size() - 1] != md[md.size() - 2] || product(md) != md.back() * md.back()) {
         return "its mask " + dims_text(md) + " is not one [T, T] matrix";

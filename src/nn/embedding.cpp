@@ -12,7 +12,7 @@ namespace {
 constexpr i64 kEmbeddingParallelMin = i64{1} << 15;  // elements moved below which one thread runs
 // Columns of dweight one thread owns in embedding_backward: 16 floats, one cache line, so
 // threads never write to the same line.
-constexpr i64 kColumnBlock = 16;
+constexpr i64 kGradientColumnBlock = 16;
 
 void copy_row(const float* from, float* to, i64 d) {
   std::memcpy(to, from, static_cast<std::size_t>(d) * sizeof(float));
@@ -40,11 +40,11 @@ i64 embedding_forward(const std::int32_t* ids, const float* weight, float* y, i6
 // the columns, never the rows. The ids were checked by embedding_forward.
 void embedding_backward(const std::int32_t* ids, const float* dy, float* dweight, i64 rows, i64 d) {
   if (dweight == nullptr) return;
-  const i64 blocks = (d + kColumnBlock - 1) / kColumnBlock;
+  const i64 blocks = (d + kGradientColumnBlock - 1) / kGradientColumnBlock;
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows * d > kEmbeddingParallelMin)
   for (i64 blk = 0; blk < blocks; ++blk) {
-    const i64 j0 = blk * kColumnBlock;
-    const i64 width = std::min(kColumnBlock, d - j0);
+    const i64 j0 = blk * kGradientColumnBlock;
+    const i64 width = std::min(kGradientColumnBlock, d - j0);
     for (i64 r = 0; r < rows; ++r) add_row(dy + r * d + j0, dweight + static_cast<i64>(ids[r]) * d + j0, width);
   }
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "calibrate/stored_ceilings.hpp"
+#include "common/cpu_topology.hpp"
+#include "common/printable.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
@@ -76,12 +79,11 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
     options.program = program_name();
     std::string bad_threads;
     if (const char* threads = std::getenv("HWPROF_THREADS"); threads != nullptr && threads[0] != '\0') {
-      char* end = nullptr;
-      const long n = std::strtol(threads, &end, 10);
-      if (end != threads && *end == '\0' && n >= 1 && n <= 65536) {
-        options.threads = static_cast<int>(n);
+      if (const std::optional<int> n = hwprof::detail::parse_thread_count(threads)) {
+        options.threads = *n;
       } else {
-        bad_threads = std::string("HWPROF_THREADS=") + threads + " is not a thread count (1 to 65536): placed against one thread per physical core";
+        bad_threads = "HWPROF_THREADS=" + hwprof::detail::printable_name(std::string_view(threads).substr(0, 32)) +
+                      " is not a thread count (1 to 65536): placed against one thread per physical core";
       }
     }
     std::string no_machine;

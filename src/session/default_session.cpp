@@ -19,7 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cpu_topology.hpp"
 #include "common/launch_rank.hpp"
+#include "common/printable.hpp"
 #include "hwprof/regions.hpp"
 #include "session/output_folder.hpp"
 #include "session/report_writer.hpp"
@@ -42,6 +44,11 @@ OutputFolder output;                        // HWPROF_OUTPUT (with the rank fold
 std::string output_base;                    // the same before the claim: a forked child writes inside it
 pid_t output_pid = 0;                       // the process that claimed `output`
 
+// A variable's value as a line can show it: at most 32 characters, control characters escaped.
+std::string shown(const std::string& value) {
+  return printable_name(std::string_view(value).substr(0, 32));
+}
+
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? std::string(value) : std::string();
@@ -53,7 +60,7 @@ bool disabled_by_environment(std::vector<std::string>& problems) {
   const std::string value = environment("HWPROF_DISABLE");
   if (value.empty() || value == "0" || value == "false" || value == "no" || value == "off") return false;
   if (value != "1" && value != "true" && value != "yes" && value != "on") {
-    problems.push_back("HWPROF_DISABLE=" + value.substr(0, 32) + ": expected 1/true/yes/on or 0/false/no/off; taken as set: regions are off");
+    problems.push_back("HWPROF_DISABLE=" + shown(value) + ": expected 1/true/yes/on or 0/false/no/off; taken as set: regions are off");
   }
   return true;
 }
@@ -152,20 +159,18 @@ void write_at_exit() noexcept {
 // What the environment says wrong besides the counters, each a line for stderr and the report.
 void check_environment(std::vector<std::string>& problems, std::size_t& max_regions) {
   if (std::string clock = clock_override_problem(environment("HWPROF_CLOCK")); !clock.empty()) problems.push_back(std::move(clock));
-  if (const std::string threads = environment("HWPROF_THREADS"); !threads.empty()) {
-    char* end = nullptr;
-    const long n = std::strtol(threads.c_str(), &end, 10);
-    if (end == threads.c_str() || *end != '\0' || n < 1 || n > 65536) {
-      problems.push_back("HWPROF_THREADS=" + threads.substr(0, 32) +
-                         " is not a thread count (1 to 65536): the report is placed against one thread per physical core");
-    }
+  // Said here, when the program starts, on stderr only: the report module, which reads the
+  // count, puts the same problem among the report's warnings.
+  if (const std::string threads = environment("HWPROF_THREADS"); !threads.empty() && !parse_thread_count(threads)) {
+    std::fprintf(stderr, "hwprof: HWPROF_THREADS=%s is not a thread count (1 to 65536): the report is placed against one thread per physical core\n",
+                 shown(threads).c_str());
   }
   if (const std::string limit = environment("HWPROF_MAX_REGIONS"); !limit.empty()) {
     char* end = nullptr;
     const long long n = std::strtoll(limit.c_str(), &end, 10);
     if (end == limit.c_str() || *end != '\0' || n < 1 || n > (1LL << 20)) {
-      problems.push_back("HWPROF_MAX_REGIONS=" + limit.substr(0, 32) +
-                         " is not a number of region names (1 to 1048576): " + std::to_string(max_regions) + " are kept");
+      problems.push_back("HWPROF_MAX_REGIONS=" + shown(limit) + " is not a number of region names (1 to 1048576): " + std::to_string(max_regions) +
+                         " are kept");
     } else {
       max_regions = static_cast<std::size_t>(n);
     }
@@ -178,7 +183,7 @@ BackendKind backend_from(const std::string& backend, bool asked_for_counters, st
   if (backend == "perf") return BackendKind::perf;
   if (backend == "papi") return BackendKind::papi;
   if (backend == "timer") return BackendKind::timer;
-  problems.push_back("HWPROF_BACKEND=" + backend.substr(0, 32) + ": unknown backend; expected timer, perf, papi or auto (using auto)");
+  problems.push_back("HWPROF_BACKEND=" + shown(backend) + ": unknown backend; expected timer, perf, papi or auto (using auto)");
   return BackendKind::automatic;
 }
 

@@ -26,6 +26,8 @@ float load(const float* where) noexcept {
   return std::atomic_ref<float>(*const_cast<float*>(where)).load(std::memory_order_relaxed);  // NOLINT: atomic_ref needs a non-const object
 }
 
+}  // namespace
+
 void atomic_min(std::atomic<double>& target, double value) noexcept {
   double current = target.load(std::memory_order_relaxed);
   while (value < current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
@@ -37,8 +39,6 @@ void atomic_max(std::atomic<double>& target, double value) noexcept {
   while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
   }
 }
-
-}  // namespace
 
 std::size_t reservoir_slot(std::uint64_t n, std::size_t k, std::uint64_t seed) noexcept {
   if (n < k) return static_cast<std::size_t>(n);
@@ -71,16 +71,9 @@ float* SampleArena::claim(std::size_t samples) noexcept {
 
 // ---- one region ----------------------------------------------------------------------------
 
-void RegionSamples::allocate(std::size_t capacity, std::uint64_t seed) {
+void RegionSamples::allocate(std::size_t capacity, std::uint64_t seed, bool all) {
   capacity_ = capacity;
-  small_count_ = std::min(capacity, kInlineSamples);
-  seed_ = seed;
-  small_ = std::make_unique<float[]>(2 * small_count_);
-}
-
-void RegionSamples::allocate_all(std::size_t capacity, std::uint64_t seed) {
-  capacity_ = capacity;
-  small_count_ = capacity;
+  small_count_ = all ? capacity : std::min(capacity, kInlineSamples);
   seed_ = seed;
   small_ = std::make_unique<float[]>(2 * small_count_);
 }

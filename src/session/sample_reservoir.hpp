@@ -23,6 +23,10 @@ namespace hwprof::detail {
 inline constexpr std::size_t kInlineSamples = 64;
 inline constexpr std::size_t kNotKept = std::numeric_limits<std::size_t>::max();
 
+// C++20 atomic<double>::fetch_add is a compare-exchange loop; so are these two.
+void atomic_min(std::atomic<double>& target, double value) noexcept;
+void atomic_max(std::atomic<double>& target, double value) noexcept;
+
 // Where call `n` (counted from 0) keeps its sample in a reservoir of `k`: slot n while n < k,
 // then a slot below k with probability k/(n+1), else kNotKept. The random draw is a hash of
 // (n, seed), so that no state is shared between the threads that record.
@@ -56,9 +60,8 @@ class RegionSamples {
  public:
   // Allocates the small block: min(capacity, kInlineSamples) samples now, the rest claimed
   // from the arena by the call that first needs them. `seed` decorrelates regions' draws.
-  void allocate(std::size_t capacity, std::uint64_t seed);
-  // The same with every sample allocated now (the session's own hidden regions).
-  void allocate_all(std::size_t capacity, std::uint64_t seed);
+  // `all`: every sample allocated now (the session's own hidden regions).
+  void allocate(std::size_t capacity, std::uint64_t seed, bool all = false);
 
   // Records call `n` (its index among the region's calls). Never allocates, never throws.
   void record(std::uint64_t n, SampleArena* arena, double inclusive, double exclusive) noexcept;

@@ -17,19 +17,13 @@
 namespace hwprof {
 namespace {
 
+using detail::atomic_min;
 using detail::Frame;
 using detail::RegionRecord;
 using detail::ThreadSlot;
 
 pid_t this_thread_id() noexcept {
   return static_cast<pid_t>(::syscall(SYS_gettid));
-}
-
-// C++20 atomic<double>::fetch_add is a compare-exchange loop; so is this minimum.
-void atomic_min(std::atomic<double>& target, double value) noexcept {
-  double current = target.load(std::memory_order_relaxed);
-  while (value < current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
 }
 
 struct SlotCacheEntry {

@@ -109,11 +109,7 @@ int Session::State::add_record(std::string name, bool hidden, std::size_t capaci
   r->hidden = hidden;
   // The session's own regions hold all their samples (they are few, and measured at open);
   // a user's region holds its first few, and claims more from the arena when it needs them.
-  if (hidden) {
-    r->samples.allocate_all(capacity, static_cast<std::uint64_t>(id));
-  } else {
-    r->samples.allocate(capacity, static_cast<std::uint64_t>(id));
-  }
+  r->samples.allocate(capacity, static_cast<std::uint64_t>(id), hidden);
   r->events = std::make_unique<detail::EventSums[]>(event_count);
   records[static_cast<std::size_t>(id)] = std::move(r);
   record_count.store(id + 1, std::memory_order_release);  // publishes the record to begin/end
