@@ -29,7 +29,8 @@ void atomic_max(std::atomic<double>& target, double value) noexcept;
 
 // Where call `n` (counted from 0) keeps its sample in a reservoir of `k`: slot n while n < k,
 // then a slot below k with probability k/(n+1), else kNotKept. The random draw is a hash of
-// (n, seed), so that no state is shared between the threads that record.
+// (n, seed), so that no state is shared between the threads that record; `seed` should be
+// well mixed already (RegionSamples mixes a region's id once).
 std::size_t reservoir_slot(std::uint64_t n, std::size_t k, std::uint64_t seed) noexcept;
 
 // Address space for the regions' larger sample blocks, reserved once (mmap, MAP_NORESERVE:
