@@ -14,6 +14,7 @@
 #include "report/compare.hpp"
 #include "report/file_kind.hpp"
 #include "report/fleet.hpp"
+#include "report/outputs.hpp"
 
 namespace hwprof::cli {
 namespace {
@@ -41,7 +42,9 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
       ->expected(2, 64);
   sub->add_option("--html", options->html, "Profiles: write the comparison page (table, roofline with A -> B arrows) to FILE")->check(file_name());
   sub->add_option("--svg", options->svg, "Machine reports: write their rooflines, in one picture, to FILE")->check(file_name());
-  sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  sub->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember(detail::printable_formats(detail::comparison_outputs())))
+      ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the comparison to FILE (atomically) instead of standard output")->check(file_name());
   sub->add_option("--alpha", options->alpha, "Significance level (after the Holm adjustment across the layers)")
       ->check(CLI::Range(1e-9, 0.5))
@@ -57,12 +60,16 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
 namespace {
 
 // Machine reports side by side, when every file is one.
-int compare_machines(const CompareCommandOptions& options, const std::vector<detail::FleetMachine>& machines) {
+int machines_side_by_side(const CompareCommandOptions& options, std::vector<detail::FleetMachine> machines) {
+  const detail::FleetComparison fleet = detail::compare_machines(std::move(machines));
   if (!options.svg.empty()) {
-    if (auto error = write_file_atomically(options.svg, detail::fleet_svg(machines))) return fail(*error);
-    std::cerr << "hwprof: wrote the rooflines of " << machines.size() << " machines to " << options.svg << "\n";
+    const std::string svg = detail::render_output(*detail::find_output(detail::fleet_outputs(), "svg"), fleet);
+    if (auto error = write_file_atomically(options.svg, svg)) return fail(*error);
+    std::cerr << "hwprof: wrote the rooflines of " << fleet.machines.size() << " machines to " << options.svg << "\n";
   }
-  return emit(options.format == "json" ? detail::fleet_json(machines) : detail::fleet_table(machines), options.output);
+  const auto* output = detail::find_output(detail::fleet_outputs(), options.format);
+  if (output == nullptr) return fail(Error{"machine reports have no " + options.format + " format"});
+  return emit(detail::render_output(*output, fleet), options.output);
 }
 
 }  // namespace
@@ -96,7 +103,7 @@ int run_compare(const CompareCommandOptions& options) {
   }
   if (!machines.empty()) {
     if (!options.html.empty()) return fail(Error{"--html is the page of two profiles compared; for machine reports, --svg draws their rooflines"});
-    return compare_machines(options, machines);
+    return machines_side_by_side(options, std::move(machines));
   }
   if (profiles.size() != 2) {
     return fail(Error{fmt::format("compare takes two profiles (A and B), or two or more machine reports; got {} profiles", profiles.size())});
@@ -107,11 +114,13 @@ int run_compare(const CompareCommandOptions& options) {
   detail::ProfileComparison c = detail::compare_profiles(*a, *b, options.alpha);
   c.a_label = options.files[0];
   c.b_label = options.files[1];
+  const detail::ComparisonSubject subject{c, *b, options.all ? 0 : options.top};
   if (!options.html.empty()) {
-    if (auto error = write_file_atomically(options.html, detail::comparison_html(c, *b))) return fail(*error);
+    const std::string html = detail::render_output(*detail::find_output(detail::comparison_outputs(), "html"), subject);
+    if (auto error = write_file_atomically(options.html, html)) return fail(*error);
     std::cerr << "hwprof: wrote the comparison page " << options.html << "\n";
   }
-  std::string text = options.format == "json" ? detail::comparison_json(c) : detail::comparison_table(c, options.all ? 0 : options.top);
+  std::string text = detail::render_output(*detail::find_output(detail::comparison_outputs(), options.format), subject);
   std::vector<const detail::LayerChange*> slower;
   if (options.fail_if_slower >= 0) {
     slower = detail::regressions(c, options.fail_if_slower);

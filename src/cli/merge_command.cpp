@@ -9,6 +9,8 @@
 #include "common/input_file.hpp"
 #include "hwprof/report.hpp"
 #include "report/merge.hpp"
+#include "report/outputs.hpp"
+#include "report/rank_files.hpp"
 
 namespace hwprof::cli {
 namespace {
@@ -46,7 +48,9 @@ std::shared_ptr<MergeCommandOptions> setup_merge(CLI::App& app, int& exit_code) 
   CLI::App* sub = app.add_subcommand("merge", "Merge the per-rank profiles of an MPI/Slurm/torchrun run: spread, imbalance, straggler");
   sub->description(kMergeDescription);
   sub->add_option("paths", options->paths, "Folders of rank-NNNNN/ profiles, rank folders, profile.json files, or one merge JSON")->required();
-  sub->add_option("-f,--format", options->format, "Output format")->check(CLI::IsMember({"table", "json", "html"}))->capture_default_str();
+  sub->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember(detail::printable_formats(detail::merge_outputs())))
+      ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the merge to FILE (atomically) instead of standard output")->check(file_name());
   sub->add_option("--html", options->html, "Also write the HTML page (per-rank view, roofline with the spread) to FILE")->check(file_name());
   sub->add_option("--top", options->top, "Region rows in the table (0: all)")->check(CLI::Range(0, 1000000))->capture_default_str();
@@ -58,17 +62,12 @@ std::shared_ptr<MergeCommandOptions> setup_merge(CLI::App& app, int& exit_code) 
 int run_merge(const MergeCommandOptions& options) {
   const auto merged = merged_input(options.paths);
   if (!merged) return fail(merged.error());
+  const detail::MergeSubject subject{*merged, options.all ? 0 : options.top};
   if (!options.html.empty()) {
-    if (auto error = write_file_atomically(options.html, detail::merged_html(*merged))) return fail(*error);
+    const std::string html = detail::render_output(*detail::find_output(detail::merge_outputs(), "html"), subject);
+    if (auto error = write_file_atomically(options.html, html)) return fail(*error);
   }
-  std::string text;
-  if (options.format == "json") {
-    text = detail::merged_json(*merged);
-  } else if (options.format == "html") {
-    text = detail::merged_html(*merged);
-  } else {
-    text = detail::merged_table(*merged, options.all ? 0 : options.top);
-  }
+  const std::string text = detail::render_output(*detail::find_output(detail::merge_outputs(), options.format), subject);
   return emit(text, options.output);
 }
 

@@ -15,6 +15,7 @@
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
+#include "report/outputs.hpp"
 
 namespace hwprof::cli {
 namespace {
@@ -41,6 +42,16 @@ BackendKind parse_backend(const std::string& name) {
 
 void say(const std::string& line) {
   if (::isatty(2)) std::cerr << "hwprof: " << line << "\n";
+}
+
+// "profile.txt, profile.json, ... and report.html": the profile's output folder, from the registry.
+std::string folder_files() {
+  std::string out;
+  const auto outputs = detail::profile_outputs();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == outputs.size() ? " and " : ", ") + std::string(outputs[i].file_name);
+  }
+  return out;
 }
 
 }  // namespace
@@ -74,10 +85,9 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
       ->check(file_name());
   add_table_options(*sub, options->table);
   sub->add_option("-f,--format", options->format, "Output format on standard output")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->check(CLI::IsMember(detail::printable_formats(detail::profile_outputs())))
       ->capture_default_str();
-  sub->add_option("-o,--output", options->output_dir, "Also write DIR/profile.json, profile.csv, roofline.svg, trace.json and report.html")
-      ->check(file_name());
+  sub->add_option("-o,--output", options->output_dir, "Also write into DIR " + folder_files())->check(file_name());
   sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")->check(unsigned_integer())->capture_default_str();
   sub->callback([options, &exit_code]() { exit_code = run_profile(*options); });
   return options;

@@ -1,6 +1,9 @@
 #include "cli/report_command.hpp"
 
 #include <iostream>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -9,6 +12,7 @@
 #include "cli/output.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/report.hpp"
+#include "report/outputs.hpp"
 
 namespace hwprof::cli {
 namespace {
@@ -29,7 +33,7 @@ std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code
   sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")->check(file_name());
   sub->add_option("--html", options->html, "Write the self-contained HTML report to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print on standard output")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->check(CLI::IsMember(detail::printable_formats(detail::profile_outputs())))
       ->capture_default_str();
   add_table_options(*sub, options->table);
   sub->callback([options, &exit_code]() { exit_code = run_report(*options); });
@@ -66,12 +70,9 @@ ProfileTableOptions table_options(const TableArguments& a) {
 }  // namespace
 
 std::string render_profile(const Profile& profile, const std::string& format, const TableArguments& table) {
-  const ProfileTableOptions options = table_options(table);
-  if (format == "json") {
-    return options.by == ProfileGrouping::layer ? profile_to_json(profile) : profile_to_json(profile, options.by, options.depth);
-  }
-  if (format == "csv") return options.by == ProfileGrouping::layer ? profile_csv(profile) : profile_groups_csv(profile, options.by, options.depth);
-  return profile_table(profile, options);
+  const auto* output = detail::find_output(detail::profile_outputs(), format);
+  if (output == nullptr) throw std::logic_error("no profile output " + format);  // --format is checked against the same list
+  return detail::render_output(*output, detail::ProfileSubject{profile, table_options(table)});
 }
 
 std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trace) {
@@ -82,21 +83,24 @@ std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trac
   return note;
 }
 
+// What the message says was written: "roofline", "trace", "report".
+const char* written_what(std::string_view format) {
+  return format == "svg" ? "roofline" : format == "trace" ? "trace" : "report";
+}
+
 int run_report(const ReportCommandOptions& options) {
   auto profile = load_profile(options.profile);
   if (!profile) return fail(profile.error());
-  struct Output {
-    const std::string& path;
-    std::string (*render)(const Profile&);
-    const char* what;
-  };
-  const Output outputs[] = {
-      {options.svg, &roofline_svg, "roofline"}, {options.trace, &chrome_trace, "trace"}, {options.html, &html_report, "report"}};
-  for (const Output& o : outputs) {
-    if (o.path.empty()) continue;
-    const std::string content = o.render(*profile);
-    if (auto error = write_file_atomically(o.path, content)) return fail(*error);
-    std::cerr << "hwprof: wrote " << o.what << " " << o.path << " (" << written_note(*profile, content.size(), o.render == &chrome_trace) << ")\n";
+  // The files asked for by option, each in the format of the registry's entry.
+  const std::pair<const std::string&, const char*> files[] = {{options.svg, "svg"}, {options.trace, "trace"}, {options.html, "html"}};
+  const detail::ProfileSubject subject{*profile, table_options(options.table)};
+  for (const auto& [path, format] : files) {
+    if (path.empty()) continue;
+    const auto* output = detail::find_output(detail::profile_outputs(), format);
+    const std::string content = detail::render_output(*output, subject);
+    if (auto error = write_file_atomically(path, content)) return fail(*error);
+    std::cerr << "hwprof: wrote " << written_what(format) << " " << path << " ("
+              << written_note(*profile, content.size(), std::string_view(format) == "trace") << ")\n";
   }
   return emit(render_profile(*profile, options.format, options.table), "");
 }

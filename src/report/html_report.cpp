@@ -11,8 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "common/number_format.hpp"
 #include "hwprof/report.hpp"
-#include "report/number_format.hpp"
+#include "report/html_page.hpp"
 #include "report/profile_view.hpp"
 #include "report/svg.hpp"
 
@@ -42,46 +43,6 @@ std::string num_cell(const std::optional<double>& v, int significant = 3) {
   if (!v) return "<td class=\"num\" data-v=\"\">–</td>";
   return cell(num(*v, significant), fmt::format("{}", *v), " class=\"num\"");
 }
-
-constexpr const char* kStyle = R"CSS(
-:root { --ink: #1d232b; --muted: #5c6670; --line: #d9dee3; --compute: #1f5fa8; --memory: #c0392b; --overhead: #8a8a8a; --none: #5b7a99; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 "DejaVu Sans", Arial, sans-serif; color: var(--ink); margin: 0; padding: 24px 32px 48px; background: #f6f7f9; }
-h1 { font-size: 22px; margin: 0 0 4px; }
-h2 { font-size: 17px; margin: 0 0 10px; }
-.sub, .note { color: var(--muted); }
-.note { font-size: 12.5px; margin: 6px 0; }
-section { background: white; border: 1px solid var(--line); border-radius: 6px; padding: 16px 20px; margin: 16px 0; overflow-x: auto; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 16px; }
-.cards section { margin: 0; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 16px; margin: 0; }
-dt { color: var(--muted); }
-dd { margin: 0; }
-table { border-collapse: collapse; font-size: 12.5px; }
-th, td { padding: 4px 7px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-thead th { position: sticky; top: 0; background: #eef1f4; }
-table.sortable thead th { cursor: pointer; user-select: none; }
-table.sortable thead th:hover { background: #e1e6eb; }
-th[aria-sort="ascending"]::after { content: " ▲"; font-size: 10px; }
-th[aria-sort="descending"]::after { content: " ▼"; font-size: 10px; }
-tfoot td { font-weight: bold; border-top: 2px solid var(--ink); }
-.share { background: linear-gradient(to right, #f2c4bd var(--w), transparent var(--w)); }
-.bound { display: inline-block; padding: 0 7px; border-radius: 9px; color: white; font-size: 12px; }
-.bound.compute { background: var(--compute); }
-.bound.memory { background: var(--memory); }
-.bound.overhead { background: var(--overhead); }
-.bound.none { background: var(--none); }
-.na { color: var(--memory); }
-.lowres { color: var(--muted); font-style: italic; }
-.worry td:first-child { border-left: 4px solid var(--memory); }
-.svg-wrap svg { max-width: 100%; height: auto; }
-code { background: #eef1f4; padding: 0 4px; border-radius: 3px; }
-.banner { border-left: 5px solid var(--none); }
-.banner.warn { border-left-color: #d68910; background: #fff8e6; }
-.banner ul, .banner ol { margin: 0; padding-left: 24px; }
-.answer { font-size: 16px; margin: 8px 0 0; }
-)CSS";
 
 // Click a header to sort by it (numbers by data-v, descending first; text ascending first);
 // click again to reverse. Rows without a value stay last. The rows select shows one of the
@@ -527,9 +488,7 @@ std::string answer_line(const Profile& p) {
 }  // namespace
 
 std::string html_report(const Profile& p) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += "<title>hwprof: " + esc(p.model) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  std::string out = detail::html_page_open("hwprof: " + p.model);
   if (p.phase == "regions") {
     out += fmt::format(
         "<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
@@ -549,7 +508,7 @@ std::string html_report(const Profile& p) {
   out += regions_section(p);
   if (p.phase != "regions") out += memory_section(p);  // a program's own regions have no cost model
   out += counters_section(p, notes);
-  out += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
+  out += detail::html_page_close(kScript);
   return out;
 }
 

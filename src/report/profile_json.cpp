@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyze/merged_ranks.hpp"
 #include "calibrate/machine_json.hpp"
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
 #include "common/text_position.hpp"
 #include "hwprof/profile.hpp"
 #include "report/file_kind.hpp"
-#include "report/merged_ranks.hpp"
 #include "report/profile_view.hpp"
 #include "report/report_parts.hpp"
 

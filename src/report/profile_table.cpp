@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/number_format.hpp"
 #include "hwprof/report.hpp"
-#include "report/number_format.hpp"
 #include "report/profile_view.hpp"
 
 namespace hwprof {

@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "analyze/merge.hpp"
 #include "calibrate/stored_ceilings.hpp"
 #include "common/cpu_topology.hpp"
 #include "common/printable.hpp"
@@ -23,7 +24,7 @@
 #include "hwprof/report.hpp"
 #include "hwprof/version.hpp"
 #include "profile/layer_placement.hpp"
-#include "report/merge.hpp"
+#include "report/outputs.hpp"
 #include "session/report_writer.hpp"
 #include "session/session_state.hpp"
 
@@ -103,12 +104,6 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
       say(message, message_size, error->message);
       return 1;
     }
-    const std::string table = std::string(dir) + "/profile.txt";
-    if (auto error = hwprof::write_file_atomically(table, hwprof::profile_table(profile, {.top = 0}))) {
-      say(message, message_size, error->message);
-      return 1;
-    }
-    written.push_back(table);
     std::string list;
     for (const std::string& w : written) list += w + "\n";
     say(message, message_size, list);
@@ -169,15 +164,15 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
     }
     const std::string base = std::string(dir) + "/";
     std::string list;
-    const std::pair<const char*, std::string> files[] = {{"merged.json", hwprof::detail::merged_json(*merged)},
-                                                         {"merged.txt", hwprof::detail::merged_table(*merged, 0)},
-                                                         {"merged.html", hwprof::detail::merged_html(*merged)}};
-    for (const auto& [name, text] : files) {
-      if (auto error = hwprof::write_file_atomically(base + name, text)) {
+    const hwprof::detail::MergeSubject subject{*merged, 0};  // the file's table has every row
+    for (const hwprof::detail::Output<hwprof::detail::MergeSubject>& output : hwprof::detail::merge_outputs()) {
+      const std::string path = base + std::string(output.file_name);
+      if (auto error =
+              hwprof::detail::write_file_atomically_in_parts(path, [&](const hwprof::detail::TextSink& sink) { output.render(subject, sink); })) {
         say(message, message_size, error->message);
         return 1;
       }
-      list += base + name + "\n";
+      list += path + "\n";
     }
     say(message, message_size, list);
     return 0;

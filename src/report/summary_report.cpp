@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/number_format.hpp"
 #include "cost/count.hpp"
 #include "hwprof/report.hpp"
-#include "report/number_format.hpp"
 
 namespace hwprof {
 namespace {

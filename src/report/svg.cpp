@@ -73,10 +73,6 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-std::string short_number(double v) {
-  return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
-}
-
 std::string svg_open(double width, double height, bool standalone) {
   return fmt::format(
       "<svg{2} width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
@@ -139,29 +135,6 @@ std::string_view anchor_name(Anchor anchor) {
       return "end";
   }
   return "start";
-}
-
-Ceilings ceilings_of(const CalibrationRun& run, bool single_precision) {
-  Ceilings c;
-  const char* precision = single_precision ? "sp" : "dp";
-  const std::pair<const char*, const char*> levels[] = {{"l1", "#1b9e77"}, {"l2", "#7570b3"}, {"l3", "#e7298a"}, {"dram", "#d95f02"}};
-  for (const auto& [level, color] : levels) {
-    auto it = run.bandwidth.find(level);
-    if (it == run.bandwidth.end()) continue;
-    auto triad = it->second.kernels.find("triad");
-    if (triad == it->second.kernels.end()) continue;
-    std::string name = level;
-    std::transform(name.begin(), name.end(), name.begin(), [](char ch) { return static_cast<char>(std::toupper(ch)); });
-    c.slopes.push_back(
-        {name + " " + short_number(triad->second.best) + " GB/s" + (it->second.plateau ? "" : " (no flat plateau)"), triad->second.best, color});
-  }
-  if (auto it = run.compute.find(std::string("fma_") + precision); it != run.compute.end()) {
-    c.roofs.push_back({"FMA peak " + short_number(it->second.best) + " GFLOP/s", it->second.best, ""});
-  }
-  if (auto it = run.compute.find(std::string("gemm_") + precision); it != run.compute.end()) {
-    c.roofs.push_back({"GEMM " + short_number(it->second.best) + " GFLOP/s", it->second.best, "8 4"});
-  }
-  return c;
 }
 
 std::string svg_ceilings(const LogLogFrame& f, const Ceilings& ceilings, double slope_roof, double* legend_bottom) {

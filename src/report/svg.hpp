@@ -7,13 +7,14 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/run_ceilings.hpp"
+#include "common/number_format.hpp"
 #include "hwprof/machine.hpp"
 
 namespace hwprof::detail {
 
 std::string xml_escape(std::string_view text);
 // Three significant digits, no exponent: 0.6, 1.33, 22.5, 240, 1000.
-std::string short_number(double v);
 
 // The opening tag: `standalone` adds the namespace a file needs; an SVG inlined in HTML
 // needs none (and then refers to no URL at all).
@@ -50,24 +51,6 @@ enum class Anchor { start, middle, end };
 // on the large side; the height spans ascenders and descenders.
 Box text_box(double x, double baseline, std::string_view text, double font_size, Anchor anchor);
 std::string_view anchor_name(Anchor anchor);
-
-// The ceilings of a calibration run for one precision: each memory level's triad bandwidth
-// (a slope) and the FMA and GEMM compute roofs.
-struct ComputeRoof {
-  std::string label;
-  double gflops = 0;
-  std::string dash;  // stroke-dasharray; empty: solid
-};
-struct MemorySlope {
-  std::string label;
-  double gbps = 0;
-  std::string color;
-};
-struct Ceilings {
-  std::vector<ComputeRoof> roofs;   // FMA peak first, then GEMM
-  std::vector<MemorySlope> slopes;  // L1 .. DRAM
-};
-Ceilings ceilings_of(const CalibrationRun& run, bool single_precision);
 
 // Roofs as horizontal lines labelled right of the frame, slopes from the frame's left or
 // bottom edge up to `slope_roof` (the FMA peak) with their ridge points, and a legend of the

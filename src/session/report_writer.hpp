@@ -17,7 +17,7 @@ using ReportModuleEntry = int (*)(const SessionSnapshot* snapshot, const char* v
 inline constexpr const char* kReportModuleEntry = "hwprof_report_module_write";
 inline constexpr const char* kReportModuleFile = "libhwprof-report.so";
 
-// Its second entry point: hwprof::mpi's merged ranks (report/merged_ranks.hpp), written as
+// Its second entry point: hwprof::mpi's merged ranks (analyze/merged_ranks.hpp), written as
 // merged.json, merged.txt and merged.html into `dir`, the ceilings of this machine's stored
 // calibration added. The same contract as the first.
 struct MergedRanks;

@@ -132,7 +132,7 @@ TEST_F(ProfileCli, OutputDirectoryGetsEveryFile) {
   const fs::path out = dir() / "out";
   const auto r = profile({"lenet5", "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* file : {"profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html"}) {
+  for (const char* file : {"profile.txt", "profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html"}) {
     EXPECT_TRUE(fs::exists(out / file)) << file;
     EXPECT_GT(fs::file_size(out / file), 0u) << file;
   }

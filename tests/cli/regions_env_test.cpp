@@ -283,7 +283,9 @@ TEST_F(RegionsEnv, MergeNamesTheRankThatDidTheMostWork) {
   std::ofstream(saved) << lie;
   const test::ProcessResult refused = test::run_hwprof({"merge", saved.string()});
   EXPECT_NE(refused.exit_code, 0);
-  EXPECT_TRUE(contains(refused.err, "merge.json.total.imbalance")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "merge.json:")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, ": /total/imbalance: 7")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "disagrees with its rank_ms")) << refused.err;
   // A rank that did not write is said.
   fs::remove_all(out / "rank-00001");
   const test::ProcessResult two = test::run_hwprof({"merge", out.string()});

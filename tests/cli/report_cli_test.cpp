@@ -153,12 +153,19 @@ TEST(WriteProfileOutputs, WritesEveryFileIntoANewFolder) {
   std::vector<std::string> written;
   const Profile p = test::synthetic_profile();
   ASSERT_FALSE(write_profile_outputs(p, dir.string(), &written).has_value());
-  ASSERT_EQ(written.size(), 5u);
-  for (const char* name : {"profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html"}) {
+  ASSERT_EQ(written.size(), 6u);
+  for (const char* name : {"profile.txt", "profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html"}) {
     EXPECT_TRUE(fs::is_regular_file(dir / name)) << name;
     EXPECT_GT(fs::file_size(dir / name), 100u) << name;
   }
-  EXPECT_EQ(written[0], (dir / "profile.json").string());
+  EXPECT_EQ(written[0], (dir / "profile.txt").string());
+  // The folder's table has every row (the terminal's shows the top 15).
+  ProfileTableOptions all;
+  all.top = 0;
+  std::ifstream table(dir / "profile.txt");
+  std::stringstream text;
+  text << table.rdbuf();
+  EXPECT_EQ(text.str(), profile_table(p, all));
   auto back = load_profile((dir / "profile.json").string());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(profile_to_json(*back), profile_to_json(p));

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "report/merge.hpp"
+#include "report/rank_files.hpp"
 #include "run_process.hpp"
 
 namespace hwprof {

@@ -142,9 +142,9 @@ CASES = [
     refused("total_mean_1e14", run(2, **{"rank-00001__profile.json": rank(1, 2, total_mean(1e14))}),
             r"run/rank-00001/profile\.json: /total \(the total\): \d\.?\d*e\+14 ms in all is not a time"),
     refused("merged_json_time_1e308", {"m.json": merge_json(lambda d: d["regions"][0]["rank_ms"].__setitem__(1, 1e308))},
-            r"m\.json\.regions\[0\]\.rank_ms\[1\]: expected a number from 0 to 1e\+12, or null", args=("merge", "m.json", "-o", "out.txt")),
+            r"m\.json:\d+:\d+: /regions/0/rank_ms/1: expected a number from 0 to 1e\+12, or null", args=("merge", "m.json", "-o", "out.txt")),
     refused("merged_json_total_1e300", {"m.json": merge_json(lambda d: d["total"]["rank_ms"].__setitem__(0, 1e300))},
-            r"m\.json\.total\.rank_ms\[0\]: expected a number from 0 to 1e\+12", args=("merge", "m.json", "-o", "out.txt")),
+            r"m\.json:\d+:\d+: /total/rank_ms/0: expected a number from 0 to 1e\+12", args=("merge", "m.json", "-o", "out.txt")),
     Case("merged_json_renders", ["merge", "m.json"], files={"m.json": merge_json()},
          stdout=[r"^hwprof merge: 2 ranks of 'm'", r"imbalance 33\.3%"], stdout_not=[r"-?inf|nan"]),
 ]

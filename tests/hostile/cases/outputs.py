@@ -178,7 +178,7 @@ CASES = [
     # --- profile -o DIR ---
     Case("profile_dir_created_with_parents", PROFILE_DIR + ["a/b/out"], needs={"machine"},
          expect=[Expect(f"a/b/out/{f}", kind="file") for f in
-                 ("profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html")]),
+                 ("profile.txt", "profile.json", "profile.csv", "roofline.svg", "trace.json", "report.html")]),
     Case("profile_dir_is_a_file", PROFILE_DIR + ["out"], rc=1, needs={"machine"}, files={"out": OLD},
          stderr=[r"\bout\b"], expect=[Expect("out", unchanged=True)]),
     Case("profile_dir_replaces_a_profile_keeping_its_mode", PROFILE_DIR + ["out"], needs={"machine"},

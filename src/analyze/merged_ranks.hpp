@@ -1,8 +1,9 @@
 // The ranks of one parallel run, merged: per region what each rank spent in it, the spread
 // across the ranks, the imbalance and the straggler, and each rank's machine. Plain data, made
-// two ways — by `hwprof merge` from the ranks' profile.json files (report/merge.hpp), and by
+// two ways — by `hwprof merge` from the ranks' profile.json files (analyze/merge.hpp), and by
 // hwprof::mpi inside MPI_Finalize from reductions across the ranks (src/mpi/) — and rendered
-// by one set of writers (table, JSON, HTML). The JSON is documented in docs/merge.md.
+// by one set of writers (report/merge.hpp: table, JSON, HTML). The JSON is documented in
+// docs/merge.md.
 //
 // Per rank, a region's time is the whole time that rank spent in it (every call, every
 // thread): that is what makes the other ranks wait at the next collective, whether the

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/merge.hpp"
+#include "report/rank_files.hpp"
 #include "scratch_dir.hpp"
 #include "synthetic_profile.hpp"
 
@@ -19,6 +20,7 @@ namespace hwprof {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using json = nlohmann::json;
 
 // Rank k of `size`, each layer `scale[k]` times as slow as the synthetic profile's.
@@ -107,7 +109,7 @@ TEST(Merge, JsonRoundTripsAndRendersAgain) {
   EXPECT_EQ(detail::merged_table(*back), detail::merged_table(m));
 }
 
-// Each malformed merge is refused with the file and the field named.
+// Each malformed merge is refused with the file, the line and column, and the field named.
 TEST(Merge, MalformedJsonIsRefusedWithThePlace) {
   const json good = json::parse(detail::merged_json(three_ranks()));
   struct Case {
@@ -116,26 +118,40 @@ TEST(Merge, MalformedJsonIsRefusedWithThePlace) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {"another kind", [](json& j) { j["kind"] = "hwprof-profile"; }, "m.json: not a merge of ranks"},
+      {"another kind", [](json& j) { j["kind"] = "hwprof-profile"; }, "/kind: not a merge of ranks"},
       {"newer schema", [](json& j) { j["schema"] = 99; }, "schema 99 is newer"},
-      {"no ranks", [](json& j) { j["ranks"] = json::array(); }, "m.json.ranks: expected a non-empty array"},
-      {"rank count", [](json& j) { j["regions"][1]["rank_ms"].erase(0); }, "m.json.regions[1].rank_ms: expected an array of 3 numbers"},
-      {"negative time", [](json& j) { j["regions"][0]["rank_ms"][2] = -1; }, "m.json.regions[0].rank_ms[2]: expected a number from 0 to 1e+12"},
-      {"text time", [](json& j) { j["total"]["rank_calls"][0] = "x"; }, "m.json.total.rank_calls[0]"},
-      {"imbalance lies", [](json& j) { j["regions"][0]["imbalance"] = 0.01; }, "m.json.regions[0].imbalance: 0.01 disagrees"},
-      {"rank number", [](json& j) { j["ranks"][1]["rank"] = -5; }, "m.json.ranks[1].rank: expected a whole number"},
-      {"ceiling", [](json& j) { j["ceilings"]["memory_gbps"][0]["value"] = 0; }, "m.json.ceilings.memory_gbps[0].value: expected a number > 0"},
-      {"missing name", [](json& j) { j["regions"][2].erase("name"); }, "m.json.regions[2].name: missing"},
-      {"time past any run", [](json& j) { j["total"]["rank_ms"][1] = 1e308; }, "m.json.total.rank_ms[1]: expected a number from 0 to 1e+12"},
+      {"no ranks", [](json& j) { j["ranks"] = json::array(); }, "/ranks: expected at least one rank"},
+      {"rank count", [](json& j) { j["regions"][1]["rank_ms"].erase(0); }, "/regions/1/rank_ms: expected an array of 3 numbers"},
+      {"negative time", [](json& j) { j["regions"][0]["rank_ms"][2] = -1; },
+       "/regions/0/rank_ms/2: expected a number from 0 to 1e+12, or null, got -1"},
+      {"text time", [](json& j) { j["total"]["rank_calls"][0] = "x"; }, "/total/rank_calls/0: expected a number"},
+      {"imbalance lies", [](json& j) { j["regions"][0]["imbalance"] = 0.01; }, "/regions/0/imbalance: 0.01 disagrees"},
+      {"rank number", [](json& j) { j["ranks"][1]["rank"] = -5; }, "/ranks/1/rank: expected a whole number"},
+      {"ceiling", [](json& j) { j["ceilings"]["memory_gbps"][0]["value"] = 0; }, "/ceilings/memory_gbps/0/value: expected a positive finite number"},
+      {"missing name", [](json& j) { j["regions"][2].erase("name"); }, "/regions/2: missing \"name\""},
+      {"time past any run", [](json& j) { j["total"]["rank_ms"][1] = 1e308; }, "/total/rank_ms/1: expected a number from 0 to 1e+12"},
   };
   for (const Case& c : cases) {
     json bad = good;
     c.change(bad);
-    const auto r = detail::merged_from_json(bad.dump(), "m.json");
+    const auto r = detail::merged_from_json(bad.dump(2), "m.json");
     ASSERT_FALSE(r.ok()) << c.what;
     EXPECT_THAT(r.error().message, HasSubstr(c.message)) << c.what;
+    EXPECT_THAT(r.error().message, MatchesRegex("m\\.json:[0-9]+:[0-9]+: .*")) << c.what;
   }
-  EXPECT_FALSE(detail::merged_from_json("{\"kind\": ", "m.json").ok());
+  // The line and column are those of the value at fault.
+  json moved = good;
+  moved["regions"][0]["rank_ms"][2] = -7.25;
+  const std::string text = moved.dump(2);
+  const auto at = detail::merged_from_json(text, "m.json");
+  ASSERT_FALSE(at.ok());
+  const std::size_t line = static_cast<std::size_t>(std::stoul(at.error().message.substr(7)));
+  std::size_t newlines = 0;
+  for (std::size_t i = 0, end = text.find("-7.25"); i < end; ++i) newlines += text[i] == '\n';
+  EXPECT_EQ(line, newlines + 1) << at.error().message;
+  const auto truncated = detail::merged_from_json("{\"kind\": ", "m.json");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_THAT(truncated.error().message, HasSubstr("m.json:1:"));
   EXPECT_FALSE(detail::merged_if_merge("[1, 2]", "m.json").has_value());
 }
 

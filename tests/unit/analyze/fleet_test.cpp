@@ -30,7 +30,7 @@ detail::FleetMachine machine(const std::string& host, double scale) {
 }
 
 TEST(Fleet, TableGivesEveryCeilingWithItsRatioToTheFirst) {
-  const std::vector<detail::FleetMachine> fleet = {machine("alpha", 1.0), machine("beta", 1.5), machine("gamma", 0.5)};
+  const detail::FleetComparison fleet = detail::compare_machines({machine("alpha", 1.0), machine("beta", 1.5), machine("gamma", 0.5)});
   const std::string table = detail::fleet_table(fleet);
   EXPECT_THAT(table, HasSubstr("3 machine calibrations"));
   EXPECT_THAT(table, HasSubstr("A: alpha"));
@@ -49,7 +49,7 @@ TEST(Fleet, TableGivesEveryCeilingWithItsRatioToTheFirst) {
 }
 
 TEST(Fleet, SvgDrawsOneRooflinePerMachine) {
-  const std::string svg = detail::fleet_svg({machine("alpha", 1.0), machine("b<&>", 2.0)});
+  const std::string svg = detail::fleet_svg(detail::compare_machines({machine("alpha", 1.0), machine("b<&>", 2.0)}));
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   std::size_t lines = 0;
   for (std::size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;

@@ -1,4 +1,4 @@
-#include "report/number_format.hpp"
+#include "common/number_format.hpp"
 
 #include <cmath>
 
@@ -43,6 +43,10 @@ std::string milliseconds(double v) {
 
 std::string percent(double fraction) {
   return fmt::format("{:.1f}%", fraction * 100.0);
+}
+
+std::string short_number(double v) {
+  return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
 }  // namespace hwprof::detail

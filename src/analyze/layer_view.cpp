@@ -1,0 +1,199 @@
+#include "analyze/layer_view.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace hwprof::detail {
+
+LayerNumbers layer_numbers(const LayerProfile& layer) {
+  LayerNumbers n;
+  n.seconds = layer.time_ms.median * 1e-3;
+  n.bytes_origin = layer.bytes_origin;
+  if (layer.roofline) {
+    const RooflinePoint& r = *layer.roofline;
+    n.flops = r.flops;
+    n.bytes = r.bytes;
+    if (r.bytes.value > 0) n.intensity = r.intensity;
+    if (r.seconds > 0) {
+      n.gflops_per_s = r.gflops_per_s;
+      n.gbytes_per_s = r.gbytes_per_s;
+    }
+    n.attainable_gflops_per_s = r.attainable_gflops_per_s;
+    n.efficiency = r.efficiency;
+    n.headroom = r.headroom;
+    n.bound = r.bound;
+    return n;
+  }
+  n.flops = {static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic FLOPs (cost model)"};
+  n.bytes = {static_cast<double>(layer.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic minimum traffic"};
+  n.bytes_origin = BytesOrigin::analytic_minimum;
+  if (layer.bytes > 0) n.intensity = n.flops.value / n.bytes.value;
+  if (n.seconds > 0) {
+    n.gflops_per_s = n.flops.value / n.seconds * 1e-9;
+    n.gbytes_per_s = n.bytes.value / n.seconds * 1e-9;
+  }
+  return n;
+}
+
+double summed_layer_ms(const Profile& profile) {
+  double sum = 0;
+  for (const LayerProfile& l : profile.layers) sum += l.time_ms.median;
+  return sum;
+}
+
+double share_of(const LayerProfile& layer, double summed_ms) {
+  return summed_ms > 0 ? layer.time_ms.median / summed_ms : 0.0;
+}
+
+bool on_roofline_chart(const LayerNumbers& n) {
+  return n.intensity && *n.intensity > 0 && n.gflops_per_s && *n.gflops_per_s > 0;
+}
+
+std::string display_name(const LayerProfile& layer) {
+  if (layer.phase.empty() || layer.phase == "forward" || layer.phase == "region" || layer.index < 0) return layer.name;
+  return layer.name + " (" + layer.phase + ")";
+}
+
+std::vector<UnavailableCounter> unavailable_counters(const Profile& profile) {
+  std::vector<UnavailableCounter> out;
+  const auto listed = [&](const std::string& name) {
+    return std::any_of(out.begin(), out.end(), [&](const UnavailableCounter& u) { return u.name == name; });
+  };
+  for (const EventInfo& e : profile.events) {
+    if (e.status != CounterStatus::ok && e.status != CounterStatus::multiplexed && !listed(e.name)) {
+      out.push_back({e.name, e.status, e.reason});
+    }
+  }
+  const auto scan = [&](const LayerProfile& layer) {
+    for (const LayerCounter& c : layer.counters) {
+      if (!c.value && !listed(c.name)) out.push_back({c.name, c.status, c.reason});
+    }
+  };
+  scan(profile.total);
+  for (const LayerProfile& l : profile.layers) scan(l);
+  return out;
+}
+
+std::string_view cause_title(std::string_view rule) {
+  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {{"below_resolution", "below resolution"},
+                                                                              {"noisy", "noisy"},
+                                                                              {"depthwise_conv", "depthwise conv"},
+                                                                              {"grouped_gemm", "grouped conv"},
+                                                                              {"tiny_gemm", "tiny GEMM"},
+                                                                              {"blas_held_back", "BLAS held back"},
+                                                                              {"transcendental", "transcendental"},
+                                                                              {"nearer_cache", "nearer cache"},
+                                                                              {"above_roof", "above its roof"},
+                                                                              {"thread_underuse", "threads idle"},
+                                                                              {"no_roofline", "no roofline"},
+                                                                              {"fixed_cost", "fixed cost per call"},
+                                                                              {"near_roof", "near its roof"},
+                                                                              {"compute_below_roof", "compute below roof"},
+                                                                              {"memory_below_roof", "memory below roof"}};
+  for (const auto& [id, title] : kTitles) {
+    if (id == rule) return title;
+  }
+  return rule;
+}
+
+std::optional<Headroom> headroom_ms(const LayerProfile& layer) {
+  if (!layer.roofline || layer.time_ms.n == 0) return std::nullopt;
+  const double t = layer.time_ms.median;
+  const double roof = t * std::clamp(layer.roofline->efficiency, 0.0, 1.0);
+  return Headroom{roof, t - roof};
+}
+
+double summed_win_ms(const Profile& profile) {
+  double win = 0.0;
+  for (const LayerProfile& l : profile.layers) {
+    if (const auto h = headroom_ms(l)) win += h->win_ms;
+  }
+  return win;
+}
+
+bool is_software_event(std::string_view name) {
+  std::string n(name);
+  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n.starts_with("perf::")) n = n.substr(6);
+  if (n.starts_with("software/")) return true;
+  // Linux include/uapi/linux/perf_event.h, enum perf_sw_ids, as perf(1) names them.
+  static constexpr std::string_view kSoftware[] = {"task-clock",       "cpu-clock",        "page-faults", "faults",         "minor-faults",
+                                                   "major-faults",     "context-switches", "cs",          "cpu-migrations", "migrations",
+                                                   "alignment-faults", "emulation-faults", "dummy",       "bpf-output",     "cgroup-switches"};
+  return std::find(std::begin(kSoftware), std::end(kSoftware), n) != std::end(kSoftware);
+}
+
+bool any_hardware_counter(const Profile& profile) {
+  const auto counted = [](const LayerProfile& l) {
+    return std::any_of(l.counters.begin(), l.counters.end(), [](const LayerCounter& c) { return c.value && !is_software_event(c.name); });
+  };
+  return counted(profile.total) || std::any_of(profile.layers.begin(), profile.layers.end(), counted);
+}
+
+
+std::string block_of(const std::string& name, int depth) {
+  std::size_t end = 0;
+  for (int k = 0; k < std::max(depth, 1); ++k) {
+    end = name.find('.', end == 0 && k == 0 ? 0 : end + 1);
+    if (end == std::string::npos) return name;
+  }
+  return name.substr(0, end);
+}
+
+std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, int depth) {
+  std::vector<LayerGroup> groups;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::map<std::string, double>> bound_time;
+  std::vector<std::map<std::string, double>> why_win;
+  std::vector<double> placed_time;
+  const double summed = summed_layer_ms(profile);
+  for (const LayerProfile& l : profile.layers) {
+    const std::string key = by == LayerGrouping::op ? l.op : by == LayerGrouping::block ? block_of(l.name, depth) : display_name(l);
+    auto [it, fresh] = index.emplace(key, groups.size());
+    if (fresh) {
+      groups.push_back({});
+      groups.back().key = key;
+      bound_time.emplace_back();
+      why_win.emplace_back();
+      placed_time.push_back(0.0);
+    }
+    const std::size_t g = it->second;
+    LayerGroup& row = groups[g];
+    ++row.layers;
+    row.time_ms += l.time_ms.median;
+    row.flops += static_cast<double>(l.flops);
+    if (const auto h = headroom_ms(l)) {
+      row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms;
+      row.win_ms = row.win_ms.value_or(0.0) + h->win_ms;
+      placed_time[g] += l.time_ms.median;
+      if (!l.why.empty()) why_win[g][l.why.front().rule] += h->win_ms;
+    } else if (!l.why.empty()) {
+      why_win[g][l.why.front().rule] += 0.0;
+    }
+    if (l.roofline) bound_time[g][std::string(bound_name(l.roofline->bound))] += l.time_ms.median;
+  }
+  const auto most = [](const std::map<std::string, double>& m) {
+    std::string best;
+    double value = -1.0;
+    for (const auto& [k, v] : m) {
+      if (v > value) {
+        best = k;
+        value = v;
+      }
+    }
+    return best;
+  };
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    LayerGroup& row = groups[g];
+    row.share = summed > 0 ? row.time_ms / summed : 0.0;
+    if (row.roof_ms && placed_time[g] > 0) row.efficiency = *row.roof_ms / placed_time[g];
+    row.bound = most(bound_time[g]);
+    row.why = std::string(cause_title(most(why_win[g])));
+  }
+  return groups;
+}
+
+
+}  // namespace hwprof::detail

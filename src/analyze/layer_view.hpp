@@ -1,0 +1,94 @@
+// What a profile's layers amount to, worked out in one place so that every report (table, CSV,
+// JSON, SVG, trace, HTML), the comparison and the merge never disagree: achieved rates from the
+// roofline placement when the profiler placed the layer, else from the analytic FLOPs and bytes
+// over the measured median (and then nothing about roofs, since there were none to compare
+// with); the headroom in time; the layers summed by op or block; the counters that could not
+// be read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/profile.hpp"
+
+namespace hwprof::detail {
+
+struct LayerNumbers {
+  double seconds = 0.0;  // the median per call
+  SourcedValue flops;    // per call
+  SourcedValue bytes;    // per call
+  BytesOrigin bytes_origin = BytesOrigin::analytic_minimum;
+  std::optional<double> intensity;     // FLOP/byte; absent when no bytes
+  std::optional<double> gflops_per_s;  // absent when no time
+  std::optional<double> gbytes_per_s;
+  // Only with a roofline placement:
+  std::optional<double> attainable_gflops_per_s;
+  std::optional<double> efficiency;
+  std::optional<double> headroom;
+  std::optional<Bound> bound;
+};
+
+LayerNumbers layer_numbers(const LayerProfile& layer);
+
+// The layers' summed median times (ms), and a layer's share of it: what a person compares
+// layers by. (LayerProfile::time_share is the share within the layer's phase.)
+double summed_layer_ms(const Profile& profile);
+double share_of(const LayerProfile& layer, double summed_ms);
+
+// A point on a log–log roofline needs positive FLOPs, bytes and time: layers that move data
+// without arithmetic (reshape, flatten, an identity dropout) have no place on it.
+bool on_roofline_chart(const LayerNumbers& numbers);
+
+// "conv1", or "conv1 (backward)" outside the forward phase: a training profile holds a layer
+// once per phase.
+std::string display_name(const LayerProfile& layer);
+
+// Every counter that could not be read anywhere in the profile, once, with its reason:
+// from the profile's events first, then from the layers' own readings.
+struct UnavailableCounter {
+  std::string name;
+  CounterStatus status = CounterStatus::not_counted;
+  std::string reason;
+};
+std::vector<UnavailableCounter> unavailable_counters(const Profile& profile);
+
+// Headroom in time: what the layer would take at its roof (median × efficiency, at most the
+// median) and the time to win (the median less that). Absent without a roofline placement.
+struct Headroom {
+  double roof_ms = 0.0;
+  double win_ms = 0.0;
+};
+std::optional<Headroom> headroom_ms(const LayerProfile& layer);
+// The model's time to win: the sum over its layers that have a placement.
+double summed_win_ms(const Profile& profile);
+
+// A kernel software event (task-clock, page-faults, context-switches, ... and PAPI's perf::
+// forms): counted by the kernel's scheduler, not the PMU.
+bool is_software_event(std::string_view name);
+// Some counter that is not a software event read a value somewhere in the profile.
+bool any_hardware_counter(const Profile& profile);
+
+// Rows of layers summed by op ("conv2d": every conv2d layer) or by block (the first `depth`
+// dot-separated parts of the name, as `summary --depth`): summed medians, roof and win times,
+// the layers' count, the bound that holds most of the time and the most common cause.
+enum class LayerGrouping { layer, op, block };
+struct LayerGroup {
+  std::string key;
+  int layers = 0;
+  double time_ms = 0.0;           // summed medians
+  double share = 0.0;             // of the layers' summed medians
+  std::optional<double> roof_ms;  // summed over the layers with a placement; absent when none has one
+  std::optional<double> win_ms;
+  std::optional<double> efficiency;  // roof / time over the placed layers
+  std::string bound;                 // the bound of most of its time
+  std::string why;                   // the cause label of most of its time to win
+  double flops = 0.0;                // analytic, summed
+};
+// A cause rule's title for a table of groups ("tiny_gemm" → "tiny GEMM").
+std::string_view cause_title(std::string_view rule);
+std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, int depth);
+std::string block_of(const std::string& name, int depth);
+
+}  // namespace hwprof::detail

@@ -1,0 +1,41 @@
+// The ranks of one parallel run merged (`hwprof merge DIR...`, and hwprof::mpi at
+// MPI_Finalize): the data is analyze/merged_ranks.hpp; the renderings are report/merge.hpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/merged_ranks.hpp"
+#include "hwprof/machine.hpp"
+#include "hwprof/profile.hpp"
+
+namespace hwprof::detail {
+
+struct RankProfile {
+  std::string file;
+  Profile profile;
+};
+
+struct RankProfiles {
+  std::vector<RankProfile> ranks;
+  std::vector<std::string> empty_folders;  // rank-NNNNN folders without a profile.json
+};
+
+// Why these profiles are not the ranks of one run (docs/merge.md): two profiles of one rank,
+// ranks that disagree on the size, ranked and unranked profiles together, a time no rank can
+// spend. nullopt when they can be merged.
+std::optional<std::string> rank_set_problem(const std::vector<RankProfile>& ranks);
+
+MergedRanks merge_ranks(std::vector<RankProfile> ranks, const std::vector<std::string>& empty_folders = {});
+
+// A region's min, median, mean, max, imbalance, straggler and missing ranks, from its rank_ms.
+void summarize_merged_region(MergedRegion& region);
+// Regions by their max time, largest first (ties by name).
+void sort_merged_regions(MergedRanks& merged);
+// A calibration run's roofs, for the merged roofline.
+MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& source);
+// A rank's GFLOP/s in a region: its work over its time (absent without work or time).
+std::optional<double> rank_gflops(const MergedRegion& region, std::size_t rank_index);
+
+}  // namespace hwprof::detail

@@ -1,0 +1,25 @@
+// The words a comparison's table and page share.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace hwprof::detail {
+
+inline std::string percent_change(double change) {
+  return fmt::format("{:+.1f}%", 100 * change);
+}
+
+inline std::string efficiency_text(const std::optional<double>& e) {
+  return e ? fmt::format("{:.1f}%", 100 * *e) : "-";
+}
+
+inline std::string p_text(const std::optional<double>& p) {
+  if (!p) return "-";
+  if (*p < 1e-4) return "<0.0001";
+  return fmt::format("{:.4f}", *p);
+}
+
+}  // namespace hwprof::detail

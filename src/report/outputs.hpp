@@ -1,0 +1,78 @@
+// The output registry: for each subject hwprof renders (a profile, a comparison of two
+// profiles, a merge of ranks, machine reports side by side), every format it can be rendered
+// to, the file it is written to in an output folder, and the renderer. The CLI's --format
+// choices, `profile -o DIR`, `hwprof report`, `compare`, `merge` and the report module all
+// read these lists, so that a format added here is offered everywhere at once.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyze/compare.hpp"
+#include "analyze/fleet.hpp"
+#include "analyze/merged_ranks.hpp"
+#include "common/atomic_file.hpp"
+#include "hwprof/profile.hpp"
+#include "hwprof/report.hpp"
+
+namespace hwprof::detail {
+
+template <class Subject>
+struct Output {
+  std::string_view format;     // the name --format takes: "table", "json", "csv", "svg", "trace", "html"
+  std::string_view file_name;  // its name in an output folder
+  bool printable;              // offered by --format on standard output; else only written to a file (--svg, --html, ...)
+  void (*render)(const Subject&, const TextSink&);
+};
+
+// What each subject is rendered from: the data, and the options of its tables.
+struct ProfileSubject {
+  const Profile& profile;
+  ProfileTableOptions table;  // table rows and grouping; JSON and CSV group by table.by too
+};
+struct ComparisonSubject {
+  const ProfileComparison& comparison;
+  const Profile& b;  // B's ceilings, for the page's roofline
+  std::size_t top = 20;
+};
+struct MergeSubject {
+  const MergedRanks& merged;
+  std::size_t top = 20;
+};
+
+std::span<const Output<ProfileSubject>> profile_outputs();
+std::span<const Output<ComparisonSubject>> comparison_outputs();
+std::span<const Output<MergeSubject>> merge_outputs();
+std::span<const Output<FleetComparison>> fleet_outputs();
+
+// The entry for `format`, or null.
+template <class Subject>
+const Output<Subject>* find_output(std::span<const Output<Subject>> outputs, std::string_view format) {
+  for (const Output<Subject>& o : outputs) {
+    if (o.format == format) return &o;
+  }
+  return nullptr;
+}
+
+// The formats --format offers, in the registry's order.
+template <class Subject>
+std::vector<std::string> printable_formats(std::span<const Output<Subject>> outputs) {
+  std::vector<std::string> out;
+  for (const Output<Subject>& o : outputs) {
+    if (o.printable) out.emplace_back(o.format);
+  }
+  return out;
+}
+
+// The whole rendering as one string (standard output, or a single file).
+template <class Subject>
+std::string render_output(const Output<Subject>& output, const Subject& subject) {
+  std::string text;
+  output.render(subject, [&text](std::string_view part) { text += part; });
+  return text;
+}
+
+}  // namespace hwprof::detail
