@@ -132,7 +132,6 @@ bool any_hardware_counter(const Profile& profile) {
   return counted(profile.total) || std::any_of(profile.layers.begin(), profile.layers.end(), counted);
 }
 
-
 std::string block_of(const std::string& name, int depth) {
   std::size_t end = 0;
   for (int k = 0; k < std::max(depth, 1); ++k) {
@@ -194,6 +193,5 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   }
   return groups;
 }
-
 
 }  // namespace hwprof::detail

@@ -9,6 +9,7 @@
 
 #include "analyze/layer_view.hpp"
 #include "analyze/run_ceilings.hpp"
+#include "common/statistics.hpp"
 #include "hwprof/roofline.hpp"
 #include "hwprof/statistics.hpp"
 
@@ -149,6 +150,19 @@ std::optional<double> rank_gflops(const MergedRegion& r, std::size_t k) {
   if (!r.flops_per_call || *r.flops_per_call <= 0 || !std::isfinite(r.rank_ms[k]) || r.rank_ms[k] <= 0) return std::nullopt;
   if (k >= r.rank_calls.size() || !std::isfinite(r.rank_calls[k])) return std::nullopt;
   return *r.flops_per_call * r.rank_calls[k] / (r.rank_ms[k] * 1e-3) / 1e9;
+}
+
+RankRates rank_rates(const MergedRegion& r) {
+  RankRates out;
+  for (std::size_t k = 0; k < r.rank_ms.size(); ++k) {
+    if (const auto g = rank_gflops(r, k); g && *g > 0) out.by_rate.emplace_back(*g, k);
+  }
+  if (out.by_rate.empty()) return out;
+  std::sort(out.by_rate.begin(), out.by_rate.end());
+  std::vector<double> sorted;
+  for (const auto& point : out.by_rate) sorted.push_back(point.first);
+  out.median = percentile_sorted(sorted.data(), sorted.size(), 50.0);
+  return out;
 }
 
 void summarize_merged_region(MergedRegion& r) {

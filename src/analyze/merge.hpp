@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/merged_ranks.hpp"
@@ -37,5 +38,12 @@ void sort_merged_regions(MergedRanks& merged);
 MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& source);
 // A rank's GFLOP/s in a region: its work over its time (absent without work or time).
 std::optional<double> rank_gflops(const MergedRegion& region, std::size_t rank_index);
+// Every rank's GFLOP/s in a region that has one, as (GFLOP/s, rank index), slowest first, and
+// their median: the spread the merged roofline draws.
+struct RankRates {
+  std::vector<std::pair<double, std::size_t>> by_rate;
+  double median = 0;
+};
+RankRates rank_rates(const MergedRegion& region);
 
 }  // namespace hwprof::detail

@@ -45,8 +45,8 @@ std::string fleet_svg(const FleetComparison& fleet) {
     const std::optional<double> dram = dram_row->values[i];
     const char* colour = kColours[i % std::size(kColours)];
     const double legend_y = frame.top + 16 + 34 * static_cast<double>(i);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\">{}: {}</text>\n", frame.right() + 12, legend_y, colour, fleet.labels[i],
-                       xml_escape(machines[i].machine.host.empty() ? machines[i].file : machines[i].machine.host));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\">{}: {}</text>\n", frame.right() + 12, legend_y, colour,
+                       fleet.labels[i], xml_escape(machines[i].machine.host.empty() ? machines[i].file : machines[i].machine.host));
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\" font-size=\"11\">{}</text>\n", frame.right() + 12, legend_y + 14,
                        xml_escape(machines[i].machine.cpu.brand.substr(0, 34)));
     if (!fma || !dram) continue;

@@ -24,10 +24,10 @@ std::string fleet_table(const FleetComparison& fleet) {
   std::string out = fmt::format("hwprof compare: {} machine calibrations (ratios to A)\n\n", machines.size());
   for (std::size_t i = 0; i < machines.size(); ++i) {
     const Machine& m = machines[i].machine;
-    out +=
-        fmt::format("{}: {} — {} ({} cores, {} logical CPUs{}), calibrated {}{}{}\n   {}\n   caches: {}\n", fleet.labels[i], m.host.empty() ? "-" : m.host,
-                    m.cpu.brand, m.cpu.cores, m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "", m.created, m.quick ? " (quick)" : "",
-                    m.contention.contended ? ", CONTENDED: ceilings too low" : "", machines[i].file, cache_text(m));
+    out += fmt::format("{}: {} — {} ({} cores, {} logical CPUs{}), calibrated {}{}{}\n   {}\n   caches: {}\n", fleet.labels[i],
+                       m.host.empty() ? "-" : m.host, m.cpu.brand, m.cpu.cores, m.cpu.logical_cpus, m.cpu.hypervisor ? ", virtual machine" : "",
+                       m.created, m.quick ? " (quick)" : "", m.contention.contended ? ", CONTENDED: ceilings too low" : "", machines[i].file,
+                       cache_text(m));
   }
   for (const FleetRuns* runs : {&fleet.one_thread, &fleet.all_cores}) {
     out += fmt::format("\n{:<14}", runs->all_cores ? "All cores" : "1 thread");

@@ -10,7 +10,6 @@
 #include "report/html_page.hpp"
 #include "report/merge.hpp"
 #include "report/svg.hpp"
-#include "common/statistics.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -70,16 +69,11 @@ std::string merged_roofline_svg(const MergedRanks& m) {
   if (!ceilings.roofs.empty()) svg += svg_ceilings(frame, ceilings, ceilings.roofs.front().gflops, nullptr);
   for (const MergedRegion& r : m.regions) {
     if (!r.flops_per_call || !r.bytes_per_call || *r.bytes_per_call <= 0) continue;
-    std::vector<std::pair<double, std::size_t>> points;
-    for (std::size_t k = 0; k < r.rank_ms.size(); ++k) {
-      if (const auto g = rank_gflops(r, k); g && *g > 0) points.emplace_back(*g, k);
-    }
+    const RankRates rates = rank_rates(r);
+    const auto& points = rates.by_rate;
     if (points.empty()) continue;
-    std::sort(points.begin(), points.end());
     const double x = frame.px(*r.flops_per_call / *r.bytes_per_call);
-    std::vector<double> sorted_gflops;
-    for (const auto& point : points) sorted_gflops.push_back(point.first);
-    const double median = detail::percentile_sorted(sorted_gflops.data(), sorted_gflops.size(), 50.0);
+    const double median = rates.median;
     svg += fmt::format("<g><title>{}: {} rank(s), {} to {} GFLOP/s (median {})</title>", esc(r.name), points.size(),
                        short_number(points.front().first), short_number(points.back().first), short_number(median));
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#444\" stroke-width=\"2\"/>", x,

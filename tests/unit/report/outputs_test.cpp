@@ -52,7 +52,9 @@ TEST(Outputs, EachProfileEntryRendersItsWriter) {
   ProfileTableOptions table;
   table.top = 3;
   const detail::ProfileSubject subject{p, table};
-  const auto render = [&](std::string_view format) { return detail::render_output(*detail::find_output(detail::profile_outputs(), format), subject); };
+  const auto render = [&](std::string_view format) {
+    return detail::render_output(*detail::find_output(detail::profile_outputs(), format), subject);
+  };
   EXPECT_EQ(render("table"), profile_table(p, table));
   EXPECT_EQ(render("json"), profile_to_json(p));
   EXPECT_EQ(render("csv"), profile_csv(p));
