@@ -2,7 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
 #include "hwprof/export.hpp"
+#include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN
 
@@ -18,13 +21,22 @@ struct CpuIdentity {
 };
 
 CpuIdentity detect_cpu();
-// "skylake-sp" (Skylake-SP and Cascade Lake), "icelake-sp", "sapphire-rapids" (and Emerald
-// Rapids), "granite-rapids", "zen2", "zen3", "zen4", "zen5", or "generic" for anything else.
-std::string counter_family(const CpuIdentity& cpu);
-// What to know about a family's groups, in a sentence, or "" when nothing: where libpfm4 4.13
-// cannot name its events (the groups then use raw encodings, and from where), and for
-// "generic" that there are no FLOP, DRAM or LLC events.
-std::string counter_family_note(const std::string& family);
+
+// The counter family of a CPU: the folder under counters/ whose group files fit it.
+struct CounterFamily {
+  std::string name;        // "zen5", "sapphire-rapids", ...; "generic" where no family's match file names the CPU
+  std::string note;        // what to know about the family's groups, in a sentence, or ""
+  std::string match_file;  // the match file that names the CPU; "" for "generic"
+};
+
+// Reads the match file of every family folder, counters/<family>/cpus.match (the first of
+// `counters_dirs` that has it; format in counters/README.md), and gives the family whose file
+// names `cpu`. Never "generic" in place of an answer it could not give; the errors: no match
+// file in any of `counters_dirs` (the data folder is missing: the family is unknown), a match
+// file that does not parse ("file:line: problem"), a folder of group files without a match
+// file, a match file in generic/ or software/ (which fit every CPU), and two families' files
+// that name one CPU (both files and lines).
+Result<CounterFamily> counter_family(const CpuIdentity& cpu, const std::vector<std::string>& counters_dirs);
 
 }  // namespace hwprof
 HWPROF_API_END

@@ -69,8 +69,10 @@ struct EventGroup {
   std::string alias_note;
 };
 
-// The family folders under counters/: the CPU families counter_family() returns ("skylake-sp",
-// ..., "generic") and "software" (the kernel's software events, which every machine has).
+// The families a group file's FAMILIES may name: the folders under counters/ with a match file,
+// which counter_family() returns ("skylake-sp", ...), "generic" (any CPU, counter_family()'s
+// answer where no match file names the CPU) and "software" (the kernel's software events,
+// which every machine has).
 const std::vector<std::string>& known_group_families();
 
 // `source_name` is the file name used in messages ("counters/zen3/flops.txt:12: ...").
@@ -85,7 +87,10 @@ const Metric* metric_with_role(const EventGroup& group, MetricRole role);
 // flops_dp on families that cannot split them (their `flops`); alias_note then says so. The
 // error says where it looked and how to list the groups, and, for a FLOP/DRAM/LLC group on a
 // family without such events, that the family has none.
+// `family` is unused for a path. counter_family() (<hwprof/cpu.hpp>) gives a CPU's family.
 Result<EventGroup> find_event_group(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs);
+// Whether find_event_group takes `name` as a path: it has a '/' or ends in .txt.
+bool names_group_file(const std::string& name);
 // Every group file of `family` under `counters_dir` (counters/<family>/*.txt), sorted by name;
 // an empty list where that folder does not exist. Errors: an unknown family, an unreadable
 // folder, the first file that does not parse, a file whose FAMILIES omit the folder's family.

@@ -61,7 +61,7 @@ struct SessionOptions {
   std::string group;
   // Folders holding counters/<family>/ group files; empty: $HWPROF_COUNTERS_PATH (colon-separated).
   std::vector<std::string> counters_dirs;
-  std::string family;  // the group family; empty: this CPU's (counter_family(detect_cpu()))
+  std::string family;  // the group family; empty: this CPU's (counter_family(detect_cpu(), counters_dirs))
 
   // Distinct region names. A name costs under a kilobyte; the names past this many are
   // counted together as one region, "[other names]", and a hint says so once.

@@ -35,11 +35,25 @@ std::string paranoid_meaning(int level) {
   }
 }
 
-// The groups that apply here: this CPU's family, then the generic and software sets.
-std::vector<EventGroup> applicable_groups(const std::string& family, std::vector<std::string>* problems) {
+// What `hwprof info` says of this CPU's counter family: its name and note, or "unknown" and why.
+struct FamilyShown {
+  std::string name;
+  std::string note;
+  std::string unknown_reason;
+};
+
+FamilyShown family_shown(const CpuIdentity& cpu) {
+  auto family = counter_family(cpu, counter_directories());
+  if (!family) return {"unknown", {}, family.error().message};
+  return {family->name, family->note, {}};
+}
+
+// The groups that apply here: this CPU's family (where known), then the generic and software sets.
+std::vector<EventGroup> applicable_groups(const FamilyShown& family, std::vector<std::string>* problems) {
   std::vector<EventGroup> groups;
   std::set<std::string> seen;
-  for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
+  for (const std::string& f : {family.name, std::string("generic"), std::string("software")}) {
+    if (!family.unknown_reason.empty() && f == family.name) continue;
     for (const std::string& dir : counter_directories()) {
       auto loaded = load_family_groups(dir, f);
       if (!loaded) {
@@ -62,22 +76,23 @@ std::string fmt_count(const std::optional<double>& v) {
 }
 
 // `hwprof info --self-test`: the known-count kernels under this CPU's FLOP and DRAM groups.
-int run_self_test_command(const InfoCommandOptions& options, const detail::SystemInfo& sys, const CpuIdentity& cpu, const std::string& family,
+int run_self_test_command(const InfoCommandOptions& options, const detail::SystemInfo& sys, const CpuIdentity& cpu, const FamilyShown& family,
                           const std::vector<EventGroup>& groups) {
   std::vector<EventGroup> checked;
   for (const EventGroup& g : groups) {
     if (detail::checked_metric(g) != nullptr) checked.push_back(g);
   }
   const std::string cpu_line = fmt::format("{} family {:#x} model {:#x} ({}), counter family {}", cpu.vendor, cpu.family, cpu.model,
-                                           cpu.brand.empty() ? "no brand string" : cpu.brand, family);
+                                           cpu.brand.empty() ? "no brand string" : cpu.brand, family.name);
   std::string why_not;
   if (!sys.hardware_pmu) {
     why_not = std::string(cpu.hypervisor ? "this virtual machine" : "this machine") +
               " exposes no hardware PMU, so no FLOP or DRAM event can be counted and the self-test has nothing to check "
               "(run it on bare metal, or ask for PMU passthrough)";
+  } else if (!family.unknown_reason.empty()) {
+    why_not = "this CPU's counter family is unknown, so there is no FLOP or DRAM group to check: " + family.unknown_reason;
   } else if (checked.empty()) {
-    why_not = "counter family " + family + " has no FLOP or DRAM group to check" +
-              (counter_family_note(family).empty() ? "" : " (" + counter_family_note(family) + ")");
+    why_not = "counter family " + family.name + " has no FLOP or DRAM group to check" + (family.note.empty() ? "" : " (" + family.note + ")");
   }
   detail::SelfTestReport report;
   if (why_not.empty()) {
@@ -160,7 +175,7 @@ namespace {
 struct InfoFindings {
   detail::SystemInfo sys;
   CpuIdentity cpu;
-  std::string family;
+  FamilyShown family;
   std::string papi;
   std::string papi_why;
   std::vector<detail::PapiComponent> papi_components;
@@ -213,8 +228,9 @@ std::string info_json(InfoFindings f) {
   j["cap_perfmon"] = sys.cap_perfmon;
   j["virtual_machine"] = cpu.hypervisor;
   j["cpu"] = {{"vendor", cpu.vendor}, {"family", cpu.family}, {"model", cpu.model}, {"stepping", cpu.stepping}, {"brand", cpu.brand}};
-  j["counter_family"] = f.family;
-  if (!counter_family_note(f.family).empty()) j["counter_family_note"] = counter_family_note(f.family);
+  j["counter_family"] = f.family.name;
+  if (!f.family.note.empty()) j["counter_family_note"] = f.family.note;
+  if (!f.family.unknown_reason.empty()) j["counter_family_reason"] = f.family.unknown_reason;
   nlohmann::ordered_json pmus = nlohmann::ordered_json::array();
   for (const auto& p : sys.pmus) pmus.push_back({{"name", p.name}, {"type", p.type}});
   j["pmus"] = std::move(pmus);
@@ -243,8 +259,9 @@ std::string info_table(const InfoFindings& f) {
   text += row("kernel", sys.kernel);
   text += row(
       "CPU", fmt::format("{} family {} model {:#x}: {}{}", cpu.vendor, cpu.family, cpu.model, cpu.brand, cpu.hypervisor ? " (virtual machine)" : ""));
-  text += row("counter family", f.family);
-  if (!counter_family_note(f.family).empty()) text += row("", counter_family_note(f.family));
+  text += row("counter family", f.family.name);
+  if (!f.family.note.empty()) text += row("", f.family.note);
+  if (!f.family.unknown_reason.empty()) text += row("", "why: " + f.family.unknown_reason);
   text += row("perf_event_paranoid", fmt::format("{} ({})", sys.perf_event_paranoid, paranoid_meaning(sys.perf_event_paranoid)));
   text += row("privileges", std::string(sys.root ? "root" : "not root") + ", CAP_PERFMON " + (sys.cap_perfmon ? "yes" : "no"));
   std::string pmu_list;
@@ -283,7 +300,7 @@ int run_info(const InfoCommandOptions& options) {
   InfoFindings f;
   f.sys = detail::probe_system();
   f.cpu = detect_cpu();
-  f.family = counter_family(f.cpu);
+  f.family = family_shown(f.cpu);
   f.papi = detail::papi_version(&f.papi_why);
   f.papi_components = detail::papi_components();
   const std::vector<EventGroup> groups = applicable_groups(f.family, &f.problems);

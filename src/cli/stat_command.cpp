@@ -33,7 +33,11 @@ const std::vector<std::string> kDefaultEvents = {"task-clock", "context-switches
                                                  "cycles",     "instructions",     "branches",       "branch-misses"};
 
 Result<EventGroup> find_group(const std::string& name) {
-  return find_event_group(name, counter_family(detect_cpu()), counter_directories());
+  const std::vector<std::string> dirs = counter_directories();
+  if (names_group_file(name)) return find_event_group(name, {}, dirs);
+  auto family = counter_family(detect_cpu(), dirs);
+  if (!family) return Error{"event group '" + name + "': this CPU's counter family is unknown: " + family.error().message};
+  return find_event_group(name, family->name, dirs);
 }
 
 // The child being counted, for the signal handler: hwprof stat forwards SIGTERM, SIGHUP, SIGINT

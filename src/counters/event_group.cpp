@@ -541,8 +541,12 @@ bool names_a_hardware_group(const std::string& name) {
 
 }  // namespace
 
+bool names_group_file(const std::string& name) {
+  return name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt";
+}
+
 Result<EventGroup> find_event_group(const std::string& name, const std::string& family, const std::vector<std::string>& counters_dirs) {
-  if (name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt") return load_event_group(name);
+  if (names_group_file(name)) return load_event_group(name);
   for (const std::string& f : {family, std::string("generic"), std::string("software")}) {
     if (auto path = group_file(name, f, counters_dirs)) return load_event_group(*path);
   }

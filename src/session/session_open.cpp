@@ -77,7 +77,7 @@ std::vector<std::string> counters_dirs(const SessionOptions& options) {
 // The same search as `hwprof stat -g` (find_event_group), in SessionOptions::counters_dirs.
 Result<EventGroup> find_group(const SessionOptions& options) {
   const std::string& name = options.group;
-  const bool path = name.find('/') != std::string::npos || std::filesystem::path(name).extension() == ".txt";
+  const bool path = names_group_file(name);
   const std::vector<std::string> dirs = path ? std::vector<std::string>{} : counters_dirs(options);
   if (!path && dirs.empty()) {
     return Error{"event group '" + name +
@@ -85,7 +85,10 @@ Result<EventGroup> find_group(const SessionOptions& options) {
                  "or $HWPROF_COUNTERS_PATH to the counters/ folder (installed under share/hwprof/counters), or give a "
                  "group file path"};
   }
-  return find_event_group(name, options.family.empty() ? counter_family(detect_cpu()) : options.family, dirs);
+  if (path || !options.family.empty()) return find_event_group(name, options.family, dirs);
+  auto family = counter_family(detect_cpu(), dirs);
+  if (!family) return Error{"event group '" + name + "': this CPU's counter family is unknown: " + family.error().message};
+  return find_event_group(name, family->name, dirs);
 }
 
 // What runs for a request: automatic is perf_event (time only when nothing opens, decided later).

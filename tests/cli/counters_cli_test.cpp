@@ -2,7 +2,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -159,6 +161,34 @@ TEST(InfoCli, SelfTestChecksTheCountersOrSaysWhyItCannot) {
   }
   EXPECT_EQ(j["failed"].get<int>(), failed);
   EXPECT_EQ(r.exit_code, failed > 0 ? 1 : 0) << r.err;
+}
+
+// Broken data in a counters folder of the user's: `hwprof info` shows the family as unknown and
+// why, and a group by name is an error that says so, never the generic groups of a known CPU.
+TEST(InfoCli, SaysWhyTheCounterFamilyIsUnknown) {
+  const fs::path dir = scratch_file("broken-counters");
+  fs::create_directories(dir / "zen5");
+  std::ofstream(dir / "zen5" / "cpus.match") << "vendor AuthenticAMD family 1A models 0x00-0x2F\n";
+  std::vector<std::string> environment = {"HWPROF_COUNTERS_PATH=" + dir.string()};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("HWPROF_COUNTERS_PATH=", 0) != 0) environment.emplace_back(*e);
+  }
+  const std::string reason =
+      (dir / "zen5" / "cpus.match").string() + ":1: family '1A' has no 0x; expected hexadecimal with 0x (0x1A if that was hexadecimal)";
+  auto json = test::run_process({HWPROF_CLI_PATH, "info", "-f", "json"}, &environment);
+  auto table = test::run_process({HWPROF_CLI_PATH, "info"}, &environment);
+  auto stat = test::run_process({HWPROF_CLI_PATH, "stat", "-g", "ipc", "--", "true"}, &environment);
+  fs::remove_all(dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["counter_family"], "unknown");
+  EXPECT_EQ(j["counter_family_reason"], reason);
+  EXPECT_FALSE(j.contains("counter_family_note"));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("counter family       unknown\n"));
+  EXPECT_THAT(table.out, HasSubstr("why: " + reason));
+  EXPECT_NE(stat.exit_code, 0);
+  EXPECT_THAT(stat.err, HasSubstr("event group 'ipc': this CPU's counter family is unknown: " + reason));
 }
 
 }  // namespace

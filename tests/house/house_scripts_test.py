@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The house checks themselves (docs/design.md, "House rules"): scripts/references.py and
-scripts/layering.py run on small made-up trees, each with one problem, must name it (and a
-tree without problems must pass), so that a check that silently stopped checking is caught.
+"""The house checks themselves (docs/design.md, "House rules"): scripts/references.py,
+scripts/layering.py and scripts/counter-families.py run on small made-up trees, each with one
+problem, must name it (and a tree without problems must pass), so that a check that silently
+stopped checking is caught.
 
   tests/house/house_scripts_test.py      (ctest house.scripts; the standard library only)
 """
@@ -42,6 +43,11 @@ CLEAN = {
                         "        default:\n          return 1;\n      }\n    case OpKind::b:  // default: in a comment\n"
                         "      return 2;\n  }\n  return 0;\n}\n"),
     "src/report/r.cpp": '#include "graph/g.hpp"\n#include "hwprof/report.hpp"\n',
+    "counters/README.md": "# Counter event groups\n",
+    "counters/zen9/cpus.match": "vendor AuthenticAMD family 0x1A models 0x00-0x2F\n",
+    "counters/zen9/ipc.txt": "TITLE IPC\n",
+    "counters/generic/ipc.txt": "TITLE IPC\n",
+    "counters/software/software.txt": "TITLE Software\n",
 }
 
 
@@ -72,6 +78,10 @@ class Tree:
     def layering(self):
         with self.dir:
             return run("layering.py", self.dir.name, "--root", os.path.join(self.dir.name, "src"))
+
+    def counter_families(self):
+        with self.dir:
+            return run("counter-families.py", self.dir.name, "--root", self.dir.name)
 
 
 class References(unittest.TestCase):
@@ -135,6 +145,28 @@ class Layering(unittest.TestCase):
         r = Tree({"include/hwprof/new_thing.hpp": "#pragma once\n"}).layering()
         self.assertEqual(r.returncode, 2)
         self.assertIn("new_thing.hpp: a public header that PUBLIC", r.stderr)
+
+
+class CounterFamilies(unittest.TestCase):
+    def test_a_clean_tree_passes(self):
+        r = Tree().counter_families()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_a_family_folder_without_a_match_file(self):
+        r = Tree({"counters/zen9/cpus.match": None}).counter_families()
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("counters/zen9/: a family folder without cpus.match", r.stdout)
+
+    def test_a_match_file_in_generic_or_software(self):
+        for folder in ("generic", "software"):
+            r = Tree({f"counters/{folder}/cpus.match": "vendor AuthenticAMD family 0x1A models 0x02\n"}).counter_families()
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn(f"counters/{folder}/cpus.match: {folder}/ fits every CPU", r.stdout)
+
+    def test_a_tree_without_counters(self):
+        files = {name: None for name in CLEAN if name.startswith("counters/")}
+        r = Tree(files).counter_families()
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,12 @@ run("${CMAKE_COMMAND}" --install "${HWPROF_BUILD_DIR}" --prefix "${prefix}")
 
 foreach(required include/hwprof/hwprof.hpp include/hwprof/version.hpp include/hwprof/regions.hpp include/hwprof/regions.h
                  bin/hwprof lib/hwprof/libhwprof-report.so lib/pkgconfig/hwprof-regions.pc
-                 share/hwprof/models/resnet18.json lib/cmake/hwprof/hwprofConfig.cmake)
+                 share/hwprof/models/resnet18.json lib/cmake/hwprof/hwprofConfig.cmake
+                 # Each family's match file (counters/README.md), without which no CPU chooses it.
+                 share/hwprof/counters/skylake-sp/cpus.match share/hwprof/counters/icelake-sp/cpus.match
+                 share/hwprof/counters/sapphire-rapids/cpus.match share/hwprof/counters/granite-rapids/cpus.match
+                 share/hwprof/counters/zen2/cpus.match share/hwprof/counters/zen3/cpus.match
+                 share/hwprof/counters/zen4/cpus.match share/hwprof/counters/zen5/cpus.match)
   if(NOT EXISTS "${prefix}/${required}")
     file(GLOB_RECURSE installed RELATIVE "${prefix}" "${prefix}/*")
     message(FATAL_ERROR "package test: ${required} was not installed; installed:\n${installed}")

@@ -17,6 +17,7 @@
 
 #include "calibrate/cache_topology.hpp"
 #include "calibrate/memory_levels.hpp"
+#include "common/cpu_topology.hpp"
 #include "common/cpuid.hpp"
 #include "counters/system_info.hpp"
 
