@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const std::string kCountersDir = HWPROF_COUNTERS_DIR;
+const std::string kShippedCountersDir = HWPROF_COUNTERS_DIR;
 
 CpuIdentity cpu_of(const std::string& vendor, int family, int model) {
   CpuIdentity cpu;
@@ -37,7 +37,7 @@ CpuIdentity cpu_of(const std::string& vendor, int family, int model) {
   return cpu;
 }
 
-std::string family_name(const CpuIdentity& cpu, const std::vector<std::string>& dirs = {kCountersDir}) {
+std::string family_name(const CpuIdentity& cpu, const std::vector<std::string>& dirs = {kShippedCountersDir}) {
   auto family = counter_family(cpu, dirs);
   EXPECT_TRUE(family.ok()) << family.error().message;
   return family.ok() ? family->name : "(error)";
@@ -277,7 +277,7 @@ TEST(ShippedCpuMatch, EachMachineFixtureGetsItsFamily) {
     }
     const test::MachineFixture machine(name);
     const CpuIdentity cpu = detail::identity_from_cpuid(machine.cpuid());
-    auto family = counter_family(cpu, {kCountersDir});
+    auto family = counter_family(cpu, {kShippedCountersDir});
     ASSERT_TRUE(family.ok()) << name << ": " << family.error().message;
     EXPECT_EQ(family->name, it->second) << name << ": " << cpu.vendor << " family " << cpu.family << " model " << cpu.model;
     EXPECT_EQ(family->match_file.empty(), it->second == "generic") << name;
@@ -287,7 +287,7 @@ TEST(ShippedCpuMatch, EachMachineFixtureGetsItsFamily) {
 
 TEST(ShippedCpuMatch, NotesSayWhatTheGroupsLack) {
   auto family_of = [](const CpuIdentity& cpu) {
-    auto family = counter_family(cpu, {kCountersDir});
+    auto family = counter_family(cpu, {kShippedCountersDir});
     EXPECT_TRUE(family.ok()) << family.error().message;
     return family.ok() ? *family : CounterFamily{};
   };
@@ -295,7 +295,7 @@ TEST(ShippedCpuMatch, NotesSayWhatTheGroupsLack) {
   EXPECT_EQ(zen5.note,
             "Zen 5: libpfm4 4.13 has no Zen 5 PMU (its FP events need libpfm4 >= 4.14 or raw encodings); the groups use raw "
             "encodings on the kernel's cpu, amd_umc and amd_l3 PMUs, from Linux perf's amdzen5 event list");
-  EXPECT_EQ(zen5.match_file, kCountersDir + "/zen5/cpus.match");
+  EXPECT_EQ(zen5.match_file, kShippedCountersDir + "/zen5/cpus.match");
   EXPECT_EQ(family_of(cpu_of("GenuineIntel", 6, 0xAD)).note,
             "Granite Rapids: libpfm4 4.13 has no Granite Rapids PMU; the groups use raw encodings on the kernel's cpu and "
             "uncore_imc PMUs, from Intel perfmon's GNR event lists");
@@ -316,7 +316,7 @@ TEST(ShippedCpuMatch, NotesSayWhatTheGroupsLack) {
 // software, which have none (scripts/counter-families.py checks the folders without building).
 TEST(ShippedCpuMatch, EveryFamilyButGenericAndSoftwareHasAMatchFile) {
   for (const std::string& family : known_group_families()) {
-    const fs::path file = fs::path(kCountersDir) / family / std::string(detail::kCpuMatchFileName);
+    const fs::path file = fs::path(kShippedCountersDir) / family / std::string(detail::kCpuMatchFileName);
     if (family == "generic" || family == "software") {
       EXPECT_FALSE(fs::exists(file)) << file;
       continue;
@@ -358,7 +358,7 @@ TEST_F(CounterFamilyData, AMalformedMatchFileIsAnErrorForEveryCpu) {
   const std::string file =
       put("mine/zen5/cpus.match", "vendor AuthenticAMD family 0x1A models 0x00-0x2F\nvendor AuthenticAMD family 1A models 0x40\n");
   for (const CpuIdentity& cpu : {cpu_of("AuthenticAMD", 0x1A, 0x02), cpu_of("GenuineIntel", 6, 0x8F)}) {
-    auto family = family_in({path("mine"), kCountersDir}, cpu);
+    auto family = family_in({path("mine"), kShippedCountersDir}, cpu);
     ASSERT_FALSE(family.ok()) << cpu.vendor;
     EXPECT_EQ(family.error().message, file + ":2: family '1A' has no 0x; expected hexadecimal with 0x (0x1A if that was hexadecimal)");
   }
@@ -380,18 +380,18 @@ TEST_F(CounterFamilyData, TwoFamiliesThatNameOneCpuAreAnErrorNamingBoth) {
   }
   // A folder of the user's that claims a shipped family's CPUs.
   put("mine/zen9/cpus.match", "vendor AuthenticAMD family 0x1A models 0x40\n");
-  auto shipped = family_in({path("mine"), kCountersDir});
+  auto shipped = family_in({path("mine"), kShippedCountersDir});
   ASSERT_FALSE(shipped.ok());
-  EXPECT_THAT(shipped.error().message, HasSubstr(kCountersDir + "/zen5/cpus.match:"));
+  EXPECT_THAT(shipped.error().message, HasSubstr(kShippedCountersDir + "/zen5/cpus.match:"));
   EXPECT_THAT(shipped.error().message, HasSubstr(path("mine") + "/zen9/cpus.match:1"));
   EXPECT_THAT(shipped.error().message, HasSubstr("model 0x40 (zen5 and zen9)"));
 }
 
 TEST_F(CounterFamilyData, GroupFilesWithoutAMatchFileAreAnError) {
   put("mine/zen9/flops.txt", "TITLE made up\n");
-  auto family = family_in({path("mine"), kCountersDir});
+  auto family = family_in({path("mine"), kShippedCountersDir});
   ASSERT_FALSE(family.ok());
-  EXPECT_EQ(family.error().message, path("mine") + "/zen9: group files but no cpus.match, here or in " + path("mine") + ", " + kCountersDir +
+  EXPECT_EQ(family.error().message, path("mine") + "/zen9: group files but no cpus.match, here or in " + path("mine") + ", " + kShippedCountersDir +
                                         ", so no CPU can choose them; expected a match file naming the family's CPUs (counters/README.md)");
 }
 
@@ -399,7 +399,7 @@ TEST_F(CounterFamilyData, GenericAndSoftwareHaveNoMatchFile) {
   for (const std::string folder : {"generic", "software"}) {
     SCOPED_TRACE(folder);
     const std::string file = put("mine-" + folder + "/" + folder + "/cpus.match", "vendor AuthenticAMD family 0x1A models 0x02\n");
-    auto family = family_in({path("mine-" + folder), kCountersDir});
+    auto family = family_in({path("mine-" + folder), kShippedCountersDir});
     ASSERT_FALSE(family.ok());
     EXPECT_EQ(family.error().message,
               file + ": " + folder + "/ holds groups for every CPU and is never chosen by CPUID; expected no match file here (remove it)");
@@ -410,18 +410,18 @@ TEST_F(CounterFamilyData, TheFirstFolderWithAFamilysMatchFileWins) {
   // A folder of the user's own zen5 groups, without a match file: the shipped one still applies.
   put("groups/zen5/mine.txt", "TITLE mine\n");
   fs::create_directories(path("groups/empty"));
-  auto shipped = family_in({path("groups"), kCountersDir});
+  auto shipped = family_in({path("groups"), kShippedCountersDir});
   ASSERT_TRUE(shipped.ok()) << shipped.error().message;
   EXPECT_EQ(shipped->name, "zen5");
-  EXPECT_EQ(shipped->match_file, kCountersDir + "/zen5/cpus.match");
+  EXPECT_EQ(shipped->match_file, kShippedCountersDir + "/zen5/cpus.match");
   // A match file of the user's narrows zen5 to one model; the shipped one is not read then.
   const std::string file = put("narrow/zen5/cpus.match", "vendor AuthenticAMD family 0x1A models 0x02\n");
-  auto narrowed = family_in({path("narrow"), kCountersDir});
+  auto narrowed = family_in({path("narrow"), kShippedCountersDir});
   ASSERT_TRUE(narrowed.ok()) << narrowed.error().message;
   EXPECT_EQ(narrowed->name, "zen5");
   EXPECT_EQ(narrowed->match_file, file);
   EXPECT_EQ(narrowed->note, "");
-  EXPECT_EQ(family_name(cpu_of("AuthenticAMD", 0x1A, 0x11), {path("narrow"), kCountersDir}), "generic");
+  EXPECT_EQ(family_name(cpu_of("AuthenticAMD", 0x1A, 0x11), {path("narrow"), kShippedCountersDir}), "generic");
 }
 
 // counter_family answers "generic" for a CPU the data does not name, so any answer is a known
