@@ -319,9 +319,20 @@ class Session {
   struct State;
   static void enter(State* state, int id) noexcept;
   static void leave(State* state, int id) noexcept;
+  // enter() without reading counters, where the session reads them: the region gets its time
+  // only, with none of the session's read cost subtracted from it (what it costs is a
+  // time-only pair's, tens of nanoseconds, left in its time and its parent's), and its counts
+  // stay in the innermost counted region around it. For regions nested so deep and short
+  // that a counter read (microseconds) would cost more than they do. In a time-only session
+  // it is enter(). Left by leave().
+  static void enter_time_only(State* state, int id) noexcept;
   static int site_region(State* state, RegionSite& site) noexcept;
   static int named_region(State* state, std::string_view name) noexcept;  // registers on first use
   static void set_work(State* state, int id, double flops, double bytes) noexcept;
+  // One call's work, added up: the region's work per call is then the sum over the calls
+  // that gave one divided by their number (exact where calls differ, such as one op on
+  // different shapes), and set_work's value is no longer used for it.
+  static void add_work(State* state, int id, double flops, double bytes) noexcept;
   State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;  // timer also when time only

@@ -22,6 +22,15 @@ using detail::Frame;
 using detail::RegionRecord;
 using detail::ThreadSlot;
 
+// The innermost region below `depth` that reads counters: its counts and reads include a
+// counted region's nested in time-only ones.
+Frame* counted_parent(ThreadSlot& t, std::size_t depth) noexcept {
+  for (std::size_t k = depth; k > 0; --k) {
+    if (t.frames[k - 1].counted) return &t.frames[k - 1];
+  }
+  return nullptr;
+}
+
 pid_t this_thread_id() noexcept {
   return static_cast<pid_t>(::syscall(SYS_gettid));
 }
@@ -211,7 +220,7 @@ void Session::State::read_counters(CounterSnapshot& out) noexcept {
   }
 }
 
-void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
+void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted) noexcept {
   if (closed.load(std::memory_order_relaxed) || record(id) == nullptr) return;
   ThreadSlot* t = slot_for_this_thread();
   if (t == nullptr) {
@@ -232,7 +241,8 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
   f.children = 0;
   f.child_reads = 0;
   f.children_ns = 0.0;
-  if (reading) {
+  f.counted = counted;
+  if (reading && counted) {
     // The last end()'s reading, when it is recent enough, instead of a new one.
     bool reuse = false;
     if (reuse_gap_ticks > 0 && last_end > 0) {
@@ -243,7 +253,7 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks) noexcept {
     if (!reuse) {
       read_counters(*t->before);
       start = t->before.get();
-      if (d > 0) ++t->frames[d - 1].child_reads;
+      if (Frame* parent = counted_parent(*t, d)) ++parent->child_reads;
     }
     const std::size_t base = d * event_count;
     for (std::size_t e = 0; e < event_count; ++e) {
@@ -288,10 +298,15 @@ void Session::State::end(int id) noexcept {
   const std::size_t depth = d - 1;
   t->depth = depth;
   const Frame& f = t->frames[depth];
-  if (reading) read_counters(*t->after);
+  const bool reads = reading && f.counted;
+  if (reads) read_counters(*t->after);
+  // The measured cost of a pair is a counted pair's where counters are read: a time-only
+  // region in such a session has none of it subtracted (docs/regions.md, "Cost").
+  const bool measured_cost = reads || !reading;
 
   const double raw = stop >= f.start ? static_cast<double>(stop - f.start) * ns_per_tick : 0.0;
-  const double inclusive = std::max(0.0, raw - overhead.sample_ns - static_cast<double>(f.children) * overhead.pair_ns);
+  const double own_cost = measured_cost ? overhead.sample_ns : 0.0;
+  const double inclusive = std::max(0.0, raw - own_cost - static_cast<double>(f.children) * overhead.pair_ns);
   const double exclusive = std::max(0.0, inclusive - f.children_ns);
   const std::uint64_t index = r->calls.fetch_add(1, std::memory_order_relaxed);
   r->samples.record(index, &arena, inclusive, exclusive);
@@ -315,17 +330,18 @@ void Session::State::end(int id) noexcept {
   }
   Frame* parent = depth > 0 ? &t->frames[depth - 1] : nullptr;
   if (parent != nullptr) {
-    ++parent->children;
+    if (measured_cost) ++parent->children;
     parent->children_ns += inclusive;
   }
-  if (reading) {
-    if (parent != nullptr) ++parent->child_reads;
-    account_counters(*t, *r, depth, f.child_reads, parent != nullptr);
+  if (reads) {
+    Frame* counted = counted_parent(*t, depth);
+    if (counted != nullptr) ++counted->child_reads;
+    account_counters(*t, *r, depth, f.child_reads, counted);
     t->last_end_tick = now();
   }
 }
 
-void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads, bool has_parent) noexcept {
+void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads, Frame* counted_parent) noexcept {
   const std::size_t base = depth * event_count;
   CounterSnapshot& before = *t.before;
   for (std::size_t e = 0; e < event_count; ++e) {
@@ -349,7 +365,7 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
     sums.samples.fetch_add(1, std::memory_order_relaxed);
     if (delta.status == CounterStatus::multiplexed) sums.multiplexed.fetch_add(1, std::memory_order_relaxed);
     atomic_min(sums.min_fraction, delta.running_fraction);
-    if (has_parent) t.children_counts[base - event_count + e] += inclusive;
+    if (counted_parent != nullptr) t.children_counts[static_cast<std::size_t>(counted_parent - t.frames.get()) * event_count + e] += inclusive;
   }
 }
 
@@ -431,6 +447,9 @@ int Session::region(RegionSite& site) noexcept {
 void Session::enter(State* state, int id) noexcept {
   if (state != nullptr) state->begin(id);
 }
+void Session::enter_time_only(State* state, int id) noexcept {
+  if (state != nullptr) state->begin(id, 0, false);
+}
 void Session::leave(State* state, int id) noexcept {
   if (state != nullptr) state->end(id);
 }
@@ -474,6 +493,19 @@ void Session::set_work(State* state, int id, double flops, double bytes) noexcep
   r->work_flops.store(flops);
   r->work_bytes.store(bytes);
   r->has_work.store(true);
+}
+
+void Session::add_work(State* state, int id, double flops, double bytes) noexcept {
+  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
+  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
+  constexpr double kMaxWork = 9.2e18;
+  if (!(std::isfinite(flops) && flops >= 0.0 && flops <= kMaxWork && std::isfinite(bytes) && bytes >= 0.0 && bytes <= kMaxWork)) {
+    state->hint_once(r->told_bad_work, "add_work was given FLOPs or bytes that are not numbers from 0 to 9.2e18: ignored for region", r->name);
+    return;
+  }
+  r->work_flops_sum.fetch_add(flops, std::memory_order_relaxed);
+  r->work_bytes_sum.fetch_add(bytes, std::memory_order_relaxed);
+  r->work_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Session::measure_overhead(std::size_t pairs) {

@@ -42,6 +42,9 @@ void RegionRecord::clear(std::size_t event_count) noexcept {
   calls.store(0, std::memory_order_relaxed);
   unmatched.store(0, std::memory_order_relaxed);
   samples.clear();
+  work_flops_sum.store(0.0, std::memory_order_relaxed);
+  work_bytes_sum.store(0.0, std::memory_order_relaxed);
+  work_calls.store(0, std::memory_order_relaxed);
   for (std::size_t e = 0; e < event_count; ++e) events[e].clear();
 }
 

@@ -69,7 +69,11 @@ RegionReport Session::State::report(int id, bool count_open) const {
       for (const auto& open : retired[i].open) out.open += open.first == id ? 1 : 0;
     }
   }
-  if (r->has_work.load()) {
+  if (const std::uint64_t n = r->work_calls.load(); n > 0) {
+    // add_work(): the mean over the calls that gave their work, exact for calls that differ.
+    out.work_flops = r->work_flops_sum.load() / static_cast<double>(n);
+    out.work_bytes = r->work_bytes_sum.load() / static_cast<double>(n);
+  } else if (r->has_work.load()) {
     out.work_flops = r->work_flops.load();
     out.work_bytes = r->work_bytes.load();
   }

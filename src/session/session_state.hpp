@@ -51,6 +51,10 @@ struct RegionRecord {
   std::atomic<double> work_flops{0.0};
   std::atomic<double> work_bytes{0.0};
   std::atomic<bool> has_work{false};
+  // add_work(): the work of every call that gave one, summed (kept apart from set_work's value).
+  std::atomic<double> work_flops_sum{0.0};
+  std::atomic<double> work_bytes_sum{0.0};
+  std::atomic<std::uint64_t> work_calls{0};
 
   void clear(std::size_t event_count) noexcept;
 };
@@ -62,6 +66,9 @@ struct Frame {
   // Counter reads the nested regions made: two per child, one when its begin shared the
   // previous end's reading (begin_after_end). Each costs half a measured pair.
   std::uint32_t child_reads = 0;
+  // false: entered by enter_time_only() in a session that reads counters: no reading at
+  // either end, no read cost subtracted from its time; its counts stay its counted parent's.
+  bool counted = true;
   std::uint64_t start = 0;   // in clock ticks
   double children_ns = 0.0;  // Σ the nested regions' inclusive time
 };
@@ -188,9 +195,10 @@ struct Session::State {
   int region_named(std::string_view name) noexcept;  // a transient name: registered on first use
   int register_region(std::string_view name);
   void read_counters(CounterSnapshot& out) noexcept;
-  void begin(int id, std::uint64_t reuse_gap_ticks = 0) noexcept;
+  void begin(int id, std::uint64_t reuse_gap_ticks = 0, bool counted = true) noexcept;
   void end(int id) noexcept;
-  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads, bool has_parent) noexcept;
+  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
+                        detail::Frame* counted_parent) noexcept;
 
   // Setup (session_open.cpp).
   int add_record(std::string name, bool hidden, std::size_t capacity);

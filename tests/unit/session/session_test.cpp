@@ -526,6 +526,80 @@ TEST(Session, ResetForgetsSamplesButKeepsRegions) {
   EXPECT_FALSE(s->report(s->region("b")).work_flops.has_value());
 }
 
+// One call's work added per call (the PyTorch observer's ops, whose shapes vary): the work per
+// call is the mean over those calls, and a reset forgets the sums.
+TEST(Session, AddedWorkIsTheMeanOverTheCallsThatGaveIt) {
+  auto s = open_fake(0);
+  const int a = s->region("a");
+  s->set_work(a, 5, 5);
+  for (const double flops : {100.0, 200.0, 600.0}) {
+    s->begin(a);
+    s->end(a);
+    Session::add_work(s->state(), a, flops, 2 * flops);
+  }
+  const RegionReport r = s->report(a);
+  ASSERT_TRUE(r.work_flops.has_value());
+  EXPECT_DOUBLE_EQ(*r.work_flops, 300);
+  EXPECT_DOUBLE_EQ(*r.work_bytes, 600);
+  Session::add_work(s->state(), a, std::numeric_limits<double>::quiet_NaN(), 1);
+  EXPECT_DOUBLE_EQ(*s->report(a).work_flops, 300) << "unusable work is not added";
+  s->reset();
+  EXPECT_DOUBLE_EQ(*s->report(a).work_flops, 5) << "after a reset only set_work's value is left";
+}
+
+// A time-only region in a session that reads counters (an op nested in an op): no read at
+// either end, its time with no read cost subtracted, its counts left to the counted region
+// around it, and that region charged no read for it.
+TEST(Session, ATimeOnlyRegionReadsNothingAndLeavesItsCountsToItsCountedParent) {
+  auto s = open_fake(3);
+  const int op = s->region("op");
+  const int inner = s->region("inner");
+  const int innermost = s->region("innermost");
+  Session::State* state = s->state();
+  Session::enter(state, op);
+  fake_ops += 10;
+  const std::uint64_t before = fake_ops.load();
+  Session::enter_time_only(state, inner);
+  Session::enter_time_only(state, innermost);
+  spend(500);
+  fake_ops += 100;
+  Session::leave(state, innermost);
+  Session::leave(state, inner);
+  EXPECT_EQ(fake_ops.load(), before + 100) << "no counter read";
+  fake_ops += 10;
+  Session::leave(state, op);
+  const RegionReport ri = s->report(innermost);
+  EXPECT_EQ(ri.calls, 1u);
+  EXPECT_FALSE(ri.counters[0].has_value()) << "a time-only region has no counts";
+  EXPECT_EQ(ri.counters[0].status, CounterStatus::not_counted);
+  EXPECT_DOUBLE_EQ(ri.inclusive_ns.median, 510) << "the 500 spent and the clock's tick: no read cost subtracted";
+  const RegionReport ro = s->report(op);
+  EXPECT_DOUBLE_EQ(ro.counters[0].inclusive, 120) << "its own work and the nested regions', no read charged";
+  EXPECT_DOUBLE_EQ(ro.counters[0].exclusive, 120);
+  EXPECT_GE(ro.inclusive_ns.median, ri.inclusive_ns.median);
+}
+
+// In a time-only session enter_time_only is enter: the pair's cost is subtracted as usual.
+TEST(Session, ATimeOnlyRegionInATimeOnlySessionIsAnyRegion) {
+  SessionOptions o = fake_options();
+  o.backend = BackendKind::timer;
+  fake_tick = 10;
+  auto opened = Session::open(o);
+  ASSERT_TRUE(opened) << opened.error().message;
+  auto& s = *opened;
+  ASSERT_TRUE(s->time_only());
+  const int a = s->region("a");
+  Session::enter_time_only(s->state(), a);
+  spend(1000);
+  Session::leave(s->state(), a);
+  s->begin(a);
+  spend(1000);
+  s->end(a);
+  const RegionReport r = s->report(a);
+  EXPECT_EQ(r.calls, 2u);
+  EXPECT_DOUBLE_EQ(r.inclusive_ns.min, r.inclusive_ns.max);
+}
+
 TEST(Session, ScopedRegionsAndTheMacro) {
   auto s = open_fake(0);
   const int id = s->region("scoped");
