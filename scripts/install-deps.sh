@@ -18,6 +18,7 @@ packages=(
   libbenchmark-dev       # microbenchmarks
   libonnx-dev libprotobuf-dev  # .onnx models (protobuf types, checker, shape inference)
   libopenmpi-dev openmpi-bin   # hwprof::mpi (merged ranks at MPI_Finalize) and its mpirun tests
+  python3-torch libtorch-dev python3-torchvision  # hwprof::torch (the PyTorch observer), its example and tests
   # tools used by tests and benchmarks
   likwid                 # likwid-bench: independent peer for calibration
   linux-perf             # perf stat: peer for counter checks

@@ -22,7 +22,7 @@ import sys
 # before it. common, counters and session are the regions library (docs/design.md, "Two
 # libraries and a module"): first, so that nothing of the engine reaches a program that only
 # marks regions. mpi is an add-on library over the report module; cli is the last.
-ORDER = ["common", "counters", "session", "graph", "cost", "nn", "calibrate", "profile", "analyze", "report", "mpi", "cli"]
+ORDER = ["common", "counters", "session", "graph", "cost", "nn", "calibrate", "profile", "analyze", "report", "mpi", "torch", "cli"]
 
 # The stage each public header belongs to: the stage whose sources implement it.
 PUBLIC = {

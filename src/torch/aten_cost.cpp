@@ -1,0 +1,516 @@
+// aten ops onto the op table: each call becomes one node of a one-node Graph (its input's
+// per-sample shape, its attributes from the call's scalars), shape inference gives its output,
+// and op_cost (src/cost/op_cost.cpp) gives its FLOPs and bytes; the part of the cost a call
+// does (forward in evaluation or training, input or weight gradient) is picked here, never
+// computed. The mapping and its limits: docs/torch.md.
+#include "torch/aten_cost.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "cost/op_cost.hpp"
+#include "graph/shape_inference.hpp"
+
+namespace hwprof::detail {
+namespace {
+
+// One node of the op table on an input, at a batch.
+struct NodeCost {
+  OpCost cost;
+  std::int64_t batch = 1;
+  std::int64_t out_elements = 0;  // per sample
+};
+
+std::optional<NodeCost> node_cost(OpKind op, Shape in, const Attributes& attrs, std::int64_t batch, DType dtype = DType::f32) {
+  Graph g;
+  g.name = "aten";
+  g.input = {std::move(in), dtype};
+  Node node;
+  node.name = "op";
+  node.op = op;
+  node.inputs = {kModelInput};
+  node.attrs = attrs;
+  g.nodes.push_back(std::move(node));
+  if (infer_shapes(g)) return std::nullopt;
+  NodeCost out{op_cost(g, g.nodes[0], batch), batch, numel(g.nodes[0].output_shape)};
+  return out;
+}
+
+double count(Count c, std::int64_t times = 1) {
+  return static_cast<double>((c * times).value());
+}
+// The minimum bytes of a layer, as model_cost.cpp counts them (docs/profile.md).
+double forward_bytes(const NodeCost& n) {
+  const OpCost& c = n.cost;
+  return c.is_view ? 0.0 : count((c.input_bytes + c.output_bytes) * n.batch + c.weight_bytes);
+}
+// Backward as analytic_phase.cpp counts it: dy read, x read, dx written; weights read,
+// their gradients read and written.
+double backward_bytes(const NodeCost& n) {
+  const OpCost& c = n.cost;
+  return count((c.output_bytes + c.input_bytes * 2) * n.batch + c.weight_bytes * 3);
+}
+AtenCost forward(const NodeCost& n, bool training = false) {
+  return {count(training ? n.cost.train_forward_flops : n.cost.flops, n.batch), forward_bytes(n)};
+}
+
+// ---- reading the call's inputs ----
+
+const AtenArg* arg(const AtenCall& c, std::size_t i) {
+  return i < c.arg_count ? &c.args[i] : nullptr;
+}
+const AtenArg* tensor(const AtenCall& c, std::size_t i) {
+  const AtenArg* a = arg(c, i);
+  return a != nullptr && a->kind == AtenArgKind::tensor ? a : nullptr;
+}
+bool floating(const AtenArg* t) {
+  return t != nullptr && t->element == AtenElement::floating;
+}
+Shape dims(const AtenArg& t) {
+  return Shape(t.dims, t.dims + t.rank);
+}
+std::int64_t integer(const AtenCall& c, std::size_t i, std::int64_t fallback) {
+  const AtenArg* a = arg(c, i);
+  return a != nullptr && (a->kind == AtenArgKind::integer || a->kind == AtenArgKind::boolean) ? a->integer : fallback;
+}
+bool flag(const AtenCall& c, std::size_t i, bool fallback) {
+  return integer(c, i, fallback ? 1 : 0) != 0;
+}
+// An int list as `n` values: one value repeats (PyTorch's `int[2] stride=1` may arrive as [1]).
+std::optional<std::array<std::int64_t, 3>> ints(const AtenCall& c, std::size_t i, std::size_t n, std::int64_t fallback) {
+  std::array<std::int64_t, 3> out{fallback, fallback, fallback};
+  const AtenArg* a = arg(c, i);
+  if (a == nullptr || a->kind == AtenArgKind::none || (a->kind == AtenArgKind::ints && a->rank == 0)) return out;
+  if (a->kind == AtenArgKind::integer) {
+    out.fill(a->integer);
+    return out;
+  }
+  if (a->kind != AtenArgKind::ints || (a->rank != 1 && a->rank != n)) return std::nullopt;
+  for (std::size_t k = 0; k < n; ++k) out[k] = a->dims[a->rank == 1 ? 0 : k];
+  return out;
+}
+Pair pair_of(const std::array<std::int64_t, 3>& v, std::size_t spatial) {
+  return spatial == 1 ? Pair{1, v[0]} : Pair{v[0], v[1]};
+}
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+// "aten::relu_" → "relu": the in-place form costs what the other does.
+std::string_view base_name(std::string_view op) {
+  if (starts_with(op, "aten::")) op.remove_prefix(6);
+  if (op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_') op.remove_suffix(1);
+  return op;
+}
+
+// ---- convolutions ----
+
+// Where a convolution's arguments are: aten::convolution and _convolution, conv1d/2d/3d,
+// conv_transpose1d/2d/3d, mkldnn_convolution (padding before stride), convolution_backward.
+struct ConvLayout {
+  std::size_t input, weight, bias, stride, padding, dilation, groups;
+  std::size_t transposed = kAtenMaxArgs;  // an index, or none: `transposed_always`
+  std::size_t output_padding = kAtenMaxArgs;
+  bool transposed_always = false;
+};
+
+std::optional<ConvLayout> conv_layout(std::string_view op) {
+  if (op == "convolution" || op == "_convolution") return ConvLayout{0, 1, 2, 3, 4, 5, 8, 6, 7};
+  if (op == "conv1d" || op == "conv2d" || op == "conv3d") return ConvLayout{0, 1, 2, 3, 4, 5, 6};
+  if (op == "conv_transpose1d" || op == "conv_transpose2d") return ConvLayout{0, 1, 2, 3, 4, 7, 6, kAtenMaxArgs, 5, true};
+  if (op == "mkldnn_convolution") return ConvLayout{0, 1, 2, 4, 3, 5, 6};
+  if (op == "convolution_backward") return ConvLayout{1, 2, kAtenMaxArgs, 4, 5, 6, 9, 7, 8};
+  return std::nullopt;
+}
+
+// The call as a conv2d (or conv_transpose2d) node: 1-D as a height of 1; 3-D (not transposed)
+// as a 2-D convolution with the same outputs and the same products per output (the depth and
+// height of the kernel folded into its input channels; its input bytes set back to the real
+// input's).
+// Long: the three spatial ranks and the transposed form, read from one layout.
+std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
+  const AtenArg* x = tensor(c, l.input);
+  const AtenArg* w = tensor(c, l.weight);
+  if (!floating(x) || !floating(w) || x->rank != w->rank || x->rank < 3 || x->rank > 5) return std::nullopt;
+  const std::size_t spatial = x->rank - 2;
+  const bool transposed = l.transposed_always || flag(c, l.transposed, false);
+  const auto stride = ints(c, l.stride, spatial, 1);
+  const auto padding = ints(c, l.padding, spatial, 0);
+  const auto dilation = ints(c, l.dilation, spatial, 1);
+  const auto output_padding = ints(c, l.output_padding, spatial, 0);
+  if (!stride || !padding || !dilation || !output_padding) return std::nullopt;
+  Attributes a;
+  a.groups = integer(c, l.groups, 1);
+  if (a.groups <= 0) return std::nullopt;
+  a.out_channels = transposed ? w->dims[1] * a.groups : w->dims[0];
+  a.bias = l.bias == kAtenMaxArgs ? false : tensor(c, l.bias) != nullptr;
+  const std::int64_t batch = x->dims[0];
+  if (spatial <= 2) {
+    a.kernel = spatial == 1 ? Pair{1, w->dims[2]} : Pair{w->dims[2], w->dims[3]};
+    a.stride = pair_of(*stride, spatial);
+    a.padding = spatial == 1 ? Pair{0, (*padding)[0]} : pair_of(*padding, spatial);
+    a.dilation = pair_of(*dilation, spatial);
+    a.output_padding = spatial == 1 ? Pair{0, (*output_padding)[0]} : pair_of(*output_padding, spatial);
+    const Shape in = spatial == 1 ? Shape{x->dims[1], 1, x->dims[2]} : Shape{x->dims[1], x->dims[2], x->dims[3]};
+    return node_cost(transposed ? OpKind::conv_transpose2d : OpKind::conv2d, in, a, batch);
+  }
+  if (transposed) return std::nullopt;  // 3-D transposed: no formula yet (docs/torch.md)
+  std::int64_t out[3] = {};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::int64_t span = (*dilation)[k] * (w->dims[2 + k] - 1) + 1;
+    out[k] = (x->dims[2 + k] + 2 * (*padding)[k] - span) / (*stride)[k] + 1;
+    if (out[k] <= 0) return std::nullopt;
+  }
+  a.kernel = {1, w->dims[4]};
+  const Shape folded{x->dims[1] * w->dims[2] * w->dims[3], out[0] * out[1], out[2] + w->dims[4] - 1};
+  auto n = node_cost(OpKind::conv2d, folded, a, batch);
+  if (n) n->cost.input_bytes = Count(x->elements / std::max<std::int64_t>(batch, 1)) * 4;
+  return n;
+}
+
+std::optional<AtenCost> convolution(const AtenCall& c, std::string_view op) {
+  const auto layout = conv_layout(op);
+  if (!layout) return std::nullopt;
+  auto n = conv_node(c, *layout);
+  if (!n) return std::nullopt;
+  if (op != "convolution_backward") return forward(*n);
+  // output_mask: [grad_input, grad_weight, grad_bias]; the bias gradient is n adds.
+  const AtenArg* mask = arg(c, 10);
+  const bool input_grad = mask == nullptr || mask->kind != AtenArgKind::ints || mask->rank < 3 || mask->dims[0] != 0;
+  const bool weight_grad = mask == nullptr || mask->kind != AtenArgKind::ints || mask->rank < 3 || mask->dims[1] != 0;
+  const bool bias_grad = mask != nullptr && mask->kind == AtenArgKind::ints && mask->rank >= 3 && mask->dims[2] != 0;
+  // The node has no bias (convolution_backward gives its sizes, not a tensor): its weight
+  // gradient is the weight's alone.
+  Count flops = (input_grad ? n->cost.input_grad_flops : Count(0)) + (weight_grad ? n->cost.weight_grad_flops : Count(0));
+  if (bias_grad) flops += Count(n->out_elements);
+  return AtenCost{count(flops, n->batch), backward_bytes(*n)};
+}
+
+// ---- matrix products: a linear layer over the rows of the left operand ----
+
+std::optional<AtenCost> matrix_product(const AtenCall& c, std::string_view op) {
+  std::size_t left = 0;
+  std::size_t right = 1;
+  bool bias = false;
+  if (op == "addmm" || op == "baddbmm") {
+    left = 1;
+    right = 2;
+    bias = tensor(c, 0) != nullptr;
+  } else if (op == "linear") {
+    bias = tensor(c, 2) != nullptr;
+  } else if (op != "mm" && op != "bmm" && op != "matmul") {
+    return std::nullopt;
+  }
+  const AtenArg* x = tensor(c, left);
+  const AtenArg* w = tensor(c, right);
+  if (!floating(x) || !floating(w) || w->rank == 0 || x->rank == 0) return std::nullopt;
+  std::int64_t k = x->dims[x->rank - 1];
+  std::int64_t out = 0;
+  if (op == "linear") {
+    out = w->rank == 2 ? w->dims[0] : 1;  // weight [out, in]
+  } else {
+    out = w->rank == 1 ? 1 : w->dims[w->rank - 1];
+    if ((w->rank == 1 ? w->dims[0] : w->dims[w->rank - 2]) != k) return std::nullopt;
+  }
+  // Rows: every row of the left operand, times the batch axes only the right one has.
+  std::int64_t rows = x->elements / std::max<std::int64_t>(k, 1);
+  for (std::size_t d = 0; op == "matmul" && w->rank > 2 && x->rank <= 2 && d + 2 < w->rank; ++d) rows *= w->dims[d];
+  Attributes a;
+  a.out_features = out;
+  a.bias = bias;
+  auto n = node_cost(OpKind::linear, Shape{rows, k}, a, 1);
+  if (!n) return std::nullopt;
+  return forward(*n);
+}
+
+// ---- normalisation ----
+
+// Per sample [C, rest, 1]: batchnorm2d's own layout for any rank.
+std::optional<NodeCost> batch_norm_node(const AtenArg* x) {
+  if (!floating(x) || x->rank < 2) return std::nullopt;
+  std::int64_t rest = 1;
+  for (std::size_t d = 2; d < x->rank; ++d) rest *= x->dims[d];
+  return node_cost(OpKind::batchnorm2d, Shape{x->dims[1], rest, 1}, Attributes{}, x->dims[0]);
+}
+
+std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
+  if (op == "batch_norm" || op == "_batch_norm_impl_index" || op == "native_batch_norm" || op == "_native_batch_norm_legit") {
+    auto n = batch_norm_node(tensor(c, 0));
+    if (!n) return std::nullopt;
+    return forward(*n, flag(c, 5, false));
+  }
+  if (op == "native_batch_norm_backward") {
+    auto n = batch_norm_node(tensor(c, 1));
+    if (!n) return std::nullopt;
+    const AtenArg* mask = arg(c, 9);
+    const bool all = mask == nullptr || mask->kind != AtenArgKind::ints || mask->rank < 3;
+    const Count flops = (all || mask->dims[0] != 0 ? n->cost.input_grad_flops : Count(0)) +
+                        (all || mask->dims[1] != 0 || mask->dims[2] != 0 ? n->cost.weight_grad_flops : Count(0));
+    return AtenCost{count(flops, n->batch), backward_bytes(*n)};
+  }
+  // layer_norm(input, normalized_shape, ...), group_norm(input, groups, ...): a layernorm over
+  // rows of the normalised width (a group norm's rows are its groups).
+  const AtenArg* x = tensor(c, op == "native_layer_norm_backward" ? 1 : 0);
+  if (!floating(x)) return std::nullopt;
+  std::int64_t width = 1;
+  if (op == "layer_norm" || op == "native_layer_norm" || op == "native_layer_norm_backward") {
+    const AtenArg* shape = arg(c, op == "native_layer_norm_backward" ? 2 : 1);
+    if (shape == nullptr || shape->kind != AtenArgKind::ints || shape->rank == 0 || shape->rank > x->rank) return std::nullopt;
+    for (std::size_t d = 0; d < shape->rank; ++d) width *= shape->dims[d];
+  } else if (op == "group_norm") {
+    const std::int64_t groups = integer(c, 1, 0);
+    if (groups <= 0 || x->rank < 2 || x->dims[1] % groups != 0) return std::nullopt;
+    width = x->elements / (x->dims[0] * groups);
+  } else {
+    return std::nullopt;
+  }
+  if (width <= 0 || x->elements % width != 0) return std::nullopt;
+  auto n = node_cost(OpKind::layernorm, Shape{x->elements / width, width}, Attributes{}, 1);
+  if (!n) return std::nullopt;
+  if (op != "native_layer_norm_backward") return forward(*n);
+  return AtenCost{count(n->cost.input_grad_flops + n->cost.weight_grad_flops), backward_bytes(*n)};
+}
+
+// ---- element-wise ops ----
+
+std::optional<OpKind> unary_kind(std::string_view op, const AtenCall& c) {
+  if (op == "relu" || op == "threshold_backward") return OpKind::relu;
+  if (op == "hardtanh" || op == "hardtanh_backward") {
+    const AtenArg* lo = arg(c, op == "hardtanh" ? 1 : 2);
+    const AtenArg* hi = arg(c, op == "hardtanh" ? 2 : 3);
+    const auto value = [](const AtenArg* v) {
+      return v == nullptr ? -1.0 : v->kind == AtenArgKind::real ? v->real : v->kind == AtenArgKind::integer ? static_cast<double>(v->integer) : -1.0;
+    };
+    const bool relu6 = value(lo) == 0.0 && value(hi) == 6.0;
+    return relu6 ? std::optional(OpKind::relu6) : std::nullopt;
+  }
+  if (op == "gelu" || op == "gelu_backward") return OpKind::gelu;
+  if (op == "silu" || op == "silu_backward") return OpKind::silu;
+  if (op == "sigmoid" || op == "sigmoid_backward") return OpKind::sigmoid;
+  if (op == "tanh" || op == "tanh_backward") return OpKind::tanh;
+  if (op == "hardswish" || op == "hardswish_backward") return OpKind::hardswish;
+  if (op == "hardsigmoid" || op == "hardsigmoid_backward") return OpKind::hardsigmoid;
+  return std::nullopt;
+}
+
+bool is_backward_name(std::string_view op) {
+  return op.size() > 9 && op.substr(op.size() - 9) == "_backward";
+}
+
+std::optional<AtenCost> unary(const AtenCall& c, std::string_view op, OpKind kind) {
+  const bool backward = is_backward_name(op);
+  // Forward: (self, ...); backward: (grad_output, self or output, ...).
+  const AtenArg* x = tensor(c, backward ? 1 : 0);
+  if (!floating(x)) return std::nullopt;
+  Attributes a;
+  if (kind == OpKind::gelu) {
+    const AtenArg* approximate = arg(c, backward ? 2 : 1);
+    a.approximate = approximate != nullptr && approximate->kind == AtenArgKind::text && approximate->integer == 1 ? GeluApproximation::tanh
+                                                                                                                  : GeluApproximation::none;
+  }
+  auto n = node_cost(kind, Shape{x->elements}, a, 1);
+  if (!n) return std::nullopt;
+  if (!backward) return forward(*n);
+  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n)};
+}
+
+// add/sub/mul/div of two tensors or a tensor and a scalar: the larger tensor is the input and
+// the other its operand (right-aligned, as PyTorch broadcasts).
+std::optional<AtenCost> binary(const AtenCall& c, OpKind kind) {
+  const AtenArg* x = tensor(c, 0);
+  const AtenArg* y = tensor(c, 1);
+  if (!floating(x) || (y != nullptr && !floating(y))) return std::nullopt;
+  if (y != nullptr && y->elements > x->elements) std::swap(x, y);
+  Attributes a;
+  const Shape in = x->rank == 0 ? Shape{1} : dims(*x);
+  a.operand = Shape(in.size(), 1);
+  if (y != nullptr && y->rank > in.size()) return std::nullopt;
+  for (std::size_t d = 0; y != nullptr && d < y->rank; ++d) a.operand[in.size() - y->rank + d] = y->dims[d];
+  auto n = node_cost(kind, in, a, 1);
+  if (!n) return std::nullopt;
+  return forward(*n);
+}
+
+// ---- pooling ----
+
+// Long: max, average and adaptive pooling, forward and backward, share the reading of one layout.
+std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
+  const bool backward = is_backward_name(op);
+  const std::string_view forward_op = backward ? op.substr(0, op.size() - 9) : op;
+  OpKind kind = OpKind::maxpool2d;
+  if (forward_op == "avg_pool2d") {
+    kind = OpKind::avgpool2d;
+  } else if (forward_op == "adaptive_avg_pool2d" || forward_op == "_adaptive_avg_pool2d") {
+    kind = OpKind::adaptive_avgpool2d;
+  } else if (forward_op != "max_pool2d" && forward_op != "max_pool2d_with_indices") {
+    return std::nullopt;
+  }
+  const std::size_t first = backward ? 2 : 1;  // backward: (grad_output, self, ...)
+  const AtenArg* x = tensor(c, backward ? 1 : 0);
+  if (!floating(x) || (x->rank != 3 && x->rank != 4)) return std::nullopt;
+  const std::int64_t batch = x->rank == 4 ? x->dims[0] : 1;
+  const Shape in{x->dims[x->rank - 3], x->dims[x->rank - 2], x->dims[x->rank - 1]};
+  Attributes a;
+  if (kind == OpKind::adaptive_avgpool2d) {
+    const auto size = ints(c, first, 2, 1);
+    if (backward) {
+      const AtenArg* dy = tensor(c, 0);
+      if (dy == nullptr || dy->rank < 2) return std::nullopt;
+      a.output = {dy->dims[dy->rank - 2], dy->dims[dy->rank - 1]};
+    } else if (size) {
+      a.output = {(*size)[0], (*size)[1]};
+    } else {
+      return std::nullopt;
+    }
+  } else {
+    const auto kernel = ints(c, first, 2, 1);
+    const auto stride = ints(c, first + 1, 2, 0);
+    const auto padding = ints(c, first + 2, 2, 0);
+    if (!kernel || !stride || !padding) return std::nullopt;
+    a.kernel = {(*kernel)[0], (*kernel)[1]};
+    a.stride = (*stride)[0] == 0 ? a.kernel : Pair{(*stride)[0], (*stride)[1]};
+    a.padding = {(*padding)[0], (*padding)[1]};
+    if (kind == OpKind::maxpool2d) {
+      const auto dilation = ints(c, first + 3, 2, 1);
+      if (!dilation || (*dilation)[0] != 1 || (*dilation)[1] != 1) return std::nullopt;  // no dilated pooling in the op table
+    }
+    a.ceil_mode = flag(c, kind == OpKind::maxpool2d ? first + 4 : first + 3, false);
+  }
+  auto n = node_cost(kind, in, a, batch);
+  if (!n) return std::nullopt;
+  if (!backward) return forward(*n);
+  return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n)};
+}
+
+// ---- the rest: softmax, dropout, embedding, data movement ----
+
+std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
+  const bool backward = is_backward_name(op) || op == "_softmax_backward_data" || op == "_log_softmax_backward_data";
+  const AtenArg* x = tensor(c, backward ? 1 : 0);
+  if (!floating(x) || x->rank == 0) return std::nullopt;
+  Attributes a;
+  a.axis = integer(c, backward ? 2 : 1, -1);
+  auto n = node_cost(OpKind::softmax, dims(*x), a, 1);
+  if (!n) return std::nullopt;
+  if (!backward) return forward(*n);
+  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n)};
+}
+
+std::optional<AtenCost> dropout(const AtenCall& c, std::string_view op) {
+  const AtenArg* x = tensor(c, 0);
+  if (!floating(x)) return std::nullopt;
+  auto n = node_cost(OpKind::dropout, Shape{x->elements}, Attributes{}, 1);
+  if (!n) return std::nullopt;
+  if (op == "native_dropout_backward") return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n)};
+  const bool training = flag(c, 2, true);
+  AtenCost out = forward(*n, training);
+  if (training) out.bytes = count((n->cost.input_bytes + n->cost.output_bytes) * n->batch);  // the mask is applied: data moves
+  return out;
+}
+
+std::optional<AtenCost> embedding(const AtenCall& c, std::string_view op) {
+  const bool backward = op == "embedding_dense_backward" || op == "embedding_backward";
+  const AtenArg* table = tensor(c, 0);
+  const AtenArg* ids = tensor(c, 1);
+  if (backward) {
+    const AtenArg* dy = tensor(c, 0);
+    if (!floating(dy) || dy->rank == 0 || ids == nullptr) return std::nullopt;
+    Attributes a;
+    a.num_embeddings = integer(c, 2, 0);
+    a.embedding_dim = dy->dims[dy->rank - 1];
+    auto n = node_cost(OpKind::embedding, Shape{std::max<std::int64_t>(ids->elements, 1)}, a, 1, DType::i32);
+    if (!n) return std::nullopt;
+    return AtenCost{count(n->cost.weight_grad_flops), backward_bytes(*n)};
+  }
+  if (!floating(table) || table->rank != 2 || ids == nullptr || ids->element != AtenElement::integer) return std::nullopt;
+  Attributes a;
+  a.num_embeddings = table->dims[0];
+  a.embedding_dim = table->dims[1];
+  auto n = node_cost(OpKind::embedding, Shape{std::max<std::int64_t>(ids->elements, 1)}, a, 1, DType::i32);
+  if (!n) return std::nullopt;
+  return forward(*n);
+}
+
+// Views move nothing (a reshape node); copies and concatenations move their input once (a
+// transpose node: no arithmetic, its input read and its output written).
+std::optional<AtenCost> data_movement(const AtenCall& c, std::string_view op) {
+  static constexpr std::string_view kViews[] = {"view",    "reshape",   "_reshape_alias", "flatten",      "t",          "transpose",
+                                                "permute", "unsqueeze", "squeeze",        "expand",       "as_strided", "slice",
+                                                "select",  "detach",    "alias",          "_unsafe_view", "numpy_T",    "unflatten"};
+  static constexpr std::string_view kCopies[] = {"copy", "clone", "contiguous", "cat", "concat", "stack"};
+  const bool view = std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
+  const bool copy = std::find(std::begin(kCopies), std::end(kCopies), op) != std::end(kCopies);
+  if (!view && !copy) return std::nullopt;
+  const AtenArg* x = arg(c, 0);
+  if (x == nullptr || (x->kind != AtenArgKind::tensor && x->kind != AtenArgKind::tensors)) return std::nullopt;
+  // copy_(self, src): what is read is src.
+  if (op == "copy" && tensor(c, 1) != nullptr) x = tensor(c, 1);
+  const std::int64_t elements = std::max<std::int64_t>(x->elements, 1);
+  Attributes a;
+  OpKind kind = OpKind::reshape;
+  if (view) {
+    a.shape = {elements};
+  } else {
+    kind = OpKind::transpose;
+    a.perm = {0};
+  }
+  auto n = node_cost(kind, Shape{elements}, a, 1);
+  if (!n) return std::nullopt;
+  AtenCost out = forward(*n);
+  // The op table's bytes are float32's; a copy of another element type moves its own.
+  if (copy && x->element_bytes > 0) out.bytes = out.bytes / 4.0 * x->element_bytes;
+  return out;
+}
+
+}  // namespace
+
+// Long: the dispatch from an aten name to its family, one line each.
+std::optional<AtenCost> aten_cost(const AtenCall& call) {
+  try {
+    const std::string_view op = base_name(call.op);
+    if (!starts_with(call.op, "aten::")) return std::nullopt;
+    if (conv_layout(op)) return convolution(call, op);
+    if (op == "linear" || op == "addmm" || op == "mm" || op == "bmm" || op == "matmul" || op == "baddbmm") return matrix_product(call, op);
+    if (op.find("norm") != std::string_view::npos) return normalization(call, op);
+    if (const auto kind = unary_kind(op, call)) return unary(call, op, *kind);
+    if (op == "add" || op == "sub" || op == "rsub") return binary(call, OpKind::add);
+    if (op == "mul") return binary(call, OpKind::mul);
+    if (op == "div") return binary(call, OpKind::div);
+    if (op.find("pool2d") != std::string_view::npos) return pooling(call, op);
+    if (op == "softmax" || op == "_softmax" || op == "log_softmax" || op == "_log_softmax" || op == "_softmax_backward_data" ||
+        op == "_log_softmax_backward_data")
+      return softmax(call, op);
+    if (op == "dropout" || op == "native_dropout" || op == "feature_dropout" || op == "native_dropout_backward") return dropout(call, op);
+    if (op == "embedding" || op == "embedding_dense_backward" || op == "embedding_backward") return embedding(call, op);
+    return data_movement(call, op);
+  } catch (const std::exception&) {
+    return std::nullopt;  // out of memory while building the node: not counted
+  }
+}
+
+std::uint64_t aten_signature(const AtenCall& call) noexcept {
+  // FNV-1a over the name and the inputs' meaningful fields.
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto mix = [&h](const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ULL;
+  };
+  mix(call.op.data(), call.op.size());
+  for (std::size_t i = 0; i < call.arg_count && i < kAtenMaxArgs; ++i) {
+    const AtenArg& a = call.args[i];
+    const unsigned char head[4] = {static_cast<unsigned char>(a.kind), static_cast<unsigned char>(a.element), a.element_bytes, a.rank};
+    mix(head, sizeof head);
+    mix(a.dims, sizeof(std::int64_t) * std::min<std::size_t>(a.rank, kAtenMaxRank));
+    mix(&a.elements, sizeof a.elements);
+    mix(&a.count, sizeof a.count);
+    mix(&a.integer, sizeof a.integer);
+    mix(&a.real, sizeof a.real);
+  }
+  return h;
+}
+
+}  // namespace hwprof::detail

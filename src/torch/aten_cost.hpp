@@ -1,0 +1,67 @@
+// The analytic cost of one aten op call, from its name and the shapes and scalars of its
+// inputs, through the op table and cost functions of src/cost (one node, one op_cost call):
+// no formula lives here. Needs no libtorch: the observer (observer.cpp) copies a call's
+// inputs into an AtenCall, a plain fixed-size record, and tests build one by hand.
+// Which aten ops map onto which op, and which level of a composite op carries its FLOPs:
+// docs/torch.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hwprof::detail {
+
+inline constexpr std::size_t kAtenMaxRank = 8;
+inline constexpr std::size_t kAtenMaxArgs = 16;
+
+enum class AtenArgKind : std::uint8_t {
+  other,    // anything not below (a string, a generator, a tensor of rank > kAtenMaxRank)
+  none,     // an optional left out, or an undefined tensor
+  tensor,   // `dims[0..rank)`, `element`, `element_bytes`
+  tensors,  // a tensor list: `count` tensors, `elements` over all, the first one's `dims`
+  ints,     // an int or bool list: `rank` values in `dims` (the first kAtenMaxRank)
+  integer,  // `integer`
+  real,     // `real`
+  boolean,  // `integer` 0 or 1
+  text,     // a string: `integer` 1 when it reads "tanh" (gelu's approximate), else 0
+};
+
+enum class AtenElement : std::uint8_t { floating, integer, other };
+
+struct AtenArg {
+  AtenArgKind kind = AtenArgKind::other;
+  AtenElement element = AtenElement::other;
+  std::uint8_t element_bytes = 0;
+  std::uint8_t rank = 0;
+  std::int64_t dims[kAtenMaxRank] = {};
+  std::int64_t elements = 0;  // tensor, tensors: element count
+  std::int64_t count = 0;     // tensors: list length
+  std::int64_t integer = 0;
+  double real = 0.0;
+};
+
+// One call: the op's name as aten gives it ("aten::conv2d") and its first kAtenMaxArgs inputs.
+struct AtenCall {
+  std::string_view op;
+  std::size_t arg_count = 0;
+  AtenArg args[kAtenMaxArgs];
+};
+
+// Floating-point operations and minimum bytes of one call (the whole call, every sample).
+struct AtenCost {
+  double flops = 0.0;
+  double bytes = 0.0;
+};
+
+// The call's cost, or nullopt where hwprof has no formula for the op or for these inputs
+// (its row then says "not counted": never 0 FLOPs). Allocates (a one-node Graph): call it
+// once per distinct signature, not per call.
+std::optional<AtenCost> aten_cost(const AtenCall& call);
+
+// A hash of the op's name and every input's kind, shape and scalar: calls with one signature
+// have one cost. Allocation-free, for the observer's per-call lookup.
+std::uint64_t aten_signature(const AtenCall& call) noexcept;
+
+}  // namespace hwprof::detail

@@ -1,0 +1,310 @@
+// The PyTorch observer: every aten op, autograd backward function and user scope of the
+// program becomes a region of the regions library's default session, with its analytic work
+// (aten_cost.cpp) added per call. Registered once, when the library is loaded, and only when
+// the run asks for output, a backend or counters (HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS,
+// HWPROF_GROUP: docs/regions.md) and regions are not disabled; otherwise it registers nothing. The only file that includes libtorch: compiled with
+// -DNDEBUG, since RecordFunction has a member that exists only without it (docs/torch.md, "Building").
+//
+// Per call, allocation-free once a signature was seen on a thread: the call's inputs are
+// copied into a thread's AtenCall, hashed, and looked up in the thread's table of signatures
+// (its region, and its cost or none); the region is entered (counters read only for the
+// outermost region of the thread's op stack: op_stack.hpp) and left at the call's end, where
+// the call's work is added to it. A signature seen for the first time registers its region
+// and works out its cost: that allocates, once.
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwprof/regions.hpp"
+#include "hwprof/session.hpp"
+#include "torch/aten_cost.hpp"
+#include "torch/op_stack.hpp"
+
+namespace hwprof::detail {
+namespace {
+
+Session::State* session_state = nullptr;  // the default session's, set once at registration
+
+// ---- the forward op each autograd sequence number belongs to ----
+
+// A backward function's (forward thread, sequence number) names the forward call that made
+// it; the outermost op around that call is what its region is named after. Keyed by the
+// sequence number alone (the forward thread's ids are not kept apart: one forward thread is
+// the common case), the latest 65536 of them.
+constexpr std::size_t kSequenceSlots = std::size_t{1} << 16;
+std::atomic<std::uint64_t> forward_of_sequence[kSequenceSlots];
+
+void remember_forward(std::int64_t sequence, int root) noexcept {
+  if (sequence < 0 || root < 0 || root >= (1 << 24)) return;
+  const auto seq = static_cast<std::uint64_t>(sequence);
+  forward_of_sequence[seq % kSequenceSlots].store((seq << 24) | static_cast<std::uint64_t>(root + 1), std::memory_order_relaxed);
+}
+int forward_region(std::int64_t sequence) noexcept {
+  if (sequence < 0) return -1;
+  const auto seq = static_cast<std::uint64_t>(sequence);
+  const std::uint64_t slot = forward_of_sequence[seq % kSequenceSlots].load(std::memory_order_relaxed);
+  if ((slot >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return -1;
+  return static_cast<int>(slot & 0xffffffU) - 1;
+}
+
+// Region names by id, for naming backward regions after their forward op (first sight only).
+std::mutex names_mutex;
+std::vector<std::string> region_names;
+
+void remember_name(int region, const std::string& name) {
+  const std::lock_guard<std::mutex> lock(names_mutex);
+  if (region < 0) return;
+  if (static_cast<std::size_t>(region) >= region_names.size()) region_names.resize(static_cast<std::size_t>(region) + 1);
+  region_names[static_cast<std::size_t>(region)] = name;
+}
+std::string name_of(int region) {
+  const std::lock_guard<std::mutex> lock(names_mutex);
+  return region >= 0 && static_cast<std::size_t>(region) < region_names.size() ? region_names[static_cast<std::size_t>(region)] : std::string();
+}
+
+// ---- one thread's state ----
+
+struct Signature {
+  std::uint64_t key = 0;  // 0: empty
+  int region = -1;
+  bool has_cost = false;
+  AtenCost cost;
+};
+
+struct ThreadState {
+  static constexpr std::size_t kSignatures = 8192;  // per thread; past them, first-sight work per call
+  static constexpr std::size_t kProbes = 16;
+  OpStack stack;
+  AtenCall call;
+  std::unique_ptr<Signature[]> signatures;  // made at the thread's first call
+};
+thread_local ThreadState thread_state;
+
+// ---- a call's inputs as an AtenCall ----
+
+AtenElement element_of(const at::Tensor& t) {
+  const c10::ScalarType type = t.scalar_type();
+  if (c10::isFloatingType(type)) return AtenElement::floating;
+  if (c10::isIntegralType(type, true)) return AtenElement::integer;
+  return AtenElement::other;
+}
+
+void copy_tensor(AtenArg& a, const at::Tensor& t) {
+  if (!t.defined()) {
+    a.kind = AtenArgKind::none;
+    return;
+  }
+  const c10::IntArrayRef sizes = t.sizes();
+  if (sizes.size() > kAtenMaxRank) return;
+  a.kind = AtenArgKind::tensor;
+  a.rank = static_cast<std::uint8_t>(sizes.size());
+  for (std::size_t d = 0; d < sizes.size(); ++d) a.dims[d] = sizes[d];
+  a.elements = t.numel();
+  a.element = element_of(t);
+  a.element_bytes = static_cast<std::uint8_t>(t.element_size());
+}
+
+template <class List>
+void copy_list(AtenArg& a, const List& list) {
+  a.kind = AtenArgKind::ints;
+  const std::size_t n = list.size();
+  a.rank = static_cast<std::uint8_t>(n < kAtenMaxRank ? n : kAtenMaxRank);
+  for (std::size_t i = 0; i < a.rank; ++i) a.dims[i] = static_cast<std::int64_t>(list.get(i));
+}
+
+void copy_input(AtenArg& a, const c10::IValue& v) {
+  a = AtenArg{};
+  if (v.isTensor()) {
+    copy_tensor(a, v.toTensor());
+  } else if (v.isTensorList()) {
+    const c10::List<at::Tensor> list = v.toTensorList();
+    a.kind = AtenArgKind::tensors;
+    a.count = static_cast<std::int64_t>(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const at::Tensor t = list.get(i);
+      if (i == 0) copy_tensor(a, t);
+      a.elements += i == 0 ? 0 : t.numel();
+    }
+    a.kind = AtenArgKind::tensors;
+  } else if (v.isIntList()) {
+    copy_list(a, v.toIntList());
+  } else if (v.isBoolList()) {
+    copy_list(a, v.toBoolList());
+  } else if (v.isInt()) {
+    a.kind = AtenArgKind::integer;
+    a.integer = v.toInt();
+  } else if (v.isDouble()) {
+    a.kind = AtenArgKind::real;
+    a.real = v.toDouble();
+  } else if (v.isBool()) {
+    a.kind = AtenArgKind::boolean;
+    a.integer = v.toBool() ? 1 : 0;
+  } else if (v.isNone()) {
+    a.kind = AtenArgKind::none;
+  } else if (v.isString()) {
+    a.kind = AtenArgKind::text;
+    a.integer = v.toStringRef() == "tanh" ? 1 : 0;
+  }
+}
+
+void copy_call(AtenCall& call, const at::RecordFunction& fn) {
+  call.op = fn.name();
+  const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+  call.arg_count = inputs.size() < kAtenMaxArgs ? inputs.size() : kAtenMaxArgs;
+  for (std::size_t i = 0; i < call.arg_count; ++i) copy_input(call.args[i], inputs[i]);
+}
+
+// ---- first sight of a signature: its region and its cost ----
+
+std::string shapes_of(const AtenCall& call) {
+  std::string out;
+  for (std::size_t i = 0; i < call.arg_count; ++i) {
+    const AtenArg& a = call.args[i];
+    if (a.kind != AtenArgKind::tensor && a.kind != AtenArgKind::tensors) continue;
+    out += out.empty() ? "" : ", ";
+    if (a.kind == AtenArgKind::tensors) out += std::to_string(a.count) + " tensors: ";
+    for (std::size_t d = 0; d < a.rank; ++d) out += (d > 0 ? "x" : "") + std::to_string(a.dims[d]);
+    if (a.rank == 0) out += "()";
+  }
+  return out;
+}
+
+enum class CallKind { op, backward_function, user_scope };
+
+Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int forward) {
+  Signature s;
+  std::string name;
+  if (kind == CallKind::backward_function) {
+    const std::string forward_name = name_of(forward);
+    name = forward_name.empty() ? std::string(call.op) : forward_name + " (backward)";
+  } else if (kind == CallKind::user_scope) {
+    name = std::string(call.op);
+  } else {
+    const std::string shapes = shapes_of(call);
+    name = std::string(call.op) + (shapes.empty() ? "" : " [" + shapes + "]") + (backward ? " (backward)" : "");
+    if (const auto cost = aten_cost(call)) {
+      s.has_cost = true;
+      s.cost = *cost;
+    }
+  }
+  s.region = Session::named_region(session_state, name);
+  remember_name(s.region, name);
+  return s;
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
+  return (h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2))) * 0xff51afd7ed558ccdULL;
+}
+
+// The thread's signature for this call: looked up, or worked out on first sight.
+Signature signature(ThreadState& ts, CallKind kind, bool backward, int forward) {
+  std::uint64_t key = mix(aten_signature(ts.call), static_cast<std::uint64_t>(kind) + (backward ? 16 : 0));
+  if (kind == CallKind::backward_function) key = mix(key, static_cast<std::uint64_t>(forward + 1));
+  key |= 1;
+  if (!ts.signatures) ts.signatures = std::make_unique<Signature[]>(ThreadState::kSignatures);
+  for (std::size_t p = 0; p < ThreadState::kProbes; ++p) {
+    Signature& slot = ts.signatures[(key + p) % ThreadState::kSignatures];
+    if (slot.key == key) return slot;
+    if (slot.key == 0) {
+      slot = first_sight(kind, ts.call, backward, forward);
+      slot.key = key;
+      return slot;
+    }
+  }
+  return first_sight(kind, ts.call, backward, forward);
+}
+
+constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function: ";
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  ThreadState& ts = thread_state;
+  try {
+    const at::RecordScope scope = fn.scope();
+    const char* name = fn.name();
+    if (scope == at::RecordScope::FUNCTION && std::strncmp(name, kEngineWrapper.data(), kEngineWrapper.size()) == 0) {
+      ts.stack.push(-1, nullptr, false, false);  // the engine's wrapper around a backward function: no region
+      return nullptr;
+    }
+    const CallKind kind = scope == at::RecordScope::BACKWARD_FUNCTION ? CallKind::backward_function
+                          : scope == at::RecordScope::USER_SCOPE      ? CallKind::user_scope
+                                                                      : CallKind::op;
+    const OpFrame* parent = ts.stack.top();
+    const bool backward = kind == CallKind::backward_function || (parent != nullptr && parent->backward);
+    int forward = -1;
+    if (kind == CallKind::op) {
+      copy_call(ts.call, fn);
+    } else {
+      ts.call.op = name;
+      ts.call.arg_count = 0;
+      if (kind == CallKind::backward_function) forward = forward_region(fn.seqNr());
+    }
+    const Signature s = signature(ts, kind, backward, forward);
+    const OpFrame* f = ts.stack.push(s.region, s.has_cost ? &s.cost : nullptr, kind == CallKind::op, kind == CallKind::backward_function);
+    if (f == nullptr || s.region < 0) return nullptr;
+    if (kind == CallKind::op && !backward) remember_forward(fn.seqNr(), f->root);
+    if (f->reads_counters) {
+      Session::enter(session_state, s.region);
+    } else {
+      Session::enter_time_only(session_state, s.region);
+    }
+  } catch (...) {
+    // A call that cannot be read is not measured; its end still finds a frame.
+    ts.stack.push(-1, nullptr, false, false);
+  }
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction&, at::ObserverContext*) {
+  const OpFrame* f = thread_state.stack.pop();
+  if (f == nullptr || f->region < 0) return;
+  Session::leave(session_state, f->region);
+  if (f->carries_work) Session::add_work(session_state, f->region, f->work.flops, f->work.bytes);
+}
+
+// Registered when the library is loaded: a C++ program that links it, or Python's import.
+struct Registration {
+  bool active = false;
+  Registration() noexcept {
+    try {
+      // The regions library measures by default; its ops are worth observing only where the
+      // run asks for something of them: output, a backend or counters (docs/torch.md).
+      bool asked = false;
+      for (const char* name : {"HWPROF_OUTPUT", "HWPROF_BACKEND", "HWPROF_EVENTS", "HWPROF_GROUP"}) {
+        const char* value = std::getenv(name);
+        asked = asked || (value != nullptr && *value != '\0');
+      }
+      if (!asked) return;
+      session_state = default_state();
+      if (session_state == nullptr) return;  // HWPROF_DISABLE: nothing is observed
+      at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                .needsInputs(true)
+                                .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+      active = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "hwprof: the PyTorch observer could not start, PyTorch ops are not measured: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "hwprof: the PyTorch observer could not start, PyTorch ops are not measured\n");
+    }
+  }
+};
+const Registration registration;
+
+}  // namespace
+}  // namespace hwprof::detail
+
+// Whether the observer is registered: 1 when it sees PyTorch's ops (the regions library is
+// enabled and libtorch accepted the callback), else 0. Also what keeps the library linked.
+extern "C" HWPROF_API int hwprof_torch_observing(void) {
+  return hwprof::detail::registration.active ? 1 : 0;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The libtorch example (examples/torch_train.cpp) under hwprof::torch, checked from its files.
+
+Runs the example with HWPROF_OUTPUT (time only, HWPROF_BACKEND=timer) and checks:
+- its exit status is its own (0) and every report file is written;
+- each conv2d and linear (addmm, in C++) row's forward FLOPs per call are the formula for the example's
+  shapes (2·MACs + the bias adds: docs/torch.md), and their batch norm, ReLU and pool rows too;
+- nothing is counted twice: the FLOPs over every forward row of the model's ops and the ops
+  inside them (convolution, _convolution, mkldnn_convolution, addmm, t, ...) add up to the
+  model's layers computed here, once each;
+- backward rows exist, the convolutions' with FLOPs.
+Usage: torch_train_check.py EXAMPLE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BATCH = 8
+STEPS = 3
+
+
+def conv_flops(c_in, c_out, k, hw):
+    out = BATCH * c_out * hw * hw
+    return 2 * out * c_in * k * k + out  # 2·MACs + bias
+
+
+def expected_layers():
+    """Forward FLOPs per call of each layer of the example's CNN, training mode."""
+    return {
+        "aten::conv2d": [conv_flops(1, 8, 5, 28), conv_flops(8, 16, 5, 14)],
+        "aten::batch_norm": [7 * BATCH * 8 * 28 * 28, 7 * BATCH * 16 * 14 * 14],
+        "aten::relu": [BATCH * 8 * 28 * 28, BATCH * 16 * 14 * 14],
+        "aten::max_pool2d": [3 * BATCH * 8 * 14 * 14, 3 * BATCH * 16 * 7 * 7],
+        # libtorch's C++ Linear calls addmm (and t) itself: no aten::linear around them.
+        "aten::addmm": [2 * BATCH * 784 * 10 + BATCH * 10],
+    }
+
+
+# The model's forward ops and what runs inside them (views count 0 FLOPs).
+MODEL_FAMILY = (
+    "aten::conv2d", "aten::convolution", "aten::_convolution", "aten::mkldnn_convolution",
+    "aten::batch_norm", "aten::_batch_norm_impl_index", "aten::native_batch_norm",
+    "aten::relu", "aten::max_pool2d", "aten::max_pool2d_with_indices",
+    "aten::linear", "aten::t", "aten::addmm", "aten::matmul", "aten::mm",
+    "aten::flatten", "aten::view", "aten::reshape", "aten::_reshape_alias",
+)
+
+
+def fail(message):
+    print("FAILED: " + message)
+    sys.exit(1)
+
+
+def op_of(row_name):
+    return row_name.split(" [")[0].split(" (")[0]
+
+
+def main():
+    example = sys.argv[1]
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, HWPROF_OUTPUT=out, HWPROF_BACKEND="timer")
+        run = subprocess.run([example, str(STEPS)], env=env, capture_output=True, text=True, timeout=500)
+        print(run.stdout + run.stderr)
+        if run.returncode != 0:
+            fail(f"the example exited with {run.returncode}")
+        for name in ("profile.json", "profile.txt", "profile.csv", "roofline.svg", "trace.json", "report.html"):
+            if not os.path.isfile(os.path.join(out, name)):
+                fail(f"{name} was not written (files: {sorted(os.listdir(out))})")
+        with open(os.path.join(out, "profile.json"), encoding="utf-8") as f:
+            profile = json.load(f)
+    rows = profile["layers"]
+    forward = [r for r in rows if "(backward)" not in r["name"] and op_of(r["name"]) in MODEL_FAMILY]
+    # Each layer's row: its FLOPs per call are the formula (calls: one per step).
+    for op, per_layer in expected_layers().items():
+        got = sorted(r.get("flops") or 0 for r in forward if op_of(r["name"]) == op)
+        if got != sorted(per_layer):
+            fail(f"{op}: rows have FLOPs per call {got}, the formula gives {sorted(per_layer)}")
+    # No double counting: every forward row of the model's ops, inner ones included.
+    total = sum((r.get("flops") or 0) * r["time_ms"]["n"] for r in forward)
+    expected = sum(sum(v) for v in expected_layers().values()) * STEPS
+    if total != expected:
+        counted = [(r["name"], r.get("flops")) for r in forward if r.get("flops")]
+        fail(f"the forward rows add up to {total} FLOPs, the model's layers to {expected}: {counted}")
+    backward = [r for r in rows if r["name"].endswith("(backward)")]
+    if not any(op_of(r["name"]) == "aten::convolution_backward" and r.get("flops") for r in backward):
+        fail("no aten::convolution_backward row with FLOPs: " + ", ".join(r["name"] for r in backward))
+    if not any(r["name"].startswith("aten::conv2d") and r["name"].endswith("(backward)") for r in backward):
+        fail("no backward function named after its forward conv2d: " + ", ".join(r["name"] for r in backward))
+    print(f"ok: {len(rows)} rows, {len(backward)} backward, forward FLOPs {total} as expected")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+// aten ops' analytic cost (src/torch/aten_cost.cpp) and who carries a composite op's FLOPs
+// (src/torch/op_stack.hpp), on calls written by hand: no libtorch. Every expected figure is
+// the formula of src/cost/op_cost.cpp worked out by hand for the shapes.
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "torch/aten_cost.hpp"
+#include "torch/op_stack.hpp"
+
+namespace hwprof::detail {
+namespace {
+
+AtenArg t(std::initializer_list<std::int64_t> dims, AtenElement element = AtenElement::floating) {
+  AtenArg a;
+  a.kind = AtenArgKind::tensor;
+  a.element = element;
+  a.element_bytes = element == AtenElement::floating ? 4 : 8;
+  a.elements = 1;
+  for (std::int64_t d : dims) {
+    a.dims[a.rank++] = d;
+    a.elements *= d;
+  }
+  return a;
+}
+AtenArg ints(std::initializer_list<std::int64_t> values) {
+  AtenArg a;
+  a.kind = AtenArgKind::ints;
+  for (std::int64_t v : values) a.dims[a.rank++] = v;
+  return a;
+}
+AtenArg integer(std::int64_t v) {
+  AtenArg a;
+  a.kind = AtenArgKind::integer;
+  a.integer = v;
+  return a;
+}
+AtenArg boolean(bool v) {
+  AtenArg a = integer(v ? 1 : 0);
+  a.kind = AtenArgKind::boolean;
+  return a;
+}
+AtenArg real(double v) {
+  AtenArg a;
+  a.kind = AtenArgKind::real;
+  a.real = v;
+  return a;
+}
+AtenArg none() {
+  AtenArg a;
+  a.kind = AtenArgKind::none;
+  return a;
+}
+
+AtenCall call(std::string_view op, std::initializer_list<AtenArg> args) {
+  AtenCall c;
+  c.op = op;
+  for (const AtenArg& a : args) c.args[c.arg_count++] = a;
+  return c;
+}
+
+double flops(const AtenCall& c) {
+  const auto cost = aten_cost(c);
+  EXPECT_TRUE(cost.has_value()) << c.op << " has no formula";
+  return cost ? cost->flops : -1.0;
+}
+
+// conv: input [8,3,32,32], weight [16,3,5,5], bias, stride 1, padding 2 → [8,16,32,32].
+constexpr double kConvOut = 8.0 * 16 * 32 * 32;
+constexpr double kConvMacs = kConvOut * 3 * 5 * 5;
+
+TEST(AtenCost, EveryLevelOfAConvolutionGivesTheSameCount) {
+  const double expected = 2 * kConvMacs + kConvOut;  // 2·MACs + the bias adds
+  const AtenArg x = t({8, 3, 32, 32});
+  const AtenArg w = t({16, 3, 5, 5});
+  const AtenArg b = t({16});
+  EXPECT_DOUBLE_EQ(flops(call("aten::conv2d", {x, w, b, ints({1, 1}), ints({2, 2}), ints({1, 1}), integer(1)})), expected);
+  EXPECT_DOUBLE_EQ(flops(call("aten::convolution", {x, w, b, ints({1, 1}), ints({2, 2}), ints({1, 1}), boolean(false), ints({0, 0}), integer(1)})),
+                   expected);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_convolution", {x, w, b, ints({1, 1}), ints({2, 2}), ints({1, 1}), boolean(false), ints({0, 0}), integer(1),
+                                                     boolean(false), boolean(false), boolean(true), boolean(true)})),
+                   expected);
+  // mkldnn_convolution(input, weight, bias, padding, stride, dilation, groups): padding first.
+  EXPECT_DOUBLE_EQ(flops(call("aten::mkldnn_convolution", {x, w, b, ints({2, 2}), ints({1, 1}), ints({1, 1}), integer(1)})), expected);
+  const auto cost = aten_cost(call("aten::conv2d", {x, w, b, ints({1, 1}), ints({2, 2}), ints({1, 1}), integer(1)}));
+  ASSERT_TRUE(cost);
+  EXPECT_DOUBLE_EQ(cost->bytes, 4.0 * (8 * 3 * 32 * 32 + kConvOut + 16 * 3 * 25 + 16)) << "input, output, weight and bias once";
+}
+
+TEST(AtenCost, GroupedStridedDilatedAndOneAndThreeDimensionalConvolutions) {
+  // Depthwise, stride 2, padding 1, dilation 2: (10 + 2 - 4 - 1) / 2 + 1 = 4.
+  EXPECT_DOUBLE_EQ(flops(call("aten::conv2d", {t({2, 8, 10, 10}), t({8, 1, 3, 3}), none(), ints({2, 2}), ints({1, 1}), ints({2, 2}), integer(8)})),
+                   2.0 * (2 * 8 * 4 * 4) * 9);
+  // conv1d, groups 2: L = 20 - 4 = 16; each output gathers 3·5 products.
+  EXPECT_DOUBLE_EQ(flops(call("aten::conv1d", {t({4, 6, 20}), t({12, 3, 5}), none(), ints({1}), ints({0}), ints({1}), integer(2)})),
+                   2.0 * (4 * 12 * 16) * 15);
+  // conv3d with bias: 4x4x4 outputs of 4·27 products each, and n bias adds.
+  const double n3 = 2.0 * 8 * 64;
+  EXPECT_DOUBLE_EQ(
+      flops(call("aten::conv3d", {t({2, 4, 6, 6, 6}), t({8, 4, 3, 3, 3}), t({8}), ints({1, 1, 1}), ints({0, 0, 0}), ints({1, 1, 1}), integer(1)})),
+      2 * n3 * 4 * 27 + n3);
+  // Transposed: each of the 4·25 input elements scattered through 6·9 weights; out 11x11.
+  EXPECT_DOUBLE_EQ(flops(call("aten::convolution", {t({1, 4, 5, 5}), t({4, 6, 3, 3}), none(), ints({2, 2}), ints({0, 0}), ints({1, 1}), boolean(true),
+                                                    ints({0, 0}), integer(1)})),
+                   2.0 * (4 * 25) * 6 * 9);
+}
+
+TEST(AtenCost, ConvolutionBackwardCountsTheGradientsItsMaskAsksFor) {
+  const AtenArg dy = t({8, 16, 32, 32});
+  const AtenArg x = t({8, 3, 32, 32});
+  const AtenArg w = t({16, 3, 5, 5});
+  const auto backward = [&](std::initializer_list<std::int64_t> mask) {
+    return flops(call("aten::convolution_backward",
+                      {dy, x, w, ints({16}), ints({1, 1}), ints({2, 2}), ints({1, 1}), boolean(false), ints({0, 0}), integer(1), ints(mask)}));
+  };
+  EXPECT_DOUBLE_EQ(backward({1, 1, 1}), 2 * kConvMacs + 2 * kConvMacs + kConvOut);
+  EXPECT_DOUBLE_EQ(backward({0, 1, 1}), 2 * kConvMacs + kConvOut) << "the first layer needs no input gradient";
+  EXPECT_DOUBLE_EQ(backward({0, 1, 0}), 2 * kConvMacs);
+}
+
+TEST(AtenCost, MatrixProductsAreLinearLayersOverTheRowsOfTheLeftOperand) {
+  const double linear = 2.0 * 8 * 32 * 10 + 8 * 10;
+  EXPECT_DOUBLE_EQ(flops(call("aten::linear", {t({8, 32}), t({10, 32}), t({10})})), linear);
+  EXPECT_DOUBLE_EQ(flops(call("aten::addmm", {t({10}), t({8, 32}), t({32, 10}), integer(1), integer(1)})), linear);
+  EXPECT_DOUBLE_EQ(flops(call("aten::mm", {t({8, 32}), t({32, 10})})), 2.0 * 8 * 32 * 10);
+  EXPECT_DOUBLE_EQ(flops(call("aten::bmm", {t({3, 4, 5}), t({3, 5, 6})})), 2.0 * 3 * 4 * 5 * 6);
+  EXPECT_DOUBLE_EQ(flops(call("aten::matmul", {t({4, 5}), t({3, 5, 6})})), 2.0 * 3 * 4 * 5 * 6) << "broadcast over the right's batch";
+  EXPECT_DOUBLE_EQ(flops(call("aten::baddbmm", {t({3, 4, 6}), t({3, 4, 5}), t({3, 5, 6})})), 2.0 * 3 * 4 * 5 * 6 + 3 * 4 * 6);
+  EXPECT_FALSE(aten_cost(call("aten::mm", {t({8, 32}), t({31, 10})}))) << "inner sizes that disagree";
+}
+
+TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
+  const double n = 8.0 * 16 * 4 * 4;
+  const AtenArg x = t({8, 16, 4, 4});
+  const AtenArg c = t({16});
+  EXPECT_DOUBLE_EQ(flops(call("aten::batch_norm", {x, c, c, c, c, boolean(true), real(0.1), real(1e-5), boolean(true)})), 7 * n) << "training";
+  EXPECT_DOUBLE_EQ(flops(call("aten::batch_norm", {x, c, c, c, c, boolean(false), real(0.1), real(1e-5), boolean(true)})), 2 * n) << "eval";
+  EXPECT_DOUBLE_EQ(flops(call("aten::native_batch_norm_backward", {x, x, c, c, c, c, c, boolean(true), real(1e-5), ints({1, 1, 1})})), 10 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::layer_norm", {t({2, 3, 8}), ints({8}), t({8}), t({8}), real(1e-5), boolean(true)})), 7.0 * 48 + 5 * 6);
+  EXPECT_DOUBLE_EQ(flops(call("aten::group_norm", {x, integer(4), c, c, real(1e-5), boolean(true)})), 7 * n + 5 * 8 * 4);
+  EXPECT_DOUBLE_EQ(flops(call("aten::softmax", {t({4, 10}), integer(1), none()})), 5.0 * 40 + 4);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_log_softmax_backward_data", {t({4, 10}), t({4, 10}), integer(1), integer(6)})), 4.0 * 40);
+  EXPECT_DOUBLE_EQ(flops(call("aten::relu", {x})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::relu_", {x})), n) << "in place costs the same";
+  EXPECT_DOUBLE_EQ(flops(call("aten::threshold_backward", {x, x, integer(0)})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::sigmoid", {x})), 4 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::hardtanh", {x, real(0), real(6)})), 2 * n) << "relu6";
+  EXPECT_FALSE(aten_cost(call("aten::hardtanh", {x, real(-1), real(1)}))) << "no formula for another clamp";
+  // max_pool2d 2x2 on 32x32: 16x16 outputs of 3 comparisons; its backward 1 per output.
+  const double pooled = 8.0 * 16 * 16 * 16;
+  const AtenArg big = t({8, 16, 32, 32});
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool2d", {big, ints({2, 2}), ints({}), ints({0, 0}), ints({1, 1}), boolean(false)})), 3 * pooled);
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool2d_with_indices_backward", {t({8, 16, 16, 16}), big, ints({2, 2}), ints({2, 2}), ints({0, 0}),
+                                                                         ints({1, 1}), boolean(false), t({8, 16, 16, 16}, AtenElement::integer)})),
+                   pooled);
+  EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool2d", {x, ints({1, 1})})), n);
+}
+
+TEST(AtenCost, ElementWiseOpsBroadcastAndIntegersAreNotCounted) {
+  const double n = 8.0 * 16 * 4 * 4;
+  EXPECT_DOUBLE_EQ(flops(call("aten::add", {t({8, 16, 4, 4}), t({16, 1, 1}), integer(1)})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::mul", {t({16, 1, 1}), t({8, 16, 4, 4})})), n) << "the larger operand is the input";
+  EXPECT_DOUBLE_EQ(flops(call("aten::add_", {t({8, 16, 4, 4}), real(1.0), integer(1)})), n) << "a scalar";
+  EXPECT_FALSE(aten_cost(call("aten::add_", {t({}, AtenElement::integer), integer(1), integer(1)}))) << "an integer counter: no FLOPs to count";
+}
+
+TEST(AtenCost, DropoutEmbeddingDataMovementAndOpsWithoutAFormula) {
+  EXPECT_DOUBLE_EQ(flops(call("aten::dropout", {t({8, 10}), real(0.5), boolean(true)})), 80);
+  EXPECT_DOUBLE_EQ(flops(call("aten::dropout", {t({8, 10}), real(0.5), boolean(false)})), 0);
+  EXPECT_DOUBLE_EQ(flops(call("aten::embedding", {t({100, 16}), t({4, 7}, AtenElement::integer), integer(-1), boolean(false), boolean(false)})), 0);
+  EXPECT_DOUBLE_EQ(flops(call("aten::view", {t({8, 16}), ints({128})})), 0);
+  AtenArg list;
+  list.kind = AtenArgKind::tensors;
+  list.element = AtenElement::floating;
+  list.element_bytes = 4;
+  list.count = 2;
+  list.elements = 30;
+  const auto cat = aten_cost(call("aten::cat", {list, integer(0)}));
+  ASSERT_TRUE(cat);
+  EXPECT_DOUBLE_EQ(cat->flops, 0);
+  EXPECT_DOUBLE_EQ(cat->bytes, 2 * 30 * 4.0) << "read once, written once";
+  for (std::string_view op : {"aten::zeros", "aten::randn", "aten::nll_loss_forward", "aten::sum", "ConvolutionBackward0", "aten::no_such_op"}) {
+    EXPECT_FALSE(aten_cost(call(op, {t({8, 10})}))) << op << ": not counted, never 0";
+  }
+}
+
+TEST(AtenCost, TheSignatureTellsShapesAndScalarsApart) {
+  const AtenCall a = call("aten::conv2d", {t({8, 3, 32, 32}), t({16, 3, 5, 5}), none(), ints({1, 1}), ints({2, 2}), ints({1, 1}), integer(1)});
+  AtenCall b = a;
+  EXPECT_EQ(aten_signature(a), aten_signature(b));
+  b.args[3].dims[0] = 2;
+  EXPECT_NE(aten_signature(a), aten_signature(b));
+  AtenCall c = a;
+  c.args[0].dims[0] = 4;
+  EXPECT_NE(aten_signature(a), aten_signature(c));
+  AtenCall d = a;
+  d.op = "aten::convolution";
+  EXPECT_NE(aten_signature(a), aten_signature(d));
+}
+
+// ---- who counts: every composite chain counts once ----
+
+// Pushes a chain of nested calls, each with its cost (nullptr: no formula), and returns the
+// FLOPs the frames that carry work add up to.
+double chain_flops(std::initializer_list<std::optional<AtenCost>> chain) {
+  OpStack stack;
+  double total = 0;
+  int region = 0;
+  for (const auto& cost : chain) stack.push(region++, cost ? &*cost : nullptr, true, false);
+  while (const OpFrame* f = stack.pop()) total += f->carries_work ? f->work.flops : 0.0;
+  return total;
+}
+
+TEST(OpStack, ACompositeOpCountsOnceAtItsOutermostFormula) {
+  const AtenArg x = t({8, 3, 32, 32});
+  const AtenArg w = t({16, 3, 5, 5});
+  const AtenArg b = t({16});
+  const auto conv2d = aten_cost(call("aten::conv2d", {x, w, b, ints({1, 1}), ints({2, 2}), ints({1, 1}), integer(1)}));
+  const auto convolution =
+      aten_cost(call("aten::convolution", {x, w, b, ints({1, 1}), ints({2, 2}), ints({1, 1}), boolean(false), ints({0, 0}), integer(1)}));
+  const auto mkldnn = aten_cost(call("aten::mkldnn_convolution", {x, w, b, ints({2, 2}), ints({1, 1}), ints({1, 1}), integer(1)}));
+  ASSERT_TRUE(conv2d && convolution && mkldnn);
+  EXPECT_DOUBLE_EQ(chain_flops({conv2d, convolution, convolution, mkldnn}), conv2d->flops) << "conv2d > convolution > _convolution > mkldnn";
+  EXPECT_DOUBLE_EQ(chain_flops({std::nullopt, mkldnn}), mkldnn->flops) << "no formula above: the inner op counts";
+
+  // linear > t + addmm: the two children are siblings under linear.
+  const auto linear = aten_cost(call("aten::linear", {t({8, 32}), t({10, 32}), t({10})}));
+  const auto addmm = aten_cost(call("aten::addmm", {t({10}), t({8, 32}), t({32, 10})}));
+  const auto view = aten_cost(call("aten::t", {t({10, 32})}));
+  ASSERT_TRUE(linear && addmm && view);
+  OpStack stack;
+  double total = 0;
+  stack.push(0, &*linear, true, false);
+  for (const auto* child : {&*view, &*addmm}) {
+    const OpFrame* f = stack.push(1, child, true, false);
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->carries_work);
+    EXPECT_FALSE(f->reads_counters) << "a nested op is timed only";
+    EXPECT_EQ(f->root, 0);
+    stack.pop();
+  }
+  const OpFrame* top = stack.pop();
+  ASSERT_NE(top, nullptr);
+  EXPECT_TRUE(top->carries_work);
+  EXPECT_TRUE(top->reads_counters);
+  total += top->work.flops;
+  EXPECT_DOUBLE_EQ(total, linear->flops);
+}
+
+TEST(OpStack, BackwardWrappersAndUserScopes) {
+  OpStack stack;
+  const AtenCost conv{10, 1};
+  stack.push(-1, nullptr, false, false);                      // autograd::engine::evaluate_function: a wrapper
+  const OpFrame* node = stack.push(5, nullptr, false, true);  // ConvolutionBackward0
+  ASSERT_NE(node, nullptr);
+  EXPECT_TRUE(node->reads_counters) << "the outermost region, under a wrapper that is none";
+  EXPECT_TRUE(node->backward);
+  const OpFrame* inner = stack.push(6, &conv, true, false);  // aten::convolution_backward
+  ASSERT_NE(inner, nullptr);
+  EXPECT_TRUE(inner->backward);
+  EXPECT_TRUE(inner->carries_work);
+  EXPECT_FALSE(inner->reads_counters);
+  EXPECT_EQ(inner->root, 6) << "a backward function is nobody's root";
+  stack.pop();
+  stack.pop();
+  stack.pop();
+  EXPECT_EQ(stack.pop(), nullptr) << "an end without its start";
+  for (std::size_t i = 0; i < OpStack::kMaxDepth + 3; ++i) stack.push(1, nullptr, true, false);
+  EXPECT_EQ(stack.depth(), OpStack::kMaxDepth);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(stack.pop(), nullptr) << "the calls past the depth balance";
+  EXPECT_NE(stack.pop(), nullptr);
+}
+
+}  // namespace
+}  // namespace hwprof::detail
