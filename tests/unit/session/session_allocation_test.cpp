@@ -1,5 +1,6 @@
 // Entering and leaving regions allocates nothing (docs/design.md, "Rules every part
-// keeps": the measured path allocates nothing): begin/end, Region and HWPROF_REGION, nested, on the timer-only path, with
+// keeps": the measured path allocates nothing): begin/end, Region and HWPROF_REGION, nested,
+// time-only regions and added work, on the timer-only path, with
 // counters read (perf software events, falling back to the timer backend's clocks where the
 // kernel refuses them), and on a second thread. A binary of its own, since it replaces the
 // global operator new to count allocations.
@@ -30,11 +31,15 @@ std::unique_ptr<Session> open_session(BackendKind backend, std::vector<std::stri
 long allocations_while_measuring(Session& s) {
   const int outer = s.region("outer");
   const int inner = s.region("inner");
+  const int timed = s.region("time only");
   auto pass = [&] {
     s.begin(outer);
     {
       Region r(s, inner);
       HWPROF_REGION(s, "macro");
+      Session::enter_time_only(s.state(), timed);  // the PyTorch observer's nested ops
+      Session::leave(s.state(), timed);
+      Session::add_work(s.state(), timed, 2.0, 8.0);
     }
     s.end(outer);
   };
