@@ -300,6 +300,7 @@ void Session::State::end(int id) noexcept {
   const Frame& f = t->frames[depth];
   const bool reads = reading && f.counted;
   if (reads) read_counters(*t->after);
+  if (reading && !f.counted) r->time_only_calls.fetch_add(1, std::memory_order_relaxed);
   // The measured cost of a pair is a counted pair's where counters are read: a time-only
   // region in such a session has none of it subtracted (docs/regions.md, "Cost").
   const bool measured_cost = reads || !reading;

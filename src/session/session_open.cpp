@@ -45,6 +45,7 @@ void RegionRecord::clear(std::size_t event_count) noexcept {
   work_flops_sum.store(0.0, std::memory_order_relaxed);
   work_bytes_sum.store(0.0, std::memory_order_relaxed);
   work_calls.store(0, std::memory_order_relaxed);
+  time_only_calls.store(0, std::memory_order_relaxed);
   for (std::size_t e = 0; e < event_count; ++e) events[e].clear();
 }
 

@@ -46,7 +46,11 @@ RegionReport Session::State::report(int id, bool count_open) const {
       c.status = events[e].status;
     } else if (c.samples == 0) {
       c.status = CounterStatus::not_counted;
-      if (c.reason.empty() && out.calls > 0) c.reason = "no read of this event succeeded during the region";
+      if (c.reason.empty() && r->time_only_calls.load() > 0) {
+        c.reason = "timed only: entered inside a region that reads counters (enter_time_only), whose counts include it";
+      } else if (c.reason.empty() && out.calls > 0) {
+        c.reason = "no read of this event succeeded during the region";
+      }
     } else {
       c.status = s.multiplexed.load() > 0 ? CounterStatus::multiplexed : CounterStatus::ok;
       c.min_running_fraction = s.min_fraction.load();

@@ -55,6 +55,7 @@ struct RegionRecord {
   std::atomic<double> work_flops_sum{0.0};
   std::atomic<double> work_bytes_sum{0.0};
   std::atomic<std::uint64_t> work_calls{0};
+  std::atomic<std::uint64_t> time_only_calls{0};  // entered by enter_time_only() where counters are read
 
   void clear(std::size_t event_count) noexcept;
 };

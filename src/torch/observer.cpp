@@ -34,7 +34,10 @@
 namespace hwprof::detail {
 namespace {
 
-Session::State* session_state = nullptr;  // the default session's, set once at registration
+// The default session's state, opened at the first op (not while the library loads: a
+// session opened from a static initializer, before libtorch's threads exist, counted nothing
+// in them); nullptr while regions are disabled.
+std::atomic<Session::State*> session_state{nullptr};
 
 // ---- the forward op each autograd sequence number belongs to ----
 
@@ -198,7 +201,7 @@ Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int fo
       s.cost = *cost;
     }
   }
-  s.region = Session::named_region(session_state, name);
+  s.region = Session::named_region(session_state.load(std::memory_order_relaxed), name);
   remember_name(s.region, name);
   return s;
 }
@@ -229,6 +232,12 @@ constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& ts = thread_state;
+  Session::State* const state = default_state();
+  if (state == nullptr) {
+    ts.stack.push(-1, nullptr, false, false);
+    return nullptr;
+  }
+  session_state.store(state, std::memory_order_relaxed);
   try {
     const at::RecordScope scope = fn.scope();
     const char* name = fn.name();
@@ -254,9 +263,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (f == nullptr || s.region < 0) return nullptr;
     if (kind == CallKind::op && !backward) remember_forward(fn.seqNr(), f->root);
     if (f->reads_counters) {
-      Session::enter(session_state, s.region);
+      Session::enter(state, s.region);
     } else {
-      Session::enter_time_only(session_state, s.region);
+      Session::enter_time_only(state, s.region);
     }
   } catch (...) {
     // A call that cannot be read is not measured; its end still finds a frame.
@@ -268,8 +277,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 void on_end(const at::RecordFunction&, at::ObserverContext*) {
   const OpFrame* f = thread_state.stack.pop();
   if (f == nullptr || f->region < 0) return;
-  Session::leave(session_state, f->region);
-  if (f->carries_work) Session::add_work(session_state, f->region, f->work.flops, f->work.bytes);
+  Session::State* const state = session_state.load(std::memory_order_relaxed);
+  Session::leave(state, f->region);
+  if (f->carries_work) Session::add_work(state, f->region, f->work.flops, f->work.bytes);
 }
 
 // Registered when the library is loaded: a C++ program that links it, or Python's import.
@@ -284,9 +294,8 @@ struct Registration {
         const char* value = std::getenv(name);
         asked = asked || (value != nullptr && *value != '\0');
       }
-      if (!asked) return;
-      session_state = default_state();
-      if (session_state == nullptr) return;  // HWPROF_DISABLE: nothing is observed
+      const char* disable = std::getenv("HWPROF_DISABLE");
+      if (!asked || (disable != nullptr && *disable != '\0' && std::strcmp(disable, "0") != 0)) return;
       at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                                 .needsInputs(true)
                                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));

@@ -572,6 +572,7 @@ TEST(Session, ATimeOnlyRegionReadsNothingAndLeavesItsCountsToItsCountedParent) {
   EXPECT_EQ(ri.calls, 1u);
   EXPECT_FALSE(ri.counters[0].has_value()) << "a time-only region has no counts";
   EXPECT_EQ(ri.counters[0].status, CounterStatus::not_counted);
+  EXPECT_TRUE(contains(ri.counters[0].reason, "timed only")) << ri.counters[0].reason;
   EXPECT_DOUBLE_EQ(ri.inclusive_ns.median, 510) << "the 500 spent and the clock's tick: no read cost subtracted";
   const RegionReport ro = s->report(op);
   EXPECT_DOUBLE_EQ(ro.counters[0].inclusive, 120) << "its own work and the nested regions', no read charged";
