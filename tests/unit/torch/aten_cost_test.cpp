@@ -11,8 +11,20 @@
 #include "torch/aten_cost.hpp"
 #include "torch/op_stack.hpp"
 
-namespace hwprof::detail {
+// Not in hwprof::detail: the unity build puts aten_cost.cpp, whose helpers have the same
+// names, in this translation unit.
+namespace hwprof::torch_test {
 namespace {
+
+using detail::aten_cost;
+using detail::aten_signature;
+using detail::AtenArg;
+using detail::AtenArgKind;
+using detail::AtenCall;
+using detail::AtenCost;
+using detail::AtenElement;
+using detail::OpFrame;
+using detail::OpStack;
 
 AtenArg t(std::initializer_list<std::int64_t> dims, AtenElement element = AtenElement::floating) {
   AtenArg a;
@@ -275,4 +287,4 @@ TEST(OpStack, BackwardWrappersAndUserScopes) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::torch_test
