@@ -118,12 +118,12 @@ void copy_tensor(AtenArg& a, const at::Tensor& t) {
   a.element_bytes = static_cast<std::uint8_t>(t.element_size());
 }
 
-template <class List>
-void copy_list(AtenArg& a, const List& list) {
+// An int or bool list, read in place (toListRef: no reference count touched).
+void copy_list(AtenArg& a, const c10::IValue& v) {
+  const c10::ArrayRef<c10::IValue> list = v.toListRef();
   a.kind = AtenArgKind::ints;
-  const std::size_t n = list.size();
-  a.rank = static_cast<std::uint8_t>(n < kAtenMaxRank ? n : kAtenMaxRank);
-  for (std::size_t i = 0; i < a.rank; ++i) a.dims[i] = static_cast<std::int64_t>(list.get(i));
+  a.rank = static_cast<std::uint8_t>(list.size() < kAtenMaxRank ? list.size() : kAtenMaxRank);
+  for (std::size_t i = 0; i < a.rank; ++i) a.dims[i] = list[i].isBool() ? (list[i].toBool() ? 1 : 0) : list[i].toInt();
 }
 
 void copy_input(AtenArg& a, const c10::IValue& v) {
@@ -131,19 +131,16 @@ void copy_input(AtenArg& a, const c10::IValue& v) {
   if (v.isTensor()) {
     copy_tensor(a, v.toTensor());
   } else if (v.isTensorList()) {
-    const c10::List<at::Tensor> list = v.toTensorList();
-    a.kind = AtenArgKind::tensors;
-    a.count = static_cast<std::int64_t>(list.size());
+    const c10::ArrayRef<c10::IValue> list = v.toListRef();
     for (std::size_t i = 0; i < list.size(); ++i) {
-      const at::Tensor t = list.get(i);
+      const at::Tensor& t = list[i].toTensor();
       if (i == 0) copy_tensor(a, t);
       a.elements += i == 0 ? 0 : t.numel();
     }
     a.kind = AtenArgKind::tensors;
-  } else if (v.isIntList()) {
-    copy_list(a, v.toIntList());
-  } else if (v.isBoolList()) {
-    copy_list(a, v.toBoolList());
+    a.count = static_cast<std::int64_t>(list.size());
+  } else if (v.isIntList() || v.isBoolList()) {
+    copy_list(a, v);
   } else if (v.isInt()) {
     a.kind = AtenArgKind::integer;
     a.integer = v.toInt();
