@@ -38,6 +38,7 @@ PUBLIC = {
     "session.hpp": "session",
     "regions.hpp": "session",
     "regions.h": "session",
+    "torch.h": "torch",
     "graph.hpp": "graph",
     "cost.hpp": "cost",
     "optimizer.hpp": "cost",

@@ -7,8 +7,9 @@
   - a citation of a page of docs/ (or README.md) that does not exist, or of a section that
     is not one of its headings: `docs/X.md, "Section"`, `docs/X.md "Section"`, `docs/X.md#anchor`
     (a section may be cited by the start of its heading: "Why" for "Why: the rule table");
-  - a public header of include/hwprof/ that hwprof.hpp does not include (regions.hpp and
-    regions.h excepted: a program includes them where it marks regions) or that docs/design.md's
+  - a public header of include/hwprof/ that hwprof.hpp does not include (regions.hpp,
+    regions.h and torch.h excepted: a program includes them where it marks regions, or
+    links hwprof::torch) or that docs/design.md's
     list of public headers (its `include/hwprof/` row) does not name;
   - a `switch` with `case OpKind::...` labels and a `default:`, which keeps the compiler from
     naming an op the switch forgot (docs/adding-an-op.md).
@@ -38,7 +39,7 @@ CITATION = re.compile(r"(?<![\w/.-])(docs/[\w.-]+\.md|README\.md)")
 SECTION = re.compile(r'#([\w-]+)|(?:,\s*|\s+)"([^"\n]+)"')
 # A comment's continuation lines: the newline, the indentation and the comment leader.
 CONTINUATION = re.compile(r"\s*\n\s*(?://|#|\*)?\s*")
-NOT_IN_UMBRELLA = {"hwprof.hpp", "regions.hpp", "regions.h"}
+NOT_IN_UMBRELLA = {"hwprof.hpp", "regions.hpp", "regions.h", "torch.h"}
 
 
 def headings(path):

@@ -28,6 +28,7 @@
 
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
+#include "hwprof/torch.h"
 #include "torch/aten_cost.hpp"
 #include "torch/op_stack.hpp"
 
@@ -309,8 +310,6 @@ const Registration registration;
 }  // namespace
 }  // namespace hwprof::detail
 
-// Whether the observer is registered: 1 when it sees PyTorch's ops (the regions library is
-// enabled and libtorch accepted the callback), else 0. Also what keeps the library linked.
-extern "C" HWPROF_API int hwprof_torch_observing(void) {
+extern "C" int hwprof_torch_observing(void) {
   return hwprof::detail::registration.active ? 1 : 0;
 }

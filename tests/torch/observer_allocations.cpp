@@ -9,11 +9,10 @@
 #include <cstdio>
 
 #include <ATen/record_function.h>
+#include <hwprof/torch.h>
 #include <torch/torch.h>
 
 #include "counting_new.hpp"
-
-extern "C" int hwprof_torch_observing(void);
 
 namespace {
 std::unique_ptr<at::ObserverContext> nothing_at_start(const at::RecordFunction&) {
