@@ -86,6 +86,9 @@ mkdir -p "$seeds"/{spec,calibration,profile,event_group,onnx}
 cp "$root"/models/*.json "$seeds/spec/"
 cp "$seeds"/generated/calibration/*.json "$seeds/calibration/"
 cp "$seeds"/generated/profile/*.json "$seeds/profile/"
+for file in "$root"/tests/fixtures/profiles/v1/*.json; do
+  cp "$file" "$seeds/profile/v1-$(basename "$file")"
+done
 for file in "$root"/tests/fixtures/machines/*/*.json; do
   if [ -f "$file" ]; then cp "$file" "$seeds/calibration/$(basename "$(dirname "$file")")-$(basename "$file")"; fi
 done

@@ -1,12 +1,14 @@
-// A Profile: what `hwprof profile` measured for every layer of a model, joined with what the
-// layer should cost and placed on this machine's roofline. It is a plain value: the profiler
-// (src/profile/profiler.cpp) fills it, the reports (src/report/: table, JSON, CSV, Chrome
-// trace, SVG roofline, HTML) only format it, and `hwprof report` reads it back from JSON.
+// A Profile: what `hwprof profile` measured for every layer of a model (or a program in its
+// own regions: ProfileKind), joined with what the layer should cost and placed on this
+// machine's roofline. It is a plain value: the profiler (src/profile/profiler.cpp) fills it,
+// the reports (src/report/: table, JSON, CSV, Chrome trace, SVG roofline, HTML) only format
+// it, and `hwprof report` reads it back from JSON.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwprof/cost.hpp"
@@ -22,7 +24,41 @@ HWPROF_API_BEGIN
 
 namespace hwprof {
 
-inline constexpr int kProfileSchema = 1;
+// The version of profile.json this hwprof writes; profile_from_json reads it and migrates
+// older ones (docs/profile.md, "Schema history").
+inline constexpr int kProfileSchema = 2;
+
+// What made a profile (docs/profile.md, "Kinds"). `merged` and `torch` are reserved: nothing
+// makes them yet, but they are read and written like a model profile.
+enum class ProfileKind {
+  model,    // hwprof's engine ran a model (`hwprof profile`)
+  regions,  // a program's own regions (<hwprof/regions.hpp>, src/profile/region_profile.cpp)
+  merged,   // reserved: ranks merged into one profile
+  torch,    // reserved: a PyTorch program's modules
+};
+
+// What one measured pass of a model did (a regions profile has no passes: inference there).
+enum class RunPhase {
+  inference,  // the forward pass only; written "forward"
+  train,      // a training step: forward, backward and optimizer
+};
+
+// The phase a row ran in.
+enum class LayerPhase {
+  forward,
+  backward,
+  optimizer,
+  region,  // a program's own region (a regions profile)
+};
+
+// The names profile.json, the table and the CLI use for them, and back; parsing an unknown
+// name gives nullopt.
+std::string_view profile_kind_name(ProfileKind kind) noexcept;
+std::optional<ProfileKind> parse_profile_kind(std::string_view name) noexcept;
+std::string_view run_phase_name(RunPhase phase) noexcept;  // "forward" or "train"
+std::optional<RunPhase> parse_run_phase(std::string_view name) noexcept;
+std::string_view layer_phase_name(LayerPhase phase) noexcept;
+std::optional<LayerPhase> parse_layer_phase(std::string_view name) noexcept;
 
 // One counter of one layer, per call. `value` is absent when the counter could not be read,
 // and then `reason` says why and how to fix it — never a 0 that was not counted.
@@ -68,10 +104,10 @@ inline constexpr std::size_t kMaxKeptSamples = 1000;
 struct LayerProfile {
   int index = -1;  // Graph::nodes index; -1 for the model total
   std::string name;
-  std::string op;       // op name (README.md, "Model specs"); "model" for the total
-  std::string phase;    // "forward", "backward" or "optimizer"
-  Shape output_shape;   // per sample
-  bool causal = false;  // attention: the mask (for the FLOPs comparison's reasons)
+  std::string op;                          // op name (README.md, "Model specs"); "model" for the total
+  LayerPhase phase = LayerPhase::forward;  // Profile::total's is not used: it spans the run (profile_phase_name)
+  Shape output_shape;                      // per sample
+  bool causal = false;                     // attention: the mask (for the FLOPs comparison's reasons)
   // Analytic, per call (the whole batch).
   std::int64_t params = 0;
   std::int64_t macs = 0;
@@ -150,15 +186,16 @@ struct CallPathRow {
 };
 
 struct Profile {
-  int schema = kProfileSchema;
-  std::string created;  // ISO 8601, UTC
+  int schema = kProfileSchema;  // the version it was read from (profile_from_json migrates it); written as kProfileSchema
+  std::string created;          // ISO 8601, UTC
   std::string hwprof_version;
   ProfileMachine machine;
   std::string model;
   Shape input_shape;  // per sample
   std::int64_t batch = 1;
-  std::string phase = "forward";  // "forward" (inference), "train" (forward, backward, optimizer) or "regions" (a program's own regions)
-  std::string optimizer;          // train: "sgd" or "adam"
+  ProfileKind kind = ProfileKind::model;
+  RunPhase phase = RunPhase::inference;  // a model's passes (inference for a regions profile)
+  std::string optimizer;                 // train: "sgd" or "adam"
   // Launched as one of several ranks (mpirun, srun, torchrun): which, of how many (0: the
   // launcher did not say), and the variable that said so. rank -1: a single process.
   int rank = -1;
@@ -176,18 +213,22 @@ struct Profile {
   int warmup_runs = 0;
   int iterations = 0;
   double overhead_ns = 0.0;          // the session's begin+end cost, subtracted from every layer
-  LayerProfile total;                // the whole model per call: time of the whole pass
+  LayerProfile total;                // the whole model per call: time of the whole pass (or step)
   std::vector<LayerProfile> layers;  // forward layers in order, then backward and optimizer ones
   ProfileMemory memory;
   std::vector<TraceSpan> trace;  // sampled iterations only (see trace_iterations)
   int trace_iterations = 0;
-  // "regions" profiles: every region per thread, and the merged call tree (total over calls).
+  // Regions profiles: every region per thread, and the merged call tree (total over calls).
   std::vector<RegionThreadRow> region_threads;
   std::vector<CallPathRow> call_paths;
   // Passes of their own over which the counters were summed, so that reading them never
   // touched the times (0: the times' passes read them, as with the timer backend's clocks).
   int counter_iterations = 0;
 };
+
+// The profile's phase as profile.json and the reports write it: "regions" for a regions
+// profile, else its run phase ("forward" or "train").
+std::string_view profile_phase_name(const Profile& profile) noexcept;
 
 // JSON (docs/profile.md): the stable, documented format; profile_from_json reads it back
 // (for `hwprof report`), refusing a newer schema or a malformed file with the place named.

@@ -81,10 +81,10 @@ Profile profile_of(const Session& session, const RegionProfileOptions& options);
 
 struct LatencyStats {
   std::int64_t batch = 1;
-  int threads = 1;             // the kernel threads in effect (0 in the options: one per online CPU)
-  std::string phase;           // "forward" or "train"
-  Summary ms;                  // per iteration: wall time (steady_clock) of each measured iteration
-  double samples_per_s = 0.0;  // batch / median
+  int threads = 1;                       // the kernel threads in effect (0 in the options: one per online CPU)
+  RunPhase phase = RunPhase::inference;  // a forward pass, or a training step
+  Summary ms;                            // per iteration: wall time (steady_clock) of each measured iteration
+  double samples_per_s = 0.0;            // batch / median
   int warmup_runs = 0;
   std::int64_t parameter_bytes = 0;  // the model's parameters and buffers
   // Measured by the tensor allocator: the largest peak of a measured iteration above the bytes

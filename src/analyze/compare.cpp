@@ -178,7 +178,7 @@ ProfileComparison compare_profiles(const Profile& a, const Profile& b, double al
   };
   differ("model", a.model, b.model);
   differ("batch", std::to_string(a.batch), std::to_string(b.batch));
-  differ("phase", a.phase, b.phase);
+  differ("phase", std::string(profile_phase_name(a)), std::string(profile_phase_name(b)));
   differ("threads", std::to_string(a.threads), std::to_string(b.threads));
   differ("CPU", a.machine.cpu.brand, b.machine.cpu.brand);
   differ("host", a.machine.host, b.machine.host);

@@ -52,8 +52,8 @@ bool on_roofline_chart(const LayerNumbers& n) {
 }
 
 std::string display_name(const LayerProfile& layer) {
-  if (layer.phase.empty() || layer.phase == "forward" || layer.phase == "region" || layer.index < 0) return layer.name;
-  return layer.name + " (" + layer.phase + ")";
+  if (layer.phase == LayerPhase::forward || layer.phase == LayerPhase::region || layer.index < 0) return layer.name;
+  return layer.name + " (" + std::string(layer_phase_name(layer.phase)) + ")";
 }
 
 std::vector<UnavailableCounter> unavailable_counters(const Profile& profile) {

@@ -355,6 +355,10 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
   Machine m;
   try {
     if (!root.is_object()) in.fail("", "a machine report is a JSON object");
+    // A profile's schema is not a machine report's: said before its number is read as one.
+    if (root.contains("layers") && root.contains("total")) {
+      in.fail("", "this is a profile (`hwprof profile`; `hwprof report` renders it), not a machine report: `hwprof calibrate` writes one");
+    }
     const std::int64_t schema = in.integer(root, "", "schema", 1);
     if (schema != kMachineSchema) {
       in.fail("/schema", "schema " + std::to_string(schema) + " is not " + std::to_string(kMachineSchema) +

@@ -59,7 +59,7 @@ std::string report_json(const Report& r, const BenchCommandOptions& o) {
   j["source"] = r.source;
   j["batch"] = r.m.batch;
   j["threads"] = r.m.threads;
-  j["phase"] = r.m.phase;
+  j["phase"] = run_phase_name(r.m.phase);
   j["input"] = {{"shape", r.input_shape}, {"dtype", dtype_name(r.input_dtype)}};
   j["blas"] = {{"config", r.blas.config}, {"core", r.blas.core}, {"core_source", r.blas.core_source}};
   if (!r.blas.advice.empty()) j["blas"]["advice"] = r.blas.advice;

@@ -180,8 +180,8 @@ void structure_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
   // convolution structure applies to it. A backward pass runs GEMMs of the same three
   // dimensions as the forward one, transposed (dX = dY·Wᵀ, dW = Xᵀ·dY), so the shape causes
   // hold for it too, quoted as the forward GEMM's.
-  const bool optimizer = l.phase == "optimizer";
-  const bool backward = l.phase == "backward";
+  const bool optimizer = l.phase == LayerPhase::optimizer;
+  const bool backward = l.phase == LayerPhase::backward;
   if (in.node != nullptr && !optimizer) {
     const Node& node = *in.node;
     if (is_depthwise(node, in.input_shape)) {
@@ -223,7 +223,7 @@ void structure_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
       }
     }
     // Forward only: the backward passes reuse the saved output and evaluate no function.
-    if (const std::string fn = transcendental_of(node); !fn.empty() && (l.phase.empty() || l.phase == "forward")) {
+    if (const std::string fn = transcendental_of(node); !fn.empty() && l.phase == LayerPhase::forward) {
       const bool calibrated = r && r->compute_roof.starts_with(fn);
       out.push_back({"transcendental", fmt::format("{}-bound", fn),
                      calibrated ? fmt::format("it evaluates {} once per element, and runs at {} of what the calibrated {} kernel allows "

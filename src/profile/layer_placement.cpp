@@ -153,7 +153,8 @@ std::string layers_named(std::vector<const LayerProfile*> layers) {
                        i == 0                                     ? ""
                        : i + 1 == shown && shown == layers.size() ? " and "
                                                                   : ", ",
-                       layers[i]->name + (layers[i]->phase == "forward" ? "" : " " + layers[i]->phase), 100 * layers[i]->roofline->efficiency);
+                       layers[i]->name + (layers[i]->phase == LayerPhase::forward ? "" : " " + std::string(layer_phase_name(layers[i]->phase))),
+                       100 * layers[i]->roofline->efficiency);
   }
   if (layers.size() > shown) out += fmt::format(" and {} more", layers.size() - shown);
   return out;

@@ -261,7 +261,7 @@ Profile profile_header(const Graph& graph, const ProfileOptions& options, int th
   p.model = graph.name;
   p.input_shape = graph.input.shape;
   p.batch = options.batch;
-  p.phase = options.train ? "train" : "forward";
+  p.phase = options.train ? RunPhase::train : RunPhase::inference;
   // The CLI's names (--optimizer): its sgd is SGD with momentum.
   if (options.train) p.optimizer = options.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd";
   p.threads = threads;
@@ -359,7 +359,6 @@ void fill_total(Profile& p, const Graph& graph, const ProfileOptions& options, i
                 const std::vector<AnalyticPhaseCost>& analytic, const Measured& total) {
   p.total.name = graph.name;
   p.total.op = "model";
-  p.total.phase = p.phase;
   p.total.params = cost.totals.params;
   p.total.macs = cost.totals.macs * options.batch;
   for (const AnalyticPhaseCost& a : analytic) {
@@ -406,6 +405,19 @@ struct LayerContext {
   double pass_bytes;  // what one whole pass touches: weights stay in cache between passes only if it fits
 };
 
+// The engine's phase as a row's.
+LayerPhase layer_phase_of(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::forward:
+      return LayerPhase::forward;
+    case Phase::backward:
+      return LayerPhase::backward;
+    case Phase::optimizer:
+      return LayerPhase::optimizer;
+  }
+  return LayerPhase::forward;
+}
+
 // One layer in one phase, measured, placed on the roofline and explained.
 LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, const Measured& m, const Profile& p) {
   const Node& node = c.graph.nodes[i];
@@ -414,7 +426,7 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
   layer.index = static_cast<int>(i);
   layer.name = node.name;
   layer.op = std::string(op_name(node.op));
-  layer.phase = phase_name(phase);
+  layer.phase = layer_phase_of(phase);
   layer.output_shape = node.output_shape;
   layer.causal = node.op == OpKind::attention && node.attrs.causal;
   layer.params = c.cost.layers[i].params;

@@ -43,7 +43,7 @@ Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& o
   LatencyStats stats;
   stats.batch = options.batch;
   stats.threads = built->executor().threads();
-  stats.phase = options.train ? "train" : "forward";
+  stats.phase = options.train ? RunPhase::train : RunPhase::inference;
   stats.parameter_bytes = built->executor().parameter_bytes();
   WarmupPolicy warmup = options.warmup >= 0 ? WarmupPolicy::runs(options.warmup) : WarmupPolicy::until_stable();
   while (!warmup.done()) {
@@ -107,7 +107,7 @@ Result<LayerProfile> profile_layer(const Graph& graph, const std::string& layer_
   auto profile = profile_model(alone, options);
   if (!profile) return profile.error();
   for (LayerProfile& layer : profile->layers) {
-    if (layer.phase == "forward") return std::move(layer);
+    if (layer.phase == LayerPhase::forward) return std::move(layer);
   }
   return Error{graph.where(node) + ": the engine ran nothing for this layer"};
 }

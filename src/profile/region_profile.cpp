@@ -66,7 +66,7 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
   l.index = r.id;
   l.name = r.name;
   l.op = "region";
-  l.phase = "region";
+  l.phase = LayerPhase::region;
   if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
   if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
   if (r.work_flops || r.work_bytes) {
@@ -164,7 +164,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.created = detail::utc_timestamp();
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
-  p.phase = "regions";
+  p.kind = ProfileKind::regions;
   fill_launch_rank(p);
   p.threads = resolve_threads(options.threads);
   p.backend = s.backend;
@@ -201,7 +201,6 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.total.bytes = static_cast<std::int64_t>(bytes);
   p.total.name = p.model;
   p.total.op = "model";
-  p.total.phase = "regions";
   p.total.time_ms = one_sample(root_ns / 1e6);
   p.total.time_share = 1.0;
   p.iterations = 1;

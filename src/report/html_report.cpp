@@ -174,10 +174,11 @@ std::string totals_section(const Profile& p) {
   const detail::LayerNumbers n = detail::layer_numbers(t);
   std::string out = "<section id=\"totals\"><h2>Model totals</h2><dl>\n";
   const auto row = [&](const std::string& term, const std::string& value_html) { out += "<dt>" + esc(term) + "</dt><dd>" + value_html + "</dd>\n"; };
-  row("run", fmt::format("{}, batch {}, {}{}, {} thread{}", esc(p.model), p.batch, esc(p.phase),
-                         p.phase == "train" && !p.optimizer.empty() ? " (" + esc(p.optimizer) + ")" : "", p.threads, p.threads == 1 ? "" : "s"));
+  row("run",
+      fmt::format("{}, batch {}, {}{}, {} thread{}", esc(p.model), p.batch, esc(profile_phase_name(p)),
+                  p.phase == RunPhase::train && !p.optimizer.empty() ? " (" + esc(p.optimizer) + ")" : "", p.threads, p.threads == 1 ? "" : "s"));
   std::string time = fmt::format("{} ms median per {} (measured, {} iterations after {} warm-up)", num(t.time_ms.median, 4),
-                                 p.phase == "train" ? "training step" : "forward pass", t.time_ms.n, p.warmup_runs);
+                                 p.phase == RunPhase::train ? "training step" : "forward pass", t.time_ms.n, p.warmup_runs);
   if (t.time_ms.has_median_ci()) time += fmt::format("; 95% CI {}–{} ms", num(t.time_ms.median_ci_low, 4), num(t.time_ms.median_ci_high, 4));
   row("time", time);
   row("FLOPs per call", fmt::format("{} ({})", detail::group_digits(t.flops), value_source_name(n.flops.source)));
@@ -273,15 +274,16 @@ struct LayerTable {
   double layers_ms = 0;                    // the layers' summed medians
 };
 
-// One row: a layer (`tag` td) or the model total (th, plain cells: it is not sorted).
-std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::string& tag, const std::string& name) {
+// One row: a layer (`tag` td) or the model total (th, plain cells: it is not sorted); `phase`
+// is the row's, or for the total the profile's (profile_phase_name).
+std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::string& tag, const std::string& name, std::string_view phase) {
   const detail::LayerNumbers n = detail::layer_numbers(l);
   const double share = tag == "td" ? detail::share_of(l, t.layers_ms) : 1.0;
   const bool worry = tag == "td" && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
   std::string r = worry ? "<tr class=\"worry\">" : "<tr>";
   r += cell(esc(name), name);
   r += cell(esc(l.op), l.op);
-  if (t.phases) r += cell(esc(l.phase), l.phase);
+  if (t.phases) r += cell(esc(phase), std::string(phase));
   const std::string time_text = detail::milliseconds(l.time_ms.median);
   r += l.below_resolution
            ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
@@ -327,7 +329,7 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
 }
 
 std::string layers_section(const Profile& p, const detail::NumberedNotes& notes) {
-  LayerTable t{p, notes, {}, p.phase == "train", detail::summed_layer_ms(p)};
+  LayerTable t{p, notes, {}, p.phase == RunPhase::train, detail::summed_layer_ms(p)};
   for (const EventInfo& e : p.events) {
     if (std::find(t.counter_names.begin(), t.counter_names.end(), e.name) == t.counter_names.end()) t.counter_names.push_back(e.name);
   }
@@ -364,8 +366,8 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
   std::stable_sort(by_win.begin(), by_win.end(), [&](const LayerProfile* a, const LayerProfile* b) {
     return win(a) > win(b) || (win(a) == win(b) && a->time_ms.median > b->time_ms.median);
   });
-  for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", detail::display_name(*l));
-  out += "</tbody>\n<tfoot>" + layer_row(t, p.total, "th", "model total") + "</tfoot></table>\n";
+  for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", detail::display_name(*l), layer_phase_name(l->phase));
+  out += "</tbody>\n<tfoot>" + layer_row(t, p.total, "th", "model total", profile_phase_name(p)) + "</tfoot></table>\n";
   out += group_tables(p);
   out +=
       "<p class=\"note\">n/a[k]: the counter could not be read, for the reason in note k at the top. impossible: a value wall "
@@ -378,7 +380,7 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
 std::string memory_section(const Profile& p) {
   const ProfileMemory& m = p.memory;
   const MemoryEstimate& a = m.analytic;
-  const bool train = p.phase == "train";
+  const bool train = p.phase == RunPhase::train;
   std::string out = "<section id=\"memory\"><h2>Memory</h2>\n";
   out += fmt::format("<p class=\"note\">Analytic: the cost model at batch {} (optimizer {}). Measured: this run. Decimal MB.</p>\n", a.batch,
                      optimizer_name(a.optimizer));
@@ -425,7 +427,7 @@ std::string counters_section(const Profile& p, const detail::NumberedNotes& note
 
 // A regions profile's call tree and per-thread totals.
 std::string regions_section(const Profile& p) {
-  if (p.phase != "regions" || (p.call_paths.empty() && p.region_threads.empty())) return {};
+  if (p.kind != ProfileKind::regions || (p.call_paths.empty() && p.region_threads.empty())) return {};
   std::string out = "<section id=\"regions\"><h2>Call paths and threads</h2>\n";
   if (!p.call_paths.empty()) {
     out += "<h3>Call paths</h3><p class=\"note\">Merged over the threads; inclusive and exclusive of nested regions, over all calls.</p>\n";
@@ -475,9 +477,9 @@ std::string notes_banner(const detail::NumberedNotes& notes) {
 
 // The answer in one line under the title: how long a pass takes and how much is to win.
 std::string answer_line(const Profile& p) {
-  if (p.phase == "regions" || p.total.time_ms.n == 0) return {};
+  if (p.kind == ProfileKind::regions || p.total.time_ms.n == 0) return {};
   std::string out =
-      fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
+      fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
   if (const auto h = detail::headroom_ms(p.total)) {
     out += fmt::format(", <b>{} ms</b> ({}) of it to win at the roofs", detail::milliseconds(h->win_ms),
                        detail::percent(h->win_ms / p.total.time_ms.median));
@@ -489,14 +491,14 @@ std::string answer_line(const Profile& p) {
 
 std::string html_report(const Profile& p) {
   std::string out = detail::html_page_open("hwprof: " + p.model);
-  if (p.phase == "regions") {
+  if (p.kind == ProfileKind::regions) {
     out += fmt::format(
         "<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
         "calibration · {} · hwprof {}</p></header>\n",
         esc(p.model), p.threads, esc(p.created), esc(p.hwprof_version));
   } else {
     out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
-                       p.batch, esc(p.phase), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
+                       p.batch, esc(profile_phase_name(p)), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
   }
   // The answer first, as in the terminal: the notes, then the layers by time to win.
   const detail::NumberedNotes notes = detail::numbered_notes(p);
@@ -506,7 +508,7 @@ std::string html_report(const Profile& p) {
   out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
   out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
   out += regions_section(p);
-  if (p.phase != "regions") out += memory_section(p);  // a program's own regions have no cost model
+  if (p.kind != ProfileKind::regions) out += memory_section(p);  // a program's own regions have no cost model
   out += counters_section(p, notes);
   out += detail::html_page_close(kScript);
   return out;

@@ -1,7 +1,8 @@
 // A Profile as JSON (docs/profile.md, "`profile.json`"; `hwprof profile --format json`), and back: the file
 // holds everything the Profile holds, so that `hwprof report` re-renders every output from it.
 // Reading checks each field with the project's JSON reader: a problem names the file, the
-// line and column, the JSON pointer and what was expected; a newer schema is refused.
+// line and column, the JSON pointer and what was expected; a newer schema is refused, an
+// older one migrated (docs/profile.md, "Schema history").
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -66,13 +67,14 @@ ordered_json summary_to_json(const Summary& s) {
 }
 
 // Long: one line per field of a layer in the documented format (docs/profile.md), in its order.
-ordered_json layer_to_json(const LayerProfile& l) {
+// `phase`: the layer's, or for the total the profile's (profile_phase_name).
+ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   const detail::LayerNumbers n = detail::layer_numbers(l);
   ordered_json j;
   j["index"] = l.index;
   j["name"] = l.name;
   j["op"] = l.op;
-  j["phase"] = l.phase;
+  j["phase"] = phase;
   j["output_shape"] = l.output_shape;
   j["causal"] = l.causal;
   j["params"] = l.params;
@@ -308,13 +310,57 @@ Summary summary_from_json(const Reader& in, const ordered_json& v, const std::st
   return s;
 }
 
+// The first schema with a "kind" and checked row phases; older ones are migrated on reading
+// (docs/profile.md, "Schema history").
+constexpr int kSchemaWithKind = 2;
+
+// The profile's kind and phase. Version 1 had no "kind": its phase said which, "regions" a
+// program's regions and anything else a model.
+void kind_and_phase_from_json(const Reader& in, const ordered_json& root, Profile& p) {
+  const std::string phase = in.string(root, "", "phase");
+  const bool migrated = p.schema < kSchemaWithKind;
+  if (migrated) {
+    p.kind = phase == "regions" ? ProfileKind::regions : ProfileKind::model;
+  } else {
+    p.kind = enumerated<ProfileKind>(in, root, "", "kind", parse_profile_kind, "model, regions, merged or torch");
+  }
+  if (p.kind == ProfileKind::regions) {
+    if (phase != "regions") in.fail("/phase", "\"" + phase + "\"; a regions profile's phase is \"regions\"");
+    return;
+  }
+  const std::optional<RunPhase> run = parse_run_phase(phase);
+  if (!run) {
+    const std::string expected =
+        migrated ? std::string("forward, train or regions") : "forward or train (a " + std::string(profile_kind_name(p.kind)) + " profile)";
+    in.fail("/phase", "unknown phase \"" + phase + "\"; expected " + expected);
+  }
+  p.phase = *run;
+}
+
+// A row's "phase". The total spans the run: its phase repeats the profile's (checked from
+// kSchemaWithKind on) and the row keeps none. A version-1 layer may have "" (a Profile made by
+// hand), which the reports read as forward.
+LayerPhase phase_from_json(const Reader& in, const ordered_json& v, const std::string& at, const Profile& p, bool total) {
+  const std::string text = in.string(v, at, "phase");
+  if (total) {
+    const std::string_view expected = profile_phase_name(p);
+    if (p.schema >= kSchemaWithKind && text != expected) {
+      in.fail(at_key(at, "phase"), "\"" + text + "\"; the total's phase is the profile's, \"" + std::string(expected) + "\"");
+    }
+    return LayerPhase::forward;
+  }
+  if (p.schema < kSchemaWithKind && text.empty()) return LayerPhase::forward;
+  return enumerated<LayerPhase>(in, v, at, "phase", parse_layer_phase, "forward, backward, optimizer or region");
+}
+
 // Long: one read per field of a layer in the documented format (docs/profile.md), in its order.
-LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
+// `p`: the profile read so far (its schema, kind and phase); `total`: this is Profile::total.
+LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std::string& at, const Profile& p, bool total) {
   LayerProfile l;
   l.index = small_integer(in, v, at, "index", -1);
   l.name = in.string(v, at, "name");
   l.op = in.string(v, at, "op");
-  l.phase = in.string(v, at, "phase");
+  l.phase = phase_from_json(in, v, at, p, total);
   l.output_shape = shape(in, v, at, "output_shape");
   l.causal = in.boolean(v, at, "causal");
   l.params = in.integer(v, at, "params", 0);
@@ -553,7 +599,8 @@ std::string dump_pretty(const ordered_json& j) {
 // The document without its spans (an empty "trace" list stands in for them).
 ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json j;
-  j["schema"] = p.schema;
+  j["schema"] = kProfileSchema;  // whatever it was read from: this is the current format
+  j["kind"] = profile_kind_name(p.kind);
   j["created"] = p.created;
   j["hwprof_version"] = p.hwprof_version;
   j["machine"] = {
@@ -566,7 +613,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["model"] = p.model;
   j["input_shape"] = p.input_shape;
   j["batch"] = p.batch;
-  j["phase"] = p.phase;
+  j["phase"] = profile_phase_name(p);
   j["optimizer"] = p.optimizer;
   j["rank"] = p.rank >= 0 ? ordered_json{{"rank", p.rank}, {"size", p.rank_count}, {"from", p.rank_variable}} : ordered_json(nullptr);
   j["threads"] = p.threads;
@@ -582,15 +629,15 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["warmup_runs"] = p.warmup_runs;
   j["iterations"] = p.iterations;
   j["overhead_ns"] = number(p.overhead_ns);
-  j["total"] = layer_to_json(p.total);
+  j["total"] = layer_to_json(p.total, profile_phase_name(p));
   ordered_json layers = ordered_json::array();
-  for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l));
+  for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l, layer_phase_name(l.phase)));
   j["layers"] = std::move(layers);
   j["memory"] = memory_to_json(p.memory);
   j["trace_iterations"] = p.trace_iterations;
   j["counter_iterations"] = p.counter_iterations;
   j["trace"] = ordered_json::array();
-  if (p.phase == "regions") {
+  if (p.kind == ProfileKind::regions) {
     ordered_json threads = ordered_json::array();
     for (const RegionThreadRow& r : p.region_threads) {
       threads.push_back({{"thread", r.thread},
@@ -689,14 +736,11 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
   try {
     if (auto other = detail::other_hwprof_file(root, source_name)) in.fail("", "this is " + *other + "; not a profile");
     if (!root.is_object()) in.fail("", std::string("a profile is a JSON object, got ") + root.type_name());
+    // Every version from 1 up is read; an older one is migrated (docs/profile.md, "Schema history").
     const std::int64_t schema = in.integer(root, "", "schema", 1);
     if (schema > kProfileSchema) {
       in.fail("/schema", "schema " + std::to_string(schema) + " was written by a newer hwprof (this one reads schema " +
-                             std::to_string(kProfileSchema) + "): upgrade hwprof");
-    }
-    if (schema < kProfileSchema) {
-      in.fail("/schema",
-              "schema " + std::to_string(schema) + " is older than this hwprof reads (" + std::to_string(kProfileSchema) + "): profile again");
+                             std::to_string(kProfileSchema) + " and older): upgrade hwprof");
     }
     p.schema = static_cast<int>(schema);
     p.created = in.string(root, "", "created");
@@ -705,10 +749,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     p.model = in.string(root, "", "model");
     p.input_shape = shape(in, root, "", "input_shape");
     p.batch = in.integer(root, "", "batch", 1);
-    p.phase = in.string(root, "", "phase");
-    if (p.phase != "forward" && p.phase != "train" && p.phase != "regions") {
-      in.fail("/phase", "unknown phase \"" + p.phase + "\"; expected forward, train or regions");
-    }
+    kind_and_phase_from_json(in, root, p);
     p.optimizer = in.string(root, "", "optimizer");
     if (root.contains("rank") && !root["rank"].is_null()) {  // absent in older profiles
       const ordered_json& rank = root["rank"];
@@ -742,10 +783,10 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     p.warmup_runs = small_integer(in, root, "", "warmup_runs", 0);
     p.iterations = small_integer(in, root, "", "iterations", 0);
     p.overhead_ns = in.number(root, "", "overhead_ns", false);
-    p.total = layer_from_json(in, in.member(root, "", "total"), "/total");
+    p.total = layer_from_json(in, in.member(root, "", "total"), "/total", p, true);
     const ordered_json& layers = in.member(root, "", "layers");
     if (!layers.is_array()) in.fail("/layers", std::string("expected a list of layers, got ") + layers.type_name());
-    for (std::size_t i = 0; i < layers.size(); ++i) p.layers.push_back(layer_from_json(in, layers[i], "/layers/" + std::to_string(i)));
+    for (std::size_t i = 0; i < layers.size(); ++i) p.layers.push_back(layer_from_json(in, layers[i], "/layers/" + std::to_string(i), p, false));
     const ordered_json& memory = in.member(root, "", "memory");
     p.memory.analytic = memory_estimate_from_json(in, in.member(memory, "/memory", "analytic"), "/memory/analytic");
     const ordered_json& measured = in.member(memory, "/memory", "measured");

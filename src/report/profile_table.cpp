@@ -104,8 +104,9 @@ class TextTable {
 
 bool has_phases(const Profile& p) {
   // A library profile's regions all have phase "region": one phase, no column for it.
-  return p.phase == "train" ||
-         std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.phase != "forward" && l.phase != "region"; });
+  return p.phase == RunPhase::train || std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) {
+           return l.phase != LayerPhase::forward && l.phase != LayerPhase::region;
+         });
 }
 
 bool any_placed(const Profile& p) {
@@ -153,10 +154,11 @@ std::string uncertainty(const Summary& s, bool* used_range) {
 
 // The first line answers how long a pass takes and how much of it the roofs say is to win.
 std::string title_line(const Profile& p) {
-  std::string out = fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, p.phase,
-                                p.phase == "train" && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
-  if (p.total.time_ms.n > 0 && p.phase != "regions") {
-    out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == "train" ? "step" : "pass");
+  std::string out =
+      fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, profile_phase_name(p),
+                  p.phase == RunPhase::train && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
+  if (p.total.time_ms.n > 0 && p.kind != ProfileKind::regions) {
+    out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
     // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
     if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
       out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
@@ -192,7 +194,7 @@ std::string notes_block(const detail::NumberedNotes& notes) {
 
 // What the columns are, measured or derived, after the table: a reader who needs it looks there.
 std::string legend(const Profile& p) {
-  const bool regions = p.phase == "regions";
+  const bool regions = p.kind == ProfileKind::regions;
   std::string out = fmt::format(
       "Measured: Time = {}, the session's own {:.0f} ns per region subtracted{}.\n",
       regions ? "median over each region's calls, inclusive of the regions nested in it"
@@ -222,7 +224,7 @@ std::string legend(const Profile& p) {
 
 // A regions profile's per-thread totals and call tree, after the main table.
 static std::string regions_sections(const Profile& p) {
-  if (p.phase != "regions") return {};
+  if (p.kind != ProfileKind::regions) return {};
   std::string out;
   if (!p.call_paths.empty()) {
     out += "\nCall paths (merged over threads; inclusive and exclusive of nested regions)\n";
@@ -297,9 +299,10 @@ std::string metric_cell(CounterColumns& t, const LayerProfile& l, const std::str
   return (it->below_resolution ? "~" : "") + (*it->value >= 0 ? rate(*it->value) : fmt::format("{:.3g}", *it->value));
 }
 
-std::vector<std::string> counter_row(CounterColumns& t, const LayerProfile& l, const std::string& name) {
+// `phase`: the row's, or for the total the profile's (profile_phase_name).
+std::vector<std::string> counter_row(CounterColumns& t, const LayerProfile& l, const std::string& name, std::string_view phase) {
   std::vector<std::string> r = {name};
-  if (t.phases) r.push_back(l.phase);
+  if (t.phases) r.emplace_back(phase);
   for (const std::string& n : t.names) r.push_back(counter_cell(t, l, name, n));
   for (const std::string& n : t.metric_names) r.push_back(metric_cell(t, l, n));
   return r;
@@ -324,10 +327,10 @@ std::string counters_table(const Profile& p, const std::vector<const LayerProfil
   if (phases) c.column("Phase", false);
   for (const std::string& n : t.names) c.column(detail::counter_title(p, n), true);
   for (const std::string& n : t.metric_names) c.column(n, true);
-  for (const LayerProfile* l : rows) c.row(counter_row(t, *l, detail::display_name(*l)));
+  for (const LayerProfile* l : rows) c.row(counter_row(t, *l, detail::display_name(*l), layer_phase_name(l->phase)));
   if (!p.total.counters.empty() || !p.total.metrics.empty()) {
     c.rule();
-    c.row(counter_row(t, p.total, "model total"));
+    c.row(counter_row(t, p.total, "model total", profile_phase_name(p)));
   }
   std::string out = "\nCounters per call (measured, each reading's own cost subtracted; * multiplexed; n/a[k]: see note k)\n";
   out += c.render();
@@ -420,11 +423,12 @@ struct LayerRows {
   bool below_resolution = false;  // a row's time is below resolution (~)
 };
 
-std::vector<std::string> layer_cells(LayerRows& r, const LayerProfile& l, const std::string& name, const std::string& share) {
+// `phase`: the row's, or for the total the profile's (profile_phase_name).
+std::vector<std::string> layer_cells(LayerRows& r, const LayerProfile& l, const std::string& name, std::string_view phase, const std::string& share) {
   const LayerNumbers n = detail::layer_numbers(l);
   const auto h = detail::headroom_ms(l);
   std::vector<std::string> c = {name, l.op};
-  if (r.phases) c.push_back(l.phase);
+  if (r.phases) c.emplace_back(phase);
   r.below_resolution = r.below_resolution || l.below_resolution;
   c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
   c.push_back(uncertainty(l.time_ms, &r.used_range));
@@ -465,11 +469,11 @@ std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& ro
   const double layers_ms = detail::summed_layer_ms(p);
   for (std::size_t i = 0; i < shown; ++i) {
     const double share = r.regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
-    t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), detail::percent(share)));
+    t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), layer_phase_name(rows[i]->phase), detail::percent(share)));
   }
   t.rule();
   std::vector<std::string> total =
-      layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", p.total.time_ms.n ? "100.0%" : "-");
+      layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", profile_phase_name(p), p.total.time_ms.n ? "100.0%" : "-");
   total.back().clear();
   t.row(std::move(total));
   const char* order = sort == ProfileSort::win     ? "most time to win first (Win ms = Time x (1 - Eff.))"
@@ -509,7 +513,7 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
   }
   const std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
   const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
-  LayerRows r{p, has_phases(p), p.phase == "regions", any_placed(p)};
+  LayerRows r{p, has_phases(p), p.kind == ProfileKind::regions, any_placed(p)};
   out += layer_table(r, rows, shown, effective_sort(p, o.sort));
   out += rows_left_out(r, rows, shown);
   if (r.below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
@@ -557,8 +561,9 @@ std::string profile_csv(const Profile& p) {
     std::string shape;
     for (std::size_t i = 0; i < l.output_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(l.output_shape[i]);
     const Summary& s = l.time_ms;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(l.phase), shape, l.params, l.macs, l.flops,
-                       num(n.bytes.value), value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), l.bytes);
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(std::string(layer_phase_name(l.phase))), shape,
+                    l.params, l.macs, l.flops, num(n.bytes.value), value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), l.bytes);
     out += fmt::format("{},{},{},{},{},{},{},{},{},", num(s.median), num(s.mean), num(s.min), num(s.max), num(s.p95), num(s.p99), s.n,
                        s.has_median_ci() ? num(s.median_ci_low) : "", s.has_median_ci() ? num(s.median_ci_high) : "");
     out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", opt(n.gflops_per_s), opt(n.gbytes_per_s),

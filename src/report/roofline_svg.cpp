@@ -417,7 +417,8 @@ std::string roofline_svg(const Profile& p, bool standalone) {
   const Chart c = chart_of(p);
   const detail::LogLogFrame& f = c.frame;
   std::string body;
-  const std::string title = fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, p.phase, p.threads, p.threads == 1 ? "" : "s");
+  const std::string title =
+      fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, profile_phase_name(p), p.threads, p.threads == 1 ? "" : "s");
   body += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
   std::string subtitle = p.machine.cpu.brand;
   if (p.machine.ceilings) {

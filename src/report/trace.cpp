@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,7 +57,7 @@ struct Event {
   double value = 0.0;
 };
 
-const LayerProfile* find_layer(const Profile& p, int index, const std::string& phase) {
+const LayerProfile* find_layer(const Profile& p, int index, std::optional<LayerPhase> phase) {
   const LayerProfile* fallback = nullptr;
   for (const LayerProfile& l : p.layers) {
     if (l.index != index) continue;
@@ -76,7 +77,7 @@ ordered_json layer_args(const Profile& p, const LayerProfile& l, int iteration) 
   const detail::LayerNumbers n = detail::layer_numbers(l);
   ordered_json a;
   a["op"] = l.op;
-  a["phase"] = l.phase;
+  a["phase"] = layer_phase_name(l.phase);
   a["iteration"] = iteration;
   a["output_shape"] = shape_text(l.output_shape) + " per sample, batch " + std::to_string(p.batch);
   a["flops"] = l.flops;
@@ -134,7 +135,8 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   };
   for (const Span& s : spans.phases) events.push_back({s.start, 0, s.end - s.start, &s, nullptr, {}, 0.0});
   for (const Span& s : spans.layers) {
-    const std::string phase = s.parent != nullptr ? s.parent->span->name : std::string("forward");
+    // A layer span outside every phase span is a forward one; a phase span of another name matches no row.
+    const std::optional<LayerPhase> phase = s.parent != nullptr ? parse_layer_phase(s.parent->span->name) : LayerPhase::forward;
     const LayerProfile* l = find_layer(p, s.span->layer, phase);
     events.push_back({s.start, 1, s.end - s.start, &s, l, {}, 0.0});
     if (l == nullptr) continue;
@@ -230,7 +232,7 @@ ordered_json trace_other_data(const Profile& p) {
   other["created"] = p.created;
   other["model"] = p.model;
   other["batch"] = p.batch;
-  other["phase"] = p.phase;
+  other["phase"] = profile_phase_name(p);
   other["threads"] = p.threads;
   other["backend"] = p.backend;
   other["sampled_iterations"] = p.trace_iterations;

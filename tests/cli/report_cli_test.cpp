@@ -78,7 +78,8 @@ TEST_F(ReportCli, ABadProfileExitsWithOneAndThePlace) {
   EXPECT_TRUE(r.out.empty());
 
   std::string newer = read(profile_);
-  newer.replace(newer.find("\"schema\": 1"), 11, "\"schema\": 99");
+  const std::string current = "\"schema\": " + std::to_string(kProfileSchema);
+  newer.replace(newer.find(current), current.size(), "\"schema\": 99");
   std::ofstream(bad) << newer;
   r = test::run_hwprof({"report", bad.string(), "--html", (dir_ / "x.html").string()});
   EXPECT_EQ(r.exit_code, 1);

@@ -50,13 +50,13 @@ Profile small_profile(const test::SyntheticOptions& options) {
   return p;
 }
 
-// A regions profile (phase "regions"): per-thread region rows and the merged call tree.
+// A regions profile (kind regions): per-thread region rows and the merged call tree.
 Profile regions_profile() {
   test::SyntheticOptions options;
   options.train = false;
   options.samples = 6;
   Profile p = small_profile(options);
-  p.phase = "regions";
+  p.kind = ProfileKind::regions;
   p.model = "train_loop";
   p.region_threads = {{0, "main", "train_step", 100, 52.5, 1.25}, {0, "main", "fc1", 100, 20.0, 20.0}, {1, "worker-1", "fc1", 50, 9.75, 9.75}};
   p.call_paths = {{"train_step", 0, 100, 52.5, 1.25}, {"train_step/fc1", 1, 150, 29.75, 29.75}};

@@ -124,7 +124,7 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
     auto p = profile_model(*g, o);
     ASSERT_TRUE(p) << p.error().message;
     std::map<std::string, std::multiset<std::string>> seen;
-    for (const LayerProfile& l : p->layers) seen[l.phase].insert(l.name);
+    for (const LayerProfile& l : p->layers) seen[std::string(layer_phase_name(l.phase))].insert(l.name);
     ASSERT_EQ(seen["forward"].size(), g->nodes.size());
     for (const Node& n : g->nodes) EXPECT_EQ(seen["forward"].count(n.name), 1u) << n.name;
     for (const auto& [phase, names] : seen) {
@@ -309,7 +309,7 @@ TEST(Profiler, LatencyOfATrainingStepKeepsItsLoss) {
   o.train = true;
   auto latency = measure_latency(*g, o);
   ASSERT_TRUE(latency) << latency.error().message;
-  EXPECT_EQ(latency->phase, "train");
+  EXPECT_EQ(latency->phase, RunPhase::train);
   EXPECT_EQ(latency->ms.n, 2u);
   EXPECT_TRUE(std::isfinite(latency->loss));
   EXPECT_GT(latency->loss, 0.0);
@@ -344,7 +344,7 @@ TEST(Profiler, SeedApiOnAnEngineModel) {
   EXPECT_EQ(quick->iterations, 3);
   auto backward = profile_training_step(*g, o);
   ASSERT_TRUE(backward) << backward.error().message;
-  EXPECT_EQ(backward->phase, "train");
+  EXPECT_EQ(backward->phase, RunPhase::train);
   ExecutorOptions e;
   auto executor = Executor::build(*g, e);
   ASSERT_TRUE(executor) << executor.error().message;

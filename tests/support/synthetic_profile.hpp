@@ -185,7 +185,7 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
   p.model = "synthetic-net";
   p.input_shape = {3, 32, 32};
   p.batch = 4;
-  p.phase = o.train ? "train" : "forward";
+  p.phase = o.train ? RunPhase::train : RunPhase::inference;
   p.optimizer = o.train ? "sgd" : "";
   p.threads = 2;
   p.backend = "perf";
@@ -208,7 +208,7 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
     l.index = s.index;
     l.name = s.name;
     l.op = s.op;
-    l.phase = s.phase;
+    l.phase = parse_layer_phase(s.phase).value();
     l.output_shape = s.shape;
     l.causal = s.op == "attention";
     l.params = s.op == "conv2d" ? 4608 : s.op == "linear" ? 40970 : 0;
@@ -256,7 +256,6 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
   t.index = -1;
   t.name = "model";
   t.op = "model";
-  t.phase = p.phase;
   t.params = 4608 * 2 + 40970;
   t.flops = static_cast<std::int64_t>(total_flops);
   t.bytes = static_cast<std::int64_t>(total_bytes);

@@ -1,5 +1,8 @@
 """Event-group files (counters/README.md), given with `stat -g FILE` or `profile --group FILE`:
-syntax errors, unknown events, bad formulas, NUL bytes, files that are not files."""
+syntax errors, unknown events, bad formulas, NUL bytes, files that are not files; and the
+match files that say which CPUs a family fits (counters/<family>/cpus.match, found through
+HWPROF_COUNTERS_PATH): each broken one makes the family unknown with its reason, never a
+silent generic."""
 
 from hostile_case import FAST_RUN, Case, Dir, Fifo, Sparse, Symlink, esc, group
 
@@ -110,4 +113,42 @@ CASES = [
     Case("sparse_3GiB_through_profile", ["profile", "lenet5", "--calibration", "@{machine}", "--group", "./" + GRP]
          + FAST_RUN, rc=1, files={GRP: Sparse(3 * 1024**3)}, needs={"machine"}, stderr=[r"g\.txt: .*at most"],
          timeout=10, max_rss_mb=300, max_rss_mb_asan=1024, finding=4),
+]
+
+
+# A counters folder (HWPROF_COUNTERS_PATH) whose zen5 family fits every AMD family 0x1A CPU
+# (this machine's family, or none: the reason is what the case looks at) unless the case
+# replaces its match file.
+FAMILY_GROUP = "TITLE t\nSCOPE software\nFAMILIES zen5\nEVENTS\ntask task-clock\n"
+MATCH = "counters/zen5/cpus.match"
+
+
+def broken_family(name, match, *why, extra=None, **kw):
+    """`hwprof info` says the family is unknown and why (the match file named), exit 0."""
+    files = {"counters/zen5/ipc.txt": FAMILY_GROUP, MATCH: match}
+    files.update(extra or {})
+    return Case(name, ["info"], files=files, env={"HWPROF_COUNTERS_PATH": "counters"},
+                stdout=[r"counter family\s+unknown", r"why: counters/zen5/cpus\.match"] + list(why), timeout=15, **kw)
+
+
+CASES += [
+    broken_family("family_match_without_0x", "vendor AuthenticAMD family 1A models 0x00-0x2F\n",
+                  esc("cpus.match:1: family '1A' has no 0x"), esc("(0x1A if that was hexadecimal)")),
+    broken_family("family_match_unknown_vendor", "vendor AuthenticAMDx family 0x1A models 0x00-0x2F\n",
+                  esc("unknown vendor 'AuthenticAMDx' (did you mean 'AuthenticAMD'?)")),
+    broken_family("family_match_model_above_0xff", "vendor AuthenticAMD family 0x1A models 0x00-0x100\n",
+                  esc("model '0x100' is above 0xFF")),
+    broken_family("family_match_range_backwards", "vendor AuthenticAMD family 0x1A models 0x2F-0x00\n",
+                  esc("range '0x2F-0x00' ends below its start")),
+    broken_family("family_match_nul_byte", b"vendor AuthenticAMD family 0x1A models 0x00\0-0x2F\n", esc("a NUL byte")),
+    broken_family("family_match_too_large", "#" * 100000, esc("100000 bytes; a match file may have at most 65536 bytes")),
+    broken_family("family_match_is_a_directory", Dir(), esc("is a directory, not a match file")),
+    broken_family("family_match_fifo_nobody_writes", Fifo(), esc("the pipe or FIFO gave no data")),
+    broken_family("family_match_two_families_one_cpu", "vendor AuthenticAMD family 0x1A models 0x00-0xFF\n",
+                  r"counters/zen5/cpus\.match:1 and counters/zen9/cpus\.match:1 both name AuthenticAMD family 0x1A",
+                  extra={"counters/zen9/cpus.match": "vendor AuthenticAMD family 0x1A models 0x80\n"}),
+    Case("family_match_broken_stat_refuses_the_group", ["stat", "-g", "ipc", "--", "true"], rc=1,
+         files={"counters/zen5/ipc.txt": FAMILY_GROUP, MATCH: "vendor AuthenticAMD family 1A models 0x00\n"},
+         env={"HWPROF_COUNTERS_PATH": "counters"},
+         stderr=[esc("event group 'ipc': this CPU's counter family is unknown: counters/zen5/cpus.match:1:")]),
 ]

@@ -233,6 +233,12 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, MalformedMachine,
     ::testing::Values(
         Broken{"NewerSchema", [](auto& j) { j["schema"] = 2; }, "written by a newer hwprof"},
+        Broken{"AProfile",
+               [](auto& j) {
+                 j["layers"] = nlohmann::json::array();
+                 j["total"] = nlohmann::json::object();
+               },
+               "m.json:1:1: this is a profile (`hwprof profile`; `hwprof report` renders it), not a machine report"},
         Broken{"MissingRuns", [](auto& j) { j.erase("runs"); }, "missing \"runs\""},
         Broken{"EmptyRuns", [](auto& j) { j["runs"] = nlohmann::json::array(); }, "non-empty list of runs"},
         Broken{"NegativeBandwidth", [](auto& j) { j["runs"][0]["bandwidth"]["dram"]["triad_gbps"] = -3; },

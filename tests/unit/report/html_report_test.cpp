@@ -170,7 +170,7 @@ TEST(HtmlReport, MarksLayersThatTakeMuchTimeFarBelowTheirRoof) {
   EXPECT_EQ(marked, 0u);
   // layer1.0.conv1's backward pass: 32% of the layers' time; at 20% of its roof it is worth a look.
   for (LayerProfile& l : p.layers) {
-    if (l.name == "layer1.0.conv1" && l.phase == "backward") l.roofline->efficiency = 0.2;
+    if (l.name == "layer1.0.conv1" && l.phase == LayerPhase::backward) l.roofline->efficiency = 0.2;
   }
   const Markup m = parse_html(html_report(p));
   std::vector<std::string> worried;

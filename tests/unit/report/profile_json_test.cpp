@@ -116,8 +116,9 @@ TEST(ProfileJson, ReadsBackWhatItWrote) {
 
 TEST(ProfileJson, HasTheDocumentedFields) {
   const ordered_json j = ordered_json::parse(profile_to_json(test::synthetic_profile()));
-  for (const char* key : {"schema", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"schema", "kind", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema"], kProfileSchema);
+  EXPECT_EQ(j["kind"], "model");
   for (const auto& layer : j["layers"]) {
     for (const char* key : {"name", "op", "params", "macs", "flops", "bytes", "time_ms", "gflops_per_s", "gbytes_per_s", "intensity",
                             "attainable_gflops_per_s", "efficiency", "bound", "counters"}) {
@@ -222,7 +223,21 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"NegativeDimension", [](auto& j) { j["layers"][0]["output_shape"][1] = -2; }, "/layers/0/output_shape/1",
                "non-negative integer dimension"},
         Broken{"NegativeShare", [](auto& j) { j["layers"][0]["time_share"] = -0.5; }, "/layers/0/time_share", "non-negative finite number"},
-        Broken{"UnknownPhase", [](auto& j) { j["phase"] = "inference"; }, "/phase", "expected forward, train or regions"},
+        Broken{"UnknownPhase", [](auto& j) { j["phase"] = "inference"; }, "/phase", "unknown phase \"inference\"; expected forward or train"},
+        Broken{"UnknownPhaseOfVersion1",
+               [](auto& j) {
+                 j["schema"] = 1;
+                 j["phase"] = "inference";
+               },
+               "/phase", "unknown phase \"inference\"; expected forward, train or regions"},
+        Broken{"MissingKind", [](auto& j) { j.erase("kind"); }, "", "missing \"kind\""},
+        Broken{"UnknownKind", [](auto& j) { j["kind"] = "tensorflow"; }, "/kind",
+               "unknown value \"tensorflow\"; expected model, regions, merged or torch"},
+        Broken{"RegionsKindWithAModelPhase", [](auto& j) { j["kind"] = "regions"; }, "/phase", "a regions profile's phase is \"regions\""},
+        Broken{"ModelKindWithTheRegionsPhase", [](auto& j) { j["phase"] = "regions"; }, "/phase", "expected forward or train (a model profile)"},
+        Broken{"TotalPhaseNotTheProfiles", [](auto& j) { j["total"]["phase"] = "regions"; }, "/total/phase", "the total's phase is the profile's"},
+        Broken{"UnknownLayerPhase", [](auto& j) { j["layers"][3]["phase"] = "update"; }, "/layers/3/phase",
+               "expected forward, backward, optimizer or region"},
         Broken{"BadTraceCategory", [](auto& j) { j["trace"][1]["category"] = "kernel"; }, "/trace/1/category", "expected phase or layer"},
         Broken{"NegativeTraceDuration", [](auto& j) { j["trace"][0]["duration_us"] = -1.0; }, "/trace/0/duration_us", "non-negative finite number"},
         Broken{"MachineCpuWithoutModel", [](auto& j) { j["machine"]["cpu"].erase("model"); }, "/machine/cpu", "missing \"model\""},

@@ -349,7 +349,8 @@ TEST(SessionLifecycle, ProfileOfPlacesEveryRegionWithWorkAndWarnsOfOpenOnes) {
   options.program = "unit";
   const Profile p = profile_of(*s, options);
   s->end(loss);
-  EXPECT_EQ(p.phase, "regions");
+  EXPECT_EQ(p.kind, ProfileKind::regions);
+  EXPECT_EQ(profile_phase_name(p), "regions");
   ASSERT_EQ(p.layers.size(), 3u);
   const auto layer = [&](const std::string& name) -> const LayerProfile* {
     for (const LayerProfile& l : p.layers) {
