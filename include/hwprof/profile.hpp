@@ -34,7 +34,7 @@ enum class ProfileKind {
   model,    // hwprof's engine ran a model (`hwprof profile`)
   regions,  // a program's own regions (<hwprof/regions.hpp>, src/profile/region_profile.cpp)
   merged,   // reserved: ranks merged into one profile
-  torch,    // reserved: a PyTorch program's modules
+  torch,    // a PyTorch program's ops, observed by hwprof::torch (docs/torch.md): regions
 };
 
 // What one measured pass of a model did (a regions profile has no passes: inference there).
@@ -54,6 +54,9 @@ enum class LayerPhase {
 // The names profile.json, the table and the CLI use for them, and back; parsing an unknown
 // name gives nullopt.
 std::string_view profile_kind_name(ProfileKind kind) noexcept;
+// A program's own run measured as regions (regions, torch): call paths and threads, no cost
+// model, the phase "regions".
+bool is_program_run(ProfileKind kind) noexcept;
 std::optional<ProfileKind> parse_profile_kind(std::string_view name) noexcept;
 std::string_view run_phase_name(RunPhase phase) noexcept;  // "forward" or "train"
 std::optional<RunPhase> parse_run_phase(std::string_view name) noexcept;

@@ -226,6 +226,9 @@ struct TimelineEvent {
 };
 
 struct SessionSnapshot {
+  // What fed the session besides the program's own regions: "torch" (hwprof::torch's op
+  // observer, Session::set_observer), or empty.
+  std::string observer;
   std::string backend;       // "perf", "papi" or "timer"
   std::string clock_source;  // Session::clock_source()
   std::vector<EventInfo> events;
@@ -333,6 +336,9 @@ class Session {
   // that gave one divided by their number (exact where calls differ, such as one op on
   // different shapes), and set_work's value is no longer used for it.
   static void add_work(State* state, int id, double flops, double bytes) noexcept;
+  // Names what feeds the session besides the program's own regions (a string literal, kept
+  // by pointer): "torch" for hwprof::torch; its snapshot, and the profile made of it, say so.
+  static void set_observer(State* state, const char* name) noexcept;
   State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;  // timer also when time only

@@ -75,13 +75,25 @@ std::optional<LayerPhase> parse_layer_phase(std::string_view name) noexcept {
   return parse_name(kLayerPhases, layer_phase_name, name);
 }
 
+bool is_program_run(ProfileKind kind) noexcept {
+  switch (kind) {
+    case ProfileKind::regions:
+    case ProfileKind::torch:
+      return true;
+    case ProfileKind::model:
+    case ProfileKind::merged:
+      return false;
+  }
+  return false;
+}
+
 std::string_view profile_phase_name(const Profile& profile) noexcept {
   switch (profile.kind) {
     case ProfileKind::regions:
+    case ProfileKind::torch:
       return "regions";
     case ProfileKind::model:
     case ProfileKind::merged:
-    case ProfileKind::torch:
       return run_phase_name(profile.phase);
   }
   return "?";

@@ -164,7 +164,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.created = detail::utc_timestamp();
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
-  p.kind = ProfileKind::regions;
+  p.kind = s.observer == "torch" ? ProfileKind::torch : ProfileKind::regions;
   fill_launch_rank(p);
   p.threads = resolve_threads(options.threads);
   p.backend = s.backend;

@@ -427,7 +427,7 @@ std::string counters_section(const Profile& p, const detail::NumberedNotes& note
 
 // A regions profile's call tree and per-thread totals.
 std::string regions_section(const Profile& p) {
-  if (p.kind != ProfileKind::regions || (p.call_paths.empty() && p.region_threads.empty())) return {};
+  if (!is_program_run(p.kind) || (p.call_paths.empty() && p.region_threads.empty())) return {};
   std::string out = "<section id=\"regions\"><h2>Call paths and threads</h2>\n";
   if (!p.call_paths.empty()) {
     out += "<h3>Call paths</h3><p class=\"note\">Merged over the threads; inclusive and exclusive of nested regions, over all calls.</p>\n";
@@ -477,7 +477,7 @@ std::string notes_banner(const detail::NumberedNotes& notes) {
 
 // The answer in one line under the title: how long a pass takes and how much is to win.
 std::string answer_line(const Profile& p) {
-  if (p.kind == ProfileKind::regions || p.total.time_ms.n == 0) return {};
+  if (is_program_run(p.kind) || p.total.time_ms.n == 0) return {};
   std::string out =
       fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
   if (const auto h = detail::headroom_ms(p.total)) {
@@ -491,7 +491,7 @@ std::string answer_line(const Profile& p) {
 
 std::string html_report(const Profile& p) {
   std::string out = detail::html_page_open("hwprof: " + p.model);
-  if (p.kind == ProfileKind::regions) {
+  if (is_program_run(p.kind)) {
     out += fmt::format(
         "<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
         "calibration · {} · hwprof {}</p></header>\n",
@@ -508,7 +508,7 @@ std::string html_report(const Profile& p) {
   out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
   out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
   out += regions_section(p);
-  if (p.kind != ProfileKind::regions) out += memory_section(p);  // a program's own regions have no cost model
+  if (!is_program_run(p.kind)) out += memory_section(p);  // a program's own regions have no cost model
   out += counters_section(p, notes);
   out += detail::html_page_close(kScript);
   return out;

@@ -324,8 +324,8 @@ void kind_and_phase_from_json(const Reader& in, const ordered_json& root, Profil
   } else {
     p.kind = enumerated<ProfileKind>(in, root, "", "kind", parse_profile_kind, "model, regions, merged or torch");
   }
-  if (p.kind == ProfileKind::regions) {
-    if (phase != "regions") in.fail("/phase", "\"" + phase + "\"; a regions profile's phase is \"regions\"");
+  if (is_program_run(p.kind)) {
+    if (phase != "regions") in.fail("/phase", "\"" + phase + "\"; a " + std::string(profile_kind_name(p.kind)) + " profile's phase is \"regions\"");
     return;
   }
   const std::optional<RunPhase> run = parse_run_phase(phase);
@@ -637,7 +637,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["trace_iterations"] = p.trace_iterations;
   j["counter_iterations"] = p.counter_iterations;
   j["trace"] = ordered_json::array();
-  if (p.kind == ProfileKind::regions) {
+  if (is_program_run(p.kind)) {
     ordered_json threads = ordered_json::array();
     for (const RegionThreadRow& r : p.region_threads) {
       threads.push_back({{"thread", r.thread},

@@ -157,7 +157,7 @@ std::string title_line(const Profile& p) {
   std::string out =
       fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, profile_phase_name(p),
                   p.phase == RunPhase::train && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
-  if (p.total.time_ms.n > 0 && p.kind != ProfileKind::regions) {
+  if (p.total.time_ms.n > 0 && !is_program_run(p.kind)) {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
     // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
     if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
@@ -194,7 +194,7 @@ std::string notes_block(const detail::NumberedNotes& notes) {
 
 // What the columns are, measured or derived, after the table: a reader who needs it looks there.
 std::string legend(const Profile& p) {
-  const bool regions = p.kind == ProfileKind::regions;
+  const bool regions = is_program_run(p.kind);
   std::string out = fmt::format(
       "Measured: Time = {}, the session's own {:.0f} ns per region subtracted{}.\n",
       regions ? "median over each region's calls, inclusive of the regions nested in it"
@@ -224,7 +224,7 @@ std::string legend(const Profile& p) {
 
 // A regions profile's per-thread totals and call tree, after the main table.
 static std::string regions_sections(const Profile& p) {
-  if (p.kind != ProfileKind::regions) return {};
+  if (!is_program_run(p.kind)) return {};
   std::string out;
   if (!p.call_paths.empty()) {
     out += "\nCall paths (merged over threads; inclusive and exclusive of nested regions)\n";
@@ -513,7 +513,7 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
   }
   const std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
   const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
-  LayerRows r{p, has_phases(p), p.kind == ProfileKind::regions, any_placed(p)};
+  LayerRows r{p, has_phases(p), is_program_run(p.kind), any_placed(p)};
   out += layer_table(r, rows, shown, effective_sort(p, o.sort));
   out += rows_left_out(r, rows, shown);
   if (r.below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";

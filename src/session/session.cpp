@@ -509,6 +509,10 @@ void Session::add_work(State* state, int id, double flops, double bytes) noexcep
   r->work_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Session::set_observer(State* state, const char* name) noexcept {
+  if (state != nullptr) state->observer.store(name, std::memory_order_relaxed);
+}
+
 void Session::measure_overhead(std::size_t pairs) {
   state_->measure_overhead(std::max<std::size_t>(pairs, 1));
 }

@@ -179,6 +179,7 @@ SessionSnapshot Session::State::snapshot() const {
   SessionSnapshot out;
   const std::uint64_t now_tick = const_cast<State*>(this)->now();
   auto ns_between = [&](std::uint64_t from, std::uint64_t to) { return to > from ? static_cast<double>(to - from) * ns_per_tick : 0.0; };
+  if (const char* name = observer.load(std::memory_order_relaxed)) out.observer = name;
   out.backend = std::string(backend_name(reading ? counters->backend() : BackendKind::timer));
   out.clock_source = clock_name();
   out.events = events;

@@ -157,8 +157,9 @@ struct Session::State {
   std::vector<std::string> hints;
   std::atomic<std::uint64_t> dropped_threads{0};
   std::atomic<std::uint64_t> dropped_depth{0};
-  std::atomic<bool> closed{false};  // the Session object is gone; its regions still open do nothing
-  std::uint64_t open_tick = 0;      // when it opened, for the timeline
+  std::atomic<const char*> observer{nullptr};  // Session::set_observer
+  std::atomic<bool> closed{false};             // the Session object is gone; its regions still open do nothing
+  std::uint64_t open_tick = 0;                 // when it opened, for the timeline
   std::atomic<std::uint32_t> next_thread_number{0};
   std::unique_ptr<detail::TimelineEntry[]> timeline;
   std::atomic<std::uint64_t> timeline_next{0};

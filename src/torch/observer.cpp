@@ -235,7 +235,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     ts.stack.push(-1, nullptr, false, false);
     return nullptr;
   }
-  session_state.store(state, std::memory_order_relaxed);
+  if (session_state.exchange(state, std::memory_order_relaxed) != state) Session::set_observer(state, "torch");
   try {
     const at::RecordScope scope = fn.scope();
     const char* name = fn.name();

@@ -2,7 +2,7 @@
 """The libtorch example (examples/torch_train.cpp) under hwprof::torch, checked from its files.
 
 Runs the example with HWPROF_OUTPUT (time only, HWPROF_BACKEND=timer) and checks:
-- its exit status is its own (0) and every report file is written;
+- its exit status is its own (0) and every report file is written, profile.json of kind torch;
 - each conv2d and linear (addmm, in C++) row's forward FLOPs per call are the formula for the example's
   shapes (2·MACs + the bias adds: docs/torch.md), and their batch norm, ReLU and pool rows too;
 - nothing is counted twice: the FLOPs over every forward row of the model's ops and the ops
@@ -70,6 +70,8 @@ def main():
                 fail(f"{name} was not written (files: {sorted(os.listdir(out))})")
         with open(os.path.join(out, "profile.json"), encoding="utf-8") as f:
             profile = json.load(f)
+    if profile.get("kind") != "torch":
+        fail(f"profile.json's kind is {profile.get('kind')!r}, not 'torch'")
     rows = profile["layers"]
     forward = [r for r in rows if "(backward)" not in r["name"] and op_of(r["name"]) in MODEL_FAMILY]
     # Each layer's row: its FLOPs per call are the formula (calls: one per step).

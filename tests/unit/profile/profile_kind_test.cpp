@@ -38,12 +38,16 @@ TEST(ProfileKind, AProfileWritesRegionsOrItsRunPhase) {
   EXPECT_EQ(profile_phase_name(p), "forward");
   p.phase = RunPhase::train;
   EXPECT_EQ(profile_phase_name(p), "train");
-  for (const ProfileKind k : {ProfileKind::merged, ProfileKind::torch}) {
+  p.kind = ProfileKind::merged;
+  EXPECT_EQ(profile_phase_name(p), "train");
+  EXPECT_FALSE(is_program_run(p.kind));
+  // A program's own run, its regions or a PyTorch program's ops: no run phase of its own.
+  for (const ProfileKind k : {ProfileKind::regions, ProfileKind::torch}) {
     p.kind = k;
-    EXPECT_EQ(profile_phase_name(p), "train") << profile_kind_name(k);
+    EXPECT_EQ(profile_phase_name(p), "regions") << profile_kind_name(k);
+    EXPECT_TRUE(is_program_run(k));
   }
-  p.kind = ProfileKind::regions;
-  EXPECT_EQ(profile_phase_name(p), "regions");
+  EXPECT_FALSE(is_program_run(ProfileKind::model));
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ TEST(ProfileSchemaV1, AMigratedFileIsWrittenAsVersion2AndReadsBackTheSame) {
   }
 }
 
-// Every kind, the reserved ones too, and both run phases: written, read back and written
+// Every kind, the reserved one too, and both run phases: written, read back and written
 // again, identical.
 TEST(ProfileSchemaV2, WrittenReadBackAndWrittenAgainIsIdentical) {
   for (const ProfileKind kind : {ProfileKind::model, ProfileKind::regions, ProfileKind::merged, ProfileKind::torch}) {
@@ -185,9 +185,9 @@ TEST(ProfileSchemaV2, WrittenReadBackAndWrittenAgainIsIdentical) {
       auto back = profile_from_json(first, "p.json");
       ASSERT_TRUE(back.ok()) << back.error().message;
       EXPECT_EQ(back->kind, kind);
-      // A regions profile has no training step: its run phase is not written, and reads back
-      // as inference.
-      EXPECT_EQ(back->phase, kind == ProfileKind::regions ? RunPhase::inference : p.phase);
+      // A regions or torch profile has no training step: its run phase is not written, and
+      // reads back as inference.
+      EXPECT_EQ(back->phase, is_program_run(kind) ? RunPhase::inference : p.phase);
       EXPECT_EQ(profile_to_json(*back), first);
     }
   }

@@ -390,6 +390,30 @@ TEST(SessionLifecycle, ProfileOfWithoutAMachineSaysThereIsNoCalibration) {
   EXPECT_FALSE(p.layers[0].roofline_error.empty());
 }
 
+// A session fed by hwprof::torch's observer says so, and its profile is a torch profile: a
+// program's run like a regions profile (its phase "regions", its call paths and threads), read
+// back from profile.json as what it was.
+TEST(SessionProfile, ASessionFedByThePyTorchObserverIsATorchProfile) {
+  auto s = open_timed();
+  const int op = s->region("aten::relu [8x10]");
+  Session::set_observer(s->state(), "torch");
+  {
+    Region r(*s, op);
+    spend_still(1000);
+  }
+  EXPECT_EQ(s->snapshot().observer, "torch");
+  const Profile p = profile_of(*s, RegionProfileOptions{});
+  EXPECT_EQ(p.kind, ProfileKind::torch);
+  EXPECT_TRUE(is_program_run(p.kind));
+  EXPECT_EQ(profile_phase_name(p), "regions");
+  const auto back = profile_from_json(profile_to_json(p), "profile.json");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->kind, ProfileKind::torch);
+  EXPECT_EQ(back->call_paths.size(), p.call_paths.size());
+  auto plain = open_timed();
+  EXPECT_EQ(profile_of(*plain, RegionProfileOptions{}).kind, ProfileKind::regions) << "no observer: a regions profile";
+}
+
 // ---- the clock ----
 
 TEST(SessionClock, TheTscIsUsedWhereItIsInvariantOrTheKernelsClock) {
