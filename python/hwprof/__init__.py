@@ -1,0 +1,1 @@
+"""hwprof's Python side: `hwprof.torch` profiles a PyTorch program (docs/torch.md)."""

@@ -1,0 +1,136 @@
+"""Profile a PyTorch program with hwprof (docs/torch.md, "In Python").
+
+Every module of the program becomes a region named by its path (`layer1.0.conv1`, as
+`named_modules()` gives it) and every aten op run inside it a region nested in it, measured
+by libhwprof-torch.so's op observer with its FLOPs and bytes from the op table of
+`hwprof summary`. At exit (or at the end of a `profile` block) the reports are written like
+`hwprof profile -o DIR`: profile.json, profile.txt, profile.csv, roofline.svg, trace.json and
+report.html.
+
+    python3 -m hwprof.torch -o out train.py --epochs 1      # an unmodified script
+
+    import hwprof.torch
+    with hwprof.torch.profile(output="out"):
+        train()
+
+The library is found through HWPROF_TORCH_LIBRARY, else where the build or the install put
+it (hwprof/torch/_library.py, written by CMake).
+"""
+
+import ctypes
+import os
+import sys
+
+__all__ = ["profile", "install", "library_path"]
+
+_state = {"lib": None, "hooks": None, "names": {}, "stack": []}
+
+
+def _paths():
+    try:
+        from . import _library  # written by CMake into the build tree and the install
+        return _library
+    except ImportError:
+        return None
+
+
+def library_path():
+    """Where libhwprof-torch.so is: HWPROF_TORCH_LIBRARY, else the path CMake wrote."""
+    named = os.environ.get("HWPROF_TORCH_LIBRARY")
+    if named:
+        return named
+    paths = _paths()
+    if paths is None:
+        raise RuntimeError("hwprof.torch: libhwprof-torch.so not found: set HWPROF_TORCH_LIBRARY to its path, or use the "
+                           "package from hwprof's build tree (PYTHONPATH=BUILD/python) or install")
+    return paths.path()
+
+
+def _load():
+    if _state["lib"] is not None:
+        return _state["lib"]
+    import torch  # noqa: F401  (libtorch first: the observer registers in the process's libtorch)
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise RuntimeError(f"hwprof.torch: cannot load {path}: {e}") from None
+    for name in ("hwprof_begin", "hwprof_end"):
+        getattr(lib, name).argtypes = [ctypes.c_char_p]
+        getattr(lib, name).restype = None
+    lib.hwprof_write.argtypes = [ctypes.c_char_p]
+    lib.hwprof_write.restype = ctypes.c_int
+    lib.hwprof_last_error.restype = ctypes.c_char_p
+    lib.hwprof_torch_observing.restype = ctypes.c_int
+    # From the build tree, the report module is the build's (installed, the library finds it
+    # beside itself); HWPROF_REPORT_MODULE still wins.
+    paths = _paths()
+    module = paths.report_module() if paths is not None and hasattr(paths, "report_module") else None
+    if module and not os.environ.get("HWPROF_REPORT_MODULE"):
+        lib.hwprof_set_report_module.argtypes = [ctypes.c_char_p]
+        lib.hwprof_set_report_module(module.encode())
+    _state["lib"] = lib
+    return lib
+
+
+def _name_of(module):
+    """The module's path in its model (`layer1.0.conv1`); the model itself by its class."""
+    names = _state["names"]
+    key = id(module)
+    if key not in names:
+        # A module not seen inside a known model is a model (or used on its own): name it and
+        # everything under it, once.
+        root = type(module).__name__
+        for path, sub in module.named_modules():
+            names.setdefault(id(sub), f"{root}.{path}" if path else root)
+    return names[key]
+
+
+def _pre_hook(module, inputs):
+    name = _name_of(module).encode("utf-8", "replace")
+    _state["stack"].append(name)
+    _state["lib"].hwprof_begin(name)
+
+
+def _post_hook(module, inputs, output):
+    stack = _state["stack"]
+    if stack:
+        _state["lib"].hwprof_end(stack.pop())
+
+
+def install():
+    """Loads the observer and hooks every module's forward (global hooks: no model is
+    changed). Safe to call more than once. Returns False when the observer is not observing
+    (no HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS or HWPROF_GROUP, or HWPROF_DISABLE)."""
+    lib = _load()
+    if _state["hooks"] is None:
+        from torch.nn.modules import module as torch_module
+        _state["hooks"] = (torch_module.register_module_forward_pre_hook(_pre_hook),
+                           torch_module.register_module_forward_hook(_post_hook))
+    return bool(lib.hwprof_torch_observing())
+
+
+class profile:
+    """`with hwprof.torch.profile(output="DIR"):` — the block's modules and ops, written to DIR
+    when the block ends (and nothing written at exit for them again)."""
+
+    def __init__(self, output="hwprof-torch", backend=None, events=None, group=None):
+        self.output = output
+        self.settings = {"HWPROF_BACKEND": backend, "HWPROF_EVENTS": ",".join(events) if events else None,
+                         "HWPROF_GROUP": group}
+
+    def __enter__(self):
+        for key, value in self.settings.items():
+            if value is not None:
+                os.environ[key] = value
+        os.environ.setdefault("HWPROF_BACKEND", "auto")  # asks the observer to observe
+        install()
+        return self
+
+    def __exit__(self, *exc):
+        lib = _state["lib"]
+        if lib.hwprof_write(self.output.encode()) != 0:
+            print(f"hwprof: {lib.hwprof_last_error().decode(errors='replace')}", file=sys.stderr)
+        else:
+            print(f"hwprof: wrote {self.output}/", file=sys.stderr)
+        return False
