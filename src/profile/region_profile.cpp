@@ -2,7 +2,9 @@
 // C++ callers of profile_of() turn a session into.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -61,7 +63,8 @@ std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const Re
 // One region as a row: its measurement, and with the program's own work (set_work) its place
 // on the roofline, like an element-wise op (FMA peak; its bytes held to the bandwidth of the
 // cache they fit in). `root_ns`: the program total its share is of.
-LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, double root_ns) {
+LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, double root_ns,
+                        const char* work_source = "the program's own count (set_work)") {
   LayerProfile l;
   l.index = r.id;
   l.name = r.name;
@@ -72,8 +75,8 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
   if (r.work_flops || r.work_bytes) {
     fill_measurements(l, r, options.machine, p.threads, OpKind::add, WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
     if (l.roofline) {
-      l.roofline->flops.detail = "the program's own count (set_work)";
-      if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = "the program's own count (set_work)";
+      l.roofline->flops.detail = work_source;
+      if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = work_source;
     }
   } else {
     fill_measurements(l, r, std::nullopt, p.threads, OpKind::add, std::nullopt);
@@ -118,6 +121,64 @@ void place_program_total(Profile& p, const SessionSnapshot& s, const RegionProfi
   std::vector<const RooflinePoint*> layers;
   for (const RooflinePoint& point : all_calls) layers.push_back(&point);
   p.total.roofline = place_total_by_layers(std::move(*placed), layers);
+}
+
+// A torch run (hwprof::torch): a region without work of its own — a module, a user scope —
+// carries the work of the ops nested in it, over all its calls, from the call tree (each call
+// path's calls × its op's work per call), so that a module's row has the FLOPs of what it ran
+// (docs/torch.md, "Modules"). Only where the tree holds every call (no thread dropped paths);
+// a region nested in itself counts its outermost calls once. Returns the regions with the
+// work they got, by id.
+std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionSnapshot& s) {
+  std::vector<std::optional<std::pair<double, double>>> out(s.regions.size());
+  for (const SessionThread& t : s.threads) {
+    if (t.paths_dropped > 0) return out;
+  }
+  std::vector<const RegionReport*> by_id;
+  for (const RegionReport& r : s.regions) {
+    if (r.id < 0) continue;
+    if (static_cast<std::size_t>(r.id) >= by_id.size()) by_id.resize(static_cast<std::size_t>(r.id) + 1, nullptr);
+    by_id[static_cast<std::size_t>(r.id)] = &r;
+  }
+  const auto region_of = [&](int id) {
+    return id >= 0 && static_cast<std::size_t>(id) < by_id.size() ? by_id[static_cast<std::size_t>(id)] : nullptr;
+  };
+  const std::vector<CallPath>& tree = s.call_tree;
+  // Each path's own work, then summed into its ancestors, deepest first.
+  std::vector<std::pair<double, double>> inclusive(tree.size());
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const RegionReport* r = region_of(tree[i].region);
+    if (r == nullptr || !(r->work_flops || r->work_bytes)) continue;
+    inclusive[i] = {r->work_flops.value_or(0.0) * static_cast<double>(tree[i].calls),
+                    r->work_bytes.value_or(0.0) * static_cast<double>(tree[i].calls)};
+  }
+  std::vector<std::size_t> order(tree.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tree[a].depth > tree[b].depth; });
+  for (std::size_t i : order) {
+    if (tree[i].parent < 0) continue;
+    inclusive[static_cast<std::size_t>(tree[i].parent)].first += inclusive[i].first;
+    inclusive[static_cast<std::size_t>(tree[i].parent)].second += inclusive[i].second;
+  }
+  std::vector<std::pair<double, double>> total(by_id.size());
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const RegionReport* r = region_of(tree[i].region);
+    if (r == nullptr || r->work_flops || r->work_bytes) continue;
+    bool outermost = true;  // no ancestor is the same region (recursion: its calls once)
+    for (int k = tree[i].parent; k >= 0 && outermost; k = tree[static_cast<std::size_t>(k)].parent) {
+      outermost = tree[static_cast<std::size_t>(k)].region != tree[i].region;
+    }
+    if (!outermost) continue;
+    total[static_cast<std::size_t>(r->id)].first += inclusive[i].first;
+    total[static_cast<std::size_t>(r->id)].second += inclusive[i].second;
+  }
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
+    const RegionReport& r = s.regions[k];
+    if (r.id < 0 || r.calls == 0 || r.work_flops || r.work_bytes) continue;
+    const auto& [flops, bytes] = total[static_cast<std::size_t>(r.id)];
+    if (flops > 0 || bytes > 0) out[k] = std::pair{flops / static_cast<double>(r.calls), bytes / static_cast<double>(r.calls)};
+  }
+  return out;
 }
 
 // Per thread, per call path, the timeline, and what the session could not keep.
@@ -180,8 +241,17 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   // is said, not wrapped round into a negative figure.
   double flops = 0.0;
   double bytes = 0.0;
-  for (const RegionReport& r : s.regions) {
-    p.layers.push_back(region_row(r, options, p, root_ns));
+  const auto nested = p.kind == ProfileKind::torch ? nested_work(s) : std::vector<std::optional<std::pair<double, double>>>(s.regions.size());
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
+    const RegionReport& r = s.regions[k];
+    if (nested[k]) {
+      RegionReport with_work = r;
+      with_work.work_flops = nested[k]->first;
+      with_work.work_bytes = nested[k]->second;
+      p.layers.push_back(region_row(with_work, options, p, root_ns, "the ops run inside it (hwprof::torch)"));
+    } else {
+      p.layers.push_back(region_row(r, options, p, root_ns));
+    }
     flops += r.work_flops ? *r.work_flops * static_cast<double>(r.calls) : 0.0;
     bytes += r.work_bytes ? *r.work_bytes * static_cast<double>(r.calls) : 0.0;
     if (r.open > 0) {

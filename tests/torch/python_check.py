@@ -5,8 +5,9 @@ script under `python3 -m hwprof.torch -o DIR` and a `with hwprof.torch.profile(.
 Checks: the script's exit status is its own (it exits 3); every report file is written,
 profile.json of kind torch; each module of the script's model is a region named by its path
 (`Net`, `Net.conv1`, ...); the aten ops run inside a module are nested under it in the call
-tree (`Net/Net.conv1/aten::conv2d [...]`), with the conv's exact FLOPs; the block form writes
-its folder when the block ends.
+tree (`Net/Net.conv1/aten::conv2d [...]`), with the conv's exact FLOPs; each module's row
+carries the FLOPs of the ops it ran, once each; the block form writes its folder when the
+block ends.
 Usage: python_check.py BUILD_PYTHON_DIR   (BUILD/python, where CMake copied the package)
 Exit 77 (skipped) where PyTorch is not importable.
 """
@@ -97,6 +98,14 @@ def main():
         expected = 2 * (2 * 4 * 6 * 6) * 9 + 2 * 4 * 6 * 6  # 2·MACs + bias, per call
         if not rows or rows[0]["flops"] != expected:
             fail(f"conv2d FLOPs {rows[0]['flops'] if rows else None}, expected {expected}")
+        # A module's row carries the work of the ops it ran (each counted once): conv1 its
+        # conv2d, the model its conv2d, ReLU and linear (flatten has none).
+        by_name = {layer["name"]: layer for layer in profile["layers"]}
+        relu = 2 * 4 * 6 * 6
+        linear = 2 * 2 * 144 * 10 + 2 * 10
+        for module, flops in (("Net.conv1", expected), ("Net.act", relu), ("Net.fc", linear), ("Net", expected + relu + linear)):
+            if by_name[module]["flops"] != flops:
+                fail(f"module {module}: {by_name[module]['flops']} FLOPs per call, expected {flops} (the ops it ran, once each)")
         # The block form writes its folder when the block ends.
         block_out = os.path.join(tmp, "block")
         run = subprocess.run(["/usr/bin/python3", "-c", BLOCK, build_python, block_out], env=env, capture_output=True, text=True, timeout=300)
@@ -105,7 +114,7 @@ def main():
         block = load(block_out)
         if "Linear" not in {layer["name"] for layer in block["layers"]}:
             fail("the block's Linear module has no row")
-    print("ok: modules as rows, ops nested under them with exact FLOPs, exit status kept, block form written")
+    print("ok: modules as rows with their ops' FLOPs, ops nested under them with exact FLOPs, exit status kept, block form written")
 
 
 if __name__ == "__main__":
