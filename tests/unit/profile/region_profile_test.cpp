@@ -41,8 +41,12 @@ CallPath path(int parent, int region, int depth, std::uint64_t calls) {
 SessionSnapshot torch_run() {
   SessionSnapshot s;
   s.observer = "torch";
-  s.regions = {region(0, "Net", 2),          region(1, "Net.conv1", 2), region(2, "aten::conv2d", 2, 100.0),
-               region(3, "aten::convolution", 2), region(4, "aten::relu", 2, 10.0), region(5, "Optimizer.step", 1),
+  s.regions = {region(0, "Net", 2),
+               region(1, "Net.conv1", 2),
+               region(2, "aten::conv2d", 2, 100.0),
+               region(3, "aten::convolution", 2),
+               region(4, "aten::relu", 2, 10.0),
+               region(5, "Optimizer.step", 1),
                region(6, "aten::add_", 3, 7.0)};
   s.call_tree = {path(-1, 0, 0, 2), path(0, 1, 1, 2), path(1, 2, 2, 2), path(2, 3, 3, 2), path(0, 4, 1, 2), path(-1, 5, 0, 1), path(5, 6, 1, 3)};
   SessionThread t;
