@@ -161,8 +161,10 @@ TEST(Profiler, EveryLayerOncePerPhaseAndLayerTimesFitInTheModelTime) {
 //
 // The model's count is less every read its layers made, each read's cost estimated from probes;
 // beside a busy neighbour the probes can overestimate a little over LeNet's short layers, and
-// once in 60 runs under `stress-ng --cpu 2` the model came out at 0.78 of its layers. That bug
-// fails every run; so a run that fails is profiled once more, and only a second failure counts.
+// once in 60 runs under `stress-ng --cpu 2` the model came out at 0.78 of its layers, and in CI
+// beside the PyTorch tests its task-clock once came out a little above wall × CPUs (an upper
+// bound, "~"). That bug fails every run; so a run that fails is profiled once more, and only a
+// second failure counts.
 TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
   auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
   ASSERT_TRUE(g) << g.error().message;
@@ -187,15 +189,16 @@ TEST(Profiler, TheModelsCountsHoldItsLayersCounts) {
         EXPECT_GE(*c->value, 0.0) << l.name;
         layers += *c->value;
       }
-      EXPECT_FALSE(total->below_resolution) << "the model's task-clock per call: " << *total->value << " ns";
       // Each layer's counts are per call and the model calls each once a pass; allow for the
-      // noise of the subtracted read costs.
-      if (*total->value >= 0.8 * layers) {
+      // noise of the subtracted read costs. The model's count is not an upper bound either:
+      // beside a busy neighbour the counted passes can run longer than the timed ones, and a
+      // task-clock just above wall × CPUs is then marked "~" (counter_truth.cpp) — once.
+      if (*total->value >= 0.8 * layers && !total->below_resolution) {
         failure.clear();
         break;
       }
       failure += "attempt " + std::to_string(attempt + 1) + ": model " + std::to_string(*total->value) + " ns against its layers' " +
-                 std::to_string(layers) + " ns; ";
+                 std::to_string(layers) + " ns" + (total->below_resolution ? ", marked below resolution (an upper bound)" : "") + "; ";
     }
     EXPECT_TRUE(failure.empty()) << failure;
     // (Not asserted: that its CPU time covers its wall time. It does on a quiet machine, but the
