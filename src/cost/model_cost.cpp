@@ -105,7 +105,7 @@ Result<LayerCost> layer_cost(const Graph& graph, const Node& node, const OpCost&
   if (requires_grad) {
     backward_flops = c.internal_grad_flops + (c.has_weights ? c.weight_grad_flops : Count(0)) + (input_requires_grad ? c.input_grad_flops : Count(0));
   }
-  const Count layer_bytes = c.is_view ? Count(0) : (c.input_bytes + c.output_bytes) * batch + c.weight_bytes;
+  const Count layer_bytes = c.is_view ? Count(0) : forward_min_bytes(c, batch);
   std::optional<std::string> overflow = first_overflow(c);
   if (!overflow && backward_flops.overflowed()) overflow = "backward FLOPs";
   if (overflow) return Error{graph.where(node) + ": its " + *overflow + " would overflow 64-bit integers; check the sizes"};

@@ -30,4 +30,18 @@ struct OpCost {
 
 OpCost op_cost(const Graph& graph, const Node& node, std::int64_t batch);
 
+// The minimum bytes a layer's passes move at `batch` (docs/profile.md): forward reads its
+// input and its weights and writes its output; backward reads dy and x, writes dx, reads the
+// weights and reads and writes their gradients. Cost: OpCost (in Count) or LayerCost (in
+// int64): the cost model, the profiler's phases and hwprof::torch all count by these. A view
+// moves nothing; the callers say which of their layers are views.
+template <class Cost>
+auto forward_min_bytes(const Cost& c, std::int64_t batch) {
+  return (c.input_bytes + c.output_bytes) * batch + c.weight_bytes;
+}
+template <class Cost>
+auto backward_min_bytes(const Cost& c, std::int64_t batch) {
+  return (c.output_bytes + c.input_bytes * 2) * batch + c.weight_bytes * 3;
+}
+
 }  // namespace hwprof::detail

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cost/op_cost.hpp"
+
 namespace hwprof {
 
 std::int64_t optimizer_flops_per_parameter(const OptimizerOptions& o) noexcept {
@@ -36,8 +38,7 @@ std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const Mo
     if (!train) continue;
     a.runs[b] = c.requires_grad;
     a.flops[b] = c.backward_flops * batch;
-    // dy read, x read, dx written; weights read, their gradients read and written.
-    a.bytes[b] = c.bytes == 0 ? 0 : (c.output_bytes + 2 * c.input_bytes) * batch + 3 * c.weight_bytes;
+    a.bytes[b] = c.bytes == 0 ? 0 : detail::backward_min_bytes(c, batch);  // a view (no bytes forward) moves none back
     a.reused_bytes[b] = c.bytes == 0 ? 0 : 3 * c.weight_bytes;
     a.runs[o] = c.params > 0;
     a.flops[o] = c.params * optimizer_flops_per_parameter(optimizer);

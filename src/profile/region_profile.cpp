@@ -32,26 +32,32 @@ Summary one_sample(double value) {
   return s;
 }
 
-// Region names by id, looked up once for the paths, the threads and the timeline.
-class RegionNames {
+// The regions by id, looked up once for the paths, the threads, the timeline and a torch
+// run's nested work.
+class RegionIndex {
  public:
-  explicit RegionNames(const SessionSnapshot& s) {
+  explicit RegionIndex(const SessionSnapshot& s) {
     for (const RegionReport& r : s.regions) {
       if (r.id < 0) continue;
-      if (static_cast<std::size_t>(r.id) >= names_.size()) names_.resize(static_cast<std::size_t>(r.id) + 1, "?");
-      names_[static_cast<std::size_t>(r.id)] = r.name;
+      if (static_cast<std::size_t>(r.id) >= reports_.size()) reports_.resize(static_cast<std::size_t>(r.id) + 1, nullptr);
+      reports_[static_cast<std::size_t>(r.id)] = &r;
     }
+  }
+  const RegionReport* report(int id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < reports_.size() ? reports_[static_cast<std::size_t>(id)] : nullptr;
   }
   const std::string& operator()(int id) const {
     static const std::string unknown = "?";
-    return id >= 0 && static_cast<std::size_t>(id) < names_.size() ? names_[static_cast<std::size_t>(id)] : unknown;
+    const RegionReport* r = report(id);
+    return r != nullptr ? r->name : unknown;
   }
+  std::size_t size() const { return reports_.size(); }
 
  private:
-  std::vector<std::string> names_;
+  std::vector<const RegionReport*> reports_;
 };
 
-std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const RegionNames& region_name) {
+std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const RegionIndex& region_name) {
   std::string out;
   for (int k = static_cast<int>(i); k >= 0; k = tree[static_cast<std::size_t>(k)].parent) {
     const std::string& name = region_name(tree[static_cast<std::size_t>(k)].region);
@@ -129,25 +135,16 @@ void place_program_total(Profile& p, const SessionSnapshot& s, const RegionProfi
 // (docs/torch.md, "Modules"). Only where the tree holds every call (no thread dropped paths);
 // a region nested in itself counts its outermost calls once. Returns the regions with the
 // work they got, by id.
-std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionSnapshot& s) {
+std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionSnapshot& s, const RegionIndex& regions) {
   std::vector<std::optional<std::pair<double, double>>> out(s.regions.size());
   for (const SessionThread& t : s.threads) {
     if (t.paths_dropped > 0) return out;
   }
-  std::vector<const RegionReport*> by_id;
-  for (const RegionReport& r : s.regions) {
-    if (r.id < 0) continue;
-    if (static_cast<std::size_t>(r.id) >= by_id.size()) by_id.resize(static_cast<std::size_t>(r.id) + 1, nullptr);
-    by_id[static_cast<std::size_t>(r.id)] = &r;
-  }
-  const auto region_of = [&](int id) {
-    return id >= 0 && static_cast<std::size_t>(id) < by_id.size() ? by_id[static_cast<std::size_t>(id)] : nullptr;
-  };
   const std::vector<CallPath>& tree = s.call_tree;
   // Each path's own work, then summed into its ancestors, deepest first.
   std::vector<std::pair<double, double>> inclusive(tree.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
-    const RegionReport* r = region_of(tree[i].region);
+    const RegionReport* r = regions.report(tree[i].region);
     if (r == nullptr || !(r->work_flops || r->work_bytes)) continue;
     inclusive[i] = {r->work_flops.value_or(0.0) * static_cast<double>(tree[i].calls),
                     r->work_bytes.value_or(0.0) * static_cast<double>(tree[i].calls)};
@@ -160,9 +157,9 @@ std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionS
     inclusive[static_cast<std::size_t>(tree[i].parent)].first += inclusive[i].first;
     inclusive[static_cast<std::size_t>(tree[i].parent)].second += inclusive[i].second;
   }
-  std::vector<std::pair<double, double>> total(by_id.size());
+  std::vector<std::pair<double, double>> total(regions.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
-    const RegionReport* r = region_of(tree[i].region);
+    const RegionReport* r = regions.report(tree[i].region);
     if (r == nullptr || r->work_flops || r->work_bytes) continue;
     bool outermost = true;  // no ancestor is the same region (recursion: its calls once)
     for (int k = tree[i].parent; k >= 0 && outermost; k = tree[static_cast<std::size_t>(k)].parent) {
@@ -182,7 +179,7 @@ std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionS
 }
 
 // Per thread, per call path, the timeline, and what the session could not keep.
-void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const RegionNames& region_name) {
+void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const RegionIndex& region_name) {
   for (const SessionThread& t : s.threads) {
     for (const ThreadRegionTotal& r : t.regions) {
       p.region_threads.push_back({t.number, t.name, region_name(r.region), r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
@@ -221,7 +218,7 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
 
 Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
   Profile p;
-  const RegionNames region_name(s);
+  const RegionIndex region_name(s);
   p.created = detail::utc_timestamp();
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
@@ -241,7 +238,8 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   // is said, not wrapped round into a negative figure.
   double flops = 0.0;
   double bytes = 0.0;
-  const auto nested = p.kind == ProfileKind::torch ? nested_work(s) : std::vector<std::optional<std::pair<double, double>>>(s.regions.size());
+  const auto nested =
+      p.kind == ProfileKind::torch ? nested_work(s, region_name) : std::vector<std::optional<std::pair<double, double>>>(s.regions.size());
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const RegionReport& r = s.regions[k];
     if (nested[k]) {

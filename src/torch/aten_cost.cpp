@@ -44,16 +44,12 @@ std::optional<NodeCost> node_cost(OpKind op, Shape in, const Attributes& attrs, 
 double count(Count c, std::int64_t times = 1) {
   return static_cast<double>((c * times).value());
 }
-// The minimum bytes of a layer, as model_cost.cpp counts them (docs/profile.md).
+// The minimum bytes of a layer's passes, by the cost model's own rule (op_cost.hpp).
 double forward_bytes(const NodeCost& n) {
-  const OpCost& c = n.cost;
-  return c.is_view ? 0.0 : count((c.input_bytes + c.output_bytes) * n.batch + c.weight_bytes);
+  return n.cost.is_view ? 0.0 : count(forward_min_bytes(n.cost, n.batch));
 }
-// Backward as analytic_phase.cpp counts it: dy read, x read, dx written; weights read,
-// their gradients read and written.
 double backward_bytes(const NodeCost& n) {
-  const OpCost& c = n.cost;
-  return count((c.output_bytes + c.input_bytes * 2) * n.batch + c.weight_bytes * 3);
+  return count(backward_min_bytes(n.cost, n.batch));
 }
 AtenCost forward(const NodeCost& n, bool training = false) {
   return {count(training ? n.cost.train_forward_flops : n.cost.flops, n.batch), forward_bytes(n)};
