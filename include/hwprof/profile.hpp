@@ -116,6 +116,12 @@ struct LayerProfile {
   std::int64_t macs = 0;
   std::int64_t flops = 0;  // analytic FLOPs of this phase (forward, backward or optimizer)
   std::int64_t bytes = 0;  // analytic minimum traffic
+  // Non-empty: the row has no analytic count, and why ("not counted: hwprof has no formula for
+  // this op", "counted in the op around it"); its flops and bytes are unknown, not 0.
+  std::string work_note;
+  // A torch profile's op that ran only inside other rows' regions (a module's, a composite
+  // op's): its time is theirs too. Its table leaves it out unless every row is asked for.
+  bool nested_op = false;
   // Measured: milliseconds per call, overhead subtracted (statistics of the kept iterations).
   Summary time_ms;
   // The kept per-call times themselves (ms, overhead subtracted, in call order; evenly thinned
@@ -238,7 +244,7 @@ std::string_view profile_phase_name(const Profile& profile) noexcept;
 std::string profile_to_json(const Profile& profile);
 // The same with "groups": the layers summed per op, or per block of `depth` name parts
 // (`hwprof profile --by`). ProfileGrouping::layer adds nothing.
-enum class ProfileGrouping { layer, op, block };
+enum class ProfileGrouping { layer, op, block, module };
 std::string profile_to_json(const Profile& profile, ProfileGrouping by, int depth);
 Result<Profile> profile_from_json(std::string_view text, const std::string& source_name);
 Result<Profile> load_profile(const std::string& path);

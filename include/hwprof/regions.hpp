@@ -55,6 +55,9 @@ void* report_module_symbol(const char* symbol, std::string* tried) noexcept;
 // 0: not opened yet; 1: disabled; otherwise the default session's state.
 extern std::atomic<std::uintptr_t> default_state_word;
 Session::State* open_default_state() noexcept;  // nullptr when disabled
+// Asks the default session, before it opens, to keep at least this many call paths per thread
+// (hwprof::torch: a model's modules and ops make thousands); HWPROF_CALL_PATHS still wins.
+void want_call_paths(std::size_t per_thread) noexcept;
 inline Session::State* default_state() noexcept {
   const std::uintptr_t word = default_state_word.load(std::memory_order_acquire);
   if (word > 1) return reinterpret_cast<Session::State*>(word);  // NOLINT(performance-no-int-to-ptr)

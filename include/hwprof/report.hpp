@@ -41,6 +41,9 @@ struct ProfileTableOptions {
   bool counters = false;                // the counter table even when only software counters counted
   ProfileGrouping by = ProfileGrouping::layer;
   int depth = 1;  // ProfileGrouping::block: dot-separated name parts kept
+  // A torch profile's ops that ran only inside other rows (LayerProfile::nested_op) are rows
+  // too (`--all`); by default its table has its modules, scopes and the ops outside them.
+  bool nested_ops = false;
 };
 
 // A table for a terminal that answers first: a header (model, machine, ceilings), the

@@ -117,6 +117,18 @@ struct SessionOverhead {
   std::vector<double> pair_counts;
 };
 
+// What a region stands for, where an observer that made it says (hwprof::torch: docs/torch.md,
+// "Rows"); a program's own regions are scopes. A profile shows each role as its own kind of
+// row: a module's forward or backward, an op's, the optimizer's step.
+enum class RegionRole : std::uint8_t {
+  scope,            // the program's own region (HWPROF_SCOPE, hwprof_begin, a user scope)
+  module_forward,   // a model's module, called forward (named by its path)
+  module_backward,  // the backward functions of the ops a module ran forward
+  op_forward,       // an op (aten::conv2d [shapes]), forward
+  op_backward,      // an op run by autograd's backward, or the backward function itself
+  optimizer,        // the optimizer's step and zero_grad
+};
+
 // One event summed over a region's samples.
 struct CounterTotal {
   std::string name;
@@ -176,6 +188,9 @@ struct RegionReport {
   // Calls entered and not left when the report was made: still open on a running thread, or
   // left open by a thread that ended (not in `calls`, nor in the times).
   std::uint64_t open = 0;
+  RegionRole role = RegionRole::scope;  // Session::set_role
+  // Why the region has no work of its own where it has none (Session::set_work_note), or empty.
+  std::string work_note;
 };
 
 // ---- a whole session at one moment (Session::snapshot): what the reports are made from ----
@@ -339,6 +354,11 @@ class Session {
   // Names what feeds the session besides the program's own regions (a string literal, kept
   // by pointer): "torch" for hwprof::torch; its snapshot, and the profile made of it, say so.
   static void set_observer(State* state, const char* name) noexcept;
+  // What the region stands for (an observer's regions; a scope by default).
+  static void set_role(State* state, int id, RegionRole role) noexcept;
+  // Why the region carries no work where it has none (a string literal, kept by pointer):
+  // "counted in the op around it", "no formula for this op". Its row says so instead of 0.
+  static void set_work_note(State* state, int id, const char* note) noexcept;
   State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;  // timer also when time only

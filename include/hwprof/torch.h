@@ -15,6 +15,14 @@ extern "C" {
  * the callback), else 0. */
 HWPROF_API int hwprof_torch_observing(void);
 
+/* A model's module, entered around its forward (the Python package's global forward hooks
+ * call these): a region named `name` (its path, "ResNet.layer1.0.conv1"), shown as a module,
+ * to which the backward of the ops it runs is attributed ("ResNet.layer1.0.conv1 (backward)").
+ * Each begin is closed by one end on the same thread. Nothing while the observer is not
+ * observing. */
+HWPROF_API void hwprof_torch_module_begin(const char* name);
+HWPROF_API void hwprof_torch_module_end(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,14 @@ LayerNumbers layer_numbers(const LayerProfile& layer) {
   n.flops = {static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic FLOPs (cost model)"};
   n.bytes = {static_cast<double>(layer.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic minimum traffic"};
   n.bytes_origin = BytesOrigin::analytic_minimum;
+  if (!layer.work_note.empty()) {
+    // No count: no rate, no intensity (never a rate of 0 FLOP/s).
+    n.flops.status = CounterStatus::not_counted;
+    n.flops.detail = layer.work_note;
+    n.bytes.status = CounterStatus::not_counted;
+    n.bytes.detail = layer.work_note;
+    return n;
+  }
   if (layer.bytes > 0) n.intensity = n.flops.value / n.bytes.value;
   if (n.seconds > 0) {
     n.gflops_per_s = n.flops.value / n.seconds * 1e-9;
@@ -88,6 +96,7 @@ std::string_view cause_title(std::string_view rule) {
                                                                               {"above_roof", "above its roof"},
                                                                               {"thread_underuse", "threads idle"},
                                                                               {"no_roofline", "no roofline"},
+                                                                              {"not_counted", "not counted"},
                                                                               {"fixed_cost", "fixed cost per call"},
                                                                               {"near_roof", "near its roof"},
                                                                               {"compute_below_roof", "compute below roof"},
@@ -141,15 +150,71 @@ std::string block_of(const std::string& name, int depth) {
   return name.substr(0, end);
 }
 
+LayerGrouping layer_grouping(ProfileGrouping by) {
+  switch (by) {
+    case ProfileGrouping::op:
+      return LayerGrouping::op;
+    case ProfileGrouping::block:
+      return LayerGrouping::block;
+    case ProfileGrouping::module:
+      return LayerGrouping::module;
+    case ProfileGrouping::layer:
+      break;
+  }
+  return LayerGrouping::layer;
+}
+
+const char* grouping_name(ProfileGrouping by) {
+  switch (by) {
+    case ProfileGrouping::op:
+      return "op";
+    case ProfileGrouping::block:
+      return "block";
+    case ProfileGrouping::module:
+      return "module";
+    case ProfileGrouping::layer:
+      break;
+  }
+  return "layer";
+}
+
+bool is_torch_op(const LayerProfile& l) {
+  return l.op != "module" && l.op != "region" && l.op != "optimizer";
+}
+
+// A row's group key, or none where the grouping leaves the row out.
+std::optional<std::string> group_key(const Profile& profile, const LayerProfile& l, LayerGrouping by, int depth) {
+  const bool torch = profile.kind == ProfileKind::torch;
+  switch (by) {
+    case LayerGrouping::op:
+      if (!torch) return l.op;
+      if (!is_torch_op(l)) return std::nullopt;
+      return l.phase == LayerPhase::backward ? l.op + " (backward)" : l.op;
+    case LayerGrouping::module:
+      if (l.op != "module" || block_of(l.name, depth) != l.name) return std::nullopt;
+      return display_name(l);
+    case LayerGrouping::block:
+      return block_of(l.name, depth);
+    case LayerGrouping::layer:
+      break;
+  }
+  return display_name(l);
+}
+
 std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, int depth) {
   std::vector<LayerGroup> groups;
   std::map<std::string, std::size_t> index;
   std::vector<std::map<std::string, double>> bound_time;
   std::vector<std::map<std::string, double>> why_win;
   std::vector<double> placed_time;
-  const double summed = summed_layer_ms(profile);
+  // A torch profile's rows differ in calls: each counts its time over all of them.
+  const bool program = profile.kind == ProfileKind::torch;
+  const double total_ms = profile.total.time_ms.median;
+  const double summed = program ? total_ms : summed_layer_ms(profile);
   for (const LayerProfile& l : profile.layers) {
-    const std::string key = by == LayerGrouping::op ? l.op : by == LayerGrouping::block ? block_of(l.name, depth) : display_name(l);
+    const std::optional<std::string> found = group_key(profile, l, by, depth);
+    if (!found) continue;
+    const std::string& key = *found;
     auto [it, fresh] = index.emplace(key, groups.size());
     if (fresh) {
       groups.push_back({});
@@ -161,17 +226,19 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
     const std::size_t g = it->second;
     LayerGroup& row = groups[g];
     ++row.layers;
-    row.time_ms += l.time_ms.median;
-    row.flops += static_cast<double>(l.flops);
+    // Per call (the median) times the calls, in a program's run: its time over all calls.
+    const double calls = program && l.time_ms.median > 0 ? l.time_share * total_ms / l.time_ms.median : 1.0;
+    row.time_ms += l.time_ms.median * calls;
+    row.flops += static_cast<double>(l.flops) * calls;
     if (const auto h = headroom_ms(l)) {
-      row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms;
-      row.win_ms = row.win_ms.value_or(0.0) + h->win_ms;
-      placed_time[g] += l.time_ms.median;
-      if (!l.why.empty()) why_win[g][l.why.front().rule] += h->win_ms;
+      row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms * calls;
+      row.win_ms = row.win_ms.value_or(0.0) + h->win_ms * calls;
+      placed_time[g] += l.time_ms.median * calls;
+      if (!l.why.empty()) why_win[g][l.why.front().rule] += h->win_ms * calls;
     } else if (!l.why.empty()) {
       why_win[g][l.why.front().rule] += 0.0;
     }
-    if (l.roofline) bound_time[g][std::string(bound_name(l.roofline->bound))] += l.time_ms.median;
+    if (l.roofline) bound_time[g][std::string(bound_name(l.roofline->bound))] += l.time_ms.median * calls;
   }
   const auto most = [](const std::map<std::string, double>& m) {
     std::string best;

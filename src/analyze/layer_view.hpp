@@ -72,8 +72,15 @@ bool any_hardware_counter(const Profile& profile);
 
 // Rows of layers summed by op ("conv2d": every conv2d layer) or by block (the first `depth`
 // dot-separated parts of the name, as `summary --depth`): summed medians, roof and win times,
-// the layers' count, the bound that holds most of the time and the most common cause.
-enum class LayerGrouping { layer, op, block };
+// the layers' count, the bound that holds most of the time and the most common cause. In a
+// torch profile a row's time is its time over all calls (its share of the outermost regions'),
+// since its calls differ in number. A torch profile's ops are summed by
+// op name and phase ("aten::conv2d", "aten::conv2d (backward)"; its modules and scopes are
+// not ops), and `module` lists its modules of at most `depth` name parts, each with its
+// subtree (docs/torch.md, "Reading a torch profile").
+enum class LayerGrouping { layer, op, block, module };
+LayerGrouping layer_grouping(ProfileGrouping by);
+const char* grouping_name(ProfileGrouping by);
 struct LayerGroup {
   std::string key;
   int layers = 0;

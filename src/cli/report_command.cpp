@@ -45,12 +45,16 @@ void add_table_options(CLI::App& sub, TableArguments& table) {
       ->check(CLI::IsMember({"win", "time", "flops", "name"}))
       ->capture_default_str();
   sub.add_option("--top", table.top, "Rows in the table (0: all)")->check(CLI::Range(0, 1000000))->capture_default_str();
-  sub.add_flag("--all", table.all, "Every row (the same as --top 0)");
+  sub.add_flag("--all", table.all, "Every row (the same as --top 0; in a PyTorch profile, also the ops that ran inside modules and other ops)");
   sub.add_flag("--counters", table.counters, "The counters per call even when no hardware counter counted");
-  sub.add_option("--by", table.by, "Rows per layer, or summed per op (all conv2d, all attention) or per block (see --depth)")
-      ->check(CLI::IsMember({"layer", "op", "block"}))
+  sub.add_option("--by", table.by,
+                 "Rows per layer, or summed per op (all conv2d, all attention; a PyTorch profile's aten ops) or per block (see --depth), "
+                 "or a PyTorch profile's modules of at most --depth name parts, each with its subtree")
+      ->check(CLI::IsMember({"layer", "op", "block", "module"}))
       ->capture_default_str();
-  sub.add_option("--depth", table.depth, "--by block: how many dot-separated parts of a layer's name make its block (layer1.0.conv1 at 2: layer1.0)")
+  sub.add_option("--depth", table.depth,
+                 "--by block: how many dot-separated parts of a layer's name make its block (layer1.0.conv1 at 2: layer1.0); --by module: the "
+                 "deepest modules listed")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
 }
@@ -61,8 +65,12 @@ ProfileTableOptions table_options(const TableArguments& a) {
   ProfileTableOptions o;
   o.sort = a.sort == "time" ? ProfileSort::time : a.sort == "flops" ? ProfileSort::flops : a.sort == "name" ? ProfileSort::name : ProfileSort::win;
   o.top = a.all ? 0 : a.top;
+  o.nested_ops = a.all;
   o.counters = a.counters;
-  o.by = a.by == "op" ? ProfileGrouping::op : a.by == "block" ? ProfileGrouping::block : ProfileGrouping::layer;
+  o.by = a.by == "op"       ? ProfileGrouping::op
+         : a.by == "block"  ? ProfileGrouping::block
+         : a.by == "module" ? ProfileGrouping::module
+                            : ProfileGrouping::layer;
   o.depth = a.depth;
   return o;
 }

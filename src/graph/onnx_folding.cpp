@@ -6,6 +6,8 @@
 #if HWPROF_HAVE_ONNX
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,51 @@
 #include <onnx/shape_inference/implementation.h>
 
 namespace hwprof::detail {
+namespace {
+
+// ONNX's schemas, except that an op taking a shape as a tensor (Reshape's and Expand's second
+// input, ConstantOfShape's first, Resize's sizes) refuses one declared longer than a tensor's
+// rank can be. ONNX 1.12's getShapeInput, given neither the values nor a propagated shape,
+// makes one dimension per element of the declared length ("rank inference"), so a shape input
+// declared [10^12] (in the model or by an op inferred before it) held the import for minutes and
+// exhausted memory. The op's own inference runs unchanged for every other input.
+class ShapeInputGuardedSchemas final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version, const std::string& domain) const override {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain);
+    const int index = shape_input_of(domain, key);
+    if (schema == nullptr || index < 0) return schema;
+    auto& guarded = guarded_[schema];
+    if (!guarded) {
+      guarded = std::make_unique<onnx::OpSchema>(*schema);
+      guarded->TypeAndShapeInferenceFunction([inner = schema->GetTypeAndShapeInferenceFunction(), index, key](onnx::InferenceContext& ctx) {
+        refuse_a_long_shape(ctx, static_cast<std::size_t>(index), key);
+        inner(ctx);
+      });
+    }
+    return guarded.get();
+  }
+
+ private:
+  static int shape_input_of(const std::string& domain, const std::string& op) {
+    if (!domain.empty() && domain != "ai.onnx") return -1;
+    if (op == "Reshape" || op == "Expand") return 1;
+    if (op == "ConstantOfShape") return 0;
+    if (op == "Resize") return 3;
+    return -1;
+  }
+  static void refuse_a_long_shape(onnx::InferenceContext& ctx, std::size_t index, const std::string& op) {
+    if (index >= ctx.getNumInputs() || ctx.getInputData(index) != nullptr || ctx.getSymbolicInput(index) != nullptr) return;
+    const onnx::TypeProto* type = ctx.getInputType(index);
+    if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return;
+    const auto& shape = type->tensor_type().shape();
+    if (shape.dim_size() != 1 || !shape.dim(0).has_dim_value() || shape.dim(0).dim_value() <= kMaxRank) return;
+    fail_shape_inference(op, "'s input ", index, " is a shape of ", shape.dim(0).dim_value(), " values; a tensor has at most ", kMaxRank, " axes");
+  }
+  mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> guarded_;
+};
+
+}  // namespace
 
 void Importer::infer() {
   try {
@@ -214,10 +261,11 @@ void Importer::infer_shapes_only() {
   // propagated shape of -5) or has no schema: the first run gives every value the type it can,
   // and a value still without one gets an empty tensor type, so that the second run never
   // meets a Shape of an untyped value.
+  const ShapeInputGuardedSchemas schemas;
   for (const bool propagate : {false, true}) {
     try {
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1, /*enable_data_propagation=*/propagate);
-      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
+      onnx::shape_inference::InferShapes(model_, &schemas, options);
     } catch (const std::exception& e) {
       fail(std::string("ONNX shape inference failed: ") + e.what());
     }

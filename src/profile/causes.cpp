@@ -280,6 +280,12 @@ void roofline_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
   const std::optional<RooflinePoint>& r = l.roofline;
   const double t = l.time_ms.median;
 
+  if (!r && !l.work_note.empty()) {
+    // No count to place it by: calibrating would not help.
+    out.push_back({"not_counted", "not counted", "it has no FLOPs or bytes to place it by: " + l.work_note,
+                   "read its time; its work is in the row the note names, or has no formula yet (docs/torch.md, \"Which aten ops have a formula\")"});
+    return;
+  }
   if (!r) {
     out.push_back({"no_roofline", "no roofline", "it could not be placed: " + l.roofline_error, "run `hwprof calibrate` for this thread count"});
     return;

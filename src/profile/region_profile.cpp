@@ -66,6 +66,37 @@ std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const Re
   return out;
 }
 
+// What a row is, from its region's role (docs/torch.md, "Rows"): its op column, its phase, and
+// its name (a backward region's without the " (backward)" its region is told apart by: the
+// phase says it).
+void name_by_role(LayerProfile& l, const RegionReport& r) {
+  constexpr std::string_view kBackward = " (backward)";
+  const std::string_view name = r.name;
+  const bool suffixed = name.size() > kBackward.size() && name.substr(name.size() - kBackward.size()) == kBackward;
+  const std::string_view bare = suffixed ? name.substr(0, name.size() - kBackward.size()) : name;
+  switch (r.role) {
+    case RegionRole::scope:
+      l.op = "region";
+      l.phase = LayerPhase::region;
+      return;
+    case RegionRole::optimizer:
+      l.op = "optimizer";
+      l.phase = LayerPhase::optimizer;
+      return;
+    case RegionRole::module_forward:
+    case RegionRole::module_backward:
+      l.op = "module";
+      break;
+    case RegionRole::op_forward:
+    case RegionRole::op_backward:
+      l.op = std::string(bare.substr(0, bare.find(" [")));  // aten::conv2d [shapes]: aten::conv2d
+      break;
+  }
+  const bool backward = r.role == RegionRole::module_backward || r.role == RegionRole::op_backward;
+  l.phase = backward ? LayerPhase::backward : LayerPhase::forward;
+  if (backward) l.name = std::string(bare);
+}
+
 // One region as a row: its measurement, and with the program's own work (set_work) its place
 // on the roofline, like an element-wise op (FMA peak; its bytes held to the bandwidth of the
 // cache they fit in). `root_ns`: the program total its share is of.
@@ -74,8 +105,7 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
   LayerProfile l;
   l.index = r.id;
   l.name = r.name;
-  l.op = "region";
-  l.phase = LayerPhase::region;
+  name_by_role(l, r);
   if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
   if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
   if (r.work_flops || r.work_bytes) {
@@ -86,7 +116,11 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
     }
   } else {
     fill_measurements(l, r, std::nullopt, p.threads, OpKind::add, std::nullopt);
-    l.roofline_error = "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline";
+    l.work_note = !r.work_note.empty() ? r.work_note
+                  : r.role == RegionRole::scope
+                      ? "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline"
+                      : "no op run inside it has a count";
+    l.roofline_error = l.work_note;
   }
   l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
   // What hwprof can say of a region without an op: its measurement, its roofline, its threads.
@@ -178,6 +212,27 @@ std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionS
   return out;
 }
 
+// Per region (s.regions order): whether every call path of it is inside another region's, so
+// that its time is in theirs (a region with no path in the tree is not).
+std::vector<bool> only_inside_others(const SessionSnapshot& s) {
+  std::vector<bool> out(s.regions.size(), false);
+  for (const SessionThread& t : s.threads) {
+    if (t.paths_dropped > 0) return out;  // the tree misses calls: none is known to be inside only
+  }
+  std::vector<int> paths;  // by id: -1 none, 0 some, 1 a root path
+  for (const CallPath& c : s.call_tree) {
+    if (c.region < 0) continue;
+    if (static_cast<std::size_t>(c.region) >= paths.size()) paths.resize(static_cast<std::size_t>(c.region) + 1, -1);
+    int& seen = paths[static_cast<std::size_t>(c.region)];
+    seen = std::max(seen, c.parent < 0 ? 1 : 0);
+  }
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
+    const int id = s.regions[k].id;
+    out[k] = id >= 0 && static_cast<std::size_t>(id) < paths.size() && paths[static_cast<std::size_t>(id)] == 0;
+  }
+  return out;
+}
+
 // Per thread, per call path, the timeline, and what the session could not keep.
 void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const RegionIndex& region_name) {
   for (const SessionThread& t : s.threads) {
@@ -185,10 +240,10 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
       p.region_threads.push_back({t.number, t.name, region_name(r.region), r.calls, r.inclusive_ns / 1e6, r.exclusive_ns / 1e6});
     }
     if (t.paths_dropped > 0) {
-      p.hints.push_back(
-          fmt::format("thread {} entered more distinct call paths than the session keeps per thread; {} calls are in "
-                      "their regions' rows but not in the call tree (SessionOptions::call_paths_per_thread)",
-                      t.number, t.paths_dropped));
+      p.hints.push_back(fmt::format(
+          "thread {} entered more distinct call paths than the session keeps per thread; {} calls are in "
+          "their regions' rows but not in the call tree (SessionOptions::call_paths_per_thread; HWPROF_CALL_PATHS=N for the default session)",
+          t.number, t.paths_dropped));
     }
   }
   for (std::size_t i = 0; i < s.call_tree.size(); ++i) {
@@ -240,6 +295,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   double bytes = 0.0;
   const auto nested =
       p.kind == ProfileKind::torch ? nested_work(s, region_name) : std::vector<std::optional<std::pair<double, double>>>(s.regions.size());
+  const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const RegionReport& r = s.regions[k];
     if (nested[k]) {
@@ -250,6 +306,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
     } else {
       p.layers.push_back(region_row(r, options, p, root_ns));
     }
+    p.layers.back().nested_op = inside[k] && (r.role == RegionRole::op_forward || r.role == RegionRole::op_backward);
     flops += r.work_flops ? *r.work_flops * static_cast<double>(r.calls) : 0.0;
     bytes += r.work_bytes ? *r.work_bytes * static_cast<double>(r.calls) : 0.0;
     if (r.open > 0) {

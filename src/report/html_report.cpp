@@ -210,8 +210,7 @@ std::string group_tables(const Profile& p) {
   deepest = std::min(deepest, 4);
   std::string out;
   const auto table = [&](const std::string& id, ProfileGrouping by, int depth, const std::string& title) {
-    std::vector<detail::LayerGroup> groups =
-        detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth);
+    std::vector<detail::LayerGroup> groups = detail::group_layers(p, detail::layer_grouping(by), depth);
     std::stable_sort(groups.begin(), groups.end(), [](const detail::LayerGroup& a, const detail::LayerGroup& b) {
       return a.win_ms.value_or(-1) > b.win_ms.value_or(-1) || (a.win_ms == b.win_ms && a.time_ms > b.time_ms);
     });

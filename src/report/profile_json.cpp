@@ -80,6 +80,8 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   j["params"] = l.params;
   j["macs"] = l.macs;
   j["flops"] = l.flops;
+  if (!l.work_note.empty()) j["work_note"] = l.work_note;  // no analytic count: flops and bytes unknown
+  if (l.nested_op) j["nested_op"] = true;
   // The bytes the roofline used (docs/profile.md, "How a profile is measured": DRAM, then LLC, then analytic), with the analytic minimum beside.
   ordered_json bytes = sourced_to_json(n.bytes);
   bytes["origin"] = bytes_origin_name(l.bytes_origin);
@@ -366,6 +368,8 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   l.params = in.integer(v, at, "params", 0);
   l.macs = in.integer(v, at, "macs", 0);
   l.flops = in.integer(v, at, "flops", 0);
+  if (v.contains("work_note")) l.work_note = in.string(v, at, "work_note");
+  if (v.contains("nested_op")) l.nested_op = in.boolean(v, at, "nested_op");
   const std::string bytes_at = at + "/bytes";
   const ordered_json& bytes = in.member(v, at, "bytes");
   const SourcedValue bytes_value = sourced_from_json(in, bytes, bytes_at);
@@ -558,8 +562,7 @@ namespace {
 
 ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json rows = ordered_json::array();
-  for (const detail::LayerGroup& g :
-       detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
+  for (const detail::LayerGroup& g : detail::group_layers(p, detail::layer_grouping(by), depth)) {
     rows.push_back({{"key", g.key},
                     {"layers", g.layers},
                     {"time_ms", number(g.time_ms)},
@@ -571,7 +574,7 @@ ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
                     {"win_ms", optional_number(g.win_ms)},
                     {"why", g.why}});
   }
-  return {{"by", by == ProfileGrouping::op ? "op" : "block"},
+  return {{"by", detail::grouping_name(by)},
           {"depth", by == ProfileGrouping::op ? ordered_json(nullptr) : ordered_json(depth)},
           {"rows", std::move(rows)}};
 }

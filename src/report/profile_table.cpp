@@ -123,16 +123,24 @@ double win_of(const LayerProfile& l) {
   return h ? h->win_ms : -1.0;
 }
 
+// A torch profile's rows differ in calls (a module called once a step, an op fifty times):
+// they are ordered by their time and win over all calls; other profiles' per call.
+double calls_of(const Profile& p, const LayerProfile& l) {
+  return p.kind == ProfileKind::torch && l.time_ms.median > 0 ? l.time_share * p.total.time_ms.median / l.time_ms.median : 1.0;
+}
+
 std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sort) {
   std::vector<const LayerProfile*> rows;
   for (const LayerProfile& l : p.layers) rows.push_back(&l);
   sort = effective_sort(p, sort);
-  std::stable_sort(rows.begin(), rows.end(), [sort](const LayerProfile* a, const LayerProfile* b) {
+  const auto win = [&p](const LayerProfile& l) { return win_of(l) * calls_of(p, l); };
+  const auto time = [&p](const LayerProfile& l) { return l.time_ms.median * calls_of(p, l); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const LayerProfile* a, const LayerProfile* b) {
     switch (sort) {
       case ProfileSort::win:
-        return win_of(*a) > win_of(*b) || (win_of(*a) == win_of(*b) && a->time_ms.median > b->time_ms.median);
+        return win(*a) > win(*b) || (win(*a) == win(*b) && time(*a) > time(*b));
       case ProfileSort::time:
-        return a->time_ms.median > b->time_ms.median;
+        return time(*a) > time(*b);
       case ProfileSort::flops:
         return a->flops > b->flops;
       case ProfileSort::name:
@@ -155,7 +163,8 @@ std::string uncertainty(const Summary& s, bool* used_range) {
 // The first line answers how long a pass takes and how much of it the roofs say is to win.
 std::string title_line(const Profile& p) {
   std::string out =
-      fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, profile_phase_name(p),
+      fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch,
+                  p.kind == ProfileKind::torch ? std::string_view("PyTorch modules and ops (hwprof::torch)") : profile_phase_name(p),
                   p.phase == RunPhase::train && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
   if (p.total.time_ms.n > 0 && !is_program_run(p.kind)) {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
@@ -207,8 +216,11 @@ std::string legend(const Profile& p) {
                         p.counter_iterations > 0 ? fmt::format(", {} pass{} of their own, each reading's own cost (an empty region's) subtracted",
                                                                p.counter_iterations, p.counter_iterations == 1 ? "" : "es")
                                                  : ""));
-  out += regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work). "
-                 : "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
+  out += p.kind == ProfileKind::torch
+             ? "Analytic: FLOPs and minimum bytes per call from each aten op's input shapes (hwprof summary's op table); a module's "
+               "are the ops' run inside it; '-': not counted (the reason is in profile.json's work_note). "
+         : regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work). "
+                   : "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
   out += "Bytes: " + detail::bytes_source_summary(p) + ".\n";
   out += regions ? "Derived:  Share = the region's time over all calls / the time in the outermost regions"
                  : "Derived:  Share = of the layers' summed medians";
@@ -373,8 +385,7 @@ std::string what_to_try(const std::vector<const LayerProfile*>& rows) {
 }
 
 std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
-  std::vector<detail::LayerGroup> groups =
-      detail::group_layers(p, o.by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, o.depth);
+  std::vector<detail::LayerGroup> groups = detail::group_layers(p, detail::layer_grouping(o.by), o.depth);
   const ProfileSort sort = effective_sort(p, o.sort);
   std::stable_sort(groups.begin(), groups.end(), [&](const detail::LayerGroup& a, const detail::LayerGroup& b) {
     switch (sort) {
@@ -391,7 +402,10 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
   });
   const std::size_t shown = o.top > 0 ? std::min(groups.size(), static_cast<std::size_t>(o.top)) : groups.size();
   TextTable t;
-  t.column(o.by == ProfileGrouping::op ? "Op" : fmt::format("Block (depth {})", o.depth), false);
+  t.column(o.by == ProfileGrouping::op       ? std::string("Op")
+           : o.by == ProfileGrouping::module ? fmt::format("Module (at most {} parts)", o.depth)
+                                             : fmt::format("Block (depth {})", o.depth),
+           false);
   t.column("Layers", true);
   t.column("Time ms", true);
   t.column("Share", true);
@@ -405,8 +419,8 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
     t.row({g.key, std::to_string(g.layers), ms(g.time_ms), detail::percent(g.share), g.efficiency ? detail::percent(*g.efficiency) : "-",
            g.bound.empty() ? "-" : g.bound, g.roof_ms ? ms(*g.roof_ms) : "-", g.win_ms ? ms(*g.win_ms) : "-", g.why.empty() ? "-" : g.why});
   }
-  std::string out = fmt::format("\n{} {} of {} by {}{}\n", shown < groups.size() ? "Top" : "All", shown, groups.size(),
-                                o.by == ProfileGrouping::op ? "op" : "block", sort == ProfileSort::win ? ", most time to win first" : "");
+  std::string out = fmt::format("\n{} {} of {} by {}{}\n", shown < groups.size() ? "Top" : "All", shown, groups.size(), detail::grouping_name(o.by),
+                                sort == ProfileSort::win ? ", most time to win first" : "");
   out += t.render();
   if (shown < groups.size()) out += fmt::format("... {} more; --all shows every row\n", groups.size() - shown);
   return out;
@@ -476,10 +490,13 @@ std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& ro
       layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", profile_phase_name(p), p.total.time_ms.n ? "100.0%" : "-");
   total.back().clear();
   t.row(std::move(total));
-  const char* order = sort == ProfileSort::win     ? "most time to win first (Win ms = Time x (1 - Eff.))"
-                      : sort == ProfileSort::time  ? "longest first"
-                      : sort == ProfileSort::flops ? "most FLOPs first"
-                                                   : "by name";
+  const bool all_calls = p.kind == ProfileKind::torch;
+  const char* order = sort == ProfileSort::win && all_calls    ? "most time to win over all calls first (Win ms = Time x (1 - Eff.), per call)"
+                      : sort == ProfileSort::win               ? "most time to win first (Win ms = Time x (1 - Eff.))"
+                      : sort == ProfileSort::time && all_calls ? "most time over all calls first (Share)"
+                      : sort == ProfileSort::time              ? "longest first"
+                      : sort == ProfileSort::flops             ? "most FLOPs first"
+                                                               : "by name";
   return fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(), r.regions ? "regions" : "layers", order) +
          t.render();
 }
@@ -511,11 +528,19 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
     out += grouped_table(p, o);
     return out + "\n" + legend(p);
   }
-  const std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
+  std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
+  // A torch profile: its modules, scopes, optimizer and the ops outside them; the ops run
+  // inside them only with every row (docs/torch.md, "Reading a torch profile").
+  const auto inside = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op; });
+  if (!o.nested_ops && inside > 0)
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op; }), rows.end());
   const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
   LayerRows r{p, has_phases(p), is_program_run(p.kind), any_placed(p)};
   out += layer_table(r, rows, shown, effective_sort(p, o.sort));
   out += rows_left_out(r, rows, shown);
+  if (!o.nested_ops && inside > 0) {
+    out += fmt::format("{} op rows ran only inside the rows above (modules, composite ops): --by op sums the ops, --all lists every row\n", inside);
+  }
   if (r.below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
   if (r.used_range) out += "† fewer than 6 samples: no 95% interval for the median, ± is half the min-max range\n";
   const std::vector<const LayerProfile*> shown_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown));
@@ -596,10 +621,9 @@ std::string profile_groups_csv(const Profile& p, ProfileGrouping by, int depth) 
   const auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   const auto opt = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
   const auto quote = csv_quote;
-  std::string out = by == ProfileGrouping::op ? "op" : "block";
+  std::string out = detail::grouping_name(by);
   out += ",layers,time_ms,share,flops,efficiency,bound,roof_ms,win_ms,why\n";
-  for (const detail::LayerGroup& g :
-       detail::group_layers(p, by == ProfileGrouping::op ? detail::LayerGrouping::op : detail::LayerGrouping::block, depth)) {
+  for (const detail::LayerGroup& g : detail::group_layers(p, detail::layer_grouping(by), depth)) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", quote(g.key), g.layers, num(g.time_ms), num(g.share), num(g.flops), opt(g.efficiency),
                        g.bound, opt(g.roof_ms), opt(g.win_ms), quote(g.why));
   }

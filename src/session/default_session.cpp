@@ -1,6 +1,7 @@
 // The process-wide session of <hwprof/regions.hpp> and <hwprof/regions.h>: opened on the
 // first region from the environment, and its reports written at exit when HWPROF_OUTPUT asks
 // (after PAPI's high-level API and Caliper's CALI_CONFIG).
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -156,8 +157,24 @@ void write_at_exit() noexcept {
   if (!forked_child && output.owner) release_output_folder(output.dir);
 }
 
+std::atomic<std::size_t> wanted_call_paths{0};
+
+// A count from 1 to `most` in variable `name`, or `fallback` (and a problem said) when it is not.
+std::size_t count_from_environment(const char* name, const char* what, std::size_t most, std::size_t fallback, std::vector<std::string>& problems) {
+  const std::string text = environment(name);
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || n < 1 || static_cast<unsigned long long>(n) > most) {
+    problems.push_back(std::string(name) + "=" + shown(text) + " is not a number of " + what + " (1 to " + std::to_string(most) +
+                       "): " + std::to_string(fallback) + " are kept");
+    return fallback;
+  }
+  return static_cast<std::size_t>(n);
+}
+
 // What the environment says wrong besides the counters, each a line for stderr and the report.
-void check_environment(std::vector<std::string>& problems, std::size_t& max_regions) {
+void check_environment(std::vector<std::string>& problems, SessionOptions& options) {
   if (std::string clock = clock_override_problem(environment("HWPROF_CLOCK")); !clock.empty()) problems.push_back(std::move(clock));
   // Said here, when the program starts, on stderr only: the report module, which reads the
   // count, puts the same problem among the report's warnings.
@@ -165,16 +182,10 @@ void check_environment(std::vector<std::string>& problems, std::size_t& max_regi
     std::fprintf(stderr, "hwprof: HWPROF_THREADS=%s is not a thread count (1 to 65536): the report is placed against one thread per physical core\n",
                  shown(threads).c_str());
   }
-  if (const std::string limit = environment("HWPROF_MAX_REGIONS"); !limit.empty()) {
-    char* end = nullptr;
-    const long long n = std::strtoll(limit.c_str(), &end, 10);
-    if (end == limit.c_str() || *end != '\0' || n < 1 || n > (1LL << 20)) {
-      problems.push_back("HWPROF_MAX_REGIONS=" + shown(limit) + " is not a number of region names (1 to 1048576): " + std::to_string(max_regions) +
-                         " are kept");
-    } else {
-      max_regions = static_cast<std::size_t>(n);
-    }
-  }
+  options.max_regions = count_from_environment("HWPROF_MAX_REGIONS", "region names", std::size_t{1} << 20, options.max_regions, problems);
+  options.call_paths_per_thread = std::max(options.call_paths_per_thread, wanted_call_paths.load());
+  options.call_paths_per_thread =
+      count_from_environment("HWPROF_CALL_PATHS", "call paths per thread", std::size_t{1} << 20, options.call_paths_per_thread, problems);
 }
 
 BackendKind backend_from(const std::string& backend, bool asked_for_counters, std::vector<std::string>& problems) {
@@ -210,7 +221,7 @@ Session* open_from_environment(std::vector<std::string>& problems) {
   options.group = environment("HWPROF_GROUP");
   const bool asked_for_counters = !output_env.empty() || !options.events.empty() || !options.group.empty();
   options.backend = backend_from(backend, asked_for_counters, problems);
-  check_environment(problems, options.max_regions);
+  check_environment(problems, options);
   // Hints are kept for the report; on stderr only when the user asked for output.
   const bool speak = !output_env.empty() || !backend.empty() || asked_for_counters || !problems.empty();
   options.on_hint = [speak](const std::string& hint) {
@@ -222,6 +233,7 @@ Session* open_from_environment(std::vector<std::string>& problems) {
     SessionOptions fallback;
     fallback.backend = BackendKind::timer;
     fallback.max_regions = options.max_regions;
+    fallback.call_paths_per_thread = options.call_paths_per_thread;
     fallback.on_hint = options.on_hint;
     opened = Session::open(fallback);
     if (!opened) return nullptr;
@@ -266,6 +278,12 @@ void in_child_after_fork() noexcept {
 }
 
 }  // namespace
+
+void want_call_paths(std::size_t per_thread) noexcept {
+  std::size_t seen = wanted_call_paths.load();
+  while (per_thread > seen && !wanted_call_paths.compare_exchange_weak(seen, per_thread)) {
+  }
+}
 
 Session::State* open_default_state() noexcept {
   try {

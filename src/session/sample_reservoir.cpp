@@ -72,6 +72,19 @@ float* SampleArena::claim(std::size_t samples) noexcept {
   return base_ + 2 * start;  // fresh anonymous pages read as zero
 }
 
+ZeroPages::~ZeroPages() {
+  if (base_ != nullptr) ::munmap(base_, bytes_);
+}
+
+bool ZeroPages::map(std::size_t bytes) noexcept {
+  if (base_ != nullptr || bytes == 0) return base_ != nullptr;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  base_ = p;
+  bytes_ = bytes;
+  return true;
+}
+
 // ---- one region ----------------------------------------------------------------------------
 
 void RegionSamples::allocate(std::size_t capacity, std::uint64_t seed, bool all) {

@@ -56,6 +56,22 @@ class SampleArena {
   std::atomic<std::size_t> next_{0};
 };
 
+// A block of fresh anonymous pages (mmap, MAP_NORESERVE): zero, and no memory until touched.
+class ZeroPages {
+ public:
+  ZeroPages() = default;
+  ~ZeroPages();
+  ZeroPages(const ZeroPages&) = delete;
+  ZeroPages& operator=(const ZeroPages&) = delete;
+  // `bytes` of them; false when the address space cannot be had.
+  bool map(std::size_t bytes) noexcept;
+  void* data() const noexcept { return base_; }
+
+ private:
+  void* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 // One region's kept samples and its exact totals.
 class RegionSamples {
  public:

@@ -164,7 +164,7 @@ void Session::State::retire(ThreadSlot& t) {
   r.ended_tick = now();
   for (std::size_t k = 0; k < t.depth && k < options.max_depth; ++k) r.open.emplace_back(t.frames[k].id, t.frames[k].start);
   if (!r.paths.empty() || !r.open.empty()) retired.push_back(std::move(r));
-  for (std::size_t i = 0; i <= t.index_mask && t.path_capacity > 0; ++i) t.path_index[i] = 0;
+  for (std::size_t i = 0; i <= t.index_mask && t.path_capacity > 0 && t.path_count > 0; ++i) t.path_index[i] = 0;
   t.path_count = 0;
   t.paths_dropped = 0;
   t.depth = 0;
@@ -196,7 +196,7 @@ void Session::State::after_fork(pid_t forking_tid, pid_t parent) noexcept {
       t.owner.store(self, std::memory_order_relaxed);
       continue;
     }
-    for (std::size_t k = 0; k <= t.index_mask && t.path_capacity > 0; ++k) t.path_index[k] = 0;
+    for (std::size_t k = 0; k <= t.index_mask && t.path_capacity > 0 && t.path_count > 0; ++k) t.path_index[k] = 0;
     t.path_count = 0;
     t.depth = 0;
     t.overflow = 0;
@@ -511,6 +511,18 @@ void Session::add_work(State* state, int id, double flops, double bytes) noexcep
 
 void Session::set_observer(State* state, const char* name) noexcept {
   if (state != nullptr) state->observer.store(name, std::memory_order_relaxed);
+}
+
+void Session::set_role(State* state, int id, RegionRole role) noexcept {
+  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
+  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
+  r->role.store(role, std::memory_order_relaxed);
+}
+
+void Session::set_work_note(State* state, int id, const char* note) noexcept {
+  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
+  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
+  r->work_note.store(note, std::memory_order_relaxed);
 }
 
 void Session::measure_overhead(std::size_t pairs) {

@@ -125,17 +125,18 @@ int Session::State::add_record(std::string name, bool hidden, std::size_t capaci
 
 void Session::State::allocate_slots() {
   slots = std::make_unique<detail::ThreadSlot[]>(options.max_threads);
+  std::size_t index = 1;
+  while (index < 2 * options.call_paths_per_thread) index <<= 1;
+  const bool paths = options.call_paths_per_thread > 0 && path_index_pages.map(options.max_threads * index * sizeof(std::uint32_t));
   for (std::size_t i = 0; i < options.max_threads; ++i) {
     detail::ThreadSlot& s = slots[i];
     s.frames = std::make_unique<detail::Frame[]>(options.max_depth);
-    if (options.call_paths_per_thread > 0) {
+    if (paths) {
       // The paths are left uninitialised, untouched until used; the index (4 bytes an entry)
-      // starts zeroed.
+      // is fresh pages, zero.
       s.path_capacity = options.call_paths_per_thread;
       s.paths = std::make_unique_for_overwrite<CallPath[]>(s.path_capacity);
-      std::size_t index = 1;
-      while (index < 2 * s.path_capacity) index <<= 1;
-      s.path_index = std::make_unique<std::uint32_t[]>(index);
+      s.path_index = static_cast<std::uint32_t*>(path_index_pages.data()) + i * index;
       s.index_mask = index - 1;
     }
     if (!reading) continue;

@@ -81,6 +81,8 @@ RegionReport Session::State::report(int id, bool count_open) const {
     out.work_flops = r->work_flops.load();
     out.work_bytes = r->work_bytes.load();
   }
+  out.role = r->role.load(std::memory_order_relaxed);
+  if (const char* note = r->work_note.load(std::memory_order_relaxed)) out.work_note = note;
   return out;
 }
 

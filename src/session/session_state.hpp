@@ -56,6 +56,8 @@ struct RegionRecord {
   std::atomic<double> work_bytes_sum{0.0};
   std::atomic<std::uint64_t> work_calls{0};
   std::atomic<std::uint64_t> time_only_calls{0};  // entered by enter_time_only() where counters are read
+  std::atomic<RegionRole> role{RegionRole::scope};
+  std::atomic<const char*> work_note{nullptr};
 
   void clear(std::size_t event_count) noexcept;
 };
@@ -119,7 +121,7 @@ struct ThreadSlot {
   std::size_t path_count = 0;
   std::size_t path_capacity = 0;
   std::uint64_t paths_dropped = 0;
-  std::unique_ptr<std::uint32_t[]> path_index;
+  std::uint32_t* path_index = nullptr;  // in Session::State::path_index_pages
   std::size_t index_mask = 0;
 };
 
@@ -179,6 +181,10 @@ struct Session::State {
   mutable std::mutex hints_mutex;    // hints may be added from the measured path of any thread
 
   std::unique_ptr<detail::ThreadSlot[]> slots;
+  // The threads' call-path indexes, one block of fresh anonymous pages (read as zero, no memory
+  // until a thread uses its part): a session that keeps thousands of paths per thread costs
+  // only what its threads touch.
+  detail::ZeroPages path_index_pages;
 
   detail::RegionRecord* record(int id) const noexcept {
     if (id < 0 || id >= record_count.load(std::memory_order_acquire)) return nullptr;

@@ -24,7 +24,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
@@ -48,18 +51,39 @@ std::atomic<Session::State*> session_state{nullptr};
 // the common case), the latest 65536 of them.
 constexpr std::size_t kSequenceSlots = std::size_t{1} << 16;
 std::atomic<std::uint64_t> forward_of_sequence[kSequenceSlots];
+std::atomic<int> module_of_sequence[kSequenceSlots];  // the innermost module around it + 1; 0: none
 
-void remember_forward(std::int64_t sequence, int root) noexcept {
+void remember_forward(std::int64_t sequence, int root, int module) noexcept {
   if (sequence < 0 || root < 0 || root >= (1 << 24)) return;
   const auto seq = static_cast<std::uint64_t>(sequence);
+  module_of_sequence[seq % kSequenceSlots].store(module + 1, std::memory_order_relaxed);
   forward_of_sequence[seq % kSequenceSlots].store((seq << 24) | static_cast<std::uint64_t>(root + 1), std::memory_order_relaxed);
 }
-int forward_region(std::int64_t sequence) noexcept {
-  if (sequence < 0) return -1;
+struct ForwardCall {
+  int root = -1;    // the outermost op's region
+  int module = -1;  // the innermost module it ran in (a forward module region)
+};
+ForwardCall forward_call(std::int64_t sequence) noexcept {
+  if (sequence < 0) return {};
   const auto seq = static_cast<std::uint64_t>(sequence);
   const std::uint64_t slot = forward_of_sequence[seq % kSequenceSlots].load(std::memory_order_relaxed);
-  if ((slot >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return -1;
-  return static_cast<int>(slot & 0xffffffU) - 1;
+  if ((slot >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return {};
+  return {static_cast<int>(slot & 0xffffffU) - 1, module_of_sequence[seq % kSequenceSlots].load(std::memory_order_relaxed) - 1};
+}
+
+// ---- modules: regions the Python package enters around each module's forward ----
+
+// Per forward module region (ids below kModuleRegions): the module around it when it was
+// first entered (+2; 1: none; 0: not a module), and its backward region (+1; 0: not made yet).
+constexpr int kModuleRegions = 1 << 16;
+std::atomic<int> module_parent[kModuleRegions];
+std::atomic<int> module_backward[kModuleRegions];
+
+bool is_module(int region) noexcept {
+  return region >= 0 && region < kModuleRegions && module_parent[region].load(std::memory_order_relaxed) != 0;
+}
+int parent_module(int region) noexcept {
+  return is_module(region) ? module_parent[region].load(std::memory_order_relaxed) - 2 : -1;
 }
 
 // Region names by id, for naming backward regions after their forward op (first sight only).
@@ -89,7 +113,11 @@ struct Signature {
 struct ThreadState {
   static constexpr std::size_t kSignatures = 8192;  // per thread; past them, first-sight work per call
   static constexpr std::size_t kProbes = 16;
+  static constexpr std::size_t kMaxModuleDepth = 128;
   OpStack stack;
+  int modules[kMaxModuleDepth] = {};  // the forward module regions open on this thread (-1: not measured)
+  std::size_t module_depth = 0;
+  std::size_t module_overflow = 0;
   AtenCall call;
   std::unique_ptr<Signature[]> signatures;  // made at the thread's first call
 };
@@ -181,7 +209,65 @@ std::string shapes_of(const AtenCall& call) {
   return out;
 }
 
+// The call's other inputs (ints, int lists, numbers, flags), for telling apart two calls on the
+// same shapes that cost differently: "{(2, 2), (1, 1), (1, 1), 144}".
+std::string scalars_of(const AtenCall& call) {
+  std::string out;
+  for (std::size_t i = 0; i < call.arg_count; ++i) {
+    const AtenArg& a = call.args[i];
+    std::string item;
+    switch (a.kind) {
+      case AtenArgKind::integer:
+        item = std::to_string(a.integer);
+        break;
+      case AtenArgKind::boolean:
+        item = a.integer != 0 ? "True" : "False";
+        break;
+      case AtenArgKind::real:
+        item = fmt::format("{:g}", a.real);
+        break;
+      case AtenArgKind::ints:
+        item = "(";
+        for (std::size_t d = 0; d < a.rank; ++d) item += (d > 0 ? ", " : "") + std::to_string(a.dims[d]);
+        item += ")";
+        break;
+      default:
+        continue;
+    }
+    out += (out.empty() ? "" : ", ") + item;
+  }
+  return "{" + out + "}";
+}
+
+// Each op row's name stands for one cost: a second signature of the same name (the same op on
+// the same shapes) that costs otherwise (another stride) gets its scalars in its name, so that
+// a row's FLOPs per call are those of every call in it, and a module's are exact.
+std::mutex costs_mutex;
+std::unordered_map<std::string, AtenCost> cost_of_name;
+
+std::string name_for_cost(std::string name, const AtenCall& call, const AtenCost* cost) {
+  const std::lock_guard<std::mutex> lock(costs_mutex);
+  const AtenCost none{-1.0, -1.0};
+  const AtenCost& mine = cost != nullptr ? *cost : none;
+  const auto [it, fresh] = cost_of_name.emplace(name, mine);
+  if (fresh || (it->second.flops == mine.flops && it->second.bytes == mine.bytes)) return name;
+  name += " " + scalars_of(call);
+  cost_of_name.emplace(name, mine);
+  return name;
+}
+
 enum class CallKind { op, backward_function, user_scope };
+
+// PyTorch's optimizers record their step and zero_grad as user scopes named
+// "Optimizer.step#SGD.step" and "Optimizer.zero_grad#SGD.zero_grad" (torch/optim/optimizer.py).
+constexpr std::string_view kOptimizerScope = "Optimizer.";
+
+RegionRole role_of(CallKind kind, const AtenCall& call, bool backward) {
+  if (kind == CallKind::user_scope) {
+    return std::string_view(call.op).substr(0, kOptimizerScope.size()) == kOptimizerScope ? RegionRole::optimizer : RegionRole::scope;
+  }
+  return backward ? RegionRole::op_backward : RegionRole::op_forward;
+}
 
 Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int forward) {
   Signature s;
@@ -193,13 +279,24 @@ Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int fo
     name = std::string(call.op);
   } else {
     const std::string shapes = shapes_of(call);
-    name = std::string(call.op) + (shapes.empty() ? "" : " [" + shapes + "]") + (backward ? " (backward)" : "");
     if (const auto cost = aten_cost(call)) {
       s.has_cost = true;
       s.cost = *cost;
     }
+    name = name_for_cost(std::string(call.op) + (shapes.empty() ? "" : " [" + shapes + "]"), call, s.has_cost ? &s.cost : nullptr) +
+           (backward ? " (backward)" : "");
   }
-  s.region = Session::named_region(session_state.load(std::memory_order_relaxed), name);
+  Session::State* const state = session_state.load(std::memory_order_relaxed);
+  s.region = Session::named_region(state, name);
+  Session::set_role(state, s.region, role_of(kind, call, backward));
+  // What its row says where it carries no work (docs/torch.md, "Who counts what").
+  if (kind == CallKind::backward_function) {
+    Session::set_work_note(state, s.region, "counted in the ops it runs (their rows, and its module's backward row)");
+  } else if (kind == CallKind::op) {
+    Session::set_work_note(state, s.region,
+                           s.has_cost ? "counted in the op around it (PyTorch ran it inside a composite op, whose row has the FLOPs)"
+                                      : "not counted: hwprof has no formula for this op (docs/torch.md, \"Which aten ops have a formula\")");
+  }
   remember_name(s.region, name);
   return s;
 }
@@ -228,19 +325,58 @@ Signature signature(ThreadState& ts, CallKind kind, bool backward, int forward) 
 
 constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function: ";
 
+// The session, once regions are enabled; the first call names the observer in it.
+Session::State* observing_state() noexcept {
+  Session::State* const state = default_state();
+  if (state != nullptr && session_state.exchange(state, std::memory_order_relaxed) != state) Session::set_observer(state, "torch");
+  return state;
+}
+
+// The backward region of a forward module region: "<module> (backward)", made on first use;
+// -1 where it cannot be.
+int backward_region(Session::State* state, int module) noexcept {
+  const int known = module_backward[module].load(std::memory_order_relaxed) - 1;
+  if (known >= 0) return known;
+  int region = -1;
+  try {
+    region = Session::named_region(state, name_of(module) + " (backward)");
+  } catch (...) {
+    return -1;
+  }
+  Session::set_role(state, region, RegionRole::module_backward);
+  module_backward[module].store(region + 1, std::memory_order_relaxed);
+  return region;
+}
+
+// A backward function's modules: the backward regions of the module its forward op ran in
+// and of the modules around that one (outermost first, at most OpFrame::kMaxModules of the
+// innermost), entered before the function's own region (docs/torch.md, "Modules").
+void enter_backward_modules(Session::State* state, OpFrame& f, int module) noexcept {
+  int chain[OpFrame::kMaxModules];
+  std::size_t n = 0;
+  for (int m = module; m >= 0 && n < OpFrame::kMaxModules; m = parent_module(m)) chain[n++] = m;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int region = backward_region(state, chain[n - 1 - i]);
+    if (region < 0) continue;
+    Session::enter(state, region);
+    f.modules[f.module_count++] = region;
+  }
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& ts = thread_state;
-  Session::State* const state = default_state();
+  Session::State* const state = observing_state();
   if (state == nullptr) {
     ts.stack.push(-1, nullptr, false, false);
     return nullptr;
   }
-  if (session_state.exchange(state, std::memory_order_relaxed) != state) Session::set_observer(state, "torch");
   try {
     const at::RecordScope scope = fn.scope();
     const char* name = fn.name();
     if (scope == at::RecordScope::FUNCTION && std::strncmp(name, kEngineWrapper.data(), kEngineWrapper.size()) == 0) {
-      ts.stack.push(-1, nullptr, false, false);  // the engine's wrapper around a backward function: no region
+      // The engine's wrapper around a backward function: no region; what runs in it is
+      // backward (the function, and the gradient sums of a tensor used twice, aten::add).
+      ts.stack.push(-1, nullptr, false, true);
       return nullptr;
     }
     const CallKind kind = scope == at::RecordScope::BACKWARD_FUNCTION ? CallKind::backward_function
@@ -248,18 +384,21 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
                                                                       : CallKind::op;
     const OpFrame* parent = ts.stack.top();
     const bool backward = kind == CallKind::backward_function || (parent != nullptr && parent->backward);
-    int forward = -1;
+    ForwardCall forward;
     if (kind == CallKind::op) {
       copy_call(ts.call, fn);
     } else {
       ts.call.op = name;
       ts.call.arg_count = 0;
-      if (kind == CallKind::backward_function) forward = forward_region(fn.seqNr());
+      if (kind == CallKind::backward_function) forward = forward_call(fn.seqNr());
     }
-    const Signature s = signature(ts, kind, backward, forward);
-    const OpFrame* f = ts.stack.push(s.region, s.has_cost ? &s.cost : nullptr, kind == CallKind::op, kind == CallKind::backward_function);
+    const Signature s = signature(ts, kind, backward, forward.root);
+    OpFrame* f = ts.stack.push(s.region, s.has_cost ? &s.cost : nullptr, kind == CallKind::op, kind == CallKind::backward_function);
     if (f == nullptr || s.region < 0) return nullptr;
-    if (kind == CallKind::op && !backward) remember_forward(fn.seqNr(), f->root);
+    if (kind == CallKind::op && !backward) {
+      remember_forward(fn.seqNr(), f->root, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
+    }
+    if (forward.module >= 0 && is_module(forward.module)) enter_backward_modules(state, *f, forward.module);
     if (f->reads_counters) {
       Session::enter(state, s.region);
     } else {
@@ -278,7 +417,10 @@ void on_end(const at::RecordFunction&, at::ObserverContext*) {
   Session::State* const state = session_state.load(std::memory_order_relaxed);
   Session::leave(state, f->region);
   if (f->carries_work) Session::add_work(state, f->region, f->work.flops, f->work.bytes);
+  for (std::size_t i = f->module_count; i > 0; --i) Session::leave(state, f->modules[i - 1]);
 }
+
+constexpr std::size_t kCallPathsPerThread = 8192;
 
 // Registered when the library is loaded: a C++ program that links it, or Python's import.
 struct Registration {
@@ -294,6 +436,9 @@ struct Registration {
       }
       const char* disable = std::getenv("HWPROF_DISABLE");
       if (!asked || (disable != nullptr && *disable != '\0' && std::strcmp(disable, "0") != 0)) return;
+      // A model's modules and ops make thousands of distinct call paths per thread (resnet18's
+      // training step about 700, mobilenet_v2's 2,100), and a module's row needs them all.
+      want_call_paths(kCallPathsPerThread);
       at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                                 .needsInputs(true)
                                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
@@ -312,4 +457,41 @@ const Registration registration;
 
 extern "C" int hwprof_torch_observing(void) {
   return hwprof::detail::registration.active ? 1 : 0;
+}
+
+extern "C" void hwprof_torch_module_begin(const char* name) {
+  using namespace hwprof::detail;
+  using hwprof::Session;
+  ThreadState& ts = thread_state;
+  if (ts.module_depth >= ThreadState::kMaxModuleDepth) {
+    ++ts.module_overflow;  // balanced by its end; not measured
+    return;
+  }
+  Session::State* const state = registration.active && name != nullptr ? observing_state() : nullptr;
+  const int region = state != nullptr ? Session::named_region(state, name) : -1;
+  if (region >= 0) Session::set_role(state, region, hwprof::RegionRole::module_forward);
+  if (region >= 0 && region < kModuleRegions && module_parent[region].load(std::memory_order_relaxed) == 0) {
+    // First entry: a module, under the module open around it (its path's parent).
+    try {
+      remember_name(region, name);
+    } catch (...) {
+    }
+    const int around = ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1;
+    module_parent[region].store(around + 2, std::memory_order_relaxed);
+  }
+  ts.modules[ts.module_depth++] = region;  // -1: not measured, still balanced
+  if (region >= 0) Session::enter(state, region);
+}
+
+extern "C" void hwprof_torch_module_end(void) {
+  using namespace hwprof::detail;
+  using hwprof::Session;
+  ThreadState& ts = thread_state;
+  if (ts.module_overflow > 0) {
+    --ts.module_overflow;
+    return;
+  }
+  if (ts.module_depth == 0) return;
+  const int region = ts.modules[--ts.module_depth];
+  if (region >= 0) Session::leave(session_state.load(std::memory_order_relaxed), region);
 }

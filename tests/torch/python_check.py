@@ -100,12 +100,28 @@ def main():
             fail(f"conv2d FLOPs {rows[0]['flops'] if rows else None}, expected {expected}")
         # A module's row carries the work of the ops it ran (each counted once): conv1 its
         # conv2d, the model its conv2d, ReLU and linear (flatten has none).
-        by_name = {layer["name"]: layer for layer in profile["layers"]}
+        by_name = {layer["name"]: layer for layer in profile["layers"] if layer["phase"] == "forward"}
         relu = 2 * 4 * 6 * 6
         linear = 2 * 2 * 144 * 10 + 2 * 10
         for module, flops in (("Net.conv1", expected), ("Net.act", relu), ("Net.fc", linear), ("Net", expected + relu + linear)):
-            if by_name[module]["flops"] != flops:
+            if by_name[module]["flops"] != flops or by_name[module]["op"] != "module":
                 fail(f"module {module}: {by_name[module]['flops']} FLOPs per call, expected {flops} (the ops it ran, once each)")
+        # Backward: each module has a backward row, with the work of the backward functions of
+        # the ops it ran forward: conv1's is aten::convolution_backward's, over all calls.
+        backward = {layer["name"]: layer for layer in profile["layers"] if layer["phase"] == "backward"}
+        for module in ("Net", "Net.conv1", "Net.act", "Net.fc"):
+            if module not in backward or backward[module]["op"] != "module":
+                fail(f"no backward row for module {module}: {sorted(backward)[:20]}")
+        total = lambda layer: layer["flops"] * layer["time_ms"]["n"]  # noqa: E731  (n: every call, this few)
+        conv_backward = [layer for name, layer in backward.items() if name.startswith("aten::convolution_backward")]
+        if len(conv_backward) != 1 or total(backward["Net.conv1"]) != total(conv_backward[0]) or total(conv_backward[0]) == 0:
+            fail(f"Net.conv1's backward work {total(backward['Net.conv1'])} is not its convolution_backward's {[total(c) for c in conv_backward]}")
+        children = sum(total(backward[m]) for m in ("Net.conv1", "Net.act", "Net.fc"))
+        if total(backward["Net"]) != children:
+            fail(f"Net's backward work {total(backward['Net'])} is not its modules' {children} (flatten's backward has none)")
+        # The optimizer's step is its own phase; the ops run by no module are rows of their own.
+        if not any(layer["phase"] == "optimizer" and layer["name"].startswith("Optimizer.step#SGD.step") for layer in profile["layers"]):
+            fail("no optimizer row for Optimizer.step#SGD.step")
         # The block form writes its folder when the block ends.
         block_out = os.path.join(tmp, "block")
         run = subprocess.run(["/usr/bin/python3", "-c", BLOCK, build_python, block_out], env=env, capture_output=True, text=True, timeout=300)

@@ -73,7 +73,7 @@ def main():
     if profile.get("kind") != "torch":
         fail(f"profile.json's kind is {profile.get('kind')!r}, not 'torch'")
     rows = profile["layers"]
-    forward = [r for r in rows if "(backward)" not in r["name"] and op_of(r["name"]) in MODEL_FAMILY]
+    forward = [r for r in rows if r["phase"] == "forward" and op_of(r["name"]) in MODEL_FAMILY]
     # Each layer's row: its FLOPs per call are the formula (calls: one per step).
     for op, per_layer in expected_layers().items():
         got = sorted(r.get("flops") or 0 for r in forward if op_of(r["name"]) == op)
@@ -85,10 +85,10 @@ def main():
     if total != expected:
         counted = [(r["name"], r.get("flops")) for r in forward if r.get("flops")]
         fail(f"the forward rows add up to {total} FLOPs, the model's layers to {expected}: {counted}")
-    backward = [r for r in rows if r["name"].endswith("(backward)")]
+    backward = [r for r in rows if r["phase"] == "backward"]
     if not any(op_of(r["name"]) == "aten::convolution_backward" and r.get("flops") for r in backward):
         fail("no aten::convolution_backward row with FLOPs: " + ", ".join(r["name"] for r in backward))
-    if not any(r["name"].startswith("aten::conv2d") and r["name"].endswith("(backward)") for r in backward):
+    if not any(r["name"].startswith("aten::conv2d") and r["op"] == "aten::conv2d" for r in backward):
         fail("no backward function named after its forward conv2d: " + ", ".join(r["name"] for r in backward))
     print(f"ok: {len(rows)} rows, {len(backward)} backward, forward FLOPs {total} as expected")
 

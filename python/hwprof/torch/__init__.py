@@ -23,7 +23,7 @@ import sys
 
 __all__ = ["profile", "install", "library_path"]
 
-_state = {"lib": None, "hooks": None, "names": {}, "stack": []}
+_state = {"lib": None, "hooks": None, "names": {}}
 
 
 def _paths():
@@ -55,9 +55,10 @@ def _load():
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
         raise RuntimeError(f"hwprof.torch: cannot load {path}: {e}") from None
-    for name in ("hwprof_begin", "hwprof_end"):
-        getattr(lib, name).argtypes = [ctypes.c_char_p]
-        getattr(lib, name).restype = None
+    lib.hwprof_torch_module_begin.argtypes = [ctypes.c_char_p]
+    lib.hwprof_torch_module_begin.restype = None
+    lib.hwprof_torch_module_end.argtypes = []
+    lib.hwprof_torch_module_end.restype = None
     lib.hwprof_write.argtypes = [ctypes.c_char_p]
     lib.hwprof_write.restype = ctypes.c_int
     lib.hwprof_last_error.restype = ctypes.c_char_p
@@ -87,15 +88,11 @@ def _name_of(module):
 
 
 def _pre_hook(module, inputs):
-    name = _name_of(module).encode("utf-8", "replace")
-    _state["stack"].append(name)
-    _state["lib"].hwprof_begin(name)
+    _state["lib"].hwprof_torch_module_begin(_name_of(module).encode("utf-8", "replace"))
 
 
 def _post_hook(module, inputs, output):
-    stack = _state["stack"]
-    if stack:
-        _state["lib"].hwprof_end(stack.pop())
+    _state["lib"].hwprof_torch_module_end()
 
 
 def install():

@@ -364,6 +364,66 @@ TEST(OnnxImport, FoldedShapeArithmeticThatOverflowsIsAnError) {
   EXPECT_THAT(import_onnx(shape.bytes(), "s.onnx").error().message, HasSubstr("node 'scale' (Mul): the shape arithmetic"));
 }
 
+// --- a shape input longer than a tensor's rank --------------------------------------------------
+
+// ONNX 1.12 makes one dimension per element of a shape input it knows only the length of; a
+// length of 10^12 would hold the import for minutes and exhaust memory. Each case below took
+// that path: the length inferred for the output of an op before it (ConstantOfShape of
+// [10^12]), or declared in the model's value_info for an output whose length inference leaves
+// open (Unique's).
+constexpr std::int64_t kLongShape = 1000000000000;
+
+// "z": an int64 tensor of kLongShape ones, its length inferred from a Constant.
+void long_shape_from_constant(ModelBuilder& b) {
+  int_constant(b, "n", {kLongShape});
+  auto& fill = b.node("ConstantOfShape", "fill", {"n"}, "z");
+  auto* value = fill.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto_DataType_INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(1);
+}
+
+// "z": Unique's output, declared [length] in value_info.
+void long_shape_declared(ModelBuilder& b, std::int64_t length) {
+  int_constant(b, "k", {2, 4});
+  b.node("Unique", "unique", {"k"}, "z");
+  auto* info = b.model().mutable_graph()->add_value_info();
+  info->set_name("z");
+  auto* t = info->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto_DataType_INT64);
+  t->mutable_shape()->add_dim()->set_dim_value(length);
+}
+
+TEST(OnnxImport, AShapeInputLongerThanARankIsRefusedNotExpanded) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  for (const char* op : {"Reshape", "Expand"}) {
+    ModelBuilder b(13, {4});
+    long_shape_from_constant(b);
+    b.node(op, "shaped", {"input", "z"}, "output");
+    EXPECT_THAT(import_onnx(b.bytes(), "r.onnx").error().message,
+                HasSubstr(std::string(op) + "'s input 1 is a shape of 1000000000000 values; a tensor has at most 16 axes"));
+  }
+  ModelBuilder resize(13, {3, 8, 8});
+  long_shape_from_constant(resize);
+  resize.node("Resize", "resize", {"input", "", "", "z"}, "output");
+  EXPECT_THAT(import_onnx(resize.bytes(4), "r.onnx").error().message, HasSubstr("Resize's input 3 is a shape of 1000000000000 values"));
+  ModelBuilder declared(13, {4});
+  long_shape_declared(declared, kLongShape);
+  declared.node("Reshape", "reshape", {"input", "z"}, "output");
+  EXPECT_THAT(import_onnx(declared.bytes(), "r.onnx").error().message, HasSubstr("Reshape's input 1 is a shape of 1000000000000 values"));
+  // Declared as long as a rank can be, inference goes on (and the import fails later, or not,
+  // for its own reasons).
+  ModelBuilder fine(13, {4});
+  long_shape_declared(fine, 2);
+  fine.node("Reshape", "reshape", {"input", "z"}, "output");
+  auto imported = import_onnx(fine.bytes(), "r.onnx");
+  if (!imported.ok()) {
+    EXPECT_THAT(imported.error().message, Not(HasSubstr("is a shape of")));
+  }
+}
+
 // --- names: control characters escaped, never raw in a layer's name or a message --------------
 
 TEST(OnnxImport, ControlCharactersInNamesAreEscaped) {

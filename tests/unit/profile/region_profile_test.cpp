@@ -1,11 +1,15 @@
 // A torch run's regions as a profile (src/profile/region_profile.cpp): a region without work of
 // its own (a module, a user scope) carries the work of the ops run inside it, from the call
 // tree, each op once; none where the tree lost calls.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "analyze/layer_view.hpp"
 #include "hwprof/profiler.hpp"
+#include "hwprof/report.hpp"
 
 namespace hwprof {
 namespace {
@@ -102,6 +106,114 @@ TEST(TorchRegions, ARegionsProfileIsLeftAsItsProgramSaid) {
   const Profile p = profile_of(s, RegionProfileOptions{});
   EXPECT_EQ(p.kind, ProfileKind::regions);
   EXPECT_EQ(row(p, "Net").flops, 0);
+}
+
+// The same run with its regions' roles, as hwprof::torch sets them, and a backward pass: Net's
+// and conv1's backward regions around conv2d's backward function, which runs
+// aten::convolution_backward; AccumulateGrad outside every module.
+SessionSnapshot torch_run_with_roles() {
+  SessionSnapshot s = torch_run();
+  const RegionRole roles[] = {RegionRole::module_forward, RegionRole::module_forward, RegionRole::op_forward, RegionRole::op_forward,
+                              RegionRole::op_forward,     RegionRole::optimizer,      RegionRole::op_forward};
+  for (std::size_t k = 0; k < s.regions.size(); ++k) s.regions[k].role = roles[k];
+  s.regions[3].work_note = "counted in the op around it";
+  s.regions.push_back(region(7, "Net (backward)", 2));
+  s.regions.push_back(region(8, "Net.conv1 (backward)", 2));
+  s.regions.push_back(region(9, "aten::conv2d [2x1x8x8] (backward)", 2));
+  s.regions.push_back(region(10, "aten::convolution_backward [2x4x6x6] (backward)", 2, 200.0));
+  s.regions.push_back(region(11, "torch::autograd::AccumulateGrad", 3));
+  s.regions[7].role = s.regions[8].role = RegionRole::module_backward;
+  s.regions[9].role = s.regions[10].role = s.regions[11].role = RegionRole::op_backward;
+  s.regions[9].work_note = "counted in the ops it runs";
+  s.regions[11].work_note = "not counted: hwprof has no formula for this op";
+  const auto base = static_cast<int>(s.call_tree.size());
+  s.call_tree.push_back(path(-1, 7, 0, 2));
+  s.call_tree.push_back(path(base, 8, 1, 2));
+  s.call_tree.push_back(path(base + 1, 9, 2, 2));
+  s.call_tree.push_back(path(base + 2, 10, 3, 2));
+  s.call_tree.push_back(path(-1, 11, 0, 3));
+  return s;
+}
+
+const LayerProfile& row(const Profile& p, const std::string& name, LayerPhase phase) {
+  for (const LayerProfile& l : p.layers) {
+    if (l.name == name && l.phase == phase) return l;
+  }
+  static const LayerProfile none;
+  ADD_FAILURE() << "no row " << name << " (" << layer_phase_name(phase) << ")";
+  return none;
+}
+
+TEST(TorchRegions, EachRowSaysWhatItIsAndInWhichPhase) {
+  const Profile p = profile_of(torch_run_with_roles(), RegionProfileOptions{});
+  EXPECT_EQ(row(p, "Net.conv1", LayerPhase::forward).op, "module");
+  EXPECT_EQ(row(p, "aten::conv2d", LayerPhase::forward).op, "aten::conv2d");
+  EXPECT_EQ(row(p, "Optimizer.step", LayerPhase::optimizer).op, "optimizer");
+  // A backward region is named like its forward one; its phase tells them apart.
+  const LayerProfile& conv1_backward = row(p, "Net.conv1", LayerPhase::backward);
+  EXPECT_EQ(conv1_backward.op, "module");
+  EXPECT_EQ(conv1_backward.flops, 200) << "its backward function's op's work";
+  EXPECT_EQ(row(p, "Net", LayerPhase::backward).flops, 200);
+  EXPECT_EQ(row(p, "aten::conv2d [2x1x8x8]", LayerPhase::backward).op, "aten::conv2d");
+  EXPECT_EQ(row(p, "aten::convolution_backward [2x4x6x6]", LayerPhase::backward).flops, 200);
+  EXPECT_EQ(row(p, "Net", LayerPhase::forward).flops, 110) << "the forward module's work is its forward ops' alone";
+}
+
+TEST(TorchRegions, ARowWithoutACountSaysWhyAndHasNoRate) {
+  const Profile p = profile_of(torch_run_with_roles(), RegionProfileOptions{});
+  const LayerProfile& accumulate = row(p, "torch::autograd::AccumulateGrad", LayerPhase::backward);
+  EXPECT_EQ(accumulate.work_note, "not counted: hwprof has no formula for this op");
+  const detail::LayerNumbers n = detail::layer_numbers(accumulate);
+  EXPECT_FALSE(n.gflops_per_s.has_value()) << "an op with no formula has no rate, not 0 FLOP/s";
+  EXPECT_FALSE(n.intensity.has_value());
+  EXPECT_EQ(row(p, "aten::convolution", LayerPhase::forward).work_note, "counted in the op around it");
+  EXPECT_TRUE(row(p, "aten::conv2d", LayerPhase::forward).work_note.empty());
+  EXPECT_TRUE(detail::layer_numbers(row(p, "aten::conv2d", LayerPhase::forward)).gflops_per_s.has_value());
+}
+
+TEST(TorchRegions, OpsRunOnlyInsideOtherRowsAreLeftOutOfTheTableUnlessAskedFor) {
+  const Profile p = profile_of(torch_run_with_roles(), RegionProfileOptions{});
+  EXPECT_TRUE(row(p, "aten::conv2d", LayerPhase::forward).nested_op);
+  EXPECT_TRUE(row(p, "aten::add_", LayerPhase::forward).nested_op) << "inside the optimizer's step";
+  EXPECT_FALSE(row(p, "torch::autograd::AccumulateGrad", LayerPhase::backward).nested_op) << "outside every module: its time is its own";
+  EXPECT_FALSE(row(p, "Net.conv1", LayerPhase::forward).nested_op) << "a module is never left out";
+  ProfileTableOptions o;
+  o.top = 0;
+  const auto main_table = [](const std::string& text) { return text.substr(0, text.find("Call paths")); };
+  const std::string table = main_table(profile_table(p, o));
+  EXPECT_NE(table.find("Net.conv1"), std::string::npos);
+  EXPECT_NE(table.find("torch::autograd::AccumulateGrad"), std::string::npos);
+  EXPECT_EQ(table.find("aten::convolution_backward"), std::string::npos) << table;
+  EXPECT_NE(table.find("6 op rows ran only inside the rows above"), std::string::npos) << table;
+  EXPECT_NE(table.find("not counted"), std::string::npos) << "AccumulateGrad's why: " << table;
+  o.nested_ops = true;
+  EXPECT_NE(main_table(profile_table(p, o)).find("aten::convolution_backward"), std::string::npos);
+  // Without a whole call tree, no op is known to be inside only: every row is shown.
+  SessionSnapshot s = torch_run_with_roles();
+  s.threads[0].paths_dropped = 1;
+  EXPECT_FALSE(row(profile_of(s, RegionProfileOptions{}), "aten::conv2d", LayerPhase::forward).nested_op);
+}
+
+std::vector<std::string> keys(const std::vector<detail::LayerGroup>& groups) {
+  std::vector<std::string> out;
+  for (const auto& g : groups) out.push_back(g.key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(TorchRegions, ByOpSumsTheOpsByPhaseAndByModuleListsASubtree) {
+  const Profile p = profile_of(torch_run_with_roles(), RegionProfileOptions{});
+  const auto ops = detail::group_layers(p, detail::LayerGrouping::op, 1);
+  EXPECT_EQ(keys(ops),
+            (std::vector<std::string>{"aten::add_", "aten::conv2d", "aten::conv2d (backward)", "aten::convolution",
+                                      "aten::convolution_backward (backward)", "aten::relu", "torch::autograd::AccumulateGrad (backward)"}));
+  // Time over all calls: add_ ran 3 times, 1 µs each.
+  const auto add = std::find_if(ops.begin(), ops.end(), [](const detail::LayerGroup& g) { return g.key == "aten::add_"; });
+  ASSERT_NE(add, ops.end());
+  EXPECT_NEAR(add->time_ms, 0.003, 1e-9);
+  EXPECT_EQ(keys(detail::group_layers(p, detail::LayerGrouping::module, 1)), (std::vector<std::string>{"Net", "Net (backward)"}));
+  EXPECT_EQ(keys(detail::group_layers(p, detail::LayerGrouping::module, 2)),
+            (std::vector<std::string>{"Net", "Net (backward)", "Net.conv1", "Net.conv1 (backward)"}));
 }
 
 }  // namespace
