@@ -30,6 +30,9 @@ HWPROF_API int hwprof_write(const char* dir);
 HWPROF_API const char* hwprof_last_error(void);
 /* 1 when regions are measured, 0 with HWPROF_DISABLE=1. */
 HWPROF_API int hwprof_enabled(void);
+/* Forgets every sample and sum measured so far, keeping the regions (after warm-up steps).
+ * Call it while no region is open on any thread. */
+HWPROF_API void hwprof_reset(void);
 /* Where the report module is (HWPROF_OUTPUT's reports); set from the include flags below. */
 HWPROF_API void hwprof_set_report_module(const char* path);
 

@@ -97,6 +97,7 @@ std::string_view cause_title(std::string_view rule) {
                                                                               {"thread_underuse", "threads idle"},
                                                                               {"no_roofline", "no roofline"},
                                                                               {"not_counted", "not counted"},
+                                                                              {"counted_elsewhere", "counted elsewhere"},
                                                                               {"fixed_cost", "fixed cost per call"},
                                                                               {"near_roof", "near its roof"},
                                                                               {"compute_below_roof", "compute below roof"},
@@ -176,6 +177,10 @@ const char* grouping_name(ProfileGrouping by) {
       break;
   }
   return "layer";
+}
+
+std::string region_name_of(const Profile& profile, const LayerProfile& layer) {
+  return profile.kind == ProfileKind::torch && layer.phase == LayerPhase::backward ? layer.name + " (backward)" : layer.name;
 }
 
 bool is_torch_op(const LayerProfile& l) {

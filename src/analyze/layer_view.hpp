@@ -80,6 +80,10 @@ bool any_hardware_counter(const Profile& profile);
 // subtree (docs/torch.md, "Reading a torch profile").
 enum class LayerGrouping { layer, op, block, module };
 LayerGrouping layer_grouping(ProfileGrouping by);
+// The session region a row of a program's profile was made from, as its call paths and
+// per-thread rows name it: a torch profile's backward row is named like its forward one, and its
+// region with " (backward)" (docs/torch.md, "Rows").
+std::string region_name_of(const Profile& profile, const LayerProfile& layer);
 const char* grouping_name(ProfileGrouping by);
 struct LayerGroup {
   std::string key;

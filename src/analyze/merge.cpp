@@ -27,8 +27,9 @@ struct RankSpent {
 RankSpent rank_spent(const Profile& p, const LayerProfile& l) {
   RankSpent s;
   bool found = false;
+  const std::string region = region_name_of(p, l);
   for (const RegionThreadRow& r : p.region_threads) {
-    if (r.region != l.name) continue;
+    if (r.region != region) continue;
     s.ms += r.inclusive_ms;
     s.calls += static_cast<double>(r.calls);
     found = true;

@@ -281,9 +281,17 @@ void roofline_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
   const double t = l.time_ms.median;
 
   if (!r && !l.work_note.empty()) {
-    // No count to place it by: calibrating would not help.
-    out.push_back({"not_counted", "not counted", "it has no FLOPs or bytes to place it by: " + l.work_note,
-                   "read its time; its work is in the row the note names, or has no formula yet (docs/torch.md, \"Which aten ops have a formula\")"});
+    // No count to place it by: calibrating would not help. Its work is another row's (an op
+    // inside a composite op, a backward function), or has no formula.
+    if (l.work_note.rfind("counted in ", 0) == 0) {
+      out.push_back({"counted_elsewhere", "counted elsewhere", "its FLOPs and bytes are another row's: " + l.work_note,
+                     "read its time here, its work in that row"});
+    } else {
+      const bool program_region = l.op == "region";
+      out.push_back({"not_counted", "not counted", "it has no FLOPs or bytes to place it by: " + l.work_note,
+                     program_region ? "give the region its work: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work()"
+                                    : "read its time; its work has no formula yet (docs/torch.md, \"Which aten ops have a formula\")"});
+    }
     return;
   }
   if (!r) {

@@ -59,4 +59,8 @@ int hwprof_enabled(void) {
   return hwprof::regions_enabled() ? 1 : 0;
 }
 
+void hwprof_reset(void) {
+  if (hwprof::regions_enabled()) hwprof::default_session().reset();
+}
+
 }  // extern "C"

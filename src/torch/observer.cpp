@@ -13,7 +13,9 @@
 // and works out its cost: that allocates, once.
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/engine.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -116,6 +119,10 @@ struct ThreadState {
   static constexpr std::size_t kMaxModuleDepth = 128;
   OpStack stack;
   int modules[kMaxModuleDepth] = {};  // the forward module regions open on this thread (-1: not measured)
+  static constexpr std::size_t kMaxChain = 16;
+  int chain[kMaxChain] = {};  // the module backward regions open on this thread, outermost first
+  std::size_t chain_length = 0;
+  bool close_queued = false;  // a callback at the backward pass's end will close the chain
   std::size_t module_depth = 0;
   std::size_t module_overflow = 0;
   AtenCall call;
@@ -348,35 +355,78 @@ int backward_region(Session::State* state, int module) noexcept {
   return region;
 }
 
-// A backward function's modules: the backward regions of the module its forward op ran in
-// and of the modules around that one (outermost first, at most OpFrame::kMaxModules of the
-// innermost), entered before the function's own region (docs/torch.md, "Modules").
-void enter_backward_modules(Session::State* state, OpFrame& f, int module) noexcept {
-  int chain[OpFrame::kMaxModules];
-  std::size_t n = 0;
-  for (int m = module; m >= 0 && n < OpFrame::kMaxModules; m = parent_module(m)) chain[n++] = m;
-  for (std::size_t i = 0; i < n; ++i) {
-    const int region = backward_region(state, chain[n - 1 - i]);
-    if (region < 0) continue;
-    Session::enter(state, region);
-    f.modules[f.module_count++] = region;
+// ---- the backward of modules: a chain of backward regions kept open across functions ----
+
+// Entering the module backward regions: the chain of the module a backward function's forward
+// op ran in and of the modules around it (outermost first, at most kMaxChain of the innermost)
+// is kept open on the thread while the next functions belong to it, so that a module's
+// backward row has one call per run of its functions, not one per function (docs/torch.md,
+// "Modules"). A function of another module closes the modules it does not share and opens its
+// own; a function of no module (AccumulateGrad, a gradient sum) runs inside the open chain (the
+// gradients of the module just differentiated). The chain is closed at the end of the backward
+// pass (a callback queued on autograd's graph task), or before the thread's next call outside
+// the backward pass, or a module's forward.
+void close_backward_chain(ThreadState& ts, std::size_t keep) noexcept {
+  Session::State* const state = session_state.load(std::memory_order_relaxed);
+  while (ts.chain_length > keep) Session::leave(state, ts.chain[--ts.chain_length]);
+  if (keep == 0) ts.close_queued = false;  // a later pass queues its own close
+}
+
+void queue_chain_close(ThreadState& ts) noexcept {
+  if (ts.close_queued) return;
+  try {
+    ThreadState* const owner = &ts;
+    const std::thread::id thread = std::this_thread::get_id();
+    torch::autograd::Engine::get_default_engine().queue_callback([owner, thread] {
+      // Run where the graph task ends: the thread that ran it, for a CPU backward pass. On
+      // another thread the chain is closed by its own thread's next call instead.
+      if (std::this_thread::get_id() == thread) close_backward_chain(*owner, 0);
+    });
+    ts.close_queued = true;
+  } catch (...) {
+    // Not inside a graph task: the thread's next call outside the backward pass closes it.
   }
+}
+
+void open_backward_chain(Session::State* state, ThreadState& ts, int module) noexcept {
+  int wanted[ThreadState::kMaxChain];
+  std::size_t n = 0;
+  for (int m = module; m >= 0 && n < ThreadState::kMaxChain; m = parent_module(m)) wanted[n++] = m;
+  std::reverse(wanted, wanted + n);  // outermost first
+  for (std::size_t i = 0; i < n; ++i) wanted[i] = backward_region(state, wanted[i]);
+  std::size_t shared = 0;
+  while (shared < n && shared < ts.chain_length && ts.chain[shared] == wanted[shared]) ++shared;
+  close_backward_chain(ts, shared);
+  for (std::size_t i = shared; i < n && wanted[i] >= 0; ++i) {
+    Session::enter(state, wanted[i]);
+    ts.chain[ts.chain_length++] = wanted[i];
+  }
+  queue_chain_close(ts);
+}
+
+// A frame with no region, so that the call's end still finds one (an async call's, by its handle).
+void push_placeholder(OpStack& stack, const at::RecordFunction& fn, bool backward) noexcept {
+  OpFrame* f = stack.push(-1, nullptr, false, backward);
+  if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& ts = thread_state;
   Session::State* const state = observing_state();
   if (state == nullptr) {
-    ts.stack.push(-1, nullptr, false, false);
+    push_placeholder(ts.stack, fn, false);
     return nullptr;
   }
   try {
     const at::RecordScope scope = fn.scope();
     const char* name = fn.name();
-    if (scope == at::RecordScope::FUNCTION && std::strncmp(name, kEngineWrapper.data(), kEngineWrapper.size()) == 0) {
+    const bool engine_wrapper = scope == at::RecordScope::FUNCTION && std::strncmp(name, kEngineWrapper.data(), kEngineWrapper.size()) == 0;
+    // The thread's first call outside a backward pass closes the backward chain left open.
+    if (ts.chain_length > 0 && ts.stack.depth() == 0 && !engine_wrapper && scope != at::RecordScope::BACKWARD_FUNCTION) close_backward_chain(ts, 0);
+    if (engine_wrapper) {
       // The engine's wrapper around a backward function: no region; what runs in it is
       // backward (the function, and the gradient sums of a tensor used twice, aten::add).
-      ts.stack.push(-1, nullptr, false, true);
+      push_placeholder(ts.stack, fn, true);
       return nullptr;
     }
     const CallKind kind = scope == at::RecordScope::BACKWARD_FUNCTION ? CallKind::backward_function
@@ -393,12 +443,19 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       if (kind == CallKind::backward_function) forward = forward_call(fn.seqNr());
     }
     const Signature s = signature(ts, kind, backward, forward.root);
+    // A backward function of a module's op, with no region open around it on this thread (not
+    // a backward pass run inside a module's forward): its modules' backward regions.
+    if (kind == CallKind::backward_function && forward.module >= 0 && is_module(forward.module) && ts.module_depth == 0 &&
+        (parent == nullptr || !parent->in_region)) {
+      open_backward_chain(state, ts, forward.module);
+    }
     OpFrame* f = ts.stack.push(s.region, s.has_cost ? &s.cost : nullptr, kind == CallKind::op, kind == CallKind::backward_function);
+    if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
     if (f == nullptr || s.region < 0) return nullptr;
     if (kind == CallKind::op && !backward) {
       remember_forward(fn.seqNr(), f->root, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
     }
-    if (forward.module >= 0 && is_module(forward.module)) enter_backward_modules(state, *f, forward.module);
+
     if (f->reads_counters) {
       Session::enter(state, s.region);
     } else {
@@ -406,18 +463,33 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
   } catch (...) {
     // A call that cannot be read is not measured; its end still finds a frame.
-    ts.stack.push(-1, nullptr, false, false);
+    push_placeholder(ts.stack, fn, false);
   }
   return nullptr;
 }
 
-void on_end(const at::RecordFunction&, at::ObserverContext*) {
-  const OpFrame* f = thread_state.stack.pop();
+void leave_frame(Session::State* state, const OpFrame* f, bool with_work) noexcept {
   if (f == nullptr || f->region < 0) return;
-  Session::State* const state = session_state.load(std::memory_order_relaxed);
   Session::leave(state, f->region);
-  if (f->carries_work) Session::add_work(state, f->region, f->work.flops, f->work.bytes);
-  for (std::size_t i = f->module_count; i > 0; --i) Session::leave(state, f->modules[i - 1]);
+  if (f->carries_work && with_work) Session::add_work(state, f->region, f->work.flops, f->work.bytes);
+}
+
+// An async call (a collective's work: RecordFunction::_setAsync) may end on another thread than
+// it started on: its end is taken only on its own thread with its frame on top; an async frame
+// left on top by such a call is closed when the call around it ends.
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  OpStack& stack = thread_state.stack;
+  Session::State* const state = session_state.load(std::memory_order_relaxed);
+  const OpFrame* top = stack.top();
+  if (fn.isAsync()) {
+    if (top == nullptr || top->async_handle != fn.handle()) return;
+  } else {
+    while (top != nullptr && top->async_handle != 0) {
+      leave_frame(state, stack.pop(), false);
+      top = stack.top();
+    }
+  }
+  leave_frame(state, stack.pop(), true);
 }
 
 constexpr std::size_t kCallPathsPerThread = 8192;
@@ -463,6 +535,7 @@ extern "C" void hwprof_torch_module_begin(const char* name) {
   using namespace hwprof::detail;
   using hwprof::Session;
   ThreadState& ts = thread_state;
+  if (ts.chain_length > 0) close_backward_chain(ts, 0);
   if (ts.module_depth >= ThreadState::kMaxModuleDepth) {
     ++ts.module_overflow;  // balanced by its end; not measured
     return;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "torch/aten_cost.hpp"
 
@@ -28,11 +29,9 @@ struct OpFrame {
   bool in_region = false;       // it or a call around it is a region
   int root = -1;                // the outermost op's region, or -1
   AtenCost work;
-  // A backward function's module regions, entered around it (outermost first) and left after
-  // it: the backward of the modules whose forward ran its op (observer.cpp).
-  static constexpr std::size_t kMaxModules = 16;
-  int modules[kMaxModules] = {};
-  std::size_t module_count = 0;
+  // An async call's RecordFunction handle (a collective's work, which may end on another
+  // thread), else 0.
+  std::uint64_t async_handle = 0;
 };
 
 class OpStack {
@@ -58,7 +57,7 @@ class OpStack {
     f.in_region = region >= 0 || (parent != nullptr && parent->in_region);
     f.root = parent != nullptr && parent->root >= 0 ? parent->root : is_op ? region : -1;
     f.work = f.carries_work ? *cost : AtenCost{};
-    f.module_count = 0;
+    f.async_handle = 0;
     return &f;
   }
 

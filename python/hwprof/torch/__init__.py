@@ -63,6 +63,8 @@ def _load():
     lib.hwprof_write.restype = ctypes.c_int
     lib.hwprof_last_error.restype = ctypes.c_char_p
     lib.hwprof_torch_observing.restype = ctypes.c_int
+    lib.hwprof_reset.argtypes = []
+    lib.hwprof_reset.restype = None
     # From the build tree, the report module is the build's (installed, the library finds it
     # beside itself); HWPROF_REPORT_MODULE still wins.
     paths = _paths()
@@ -109,9 +111,17 @@ def install():
 
 class profile:
     """`with hwprof.torch.profile(output="DIR"):` — the block's modules and ops, written to DIR
-    when the block ends (and nothing written at exit for them again)."""
+    when the block ends (and nothing written at exit for them again).
 
-    def __init__(self, output="hwprof-torch", backend=None, events=None, group=None):
+    In a training loop, call `step()` at the end of each step (as torch.profiler's): the first
+    `warmup` steps (default 1: the first step allocates, and PyTorch picks its kernels) are
+    forgotten when they end, so that every row's statistics are over the steps after them."""
+
+    def __init__(self, output="hwprof-torch", backend=None, events=None, group=None, warmup=1):
+        if not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"hwprof.torch.profile: warmup must be a whole number of steps >= 0, not {warmup!r}")
+        self.warmup = warmup
+        self.steps = 0
         self.output = output
         self.settings = {"HWPROF_BACKEND": backend, "HWPROF_EVENTS": ",".join(events) if events else None,
                          "HWPROF_GROUP": group}
@@ -123,6 +133,13 @@ class profile:
         os.environ.setdefault("HWPROF_BACKEND", "auto")  # asks the observer to observe
         install()
         return self
+
+    def step(self):
+        """Ends a training step; the measurements of the warm-up steps are forgotten when the
+        last of them ends. Call it outside every module's forward."""
+        self.steps += 1
+        if self.steps == self.warmup and _state["lib"] is not None:
+            _state["lib"].hwprof_reset()
 
     def __exit__(self, *exc):
         lib = _state["lib"]
