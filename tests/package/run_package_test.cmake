@@ -239,4 +239,39 @@ else()
   check_regions("${SCRATCH_DIR}/regions_consumer_f" "${SCRATCH_DIR}/out-f" "f_step==;f_saxpy=32768=196608"
                 "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
 endif()
+# 4. hwprof::torch, where it was built: the Python package finds the installed library from its
+#    own folder (lib/python3/dist-packages/hwprof/torch/_library.py), and find_package(hwprof
+#    COMPONENTS torch) gives the target. In a sanitized build, Debian's python3 loads the
+#    instrumented library with the ASan runtime preloaded (as the torch tests do).
+if(WITH_TORCH)
+  set(python_dir "${prefix}/lib/python3/dist-packages")
+  file(GLOB torch_library "${prefix}/lib/libhwprof-torch.so*")
+  if(NOT torch_library OR NOT EXISTS "${python_dir}/hwprof/torch/__init__.py" OR NOT EXISTS "${python_dir}/hwprof/torch/_library.py")
+    message(FATAL_ERROR "package test: hwprof::torch was built but libhwprof-torch.so or the Python package (${python_dir}/hwprof) was not installed")
+  endif()
+  set(preload)
+  if(CXX_FLAGS MATCHES "sanitize=address")
+    execute_process(COMMAND "${CXX_COMPILER}" -print-file-name=libasan.so OUTPUT_VARIABLE asan OUTPUT_STRIP_TRAILING_WHITESPACE)
+    set(preload "LD_PRELOAD=${asan}" "ASAN_OPTIONS=detect_leaks=0")
+  endif()
+  file(WRITE "${SCRATCH_DIR}/torch_script.py" "import torch\nlayer = torch.nn.Linear(16, 8)\nfor _ in range(3):\n    layer(torch.randn(4, 16))\n")
+  set(out "${SCRATCH_DIR}/out-torch")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_TORCH_LIBRARY --unset=HWPROF_REPORT_MODULE "PYTHONPATH=${python_dir}" HWPROF_BACKEND=timer
+                          ${preload} /usr/bin/python3 -m hwprof.torch -o "${out}" "${SCRATCH_DIR}/torch_script.py"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
+  if(NOT rc EQUAL 0 OR NOT EXISTS "${out}/profile.json")
+    message(FATAL_ERROR "package test: python3 -m hwprof.torch from the installed package failed (${rc}):\n${stdout}\n${stderr}")
+  endif()
+  file(READ "${out}/profile.json" profile)
+  string(JSON kind GET "${profile}" kind)
+  string(FIND "${profile}" "\"name\": \"Linear\"" at)
+  if(NOT kind STREQUAL "torch" OR at EQUAL -1)
+    message(FATAL_ERROR "package test: the installed hwprof.torch wrote a profile of kind ${kind} without the Linear module's row")
+  endif()
+  file(WRITE "${SCRATCH_DIR}/torch_consumer/CMakeLists.txt"
+       "cmake_minimum_required(VERSION 3.25)\nproject(torch_consumer CXX)\nfind_package(hwprof REQUIRED COMPONENTS torch)\n"
+       "if(NOT TARGET hwprof::torch)\n  message(FATAL_ERROR \"no hwprof::torch\")\nendif()\n")
+  run("${CMAKE_COMMAND}" -S "${SCRATCH_DIR}/torch_consumer" -B "${SCRATCH_DIR}/torch_consumer/build" -G "${GENERATOR}"
+      "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
 message(STATUS "package test: find_package and pkg-config consumers, C++, C and Fortran, all work")
