@@ -103,7 +103,7 @@ Result<LayerCost> layer_cost(const Graph& graph, const Node& node, const OpCost&
                              std::int64_t batch) {
   Count backward_flops = 0;
   if (requires_grad) {
-    backward_flops = c.internal_grad_flops + (c.has_weights ? c.weight_grad_flops : Count(0)) + (input_requires_grad ? c.input_grad_flops : Count(0));
+    backward_flops = backward_flops_of(c, true, input_requires_grad);
   }
   const Count layer_bytes = c.is_view ? Count(0) : forward_min_bytes(c, batch);
   std::optional<std::string> overflow = first_overflow(c);

@@ -52,7 +52,11 @@ double backward_bytes(const NodeCost& n) {
   return count(backward_min_bytes(n.cost, n.batch));
 }
 AtenCost forward(const NodeCost& n, bool training = false) {
-  return {count(training ? n.cost.train_forward_flops : n.cost.flops, n.batch), forward_bytes(n)};
+  AtenCost out{count(training ? n.cost.train_forward_flops : n.cost.flops, n.batch), forward_bytes(n), std::nullopt};
+  const Count weights = n.cost.has_weights ? n.cost.weight_grad_flops : Count(0);
+  out.backward = AtenCost::Backward{count(n.cost.internal_grad_flops, n.batch), count(weights, n.batch), count(n.cost.input_grad_flops, n.batch),
+                                    n.cost.is_view ? 0.0 : backward_bytes(n)};
+  return out;
 }
 
 // ---- reading the call's inputs ----
@@ -183,7 +187,7 @@ std::optional<AtenCost> convolution(const AtenCall& c, std::string_view op) {
   // gradient is the weight's alone.
   Count flops = (input_grad ? n->cost.input_grad_flops : Count(0)) + (weight_grad ? n->cost.weight_grad_flops : Count(0));
   if (bias_grad) flops += Count(n->out_elements);
-  return AtenCost{count(flops, n->batch), backward_bytes(*n)};
+  return AtenCost{count(flops, n->batch), backward_bytes(*n), std::nullopt};
 }
 
 // ---- matrix products: a linear layer over the rows of the left operand ----
@@ -246,7 +250,7 @@ std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
     const bool all = mask == nullptr || mask->kind != AtenArgKind::ints || mask->rank < 3;
     const Count flops = (all || mask->dims[0] != 0 ? n->cost.input_grad_flops : Count(0)) +
                         (all || mask->dims[1] != 0 || mask->dims[2] != 0 ? n->cost.weight_grad_flops : Count(0));
-    return AtenCost{count(flops, n->batch), backward_bytes(*n)};
+    return AtenCost{count(flops, n->batch), backward_bytes(*n), std::nullopt};
   }
   // layer_norm(input, normalized_shape, ...), group_norm(input, groups, ...): a layernorm over
   // rows of the normalised width (a group norm's rows are its groups).
@@ -268,7 +272,7 @@ std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
   auto n = node_cost(OpKind::layernorm, Shape{x->elements / width, width}, Attributes{}, 1);
   if (!n) return std::nullopt;
   if (op != "native_layer_norm_backward") return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops + n->cost.weight_grad_flops), backward_bytes(*n)};
+  return AtenCost{count(n->cost.input_grad_flops + n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt};
 }
 
 // ---- element-wise ops ----
@@ -311,7 +315,7 @@ std::optional<AtenCost> unary(const AtenCall& c, std::string_view op, OpKind kin
   auto n = node_cost(kind, Shape{x->elements}, a, 1);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n)};
+  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt};
 }
 
 // add/sub/mul/div of two tensors or a tensor and a scalar: the larger tensor is the input and
@@ -379,7 +383,7 @@ std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
   auto n = node_cost(kind, in, a, batch);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n)};
+  return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n), std::nullopt};
 }
 
 // ---- the rest: softmax, dropout, embedding, data movement ----
@@ -393,7 +397,7 @@ std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
   auto n = node_cost(OpKind::softmax, dims(*x), a, 1);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n)};
+  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt};
 }
 
 std::optional<AtenCost> dropout(const AtenCall& c, std::string_view op) {
@@ -401,7 +405,7 @@ std::optional<AtenCost> dropout(const AtenCall& c, std::string_view op) {
   if (!floating(x)) return std::nullopt;
   auto n = node_cost(OpKind::dropout, Shape{x->elements}, Attributes{}, 1);
   if (!n) return std::nullopt;
-  if (op == "native_dropout_backward") return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n)};
+  if (op == "native_dropout_backward") return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt};
   const bool training = flag(c, 2, true);
   AtenCost out = forward(*n, training);
   if (training) out.bytes = count((n->cost.input_bytes + n->cost.output_bytes) * n->batch);  // the mask is applied: data moves
@@ -420,7 +424,7 @@ std::optional<AtenCost> embedding(const AtenCall& c, std::string_view op) {
     a.embedding_dim = dy->dims[dy->rank - 1];
     auto n = node_cost(OpKind::embedding, Shape{std::max<std::int64_t>(ids->elements, 1)}, a, 1, DType::i32);
     if (!n) return std::nullopt;
-    return AtenCost{count(n->cost.weight_grad_flops), backward_bytes(*n)};
+    return AtenCost{count(n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt};
   }
   if (!floating(table) || table->rank != 2 || ids == nullptr || ids->element != AtenElement::integer) return std::nullopt;
   Attributes a;

@@ -40,6 +40,7 @@ struct AtenArg {
   std::int64_t count = 0;     // tensors: list length
   std::int64_t integer = 0;
   double real = 0.0;
+  bool requires_grad = false;  // tensor: autograd will want its gradient (per call; not in the signature)
 };
 
 // One call: the op's name as aten gives it ("aten::conv2d") and its first kAtenMaxArgs inputs.
@@ -53,6 +54,16 @@ struct AtenCall {
 struct AtenCost {
   double flops = 0.0;
   double bytes = 0.0;
+  // A forward op's backward by the op table (the same node): its FLOPs with and without the
+  // input's and the parameters' gradients, and its minimum bytes. Absent for a backward op's
+  // own cost, and for an op whose node has no backward.
+  struct Backward {
+    double base_flops = 0.0;    // whenever it back-propagates
+    double weight_flops = 0.0;  // its parameters' gradients
+    double input_flops = 0.0;   // its input's gradient
+    double bytes = 0.0;
+  };
+  std::optional<Backward> backward;
 };
 
 // The call's cost, or nullopt where hwprof has no formula for the op or for these inputs

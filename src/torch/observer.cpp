@@ -55,23 +55,60 @@ std::atomic<Session::State*> session_state{nullptr};
 constexpr std::size_t kSequenceSlots = std::size_t{1} << 16;
 std::atomic<std::uint64_t> forward_of_sequence[kSequenceSlots];
 std::atomic<int> module_of_sequence[kSequenceSlots];  // the innermost module around it + 1; 0: none
+// The outermost op's call and its backward by the op table (FLOPs < 0: none), for the first
+// backward function of that call to carry.
+std::atomic<std::uint64_t> root_call_of_sequence[kSequenceSlots];
+std::atomic<double> backward_flops_of_sequence[kSequenceSlots];
+std::atomic<double> backward_bytes_of_sequence[kSequenceSlots];
 
-void remember_forward(std::int64_t sequence, int root, int module) noexcept {
-  if (sequence < 0 || root < 0 || root >= (1 << 24)) return;
+void remember_forward(std::int64_t sequence, const OpFrame& f, int module) noexcept {
+  if (sequence < 0 || f.root < 0 || f.root >= (1 << 24)) return;
   const auto seq = static_cast<std::uint64_t>(sequence);
-  module_of_sequence[seq % kSequenceSlots].store(module + 1, std::memory_order_relaxed);
-  forward_of_sequence[seq % kSequenceSlots].store((seq << 24) | static_cast<std::uint64_t>(root + 1), std::memory_order_relaxed);
+  const std::size_t slot = seq % kSequenceSlots;
+  module_of_sequence[slot].store(module + 1, std::memory_order_relaxed);
+  root_call_of_sequence[slot].store(f.root_call, std::memory_order_relaxed);
+  backward_flops_of_sequence[slot].store(f.root_backward_flops, std::memory_order_relaxed);
+  backward_bytes_of_sequence[slot].store(f.root_backward_bytes, std::memory_order_relaxed);
+  forward_of_sequence[slot].store((seq << 24) | static_cast<std::uint64_t>(f.root + 1), std::memory_order_release);
 }
 struct ForwardCall {
   int root = -1;    // the outermost op's region
   int module = -1;  // the innermost module it ran in (a forward module region)
+  std::uint64_t root_call = 0;
+  double backward_flops = -1.0;  // the outermost op's backward by the op table; < 0: none
+  double backward_bytes = 0.0;
 };
 ForwardCall forward_call(std::int64_t sequence) noexcept {
   if (sequence < 0) return {};
   const auto seq = static_cast<std::uint64_t>(sequence);
-  const std::uint64_t slot = forward_of_sequence[seq % kSequenceSlots].load(std::memory_order_relaxed);
-  if ((slot >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return {};
-  return {static_cast<int>(slot & 0xffffffU) - 1, module_of_sequence[seq % kSequenceSlots].load(std::memory_order_relaxed) - 1};
+  const std::size_t slot = seq % kSequenceSlots;
+  const std::uint64_t key = forward_of_sequence[slot].load(std::memory_order_acquire);
+  if ((key >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return {};
+  return {static_cast<int>(key & 0xffffffU) - 1, module_of_sequence[slot].load(std::memory_order_relaxed) - 1,
+          root_call_of_sequence[slot].load(std::memory_order_relaxed), backward_flops_of_sequence[slot].load(std::memory_order_relaxed),
+          backward_bytes_of_sequence[slot].load(std::memory_order_relaxed)};
+}
+
+// Root op calls, numbered across the process.
+std::atomic<std::uint64_t> next_root_call{1};
+
+// An outermost op call's backward by the op table, for these inputs: its parameters' gradients
+// where a parameter (a tensor input after the first) wants one, its input's where the first
+// input does (the rule of backward_flops_of, cost/op_cost.hpp, on the call's own flags).
+void set_root_backward(OpFrame& f, const AtenCall& call, const AtenCost& cost) noexcept {
+  f.root_call = next_root_call.fetch_add(1, std::memory_order_relaxed);
+  if (!cost.backward) return;
+  bool input = false;
+  bool weights = false;
+  for (std::size_t i = 0; i < call.arg_count; ++i) {
+    const AtenArg& a = call.args[i];
+    if (a.kind != AtenArgKind::tensor && a.kind != AtenArgKind::tensors) continue;
+    (i == 0 ? input : weights) |= a.requires_grad;
+  }
+  if (!input && !weights) return;  // nothing upstream or inside is trained: no backward
+  const AtenCost::Backward& b = *cost.backward;
+  f.root_backward_flops = b.base_flops + (weights ? b.weight_flops : 0.0) + (input ? b.input_flops : 0.0);
+  f.root_backward_bytes = b.bytes;
 }
 
 // ---- modules: regions the Python package enters around each module's forward ----
@@ -123,6 +160,9 @@ struct ThreadState {
   int chain[kMaxChain] = {};  // the module backward regions open on this thread, outermost first
   std::size_t chain_length = 0;
   bool close_queued = false;  // a callback at the backward pass's end will close the chain
+  static constexpr std::size_t kCarried = 64;
+  std::uint64_t carried[kCarried] = {};  // root calls whose backward a function carried, the latest
+  std::size_t carried_next = 0;
   std::size_t module_depth = 0;
   std::size_t module_overflow = 0;
   AtenCall call;
@@ -152,6 +192,7 @@ void copy_tensor(AtenArg& a, const at::Tensor& t) {
   a.elements = t.numel();
   a.element = element_of(t);
   a.element_bytes = static_cast<std::uint8_t>(t.element_size());
+  a.requires_grad = t.requires_grad();
 }
 
 // An int or bool list, read in place (toListRef: no reference count touched).
@@ -254,7 +295,7 @@ std::unordered_map<std::string, AtenCost> cost_of_name;
 
 std::string name_for_cost(std::string name, const AtenCall& call, const AtenCost* cost) {
   const std::lock_guard<std::mutex> lock(costs_mutex);
-  const AtenCost none{-1.0, -1.0};
+  const AtenCost none{-1.0, -1.0, std::nullopt};
   const AtenCost& mine = cost != nullptr ? *cost : none;
   const auto [it, fresh] = cost_of_name.emplace(name, mine);
   if (fresh || (it->second.flops == mine.flops && it->second.bytes == mine.bytes)) return name;
@@ -449,11 +490,24 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
         (parent == nullptr || !parent->in_region)) {
       open_backward_chain(state, ts, forward.module);
     }
-    OpFrame* f = ts.stack.push(s.region, s.has_cost ? &s.cost : nullptr, kind == CallKind::op, kind == CallKind::backward_function);
+    // A backward function carries its forward op's backward by the op table, once per forward
+    // call (a linear's AddmmBackward0; its TBackward0 carries none), so that the ops inside it
+    // are not counted again (docs/torch.md, "Who counts what").
+    AtenCost carried;
+    const AtenCost* cost = s.has_cost ? &s.cost : nullptr;
+    if (kind == CallKind::backward_function && forward.root_call != 0 && forward.backward_flops >= 0.0) {
+      if (std::find(ts.carried, ts.carried + ThreadState::kCarried, forward.root_call) == ts.carried + ThreadState::kCarried) {
+        carried = AtenCost{forward.backward_flops, forward.backward_bytes, std::nullopt};
+        ts.carried[ts.carried_next++ % ThreadState::kCarried] = forward.root_call;
+      }
+      cost = &carried;
+    }
+    OpFrame* f = ts.stack.push(s.region, cost, kind == CallKind::op, kind == CallKind::backward_function);
     if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
     if (f == nullptr || s.region < 0) return nullptr;
     if (kind == CallKind::op && !backward) {
-      remember_forward(fn.seqNr(), f->root, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
+      if (f->root == s.region && (parent == nullptr || parent->root < 0) && s.has_cost) set_root_backward(*f, ts.call, s.cost);
+      remember_forward(fn.seqNr(), *f, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
     }
 
     if (f->reads_counters) {

@@ -29,6 +29,12 @@ struct OpFrame {
   bool in_region = false;       // it or a call around it is a region
   int root = -1;                // the outermost op's region, or -1
   AtenCost work;
+  // The outermost op's call (a number unique in the process, 0: none) and its backward by the
+  // op table for this call's inputs (FLOPs, bytes; flops < 0: none), which the first backward
+  // function of that call carries (observer.cpp).
+  std::uint64_t root_call = 0;
+  double root_backward_flops = -1.0;
+  double root_backward_bytes = 0.0;
   // An async call's RecordFunction handle (a collective's work, which may end on another
   // thread), else 0.
   std::uint64_t async_handle = 0;
@@ -56,6 +62,10 @@ class OpStack {
     f.reads_counters = region >= 0 && (parent == nullptr || !parent->in_region);
     f.in_region = region >= 0 || (parent != nullptr && parent->in_region);
     f.root = parent != nullptr && parent->root >= 0 ? parent->root : is_op ? region : -1;
+    const bool inherits = parent != nullptr && parent->root >= 0;
+    f.root_call = inherits ? parent->root_call : 0;
+    f.root_backward_flops = inherits ? parent->root_backward_flops : -1.0;
+    f.root_backward_bytes = inherits ? parent->root_backward_bytes : 0.0;
     f.work = f.carries_work ? *cost : AtenCost{};
     f.async_handle = 0;
     return &f;

@@ -13,6 +13,9 @@ per sample, times the batch):
   path, the layers `path_1`, `path_2`, ... of its further calls (a ReLU module called twice) and
   the layers under it (`path.add`, a block's own functional ops);
 - the model's row equals summary's total;
+- in training, each module's backward row over its calls equals summary's `backward_flops` of
+  its layers, once the gradient sums autograd's engine makes inside it (a tensor that fed two
+  ops) are taken out: summary's per-layer convention has none;
 - nothing is counted twice: no op with FLOPs runs inside another op with FLOPs, and the model's
   row is the sum of its leaf modules' FLOPs and of the ops run directly by the modules above
   them (a residual add, a functional pool), no more.
@@ -181,6 +184,48 @@ def check_run(name, mode, model, prof, summary):
     return round(total), gaps
 
 
+def gradient_sums(prof, cls):
+    """Per module backward region: the FLOPs of the gradient sums autograd's engine makes inside
+    it where a tensor fed two ops (`aten::add` run by the engine itself, its parent a module's
+    backward region, not a backward function): counted by hwprof.torch, not by summary's
+    per-layer convention (docs/torch.md, "Exactness"). Each is also its ancestors'."""
+    work = {l["name"] + " (backward)": l["flops"] for l in prof["layers"] if l["phase"] == "backward"}
+    sums = {}
+    for p in prof["call_paths"]:
+        steps = p["path"].split("/")
+        if len(steps) < 2 or not steps[-1].startswith("aten::add") or not steps[-2].endswith(" (backward)"):
+            continue
+        if not (steps[-2] == f"{cls} (backward)" or steps[-2].startswith(cls + ".")):
+            continue
+        for module in steps[:-1]:
+            sums[module] = sums.get(module, 0) + p["calls"] * work.get(steps[-1], 0)
+    return sums
+
+
+def check_backward(name, model, prof, summary):
+    """Training: each module's backward FLOPs over its calls equal summary's backward_flops of
+    its layers, less the engine's gradient sums inside it; the model's likewise."""
+    cls = type(model).__name__
+    rows = {l["name"]: l for l in prof["layers"] if l["phase"] == "backward"}
+    sums = gradient_sums(prof, cls)
+    problems = []
+    for path, module in model.named_modules():
+        r = f"{cls}.{path}" if path else cls
+        expected = BATCH * summary_flops_of(path, summary["layers"], "backward_flops")
+        if r not in rows:
+            if expected != 0:
+                problems.append(f"{r}: no backward row, summary {expected}")
+            continue
+        measured = rows[r]["flops"] * rows[r]["time_ms"]["n"] - sums.get(r + " (backward)", 0)
+        # Per call, a row's FLOPs are rounded to a whole number: over n calls, within n.
+        if abs(measured - expected) > rows[r]["time_ms"]["n"]:
+            problems.append(f"{r}: {measured:.0f} backward FLOPs (gradient sums taken out), summary {expected}")
+    if problems:
+        raise CheckFailed(f"{name} (train): {len(problems)} modules' backward differ from summary:\n  " + "\n  ".join(problems[:20]))
+    total = rows[cls]["flops"] * rows[cls]["time_ms"]["n"]
+    return round(total), round(sums.get(cls + " (backward)", 0))
+
+
 def check_counted_once(name, mode, model, prof, rows, region, calls):
     """No op with FLOPs inside another one, and the model's row the sum of its leaves' and of the
     ops run by the modules above them."""
@@ -218,10 +263,14 @@ def main():
                 model = getattr(torchvision.models, name)(weights=None)
                 figures = []
                 for mode, key in (("eval", "flops"), ("train", "train_forward_flops")):
-                    total, known = check_run(name, mode, model, profile(name, mode, build_python, tmp), summary)
+                    prof = profile(name, mode, build_python, tmp)
+                    total, known = check_run(name, mode, model, prof, summary)
                     gaps += [f"{name} ({mode}): {g}" for g in known]
                     shown = "not checked" if total is None else str(total)
                     figures.append(f"{mode} {shown} (summary {BATCH} x {summary['totals'][key]})")
+                    if mode == "train":
+                        backward, sums = check_backward(name, model, prof, summary)
+                        figures.append(f"backward {backward}, of which gradient sums {sums} (summary {BATCH} x {summary['totals']['backward_flops']})")
                 print(f"{name} (batch {BATCH}, {IMAGE}x{IMAGE}): " + "; ".join(figures))
             except CheckFailed as e:
                 print(f"FAIL: {e}")
@@ -230,7 +279,7 @@ def main():
         print(f"FAIL: {gap}")
     if failed or gaps:  # a module without its work, or given another call's, is a failure
         sys.exit(1)
-    print("ok: every module's FLOPs equal summary's, eval and training forward, each op counted once")
+    print("ok: every module's FLOPs equal summary's, eval and training forward and backward, each op counted once")
 
 
 if __name__ == "__main__":

@@ -133,6 +133,26 @@ TEST(AtenCost, ConvolutionBackwardCountsTheGradientsItsMaskAsksFor) {
   EXPECT_DOUBLE_EQ(backward({0, 1, 0}), 2 * kConvMacs);
 }
 
+// A forward op's backward by the op table, which its first backward function carries: the same
+// figures as convolution_backward's for each output mask, and a linear's with its bias gradient.
+TEST(AtenCost, AForwardOpsBackwardPartsAreTheOpTablesBackward) {
+  const auto conv =
+      aten_cost(call("aten::conv2d", {t({8, 3, 32, 32}), t({16, 3, 5, 5}), t({16}), ints({1, 1}), ints({2, 2}), ints({1, 1}), integer(1)}));
+  ASSERT_TRUE(conv && conv->backward);
+  const AtenCost::Backward& b = *conv->backward;
+  EXPECT_DOUBLE_EQ(b.base_flops + b.weight_flops + b.input_flops, 2 * kConvMacs + 2 * kConvMacs + kConvOut);
+  EXPECT_DOUBLE_EQ(b.base_flops + b.weight_flops, 2 * kConvMacs + kConvOut) << "without the input's gradient: the first layer";
+  EXPECT_GT(b.bytes, 0.0);
+  // linear [4x32] -> 10: dW = 2·4·32·10, the bias gradient 4·10 (a sum over the rows, which
+  // PyTorch's aten::sum inside AddmmBackward0 computes), dX = 2·4·32·10.
+  const auto linear = aten_cost(call("aten::linear", {t({4, 32}), t({10, 32}), t({10})}));
+  ASSERT_TRUE(linear && linear->backward);
+  EXPECT_DOUBLE_EQ(linear->backward->weight_flops, 2.0 * 4 * 32 * 10 + 4 * 10);
+  EXPECT_DOUBLE_EQ(linear->backward->input_flops, 2.0 * 4 * 32 * 10);
+  // A backward op's own cost has no backward.
+  EXPECT_FALSE(aten_cost(call("aten::threshold_backward", {t({4, 8}), t({4, 8}), real(0.0)}))->backward.has_value());
+}
+
 TEST(AtenCost, MatrixProductsAreLinearLayersOverTheRowsOfTheLeftOperand) {
   const double linear = 2.0 * 8 * 32 * 10 + 8 * 10;
   EXPECT_DOUBLE_EQ(flops(call("aten::linear", {t({8, 32}), t({10, 32}), t({10})})), linear);
@@ -264,7 +284,7 @@ TEST(OpStack, ACompositeOpCountsOnceAtItsOutermostFormula) {
 
 TEST(OpStack, BackwardWrappersAndUserScopes) {
   OpStack stack;
-  const AtenCost conv{10, 1};
+  const AtenCost conv{10, 1, std::nullopt};
   stack.push(-1, nullptr, false, false);                      // autograd::engine::evaluate_function: a wrapper
   const OpFrame* node = stack.push(5, nullptr, false, true);  // ConvolutionBackward0
   ASSERT_NE(node, nullptr);
@@ -280,6 +300,18 @@ TEST(OpStack, BackwardWrappersAndUserScopes) {
   stack.pop();
   stack.pop();
   EXPECT_EQ(stack.pop(), nullptr) << "an end without its start";
+  // A backward function that carries its forward op's backward covers the ops inside it.
+  const AtenCost carried{30, 3, std::nullopt};
+  stack.push(-1, nullptr, false, true);
+  const OpFrame* function = stack.push(5, &carried, false, true);
+  ASSERT_NE(function, nullptr);
+  EXPECT_TRUE(function->carries_work);
+  const OpFrame* covered = stack.push(6, &conv, true, false);
+  ASSERT_NE(covered, nullptr);
+  EXPECT_FALSE(covered->carries_work) << "convolution_backward's work is the function's";
+  stack.pop();
+  stack.pop();
+  stack.pop();
   for (std::size_t i = 0; i < OpStack::kMaxDepth + 3; ++i) stack.push(1, nullptr, true, false);
   EXPECT_EQ(stack.depth(), OpStack::kMaxDepth);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(stack.pop(), nullptr) << "the calls past the depth balance";
