@@ -191,6 +191,9 @@ struct RegionReport {
   RegionRole role = RegionRole::scope;  // Session::set_role
   // Why the region has no work of its own where it has none (Session::set_work_note), or empty.
   std::string work_note;
+  // Its work runs on a GEMM (a convolution, a matrix product: Session::set_gemm_backed): its
+  // compute roof is the measured GEMM ceiling, not the FMA peak.
+  bool gemm_backed = false;
 };
 
 // ---- a whole session at one moment (Session::snapshot): what the reports are made from ----
@@ -359,6 +362,7 @@ class Session {
   // Why the region carries no work where it has none (a string literal, kept by pointer):
   // "counted in the op around it", "no formula for this op". Its row says so instead of 0.
   static void set_work_note(State* state, int id, const char* note) noexcept;
+  static void set_gemm_backed(State* state, int id) noexcept;
   State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;  // timer also when time only

@@ -109,7 +109,10 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
   if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
   if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
   if (r.work_flops || r.work_bytes) {
-    fill_measurements(l, r, options.machine, p.threads, OpKind::add, WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
+    // A GEMM's work (a convolution, a matrix product, or a module whose FLOPs are mostly
+    // theirs) under the measured GEMM ceiling; the rest under the FMA peak.
+    fill_measurements(l, r, options.machine, p.threads, r.gemm_backed ? OpKind::linear : OpKind::add,
+                      WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
     if (l.roofline) {
       l.roofline->flops.detail = work_source;
       if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = work_source;
@@ -169,29 +172,38 @@ void place_program_total(Profile& p, const SessionSnapshot& s, const RegionProfi
 // (docs/torch.md, "Modules"). Only where the tree holds every call (no thread dropped paths);
 // a region nested in itself counts its outermost calls once. Returns the regions with the
 // work they got, by id.
-std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionSnapshot& s, const RegionIndex& regions) {
-  std::vector<std::optional<std::pair<double, double>>> out(s.regions.size());
+struct NestedWork {
+  double flops = 0.0;
+  double bytes = 0.0;
+  double gemm_flops = 0.0;  // of the flops, those of GEMM-backed ops
+};
+
+std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, const RegionIndex& regions) {
+  std::vector<std::optional<NestedWork>> out(s.regions.size());
   for (const SessionThread& t : s.threads) {
     if (t.paths_dropped > 0) return out;
   }
   const std::vector<CallPath>& tree = s.call_tree;
   // Each path's own work, then summed into its ancestors, deepest first.
-  std::vector<std::pair<double, double>> inclusive(tree.size());
+  std::vector<NestedWork> inclusive(tree.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
     const RegionReport* r = regions.report(tree[i].region);
     if (r == nullptr || !(r->work_flops || r->work_bytes)) continue;
-    inclusive[i] = {r->work_flops.value_or(0.0) * static_cast<double>(tree[i].calls),
-                    r->work_bytes.value_or(0.0) * static_cast<double>(tree[i].calls)};
+    const auto calls = static_cast<double>(tree[i].calls);
+    const double flops = r->work_flops.value_or(0.0) * calls;
+    inclusive[i] = {flops, r->work_bytes.value_or(0.0) * calls, r->gemm_backed ? flops : 0.0};
   }
   std::vector<std::size_t> order(tree.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tree[a].depth > tree[b].depth; });
   for (std::size_t i : order) {
     if (tree[i].parent < 0) continue;
-    inclusive[static_cast<std::size_t>(tree[i].parent)].first += inclusive[i].first;
-    inclusive[static_cast<std::size_t>(tree[i].parent)].second += inclusive[i].second;
+    NestedWork& parent = inclusive[static_cast<std::size_t>(tree[i].parent)];
+    parent.flops += inclusive[i].flops;
+    parent.bytes += inclusive[i].bytes;
+    parent.gemm_flops += inclusive[i].gemm_flops;
   }
-  std::vector<std::pair<double, double>> total(regions.size());
+  std::vector<NestedWork> total(regions.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
     const RegionReport* r = regions.report(tree[i].region);
     if (r == nullptr || r->work_flops || r->work_bytes) continue;
@@ -200,14 +212,17 @@ std::vector<std::optional<std::pair<double, double>>> nested_work(const SessionS
       outermost = tree[static_cast<std::size_t>(k)].region != tree[i].region;
     }
     if (!outermost) continue;
-    total[static_cast<std::size_t>(r->id)].first += inclusive[i].first;
-    total[static_cast<std::size_t>(r->id)].second += inclusive[i].second;
+    NestedWork& t = total[static_cast<std::size_t>(r->id)];
+    t.flops += inclusive[i].flops;
+    t.bytes += inclusive[i].bytes;
+    t.gemm_flops += inclusive[i].gemm_flops;
   }
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const RegionReport& r = s.regions[k];
     if (r.id < 0 || r.calls == 0 || r.work_flops || r.work_bytes) continue;
-    const auto& [flops, bytes] = total[static_cast<std::size_t>(r.id)];
-    if (flops > 0 || bytes > 0) out[k] = std::pair{flops / static_cast<double>(r.calls), bytes / static_cast<double>(r.calls)};
+    const NestedWork& t = total[static_cast<std::size_t>(r.id)];
+    const auto calls = static_cast<double>(r.calls);
+    if (t.flops > 0 || t.bytes > 0) out[k] = NestedWork{t.flops / calls, t.bytes / calls, t.gemm_flops / calls};
   }
   return out;
 }
@@ -293,15 +308,15 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   // is said, not wrapped round into a negative figure.
   double flops = 0.0;
   double bytes = 0.0;
-  const auto nested =
-      p.kind == ProfileKind::torch ? nested_work(s, region_name) : std::vector<std::optional<std::pair<double, double>>>(s.regions.size());
+  const auto nested = p.kind == ProfileKind::torch ? nested_work(s, region_name) : std::vector<std::optional<NestedWork>>(s.regions.size());
   const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const RegionReport& r = s.regions[k];
     if (nested[k]) {
       RegionReport with_work = r;
-      with_work.work_flops = nested[k]->first;
-      with_work.work_bytes = nested[k]->second;
+      with_work.work_flops = nested[k]->flops;
+      with_work.work_bytes = nested[k]->bytes;
+      with_work.gemm_backed = nested[k]->gemm_flops >= 0.5 * nested[k]->flops && nested[k]->flops > 0;  // mostly GEMMs
       p.layers.push_back(region_row(with_work, options, p, root_ns, "the ops run inside it (hwprof::torch)"));
     } else {
       p.layers.push_back(region_row(r, options, p, root_ns));

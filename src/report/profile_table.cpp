@@ -163,12 +163,19 @@ std::string uncertainty(const Summary& s, bool* used_range) {
 // The first line answers how long a pass takes and how much of it the roofs say is to win.
 std::string title_line(const Profile& p) {
   std::string out =
-      fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch,
+      fmt::format("hwprof profile: {}, {}{}{}, {} thread{}", p.model,
+                  p.kind == ProfileKind::torch ? std::string() : fmt::format("batch {}, ", p.batch),  // a program's batch is its own
                   p.kind == ProfileKind::torch ? std::string_view("PyTorch modules and ops (hwprof::torch)") : profile_phase_name(p),
                   p.phase == RunPhase::train && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
   if (p.total.time_ms.n > 0 && !is_program_run(p.kind)) {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
     // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
+    if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
+      out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
+    }
+  } else if (p.total.time_ms.n > 0 && p.kind == ProfileKind::torch) {
+    // A program's run: its time in the outermost rows, over all their calls.
+    out += fmt::format(": {} ms measured", ms(p.total.time_ms.median));
     if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
       out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
     }

@@ -525,6 +525,12 @@ void Session::set_work_note(State* state, int id, const char* note) noexcept {
   r->work_note.store(note, std::memory_order_relaxed);
 }
 
+void Session::set_gemm_backed(State* state, int id) noexcept {
+  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
+  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
+  r->gemm_backed.store(true, std::memory_order_relaxed);
+}
+
 void Session::measure_overhead(std::size_t pairs) {
   state_->measure_overhead(std::max<std::size_t>(pairs, 1));
 }

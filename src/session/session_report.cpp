@@ -83,6 +83,7 @@ RegionReport Session::State::report(int id, bool count_open) const {
   }
   out.role = r->role.load(std::memory_order_relaxed);
   if (const char* note = r->work_note.load(std::memory_order_relaxed)) out.work_note = note;
+  out.gemm_backed = r->gemm_backed.load(std::memory_order_relaxed);
   return out;
 }
 

@@ -58,6 +58,7 @@ struct RegionRecord {
   std::atomic<std::uint64_t> time_only_calls{0};  // entered by enter_time_only() where counters are read
   std::atomic<RegionRole> role{RegionRole::scope};
   std::atomic<const char*> work_note{nullptr};
+  std::atomic<bool> gemm_backed{false};
 
   void clear(std::size_t event_count) noexcept;
 };

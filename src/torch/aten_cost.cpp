@@ -492,6 +492,13 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
   }
 }
 
+bool aten_gemm_backed(const AtenCall& call) noexcept {
+  if (!starts_with(call.op, "aten::")) return false;
+  const std::string_view op = base_name(call.op);
+  return conv_layout(op).has_value() || op == "convolution_backward" || op == "linear" || op == "addmm" || op == "mm" || op == "bmm" ||
+         op == "matmul" || op == "baddbmm";
+}
+
 std::uint64_t aten_signature(const AtenCall& call) noexcept {
   // A word at a time (a byte-wise hash of every input cost more than the rest of a call).
   std::uint64_t h = std::hash<std::string_view>{}(call.op);

@@ -71,6 +71,10 @@ struct AtenCost {
 // once per distinct signature, not per call.
 std::optional<AtenCost> aten_cost(const AtenCall& call);
 
+// The op's work runs on a GEMM: a convolution or a matrix product (and their backward): its
+// compute roof is the measured GEMM ceiling.
+bool aten_gemm_backed(const AtenCall& call) noexcept;
+
 // A hash of the op's name and every input's kind, shape and scalar: calls with one signature
 // have one cost. Allocation-free, for the observer's per-call lookup.
 std::uint64_t aten_signature(const AtenCall& call) noexcept;

@@ -119,6 +119,9 @@ constexpr int kModuleRegions = 1 << 16;
 std::atomic<int> module_parent[kModuleRegions];
 std::atomic<int> module_backward[kModuleRegions];
 
+// Op regions whose work runs on a GEMM, so that the backward function named after one is too.
+std::atomic<bool> gemm_region[kModuleRegions];
+
 bool is_module(int region) noexcept {
   return region >= 0 && region < kModuleRegions && module_parent[region].load(std::memory_order_relaxed) != 0;
 }
@@ -337,6 +340,15 @@ Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int fo
   Session::State* const state = session_state.load(std::memory_order_relaxed);
   s.region = Session::named_region(state, name);
   Session::set_role(state, s.region, role_of(kind, call, backward));
+  // Its compute roof: the GEMM ceiling for a convolution or a matrix product, and for the
+  // backward function of one.
+  const bool gemm = kind == CallKind::op ? s.has_cost && aten_gemm_backed(call)
+                                         : kind == CallKind::backward_function && forward >= 0 && forward < kModuleRegions &&
+                                               gemm_region[forward].load(std::memory_order_relaxed);
+  if (gemm) {
+    Session::set_gemm_backed(state, s.region);
+    if (s.region >= 0 && s.region < kModuleRegions) gemm_region[s.region].store(true, std::memory_order_relaxed);
+  }
   // What its row says where it carries no work (docs/torch.md, "Who counts what").
   if (kind == CallKind::backward_function) {
     Session::set_work_note(state, s.region, "counted in the ops it runs (their rows, and its module's backward row)");

@@ -10,6 +10,7 @@
 #include "analyze/layer_view.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
+#include "made_up_calibration.hpp"
 
 namespace hwprof {
 namespace {
@@ -192,6 +193,26 @@ TEST(TorchRegions, OpsRunOnlyInsideOtherRowsAreLeftOutOfTheTableUnlessAskedFor) 
   SessionSnapshot s = torch_run_with_roles();
   s.threads[0].paths_dropped = 1;
   EXPECT_FALSE(row(profile_of(s, RegionProfileOptions{}), "aten::conv2d", LayerPhase::forward).nested_op);
+}
+
+TEST(TorchRegions, AGemmsWorkIsPlacedUnderTheGemmCeilingTheRestUnderTheFmaPeak) {
+  SessionSnapshot s = torch_run_with_roles();
+  s.regions[2].gemm_backed = true;   // aten::conv2d
+  s.regions[10].gemm_backed = true;  // aten::convolution_backward
+  RegionProfileOptions options;
+  options.machine = test::made_up_calibration(MachineCpu{});
+  options.threads = 1;
+  const Profile p = profile_of(s, options);
+  const auto roof = [&](const std::string& name, LayerPhase phase) {
+    const LayerProfile& l = row(p, name, phase);
+    return l.roofline ? l.roofline->compute_roof : "not placed: " + l.roofline_error;
+  };
+  EXPECT_EQ(roof("aten::conv2d", LayerPhase::forward), "gemm_sp");
+  EXPECT_EQ(roof("aten::relu", LayerPhase::forward), "fma_sp");
+  EXPECT_EQ(roof("Net.conv1", LayerPhase::forward), "gemm_sp") << "its FLOPs are its convolution's";
+  EXPECT_EQ(roof("Net", LayerPhase::forward), "gemm_sp") << "100 of its 110 FLOPs a convolution's";
+  EXPECT_EQ(roof("Net.conv1", LayerPhase::backward), "gemm_sp");
+  EXPECT_EQ(roof("Optimizer.step", LayerPhase::optimizer), "fma_sp") << "element-wise updates";
 }
 
 std::vector<std::string> keys(const std::vector<detail::LayerGroup>& groups) {
