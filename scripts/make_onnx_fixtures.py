@@ -15,6 +15,8 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 the same models exported at older opsets (LayerNorm decomposed)
   hf_gpt        a 2-block GPT-2 written as Hugging Face writes it (fused c_attn split three
                 ways, torch.where causal mask, gelu_new written out, tied head)
+  tiny_upsample conv → F.interpolate nearest ×2 → conv → F.interpolate bilinear to a size
+                (align_corners False), as a decoder upsamples: Resize nodes
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -195,6 +197,21 @@ class TinyDecoder(nn.Module):
         return self.up2(u) / torch.sigmoid(u)
 
 
+class TinyUpsample(nn.Module):
+    """A decoder's upsampling: nearest by a scale factor, then bilinear to a size (PyTorch 1.13
+    writes Resize asymmetric/floor with constant scales, and linear/half_pixel with sizes
+    computed from Shape, Slice and Concat)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        x = nn.functional.interpolate(self.conv1(x), scale_factor=2, mode="nearest")
+        return nn.functional.interpolate(self.conv2(x), size=(11, 13), mode="bilinear", align_corners=False)
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -240,6 +257,12 @@ def export(name, model, x, dynamic=True, not_counted=None, opset=17, random_weig
     print(name, expected, os.path.getsize(path), "bytes")
 
 
+def tiny_upsample():
+    # Its own generator: the fixture does not move when the others are added to or removed.
+    torch.manual_seed(3)
+    export("tiny_upsample", TinyUpsample(), torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(3)))
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -261,6 +284,7 @@ def main():
     export("untrained_bn", nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 4, 3),
                                          nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(4 * 4 * 4, 3)),
            torch.randn(2, 1, 8, 8, generator=g), random_weights=False)
+    tiny_upsample()
 
 
 if __name__ == "__main__":

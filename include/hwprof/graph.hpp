@@ -53,6 +53,7 @@ enum class OpKind {
   sub,
   div,
   conv_transpose2d,
+  upsample,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -62,9 +63,19 @@ enum class OpKind {
 
 enum class GeluApproximation { none, tanh };
 
+// upsample's interpolation: PyTorch's F.interpolate mode "nearest" (its legacy nearest, the
+// source index floored) or "bilinear".
+enum class UpsampleMode { nearest, bilinear };
+
 struct Pair {
   std::int64_t h = 0;
   std::int64_t w = 0;
+};
+
+// A pair of real factors, per spatial axis (upsample's scale).
+struct Scale {
+  double h = 0.0;
+  double w = 0.0;
 };
 
 // The attributes of every op in one flat record; each op reads only its own (README.md's
@@ -82,6 +93,10 @@ struct Attributes {
   std::int64_t groups = 1;                                  // conv2d
   bool ceil_mode = false;                                   // pools
   Pair output{1, 1};                                        // adaptive_avgpool2d
+  UpsampleMode mode = UpsampleMode::nearest;                // upsample
+  Pair size{0, 0};                                          // upsample: the output [oh, ow]; 0 when given by scale
+  Scale scale;                                              // upsample: output = floor(in × scale); 0 when given by size
+  bool align_corners = false;                               // upsample (bilinear only)
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
   std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0]; as written (may be < 0)

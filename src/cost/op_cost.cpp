@@ -25,6 +25,9 @@
 // maxpool2d     n·(kh·kw − 1) comparisons         same           -                 | 1n
 // avgpool2d     n·kh·kw (adds and the divide)     same           -                 | n·(kh·kw + 1)
 // adaptive avg  Σ over outputs of window size     same           -                 | Σ(window + 1)
+// upsample      nearest 0 (gather)                same           -                 | 1n (scatter-add)
+//               bilinear 7n (4 products, 3 adds)  same           -                 | 8n (4 products, 4 adds)
+//               (the weights depend on the row or the column alone: computed per row and column, not counted)
 // hardsigmoid   4n   relu6(x+3)/6                 same           -                 | 2n
 // hardswish     5n   x·relu6(x+3)/6               same           -                 | 4n
 // add, sub      1n                                same           -                 | 0, 1n (+n broadcast)
@@ -198,6 +201,17 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       const Count windows = adaptive_window_sum(in[1], a.output.h) * adaptive_window_sum(in[2], a.output.w);
       c.flops = windows * in[0];
       c.input_grad_flops = (windows + Count(a.output.h) * a.output.w) * in[0];
+      break;
+    }
+    case OpKind::upsample: {
+      // nearest: a gather (0 FLOPs); its backward adds each dy into its source (n adds).
+      // bilinear: each output the weighted sum of its four neighbours, 4 multiplies and 3 adds;
+      // the weights are products of a row's and a column's, which depend on the row or the
+      // column alone and are not counted (O(oh + ow) per call). Backward: dy times each of the
+      // four weights, added into four sources (8n).
+      const bool bilinear = a.mode == UpsampleMode::bilinear;
+      c.flops = bilinear ? n * 7 : Count(0);
+      c.input_grad_flops = bilinear ? n * 8 : n;
       break;
     }
     case OpKind::add:

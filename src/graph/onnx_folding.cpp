@@ -160,6 +160,19 @@ bool Importer::fold_shape_computations() {
       }
       r.shape[0] = static_cast<std::int64_t>(r.v.size());
       if (all && r.v.size() <= kMaxShapeValue) out = r;
+    } else if (op == "Slice" && a != nullptr && b != nullptr && get(n, 2) != nullptr && a->shape.size() == 1) {
+      // x[starts:ends] of a 1-D value (PyTorch's F.interpolate sizes: Shape(x)[:2]), step 1.
+      const IntValue* e = get(n, 2);
+      const IntValue* axes = get(n, 3);
+      const IntValue* steps = get(n, 4);
+      const bool one_axis =
+          b->v.size() == 1 && e->v.size() == 1 && (axes == nullptr || (axes->v.size() == 1 && (axes->v[0] == 0 || axes->v[0] == -1)));
+      if (one_axis && (steps == nullptr || steps->v == std::vector<std::int64_t>{1})) {
+        const auto size = static_cast<std::int64_t>(a->v.size());
+        const auto clamp = [size](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + size : i, 0, size); };
+        const std::int64_t start = clamp(b->v[0]), end = std::max(start, clamp(e->v[0]));
+        out = IntValue{{end - start}, Dims(a->v.begin() + start, a->v.begin() + end)};
+      }
     } else if (op == "Reshape" && a != nullptr && b != nullptr && b->shape.size() == 1 && b->v.size() <= 8) {
       Dims shape = b->v;
       std::int64_t fixed = 1, infer_at = -1;
@@ -220,6 +233,7 @@ bool Importer::fold_shape_computations() {
     if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Unsqueeze" || op == "Squeeze" || op == "Pad") shape_inputs = {1};
     if (op == "ConstantOfShape") shape_inputs = {0};
     if (op == "Slice") shape_inputs = {1, 2, 3, 4};
+    if (op == "Resize") shape_inputs = {3};
     if (shape_inputs.empty() || n.output_size() < 1) continue;
     auto out = dims.find(n.output(0));
     // (An empty shape here is an unknown one: these ops' outputs are never scalars in a model hwprof reads.)

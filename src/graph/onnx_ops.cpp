@@ -548,6 +548,76 @@ void Importer::map_global_avgpool(const onnx::NodeProto& n, int x) {
   add_node(n, OpKind::adaptive_avgpool2d, {x});
 }
 
+// Resize (opset 11 on; hwprof reads no earlier opset, so neither Upsample nor Resize-10) of
+// [N, C, H, W], in the forms PyTorch's exporter writes F.interpolate: mode "nearest" as
+// coordinate_transformation_mode "asymmetric" with nearest_mode "floor" (PyTorch's legacy
+// nearest: src = floor(dst / scale)); mode "bilinear" as mode "linear" with "half_pixel" or
+// "pytorch_half_pixel" (align_corners=False; PyTorch 1.13 writes "half_pixel") or
+// "align_corners". Every other combination computes other coordinates and is refused.
+void Importer::map_resize(const onnx::NodeProto& n) {
+  const auto in = per_sample(n.input(0));
+  if (!in || in->size() != 3)
+    return unsupported(n, "only 2-D resizing of [N, C, H, W] inputs is mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  const std::string mode = attr_string(n, "mode", "nearest");
+  const std::string coordinates = attr_string(n, "coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = attr_string(n, "nearest_mode", "round_prefer_floor");
+  Attributes a;
+  if (mode == "linear") {
+    a.mode = UpsampleMode::bilinear;
+    if (coordinates != "half_pixel" && coordinates != "pytorch_half_pixel" && coordinates != "align_corners") {
+      return unsupported(n, "attribute coordinate_transformation_mode '" + detail::printable_name(coordinates) +
+                                "': linear resizing is mapped with half_pixel, pytorch_half_pixel or align_corners (F.interpolate's bilinear)");
+    }
+    a.align_corners = coordinates == "align_corners";
+  } else if (mode != "nearest") {
+    return unsupported(n, "attribute mode '" + detail::printable_name(mode) + "': only nearest and linear (bilinear) are mapped");
+  } else if (coordinates != "asymmetric" || nearest != "floor") {
+    return unsupported(n, "attributes coordinate_transformation_mode '" + detail::printable_name(coordinates) + "' and nearest_mode '" +
+                              detail::printable_name(nearest) +
+                              "': nearest resizing is mapped as PyTorch's F.interpolate(mode=\"nearest\") writes it, asymmetric and floor");
+  }
+  if (attr_int(n, "antialias", 0) != 0) return unsupported(n, "attribute antialias 1 is not mapped");
+  if (attr(n, "axes") != nullptr) return unsupported(n, "attribute axes is not mapped (resize all four axes)");
+  if (attr_string(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
+    return unsupported(
+        n, "attribute keep_aspect_ratio_policy '" + detail::printable_name(attr_string(n, "keep_aspect_ratio_policy", "")) + "' is not mapped");
+  if (auto problem = resize_output(n, *in, a)) return unsupported(n, *problem);
+  add_node(n, OpKind::upsample, {values_.at(n.input(0)).node}, a);
+}
+
+// Resize's output: constant scales (the batch and channels scaled by 1), or sizes, constant or
+// computed (PyTorch writes Concat(Shape(x)[:2], [oh, ow]), which fold_shape_computations hands
+// to ONNX's inference: the output's size is then known).
+std::optional<std::string> Importer::resize_output(const onnx::NodeProto& n, const Shape& in, Attributes& a) const {
+  const std::string scales = n.input_size() > 2 ? n.input(2) : std::string();
+  const std::string sizes = n.input_size() > 3 ? n.input(3) : std::string();
+  const onnx::TensorProto* s = scales.empty() ? nullptr : constant(scales);
+  if (!scales.empty() && s == nullptr) return "the scales are computed in the graph, not a constant";
+  const std::vector<float> factors = s != nullptr ? floats(*s) : std::vector<float>{};
+  if (!factors.empty()) {
+    if (factors.size() != 4 || factors[0] != 1.0f || factors[1] != 1.0f || !(factors[2] > 0.0f) || !(factors[3] > 0.0f)) {
+      std::string text;
+      for (float f : factors) text += (text.empty() ? "" : ", ") + std::to_string(f);
+      return "scales [" + text + "]: only positive spatial factors, with the batch and channels scaled by 1, are mapped";
+    }
+    a.scale = {factors[2], factors[3]};
+    return std::nullopt;
+  }
+  if (sizes.empty()) return "neither scales nor sizes is given";
+  if (const onnx::TensorProto* t = constant(sizes)) {
+    const std::vector<std::int64_t> v = integers(*t);
+    if (v.size() != 4 || v[1] != in[0] || v[2] < 1 || v[3] < 1)
+      return "sizes " + dims_text(v) + ": only the spatial sizes may change, to positive ones";
+    a.size = {v[2], v[3]};
+    return std::nullopt;
+  }
+  const auto out = per_sample(n.output(0));
+  if (!out || out->size() != 3 || (*out)[0] != in[0])
+    return "the sizes are computed in the graph and the output's size " + dims_text(dims_of(n.output(0))) + " is not known";
+  a.size = {(*out)[1], (*out)[2]};
+  return std::nullopt;
+}
+
 void Importer::map_hardsigmoid(const onnx::NodeProto& n, int x) {
   // PyTorch's Hardsigmoid is relu6(x + 3)/6: ONNX's max(0, min(1, alpha·x + beta)) with
   // alpha = 1/6, beta = 0.5 (ONNX's defaults are 0.2 and 0.5, Keras's hard sigmoid).
@@ -622,6 +692,7 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
       maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
       maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce_mean(n); }),
+      maps("Resize", [](Importer& m, N n, int) { m.map_resize(n); }),
       maps(
           "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),
       maps(

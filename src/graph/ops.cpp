@@ -56,6 +56,7 @@ const std::vector<OpInfo>& op_table() {
        1,
        F::gemm,
        {}},
+      {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -22,6 +22,7 @@ enum class OpFamily {
   normalization,       // batchnorm2d, layernorm
   softmax,
   pooling,        // maxpool2d, avgpool2d, adaptive_avgpool2d
+  resampling,     // upsample: each output interpolated from its source positions, no parameters
   data_movement,  // copies and views: no arithmetic
   lookup,         // embedding, pos_embedding, cls_token: learned tables
   unmapped,       // unsupported: an imported node hwprof has no layer for

@@ -3,7 +3,10 @@
 #include "graph/shape_inference.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <string>
 
 #include "graph/ops.hpp"
@@ -86,6 +89,20 @@ std::int64_t pool_out(std::int64_t size, std::int64_t kernel, std::int64_t strid
 std::string padded_size(std::int64_t size, std::int64_t pad) {
   if (pad > (kInt64Max - size) / 2) return "(" + std::to_string(size) + "+2*" + std::to_string(pad) + ")";
   return std::to_string(size + 2 * pad);
+}
+
+// PyTorch's upsample output size for a scale factor: floor(in × scale), computed in double;
+// nullopt past 2^31 (no image is that large, and the product stays exact below it).
+std::optional<std::int64_t> upsampled_size(std::int64_t in, double scale) {
+  const double out = std::floor(static_cast<double>(in) * scale);
+  if (!(out < 2147483648.0)) return std::nullopt;
+  return static_cast<std::int64_t>(out);
+}
+
+std::string format_factor(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 std::string kind_of(const Shape& s) {
@@ -233,6 +250,21 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::adaptive_avgpool2d:
       if (auto p = need_chw(); !p.empty()) return problem(p);
       return shaped({in[0], a.output.h, a.output.w});
+    case OpKind::upsample: {
+      // F.interpolate's output: `size`, or floor(in × scale) per axis.
+      if (auto p = need_chw(); !p.empty()) return problem(p);
+      if (a.size.h > 0 && a.size.w > 0) return shaped({in[0], a.size.h, a.size.w});
+      if (!(a.scale.h > 0.0 && a.scale.w > 0.0)) return problem("needs a positive 'size' or 'scale'", "scale");
+      const std::optional<std::int64_t> oh = upsampled_size(in[1], a.scale.h);
+      const std::optional<std::int64_t> ow = upsampled_size(in[2], a.scale.w);
+      if (!oh || !ow) return problem("the scale gives an output of more than 2^31 rows or columns", "scale");
+      if (*oh < 1 || *ow < 1) {
+        return problem("the scale " + format_factor(a.scale.h) + "x" + format_factor(a.scale.w) + " of the input " + str(in[1]) + "x" + str(in[2]) +
+                           " leaves an empty output (floor(in × scale) = " + str(*oh) + "x" + str(*ow) + ")",
+                       "scale");
+      }
+      return shaped({in[0], *oh, *ow});
+    }
     case OpKind::flatten:
       return shaped({checked_numel(in)}, dtype);
     case OpKind::dropout:

@@ -471,7 +471,42 @@ class SpecReader {
       if (!s || *s < min) bad(key, expected);
       return {*s, *s};
     }
+    // A positive finite number or a pair [h, w] of them.
+    Scale factors(const char* key) const {
+      const json& v = item[key];
+      const std::string expected = "a positive number or a pair [h, w] of them";
+      const auto positive = [](const json& x) { return x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() > 0.0; };
+      if (v.is_array()) {
+        if (v.size() != 2 || !positive(v[0]) || !positive(v[1])) bad(key, expected);
+        return {v[0].get<double>(), v[1].get<double>()};
+      }
+      if (!positive(v)) bad(key, expected);
+      return {v.get<double>(), v.get<double>()};
+    }
   };
+
+  // upsample: a mode, and the output given either by its size or by a scale of the input's.
+  void read_upsample(Attributes& at, const AttributeReader& a) const {
+    if (a.has("mode")) {
+      const json& m = a.item["mode"];
+      if (m == "nearest") {
+        at.mode = UpsampleMode::nearest;
+      } else if (m == "bilinear") {
+        at.mode = UpsampleMode::bilinear;
+      } else {
+        a.bad("mode", "\"nearest\" or \"bilinear\"");
+      }
+    }
+    if (a.has("size") == a.has("scale")) {
+      fail_layer(a.has("size") ? a.at("scale") : a.pointer, a.layer, a.op,
+                 std::string(a.has("size") ? "give 'size' or 'scale', not both" : "missing attribute 'size' ([oh, ow]) or 'scale' ([sh, sw])"));
+    }
+    if (a.has("size")) at.size = a.pair("size", {}, 1, "a positive");
+    if (a.has("scale")) at.scale = a.factors("scale");
+    if (a.has("align_corners") && at.mode != UpsampleMode::bilinear)
+      fail_layer(a.at("align_corners"), a.layer, a.op, "'align_corners' is for mode \"bilinear\" only (PyTorch's rule)");
+    at.align_corners = a.boolean("align_corners", false);
+  }
 
   // Long: one case per op with attributes, each a few reads with the spec's defaults (README.md's
   // "Model specs" table), in the table's order.
@@ -529,6 +564,9 @@ class SpecReader {
         break;
       case OpKind::adaptive_avgpool2d:
         at.output = a.pair("output", {1, 1}, 1, "a positive");
+        break;
+      case OpKind::upsample:
+        read_upsample(at, a);
         break;
       case OpKind::dropout:
         at.p = a.number("p", 0.5, 0.0, 1.0, false, "a probability in [0, 1)");

@@ -125,6 +125,18 @@ void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx);
 void adaptive_avgpool2d_forward(const float* x, float* y, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w);
 void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w);
 
+// ---- upsampling over x[N, C, H, W] (PyTorch's F.interpolate, nearest or bilinear) ---------
+struct UpsampleGeometry {
+  i64 batch = 1, channels = 1, in_h = 1, in_w = 1, out_h = 1, out_w = 1;
+  // The factor the output was given by (F.interpolate's scale_factor), per axis: the source
+  // coordinate is then dst / scale; 0: the output was given by its size (dst × in / out).
+  double scale_h = 0.0, scale_w = 0.0;
+  bool bilinear = false;
+  bool align_corners = false;  // bilinear only
+};
+void upsample_forward(const UpsampleGeometry& g, const float* x, float* y);
+void upsample_backward(const UpsampleGeometry& g, const float* dy, float* dx);
+
 // ---- element-wise add and data movement ----------------------------------------------------
 void add_forward(const float* a, const float* b, float* y, i64 n);
 // Sums a gradient into an accumulated one: acc[i] += g[i] (for tensors with several consumers).

@@ -313,6 +313,7 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::conv_transpose2d:
+    case OpKind::upsample:
     case OpKind::unsupported:
       break;  // not element-wise
   }
@@ -468,6 +469,41 @@ class AdaptiveAvgPool2dLayer final : public Layer {
 
  private:
   Shape out_, in_;
+};
+
+class UpsampleLayer final : public Layer {
+ public:
+  UpsampleLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in) {
+    const Attributes& a = node.attrs;
+    g_.channels = in[0];
+    g_.in_h = in[1];
+    g_.in_w = in[2];
+    g_.out_h = out_[1];
+    g_.out_w = out_[2];
+    // A size given outright leaves the scale at 0: the kernels then use in / out.
+    g_.scale_h = a.size.h > 0 ? 0.0 : a.scale.h;
+    g_.scale_w = a.size.w > 0 ? 0.0 : a.scale.w;
+    g_.bilinear = a.mode == UpsampleMode::bilinear;
+    g_.align_corners = a.align_corners;
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(batched(g_.batch, out_));
+    upsample_forward(g_, x.f32(), y.f32());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    g_.batch = dy.dim(0);
+    dx[0] = Tensor::empty(batched(g_.batch, in_));
+    upsample_backward(g_, dy.f32(), dx[0].f32());
+  }
+
+ private:
+  Shape out_, in_;
+  UpsampleGeometry g_;
 };
 
 // flatten, reshape, and dropout in evaluation (or with p = 0): the output is the input's
@@ -910,6 +946,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<AvgPool2dLayer>(node, in);
     case OpKind::adaptive_avgpool2d:
       return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
+    case OpKind::upsample:
+      return std::make_unique<UpsampleLayer>(node, in);
     case OpKind::flatten:
     case OpKind::reshape:
       return std::make_unique<ViewLayer>(node, in);

@@ -48,6 +48,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
+    case OpKind::upsample:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:
@@ -126,6 +127,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
+    case OpKind::upsample:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:

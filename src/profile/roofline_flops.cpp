@@ -54,6 +54,14 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
       r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
       break;
+    case OpKind::upsample:
+      r.more.emplace_back(
+          "bilinear upsampling: the table counts the weighted sum of four neighbours (4 multiplies, 3 adds per "
+          "output), its weights computed once per row and column; the kernel, as ATen's, forms it as "
+          "h0·(w0·a + w1·b) + h1·(w0·c + w1·d), 6 multiplies and 3 adds, and its backward multiplies dy by both "
+          "weights for each of the four sources (12 FP operations where the table counts 8)");
+      r.more.emplace_back("nearest upsampling only gathers (0 FLOPs in the table): copies retire no FP arithmetic");
+      break;
     case OpKind::linear:
     case OpKind::softmax:
     case OpKind::maxpool2d:

@@ -386,6 +386,44 @@ std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
   return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n), std::nullopt};
 }
 
+// ---- upsampling ----
+
+// upsample_nearest2d and upsample_bilinear2d (their `.vec` overloads too) as `upsample` nodes.
+// Forward: (self, output_size, [align_corners,] scales...); backward: (grad_output,
+// output_size, input_size, [align_corners,] scales...). The output's size is output_size, or
+// for a backward the gradient's own; a `.vec` forward given scale factors and no output_size
+// is not counted (a float list reaches here unread). The scales change where the sources
+// are, not how many: the cost needs the sizes only.
+std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
+  op = op.substr(0, op.find('.'));  // "upsample_nearest2d.vec" → "upsample_nearest2d"
+  const bool backward = is_backward_name(op);
+  const std::string_view forward_op = backward ? op.substr(0, op.size() - 9) : op;
+  Attributes a;
+  if (forward_op == "upsample_bilinear2d") {
+    a.mode = UpsampleMode::bilinear;
+  } else if (forward_op != "upsample_nearest2d") {
+    return std::nullopt;
+  }
+  const AtenArg* x = tensor(c, 0);  // the input, or the output's gradient
+  const AtenArg* in_size = backward ? arg(c, 2) : nullptr;
+  const AtenArg* out_size = arg(c, 1);
+  if (!floating(x) || x->rank != 4) return std::nullopt;
+  if (backward && (in_size == nullptr || in_size->kind != AtenArgKind::ints || in_size->rank != 4)) return std::nullopt;
+  const std::int64_t* in = backward ? in_size->dims : x->dims;  // [N, C, H, W]
+  if (backward) {
+    a.size = {x->dims[2], x->dims[3]};
+  } else if (out_size != nullptr && out_size->kind == AtenArgKind::ints && out_size->rank == 2) {
+    a.size = {out_size->dims[0], out_size->dims[1]};
+  } else {
+    return std::nullopt;
+  }
+  a.align_corners = a.mode == UpsampleMode::bilinear && flag(c, backward ? 3 : 2, false);
+  auto n = node_cost(OpKind::upsample, Shape{in[1], in[2], in[3]}, a, in[0]);
+  if (!n) return std::nullopt;
+  if (!backward) return forward(*n);
+  return AtenCost{count(n->cost.input_grad_flops, in[0]), backward_bytes(*n), std::nullopt};
+}
+
 // ---- the rest: softmax, dropout, embedding, data movement ----
 
 std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
@@ -481,6 +519,7 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
     if (op == "mul") return binary(call, OpKind::mul);
     if (op == "div") return binary(call, OpKind::div);
     if (op.find("pool2d") != std::string_view::npos) return pooling(call, op);
+    if (starts_with(op, "upsample_")) return upsampling(call, op);
     if (op == "softmax" || op == "_softmax" || op == "log_softmax" || op == "_log_softmax" || op == "_softmax_backward_data" ||
         op == "_log_softmax_backward_data")
       return softmax(call, op);

@@ -443,6 +443,36 @@ TEST(OpCostPool, AdaptiveAvgPoolLargerOutputAndGlobal) {
   EXPECT_EQ(layer(analyze_spec(global), "gap").flops, 36);  // 4 channels x one 3x3 window
 }
 
+TEST(OpCostUpsample, NearestIsAGatherBilinearSevenFlopsPerOutput) {
+  // [4, 16, 16]: nearest ×2 → [4, 32, 32] (n = 4096), bilinear to [24, 20] (n = 1920), and
+  // bilinear by a scale 1.5 → floor(16 × 1.5) = 24 per axis (n = 2304).
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 16, 16]},
+    "layers": [{"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 1},
+               {"name": "nearest", "op": "upsample", "scale": 2},
+               {"name": "bilinear", "op": "upsample", "mode": "bilinear", "size": [24, 20], "inputs": ["conv"]},
+               {"name": "corners", "op": "upsample", "mode": "bilinear", "scale": 1.5, "align_corners": true, "inputs": ["conv"]}]})";
+  const auto m = analyze_spec(spec);
+  expect_cost(layer(m, "nearest"), {
+                                       .flops = 0,
+                                       .train_forward_flops = 0,
+                                       .backward_flops = 4096,  // n scatter-adds
+                                       .input_bytes = 4096,     // 1024 floats
+                                       .output_bytes = 16384,   // 4096 floats
+                                       .bytes = 20480,
+                                   });
+  expect_cost(layer(m, "bilinear"), {
+                                        .flops = 13440,  // 7 x 1920
+                                        .train_forward_flops = 13440,
+                                        .backward_flops = 15360,  // 8 x 1920
+                                        .input_bytes = 4096,
+                                        .output_bytes = 7680,
+                                        .bytes = 11776,
+                                    });
+  EXPECT_EQ(layer(m, "corners").output_shape, (Shape{4, 24, 24}));
+  EXPECT_EQ(layer(m, "corners").flops, 7 * 2304);
+  EXPECT_EQ(layer(m, "nearest").params, 0);
+}
+
 // Sum of PyTorch's adaptive windows along one axis: window i is [floor(i*in/out), ceil((i+1)*in/out)).
 std::int64_t brute_force_window_sum(std::int64_t in, std::int64_t out) {
   std::int64_t sum = 0;

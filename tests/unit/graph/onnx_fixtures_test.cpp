@@ -4,7 +4,8 @@
 // the same input within 1e-4 of its largest magnitude. Attention (nn.MultiheadAttention,
 // causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
 // class token and position embeddings, a tied output projection, hard activations, broadcast
-// element-wise ops and transposed convolutions are all recognised here without PyTorch.
+// element-wise ops, transposed convolutions and F.interpolate's Resize are all recognised here
+// without PyTorch.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -54,8 +55,41 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn"),
+                                           "untrained_bn", "tiny_upsample"),
                          [](const auto& param_info) { return std::string(param_info.param); });
+
+// F.interpolate as PyTorch 1.13 exports it: Resize asymmetric/floor with constant scales
+// (nearest ×2), and Resize linear/half_pixel with sizes from Shape, Slice and Concat (bilinear
+// to 11×13).
+TEST(OnnxFixtureStructure, ResizeIsUpsampleWithPyTorchsCoordinates) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_upsample/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<const Node*> ups;
+  for (const Node& n : g->nodes) {
+    if (n.op == OpKind::upsample) ups.push_back(&n);
+  }
+  ASSERT_EQ(ups.size(), 2u);
+  EXPECT_EQ(ups[0]->attrs.mode, UpsampleMode::nearest);
+  EXPECT_EQ(ups[0]->attrs.scale.h, 2.0);
+  EXPECT_EQ(ups[0]->attrs.scale.w, 2.0);
+  EXPECT_EQ(ups[0]->output_shape, (Shape{4, 12, 10}));
+  EXPECT_EQ(ups[1]->attrs.mode, UpsampleMode::bilinear);
+  EXPECT_FALSE(ups[1]->attrs.align_corners);
+  EXPECT_EQ(ups[1]->attrs.size.h, 11);
+  EXPECT_EQ(ups[1]->attrs.size.w, 13);
+  EXPECT_EQ(ups[1]->output_shape, (Shape{4, 11, 13}));
+  auto cost = analyze(*g, {1, OptimizerKind::adam});
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  const auto flops_of = [&](const Node* n) {
+    for (const LayerCost& l : cost->layers) {
+      if (l.name == n->name) return l.flops;
+    }
+    return std::int64_t{-1};
+  };
+  EXPECT_EQ(flops_of(ups[0]), 0);                // a gather
+  EXPECT_EQ(flops_of(ups[1]), 7 * 4 * 11 * 13);  // 4 products and 3 adds per output
+}
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";

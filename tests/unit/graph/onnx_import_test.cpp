@@ -320,6 +320,89 @@ TEST(OnnxImport, ANodeInsideASubgraphIsCheckedToo) {
   EXPECT_THAT(import_onnx(b.bytes(4), "i.onnx").error().message, HasSubstr("node 'inner' (MaxPool): attribute kernel_shape has 0"));
 }
 
+// --- Resize and Upsample: F.interpolate as PyTorch's exporter writes it ------------------------
+
+void text_attribute(onnx::NodeProto& n, const std::string& name, const std::string& value) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_STRING);
+  a->set_s(value);
+}
+
+void tensor_initializer(ModelBuilder& b, const std::string& name, std::vector<float> floats, std::vector<std::int64_t> ints = {}) {
+  auto* t = b.model().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(ints.empty() ? onnx::TensorProto_DataType_FLOAT : onnx::TensorProto_DataType_INT64);
+  t->add_dims(static_cast<std::int64_t>(ints.empty() ? floats.size() : ints.size()));
+  for (float f : floats) t->add_float_data(f);
+  for (std::int64_t i : ints) t->add_int64_data(i);
+}
+
+// One Resize of a [N, 2, 6, 5] input by scales [1, 1, 2, 3] (or to constant sizes
+// [1, 2, 9, 4]), with the given string attributes.
+Result<Graph> resize(const std::string& op, int opset, std::vector<std::pair<std::string, std::string>> attributes, bool sizes = false) {
+  ModelBuilder b(opset, {2, 6, 5});
+  tensor_initializer(b, "scales", {1.0f, 1.0f, 2.0f, 3.0f});
+  tensor_initializer(b, "roi", {});
+  tensor_initializer(b, "sizes", {}, {1, 2, 9, 4});
+  std::vector<std::string> inputs = {"input", "scales"};
+  if (op == "Resize" && opset >= 11)
+    inputs = sizes ? std::vector<std::string>{"input", "roi", "", "sizes"} : std::vector<std::string>{"input", "roi", "scales"};
+  auto& n = b.node(op, "/up/" + op, inputs, "output");
+  for (const auto& [name, value] : attributes) text_attribute(n, name, value);
+  return import_onnx(b.bytes(4), "resize.onnx");
+}
+
+TEST(OnnxImport, ResizeAsPyTorchExportsInterpolateIsUpsample) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto nearest = resize("Resize", 13, {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}});
+  ASSERT_TRUE(nearest.ok()) << nearest.error().message;
+  const Node& n = nearest->nodes.back();
+  EXPECT_EQ(n.op, OpKind::upsample);
+  EXPECT_EQ(n.attrs.mode, UpsampleMode::nearest);
+  EXPECT_EQ(n.attrs.scale.h, 2.0);
+  EXPECT_EQ(n.attrs.scale.w, 3.0);
+  EXPECT_EQ(n.output_shape, (Shape{2, 12, 15}));
+
+  for (const char* coordinates : {"half_pixel", "pytorch_half_pixel", "align_corners"}) {
+    auto linear = resize("Resize", 17, {{"mode", "linear"}, {"coordinate_transformation_mode", coordinates}}, true);
+    ASSERT_TRUE(linear.ok()) << coordinates << ": " << linear.error().message;
+    const Node& l = linear->nodes.back();
+    EXPECT_EQ(l.attrs.mode, UpsampleMode::bilinear);
+    EXPECT_EQ(l.attrs.align_corners, std::string(coordinates) == "align_corners");
+    EXPECT_EQ(l.attrs.size.h, 9);
+    EXPECT_EQ(l.attrs.size.w, 4);
+    EXPECT_EQ(l.output_shape, (Shape{2, 9, 4}));
+  }
+}
+
+TEST(OnnxImport, ResizeWithOtherCoordinatesIsRefusedNamingTheNodeAndTheAttribute) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const struct {
+    const char* op;
+    int opset;
+    std::vector<std::pair<std::string, std::string>> attributes;
+    const char* message;
+  } cases[] = {
+      {"Resize",
+       13,
+       {{"mode", "nearest"}},
+       "Resize '/up/Resize' (opset 13): attributes coordinate_transformation_mode 'half_pixel' and nearest_mode 'round_prefer_floor'"},
+      {"Resize", 13, {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}}, "nearest_mode 'round_prefer_floor'"},
+      {"Resize", 13, {{"mode", "linear"}, {"coordinate_transformation_mode", "asymmetric"}}, "attribute coordinate_transformation_mode 'asymmetric'"},
+      {"Resize",
+       13,
+       {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}},
+       "coordinate_transformation_mode 'tf_crop_and_resize'"},
+      {"Resize", 13, {{"mode", "cubic"}}, "attribute mode 'cubic': only nearest and linear (bilinear) are mapped"},
+  };
+  for (const auto& c : cases) {
+    auto g = resize(c.op, c.opset, c.attributes);
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_THAT(g.error().message, HasSubstr(c.message));
+  }
+}
+
 // --- shape arithmetic the importer folds, checked for overflow ---------------------------------
 
 void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {

@@ -236,6 +236,43 @@ TEST(ShapeInferencePool, AdaptiveOutputIsTheRequestedSize) {
   EXPECT_EQ(node(g, "up").output_shape, (Shape{4, 9, 9}));  // larger than the input is allowed
 }
 
+// ---- upsampling ---------------------------------------------------------------------------
+
+TEST(ShapeInferenceUpsample, SizeOrFloorOfTheScale) {
+  const Graph g = parse_spec(R"({"input": {"shape": [4, 7, 5]}, "layers": [
+      {"name": "x2", "op": "upsample", "scale": 2},
+      {"name": "frac", "op": "upsample", "mode": "bilinear", "scale": [1.5, 0.5], "inputs": ["$input"]},
+      {"name": "sized", "op": "upsample", "mode": "bilinear", "size": [11, 13], "align_corners": true, "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "x2").output_shape, (Shape{4, 14, 10}));
+  EXPECT_EQ(node(g, "frac").output_shape, (Shape{4, 10, 2}));  // floor(7 × 1.5), floor(5 × 0.5)
+  EXPECT_EQ(node(g, "sized").output_shape, (Shape{4, 11, 13}));
+  EXPECT_EQ(node(g, "x2").attrs.mode, UpsampleMode::nearest);  // the default
+  EXPECT_TRUE(node(g, "sized").attrs.align_corners);
+}
+
+TEST(ShapeInferenceUpsample, RefusesWhatPyTorchRefuses) {
+  const struct {
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {R"({"name": "u", "op": "upsample"})", "missing attribute 'size' ([oh, ow]) or 'scale' ([sh, sw])"},
+      {R"({"name": "u", "op": "upsample", "size": 4, "scale": 2})", "give 'size' or 'scale', not both"},
+      {R"({"name": "u", "op": "upsample", "scale": 2, "align_corners": true})", "'align_corners' is for mode \"bilinear\" only"},
+      {R"({"name": "u", "op": "upsample", "mode": "bicubic", "scale": 2})", "attribute 'mode' must be \"nearest\" or \"bilinear\""},
+      {R"({"name": "u", "op": "upsample", "scale": -1})", "attribute 'scale' must be a positive number or a pair [h, w] of them"},
+      {R"({"name": "u", "op": "upsample", "size": [0, 2]})", "attribute 'size' must be a positive integer or a pair [h, w] of them"},
+      {R"({"name": "u", "op": "upsample", "scale": 0.1})", "leaves an empty output (floor(in × scale) = 0x0)"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "u.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+  const auto flat = parse_model(R"({"input": {"shape": [8]}, "layers": [{"name": "u", "op": "upsample", "scale": 2}]})", "u.json");
+  ASSERT_FALSE(flat.ok());
+  EXPECT_NE(flat.error().message.find("expects a [C, H, W] input"), std::string::npos) << flat.error().message;
+}
+
 // ---- data movement ------------------------------------------------------------------------
 
 TEST(ShapeInferenceMovement, FlattenReshapeTranspose) {

@@ -876,6 +876,21 @@ TEST(ExecutorGradients, HardActivationsBroadcastOpsAndTransposedConvolutions) {
                   3);
 }
 
+// Upsampling between convolutions (a decoder's or a feature pyramid's): nearest by a scale,
+// bilinear to a size, bilinear with align_corners by a fractional scale, and a downsampling.
+TEST(ExecutorGradients, Upsampling) {
+  check_gradients(parse(R"({"input": {"shape": [2, 3, 4]}, "layers": [
+      {"name": "conv1", "op": "conv2d", "out_channels": 3, "kernel": 3, "padding": 1},
+      {"name": "up1", "op": "upsample", "scale": 2},
+      {"name": "conv2", "op": "conv2d", "out_channels": 3, "kernel": 3, "padding": 1},
+      {"name": "up2", "op": "upsample", "mode": "bilinear", "size": [7, 11]},
+      {"name": "up3", "op": "upsample", "mode": "bilinear", "scale": [1.5, 0.5], "align_corners": true},
+      {"name": "down", "op": "upsample", "size": [4, 3]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
 // ---- learning ------------------------------------------------------------------------------
 
 // A separable two-class set: x ~ N(0, I) in 8 dimensions, class = [w·x > 0], with points within

@@ -806,6 +806,137 @@ TEST(Pooling, LargeInputsSameForOneAndTwoThreads) {
   });
 }
 
+// ==== upsample ============================================================================
+
+// PyTorch's F.interpolate, written out as a loop in double from its documented rules: the
+// source coordinate of an output index (legacy nearest floors dst·scale; bilinear uses
+// half-pixel centres clamped at 0, or dst·(in−1)/(out−1) with align_corners), then the
+// nearest element or the weighted sum of the four around it.
+struct RefAxis {
+  i64 in = 1, out = 1;
+  double factor = 0.0;  // the scale factor the output was given by; 0: by its size
+};
+double ref_scale(const RefAxis& a, bool align_corners) {
+  if (align_corners) return a.out > 1 ? static_cast<double>(a.in - 1) / static_cast<double>(a.out - 1) : 0.0;
+  return a.factor > 0.0 ? 1.0 / a.factor : static_cast<double>(a.in) / static_cast<double>(a.out);
+}
+i64 ref_nearest(const RefAxis& a, i64 d) {
+  if (a.out == a.in) return d;
+  if (a.out == 2 * a.in) return d / 2;
+  return std::min(static_cast<i64>(std::floor(static_cast<double>(d) * ref_scale(a, false))), a.in - 1);
+}
+double ref_source(const RefAxis& a, i64 d, bool align_corners) {
+  const double s = ref_scale(a, align_corners);
+  return align_corners ? s * static_cast<double>(d) : std::max(s * (static_cast<double>(d) + 0.5) - 0.5, 0.0);
+}
+std::vector<double> ref_upsample(const std::vector<float>& x, i64 planes, RefAxis ah, RefAxis aw, bool bilinear, bool align_corners) {
+  std::vector<double> y(size_of(planes * ah.out * aw.out));
+  for (i64 p = 0; p < planes; ++p) {
+    auto at = [&](i64 r, i64 c) { return static_cast<double>(x[size_of(p * ah.in * aw.in + r * aw.in + c)]); };
+    for (i64 i = 0; i < ah.out; ++i) {
+      for (i64 j = 0; j < aw.out; ++j) {
+        double v = 0.0;
+        if (!bilinear) {
+          v = at(ref_nearest(ah, i), ref_nearest(aw, j));
+        } else {
+          const double sh = ref_source(ah, i, align_corners), sw = ref_source(aw, j, align_corners);
+          const i64 h0 = std::min(static_cast<i64>(sh), ah.in - 1), w0 = std::min(static_cast<i64>(sw), aw.in - 1);
+          const i64 h1 = std::min(h0 + 1, ah.in - 1), w1 = std::min(w0 + 1, aw.in - 1);
+          const double lh = sh - static_cast<double>(h0), lw = sw - static_cast<double>(w0);
+          v = (1 - lh) * ((1 - lw) * at(h0, w0) + lw * at(h0, w1)) + lh * ((1 - lw) * at(h1, w0) + lw * at(h1, w1));
+        }
+        y[size_of(p * ah.out * aw.out + i * aw.out + j)] = v;
+      }
+    }
+  }
+  return y;
+}
+
+TEST(Upsample, MatchesReferenceAndFiniteDifferences) {
+  struct Case {
+    i64 h, w, oh, ow;
+    double sh, sw;  // the scale factors the output was given by (0: by its size)
+  };
+  const Case cases[] = {{3, 4, 6, 8, 2.0, 2.0}, {3, 4, 6, 8, 0.0, 0.0}, {5, 3, 7, 4, 1.5, 1.5}, {5, 3, 7, 4, 0.0, 0.0}, {4, 4, 4, 4, 1.0, 1.0},
+                        {2, 5, 1, 9, 0.0, 0.0}, {6, 7, 3, 2, 0.0, 0.0}, {1, 1, 5, 3, 0.0, 0.0}, {4, 3, 9, 7, 2.3, 2.5}, {10, 10, 20, 20, 2.05, 2.0}};
+  std::uint64_t seed = 900;
+  for (const Case& c : cases) {
+    for (int mode = 0; mode < 3; ++mode) {  // nearest, bilinear, bilinear with align_corners
+      UpsampleGeometry g;
+      g.batch = 2;
+      g.channels = 3;
+      g.in_h = c.h;
+      g.in_w = c.w;
+      g.out_h = c.oh;
+      g.out_w = c.ow;
+      g.scale_h = c.sh;
+      g.scale_w = c.sw;
+      g.bilinear = mode > 0;
+      g.align_corners = mode == 2;
+      const i64 planes = g.batch * g.channels;
+      const std::string where = std::to_string(c.h) + "x" + std::to_string(c.w) + "→" + std::to_string(c.oh) + "x" + std::to_string(c.ow) +
+                                " scale " + std::to_string(c.sh) + " mode " + std::to_string(mode);
+      const std::vector<float> x = random_vector(size_of(planes * c.h * c.w), ++seed);
+      std::vector<float> y(size_of(planes * c.oh * c.ow), kNaN);
+      upsample_forward(g, x.data(), y.data());
+      const auto expected = ref_upsample(x, planes, {c.h, c.oh, c.sh}, {c.w, c.ow, c.sw}, g.bilinear, g.align_corners);
+      ASSERT_TRUE(all_close(y, to_float(expected), 1e-5, 1e-6)) << where;
+      // Linear in x: the backward is the transpose, checked by differences.
+      std::vector<float> xv = x;
+      const std::vector<float> wts = random_vector(y.size(), ++seed);
+      auto loss = [&] {
+        upsample_forward(g, xv.data(), y.data());
+        return dot(y, wts);
+      };
+      std::vector<float> dx(x.size(), kNaN);
+      upsample_backward(g, wts.data(), dx.data());
+      ASSERT_TRUE(gradient_matches(dx, numeric_gradient(xv, loss, 24), 1e-3, 1e-4)) << where;
+    }
+  }
+}
+
+// Nearest's index rule at the edges PyTorch special-cases: twice the size reads dst/2 whatever
+// the factor (10 × 2.05 = 20.5 → 20 rows), a third of it floors dst·3 (src 0, 3, 6, ...).
+TEST(Upsample, NearestIndicesAsPyTorch) {
+  UpsampleGeometry g;
+  g.in_h = 1;
+  g.in_w = 10;
+  g.out_h = 1;
+  g.out_w = 20;
+  g.scale_w = 2.05;
+  std::vector<float> x(10);
+  std::iota(x.begin(), x.end(), 0.0f);
+  std::vector<float> y(20);
+  upsample_forward(g, x.data(), y.data());
+  for (std::size_t j = 0; j < y.size(); ++j) EXPECT_EQ(y[j], static_cast<float>(j / 2)) << j;
+  g.out_w = 3;
+  g.scale_w = 0.0;
+  upsample_forward(g, x.data(), y.data());
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], 3.0f);
+  EXPECT_EQ(y[2], 6.0f);
+}
+
+TEST(Upsample, LargeInputsSameForOneAndTwoThreads) {
+  UpsampleGeometry g;
+  g.batch = 4;
+  g.channels = 16;
+  g.in_h = g.in_w = 17;
+  g.out_h = 40;
+  g.out_w = 35;
+  const std::vector<float> x = random_vector(size_of(4 * 16 * 17 * 17), 61);
+  const std::vector<float> dy = random_vector(size_of(4 * 16 * 40 * 35), 62);
+  for (bool bilinear : {false, true}) {
+    g.bilinear = bilinear;
+    expect_same_for_one_and_two_threads([&] {
+      std::vector<float> out(dy.size() + x.size());
+      upsample_forward(g, x.data(), out.data());
+      upsample_backward(g, dy.data(), out.data() + dy.size());
+      return out;
+    });
+  }
+}
+
 // ==== batchnorm2d ==========================================================================
 
 struct NormShape {

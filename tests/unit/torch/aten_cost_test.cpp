@@ -191,6 +191,36 @@ TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
   EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool2d", {x, ints({1, 1})})), n);
 }
 
+// F.interpolate's aten ops onto the op table's upsample: [2, 4, 6, 5] to 12x10 (n = 960
+// outputs): nearest 0 FLOPs forward, n adds backward; bilinear 7n forward, 8n backward.
+TEST(AtenCost, UpsamplingIsTheOpTablesUpsample) {
+  const AtenArg x = t({2, 4, 6, 5});
+  const AtenArg dy = t({2, 4, 12, 10});
+  const double n = 2.0 * 4 * 12 * 10;
+  const auto nearest = aten_cost(call("aten::upsample_nearest2d", {x, ints({12, 10}), none(), none()}));
+  ASSERT_TRUE(nearest.has_value());
+  EXPECT_DOUBLE_EQ(nearest->flops, 0.0);
+  EXPECT_DOUBLE_EQ(nearest->bytes, 4.0 * (2 * 4 * 6 * 5 + n));  // its input read, its output written
+  ASSERT_TRUE(nearest->backward.has_value());
+  EXPECT_DOUBLE_EQ(nearest->backward->input_flops, n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_nearest2d.vec", {x, ints({12, 10}), none()})), 0.0);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_nearest2d_backward", {dy, ints({12, 10}), ints({2, 4, 6, 5}), none(), none()})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_nearest2d_backward.vec", {dy, none(), ints({2, 4, 6, 5}), none()})), n);
+
+  const auto bilinear = aten_cost(call("aten::upsample_bilinear2d", {x, ints({12, 10}), boolean(false), none(), none()}));
+  ASSERT_TRUE(bilinear.has_value());
+  EXPECT_DOUBLE_EQ(bilinear->flops, 7 * n);
+  EXPECT_DOUBLE_EQ(bilinear->backward->input_flops, 8 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d", {x, ints({12, 10}), boolean(true), real(2.0), real(2.0)})), 7 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d_backward", {dy, ints({12, 10}), ints({2, 4, 6, 5}), boolean(false), none(), none()})),
+                   8 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d_backward.vec", {dy, none(), ints({2, 4, 6, 5}), boolean(true), none()})), 8 * n);
+  // A .vec forward given only scale factors (a float list the observer does not read): not counted, never 0.
+  AtenArg factors;
+  EXPECT_FALSE(aten_cost(call("aten::upsample_nearest2d.vec", {x, none(), factors})));
+  EXPECT_FALSE(aten_cost(call("aten::upsample_bicubic2d", {x, ints({12, 10}), boolean(false), none(), none()}))) << "no bicubic in the op table";
+}
+
 TEST(AtenCost, ElementWiseOpsBroadcastAndIntegersAreNotCounted) {
   const double n = 8.0 * 16 * 4 * 4;
   EXPECT_DOUBLE_EQ(flops(call("aten::add", {t({8, 16, 4, 4}), t({16, 1, 1}), integer(1)})), n);
