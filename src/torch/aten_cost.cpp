@@ -391,9 +391,8 @@ std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
 // upsample_nearest2d and upsample_bilinear2d (their `.vec` overloads too) as `upsample` nodes.
 // Forward: (self, output_size, [align_corners,] scales...); backward: (grad_output,
 // output_size, input_size, [align_corners,] scales...). The output's size is output_size, or
-// for a backward the gradient's own; a `.vec` forward given scale factors and no output_size
-// is not counted (a float list reaches here unread). The scales change where the sources
-// are, not how many: the cost needs the sizes only.
+// for a backward the gradient's own, or for a `.vec` forward given scale factors and no
+// output_size, floor(input × scale) (PyTorch's rule, the node's `scale`).
 std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
   op = op.substr(0, op.find('.'));  // "upsample_nearest2d.vec" → "upsample_nearest2d"
   const bool backward = is_backward_name(op);
@@ -414,6 +413,9 @@ std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
     a.size = {x->dims[2], x->dims[3]};
   } else if (out_size != nullptr && out_size->kind == AtenArgKind::ints && out_size->rank == 2) {
     a.size = {out_size->dims[0], out_size->dims[1]};
+  } else if (const AtenArg* scales = arg(c, a.mode == UpsampleMode::bilinear ? 3 : 2);
+             scales != nullptr && scales->kind == AtenArgKind::reals && scales->rank == 2) {
+    a.scale = {scales->reals[0], scales->reals[1]};  // .vec(input, None, [align_corners,] scale_factors)
   } else {
     return std::nullopt;
   }
@@ -552,6 +554,10 @@ std::uint64_t aten_signature(const AtenCall& call) noexcept {
     mix(static_cast<std::uint64_t>(a.elements) ^ (static_cast<std::uint64_t>(a.count) << 40));
     mix(static_cast<std::uint64_t>(a.integer));
     mix(real_bits);
+    for (std::size_t d = 0; a.kind == AtenArgKind::reals && d < a.rank && d < kAtenMaxReals; ++d) {
+      std::memcpy(&real_bits, &a.reals[d], sizeof real_bits);
+      mix(real_bits);
+    }
   }
   return h;
 }

@@ -14,12 +14,14 @@
 namespace hwprof::detail {
 
 inline constexpr std::size_t kAtenMaxRank = 8;
+inline constexpr std::size_t kAtenMaxReals = 3;  // a float list's values kept (upsampling's scale factors)
 inline constexpr std::size_t kAtenMaxArgs = 16;
 
 enum class AtenArgKind : std::uint8_t {
   other,    // anything not below (a string, a generator, a tensor of rank > kAtenMaxRank)
   none,     // an optional left out, or an undefined tensor
   tensor,   // `dims[0..rank)`, `element`, `element_bytes`
+  reals,    // a float list: `reals[0..rank)` (its first kAtenMaxReals values)
   tensors,  // a tensor list: `count` tensors, `elements` over all, the first one's `dims`
   ints,     // an int or bool list: `rank` values in `dims` (the first kAtenMaxRank)
   integer,  // `integer`
@@ -40,7 +42,8 @@ struct AtenArg {
   std::int64_t count = 0;     // tensors: list length
   std::int64_t integer = 0;
   double real = 0.0;
-  bool requires_grad = false;  // tensor: autograd will want its gradient (per call; not in the signature)
+  double reals[kAtenMaxReals] = {};  // reals: the list's first values, `rank` of them
+  bool requires_grad = false;        // tensor: autograd will want its gradient (per call; not in the signature)
 };
 
 // One call: the op's name as aten gives it ("aten::conv2d") and its first kAtenMaxArgs inputs.

@@ -221,6 +221,11 @@ void copy_input(AtenArg& a, const c10::IValue& v) {
     a.count = static_cast<std::int64_t>(list.size());
   } else if (v.isIntList() || v.isBoolList()) {
     copy_list(a, v);
+  } else if (v.isDoubleList()) {
+    const c10::ArrayRef<c10::IValue> list = v.toListRef();
+    a.kind = AtenArgKind::reals;
+    a.rank = static_cast<std::uint8_t>(list.size() < kAtenMaxReals ? list.size() : kAtenMaxReals);
+    for (std::size_t i = 0; i < a.rank; ++i) a.reals[i] = list[i].toDouble();
   } else if (v.isInt()) {
     a.kind = AtenArgKind::integer;
     a.integer = v.toInt();

@@ -55,6 +55,35 @@ with hwprof.torch.profile(output=sys.argv[2], backend="timer", warmup=2) as prof
         prof.step()
 """
 
+# F.interpolate by a scale factor (upsample_*.vec with a float list) and to a size.
+UPSAMPLE = """
+import torch
+import torch.nn.functional as F
+x = torch.randn(2, 3, 5, 4, requires_grad=True)
+y = F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False)
+z = F.interpolate(y, size=(7, 9), mode="nearest")
+(y.sum() + z.sum()).backward()
+"""
+
+
+def check_upsample(env, tmp):
+    """Upsampling is the op table's `upsample`: bilinear 7 FLOPs an output (10x8 from 5x4 by a
+    scale factor of 2), nearest 0, each counted, not 'not counted'."""
+    script, out = os.path.join(tmp, "upsample.py"), os.path.join(tmp, "upsample")
+    with open(script, "w") as f:
+        f.write(UPSAMPLE)
+    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail(f"the upsampling script exited {run.returncode}: {run.stderr[-2000:]}")
+    rows = [layer for layer in load(out)["layers"] if layer["phase"] == "forward" and layer["op"].startswith("aten::upsample")]
+    bilinear = [layer for layer in rows if "bilinear" in layer["op"]]
+    nearest = [layer for layer in rows if "nearest" in layer["op"]]
+    if not bilinear or bilinear[0].get("work_note") or bilinear[0]["flops"] != 7 * 2 * 3 * 10 * 8:
+        fail(f"F.interpolate(scale_factor=2, bilinear): {[(r['name'], r['flops'], r.get('work_note')) for r in bilinear]}, expected {7 * 2 * 3 * 10 * 8} FLOPs")
+    if not nearest or nearest[0].get("work_note") or nearest[0]["flops"] != 0:
+        fail(f"F.interpolate(size, nearest): {[(r['name'], r['flops'], r.get('work_note')) for r in nearest]}, expected 0 FLOPs, counted")
+
+
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "torch_train.py")
 
 # Two intra-op threads on one convolution: the calling thread's own CPU time around each call,
@@ -220,6 +249,7 @@ def main():
         if linear[0]["time_ms"]["n"] != 3:
             fail(f"the block's Linear has {linear[0]['time_ms']['n']} calls measured; 5 steps, 2 of warm-up forgotten, leave 3")
         check_example(env, tmp)
+        check_upsample(env, tmp)
         check_threads(build_python, tmp)
     print("ok: modules as rows with their ops' FLOPs, ops nested under them with exact FLOPs, exit status kept, block form written")
 

@@ -215,9 +215,20 @@ TEST(AtenCost, UpsamplingIsTheOpTablesUpsample) {
   EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d_backward", {dy, ints({12, 10}), ints({2, 4, 6, 5}), boolean(false), none(), none()})),
                    8 * n);
   EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d_backward.vec", {dy, none(), ints({2, 4, 6, 5}), boolean(true), none()})), 8 * n);
-  // A .vec forward given only scale factors (a float list the observer does not read): not counted, never 0.
+  // A .vec forward given only scale factors (F.interpolate(scale_factor=2)): floor(in × 2).
   AtenArg factors;
-  EXPECT_FALSE(aten_cost(call("aten::upsample_nearest2d.vec", {x, none(), factors})));
+  factors.kind = detail::AtenArgKind::reals;
+  factors.rank = 2;
+  factors.reals[0] = factors.reals[1] = 2.0;
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d.vec", {x, none(), boolean(false), factors})), 7 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::upsample_nearest2d.vec", {x, none(), factors})), 0.0);
+  AtenArg other = factors;
+  other.reals[1] = 3.0;
+  EXPECT_NE(aten_signature(call("aten::upsample_nearest2d.vec", {x, none(), factors})),
+            aten_signature(call("aten::upsample_nearest2d.vec", {x, none(), other})))
+      << "the scale factors are in the signature";
+  // A float list not read (an unknown kind): not counted, never 0.
+  EXPECT_FALSE(aten_cost(call("aten::upsample_nearest2d.vec", {x, none(), AtenArg{}})));
   EXPECT_FALSE(aten_cost(call("aten::upsample_bicubic2d", {x, ints({12, 10}), boolean(false), none(), none()}))) << "no bicubic in the op table";
 }
 
