@@ -17,6 +17,8 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 ways, torch.where causal mask, gelu_new written out, tied head)
   tiny_upsample conv → F.interpolate nearest ×2 → conv → F.interpolate bilinear to a size
                 (align_corners False), as a decoder upsamples: Resize nodes
+  tiny_reduce   conv → sum over channels (keepdim) gating x → mean over the last axis → linear:
+                ReduceSum (opset 13: axes an input) and ReduceMean (axes an attribute)
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -212,6 +214,23 @@ class TinyUpsample(nn.Module):
         return nn.functional.interpolate(self.conv2(x), size=(11, 13), mode="bilinear", align_corners=False)
 
 
+class TinyReduce(nn.Module):
+    """Reductions that are not global pooling: a channel sum (ReduceSum, its axes a constant
+    input at opset 13) that gates the features, then a mean over the last axis (ReduceMean,
+    its axes an attribute, keepdims 0)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 6, 3)
+
+    def forward(self, x):
+        x = self.conv(x)
+        s = x.sum(dim=1, keepdim=True)
+        m = (x * s).mean(dim=-1)
+        return self.fc(m.flatten(1))
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -263,6 +282,11 @@ def tiny_upsample():
     export("tiny_upsample", TinyUpsample(), torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(3)))
 
 
+def tiny_reduce():
+    torch.manual_seed(4)
+    export("tiny_reduce", TinyReduce(), torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(4)))
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -285,6 +309,7 @@ def main():
                                          nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(4 * 4 * 4, 3)),
            torch.randn(2, 1, 8, 8, generator=g), random_weights=False)
     tiny_upsample()
+    tiny_reduce()
 
 
 if __name__ == "__main__":

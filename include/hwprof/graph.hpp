@@ -54,6 +54,7 @@ enum class OpKind {
   div,
   conv_transpose2d,
   upsample,
+  reduce,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -66,6 +67,9 @@ enum class GeluApproximation { none, tanh };
 // upsample's interpolation: PyTorch's F.interpolate mode "nearest" (its legacy nearest, the
 // source index floored) or "bilinear".
 enum class UpsampleMode { nearest, bilinear };
+
+// reduce's reduction: torch.sum / torch.mean over the given axes (ONNX ReduceSum / ReduceMean).
+enum class ReduceMode { sum, mean };
 
 struct Pair {
   std::int64_t h = 0;
@@ -97,6 +101,9 @@ struct Attributes {
   Pair size{0, 0};                                          // upsample: the output [oh, ow]; 0 when given by scale
   Scale scale;                                              // upsample: output = floor(in × scale); 0 when given by size
   bool align_corners = false;                               // upsample (bilinear only)
+  ReduceMode reduce_mode = ReduceMode::sum;                 // reduce ("mode" in a spec)
+  std::vector<std::int64_t> axes;                           // reduce: per-sample axes, as written (may be < 0)
+  bool keepdims = true;                                     // reduce: reduced axes kept with size 1 (ONNX's default)
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
   std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0]; as written (may be < 0)

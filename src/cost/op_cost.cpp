@@ -28,6 +28,8 @@
 // upsample      nearest 0 (gather)                same           -                 | 1n (scatter-add)
 //               bilinear 7n (4 products, 3 adds)  same           -                 | 8n (4 products, 4 adds)
 //               (the weights depend on the row or the column alone: computed per row and column, not counted)
+// reduce        sum: n_in − n adds (each group's first element starts it); mean: n_in (+ n divides)
+//                                                 same           -                 | sum 0 (dy broadcast), mean n_in (dy/k per input)
 // hardsigmoid   4n   relu6(x+3)/6                 same           -                 | 2n
 // hardswish     5n   x·relu6(x+3)/6               same           -                 | 4n
 // add, sub      1n                                same           -                 | 0, 1n (+n broadcast)
@@ -212,6 +214,17 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       const bool bilinear = a.mode == UpsampleMode::bilinear;
       c.flops = bilinear ? n * 7 : Count(0);
       c.input_grad_flops = bilinear ? n * 8 : n;
+      break;
+    }
+    case OpKind::reduce: {
+      // Each output sums its group of k = n_in / n inputs: k − 1 adds, n_in − n in all; a mean
+      // divides each sum by k (n more). Backward: a sum's input gradient is dy broadcast over
+      // the group (a copy, 0 FLOPs); a mean's is dy / k, one division per input element (as
+      // PyTorch's mean backward, dy.expand(...) / k, and the engine's kernel compute it).
+      // Neither keeps a tensor for backward.
+      const bool mean = a.reduce_mode == ReduceMode::mean;
+      c.flops = mean ? n_in : n_in - n;
+      c.input_grad_flops = mean ? n_in : Count(0);
       break;
     }
     case OpKind::add:

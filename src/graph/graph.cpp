@@ -54,6 +54,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
     case OpKind::upsample:
+    case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:

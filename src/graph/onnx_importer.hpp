@@ -293,7 +293,8 @@ class Importer {
   void map_clip(const onnx::NodeProto& n);
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);
-  void map_reduce_mean(const onnx::NodeProto& n);
+  void map_reduce(const onnx::NodeProto& n, ReduceMode mode);
+  void map_global_mean(const onnx::NodeProto& n);
   void map_axis_op(const onnx::NodeProto& n, OpKind op);
   void map_pad(const onnx::NodeProto& n);
   void map_global_avgpool(const onnx::NodeProto& n, int x);

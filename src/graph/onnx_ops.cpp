@@ -398,14 +398,50 @@ void Importer::map_reshape_like(const onnx::NodeProto& n) {
 
 // x.mean([2, 3]) over an image's spatial axes (MnasNet's head, global pooling written by hand):
 // adaptive_avgpool2d to 1x1, then a flatten where the axes are not kept.
-void Importer::map_reduce_mean(const onnx::NodeProto& n) {
+// ReduceSum and ReduceMean onto `reduce`, except a mean over the spatial axes [2, 3] of
+// [N, C, H, W]: that is global average pooling (x.mean([2, 3]), MnasNet's head), kept on
+// adaptive_avgpool2d (+ flatten when keepdims is 0) as before. The axes are an attribute
+// (ReduceMean before opset 18, ReduceSum before 13) or, for ReduceSum from opset 13, the
+// second input, which must be a constant. An empty or absent axes list reduces every axis, the
+// batch's included, and the batch axis is never reducible in a layer: both are refused.
+void Importer::map_reduce(const onnx::NodeProto& n, ReduceMode mode) {
   const auto in = per_sample(n.input(0));
+  if (!in) return unsupported(n, "the input's first axis is not the batch (its shape " + dims_text(dims_of(n.input(0))) + ")");
+  const bool axes_input = n.input_size() > 1 && !n.input(1).empty();
   std::vector<std::int64_t> axes = attr_ints(n, "axes");
-  for (std::int64_t& a : axes) a = a < 0 ? a + 4 : a;
-  std::sort(axes.begin(), axes.end());
-  if (!in || in->size() != 3 || axes != std::vector<std::int64_t>{2, 3} || n.input_size() != 1) {
-    return unsupported(n, "only a mean over the spatial axes [2, 3] of [N, C, H, W] is mapped (global average pooling)");
+  if (axes_input) {
+    const onnx::TensorProto* t = constant(n.input(1));
+    if (t == nullptr) return unsupported(n, "input axes ('" + detail::printable_name(n.input(1)) + "') is computed in the graph, not a constant");
+    axes = integers(*t);
   }
+  std::string source = axes_input ? "input axes [" : "attribute axes [";
+  for (std::size_t i = 0; i < axes.size(); ++i) source += (i > 0 ? ", " : "") + std::to_string(axes[i]);  // negative ones as written
+  source += "]";
+  if (axes.empty()) {
+    if (attr_int(n, "noop_with_empty_axes", 0) != 0)
+      return unsupported(n, "attribute noop_with_empty_axes 1 with no axes (an identity) is not mapped");
+    return unsupported(n, std::string("no axes: it reduces every axis, the batch's included; a layer cannot reduce over the batch axis"));
+  }
+  const auto rank = static_cast<std::int64_t>(in->size()) + 1;
+  Attributes a;
+  a.reduce_mode = mode;
+  a.keepdims = attr_int(n, "keepdims", 1) != 0;
+  for (std::int64_t axis : axes) {
+    const std::int64_t d = axis < 0 ? axis + rank : axis;
+    if (d < 0 || d >= rank) return unsupported(n, source + ": axis " + std::to_string(axis) + " is out of range");
+    if (d == 0) return unsupported(n, source + " includes the batch axis 0; a layer cannot reduce over the batch");
+    a.axes.push_back(d - 1);
+  }
+  std::vector<std::int64_t> sorted = a.axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (mode == ReduceMode::mean && !axes_input && in->size() == 3 && sorted == std::vector<std::int64_t>{1, 2}) return map_global_mean(n);
+  if (!a.keepdims && static_cast<std::int64_t>(a.axes.size()) == rank - 1)
+    return unsupported(n, source + " with keepdims 0 leaves a per-sample scalar, which hwprof's layers do not take");
+  add_node(n, OpKind::reduce, {values_.at(n.input(0)).node}, a);
+}
+
+// A mean over [2, 3] of [N, C, H, W]: global average pooling.
+void Importer::map_global_mean(const onnx::NodeProto& n) {
   const int pool = add_node(n, OpKind::adaptive_avgpool2d, {values_.at(n.input(0)).node});
   if (attr_int(n, "keepdims", 1) != 0) return;
   Node& pooled = graph_.nodes[static_cast<std::size_t>(pool)];
@@ -691,7 +727,8 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
       maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
       maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
-      maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce_mean(n); }),
+      maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::mean); }),
+      maps("ReduceSum", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::sum); }),
       maps("Resize", [](Importer& m, N n, int) { m.map_resize(n); }),
       maps(
           "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),

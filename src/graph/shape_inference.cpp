@@ -109,6 +109,37 @@ std::string kind_of(const Shape& s) {
   return format_shape(s);
 }
 
+// reduce's output: each axis reduced to 1 (keepdims) or removed. Axes are per-sample: the
+// batch axis is not one of them, and a layer cannot reduce over it (every sample would no
+// longer have its own output).
+Outcome reduced_shape(const Shape& in, const Attributes& a) {
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (a.axes.empty()) return problem("needs at least one axis to reduce", "axes");
+  std::vector<bool> reduced(in.size(), false);
+  for (std::int64_t axis : a.axes) {
+    if (axis < -rank || axis >= rank)
+      return problem("axis " + str(axis) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " + str(-rank) + " to " +
+                         str(rank - 1) + "; the batch dimension is not counted, and a layer cannot reduce over it)",
+                     "axes");
+    const auto d = static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+    if (reduced[d]) return problem("axis " + str(axis) + " is named twice in " + kind_of(a.axes), "axes");
+    reduced[d] = true;
+  }
+  Shape out;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (!reduced[d]) {
+      out.push_back(in[d]);
+    } else if (a.keepdims) {
+      out.push_back(1);
+    }
+  }
+  if (out.empty())
+    return problem("reduces every per-sample axis of " + kind_of(in) +
+                       " with keepdims false: per-sample scalars are not supported; keep the axes (keepdims true)",
+                   "keepdims");
+  return shaped(out);
+}
+
 // The window of a conv, transposed conv or pool: every size the output formulas divide by or
 // multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
 // empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
@@ -265,6 +296,9 @@ Outcome infer_node(const Graph& g, const Node& node) {
       }
       return shaped({in[0], *oh, *ow});
     }
+    case OpKind::reduce:
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      return reduced_shape(in, a);
     case OpKind::flatten:
       return shaped({checked_numel(in)}, dtype);
     case OpKind::dropout:

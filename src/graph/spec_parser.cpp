@@ -508,6 +508,30 @@ class SpecReader {
     at.align_corners = a.boolean("align_corners", false);
   }
 
+  // reduce: a mode, a non-empty list of per-sample axes, keepdims (ONNX's default, true).
+  void read_reduce(Attributes& at, const AttributeReader& a) const {
+    a.require("mode", "\"sum\" or \"mean\"");
+    const json& m = a.item["mode"];
+    if (m == "sum") {
+      at.reduce_mode = ReduceMode::sum;
+    } else if (m == "mean") {
+      at.reduce_mode = ReduceMode::mean;
+    } else {
+      a.bad("mode", "\"sum\" or \"mean\"");
+    }
+    const std::string expected =
+        "a non-empty list of at most " + std::to_string(kMaxRank) + " per-sample axes, e.g. [1, 2] (the batch axis is not one)";
+    a.require("axes", expected);
+    const json& axes = a.item["axes"];
+    if (!axes.is_array() || axes.empty() || static_cast<std::int64_t>(axes.size()) > kMaxRank) a.bad("axes", expected);
+    for (const json& v : axes) {
+      const auto axis = as_integer(v);
+      if (!axis) a.bad("axes", expected);
+      at.axes.push_back(*axis);
+    }
+    at.keepdims = a.boolean("keepdims", true);
+  }
+
   // Long: one case per op with attributes, each a few reads with the spec's defaults (README.md's
   // "Model specs" table), in the table's order.
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
@@ -567,6 +591,9 @@ class SpecReader {
         break;
       case OpKind::upsample:
         read_upsample(at, a);
+        break;
+      case OpKind::reduce:
+        read_reduce(at, a);
         break;
       case OpKind::dropout:
         at.p = a.number("p", 0.5, 0.0, 1.0, false, "a probability in [0, 1)");

@@ -175,6 +175,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
     case OpKind::upsample:
+    case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::concat:

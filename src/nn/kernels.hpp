@@ -137,6 +137,17 @@ struct UpsampleGeometry {
 void upsample_forward(const UpsampleGeometry& g, const float* x, float* y);
 void upsample_backward(const UpsampleGeometry& g, const float* dy, float* dx);
 
+// ---- sum / mean over axes of a row-major tensor (the reduce op) -------------------------------
+struct ReduceGeometry {
+  std::vector<i64> shape;     // the whole input's, batch axis first
+  std::vector<char> reduced;  // per axis of shape: 1 where it is summed over (never the batch's)
+  bool mean = false;          // divide each sum by its group's size
+};
+// y has shape's size with every reduced axis 1 (keepdims or not: the same elements in order).
+void reduce_forward(const ReduceGeometry& g, const float* x, float* y);
+// dx: dy broadcast over each group (sum) or dy / k (mean).
+void reduce_backward(const ReduceGeometry& g, const float* dy, float* dx);
+
 // ---- element-wise add and data movement ----------------------------------------------------
 void add_forward(const float* a, const float* b, float* y, i64 n);
 // Sums a gradient into an accumulated one: acc[i] += g[i] (for tensors with several consumers).

@@ -314,6 +314,7 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::div:
     case OpKind::conv_transpose2d:
     case OpKind::upsample:
+    case OpKind::reduce:
     case OpKind::unsupported:
       break;  // not element-wise
   }
@@ -504,6 +505,37 @@ class UpsampleLayer final : public Layer {
  private:
   Shape out_, in_;
   UpsampleGeometry g_;
+};
+
+// reduce: the sum or mean over per-sample axes; the kernels take the batched shape, whose
+// axis 0 (the batch) is never reduced.
+class ReduceLayer final : public Layer {
+ public:
+  ReduceLayer(const Node& node, const Shape& in) : in_(in), out_(node.output_shape) {
+    g_.mean = node.attrs.reduce_mode == ReduceMode::mean;
+    g_.shape.assign(in.size() + 1, 1);
+    g_.reduced.assign(in.size() + 1, 0);
+    for (std::size_t d = 0; d < in.size(); ++d) g_.shape[d + 1] = in[d];
+    for (std::int64_t axis : node.attrs.axes) g_.reduced[batched_axis(axis, in)] = 1;
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    g_.shape[0] = x.dim(0);
+    Tensor y = Tensor::empty(batched(x.dim(0), out_));
+    reduce_forward(g_, x.f32(), y.f32());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    g_.shape[0] = dy.dim(0);
+    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
+    reduce_backward(g_, dy.f32(), dx[0].f32());
+  }
+
+ private:
+  Shape in_, out_;
+  ReduceGeometry g_;
 };
 
 // flatten, reshape, and dropout in evaluation (or with p = 0): the output is the input's
@@ -948,6 +980,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
     case OpKind::upsample:
       return std::make_unique<UpsampleLayer>(node, in);
+    case OpKind::reduce:
+      return std::make_unique<ReduceLayer>(node, in);
     case OpKind::flatten:
     case OpKind::reshape:
       return std::make_unique<ViewLayer>(node, in);

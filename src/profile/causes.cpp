@@ -49,6 +49,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
     case OpKind::upsample:
+    case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:
@@ -128,6 +129,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
     case OpKind::upsample:
+    case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:

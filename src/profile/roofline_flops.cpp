@@ -62,6 +62,12 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "weights for each of the four sources (12 FP operations where the table counts 8)");
       r.more.emplace_back("nearest upsampling only gathers (0 FLOPs in the table): copies retire no FP arithmetic");
       break;
+    case OpKind::reduce:
+      r.less.emplace_back(
+          "a reduction's sum is counted as k − 1 adds per group of k; a vectorised sum keeps several partial sums and "
+          "adds them at the end (a few more adds per output), and a sum's input gradient is a broadcast copy that "
+          "retires no FP arithmetic");
+      break;
     case OpKind::linear:
     case OpKind::softmax:
     case OpKind::maxpool2d:

@@ -426,6 +426,36 @@ std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
   return AtenCost{count(n->cost.input_grad_flops, in[0]), backward_bytes(*n), std::nullopt};
 }
 
+// ---- reductions ----
+
+// aten::sum and aten::mean: (self, dtype) over the whole tensor, or the dim_IntList / dim
+// overloads (self, dim, keepdim, dtype). Either is one `reduce` node over the call's whole
+// tensor as a single sample (batch 1, its batch axis an ordinary axis: a call may reduce over
+// it, as x.sum() does); the FLOPs depend only on the element counts in and out, which keepdim
+// does not change, so the node keeps the reduced axes (a per-sample scalar is not a shape the
+// op table has). An absent or empty dim is every axis, as PyTorch reads it. Their backward
+// (sum: dy expanded, a view; mean: that divided by k, an aten::div) is dispatched as those
+// ops, so no backward name is mapped here; the forward carries the node's backward.
+std::optional<AtenCost> reduction(const AtenCall& c, std::string_view op) {
+  const AtenArg* x = tensor(c, 0);
+  if (!floating(x)) return std::nullopt;
+  Attributes a;
+  a.reduce_mode = op == "mean" ? ReduceMode::mean : ReduceMode::sum;
+  const Shape in = x->rank == 0 ? Shape{1} : dims(*x);
+  // (self, dtype) has at most two inputs, and its dtype arrives as an integer: not a dim.
+  const AtenArg* dim = c.arg_count >= 3 ? arg(c, 1) : nullptr;
+  if (dim != nullptr && dim->kind == AtenArgKind::integer) {
+    a.axes = {dim->integer};
+  } else if (dim != nullptr && dim->kind == AtenArgKind::ints && dim->rank > 0) {
+    a.axes.assign(dim->dims, dim->dims + dim->rank);
+  } else {
+    for (std::size_t d = 0; d < in.size(); ++d) a.axes.push_back(static_cast<std::int64_t>(d));
+  }
+  auto n = node_cost(OpKind::reduce, in, a, 1);
+  if (!n) return std::nullopt;
+  return forward(*n);
+}
+
 // ---- the rest: softmax, dropout, embedding, data movement ----
 
 std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
@@ -522,6 +552,7 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
     if (op == "div") return binary(call, OpKind::div);
     if (op.find("pool2d") != std::string_view::npos) return pooling(call, op);
     if (starts_with(op, "upsample_")) return upsampling(call, op);
+    if (op == "sum" || op == "mean") return reduction(call, op);
     if (op == "softmax" || op == "_softmax" || op == "log_softmax" || op == "_log_softmax" || op == "_softmax_backward_data" ||
         op == "_log_softmax_backward_data")
       return softmax(call, op);

@@ -443,6 +443,35 @@ TEST(OpCostPool, AdaptiveAvgPoolLargerOutputAndGlobal) {
   EXPECT_EQ(layer(analyze_spec(global), "gap").flops, 36);  // 4 channels x one 3x3 window
 }
 
+TEST(OpCostReduce, SumAddsAllButTheFirstOfEachGroupMeanDividesToo) {
+  // [4, 6, 5] (n_in = 120): the sum over [1, 2] keeps [4, 1, 1] (n = 4, groups of 30):
+  // 116 adds; the mean over channels [0] (n = 30, groups of 4) 90 adds and 30 divisions.
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 6, 5]},
+    "layers": [{"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 1},
+               {"name": "sum", "op": "reduce", "mode": "sum", "axes": [1, -1]},
+               {"name": "mean", "op": "reduce", "mode": "mean", "axes": [0], "keepdims": false, "inputs": ["conv"]}]})";
+  const auto m = analyze_spec(spec);
+  expect_cost(layer(m, "sum"), {
+                                   .flops = 116,
+                                   .train_forward_flops = 116,
+                                   .backward_flops = 0,  // dy broadcast: a copy
+                                   .input_bytes = 480,
+                                   .output_bytes = 16,
+                                   .bytes = 496,
+                               });
+  expect_cost(layer(m, "mean"), {
+                                    .flops = 120,  // 90 adds + 30 divisions
+                                    .train_forward_flops = 120,
+                                    .backward_flops = 120,  // dy / k at every input
+                                    .input_bytes = 480,
+                                    .output_bytes = 120,
+                                    .bytes = 600,
+                                });
+  EXPECT_EQ(layer(m, "sum").output_shape, (Shape{4, 1, 1}));
+  EXPECT_EQ(layer(m, "mean").output_shape, (Shape{6, 5}));
+  EXPECT_EQ(layer(m, "mean").params, 0);
+}
+
 TEST(OpCostUpsample, NearestIsAGatherBilinearSevenFlopsPerOutput) {
   // [4, 16, 16]: nearest ×2 → [4, 32, 32] (n = 4096), bilinear to [24, 20] (n = 1920), and
   // bilinear by a scale 1.5 → floor(16 × 1.5) = 24 per axis (n = 2304).

@@ -4,8 +4,8 @@
 // the same input within 1e-4 of its largest magnitude. Attention (nn.MultiheadAttention,
 // causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
 // class token and position embeddings, a tied output projection, hard activations, broadcast
-// element-wise ops, transposed convolutions and F.interpolate's Resize are all recognised here
-// without PyTorch.
+// element-wise ops, transposed convolutions, F.interpolate's Resize and ReduceSum/ReduceMean are
+// all recognised here without PyTorch.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -55,8 +55,35 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce"),
                          [](const auto& param_info) { return std::string(param_info.param); });
+
+// x.sum(dim=1, keepdim=True) (ReduceSum, its axes a constant input) and x.mean(dim=-1)
+// (ReduceMean, axes an attribute, keepdims 0) of a [2, 4, 6, 5] convolution.
+TEST(OnnxFixtureStructure, ReduceSumAndReduceMeanAreReduce) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_reduce/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<const Node*> reductions;
+  for (const Node& n : g->nodes) {
+    if (n.op == OpKind::reduce) reductions.push_back(&n);
+  }
+  ASSERT_EQ(reductions.size(), 2u);
+  EXPECT_EQ(reductions[0]->attrs.reduce_mode, ReduceMode::sum);
+  EXPECT_EQ(reductions[0]->output_shape, (Shape{1, 6, 5}));
+  EXPECT_EQ(reductions[1]->attrs.reduce_mode, ReduceMode::mean);
+  EXPECT_EQ(reductions[1]->output_shape, (Shape{4, 6}));
+  auto cost = analyze(*g, {1, OptimizerKind::adam});
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  const auto flops_of = [&](const Node* n) {
+    for (const LayerCost& l : cost->layers) {
+      if (l.name == n->name) return l.flops;
+    }
+    return std::int64_t{-1};
+  };
+  EXPECT_EQ(flops_of(reductions[0]), 120 - 30);  // n_in − n_out adds
+  EXPECT_EQ(flops_of(reductions[1]), 120);       // 96 adds + 24 divisions
+}
 
 // F.interpolate as PyTorch 1.13 exports it: Resize asymmetric/floor with constant scales
 // (nearest ×2), and Resize linear/half_pixel with sizes from Shape, Slice and Concat (bilinear

@@ -403,6 +403,69 @@ TEST(OnnxImport, ResizeWithOtherCoordinatesIsRefusedNamingTheNodeAndTheAttribute
   }
 }
 
+// One ReduceSum (axes as its second input, opset 13) or ReduceMean (axes an attribute, opset
+// 13) of a [N, 3, 6, 5] input.
+Result<Graph> reduction(const std::string& op, std::vector<std::int64_t> axes, int keepdims, int output_rank = 4) {
+  ModelBuilder b(13, {3, 6, 5});
+  std::vector<std::string> inputs = {"input"};
+  if (op == "ReduceSum" && !axes.empty()) {
+    tensor_initializer(b, "axes", {}, axes);
+    inputs.push_back("axes");
+  }
+  auto& n = b.node(op, "/r/" + op, inputs, "output");
+  if (op == "ReduceMean" && !axes.empty()) ModelBuilder::ints(n, "axes", axes);
+  ModelBuilder::integer(n, "keepdims", keepdims);
+  return import_onnx(b.bytes(output_rank), "reduce.onnx");
+}
+
+TEST(OnnxImport, ReduceSumAndReduceMeanAreReduce) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto sum = reduction("ReduceSum", {1}, 1);
+  ASSERT_TRUE(sum.ok()) << sum.error().message;
+  const Node& s = sum->nodes.back();
+  EXPECT_EQ(s.op, OpKind::reduce);
+  EXPECT_EQ(s.attrs.reduce_mode, ReduceMode::sum);
+  EXPECT_EQ(s.attrs.axes, (std::vector<std::int64_t>{0}));  // per-sample
+  EXPECT_EQ(s.output_shape, (Shape{1, 6, 5}));
+
+  auto mean = reduction("ReduceMean", {-1}, 0, 3);
+  ASSERT_TRUE(mean.ok()) << mean.error().message;
+  const Node& m = mean->nodes.back();
+  EXPECT_EQ(m.op, OpKind::reduce);
+  EXPECT_EQ(m.attrs.reduce_mode, ReduceMode::mean);
+  EXPECT_FALSE(m.attrs.keepdims);
+  EXPECT_EQ(m.output_shape, (Shape{3, 6}));
+
+  auto global = reduction("ReduceMean", {2, 3}, 1);  // global average pooling, as before
+  ASSERT_TRUE(global.ok()) << global.error().message;
+  EXPECT_EQ(global->nodes.back().op, OpKind::adaptive_avgpool2d);
+  auto spatial_sum = reduction("ReduceSum", {2, 3}, 1);
+  ASSERT_TRUE(spatial_sum.ok()) << spatial_sum.error().message;
+  EXPECT_EQ(spatial_sum->nodes.back().op, OpKind::reduce);
+  EXPECT_EQ(spatial_sum->nodes.back().output_shape, (Shape{3, 1, 1}));
+}
+
+TEST(OnnxImport, AReductionOverTheBatchOrEveryAxisIsRefusedNamingTheNode) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const struct {
+    const char* op;
+    std::vector<std::int64_t> axes;
+    int keepdims;
+    int output_rank;
+    const char* message;
+  } cases[] = {
+      {"ReduceSum", {0, 1}, 1, 4, "ReduceSum '/r/ReduceSum' (opset 13): input axes [0, 1] includes the batch axis 0"},
+      {"ReduceMean", {-4}, 1, 4, "ReduceMean '/r/ReduceMean' (opset 13): attribute axes [-4] includes the batch axis 0"},
+      {"ReduceSum", {}, 1, 4, "no axes: it reduces every axis, the batch's included"},
+      {"ReduceSum", {1, 2, 3}, 0, 1, "input axes [1, 2, 3] with keepdims 0 leaves a per-sample scalar"},
+  };
+  for (const auto& c : cases) {
+    auto g = reduction(c.op, c.axes, c.keepdims, c.output_rank);
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_THAT(g.error().message, HasSubstr(c.message));
+  }
+}
+
 // --- shape arithmetic the importer folds, checked for overflow ---------------------------------
 
 void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {

@@ -236,6 +236,38 @@ TEST(ShapeInferencePool, AdaptiveOutputIsTheRequestedSize) {
   EXPECT_EQ(node(g, "up").output_shape, (Shape{4, 9, 9}));  // larger than the input is allowed
 }
 
+// ---- reductions ----------------------------------------------------------------------------
+
+TEST(ShapeInferenceReduce, KeepdimsOrDropTheReducedAxes) {
+  const Graph g = parse_spec(R"({"input": {"shape": [4, 7, 5]}, "layers": [
+      {"name": "kept", "op": "reduce", "mode": "sum", "axes": [1, 2]},
+      {"name": "dropped", "op": "reduce", "mode": "mean", "axes": [-3], "keepdims": false, "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "kept").output_shape, (Shape{4, 1, 1}));  // keepdims defaults to true, as ONNX
+  EXPECT_EQ(node(g, "dropped").output_shape, (Shape{7, 5}));
+  EXPECT_EQ(node(g, "kept").attrs.reduce_mode, ReduceMode::sum);
+  EXPECT_EQ(node(g, "dropped").attrs.reduce_mode, ReduceMode::mean);
+}
+
+TEST(ShapeInferenceReduce, RefusesTheBatchAxisRepeatsAndScalars) {
+  const struct {
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {R"({"name": "r", "op": "reduce", "axes": [1]})", "missing attribute 'mode'"},
+      {R"({"name": "r", "op": "reduce", "mode": "max", "axes": [1]})", "attribute 'mode' must be \"sum\" or \"mean\""},
+      {R"({"name": "r", "op": "reduce", "mode": "sum"})", "missing attribute 'axes'"},
+      {R"({"name": "r", "op": "reduce", "mode": "sum", "axes": []})", "attribute 'axes' must be a non-empty list"},
+      {R"({"name": "r", "op": "reduce", "mode": "sum", "axes": [3]})", "the batch dimension is not counted, and a layer cannot reduce over it"},
+      {R"({"name": "r", "op": "reduce", "mode": "sum", "axes": [1, -2]})", "axis -2 is named twice"},
+      {R"({"name": "r", "op": "reduce", "mode": "mean", "axes": [0, 1, 2], "keepdims": false})", "per-sample scalars are not supported"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "r.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 // ---- upsampling ---------------------------------------------------------------------------
 
 TEST(ShapeInferenceUpsample, SizeOrFloorOfTheScale) {

@@ -876,6 +876,20 @@ TEST(ExecutorGradients, HardActivationsBroadcastOpsAndTransposedConvolutions) {
                   3);
 }
 
+// Sums and means over leading, trailing and middle axes, kept or dropped (a squeeze-excitation
+// gate's mean over the spatial axes, a channel sum).
+TEST(ExecutorGradients, Reductions) {
+  check_gradients(parse(R"({"input": {"shape": [3, 4, 5]}, "layers": [
+      {"name": "conv1", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
+      {"name": "gate", "op": "reduce", "mode": "mean", "axes": [1, 2]},
+      {"name": "scaled", "op": "mul", "inputs": ["conv1", "gate"]},
+      {"name": "csum", "op": "reduce", "mode": "sum", "axes": [0], "keepdims": false},
+      {"name": "wmean", "op": "reduce", "mode": "mean", "axes": [-1]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
 // Upsampling between convolutions (a decoder's or a feature pyramid's): nearest by a scale,
 // bilinear to a size, bilinear with align_corners by a fractional scale, and a downsampling.
 TEST(ExecutorGradients, Upsampling) {

@@ -806,6 +806,100 @@ TEST(Pooling, LargeInputsSameForOneAndTwoThreads) {
   });
 }
 
+// ==== reduce ==============================================================================
+
+// A sum (or mean) over some axes, written out in double: every input element added into the
+// output whose index is its own with the reduced axes set to 0.
+std::vector<double> ref_reduce(const std::vector<float>& x, const std::vector<i64>& shape, const std::vector<char>& reduced, bool mean) {
+  i64 n_in = 1, n_out = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    n_in *= shape[d];
+    n_out *= reduced[d] != 0 ? 1 : shape[d];
+  }
+  std::vector<double> y(size_of(n_out), 0.0);
+  for (i64 i = 0; i < n_in; ++i) {
+    i64 rest = i, out = 0, out_stride = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      const i64 index = rest % shape[d];
+      rest /= shape[d];
+      if (reduced[d] == 0) {
+        out += index * out_stride;
+        out_stride *= shape[d];
+      }
+    }
+    y[size_of(out)] += static_cast<double>(x[size_of(i)]);
+  }
+  if (mean) {
+    for (double& v : y) v /= static_cast<double>(n_in / n_out);
+  }
+  return y;
+}
+
+TEST(Reduce, MatchesReferenceAndFiniteDifferences) {
+  struct Case {
+    std::vector<i64> shape;
+    std::vector<char> reduced;
+  };
+  const Case cases[] = {
+      {{2, 3, 4, 5}, {0, 0, 1, 1}},  // spatial mean: contiguous groups
+      {{2, 3, 4, 5}, {0, 1, 0, 0}},  // over channels: strided groups
+      {{2, 3, 4, 5}, {0, 1, 0, 1}},  // two blocks apart
+      {{3, 1, 4, 1}, {0, 1, 1, 0}},  // size-1 axes reduced and kept
+      {{2, 6, 1}, {0, 0, 1}},        // a group of one
+      {{1, 5, 7}, {0, 1, 1}},        // one sample, every per-sample axis
+  };
+  std::uint64_t seed = 1200;
+  for (const Case& c : cases) {
+    for (bool mean : {false, true}) {
+      ReduceGeometry g;
+      g.shape = c.shape;
+      g.reduced = c.reduced;
+      g.mean = mean;
+      i64 n_in = 1, n_out = 1;
+      std::string where = mean ? "mean over" : "sum over";
+      for (std::size_t d = 0; d < c.shape.size(); ++d) {
+        n_in *= c.shape[d];
+        n_out *= c.reduced[d] != 0 ? 1 : c.shape[d];
+        where += " " + std::to_string(c.shape[d]) + (c.reduced[d] != 0 ? "r" : "");
+      }
+      const std::vector<float> x = random_vector(size_of(n_in), ++seed);
+      std::vector<float> y(size_of(n_out), kNaN);
+      reduce_forward(g, x.data(), y.data());
+      ASSERT_TRUE(all_close(y, to_float(ref_reduce(x, c.shape, c.reduced, mean)), 1e-5, 1e-6)) << where;
+      // Linear in x: the backward is the transpose, checked by differences.
+      std::vector<float> xv = x;
+      const std::vector<float> wts = random_vector(y.size(), ++seed);
+      auto loss = [&] {
+        reduce_forward(g, xv.data(), y.data());
+        return dot(y, wts);
+      };
+      std::vector<float> dx(x.size(), kNaN);
+      reduce_backward(g, wts.data(), dx.data());
+      ASSERT_TRUE(gradient_matches(dx, numeric_gradient(xv, loss, 24), 1e-3, 1e-4)) << where;
+    }
+  }
+}
+
+TEST(Reduce, LargeInputsSameForOneAndTwoThreads) {
+  ReduceGeometry g;
+  g.shape = {4, 16, 23, 29};
+  const std::vector<float> x = random_vector(size_of(4 * 16 * 23 * 29), 71);
+  for (const std::vector<char>& reduced : {std::vector<char>{0, 0, 1, 1}, std::vector<char>{0, 1, 0, 0}}) {
+    g.reduced = reduced;
+    for (bool mean : {false, true}) {
+      g.mean = mean;
+      const i64 n_out = reduced[1] != 0 ? 4 * 23 * 29 : 4 * 16;
+      const std::vector<float> dy = random_vector(size_of(n_out), 72);
+      expect_same_for_one_and_two_threads([&] {
+        std::vector<float> out(dy.size() + x.size());
+        reduce_forward(g, x.data(), out.data());
+        reduce_backward(g, dy.data(), out.data() + dy.size());
+        return out;
+      });
+    }
+  }
+}
+
 // ==== upsample ============================================================================
 
 // PyTorch's F.interpolate, written out as a loop in double from its documented rules: the

@@ -191,6 +191,34 @@ TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
   EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool2d", {x, ints({1, 1})})), n);
 }
 
+// torch.sum / torch.mean onto the op table's reduce: [2, 4, 6, 5] (n_in = 240).
+TEST(AtenCost, SumAndMeanAreTheOpTablesReduce) {
+  const AtenArg x = t({2, 4, 6, 5});
+  const double n_in = 2.0 * 4 * 6 * 5;
+  // x.mean(dim=(2, 3), keepdim=True): 8 outputs: 232 adds + 8 divisions; backward dy / 30 per input.
+  const auto mean = aten_cost(call("aten::mean", {x, ints({2, 3}), boolean(true), none()}));
+  ASSERT_TRUE(mean.has_value());
+  EXPECT_DOUBLE_EQ(mean->flops, n_in);
+  EXPECT_DOUBLE_EQ(mean->bytes, 4.0 * (n_in + 8));
+  ASSERT_TRUE(mean->backward.has_value());
+  EXPECT_DOUBLE_EQ(mean->backward->input_flops, n_in);
+  // x.sum(1) (keepdim false; an int may arrive for int[1]): 60 outputs, 240 − 60 adds; backward a copy.
+  const auto sum = aten_cost(call("aten::sum", {x, ints({1}), boolean(false), none()}));
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_DOUBLE_EQ(sum->flops, n_in - 60);
+  EXPECT_DOUBLE_EQ(sum->backward->input_flops, 0.0);
+  EXPECT_DOUBLE_EQ(flops(call("aten::sum", {x, integer(-3), boolean(true), none()})), n_in - 60);
+  // Over the batch axis too, and the whole tensor (no dim, an empty dim, or sum(self, dtype)): one output.
+  EXPECT_DOUBLE_EQ(flops(call("aten::sum", {x, ints({0}), boolean(false), none()})), n_in - 120);
+  EXPECT_DOUBLE_EQ(flops(call("aten::sum", {x, none()})), n_in - 1);
+  EXPECT_DOUBLE_EQ(flops(call("aten::sum", {x, integer(6)})), n_in - 1) << "sum(self, dtype): the dtype is not a dim";
+  EXPECT_DOUBLE_EQ(flops(call("aten::sum", {x, ints({}), boolean(false), none()})), n_in - 1);
+  EXPECT_DOUBLE_EQ(flops(call("aten::mean", {x, none()})), n_in);
+  EXPECT_DOUBLE_EQ(flops(call("aten::mean", {t({})})), 1.0) << "a 0-d tensor: one element, one division";
+  EXPECT_FALSE(aten_cost(call("aten::sum", {x, ints({1, 1}), boolean(false), none()}))) << "a repeated dim: PyTorch refuses it";
+  EXPECT_FALSE(aten_cost(call("aten::sum", {x, ints({4}), boolean(false), none()}))) << "out of range";
+}
+
 // F.interpolate's aten ops onto the op table's upsample: [2, 4, 6, 5] to 12x10 (n = 960
 // outputs): nearest 0 FLOPs forward, n adds backward; bilinear 7n forward, 8n backward.
 TEST(AtenCost, UpsamplingIsTheOpTablesUpsample) {
@@ -255,7 +283,7 @@ TEST(AtenCost, DropoutEmbeddingDataMovementAndOpsWithoutAFormula) {
   ASSERT_TRUE(cat);
   EXPECT_DOUBLE_EQ(cat->flops, 0);
   EXPECT_DOUBLE_EQ(cat->bytes, 2 * 30 * 4.0) << "read once, written once";
-  for (std::string_view op : {"aten::zeros", "aten::randn", "aten::nll_loss_forward", "aten::sum", "ConvolutionBackward0", "aten::no_such_op"}) {
+  for (std::string_view op : {"aten::zeros", "aten::randn", "aten::nll_loss_forward", "aten::amax", "ConvolutionBackward0", "aten::no_such_op"}) {
     EXPECT_FALSE(aten_cost(call(op, {t({8, 10})}))) << op << ": not counted, never 0";
   }
 }
