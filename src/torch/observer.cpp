@@ -312,7 +312,11 @@ std::string name_for_cost(std::string name, const AtenCall& call, const AtenCost
   return name;
 }
 
-enum class CallKind { op, backward_function, user_scope };
+// engine_sum: autograd's engine reducing a broadcast input's gradient to its shape after the
+// function that made it (validate_outputs' sum_to: an aten::sum in the engine's wrapper, in no
+// function). The op table counts that reduction in the op's backward (a linear's bias
+// gradient, rows·out), which the function carries: the sum is timed, not counted again.
+enum class CallKind { op, backward_function, user_scope, engine_sum };
 
 // PyTorch's optimizers record their step and zero_grad as user scopes named
 // "Optimizer.step#SGD.step" and "Optimizer.zero_grad#SGD.zero_grad" (torch/optim/optimizer.py).
@@ -335,7 +339,7 @@ Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int fo
     name = std::string(call.op);
   } else {
     const std::string shapes = shapes_of(call);
-    if (const auto cost = aten_cost(call)) {
+    if (const auto cost = kind == CallKind::op ? aten_cost(call) : std::nullopt) {
       s.has_cost = true;
       s.cost = *cost;
     }
@@ -356,7 +360,11 @@ Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int fo
   }
   // What its row says where it carries no work (docs/torch.md, "Who counts what").
   if (kind == CallKind::backward_function) {
-    Session::set_work_note(state, s.region, "counted in the ops it runs (their rows, and its module's backward row)");
+    Session::set_work_note(state, s.region, "counted in the ops it runs: its forward op has no formula (their rows, and its module's backward row)");
+  } else if (kind == CallKind::engine_sum) {
+    Session::set_work_note(
+        state, s.region,
+        "counted in the backward function before it: the op table's gradient of a broadcast input (docs/torch.md, \"Who counts what\")");
   } else if (kind == CallKind::op) {
     Session::set_work_note(state, s.region,
                            s.has_cost ? "counted in the op around it (PyTorch ran it inside a composite op, whose row has the FLOPs)"
@@ -487,13 +495,15 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       push_placeholder(ts.stack, fn, true);
       return nullptr;
     }
-    const CallKind kind = scope == at::RecordScope::BACKWARD_FUNCTION ? CallKind::backward_function
-                          : scope == at::RecordScope::USER_SCOPE      ? CallKind::user_scope
-                                                                      : CallKind::op;
     const OpFrame* parent = ts.stack.top();
+    const bool in_engine = parent != nullptr && parent->region < 0 && parent->backward;  // the engine's wrapper, no function
+    const CallKind kind = scope == at::RecordScope::BACKWARD_FUNCTION        ? CallKind::backward_function
+                          : scope == at::RecordScope::USER_SCOPE             ? CallKind::user_scope
+                          : in_engine && std::strcmp(name, "aten::sum") == 0 ? CallKind::engine_sum
+                                                                             : CallKind::op;
     const bool backward = kind == CallKind::backward_function || (parent != nullptr && parent->backward);
     ForwardCall forward;
-    if (kind == CallKind::op) {
+    if (kind == CallKind::op || kind == CallKind::engine_sum) {
       copy_call(ts.call, fn);
     } else {
       ts.call.op = name;
@@ -519,7 +529,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       }
       cost = &carried;
     }
-    OpFrame* f = ts.stack.push(s.region, cost, kind == CallKind::op, kind == CallKind::backward_function);
+    OpFrame* f = ts.stack.push(s.region, cost, kind == CallKind::op || kind == CallKind::engine_sum, kind == CallKind::backward_function);
     if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
     if (f == nullptr || s.region < 0) return nullptr;
     if (kind == CallKind::op && !backward) {
