@@ -55,6 +55,8 @@ enum class OpKind {
   conv_transpose2d,
   upsample,
   reduce,
+  softplus,
+  mish,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the

@@ -723,6 +723,7 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("Tanh", [](Importer& m, N n, int x) { m.add_node(n, OpKind::tanh, {x}); }),
       maps("HardSwish", [](Importer& m, N n, int x) { m.add_node(n, OpKind::hardswish, {x}); }),
       maps("HardSigmoid", [](Importer& m, N n, int x) { m.map_hardsigmoid(n, x); }),
+      maps("Softplus", [](Importer& m, N n, int x) { m.add_node(n, OpKind::softplus, {x}); }),
       maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
       maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
       maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),

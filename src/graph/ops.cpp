@@ -58,6 +58,13 @@ const std::vector<OpInfo>& op_table() {
        {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
+      // softplus: PyTorch's x > 20 ? x : log1p(exp(x)) (beta 1, threshold 20): the comparison,
+      // exp, the add and log. Backward x > 20 ? dy : dy·z/(z + 1), z = exp(x): 5.
+      {OpKind::softplus, "softplus", {}, 1, 1, F::elementwise_unary, {4, 5, false, "exp", false}},
+      // mish: x·tanh(log1p(exp(x))): exp, add, log, tanh and the product. Backward, PyTorch's
+      // dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)): σ 4, t 4, the rest 6. It evaluates exp,
+      // log and tanh; tanh (itself an exp and a division here) is the dearest of the calibrated.
+      {OpKind::mish, "mish", {}, 1, 1, F::elementwise_unary, {5, 14, false, "tanh", false}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -71,7 +71,9 @@ std::optional<UnaryTraits> unary_traits(const Node& node);
   case OpKind::sigmoid:                \
   case OpKind::tanh:                   \
   case OpKind::hardswish:              \
-  case OpKind::hardsigmoid
+  case OpKind::hardsigmoid:            \
+  case OpKind::softplus:               \
+  case OpKind::mish
 
 // Keys every layer object may carry whatever its op.
 inline constexpr std::string_view kCommonLayerKeys[] = {"name", "op", "inputs", "comment"};

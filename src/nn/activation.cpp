@@ -13,6 +13,7 @@ using detail::normal_cdf_approx;
 using detail::normal_pdf_approx;
 using detail::select;
 using detail::sigmoid_approx;
+using detail::softplus_approx;
 using detail::tanh_approx;
 
 // Below this many elements one thread is faster than waking the team (a vectorised
@@ -81,6 +82,12 @@ void activation_forward(Activation a, const float* x, float* y, i64 n) {
     case Activation::hardswish:  // x · relu6(x + 3) / 6 (PyTorch's Hardswish)
       map1(x, y, n, [](float v) { return select(v > 3.0f, v, select(v < -3.0f, 0.0f, v * (v + 3.0f) / 6.0f)); });
       return;
+    case Activation::softplus:  // log(1 + e^x), x itself above 20 (PyTorch's beta 1, threshold 20)
+      map1(x, y, n, [](float v) { return softplus_approx(v); });
+      return;
+    case Activation::mish:  // x·tanh(softplus(x)) (PyTorch's Mish: no threshold, none needed)
+      map1(x, y, n, [](float v) { return v * tanh_approx(softplus_approx(v)); });
+      return;
   }
 }
 
@@ -126,6 +133,15 @@ void activation_backward(Activation a, const float* x, const float* y, const flo
       return;
     case Activation::hardswish:  // 0 below -3, (2x + 3)/6 up to 3, 1 above (hardswish_backward)
       map_grad(x, y, dy, dx, n, [](float v, float) { return select(v < -3.0f, 0.0f, select(v <= 3.0f, v / 3.0f + 0.5f, 1.0f)); });
+      return;
+    case Activation::softplus:  // e^x/(e^x + 1) = σ(x), 1 above the threshold (softplus_backward)
+      map_grad(x, y, dy, dx, n, [](float v, float) { return select(v > 20.0f, 1.0f, sigmoid_approx(v)); });
+      return;
+    case Activation::mish:  // t + x·σ(x)·(1 − t²), t = tanh(softplus(x)) (PyTorch's mish_backward)
+      map_grad(x, y, dy, dx, n, [](float v, float) {
+        const float t = tanh_approx(softplus_approx(v));
+        return t + v * sigmoid_approx(v) * (1.0f - t * t);
+      });
       return;
   }
 }

@@ -98,7 +98,7 @@ void layernorm_backward(const float* x, const float* gamma, const float* save_me
                         float* dgamma, float* dbeta, i64 rows, i64 d);
 
 // ---- element-wise activations -------------------------------------------------------------
-enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid };
+enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish };
 void activation_forward(Activation a, const float* x, float* y, i64 n);
 // Both x (the input) and y (the output) are passed; each activation uses what it needs.
 void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n);

@@ -290,6 +290,10 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
       return Activation::hardswish;
     case OpKind::hardsigmoid:
       return Activation::hardsigmoid;
+    case OpKind::softplus:
+      return Activation::softplus;
+    case OpKind::mish:
+      return Activation::mish;
     case OpKind::linear:
     case OpKind::conv2d:
     case OpKind::batchnorm2d:

@@ -1,4 +1,4 @@
-// Branch-free float exp, tanh and erf for the element-wise kernels. glibc's expf/erff are
+// Branch-free float exp, log1p, tanh and erf for the element-wise kernels. glibc's expf/erff are
 // opaque scalar calls that stop GCC's vectoriser (its SIMD variants need -ffast-math); these
 // are plain arithmetic on floats and their bits, so a `#pragma omp simd` loop calling them
 // becomes SSE/AVX code. Accuracy is stated per function and checked by nn_kernels_test.
@@ -70,6 +70,36 @@ inline float tanh_approx(float x) noexcept {
   const float small = p * z * x + x;
   const float large = std::copysign(1.0f - 2.0f / (exp_approx(2.0f * a) + 1.0f), x);
   return select(a < 0.625f, small, large);
+}
+
+// log(1 + t) for t in [0, 1], a few ulp, also for tiny t (1 + t is never formed there). As
+// Cephes logf.c: log(1 + f) = f − f²/2 + f³·P(f) for f in [√½ − 1, √2 − 1]; from √2 − 1 on,
+// 1 + t = 2·(1 + f) with f = (t − 1)/2, and log 2 is added in two parts.
+inline float log1p_approx(float t) noexcept {
+  constexpr float kLn2Hi = 0.693359375f;
+  constexpr float kLn2Lo = -2.12194440e-4f;
+  const bool halved = t >= 0.41421356f;
+  const float f = select(halved, (t - 1.0f) * 0.5f, t);
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  const float e = select(halved, 1.0f, 0.0f);
+  const float log_f = f + (p * f * z + e * kLn2Lo - 0.5f * z);
+  return log_f + e * kLn2Hi;
+}
+
+// log(1 + e^x) as PyTorch's Softplus (beta 1): x itself above the threshold 20; below it
+// max(x, 0) + log1p(e^−|x|), which neither overflows nor loses e^x for very negative x.
+inline float softplus_approx(float x) noexcept {
+  const float smooth = select(x > 0.0f, x, 0.0f) + log1p_approx(exp_approx(-std::abs(x)));
+  return select(x > 20.0f, x, smooth);
 }
 
 // Φ(x) = (1 + erf(x/√2)) / 2, the standard normal CDF, by Abramowitz & Stegun 7.1.26:

@@ -294,6 +294,14 @@ std::optional<OpKind> unary_kind(std::string_view op, const AtenCall& c) {
   if (op == "tanh" || op == "tanh_backward") return OpKind::tanh;
   if (op == "hardswish" || op == "hardswish_backward") return OpKind::hardswish;
   if (op == "hardsigmoid" || op == "hardsigmoid_backward") return OpKind::hardsigmoid;
+  if (op == "softplus" || op == "softplus_backward") {
+    // The row is beta 1 (another beta adds x·β and /β); every threshold costs its one comparison.
+    const AtenArg* beta = arg(c, op == "softplus" ? 1 : 2);
+    const bool unit_beta =
+        beta == nullptr || (beta->kind == AtenArgKind::real && beta->real == 1.0) || (beta->kind == AtenArgKind::integer && beta->integer == 1);
+    return unit_beta ? std::optional(OpKind::softplus) : std::nullopt;
+  }
+  if (op == "mish" || op == "mish_backward") return OpKind::mish;
   return std::nullopt;
 }
 

@@ -307,6 +307,8 @@ TEST(OpCostActivation, EachOpsForwardAndInputGradient) {
       {R"("op": "silu")", 20, 36},                         // 5n | 9n
       {R"("op": "sigmoid")", 16, 12},                      // 4n | 3n
       {R"("op": "tanh")", 4, 12},                          // 1n | 3n
+      {R"("op": "softplus")", 16, 20},                     // 4n | 5n
+      {R"("op": "mish")", 20, 56},                         // 5n | 14n
   };
   for (const ActivationCase& c : cases) {
     SCOPED_TRACE(c.op_json);

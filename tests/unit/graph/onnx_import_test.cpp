@@ -445,6 +445,22 @@ TEST(OnnxImport, ReduceSumAndReduceMeanAreReduce) {
   EXPECT_EQ(spatial_sum->nodes.back().output_shape, (Shape{3, 1, 1}));
 }
 
+TEST(OnnxImport, SoftplusIsSoftplusAndMishAsExportedIsItsThreeNodes) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(17, {4, 5});
+  b.node("Softplus", "/act/Softplus", {"input"}, "s");
+  b.node("Tanh", "/act/Tanh", {"s"}, "t");
+  b.node("Mul", "/act/Mul", {"input", "t"}, "output");  // nn.Mish as PyTorch exports it
+  auto g = import_onnx(b.bytes(3), "mish.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 3u);
+  EXPECT_EQ(g->nodes[0].op, OpKind::softplus);
+  EXPECT_EQ(g->nodes[0].output_shape, (Shape{4, 5}));
+  EXPECT_EQ(g->nodes[1].op, OpKind::tanh);
+  EXPECT_EQ(g->nodes[2].op, OpKind::mul);
+  EXPECT_EQ(g->nodes[2].output_shape, (Shape{4, 5}));
+}
+
 TEST(OnnxImport, AReductionOverTheBatchOrEveryAxisIsRefusedNamingTheNode) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   const struct {

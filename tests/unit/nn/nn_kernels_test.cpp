@@ -141,8 +141,9 @@ TEST(VectorMath, MaxOfEveryLengthAroundTheLaneCount) {
 
 // ==== activations ==========================================================================
 
-constexpr Activation kAllActivations[] = {Activation::relu,    Activation::relu6, Activation::gelu,      Activation::gelu_tanh,  Activation::silu,
-                                          Activation::sigmoid, Activation::tanh,  Activation::hardswish, Activation::hardsigmoid};
+constexpr Activation kAllActivations[] = {Activation::relu,        Activation::relu6,    Activation::gelu, Activation::gelu_tanh,
+                                          Activation::silu,        Activation::sigmoid,  Activation::tanh, Activation::hardswish,
+                                          Activation::hardsigmoid, Activation::softplus, Activation::mish};
 
 const char* name_of(Activation a) {
   switch (a) {
@@ -164,12 +165,21 @@ const char* name_of(Activation a) {
       return "hardswish";
     case Activation::hardsigmoid:
       return "hardsigmoid";
+    case Activation::softplus:
+      return "softplus";
+    case Activation::mish:
+      return "mish";
   }
   return "?";
 }
 
 double ref_sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
+}
+
+// PyTorch's Softplus with beta 1 and threshold 20.
+double ref_softplus(double x) {
+  return x > 20.0 ? x : std::log1p(std::exp(x));
 }
 
 const double kSqrt2OverPi = std::sqrt(2.0 / std::numbers::pi);
@@ -195,6 +205,10 @@ double ref_activation(Activation a, double x) {
       return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
     case Activation::hardsigmoid:
       return std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case Activation::softplus:
+      return ref_softplus(x);
+    case Activation::mish:
+      return x * std::tanh(std::log1p(std::exp(x)));
   }
   return 0.0;
 }
@@ -221,6 +235,12 @@ double ref_activation_derivative(Activation a, double x) {
       return x < -3.0 ? 0.0 : x <= 3.0 ? (2.0 * x + 3.0) / 6.0 : 1.0;
     case Activation::hardsigmoid:
       return x > -3.0 && x < 3.0 ? 1.0 / 6.0 : 0.0;
+    case Activation::softplus:
+      return x > 20.0 ? 1.0 : ref_sigmoid(x);
+    case Activation::mish: {
+      const double t = std::tanh(std::log1p(std::exp(x)));
+      return t + x * ref_sigmoid(x) * (1.0 - t * t);
+    }
   }
   return 0.0;
 }
@@ -256,6 +276,13 @@ TEST(Activation, KnownValuesFromTheFormulas) {
   EXPECT_NEAR(forward_one(Activation::hardswish, 1.0f), 4.0 / 6.0, 1e-7);
   EXPECT_EQ(forward_one(Activation::hardswish, -4.0f), 0.0f);
   EXPECT_EQ(forward_one(Activation::hardswish, 5.0f), 5.0f);
+  EXPECT_NEAR(forward_one(Activation::softplus, 0.0f), 0.6931472, 3e-7);
+  EXPECT_NEAR(forward_one(Activation::softplus, 1.0f), 1.3132617, 3e-7);
+  EXPECT_NEAR(forward_one(Activation::softplus, -10.0f), 4.5398899e-5, 1e-11);
+  EXPECT_EQ(forward_one(Activation::softplus, 25.0f), 25.0f);
+  EXPECT_NEAR(forward_one(Activation::mish, 1.0f), 0.8650984, 3e-7);
+  EXPECT_NEAR(forward_one(Activation::mish, -1.0f), -0.3034014, 3e-7);
+  EXPECT_EQ(forward_one(Activation::mish, 0.0f), 0.0f);
 }
 
 // Values everywhere the approximations change regime, plus random ones.

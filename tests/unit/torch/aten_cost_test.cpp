@@ -181,6 +181,12 @@ TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
   EXPECT_DOUBLE_EQ(flops(call("aten::sigmoid", {x})), 4 * n);
   EXPECT_DOUBLE_EQ(flops(call("aten::hardtanh", {x, real(0), real(6)})), 2 * n) << "relu6";
   EXPECT_FALSE(aten_cost(call("aten::hardtanh", {x, real(-1), real(1)}))) << "no formula for another clamp";
+  EXPECT_DOUBLE_EQ(flops(call("aten::softplus", {x, integer(1), integer(20)})), 4 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::softplus_backward", {x, x, real(1), real(20)})), 5 * n);
+  EXPECT_FALSE(aten_cost(call("aten::softplus", {x, real(2), real(20)}))) << "no formula for beta 2";
+  EXPECT_DOUBLE_EQ(flops(call("aten::mish", {x})), 5 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::mish_", {x})), 5 * n) << "nn.Mish(inplace=True)";
+  EXPECT_DOUBLE_EQ(flops(call("aten::mish_backward", {x, x})), 14 * n);
   // max_pool2d 2x2 on 32x32: 16x16 outputs of 3 comparisons; its backward 1 per output.
   const double pooled = 8.0 * 16 * 16 * 16;
   const AtenArg big = t({8, 16, 32, 32});
