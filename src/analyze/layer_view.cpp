@@ -179,6 +179,11 @@ const char* grouping_name(ProfileGrouping by) {
   return "layer";
 }
 
+double calls_over_run(const Profile& profile, const LayerProfile& layer) {
+  return profile.kind == ProfileKind::torch && layer.time_ms.median > 0 ? layer.time_share * profile.total.time_ms.median / layer.time_ms.median
+                                                                        : 1.0;
+}
+
 std::string region_name_of(const Profile& profile, const LayerProfile& layer) {
   return profile.kind == ProfileKind::torch && layer.phase == LayerPhase::backward ? layer.name + " (backward)" : layer.name;
 }
@@ -213,9 +218,7 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   std::vector<std::map<std::string, double>> why_win;
   std::vector<double> placed_time;
   // A torch profile's rows differ in calls: each counts its time over all of them.
-  const bool program = profile.kind == ProfileKind::torch;
-  const double total_ms = profile.total.time_ms.median;
-  const double summed = program ? total_ms : summed_layer_ms(profile);
+  const double summed = profile.kind == ProfileKind::torch ? profile.total.time_ms.median : summed_layer_ms(profile);
   for (const LayerProfile& l : profile.layers) {
     const std::optional<std::string> found = group_key(profile, l, by, depth);
     if (!found) continue;
@@ -231,8 +234,8 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
     const std::size_t g = it->second;
     LayerGroup& row = groups[g];
     ++row.layers;
-    // Per call (the median) times the calls, in a program's run: its time over all calls.
-    const double calls = program && l.time_ms.median > 0 ? l.time_share * total_ms / l.time_ms.median : 1.0;
+    // Per call (the median) times the calls, in a torch profile: its time over all calls.
+    const double calls = calls_over_run(profile, l);
     row.time_ms += l.time_ms.median * calls;
     row.flops += static_cast<double>(l.flops) * calls;
     if (const auto h = headroom_ms(l)) {

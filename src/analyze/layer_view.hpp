@@ -80,6 +80,10 @@ bool any_hardware_counter(const Profile& profile);
 // subtree (docs/torch.md, "Reading a torch profile").
 enum class LayerGrouping { layer, op, block, module };
 LayerGrouping layer_grouping(ProfileGrouping by);
+// How many calls of a torch profile's row its per-call figures stand for over the run (its
+// time over all calls / its median: rows differ in calls, a module once a step, an op fifty
+// times); 1 for other profiles, whose rows are compared per call.
+double calls_over_run(const Profile& profile, const LayerProfile& layer);
 // The session region a row of a program's profile was made from, as its call paths and
 // per-thread rows name it: a torch profile's backward row is named like its forward one, and its
 // region with " (backward)" (docs/torch.md, "Rows").

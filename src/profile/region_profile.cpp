@@ -172,6 +172,11 @@ void place_program_total(Profile& p, const SessionSnapshot& s, const RegionProfi
 // (docs/torch.md, "Modules"). Only where the tree holds every call (no thread dropped paths);
 // a region nested in itself counts its outermost calls once. Returns the regions with the
 // work they got, by id.
+// Whether the call tree holds every call: no thread entered more distinct paths than it keeps.
+bool whole_call_tree(const SessionSnapshot& s) {
+  return std::none_of(s.threads.begin(), s.threads.end(), [](const SessionThread& t) { return t.paths_dropped > 0; });
+}
+
 struct NestedWork {
   double flops = 0.0;
   double bytes = 0.0;
@@ -180,9 +185,7 @@ struct NestedWork {
 
 std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, const RegionIndex& regions) {
   std::vector<std::optional<NestedWork>> out(s.regions.size());
-  for (const SessionThread& t : s.threads) {
-    if (t.paths_dropped > 0) return out;
-  }
+  if (!whole_call_tree(s)) return out;
   const std::vector<CallPath>& tree = s.call_tree;
   // Each path's own work, then summed into its ancestors, deepest first.
   std::vector<NestedWork> inclusive(tree.size());
@@ -231,10 +234,8 @@ std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, con
 // that its time is in theirs (a region with no path in the tree is not).
 std::vector<bool> only_inside_others(const SessionSnapshot& s) {
   std::vector<bool> out(s.regions.size(), false);
-  for (const SessionThread& t : s.threads) {
-    if (t.paths_dropped > 0) return out;  // the tree misses calls: none is known to be inside only
-  }
-  std::vector<int> paths;  // by id: -1 none, 0 some, 1 a root path
+  if (!whole_call_tree(s)) return out;  // the tree misses calls: none is known to be inside only
+  std::vector<int> paths;               // by id: -1 none, 0 some, 1 a root path
   for (const CallPath& c : s.call_tree) {
     if (c.region < 0) continue;
     if (static_cast<std::size_t>(c.region) >= paths.size()) paths.resize(static_cast<std::size_t>(c.region) + 1, -1);

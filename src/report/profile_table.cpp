@@ -123,18 +123,13 @@ double win_of(const LayerProfile& l) {
   return h ? h->win_ms : -1.0;
 }
 
-// A torch profile's rows differ in calls (a module called once a step, an op fifty times):
-// they are ordered by their time and win over all calls; other profiles' per call.
-double calls_of(const Profile& p, const LayerProfile& l) {
-  return p.kind == ProfileKind::torch && l.time_ms.median > 0 ? l.time_share * p.total.time_ms.median / l.time_ms.median : 1.0;
-}
-
 std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sort) {
   std::vector<const LayerProfile*> rows;
   for (const LayerProfile& l : p.layers) rows.push_back(&l);
   sort = effective_sort(p, sort);
-  const auto win = [&p](const LayerProfile& l) { return win_of(l) * calls_of(p, l); };
-  const auto time = [&p](const LayerProfile& l) { return l.time_ms.median * calls_of(p, l); };
+  // A torch profile's rows by their time and win over all calls; other profiles' per call.
+  const auto win = [&p](const LayerProfile& l) { return win_of(l) * detail::calls_over_run(p, l); };
+  const auto time = [&p](const LayerProfile& l) { return l.time_ms.median * detail::calls_over_run(p, l); };
   std::stable_sort(rows.begin(), rows.end(), [&](const LayerProfile* a, const LayerProfile* b) {
     switch (sort) {
       case ProfileSort::win:

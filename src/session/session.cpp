@@ -476,15 +476,29 @@ void Session::set_work(int id, double flops, double bytes) noexcept {
   set_work(state_.get(), id, flops, bytes);
 }
 
-void Session::set_work(State* state, int id, double flops, double bytes) noexcept {
+namespace {
+
+// The record of one of the program's own named regions, which may be given work and metadata:
+// none for the session's hidden regions, nor for "[other names]" (the names past max_regions
+// share it: no one work per call, role or note fits them all).
+RegionRecord* own_record(Session::State* state, int id) noexcept {
   RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
-  // The names past max_regions share one region: no one work per call fits them all.
-  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
-  // Work that no roofline can place: NaN, infinite, negative, or past 2^63 (what a count of
-  // operations or bytes can hold), said once and not kept.
+  return r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed) ? nullptr : r;
+}
+
+// Work that no roofline can place: NaN, infinite, negative, or past 2^63 (what a count of
+// operations or bytes can hold).
+bool usable_work(double v) noexcept {
   constexpr double kMaxWork = 9.2e18;
-  const auto usable = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= kMaxWork; };
-  if (!usable(flops) || !usable(bytes)) {
+  return std::isfinite(v) && v >= 0.0 && v <= kMaxWork;
+}
+
+}  // namespace
+
+void Session::set_work(State* state, int id, double flops, double bytes) noexcept {
+  RegionRecord* r = own_record(state, id);
+  if (r == nullptr) return;
+  if (!usable_work(flops) || !usable_work(bytes)) {  // said once and not kept
     state->hint_once(r->told_bad_work,
                      "set_work was given FLOPs or bytes that are not numbers from 0 to 9.2e18 (NaN, infinite, negative or too large): "
                      "ignored for region",
@@ -497,10 +511,9 @@ void Session::set_work(State* state, int id, double flops, double bytes) noexcep
 }
 
 void Session::add_work(State* state, int id, double flops, double bytes) noexcept {
-  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
-  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
-  constexpr double kMaxWork = 9.2e18;
-  if (!(std::isfinite(flops) && flops >= 0.0 && flops <= kMaxWork && std::isfinite(bytes) && bytes >= 0.0 && bytes <= kMaxWork)) {
+  RegionRecord* r = own_record(state, id);
+  if (r == nullptr) return;
+  if (!usable_work(flops) || !usable_work(bytes)) {
     state->hint_once(r->told_bad_work, "add_work was given FLOPs or bytes that are not numbers from 0 to 9.2e18: ignored for region", r->name);
     return;
   }
@@ -514,21 +527,15 @@ void Session::set_observer(State* state, const char* name) noexcept {
 }
 
 void Session::set_role(State* state, int id, RegionRole role) noexcept {
-  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
-  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
-  r->role.store(role, std::memory_order_relaxed);
+  if (RegionRecord* r = own_record(state, id)) r->role.store(role, std::memory_order_relaxed);
 }
 
 void Session::set_work_note(State* state, int id, const char* note) noexcept {
-  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
-  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
-  r->work_note.store(note, std::memory_order_relaxed);
+  if (RegionRecord* r = own_record(state, id)) r->work_note.store(note, std::memory_order_relaxed);
 }
 
 void Session::set_gemm_backed(State* state, int id) noexcept {
-  RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
-  if (r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed)) return;
-  r->gemm_backed.store(true, std::memory_order_relaxed);
+  if (RegionRecord* r = own_record(state, id)) r->gemm_backed.store(true, std::memory_order_relaxed);
 }
 
 void Session::measure_overhead(std::size_t pairs) {

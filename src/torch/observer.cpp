@@ -53,24 +53,8 @@ std::atomic<Session::State*> session_state{nullptr};
 // sequence number alone (the forward thread's ids are not kept apart: one forward thread is
 // the common case), the latest 65536 of them.
 constexpr std::size_t kSequenceSlots = std::size_t{1} << 16;
-std::atomic<std::uint64_t> forward_of_sequence[kSequenceSlots];
-std::atomic<int> module_of_sequence[kSequenceSlots];  // the innermost module around it + 1; 0: none
-// The outermost op's call and its backward by the op table (FLOPs < 0: none), for the first
-// backward function of that call to carry.
-std::atomic<std::uint64_t> root_call_of_sequence[kSequenceSlots];
-std::atomic<double> backward_flops_of_sequence[kSequenceSlots];
-std::atomic<double> backward_bytes_of_sequence[kSequenceSlots];
 
-void remember_forward(std::int64_t sequence, const OpFrame& f, int module) noexcept {
-  if (sequence < 0 || f.root < 0 || f.root >= (1 << 24)) return;
-  const auto seq = static_cast<std::uint64_t>(sequence);
-  const std::size_t slot = seq % kSequenceSlots;
-  module_of_sequence[slot].store(module + 1, std::memory_order_relaxed);
-  root_call_of_sequence[slot].store(f.root_call, std::memory_order_relaxed);
-  backward_flops_of_sequence[slot].store(f.root_backward_flops, std::memory_order_relaxed);
-  backward_bytes_of_sequence[slot].store(f.root_backward_bytes, std::memory_order_relaxed);
-  forward_of_sequence[slot].store((seq << 24) | static_cast<std::uint64_t>(f.root + 1), std::memory_order_release);
-}
+// What a forward call left for the backward functions of its sequence number.
 struct ForwardCall {
   int root = -1;    // the outermost op's region
   int module = -1;  // the innermost module it ran in (a forward module region)
@@ -78,15 +62,38 @@ struct ForwardCall {
   double backward_flops = -1.0;  // the outermost op's backward by the op table; < 0: none
   double backward_bytes = 0.0;
 };
+
+// One sequence number's slot; `key` ((sequence << 24) | root + 1) is written last, so that a
+// reader that finds its sequence there reads the rest of that call (all zero until then: the
+// table stays in zeroed memory).
+struct SequenceSlot {
+  std::atomic<std::uint64_t> key{0};
+  std::atomic<int> module{0};
+  std::atomic<std::uint64_t> root_call{0};
+  std::atomic<double> backward_flops{0.0};
+  std::atomic<double> backward_bytes{0.0};
+};
+SequenceSlot sequence_slots[kSequenceSlots];
+
+void remember_forward(std::int64_t sequence, const OpFrame& f, int module) noexcept {
+  if (sequence < 0 || f.root < 0 || f.root >= (1 << 24)) return;
+  const auto seq = static_cast<std::uint64_t>(sequence);
+  SequenceSlot& slot = sequence_slots[seq % kSequenceSlots];
+  slot.module.store(module, std::memory_order_relaxed);
+  slot.root_call.store(f.root_call, std::memory_order_relaxed);
+  slot.backward_flops.store(f.root_backward_flops, std::memory_order_relaxed);
+  slot.backward_bytes.store(f.root_backward_bytes, std::memory_order_relaxed);
+  slot.key.store((seq << 24) | static_cast<std::uint64_t>(f.root + 1), std::memory_order_release);
+}
+
 ForwardCall forward_call(std::int64_t sequence) noexcept {
   if (sequence < 0) return {};
   const auto seq = static_cast<std::uint64_t>(sequence);
-  const std::size_t slot = seq % kSequenceSlots;
-  const std::uint64_t key = forward_of_sequence[slot].load(std::memory_order_acquire);
+  const SequenceSlot& slot = sequence_slots[seq % kSequenceSlots];
+  const std::uint64_t key = slot.key.load(std::memory_order_acquire);
   if ((key >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return {};
-  return {static_cast<int>(key & 0xffffffU) - 1, module_of_sequence[slot].load(std::memory_order_relaxed) - 1,
-          root_call_of_sequence[slot].load(std::memory_order_relaxed), backward_flops_of_sequence[slot].load(std::memory_order_relaxed),
-          backward_bytes_of_sequence[slot].load(std::memory_order_relaxed)};
+  return {static_cast<int>(key & 0xffffffU) - 1, slot.module.load(std::memory_order_relaxed), slot.root_call.load(std::memory_order_relaxed),
+          slot.backward_flops.load(std::memory_order_relaxed), slot.backward_bytes.load(std::memory_order_relaxed)};
 }
 
 // Root op calls, numbered across the process.

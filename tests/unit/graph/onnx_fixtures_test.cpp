@@ -58,16 +58,22 @@ INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                                            "untrained_bn", "tiny_upsample", "tiny_reduce"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
+// The graph's nodes of one op, in order.
+std::vector<const Node*> nodes_of(const Graph& g, OpKind op) {
+  std::vector<const Node*> out;
+  for (const Node& n : g.nodes) {
+    if (n.op == op) out.push_back(&n);
+  }
+  return out;
+}
+
 // x.sum(dim=1, keepdim=True) (ReduceSum, its axes a constant input) and x.mean(dim=-1)
 // (ReduceMean, axes an attribute, keepdims 0) of a [2, 4, 6, 5] convolution.
 TEST(OnnxFixtureStructure, ReduceSumAndReduceMeanAreReduce) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_reduce/model.onnx");
   ASSERT_TRUE(g.ok()) << g.error().message;
-  std::vector<const Node*> reductions;
-  for (const Node& n : g->nodes) {
-    if (n.op == OpKind::reduce) reductions.push_back(&n);
-  }
+  const std::vector<const Node*> reductions = nodes_of(*g, OpKind::reduce);
   ASSERT_EQ(reductions.size(), 2u);
   EXPECT_EQ(reductions[0]->attrs.reduce_mode, ReduceMode::sum);
   EXPECT_EQ(reductions[0]->output_shape, (Shape{1, 6, 5}));
@@ -92,10 +98,7 @@ TEST(OnnxFixtureStructure, ResizeIsUpsampleWithPyTorchsCoordinates) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_upsample/model.onnx");
   ASSERT_TRUE(g.ok()) << g.error().message;
-  std::vector<const Node*> ups;
-  for (const Node& n : g->nodes) {
-    if (n.op == OpKind::upsample) ups.push_back(&n);
-  }
+  const std::vector<const Node*> ups = nodes_of(*g, OpKind::upsample);
   ASSERT_EQ(ups.size(), 2u);
   EXPECT_EQ(ups[0]->attrs.mode, UpsampleMode::nearest);
   EXPECT_EQ(ups[0]->attrs.scale.h, 2.0);
