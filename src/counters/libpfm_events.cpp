@@ -15,6 +15,7 @@
 
 #include "common/suggest.hpp"
 #include "counters/event_resolvers.hpp"
+#include "counters/system_info.hpp"
 
 namespace hwprof::detail::resolver {
 namespace {
@@ -85,7 +86,17 @@ std::string kernel_pmu_guess(const std::string& pfm_name) {
   return "uncore_" + box.substr(0, digits) + (digits < box.size() ? "_" + box.substr(digits) : "");
 }
 
+// libpfm4 activates a core PMU by CPUID, and a hypervisor that hides the PMU hides it there
+// too: then no core PMU is present, and "this CPU does not have it" would send the user to
+// another event group when no group can count. Said when the kernel lists no core PMU either.
+std::string no_core_pmu(const std::string& name, const std::vector<std::string>& owners) {
+  return in_quotes(name) + ": this machine exposes no hardware PMU (a virtual machine without PMU passthrough?), so libpfm4 " +
+         "activated none of the PMUs that have this event (" + short_list(owners) +
+         "); only software events such as task-clock and page-faults can be counted here";
+}
+
 std::string pmu_absent(const std::string& name, const PmuDescription& pmu, const std::filesystem::path& root) {
+  if (!pmu.uncore && !hardware_pmu_exposed(root.string())) return no_core_pmu(name, {pmu.name});
   if (pmu.uncore) {
     const std::string kernel = kernel_pmu_guess(pmu.name);
     return in_quotes(name) + ": uncore PMU " + in_quotes(pmu.name) + " (" + pmu.desc + ") is not exposed on this machine" +
@@ -157,6 +168,7 @@ std::string explain_not_found(const std::string& name, const std::filesystem::pa
   }
   std::vector<std::string> owner_names;
   for (const PmuDescription* p : owners) owner_names.push_back(p->name);
+  if (!hardware_pmu_exposed(root.string())) return no_core_pmu(name, owner_names);
   return in_quotes(name) + ": event " + in_quotes(base) + " belongs to PMU " + short_list(owner_names) +
          ", none of which this CPU has; detected PMUs: " + short_list(present_pmu_names()) +
          ". Use the event group of this CPU's family (hwprof info lists it)";

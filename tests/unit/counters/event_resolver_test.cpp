@@ -159,11 +159,33 @@ std::string absent_core_pmu() {
   return {};
 }
 
+// A sysfs devices folder that lists a core PMU ("cpu") or none, as a VM without PMU
+// passthrough does: which of the two decides what an event of an absent PMU is told.
+class SysfsDevices {
+ public:
+  explicit SysfsDevices(bool core_pmu)
+      : root_(std::filesystem::temp_directory_path() / ("hwprof-devices-" + std::to_string(::getpid()) + (core_pmu ? "-cpu" : "-none"))) {
+    std::filesystem::create_directories(root_ / "software");
+    if (core_pmu) std::filesystem::create_directories(root_ / "cpu");
+  }
+  ~SysfsDevices() {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  SysfsDevices(const SysfsDevices&) = delete;
+  SysfsDevices& operator=(const SysfsDevices&) = delete;
+  std::string path() const { return root_.string(); }
+
+ private:
+  std::filesystem::path root_;
+};
+
 TEST(ResolveLibpfm, APmuThisCpuLacksIsNamedWithThePresentOnes) {
   const std::string pmu = absent_core_pmu();
   ASSERT_FALSE(pmu.empty());
   const std::string name = pmu + "::" + (pmu.rfind("amd64", 0) == 0 ? "RETIRED_INSTRUCTIONS" : "INST_RETIRED:ANY_P");
-  const std::string message = error_of(name);
+  const SysfsDevices with_cpu(true);
+  const std::string message = error_of(name, with_cpu.path());
   EXPECT_NE(message.find("needs PMU '" + pmu + "'"), std::string::npos) << message;
   EXPECT_NE(message.find("which this CPU does not have; detected PMUs: "), std::string::npos) << message;
 }
@@ -173,9 +195,25 @@ TEST(ResolveLibpfm, AnEventOfOtherCpusSaysWhichPmusHaveIt) {
   if (std::find(present.begin(), present.end(), "amd64_fam19h_zen3") != present.end()) GTEST_SKIP() << "this is a Zen 3";
   if (std::find(present.begin(), present.end(), "amd64_fam19h_zen4") != present.end()) GTEST_SKIP() << "this is a Zen 4";
   if (std::find(present.begin(), present.end(), "amd64_fam17h_zen2") != present.end()) GTEST_SKIP() << "this is a Zen 2";
-  const std::string message = error_of("RETIRED_SSE_AVX_FLOPS:ANY");
+  const SysfsDevices with_cpu(true);
+  const std::string message = error_of("RETIRED_SSE_AVX_FLOPS:ANY", with_cpu.path());
   EXPECT_NE(message.find("belongs to PMU amd64_fam17h_zen2, amd64_fam19h_zen3, amd64_fam19h_zen4, none of which this CPU has"), std::string::npos)
       << message;
+}
+
+// Seen on a Sapphire Rapids guest without PMU passthrough: libpfm4 activated no core PMU, and
+// the family's own group was told to "use the event group of this CPU's family".
+TEST(ResolveLibpfm, WithoutAHardwarePmuAnEventOfAbsentPmusSaysSoNotAnotherGroup) {
+  const SysfsDevices none(false);
+  for (const std::string& name :
+       std::vector<std::string>{"CPU_CLK_UNHALTED:THREAD_P", "RETIRED_SSE_AVX_FLOPS:ANY", absent_core_pmu() + "::INST_RETIRED:ANY_P"}) {
+    auto r = resolve_event(name, none.path());
+    if (r.ok()) continue;  // this machine's libpfm4 has the PMU active (forced, or a host with one)
+    const std::string& message = r.error().message;
+    EXPECT_EQ(message.rfind("'" + name + "': this machine exposes no hardware PMU", 0), 0u) << message;
+    EXPECT_NE(message.find("libpfm4 activated none of the PMUs that have this event ("), std::string::npos) << message;
+    EXPECT_EQ(message.find("event group of this CPU's family"), std::string::npos) << message;
+  }
 }
 
 TEST(ResolveLibpfm, UnknownPmuPrefix) {
