@@ -57,6 +57,8 @@ enum class OpKind {
   reduce,
   softplus,
   mish,
+  leaky_relu,
+  elu,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -118,6 +120,8 @@ struct Attributes {
   std::int64_t heads = 0;                                   // attention
   bool causal = false;                                      // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu
+  double negative_slope = 0.01;                             // leaky_relu: the slope below 0 (PyTorch's default)
+  double alpha = 1.0;                                       // elu: alpha·(eˣ − 1) below 0 (PyTorch's default)
   // add, sub, mul, div with one input: the per-sample shape of the tensor it is combined with
   // (same rank as the input, each axis equal to the input's or 1), a constant (a buffer,
   // "operand") or, when trainable, a learned parameter ("weight", ConvNeXt's layer scale).

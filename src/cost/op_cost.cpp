@@ -34,6 +34,8 @@
 // hardswish     5n   x·relu6(x+3)/6               same           -                 | 4n
 // softplus      4n   x>20 ? x : log(1+exp(x))     same           -                 | 5n (x>20 ? dy : dy·z/(z+1), z = exp(x))
 // mish          5n   x·tanh(log(1+exp(x)))        same           -                 | 14n (dy·(t + x·σ(x)·(1−t²)))
+// leaky_relu    2n   x>0 ? x : slope·x            same           -                 | 2n (dy·(x>0 ? 1 : slope))
+// elu           4n   x>0 ? x : α·(exp(x)−1)       same           -                 | 4n (x>0 ? dy : dy·α·exp(x))
 // add, sub      1n                                same           -                 | 0, 1n (+n broadcast)
 // mul, div      1n                                same           -                 | 2n, 4n (+n broadcast)
 //   with one input and an operand tensor: input gradient 0 (add, sub) or n (mul, div); a
@@ -65,7 +67,7 @@
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
 // Kept for backward (training memory): linear, conv2d, conv_transpose2d, embedding, batchnorm2d, layernorm,
-// relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish and attention keep their input, mul and div both
+// relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu and attention keep their input, mul and div both
 // (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d keeps
 // int32 indices of its output; dropout a 1-byte mask;
 // layernorm 2 floats per row; batchnorm2d 2 floats per channel per batch; attention Q, K, V,

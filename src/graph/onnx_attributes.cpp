@@ -165,6 +165,9 @@ std::optional<std::string> onnx_attribute_problem(const onnx::NodeProto& n, int 
     if (auto p = float_within(n, "epsilon", 0.0, HUGE_VAL, "a finite number >= 0")) return p;
     if (auto p = float_within(n, "momentum", 0.0, HUGE_VAL, "a finite number >= 0")) return p;
   }
+  if (op == "LeakyRelu" || op == "Elu") {  // the slope below 0, multiplied into the kernel's output
+    if (auto p = float_within(n, "alpha", -HUGE_VAL, HUGE_VAL, "a finite number")) return p;
+  }
   if (op == "Dropout" && opset < 12) {
     if (auto p = float_within(n, "ratio", 0.0, 1.0, "a probability in [0, 1)")) return p;
   }

@@ -724,6 +724,18 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("HardSwish", [](Importer& m, N n, int x) { m.add_node(n, OpKind::hardswish, {x}); }),
       maps("HardSigmoid", [](Importer& m, N n, int x) { m.map_hardsigmoid(n, x); }),
       maps("Softplus", [](Importer& m, N n, int x) { m.add_node(n, OpKind::softplus, {x}); }),
+      maps("LeakyRelu",
+           [](Importer& m, N n, int x) {
+             Attributes a;
+             a.negative_slope = m.attr_float(n, "alpha", 0.01f);
+             m.add_node(n, OpKind::leaky_relu, {x}, a);
+           }),
+      maps("Elu",
+           [](Importer& m, N n, int x) {
+             Attributes a;
+             a.alpha = m.attr_float(n, "alpha", 1.0f);
+             m.add_node(n, OpKind::elu, {x}, a);
+           }),
       maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
       maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
       maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),

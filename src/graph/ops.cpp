@@ -65,6 +65,14 @@ const std::vector<OpInfo>& op_table() {
       // dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)): σ 4, t 4, the rest 6. It evaluates exp,
       // log and tanh; tanh (itself an exp and a division here) is the dearest of the calibrated.
       {OpKind::mish, "mish", {}, 1, 1, F::elementwise_unary, {5, 14, false, "tanh", false}},
+      // leaky_relu: x > 0 ? x : slope·x, the comparison and the product. Backward
+      // dy·(x > 0 ? 1 : slope): the same two. It keeps its input: with a negative slope the
+      // output's sign no longer tells which side x was on.
+      {OpKind::leaky_relu, "leaky_relu", {"negative_slope"}, 1, 1, F::elementwise_unary, {2, 2, false, "", false}},
+      // elu: x > 0 ? x : α·(eˣ − 1): the comparison, exp, the subtraction and the product.
+      // Backward x > 0 ? dy : dy·α·eˣ: the comparison, exp and two products. Keeps its input
+      // (with α < 0 the output's sign does not tell the side either); held to exp_sp.
+      {OpKind::elu, "elu", {"alpha"}, 1, 1, F::elementwise_unary, {4, 4, false, "exp", false}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

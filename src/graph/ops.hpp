@@ -73,7 +73,9 @@ std::optional<UnaryTraits> unary_traits(const Node& node);
   case OpKind::hardswish:              \
   case OpKind::hardsigmoid:            \
   case OpKind::softplus:               \
-  case OpKind::mish
+  case OpKind::mish:                   \
+  case OpKind::leaky_relu:             \
+  case OpKind::elu
 
 // Keys every layer object may carry whatever its op.
 inline constexpr std::string_view kCommonLayerKeys[] = {"name", "op", "inputs", "comment"};

@@ -659,7 +659,11 @@ class SpecReader {
       case OpKind::flatten:
       case OpKind::cls_token:
       case OpKind::unsupported:        // find_op() never yields it: a spec cannot name it
-      HWPROF_ELEMENTWISE_UNARY_CASES:  // no attributes, but gelu's `approximate`
+      HWPROF_ELEMENTWISE_UNARY_CASES:  // no attributes, but gelu's `approximate` and two slopes
+        if (node.op == OpKind::leaky_relu) {
+          at.negative_slope = a.number("negative_slope", 0.01, -1e6, 1e6, false, "a finite number (PyTorch's default 0.01)");
+        }
+        if (node.op == OpKind::elu) at.alpha = a.number("alpha", 1.0, -1e6, 1e6, false, "a finite number (PyTorch's default 1.0)");
         if (node.op == OpKind::gelu && a.has("approximate")) {
           const json& v = a.item["approximate"];
           if (v == "none") {

@@ -9,6 +9,7 @@
 namespace hwprof::nn {
 namespace {
 
+using detail::exp_approx;
 using detail::normal_cdf_approx;
 using detail::normal_pdf_approx;
 using detail::select;
@@ -53,7 +54,7 @@ void mask_grad(const float* x, const float* dy, float* dx, i64 n, Pass pass) {
 
 }  // namespace
 
-void activation_forward(Activation a, const float* x, float* y, i64 n) {
+void activation_forward(Activation a, const float* x, float* y, i64 n, float alpha) {
   switch (a) {
     case Activation::relu:  // NaN passes through, as with torch.relu
       map1(x, y, n, [](float v) { return select(v < 0.0f, 0.0f, v); });
@@ -88,10 +89,16 @@ void activation_forward(Activation a, const float* x, float* y, i64 n) {
     case Activation::mish:  // x·tanh(softplus(x)) (PyTorch's Mish: no threshold, none needed)
       map1(x, y, n, [](float v) { return v * tanh_approx(softplus_approx(v)); });
       return;
+    case Activation::leaky_relu:  // x above 0, slope·x at and below (PyTorch's leaky_relu)
+      map1(x, y, n, [alpha](float v) { return select(v > 0.0f, v, v * alpha); });
+      return;
+    case Activation::elu:  // x above 0, α·(eˣ − 1) at and below (PyTorch's elu, scale 1)
+      map1(x, y, n, [alpha](float v) { return select(v > 0.0f, v, alpha * (exp_approx(v) - 1.0f)); });
+      return;
   }
 }
 
-void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n) {
+void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n, float alpha) {
   if (dx == nullptr) return;
   switch (a) {
     case Activation::relu:  // the subgradient at 0 is 0, as in PyTorch's threshold_backward
@@ -142,6 +149,12 @@ void activation_backward(Activation a, const float* x, const float* y, const flo
         const float t = tanh_approx(softplus_approx(v));
         return t + v * sigmoid_approx(v) * (1.0f - t * t);
       });
+      return;
+    case Activation::leaky_relu:  // 1 above 0, the slope at and below (leaky_relu_backward)
+      map_grad(x, y, dy, dx, n, [alpha](float v, float) { return select(v > 0.0f, 1.0f, alpha); });
+      return;
+    case Activation::elu:  // 1 above 0, α·eˣ at and below (elu_backward from the input)
+      map_grad(x, y, dy, dx, n, [alpha](float v, float) { return select(v > 0.0f, 1.0f, alpha * exp_approx(v)); });
       return;
   }
 }

@@ -98,10 +98,12 @@ void layernorm_backward(const float* x, const float* gamma, const float* save_me
                         float* dgamma, float* dbeta, i64 rows, i64 d);
 
 // ---- element-wise activations -------------------------------------------------------------
-enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish };
-void activation_forward(Activation a, const float* x, float* y, i64 n);
+enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu };
+// `alpha` is the activation's one number: leaky_relu's negative slope, elu's α; the others
+// ignore it.
+void activation_forward(Activation a, const float* x, float* y, i64 n, float alpha = 0.0f);
 // Both x (the input) and y (the output) are passed; each activation uses what it needs.
-void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n);
+void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n, float alpha = 0.0f);
 
 // ---- softmax along one axis, the tensor seen as [outer, dim, inner] -------------------------
 void softmax_forward(const float* x, float* y, i64 outer, i64 dim, i64 inner);

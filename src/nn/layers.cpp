@@ -294,6 +294,10 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
       return Activation::softplus;
     case OpKind::mish:
       return Activation::mish;
+    case OpKind::leaky_relu:
+      return Activation::leaky_relu;
+    case OpKind::elu:
+      return Activation::elu;
     case OpKind::linear:
     case OpKind::conv2d:
     case OpKind::batchnorm2d:
@@ -331,13 +335,14 @@ class ActivationLayer final : public Layer {
  public:
   // `reads_output`: the op table's backward_reads_output — which of x and y the kernel's
   // backward formula reads, and so which one training keeps.
-  ActivationLayer(Activation a, bool reads_output) : a_(a), reads_output_(reads_output) {}
+  // `alpha`: the op's one number (leaky_relu's slope, elu's α), 0 for the others.
+  ActivationLayer(Activation a, bool reads_output, float alpha) : a_(a), reads_output_(reads_output), alpha_(alpha) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
     // Element-wise: each y[i] is written after x[i] is read, so y may be x's storage.
     Tensor y = (c.reusable_inputs & 1U) != 0 ? x : Tensor::empty(x.shape());
-    activation_forward(a_, x.f32(), y.f32(), x.numel());
+    activation_forward(a_, x.f32(), y.f32(), x.numel(), alpha_);
     if (c.training) {
       if (reads_output_) {
         y_ = y;
@@ -352,7 +357,7 @@ class ActivationLayer final : public Layer {
     // exactly the same elements; the others read only the slot their formula names.
     Tensor& kept = x_.defined() ? x_ : y_;
     dx[0] = gradient_like(kept, need[0] != 0);
-    if (dx[0].defined()) activation_backward(a_, kept.f32(), kept.f32(), dy.f32(), dx[0].f32(), kept.numel());
+    if (dx[0].defined()) activation_backward(a_, kept.f32(), kept.f32(), dy.f32(), dx[0].f32(), kept.numel(), alpha_);
   }
   void release_saved() noexcept override {
     x_ = Tensor();
@@ -362,6 +367,7 @@ class ActivationLayer final : public Layer {
  private:
   Activation a_;
   bool reads_output_;
+  float alpha_;
   Tensor x_, y_;
 };
 
@@ -961,7 +967,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   const Shape& in = graph.shape_of(node.inputs[0]);
   if (const auto unary = detail::unary_traits(node)) {
     // Executor::build refuses an element-wise op without a kernel before it gets here.
-    return std::make_unique<ActivationLayer>(activation_of(node).value(), unary->backward_reads_output);
+    const double alpha = node.op == OpKind::leaky_relu ? node.attrs.negative_slope : node.op == OpKind::elu ? node.attrs.alpha : 0.0;
+    return std::make_unique<ActivationLayer>(activation_of(node).value(), unary->backward_reads_output, static_cast<float>(alpha));
   }
   switch (node.op) {
     case OpKind::linear:

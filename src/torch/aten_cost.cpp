@@ -302,6 +302,17 @@ std::optional<OpKind> unary_kind(std::string_view op, const AtenCall& c) {
     return unit_beta ? std::optional(OpKind::softplus) : std::nullopt;
   }
   if (op == "mish" || op == "mish_backward") return OpKind::mish;
+  if (op == "leaky_relu" || op == "leaky_relu_backward") return OpKind::leaky_relu;  // any slope: the same two FLOPs
+  if (op == "elu" || op == "elu_backward") {
+    // elu(x, alpha, scale, input_scale), elu_backward(dy, alpha, scale, input_scale, ...): the row
+    // is scale 1 and input_scale 1 (F.elu); aten::selu and celu call it with others, each a
+    // product more per element, and stay uncounted rather than counted short.
+    const auto unit = [&](std::size_t i) {
+      const AtenArg* v = arg(c, i);
+      return v == nullptr || (v->kind == AtenArgKind::real && v->real == 1.0) || (v->kind == AtenArgKind::integer && v->integer == 1);
+    };
+    return unit(2) && unit(3) ? std::optional(OpKind::elu) : std::nullopt;
+  }
   return std::nullopt;
 }
 
@@ -311,8 +322,9 @@ bool is_backward_name(std::string_view op) {
 
 std::optional<AtenCost> unary(const AtenCall& c, std::string_view op, OpKind kind) {
   const bool backward = is_backward_name(op);
-  // Forward: (self, ...); backward: (grad_output, self or output, ...).
-  const AtenArg* x = tensor(c, backward ? 1 : 0);
+  // Forward: (self, ...); backward: (grad_output, self or output, ...), but elu_backward's
+  // self_or_result comes last: grad_output has its shape.
+  const AtenArg* x = backward && tensor(c, 1) != nullptr ? tensor(c, 1) : tensor(c, 0);
   if (!floating(x)) return std::nullopt;
   Attributes a;
   if (kind == OpKind::gelu) {

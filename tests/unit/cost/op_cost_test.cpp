@@ -299,16 +299,18 @@ struct ActivationCase {
 
 TEST(OpCostActivation, EachOpsForwardAndInputGradient) {
   const ActivationCase cases[] = {
-      {R"("op": "relu")", 4, 4},                           // 1n | 1n
-      {R"("op": "relu6")", 8, 8},                          // 2n | 2n
-      {R"("op": "gelu")", 20, 44},                         // erf form: 5n | 11n
-      {R"("op": "gelu", "approximate": "none")", 20, 44},  // the same, written out
-      {R"("op": "gelu", "approximate": "tanh")", 36, 72},  // 9n | 18n
-      {R"("op": "silu")", 20, 36},                         // 5n | 9n
-      {R"("op": "sigmoid")", 16, 12},                      // 4n | 3n
-      {R"("op": "tanh")", 4, 12},                          // 1n | 3n
-      {R"("op": "softplus")", 16, 20},                     // 4n | 5n
-      {R"("op": "mish")", 20, 56},                         // 5n | 14n
+      {R"("op": "relu")", 4, 4},                               // 1n | 1n
+      {R"("op": "relu6")", 8, 8},                              // 2n | 2n
+      {R"("op": "gelu")", 20, 44},                             // erf form: 5n | 11n
+      {R"("op": "gelu", "approximate": "none")", 20, 44},      // the same, written out
+      {R"("op": "gelu", "approximate": "tanh")", 36, 72},      // 9n | 18n
+      {R"("op": "silu")", 20, 36},                             // 5n | 9n
+      {R"("op": "sigmoid")", 16, 12},                          // 4n | 3n
+      {R"("op": "tanh")", 4, 12},                              // 1n | 3n
+      {R"("op": "softplus")", 16, 20},                         // 4n | 5n
+      {R"("op": "mish")", 20, 56},                             // 5n | 14n
+      {R"("op": "leaky_relu", "negative_slope": 0.2)", 8, 8},  // 2n | 2n
+      {R"("op": "elu")", 16, 16},                              // 4n | 4n
   };
   for (const ActivationCase& c : cases) {
     SCOPED_TRACE(c.op_json);

@@ -68,6 +68,12 @@ class ModelBuilder {
     a->set_type(onnx::AttributeProto_AttributeType_INTS);
     for (auto x : v) a->add_ints(x);
   }
+  static void real(onnx::NodeProto& n, const std::string& name, float v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+    a->set_f(v);
+  }
   static void integer(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
     auto* a = n.add_attribute();
     a->set_name(name);
@@ -459,6 +465,28 @@ TEST(OnnxImport, SoftplusIsSoftplusAndMishAsExportedIsItsThreeNodes) {
   EXPECT_EQ(g->nodes[1].op, OpKind::tanh);
   EXPECT_EQ(g->nodes[2].op, OpKind::mul);
   EXPECT_EQ(g->nodes[2].output_shape, (Shape{4, 5}));
+}
+
+TEST(OnnxImport, LeakyReluAndEluKeepTheirAlphaAndANonFiniteOneIsRefused) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(14, {4, 5});
+  ModelBuilder::real(b.node("LeakyRelu", "/a/LeakyRelu", {"input"}, "l"), "alpha", 0.2f);
+  b.node("Elu", "/b/Elu", {"l"}, "e");  // ONNX's default alpha 1.0, PyTorch's too
+  ModelBuilder::real(b.node("Elu", "/c/Elu", {"e"}, "output"), "alpha", 0.5f);
+  auto g = import_onnx(b.bytes(3), "act.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 3u);
+  EXPECT_EQ(g->nodes[0].op, OpKind::leaky_relu);
+  EXPECT_FLOAT_EQ(static_cast<float>(g->nodes[0].attrs.negative_slope), 0.2f);
+  EXPECT_EQ(g->nodes[1].op, OpKind::elu);
+  EXPECT_DOUBLE_EQ(g->nodes[1].attrs.alpha, 1.0);
+  EXPECT_DOUBLE_EQ(g->nodes[2].attrs.alpha, 0.5);
+
+  ModelBuilder bad(14, {4, 5});
+  ModelBuilder::real(bad.node("LeakyRelu", "/a/LeakyRelu", {"input"}, "output"), "alpha", std::numeric_limits<float>::infinity());
+  auto refused = import_onnx(bad.bytes(3), "act.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("node '/a/LeakyRelu' (LeakyRelu): attribute alpha is inf; alpha must be a finite number"));
 }
 
 TEST(OnnxImport, AReductionOverTheBatchOrEveryAxisIsRefusedNamingTheNode) {

@@ -832,6 +832,8 @@ TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
     if (info.family != detail::OpFamily::elementwise_unary) continue;
     std::vector<std::string> variants = {""};
     if (info.kind == OpKind::gelu) variants = {R"(, "approximate": "none")", R"(, "approximate": "tanh")"};
+    if (info.kind == OpKind::leaky_relu) variants = {"", R"(, "negative_slope": 0.3)", R"(, "negative_slope": -0.5)"};
+    if (info.kind == OpKind::elu) variants = {"", R"(, "alpha": 0.4)"};
     for (const std::string& extra : variants) {
       SCOPED_TRACE(std::string(info.name) + extra);
       check_gradients(parse(R"({"input": {"shape": [5]}, "layers": [
@@ -843,7 +845,7 @@ TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
       ++tested;
     }
   }
-  EXPECT_GE(tested, 9);
+  EXPECT_GE(tested, 16);
 }
 
 // MobileNetV3's and a decoder's pieces: hard activations, a squeeze-and-excitation gate

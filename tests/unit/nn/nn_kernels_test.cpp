@@ -143,7 +143,14 @@ TEST(VectorMath, MaxOfEveryLengthAroundTheLaneCount) {
 
 constexpr Activation kAllActivations[] = {Activation::relu,        Activation::relu6,    Activation::gelu, Activation::gelu_tanh,
                                           Activation::silu,        Activation::sigmoid,  Activation::tanh, Activation::hardswish,
-                                          Activation::hardsigmoid, Activation::softplus, Activation::mish};
+                                          Activation::hardsigmoid, Activation::softplus, Activation::mish, Activation::leaky_relu,
+                                          Activation::elu};
+
+// The number each activation is run with: not PyTorch's defaults (0.01, 1.0), so that a kernel
+// that ignored it would fail.
+float alpha_of(Activation a) {
+  return a == Activation::leaky_relu ? 0.2f : a == Activation::elu ? 1.3f : 0.0f;
+}
 
 const char* name_of(Activation a) {
   switch (a) {
@@ -169,6 +176,10 @@ const char* name_of(Activation a) {
       return "softplus";
     case Activation::mish:
       return "mish";
+    case Activation::leaky_relu:
+      return "leaky_relu";
+    case Activation::elu:
+      return "elu";
   }
   return "?";
 }
@@ -209,6 +220,10 @@ double ref_activation(Activation a, double x) {
       return ref_softplus(x);
     case Activation::mish:
       return x * std::tanh(std::log1p(std::exp(x)));
+    case Activation::leaky_relu:
+      return x > 0.0 ? x : alpha_of(a) * x;
+    case Activation::elu:
+      return x > 0.0 ? x : alpha_of(a) * std::expm1(x);
   }
   return 0.0;
 }
@@ -241,13 +256,17 @@ double ref_activation_derivative(Activation a, double x) {
       const double t = std::tanh(std::log1p(std::exp(x)));
       return t + x * ref_sigmoid(x) * (1.0 - t * t);
     }
+    case Activation::leaky_relu:
+      return x > 0.0 ? 1.0 : alpha_of(a);
+    case Activation::elu:
+      return x > 0.0 ? 1.0 : alpha_of(a) * std::exp(x);
   }
   return 0.0;
 }
 
 float forward_one(Activation a, float x) {
   float y = 0.0f;
-  activation_forward(a, &x, &y, 1);
+  activation_forward(a, &x, &y, 1, alpha_of(a));
   return y;
 }
 
@@ -283,6 +302,12 @@ TEST(Activation, KnownValuesFromTheFormulas) {
   EXPECT_NEAR(forward_one(Activation::mish, 1.0f), 0.8650984, 3e-7);
   EXPECT_NEAR(forward_one(Activation::mish, -1.0f), -0.3034014, 3e-7);
   EXPECT_EQ(forward_one(Activation::mish, 0.0f), 0.0f);
+  EXPECT_EQ(forward_one(Activation::leaky_relu, 2.0f), 2.0f);
+  EXPECT_NEAR(forward_one(Activation::leaky_relu, -2.0f), -0.4f, 1e-7);  // slope 0.2
+  EXPECT_EQ(forward_one(Activation::leaky_relu, 0.0f), 0.0f);
+  EXPECT_EQ(forward_one(Activation::elu, 2.0f), 2.0f);
+  EXPECT_NEAR(forward_one(Activation::elu, -1.0f), 1.3 * (std::exp(-1.0) - 1.0), 3e-7);  // α 1.3
+  EXPECT_NEAR(forward_one(Activation::elu, -30.0f), -1.3, 3e-7);
 }
 
 // Values everywhere the approximations change regime, plus random ones.
@@ -299,7 +324,7 @@ TEST(Activation, ForwardMatchesDoubleReferenceForEveryLength) {
     for (std::size_t extra : {0u, 1u, 9u, 31u, 200u, 70000u}) {  // 70000: the parallel path
       const std::vector<float> x = activation_inputs(extra, extra + 1);
       std::vector<float> y(x.size(), kNaN);
-      activation_forward(a, x.data(), y.data(), static_cast<i64>(x.size()));
+      activation_forward(a, x.data(), y.data(), static_cast<i64>(x.size()), alpha_of(a));
       std::vector<double> expected(x.size());
       for (std::size_t i = 0; i < x.size(); ++i) expected[i] = ref_activation(a, x[i]);
       EXPECT_TRUE(all_close(y, to_float(expected), 1e-6, 6e-7)) << name_of(a) << " n=" << x.size();
@@ -312,10 +337,10 @@ TEST(Activation, BackwardMatchesAnalyticDerivative) {
     const std::vector<float> x = activation_inputs(3000, 5);
     const auto n = static_cast<i64>(x.size());
     std::vector<float> y(x.size());
-    activation_forward(a, x.data(), y.data(), n);
+    activation_forward(a, x.data(), y.data(), n, alpha_of(a));
     const std::vector<float> dy = random_vector(x.size(), 6);
     std::vector<float> dx(x.size(), kNaN);  // overwritten, never read
-    activation_backward(a, x.data(), y.data(), dy.data(), dx.data(), n);
+    activation_backward(a, x.data(), y.data(), dy.data(), dx.data(), n, alpha_of(a));
     std::vector<double> expected(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) expected[i] = dy[i] * ref_activation_derivative(a, x[i]);
     EXPECT_TRUE(all_close(dx, to_float(expected), 2e-6, 1e-6)) << name_of(a);
@@ -334,12 +359,12 @@ TEST(Activation, BackwardMatchesFiniteDifferences) {
     const std::vector<float> w = random_vector(x.size(), 12);
     std::vector<float> y(x.size());
     auto loss = [&] {
-      activation_forward(a, x.data(), y.data(), n);
+      activation_forward(a, x.data(), y.data(), n, alpha_of(a));
       return dot(y, w);
     };
     loss();
     std::vector<float> dx(x.size());
-    activation_backward(a, x.data(), y.data(), w.data(), dx.data(), n);
+    activation_backward(a, x.data(), y.data(), w.data(), dx.data(), n, alpha_of(a));
     EXPECT_TRUE(gradient_matches(dx, numeric_gradient(x, loss))) << name_of(a);
   }
 }
@@ -350,7 +375,7 @@ TEST(Activation, NaNPropagatesAndNullDxIsSkipped) {
     const float x = 0.5f;
     const float y = forward_one(a, x);
     const float dy = 1.0f;
-    activation_backward(a, &x, &y, &dy, nullptr, 1);
+    activation_backward(a, &x, &y, &dy, nullptr, 1, alpha_of(a));
   }
 }
 
@@ -360,8 +385,8 @@ TEST(Activation, ReluGradientOfInfiniteDyStaysZeroWhereClosed) {
   std::vector<float> y(3);
   std::vector<float> dx(3);
   for (Activation a : {Activation::relu, Activation::relu6}) {
-    activation_forward(a, x.data(), y.data(), 3);
-    activation_backward(a, x.data(), y.data(), dy.data(), dx.data(), 3);
+    activation_forward(a, x.data(), y.data(), 3, alpha_of(a));
+    activation_backward(a, x.data(), y.data(), dy.data(), dx.data(), 3, alpha_of(a));
     EXPECT_EQ(dx[0], 0.0f) << name_of(a);
     EXPECT_EQ(dx[1], kInf) << name_of(a);
   }

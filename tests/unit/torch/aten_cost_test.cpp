@@ -187,6 +187,12 @@ TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
   EXPECT_DOUBLE_EQ(flops(call("aten::mish", {x})), 5 * n);
   EXPECT_DOUBLE_EQ(flops(call("aten::mish_", {x})), 5 * n) << "nn.Mish(inplace=True)";
   EXPECT_DOUBLE_EQ(flops(call("aten::mish_backward", {x, x})), 14 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::leaky_relu", {x, real(0.2)})), 2 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::leaky_relu_", {x, real(0.2)})), 2 * n) << "nn.LeakyReLU(inplace=True)";
+  EXPECT_DOUBLE_EQ(flops(call("aten::leaky_relu_backward", {x, x, real(0.2), integer(0)})), 2 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::elu", {x, integer(1), integer(1), integer(1)})), 4 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::elu_backward", {x, real(0.5), integer(1), integer(1), integer(0), x})), 4 * n);
+  EXPECT_FALSE(aten_cost(call("aten::elu", {x, real(1.6732632), real(1.0507010), integer(1)}))) << "selu's scale: no formula";
   // max_pool2d 2x2 on 32x32: 16x16 outputs of 3 comparisons; its backward 1 per output.
   const double pooled = 8.0 * 16 * 16 * 16;
   const AtenArg big = t({8, 16, 32, 32});
