@@ -59,6 +59,7 @@ enum class OpKind {
   mish,
   leaky_relu,
   elu,
+  matmul,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the

@@ -38,6 +38,7 @@
 // elu           4n   x>0 ? x : α·(exp(x)−1)       same           -                 | 4n (x>0 ? dy : dy·α·exp(x))
 // add, sub      1n                                same           -                 | 0, 1n (+n broadcast)
 // mul, div      1n                                same           -                 | 2n, 4n (+n broadcast)
+// matmul        2·MACs, MACs = n·K ([..,M,K]·[..,K,N] of two activations)  -  | 4·MACs (dA = dY·Bᵀ, dB = Aᵀ·dY)
 //   with one input and an operand tensor: input gradient 0 (add, sub) or n (mul, div); a
 //   learned operand's gradient n (add, sub), 2n (mul), 4n (div), its sum over the batch and
 //   the broadcast axes included
@@ -67,7 +68,7 @@
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
 // Kept for backward (training memory): linear, conv2d, conv_transpose2d, embedding, batchnorm2d, layernorm,
-// relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu and attention keep their input, mul and div both
+// relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu and attention keep their input, mul, div and matmul both
 // (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d keeps
 // int32 indices of its output; dropout a 1-byte mask;
 // layernorm 2 floats per row; batchnorm2d 2 floats per channel per batch; attention Q, K, V,
@@ -258,6 +259,19 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
         c.saves_input = true;
         c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
       }
+      break;
+    }
+    case OpKind::matmul: {
+      // Each output element is a K-long dot product: MACs = n·K (fvcore counts torch.matmul
+      // and bmm so). Backward: dA = dY·Bᵀ and dB = Aᵀ·dY, 2·MACs each, plus the sum over the
+      // outputs that shared a broadcast operand (counted in those GEMMs' accumulation). Both
+      // operands are activations: they are kept, the second as an extra.
+      const Count k = Count(in.back());
+      c.macs = n * k;
+      c.flops = c.macs * 2;
+      c.internal_grad_flops = c.macs * 4;
+      c.saves_input = true;
+      c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
       break;
     }
     case OpKind::dropout:

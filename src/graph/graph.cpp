@@ -66,6 +66,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:
+    case OpKind::matmul:
     case OpKind::unsupported:
     HWPROF_ELEMENTWISE_UNARY_CASES:
       break;

@@ -269,6 +269,7 @@ class Importer {
 
   std::string layer_name(const onnx::NodeProto& n);
   int add_node(const onnx::NodeProto& n, OpKind op, std::vector<int> inputs, Attributes attrs = {});
+  void map_activation_product(const onnx::NodeProto& n, const Shape& a);
   void set_output(const onnx::NodeProto& n, int node) {
     if (n.output_size() > 0) values_[n.output(0)] = Value{Value::Kind::activation, node, nullptr};
   }

@@ -150,7 +150,7 @@ void Importer::map_matmul(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = constant(n.input(1));
   if (!in || in->empty()) return unsupported(n, "the input's first axis is not the batch");
-  if (w == nullptr) return unsupported(n, "a product of two activations is not mapped yet");
+  if (w == nullptr) return map_activation_product(n, *in);
   if (w->dims_size() != 2) return unsupported(n, "B is an initializer of rank " + std::to_string(w->dims_size()) + ", not 2");
   const std::int64_t k = w->dims(0), out = w->dims(1);
   if (k != in->back()) return unsupported(n, "B's rows do not match the input's last axis");
@@ -158,6 +158,19 @@ void Importer::map_matmul(const onnx::NodeProto& n) {
   a.out_features = out;
   a.bias = false;  // an Add of a bias right after it is folded in (map_add)
   add_linear(n, a, k, w->name(), transposed(floats(*w), k, out));
+}
+
+// A MatMul of two activations: the matmul op. ONNX aligns the full shapes on the right, batch
+// axes included; hwprof aligns the per-sample shapes and keeps the batch apart. The two agree
+// when both have one rank, which is what is mapped.
+void Importer::map_activation_product(const onnx::NodeProto& n, const Shape& a) {
+  const auto b = is_activation(n.input(1)) ? per_sample(n.input(1)) : std::nullopt;
+  if (!b) return unsupported(n, "B is neither an initializer nor an activation whose first axis is the batch");
+  if (a.size() < 2 || b->size() < 2 || a.size() != b->size()) {
+    return unsupported(n, "a product of two activations of per-sample shapes " + format_shape(a) + " and " + format_shape(*b) +
+                              " (mapped: one rank, at least 2 axes besides the batch)");
+  }
+  add_node(n, OpKind::matmul, {values_.at(n.input(0)).node, values_.at(n.input(1)).node});
 }
 
 // A linear layer with weight [out, k]. A weight equal to an earlier embedding's or linear's is

@@ -73,6 +73,9 @@ const std::vector<OpInfo>& op_table() {
       // Backward x > 0 ? dy : dy·α·eˣ: the comparison, exp and two products. Keeps its input
       // (with α < 0 the output's sign does not tell the side either); held to exp_sp.
       {OpKind::elu, "elu", {"alpha"}, 1, 1, F::elementwise_unary, {4, 4, false, "exp", false}},
+      // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
+      // last two broadcast as NumPy does (torch.matmul of two tensors, ONNX MatMul).
+      {OpKind::matmul, "matmul", {}, 2, 2, F::gemm, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

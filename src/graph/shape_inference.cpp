@@ -333,6 +333,26 @@ Outcome infer_node(const Graph& g, const Node& node) {
         return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
       return shaped(out);
     }
+    case OpKind::matmul: {
+      // [..., M, K]·[..., K, N]: the axes before the last two right-aligned and broadcast (each
+      // equal, or 1 or missing in one of them), as torch.matmul and ONNX MatMul do.
+      const Shape& other = g.shape_of(node.inputs[1]);
+      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem("matmul takes float32 tensors, got int32 input");
+      const std::string what = "matmul takes [..., M, K] and [..., K, N] whose leading axes broadcast, got ";
+      if (in.size() < 2 || other.size() < 2) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+      if (in.back() != other[other.size() - 2]) return problem(what + kind_of(in) + " and " + kind_of(other) + " (K differs)", "inputs");
+      const std::size_t lead = std::max(in.size(), other.size()) - 2;
+      Shape out(lead + 2, 1);
+      for (std::size_t d = 0; d < lead; ++d) {
+        const std::int64_t x = d + in.size() >= lead + 2 ? in[d + in.size() - lead - 2] : 1;
+        const std::int64_t y = d + other.size() >= lead + 2 ? other[d + other.size() - lead - 2] : 1;
+        if (x != y && x != 1 && y != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+        out[d] = std::max(x, y);
+      }
+      out[lead] = in[in.size() - 2];
+      out[lead + 1] = other.back();
+      return shaped(out);
+    }
     case OpKind::concat: {
       if (a.axis < -rank || a.axis >= rank) return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
       const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;

@@ -658,6 +658,7 @@ class SpecReader {
         break;
       case OpKind::flatten:
       case OpKind::cls_token:
+      case OpKind::matmul:
       case OpKind::unsupported:        // find_op() never yields it: a spec cannot name it
       HWPROF_ELEMENTWISE_UNARY_CASES:  // no attributes, but gelu's `approximate` and two slopes
         if (node.op == OpKind::leaky_relu) {

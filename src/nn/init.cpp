@@ -170,6 +170,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"out_proj.bias", {d}, InitScheme::constant, 0.0, -1});
       break;
     }
+    case OpKind::matmul:
     case OpKind::softmax:
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:

@@ -180,6 +180,21 @@ void binary_forward(BinaryOp op, const float* a, const float* b, float* y, const
 // axes each input was broadcast along.
 void binary_backward(BinaryOp op, const float* a, const float* b, const float* dy, float* da, float* db, const Broadcast& p);
 
+// ---- matmul of two activations: y[o] = a[a_index[o]]·b[b_index[o]], [m,k]·[k,n] each -------
+struct MatmulPlan {
+  i64 m = 0, k = 0, n = 0;
+  std::vector<i64> out;                     // the output's full shape
+  std::vector<i64> a_index, b_index;        // per output matrix, the operands' matrices it multiplies
+  bool a_shared = false, b_shared = false;  // some matrix of a (of b) serves several outputs
+  i64 matrices() const noexcept { return static_cast<i64>(a_index.size()); }
+};
+// From the operands' full shapes (rank >= 2 each; the axes before the last two broadcast,
+// right-aligned). The caller has checked that the inner sizes agree.
+MatmulPlan make_matmul_plan(const std::vector<i64>& a, const std::vector<i64>& b);
+void matmul_forward(const MatmulPlan& p, const float* a, const float* b, float* y);
+// da and db (either may be null) are overwritten, each summed over the outputs it served.
+void matmul_backward(const MatmulPlan& p, const float* a, const float* b, const float* dy, float* da, float* db);
+
 // ---- embeddings --------------------------------------------------------------------------
 // y[rows, D] = weight[ids[r], :]. Returns the first position whose id lies outside
 // [0, num_embeddings), or -1 when all are valid (then y is complete).

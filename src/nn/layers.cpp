@@ -298,6 +298,7 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
       return Activation::leaky_relu;
     case OpKind::elu:
       return Activation::elu;
+    case OpKind::matmul:
     case OpKind::linear:
     case OpKind::conv2d:
     case OpKind::batchnorm2d:
@@ -678,6 +679,41 @@ class BinaryLayer final : public Layer {
   Tensor a_, b_;
 };
 
+// The product of two activations, their leading axes broadcast (the matmul op).
+class MatmulLayer final : public Layer {
+ public:
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& a = *in[0];
+    const Tensor& b = *in[1];
+    if (a.shape() != a_shape_ || b.shape() != b_shape_) {
+      plan_ = make_matmul_plan(a.shape(), b.shape());
+      a_shape_ = a.shape();
+      b_shape_ = b.shape();
+    }
+    Tensor y = Tensor::empty(plan_.out);
+    matmul_forward(plan_, a.f32(), b.f32(), y.f32());
+    if (c.training) {
+      a_ = a;
+      b_ = b;
+    }
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    dx[0] = gradient_like(a_, need[0] != 0);
+    dx[1] = gradient_like(b_, need[1] != 0);
+    matmul_backward(plan_, a_.f32(), b_.f32(), dy.f32(), dx[0].defined() ? dx[0].f32() : nullptr, dx[1].defined() ? dx[1].f32() : nullptr);
+  }
+  void release_saved() noexcept override {
+    a_ = Tensor();
+    b_ = Tensor();
+  }
+
+ private:
+  MatmulPlan plan_;
+  Shape a_shape_, b_shape_;
+  Tensor a_, b_;
+};
+
 // add, sub, mul, div of one input and an operand tensor broadcast to it: a constant (the buffer
 // "operand", from the model file or the op's identity) or a learned parameter.
 class OperandLayer final : public Layer {
@@ -983,6 +1019,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<LayerNormLayer>(node, in, params);
     case OpKind::softmax:
       return std::make_unique<SoftmaxLayer>(node, in);
+    case OpKind::matmul:
+      return std::make_unique<MatmulLayer>();
     case OpKind::maxpool2d:
       return std::make_unique<MaxPool2dLayer>(node, in);
     case OpKind::avgpool2d:

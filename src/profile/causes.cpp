@@ -39,6 +39,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::linear:
     case OpKind::attention:
     case OpKind::conv_transpose2d:
+    case OpKind::matmul:
       return true;
     case OpKind::conv2d:
       return !is_depthwise(node, input_shape);
@@ -121,6 +122,12 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       const std::int64_t t = in[in.size() - 2];
       const std::int64_t dh = in.back() / a.heads;
       return GemmShape{t, t, dh, 2 * a.heads * batch};
+    }
+    case OpKind::matmul: {
+      // One [M, K]·[K, N] GEMM per output matrix (src/nn/matmul.cpp).
+      const Shape& out = node.output_shape;
+      if (in.size() < 2 || out.size() < 2) return std::nullopt;
+      return GemmShape{out[out.size() - 2], out.back(), in.back(), batch * product(out, 0, out.size() - 2)};
     }
     case OpKind::batchnorm2d:
     case OpKind::layernorm:

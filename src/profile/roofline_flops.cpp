@@ -68,6 +68,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "adds them at the end (a few more adds per output), and a sum's input gradient is a broadcast copy that "
           "retires no FP arithmetic");
       break;
+    case OpKind::matmul:
     case OpKind::linear:
     case OpKind::softmax:
     case OpKind::maxpool2d:

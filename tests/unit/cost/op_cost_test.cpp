@@ -591,6 +591,28 @@ TEST(OpCostMovement, Add) {
   EXPECT_EQ(layer(analyze_spec(spec, 4), "skip").bytes, 192);  // 4 x 48
 }
 
+// ---- matmul of two activations --------------------------------------------------------------
+
+TEST(OpCostMatmul, ScoresOfQueriesAndKeys) {
+  constexpr std::string_view spec = R"({"input": {"shape": [3, 4]},
+    "layers": [{"name": "q", "op": "linear", "out_features": 6},
+               {"name": "k", "op": "linear", "out_features": 6, "inputs": ["$input"]},
+               {"name": "kt", "op": "transpose", "perm": [1, 0]},
+               {"name": "scores", "op": "matmul", "inputs": ["q", "kt"]}]})";
+  const ModelCost m = analyze_spec(spec);
+  // [3, 6]·[6, 3]: 9 outputs, each a 6-long dot product.
+  expect_cost(layer(m, "scores"), {
+                                      .macs = 54,
+                                      .flops = 108,
+                                      .train_forward_flops = 108,
+                                      .backward_flops = 216,  // dA = dY·Bᵀ and dB = Aᵀ·dY, 2·MACs each
+                                      .input_bytes = 144,     // q [3, 6] and kt [6, 3]
+                                      .output_bytes = 36,     // [3, 3]
+                                      .bytes = 180,
+                                  });
+  EXPECT_TRUE(layer(m, "scores").requires_grad);
+}
+
 // ---- token ops ----------------------------------------------------------------------------
 
 TEST(OpCostToken, EmbeddingReadsAtMostTheWholeTable) {

@@ -489,6 +489,35 @@ TEST(OnnxImport, LeakyReluAndEluKeepTheirAlphaAndANonFiniteOneIsRefused) {
   EXPECT_THAT(refused.error().message, HasSubstr("node '/a/LeakyRelu' (LeakyRelu): attribute alpha is inf; alpha must be a finite number"));
 }
 
+TEST(OnnxImport, AMatMulOfTwoActivationsIsAMatmulOfOneRankOnly) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(14, {3, 4, 5});
+  auto& t = b.node("Transpose", "/t/Transpose", {"input"}, "xt");
+  ModelBuilder::ints(t, "perm", {0, 1, 3, 2});
+  b.node("MatMul", "/m/MatMul", {"input", "xt"}, "output");  // x·xᵀ per sample and head
+  auto g = import_onnx(b.bytes(4), "mm.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 2u);
+  EXPECT_EQ(g->nodes[1].op, OpKind::matmul);
+  EXPECT_EQ(g->nodes[1].inputs, (std::vector<int>{kModelInput, 0}));
+  EXPECT_EQ(g->nodes[1].output_shape, (Shape{3, 4, 4}));
+
+  // [N, 1, 4, 5]·[N, 5, 4]: ONNX aligns the second N with the 1 (an [N, N, 4, 4] product of
+  // every pair of samples); hwprof does not run that.
+  ModelBuilder ranks(14, {1, 4, 5});
+  auto& r = ranks.node("ReduceMean", "/r/ReduceMean", {"input"}, "s");
+  ModelBuilder::ints(r, "axes", {1});
+  ModelBuilder::integer(r, "keepdims", 0);
+  auto& rt = ranks.node("Transpose", "/t/Transpose", {"s"}, "st");
+  ModelBuilder::ints(rt, "perm", {0, 2, 1});
+  ranks.node("MatMul", "/m/MatMul", {"input", "st"}, "output");
+  auto refused = import_onnx(ranks.bytes(4), "mm.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("MatMul '/m/MatMul' (opset 14): a product of two activations of per-sample shapes [1, 4, 5] and [5, 4]"))
+      << refused.error().message;
+}
+
 TEST(OnnxImport, AReductionOverTheBatchOrEveryAxisIsRefusedNamingTheNode) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   const struct {

@@ -391,6 +391,22 @@ TEST(SpecParser, LeakyReluAndEluCarryTheirNumber) {
   EXPECT_THAT(text.error().message, HasSubstr("layer 'a' (elu): attribute 'alpha'"));
 }
 
+TEST(SpecParser, MatmulBroadcastsLeadingAxesAndRefusesAnotherK) {
+  const Graph g = parse_ok(R"json({"input": {"shape": [2, 3, 4]}, "layers": [
+    {"name": "w", "op": "linear", "out_features": 4},
+    {"name": "w0", "op": "select", "axis": 0, "index": 0},
+    {"name": "w0t", "op": "transpose", "perm": [1, 0]},
+    {"name": "y", "op": "matmul", "inputs": ["$input", "w0t"]}]})json");
+  EXPECT_THAT(g.nodes.back().output_shape, ElementsAre(2, 3, 3));  // [2, 3, 4]·[4, 3]
+  auto k = parse_model(R"json({"input": {"shape": [3, 4]}, "layers": [
+    {"name": "q", "op": "linear", "out_features": 6},
+    {"name": "y", "op": "matmul", "inputs": ["$input", "q"]}]})json",
+                       "s.json");
+  ASSERT_FALSE(k.ok());
+  EXPECT_THAT(k.error().message, HasSubstr("layer 'y' (matmul): matmul takes [..., M, K] and [..., K, N] whose leading axes broadcast, got"));
+  EXPECT_THAT(k.error().message, HasSubstr("(K differs)"));
+}
+
 TEST(SpecParser, TokenIdsKeepTheirDtypeUntilTheEmbedding) {
   const Graph g = parse_ok(R"json({
   "input": {"shape": [2, 16], "dtype": "int32"},

@@ -848,6 +848,33 @@ TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
   EXPECT_GE(tested, 16);
 }
 
+// Products of two activations: attention written out (scores = q·kᵀ, context = scores·v), and
+// broadcasts where one operand serves several outputs (a missing leading axis, an axis of 1).
+TEST(ExecutorGradients, MatmulOfTwoActivations) {
+  check_gradients(parse(R"({"input": {"shape": [3, 4]}, "layers": [
+      {"name": "q", "op": "linear", "out_features": 6},
+      {"name": "k", "op": "linear", "out_features": 6, "inputs": ["$input"]},
+      {"name": "kt", "op": "transpose", "perm": [1, 0]},
+      {"name": "scores", "op": "matmul", "inputs": ["q", "kt"]},
+      {"name": "v", "op": "linear", "out_features": 5, "inputs": ["$input"]},
+      {"name": "context", "op": "matmul", "inputs": ["scores", "v"]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  2, 20);
+  check_gradients(parse(R"({"input": {"shape": [2, 5, 4]}, "layers": [
+      {"name": "a", "op": "linear", "out_features": 5},
+      {"name": "b", "op": "linear", "out_features": 3, "inputs": ["$input"]},
+      {"name": "b1", "op": "select", "axis": 0, "index": 1, "inputs": ["b"]},
+      {"name": "shared_b", "op": "matmul", "inputs": ["a", "b1"]},
+      {"name": "a0", "op": "select", "axis": 0, "index": 0, "inputs": ["a"]},
+      {"name": "a0r", "op": "reshape", "shape": [1, 5, 5]},
+      {"name": "shared_a", "op": "matmul", "inputs": ["a0r", "b"]},
+      {"name": "sum", "op": "add", "inputs": ["shared_b", "shared_a"]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  2, 20);
+}
+
 // MobileNetV3's and a decoder's pieces: hard activations, a squeeze-and-excitation gate
 // (broadcast mul), transposed convolutions (strided with output_padding, grouped and dilated,
 // depthwise), broadcast sub and div, and each op with a constant or learned operand.

@@ -1507,6 +1507,85 @@ TEST(Binary, LargeInputsSameForOneAndTwoThreads) {
   });
 }
 
+// ==== matmul of two activations ===========================================================
+
+// y[o] = a[ia]·b[ib] by the broadcasting rule written out: the reference the kernel is held to.
+struct MatmulReference {
+  std::vector<double> y, da, db;
+};
+MatmulReference ref_matmul(const std::vector<i64>& sa, const std::vector<i64>& sb, const std::vector<float>& a, const std::vector<float>& b,
+                           const std::vector<float>& dy) {
+  const i64 m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  const std::size_t lead = std::max(sa.size(), sb.size()) - 2;
+  std::vector<i64> da_dims(lead, 1), db_dims(lead, 1), out(lead);
+  for (std::size_t d = 0; d < sa.size() - 2; ++d) da_dims[lead - (sa.size() - 2) + d] = sa[d];
+  for (std::size_t d = 0; d < sb.size() - 2; ++d) db_dims[lead - (sb.size() - 2) + d] = sb[d];
+  i64 count = 1;
+  for (std::size_t d = 0; d < lead; ++d) count *= (out[d] = std::max(da_dims[d], db_dims[d]));
+  MatmulReference r{std::vector<double>(static_cast<std::size_t>(count * m * n)), std::vector<double>(a.size()), std::vector<double>(b.size())};
+  for (i64 o = 0; o < count; ++o) {
+    i64 rest = o, ia = 0, ib = 0, scale = 1, scale_a = 1, scale_b = 1;
+    for (std::size_t d = lead; d-- > 0;) {
+      const i64 at = rest % out[d];
+      rest /= out[d];
+      ia += (da_dims[d] == 1 ? 0 : at) * scale_a;
+      ib += (db_dims[d] == 1 ? 0 : at) * scale_b;
+      scale *= out[d];
+      scale_a *= da_dims[d];
+      scale_b *= db_dims[d];
+    }
+    for (i64 i = 0; i < m; ++i) {
+      for (i64 j = 0; j < n; ++j) {
+        double acc = 0.0;
+        const double g = dy[static_cast<std::size_t>((o * m + i) * n + j)];
+        for (i64 t = 0; t < k; ++t) {
+          const auto ai = static_cast<std::size_t>((ia * m + i) * k + t), bi = static_cast<std::size_t>((ib * k + t) * n + j);
+          acc += static_cast<double>(a[ai]) * b[bi];
+          r.da[ai] += g * b[bi];
+          r.db[bi] += g * a[ai];
+        }
+        r.y[static_cast<std::size_t>((o * m + i) * n + j)] = acc;
+      }
+    }
+  }
+  return r;
+}
+
+TEST(Matmul, BroadcastForwardAndBackwardMatchTheReferenceOnOneAndTwoThreads) {
+  const struct {
+    std::vector<i64> a, b;
+  } cases[] = {
+      {{4, 7, 9}, {4, 9, 5}},              // one matrix per sample
+      {{6, 2, 7, 9}, {6, 1, 9, 5}},        // b shared by a's second axis
+      {{6, 1, 3, 4}, {6, 5, 4, 8}},        // a shared
+      {{3, 7, 9}, {9, 5}},                 // b has no leading axes: one matrix for all (rank differs)
+      {{2, 40, 33, 31}, {2, 40, 31, 29}},  // enough matrices for one per thread
+      {{1, 200, 150}, {1, 150, 180}},      // one large GEMM split into panels
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.a) + " x " + ::testing::PrintToString(c.b));
+    i64 na = 1, nb = 1;
+    for (i64 d : c.a) na *= d;
+    for (i64 d : c.b) nb *= d;
+    const std::vector<float> a = random_vector(static_cast<std::size_t>(na), 1), b = random_vector(static_cast<std::size_t>(nb), 2);
+    const MatmulPlan p = make_matmul_plan(c.a, c.b);
+    i64 ny = 1;
+    for (i64 d : p.out) ny *= d;
+    const std::vector<float> dy = random_vector(static_cast<std::size_t>(ny), 3);
+    const MatmulReference r = ref_matmul(c.a, c.b, a, b, dy);
+    ASSERT_EQ(r.y.size(), static_cast<std::size_t>(ny));
+    for (int threads : {1, 2}) {
+      const ThreadCount scope(threads);
+      std::vector<float> y(r.y.size(), kNaN), da(a.size(), kNaN), db(b.size(), kNaN);
+      matmul_forward(p, a.data(), b.data(), y.data());
+      matmul_backward(p, a.data(), b.data(), dy.data(), da.data(), db.data());
+      EXPECT_TRUE(all_close(y, to_float(r.y), 1e-5, 1e-5)) << threads << " threads";
+      EXPECT_TRUE(all_close(da, to_float(r.da), 1e-5, 1e-5)) << threads << " threads";
+      EXPECT_TRUE(all_close(db, to_float(r.db), 1e-5, 1e-5)) << threads << " threads";
+    }
+  }
+}
+
 struct ConcatCase {
   i64 outer;
   std::vector<i64> axis_sizes;
