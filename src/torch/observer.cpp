@@ -49,9 +49,10 @@ std::atomic<Session::State*> session_state{nullptr};
 // ---- the forward op each autograd sequence number belongs to ----
 
 // A backward function's (forward thread, sequence number) names the forward call that made
-// it; the outermost op around that call is what its region is named after. Keyed by the
-// sequence number alone (the forward thread's ids are not kept apart: one forward thread is
-// the common case), the latest 65536 of them.
+// it; the outermost op around that call is what its region is named after. PyTorch numbers
+// sequences per thread (each forward thread counts from 0), so the key is both: the latest
+// 65536 calls, with the thread's RecordFunction id taken modulo 256 (two forward threads 256
+// ids apart, both running at once, would share keys).
 constexpr std::size_t kSequenceSlots = std::size_t{1} << 16;
 
 // What a forward call left for the backward functions of its sequence number.
@@ -63,9 +64,9 @@ struct ForwardCall {
   double backward_bytes = 0.0;
 };
 
-// One sequence number's slot; `key` ((sequence << 24) | root + 1) is written last, so that a
-// reader that finds its sequence there reads the rest of that call (all zero until then: the
-// table stays in zeroed memory).
+// One sequence number's slot; `key` (the sequence's low 32 bits, the thread's low 8, root + 1
+// in 24) is written last, so that a reader that finds its sequence there reads the rest of
+// that call (all zero until then: the table stays in zeroed memory).
 struct SequenceSlot {
   std::atomic<std::uint64_t> key{0};
   std::atomic<int> module{0};
@@ -75,23 +76,34 @@ struct SequenceSlot {
 };
 SequenceSlot sequence_slots[kSequenceSlots];
 
-void remember_forward(std::int64_t sequence, const OpFrame& f, int module) noexcept {
+// The slot and the key's upper 40 bits of one (thread, sequence).
+struct SequenceKey {
+  std::size_t slot;
+  std::uint64_t upper;
+};
+SequenceKey sequence_key(std::uint64_t thread, std::uint64_t seq) noexcept {
+  const std::uint64_t upper = ((seq & 0xffffffffU) << 8) | (thread & 0xffU);
+  // Spread the threads over the table: their sequences all start at 0.
+  return {static_cast<std::size_t>((seq + (thread & 0xffU) * 40503U) % kSequenceSlots), upper};
+}
+
+void remember_forward(std::uint64_t thread, std::int64_t sequence, const OpFrame& f, int module) noexcept {
   if (sequence < 0 || f.root < 0 || f.root >= (1 << 24)) return;
-  const auto seq = static_cast<std::uint64_t>(sequence);
-  SequenceSlot& slot = sequence_slots[seq % kSequenceSlots];
+  const SequenceKey k = sequence_key(thread, static_cast<std::uint64_t>(sequence));
+  SequenceSlot& slot = sequence_slots[k.slot];
   slot.module.store(module, std::memory_order_relaxed);
   slot.root_call.store(f.root_call, std::memory_order_relaxed);
   slot.backward_flops.store(f.root_backward_flops, std::memory_order_relaxed);
   slot.backward_bytes.store(f.root_backward_bytes, std::memory_order_relaxed);
-  slot.key.store((seq << 24) | static_cast<std::uint64_t>(f.root + 1), std::memory_order_release);
+  slot.key.store((k.upper << 24) | static_cast<std::uint64_t>(f.root + 1), std::memory_order_release);
 }
 
-ForwardCall forward_call(std::int64_t sequence) noexcept {
+ForwardCall forward_call(std::uint64_t thread, std::int64_t sequence) noexcept {
   if (sequence < 0) return {};
-  const auto seq = static_cast<std::uint64_t>(sequence);
-  const SequenceSlot& slot = sequence_slots[seq % kSequenceSlots];
+  const SequenceKey k = sequence_key(thread, static_cast<std::uint64_t>(sequence));
+  const SequenceSlot& slot = sequence_slots[k.slot];
   const std::uint64_t key = slot.key.load(std::memory_order_acquire);
-  if ((key >> 24) != (seq & ((std::uint64_t{1} << 40) - 1))) return {};
+  if ((key >> 24) != k.upper) return {};
   return {static_cast<int>(key & 0xffffffU) - 1, slot.module.load(std::memory_order_relaxed), slot.root_call.load(std::memory_order_relaxed),
           slot.backward_flops.load(std::memory_order_relaxed), slot.backward_bytes.load(std::memory_order_relaxed)};
 }
@@ -515,7 +527,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     } else {
       ts.call.op = name;
       ts.call.arg_count = 0;
-      if (kind == CallKind::backward_function) forward = forward_call(fn.seqNr());
+      if (kind == CallKind::backward_function) forward = forward_call(fn.forwardThreadId(), fn.seqNr());
     }
     const Signature s = signature(ts, kind, backward, forward.root);
     // A backward function of a module's op, with no region open around it on this thread (not
@@ -541,7 +553,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (f == nullptr || s.region < 0) return nullptr;
     if (kind == CallKind::op && !backward) {
       if (f->root == s.region && (parent == nullptr || parent->root < 0) && s.has_cost) set_root_backward(*f, ts.call, s.cost);
-      remember_forward(fn.seqNr(), *f, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
+      remember_forward(fn.threadId(), fn.seqNr(), *f, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
     }
 
     if (f->reads_counters) {

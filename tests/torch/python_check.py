@@ -103,6 +103,84 @@ open(sys.argv[1], "w").write(str(own))
 """
 
 
+# Two forward threads, each training its own model at once. PyTorch numbers autograd's
+# sequences per thread, both from 0: a backward function must find its own thread's forward op.
+TWO_THREADS = """
+import threading
+import torch
+from torch import nn
+
+class Dense(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 8)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        return self.pool(torch.tanh(self.conv(x))).flatten(1)
+
+# In lockstep, so that the sequence numbers meet every step: both forward passes (each numbering
+# its own ops from the same count up), then both backward passes.
+torch.set_num_threads(1)
+forward_done = [threading.Barrier(2) for _ in range(2)]
+def train(model, x, steps):
+    for _ in range(steps):
+        model.zero_grad()
+        loss = model(x).sum()
+        forward_done[0].wait()
+        forward_done[1].wait()
+        loss.backward()
+
+torch.manual_seed(0)
+workers = [threading.Thread(target=train, args=(Dense(), torch.randn(16, 32), 20)),
+           threading.Thread(target=train, args=(Conv(), torch.randn(4, 3, 12, 12), 20))]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+"""
+
+
+def check_two_forward_threads(env, tmp):
+    """Each model's backward rows hold only its own ops' backward functions, and each module has
+    as many backward calls as forward calls, while two threads train two models at once."""
+    script, out = os.path.join(tmp, "two_threads.py"), os.path.join(tmp, "two_threads")
+    with open(script, "w") as f:
+        f.write(TWO_THREADS)
+    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail(f"the two threads' script exited {run.returncode}: {run.stderr[-2000:]}")
+    profile = load(out)
+    own = {"Dense": ("aten::linear", "aten::relu"), "Conv": ("aten::conv2d", "aten::tanh", "aten::adaptive_avg_pool2d", "aten::flatten")}
+    for p in profile["call_paths"]:
+        steps = p["path"].split("/")
+        model = steps[0].split(".")[0].split(" ")[0]
+        if model not in own or not steps[0].endswith("(backward)"):
+            continue
+        # A backward function's region is named after its forward op: the other model's ops
+        # must not appear under this model's backward regions.
+        foreign = [s for s in steps[1:] if s.startswith(tuple(o for m, ops in own.items() if m != model for o in ops))]
+        if foreign:
+            fail(f"{steps[0]} holds another thread's op: {p['path']}")
+    rows = {(layer["name"], layer["phase"]): layer for layer in profile["layers"]}
+    for module in ("Dense", "Dense.fc1", "Dense.fc2", "Conv", "Conv.conv", "Conv.pool"):
+        forward, backward = rows.get((module, "forward")), rows.get((module, "backward"))
+        if forward is None or backward is None:
+            fail(f"module {module}: forward row {forward is not None}, backward row {backward is not None}")
+        if backward["time_ms"]["n"] != forward["time_ms"]["n"]:
+            fail(f"{module}: {backward['time_ms']['n']} backward calls for {forward['time_ms']['n']} forward calls (two forward threads)")
+    print("two forward threads: each model's backward rows hold its own ops, one backward call per forward call")
+
+
 def check_threads(build_python, tmp):
     """The module's task-clock (perf, counting every thread of the process) covers the intra-op
     pool's threads: over its calls, more than 1.3x the calling thread's own CPU time (~2 on 2
@@ -250,6 +328,7 @@ def main():
             fail(f"the block's Linear has {linear[0]['time_ms']['n']} calls measured; 5 steps, 2 of warm-up forgotten, leave 3")
         check_example(env, tmp)
         check_upsample(env, tmp)
+        check_two_forward_threads(env, tmp)
         check_threads(build_python, tmp)
     print("ok: modules as rows with their ops' FLOPs, ops nested under them with exact FLOPs, exit status kept, block form written")
 
