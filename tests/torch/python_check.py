@@ -181,6 +181,79 @@ def check_two_forward_threads(env, tmp):
     print("two forward threads: each model's backward rows hold its own ops, one backward call per forward call")
 
 
+# A module whose forward raises every other call, caught inside the model (a fallback) and at
+# the top (a retry): no forward hook runs after the exception, so the module's end never comes.
+RAISES = """
+import torch
+from torch import nn
+
+class Flaky(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        y = self.fc(x)
+        if self.calls % 2 == 0:
+            raise RuntimeError("flaky")
+        return y
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flaky = Flaky()
+        self.after = nn.Linear(8, 4)
+
+    def forward(self, x):
+        try:
+            x = self.flaky(x)
+        except RuntimeError:
+            pass
+        return self.after(x)
+
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Flaky()
+
+    def forward(self, x):
+        return self.inner(x)
+
+model, top, x = Model(), Top(), torch.randn(2, 8)
+with torch.no_grad():
+    for _ in range(6):
+        model(x)
+        try:
+            top(x)
+        except RuntimeError:
+            pass
+        nn.Linear(8, 2)(x)  # a model of its own, after the raise
+"""
+
+
+def check_raising_forward(env, tmp):
+    """A module whose forward raised is not left open: the modules after it are not nested in
+    it, and each module has as many rows' calls as it was called."""
+    script, out = os.path.join(tmp, "raises.py"), os.path.join(tmp, "raises")
+    with open(script, "w") as f:
+        f.write(RAISES)
+    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail(f"the raising script exited {run.returncode}: {run.stderr[-2000:]}")
+    profile = load(out)
+    paths = [p["path"] for p in profile["call_paths"]]
+    nested = [p for p in paths if "Model.flaky/Model.after" in p or "Top.inner/Linear" in p or "Top/Linear" in p or "Top.inner/Model" in p]
+    if nested:
+        fail(f"a module ran after a raise is nested in the module that raised: {nested[:5]}")
+    rows = {layer["name"]: layer for layer in profile["layers"] if layer["phase"] == "forward"}
+    for module, calls in (("Model", 6), ("Model.flaky", 6), ("Model.after", 6), ("Top", 6), ("Top.inner", 6), ("Linear", 6)):
+        if module not in rows or rows[module]["time_ms"]["n"] != calls:
+            fail(f"module {module}: {rows[module]['time_ms']['n'] if module in rows else 'no'} calls measured, expected {calls}")
+    print("a raising forward: its module ends with the module around it or at its next call, nothing nested in it")
+
+
 def check_threads(build_python, tmp):
     """The module's task-clock (perf, counting every thread of the process) covers the intra-op
     pool's threads: over its calls, more than 1.3x the calling thread's own CPU time (~2 on 2
@@ -329,6 +402,7 @@ def main():
         check_example(env, tmp)
         check_upsample(env, tmp)
         check_two_forward_threads(env, tmp)
+        check_raising_forward(env, tmp)
         check_threads(build_python, tmp)
     print("ok: modules as rows with their ops' FLOPs, ops nested under them with exact FLOPs, exit status kept, block form written")
 

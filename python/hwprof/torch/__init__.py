@@ -20,10 +20,13 @@ it (hwprof/torch/_library.py, written by CMake).
 import ctypes
 import os
 import sys
+import threading
 
 __all__ = ["profile", "install", "library_path"]
 
 _state = {"lib": None, "hooks": None, "names": {}}
+# Per thread, the call frames (Module._call_impl's) of the modules open on it, innermost last.
+_open = threading.local()
 
 
 def _paths():
@@ -89,11 +92,51 @@ def _name_of(module):
     return names[key]
 
 
+def _open_frames():
+    frames = getattr(_open, "frames", None)
+    if frames is None:
+        frames = _open.frames = []
+    return frames
+
+
+def _end_raised(frames, call):
+    """Ends the open modules whose call is no longer running: their forward raised, and Python
+    runs no forward hook after an exception. A module still running is an ancestor of `call`
+    (the new module's call frame), a few frames up; only after a raise is the whole stack walked."""
+    f = call.f_back
+    while f is not None:
+        if f is frames[-1]:
+            return
+        f = f.f_back
+    running = set()
+    f = call.f_back
+    while f is not None:
+        running.add(id(f))
+        f = f.f_back
+    while frames and id(frames[-1]) not in running:
+        frames.pop()
+        _state["lib"].hwprof_torch_module_end()
+
+
 def _pre_hook(module, inputs):
+    frames = _open_frames()
+    call = sys._getframe(1)  # Module._call_impl of this module
+    if frames:
+        _end_raised(frames, call)
+    frames.append(call)
     _state["lib"].hwprof_torch_module_begin(_name_of(module).encode("utf-8", "replace"))
 
 
 def _post_hook(module, inputs, output):
+    frames = _open_frames()
+    call = sys._getframe(1)
+    if frames and frames[-1] is not call and any(f is call for f in frames):
+        # The modules above it raised inside it and were caught there: they end with it.
+        while frames[-1] is not call:
+            frames.pop()
+            _state["lib"].hwprof_torch_module_end()
+    if frames and frames[-1] is call:
+        frames.pop()
     _state["lib"].hwprof_torch_module_end()
 
 
