@@ -57,6 +57,11 @@ enum class OpKind {
   reduce,
   softplus,
   mish,
+  slice,
+  pad,
+  gather,
+  expand,
+  tile,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -72,6 +77,10 @@ enum class UpsampleMode { nearest, bilinear };
 
 // reduce's reduction: torch.sum / torch.mean over the given axes (ONNX ReduceSum / ReduceMean).
 enum class ReduceMode { sum, mean };
+
+// pad's fill: a constant value, the input mirrored without repeating the edge (PyTorch's
+// "reflect", numpy's "reflect"), or the edge element repeated ("replicate", ONNX's "edge").
+enum class PadMode { constant, reflect, edge };
 
 struct Pair {
   std::int64_t h = 0;
@@ -104,13 +113,19 @@ struct Attributes {
   Scale scale;                                              // upsample: output = floor(in × scale); 0 when given by size
   bool align_corners = false;                               // upsample (bilinear only)
   ReduceMode reduce_mode = ReduceMode::sum;                 // reduce ("mode" in a spec)
-  std::vector<std::int64_t> axes;                           // reduce: per-sample axes, as written (may be < 0)
+  std::vector<std::int64_t> axes;                           // reduce, slice: per-sample axes, as written (may be < 0)
   bool keepdims = true;                                     // reduce: reduced axes kept with size 1 (ONNX's default)
+  std::vector<std::int64_t> starts, ends, steps;            // slice (with axes): Python's x[start:end:step] per axis
+  std::vector<std::int64_t> pads;                           // pad: every per-sample axis's start, then every axis's end (ONNX's order)
+  PadMode pad_mode = PadMode::constant;                     // pad ("mode" in a spec)
+  double pad_value = 0.0;                                   // pad, constant mode ("value" in a spec)
+  std::vector<std::int64_t> indices;                        // gather: positions along axis, as written (may be < 0)
+  std::vector<std::int64_t> repeats;                        // tile: copies per per-sample axis
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
-  std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0]; as written (may be < 0)
+  std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0], gather [0]; as written (may be < 0)
   std::int64_t index = 0;                                   // select; as written (may be < 0)
-  Shape shape;                                              // reshape (-1 resolved after inference)
+  Shape shape;                                              // reshape (-1 resolved after inference), expand (the target)
   std::vector<std::int64_t> perm;                           // transpose
   std::int64_t num_embeddings = 0;                          // embedding
   std::int64_t embedding_dim = 0;                           // embedding

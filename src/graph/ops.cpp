@@ -65,6 +65,13 @@ const std::vector<OpInfo>& op_table() {
       // dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)): σ 4, t 4, the rest 6. It evaluates exp,
       // log and tanh; tanh (itself an exp and a division here) is the dearest of the calibrated.
       {OpKind::mish, "mish", {}, 1, 1, F::elementwise_unary, {5, 14, false, "tanh", false}},
+      // Data movement between arbitrary per-sample axes (docs/onnx.md, "How ops map"): copies,
+      // no arithmetic but the sums of their input gradients.
+      {OpKind::slice, "slice", {"axes", "starts", "ends", "steps"}, 1, 1, F::data_movement, {}},
+      {OpKind::pad, "pad", {"pads", "mode", "value"}, 1, 1, F::data_movement, {}},
+      {OpKind::gather, "gather", {"axis", "indices"}, 1, 1, F::data_movement, {}},
+      {OpKind::expand, "expand", {"shape"}, 1, 1, F::data_movement, {}},
+      {OpKind::tile, "tile", {"repeats"}, 1, 1, F::data_movement, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -182,6 +182,11 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::reshape:
     case OpKind::transpose:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
     case OpKind::unsupported:
     HWPROF_ELEMENTWISE_UNARY_CASES:
       break;

@@ -482,6 +482,68 @@ TEST(OnnxImport, AReductionOverTheBatchOrEveryAxisIsRefusedNamingTheNode) {
   }
 }
 
+// --- data movement on activations ---------------------------------------------------------
+
+// One Slice, Pad, Tile or Split of a [N, 4, 6, 5] input (opset 13), its integer inputs
+// initializers, with a mode attribute where one is given.
+Result<Graph> moved(const std::string& op, std::vector<std::pair<std::string, std::vector<std::int64_t>>> ints, const std::string& mode = "") {
+  ModelBuilder b(13, {4, 6, 5});
+  std::vector<std::string> inputs = {"input"};
+  for (const auto& [name, values] : ints) {
+    tensor_initializer(b, name, {}, values);
+    inputs.push_back(name);
+  }
+  auto& n = b.node(op, "/m/" + op, inputs, "output");
+  if (!mode.empty()) text_attribute(n, "mode", mode);
+  return import_onnx(b.bytes(4), "moved.onnx");
+}
+
+TEST(OnnxImport, SlicePadAndTileOfAnActivationAreLayersOfPerSampleAxes) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto channels = moved("Slice", {{"starts", {1}}, {"ends", {3}}, {"axes", {1}}});
+  ASSERT_TRUE(channels.ok()) << channels.error().message;
+  EXPECT_EQ(channels->nodes.back().op, OpKind::slice);
+  EXPECT_EQ(channels->nodes.back().attrs.axes, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(channels->nodes.back().output_shape, (Shape{2, 6, 5}));
+  // [:, :, 1:4:2, ::-1]: the batch kept whole is not an axis of the layer; the exporter's
+  // "to the end" (2^63 - 1) and reversed ends (-2^63) are clamped.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  auto stepped = moved("Slice", {{"starts", {0, 1, -1}}, {"ends", {kMax, 4, kMin}}, {"axes", {0, 2, 3}}, {"steps", {1, 2, -1}}});
+  ASSERT_TRUE(stepped.ok()) << stepped.error().message;
+  EXPECT_EQ(stepped->nodes.back().attrs.axes, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(stepped->nodes.back().output_shape, (Shape{4, 2, 5}));
+  auto padded = moved("Pad", {{"pads", {0, 0, 1, 2, 0, 0, 0, 1}}}, "reflect");
+  ASSERT_TRUE(padded.ok()) << padded.error().message;
+  EXPECT_EQ(padded->nodes.back().op, OpKind::pad);
+  EXPECT_EQ(padded->nodes.back().attrs.pad_mode, PadMode::reflect);
+  EXPECT_EQ(padded->nodes.back().attrs.pads, (std::vector<std::int64_t>{0, 1, 2, 0, 0, 1}));
+  EXPECT_EQ(padded->nodes.back().output_shape, (Shape{4, 7, 8}));
+  auto tiled = moved("Tile", {{"repeats", {1, 2, 1, 3}}});
+  ASSERT_TRUE(tiled.ok()) << tiled.error().message;
+  EXPECT_EQ(tiled->nodes.back().op, OpKind::tile);
+  EXPECT_EQ(tiled->nodes.back().output_shape, (Shape{8, 6, 15}));
+}
+
+TEST(OnnxImport, DataMovementOverTheBatchOrWithUnmappedModesIsRefusedNamingTheNode) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const struct {
+    Result<Graph> graph;
+    const char* message;
+  } cases[] = {
+      {moved("Slice", {{"starts", {0}}, {"ends", {1}}, {"axes", {0}}}),
+       "Slice '/m/Slice' (opset 13): input axes [0]: it slices the batch axis 0; a layer keeps every sample"},
+      {moved("Pad", {{"pads", {1, 0, 0, 0, 0, 0, 0, 0}}}), "Pad '/m/Pad' (opset 13): input pads [1, 0, 0, 0, 0, 0, 0, 0] pads the batch axis 0"},
+      {moved("Pad", {{"pads", {0, 0, 6, 0, 0, 0, 0, 0}}}, "reflect"), "reflect padding of axis 2 must be smaller than its size 6"},
+      {moved("Pad", {{"pads", {0, 0, 1, 0, 0, 0, 0, 0}}}, "wrap"), "Pad '/m/Pad' (opset 13): attribute mode 'wrap' is not mapped"},
+      {moved("Tile", {{"repeats", {2, 1, 1, 1}}}), "Tile '/m/Tile' (opset 13): input repeats [2, 1, 1, 1] repeats the batch axis 0"},
+  };
+  for (const auto& c : cases) {
+    ASSERT_FALSE(c.graph.ok()) << c.message;
+    EXPECT_THAT(c.graph.error().message, HasSubstr(c.message));
+  }
+}
+
 // --- shape arithmetic the importer folds, checked for overflow ---------------------------------
 
 void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {
