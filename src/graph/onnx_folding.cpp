@@ -240,6 +240,16 @@ bool Importer::fold_shape_computations() {
       } else if (op != "Div" || std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
         out = broadcast(*a, *b, [&](std::int64_t x, std::int64_t y) { return shape_arithmetic(n, sign, x, y); });
       }
+    } else if (op == "Mod" && a != nullptr && b != nullptr && std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
+      // Swin's padding to whole windows, (ws - W % ws) % ws. fmod 0: the sign of the divisor,
+      // as Python's % (x % -1 is 0, also for INT64_MIN, where C++'s % would overflow).
+      const bool fmod = attr_int(n, "fmod", 0) != 0;
+      out = broadcast(*a, *b, [fmod](std::int64_t x, std::int64_t y) {
+        if (y == -1) return std::int64_t{0};
+        std::int64_t r = x % y;
+        if (!fmod && r != 0 && (r < 0) != (y < 0)) r += y;
+        return r;
+      });
     } else if (op == "Where" && a != nullptr && b != nullptr && get(n, 2) != nullptr) {
       const IntValue* c = get(n, 2);
       if (a->v.size() == b->v.size() && b->v.size() == c->v.size()) {

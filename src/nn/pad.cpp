@@ -60,7 +60,7 @@ Middle middle_of(const PadGeometry& g) {
   return Middle{std::clamp<i64>(before, 0, g.out[last]), std::clamp<i64>(before + g.in[last], 0, g.out[last])};
 }
 
-i64 rows_of(const std::vector<i64>& shape) {
+i64 pad_rows(const std::vector<i64>& shape) {
   i64 rows = 1;
   for (std::size_t k = 0; k + 1 < shape.size(); ++k) rows *= shape[k];
   return rows;
@@ -71,7 +71,7 @@ i64 rows_of(const std::vector<i64>& shape) {
 void pad_forward(const PadGeometry& g, const float* x, float* y) {
   const std::size_t last = g.in.size() - 1;
   const i64 width = g.out[last];
-  const i64 rows = rows_of(g.out);
+  const i64 rows = pad_rows(g.out);
   const Middle mid = middle_of(g);
   const i64 before = g.before[last];
   const i64 size = g.in[last];
@@ -105,8 +105,8 @@ void pad_backward(const PadGeometry& g, const float* dy, float* dx) {
   // Units of parallel work: the positions of the leading axes that are not padded.
   i64 units = 1;
   for (std::size_t k = 0; k < last && g.before[k] == 0 && g.out[k] == g.in[k]; ++k) units *= g.in[k];
-  const i64 rows_per_unit = rows_of(g.out) / units;
-  const i64 in_per_unit = rows_of(g.in) * size / units;
+  const i64 rows_per_unit = pad_rows(g.out) / units;
+  const i64 in_per_unit = pad_rows(g.in) * size / units;
 #pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (rows_per_unit * units * width > kPadParallelMin)
   for (i64 unit = 0; unit < units; ++unit) {
     std::fill_n(dx + unit * in_per_unit, in_per_unit, 0.0f);

@@ -126,8 +126,9 @@ TEST(OnnxFixtureStructure, ChannelSplitShuffleAndTheOtherDataMovementAreLayers) 
   ASSERT_TRUE(cost.ok()) << cost.error().message;
   for (const LayerCost& l : cost->layers) {
     const OpKind op = g->nodes[static_cast<std::size_t>(g->find(l.name))].op;
-    if (op == OpKind::slice || op == OpKind::pad || op == OpKind::gather || op == OpKind::expand || op == OpKind::tile)
+    if (op == OpKind::slice || op == OpKind::pad || op == OpKind::gather || op == OpKind::expand || op == OpKind::tile) {
       EXPECT_EQ(l.flops, 0) << l.name;
+    }
   }
 }
 

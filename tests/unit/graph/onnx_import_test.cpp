@@ -588,6 +588,24 @@ TEST(OnnxImport, FoldedShapeArithmeticThatOverflowsIsAnError) {
   EXPECT_THAT(import_onnx(shape.bytes(), "s.onnx").error().message, HasSubstr("node 'scale' (Mul): the shape arithmetic"));
 }
 
+// A Slice whose end is shape arithmetic the importer evaluates, Mod among it (Swin pads to
+// whole windows with (ws - W % ws) % ws): ONNX's Mod with fmod 0 takes the divisor's sign, as
+// Python's %, so -5 mod 4 is 3 (C++'s % gives -1, which would keep 5 of the 6 rows).
+TEST(OnnxImport, SliceBoundsFromFoldedModAreKept) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {4, 6, 5});
+  int_constant(b, "a", {-5});
+  int_constant(b, "k", {4});
+  b.node("Mod", "mod", {"a", "k"}, "end");
+  int_constant(b, "start", {0});
+  int_constant(b, "axis", {2});
+  b.node("Slice", "/rows/Slice", {"input", "start", "end", "axis"}, "output");
+  auto g = import_onnx(b.bytes(4), "mod.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->nodes.back().op, OpKind::slice);
+  EXPECT_EQ(g->nodes.back().output_shape, (Shape{4, 3, 5}));
+}
+
 // --- a shape input longer than a tensor's rank --------------------------------------------------
 
 // ONNX 1.12 makes one dimension per element of a shape input it knows only the length of; a
