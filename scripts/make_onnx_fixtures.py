@@ -23,7 +23,8 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 shape, a branch, Concat, the channel shuffle's Reshape/Transpose/Reshape), then
                 torch.split (Split), reflect and constant F.pad (Pad layers), x[:, [0, 2, 2, 5]]
                 (Gather of an activation), expand (Expand), a stepped and a reversed slice,
-                torch.roll (Slice + Concat) and repeat (Tile)
+                torch.roll (Slice + Concat), repeat (Tile), masked_fill and torch.where with
+                constant masks (Where)
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -246,6 +247,9 @@ class TinyShuffle(nn.Module):
         self.branch = nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4), nn.ReLU(),
                                     nn.Conv2d(4, 4, 3, padding=1, groups=4))
         self.fc = nn.Linear(4 * 4 * 18, 3)
+        g = torch.Generator().manual_seed(6)
+        self.register_buffer("fill_mask", torch.rand(4, 1, 18, generator=g) < 0.3)
+        self.register_buffer("pick_mask", torch.rand(1, 4, 1, generator=g) < 0.5)
 
     def forward(self, x):
         x = self.conv(x)
@@ -262,6 +266,8 @@ class TinyShuffle(nn.Module):
         x = x * s.expand(-1, 4, -1, -1)
         x = x[:, :, 1:-1:2].flip(3)
         x = torch.roll(x, 1, dims=3).repeat(1, 1, 1, 2)
+        x = x.masked_fill(self.fill_mask, -1.0)  # Where(mask, constant, x)
+        x = torch.where(self.pick_mask, x, x * 0.5)  # Where of two activations
         return self.fc(x.flatten(1))
 
 

@@ -62,6 +62,7 @@ enum class OpKind {
   gather,
   expand,
   tile,
+  where,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -121,6 +122,8 @@ struct Attributes {
   double pad_value = 0.0;                                   // pad, constant mode ("value" in a spec)
   std::vector<std::int64_t> indices;                        // gather: positions along axis, as written (may be < 0)
   std::vector<std::int64_t> repeats;                        // tile: copies per per-sample axis
+  Shape condition;                                          // where: the condition's per-sample shape (broadcast to the output)
+  bool constant_first = false;                              // where with one input: the operand is the "true" side
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
   std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0], gather [0]; as written (may be < 0)
@@ -133,7 +136,7 @@ struct Attributes {
   std::int64_t heads = 0;                                   // attention
   bool causal = false;                                      // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu
-  // add, sub, mul, div with one input: the per-sample shape of the tensor it is combined with
+  // add, sub, mul, div (and where) with one input: the per-sample shape of the tensor it is combined with
   // (same rank as the input, each axis equal to the input's or 1), a constant (a buffer,
   // "operand") or, when trainable, a learned parameter ("weight", ConvNeXt's layer scale).
   Shape operand;

@@ -44,6 +44,9 @@
 // pos_embedding 1n                                same           n                 | 0
 // cls_token     0                                 same           D                 | 0
 // flatten, reshape, transpose, concat, select: 0 (data movement only)
+// where         0 (each element copied from one side); the condition and a constant operand are
+//               buffers. Input gradient: dy where the condition picks that input, 0 elsewhere (a
+//               masked copy), summed over its broadcast axes (n − n_in adds each)
 // slice, pad, gather, expand, tile: 0 forward (copies; docs/onnx.md, "How ops map"); the input
 //   bytes are the elements read: a slice reads only what it keeps, a gather its distinct rows, a
 //   pad the part of the input that is not cropped. Input gradient: each input element sums the
@@ -299,6 +302,15 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     case OpKind::concat:
     case OpKind::select:
       break;
+    case OpKind::where: {
+      Count sums = 0;
+      for (int input : node.inputs) sums = sums + (n - n_of(g.shape_of(input)));
+      (node.inputs.size() == 1 ? c.input_grad_flops : c.internal_grad_flops) = sums;
+      c.buffers = n_of(a.condition) + (node.inputs.size() == 1 ? n_of(a.operand) : Count(0));
+      c.weight_bytes = c.buffers * kFloatBytes;
+      c.saved_bytes_per_sample = 0;
+      break;
+    }
     case OpKind::slice:
     case OpKind::pad:
     case OpKind::gather:

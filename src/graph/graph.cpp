@@ -68,6 +68,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::gather:
     case OpKind::expand:
     case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:

@@ -253,6 +253,65 @@ void Importer::map_tile(const onnx::NodeProto& n) {
   add_node(n, OpKind::tile, {values_.at(n.input(0)).node}, a);
 }
 
+// Where(condition, X, Y) with a constant boolean condition (x.masked_fill(mask, v) exports as
+// Where(mask, v, x)): X and Y two activations, or one activation and a float32 constant; each
+// broadcast to the output without widening the batch (right-aligned, a full-rank constant's
+// batch axis 1, an activation of the output's rank).
+void Importer::map_where(const onnx::NodeProto& n) {
+  const auto out = per_sample(n.output(0));
+  if (!out) return unsupported(n, "the output " + dims_text(dims_of(n.output(0))) + " does not have the batch as its first axis, or is unknown");
+  const onnx::TensorProto* cond = constant(n.input(0));
+  if (cond == nullptr || cond->data_type() != onnx::TensorProto_DataType_BOOL)
+    return unsupported(n, "input condition is not a constant boolean tensor (a condition computed from activations is not mapped)");
+  // A constant's per-sample shape: right-aligned to the output's rank, its batch axis 1.
+  const auto per_sample_constant = [&](const onnx::TensorProto& t) -> std::optional<Shape> {
+    Dims d(t.dims().begin(), t.dims().end());
+    if (d.size() > out->size() + 1 || (d.size() == out->size() + 1 && d[0] != 1)) return std::nullopt;
+    if (d.size() == out->size() + 1) d.erase(d.begin());
+    Shape s(out->size() - d.size(), 1);
+    s.insert(s.end(), d.begin(), d.end());
+    return s;
+  };
+  const auto cshape = per_sample_constant(*cond);
+  if (!cshape) return unsupported(n, "input condition " + dims_text(Dims(cond->dims().begin(), cond->dims().end())) + " varies over the batch axis");
+  Attributes a;
+  a.condition = *cshape;
+  std::vector<int> inputs;
+  const onnx::TensorProto* operand = nullptr;
+  for (int i = 1; i <= 2; ++i) {
+    const std::string& v = n.input(i);
+    if (is_activation(v)) {
+      const auto shape = per_sample(v);
+      if (!shape || shape->size() != out->size())
+        return unsupported(n, "input '" + detail::printable_name(v) + "' " + dims_text(dims_of(v)) + " does not have the output's rank");
+      inputs.push_back(values_.at(v).node);
+      continue;
+    }
+    operand = constant(v);
+    if (operand == nullptr || operand->data_type() != onnx::TensorProto_DataType_FLOAT)
+      return unsupported(n, "input '" + detail::printable_name(v) + "' is neither a layer's output nor a float32 constant");
+    const auto shape = per_sample_constant(*operand);
+    if (!shape) return unsupported(n, "input '" + detail::printable_name(v) + "' varies over the batch axis");
+    a.operand = *shape;
+    a.constant_first = i == 1;
+  }
+  // The condition's values: one byte each (raw data) or int32_data, as ONNX stores booleans.
+  const std::string bytes = raw_bytes(*cond);
+  const auto count = static_cast<std::size_t>(product(Dims(cond->dims().begin(), cond->dims().end())));
+  if (bytes.size() != count && static_cast<std::size_t>(cond->int32_data_size()) != count)
+    return unsupported(n, "input condition holds no " + std::to_string(count) + " boolean values (neither raw bytes nor int32_data)");
+  std::vector<float> mask(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool on = bytes.size() == count ? bytes[i] != 0
+                                          : static_cast<std::size_t>(cond->int32_data_size()) == count && cond->int32_data(static_cast<int>(i)) != 0;
+    mask[i] = on ? 1.0f : 0.0f;
+  }
+  add_node(n, OpKind::where, inputs, a);
+  Node& node = graph_.nodes.back();
+  node.initial_values.push_back(initial("condition", cond->name(), a.condition, std::move(mask)));
+  if (operand != nullptr) node.initial_values.push_back(initial("operand", operand->name(), a.operand, floats(*operand)));
+}
+
 }  // namespace hwprof::detail
 
 #endif  // HWPROF_HAVE_ONNX

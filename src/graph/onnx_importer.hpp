@@ -323,6 +323,7 @@ class Importer {
   void map_gather_activation(const onnx::NodeProto& n);
   void map_expand(const onnx::NodeProto& n);
   void map_tile(const onnx::NodeProto& n);
+  void map_where(const onnx::NodeProto& n);
   static const OnnxOpRule* op_rule(const std::string& type);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
   // is named after it: the last layer added takes the parameter's name where that is free.

@@ -758,6 +758,8 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("Split", [](Importer& m, N n, int) { m.map_split(n); }),
       maps("Expand", [](Importer& m, N n, int) { m.map_expand(n); }),
       maps("Tile", [](Importer& m, N n, int) { m.map_tile(n); }),
+      maps(
+          "Where", [](Importer& m, N n, int) { m.map_where(n); }, In::unread),
       settled("Constant", "its value is a constant (decode_constants)"),
       settled("Shape", "computes a shape, not a layer"),
       settled("Size", "computes a shape, not a layer"),

@@ -72,6 +72,8 @@ const std::vector<OpInfo>& op_table() {
       {OpKind::gather, "gather", {"axis", "indices"}, 1, 1, F::data_movement, {}},
       {OpKind::expand, "expand", {"shape"}, 1, 1, F::data_movement, {}},
       {OpKind::tile, "tile", {"repeats"}, 1, 1, F::data_movement, {}},
+      // where: each element copied from one of two tensors, as a constant condition says.
+      {OpKind::where, "where", {"condition", "operand", "constant_first"}, 1, 2, F::data_movement, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -259,6 +259,29 @@ Outcome tiled_shape(const Shape& in, const Attributes& a, DType dtype) {
   return shaped(out, dtype);
 }
 
+// where: the output is the input(s), the condition and a one-input form's constant operand
+// broadcast together (ranks equal; each axis equal, or 1 in some of them).
+Outcome where_shape(const Graph& g, const Node& node) {
+  std::vector<std::pair<std::string, Shape>> parts;
+  for (int input : node.inputs) {
+    if (g.dtype_of(input) != DType::f32) return problem("takes float32 tensors, got int32 input");
+    parts.emplace_back("the input " + format_shape(g.shape_of(input)), g.shape_of(input));
+  }
+  parts.emplace_back("the condition " + format_shape(node.attrs.condition), node.attrs.condition);
+  if (node.inputs.size() == 1) parts.emplace_back("the operand " + format_shape(node.attrs.operand), node.attrs.operand);
+  Shape out = parts[0].second;
+  for (const auto& [what, shape] : parts) {
+    if (shape.size() != out.size()) return problem(what + " does not have the rank of " + parts[0].first, "condition");
+    for (std::size_t d = 0; d < out.size(); ++d) {
+      if (shape[d] < 1) return problem(what + " has a size below 1", "condition");
+      if (shape[d] != out[d] && shape[d] != 1 && out[d] != 1)
+        return problem(what + " does not broadcast with " + parts[0].first + " (each axis equal, or 1 in one of them)", "condition");
+      out[d] = std::max(out[d], shape[d]);
+    }
+  }
+  return shaped(out);
+}
+
 // The window of a conv, transposed conv or pool: every size the output formulas divide by or
 // multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
 // empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
@@ -429,6 +452,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
       return expanded_shape(in, a, dtype);
     case OpKind::tile:
       return tiled_shape(in, a, dtype);
+    case OpKind::where:
+      return where_shape(g, node);
     case OpKind::flatten:
       return shaped({checked_numel(in)}, dtype);
     case OpKind::dropout:

@@ -577,6 +577,23 @@ class SpecReader {
       a.bad("steps", "a list of non-zero integers, one per axis");
   }
 
+  // where: the condition's shape (its values true unless a model file gives them), and with one
+  // input the constant operand's shape (0 unless a model file gives it) and which side it is.
+  void read_where(const Node& node, Attributes& at, const AttributeReader& a) const {
+    const std::string what = "layer '" + node.name + "' (where): attribute ";
+    a.require("condition", "the per-sample shape of the boolean condition, broadcast to the output, e.g. [1, 8, 8]");
+    at.condition = read_shape_list(a.item["condition"], a.at("condition"), what + "'condition'", false);
+    if (node.inputs.size() == 1) {
+      if (!a.has("operand"))
+        fail_layer(a.pointer, a.layer, a.op, "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the constant it picks from), got 1");
+      at.operand = read_shape_list(a.item["operand"], a.at("operand"), what + "'operand'", false);
+      at.constant_first = a.boolean("constant_first", false);
+    } else if (a.has("operand") || a.has("constant_first")) {
+      fail_layer(a.at(a.has("operand") ? "operand" : "constant_first"), a.layer, a.op,
+                 "'operand' and 'constant_first' are for a layer of one input; this one has 2");
+    }
+  }
+
   // pad: pads (every per-sample axis's start, then every end: ONNX's order), mode, value.
   void read_pad(Attributes& at, const AttributeReader& a) const {
     const std::string pads = "a list of 2 integers per per-sample axis: every axis's start, then every axis's end, e.g. [0, 1, 1, 0, 1, 1]";
@@ -747,6 +764,9 @@ class SpecReader {
           fail_layer(a.at(a.has("operand") ? "operand" : "trainable"), a.layer, a.op,
                      "'operand' and 'trainable' are for a layer of one input; this one has 2");
         }
+        break;
+      case OpKind::where:
+        read_where(node, at, a);
         break;
       case OpKind::flatten:
       case OpKind::cls_token:

@@ -197,6 +197,20 @@ void pad_forward(const PadGeometry& g, const float* x, float* y);
 // dx: the sum of dy over the positions that copied each input element.
 void pad_backward(const PadGeometry& g, const float* dy, float* dx);
 
+// ---- where (where.cpp) -----------------------------------------------------------------------
+// y = c ? a : b over the full output shape `out` (batch first); each operand read through its
+// strides per output axis (0 where it is broadcast: the condition's and a constant's batch axis).
+struct WhereGeometry {
+  std::vector<i64> out;
+  std::vector<i64> c_stride, a_stride, b_stride;
+};
+// The strides of a row-major tensor of `shape` (the rank of `out`) broadcast to `out`.
+std::vector<i64> broadcast_strides(const std::vector<i64>& shape, const std::vector<i64>& out);
+void where_forward(const WhereGeometry& g, const float* c, const float* a, const float* b, float* y);
+// da, db (either may be null; a_numel, b_numel their sizes): dy where the condition picks that
+// side, 0 elsewhere, summed over the side's broadcast axes.
+void where_backward(const WhereGeometry& g, const float* c, const float* dy, float* da, i64 a_numel, float* db, i64 b_numel);
+
 // ---- element-wise binary ops with broadcasting: add, sub, mul, div --------------------------
 enum class BinaryOp { add, sub, mul, div };
 // Two full (batched) shapes of one rank whose every axis is equal or 1 in one of them (NumPy's

@@ -318,6 +318,7 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::gather:
     case OpKind::expand:
     case OpKind::tile:
+    case OpKind::where:
     case OpKind::attention:
     case OpKind::mul:
     case OpKind::sub:
@@ -944,6 +945,61 @@ class GatherLayer final : public Layer {
   std::vector<i64> indices_;
 };
 
+// where: the condition (true unless the model file gives it) and, with one input, a constant
+// operand (0 unless given) are buffers of the per-sample shapes, broadcast over the batch.
+class WhereLayer final : public Layer {
+ public:
+  WhereLayer(const Graph& graph, const Node& node)
+      : out_(node.output_shape), condition_(Tensor::empty(batched(1, node.attrs.condition))), first_(node.attrs.constant_first) {
+    for (int input : node.inputs) in_.push_back(graph.shape_of(input));
+    std::fill_n(condition_.f32(), condition_.numel(), 1.0f);
+    if (const InitialValue* v = find_initial_value(node, "condition")) load_initial_value(*v, condition_);
+    if (node.inputs.size() == 1) {
+      constant_ = Tensor::zeros(batched(1, node.attrs.operand));
+      if (const InitialValue* v = find_initial_value(node, "operand")) load_initial_value(*v, constant_);
+    }
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const i64 batch = in[0]->dim(0);
+    plan(batch);
+    Tensor y = Tensor::empty(g_.out);
+    const float* x = in[0]->f32();
+    const float* other = in.size() > 1 ? in[1]->f32() : constant_.f32();
+    where_forward(g_, condition_.f32(), first_ ? other : x, first_ ? x : other, y.f32());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    const i64 batch = dy.dim(0);
+    plan(batch);
+    for (std::size_t k = 0; k < dx.size(); ++k) dx[k] = need[k] != 0 ? Tensor::empty(batched(batch, in_[k])) : Tensor();
+    // The sides: a (the condition's "true") and b, each an input's gradient or nothing (the constant).
+    Tensor none;
+    Tensor& x = dx[0];
+    Tensor& other = dx.size() > 1 ? dx[1] : none;
+    Tensor& a = first_ ? other : x;
+    Tensor& b = first_ ? x : other;
+    where_backward(g_, condition_.f32(), dy.f32(), ptr(a), a.defined() ? a.numel() : 0, ptr(b), b.defined() ? b.numel() : 0);
+  }
+
+ private:
+  void plan(i64 batch) {
+    if (!g_.out.empty() && g_.out[0] == batch) return;
+    g_.out = batched(batch, out_);
+    g_.c_stride = broadcast_strides(condition_.shape(), g_.out);
+    const Shape x = batched(batch, in_[0]);
+    const Shape other = in_.size() > 1 ? batched(batch, in_[1]) : constant_.shape();
+    g_.a_stride = broadcast_strides(first_ ? other : x, g_.out);
+    g_.b_stride = broadcast_strides(first_ ? x : other, g_.out);
+  }
+
+  Shape out_;
+  std::vector<Shape> in_;
+  Tensor condition_, constant_;
+  bool first_;
+  WhereGeometry g_;
+};
+
 class EmbeddingLayer final : public Layer {
  public:
   EmbeddingLayer(const Graph& graph, const Node& node, std::span<ParameterSlot* const> p)
@@ -1134,6 +1190,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<PadLayer>(node, in);
     case OpKind::gather:
       return std::make_unique<GatherLayer>(node, in);
+    case OpKind::where:
+      return std::make_unique<WhereLayer>(graph, node);
     case OpKind::embedding:
       return std::make_unique<EmbeddingLayer>(graph, node, params);
     case OpKind::pos_embedding:

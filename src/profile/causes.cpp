@@ -65,6 +65,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::gather:
     case OpKind::expand:
     case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:
@@ -150,6 +151,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::gather:
     case OpKind::expand:
     case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:

@@ -88,6 +88,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::gather:
     case OpKind::expand:
     case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:

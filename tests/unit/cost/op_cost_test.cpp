@@ -481,6 +481,27 @@ TEST(OpCostDataMovement, CopiesCountNoFlopsReadWhatTheyCopyAndSumRepeatedGradien
   EXPECT_EQ(layer(m, "crop").output_shape, (Shape{4, 6, 4}));
 }
 
+TEST(OpCostDataMovement, WhereCopiesTheConditionAndConstantAreBuffers) {
+  // masked_fill of conv's [4, 6, 5] by a [1, 6, 5] condition with a [1, 1, 1] constant: 0
+  // FLOPs, 30 + 1 buffer elements; where of conv and its channel mean [1, 6, 5]: the mean's
+  // gradient sums over the 4 channels it is broadcast to (120 − 30 adds), a step's own work.
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 6, 5]},
+    "layers": [{"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 1},
+               {"name": "fill", "op": "where", "condition": [1, 6, 5], "operand": [1, 1, 1], "constant_first": true},
+               {"name": "mean", "op": "reduce", "mode": "mean", "axes": [0], "inputs": ["conv"]},
+               {"name": "pick", "op": "where", "condition": [4, 1, 1], "inputs": ["conv", "mean"]}]})";
+  const auto m = analyze_spec(spec);
+  const LayerCost& fill = layer(m, "fill");
+  EXPECT_EQ(fill.flops, 0);
+  EXPECT_EQ(fill.buffers, 31);
+  EXPECT_EQ(fill.backward_flops, 0);  // dy or 0, a masked copy
+  EXPECT_EQ(fill.output_shape, (Shape{4, 6, 5}));
+  const LayerCost& pick = layer(m, "pick");
+  EXPECT_EQ(pick.flops, 0);
+  EXPECT_EQ(pick.buffers, 4);
+  EXPECT_EQ(pick.backward_flops, 90);
+}
+
 TEST(OpCostReduce, SumAddsAllButTheFirstOfEachGroupMeanDividesToo) {
   // [4, 6, 5] (n_in = 120): the sum over [1, 2] keeps [4, 1, 1] (n = 4, groups of 30):
   // 116 adds; the mean over channels [0] (n = 30, groups of 4) 90 adds and 30 divisions.

@@ -120,13 +120,18 @@ TEST(OnnxFixtureStructure, ChannelSplitShuffleAndTheOtherDataMovementAreLayers) 
   EXPECT_EQ(gathers[0]->attrs.indices, (std::vector<std::int64_t>{0, 2, 2, 5}));
   ASSERT_EQ(nodes_of(*g, OpKind::expand).size(), 1u);
   EXPECT_EQ(nodes_of(*g, OpKind::expand)[0]->output_shape, (Shape{4, 9, 9}));
+  const std::vector<const Node*> wheres = nodes_of(*g, OpKind::where);
+  ASSERT_EQ(wheres.size(), 2u);  // masked_fill (the constant first) and torch.where of two activations
+  EXPECT_TRUE(wheres[0]->attrs.constant_first);
+  EXPECT_EQ(wheres[0]->attrs.condition, (Shape{4, 1, 18}));
+  EXPECT_EQ(wheres[1]->inputs.size(), 2u);
   ASSERT_EQ(nodes_of(*g, OpKind::tile).size(), 1u);
   EXPECT_EQ(nodes_of(*g, OpKind::tile)[0]->output_shape, (Shape{4, 4, 18}));
   auto cost = analyze(*g, {1, OptimizerKind::adam});
   ASSERT_TRUE(cost.ok()) << cost.error().message;
   for (const LayerCost& l : cost->layers) {
     const OpKind op = g->nodes[static_cast<std::size_t>(g->find(l.name))].op;
-    if (op == OpKind::slice || op == OpKind::pad || op == OpKind::gather || op == OpKind::expand || op == OpKind::tile) {
+    if (op == OpKind::slice || op == OpKind::pad || op == OpKind::gather || op == OpKind::expand || op == OpKind::tile || op == OpKind::where) {
       EXPECT_EQ(l.flops, 0) << l.name;
     }
   }

@@ -525,6 +525,41 @@ TEST(OnnxImport, SlicePadAndTileOfAnActivationAreLayersOfPerSampleAxes) {
   EXPECT_EQ(tiled->nodes.back().output_shape, (Shape{8, 6, 15}));
 }
 
+// x.masked_fill(mask, -1) as PyTorch exports it: Where(mask, -1, x), the mask a constant
+// boolean initializer [1, 6, 1] (raw bytes), the value a scalar; and Where of two activations.
+TEST(OnnxImport, WhereWithAConstantConditionIsWhere) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto model = [](bool two_activations) {
+    ModelBuilder b(13, {4, 6, 5});
+    auto* mask = b.model().mutable_graph()->add_initializer();
+    mask->set_name("mask");
+    mask->set_data_type(onnx::TensorProto_DataType_BOOL);
+    for (std::int64_t d : {1, 6, 1}) mask->add_dims(d);
+    mask->set_raw_data(std::string("\x01\x00\x00\x01\x01\x00", 6));
+    auto* value = b.model().mutable_graph()->add_initializer();
+    value->set_name("value");
+    value->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    value->add_float_data(-1.0f);
+    b.node("Relu", "/relu/Relu", {"input"}, "r");
+    b.node("Where", "/fill/Where", {"mask", two_activations ? "r" : "value", "input"}, "output");
+    return import_onnx(b.bytes(4), "where.onnx");
+  };
+  auto fill = model(false);
+  ASSERT_TRUE(fill.ok()) << fill.error().message;
+  const Node& w = fill->nodes.back();
+  EXPECT_EQ(w.op, OpKind::where);
+  EXPECT_TRUE(w.attrs.constant_first);
+  EXPECT_EQ(w.attrs.condition, (Shape{1, 6, 1}));
+  EXPECT_EQ(w.attrs.operand, (Shape{1, 1, 1}));
+  ASSERT_EQ(w.initial_values.size(), 2u);
+  EXPECT_EQ(*w.initial_values[0].data, (std::vector<float>{1, 0, 0, 1, 1, 0}));
+  EXPECT_EQ(*w.initial_values[1].data, (std::vector<float>{-1.0f}));
+  auto picked = model(true);
+  ASSERT_TRUE(picked.ok()) << picked.error().message;
+  EXPECT_EQ(picked->nodes.back().inputs.size(), 2u);
+  EXPECT_EQ(picked->nodes.back().output_shape, (Shape{4, 6, 5}));
+}
+
 TEST(OnnxImport, DataMovementOverTheBatchOrWithUnmappedModesIsRefusedNamingTheNode) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   const struct {

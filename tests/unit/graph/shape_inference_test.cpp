@@ -279,13 +279,17 @@ TEST(ShapeInferenceDataMovement, SliceAsPythonPadGatherExpandAndTile) {
       {"name": "pick", "op": "gather", "axis": -1, "indices": [3, -1, 0, 0, 2], "inputs": ["$input"]},
       {"name": "one", "op": "slice", "axes": [0], "starts": [0], "ends": [1], "inputs": ["$input"]},
       {"name": "wide", "op": "expand", "shape": [3, 1, 4]},
-      {"name": "tiled", "op": "tile", "repeats": [2, 1, 3], "inputs": ["$input"]}]})");
+      {"name": "tiled", "op": "tile", "repeats": [2, 1, 3], "inputs": ["$input"]},
+      {"name": "filled", "op": "where", "condition": [1, 5, 1], "operand": [1, 1, 1], "inputs": ["wide"]},
+      {"name": "picked", "op": "where", "condition": [3, 1, 4], "inputs": ["one", "filled"]}]})");
   EXPECT_EQ(node(g, "half").output_shape, (Shape{3, 5, 4}));   // the exporter's "to the end" clamped
   EXPECT_EQ(node(g, "steps").output_shape, (Shape{6, 3, 2}));  // rows 4, 2, 0; columns 0, 3
   EXPECT_EQ(node(g, "pad").output_shape, (Shape{6, 8, 4}));    // H + 2 + 1, W + 1 − 1
   EXPECT_EQ(node(g, "pick").output_shape, (Shape{6, 5, 5}));
   EXPECT_EQ(node(g, "wide").output_shape, (Shape{3, 5, 4}));
   EXPECT_EQ(node(g, "tiled").output_shape, (Shape{12, 5, 12}));
+  EXPECT_EQ(node(g, "filled").output_shape, (Shape{3, 5, 4}));
+  EXPECT_EQ(node(g, "picked").output_shape, (Shape{3, 5, 4}));  // [1, 5, 4], [3, 5, 4] and [3, 1, 4] broadcast
   const std::vector<detail::SliceRange> r = detail::slice_ranges({6, 5, 4}, node(g, "steps").attrs);
   EXPECT_EQ(r[1].start, 4);
   EXPECT_EQ(r[1].step, -2);
@@ -314,6 +318,10 @@ TEST(ShapeInferenceDataMovement, RefusesTheBatchAxisEmptyOutputsAndBadLists) {
       {R"({"name": "e", "op": "expand", "shape": [7, 5]})", "must have the per-sample input's rank"},
       {R"({"name": "t", "op": "tile", "repeats": [1, 0, 1]})", "attribute 'repeats' must be a list of positive copy counts"},
       {R"({"name": "t", "op": "tile", "repeats": [1, 2]})", "needs one count per axis"},
+      {R"({"name": "w", "op": "where", "condition": [1, 1, 5]})", "takes 2 inputs, or 1 and an 'operand'"},
+      {R"({"name": "w", "op": "where", "condition": [1, 3, 5], "operand": [1]})",
+       "the condition [1, 3, 5] does not broadcast with the input [2, 7, 5]"},
+      {R"({"name": "w", "op": "where", "condition": [1, 1, 5], "operand": [1]})", "the operand [1] does not have the rank of the input [2, 7, 5]"},
   };
   for (const auto& c : cases) {
     const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "r.json");

@@ -1774,6 +1774,45 @@ TEST(DataMovement, PadForwardAndBackwardMatchTheDefinitionInEveryMode) {
   }
 }
 
+// where against the definition, with the condition, a and b each broadcast on some axes.
+TEST(DataMovement, WhereForwardAndBackwardMatchTheDefinition) {
+  const std::vector<i64> out = {2, 3, 4, 5};
+  const std::vector<i64> cs = {1, 3, 1, 5}, as = {2, 3, 4, 5}, bs = {2, 1, 4, 1};
+  const auto numel_of = [](const std::vector<i64>& s) {
+    i64 n = 1;
+    for (i64 d : s) n *= d;
+    return n;
+  };
+  std::vector<float> c(size_of(numel_of(cs)));
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = (i * 7) % 3 == 0 ? 1.0f : 0.0f;
+  const std::vector<float> a = random_vector(size_of(numel_of(as)), 1), b = random_vector(size_of(numel_of(bs)), 2);
+  const WhereGeometry g{out, broadcast_strides(cs, out), broadcast_strides(as, out), broadcast_strides(bs, out)};
+  std::vector<float> y(size_of(numel_of(out)), kNaN);
+  where_forward(g, c.data(), a.data(), b.data(), y.data());
+  const std::vector<float> dy = random_vector(y.size(), 3);
+  std::vector<double> da(a.size(), 0.0), db(b.size(), 0.0);
+  // Every output position's offsets in c, a and b, by the definition of broadcasting.
+  const auto offset = [&](i64 i, const std::vector<i64>& s) {
+    i64 o = 0, stride = 1;
+    for (auto k = out.size(); k-- > 0;) {
+      const i64 index = i % out[k];
+      i /= out[k];
+      o += (s[k] == 1 ? 0 : index) * stride;
+      stride *= s[k];
+    }
+    return size_of(o);
+  };
+  for (i64 i = 0; i < numel_of(out); ++i) {
+    const bool on = c[offset(i, cs)] != 0.0f;
+    ASSERT_EQ(y[size_of(i)], on ? a[offset(i, as)] : b[offset(i, bs)]) << i;
+    (on ? da[offset(i, as)] : db[offset(i, bs)]) += dy[size_of(i)];
+  }
+  std::vector<float> ga(a.size(), kNaN), gb(b.size(), kNaN);
+  where_backward(g, c.data(), dy.data(), ga.data(), numel_of(as), gb.data(), numel_of(bs));
+  for (std::size_t j = 0; j < a.size(); ++j) ASSERT_NEAR(ga[j], da[j], 1e-5 * (1.0 + std::abs(da[j])));
+  for (std::size_t j = 0; j < b.size(); ++j) ASSERT_NEAR(gb[j], db[j], 1e-5 * (1.0 + std::abs(db[j])));
+}
+
 TEST(DataMovement, GatherForwardAndBackwardSumRepeatedIndices) {
   struct Case {
     i64 outer, dim, inner;
