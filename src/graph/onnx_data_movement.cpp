@@ -103,6 +103,11 @@ void Importer::map_split(const onnx::NodeProto& n) {
       return unsupported(n, "output '" + detail::printable_name(out) + "' has a shape " + dims_text(dims_of(out)) + " that is unknown");
     sizes.push_back((*shape)[static_cast<std::size_t>(axis - 1)]);
   }
+  std::int64_t total = 0;
+  for (std::int64_t size : sizes) total += size;
+  if (total != (*in)[static_cast<std::size_t>(axis - 1)])
+    return unsupported(n, "its outputs' sizes along axis " + std::to_string(axis) + " add up to " + std::to_string(total) + ", not the input's " +
+                              std::to_string((*in)[static_cast<std::size_t>(axis - 1)]));
   const int x = values_.at(n.input(0)).node;
   std::int64_t offset = 0;
   int first = -1;
@@ -137,9 +142,6 @@ void Importer::map_split(const onnx::NodeProto& n) {
   for (int i = 0; i < n.output_size(); ++i) {
     if (!n.output(i).empty()) values_[n.output(i)] = Value{Value::Kind::activation, layers[static_cast<std::size_t>(i)], nullptr};
   }
-  if (offset != (*in)[static_cast<std::size_t>(axis - 1)])
-    return unsupported(n, "its outputs' sizes along axis " + std::to_string(axis) + " add up to " + std::to_string(offset) + ", not the input's " +
-                              std::to_string((*in)[static_cast<std::size_t>(axis - 1)]));
 }
 
 // A Pad that is not folded into a Conv or an AveragePool (map_pad): a pad layer. ONNX's modes
