@@ -19,6 +19,12 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 (align_corners False), as a decoder upsamples: Resize nodes
   tiny_reduce   conv → sum over channels (keepdim) gating x → mean over the last axis → linear:
                 ReduceSum (opset 13: axes an input) and ReduceMean (axes an attribute)
+  tiny_shuffle  ShuffleNet v2's unit (x.chunk(2, dim=1): Slices with bounds computed from the
+                shape, a branch, Concat, the channel shuffle's Reshape/Transpose/Reshape), then
+                torch.split (Split), reflect and constant F.pad (Pad layers), x[:, [0, 2, 2, 5]]
+                (Gather of an activation), expand (Expand), a stepped and a reversed slice,
+                torch.roll (Slice + Concat), repeat (Tile), masked_fill and torch.where with
+                constant masks (Where)
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -231,6 +237,40 @@ class TinyReduce(nn.Module):
         return self.fc(m.flatten(1))
 
 
+class TinyShuffle(nn.Module):
+    """Data movement between per-sample axes: ShuffleNet v2's channel split and shuffle, and the
+    other ops PyTorch 1.13 exports as Slice, Split, Pad, Gather, Expand and Tile (opset 14)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.branch = nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4), nn.ReLU(),
+                                    nn.Conv2d(4, 4, 3, padding=1, groups=4))
+        self.fc = nn.Linear(4 * 4 * 18, 3)
+        g = torch.Generator().manual_seed(6)
+        self.register_buffer("fill_mask", torch.rand(4, 1, 18, generator=g) < 0.3)
+        self.register_buffer("pick_mask", torch.rand(1, 4, 1, generator=g) < 0.5)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x1, x2 = x.chunk(2, dim=1)
+        x = torch.cat((x1, self.branch(x2)), dim=1)
+        n, c, h, w = x.shape
+        x = x.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)  # channel shuffle
+        a, b, c3 = torch.split(x, [3, 3, 2], dim=1)
+        x = torch.cat([c3, a, b], dim=1)
+        x = nn.functional.pad(x, (1, 2, 0, 1), mode="reflect")
+        x = nn.functional.pad(x, (0, 1, 2, 0), value=0.5)
+        x = x[:, [0, 2, 2, 5]]
+        s = x.mean(dim=1, keepdim=True)
+        x = x * s.expand(-1, 4, -1, -1)
+        x = x[:, :, 1:-1:2].flip(3)
+        x = torch.roll(x, 1, dims=3).repeat(1, 1, 1, 2)
+        x = x.masked_fill(self.fill_mask, -1.0)  # Where(mask, constant, x)
+        x = torch.where(self.pick_mask, x, x * 0.5)  # Where of two activations
+        return self.fc(x.flatten(1))
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -287,6 +327,11 @@ def tiny_reduce():
     export("tiny_reduce", TinyReduce(), torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(4)))
 
 
+def tiny_shuffle():
+    torch.manual_seed(5)
+    export("tiny_shuffle", TinyShuffle(), torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(5)), opset=14)
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -310,6 +355,7 @@ def main():
            torch.randn(2, 1, 8, 8, generator=g), random_weights=False)
     tiny_upsample()
     tiny_reduce()
+    tiny_shuffle()
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ PUBLISHED = {
     "regnet_y_400mf": (4_344_144, 0.40),
     "resnext50_32x4d": (25_028_904, 4.23),
     "wide_resnet50_2": (68_883_240, 11.40),
+    "shufflenet_v2_x0_5": (1_366_792, 0.04),
+    "shufflenet_v2_x1_0": (2_278_604, 0.14),
     # GPT-2 small (Radford et al. 2019; Hugging Face's gpt2 card: 124,439,808 parameters with the
     # output projection tied to the token embedding), 1024 tokens; no published MAC figure.
     "gpt2_small": (124_439_808, None),
@@ -59,7 +61,8 @@ PUBLISHED = {
 IMAGE_SIZE = {"efficientnet_v2_s": 384}
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                   "vgg16", "alexnet", "densenet121", "squeezenet1_1", "vit_b_16", "convnext_tiny", "mnasnet0_5",
-                  "regnet_y_400mf", "resnext50_32x4d", "wide_resnet50_2", "efficientnet_v2_s"]
+                  "regnet_y_400mf", "resnext50_32x4d", "wide_resnet50_2", "efficientnet_v2_s",
+                  "shufflenet_v2_x0_5", "shufflenet_v2_x1_0"]
 TOLERANCE = 1e-4
 
 

@@ -60,6 +60,12 @@ enum class OpKind {
   leaky_relu,
   elu,
   matmul,
+  slice,
+  pad,
+  gather,
+  expand,
+  tile,
+  where,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -75,6 +81,10 @@ enum class UpsampleMode { nearest, bilinear };
 
 // reduce's reduction: torch.sum / torch.mean over the given axes (ONNX ReduceSum / ReduceMean).
 enum class ReduceMode { sum, mean };
+
+// pad's fill: a constant value, the input mirrored without repeating the edge (PyTorch's
+// "reflect", numpy's "reflect"), or the edge element repeated ("replicate", ONNX's "edge").
+enum class PadMode { constant, reflect, edge };
 
 struct Pair {
   std::int64_t h = 0;
@@ -107,13 +117,21 @@ struct Attributes {
   Scale scale;                                              // upsample: output = floor(in × scale); 0 when given by size
   bool align_corners = false;                               // upsample (bilinear only)
   ReduceMode reduce_mode = ReduceMode::sum;                 // reduce ("mode" in a spec)
-  std::vector<std::int64_t> axes;                           // reduce: per-sample axes, as written (may be < 0)
+  std::vector<std::int64_t> axes;                           // reduce, slice: per-sample axes, as written (may be < 0)
   bool keepdims = true;                                     // reduce: reduced axes kept with size 1 (ONNX's default)
+  std::vector<std::int64_t> starts, ends, steps;            // slice (with axes): Python's x[start:end:step] per axis
+  std::vector<std::int64_t> pads;                           // pad: every per-sample axis's start, then every axis's end (ONNX's order)
+  PadMode pad_mode = PadMode::constant;                     // pad ("mode" in a spec)
+  double pad_value = 0.0;                                   // pad, constant mode ("value" in a spec)
+  std::vector<std::int64_t> indices;                        // gather: positions along axis, as written (may be < 0)
+  std::vector<std::int64_t> repeats;                        // tile: copies per per-sample axis
+  Shape condition;                                          // where: the condition's per-sample shape (broadcast to the output)
+  bool constant_first = false;                              // where with one input: the operand is the "true" side
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
-  std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0]; as written (may be < 0)
+  std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0], gather [0]; as written (may be < 0)
   std::int64_t index = 0;                                   // select; as written (may be < 0)
-  Shape shape;                                              // reshape (-1 resolved after inference)
+  Shape shape;                                              // reshape (-1 resolved after inference), expand (the target)
   std::vector<std::int64_t> perm;                           // transpose
   std::int64_t num_embeddings = 0;                          // embedding
   std::int64_t embedding_dim = 0;                           // embedding
@@ -123,7 +141,7 @@ struct Attributes {
   GeluApproximation approximate = GeluApproximation::none;  // gelu
   double negative_slope = 0.01;                             // leaky_relu: the slope below 0 (PyTorch's default)
   double alpha = 1.0;                                       // elu: alpha·(eˣ − 1) below 0 (PyTorch's default)
-  // add, sub, mul, div with one input: the per-sample shape of the tensor it is combined with
+  // add, sub, mul, div (and where) with one input: the per-sample shape of the tensor it is combined with
   // (same rank as the input, each axis equal to the input's or 1), a constant (a buffer,
   // "operand") or, when trainable, a learned parameter ("weight", ConvNeXt's layer scale).
   Shape operand;

@@ -47,6 +47,15 @@
 // pos_embedding 1n                                same           n                 | 0
 // cls_token     0                                 same           D                 | 0
 // flatten, reshape, transpose, concat, select: 0 (data movement only)
+// where         0 (each element copied from one side); the condition and a constant operand are
+//               buffers. Input gradient: dy where the condition picks that input, 0 elsewhere (a
+//               masked copy), summed over its broadcast axes (n − n_in adds each)
+// slice, pad, gather, expand, tile: 0 forward (copies; docs/onnx.md, "How ops map"); the input
+//   bytes are the elements read: a slice reads only what it keeps, a gather its distinct rows, a
+//   pad the part of the input that is not cropped. Input gradient: each input element sums the
+//   output gradients of the positions copied from it, n − (elements read) adds: 0 for a slice
+//   and a constant pad (a scatter), the broadcast axes of expand and tile, the mirrored or
+//   repeated borders of reflect and edge padding, a gather's repeated indices.
 // unsupported   not counted: an imported op hwprof cannot map; totals become lower bounds
 // attention     2·MACs + 4·T·D (bias) + H·T² (scale) + 5·H·T² + H·T (softmax)
 //               MACs = 4·T·D² (Q, K, V, output projections) + 2·T²·D (Q·Kᵀ, A·V);
@@ -95,6 +104,27 @@ Count n_of(const Shape& s) {
 // in + out − gcd(in, out) (tests/unit check it against the direct sum).
 Count adaptive_window_sum(std::int64_t in, std::int64_t out) {
   return Count(in) + out - std::gcd(in, out);
+}
+
+// The input elements a data-movement op copies from, each counted once: a slice's kept
+// positions (its output), a gather's distinct rows, a pad's uncropped input; expand and tile
+// read all of their input.
+Count elements_read(const Node& node, const Shape& in) {
+  const Attributes& a = node.attrs;
+  if (node.op == OpKind::slice) return n_of(node.output_shape);
+  if (node.op == OpKind::gather) {
+    const auto axis = static_cast<std::size_t>(normalized_axis(a.axis, static_cast<std::int64_t>(in.size())));
+    std::set<std::int64_t> rows;
+    for (std::int64_t i : a.indices) rows.insert(normalized_axis(i, in[axis]));
+    return Count(numel(in) / in[axis]) * static_cast<std::int64_t>(rows.size());
+  }
+  if (node.op == OpKind::pad) {
+    Count read = 1;
+    for (std::size_t d = 0; d < in.size(); ++d)
+      read = read * (in[d] + std::min<std::int64_t>(a.pads[d], 0) + std::min<std::int64_t>(a.pads[d + in.size()], 0));
+    return read;
+  }
+  return n_of(in);
 }
 
 }  // namespace
@@ -288,6 +318,25 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     case OpKind::concat:
     case OpKind::select:
       break;
+    case OpKind::where: {
+      Count sums = 0;
+      for (int input : node.inputs) sums = sums + (n - n_of(g.shape_of(input)));
+      (node.inputs.size() == 1 ? c.input_grad_flops : c.internal_grad_flops) = sums;
+      c.buffers = n_of(a.condition) + (node.inputs.size() == 1 ? n_of(a.operand) : Count(0));
+      c.weight_bytes = c.buffers * kFloatBytes;
+      c.saved_bytes_per_sample = 0;
+      break;
+    }
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile: {
+      const Count read = elements_read(node, in);
+      c.input_bytes = read * kFloatBytes;
+      c.input_grad_flops = n - read;
+      break;
+    }
     case OpKind::embedding: {
       const std::int64_t tokens = in[0];
       c.params = Count(a.num_embeddings) * a.embedding_dim;

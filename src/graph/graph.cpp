@@ -63,6 +63,12 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:

@@ -15,6 +15,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/shape_inference.hpp"
+
 namespace hwprof::detail {
 namespace {
 
@@ -59,6 +61,38 @@ class ShapeInputGuardedSchemas final : public onnx::ISchemaRegistry {
   }
   mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> guarded_;
 };
+
+// A slice of a small int64 value (shape arithmetic): its shape and elements, or nullopt where
+// the attributes do not describe a slice of it (an axis out of range or named twice, a step of
+// 0, lengths that differ).
+std::optional<std::pair<Dims, std::vector<std::int64_t>>> slice_value(const Dims& shape, const std::vector<std::int64_t>& v, const Attributes& s) {
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  if (s.ends.size() != s.starts.size() || s.axes.size() != s.starts.size() || s.steps.size() != s.starts.size()) return std::nullopt;
+  std::vector<bool> named(shape.size(), false);
+  for (std::size_t i = 0; i < s.axes.size(); ++i) {
+    const std::int64_t axis = s.axes[i] < 0 ? s.axes[i] + rank : s.axes[i];
+    if (axis < 0 || axis >= rank || named[static_cast<std::size_t>(axis)] || s.steps[i] == 0) return std::nullopt;
+    named[static_cast<std::size_t>(axis)] = true;
+  }
+  const std::vector<SliceRange> ranges = slice_ranges(shape, s);
+  Dims out_shape;
+  std::int64_t count = 1;
+  for (const SliceRange& r : ranges) {
+    out_shape.push_back(r.count);
+    count *= r.count;
+  }
+  std::vector<std::int64_t> out;
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int64_t rest = i, offset = 0, stride = 1;
+    for (auto d = shape.size(); d-- > 0;) {
+      offset += (ranges[d].start + rest % ranges[d].count * ranges[d].step) * stride;
+      rest /= ranges[d].count;
+      stride *= shape[d];
+    }
+    out.push_back(v[static_cast<std::size_t>(offset)]);
+  }
+  return std::make_pair(out_shape, out);
+}
 
 }  // namespace
 
@@ -160,19 +194,23 @@ bool Importer::fold_shape_computations() {
       }
       r.shape[0] = static_cast<std::int64_t>(r.v.size());
       if (all && r.v.size() <= kMaxShapeValue) out = r;
-    } else if (op == "Slice" && a != nullptr && b != nullptr && get(n, 2) != nullptr && a->shape.size() == 1) {
-      // x[starts:ends] of a 1-D value (PyTorch's F.interpolate sizes: Shape(x)[:2]), step 1.
-      const IntValue* e = get(n, 2);
-      const IntValue* axes = get(n, 3);
-      const IntValue* steps = get(n, 4);
-      const bool one_axis =
-          b->v.size() == 1 && e->v.size() == 1 && (axes == nullptr || (axes->v.size() == 1 && (axes->v[0] == 0 || axes->v[0] == -1)));
-      if (one_axis && (steps == nullptr || steps->v == std::vector<std::int64_t>{1})) {
-        const auto size = static_cast<std::int64_t>(a->v.size());
-        const auto clamp = [size](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + size : i, 0, size); };
-        const std::int64_t start = clamp(b->v[0]), end = std::max(start, clamp(e->v[0]));
-        out = IntValue{{end - start}, Dims(a->v.begin() + start, a->v.begin() + end)};
+    } else if (op == "Slice" && a != nullptr && b != nullptr && get(n, 2) != nullptr) {
+      // x[starts:ends:steps] of a value (PyTorch's F.interpolate sizes: Shape(x)[:2]; F.pad's
+      // pads, reversed pairs: [::-1] of a [rank, 2] value).
+      Attributes s;
+      s.starts = b->v;
+      s.ends = get(n, 2)->v;
+      for (std::size_t i = 0; i < s.starts.size(); ++i) s.axes.push_back(static_cast<std::int64_t>(i));
+      if (const IntValue* axes = get(n, 3)) s.axes = axes->v;
+      s.steps.assign(s.starts.size(), 1);
+      if (const IntValue* steps = get(n, 4)) s.steps = steps->v;
+      if (auto sliced = slice_value(a->shape, a->v, s)) out = IntValue{sliced->first, sliced->second};
+    } else if (op == "Transpose" && a != nullptr && a->shape.size() == 2 && attr_ints(n, "perm") == std::vector<std::int64_t>{1, 0}) {
+      IntValue t{{a->shape[1], a->shape[0]}, {}};
+      for (std::int64_t j = 0; j < a->shape[1]; ++j) {
+        for (std::int64_t i = 0; i < a->shape[0]; ++i) t.v.push_back(a->v[static_cast<std::size_t>(i * a->shape[1] + j)]);
       }
+      out = t;
     } else if (op == "Reshape" && a != nullptr && b != nullptr && b->shape.size() == 1 && b->v.size() <= 8) {
       Dims shape = b->v;
       std::int64_t fixed = 1, infer_at = -1;
@@ -202,6 +240,16 @@ bool Importer::fold_shape_computations() {
       } else if (op != "Div" || std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
         out = broadcast(*a, *b, [&](std::int64_t x, std::int64_t y) { return shape_arithmetic(n, sign, x, y); });
       }
+    } else if (op == "Mod" && a != nullptr && b != nullptr && std::none_of(b->v.begin(), b->v.end(), [](std::int64_t y) { return y == 0; })) {
+      // Swin's padding to whole windows, (ws - W % ws) % ws. fmod 0: the sign of the divisor,
+      // as Python's % (x % -1 is 0, also for INT64_MIN, where C++'s % would overflow).
+      const bool fmod = attr_int(n, "fmod", 0) != 0;
+      out = broadcast(*a, *b, [fmod](std::int64_t x, std::int64_t y) {
+        if (y == -1) return std::int64_t{0};
+        std::int64_t r = x % y;
+        if (!fmod && r != 0 && (r < 0) != (y < 0)) r += y;
+        return r;
+      });
     } else if (op == "Where" && a != nullptr && b != nullptr && get(n, 2) != nullptr) {
       const IntValue* c = get(n, 2);
       if (a->v.size() == b->v.size() && b->v.size() == c->v.size()) {
@@ -225,6 +273,9 @@ bool Importer::fold_shape_computations() {
     }
     if (out && n.output_size() == 1) known[n.output(0)] = *out;
   }
+  // Kept for the mappings that read such a value themselves (a Slice's starts and ends, a
+  // Pad's pads, a Tile's repeats), which ONNX's inference may know the output of already.
+  for (const auto& [name, value] : known) folded_[name] = value.v;
   // Hand the values to the nodes that take a shape and whose output inference does not know.
   for (int index = 0; index < g.node_size(); ++index) {
     onnx::NodeProto& n = *g.mutable_node(index);

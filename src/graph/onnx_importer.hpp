@@ -305,6 +305,26 @@ class Importer {
   void map_flatten(const onnx::NodeProto& n, int x);
   void map_concat(const onnx::NodeProto& n);
   void map_dropout(const onnx::NodeProto& n, int x);
+  // The integer values of a constant, or of shape arithmetic fold_shape_computations evaluated
+  // (a Slice's starts, computed from a shape by the exporter); nullopt when neither knows them.
+  std::optional<std::vector<std::int64_t> > int_values(const std::string& name) const {
+    if (name.empty()) return std::nullopt;
+    if (const onnx::TensorProto* t = constant(name)) {
+      if (t->data_type() != onnx::TensorProto_DataType_INT64 && t->data_type() != onnx::TensorProto_DataType_INT32) return std::nullopt;
+      return integers(*t);
+    }
+    auto it = folded_.find(name);
+    if (it == folded_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::unordered_map<std::string, std::vector<std::int64_t> > folded_;  // fold_shape_computations' values
+  void map_slice(const onnx::NodeProto& n);
+  void map_split(const onnx::NodeProto& n);
+  void map_pad_layer(const onnx::NodeProto& n, const std::vector<std::int64_t>& pads);
+  void map_gather_activation(const onnx::NodeProto& n);
+  void map_expand(const onnx::NodeProto& n);
+  void map_tile(const onnx::NodeProto& n);
+  void map_where(const onnx::NodeProto& n);
   static const OnnxOpRule* op_rule(const std::string& type);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
   // is named after it: the last layer added takes the parameter's name where that is free.

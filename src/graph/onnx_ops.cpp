@@ -500,8 +500,8 @@ void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
   add_node(n, op, inputs, a);
 }
 
-// Gather: an embedding (a weight initializer indexed by token ids), or the selection of one
-// position (ViT's class token: x[:, 0]).
+// Gather: an embedding (a weight initializer indexed by token ids), the selection of one
+// position (ViT's class token: x[:, 0]), or of several (map_gather_activation).
 void Importer::map_gather(const onnx::NodeProto& n) {
   const std::int64_t axis = attr_int(n, "axis", 0);
   const onnx::TensorProto* w = constant(n.input(0));
@@ -524,7 +524,8 @@ void Importer::map_gather(const onnx::NodeProto& n) {
   const std::int64_t ax = axis < 0 ? axis + rank : axis;
   const auto index = scalar(n.input(1));
   const onnx::TensorProto* it = constant(n.input(1));
-  if (!index || it == nullptr || it->dims_size() != 0) return unsupported(n, "only a Gather of one constant index (x[:, i]) is mapped");
+  if (it != nullptr && it->dims_size() > 0) return map_gather_activation(n);
+  if (!index || it == nullptr) return unsupported(n, "the indices are computed in the graph, not a constant");
   if (ax <= 0 || ax >= rank) return unsupported(n, "the Gather's axis is the batch axis or out of range");
   Attributes a;
   a.axis = ax - 1;
@@ -564,31 +565,33 @@ void Importer::map_layernorm(const onnx::NodeProto& n) {
 // PyTorch exports avg_pool2d with count_include_pad (DenseNet's transitions) as an explicit
 // zero Pad before the AveragePool, padded or not; F.pad before a Conv is the same. A zero Pad
 // of nothing is dropped; a symmetric spatial one is folded into the Conv or AveragePool after it.
+// Any other Pad of an activation is a pad layer (map_pad_layer).
 void Importer::map_pad(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
-  if (attr_string(n, "mode", "constant") != "constant") return unsupported(n, "only constant (zero) padding is mapped");
-  const onnx::TensorProto* p = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (p == nullptr) return unsupported(n, "the pads are computed in the graph");
+  if (!in) return unsupported(n, "the input's first axis is not the batch (its shape " + dims_text(dims_of(n.input(0))) + ")");
+  const auto pads = n.input_size() > 1 ? int_values(n.input(1)) : std::nullopt;
+  if (!pads) return unsupported(n, "input pads is computed in the graph from values hwprof cannot evaluate (not a constant or shape arithmetic)");
+  if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n, "input axes (padding of chosen axes) is not mapped");
+  if (pads->size() != 2 * (in->size() + 1))
+    return unsupported(n, "input pads has " + std::to_string(pads->size()) + " values; the input " + dims_text(dims_of(n.input(0))) + " needs " +
+                              std::to_string(2 * (in->size() + 1)));
+  if (std::all_of(pads->begin(), pads->end(), [](std::int64_t x) { return x == 0; })) return alias(n, n.input(0));
+  bool zeros = attr_string(n, "mode", "constant") == "constant";
   if (n.input_size() > 2 && !n.input(2).empty()) {
     const onnx::TensorProto* v = constant(n.input(2));
-    if (v == nullptr || floats(*v) != std::vector<float>{0.0f}) return unsupported(n, "only padding with zeros is mapped");
+    zeros = zeros && v != nullptr && floats(*v) == std::vector<float>{0.0f};
   }
-  if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n, "padding of chosen axes is not mapped");
-  const std::vector<std::int64_t> pads = integers(*p);
-  if (!in || pads.size() != 2 * (in->size() + 1)) return unsupported(n, "the pads do not match the input's rank");
-  if (std::all_of(pads.begin(), pads.end(), [](std::int64_t x) { return x == 0; })) return alias(n, n.input(0));
+  const std::vector<std::int64_t>& p = *pads;
   const std::size_t r = in->size() + 1;
-  bool foldable = r == 4 && pads[0] == 0 && pads[1] == 0 && pads[r] == 0 && pads[r + 1] == 0 && pads[2] == pads[r + 2] && pads[3] == pads[r + 3] &&
-                  pads[2] >= 0 && pads[3] >= 0;
-  if (!foldable) return unsupported(n, "pads " + dims_text(pads) + " are not a symmetric spatial zero padding of [N, C, H, W]");
+  bool foldable = zeros && r == 4 && p[0] == 0 && p[1] == 0 && p[r] == 0 && p[r + 1] == 0 && p[2] == p[r + 2] && p[3] == p[r + 3] && p[2] >= 0 &&
+                  p[3] >= 0 && !is_graph_output(n.output(0));
   for (const auto& consumer : model_.graph().node()) {
     if (std::find(consumer.input().begin(), consumer.input().end(), n.output(0)) == consumer.input().end()) continue;
-    if (consumer.op_type() != "Conv" && consumer.op_type() != "AveragePool") {
-      return unsupported(n, "the padded tensor goes to " + describe(consumer) + "; only a Conv or an AveragePool takes a Pad in");
-    }
+    foldable = foldable && (consumer.op_type() == "Conv" || consumer.op_type() == "AveragePool");
   }
+  if (!foldable) return map_pad_layer(n, p);
   alias(n, n.input(0));
-  pads_[n.output(0)] = Pair{pads[2], pads[3]};
+  pads_[n.output(0)] = Pair{p[2], p[3]};
 }
 
 void Importer::map_global_avgpool(const onnx::NodeProto& n, int x) {
@@ -776,7 +779,12 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
       maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
       maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
-      settled("Expand", "only a constant broadcast over the batch (a class token's), kept for the Concat after it"),
+      maps("Slice", [](Importer& m, N n, int) { m.map_slice(n); }),
+      maps("Split", [](Importer& m, N n, int) { m.map_split(n); }),
+      maps("Expand", [](Importer& m, N n, int) { m.map_expand(n); }),
+      maps("Tile", [](Importer& m, N n, int) { m.map_tile(n); }),
+      maps(
+          "Where", [](Importer& m, N n, int) { m.map_where(n); }, In::unread),
       settled("Constant", "its value is a constant (decode_constants)"),
       settled("Shape", "computes a shape, not a layer"),
       settled("Size", "computes a shape, not a layer"),

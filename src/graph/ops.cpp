@@ -76,6 +76,15 @@ const std::vector<OpInfo>& op_table() {
       // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
       // last two broadcast as NumPy does (torch.matmul of two tensors, ONNX MatMul).
       {OpKind::matmul, "matmul", {}, 2, 2, F::gemm, {}},
+      // Data movement between arbitrary per-sample axes (docs/onnx.md, "How ops map"): copies,
+      // no arithmetic but the sums of their input gradients.
+      {OpKind::slice, "slice", {"axes", "starts", "ends", "steps"}, 1, 1, F::data_movement, {}},
+      {OpKind::pad, "pad", {"pads", "mode", "value"}, 1, 1, F::data_movement, {}},
+      {OpKind::gather, "gather", {"axis", "indices"}, 1, 1, F::data_movement, {}},
+      {OpKind::expand, "expand", {"shape"}, 1, 1, F::data_movement, {}},
+      {OpKind::tile, "tile", {"repeats"}, 1, 1, F::data_movement, {}},
+      // where: each element copied from one of two tensors, as a constant condition says.
+      {OpKind::where, "where", {"condition", "operand", "constant_first"}, 1, 2, F::data_movement, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -140,6 +140,148 @@ Outcome reduced_shape(const Shape& in, const Attributes& a) {
   return shaped(out);
 }
 
+// One axis of a slice: ONNX Slice's clamping (opset 13's text), in 128-bit arithmetic so that
+// bounds of ±2^63 (the exporter's "to the end") cannot overflow.
+SliceRange resolve_slice_axis(std::int64_t size, std::int64_t start, std::int64_t end, std::int64_t step) {
+  Wide s = start < 0 ? Wide{start} + size : Wide{start};
+  Wide e = end < 0 ? Wide{end} + size : Wide{end};
+  Wide count = 0;
+  if (step > 0) {
+    s = std::clamp<Wide>(s, 0, size);
+    e = std::clamp<Wide>(e, 0, size);
+    if (e > s) count = (e - s + step - 1) / step;
+  } else {
+    s = std::clamp<Wide>(s, 0, Wide{size} - 1);
+    e = std::clamp<Wide>(e, -1, Wide{size} - 1);
+    if (s > e) count = (s - e - Wide{step} - 1) / -Wide{step};
+  }
+  return SliceRange{static_cast<std::int64_t>(s), step, static_cast<std::int64_t>(count)};
+}
+
+// The per-sample axis `axis` names (Python-style), or nullopt when it is out of range.
+std::optional<std::size_t> axis_of(std::int64_t axis, std::int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return static_cast<std::size_t>(axis < 0 ? axis + rank : axis);
+}
+
+Outcome sliced_shape(const Shape& in, const Attributes& a, DType dtype) {
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (a.axes.empty()) return problem("needs at least one axis", "axes");
+  if (a.starts.size() != a.axes.size() || a.ends.size() != a.axes.size() || a.steps.size() != a.axes.size())
+    return problem("axes, starts, ends and steps must have one value per axis", "starts");
+  std::vector<bool> named(in.size(), false);
+  for (std::size_t i = 0; i < a.axes.size(); ++i) {
+    const auto d = axis_of(a.axes[i], rank);
+    if (!d)
+      return problem("axis " + str(a.axes[i]) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " + str(-rank) + " to " +
+                         str(rank - 1) + "; the batch dimension is not counted, and a layer cannot slice it)",
+                     "axes");
+    if (named[*d]) return problem("axis " + str(a.axes[i]) + " is named twice in " + kind_of(a.axes), "axes");
+    named[*d] = true;
+    if (a.steps[i] == 0) return problem("a step of 0 along axis " + str(a.axes[i]), "steps");
+  }
+  Shape out = in;
+  const std::vector<SliceRange> ranges = slice_ranges(in, a);
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (ranges[d].count < 1)
+      return problem("leaves axis " + str(static_cast<std::int64_t>(d)) + " of " + kind_of(in) + " empty (an empty tensor is not supported)",
+                     "starts");
+    out[d] = ranges[d].count;
+  }
+  return shaped(out, dtype);
+}
+
+// pad: each axis grows by its start and end padding (negative ones crop, as ONNX allows).
+// PyTorch's reflect padding needs each padding smaller than the axis it mirrors.
+Outcome padded_shape(const Shape& in, const Attributes& a) {
+  const std::size_t rank = in.size();
+  if (a.pads.size() != 2 * rank)
+    return problem("pads has " + str(static_cast<std::int64_t>(a.pads.size())) + " values for a per-sample input " + kind_of(in) + "; it needs " +
+                       str(static_cast<std::int64_t>(2 * rank)) + " (every axis's start, then every axis's end)",
+                   "pads");
+  Shape out = in;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::int64_t before = a.pads[d];
+    const std::int64_t after = a.pads[d + rank];
+    const Wide size = Wide{in[d]} + before + after;
+    if (size < 1) return problem("leaves axis " + str(static_cast<std::int64_t>(d)) + " of " + kind_of(in) + " empty", "pads");
+    if (size > kInt64Max) return problem("the padded size overflows 64-bit integers", "pads");
+    if (a.pad_mode == PadMode::reflect && (before >= in[d] || after >= in[d]))
+      return problem("reflect padding of axis " + str(static_cast<std::int64_t>(d)) + " by " + str(std::max(before, after)) +
+                         " must be smaller than its size " + str(in[d]) + " (PyTorch's rule)",
+                     "pads");
+    out[d] = static_cast<std::int64_t>(size);
+  }
+  return shaped(out);
+}
+
+Outcome gathered_shape(const Shape& in, const Attributes& a, DType dtype) {
+  const auto rank = static_cast<std::int64_t>(in.size());
+  const auto d = axis_of(a.axis, rank);
+  if (!d) return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
+  if (a.indices.empty()) return problem("needs at least one index", "indices");
+  const std::int64_t size = in[*d];
+  for (std::int64_t i : a.indices) {
+    if (i < -size || i >= size)
+      return problem("index " + str(i) + " is out of range for axis " + str(static_cast<std::int64_t>(*d)) + " of size " + str(size), "indices");
+  }
+  Shape out = in;
+  out[*d] = static_cast<std::int64_t>(a.indices.size());
+  return shaped(out, dtype);
+}
+
+// expand: NumPy's broadcast of the input to `shape`, ranks equal (ONNX Expand's rule: an axis
+// of 1 on either side takes the other's size).
+Outcome expanded_shape(const Shape& in, const Attributes& a, DType dtype) {
+  if (a.shape.size() != in.size())
+    return problem("the target " + kind_of(a.shape) + " must have the per-sample input's rank (" + kind_of(in) + ")", "shape");
+  Shape out = in;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1) {
+      if (a.shape[d] < 1) return problem("sizes must be positive, got " + kind_of(a.shape), "shape");
+      out[d] = a.shape[d];
+    } else if (a.shape[d] != 1 && a.shape[d] != in[d]) {
+      return problem("cannot expand " + kind_of(in) + " to " + kind_of(a.shape) + " (each axis equal, or 1 in one of them)", "shape");
+    }
+  }
+  return shaped(out, dtype);
+}
+
+Outcome tiled_shape(const Shape& in, const Attributes& a, DType dtype) {
+  if (a.repeats.size() != in.size()) return problem("needs one count per axis of the per-sample input " + kind_of(in), "repeats");
+  Shape out = in;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (a.repeats[d] < 1) return problem("counts must be at least 1, got " + kind_of(a.repeats), "repeats");
+    const Wide size = Wide{in[d]} * a.repeats[d];
+    if (size > kInt64Max) return problem("the tiled size overflows 64-bit integers", "repeats");
+    out[d] = static_cast<std::int64_t>(size);
+  }
+  return shaped(out, dtype);
+}
+
+// where: the output is the input(s), the condition and a one-input form's constant operand
+// broadcast together (ranks equal; each axis equal, or 1 in some of them).
+Outcome where_shape(const Graph& g, const Node& node) {
+  std::vector<std::pair<std::string, Shape>> parts;
+  for (int input : node.inputs) {
+    if (g.dtype_of(input) != DType::f32) return problem("takes float32 tensors, got int32 input");
+    parts.emplace_back("the input " + format_shape(g.shape_of(input)), g.shape_of(input));
+  }
+  parts.emplace_back("the condition " + format_shape(node.attrs.condition), node.attrs.condition);
+  if (node.inputs.size() == 1) parts.emplace_back("the operand " + format_shape(node.attrs.operand), node.attrs.operand);
+  Shape out = parts[0].second;
+  for (const auto& [what, shape] : parts) {
+    if (shape.size() != out.size()) return problem(what + " does not have the rank of " + parts[0].first, "condition");
+    for (std::size_t d = 0; d < out.size(); ++d) {
+      if (shape[d] < 1) return problem(what + " has a size below 1", "condition");
+      if (shape[d] != out[d] && shape[d] != 1 && out[d] != 1)
+        return problem(what + " does not broadcast with " + parts[0].first + " (each axis equal, or 1 in one of them)", "condition");
+      out[d] = std::max(out[d], shape[d]);
+    }
+  }
+  return shaped(out);
+}
+
 // The window of a conv, transposed conv or pool: every size the output formulas divide by or
 // multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
 // empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
@@ -299,6 +441,19 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::reduce:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return reduced_shape(in, a);
+    case OpKind::slice:
+      return sliced_shape(in, a, dtype);
+    case OpKind::pad:
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      return padded_shape(in, a);
+    case OpKind::gather:
+      return gathered_shape(in, a, dtype);
+    case OpKind::expand:
+      return expanded_shape(in, a, dtype);
+    case OpKind::tile:
+      return tiled_shape(in, a, dtype);
+    case OpKind::where:
+      return where_shape(g, node);
     case OpKind::flatten:
       return shaped({checked_numel(in)}, dtype);
     case OpKind::dropout:
@@ -459,6 +614,18 @@ std::optional<std::string> check_input_shape(const Shape& shape) {
   if (n < 0 || n > kInt64Max / 16)
     return "the input " + format_shape(shape) + " is too large: its byte and batch counts would overflow 64-bit integers";
   return std::nullopt;
+}
+
+std::vector<SliceRange> slice_ranges(const Shape& in, const Attributes& a) {
+  std::vector<SliceRange> ranges(in.size());
+  for (std::size_t d = 0; d < in.size(); ++d) ranges[d] = SliceRange{0, 1, in[d]};
+  const auto rank = static_cast<std::int64_t>(in.size());
+  for (std::size_t i = 0; i < a.axes.size(); ++i) {
+    const auto d = axis_of(a.axes[i], rank);
+    if (d && i < a.starts.size() && i < a.ends.size() && i < a.steps.size() && a.steps[i] != 0)
+      ranges[*d] = resolve_slice_axis(in[*d], a.starts[i], a.ends[i], a.steps[i]);
+  }
+  return ranges;
 }
 
 std::optional<Error> infer_shapes(Graph& graph) {

@@ -2,6 +2,7 @@
 // positions for every error, repeat expansion, name resolution, attribute validation; then
 // shape inference. Errors inside this file travel as SpecError and are turned into a Result
 // at parse_model(); no exception leaves the library.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -26,6 +27,11 @@
 
 namespace hwprof {
 namespace {
+
+// Integer lists of the data-movement ops (slice, pad, tile): one value per axis at most, each
+// within ±2^62 so that a size plus a padding or a bound cannot overflow.
+constexpr auto kMaxAxes = static_cast<std::size_t>(kMaxRank);
+constexpr std::int64_t kListValueLimit = std::int64_t{1} << 62;
 
 using nlohmann::json;
 
@@ -532,6 +538,84 @@ class SpecReader {
     at.keepdims = a.boolean("keepdims", true);
   }
 
+  // A list of integers (each within ±2^62, so that sums of two stay in 64 bits); `required`
+  // refuses an absent or empty list. Long lists are refused: at most `limit` values.
+  // `clamp`: values past ±2^62 are taken as ±2^62 instead (a slice's bounds and steps, where
+  // they mean "past the end" for any size a tensor can have).
+  std::vector<std::int64_t> integer_list(const AttributeReader& a, const char* key, const std::string& expected, std::size_t limit,
+                                         bool clamp = false) const {
+    std::vector<std::int64_t> out;
+    if (!a.has(key)) return out;
+    const json& list = a.item[key];
+    if (!list.is_array() || list.size() > limit) a.bad(key, expected);
+    for (const json& v : list) {
+      auto i = as_integer(v);
+      if (i && clamp) i = std::clamp(*i, -kListValueLimit, kListValueLimit);
+      if (!i || *i > kListValueLimit || *i < -kListValueLimit) a.bad(key, expected);
+      out.push_back(*i);
+    }
+    return out;
+  }
+
+  // slice: axes, starts, ends of one length each (steps too, 1 each where absent): Python's
+  // x[start:end:step] along each per-sample axis (ONNX Slice's rules for out-of-range values).
+  void read_slice(Attributes& at, const AttributeReader& a) const {
+    const std::string axes = "a non-empty list of at most " + std::to_string(kMaxRank) + " per-sample axes, e.g. [0]";
+    const std::string bounds = "a list of integers, one per axis";
+    a.require("axes", axes);
+    a.require("starts", bounds);
+    a.require("ends", bounds);
+    at.axes = integer_list(a, "axes", axes, kMaxAxes);
+    if (at.axes.empty()) a.bad("axes", axes);
+    at.starts = integer_list(a, "starts", bounds, at.axes.size(), true);
+    at.ends = integer_list(a, "ends", bounds, at.axes.size(), true);
+    at.steps = integer_list(a, "steps", "a list of non-zero integers, one per axis", at.axes.size(), true);
+    if (at.starts.size() != at.axes.size()) a.bad("starts", bounds);
+    if (at.ends.size() != at.axes.size()) a.bad("ends", bounds);
+    if (!a.has("steps")) at.steps.assign(at.axes.size(), 1);
+    if (at.steps.size() != at.axes.size() || std::count(at.steps.begin(), at.steps.end(), 0) != 0)
+      a.bad("steps", "a list of non-zero integers, one per axis");
+  }
+
+  // where: the condition's shape (its values true unless a model file gives them), and with one
+  // input the constant operand's shape (0 unless a model file gives it) and which side it is.
+  void read_where(const Node& node, Attributes& at, const AttributeReader& a) const {
+    const std::string what = "layer '" + node.name + "' (where): attribute ";
+    a.require("condition", "the per-sample shape of the boolean condition, broadcast to the output, e.g. [1, 8, 8]");
+    at.condition = read_shape_list(a.item["condition"], a.at("condition"), what + "'condition'", false);
+    if (node.inputs.size() == 1) {
+      if (!a.has("operand"))
+        fail_layer(a.pointer, a.layer, a.op, "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the constant it picks from), got 1");
+      at.operand = read_shape_list(a.item["operand"], a.at("operand"), what + "'operand'", false);
+      at.constant_first = a.boolean("constant_first", false);
+    } else if (a.has("operand") || a.has("constant_first")) {
+      fail_layer(a.at(a.has("operand") ? "operand" : "constant_first"), a.layer, a.op,
+                 "'operand' and 'constant_first' are for a layer of one input; this one has 2");
+    }
+  }
+
+  // pad: pads (every per-sample axis's start, then every end: ONNX's order), mode, value.
+  void read_pad(Attributes& at, const AttributeReader& a) const {
+    const std::string pads = "a list of 2 integers per per-sample axis: every axis's start, then every axis's end, e.g. [0, 1, 1, 0, 1, 1]";
+    a.require("pads", pads);
+    at.pads = integer_list(a, "pads", pads, 2 * kMaxAxes);
+    if (at.pads.empty() || at.pads.size() % 2 != 0) a.bad("pads", pads);
+    if (a.has("mode")) {
+      const json& m = a.item["mode"];
+      if (m == "constant") {
+        at.pad_mode = PadMode::constant;
+      } else if (m == "reflect") {
+        at.pad_mode = PadMode::reflect;
+      } else if (m == "edge") {
+        at.pad_mode = PadMode::edge;
+      } else {
+        a.bad("mode", "\"constant\", \"reflect\" or \"edge\"");
+      }
+    }
+    at.pad_value = a.number("value", 0.0, -3.4e38, 3.4e38, false, "a finite float32 number");
+    if (a.has("value") && at.pad_mode != PadMode::constant) a.bad("value", "absent: only mode \"constant\" pads with a value");
+  }
+
   // Long: one case per op with attributes, each a few reads with the spec's defaults (README.md's
   // "Model specs" table), in the table's order.
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
@@ -595,6 +679,31 @@ class SpecReader {
       case OpKind::reduce:
         read_reduce(at, a);
         break;
+      case OpKind::slice:
+        read_slice(at, a);
+        break;
+      case OpKind::pad:
+        read_pad(at, a);
+        break;
+      case OpKind::gather: {
+        const std::string expected = "a non-empty list of at most 2^20 positions along 'axis' (negative count from the end)";
+        a.require("indices", expected);
+        at.axis = a.signed_integer("axis", 0);
+        at.indices = integer_list(a, "indices", expected, std::size_t{1} << 20);
+        if (at.indices.empty()) a.bad("indices", expected);
+        break;
+      }
+      case OpKind::expand:
+        a.require("shape", "the per-sample target shape, of the input's rank; each input axis equal to it or 1");
+        at.shape = read_shape_list(a.item["shape"], a.at("shape"), "layer '" + node.name + "' (expand): attribute 'shape'", false);
+        break;
+      case OpKind::tile: {
+        const std::string expected = "a list of positive copy counts, one per per-sample axis";
+        a.require("repeats", expected);
+        at.repeats = integer_list(a, "repeats", expected, kMaxAxes);
+        if (at.repeats.empty() || std::any_of(at.repeats.begin(), at.repeats.end(), [](std::int64_t r) { return r < 1; })) a.bad("repeats", expected);
+        break;
+      }
       case OpKind::dropout:
         at.p = a.number("p", 0.5, 0.0, 1.0, false, "a probability in [0, 1)");
         if (at.p >= 1.0) a.bad("p", "a probability in [0, 1)");
@@ -655,6 +764,9 @@ class SpecReader {
           fail_layer(a.at(a.has("operand") ? "operand" : "trainable"), a.layer, a.op,
                      "'operand' and 'trainable' are for a layer of one input; this one has 2");
         }
+        break;
+      case OpKind::where:
+        read_where(node, at, a);
         break;
       case OpKind::flatten:
       case OpKind::cls_token:

@@ -1,5 +1,5 @@
 // Element-wise add, gradient accumulation and the data-movement ops (concat, permute,
-// select). Data movement copies 4-byte elements as uint32 so that float32 and int32 tensors
+// select, gather). Data movement copies 4-byte elements as uint32 so that float32 and int32 tensors
 // share one path and a float's bits (NaN payloads included) arrive unchanged.
 #include <algorithm>
 #include <cstdint>
@@ -230,6 +230,35 @@ void select_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, 
     float* slab = dx + o * dim * inner;
     std::memset(slab, 0, static_cast<std::size_t>(dim * inner) * sizeof(float));
     std::memcpy(slab + index * inner, dy + o * inner, static_cast<std::size_t>(inner) * sizeof(float));
+  }
+}
+
+void gather_forward(const void* x, void* y, i64 outer, i64 dim, i64 inner, const std::vector<i64>& indices) {
+  const auto* in = static_cast<const Word*>(x);
+  auto* out = static_cast<Word*>(y);
+  const auto count = static_cast<i64>(indices.size());
+  // One item per output row: a contiguous block of `inner` words.
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * count * inner > kDataMovementParallelMin)
+  for (i64 item = 0; item < outer * count; ++item) {
+    const i64 o = item / count;
+    const i64 j = item % count;
+    copy_words(in + (o * dim + indices[static_cast<std::size_t>(j)]) * inner, out + item * inner, inner);
+  }
+}
+
+void gather_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, const std::vector<i64>& indices) {
+  if (dx == nullptr) return;
+  const auto count = static_cast<i64>(indices.size());
+  // One item per outer position: its slab of dx is written by it alone, the rows in index order.
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * dim * inner > kDataMovementParallelMin)
+  for (i64 o = 0; o < outer; ++o) {
+    float* slab = dx + o * dim * inner;
+    std::memset(slab, 0, static_cast<std::size_t>(dim * inner) * sizeof(float));
+    for (i64 j = 0; j < count; ++j) {
+      float* row = slab + indices[static_cast<std::size_t>(j)] * inner;
+      const float* g = dy + (o * count + j) * inner;
+      for (i64 i = 0; i < inner; ++i) row[i] += g[i];
+    }
   }
 }
 

@@ -183,6 +183,12 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::reshape:
     case OpKind::transpose:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
+    case OpKind::where:
     case OpKind::unsupported:
     HWPROF_ELEMENTWISE_UNARY_CASES:
       break;
@@ -215,6 +221,11 @@ std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int 
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const bool binary = node.op == OpKind::add || node.op == OpKind::sub || node.op == OpKind::mul || node.op == OpKind::div;
   if (binary && node.inputs.size() == 1 && !node.attrs.operand_trainable) return {{"operand", node.attrs.operand}};
+  if (node.op == OpKind::where) {
+    std::vector<std::pair<std::string, Shape>> buffers = {{"condition", node.attrs.condition}};
+    if (node.inputs.size() == 1) buffers.emplace_back("operand", node.attrs.operand);
+    return buffers;
+  }
   if (node.op != OpKind::batchnorm2d) return {};
   const std::int64_t c = graph.shape_of(node.inputs[0])[0];
   return {{"running_mean", {c}}, {"running_var", {c}}};

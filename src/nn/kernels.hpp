@@ -165,6 +165,54 @@ void permute(const void* x, void* y, const std::vector<i64>& shape, const std::v
 void select_forward(const void* x, void* y, i64 outer, i64 dim, i64 inner, i64 index);
 void select_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, i64 index);
 
+// gather: x seen as [outer, dim, inner] → y[outer, indices.size(), inner], y[:, j, :] =
+// x[:, indices[j], :] (indices non-negative, below dim). Backward sums dy into the rows it
+// copied from (an index may repeat) and zeroes the rest.
+void gather_forward(const void* x, void* y, i64 outer, i64 dim, i64 inner, const std::vector<i64>& indices);
+void gather_backward(const float* dy, float* dx, i64 outer, i64 dim, i64 inner, const std::vector<i64>& indices);
+
+// ---- strided views copied: slice, expand, tile (strided_copy.cpp) ----------------------------
+// y[i] = x[offset + Σ_k i_k·stride_k] over y's row-major positions i of `size`, the batch axis
+// first; a stride may be 0 (a broadcast axis) or negative (a reversed slice).
+struct StridedView {
+  std::vector<i64> size;    // per output axis
+  std::vector<i64> stride;  // per output axis, in input elements
+  i64 offset = 0;
+};
+void strided_copy(const void* x, void* y, const StridedView& view);
+// dx (dx_numel elements): each input element the sum of dy over the positions copied from it, 0
+// where none was. The axes of nonzero stride must reach distinct elements (true of a slice, an
+// expand and a tile, whose broadcast axes are those of stride 0).
+void strided_copy_backward(const float* dy, float* dx, i64 dx_numel, const StridedView& view);
+
+// ---- pad (pad.cpp) ---------------------------------------------------------------------------
+// Every axis of `in` (the batch's first, never padded) grows by before[k] at its start and
+// to out[k] in all (negative paddings crop); the new positions hold `value` (constant), the
+// input mirrored about its edge element (reflect) or the edge element (edge).
+enum class PadFill { constant, reflect, edge };
+struct PadGeometry {
+  std::vector<i64> in, out, before;
+  PadFill fill = PadFill::constant;
+  float value = 0.0f;
+};
+void pad_forward(const PadGeometry& g, const float* x, float* y);
+// dx: the sum of dy over the positions that copied each input element.
+void pad_backward(const PadGeometry& g, const float* dy, float* dx);
+
+// ---- where (where.cpp) -----------------------------------------------------------------------
+// y = c ? a : b over the full output shape `out` (batch first); each operand read through its
+// strides per output axis (0 where it is broadcast: the condition's and a constant's batch axis).
+struct WhereGeometry {
+  std::vector<i64> out;
+  std::vector<i64> c_stride, a_stride, b_stride;
+};
+// The strides of a row-major tensor of `shape` (the rank of `out`) broadcast to `out`.
+std::vector<i64> broadcast_strides(const std::vector<i64>& shape, const std::vector<i64>& out);
+void where_forward(const WhereGeometry& g, const float* c, const float* a, const float* b, float* y);
+// da, db (either may be null; a_numel, b_numel their sizes): dy where the condition picks that
+// side, 0 elsewhere, summed over the side's broadcast axes.
+void where_backward(const WhereGeometry& g, const float* c, const float* dy, float* da, i64 a_numel, float* db, i64 b_numel);
+
 // ---- element-wise binary ops with broadcasting: add, sub, mul, div --------------------------
 enum class BinaryOp { add, sub, mul, div };
 // Two full (batched) shapes of one rank whose every axis is equal or 1 in one of them (NumPy's

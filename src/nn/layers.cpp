@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "graph/ops.hpp"
+#include "graph/shape_inference.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
 
@@ -317,6 +318,12 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::pos_embedding:
     case OpKind::cls_token:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
+    case OpKind::where:
     case OpKind::attention:
     case OpKind::mul:
     case OpKind::sub:
@@ -864,6 +871,177 @@ class SelectLayer final : public Layer {
   i64 index_ = 0;
 };
 
+// The per-sample strided view (kernels.hpp) a slice, expand or tile copies from its input:
+// slice: the kept positions, stride × step from the first one's offset; expand: stride 0 on
+// each broadcast axis; tile: each axis as a pair [copies (stride 0), size].
+StridedView per_sample_view(const Node& node, const Shape& in) {
+  std::vector<i64> stride(in.size(), 1);
+  for (auto d = in.size(); d-- > 1;) stride[d - 1] = stride[d] * in[d];
+  StridedView v;
+  if (node.op == OpKind::slice) {
+    const std::vector<detail::SliceRange> ranges = detail::slice_ranges(in, node.attrs);
+    for (std::size_t d = 0; d < in.size(); ++d) {
+      v.size.push_back(ranges[d].count);
+      v.stride.push_back(ranges[d].count > 1 ? stride[d] * ranges[d].step : stride[d]);  // |step| < size when it is used
+      v.offset += ranges[d].start * stride[d];
+    }
+  } else if (node.op == OpKind::expand) {
+    for (std::size_t d = 0; d < in.size(); ++d) {
+      v.size.push_back(node.output_shape[d]);
+      v.stride.push_back(in[d] == 1 && node.output_shape[d] != 1 ? 0 : stride[d]);
+    }
+  } else {
+    for (std::size_t d = 0; d < in.size(); ++d) {
+      v.size.insert(v.size.end(), {node.attrs.repeats[d], in[d]});
+      v.stride.insert(v.stride.end(), {0, stride[d]});
+    }
+  }
+  return v;
+}
+
+// slice, expand, tile: a strided view of the input copied out; the batch axis is prepended to
+// the per-sample view at each call (its stride a whole sample).
+class StridedCopyLayer final : public Layer {
+ public:
+  StridedCopyLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), view_(per_sample_view(node, in)) {
+    view_.size.insert(view_.size.begin(), 1);
+    view_.stride.insert(view_.stride.begin(), numel(in));
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    view_.size[0] = x.dim(0);
+    Tensor y = Tensor::empty(batched(x.dim(0), out_), x.dtype());
+    strided_copy(x.data(), y.data(), view_);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    view_.size[0] = dy.dim(0);
+    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
+    strided_copy_backward(dy.f32(), dx[0].f32(), dx[0].numel(), view_);
+  }
+
+ private:
+  Shape out_, in_;
+  StridedView view_;
+};
+
+PadGeometry pad_geometry(const Node& node, const Shape& in) {
+  PadGeometry g;
+  g.in = batched(1, in);
+  g.out = batched(1, node.output_shape);
+  g.before.push_back(0);
+  for (std::size_t d = 0; d < in.size(); ++d) g.before.push_back(node.attrs.pads[d]);
+  const PadMode mode = node.attrs.pad_mode;
+  g.fill = mode == PadMode::reflect ? PadFill::reflect : mode == PadMode::edge ? PadFill::edge : PadFill::constant;
+  g.value = static_cast<float>(node.attrs.pad_value);
+  return g;
+}
+
+class PadLayer final : public Layer {
+ public:
+  PadLayer(const Node& node, const Shape& in) : g_(pad_geometry(node, in)) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    g_.in[0] = g_.out[0] = x.dim(0);
+    Tensor y = Tensor::empty(g_.out);
+    pad_forward(g_, x.f32(), y.f32());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    g_.in[0] = g_.out[0] = dy.dim(0);
+    dx[0] = Tensor::empty(g_.in);
+    pad_backward(g_, dy.f32(), dx[0].f32());
+  }
+
+ private:
+  PadGeometry g_;
+};
+
+class GatherLayer final : public Layer {
+ public:
+  GatherLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), axis_(batched_axis(node.attrs.axis, in)) {
+    for (std::int64_t i : node.attrs.indices) indices_.push_back(normalized_axis(i, in[axis_ - 1]));
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor y = Tensor::empty(batched(x.dim(0), out_), x.dtype());
+    const AxisSplit s = split_at(x.shape(), axis_);
+    gather_forward(x.data(), y.data(), s.outer, s.dim, s.inner, indices_);
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
+    const AxisSplit s = split_at(dx[0].shape(), axis_);
+    gather_backward(dy.f32(), dx[0].f32(), s.outer, s.dim, s.inner, indices_);
+  }
+
+ private:
+  Shape out_, in_;
+  std::size_t axis_;
+  std::vector<i64> indices_;
+};
+
+// where: the condition (true unless the model file gives it) and, with one input, a constant
+// operand (0 unless given) are buffers of the per-sample shapes, broadcast over the batch.
+class WhereLayer final : public Layer {
+ public:
+  WhereLayer(const Graph& graph, const Node& node)
+      : out_(node.output_shape), condition_(Tensor::empty(batched(1, node.attrs.condition))), first_(node.attrs.constant_first) {
+    for (int input : node.inputs) in_.push_back(graph.shape_of(input));
+    std::fill_n(condition_.f32(), condition_.numel(), 1.0f);
+    if (const InitialValue* v = find_initial_value(node, "condition")) load_initial_value(*v, condition_);
+    if (node.inputs.size() == 1) {
+      constant_ = Tensor::zeros(batched(1, node.attrs.operand));
+      if (const InitialValue* v = find_initial_value(node, "operand")) load_initial_value(*v, constant_);
+    }
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const i64 batch = in[0]->dim(0);
+    plan(batch);
+    Tensor y = Tensor::empty(g_.out);
+    const float* x = in[0]->f32();
+    const float* other = in.size() > 1 ? in[1]->f32() : constant_.f32();
+    where_forward(g_, condition_.f32(), first_ ? other : x, first_ ? x : other, y.f32());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    const i64 batch = dy.dim(0);
+    plan(batch);
+    for (std::size_t k = 0; k < dx.size(); ++k) dx[k] = need[k] != 0 ? Tensor::empty(batched(batch, in_[k])) : Tensor();
+    // The sides: a (the condition's "true") and b, each an input's gradient or nothing (the constant).
+    Tensor none;
+    Tensor& x = dx[0];
+    Tensor& other = dx.size() > 1 ? dx[1] : none;
+    Tensor& a = first_ ? other : x;
+    Tensor& b = first_ ? x : other;
+    where_backward(g_, condition_.f32(), dy.f32(), ptr(a), a.defined() ? a.numel() : 0, ptr(b), b.defined() ? b.numel() : 0);
+  }
+
+ private:
+  void plan(i64 batch) {
+    if (!g_.out.empty() && g_.out[0] == batch) return;
+    g_.out = batched(batch, out_);
+    g_.c_stride = broadcast_strides(condition_.shape(), g_.out);
+    const Shape x = batched(batch, in_[0]);
+    const Shape other = in_.size() > 1 ? batched(batch, in_[1]) : constant_.shape();
+    g_.a_stride = broadcast_strides(first_ ? other : x, g_.out);
+    g_.b_stride = broadcast_strides(first_ ? x : other, g_.out);
+  }
+
+  Shape out_;
+  std::vector<Shape> in_;
+  Tensor condition_, constant_;
+  bool first_;
+  WhereGeometry g_;
+};
+
 class EmbeddingLayer final : public Layer {
  public:
   EmbeddingLayer(const Graph& graph, const Node& node, std::span<ParameterSlot* const> p)
@@ -1049,6 +1227,16 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<TransposeLayer>(node, in);
     case OpKind::select:
       return std::make_unique<SelectLayer>(node, in);
+    case OpKind::slice:
+    case OpKind::expand:
+    case OpKind::tile:
+      return std::make_unique<StridedCopyLayer>(node, in);
+    case OpKind::pad:
+      return std::make_unique<PadLayer>(node, in);
+    case OpKind::gather:
+      return std::make_unique<GatherLayer>(node, in);
+    case OpKind::where:
+      return std::make_unique<WhereLayer>(graph, node);
     case OpKind::embedding:
       return std::make_unique<EmbeddingLayer>(graph, node, params);
     case OpKind::pos_embedding:

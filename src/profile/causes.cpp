@@ -61,6 +61,12 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::pos_embedding:
     case OpKind::cls_token:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:
@@ -147,6 +153,12 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::pos_embedding:
     case OpKind::cls_token:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:

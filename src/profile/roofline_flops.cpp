@@ -84,6 +84,12 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::pos_embedding:
     case OpKind::cls_token:
     case OpKind::select:
+    case OpKind::slice:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::tile:
+    case OpKind::where:
     case OpKind::mul:
     case OpKind::sub:
     case OpKind::div:

@@ -447,6 +447,63 @@ TEST(OpCostPool, AdaptiveAvgPoolLargerOutputAndGlobal) {
   EXPECT_EQ(layer(analyze_spec(global), "gap").flops, 36);  // 4 channels x one 3x3 window
 }
 
+TEST(OpCostDataMovement, CopiesCountNoFlopsReadWhatTheyCopyAndSumRepeatedGradients) {
+  // conv → [4, 6, 5] (120 elements). The channel half [2, 6, 5] reads its 60; the gather of
+  // channels [3, 1, 1] reads 2 distinct channels (60) and its input gradient adds the repeated
+  // one (90 − 60); expand [1, 6, 5] → [4, 6, 5] sums 4 copies (120 − 30); reflect padding of H
+  // by 1 on each side [4, 8, 5] sums 40 mirrored elements; constant padding that crops W by 1
+  // reads 96 of 120 and scatters.
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 6, 5]},
+    "layers": [{"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 1},
+               {"name": "half", "op": "slice", "axes": [0], "starts": [2], "ends": [4]},
+               {"name": "pick", "op": "gather", "axis": 0, "indices": [3, 1, 1], "inputs": ["conv"]},
+               {"name": "one", "op": "slice", "axes": [0], "starts": [0], "ends": [1], "inputs": ["conv"]},
+               {"name": "wide", "op": "expand", "shape": [4, 6, 5]},
+               {"name": "mirror", "op": "pad", "pads": [0, 1, 0, 0, 1, 0], "mode": "reflect", "inputs": ["conv"]},
+               {"name": "crop", "op": "pad", "pads": [0, 0, 0, 0, 0, -1], "inputs": ["conv"]},
+               {"name": "twice", "op": "tile", "repeats": [1, 1, 2], "inputs": ["conv"]}]})";
+  const auto m = analyze_spec(spec);
+  const auto expect = [&](const char* name, std::int64_t read, std::int64_t out, std::int64_t grad) {
+    SCOPED_TRACE(name);
+    const LayerCost& l = layer(m, name);
+    EXPECT_EQ(l.flops, 0);
+    EXPECT_EQ(l.input_bytes, read * 4);
+    EXPECT_EQ(l.output_bytes, out * 4);
+    EXPECT_EQ(l.backward_flops, grad);
+    EXPECT_EQ(l.params, 0);
+  };
+  expect("half", 60, 60, 0);
+  expect("pick", 60, 90, 30);
+  expect("wide", 30, 120, 90);
+  expect("mirror", 120, 160, 40);
+  expect("crop", 96, 96, 0);
+  expect("twice", 120, 240, 120);
+  EXPECT_EQ(layer(m, "pick").output_shape, (Shape{3, 6, 5}));
+  EXPECT_EQ(layer(m, "mirror").output_shape, (Shape{4, 8, 5}));
+  EXPECT_EQ(layer(m, "crop").output_shape, (Shape{4, 6, 4}));
+}
+
+TEST(OpCostDataMovement, WhereCopiesTheConditionAndConstantAreBuffers) {
+  // masked_fill of conv's [4, 6, 5] by a [1, 6, 5] condition with a [1, 1, 1] constant: 0
+  // FLOPs, 30 + 1 buffer elements; where of conv and its channel mean [1, 6, 5]: the mean's
+  // gradient sums over the 4 channels it is broadcast to (120 − 30 adds), a step's own work.
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 6, 5]},
+    "layers": [{"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 1},
+               {"name": "fill", "op": "where", "condition": [1, 6, 5], "operand": [1, 1, 1], "constant_first": true},
+               {"name": "mean", "op": "reduce", "mode": "mean", "axes": [0], "inputs": ["conv"]},
+               {"name": "pick", "op": "where", "condition": [4, 1, 1], "inputs": ["conv", "mean"]}]})";
+  const auto m = analyze_spec(spec);
+  const LayerCost& fill = layer(m, "fill");
+  EXPECT_EQ(fill.flops, 0);
+  EXPECT_EQ(fill.buffers, 31);
+  EXPECT_EQ(fill.backward_flops, 0);  // dy or 0, a masked copy
+  EXPECT_EQ(fill.output_shape, (Shape{4, 6, 5}));
+  const LayerCost& pick = layer(m, "pick");
+  EXPECT_EQ(pick.flops, 0);
+  EXPECT_EQ(pick.buffers, 4);
+  EXPECT_EQ(pick.backward_flops, 90);
+}
+
 TEST(OpCostReduce, SumAddsAllButTheFirstOfEachGroupMeanDividesToo) {
   // [4, 6, 5] (n_in = 120): the sum over [1, 2] keeps [4, 1, 1] (n = 4, groups of 30):
   // 116 adds; the mean over channels [0] (n = 30, groups of 4) 90 adds and 30 divisions.

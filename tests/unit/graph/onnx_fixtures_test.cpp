@@ -4,8 +4,9 @@
 // the same input within 1e-4 of its largest magnitude. Attention (nn.MultiheadAttention,
 // causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
 // class token and position embeddings, a tied output projection, hard activations, broadcast
-// element-wise ops, transposed convolutions, F.interpolate's Resize and ReduceSum/ReduceMean are
-// all recognised here without PyTorch.
+// element-wise ops, transposed convolutions, F.interpolate's Resize, ReduceSum/ReduceMean and
+// data movement between per-sample axes (Slice, Split, Pad, Gather, Expand, Tile) are all
+// recognised here without PyTorch.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample", "tiny_reduce"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -89,6 +90,51 @@ TEST(OnnxFixtureStructure, ReduceSumAndReduceMeanAreReduce) {
   };
   EXPECT_EQ(flops_of(reductions[0]), 120 - 30);  // n_in − n_out adds
   EXPECT_EQ(flops_of(reductions[1]), 120);       // 96 adds + 24 divisions
+}
+
+// ShuffleNet v2's unit and the other data movement PyTorch 1.13 exports at opset 14:
+// x.chunk(2, dim=1) as two Slices whose bounds are computed from Shape(x), torch.split as a
+// Split (one slice layer per output), F.pad as Pads whose pads are computed (reversed and
+// transposed pairs), x[:, [0, 2, 2, 5]] as a Gather, expand, a stepped and a reversed slice,
+// torch.roll as Slice + Concat and repeat as Tile; each a copy, 0 FLOPs.
+TEST(OnnxFixtureStructure, ChannelSplitShuffleAndTheOtherDataMovementAreLayers) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_shuffle/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::vector<const Node*> slices = nodes_of(*g, OpKind::slice);
+  ASSERT_EQ(slices.size(), 9u);  // chunk 2, split 3, [1:-1:2], flip, roll 2
+  EXPECT_EQ(slices[0]->output_shape, (Shape{4, 6, 5}));
+  EXPECT_EQ(slices[1]->attrs.starts, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(slices[4]->output_shape, (Shape{2, 6, 5}));  // the split's third output
+  EXPECT_EQ(slices[5]->attrs.steps, (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(slices[6]->attrs.steps, (std::vector<std::int64_t>{-1}));
+  const std::vector<const Node*> pads = nodes_of(*g, OpKind::pad);
+  ASSERT_EQ(pads.size(), 2u);
+  EXPECT_EQ(pads[0]->attrs.pad_mode, PadMode::reflect);
+  EXPECT_EQ(pads[0]->attrs.pads, (std::vector<std::int64_t>{0, 0, 1, 0, 1, 2}));  // F.pad's (1, 2, 0, 1): W last
+  EXPECT_EQ(pads[1]->attrs.pad_mode, PadMode::constant);
+  EXPECT_EQ(pads[1]->attrs.pad_value, 0.5);
+  EXPECT_EQ(pads[1]->output_shape, (Shape{8, 9, 9}));
+  const std::vector<const Node*> gathers = nodes_of(*g, OpKind::gather);
+  ASSERT_EQ(gathers.size(), 1u);
+  EXPECT_EQ(gathers[0]->attrs.indices, (std::vector<std::int64_t>{0, 2, 2, 5}));
+  ASSERT_EQ(nodes_of(*g, OpKind::expand).size(), 1u);
+  EXPECT_EQ(nodes_of(*g, OpKind::expand)[0]->output_shape, (Shape{4, 9, 9}));
+  const std::vector<const Node*> wheres = nodes_of(*g, OpKind::where);
+  ASSERT_EQ(wheres.size(), 2u);  // masked_fill (the constant first) and torch.where of two activations
+  EXPECT_TRUE(wheres[0]->attrs.constant_first);
+  EXPECT_EQ(wheres[0]->attrs.condition, (Shape{4, 1, 18}));
+  EXPECT_EQ(wheres[1]->inputs.size(), 2u);
+  ASSERT_EQ(nodes_of(*g, OpKind::tile).size(), 1u);
+  EXPECT_EQ(nodes_of(*g, OpKind::tile)[0]->output_shape, (Shape{4, 4, 18}));
+  auto cost = analyze(*g, {1, OptimizerKind::adam});
+  ASSERT_TRUE(cost.ok()) << cost.error().message;
+  for (const LayerCost& l : cost->layers) {
+    const OpKind op = g->nodes[static_cast<std::size_t>(g->find(l.name))].op;
+    if (op == OpKind::slice || op == OpKind::pad || op == OpKind::gather || op == OpKind::expand || op == OpKind::tile || op == OpKind::where) {
+      EXPECT_EQ(l.flops, 0) << l.name;
+    }
+  }
 }
 
 // F.interpolate as PyTorch 1.13 exports it: Resize asymmetric/floor with constant scales

@@ -539,6 +539,103 @@ TEST(OnnxImport, AReductionOverTheBatchOrEveryAxisIsRefusedNamingTheNode) {
   }
 }
 
+// --- data movement on activations ---------------------------------------------------------
+
+// One Slice, Pad, Tile or Split of a [N, 4, 6, 5] input (opset 13), its integer inputs
+// initializers, with a mode attribute where one is given.
+Result<Graph> moved(const std::string& op, std::vector<std::pair<std::string, std::vector<std::int64_t>>> ints, const std::string& mode = "") {
+  ModelBuilder b(13, {4, 6, 5});
+  std::vector<std::string> inputs = {"input"};
+  for (const auto& [name, values] : ints) {
+    tensor_initializer(b, name, {}, values);
+    inputs.push_back(name);
+  }
+  auto& n = b.node(op, "/m/" + op, inputs, "output");
+  if (!mode.empty()) text_attribute(n, "mode", mode);
+  return import_onnx(b.bytes(4), "moved.onnx");
+}
+
+TEST(OnnxImport, SlicePadAndTileOfAnActivationAreLayersOfPerSampleAxes) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto channels = moved("Slice", {{"starts", {1}}, {"ends", {3}}, {"axes", {1}}});
+  ASSERT_TRUE(channels.ok()) << channels.error().message;
+  EXPECT_EQ(channels->nodes.back().op, OpKind::slice);
+  EXPECT_EQ(channels->nodes.back().attrs.axes, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(channels->nodes.back().output_shape, (Shape{2, 6, 5}));
+  // [:, :, 1:4:2, ::-1]: the batch kept whole is not an axis of the layer; the exporter's
+  // "to the end" (2^63 - 1) and reversed ends (-2^63) are clamped.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  auto stepped = moved("Slice", {{"starts", {0, 1, -1}}, {"ends", {kMax, 4, kMin}}, {"axes", {0, 2, 3}}, {"steps", {1, 2, -1}}});
+  ASSERT_TRUE(stepped.ok()) << stepped.error().message;
+  EXPECT_EQ(stepped->nodes.back().attrs.axes, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(stepped->nodes.back().output_shape, (Shape{4, 2, 5}));
+  auto padded = moved("Pad", {{"pads", {0, 0, 1, 2, 0, 0, 0, 1}}}, "reflect");
+  ASSERT_TRUE(padded.ok()) << padded.error().message;
+  EXPECT_EQ(padded->nodes.back().op, OpKind::pad);
+  EXPECT_EQ(padded->nodes.back().attrs.pad_mode, PadMode::reflect);
+  EXPECT_EQ(padded->nodes.back().attrs.pads, (std::vector<std::int64_t>{0, 1, 2, 0, 0, 1}));
+  EXPECT_EQ(padded->nodes.back().output_shape, (Shape{4, 7, 8}));
+  auto tiled = moved("Tile", {{"repeats", {1, 2, 1, 3}}});
+  ASSERT_TRUE(tiled.ok()) << tiled.error().message;
+  EXPECT_EQ(tiled->nodes.back().op, OpKind::tile);
+  EXPECT_EQ(tiled->nodes.back().output_shape, (Shape{8, 6, 15}));
+}
+
+// x.masked_fill(mask, -1) as PyTorch exports it: Where(mask, -1, x), the mask a constant
+// boolean initializer [1, 6, 1] (raw bytes), the value a scalar; and Where of two activations.
+TEST(OnnxImport, WhereWithAConstantConditionIsWhere) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto model = [](bool two_activations) {
+    ModelBuilder b(13, {4, 6, 5});
+    auto* mask = b.model().mutable_graph()->add_initializer();
+    mask->set_name("mask");
+    mask->set_data_type(onnx::TensorProto_DataType_BOOL);
+    for (std::int64_t d : {1, 6, 1}) mask->add_dims(d);
+    mask->set_raw_data(std::string("\x01\x00\x00\x01\x01\x00", 6));
+    auto* value = b.model().mutable_graph()->add_initializer();
+    value->set_name("value");
+    value->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    value->add_float_data(-1.0f);
+    b.node("Relu", "/relu/Relu", {"input"}, "r");
+    b.node("Where", "/fill/Where", {"mask", two_activations ? "r" : "value", "input"}, "output");
+    return import_onnx(b.bytes(4), "where.onnx");
+  };
+  auto fill = model(false);
+  ASSERT_TRUE(fill.ok()) << fill.error().message;
+  const Node& w = fill->nodes.back();
+  EXPECT_EQ(w.op, OpKind::where);
+  EXPECT_TRUE(w.attrs.constant_first);
+  EXPECT_EQ(w.attrs.condition, (Shape{1, 6, 1}));
+  EXPECT_EQ(w.attrs.operand, (Shape{1, 1, 1}));
+  ASSERT_EQ(w.initial_values.size(), 2u);
+  EXPECT_EQ(*w.initial_values[0].data, (std::vector<float>{1, 0, 0, 1, 1, 0}));
+  EXPECT_EQ(*w.initial_values[1].data, (std::vector<float>{-1.0f}));
+  auto picked = model(true);
+  ASSERT_TRUE(picked.ok()) << picked.error().message;
+  EXPECT_EQ(picked->nodes.back().inputs.size(), 2u);
+  EXPECT_EQ(picked->nodes.back().output_shape, (Shape{4, 6, 5}));
+}
+
+TEST(OnnxImport, DataMovementOverTheBatchOrWithUnmappedModesIsRefusedNamingTheNode) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const struct {
+    Result<Graph> graph;
+    const char* message;
+  } cases[] = {
+      {moved("Slice", {{"starts", {0}}, {"ends", {1}}, {"axes", {0}}}),
+       "Slice '/m/Slice' (opset 13): input axes [0]: it slices the batch axis 0; a layer keeps every sample"},
+      {moved("Pad", {{"pads", {1, 0, 0, 0, 0, 0, 0, 0}}}), "Pad '/m/Pad' (opset 13): input pads [1, 0, 0, 0, 0, 0, 0, 0] pads the batch axis 0"},
+      {moved("Pad", {{"pads", {0, 0, 6, 0, 0, 0, 0, 0}}}, "reflect"), "reflect padding of axis 2 must be smaller than its size 6"},
+      {moved("Pad", {{"pads", {0, 0, 1, 0, 0, 0, 0, 0}}}, "wrap"), "Pad '/m/Pad' (opset 13): attribute mode 'wrap' is not mapped"},
+      {moved("Tile", {{"repeats", {2, 1, 1, 1}}}), "Tile '/m/Tile' (opset 13): input repeats [2, 1, 1, 1] repeats the batch axis 0"},
+  };
+  for (const auto& c : cases) {
+    ASSERT_FALSE(c.graph.ok()) << c.message;
+    EXPECT_THAT(c.graph.error().message, HasSubstr(c.message));
+  }
+}
+
 // --- shape arithmetic the importer folds, checked for overflow ---------------------------------
 
 void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {
@@ -581,6 +678,24 @@ TEST(OnnxImport, FoldedShapeArithmeticThatOverflowsIsAnError) {
   shape.node("Mul", "scale", {"s", "k"}, "c");
   shape.node("Relu", "relu", {"input"}, "output");
   EXPECT_THAT(import_onnx(shape.bytes(), "s.onnx").error().message, HasSubstr("node 'scale' (Mul): the shape arithmetic"));
+}
+
+// A Slice whose end is shape arithmetic the importer evaluates, Mod among it (Swin pads to
+// whole windows with (ws - W % ws) % ws): ONNX's Mod with fmod 0 takes the divisor's sign, as
+// Python's %, so -5 mod 4 is 3 (C++'s % gives -1, which would keep 5 of the 6 rows).
+TEST(OnnxImport, SliceBoundsFromFoldedModAreKept) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {4, 6, 5});
+  int_constant(b, "a", {-5});
+  int_constant(b, "k", {4});
+  b.node("Mod", "mod", {"a", "k"}, "end");
+  int_constant(b, "start", {0});
+  int_constant(b, "axis", {2});
+  b.node("Slice", "/rows/Slice", {"input", "start", "end", "axis"}, "output");
+  auto g = import_onnx(b.bytes(4), "mod.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->nodes.back().op, OpKind::slice);
+  EXPECT_EQ(g->nodes.back().output_shape, (Shape{4, 3, 5}));
 }
 
 // --- a shape input longer than a tensor's rank --------------------------------------------------

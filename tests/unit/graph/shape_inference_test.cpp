@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "graph/shape_inference.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof {
@@ -260,6 +261,67 @@ TEST(ShapeInferenceReduce, RefusesTheBatchAxisRepeatsAndScalars) {
       {R"({"name": "r", "op": "reduce", "mode": "sum", "axes": [3]})", "the batch dimension is not counted, and a layer cannot reduce over it"},
       {R"({"name": "r", "op": "reduce", "mode": "sum", "axes": [1, -2]})", "axis -2 is named twice"},
       {R"({"name": "r", "op": "reduce", "mode": "mean", "axes": [0, 1, 2], "keepdims": false})", "per-sample scalars are not supported"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "r.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
+// ---- data movement between per-sample axes ---------------------------------------------------
+
+TEST(ShapeInferenceDataMovement, SliceAsPythonPadGatherExpandAndTile) {
+  const Graph g = parse_spec(R"({"input": {"shape": [6, 5, 4]}, "layers": [
+      {"name": "half", "op": "slice", "axes": [0], "starts": [3], "ends": [9223372036854775807]},
+      {"name": "steps", "op": "slice", "axes": [-2, 2], "starts": [-1, 0], "ends": [-100, 4], "steps": [-2, 3], "inputs": ["$input"]},
+      {"name": "pad", "op": "pad", "pads": [0, 2, 1, 0, 1, -1], "mode": "edge", "inputs": ["$input"]},
+      {"name": "pick", "op": "gather", "axis": -1, "indices": [3, -1, 0, 0, 2], "inputs": ["$input"]},
+      {"name": "one", "op": "slice", "axes": [0], "starts": [0], "ends": [1], "inputs": ["$input"]},
+      {"name": "wide", "op": "expand", "shape": [3, 1, 4]},
+      {"name": "tiled", "op": "tile", "repeats": [2, 1, 3], "inputs": ["$input"]},
+      {"name": "filled", "op": "where", "condition": [1, 5, 1], "operand": [1, 1, 1], "inputs": ["wide"]},
+      {"name": "picked", "op": "where", "condition": [3, 1, 4], "inputs": ["one", "filled"]}]})");
+  EXPECT_EQ(node(g, "half").output_shape, (Shape{3, 5, 4}));   // the exporter's "to the end" clamped
+  EXPECT_EQ(node(g, "steps").output_shape, (Shape{6, 3, 2}));  // rows 4, 2, 0; columns 0, 3
+  EXPECT_EQ(node(g, "pad").output_shape, (Shape{6, 8, 4}));    // H + 2 + 1, W + 1 − 1
+  EXPECT_EQ(node(g, "pick").output_shape, (Shape{6, 5, 5}));
+  EXPECT_EQ(node(g, "wide").output_shape, (Shape{3, 5, 4}));
+  EXPECT_EQ(node(g, "tiled").output_shape, (Shape{12, 5, 12}));
+  EXPECT_EQ(node(g, "filled").output_shape, (Shape{3, 5, 4}));
+  EXPECT_EQ(node(g, "picked").output_shape, (Shape{3, 5, 4}));  // [1, 5, 4], [3, 5, 4] and [3, 1, 4] broadcast
+  const std::vector<detail::SliceRange> r = detail::slice_ranges({6, 5, 4}, node(g, "steps").attrs);
+  EXPECT_EQ(r[1].start, 4);
+  EXPECT_EQ(r[1].step, -2);
+  EXPECT_EQ(r[2].step, 3);
+}
+
+TEST(ShapeInferenceDataMovement, RefusesTheBatchAxisEmptyOutputsAndBadLists) {
+  const struct {
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {R"({"name": "s", "op": "slice", "axes": [3], "starts": [0], "ends": [1]})", "a layer cannot slice it"},
+      {R"({"name": "s", "op": "slice", "axes": [0, -3], "starts": [0, 0], "ends": [1, 1]})", "axis -3 is named twice"},
+      {R"({"name": "s", "op": "slice", "axes": [0], "starts": [2], "ends": [1]})", "leaves axis 0 of [2, 7, 5] empty"},
+      {R"({"name": "s", "op": "slice", "axes": [0], "starts": [0], "ends": [1], "steps": [0]})", "attribute 'steps' must be a list of non-zero"},
+      {R"({"name": "s", "op": "slice", "axes": [0], "starts": [0, 1], "ends": [1]})", "attribute 'starts' must be a list of integers, one per axis"},
+      {R"({"name": "p", "op": "pad", "pads": [0, 1, 1, 0]})", "pads has 4 values for a per-sample input [2, 7, 5]; it needs 6"},
+      {R"({"name": "p", "op": "pad", "pads": [0, 7, 0, 0, 0, 0], "mode": "reflect"})",
+       "reflect padding of axis 1 by 7 must be smaller than its size 7"},
+      {R"({"name": "p", "op": "pad", "pads": [0, 0, 0, 0, 0, 1], "mode": "wrap"})", "attribute 'mode' must be \"constant\", \"reflect\" or \"edge\""},
+      {R"({"name": "p", "op": "pad", "pads": [0, 0, 0, 0, 0, 1], "mode": "edge", "value": 1})", "only mode \"constant\" pads with a value"},
+      {R"({"name": "p", "op": "pad", "pads": [0, 0, -5, 0, 0, 0]})", "leaves axis 2 of [2, 7, 5] empty"},
+      {R"({"name": "g", "op": "gather", "axis": 1, "indices": [7]})", "index 7 is out of range for axis 1 of size 7"},
+      {R"({"name": "g", "op": "gather", "axis": 3, "indices": [0]})", "axis 3 is out of range"},
+      {R"({"name": "e", "op": "expand", "shape": [2, 3, 5]})", "cannot expand [2, 7, 5] to [2, 3, 5]"},
+      {R"({"name": "e", "op": "expand", "shape": [7, 5]})", "must have the per-sample input's rank"},
+      {R"({"name": "t", "op": "tile", "repeats": [1, 0, 1]})", "attribute 'repeats' must be a list of positive copy counts"},
+      {R"({"name": "t", "op": "tile", "repeats": [1, 2]})", "needs one count per axis"},
+      {R"({"name": "w", "op": "where", "condition": [1, 1, 5]})", "takes 2 inputs, or 1 and an 'operand'"},
+      {R"({"name": "w", "op": "where", "condition": [1, 3, 5], "operand": [1]})",
+       "the condition [1, 3, 5] does not broadcast with the input [2, 7, 5]"},
+      {R"({"name": "w", "op": "where", "condition": [1, 1, 5], "operand": [1]})", "the operand [1] does not have the rank of the input [2, 7, 5]"},
   };
   for (const auto& c : cases) {
     const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "r.json");

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -917,6 +918,46 @@ TEST(ExecutorGradients, Reductions) {
       {"name": "flat", "op": "flatten"},
       {"name": "fc", "op": "linear", "out_features": 3}]})"),
                   3);
+}
+
+// Data movement between per-sample axes, each after a layer with parameters so that its
+// backward is checked: ShuffleNet's channel split (two slices of one tensor) and shuffle, a
+// stepped and a reversed slice, reflect, edge and constant padding (and a crop), a gather with
+// a repeated index, an expand and a tile.
+TEST(ExecutorGradients, DataMovementBetweenAxes) {
+  Graph g = parse(R"({"input": {"shape": [2, 5, 4]}, "layers": [
+      {"name": "conv", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
+      {"name": "left", "op": "slice", "axes": [0], "starts": [0], "ends": [2]},
+      {"name": "right", "op": "slice", "inputs": ["conv"], "axes": [0], "starts": [2], "ends": [100]},
+      {"name": "branch", "op": "conv2d", "out_channels": 2, "kernel": 1, "inputs": ["right"]},
+      {"name": "cat", "op": "concat", "inputs": ["left", "branch"], "axis": 0},
+      {"name": "split", "op": "reshape", "shape": [2, 2, 5, 4]},
+      {"name": "swap", "op": "transpose", "perm": [1, 0, 2, 3]},
+      {"name": "shuffled", "op": "reshape", "shape": [4, 5, 4]},
+      {"name": "steps", "op": "slice", "axes": [1, -1], "starts": [-1, 0], "ends": [-100, 4], "steps": [-2, 3]},
+      {"name": "reflect", "op": "pad", "inputs": ["shuffled"], "pads": [0, 2, 1, 0, 1, 2], "mode": "reflect"},
+      {"name": "edge", "op": "pad", "pads": [0, 1, 0, 0, 2, -1], "mode": "edge"},
+      {"name": "zeros", "op": "pad", "pads": [0, 0, 1, 0, 1, 0], "value": 0.5},
+      {"name": "pick", "op": "gather", "axis": 0, "indices": [3, 1, 1]},
+      {"name": "gate", "op": "reduce", "mode": "mean", "axes": [0]},
+      {"name": "wide", "op": "expand", "shape": [3, 1, 1]},
+      {"name": "gated", "op": "mul", "inputs": ["pick", "wide"]},
+      {"name": "tiled", "op": "tile", "inputs": ["steps"], "repeats": [1, 2, 1]},
+      {"name": "filled", "op": "where", "condition": [1, 6, 1], "operand": [1, 1, 2], "constant_first": true},
+      {"name": "picked", "op": "where", "inputs": ["filled", "tiled"], "condition": [4, 1, 2]},
+      {"name": "f1", "op": "flatten", "inputs": ["gated"]},
+      {"name": "f2", "op": "flatten", "inputs": ["picked"]},
+      {"name": "both", "op": "concat", "inputs": ["f1", "f2"]},
+      {"name": "fc", "op": "linear", "out_features": 3}]})");
+  // The conditions as a model file would give them (a spec's are true everywhere): each where
+  // picks from both sides.
+  const auto condition = [&](const char* layer, std::vector<float> values) {
+    Node& n = g.nodes[static_cast<std::size_t>(g.find(layer))];
+    n.initial_values.push_back({"condition", n.attrs.condition, std::make_shared<const std::vector<float>>(std::move(values)), "test"});
+  };
+  condition("filled", {1, 0, 0, 1, 0, 1});
+  condition("picked", {0, 1, 1, 0, 1, 1, 0, 0});
+  check_gradients(g, 3);
 }
 
 // Upsampling between convolutions (a decoder's or a feature pyramid's): nearest by a scale,

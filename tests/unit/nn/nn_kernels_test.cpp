@@ -1759,6 +1759,193 @@ TEST(DataMovement, SelectForwardAndBackward) {
   }
 }
 
+// A reference for strided_copy and its gradient: every output position's input offset, by
+// the definition (offset + Σ index·stride).
+std::vector<i64> view_offsets(const StridedView& v) {
+  i64 total = 1;
+  for (i64 s : v.size) total *= s;
+  std::vector<i64> offsets;
+  for (i64 i = 0; i < total; ++i) {
+    i64 rest = i;
+    i64 offset = v.offset;
+    for (auto k = v.size.size(); k-- > 0;) {
+      offset += rest % v.size[k] * v.stride[k];
+      rest /= v.size[k];
+    }
+    offsets.push_back(offset);
+  }
+  return offsets;
+}
+
+void check_strided_copy(const StridedView& v, i64 x_numel, const std::string& what) {
+  std::vector<std::int32_t> x(size_of(x_numel));
+  std::iota(x.begin(), x.end(), 0);
+  const std::vector<i64> offsets = view_offsets(v);
+  std::vector<std::int32_t> y(offsets.size(), -1);
+  strided_copy(x.data(), y.data(), v);
+  for (std::size_t i = 0; i < offsets.size(); ++i) ASSERT_EQ(y[i], x[size_of(offsets[i])]) << what << " at " << i;
+  const std::vector<float> dy = random_vector(offsets.size(), 7);
+  std::vector<double> want(x.size(), 0.0);
+  for (std::size_t i = 0; i < offsets.size(); ++i) want[size_of(offsets[i])] += dy[i];
+  std::vector<float> dx(x.size(), kNaN);
+  strided_copy_backward(dy.data(), dx.data(), x_numel, v);
+  for (std::size_t j = 0; j < x.size(); ++j) ASSERT_NEAR(dx[j], want[j], 1e-5 * (1.0 + std::abs(want[j]))) << what << " dx at " << j;
+}
+
+// Slices (a channel split, steps, reversed), expands (stride 0) and tiles ([copies, size] pairs)
+// of a [2, 6, 5, 4] tensor, and large ones that take the split-run and grouped-run paths.
+TEST(DataMovement, StridedCopyAndItsGradientMatchTheDefinition) {
+  const i64 n = 2 * 6 * 5 * 4;
+  check_strided_copy({{2, 3, 5, 4}, {120, 20, 4, 1}, 60}, n, "channel split, second half");
+  check_strided_copy({{2, 3, 2, 2}, {120, 40, -8, 3}, 16}, n, "steps 2, -2, 3");
+  check_strided_copy({{2, 6, 5, 4}, {120, 20, 4, -1}, 3}, n, "last axis reversed");
+  check_strided_copy({{2, 6, 1, 1}, {120, 20, 4, 1}, 7}, n, "one element per channel");
+  check_strided_copy({{2, 3, 5, 4}, {20, 0, 4, 1}, 0}, 2 * 20, "expand [1, 5, 4] to [3, 5, 4]");
+  check_strided_copy({{2, 6, 2, 5, 3, 4}, {120, 20, 0, 4, 0, 1}, 0}, n, "tile by [1, 2, 3]");
+  check_strided_copy({{3, 1, 1}, {1, 0, 0}, 0}, 3, "expand of one element per sample");
+  check_strided_copy({{2, 40000}, {80000, 1}, 40000}, 160000, "long runs split into items");
+  check_strided_copy({{64, 30, 50}, {3000, 60, 1}, 5}, 64 * 3000, "short runs grouped");
+  for (const StridedView& v : {StridedView{{64, 30, 50}, {3000, 60, 2}, 5}, StridedView{{4, 3, 20000}, {20000, 0, 1}, 0}}) {
+    std::vector<float> x(64 * 3000);
+    std::iota(x.begin(), x.end(), 0.0f);
+    expect_same_for_one_and_two_threads([&] {
+      std::vector<float> y(view_offsets(v).size());
+      strided_copy(x.data(), y.data(), v);
+      std::vector<float> dx(x.size());
+      strided_copy_backward(y.data(), dx.data(), v.stride[1] == 0 ? 4 * 20000 : static_cast<i64>(x.size()), v);
+      y.insert(y.end(), dx.begin(), dx.end());
+      return y;
+    });
+  }
+}
+
+// pad against the definition: each output position's input element per axis (or the value).
+void check_pad(const PadGeometry& g, const std::string& what) {
+  const auto source = [&](i64 o, std::size_t k) -> i64 {
+    const i64 i = o - g.before[k];
+    const i64 n = g.in[k];
+    if (i >= 0 && i < n) return i;
+    if (g.fill == PadFill::constant) return -1;
+    if (g.fill == PadFill::edge) return i < 0 ? 0 : n - 1;
+    return i < 0 ? -i : 2 * (n - 1) - i;
+  };
+  i64 in_total = 1, out_total = 1;
+  for (std::size_t k = 0; k < g.in.size(); ++k) {
+    in_total *= g.in[k];
+    out_total *= g.out[k];
+  }
+  const std::vector<float> x = random_vector(size_of(in_total), 3);
+  std::vector<float> y(size_of(out_total), kNaN);
+  pad_forward(g, x.data(), y.data());
+  const std::vector<float> dy = random_vector(y.size(), 4);
+  std::vector<double> want(x.size(), 0.0);
+  for (i64 o = 0; o < out_total; ++o) {
+    i64 rest = o, offset = 0, stride = 1;
+    bool constant = false;
+    for (auto k = g.in.size(); k-- > 0;) {
+      const i64 i = source(rest % g.out[k], k);
+      rest /= g.out[k];
+      constant = constant || i < 0;
+      offset += i * stride;
+      stride *= g.in[k];
+    }
+    ASSERT_EQ(y[size_of(o)], constant ? g.value : x[size_of(offset)]) << what << " at " << o;
+    if (!constant) want[size_of(offset)] += dy[size_of(o)];
+  }
+  std::vector<float> dx(x.size(), kNaN);
+  pad_backward(g, dy.data(), dx.data());
+  for (std::size_t j = 0; j < x.size(); ++j) ASSERT_NEAR(dx[j], want[j], 1e-5 * (1.0 + std::abs(want[j]))) << what << " dx at " << j;
+}
+
+TEST(DataMovement, PadForwardAndBackwardMatchTheDefinitionInEveryMode) {
+  for (const PadFill fill : {PadFill::constant, PadFill::reflect, PadFill::edge}) {
+    const std::string mode = fill == PadFill::constant ? "constant" : fill == PadFill::reflect ? "reflect" : "edge";
+    check_pad({{2, 3, 5, 4}, {2, 6, 7, 7}, {0, 1, 2, 1}, fill, 0.5f}, mode + ", every axis");
+    check_pad({{2, 3, 5, 4}, {2, 3, 5, 2}, {0, 0, 0, -1}, fill, 0.5f}, mode + ", a crop of the last axis");
+    check_pad({{2, 3, 5, 4}, {2, 3, 4, 7}, {0, 0, -1, 3}, fill, -2.0f}, mode + ", crop and pad");
+    check_pad({{3, 2, 4}, {3, 4, 4}, {0, 1, 0}, fill, 1.0f}, mode + ", an outer axis only");
+    const PadGeometry large{{4, 16, 60, 60}, {4, 16, 63, 61}, {0, 0, 2, 1}, fill, 0.0f};
+    check_pad(large, mode + ", large");
+    const std::vector<float> x = random_vector(4 * 16 * 60 * 60, 9);
+    expect_same_for_one_and_two_threads([&] {
+      std::vector<float> y(4 * 16 * 63 * 61);
+      pad_forward(large, x.data(), y.data());
+      std::vector<float> dx(x.size());
+      pad_backward(large, y.data(), dx.data());
+      y.insert(y.end(), dx.begin(), dx.end());
+      return y;
+    });
+  }
+}
+
+// where against the definition, with the condition, a and b each broadcast on some axes.
+TEST(DataMovement, WhereForwardAndBackwardMatchTheDefinition) {
+  const std::vector<i64> out = {2, 3, 4, 5};
+  const std::vector<i64> cs = {1, 3, 1, 5}, as = {2, 3, 4, 5}, bs = {2, 1, 4, 1};
+  const auto numel_of = [](const std::vector<i64>& s) {
+    i64 n = 1;
+    for (i64 d : s) n *= d;
+    return n;
+  };
+  std::vector<float> c(size_of(numel_of(cs)));
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = (i * 7) % 3 == 0 ? 1.0f : 0.0f;
+  const std::vector<float> a = random_vector(size_of(numel_of(as)), 1), b = random_vector(size_of(numel_of(bs)), 2);
+  const WhereGeometry g{out, broadcast_strides(cs, out), broadcast_strides(as, out), broadcast_strides(bs, out)};
+  std::vector<float> y(size_of(numel_of(out)), kNaN);
+  where_forward(g, c.data(), a.data(), b.data(), y.data());
+  const std::vector<float> dy = random_vector(y.size(), 3);
+  std::vector<double> da(a.size(), 0.0), db(b.size(), 0.0);
+  // Every output position's offsets in c, a and b, by the definition of broadcasting.
+  const auto offset = [&](i64 i, const std::vector<i64>& s) {
+    i64 o = 0, stride = 1;
+    for (auto k = out.size(); k-- > 0;) {
+      const i64 index = i % out[k];
+      i /= out[k];
+      o += (s[k] == 1 ? 0 : index) * stride;
+      stride *= s[k];
+    }
+    return size_of(o);
+  };
+  for (i64 i = 0; i < numel_of(out); ++i) {
+    const bool on = c[offset(i, cs)] != 0.0f;
+    ASSERT_EQ(y[size_of(i)], on ? a[offset(i, as)] : b[offset(i, bs)]) << i;
+    (on ? da[offset(i, as)] : db[offset(i, bs)]) += dy[size_of(i)];
+  }
+  std::vector<float> ga(a.size(), kNaN), gb(b.size(), kNaN);
+  where_backward(g, c.data(), dy.data(), ga.data(), numel_of(as), gb.data(), numel_of(bs));
+  for (std::size_t j = 0; j < a.size(); ++j) ASSERT_NEAR(ga[j], da[j], 1e-5 * (1.0 + std::abs(da[j])));
+  for (std::size_t j = 0; j < b.size(); ++j) ASSERT_NEAR(gb[j], db[j], 1e-5 * (1.0 + std::abs(db[j])));
+}
+
+TEST(DataMovement, GatherForwardAndBackwardSumRepeatedIndices) {
+  struct Case {
+    i64 outer, dim, inner;
+    std::vector<i64> indices;
+  };
+  for (const Case& c : {Case{2, 5, 3, {4, 0, 0, 2}}, Case{1, 3, 1, {2}}, Case{300, 4, 70, {3, 1, 3}}}) {
+    std::vector<std::int32_t> x(size_of(c.outer * c.dim * c.inner));
+    std::iota(x.begin(), x.end(), 0);
+    const auto count = static_cast<i64>(c.indices.size());
+    std::vector<std::int32_t> y(size_of(c.outer * count * c.inner), -1);
+    gather_forward(x.data(), y.data(), c.outer, c.dim, c.inner, c.indices);
+    const std::vector<float> dy = random_vector(y.size(), 6);
+    std::vector<double> want(x.size(), 0.0);
+    for (i64 o = 0; o < c.outer; ++o) {
+      for (i64 j = 0; j < count; ++j) {
+        for (i64 i = 0; i < c.inner; ++i) {
+          const auto from = size_of((o * c.dim + c.indices[size_of(j)]) * c.inner + i);
+          const auto to = size_of((o * count + j) * c.inner + i);
+          ASSERT_EQ(y[to], x[from]);
+          want[from] += dy[to];
+        }
+      }
+    }
+    std::vector<float> dx(x.size(), kNaN);
+    gather_backward(dy.data(), dx.data(), c.outer, c.dim, c.inner, c.indices);
+    for (std::size_t j = 0; j < x.size(); ++j) ASSERT_NEAR(dx[j], want[j], 1e-5 * (1.0 + std::abs(want[j])));
+  }
+}
+
 // ==== embeddings ===========================================================================
 
 TEST(Embedding, ForwardGathersRowsAndBackwardSumsRepeatedIds) {
