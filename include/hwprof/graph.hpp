@@ -57,6 +57,8 @@ enum class OpKind {
   reduce,
   softplus,
   mish,
+  lstm,
+  gru,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -106,6 +108,8 @@ struct Attributes {
   ReduceMode reduce_mode = ReduceMode::sum;                 // reduce ("mode" in a spec)
   std::vector<std::int64_t> axes;                           // reduce: per-sample axes, as written (may be < 0)
   bool keepdims = true;                                     // reduce: reduced axes kept with size 1 (ONNX's default)
+  std::int64_t hidden_size = 0;                             // lstm, gru: the state's width H (per direction)
+  bool bidirectional = false;                               // lstm, gru: a second, reversed pass; output [T, 2H]
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
   std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0]; as written (may be < 0)

@@ -65,6 +65,9 @@ const std::vector<OpInfo>& op_table() {
       // dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)): σ 4, t 4, the rest 6. It evaluates exp,
       // log and tanh; tanh (itself an exp and a division here) is the dearest of the calibrated.
       {OpKind::mish, "mish", {}, 1, 1, F::elementwise_unary, {5, 14, false, "tanh", false}},
+      // One layer of nn.LSTM / nn.GRU (batch_first), [T, C] in, [T, H·directions] out.
+      {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 1, F::recurrent, {}},
+      {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 1, F::recurrent, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

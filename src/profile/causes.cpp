@@ -39,6 +39,8 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::linear:
     case OpKind::attention:
     case OpKind::conv_transpose2d:
+    case OpKind::lstm:
+    case OpKind::gru:
       return true;
     case OpKind::conv2d:
       return !is_depthwise(node, input_shape);
@@ -121,6 +123,14 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       const std::int64_t t = in[in.size() - 2];
       const std::int64_t dh = in.back() / a.heads;
       return GemmShape{t, t, dh, 2 * a.heads * batch};
+    }
+    case OpKind::lstm:
+    case OpKind::gru: {
+      // The state's product every step, the batch's rows times the gates' (src/nn/recurrent.cpp;
+      // the input's product is one GEMM over every step, [batch·T, C] × [C, G·H]).
+      if (in.size() != 2 || a.hidden_size < 1) return std::nullopt;
+      const std::int64_t gates = node.op == OpKind::lstm ? 4 : 3;
+      return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
     }
     case OpKind::batchnorm2d:
     case OpKind::layernorm:
