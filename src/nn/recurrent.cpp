@@ -144,7 +144,7 @@ void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, const f
 }
 
 // Σ over rows of a [rows, cols] block (row stride ld) into sums (+=), in double per column.
-void add_column_sums(const float* a, i64 rows, i64 cols, i64 ld, float* sums) {
+void add_strided_column_sums(const float* a, i64 rows, i64 cols, i64 ld, float* sums) {
   for (i64 j0 = 0; j0 < cols; j0 += 256) {
     const i64 width = std::min<i64>(256, cols - j0);
     double partial[256] = {};
@@ -272,8 +272,8 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
     }
   }
   if (dw_ih != nullptr) detail::parallel_sgemm(true, false, st.dgh, g.input, rows, 1.0f, s.dgx, st.dgh, x, g.input, 1.0f, dw_ih, g.input, threads);
-  if (db_ih != nullptr) add_column_sums(s.dgx, rows, st.dgh, st.dgh, db_ih);
-  if (db_hh != nullptr) add_column_sums(s.dgh, rows, st.dgh, st.dgh, db_hh);
+  if (db_ih != nullptr) add_strided_column_sums(s.dgx, rows, st.dgh, st.dgh, db_ih);
+  if (db_hh != nullptr) add_strided_column_sums(s.dgh, rows, st.dgh, st.dgh, db_hh);
   if (dx != nullptr) detail::parallel_sgemm(false, false, rows, g.input, st.dgh, 1.0f, s.dgx, st.dgh, w_ih, g.input, 0.0f, dx, g.input, threads);
 }
 

@@ -11,7 +11,8 @@
 #include "nn/kernels.hpp"
 #include "nn_test_support.hpp"
 
-namespace hwprof::nn {
+// Its own namespace: the unity build puts this file beside nn_kernels_test.cpp.
+namespace hwprof::nn::recurrent_test {
 namespace {
 
 using testing::all_close;
@@ -216,4 +217,4 @@ TEST(Recurrent, OneAndTwoThreadsAgree) {
 }
 
 }  // namespace
-}  // namespace hwprof::nn
+}  // namespace hwprof::nn::recurrent_test
