@@ -340,6 +340,7 @@ class Importer {
   void map_sequence_view(const onnx::NodeProto& n);
   void map_recurrent(const onnx::NodeProto& n, OpKind op);
   void map_final_state(const onnx::NodeProto& n, const SequenceView& v);
+  void name_stacked_layer(const onnx::NodeProto& n, Node& node);
   static const OnnxOpRule* op_rule(const std::string& type);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
   // is named after it: the last layer added takes the parameter's name where that is free.

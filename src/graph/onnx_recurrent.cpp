@@ -209,6 +209,8 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   a.bias = b.has_value();
   const int index = add_node(n, op, {view->second.node}, a);
   Node& node = graph_.nodes[static_cast<std::size_t>(index)];
+  expected.erase(node.name);
+  name_stacked_layer(n, node);
   expected[node.name] = Shape{x[0], dirs * hidden};  // ONNX's Y is [T, D, N, H]: not per-sample
   const std::int64_t gh = gates * hidden;
   std::vector<float> w_ih, w_hh, b_ih, b_hh;
@@ -242,6 +244,26 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
     values_[n.output(2)] = Value{Value::Kind::activation, index, nullptr};
     sequence_views_[n.output(2)] = SequenceView{SequenceView::Kind::cells, index, dirs, hidden, {}};
   }
+}
+
+// A multi-layer nn.LSTM / nn.GRU is one module with one node per layer ("/lstm/LSTM",
+// "/lstm/LSTM_1"): its layers are named "lstm.l0", "lstm.l1", after PyTorch's parameter
+// suffixes (weight_ih_l0), rather than "lstm" and "lstm.lstm".
+void Importer::name_stacked_layer(const onnx::NodeProto& n, Node& node) {
+  const std::vector<std::string> scope = scope_segments(n.name());
+  if (scope.empty()) return;
+  int layer = -1, layers = 0;
+  for (const onnx::NodeProto& other : model_.graph().node()) {
+    if (other.op_type() != n.op_type() || scope_segments(other.name()) != scope) continue;
+    if (&other == &n) layer = layers;
+    ++layers;
+  }
+  if (layers < 2 || layer < 0) return;
+  const std::string name = detail::printable_name(module_path(scope)) + ".l" + std::to_string(layer);
+  if (names_taken_.count(name) != 0) return;
+  names_taken_.erase(node.name);
+  node.name = name;
+  names_taken_[name] = 1;
 }
 
 bool Importer::reads_sequence_view(const onnx::NodeProto& n) const {
