@@ -46,7 +46,8 @@
 // flatten, reshape, transpose, concat, select: 0 (data movement only)
 // unsupported   not counted: an imported op hwprof cannot map; totals become lower bounds
 // lstm, gru     per direction, T steps, G gates (lstm 4: i f g o; gru 3: r z n), input C, state H:
-//               MACs = T·G·H·(C + H) (W_ih·x and W_hh·h every step, as ptflops' rnn_flops);
+//               MACs = T·G·H·(C + H) (W_ih·x and W_hh·h every step: the products of ptflops'
+//               rnn_flops, sovrasov/flops-counter.pytorch ptflops/pytorch_ops.py);
 //               FLOPs = 2·MACs + 2·T·G·H (b_ih, b_hh) + T·H·(lstm 22, gru 17) gate arithmetic
 //               (lstm: 4 adds of the two products, 3 sigmoids 12, tanh(g) 1, c = f·c + i·g 3, o·tanh(c) 2;
 //                gru: 2 adds, 2 sigmoids 8, x_n + r·(W_hn·h + b_hn) 2, tanh 1, (1−z)·n + z·h 4)
