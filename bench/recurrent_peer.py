@@ -9,8 +9,12 @@ batch_first, and a Linear on the last step; --gru for nn.GRU) exported to ONNX, 
   divided by PyTorch's largest magnitude (docs/onnx.md's measure);
 - `hwprof bench` of the file: its median latency, and the ratio to PyTorch's.
 
+The two alternate for --rounds rounds (PyTorch, then hwprof, each its median of --iterations
+after --warmup); printed: every round's medians, and the ratio of the medians over the rounds
+and of the best rounds (on a shared machine another process's burst lands on one round).
+
   bench/recurrent_peer.py [--hwprof build/release/bin/hwprof] [--gru] [--batch 8] [--steps 64]
-                          [--input 128] [--hidden 256] [--layers 2] [--threads 2]
+                          [--input 128] [--hidden 256] [--layers 2] [--threads 2] [--rounds 3]
 
 Needs Debian's PyTorch (/usr/bin/python3); prints one JSON object.
 """
@@ -64,6 +68,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)
@@ -81,18 +86,18 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         got = np.load(out)
         difference = float(np.abs(got - want).max() / np.abs(want).max())
-        peer_ms = torch_latency(model, x, a.threads, a.warmup, a.iterations)
-        report = subprocess.run([a.hwprof, "bench", path, "--batch", str(a.batch), "--threads", str(a.threads), "--warmup",
-                                 str(a.warmup), "-n", str(a.iterations), "-f", "json"],
-                                check=True, capture_output=True, text=True).stdout
-        bench = json.loads(report)
-        peer_after_ms = torch_latency(model, x, a.threads, a.warmup, a.iterations)
-    hwprof_ms = bench_median_ms(bench)
-    peer = statistics.median([peer_ms, peer_after_ms])
+        peer, ours = [], []
+        for _ in range(a.rounds):
+            peer.append(torch_latency(model, x, a.threads, a.warmup, a.iterations))
+            report = subprocess.run([a.hwprof, "bench", path, "--batch", str(a.batch), "--threads", str(a.threads), "--warmup",
+                                     str(a.warmup), "-n", str(a.iterations), "-f", "json"],
+                                    check=True, capture_output=True, text=True).stdout
+            ours.append(bench_median_ms(json.loads(report)))
     print(json.dumps({"model": ("gru" if a.gru else "lstm"), "batch": a.batch, "steps": a.steps, "input": a.input,
                       "hidden": a.hidden, "layers": a.layers, "threads": a.threads, "run_vs_pytorch": difference,
-                      "pytorch_ms": [round(peer_ms, 3), round(peer_after_ms, 3)], "hwprof_ms": round(hwprof_ms, 3),
-                      "ratio": round(hwprof_ms / peer, 3)}))
+                      "pytorch_ms": [round(v, 3) for v in peer], "hwprof_ms": [round(v, 3) for v in ours],
+                      "ratio_of_medians": round(statistics.median(ours) / statistics.median(peer), 3),
+                      "ratio_of_best": round(min(ours) / min(peer), 3), "load": os.getloadavg()[0]}))
 
 
 def bench_median_ms(bench):
