@@ -329,7 +329,6 @@ class Importer {
     struct FinalState {
       int node = 0;
       int direction = 0;
-      std::int64_t steps = 0;
       std::int64_t hidden = 0;
       bool bidirectional = false;
     };

@@ -236,7 +236,7 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   sequence_views_[n.output(0)] = y;
   if (n.output_size() > 1 && !n.output(1).empty()) {
     SequenceView h{SequenceView::Kind::states, index, dirs, hidden, {}};
-    for (int d = 0; d < dirs; ++d) h.states.push_back({index, d, x[0], hidden, dirs == 2});
+    for (int d = 0; d < dirs; ++d) h.states.push_back({index, d, hidden, dirs == 2});
     values_[n.output(1)] = Value{Value::Kind::activation, index, nullptr};
     sequence_views_[n.output(1)] = h;
   }
@@ -359,7 +359,7 @@ void Importer::map_final_state(const onnx::NodeProto& n, const SequenceView& v) 
   };
   Attributes step;
   step.axis = 0;
-  step.index = state.direction == 0 ? state.steps - 1 : 0;
+  step.index = state.direction == 0 ? -1 : 0;  // -1: the last step, whatever the input's T
   int last = push(OpKind::select, state.node, step, both ? ".step" : "");
   if (both) {
     Attributes split;

@@ -413,6 +413,7 @@ struct RecurrentOptions {
   std::string initial_h;    // an initializer of this value (all equal), or none
   bool read_cells = false;  // the output reads LSTM's Y_c instead of Y
   float clip = 0.0f;        // > 0: the attribute clip
+  bool read_state = false;  // the output is h_n[0] (Gather of Y_h) instead of Y
 };
 
 // [N, 5, 3] → Transpose [1, 0, 2] → LSTM/GRU (hidden 2; W, R, B initializers) → Squeeze(1) →
@@ -450,6 +451,14 @@ Result<Graph> recurrent(const RecurrentOptions& o) {
     ModelBuilder::ints(b.node("Transpose", "/Transpose", {"y_c"}, "out"), "perm", {1, 0, 2});
     return import_onnx(b.bytes(3), "rnn.onnx");
   }
+  if (o.read_state) {
+    auto* index = b.model().mutable_graph()->add_initializer();
+    index->set_name("zero");
+    index->set_data_type(onnx::TensorProto_DataType_INT64);
+    index->add_int64_data(0);
+    b.node("Gather", "/Gather", {"y_h", "zero"}, "out");
+    return import_onnx(b.bytes(2), "rnn.onnx");
+  }
   ModelBuilder::ints(b.node("Squeeze", "/rnn/Squeeze", {"y"}, "s"), "axes", {1});
   ModelBuilder::ints(b.node("Transpose", "/rnn/Transpose_1", {"s"}, "out"), "perm", {1, 0, 2});
   return import_onnx(b.bytes(3), "rnn.onnx");
@@ -477,6 +486,14 @@ TEST(OnnxImport, LstmAndGruWithBatchFirstAreOneLayerWithPyTorchsGateOrder) {
   // B is [W's biases, R's biases]: bias_hh starts at ONNX index 8, then reordered alike.
   EXPECT_EQ(l.initial_values[3].name, "bias_hh");
   EXPECT_FLOAT_EQ((*l.initial_values[3].data)[2], 0.001f * 13);  // f ← R's block 2 (index 8 + 4)
+
+  // h_n[0]: the state after the last step, whichever T the model is given later.
+  auto state = recurrent({.read_state = true});
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  ASSERT_EQ(state->nodes.size(), 2u);
+  EXPECT_EQ(state->nodes[1].op, OpKind::select);
+  EXPECT_EQ(state->nodes[1].attrs.index, -1);
+  EXPECT_EQ(state->nodes[1].output_shape, (Shape{2}));
 
   auto gru = recurrent({.op = "GRU", .ints = {{"linear_before_reset", 1}}, .initial_h = "0"});
   ASSERT_TRUE(gru.ok()) << gru.error().message;
