@@ -8,11 +8,13 @@
 // bias b_ih included; each step then adds the state's product W_hh·h, a GEMM of the batch's
 // rows read straight out of y (the previous step's state), and applies the gates.
 //
-// Parallel work, forward: the hidden units are split among the threads; each runs the state's
-// GEMM for its own units' rows of every gate (single-threaded OpenBLAS, as the other dense
-// kernels: src/nn/blas.hpp) and then those units' gates, which need no other thread's, so a
-// step costs one barrier. Backward runs each step's gate derivatives on the calling thread
-// and the GEMM through parallel_sgemm; the weights' gradients are one GEMM each over every step.
+// Parallel work, forward: the input's GEMM on every thread. The steps: a bidirectional layer's
+// two directions run side by side, one thread each, with no synchronisation; a step large
+// enough (kRecurrenceParallelWork) has its hidden units split among the threads, each running
+// the state's GEMM for its own units' rows of every gate (single-threaded OpenBLAS, as the other
+// dense kernels: src/nn/blas.hpp) and then those units' gates, which need no other thread's: a
+// barrier a step. Backward runs each step's gate derivatives on the calling thread and the GEMM
+// through parallel_sgemm; the weights' gradients are one GEMM each over every step.
 #include <algorithm>
 #include <cstring>
 
@@ -114,18 +116,25 @@ void step_gates(const RecurrentGeometry& g, const Strides& st, i64 d, i64 t, i64
   }
 }
 
-// Threads for the recurrence: each takes at least 16 hidden units, and one thread runs a
-// step too small to be worth a barrier.
+// The state's product of one step (N·G·H·H multiply-adds) below which the step runs on one
+// thread. A barrier a step is cheap on an idle machine and ruinous on a busy one: whenever one
+// of the team's threads is not scheduled, the others wait for it at every step. Measured with
+// bench/recurrent_peer.py's model (2-layer LSTM, H 256, batch 8: 2M multiply-adds, about 40 µs
+// a step on one core of this 2-core machine shared with other builds, 2 threads): split by
+// units, its medians ran 48 to 170 ms from one run to the next (24 ms at the quietest); with
+// its steps on one thread, 44 to 46 ms (36 ms).
+constexpr i64 kRecurrenceParallelWork = i64{1} << 22;
+
+// Threads that split each step: each takes at least 16 hidden units.
 int recurrence_threads(const RecurrentGeometry& g) {
   const i64 work = g.batch * g.gates() * g.hidden * g.hidden;
-  if (work < detail::kParallelWork) return 1;
+  if (work < kRecurrenceParallelWork) return 1;
   return static_cast<int>(std::clamp<i64>(g.hidden / 16, 1, std::max(kernel_threads(), 1)));
 }
 
-void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, const float* w_hh, const float* b_hh, const float* zeros, float* y,
-                   const RecurrentSaved& saved) {
-  const int threads = recurrence_threads(g);
-  detail::SingleThreadedBlas single;
+// One direction's steps on `threads` threads (OpenBLAS held to one thread by the caller).
+void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, int threads, const float* w_hh, const float* b_hh, const float* zeros,
+                   float* y, const RecurrentSaved& saved) {
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int parts = omp_get_num_threads(), me = omp_get_thread_num();
@@ -222,7 +231,14 @@ void recurrent_forward(const RecurrentGeometry& g, const float* x, const float* 
   linear_forward(x, w_ih, b_ih, saved.gates, g.batch * g.steps, g.input, st.dgh);
   Tensor zeros = Tensor::empty({st.gh});
   std::fill(zeros.f32(), zeros.f32() + st.gh, 0.0f);
-  for (i64 d = 0; d < g.directions; ++d) run_direction(g, st, d, w_hh, b_hh, zeros.f32(), y, saved);
+  const int threads = recurrence_threads(g);
+  detail::SingleThreadedBlas single;
+  if (threads == 1 && g.directions == 2 && kernel_threads() >= 2) {
+#pragma omp parallel for num_threads(2) schedule(static, 1)
+    for (i64 d = 0; d < 2; ++d) run_direction(g, st, d, 1, w_hh, b_hh, zeros.f32(), y, saved);
+    return;
+  }
+  for (i64 d = 0; d < g.directions; ++d) run_direction(g, st, d, threads, w_hh, b_hh, zeros.f32(), y, saved);
 }
 
 // Long: the steps of backpropagation through time in order (each direction's steps, then the
