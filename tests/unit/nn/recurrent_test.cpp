@@ -127,10 +127,18 @@ RecurrentGeometry geometry(const Case& c) {
 }
 
 const Case kCases[] = {
-    {true, false, true, 2, 5, 3, 4},     {true, true, true, 3, 4, 2, 3},   {true, false, false, 1, 6, 4, 5},   {false, false, true, 2, 5, 3, 4},
-    {false, true, true, 2, 3, 4, 2},     {false, true, false, 1, 4, 3, 3}, {true, true, true, 2, 1, 3, 2},     {false, false, true, 3, 1, 2, 3},
-    {true, false, true, 2, 3, 5, 70},    {false, true, true, 2, 3, 4, 70}, {true, false, true, 16, 2, 4, 256},  // steps large enough to split the
-                                                                                                                // units among threads
+    {true, false, true, 2, 5, 3, 4},
+    {true, true, true, 3, 4, 2, 3},
+    {true, false, false, 1, 6, 4, 5},
+    {false, false, true, 2, 5, 3, 4},
+    {false, true, true, 2, 3, 4, 2},
+    {false, true, false, 1, 4, 3, 3},
+    {true, true, true, 2, 1, 3, 2},
+    {false, false, true, 3, 1, 2, 3},
+    {true, false, true, 2, 3, 5, 70},
+    {false, true, true, 2, 3, 4, 70},
+    {true, false, true, 16, 2, 4, 256},  // steps large enough to split the
+                                         // units among threads
     {false, false, true, 16, 2, 3, 300},
 };
 
