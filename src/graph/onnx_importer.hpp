@@ -7,6 +7,7 @@
 //   onnx_patterns.cpp  patterns of several nodes that are one layer: LayerNorm, GELU, SiLU,
 //                      attention
 //   onnx_ops.cpp       one node onto one layer, driven by one table of op types
+//   onnx_recurrent.cpp LSTM and GRU nodes, and the sequence-first tensors around them
 //
 // The batch: hwprof's shapes are per sample. The graph input's first dimension is the batch.
 // When the file leaves it symbolic ("batch_size") it is set to kProbeBatch, a prime no layer
