@@ -188,7 +188,11 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
                                 "') is not zeros: hwprof's recurrent layers start from zero states (PyTorch's default, h0 not given)");
     }
   }
-  const auto w = float_constant(n.input(1), 0), r = float_constant(n.input(2), 0);
+  // A value whose data does not fill its shape (a malformed file) is no constant here.
+  const auto whole = [](std::optional<FloatConstant> c) {
+    return c && product(c->dims) == static_cast<std::int64_t>(c->values.size()) ? c : std::nullopt;
+  };
+  const auto w = whole(float_constant(n.input(1), 0)), r = whole(float_constant(n.input(2), 0));
   if (!w || !r) return unsupported(n, "the weights W and R are not constants");
   const std::int64_t hidden = attr_int(n, "hidden_size", r->dims.size() == 3 ? r->dims[2] : 0);
   const Dims& x = dims_of(n.input(0));
@@ -200,7 +204,7 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   }
   std::optional<FloatConstant> b;
   if (present(3)) {
-    b = float_constant(n.input(3), 0);
+    b = whole(float_constant(n.input(3), 0));
     if (!b || b->dims != Dims{dirs, 2 * gates * hidden}) return unsupported(n, "the bias B is not a constant [D, 2·G·H]");
   }
   Attributes a;
