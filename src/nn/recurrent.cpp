@@ -14,9 +14,11 @@
 // the state's GEMM for its own units' rows of every gate (single-threaded OpenBLAS, as the other
 // dense kernels: src/nn/blas.hpp) and then those units' gates, which need no other thread's: a
 // barrier a step. Backward runs each step's gate derivatives on the calling thread and the GEMM
-// through parallel_sgemm; the weights' gradients are one GEMM each over every step.
+// through parallel_sgemm (split as the forward's steps are); the weights' gradients are one GEMM
+// each over every step.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <omp.h>
 
@@ -247,12 +249,14 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
                         const float* dy, float* dx, float* dw_ih, float* dw_hh, float* db_ih, float* db_hh) {
   const Strides st = strides_of(g);
   const i64 h = g.hidden, rows = g.batch * g.steps;
-  const int threads = kernel_threads();
+  const int threads = kernel_threads(), step_threads = recurrence_threads(g);
   Tensor dgx_t = Tensor::empty({rows, st.dgh});
   Tensor dgh_t = g.lstm ? Tensor() : Tensor::empty({rows, st.dgh});
   Tensor carry_t = Tensor::empty({g.batch, h});
   Tensor cell_t = Tensor::empty({g.batch, h});
   StepGrads s{dgx_t.f32(), g.lstm ? dgx_t.f32() : dgh_t.f32(), carry_t.f32(), cell_t.f32()};
+  // A step's GEMM on one thread is OpenBLAS's own call on one thread, not its pool's.
+  std::optional<detail::SingleThreadedBlas> single(std::in_place);
   for (i64 d = 0; d < g.directions; ++d) {
     std::fill(s.carry, s.carry + g.batch * h, 0.0f);
     std::fill(s.cell_carry, s.cell_carry + g.batch * h, 0.0f);
@@ -260,11 +264,13 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
       const i64 t = step_at(g, d, k), tp = previous_step(g, d, k);
       step_backward(g, st, d, t, tp, y, saved, dy, s);
       if (tp < 0) continue;
-      // The previous state's gradient through W_hh: carry (+)= dgh_t · W_hh.
+      // The previous state's gradient through W_hh: carry (+)= dgh_t · W_hh, on the forward's
+      // threads a step (kRecurrenceParallelWork).
       detail::parallel_sgemm(false, false, g.batch, h, st.gh, 1.0f, s.dgh + t * st.dgh + d * st.gh, st.gates, w_hh + d * st.gh * h, h,
-                             g.lstm ? 0.0f : 1.0f, s.carry, h, threads);
+                             g.lstm ? 0.0f : 1.0f, s.carry, h, step_threads);
     }
   }
+  single.reset();
   if (dw_hh != nullptr) {
     // Each step's previous state (zero before the first), beside the gradients of the same step.
     Tensor prev_t = Tensor::empty({rows, st.dh});
