@@ -8,12 +8,13 @@
 // bias b_ih included; each step then adds the state's product W_hh·h, a GEMM of the batch's
 // rows read straight out of y (the previous step's state), and applies the gates.
 //
-// Parallel work, forward: the input's GEMM on every thread. The steps: a bidirectional layer's
-// two directions run side by side, one thread each, with no synchronisation; a step large
-// enough (kRecurrenceParallelWork) has its hidden units split among the threads, each running
-// the state's GEMM for its own units' rows of every gate (single-threaded OpenBLAS, as the other
-// dense kernels: src/nn/blas.hpp) and then those units' gates, which need no other thread's: a
-// barrier a step. Backward runs each step's gate derivatives on the calling thread and the GEMM
+// Parallel work, forward: the input's GEMM on every thread. The steps: each thread takes one
+// direction's steps for its share of the batch (a sample's steps depend on no other sample's),
+// with no synchronisation; for a single sample, a step large enough (kRecurrenceParallelWork)
+// has its hidden units split among the threads, each running the state's GEMM for its own
+// units' rows of every gate and then those units' gates, which need no other thread's: a
+// barrier a step. The GEMMs run on single-threaded OpenBLAS, as the other dense kernels'
+// (src/nn/blas.hpp). Backward runs each step's gate derivatives on the calling thread and the GEMM
 // through parallel_sgemm (split as the forward's steps are); the weights' gradients are one GEMM
 // each over every step.
 #include <algorithm>
@@ -56,34 +57,47 @@ i64 previous_step(const RecurrentGeometry& g, i64 d, i64 s) {
   return d == 0 ? s - 1 : g.steps - s;
 }
 
-// One step's state product for hidden units [j0, j1) of direction d: into the gates buffer
-// (added, beta 1), except GRU's n rows, which go to the cells buffer (W_hn·h stays apart: r
-// multiplies it).
-void state_product(const RecurrentGeometry& g, const Strides& st, i64 d, i64 t, i64 tp, i64 j0, i64 j1, const float* w_hh, const float* y,
+// The part of one direction's steps a thread computes: samples [n0, n1), hidden units [j0, j1).
+struct Block {
+  i64 d, n0, n1, j0, j1;
+};
+
+// One step's state product for a block: into the gates buffer (added, beta 1), except GRU's n
+// rows, which go to the cells buffer (W_hn·h stays apart: r multiplies it).
+void state_product(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* w_hh, const float* y,
                    const RecurrentSaved& saved) {
   const i64 h = g.hidden;
-  for (i64 q = 0; q < g.gates(); ++q) {
-    const float* w = w_hh + (d * st.gh + q * h + j0) * h;
+  // A block of every unit reads the gates' rows of W_hh that go to the gates buffer as one
+  // matrix (all of LSTM's, GRU's r and z): one GEMM instead of one per gate.
+  const bool whole = b.j0 == 0 && b.j1 == h && tp >= 0;
+  if (whole) {
+    const i64 rows = g.lstm ? st.gh : 2 * h;
+    detail::sgemm(false, true, b.n1 - b.n0, rows, h, 1.0f, y + b.n0 * st.state + tp * st.dh + b.d * h, st.state, w_hh + b.d * st.gh * h, h, 1.0f,
+                  saved.gates + t * st.dgh + b.d * st.gh + b.n0 * st.gates, st.gates);
+  }
+  for (i64 q = whole ? (g.lstm ? g.gates() : 2) : 0; q < g.gates(); ++q) {
+    const float* w = w_hh + (b.d * st.gh + q * h + b.j0) * h;
     const bool apart = !g.lstm && q == 2;
-    float* out = apart ? saved.cells + t * st.dh + d * h + j0 : saved.gates + t * st.dgh + d * st.gh + q * h + j0;
     const i64 ldc = apart ? st.state : st.gates;
+    float* out = (apart ? saved.cells + t * st.dh + b.d * h : saved.gates + t * st.dgh + b.d * st.gh + q * h) + b.n0 * ldc + b.j0;
     if (tp < 0) {
       if (apart) {
-        for (i64 n = 0; n < g.batch; ++n) std::fill(out + n * ldc, out + n * ldc + (j1 - j0), 0.0f);
+        for (i64 n = 0; n < b.n1 - b.n0; ++n) std::fill(out + n * ldc, out + n * ldc + (b.j1 - b.j0), 0.0f);
       }
       continue;
     }
-    detail::sgemm(false, true, g.batch, j1 - j0, h, 1.0f, y + tp * st.dh + d * h, st.state, w, h, apart ? 0.0f : 1.0f, out, ldc);
+    detail::sgemm(false, true, b.n1 - b.n0, b.j1 - b.j0, h, 1.0f, y + b.n0 * st.state + tp * st.dh + b.d * h, st.state, w, h, apart ? 0.0f : 1.0f,
+                  out, ldc);
   }
 }
 
-// One step's gates for units [j0, j1) of direction d: activations stored over their
-// pre-activations, the cell (or W_hn·h + b_hn) and the new state written.
-// `zeros`: G·H zeros, the state (or cell) before the first step, and the bias where there is none.
-void step_gates(const RecurrentGeometry& g, const Strides& st, i64 d, i64 t, i64 tp, i64 j0, i64 j1, const float* b_hh, const float* zeros, float* y,
+// One step's gates for a block: activations stored over their pre-activations, the cell (or
+// W_hn·h + b_hn) and the new state written. `zeros`: G·H zeros, the state (or cell) before the
+// first step, and the bias where there is none.
+void step_gates(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* b_hh, const float* zeros, float* y,
                 const RecurrentSaved& saved) {
-  const i64 h = g.hidden;
-  for (i64 n = 0; n < g.batch; ++n) {
+  const i64 h = g.hidden, d = b.d, j0 = b.j0, j1 = b.j1;
+  for (i64 n = b.n0; n < b.n1; ++n) {
     float* gate = saved.gates + n * st.gates + t * st.dgh + d * st.gh;
     float* cell = saved.cells + n * st.state + t * st.dh + d * h;
     float* out = y + n * st.state + t * st.dh + d * h;
@@ -118,13 +132,14 @@ void step_gates(const RecurrentGeometry& g, const Strides& st, i64 d, i64 t, i64
   }
 }
 
-// The state's product of one step (N·G·H·H multiply-adds) below which the step runs on one
-// thread. A barrier a step is cheap on an idle machine and ruinous on a busy one: whenever one
-// of the team's threads is not scheduled, the others wait for it at every step. Measured with
-// bench/recurrent_peer.py's model (2-layer LSTM, H 256, batch 8: 2M multiply-adds, about 40 µs
-// a step on one core of this 2-core machine shared with other builds, 2 threads): split by
-// units, its medians ran 48 to 170 ms from one run to the next (24 ms at the quietest); with
-// its steps on one thread, 44 to 46 ms (36 ms).
+// The state's product of one step (N·G·H·H multiply-adds) below which the step's units are not
+// split among threads. A barrier a step is cheap on an idle machine and ruinous on a busy one:
+// whenever one of the team's threads is not scheduled, the others wait for it at every step.
+// Measured with bench/recurrent_peer.py's model (2-layer LSTM, H 256, batch 8: 2M
+// multiply-adds, about 40 µs a step on one core of this 2-core machine shared with other
+// builds, 2 threads): split by units, its medians ran 48 to 170 ms from one run to the next
+// (24 ms at the quietest); with its steps on one thread, 44 to 46 ms (36 ms). Split by samples
+// (no barrier), the batch's steps need no such limit.
 constexpr i64 kRecurrenceParallelWork = i64{1} << 22;
 
 // Threads that split each step: each takes at least 16 hidden units.
@@ -134,20 +149,21 @@ int recurrence_threads(const RecurrentGeometry& g) {
   return static_cast<int>(std::clamp<i64>(g.hidden / 16, 1, std::max(kernel_threads(), 1)));
 }
 
-// One direction's steps on `threads` threads (OpenBLAS held to one thread by the caller).
-void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, int threads, const float* w_hh, const float* b_hh, const float* zeros,
-                   float* y, const RecurrentSaved& saved) {
+// Direction d's steps for samples [n0, n1) on `threads` threads, which split the hidden units
+// (OpenBLAS held to one thread by the caller).
+void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, i64 n0, i64 n1, int threads, const float* w_hh, const float* b_hh,
+                   const float* zeros, float* y, const RecurrentSaved& saved) {
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int parts = omp_get_num_threads(), me = omp_get_thread_num();
     // Unit boundaries on multiples of 16 (whole cache lines of a row), the last part the rest.
     const auto bound = [&](int p) { return p == parts ? g.hidden : g.hidden * p / parts / 16 * 16; };
-    const i64 j0 = bound(me), j1 = bound(me + 1);
+    const Block b{d, n0, n1, bound(me), bound(me + 1)};
     for (i64 s = 0; s < g.steps; ++s) {
       const i64 t = step_at(g, d, s), tp = previous_step(g, d, s);
-      if (j1 > j0) {
-        state_product(g, st, d, t, tp, j0, j1, w_hh, y, saved);
-        step_gates(g, st, d, t, tp, j0, j1, b_hh, zeros, y, saved);
+      if (b.j1 > b.j0) {
+        state_product(g, st, b, t, tp, w_hh, y, saved);
+        step_gates(g, st, b, t, tp, b_hh, zeros, y, saved);
       }
 #pragma omp barrier
     }
@@ -233,14 +249,21 @@ void recurrent_forward(const RecurrentGeometry& g, const float* x, const float* 
   linear_forward(x, w_ih, b_ih, saved.gates, g.batch * g.steps, g.input, st.dgh);
   Tensor zeros = Tensor::empty({st.gh});
   std::fill(zeros.f32(), zeros.f32() + st.gh, 0.0f);
-  const int threads = recurrence_threads(g);
   detail::SingleThreadedBlas single;
-  if (threads == 1 && g.directions == 2 && kernel_threads() >= 2) {
-#pragma omp parallel for num_threads(2) schedule(static, 1)
-    for (i64 d = 0; d < 2; ++d) run_direction(g, st, d, 1, w_hh, b_hh, zeros.f32(), y, saved);
+  // Work that needs no synchronisation: each direction, and within it each sample's steps. A
+  // thread takes one direction's steps for a share of the batch.
+  const i64 parts = std::clamp<i64>(kernel_threads() / g.directions, 1, g.batch);
+  const i64 tasks = g.directions * parts;
+  if (tasks > 1 && g.batch * g.gates() * g.hidden * g.hidden * g.directions >= detail::kParallelWork) {
+#pragma omp parallel for num_threads(static_cast <int>(tasks)) schedule(static, 1)
+    for (i64 k = 0; k < tasks; ++k) {
+      const i64 d = k / parts, p = k % parts;
+      run_direction(g, st, d, g.batch * p / parts, g.batch * (p + 1) / parts, 1, w_hh, b_hh, zeros.f32(), y, saved);
+    }
     return;
   }
-  for (i64 d = 0; d < g.directions; ++d) run_direction(g, st, d, threads, w_hh, b_hh, zeros.f32(), y, saved);
+  // One sample (or one thread): its units split among the threads where a step is large.
+  for (i64 d = 0; d < g.directions; ++d) run_direction(g, st, d, 0, g.batch, recurrence_threads(g), w_hh, b_hh, zeros.f32(), y, saved);
 }
 
 // Long: the steps of backpropagation through time in order (each direction's steps, then the

@@ -127,19 +127,11 @@ RecurrentGeometry geometry(const Case& c) {
 }
 
 const Case kCases[] = {
-    {true, false, true, 2, 5, 3, 4},
-    {true, true, true, 3, 4, 2, 3},
-    {true, false, false, 1, 6, 4, 5},
-    {false, false, true, 2, 5, 3, 4},
-    {false, true, true, 2, 3, 4, 2},
-    {false, true, false, 1, 4, 3, 3},
-    {true, true, true, 2, 1, 3, 2},
-    {false, false, true, 3, 1, 2, 3},
-    {true, false, true, 2, 3, 5, 70},
-    {false, true, true, 2, 3, 4, 70},
-    {true, false, true, 16, 2, 4, 256},  // steps large enough to split the
-                                         // units among threads
-    {false, false, true, 16, 2, 3, 300},
+    {true, false, true, 2, 5, 3, 4},     {true, true, true, 3, 4, 2, 3},     {true, false, false, 1, 6, 4, 5},   {false, false, true, 2, 5, 3, 4},
+    {false, true, true, 2, 3, 4, 2},     {false, true, false, 1, 4, 3, 3},   {true, true, true, 2, 1, 3, 2},     {false, false, true, 3, 1, 2, 3},
+    {true, false, true, 2, 3, 5, 70},    {false, true, true, 2, 3, 4, 70},   {true, false, true, 16, 2, 4, 256},  // the batch split among threads
+    {false, false, true, 16, 2, 3, 300}, {true, false, true, 1, 2, 4, 1024},  // one sample's steps large enough to split its units
+    {false, false, true, 1, 2, 3, 1200},
 };
 
 TEST(Recurrent, ForwardMatchesPyTorchsFormulasInDouble) {
@@ -198,12 +190,12 @@ TEST(Recurrent, ParameterGradientsAccumulateAndNullDxIsSkipped) {
   for (std::size_t i = 0; i < once.size(); ++i) EXPECT_FLOAT_EQ(twice[i], 2.0f * once[i]) << i;
 }
 
-// Two threads run a bidirectional layer's directions side by side, or split the hidden units of
-// a large step (each its own rows of the state's GEMM and its own gates, one barrier a step):
-// the same states as one thread.
+// Two threads run a bidirectional layer's directions side by side, or each its share of the
+// batch, or split the hidden units of one sample's large steps (each its own rows of the state's
+// GEMM and its own gates, one barrier a step): the same states as one thread.
 TEST(Recurrent, OneAndTwoThreadsAgree) {
-  const Case cases[] = {
-      {true, true, true, 4, 6, 24, 96}, {false, true, true, 4, 6, 24, 96}, {true, false, true, 16, 3, 8, 256}, {false, true, true, 16, 3, 8, 300}};
+  const Case cases[] = {{true, true, true, 4, 6, 24, 96},  {false, true, true, 4, 6, 24, 96},  {true, false, true, 16, 3, 8, 256},
+                        {false, false, true, 5, 3, 8, 64}, {true, false, true, 1, 3, 8, 1024}, {false, false, true, 1, 3, 8, 1200}};
   for (const Case& c : cases) {
     const RecurrentGeometry g = geometry(c);
     const std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), 71);
