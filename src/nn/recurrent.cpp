@@ -14,9 +14,9 @@
 // has its hidden units split among the threads, each running the state's GEMM for its own
 // units' rows of every gate and then those units' gates, which need no other thread's: a
 // barrier a step. The GEMMs run on single-threaded OpenBLAS, as the other dense kernels'
-// (src/nn/blas.hpp). Backward runs each step's gate derivatives on the calling thread and the GEMM
-// through parallel_sgemm (split as the forward's steps are); the weights' gradients are one GEMM
-// each over every step.
+// (src/nn/blas.hpp). Backward through time is split among threads as the forward's steps are
+// (each thread a direction's steps for its share of the batch: its gate derivatives and its rows
+// of the state's GEMM); the weights' gradients are one GEMM each over every step.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -194,19 +194,20 @@ struct StepGrads {
   float* cell_carry;  // [N, H], LSTM
 };
 
-void step_backward(const RecurrentGeometry& g, const Strides& st, i64 d, i64 t, i64 tp, const float* y, const RecurrentSaved& saved, const float* dy,
-                   const StepGrads& s) {
-  const i64 h = g.hidden;
-  for (i64 n = 0; n < g.batch; ++n) {
+// Samples [n0, n1); carry and cell_carry hold [D, N, H].
+void step_backward(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* y, const RecurrentSaved& saved,
+                   const float* dy, const StepGrads& s) {
+  const i64 h = g.hidden, d = b.d;
+  for (i64 n = b.n0; n < b.n1; ++n) {
     const float* gate = saved.gates + n * st.gates + t * st.dgh + d * st.gh;
     const float* cell = saved.cells + n * st.state + t * st.dh + d * h;
     const float* before = tp < 0 ? nullptr : (g.lstm ? saved.cells : y) + n * st.state + tp * st.dh + d * h;
     const float* gy = dy + n * st.state + t * st.dh + d * h;
     float* dgx = s.dgx + n * st.gates + t * st.dgh + d * st.gh;
     float* dgh = s.dgh + n * st.gates + t * st.dgh + d * st.gh;
-    float* carry = s.carry + n * h;
+    float* carry = s.carry + (d * g.batch + n) * h;
     if (g.lstm) {
-      float* cc = s.cell_carry + n * h;
+      float* cc = s.cell_carry + (d * g.batch + n) * h;
 #pragma omp simd
       for (i64 j = 0; j < h; ++j) {
         const float i = gate[j], f = gate[h + j], c_in = gate[2 * h + j], o = gate[3 * h + j];
@@ -275,23 +276,33 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
   const int threads = kernel_threads(), step_threads = recurrence_threads(g);
   Tensor dgx_t = Tensor::empty({rows, st.dgh});
   Tensor dgh_t = g.lstm ? Tensor() : Tensor::empty({rows, st.dgh});
-  Tensor carry_t = Tensor::empty({g.batch, h});
-  Tensor cell_t = Tensor::empty({g.batch, h});
+  Tensor carry_t = Tensor::empty({g.directions, g.batch, h});
+  Tensor cell_t = Tensor::empty({g.directions, g.batch, h});
   StepGrads s{dgx_t.f32(), g.lstm ? dgx_t.f32() : dgh_t.f32(), carry_t.f32(), cell_t.f32()};
-  // A step's GEMM on one thread is OpenBLAS's own call on one thread, not its pool's.
-  std::optional<detail::SingleThreadedBlas> single(std::in_place);
-  for (i64 d = 0; d < g.directions; ++d) {
-    std::fill(s.carry, s.carry + g.batch * h, 0.0f);
-    std::fill(s.cell_carry, s.cell_carry + g.batch * h, 0.0f);
+  std::fill(s.carry, s.carry + g.directions * g.batch * h, 0.0f);
+  std::fill(s.cell_carry, s.cell_carry + g.directions * g.batch * h, 0.0f);
+  // Back through one direction's steps for samples [n0, n1); the step's GEMM on `gemm_threads`.
+  const auto back_through_time = [&](i64 d, i64 n0, i64 n1, int gemm_threads) {
+    const Block b{d, n0, n1, 0, h};
     for (i64 k = g.steps - 1; k >= 0; --k) {
       const i64 t = step_at(g, d, k), tp = previous_step(g, d, k);
-      step_backward(g, st, d, t, tp, y, saved, dy, s);
+      step_backward(g, st, b, t, tp, y, saved, dy, s);
       if (tp < 0) continue;
-      // The previous state's gradient through W_hh: carry (+)= dgh_t · W_hh, on the forward's
-      // threads a step (kRecurrenceParallelWork).
-      detail::parallel_sgemm(false, false, g.batch, h, st.gh, 1.0f, s.dgh + t * st.dgh + d * st.gh, st.gates, w_hh + d * st.gh * h, h,
-                             g.lstm ? 0.0f : 1.0f, s.carry, h, step_threads);
+      // The previous state's gradient through W_hh: carry (+)= dgh_t · W_hh.
+      detail::parallel_sgemm(false, false, n1 - n0, h, st.gh, 1.0f, s.dgh + n0 * st.gates + t * st.dgh + d * st.gh, st.gates, w_hh + d * st.gh * h, h,
+                             g.lstm ? 0.0f : 1.0f, s.carry + (d * g.batch + n0) * h, h, gemm_threads);
     }
+  };
+  // Split as the forward's steps are: directions and shares of the batch, no synchronisation; a
+  // single sample's GEMM split where a step is large. A step's GEMM on one thread is OpenBLAS's
+  // own call on one thread, not its pool's.
+  std::optional<detail::SingleThreadedBlas> single(std::in_place);
+  const i64 parts = std::clamp<i64>(threads / g.directions, 1, g.batch), tasks = g.directions * parts;
+  if (tasks > 1 && g.batch * g.gates() * h * h * g.directions >= detail::kParallelWork) {
+#pragma omp parallel for num_threads(static_cast <int>(tasks)) schedule(static, 1)
+    for (i64 k = 0; k < tasks; ++k) back_through_time(k / parts, g.batch * (k % parts) / parts, g.batch * (k % parts + 1) / parts, 1);
+  } else {
+    for (i64 d = 0; d < g.directions; ++d) back_through_time(d, 0, g.batch, step_threads);
   }
   single.reset();
   if (dw_hh != nullptr) {
