@@ -25,6 +25,8 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 (Gather of an activation), expand (Expand), a stepped and a reversed slice,
                 torch.roll (Slice + Concat), repeat (Tile), masked_fill and torch.where with
                 constant masks (Where)
+  tiny_rnn      a 2-layer LSTM, a bidirectional GRU and a linear (batch_first), 7 steps of 6
+                features: LSTM and GRU nodes, Y_h read by a Gather
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -271,6 +273,24 @@ class TinyShuffle(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class TinyRNN(nn.Module):
+    """Recurrent layers as PyTorch exports them with batch_first: a 2-layer LSTM (two LSTM nodes
+    between a Transpose and a Squeeze + Transpose back), a bidirectional GRU over its output
+    (Transpose [0, 2, 1, 3] + Reshape of Y), its last step beside the reverse direction's final
+    state h_n[-1] (a Gather of Y_h), and a linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(8, 5, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(2 * 5 + 5, 4)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, h = self.gru(y)
+        return self.fc(torch.cat([z[:, -1], h[-1]], dim=1))
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -332,6 +352,11 @@ def tiny_shuffle():
     export("tiny_shuffle", TinyShuffle(), torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(5)), opset=14)
 
 
+def tiny_rnn():
+    torch.manual_seed(5)
+    export("tiny_rnn", TinyRNN(), torch.randn(2, 7, 6, generator=torch.Generator().manual_seed(5)))
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -356,6 +381,7 @@ def main():
     tiny_upsample()
     tiny_reduce()
     tiny_shuffle()
+    tiny_rnn()
 
 
 if __name__ == "__main__":

@@ -100,6 +100,15 @@ def count_macs(model, x):
         # only when called as a module, which MultiheadAttention does not do.
         total[0] += 3 * t * d * d + 2 * t * t * d + t * d * d
 
+    def rnn(m, inp, out):
+        # nn.LSTM / nn.GRU: W_ih·x and W_hh·h every step, each layer and direction (ptflops'
+        # rnn_flops products; the gate arithmetic is FLOPs, not MACs): the weights' sizes times T.
+        x = inp[0]
+        steps = x.shape[1] if m.batch_first else x.shape[0]
+        for name, w in m.named_parameters():
+            if name.startswith("weight_"):
+                total[0] += steps * w.numel()
+
     def hf_attention(m, inp, out):
         t, d = out.shape[1], out.shape[2]  # Q·Kᵀ and A·V (2·T·T·D); its projections are nn.Linear, hooked
         total[0] += 2 * t * t * d
@@ -116,6 +125,8 @@ def count_macs(model, x):
             hooks.append(m.register_forward_hook(linear))
         elif isinstance(m, torch.nn.MultiheadAttention):
             hooks.append(m.register_forward_hook(mha))
+        elif isinstance(m, (torch.nn.LSTM, torch.nn.GRU)):
+            hooks.append(m.register_forward_hook(rnn))
     with torch.no_grad():
         model(x[:1])
     for h in hooks:

@@ -66,6 +66,8 @@ enum class OpKind {
   expand,
   tile,
   where,
+  lstm,
+  gru,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -127,6 +129,8 @@ struct Attributes {
   std::vector<std::int64_t> repeats;                        // tile: copies per per-sample axis
   Shape condition;                                          // where: the condition's per-sample shape (broadcast to the output)
   bool constant_first = false;                              // where with one input: the operand is the "true" side
+  std::int64_t hidden_size = 0;                             // lstm, gru: the state's width H (per direction)
+  bool bidirectional = false;                               // lstm, gru: a second, reversed pass; output [T, 2H]
   double eps = 1e-5;                                        // batchnorm2d, layernorm
   double p = 0.5;                                           // dropout
   std::int64_t axis = 0;                                    // softmax [-1], concat [0], select [0], gather [0]; as written (may be < 0)

@@ -57,6 +57,14 @@
 //   and a constant pad (a scatter), the broadcast axes of expand and tile, the mirrored or
 //   repeated borders of reflect and edge padding, a gather's repeated indices.
 // unsupported   not counted: an imported op hwprof cannot map; totals become lower bounds
+// lstm, gru     per direction, T steps, G gates (lstm 4: i f g o; gru 3: r z n), input C, state H:
+//               MACs = T·G·H·(C + H) (W_ih·x and W_hh·h every step: the products of ptflops'
+//               rnn_flops, sovrasov/flops-counter.pytorch ptflops/pytorch_ops.py);
+//               FLOPs = 2·MACs + 2·T·G·H (b_ih, b_hh) + T·H·(lstm 22, gru 17) gate arithmetic
+//               (lstm: 4 adds of the two products, 3 sigmoids 12, tanh(g) 1, c = f·c + i·g 3, o·tanh(c) 2;
+//                gru: 2 adds, 2 sigmoids 8, x_n + r·(W_hn·h + b_hn) 2, tanh 1, (1−z)·n + z·h 4)
+//               backward: through time 2·T·G·H·H (dh = dgates·W_hh) + T·H·(lstm 24, gru 18) always;
+//               weights 2·MACs + 2·T·G·H (bias); input 2·T·G·H·C.
 // attention     2·MACs + 4·T·D (bias) + H·T² (scale) + 5·H·T² + H·T (softmax)
 //               MACs = 4·T·D² (Q, K, V, output projections) + 2·T²·D (Q·Kᵀ, A·V);
 //               causal attention counts the full T×T products.
@@ -81,7 +89,9 @@
 // (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d keeps
 // int32 indices of its output; dropout a 1-byte mask;
 // layernorm 2 floats per row; batchnorm2d 2 floats per channel per batch; attention Q, K, V,
-// the context (4·T·D floats) and its H·T² probabilities. A tensor kept by two layers counts once.
+// the context (4·T·D floats) and its H·T² probabilities; lstm and gru their input, their output (the
+// states) and per direction T·(G + 1)·H floats (the gates, and the cell state or W_hn·h + b_hn), which
+// they also hold while they run in inference. A tensor kept by two layers counts once.
 #include "cost/op_cost.hpp"
 
 #include <algorithm>
@@ -382,6 +392,34 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.saved_bytes_per_sample = (td * 4 + htt) * kFloatBytes;
       // Unfused attention materialises Q, K, V, the context and the H·T² scores while it
       // runs; at long contexts the scores dominate the inference peak.
+      c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
+      break;
+    }
+    case OpKind::lstm:
+    case OpKind::gru: {
+      // README.md, "Counting convention", recurrent layers: the products as ptflops' rnn_flops
+      // counts them (W_ih and W_hh times the input and the state, every step), biases and the
+      // gate arithmetic counted apart, as written in PyTorch's formulas.
+      const bool lstm = node.op == OpKind::lstm;
+      const Count gates = lstm ? 4 : 3;
+      const Count dirs = a.bidirectional ? 2 : 1;
+      const std::int64_t t = in[0], x = in[1], h = a.hidden_size;
+      const Count gh = gates * h;                              // one direction's gate rows
+      const Count units = dirs * Count(t) * h;                 // state elements computed per sample
+      const Count steps = dirs * Count(t) * gh;                // gate elements per sample
+      const Count bias_flops = a.bias ? steps * 2 : Count(0);  // b_ih and b_hh
+      c.params = dirs * (gh * x + gh * h + (a.bias ? gh * 2 : Count(0)));
+      c.macs = steps * (Count(x) + h);
+      c.flops = c.macs * 2 + bias_flops + units * (lstm ? 22 : 17);
+      c.internal_grad_flops = steps * h * 2 + units * (lstm ? 24 : 18);
+      c.weight_grad_flops = c.macs * 2 + bias_flops;
+      c.input_grad_flops = steps * x * 2;
+      c.weight_bytes = c.params * kFloatBytes;
+      c.has_weights = true;
+      c.saves_input = true;
+      c.saves_output = true;  // each step's state, read back as the previous state
+      // The gates after their activations and the cell state (LSTM) or W_hn·h + b_hn (GRU).
+      c.saved_bytes_per_sample = (steps + units) * kFloatBytes;
       c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
       break;
     }

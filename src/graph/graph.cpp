@@ -45,6 +45,9 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
       return {"input channels", in[0]};
     case OpKind::layernorm:
       return {"normalized features", in.back()};
+    case OpKind::lstm:
+    case OpKind::gru:
+      return {"input features", in.back()};
     case OpKind::pos_embedding:
     case OpKind::cls_token:
     case OpKind::attention:

@@ -7,6 +7,7 @@
 //   onnx_patterns.cpp  patterns of several nodes that are one layer: LayerNorm, GELU, SiLU,
 //                      attention
 //   onnx_ops.cpp       one node onto one layer, driven by one table of op types
+//   onnx_recurrent.cpp LSTM and GRU nodes, and the sequence-first tensors around them
 //
 // The batch: hwprof's shapes are per sample. The graph input's first dimension is the batch.
 // When the file leaves it symbolic ("batch_size") it is set to kProbeBatch, a prime no layer
@@ -325,6 +326,42 @@ class Importer {
   void map_expand(const onnx::NodeProto& n);
   void map_tile(const onnx::NodeProto& n);
   void map_where(const onnx::NodeProto& n);
+  // Recurrent layers (onnx_recurrent.cpp). A float tensor computed from constants alone:
+  struct FloatConstant {
+    Dims dims;
+    std::vector<float> values;
+  };
+  std::optional<FloatConstant> float_constant(const std::string& value, int depth) const;
+  bool all_zeros(const std::string& value, int depth) const;
+  // An ONNX value in a recurrent node's sequence-first layout whose data is a batch-first hwprof
+  // node's output (onnx_recurrent.cpp says which nodes make and read them).
+  struct SequenceView {
+    enum class Kind {
+      sequence,      // [T, N, C]: node's [N, T, C]
+      outputs,       // Y [T, D, N, H] of the lstm/gru node
+      outputs_tndh,  // Y transposed to [T, N, D, H] (a bidirectional layer's, before its Reshape)
+      states,        // Y_h [D, N, H], or several layers' concatenated: `states`, per index
+      cells,         // LSTM's Y_c: not mapped
+    };
+    Kind kind = Kind::sequence;
+    int node = kModelInput;
+    std::int64_t directions = 1;
+    std::int64_t hidden = 0;
+    // states: per index of axis 0, the layer and direction whose final state it is.
+    struct FinalState {
+      int node = 0;
+      int direction = 0;
+      std::int64_t hidden = 0;
+      bool bidirectional = false;
+    };
+    std::vector<FinalState> states;
+  };
+  std::unordered_map<std::string, SequenceView> sequence_views_;
+  bool reads_sequence_view(const onnx::NodeProto& n) const;
+  void map_sequence_view(const onnx::NodeProto& n);
+  void map_recurrent(const onnx::NodeProto& n, OpKind op);
+  void map_final_state(const onnx::NodeProto& n, const SequenceView& v);
+  void name_stacked_layer(const onnx::NodeProto& n, Node& node);
   static const OnnxOpRule* op_rule(const std::string& type);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
   // is named after it: the last layer added takes the parameter's name where that is free.

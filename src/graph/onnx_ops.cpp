@@ -475,6 +475,13 @@ void Importer::map_transpose(const onnx::NodeProto& n) {
   std::vector<std::int64_t> perm = attr_ints(n, "perm");
   if (!in) return unsupported(n, "the input's first axis is not the batch");
   if (perm.empty()) return unsupported(n, "a Transpose without perm reverses the batch axis");
+  if (perm == std::vector<std::int64_t>{1, 0, 2}) {
+    // [N, T, C] to ONNX's sequence-first [T, N, C], as PyTorch writes batch_first before an
+    // LSTM or GRU: a view of the same node, which only a recurrent layer may read (onnx_recurrent.cpp).
+    values_[n.output(0)] = values_.at(n.input(0));
+    sequence_views_[n.output(0)] = SequenceView{SequenceView::Kind::sequence, values_.at(n.input(0)).node, 1, 0, {}};
+    return;
+  }
   if (perm[0] != 0) return unsupported(n, "perm " + dims_text(perm) + " moves the batch axis");
   Attributes a;
   for (std::size_t i = 1; i < perm.size(); ++i) a.perm.push_back(perm[i] - 1);
@@ -778,6 +785,8 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("Transpose", [](Importer& m, N n, int) { m.map_transpose(n); }),
       maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
       maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
+      maps("LSTM", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::lstm); }),
+      maps("GRU", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::gru); }),
       maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
       maps("Slice", [](Importer& m, N n, int) { m.map_slice(n); }),
       maps("Split", [](Importer& m, N n, int) { m.map_split(n); }),
@@ -828,6 +837,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
     for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
     return;
   }
+  if (reads_sequence_view(n)) return map_sequence_view(n);
   if (op == "Expand" && constant(n.input(0)) != nullptr) {
     // A constant broadcast over the batch (ViT's class_token.expand(n, -1, -1)).
     values_[n.output(0)] = Value{Value::Kind::expanded, kModelInput, constant(n.input(0))};

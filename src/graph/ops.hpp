@@ -24,6 +24,7 @@ enum class OpFamily {
   pooling,        // maxpool2d, avgpool2d, adaptive_avgpool2d
   resampling,     // upsample: each output interpolated from its source positions, no parameters
   reduction,      // reduce: sums (or means) over whole per-sample axes
+  recurrent,      // lstm, gru: GEMMs over all steps for the input, one per step for the state
   data_movement,  // copies and views: no arithmetic
   lookup,         // embedding, pos_embedding, cls_token: learned tables
   unmapped,       // unsupported: an imported node hwprof has no layer for

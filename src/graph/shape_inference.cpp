@@ -592,6 +592,15 @@ Outcome infer_node(const Graph& g, const Node& node) {
         return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
       if (in[1] % a.heads != 0) return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
       return shaped(in);
+    case OpKind::lstm:
+    case OpKind::gru: {
+      // nn.LSTM / nn.GRU with batch_first: [T, C] per sample, the states' outputs side by side.
+      if (dtype != DType::f32 || rank != 2)
+        return problem("expects a float32 [T, C] input (time steps, features), got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+      const Wide width = Wide{a.hidden_size} * (a.bidirectional ? 2 : 1);
+      if (width > kInt64Max / 16) return problem("hidden_size " + str(a.hidden_size) + " is too large", "hidden_size");
+      return shaped({in[0], saturate(width)});
+    }
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);

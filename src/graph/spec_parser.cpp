@@ -740,6 +740,13 @@ class SpecReader {
         at.axis = a.signed_integer("axis", 0);
         at.index = a.signed_integer("index", 0);
         break;
+      case OpKind::lstm:
+      case OpKind::gru:
+        a.require("hidden_size", positive);
+        at.hidden_size = a.integer("hidden_size", 0, 1, positive);
+        at.bidirectional = a.boolean("bidirectional", false);
+        at.bias = a.boolean("bias", true);
+        break;
       case OpKind::attention:
         a.require("heads", positive);
         at.heads = a.integer("heads", 0, 1, positive);

@@ -150,6 +150,29 @@ void reduce_forward(const ReduceGeometry& g, const float* x, float* y);
 // dx: dy broadcast over each group (sum) or dy / k (mean).
 void reduce_backward(const ReduceGeometry& g, const float* dy, float* dx);
 
+// ---- recurrent layers: one layer of nn.LSTM / nn.GRU (batch_first), x[N,T,C] → y[N,T,D·H] ---
+// Parameters in PyTorch's layout and gate order, both directions stacked: w_ih [D, G·H, C],
+// w_hh [D, G·H, H], b_ih and b_hh [D, G·H] (may be null); G = 4 (LSTM: i, f, g, o) or 3 (GRU:
+// r, z, n, with n = tanh(W_in·x + b_in + r·(W_hn·h + b_hn)), PyTorch's form). The states start
+// at zero. y holds every step's state; direction 1 runs from the last step to the first.
+struct RecurrentGeometry {
+  i64 batch = 1, steps = 1, input = 1, hidden = 1;
+  i64 directions = 1;
+  bool lstm = true;  // else GRU
+  i64 gates() const noexcept { return lstm ? 4 : 3; }
+};
+// The per-step tensors backward reads, written by every forward (they are its workspace too):
+// gates [N, T, D·G·H] after their activations; cells [N, T, D·H], the cell state (LSTM) or
+// W_hn·h + b_hn (GRU).
+struct RecurrentSaved {
+  float* gates = nullptr;
+  float* cells = nullptr;
+};
+void recurrent_forward(const RecurrentGeometry& g, const float* x, const float* w_ih, const float* w_hh, const float* b_ih, const float* b_hh,
+                       float* y, const RecurrentSaved& saved);
+void recurrent_backward(const RecurrentGeometry& g, const float* x, const float* y, const float* w_ih, const float* w_hh, const RecurrentSaved& saved,
+                        const float* dy, float* dx, float* dw_ih, float* dw_hh, float* db_ih, float* db_hh);
+
 // ---- element-wise add and data movement ----------------------------------------------------
 void add_forward(const float* a, const float* b, float* y, i64 n);
 // Sums a gradient into an accumulated one: acc[i] += g[i] (for tensors with several consumers).

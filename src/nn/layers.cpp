@@ -331,6 +331,8 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::conv_transpose2d:
     case OpKind::upsample:
     case OpKind::reduce:
+    case OpKind::lstm:
+    case OpKind::gru:
     case OpKind::unsupported:
       break;  // not element-wise
   }
@@ -1166,6 +1168,60 @@ class AttentionLayer final : public Layer {
   Tensor x_, qkv_, probs_, context_;
 };
 
+// lstm and gru: one layer of nn.LSTM / nn.GRU over [N, T, C] (src/nn/recurrent.cpp). Its
+// training forward keeps the input, the output (every step's state) and the gates and cells
+// the op's cost says (src/cost/op_cost.cpp); in inference those two are its workspace.
+class RecurrentLayer final : public Layer {
+ public:
+  RecurrentLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p) {
+    g_.steps = in[0];
+    g_.input = in[1];
+    g_.hidden = node.attrs.hidden_size;
+    g_.directions = node.attrs.bidirectional ? 2 : 1;
+    g_.lstm = node.op == OpKind::lstm;
+    w_ih_ = p[0];
+    w_hh_ = p[1];
+    b_ih_ = p.size() > 2 ? p[2] : nullptr;
+    b_hh_ = p.size() > 3 ? p[3] : nullptr;
+  }
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty({g_.batch, g_.steps, g_.directions * g_.hidden});
+    Tensor gates = Tensor::empty({g_.batch, g_.steps, g_.directions * g_.gates() * g_.hidden});
+    Tensor cells = Tensor::empty({g_.batch, g_.steps, g_.directions * g_.hidden});
+    recurrent_forward(g_, x.f32(), value_of(w_ih_), value_of(w_hh_), value_of(b_ih_), value_of(b_hh_), y.f32(), {gates.f32(), cells.f32()});
+    if (c.training) {
+      x_ = x;
+      y_ = y;
+      gates_ = std::move(gates);
+      cells_ = std::move(cells);
+    }
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    g_.batch = x_.dim(0);
+    dx[0] = gradient_like(x_, need[0] != 0);
+    recurrent_backward(g_, x_.f32(), y_.f32(), value_of(w_ih_), value_of(w_hh_), {gates_.f32(), cells_.f32()}, dy.f32(), ptr(dx[0]),
+                       gradient_of(w_ih_), gradient_of(w_hh_), gradient_of(b_ih_), gradient_of(b_hh_));
+  }
+  void release_saved() noexcept override {
+    x_ = Tensor();
+    y_ = Tensor();
+    gates_ = Tensor();
+    cells_ = Tensor();
+  }
+
+ private:
+  RecurrentGeometry g_;
+  ParameterSlot* w_ih_;
+  ParameterSlot* w_hh_;
+  ParameterSlot* b_ih_;
+  ParameterSlot* b_hh_;
+  Tensor x_, y_, gates_, cells_;
+};
+
 }  // namespace
 
 Shape batched(std::int64_t batch, const Shape& per_sample) {
@@ -1207,6 +1263,9 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
     case OpKind::upsample:
       return std::make_unique<UpsampleLayer>(node, in);
+    case OpKind::lstm:
+    case OpKind::gru:
+      return std::make_unique<RecurrentLayer>(node, in, params);
     case OpKind::reduce:
       return std::make_unique<ReduceLayer>(node, in);
     case OpKind::flatten:

@@ -40,6 +40,8 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::attention:
     case OpKind::conv_transpose2d:
     case OpKind::matmul:
+    case OpKind::lstm:
+    case OpKind::gru:
       return true;
     case OpKind::conv2d:
       return !is_depthwise(node, input_shape);
@@ -134,6 +136,14 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       const Shape& out = node.output_shape;
       if (in.size() < 2 || out.size() < 2) return std::nullopt;
       return GemmShape{out[out.size() - 2], out.back(), in.back(), batch * product(out, 0, out.size() - 2)};
+    }
+    case OpKind::lstm:
+    case OpKind::gru: {
+      // The state's product every step, the batch's rows times the gates' (src/nn/recurrent.cpp;
+      // the input's product is one GEMM over every step, [batch·T, C] × [C, G·H]).
+      if (in.size() != 2 || a.hidden_size < 1) return std::nullopt;
+      const std::int64_t gates = node.op == OpKind::lstm ? 4 : 3;
+      return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
     }
     case OpKind::batchnorm2d:
     case OpKind::layernorm:

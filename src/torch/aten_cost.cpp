@@ -476,6 +476,45 @@ std::optional<AtenCost> reduction(const AtenCall& c, std::string_view op) {
   return forward(*n);
 }
 
+// ---- recurrent layers ----
+
+// aten::lstm and aten::gru (the `.input` overloads nn.LSTM and nn.GRU call on a padded tensor):
+// (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first).
+// Each layer is one lstm / gru node on [T, C] at the batch (the first layer's C is the input's
+// last axis, the others' H·directions), H from the first weight of params, weight_ih_l0
+// [G·H, C]. Inside, on the CPU, aten::lstm is composite (its steps are aten::linear and the gate
+// ops, which count nothing under it: docs/torch.md, "Who counts what"); its backward is their
+// autograd functions, which carry the nodes' backward from the forward call.
+std::optional<AtenCost> recurrent(const AtenCall& c, std::string_view op) {
+  const bool lstm = op == "lstm";
+  const AtenArg* x = tensor(c, 0);
+  const AtenArg* params = arg(c, 2);
+  if (!floating(x) || x->rank != 3 || params == nullptr || params->kind != AtenArgKind::tensors || params->rank != 2) return std::nullopt;
+  const std::int64_t gates = lstm ? 4 : 3;
+  const std::int64_t layers = integer(c, 4, 0);
+  const bool batch_first = flag(c, 8, false);
+  const std::int64_t steps = x->dims[batch_first ? 1 : 0], batch = x->dims[batch_first ? 0 : 1], features = x->dims[2];
+  if (params->dims[0] % gates != 0 || params->dims[1] != features || layers < 1) return std::nullopt;
+  Attributes a;
+  a.hidden_size = params->dims[0] / gates;
+  a.bidirectional = flag(c, 7, false);
+  a.bias = flag(c, 3, true);
+  AtenCost total{0.0, 0.0, AtenCost::Backward{}};
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    const std::int64_t width = layer == 0 ? features : a.hidden_size * (a.bidirectional ? 2 : 1);
+    const auto n = node_cost(lstm ? OpKind::lstm : OpKind::gru, Shape{steps, width}, a, batch);
+    if (!n) return std::nullopt;
+    const AtenCost one = forward(*n, flag(c, 6, false));
+    total.flops += one.flops;
+    total.bytes += one.bytes;
+    total.backward->base_flops += one.backward->base_flops;
+    total.backward->weight_flops += one.backward->weight_flops;
+    total.backward->input_flops += one.backward->input_flops;
+    total.backward->bytes += one.backward->bytes;
+  }
+  return total;
+}
+
 // ---- the rest: softmax, dropout, embedding, data movement ----
 
 std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
@@ -573,6 +612,7 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
     if (op.find("pool2d") != std::string_view::npos) return pooling(call, op);
     if (starts_with(op, "upsample_")) return upsampling(call, op);
     if (op == "sum" || op == "mean") return reduction(call, op);
+    if (const std::string_view name = op.substr(0, op.find('.')); name == "lstm" || name == "gru") return recurrent(call, name);
     if (op == "softmax" || op == "_softmax" || op == "log_softmax" || op == "_log_softmax" || op == "_softmax_backward_data" ||
         op == "_log_softmax_backward_data")
       return softmax(call, op);

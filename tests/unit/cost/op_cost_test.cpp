@@ -563,6 +563,44 @@ TEST(OpCostUpsample, NearestIsAGatherBilinearSevenFlopsPerOutput) {
   EXPECT_EQ(layer(m, "nearest").params, 0);
 }
 
+// README.md's "Counting convention", recurrent layers, worked by hand: per direction T steps of
+// G gates over input C and state H.
+TEST(OpCostRecurrent, ProductsGatesAndBackpropagationThroughTime) {
+  constexpr std::string_view spec = R"({"input": {"shape": [5, 3]},
+    "layers": [{"name": "lstm", "op": "lstm", "hidden_size": 4},
+               {"name": "gru", "op": "gru", "hidden_size": 2, "bidirectional": true}]})";
+  const auto m = analyze_spec(spec);
+  // LSTM, T 5, C 3, H 4, G 4 (16 gate rows): params 16·3 + 16·4 + 2·16 = 144; MACs 5·16·(3 + 4) = 560;
+  // FLOPs 2·560 + 2·80 (biases) + 22·20 (gates) = 1720. Its input is the model's: backward is
+  // through time (2·80·4 + 24·20 = 1120) and the weights' (1120 + 160), no input gradient.
+  expect_cost(layer(m, "lstm"), {
+                                    .params = 144,
+                                    .macs = 560,
+                                    .flops = 1720,
+                                    .train_forward_flops = 1720,
+                                    .backward_flops = 2400,
+                                    .input_bytes = 60,
+                                    .output_bytes = 80,
+                                    .weight_bytes = 576,
+                                    .bytes = 716,
+                                });
+  // Bidirectional GRU, T 5, C 4, H 2, G 3 (6 rows a direction): params 2·(6·4 + 6·2 + 2·6) = 96;
+  // MACs 2·5·6·(4 + 2) = 360; FLOPs 720 + 120 + 17·20 = 1180; backward 2·60·2 + 18·20 = 600
+  // through time, 720 + 120 weights, 2·60·4 = 480 input.
+  expect_cost(layer(m, "gru"), {
+                                   .params = 96,
+                                   .macs = 360,
+                                   .flops = 1180,
+                                   .train_forward_flops = 1180,
+                                   .backward_flops = 1920,
+                                   .input_bytes = 80,
+                                   .output_bytes = 80,
+                                   .weight_bytes = 384,
+                                   .bytes = 544,
+                               });
+  EXPECT_EQ(layer(m, "gru").output_shape, (Shape{5, 4}));
+}
+
 // Sum of PyTorch's adaptive windows along one axis: window i is [floor(i*in/out), ceil((i+1)*in/out)).
 std::int64_t brute_force_window_sum(std::int64_t in, std::int64_t out) {
   std::int64_t sum = 0;

@@ -5,8 +5,8 @@
 // causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
 // class token and position embeddings, a tied output projection, hard activations, broadcast
 // element-wise ops, transposed convolutions, F.interpolate's Resize, ReduceSum/ReduceMean and
-// data movement between per-sample axes (Slice, Split, Pad, Gather, Expand, Tile) are all
-// recognised here without PyTorch.
+// data movement between per-sample axes (Slice, Split, Pad, Gather, Expand, Tile) and LSTM/GRU
+// nodes (batch_first, a bidirectional GRU, h_n read) are all recognised here without PyTorch.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -56,7 +56,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -140,6 +140,35 @@ TEST(OnnxFixtureStructure, ChannelSplitShuffleAndTheOtherDataMovementAreLayers) 
 // F.interpolate as PyTorch 1.13 exports it: Resize asymmetric/floor with constant scales
 // (nearest ×2), and Resize linear/half_pixel with sizes from Shape, Slice and Concat (bilinear
 // to 11×13).
+// nn.LSTM(6, 8, num_layers=2, batch_first=True), then a bidirectional nn.GRU(8, 5) whose last
+// step and h_n[-1] (the reverse direction's final state: its output at step 0) feed a linear.
+TEST(OnnxFixtureStructure, LstmAndGruNodesAreOneLayerEachWithTheBatchFirst) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_rnn/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::vector<const Node*> grus = nodes_of(*g, OpKind::gru);
+  ASSERT_EQ(grus.size(), 1u);
+  const std::vector<const Node*> lstms = nodes_of(*g, OpKind::lstm);
+  ASSERT_EQ(lstms.size(), 2u);
+  EXPECT_EQ(lstms[0]->inputs, std::vector<int>{kModelInput});
+  EXPECT_EQ(lstms[0]->name, "lstm.l0") << "named after PyTorch's weight_ih_l0";
+  EXPECT_EQ(lstms[1]->name, "lstm.l1");
+  EXPECT_EQ(grus[0]->name, "gru") << "a single layer keeps its module's name";
+  EXPECT_EQ(lstms[0]->output_shape, (Shape{7, 8}));
+  EXPECT_EQ(lstms[1]->output_shape, (Shape{7, 8}));
+  EXPECT_FALSE(lstms[1]->attrs.bidirectional);
+  EXPECT_TRUE(grus[0]->attrs.bidirectional);
+  EXPECT_EQ(grus[0]->attrs.hidden_size, 5);
+  EXPECT_EQ(grus[0]->output_shape, (Shape{7, 10}));
+  EXPECT_TRUE(nodes_of(*g, OpKind::transpose).empty()) << "the batch_first Transposes are folded into the layers";
+  // z[:, -1] and h_n[-1]: the reverse direction's state after its last step is step 0's.
+  const std::vector<const Node*> selects = nodes_of(*g, OpKind::select);
+  ASSERT_EQ(selects.size(), 3u);
+  std::vector<std::int64_t> indices;
+  for (const Node* s : selects) indices.push_back(s->attrs.index);
+  EXPECT_NE(std::find(indices.begin(), indices.end(), 0), indices.end());
+}
+
 TEST(OnnxFixtureStructure, ResizeIsUpsampleWithPyTorchsCoordinates) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_upsample/model.onnx");

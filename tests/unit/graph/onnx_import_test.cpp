@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -404,6 +405,149 @@ TEST(OnnxImport, ResizeWithOtherCoordinatesIsRefusedNamingTheNodeAndTheAttribute
   };
   for (const auto& c : cases) {
     auto g = resize(c.op, c.opset, c.attributes);
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_THAT(g.error().message, HasSubstr(c.message));
+  }
+}
+
+// --- LSTM and GRU: nn.LSTM / nn.GRU with batch_first as PyTorch's exporter writes them ----------
+
+struct RecurrentOptions {
+  std::string op = "LSTM";
+  bool transpose = true;  // batch_first's Transpose before the node (else X is the model's input)
+  std::vector<std::pair<std::string, std::int64_t>> ints;
+  std::vector<std::pair<std::string, std::string>> texts;
+  std::string initial_h;    // an initializer of this value (all equal), or none
+  bool read_cells = false;  // the output reads LSTM's Y_c instead of Y
+  float clip = 0.0f;        // > 0: the attribute clip
+  bool read_state = false;  // the output is h_n[0] (Gather of Y_h) instead of Y
+};
+
+// The defaults with some changed. (Not designated initializers: GCC 12 warns about the members
+// they leave out, defaults or not, and the ci preset makes that an error.)
+RecurrentOptions changed(const std::function<void(RecurrentOptions&)>& change) {
+  RecurrentOptions o;
+  change(o);
+  return o;
+}
+
+// [N, 5, 3] → Transpose [1, 0, 2] → LSTM/GRU (hidden 2; W, R, B initializers) → Squeeze(1) →
+// Transpose back, at opset 11.
+Result<Graph> recurrent(const RecurrentOptions& o) {
+  constexpr std::int64_t kHidden = 2;
+  const std::int64_t gates = o.op == "LSTM" ? 4 : 3;
+  ModelBuilder b(11, {5, 3});
+  b.init("W", {1, gates * kHidden, 3});
+  b.init("R", {1, gates * kHidden, kHidden});
+  b.init("B", {1, 2 * gates * kHidden});
+  std::vector<std::string> inputs = {o.transpose ? "t" : "input", "W", "R", "B", ""};
+  if (o.transpose) ModelBuilder::ints(b.node("Transpose", "/rnn/Transpose", {"input"}, "t"), "perm", {1, 0, 2});
+  if (!o.initial_h.empty()) {
+    auto* h0 = b.model().mutable_graph()->add_initializer();
+    h0->set_name("h0");
+    h0->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    for (std::int64_t d : {1, 1, 2}) h0->add_dims(d);
+    for (int i = 0; i < 2; ++i) h0->add_float_data(std::stof(o.initial_h));
+    inputs.push_back("h0");
+  }
+  auto& n = b.node(o.op, "/rnn/" + o.op, inputs, "y");
+  n.add_output("y_h");
+  if (o.op == "LSTM") n.add_output("y_c");
+  ModelBuilder::integer(n, "hidden_size", kHidden);
+  for (const auto& [name, value] : o.ints) ModelBuilder::integer(n, name, value);
+  for (const auto& [name, value] : o.texts) text_attribute(n, name, value);
+  if (o.clip > 0.0f) {
+    auto* a = n.add_attribute();
+    a->set_name("clip");
+    a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+    a->set_f(o.clip);
+  }
+  if (o.read_cells) {
+    ModelBuilder::ints(b.node("Transpose", "/Transpose", {"y_c"}, "out"), "perm", {1, 0, 2});
+    return import_onnx(b.bytes(3), "rnn.onnx");
+  }
+  if (o.read_state) {
+    auto* index = b.model().mutable_graph()->add_initializer();
+    index->set_name("zero");
+    index->set_data_type(onnx::TensorProto_DataType_INT64);
+    index->add_int64_data(0);
+    b.node("Gather", "/Gather", {"y_h", "zero"}, "out");
+    return import_onnx(b.bytes(2), "rnn.onnx");
+  }
+  ModelBuilder::ints(b.node("Squeeze", "/rnn/Squeeze", {"y"}, "s"), "axes", {1});
+  ModelBuilder::ints(b.node("Transpose", "/rnn/Transpose_1", {"s"}, "out"), "perm", {1, 0, 2});
+  return import_onnx(b.bytes(3), "rnn.onnx");
+}
+
+TEST(OnnxImport, LstmAndGruWithBatchFirstAreOneLayerWithPyTorchsGateOrder) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto lstm = recurrent(RecurrentOptions());
+  ASSERT_TRUE(lstm.ok()) << lstm.error().message;
+  ASSERT_EQ(lstm->nodes.size(), 1u);
+  const Node& l = lstm->nodes[0];
+  EXPECT_EQ(l.op, OpKind::lstm);
+  EXPECT_EQ(l.inputs, std::vector<int>{kModelInput});
+  EXPECT_EQ(l.output_shape, (Shape{5, 2}));
+  ASSERT_EQ(l.initial_values.size(), 4u);
+  // W holds 0.001·(k + 1) at flat index k, gates i o f c of 2 rows × 3 inputs each: PyTorch's
+  // second gate (f) is ONNX's third, its fourth (o) ONNX's second.
+  const std::vector<float>& w = *l.initial_values[0].data;
+  EXPECT_EQ(l.initial_values[0].name, "weight_ih");
+  EXPECT_EQ(l.initial_values[0].shape, (Shape{1, 8, 3}));
+  EXPECT_FLOAT_EQ(w[0], 0.001f);
+  EXPECT_FLOAT_EQ(w[6], 0.001f * 13);   // f ← ONNX block 2 (index 12)
+  EXPECT_FLOAT_EQ(w[12], 0.001f * 19);  // g ← ONNX block 3 (c, index 18)
+  EXPECT_FLOAT_EQ(w[18], 0.001f * 7);   // o ← ONNX block 1 (index 6)
+  // B is [W's biases, R's biases]: bias_hh starts at ONNX index 8, then reordered alike.
+  EXPECT_EQ(l.initial_values[3].name, "bias_hh");
+  EXPECT_FLOAT_EQ((*l.initial_values[3].data)[2], 0.001f * 13);  // f ← R's block 2 (index 8 + 4)
+
+  // h_n[0]: the state after the last step, whichever T the model is given later.
+  auto state = recurrent(changed([](RecurrentOptions& o) { o.read_state = true; }));
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  ASSERT_EQ(state->nodes.size(), 2u);
+  EXPECT_EQ(state->nodes[1].op, OpKind::select);
+  EXPECT_EQ(state->nodes[1].attrs.index, -1);
+  EXPECT_EQ(state->nodes[1].output_shape, (Shape{2}));
+
+  auto gru = recurrent(changed([](RecurrentOptions& o) {
+    o.op = "GRU";
+    o.ints = {{"linear_before_reset", 1}};
+    o.initial_h = "0";
+  }));
+  ASSERT_TRUE(gru.ok()) << gru.error().message;
+  const Node& g = gru->nodes[0];
+  EXPECT_EQ(g.op, OpKind::gru);
+  const std::vector<float>& r = *g.initial_values[1].data;  // R: z r h → r z n
+  EXPECT_FLOAT_EQ(r[0], 0.001f * 5);                        // r ← ONNX block 1 (index 4)
+  EXPECT_FLOAT_EQ(r[4], 0.001f * 1);                        // z ← ONNX block 0
+  EXPECT_FLOAT_EQ(r[8], 0.001f * 9);                        // n ← ONNX block 2
+}
+
+TEST(OnnxImport, RecurrentNodesPyTorchDoesNotWriteAreRefusedNamingTheNodeAndTheAttribute) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  using O = RecurrentOptions&;
+  const struct {
+    void (*change)(RecurrentOptions&);
+    const char* message;
+  } cases[] = {
+      {[](O o) { o.op = "GRU"; }, "GRU '/rnn/GRU' (opset 11): attribute linear_before_reset 0 is not mapped"},
+      {[](O o) {
+         o.ints = {{"input_forget", 1}};
+       },
+       "attribute input_forget 1"},
+      {[](O o) {
+         o.texts = {{"direction", "reverse"}};
+       },
+       "attribute direction 'reverse'"},
+      {[](O o) { o.initial_h = "0.5"; }, "input initial_h ('h0') is not zeros"},
+      {[](O o) { o.transpose = false; },
+       "LSTM '/rnn/LSTM' (opset 11): input X ('input') is in ONNX's layout [T, N, C], the batch on axis 1 of the model's input"},
+      {[](O o) { o.read_cells = true; }, "the final cell state Y_c"},
+      {[](O o) { o.clip = 3.0f; }, "attribute clip"},
+  };
+  for (const auto& c : cases) {
+    auto g = recurrent(changed(c.change));
     ASSERT_FALSE(g.ok()) << c.message;
     EXPECT_THAT(g.error().message, HasSubstr(c.message));
   }

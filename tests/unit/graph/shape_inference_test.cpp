@@ -330,6 +330,36 @@ TEST(ShapeInferenceDataMovement, RefusesTheBatchAxisEmptyOutputsAndBadLists) {
   }
 }
 
+// ---- recurrent layers ----------------------------------------------------------------------
+
+TEST(ShapeInferenceRecurrent, EveryStepsStatesSideBySide) {
+  const Graph g = parse_spec(R"({"input": {"shape": [9, 5]}, "layers": [
+      {"name": "lstm", "op": "lstm", "hidden_size": 6},
+      {"name": "gru", "op": "gru", "hidden_size": 4, "bidirectional": true, "bias": false}]})");
+  EXPECT_EQ(node(g, "lstm").output_shape, (Shape{9, 6}));
+  EXPECT_EQ(node(g, "gru").output_shape, (Shape{9, 8}));
+  EXPECT_TRUE(node(g, "lstm").attrs.bias);
+  EXPECT_FALSE(node(g, "gru").attrs.bias);
+}
+
+TEST(ShapeInferenceRecurrent, RefusesOtherRanksAndAMissingWidth) {
+  const struct {
+    const char* input;
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {"[9, 5]", R"({"name": "r", "op": "lstm"})", "missing attribute 'hidden_size'"},
+      {"[9, 5]", R"({"name": "r", "op": "gru", "hidden_size": 0})", "attribute 'hidden_size' must be a positive integer"},
+      {"[9, 5]", R"({"name": "r", "op": "gru", "hidden_size": 2, "heads": 2})", "heads"},
+      {"[2, 9, 5]", R"({"name": "r", "op": "lstm", "hidden_size": 2})", "expects a float32 [T, C] input (time steps, features)"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": )") + c.input + R"(}, "layers": [)" + c.layer + "]}", "r.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 // ---- upsampling ---------------------------------------------------------------------------
 
 TEST(ShapeInferenceUpsample, SizeOrFloorOfTheScale) {

@@ -975,6 +975,19 @@ TEST(ExecutorGradients, Upsampling) {
                   3);
 }
 
+// Stacked recurrent layers (nn.LSTM / nn.GRU, batch_first): one direction and two, with and
+// without biases, the last step read by a linear; every gradient through time.
+TEST(ExecutorGradients, RecurrentLayers) {
+  check_gradients(parse(R"({"input": {"shape": [5, 3]}, "layers": [
+      {"name": "lstm1", "op": "lstm", "hidden_size": 4},
+      {"name": "gru1", "op": "gru", "hidden_size": 3, "bidirectional": true},
+      {"name": "lstm2", "op": "lstm", "hidden_size": 2, "bidirectional": true, "bias": false},
+      {"name": "gru2", "op": "gru", "hidden_size": 3, "bias": false},
+      {"name": "last", "op": "select", "axis": 0, "index": -1},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
 // ---- learning ------------------------------------------------------------------------------
 
 // A separable two-class set: x ~ N(0, I) in 8 dimensions, class = [w·x > 0], with points within

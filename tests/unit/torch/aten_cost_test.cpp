@@ -272,6 +272,41 @@ TEST(AtenCost, UpsamplingIsTheOpTablesUpsample) {
   EXPECT_FALSE(aten_cost(call("aten::upsample_bicubic2d", {x, ints({12, 10}), boolean(false), none(), none()}))) << "no bicubic in the op table";
 }
 
+// nn.LSTM(6, 8, num_layers=2, batch_first=True) and a bidirectional nn.GRU(8, 5) on [2, 7, ·]
+// (tests/fixtures/onnx/tiny_rnn's layers): each layer the op table's lstm / gru node, at batch 2.
+// Per sample (`hwprof summary` of the fixture): LSTM 7,952 + 8,848 FLOPs, GRU 7,070.
+TEST(AtenCost, LstmAndGruAreOneNodePerLayer) {
+  AtenArg params;
+  params.kind = AtenArgKind::tensors;
+  params.element = AtenElement::floating;
+  params.element_bytes = 4;
+  params.count = 8;
+  params.rank = 2;
+  params.dims[0] = 32;  // weight_ih_l0 [4·8, 6]
+  params.dims[1] = 6;
+  AtenArg hx = params;
+  hx.count = 2;
+  const auto lstm =
+      aten_cost(call("aten::lstm", {t({2, 7, 6}), hx, params, boolean(true), integer(2), real(0.0), boolean(false), boolean(false), boolean(true)}));
+  ASSERT_TRUE(lstm.has_value());
+  EXPECT_DOUBLE_EQ(lstm->flops, 2.0 * (7952 + 8848));
+  ASSERT_TRUE(lstm->backward.has_value());
+  // Through time, per layer 2·T·G·H·H + 24·T·H: 2·(2·7·32·8 + 24·7·8) per sample.
+  EXPECT_DOUBLE_EQ(lstm->backward->base_flops, 2.0 * 2 * (2 * 7 * 32 * 8 + 24 * 7 * 8));
+  // Sequence-first ([T, N, C]) gives the same count.
+  EXPECT_DOUBLE_EQ(
+      flops(call("aten::lstm", {t({7, 2, 6}), hx, params, boolean(true), integer(2), real(0.0), boolean(false), boolean(false), boolean(false)})),
+      lstm->flops);
+  params.dims[0] = 15;  // weight_ih_l0 [3·5, 8]
+  params.dims[1] = 8;
+  EXPECT_DOUBLE_EQ(flops(call("aten::gru", {t({2, 7, 8}), t({2, 2, 5}), params, boolean(true), integer(1), real(0.0), boolean(false), boolean(true),
+                                            boolean(true)})),
+                   2.0 * 7070);
+  EXPECT_FALSE(aten_cost(
+      call("aten::gru", {t({2, 7, 9}), t({2, 2, 5}), params, boolean(true), integer(1), real(0.0), boolean(false), boolean(true), boolean(true)})))
+      << "the weight does not fit the input: not counted";
+}
+
 TEST(AtenCost, ElementWiseOpsBroadcastAndIntegersAreNotCounted) {
   const double n = 8.0 * 16 * 4 * 4;
   EXPECT_DOUBLE_EQ(flops(call("aten::add", {t({8, 16, 4, 4}), t({16, 1, 1}), integer(1)})), n);
