@@ -20,6 +20,8 @@ struct Reasons {
 };
 
 // What the op's own kernel does that the table does not count, or counts that it does not do.
+// Long: one case per op, each its sentences, and every other op named (no default, so that the
+// compiler names a new op it lacks: docs/adding-an-op.md).
 void kernel_reasons(OpKind op, bool causal, Reasons& r) {
   switch (op) {
     case OpKind::conv2d:
