@@ -19,6 +19,10 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 (align_corners False), as a decoder upsamples: Resize nodes
   tiny_reduce   conv → sum over channels (keepdim) gating x → mean over the last axis → linear:
                 ReduceSum (opset 13: axes an input) and ReduceMean (axes an attribute)
+  tiny_seg      a segmentation head in miniature: a strided stem, dilated 3x3 convolutions (rates
+                2, 3) side by side, image pooling upsampled back (bilinear from 1x1), LR-ASPP's
+                sigmoid gate multiplied into the features, a classifier, and bilinear
+                upsampling to the input's size (F.interpolate(size=x.shape[-2:]))
   tiny_shuffle  ShuffleNet v2's unit (x.chunk(2, dim=1): Slices with bounds computed from the
                 shape, a branch, Concat, the channel shuffle's Reshape/Transpose/Reshape), then
                 torch.split (Split), reflect and constant F.pad (Pad layers), x[:, [0, 2, 2, 5]]
@@ -222,6 +226,28 @@ class TinyUpsample(nn.Module):
         return nn.functional.interpolate(self.conv2(x), size=(11, 13), mode="bilinear", align_corners=False)
 
 
+class TinySeg(nn.Module):
+    """Segmentation heads (DeepLabV3's ASPP, LR-ASPP's gate) in miniature: dilated convolutions
+    with computed output sizes, a Resize of a 1x1 map and of the logits to the input's size,
+    and a sigmoid gate broadcast into the features."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.rate2 = nn.Conv2d(8, 6, 3, padding=2, dilation=2)
+        self.rate3 = nn.Conv2d(8, 6, 3, padding=3, dilation=3)
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(8, 12, 1))
+        self.gate = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(12, 12, 1), nn.Sigmoid())
+        self.classifier = nn.Conv2d(12, 4, 1)
+
+    def forward(self, x):
+        f = self.stem(x)
+        a = torch.cat([self.rate2(f), self.rate3(f)], dim=1)
+        a = a + nn.functional.interpolate(self.pool(f), size=f.shape[-2:], mode="bilinear", align_corners=False)
+        a = a * self.gate(a)
+        return nn.functional.interpolate(self.classifier(a), size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+
 class TinyReduce(nn.Module):
     """Reductions that are not global pooling: a channel sum (ReduceSum, its axes a constant
     input at opset 13) that gates the features, then a mean over the last axis (ReduceMean,
@@ -336,6 +362,11 @@ def export(name, model, x, dynamic=True, not_counted=None, opset=17, random_weig
     print(name, expected, os.path.getsize(path), "bytes")
 
 
+def tiny_seg():
+    torch.manual_seed(7)
+    export("tiny_seg", TinySeg(), torch.randn(2, 3, 10, 12, generator=torch.Generator().manual_seed(7)), opset=14)
+
+
 def tiny_upsample():
     # Its own generator: the fixture does not move when the others are added to or removed.
     torch.manual_seed(3)
@@ -382,6 +413,7 @@ def main():
     tiny_reduce()
     tiny_shuffle()
     tiny_rnn()
+    tiny_seg()
 
 
 if __name__ == "__main__":

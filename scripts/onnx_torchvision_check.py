@@ -53,9 +53,20 @@ PUBLISHED = {
     "wide_resnet50_2": (68_883_240, 11.40),
     "shufflenet_v2_x0_5": (1_366_792, 0.04),
     "shufflenet_v2_x1_0": (2_278_604, 0.14),
+    # Segmentation (torchvision.models.segmentation; 0.14's weights record no GFLOPS). The published
+    # parameters of FCN and DeepLabV3 include the auxiliary classifier, which is built here without
+    # (aux_loss=False: the export has only the "out" head), so only LR-ASPP's figure applies.
+    "lraspp_mobilenet_v3_large": (3_221_538, None),
+    "deeplabv3_mobilenet_v3_large": (None, None),
+    "fcn_resnet50": (None, None),
+    "deeplabv3_resnet50": (None, None),
     # GPT-2 small (Radford et al. 2019; Hugging Face's gpt2 card: 124,439,808 parameters with the
     # output projection tied to the token embedding), 1024 tokens; no published MAC figure.
     "gpt2_small": (124_439_808, None),
+    # Recurrent: a 2-layer batch_first nn.LSTM / nn.GRU, 128 -> 256, 64 steps, a linear on the last
+    # step (bench/onnx_family_peer.py's); nothing published.
+    "lstm_2x256": (None, None),
+    "gru_2x256": (None, None),
 }
 # The image size a model's published GFLOPS is taken at (its evaluation size), when not 224.
 IMAGE_SIZE = {"efficientnet_v2_s": 384}
@@ -134,9 +145,42 @@ def count_macs(model, x):
     return total[0]
 
 
+class SegmentationOutput(torch.nn.Module):
+    """torchvision's segmentation models return a dict: its "out", the per-pixel classes."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(128, 256, num_layers=2, batch_first=True)
+        self.fc = torch.nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.fc(self.rnn(x)[0][:, -1])
+
+
+# Segmentation models, and how they are built: without the auxiliary head the export drops.
+SEGMENTATION = {"lraspp_mobilenet_v3_large": {}, "deeplabv3_mobilenet_v3_large": {"aux_loss": False},
+                "fcn_resnet50": {"aux_loss": False}, "deeplabv3_resnet50": {"aux_loss": False}}
+
+
 def build(name, batch):
     """The model (eval mode) and a random input batch."""
     g = torch.Generator().manual_seed(1)
+    if name in ("lstm_2x256", "gru_2x256"):
+        model = Recurrent(torch.nn.LSTM if name.startswith("lstm") else torch.nn.GRU)
+        return model.eval(), torch.randn(batch, 64, 128, generator=g)
+    if name in SEGMENTATION:
+        model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, **SEGMENTATION[name])
+        size = IMAGE_SIZE.get(name, 224)
+        return SegmentationOutput(model).eval(), torch.randn(batch, 3, size, size, generator=g)
     if name == "gpt2_small":
         # Imported here: make_onnx_fixtures imports this script's count_macs.
         from make_onnx_fixtures import TinyGPT
@@ -178,7 +222,7 @@ def check(name, hwprof, workdir, batch):
         "macs": totals["macs"], "torch_macs": macs, "published_gmacs": published_gmacs,
         "max_relative_difference": relative,
     }
-    result["ok"] = (totals["params"] == params == published_params and totals["macs"] == macs
+    result["ok"] = (totals["params"] == params and published_params in (None, params) and totals["macs"] == macs
                     and (published_gmacs is None or round(macs / 1e9, 2) == published_gmacs) and relative <= TOLERANCE)
     return result
 
@@ -202,7 +246,7 @@ def main():
             if "error" in r:
                 print(f"{name:14} FAILED: {r['error']}")
                 continue
-            print(f"{name:14} params {r['params']:>12,} (torch {r['torch_params']:,}, published {r['published_params']:,})  "
+            print(f"{name:14} params {r['params']:>12,} (torch {r['torch_params']:,}, published {format(r['published_params'], ',') if r['published_params'] else '-'})  "
                   f"MACs {r['macs']:>15,} (torch hooks {r['torch_macs']:,}, published {r['published_gmacs'] or '-'} G)  "
                   f"run vs torch {r['max_relative_difference']:.2e}  {'ok' if r['ok'] else 'MISMATCH'}", flush=True)
     if args.json:

@@ -56,7 +56,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -194,6 +194,26 @@ TEST(OnnxFixtureStructure, ResizeIsUpsampleWithPyTorchsCoordinates) {
   };
   EXPECT_EQ(flops_of(ups[0]), 0);                // a gather
   EXPECT_EQ(flops_of(ups[1]), 7 * 4 * 11 * 13);  // 4 products and 3 adds per output
+}
+
+// A segmentation head: dilated convolutions whose output size ONNX computes, image pooling
+// upsampled from 1x1, a sigmoid gate broadcast into the features, logits resized to the input.
+TEST(OnnxFixtureStructure, ASegmentationHeadsDilatedConvolutionsGateAndResizes) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_seg/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<std::int64_t> dilations;
+  for (const Node* conv : nodes_of(*g, OpKind::conv2d)) dilations.push_back(conv->attrs.dilation.h);
+  EXPECT_EQ(std::count(dilations.begin(), dilations.end(), 2), 1);
+  EXPECT_EQ(std::count(dilations.begin(), dilations.end(), 3), 1);
+  const std::vector<const Node*> ups = nodes_of(*g, OpKind::upsample);
+  ASSERT_EQ(ups.size(), 2u);
+  EXPECT_EQ(ups[0]->output_shape, (Shape{12, 5, 6}));   // the pooled 1x1 map back to the features' size
+  EXPECT_EQ(ups[1]->output_shape, (Shape{4, 10, 12}));  // the logits to the input's
+  for (const Node* up : ups) EXPECT_EQ(up->attrs.mode, UpsampleMode::bilinear);
+  const std::vector<const Node*> gates = nodes_of(*g, OpKind::mul);
+  ASSERT_EQ(gates.size(), 1u);
+  EXPECT_EQ(g->shape_of(gates[0]->inputs[1]), (Shape{12, 1, 1}));  // the gate, broadcast
 }
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {
