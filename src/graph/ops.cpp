@@ -65,6 +65,13 @@ const std::vector<OpInfo>& op_table() {
       // dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)): σ 4, t 4, the rest 6. It evaluates exp,
       // log and tanh; tanh (itself an exp and a division here) is the dearest of the calibrated.
       {OpKind::mish, "mish", {}, 1, 1, F::elementwise_unary, {5, 14, false, "tanh", false}},
+      // The 3-D ops: a spec's kernel, stride, padding, dilation and output are a [d, h, w] triple
+      // or one integer for all three (README.md, "Model specs").
+      {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
+      {OpKind::batchnorm3d, "batchnorm3d", {"eps"}, 1, 1, F::normalization, {}},
+      {OpKind::maxpool3d, "maxpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
+      {OpKind::avgpool3d, "avgpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
+      {OpKind::adaptive_avgpool3d, "adaptive_avgpool3d", {"output"}, 1, 1, F::pooling, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -1,6 +1,9 @@
-// conv2d, forward and backward, in three forms:
+// conv2d and conv3d, forward and backward, in three forms (a 3-D convolution is the same with
+// "plane" read as the volume D·H·W and the taps T·R·S: im2col becomes vol2col, one 2-D im2col
+// row per output depth slice):
 // - depthwise (groups == in_channels == out_channels): direct loops over each plane, since
-//   a GEMM with one input channel per group has nothing to reuse;
+//   a GEMM with one input channel per group has nothing to reuse (2-D only; a depthwise 3-D
+//   convolution takes the vol2col form);
 // - 1×1, stride 1, no padding: the NCHW input of one sample already is the GEMM's right-hand
 //   matrix [C/groups, H·W];
 // - everything else: im2col, then one sgemm of the group's weights [K/groups, C/groups·R·S]
@@ -54,23 +57,25 @@ void fill_zero(float* p, i64 n) {
 
 // The sizes every form derives from the geometry.
 struct Dims {
-  i64 hw, pq;      // input and output plane sizes
+  i64 hw, pq;      // input and output plane sizes (3-D: volumes D·H·W, O·P·Q)
   i64 cg, kg;      // input and output channels per group
-  i64 rs, crs;     // taps per channel; the GEMM's inner size C/groups·R·S
-  bool depthwise;  // groups == C == K
-  bool pointwise;  // 1×1, stride 1, no padding
+  i64 rs, crs;     // taps per channel (3-D: T·R·S); the GEMM's inner size C/groups·R·S
+  bool depthwise;  // groups == C == K, 2-D
+  bool pointwise;  // 1×1(×1), stride 1, no padding
 };
 
 Dims dims_of(const Conv2dGeometry& g) {
   Dims d{};
-  d.hw = g.in_h * g.in_w;
-  d.pq = g.out_h * g.out_w;
+  d.hw = g.in_d * g.in_h * g.in_w;
+  d.pq = g.out_d * g.out_h * g.out_w;
   d.cg = g.in_channels / g.groups;
   d.kg = g.out_channels / g.groups;
-  d.rs = g.kernel_h * g.kernel_w;
+  d.rs = g.kernel_d * g.kernel_h * g.kernel_w;
   d.crs = d.cg * d.rs;
-  d.depthwise = g.groups > 1 && g.groups == g.in_channels && g.groups == g.out_channels;
-  d.pointwise = d.rs == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 && g.out_h == g.in_h && g.out_w == g.in_w;
+  const bool flat = g.in_d == 1 && g.out_d == 1 && g.kernel_d == 1;
+  d.depthwise = flat && g.groups > 1 && g.groups == g.in_channels && g.groups == g.out_channels;
+  d.pointwise = d.rs == 1 && g.stride_h == 1 && g.stride_w == 1 && g.stride_d == 1 && g.pad_h == 0 && g.pad_w == 0 && g.pad_d == 0 &&
+                g.out_h == g.in_h && g.out_w == g.in_w && g.out_d == g.in_d;
   return d;
 }
 
@@ -155,46 +160,73 @@ void im2col_row(const Conv2dGeometry& g, const float* plane, i64 r, i64 s, float
   fill_zero(dst + ps.hi * g.out_w, (g.out_h - ps.hi) * g.out_w);
 }
 
-// The column matrix [C/groups·R·S, count·P·Q] of `count` samples (C·H·W apart from x); rows
-// split over `threads`.
+// One row of the column matrix of a 3-D convolution: tap (t, r, s) of one input volume, for
+// every output (o, p, q) — per output depth slice o, the 2-D row of input plane
+// o·stride_d − pad_d + t·dilation_d, or zeros where that plane is padding. In 2-D, im2col_row.
+void vol2col_row(const Conv2dGeometry& g, const float* volume, i64 t, i64 r, i64 s, float* dst) {
+  const i64 plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  const Span os = valid_outputs(t * g.dilation_d - g.pad_d, g.stride_d, g.in_d, g.out_d);
+  fill_zero(dst, os.lo * out_plane);
+  for (i64 o = os.lo; o < os.hi; ++o) {
+    im2col_row(g, volume + (o * g.stride_d - g.pad_d + t * g.dilation_d) * plane, r, s, dst + o * out_plane);
+  }
+  fill_zero(dst + os.hi * out_plane, (g.out_d - os.hi) * out_plane);
+}
+
+// The column matrix [C/groups·T·R·S, count·O·P·Q] of `count` samples (C·D·H·W apart from x);
+// rows split over `threads`.
 void im2col(const Conv2dGeometry& g, const Dims& d, const float* x, i64 count, float* col, int threads) {
   const i64 width = count * d.pq;
   const i64 rows = d.crs * count;
+  const i64 taps_hw = g.kernel_h * g.kernel_w;
 #pragma omp parallel for num_threads(threads) if (threads > 1 && rows * d.pq >= detail::kParallelWork) schedule(static)
   for (i64 task = 0; task < rows; ++task) {
     const i64 row = task / count, sample = task % count;
-    const i64 c = row / d.rs, r = row / g.kernel_w % g.kernel_h, s = row % g.kernel_w;
-    im2col_row(g, x + sample * g.in_channels * d.hw + c * d.hw, r, s, col + row * width + sample * d.pq);
+    const i64 c = row / d.rs, t = row % d.rs / taps_hw, r = row / g.kernel_w % g.kernel_h, s = row % g.kernel_w;
+    vol2col_row(g, x + sample * g.in_channels * d.hw + c * d.hw, t, r, s, col + row * width + sample * d.pq);
   }
 }
 
-// dx planes of `count` samples (overwritten) = the column gradients [C/groups·R·S, count·P·Q]
-// summed back onto the inputs they came from. Threads split (sample, channel) planes, so no
-// two write one plane.
+// One input plane's share of col2im: the column-gradient rows of taps (r, s) of one output
+// depth slice (`src` at its tap (0, 0), rows `width` apart) added onto the plane they came from.
+void col2im_plane(const Conv2dGeometry& g, const float* src, i64 width, float* plane) {
+  for (i64 r = 0; r < g.kernel_h; ++r) {
+    const Span ps = valid_outputs(r * g.dilation_h - g.pad_h, g.stride_h, g.in_h, g.out_h);
+    for (i64 s = 0; s < g.kernel_w; ++s) {
+      const i64 q_offset = s * g.dilation_w - g.pad_w;
+      const Span qs = valid_outputs(q_offset, g.stride_w, g.in_w, g.out_w);
+      const i64 n = qs.hi - qs.lo;
+      const float* row = src + (r * g.kernel_w + s) * width;
+      for (i64 p = ps.lo; p < ps.hi; ++p) {
+        float* out = plane + (p * g.stride_h - g.pad_h + r * g.dilation_h) * g.in_w + qs.lo * g.stride_w + q_offset;
+        const float* in = row + p * g.out_w + qs.lo;
+        if (g.stride_w == 1) {
+          for (i64 q = 0; q < n; ++q) out[q] += in[q];
+        } else {
+          for (i64 q = 0; q < n; ++q) out[q * g.stride_w] += in[q];
+        }
+      }
+    }
+  }
+}
+
+// dx volumes of `count` samples (overwritten) = the column gradients [C/groups·T·R·S,
+// count·O·P·Q] summed back onto the inputs they came from. Threads split (sample, channel)
+// volumes, so no two write one volume.
 void col2im(const Conv2dGeometry& g, const Dims& d, const float* dcol, i64 count, float* dx, int threads) {
   const i64 width = count * d.pq;
-  const i64 planes = count * d.cg;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && planes * d.rs * d.pq >= detail::kParallelWork) schedule(static)
-  for (i64 task = 0; task < planes; ++task) {
+  const i64 volumes = count * d.cg;
+  const i64 plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w, taps_hw = g.kernel_h * g.kernel_w;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && volumes * d.rs * d.pq >= detail::kParallelWork) schedule(static)
+  for (i64 task = 0; task < volumes; ++task) {
     const i64 sample = task / d.cg, c = task % d.cg;
-    float* plane = dx + sample * g.in_channels * d.hw + c * d.hw;
-    fill_zero(plane, d.hw);
-    for (i64 r = 0; r < g.kernel_h; ++r) {
-      const Span ps = valid_outputs(r * g.dilation_h - g.pad_h, g.stride_h, g.in_h, g.out_h);
-      for (i64 s = 0; s < g.kernel_w; ++s) {
-        const i64 q_offset = s * g.dilation_w - g.pad_w;
-        const Span qs = valid_outputs(q_offset, g.stride_w, g.in_w, g.out_w);
-        const i64 n = qs.hi - qs.lo;
-        const float* src = dcol + ((c * g.kernel_h + r) * g.kernel_w + s) * width + sample * d.pq;
-        for (i64 p = ps.lo; p < ps.hi; ++p) {
-          float* out = plane + (p * g.stride_h - g.pad_h + r * g.dilation_h) * g.in_w + qs.lo * g.stride_w + q_offset;
-          const float* in = src + p * g.out_w + qs.lo;
-          if (g.stride_w == 1) {
-            for (i64 q = 0; q < n; ++q) out[q] += in[q];
-          } else {
-            for (i64 q = 0; q < n; ++q) out[q * g.stride_w] += in[q];
-          }
-        }
+    float* volume = dx + sample * g.in_channels * d.hw + c * d.hw;
+    fill_zero(volume, d.hw);
+    for (i64 t = 0; t < g.kernel_d; ++t) {
+      const Span os = valid_outputs(t * g.dilation_d - g.pad_d, g.stride_d, g.in_d, g.out_d);
+      const float* src = dcol + (c * d.rs + t * taps_hw) * width + sample * d.pq;
+      for (i64 o = os.lo; o < os.hi; ++o) {
+        col2im_plane(g, src + o * out_plane, width, volume + (o * g.stride_d - g.pad_d + t * g.dilation_d) * plane);
       }
     }
   }
