@@ -4,8 +4,8 @@
 // the same input within 1e-4 of its largest magnitude. Attention (nn.MultiheadAttention,
 // causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
 // class token and position embeddings, a tied output projection, hard activations, broadcast
-// element-wise ops, transposed convolutions, F.interpolate's Resize and ReduceSum/ReduceMean are
-// all recognised here without PyTorch.
+// element-wise ops, transposed convolutions, F.interpolate's Resize, ReduceSum/ReduceMean and a
+// video network's 3-D convolutions, batch norms and pools are all recognised here without PyTorch.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -55,7 +55,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample", "tiny_reduce"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_video"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -119,6 +119,37 @@ TEST(OnnxFixtureStructure, ResizeIsUpsampleWithPyTorchsCoordinates) {
   };
   EXPECT_EQ(flops_of(ups[0]), 0);                // a gather
   EXPECT_EQ(flops_of(ups[1]), 7 * 4 * 11 * 13);  // 4 products and 3 adds per output
+}
+
+// torchvision's video layers as PyTorch 1.13 exports them at opset 14: Conv, BatchNormalization,
+// MaxPool and AveragePool on [N, C, D, H, W] (avg_pool3d's padding as a Pad before it), and
+// AdaptiveAvgPool3d(1) as GlobalAveragePool.
+TEST(OnnxFixtureStructure, VideoLayersAreTheThreeDimensionalOps) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_video/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<std::string> ops;
+  for (const Node& n : g->nodes) ops.emplace_back(op_name(n.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"conv3d", "batchnorm3d", "relu", "maxpool3d", "conv3d", "batchnorm3d", "relu", "conv3d", "batchnorm3d",
+                                           "relu", "conv3d", "relu", "avgpool3d", "adaptive_avgpool3d", "flatten", "linear"}));
+  const auto find = [&](std::string_view op, int nth) -> const Node& {
+    for (const Node& n : g->nodes) {
+      if (op_name(n.op) == op && nth-- == 0) return n;
+    }
+    ADD_FAILURE() << op;
+    return g->nodes.front();
+  };
+  const Node& temporal = find("conv3d", 2);  // the (3, 1, 1) half of the (2+1)-D block
+  EXPECT_EQ(temporal.attrs.depth.kernel, 3);
+  EXPECT_EQ(temporal.attrs.kernel.h, 1);
+  EXPECT_EQ(temporal.attrs.depth.padding, 1);
+  const Node& grouped = find("conv3d", 3);
+  EXPECT_EQ(grouped.attrs.groups, 2);
+  EXPECT_EQ(grouped.attrs.depth.stride, 2);
+  EXPECT_EQ(grouped.attrs.dilation.w, 2);
+  EXPECT_TRUE(find("maxpool3d", 0).attrs.ceil_mode);
+  EXPECT_EQ(find("avgpool3d", 0).attrs.depth.padding, 1);  // the Pad folded in
+  EXPECT_EQ(find("adaptive_avgpool3d", 0).output_shape, (Shape{8, 1, 1, 1}));
 }
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {
