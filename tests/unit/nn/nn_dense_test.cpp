@@ -459,6 +459,9 @@ const Conv3dCase kConv3dCases[] = {
     {{1, 4, 5, 5, 6, 2, 3, 2, 1, 1, 0, 1, 2, 2, true}, 7, 2, 3, 2, 2},     // grouped, rectangular
     {{1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 8, 3, 1, 1, 1},   // one sample: threaded vol2col and col2im
     {{3, 8, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 2, 3, 1, 1, 1},    // small volumes: samples side by side
+    // One sample whose column matrix (1,728 rows, 34·34 columns per depth slice: 2M floats a
+    // slice) is made two output depth slices at a time, the last chunk one slice.
+    {{1, 64, 34, 34, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 5, 3, 1, 1, 1},
 };
 
 std::vector<Conv3dCase> all_conv3d_cases() {
