@@ -31,6 +31,10 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 constant masks (Where)
   tiny_rnn      a 2-layer LSTM, a bidirectional GRU and a linear (batch_first), 7 steps of 6
                 features: LSTM and GRU nodes, Y_h read by a Gather
+  tiny_video    a small video network (Conv3d, BatchNorm3d, ReLU, a padded ceil_mode MaxPool3d,
+                a (2+1)-D block of (1,3,3) and (3,1,1) kernels as r2plus1d_18 has, a strided,
+                grouped, dilated Conv3d, a padded AvgPool3d, AdaptiveAvgPool3d to 1x1x1, Linear),
+                3x6x10x9 (channels, frames, height, width)
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -317,6 +321,36 @@ class TinyRNN(nn.Module):
         return self.fc(torch.cat([z[:, -1], h[-1]], dim=1))
 
 
+class TinyVideo(nn.Module):
+    """The layers of torchvision's video ResNets (r3d_18, mc3_18, r2plus1d_18) and the 3-D pools,
+    small. The BatchNorm3d running statistics are set apart from their defaults so that the
+    fixture checks they are read."""
+
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(5)
+        self.stem = nn.Sequential(nn.Conv3d(3, 4, (3, 5, 5), stride=(1, 2, 2), padding=(1, 2, 2), bias=False),
+                                  nn.BatchNorm3d(4), nn.ReLU())
+        self.pool = nn.MaxPool3d((2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 1), ceil_mode=True)
+        # (2+1)-D: a spatial (1, 3, 3) convolution, then a temporal (3, 1, 1) one.
+        self.spatial = nn.Sequential(nn.Conv3d(4, 6, (1, 3, 3), padding=(0, 1, 1), bias=False), nn.BatchNorm3d(6), nn.ReLU())
+        self.temporal = nn.Sequential(nn.Conv3d(6, 8, (3, 1, 1), padding=(1, 0, 0), bias=False), nn.BatchNorm3d(8), nn.ReLU())
+        self.grouped = nn.Conv3d(8, 8, 3, stride=(2, 1, 1), padding=(1, 2, 2), dilation=(1, 2, 2), groups=2)
+        self.avg = nn.AvgPool3d((2, 2, 2), stride=(1, 2, 2), padding=(1, 1, 1))
+        self.head = nn.AdaptiveAvgPool3d(1)
+        self.fc = nn.Linear(8, 5)
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm3d):
+                m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+
+    def forward(self, x):
+        x = self.pool(self.stem(x))
+        x = self.temporal(self.spatial(x))
+        x = self.avg(torch.relu(self.grouped(x)))
+        return self.fc(self.head(x).flatten(1))
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -388,6 +422,12 @@ def tiny_rnn():
     export("tiny_rnn", TinyRNN(), torch.randn(2, 7, 6, generator=torch.Generator().manual_seed(5)))
 
 
+def tiny_video():
+    torch.manual_seed(5)
+    # Opset 14, as torchvision's video models are exported in docs/onnx.md.
+    export("tiny_video", TinyVideo(), torch.randn(2, 3, 6, 10, 9, generator=torch.Generator().manual_seed(5)), opset=14)
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -414,6 +454,7 @@ def main():
     tiny_shuffle()
     tiny_rnn()
     tiny_seg()
+    tiny_video()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Exit status: 0 all checks hold, 1 a check failed, 77 PyTorch or torchvision is n
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -60,6 +61,11 @@ PUBLISHED = {
     "deeplabv3_mobilenet_v3_large": (None, None),
     "fcn_resnet50": (None, None),
     "deeplabv3_resnet50": (None, None),
+    # The video ResNets (torchvision.models.video; their KINETICS400_V1 weights' documentation):
+    # GFLOPS counted on 16 frames of 112x112, the input VIDEO_FRAMES gives them here.
+    "r3d_18": (33_371_472, 40.70),
+    "mc3_18": (11_695_440, 43.34),
+    "r2plus1d_18": (31_505_325, 40.52),
     # GPT-2 small (Radford et al. 2019; Hugging Face's gpt2 card: 124,439,808 parameters with the
     # output projection tied to the token embedding), 1024 tokens; no published MAC figure.
     "gpt2_small": (124_439_808, None),
@@ -70,10 +76,12 @@ PUBLISHED = {
 }
 # The image size a model's published GFLOPS is taken at (its evaluation size), when not 224.
 IMAGE_SIZE = {"efficientnet_v2_s": 384}
+# Video models take [N, 3, frames, 112, 112]: the frames their published GFLOPS are counted on.
+VIDEO_FRAMES = {"r3d_18": 16, "mc3_18": 16, "r2plus1d_18": 16}
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                   "vgg16", "alexnet", "densenet121", "squeezenet1_1", "vit_b_16", "convnext_tiny", "mnasnet0_5",
                   "regnet_y_400mf", "resnext50_32x4d", "wide_resnet50_2", "efficientnet_v2_s",
-                  "shufflenet_v2_x0_5", "shufflenet_v2_x1_0"]
+                  "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "r3d_18", "mc3_18", "r2plus1d_18"]
 TOLERANCE = 1e-4
 
 
@@ -93,8 +101,8 @@ def count_macs(model, x):
     """Exact per-sample MACs by the README's convention, from forward hooks."""
     total = [0]
 
-    def conv(m, inp, out):
-        total[0] += out.numel() // out.shape[0] * (m.in_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
+    def conv(m, inp, out):  # Conv2d and Conv3d: every output element, in/groups·kernel volume
+        total[0] += out.numel() // out.shape[0] * (m.in_channels // m.groups) * math.prod(m.kernel_size)
 
     def conv_transpose(m, inp, out):
         # every input element meets out_channels/groups·kh·kw weights (fvcore's count)
@@ -128,7 +136,7 @@ def count_macs(model, x):
     for m in model.modules():
         if type(m).__name__ == "HFAttention":  # scripts/make_onnx_fixtures.py's, as Hugging Face writes GPT-2's
             hooks.append(m.register_forward_hook(hf_attention))
-        if isinstance(m, torch.nn.Conv2d):
+        if isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)):
             hooks.append(m.register_forward_hook(conv))
         elif isinstance(m, torch.nn.ConvTranspose2d):
             hooks.append(m.register_forward_hook(conv_transpose))
@@ -186,6 +194,9 @@ def build(name, batch):
         from make_onnx_fixtures import TinyGPT
         model = TinyGPT(vocab=50257, d=768, heads=12, tokens=1024, layers=12).eval()
         return model, torch.randint(0, 50257, (batch, 1024), generator=g)
+    if name in VIDEO_FRAMES:
+        model = getattr(torchvision.models.video, name)(weights=None).eval()
+        return model, torch.randn(batch, 3, VIDEO_FRAMES[name], 112, 112, generator=g)
     size = IMAGE_SIZE.get(name, 224)
     return getattr(torchvision.models, name)(weights=None).eval(), torch.randn(batch, 3, size, size, generator=g)
 

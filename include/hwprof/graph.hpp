@@ -68,6 +68,12 @@ enum class OpKind {
   where,
   lstm,
   gru,
+  // 3-D (video, volumetric) forms of conv2d, batchnorm2d and the pools: per-sample [C, D, H, W].
+  conv3d,
+  batchnorm3d,
+  maxpool3d,
+  avgpool3d,
+  adaptive_avgpool3d,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -99,21 +105,33 @@ struct Scale {
   double w = 0.0;
 };
 
+// The depth axis of a 3-D op's window (conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d): the
+// Pair fields beside it hold the height and width. 2-D ops leave it as it is, a window of depth
+// 1, so their formulas are the 3-D ones with D = 1.
+struct DepthWindow {
+  std::int64_t kernel = 1;
+  std::int64_t stride = 1;
+  std::int64_t padding = 0;
+  std::int64_t dilation = 1;  // conv3d
+  std::int64_t output = 1;    // adaptive_avgpool3d
+};
+
 // The attributes of every op in one flat record; each op reads only its own (README.md's
 // "Model specs" table) and the parser rejects the others. Defaults are those of that table.
 struct Attributes {
   std::int64_t out_features = 0;  // linear
   bool bias = true;               // linear, conv2d, attention
   int tied_to = -1;               // linear: index of the embedding/linear whose weight it shares
-  std::int64_t out_channels = 0;  // conv2d, conv_transpose2d
-  Pair kernel;                    // conv2d, pools
+  std::int64_t out_channels = 0;  // conv2d, conv3d, conv_transpose2d
+  Pair kernel;                    // conv2d, pools (3-D ops: h, w; depth below)
   Pair stride{1, 1};              // conv2d, pools (pools default to the kernel)
   Pair padding{0, 0};
-  Pair dilation{1, 1};                                      // conv2d, conv_transpose2d
+  Pair dilation{1, 1};                                      // conv2d, conv3d, conv_transpose2d
   Pair output_padding{0, 0};                                // conv_transpose2d: added to one side of the output
-  std::int64_t groups = 1;                                  // conv2d
+  std::int64_t groups = 1;                                  // conv2d, conv3d
   bool ceil_mode = false;                                   // pools
-  Pair output{1, 1};                                        // adaptive_avgpool2d
+  DepthWindow depth;                                        // 3-D ops: kernel, stride, padding, dilation, output along D
+  Pair output{1, 1};                                        // adaptive_avgpool2d, adaptive_avgpool3d
   UpsampleMode mode = UpsampleMode::nearest;                // upsample
   Pair size{0, 0};                                          // upsample: the output [oh, ow]; 0 when given by scale
   Scale scale;                                              // upsample: output = floor(in × scale); 0 when given by size

@@ -2,7 +2,7 @@
 // reference for every count hwprof calls analytic; README.md, "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
-// reduced axis). MACs: conv2d (and conv_transpose2d), linear and attention's matmuls only, biases
+// reduced axis). MACs: conv2d (conv3d, conv_transpose2d), linear and attention's matmuls only, biases
 // excluded (torchvision's "GFLOPS", the ResNet paper and fvcore count the same).
 // FLOPs = 2·MACs + the element-wise work below. A transcendental (exp, erf, tanh, sqrt) or a
 // division counts as 1 FLOP, as in fvcore and most analytic counters; hardware counters count
@@ -12,7 +12,9 @@
 // linear        2·MACs + rows·out (bias)          same           2·MACs + rows·out | 2·MACs
 // conv2d        2·MACs + n (bias)                 same           2·MACs + n        | 2·MACs
 // conv_transpose2d  as conv2d, MACs = n_in·(out/groups)·kh·kw (each input element scattered)
+// conv3d        as conv2d, MACs = n·(in/groups)·kd·kh·kw
 // batchnorm2d   2n (scale, shift folded)          7n (stats)     5n                | 5n
+//   batchnorm3d the same, its channels' statistics over D·H·W and the batch
 // layernorm     7n + 5·rows                       same           5n                | 8n + 2·rows
 // relu          1n                                same           -                 | 1n
 // relu6         2n                                same           -                 | 2n
@@ -25,6 +27,7 @@
 // maxpool2d     n·(kh·kw − 1) comparisons         same           -                 | 1n
 // avgpool2d     n·kh·kw (adds and the divide)     same           -                 | n·(kh·kw + 1)
 // adaptive avg  Σ over outputs of window size     same           -                 | Σ(window + 1)
+//   maxpool3d, avgpool3d, adaptive_avgpool3d: the same with the window kd·kh·kw (3 axes' windows)
 // upsample      nearest 0 (gather)                same           -                 | 1n (scatter-add)
 //               bilinear 7n (4 products, 3 adds)  same           -                 | 8n (4 products, 4 adds)
 //               (the weights depend on the row or the column alone: computed per row and column, not counted)
@@ -84,11 +87,11 @@
 // Inference memory: every output lives from its layer to its last reader; attention also
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
-// Kept for backward (training memory): linear, conv2d, conv_transpose2d, embedding, batchnorm2d, layernorm,
+// Kept for backward (training memory): linear, conv2d, conv3d, conv_transpose2d, embedding, batchnorm2d, batchnorm3d, layernorm,
 // relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu and attention keep their input, mul, div and matmul both
-// (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d keeps
-// int32 indices of its output; dropout a 1-byte mask;
-// layernorm 2 floats per row; batchnorm2d 2 floats per channel per batch; attention Q, K, V,
+// (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d and maxpool3d keep
+// int32 indices of their output; dropout a 1-byte mask;
+// layernorm 2 floats per row; batchnorm2d and batchnorm3d 2 floats per channel per batch; attention Q, K, V,
 // the context (4·T·D floats) and its H·T² probabilities; lstm and gru their input, their output (the
 // states) and per direction T·(G + 1)·H floats (the gates, and the cell state or W_hn·h + b_hn), which
 // they also hold while they run in inference. A tensor kept by two layers counts once.
@@ -178,12 +181,14 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       break;
     }
     case OpKind::conv2d:
+    case OpKind::conv3d:
     case OpKind::conv_transpose2d: {
-      // conv2d: every output element gathers in/groups·kh·kw products. conv_transpose2d: every
-      // input element is scattered through out/groups·kh·kw weights (fvcore's count for
+      // conv2d: every output element gathers in/groups·kh·kw products (conv3d: ·kd). conv_transpose2d:
+      // every input element is scattered through out/groups·kh·kw weights (fvcore's count for
       // transposed convolutions: input positions × weight elements per input channel).
       const bool transposed = node.op == OpKind::conv_transpose2d;
-      const Count per_element = Count((transposed ? a.out_channels : in[0]) / a.groups) * a.kernel.h * a.kernel.w;
+      const std::int64_t kd = node.op == OpKind::conv3d ? a.depth.kernel : 1;
+      const Count per_element = Count((transposed ? a.out_channels : in[0]) / a.groups) * kd * a.kernel.h * a.kernel.w;
       const Count bias = a.bias ? Count(a.out_channels) : Count(0);
       const Count bias_flops = a.bias ? n : Count(0);
       c.params = per_element * (transposed ? in[0] : a.out_channels) + bias;
@@ -196,7 +201,8 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.saves_input = true;
       break;
     }
-    case OpKind::batchnorm2d: {
+    case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d: {
       const std::int64_t channels = in[0];
       c.params = Count(2) * channels;
       c.buffers = Count(2) * channels;
@@ -231,15 +237,17 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.saves_output = true;
       break;
     }
-    case OpKind::maxpool2d: {
-      const Count window = Count(a.kernel.h) * a.kernel.w;
+    case OpKind::maxpool2d:
+    case OpKind::maxpool3d: {
+      const Count window = Count(a.kernel.h) * a.kernel.w * (node.op == OpKind::maxpool3d ? a.depth.kernel : 1);
       c.flops = n * (window - 1);
       c.input_grad_flops = n;
       c.saved_bytes_per_sample = n * 4;  // int32 argmax indices
       break;
     }
-    case OpKind::avgpool2d: {
-      const Count window = Count(a.kernel.h) * a.kernel.w;
+    case OpKind::avgpool2d:
+    case OpKind::avgpool3d: {
+      const Count window = Count(a.kernel.h) * a.kernel.w * (node.op == OpKind::avgpool3d ? a.depth.kernel : 1);
       c.flops = n * window;
       c.input_grad_flops = n * (window + 1);
       break;
@@ -248,6 +256,13 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       const Count windows = adaptive_window_sum(in[1], a.output.h) * adaptive_window_sum(in[2], a.output.w);
       c.flops = windows * in[0];
       c.input_grad_flops = (windows + Count(a.output.h) * a.output.w) * in[0];
+      break;
+    }
+    case OpKind::adaptive_avgpool3d: {
+      const Count windows =
+          adaptive_window_sum(in[1], a.depth.output) * adaptive_window_sum(in[2], a.output.h) * adaptive_window_sum(in[3], a.output.w);
+      c.flops = windows * in[0];
+      c.input_grad_flops = (windows + Count(a.depth.output) * a.output.h * a.output.w) * in[0];
       break;
     }
     case OpKind::upsample: {
@@ -430,8 +445,8 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     HWPROF_ELEMENTWISE_UNARY_CASES:
       break;  // above, from the op table
   }
-  // Training mode differs from evaluation only for batchnorm2d and dropout, set above.
-  if (node.op != OpKind::batchnorm2d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;
+  // Training mode differs from evaluation only for batch norms and dropout, set above.
+  if (node.op != OpKind::batchnorm2d && node.op != OpKind::batchnorm3d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;
   return c;
 }
 

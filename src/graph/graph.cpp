@@ -40,8 +40,10 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::linear:
       return {"input features", in.back()};
     case OpKind::conv2d:
+    case OpKind::conv3d:
     case OpKind::conv_transpose2d:
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
       return {"input channels", in[0]};
     case OpKind::layernorm:
       return {"normalized features", in.back()};
@@ -56,6 +58,9 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::flatten:

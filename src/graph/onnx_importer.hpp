@@ -296,7 +296,7 @@ class Importer {
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);
   void map_reduce(const onnx::NodeProto& n, ReduceMode mode);
-  void map_global_mean(const onnx::NodeProto& n);
+  void map_global_mean(const onnx::NodeProto& n, bool three_d);
   void map_axis_op(const onnx::NodeProto& n, OpKind op);
   void map_pad(const onnx::NodeProto& n);
   void map_global_avgpool(const onnx::NodeProto& n, int x);
@@ -378,11 +378,18 @@ class Importer {
     node.name = parameter;
     names_taken_[parameter] = 1;
   }
-  Pair take_pad(const std::string& value) const {
+  // The padding a Pad folded into this value's reader adds to each spatial axis; zeros when none.
+  Dims take_pad(const std::string& value, std::size_t axes) const {
     auto it = pads_.find(value);
-    return it == pads_.end() ? Pair{0, 0} : it->second;
+    return it == pads_.end() ? Dims(axes, 0) : it->second;
   }
-  std::optional<Pair> symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation, std::string* why);
+  // The symmetric padding of each spatial axis of a Conv or pool window (2 or 3 axes, ONNX's
+  // order: [d,] h, w), from pads or auto_pad; nullopt with the reason when it is not symmetric.
+  std::optional<Dims> symmetric_pads(const onnx::NodeProto& n, const Shape& in, const Dims& kernel, const Dims& stride, const Dims& dilation,
+                                     std::string* why);
+  // A Conv's or pool's per-axis attribute (strides, dilations): one value per spatial axis, or
+  // one for all of them; absent, `fallback` for each. nullopt for any other count.
+  std::optional<Dims> spatial_attr(const onnx::NodeProto& n, const char* name, std::size_t axes, std::int64_t fallback) const;
 
   onnx::ModelProto& model_;
   std::string path_;
@@ -398,7 +405,7 @@ class Importer {
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, int> names_taken_;
   std::set<std::string> containers_;            // module paths that have child modules
-  std::unordered_map<std::string, Pair> pads_;  // values padded by a Pad that a Conv or AveragePool folds in
+  std::unordered_map<std::string, Dims> pads_;  // values padded by a Pad that a Conv or AveragePool folds in: per spatial axis
 
   // Patterns of several ONNX nodes that are one hwprof layer (attention, GELU, SiLU): found
   // before the mapping starts; each becomes one node where its last ONNX node was, and the

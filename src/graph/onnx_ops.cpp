@@ -13,23 +13,48 @@
 
 namespace hwprof::detail {
 
-std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Shape& in, Pair kernel, Pair stride, Pair dilation, std::string* why) {
+namespace {
+
+// Per-axis values of a 2-D ([h, w]) or 3-D ([d, h, w]) window as hwprof's attributes keep them:
+// height and width as a Pair, a third axis's value first, into `depth`.
+Pair spatial_pair(const Dims& v, std::int64_t& depth) {
+  if (v.size() == 3) {
+    depth = v[0];
+    return {v[1], v[2]};
+  }
+  return {v.at(0), v.at(1)};
+}
+
+std::string axes_word(std::size_t axes) {
+  return axes == 3 ? "3-D" : "2-D";
+}
+
+}  // namespace
+
+std::optional<Dims> Importer::spatial_attr(const onnx::NodeProto& n, const char* name, std::size_t axes, std::int64_t fallback) const {
+  const std::vector<std::int64_t> v = attr_ints(n, name);
+  if (v.empty()) return Dims(axes, fallback);
+  if (v.size() == axes) return v;
+  if (v.size() == 1) return Dims(axes, v[0]);
+  return std::nullopt;
+}
+
+std::optional<Dims> Importer::symmetric_pads(const onnx::NodeProto& n, const Shape& in, const Dims& kernel, const Dims& stride, const Dims& dilation,
+                                             std::string* why) {
+  const std::size_t axes = kernel.size();
   const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    Pair pad;
-    const std::int64_t sizes[2] = {in[1], in[2]};
-    const std::int64_t k[2] = {kernel.h, kernel.w}, s[2] = {stride.h, stride.w}, d[2] = {dilation.h, dilation.w};
-    std::int64_t total[2];
-    for (int i = 0; i < 2; ++i) {
-      const std::int64_t out = (sizes[i] + s[i] - 1) / s[i];
-      total[i] = std::max<std::int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - sizes[i]);
-      if (total[i] % 2 != 0) {
+    Dims pad(axes);
+    for (std::size_t i = 0; i < axes; ++i) {
+      const std::int64_t size = in[i + 1];
+      const std::int64_t out = (size + stride[i] - 1) / stride[i];
+      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - size);
+      if (total % 2 != 0) {
         *why = "auto_pad " + auto_pad + " needs uneven padding here (hwprof's conv and pools pad both sides alike)";
         return std::nullopt;
       }
+      pad[i] = total / 2;
     }
-    pad.h = total[0] / 2;
-    pad.w = total[1] / 2;
     return pad;
   }
   if (auto_pad != "NOTSET" && auto_pad != "VALID") {
@@ -37,46 +62,59 @@ std::optional<Pair> Importer::symmetric_pads(const onnx::NodeProto& n, const Sha
     return std::nullopt;
   }
   const std::vector<std::int64_t> pads = attr_ints(n, "pads");
-  if (pads.empty() || auto_pad == "VALID") return Pair{0, 0};
-  if (pads.size() != 4) {
-    *why = "pads has " + std::to_string(pads.size()) + " values; a 2-D window needs 4";
+  if (pads.empty() || auto_pad == "VALID") return Dims(axes, 0);
+  if (pads.size() != 2 * axes) {
+    *why = "pads has " + std::to_string(pads.size()) + " values; a " + axes_word(axes) + " window needs " + std::to_string(2 * axes);
     return std::nullopt;
   }
-  if (pads[0] != pads[2] || pads[1] != pads[3]) {
-    *why = "uneven padding " + dims_text(pads) + " (hwprof's conv and pools pad both sides alike)";
-    return std::nullopt;
+  for (std::size_t i = 0; i < axes; ++i) {
+    if (pads[i] != pads[i + axes]) {
+      *why = "uneven padding " + dims_text(pads) + " (hwprof's conv and pools pad both sides alike)";
+      return std::nullopt;
+    }
   }
-  return Pair{pads[0], pads[1]};
+  return Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(axes));
 }
 
+// Conv of [N, C, H, W] (conv2d) or [N, C, D, H, W] (conv3d): weight [K, C/group, [kd,] kh, kw].
 void Importer::map_conv(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (!in || in->size() != 3)
-    return unsupported(n, "only 2-D convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (!in || (in->size() != 3 && in->size() != 4))
+    return unsupported(
+        n, "only 2-D and 3-D convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  const std::size_t axes = in->size() - 1;
   if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
-  if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
+  if (w->dims_size() != static_cast<int>(axes) + 2)
+    return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not " + std::to_string(axes + 2));
   const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
   if (n.input_size() > 2 && !n.input(2).empty() && b == nullptr) return unsupported(n, "the bias is computed in the graph, not an initializer");
-  Attributes a;
-  a.out_channels = w->dims(0);
-  a.kernel = {w->dims(2), w->dims(3)};
+  const Dims weight(w->dims().begin(), w->dims().end());
+  const Dims kernel(weight.begin() + 2, weight.end());
   const auto ks = attr_ints(n, "kernel_shape");
-  if (!ks.empty() && (ks.size() != 2 || ks[0] != a.kernel.h || ks[1] != a.kernel.w)) return unsupported(n, "kernel_shape disagrees with the weight");
-  const auto strides = attr_ints(n, "strides");
-  if (!strides.empty()) a.stride = {strides.at(0), strides.size() > 1 ? strides[1] : strides[0]};
-  const auto dil = attr_ints(n, "dilations");
-  if (!dil.empty()) a.dilation = {dil.at(0), dil.size() > 1 ? dil[1] : dil[0]};
+  if (!ks.empty() && ks != kernel) return unsupported(n, "kernel_shape " + dims_text(ks) + " disagrees with the weight " + dims_text(weight));
+  const auto strides = spatial_attr(n, "strides", axes, 1);
+  if (!strides)
+    return unsupported(n, "strides " + dims_text(attr_ints(n, "strides")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
+  const auto dilations = spatial_attr(n, "dilations", axes, 1);
+  if (!dilations)
+    return unsupported(n, "dilations " + dims_text(attr_ints(n, "dilations")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
+  Attributes a;
+  a.out_channels = weight[0];
+  a.kernel = spatial_pair(kernel, a.depth.kernel);
+  a.stride = spatial_pair(*strides, a.depth.stride);
+  a.dilation = spatial_pair(*dilations, a.depth.dilation);
   a.groups = attr_int(n, "group", 1);
   std::string why;
-  const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, a.dilation, &why);
+  auto pads = symmetric_pads(n, *in, kernel, *strides, *dilations, &why);
   if (!pads) return unsupported(n, why);
-  const Pair extra = take_pad(n.input(0));  // a Pad folded in (map_pad)
-  a.padding = {pads->h + extra.h, pads->w + extra.w};
+  const Dims extra = take_pad(n.input(0), axes);  // a Pad folded in (map_pad)
+  for (std::size_t i = 0; i < axes; ++i) (*pads)[i] += extra[i];
+  a.padding = spatial_pair(*pads, a.depth.padding);
   a.bias = b != nullptr;
-  add_node(n, OpKind::conv2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, axes == 3 ? OpKind::conv3d : OpKind::conv2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
-  node.initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1), w->dims(2), w->dims(3)}, floats(*w)));
+  node.initial_values.push_back(initial("weight", w->name(), Shape(weight.begin(), weight.end()), floats(*w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
 }
 
@@ -199,7 +237,9 @@ void Importer::add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k
 
 void Importer::map_batchnorm(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
-  if (!in || in->size() != 3) return unsupported(n, "only BatchNormalization of [N, C, H, W] inputs is mapped (batchnorm2d)");
+  if (!in || (in->size() != 3 && in->size() != 4))
+    return unsupported(n, "only BatchNormalization of [N, C, H, W] (batchnorm2d) or [N, C, D, H, W] (batchnorm3d) inputs is mapped (input " +
+                              dims_text(dims_of(n.input(0))) + ")");
   if (n.output_size() > 1) return unsupported(n, "a training-mode BatchNormalization (running-statistics outputs) is not mapped");
   const onnx::TensorProto* parts[4] = {};
   for (int i = 0; i < 4; ++i) {
@@ -215,41 +255,53 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
            "; it needs one value per channel (" + std::to_string((*in)[0]) + ")");
     }
   }
-  add_node(n, OpKind::batchnorm2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, in->size() == 4 ? OpKind::batchnorm3d : OpKind::batchnorm2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
   for (int i = 0; i < 4; ++i) node.initial_values.push_back(initial(names[i], parts[i]->name(), {(*in)[0]}, floats(*parts[i])));
 }
 
+// MaxPool and AveragePool of [N, C, H, W] (maxpool2d, avgpool2d) or [N, C, D, H, W] (maxpool3d,
+// avgpool3d); `op` is the 2-D one.
 void Importer::map_pool(const onnx::NodeProto& n, OpKind op) {
   const auto in = per_sample(n.input(0));
-  if (!in || in->size() != 3) return unsupported(n, "only 2-D pooling of [N, C, H, W] inputs is mapped");
+  if (!in || (in->size() != 3 && in->size() != 4))
+    return unsupported(n,
+                       "only 2-D and 3-D pooling of [N, C, H, W] or [N, C, D, H, W] inputs is mapped (input " + dims_text(dims_of(n.input(0))) + ")");
   if (n.output_size() > 1 && !n.output(1).empty()) return unsupported(n, "MaxPool's Indices output is not mapped");
+  const std::size_t axes = in->size() - 1;
+  const bool average = op == OpKind::avgpool2d;
+  if (axes == 3) op = average ? OpKind::avgpool3d : OpKind::maxpool3d;
   Attributes a;
-  const auto ks = attr_ints(n, "kernel_shape");
-  if (ks.size() != 2) return unsupported(n, "kernel_shape must have 2 values");
-  a.kernel = {ks[0], ks[1]};
-  const auto strides = attr_ints(n, "strides");
-  a.stride = strides.size() == 2 ? Pair{strides[0], strides[1]} : Pair{1, 1};  // ONNX's default stride is 1, not the kernel
+  const Dims kernel = attr_ints(n, "kernel_shape");
+  if (kernel.size() != axes) return unsupported(n, "kernel_shape must have " + std::to_string(axes) + " values (a " + axes_word(axes) + " window)");
+  a.kernel = spatial_pair(kernel, a.depth.kernel);
+  const auto strides = spatial_attr(n, "strides", axes, 1);  // ONNX's default stride is 1, not the kernel
+  if (!strides)
+    return unsupported(n, "strides " + dims_text(attr_ints(n, "strides")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
+  a.stride = spatial_pair(*strides, a.depth.stride);
   const auto dil = attr_ints(n, "dilations");
-  if (!dil.empty() && (dil.size() != 2 || dil[0] != 1 || dil[1] != 1)) return unsupported(n, "dilated pooling is not mapped");
+  if (std::any_of(dil.begin(), dil.end(), [](std::int64_t d) { return d != 1; })) return unsupported(n, "dilated pooling is not mapped");
   a.ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
   std::string why;
-  const auto pads = symmetric_pads(n, *in, a.kernel, a.stride, Pair{1, 1}, &why);
+  auto pads = symmetric_pads(n, *in, kernel, *strides, Dims(axes, 1), &why);
   if (!pads) return unsupported(n, why);
-  a.padding = *pads;
-  if (const Pair extra = take_pad(n.input(0)); extra.h != 0 || extra.w != 0) {
+  a.padding = spatial_pair(*pads, a.depth.padding);
+  const auto nonzero = [](const Dims& v) { return std::any_of(v.begin(), v.end(), [](std::int64_t p) { return p != 0; }); };
+  const bool padded = nonzero(*pads);
+  if (const Dims extra = take_pad(n.input(0), axes); nonzero(extra)) {
     // Zeros padded explicitly are averaged in: count_include_pad semantics, hwprof's.
-    if (op != OpKind::avgpool2d || ((a.padding.h != 0 || a.padding.w != 0) && attr_int(n, "count_include_pad", 0) == 0)) {
+    if (!average || (padded && attr_int(n, "count_include_pad", 0) == 0)) {
       return unsupported(n, "its input is zero-padded by a Pad node, which only a Conv or an AveragePool can take in");
     }
-    a.padding = {a.padding.h + extra.h, a.padding.w + extra.w};
+    for (std::size_t i = 0; i < axes; ++i) (*pads)[i] += extra[i];
+    a.padding = spatial_pair(*pads, a.depth.padding);
     return (void)add_node(n, op, {values_.at(n.input(0)).node}, a);
   }
-  if (op == OpKind::avgpool2d && (a.padding.h != 0 || a.padding.w != 0) && attr_int(n, "count_include_pad", 0) == 0) {
+  if (average && padded && attr_int(n, "count_include_pad", 0) == 0) {
     return unsupported(n, "padded average pooling without count_include_pad (hwprof divides by the padded window, as PyTorch's default)");
   }
-  if (op == OpKind::maxpool2d && attr_int(n, "storage_order", 0) != 0) return unsupported(n, "storage_order 1 is not mapped");
+  if (!average && attr_int(n, "storage_order", 0) != 0) return unsupported(n, "storage_order 1 is not mapped");
   add_node(n, op, {values_.at(n.input(0)).node}, a);
 }
 
@@ -409,11 +461,10 @@ void Importer::map_reshape_like(const onnx::NodeProto& n) {
   add_node(n, OpKind::reshape, {values_.at(n.input(0)).node}, a);
 }
 
-// x.mean([2, 3]) over an image's spatial axes (MnasNet's head, global pooling written by hand):
-// adaptive_avgpool2d to 1x1, then a flatten where the axes are not kept.
 // ReduceSum and ReduceMean onto `reduce`, except a mean over the spatial axes [2, 3] of
 // [N, C, H, W]: that is global average pooling (x.mean([2, 3]), MnasNet's head), kept on
-// adaptive_avgpool2d (+ flatten when keepdims is 0) as before. The axes are an attribute
+// adaptive_avgpool2d (+ flatten when keepdims is 0) as before; and so is a mean over [2, 3, 4]
+// of [N, C, D, H, W], onto adaptive_avgpool3d (a video model's head written by hand). The axes are an attribute
 // (ReduceMean before opset 18, ReduceSum before 13) or, for ReduceSum from opset 13, the
 // second input, which must be a constant. An empty or absent axes list reduces every axis, the
 // batch's included, and the batch axis is never reducible in a layer: both are refused.
@@ -447,15 +498,17 @@ void Importer::map_reduce(const onnx::NodeProto& n, ReduceMode mode) {
   }
   std::vector<std::int64_t> sorted = a.axes;
   std::sort(sorted.begin(), sorted.end());
-  if (mode == ReduceMode::mean && !axes_input && in->size() == 3 && sorted == std::vector<std::int64_t>{1, 2}) return map_global_mean(n);
+  const bool spatial =
+      (in->size() == 3 && sorted == std::vector<std::int64_t>{1, 2}) || (in->size() == 4 && sorted == std::vector<std::int64_t>{1, 2, 3});
+  if (mode == ReduceMode::mean && !axes_input && spatial) return map_global_mean(n, in->size() == 4);
   if (!a.keepdims && static_cast<std::int64_t>(a.axes.size()) == rank - 1)
     return unsupported(n, source + " with keepdims 0 leaves a per-sample scalar, which hwprof's layers do not take");
   add_node(n, OpKind::reduce, {values_.at(n.input(0)).node}, a);
 }
 
-// A mean over [2, 3] of [N, C, H, W]: global average pooling.
-void Importer::map_global_mean(const onnx::NodeProto& n) {
-  const int pool = add_node(n, OpKind::adaptive_avgpool2d, {values_.at(n.input(0)).node});
+// A mean over [2, 3] of [N, C, H, W] (or [2, 3, 4] of [N, C, D, H, W]): global average pooling.
+void Importer::map_global_mean(const onnx::NodeProto& n, bool three_d) {
+  const int pool = add_node(n, three_d ? OpKind::adaptive_avgpool3d : OpKind::adaptive_avgpool2d, {values_.at(n.input(0)).node});
   if (attr_int(n, "keepdims", 1) != 0) return;
   Node& pooled = graph_.nodes[static_cast<std::size_t>(pool)];
   expected.erase(pooled.name);  // ONNX's output is the flattened one
@@ -590,21 +643,21 @@ void Importer::map_pad(const onnx::NodeProto& n) {
   }
   const std::vector<std::int64_t>& p = *pads;
   const std::size_t r = in->size() + 1;
-  bool foldable = zeros && r == 4 && p[0] == 0 && p[1] == 0 && p[r] == 0 && p[r + 1] == 0 && p[2] == p[r + 2] && p[3] == p[r + 3] && p[2] >= 0 &&
-                  p[3] >= 0 && !is_graph_output(n.output(0));
+  bool foldable = zeros && (r == 4 || r == 5) && p[0] == 0 && p[1] == 0 && p[r] == 0 && p[r + 1] == 0 && !is_graph_output(n.output(0));
+  for (std::size_t i = 2; foldable && i < r; ++i) foldable = p[i] == p[r + i] && p[i] >= 0;
   for (const auto& consumer : model_.graph().node()) {
     if (std::find(consumer.input().begin(), consumer.input().end(), n.output(0)) == consumer.input().end()) continue;
     foldable = foldable && (consumer.op_type() == "Conv" || consumer.op_type() == "AveragePool");
   }
   if (!foldable) return map_pad_layer(n, p);
   alias(n, n.input(0));
-  pads_[n.output(0)] = Pair{p[2], p[3]};
+  pads_[n.output(0)] = Dims(p.begin() + 2, p.begin() + static_cast<std::ptrdiff_t>(r));
 }
 
 void Importer::map_global_avgpool(const onnx::NodeProto& n, int x) {
   const auto in = per_sample(n.input(0));
-  if (!in || in->size() != 3) return unsupported(n, "only [N, C, H, W] inputs are mapped");
-  add_node(n, OpKind::adaptive_avgpool2d, {x});
+  if (!in || (in->size() != 3 && in->size() != 4)) return unsupported(n, "only [N, C, H, W] and [N, C, D, H, W] inputs are mapped");
+  add_node(n, in->size() == 4 ? OpKind::adaptive_avgpool3d : OpKind::adaptive_avgpool2d, {x});
 }
 
 // Resize (opset 11 on; hwprof reads no earlier opset, so neither Upsample nor Resize-10) of

@@ -88,6 +88,13 @@ const std::vector<OpInfo>& op_table() {
       // One layer of nn.LSTM / nn.GRU (batch_first), [T, C] in, [T, H·directions] out.
       {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 1, F::recurrent, {}},
       {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 1, F::recurrent, {}},
+      // The 3-D ops: a spec's kernel, stride, padding, dilation and output are a [d, h, w] triple
+      // or one integer for all three (README.md, "Model specs").
+      {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
+      {OpKind::batchnorm3d, "batchnorm3d", {"eps"}, 1, 1, F::normalization, {}},
+      {OpKind::maxpool3d, "maxpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
+      {OpKind::avgpool3d, "avgpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
+      {OpKind::adaptive_avgpool3d, "adaptive_avgpool3d", {"output"}, 1, 1, F::pooling, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

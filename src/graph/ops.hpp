@@ -16,12 +16,12 @@
 namespace hwprof::detail {
 
 enum class OpFamily {
-  gemm,                // linear, conv2d, conv_transpose2d, attention: BLAS GEMMs
+  gemm,                // linear, conv2d, conv3d, conv_transpose2d, attention: BLAS GEMMs
   elementwise_unary,   // y[i] = f(x[i]): one float input, the output of its shape, no parameters
   elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
-  normalization,       // batchnorm2d, layernorm
+  normalization,       // batchnorm2d, batchnorm3d, layernorm
   softmax,
-  pooling,        // maxpool2d, avgpool2d, adaptive_avgpool2d
+  pooling,        // maxpool2d, avgpool2d, adaptive_avgpool2d and their 3-D forms
   resampling,     // upsample: each output interpolated from its source positions, no parameters
   reduction,      // reduce: sums (or means) over whole per-sample axes
   recurrent,      // lstm, gru: GEMMs over all steps for the input, one per step for the state

@@ -296,7 +296,7 @@ Outcome window_problem(const Node& node) {
   } checks[] = {
       {"kernel", a.kernel, 1, true},
       {"stride", a.stride, 1, true},
-      {"dilation", a.dilation, 1, node.op == OpKind::conv2d || node.op == OpKind::conv_transpose2d},
+      {"dilation", a.dilation, 1, node.op == OpKind::conv2d || node.op == OpKind::conv3d || node.op == OpKind::conv_transpose2d},
       {"padding", a.padding, 0, true},
       {"output_padding", a.output_padding, 0, node.op == OpKind::conv_transpose2d},
   };
@@ -304,9 +304,52 @@ Outcome window_problem(const Node& node) {
     if (c.used && (c.value.h < c.low || c.value.w < c.low))
       return problem(std::string(c.name) + " is " + str(c.value.h) + "x" + str(c.value.w) + "; it must be at least " + str(c.low), c.name);
   }
-  if ((node.op == OpKind::conv2d || node.op == OpKind::conv_transpose2d) && a.groups < 1)
+  const DepthWindow& d = a.depth;
+  const bool three_d = node.op == OpKind::conv3d || node.op == OpKind::maxpool3d || node.op == OpKind::avgpool3d;
+  if (three_d && (d.kernel < 1 || d.stride < 1 || d.padding < 0 || (node.op == OpKind::conv3d && d.dilation < 1)))
+    return problem("the depth window (kernel " + str(d.kernel) + ", stride " + str(d.stride) + ", padding " + str(d.padding) + ", dilation " +
+                       str(d.dilation) + ") needs a kernel, stride and dilation of at least 1 and a padding of at least 0",
+                   "kernel");
+  if ((node.op == OpKind::conv2d || node.op == OpKind::conv3d || node.op == OpKind::conv_transpose2d) && a.groups < 1)
     return problem("groups = " + str(a.groups) + " must be at least 1", "groups");
   return Outcome{};
+}
+
+// The 3-D ops over a per-sample [C, D, H, W]: PyTorch's Conv3d, BatchNorm3d, MaxPool3d,
+// AvgPool3d and AdaptiveAvgPool3d rules, the 2-D ones with a depth axis.
+Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
+  const Attributes& a = node.attrs;
+  const DepthWindow& d = a.depth;
+  if (dtype != DType::f32 || in.size() != 4)
+    return problem("expects a float32 [C, D, H, W] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+  if (node.op == OpKind::batchnorm3d) return shaped(in);
+  if (node.op == OpKind::adaptive_avgpool3d) return shaped({in[0], d.output, a.output.h, a.output.w});
+  if (auto w = window_problem(node); !w.problem.empty()) return w;
+  const std::string kernel = str(d.kernel) + "x" + str(a.kernel.h) + "x" + str(a.kernel.w);
+  const std::string padded = padded_size(in[1], d.padding) + "x" + padded_size(in[2], a.padding.h) + "x" + padded_size(in[3], a.padding.w);
+  if (node.op == OpKind::conv3d) {
+    if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+    if (a.out_channels % a.groups != 0)
+      return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
+    const std::int64_t od = conv_out(in[1], d.kernel, d.stride, d.padding, d.dilation);
+    const std::int64_t oh = conv_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
+    const std::int64_t ow = conv_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
+    if (od <= 0 || oh <= 0 || ow <= 0) {
+      return problem("the kernel " + kernel + " (dilation " + str(d.dilation) + "x" + str(a.dilation.h) + "x" + str(a.dilation.w) +
+                         ") is larger than the padded input " + padded,
+                     "kernel");
+    }
+    return shaped({a.out_channels, od, oh, ow});
+  }
+  if (d.padding > d.kernel / 2 || a.padding.h > a.kernel.h / 2 || a.padding.w > a.kernel.w / 2)
+    return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(d.padding) + "x" + str(a.padding.h) + "x" +
+                       str(a.padding.w) + " for kernel " + kernel,
+                   "padding");
+  const std::int64_t od = pool_out(in[1], d.kernel, d.stride, d.padding, a.ceil_mode);
+  const std::int64_t oh = pool_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.ceil_mode);
+  const std::int64_t ow = pool_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.ceil_mode);
+  if (od <= 0 || oh <= 0 || ow <= 0) return problem("the kernel " + kernel + " is larger than the padded input " + padded, "kernel");
+  return shaped({in[0], od, oh, ow});
 }
 
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
@@ -601,6 +644,12 @@ Outcome infer_node(const Graph& g, const Node& node) {
       if (width > kInt64Max / 16) return problem("hidden_size " + str(a.hidden_size) + " is too large", "hidden_size");
       return shaped({in[0], saturate(width)});
     }
+    case OpKind::conv3d:
+    case OpKind::batchnorm3d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
+      return infer_3d(node, in, dtype);
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);

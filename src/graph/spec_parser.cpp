@@ -477,6 +477,28 @@ class SpecReader {
       if (!s || *s < min) bad(key, expected);
       return {*s, *s};
     }
+    // A 3-D op's window attribute: one integer for the depth, height and width, or a triple
+    // [d, h, w] of them. The depth goes to `depth`, the height and width are returned.
+    Pair triple(const char* key, std::int64_t& depth, Pair fallback, std::int64_t min, const std::string& what) const {
+      if (!has(key)) return fallback;
+      const json& v = item[key];
+      const std::string expected = what + " integer or a triple [d, h, w] of them";
+      std::int64_t x[3] = {};
+      if (v.is_array()) {
+        if (v.size() != 3) bad(key, expected);
+        for (std::size_t i = 0; i < 3; ++i) {
+          const auto e = as_integer(v[i]);
+          if (!e || *e < min) bad(key, expected);
+          x[i] = *e;
+        }
+      } else {
+        const auto e = as_integer(v);
+        if (!e || *e < min) bad(key, expected);
+        x[0] = x[1] = x[2] = *e;
+      }
+      depth = x[0];
+      return {x[1], x[2]};
+    }
     // A positive finite number or a pair [h, w] of them.
     Scale factors(const char* key) const {
       const json& v = item[key];
@@ -490,6 +512,27 @@ class SpecReader {
       return {v.get<double>(), v.get<double>()};
     }
   };
+
+  // conv3d, maxpool3d, avgpool3d: the 2-D ops' attributes with a depth (README.md, "Model specs").
+  void read_window3d(OpKind op, Attributes& at, const AttributeReader& a) const {
+    const std::string positive = "a positive integer";
+    const bool conv = op == OpKind::conv3d;
+    if (conv) a.require("out_channels", positive);
+    a.require("kernel", "a positive integer or a triple [d, h, w]");
+    if (conv) at.out_channels = a.integer("out_channels", 0, 1, positive);
+    at.kernel = a.triple("kernel", at.depth.kernel, {}, 1, "a positive");
+    // A pool's stride defaults to its kernel, a convolution's to 1.
+    at.depth.stride = conv ? 1 : at.depth.kernel;
+    at.stride = a.triple("stride", at.depth.stride, conv ? Pair{1, 1} : at.kernel, 1, "a positive");
+    at.padding = a.triple("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
+    if (conv) {
+      at.dilation = a.triple("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
+      at.groups = a.integer("groups", 1, 1, positive);
+      at.bias = a.boolean("bias", true);
+    } else {
+      at.ceil_mode = a.boolean("ceil_mode", false);
+    }
+  }
 
   // upsample: a mode, and the output given either by its size or by a scale of the input's.
   void read_upsample(Attributes& at, const AttributeReader& a) const {
@@ -656,6 +699,7 @@ class SpecReader {
         at.bias = a.boolean("bias", true);
         break;
       case OpKind::batchnorm2d:
+      case OpKind::batchnorm3d:
       case OpKind::layernorm:
         at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
         break;
@@ -672,6 +716,14 @@ class SpecReader {
         break;
       case OpKind::adaptive_avgpool2d:
         at.output = a.pair("output", {1, 1}, 1, "a positive");
+        break;
+      case OpKind::conv3d:
+      case OpKind::maxpool3d:
+      case OpKind::avgpool3d:
+        read_window3d(node.op, at, a);
+        break;
+      case OpKind::adaptive_avgpool3d:
+        at.output = a.triple("output", at.depth.output, {1, 1}, 1, "a positive");
         break;
       case OpKind::upsample:
         read_upsample(at, a);

@@ -1,6 +1,9 @@
-// conv2d, forward and backward, in three forms:
+// conv2d and conv3d, forward and backward, in three forms (a 3-D convolution is the same with
+// "plane" read as the volume D·H·W and the taps T·R·S: im2col becomes vol2col, one 2-D im2col
+// row per output depth slice):
 // - depthwise (groups == in_channels == out_channels): direct loops over each plane, since
-//   a GEMM with one input channel per group has nothing to reuse;
+//   a GEMM with one input channel per group has nothing to reuse (2-D only; a depthwise 3-D
+//   convolution takes the vol2col form);
 // - 1×1, stride 1, no padding: the NCHW input of one sample already is the GEMM's right-hand
 //   matrix [C/groups, H·W];
 // - everything else: im2col, then one sgemm of the group's weights [K/groups, C/groups·R·S]
@@ -29,6 +32,12 @@ namespace {
 
 // Samples are put side by side until a column matrix is this wide (see the header comment).
 constexpr i64 kMinColumns = 256;
+// A single sample's column matrix is made and multiplied in chunks of whole output depth
+// slices of at most this many floats (at least one slice): a video clip's whole vol2col
+// matrix is large (r3d_18's layer1: 1,728 rows by 8·56·56 columns, 173 MB), a chunk of it
+// stays in the last-level cache between its writing and the GEMM that reads it. 2-D
+// convolutions have one depth slice.
+constexpr i64 kMaxColumnFloats = i64{1} << 22;
 
 i64 floor_div(i64 a, i64 b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
@@ -54,23 +63,25 @@ void fill_zero(float* p, i64 n) {
 
 // The sizes every form derives from the geometry.
 struct Dims {
-  i64 hw, pq;      // input and output plane sizes
+  i64 hw, pq;      // input and output plane sizes (3-D: volumes D·H·W, O·P·Q)
   i64 cg, kg;      // input and output channels per group
-  i64 rs, crs;     // taps per channel; the GEMM's inner size C/groups·R·S
-  bool depthwise;  // groups == C == K
-  bool pointwise;  // 1×1, stride 1, no padding
+  i64 rs, crs;     // taps per channel (3-D: T·R·S); the GEMM's inner size C/groups·R·S
+  bool depthwise;  // groups == C == K, 2-D
+  bool pointwise;  // 1×1(×1), stride 1, no padding
 };
 
 Dims dims_of(const Conv2dGeometry& g) {
   Dims d{};
-  d.hw = g.in_h * g.in_w;
-  d.pq = g.out_h * g.out_w;
+  d.hw = g.in_d * g.in_h * g.in_w;
+  d.pq = g.out_d * g.out_h * g.out_w;
   d.cg = g.in_channels / g.groups;
   d.kg = g.out_channels / g.groups;
-  d.rs = g.kernel_h * g.kernel_w;
+  d.rs = g.kernel_d * g.kernel_h * g.kernel_w;
   d.crs = d.cg * d.rs;
-  d.depthwise = g.groups > 1 && g.groups == g.in_channels && g.groups == g.out_channels;
-  d.pointwise = d.rs == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 && g.out_h == g.in_h && g.out_w == g.in_w;
+  const bool flat = g.in_d == 1 && g.out_d == 1 && g.kernel_d == 1;
+  d.depthwise = flat && g.groups > 1 && g.groups == g.in_channels && g.groups == g.out_channels;
+  d.pointwise = d.rs == 1 && g.stride_h == 1 && g.stride_w == 1 && g.stride_d == 1 && g.pad_h == 0 && g.pad_w == 0 && g.pad_d == 0 &&
+                g.out_h == g.in_h && g.out_w == g.in_w && g.out_d == g.in_d;
   return d;
 }
 
@@ -78,16 +89,22 @@ Dims dims_of(const Conv2dGeometry& g) {
 // hold fewer), `chunks` of them per group.
 struct Plan {
   i64 chunk = 1, chunks = 1, items = 1;
+  i64 slices = 1;      // output depth slices per column matrix of a single-sample item (all: no split)
   i64 col_floats = 0;  // one item's column matrix (none for a pointwise single sample)
   i64 out_floats = 0;  // one item's product before the scatter to NCHW (none for one sample)
 };
 
-Plan plan_of(const Conv2dGeometry& g, const Dims& d, i64 max_chunk) {
+// `split_depth`: a single sample's columns may be made a chunk of depth slices at a time (the
+// forward pass; the backward's GEMMs take the whole matrix).
+Plan plan_of(const Conv2dGeometry& g, const Dims& d, i64 max_chunk, bool split_depth) {
   Plan p;
   p.chunk = d.pq >= kMinColumns ? 1 : std::clamp(ceil_div(kMinColumns, std::max<i64>(d.pq, 1)), i64{1}, max_chunk);
   p.chunks = ceil_div(g.batch, p.chunk);
   p.items = p.chunks * g.groups;
-  p.col_floats = d.pointwise && p.chunk == 1 ? 0 : d.crs * p.chunk * d.pq;
+  const i64 out_plane = g.out_h * g.out_w;
+  p.slices = g.out_d;
+  if (split_depth && p.chunk == 1 && !d.pointwise) p.slices = std::clamp(kMaxColumnFloats / std::max<i64>(d.crs * out_plane, 1), i64{1}, g.out_d);
+  p.col_floats = d.pointwise && p.chunk == 1 ? 0 : d.crs * (p.chunk == 1 ? p.slices * out_plane : p.chunk * d.pq);
   p.out_floats = p.chunk > 1 ? d.kg * p.chunk * d.pq : 0;
   return p;
 }
@@ -155,46 +172,75 @@ void im2col_row(const Conv2dGeometry& g, const float* plane, i64 r, i64 s, float
   fill_zero(dst + ps.hi * g.out_w, (g.out_h - ps.hi) * g.out_w);
 }
 
-// The column matrix [C/groups·R·S, count·P·Q] of `count` samples (C·H·W apart from x); rows
-// split over `threads`.
-void im2col(const Conv2dGeometry& g, const Dims& d, const float* x, i64 count, float* col, int threads) {
-  const i64 width = count * d.pq;
+// One row of the column matrix of a 3-D convolution: tap (t, r, s) of one input volume, for
+// the outputs (o, p, q) of depth slices o in [o0, o1) — per slice, the 2-D row of input plane
+// o·stride_d − pad_d + t·dilation_d, or zeros where that plane is padding. In 2-D, im2col_row.
+void vol2col_row(const Conv2dGeometry& g, const float* volume, i64 t, i64 r, i64 s, i64 o0, i64 o1, float* dst) {
+  const i64 plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  const Span os = valid_outputs(t * g.dilation_d - g.pad_d, g.stride_d, g.in_d, g.out_d);
+  const i64 lo = std::clamp(os.lo, o0, o1), hi = std::clamp(os.hi, lo, o1);
+  fill_zero(dst, (lo - o0) * out_plane);
+  for (i64 o = lo; o < hi; ++o) {
+    im2col_row(g, volume + (o * g.stride_d - g.pad_d + t * g.dilation_d) * plane, r, s, dst + (o - o0) * out_plane);
+  }
+  fill_zero(dst + (hi - o0) * out_plane, (o1 - hi) * out_plane);
+}
+
+// The column matrix [C/groups·T·R·S, count·(o1 − o0)·P·Q] of `count` samples (C·D·H·W apart
+// from x), output depth slices [o0, o1); rows split over `threads`.
+void im2col(const Conv2dGeometry& g, const Dims& d, const float* x, i64 count, i64 o0, i64 o1, float* col, int threads) {
+  const i64 span = (o1 - o0) * g.out_h * g.out_w;  // one sample's columns
+  const i64 width = count * span;
   const i64 rows = d.crs * count;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * d.pq >= detail::kParallelWork) schedule(static)
+  const i64 taps_hw = g.kernel_h * g.kernel_w;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows * span >= detail::kParallelWork) schedule(static)
   for (i64 task = 0; task < rows; ++task) {
     const i64 row = task / count, sample = task % count;
-    const i64 c = row / d.rs, r = row / g.kernel_w % g.kernel_h, s = row % g.kernel_w;
-    im2col_row(g, x + sample * g.in_channels * d.hw + c * d.hw, r, s, col + row * width + sample * d.pq);
+    const i64 c = row / d.rs, t = row % d.rs / taps_hw, r = row / g.kernel_w % g.kernel_h, s = row % g.kernel_w;
+    vol2col_row(g, x + sample * g.in_channels * d.hw + c * d.hw, t, r, s, o0, o1, col + row * width + sample * span);
   }
 }
 
-// dx planes of `count` samples (overwritten) = the column gradients [C/groups·R·S, count·P·Q]
-// summed back onto the inputs they came from. Threads split (sample, channel) planes, so no
-// two write one plane.
+// One input plane's share of col2im: the column-gradient rows of taps (r, s) of one output
+// depth slice (`src` at its tap (0, 0), rows `width` apart) added onto the plane they came from.
+void col2im_plane(const Conv2dGeometry& g, const float* src, i64 width, float* plane) {
+  for (i64 r = 0; r < g.kernel_h; ++r) {
+    const Span ps = valid_outputs(r * g.dilation_h - g.pad_h, g.stride_h, g.in_h, g.out_h);
+    for (i64 s = 0; s < g.kernel_w; ++s) {
+      const i64 q_offset = s * g.dilation_w - g.pad_w;
+      const Span qs = valid_outputs(q_offset, g.stride_w, g.in_w, g.out_w);
+      const i64 n = qs.hi - qs.lo;
+      const float* row = src + (r * g.kernel_w + s) * width;
+      for (i64 p = ps.lo; p < ps.hi; ++p) {
+        float* out = plane + (p * g.stride_h - g.pad_h + r * g.dilation_h) * g.in_w + qs.lo * g.stride_w + q_offset;
+        const float* in = row + p * g.out_w + qs.lo;
+        if (g.stride_w == 1) {
+          for (i64 q = 0; q < n; ++q) out[q] += in[q];
+        } else {
+          for (i64 q = 0; q < n; ++q) out[q * g.stride_w] += in[q];
+        }
+      }
+    }
+  }
+}
+
+// dx volumes of `count` samples (overwritten) = the column gradients [C/groups·T·R·S,
+// count·O·P·Q] summed back onto the inputs they came from. Threads split (sample, channel)
+// volumes, so no two write one volume.
 void col2im(const Conv2dGeometry& g, const Dims& d, const float* dcol, i64 count, float* dx, int threads) {
   const i64 width = count * d.pq;
-  const i64 planes = count * d.cg;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && planes * d.rs * d.pq >= detail::kParallelWork) schedule(static)
-  for (i64 task = 0; task < planes; ++task) {
+  const i64 volumes = count * d.cg;
+  const i64 plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w, taps_hw = g.kernel_h * g.kernel_w;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && volumes * d.rs * d.pq >= detail::kParallelWork) schedule(static)
+  for (i64 task = 0; task < volumes; ++task) {
     const i64 sample = task / d.cg, c = task % d.cg;
-    float* plane = dx + sample * g.in_channels * d.hw + c * d.hw;
-    fill_zero(plane, d.hw);
-    for (i64 r = 0; r < g.kernel_h; ++r) {
-      const Span ps = valid_outputs(r * g.dilation_h - g.pad_h, g.stride_h, g.in_h, g.out_h);
-      for (i64 s = 0; s < g.kernel_w; ++s) {
-        const i64 q_offset = s * g.dilation_w - g.pad_w;
-        const Span qs = valid_outputs(q_offset, g.stride_w, g.in_w, g.out_w);
-        const i64 n = qs.hi - qs.lo;
-        const float* src = dcol + ((c * g.kernel_h + r) * g.kernel_w + s) * width + sample * d.pq;
-        for (i64 p = ps.lo; p < ps.hi; ++p) {
-          float* out = plane + (p * g.stride_h - g.pad_h + r * g.dilation_h) * g.in_w + qs.lo * g.stride_w + q_offset;
-          const float* in = src + p * g.out_w + qs.lo;
-          if (g.stride_w == 1) {
-            for (i64 q = 0; q < n; ++q) out[q] += in[q];
-          } else {
-            for (i64 q = 0; q < n; ++q) out[q * g.stride_w] += in[q];
-          }
-        }
+    float* volume = dx + sample * g.in_channels * d.hw + c * d.hw;
+    fill_zero(volume, d.hw);
+    for (i64 t = 0; t < g.kernel_d; ++t) {
+      const Span os = valid_outputs(t * g.dilation_d - g.pad_d, g.stride_d, g.in_d, g.out_d);
+      const float* src = dcol + (c * d.rs + t * taps_hw) * width + sample * d.pq;
+      for (i64 o = os.lo; o < os.hi; ++o) {
+        col2im_plane(g, src + o * out_plane, width, volume + (o * g.stride_d - g.pad_d + t * g.dilation_d) * plane);
       }
     }
   }
@@ -208,26 +254,35 @@ void forward_item(const Conv2dGeometry& g, const Dims& d, const Plan& plan, cons
   const Item it = item_of(g, d, plan, index);
   const float* weights = w + it.w_offset;
   const float* bias = b != nullptr ? b + it.group * d.kg : nullptr;
-  const float* rhs = x + it.x_offset;
-  if (!(d.pointwise && it.count == 1)) {
-    im2col(g, d, rhs, it.count, col, threads);
-    rhs = col;
-  }
-  const i64 width = it.count * d.pq;
   if (it.count == 1) {
     detail::SingleThreadedBlas single;
-    // Straight into y. The bias goes in as C with beta = 1 (OpenBLAS would otherwise clear C
-    // in a pass of its own), written by the thread whose GEMM panel reads it next.
-    float* out = y + it.y_offset;
-    detail::for_each_panel(d.kg, d.pq, threads, [&](i64 k0, i64 k1, i64 j0, i64 j1) {
-      if (bias != nullptr) {
-        for (i64 k = k0; k < k1; ++k) std::fill(out + k * d.pq + j0, out + k * d.pq + j1, bias[k]);
+    // Straight into y, a chunk of output depth slices at a time (one chunk in 2-D: Plan::slices).
+    // The bias goes in as C with beta = 1 (OpenBLAS would otherwise clear C in a pass of its
+    // own), written by the thread whose GEMM panel reads it next.
+    const i64 out_plane = g.out_h * g.out_w;
+    for (i64 o0 = 0; o0 < g.out_d; o0 += plan.slices) {
+      const i64 o1 = std::min(g.out_d, o0 + plan.slices), width = (o1 - o0) * out_plane;
+      float* out = y + it.y_offset + o0 * out_plane;
+      const float* rhs = x + it.x_offset + o0 * out_plane;  // pointwise: the input is the matrix
+      i64 ldb = d.pq;
+      if (!d.pointwise) {
+        im2col(g, d, x + it.x_offset, 1, o0, o1, col, threads);
+        rhs = col;
+        ldb = width;
       }
-      detail::sgemm(false, false, k1 - k0, j1 - j0, d.crs, 1.0f, weights + k0 * d.crs, d.crs, rhs + j0, d.pq, bias != nullptr ? 1.0f : 0.0f,
-                    out + k0 * d.pq + j0, d.pq);
-    });
+      detail::for_each_panel(d.kg, width, threads, [&](i64 k0, i64 k1, i64 j0, i64 j1) {
+        if (bias != nullptr) {
+          for (i64 k = k0; k < k1; ++k) std::fill(out + k * d.pq + j0, out + k * d.pq + j1, bias[k]);
+        }
+        detail::sgemm(false, false, k1 - k0, j1 - j0, d.crs, 1.0f, weights + k0 * d.crs, d.crs, rhs + j0, ldb, bias != nullptr ? 1.0f : 0.0f,
+                      out + k0 * d.pq + j0, d.pq);
+      });
+    }
     return;
   }
+  im2col(g, d, x + it.x_offset, it.count, 0, g.out_d, col, threads);
+  const float* rhs = col;
+  const i64 width = it.count * d.pq;
   detail::parallel_sgemm(false, false, d.kg, width, d.crs, 1.0f, weights, d.crs, rhs, width, 0.0f, product, width, threads);
   // product[k, sample·P·Q + pq] → y[first + sample, group·K/groups + k, pq], plus the bias.
   const i64 rows = it.count * d.kg;
@@ -389,7 +444,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   const int threads = kernel_threads();
   const bool parallel = threads > 1 && g.batch * g.out_channels * d.crs * d.pq >= detail::kParallelWork;
   // Chunks no bigger than one round's share of the samples, so that the items fill every thread.
-  const Plan plan = plan_of(g, d, parallel ? std::max<i64>(1, g.batch * g.groups / threads) : g.batch);
+  const Plan plan = plan_of(g, d, parallel ? std::max<i64>(1, g.batch * g.groups / threads) : g.batch, true);
   const i64 split = parallel ? plan.items / threads * threads : 0;
   const i64 slot_floats = plan.col_floats + plan.out_floats;
   Tensor workspace = Tensor::empty({split > 0 ? threads : 1, slot_floats});
@@ -425,7 +480,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     }
   }
   if (dx == nullptr && dw == nullptr) return;
-  const Plan plan = plan_of(g, d, g.batch);
+  const Plan plan = plan_of(g, d, g.batch, false);
   Tensor workspace = Tensor::empty({plan.col_floats + plan.out_floats});
   float* col = workspace.f32();
   float* gathered = col + plan.col_floats;
@@ -448,7 +503,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     if (dw != nullptr) {
       const float* rhs = x + it.x_offset;
       if (!direct) {
-        im2col(g, d, rhs, it.count, col, threads);
+        im2col(g, d, rhs, it.count, 0, g.out_d, col, threads);
         rhs = col;
       }
       detail::parallel_sgemm(false, true, d.kg, d.crs, width, 1.0f, grad, width, rhs, width, 1.0f, dw + it.w_offset, d.crs, threads);

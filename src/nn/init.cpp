@@ -126,6 +126,13 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
       break;
     }
+    case OpKind::conv3d: {
+      const std::int64_t c = in[0] / a.groups;
+      const double bound = kaiming_bound(c * a.depth.kernel * a.kernel.h * a.kernel.w);
+      specs.push_back({"weight", {a.out_channels, c, a.depth.kernel, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
+      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
+      break;
+    }
     case OpKind::conv_transpose2d: {
       // PyTorch's layout [in, out/groups, kh, kw]; its fan_in is dim 1 times the kernel
       // (torch.nn.init._calculate_fan_in_and_fan_out), so the bound is 1/√(out/groups·kh·kw).
@@ -146,6 +153,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       }
       break;
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
       specs.push_back({"weight", {in[0]}, InitScheme::constant, 1.0, -1});
       specs.push_back({"bias", {in[0]}, InitScheme::constant, 0.0, -1});
       break;
@@ -190,6 +198,9 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::flatten:
@@ -241,7 +252,7 @@ std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int 
     if (node.inputs.size() == 1) buffers.emplace_back("operand", node.attrs.operand);
     return buffers;
   }
-  if (node.op != OpKind::batchnorm2d) return {};
+  if (node.op != OpKind::batchnorm2d && node.op != OpKind::batchnorm3d) return {};
   const std::int64_t c = graph.shape_of(node.inputs[0])[0];
   return {{"running_mean", {c}}, {"running_var", {c}}};
 }

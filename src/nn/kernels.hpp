@@ -46,12 +46,16 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, i6
 void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db, i64 m, i64 k, i64 n);
 
 // ---- conv2d: x[N,C,H,W], w[K, C/groups, R, S], b[K] → y[N,K,P,Q] ------------------------------
+// ---- and conv3d: x[N,C,D,H,W], w[K, C/groups, T, R, S], b[K] → y[N,K,O,P,Q] (depth fields) -----
 struct Conv2dGeometry {
   i64 batch = 1, in_channels = 1, in_h = 1, in_w = 1;
   i64 out_channels = 1, kernel_h = 1, kernel_w = 1;
   i64 stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   i64 groups = 1;
   i64 out_h = 1, out_w = 1;  // as shape inference computed them
+  // conv3d's depth axis (x[N, C, D, H, W], weights [K, C/groups, kd, kh, kw]); a 2-D
+  // convolution is the depth-1 case these defaults give.
+  i64 in_d = 1, out_d = 1, kernel_d = 1, stride_d = 1, pad_d = 0, dilation_d = 1;
 };
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y);
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx, float* dw, float* db);
@@ -126,6 +130,23 @@ void avgpool2d_backward(const Pool2dGeometry& g, const float* dy, float* dx);
 // PyTorch's adaptive_avg_pool2d windows: [floor(i·H/P), ceil((i+1)·H/P)).
 void adaptive_avgpool2d_forward(const float* x, float* y, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w);
 void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h, i64 w, i64 out_h, i64 out_w);
+
+// ---- pooling over x[N, C, D, H, W]: the 2-D rules above with a depth axis -------------------
+struct Pool3dGeometry {
+  i64 batch = 1, channels = 1, in_d = 1, in_h = 1, in_w = 1;
+  i64 kernel_d = 1, kernel_h = 1, kernel_w = 1, stride_d = 1, stride_h = 1, stride_w = 1, pad_d = 0, pad_h = 0, pad_w = 0;
+  i64 out_d = 1, out_h = 1, out_w = 1;  // as shape inference computed them (ceil_mode included)
+};
+// argmax [N,C,O,P,Q]: flat index into the sample-channel volume of the chosen input (PyTorch's
+// max_pool3d: the first maximum, or the last NaN); may be null in inference.
+void maxpool3d_forward(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax);
+void maxpool3d_backward(const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx);
+void avgpool3d_forward(const Pool3dGeometry& g, const float* x, float* y);
+void avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx);
+// Adaptive average pooling of [D, H, W] volumes to [out_d, out_h, out_w] (g's kernel, stride and
+// padding unused), with adaptive_avgpool2d's windows along each axis.
+void adaptive_avgpool3d_forward(const Pool3dGeometry& g, const float* x, float* y);
+void adaptive_avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx);
 
 // ---- upsampling over x[N, C, H, W] (PyTorch's F.interpolate, nearest or bilinear) ---------
 struct UpsampleGeometry {

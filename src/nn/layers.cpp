@@ -75,15 +75,25 @@ class LinearLayer final : public Layer {
   Tensor x_;
 };
 
-// The conv2d geometry from per-sample [C, H, W] input and output shapes and a node's window.
+// The convolution geometry from per-sample [C, H, W] (conv3d: [C, D, H, W]) input and output
+// shapes and a node's window.
 Conv2dGeometry conv_geometry(const Attributes& a, const Shape& in, const Shape& out) {
   Conv2dGeometry g;
+  const std::size_t h = in.size() - 2;  // the height's axis: 1, or 2 after a depth
+  if (h == 2) {
+    g.in_d = in[1];
+    g.out_d = out[1];
+    g.kernel_d = a.depth.kernel;
+    g.stride_d = a.depth.stride;
+    g.pad_d = a.depth.padding;
+    g.dilation_d = a.depth.dilation;
+  }
   g.in_channels = in[0];
-  g.in_h = in[1];
-  g.in_w = in[2];
+  g.in_h = in[h];
+  g.in_w = in[h + 1];
   g.out_channels = out[0];
-  g.out_h = out[1];
-  g.out_w = out[2];
+  g.out_h = out[h];
+  g.out_w = out[h + 1];
   g.kernel_h = a.kernel.h;
   g.kernel_w = a.kernel.w;
   g.stride_h = a.stride.h;
@@ -96,6 +106,7 @@ Conv2dGeometry conv_geometry(const Attributes& a, const Shape& in, const Shape& 
   return g;
 }
 
+// conv2d and conv3d (the geometry's depth axis).
 class Conv2dLayer final : public Layer {
  public:
   Conv2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
@@ -181,6 +192,7 @@ class ConvTranspose2dLayer final : public Layer {
 // PyTorch's BatchNorm2d defaults: momentum 0.1 for the running statistics.
 constexpr double kBatchNormMomentum = 0.1;
 
+// batchnorm2d and batchnorm3d: per-channel statistics over every other axis and the batch.
 class BatchNorm2dLayer final : public Layer {
  public:
   BatchNorm2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
@@ -302,7 +314,12 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::matmul:
     case OpKind::linear:
     case OpKind::conv2d:
+    case OpKind::conv3d:
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
     case OpKind::layernorm:
     case OpKind::softmax:
     case OpKind::maxpool2d:
@@ -490,6 +507,68 @@ class AdaptiveAvgPool2dLayer final : public Layer {
 
  private:
   Shape out_, in_;
+};
+
+Pool3dGeometry pool3d_geometry(const Node& node, const Shape& in) {
+  const Attributes& a = node.attrs;
+  Pool3dGeometry g;
+  g.channels = in[0];
+  g.in_d = in[1];
+  g.in_h = in[2];
+  g.in_w = in[3];
+  g.kernel_d = a.depth.kernel;
+  g.kernel_h = a.kernel.h;
+  g.kernel_w = a.kernel.w;
+  g.stride_d = a.depth.stride;
+  g.stride_h = a.stride.h;
+  g.stride_w = a.stride.w;
+  g.pad_d = a.depth.padding;
+  g.pad_h = a.padding.h;
+  g.pad_w = a.padding.w;
+  g.out_d = node.output_shape[1];
+  g.out_h = node.output_shape[2];
+  g.out_w = node.output_shape[3];
+  return g;
+}
+
+// maxpool3d (keeping its argmax for backward, as maxpool2d), avgpool3d and adaptive_avgpool3d.
+class Pool3dLayer final : public Layer {
+ public:
+  Pool3dLayer(const Node& node, const Shape& in) : op_(node.op), out_(node.output_shape), in_(in), g_(pool3d_geometry(node, in)) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
+    const Tensor& x = *in[0];
+    g_.batch = x.dim(0);
+    Tensor y = Tensor::empty(batched(g_.batch, out_));
+    if (op_ == OpKind::maxpool3d) {
+      if (c.training) argmax_ = Tensor::empty(y.shape(), DType::i32);
+      maxpool3d_forward(g_, x.f32(), y.f32(), argmax_.defined() ? argmax_.i32() : nullptr);
+    } else if (op_ == OpKind::avgpool3d) {
+      avgpool3d_forward(g_, x.f32(), y.f32());
+    } else {
+      adaptive_avgpool3d_forward(g_, x.f32(), y.f32());
+    }
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] == 0) return;
+    g_.batch = dy.dim(0);
+    dx[0] = Tensor::empty(batched(g_.batch, in_));
+    if (op_ == OpKind::maxpool3d) {
+      maxpool3d_backward(g_, argmax_.i32(), dy.f32(), dx[0].f32());
+    } else if (op_ == OpKind::avgpool3d) {
+      avgpool3d_backward(g_, dy.f32(), dx[0].f32());
+    } else {
+      adaptive_avgpool3d_backward(g_, dy.f32(), dx[0].f32());
+    }
+  }
+  void release_saved() noexcept override { argmax_ = Tensor(); }
+
+ private:
+  OpKind op_;
+  Shape out_, in_;
+  Pool3dGeometry g_;
+  Tensor argmax_;
 };
 
 class UpsampleLayer final : public Layer {
@@ -1232,6 +1311,8 @@ Shape batched(std::int64_t batch, const Shape& per_sample) {
   return full;
 }
 
+// Long: one case per op, each its layer's construction; no default, so that the compiler names an
+// op it lacks (docs/adding-an-op.md).
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
@@ -1244,10 +1325,12 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
     case OpKind::conv2d:
+    case OpKind::conv3d:
       return std::make_unique<Conv2dLayer>(node, in, params);
     case OpKind::conv_transpose2d:
       return std::make_unique<ConvTranspose2dLayer>(node, in, params);
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
       return std::make_unique<BatchNorm2dLayer>(node, in, params);
     case OpKind::layernorm:
       return std::make_unique<LayerNormLayer>(node, in, params);
@@ -1261,6 +1344,10 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<AvgPool2dLayer>(node, in);
     case OpKind::adaptive_avgpool2d:
       return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
+      return std::make_unique<Pool3dLayer>(node, in);
     case OpKind::upsample:
       return std::make_unique<UpsampleLayer>(node, in);
     case OpKind::lstm:

@@ -1,5 +1,5 @@
-// 2-D max, average and adaptive average pooling over NCHW, forward and backward, with
-// PyTorch's window rules. Every (sample, channel) plane is independent, so planes are the
+// 2-D and 3-D max, average and adaptive average pooling over NCHW and NCDHW, forward and
+// backward, with PyTorch's window rules. Every (sample, channel) plane is independent, so planes are the
 // unit of parallel work: a backward pass scatters only into its own plane, with no races and
 // a fixed order of additions whatever the thread count.
 #include <algorithm>
@@ -235,6 +235,176 @@ void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h
         }
       }
     }
+  }
+}
+
+// ---- 3-D ------------------------------------------------------------------------------
+// PyTorch's max_pool3d, avg_pool3d (count_include_pad) and adaptive_avg_pool3d: the 2-D rules
+// with a depth axis, one (sample, channel) volume per unit of parallel work. Video models pool
+// little (r3d_18 only at its head), so these are the direct loops.
+namespace {
+
+i64 visits(const Pool3dGeometry& g) {
+  return g.batch * g.channels * g.out_d * g.out_h * g.out_w * g.kernel_d * g.kernel_h * g.kernel_w;
+}
+
+// The three axes' windows of output (od, oh, ow).
+struct Windows3 {
+  Window d, h, w;
+};
+Windows3 windows_of(const Pool3dGeometry& g, i64 od, i64 oh, i64 ow) {
+  return {pool_window(od, g.stride_d, g.pad_d, g.kernel_d, g.in_d), pool_window(oh, g.stride_h, g.pad_h, g.kernel_h, g.in_h),
+          pool_window(ow, g.stride_w, g.pad_w, g.kernel_w, g.in_w)};
+}
+
+// Calls f(flat input index) over a window, in (d, h, w) order.
+template <typename F>
+void for_each_in(const Pool3dGeometry& g, const Windows3& win, F&& f) {
+  for (i64 d = win.d.start; d < win.d.end; ++d) {
+    for (i64 h = win.h.start; h < win.h.end; ++h) {
+      for (i64 w = win.w.start; w < win.w.end; ++w) f((d * g.in_h + h) * g.in_w + w);
+    }
+  }
+}
+
+// Calls f(flat output index, windows) for every output of a volume.
+template <typename F>
+void for_each_output(const Pool3dGeometry& g, F&& f) {
+  for (i64 od = 0; od < g.out_d; ++od) {
+    for (i64 oh = 0; oh < g.out_h; ++oh) {
+      for (i64 ow = 0; ow < g.out_w; ++ow) f((od * g.out_h + oh) * g.out_w + ow, windows_of(g, od, oh, ow));
+    }
+  }
+}
+
+i64 in_volume(const Pool3dGeometry& g) {
+  return g.in_d * g.in_h * g.in_w;
+}
+i64 out_volume(const Pool3dGeometry& g) {
+  return g.out_d * g.out_h * g.out_w;
+}
+
+}  // namespace
+
+void maxpool3d_forward(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
+  const i64 planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_volume(g);
+    float* yp = y + p * out_volume(g);
+    std::int32_t* ap = argmax != nullptr ? argmax + p * out_volume(g) : nullptr;
+    for_each_output(g, [&](i64 o, const Windows3& win) {
+      float m = -std::numeric_limits<float>::infinity();
+      i64 at = -1;
+      // PyTorch's rule (its max_pool3d kernels): a larger value or a NaN takes the place; the
+      // window's first element starts it, so an all -inf window still points into the input.
+      for_each_in(g, win, [&](i64 i) {
+        const float v = xp[i];
+        if (at < 0 || v > m || v != v) {
+          m = v;
+          at = i;
+        }
+      });
+      yp[o] = m;
+      if (ap != nullptr) ap[o] = static_cast<std::int32_t>(at);
+    });
+  }
+}
+
+void maxpool3d_backward(const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx) {
+  if (dx == nullptr) return;
+  const i64 planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * (in_volume(g) + out_volume(g)) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    float* dxp = dx + p * in_volume(g);
+    const float* dyp = dy + p * out_volume(g);
+    const std::int32_t* ap = argmax + p * out_volume(g);
+    zero(dxp, in_volume(g));
+    for (i64 o = 0; o < out_volume(g); ++o) {
+      if (ap[o] >= 0) dxp[ap[o]] += dyp[o];
+    }
+  }
+}
+
+void avgpool3d_forward(const Pool3dGeometry& g, const float* x, float* y) {
+  const i64 planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_volume(g);
+    float* yp = y + p * out_volume(g);
+    for_each_output(g, [&](i64 o, const Windows3& win) {
+      float total = 0.0f;
+      for_each_in(g, win, [&](i64 i) { total += xp[i]; });
+      const bool empty = win.d.start >= win.d.end || win.h.start >= win.h.end || win.w.start >= win.w.end;
+      yp[o] = empty ? 0.0f : total / static_cast<float>(win.d.padded_length * win.h.padded_length * win.w.padded_length);
+    });
+  }
+}
+
+void avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx) {
+  if (dx == nullptr) return;
+  const i64 planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    float* dxp = dx + p * in_volume(g);
+    const float* dyp = dy + p * out_volume(g);
+    zero(dxp, in_volume(g));
+    for_each_output(g, [&](i64 o, const Windows3& win) {
+      const float share = dyp[o] / static_cast<float>(win.d.padded_length * win.h.padded_length * win.w.padded_length);
+      for_each_in(g, win, [&](i64 i) { dxp[i] += share; });
+    });
+  }
+}
+
+namespace {
+
+// adaptive_avgpool2d's windows along each axis (g's kernel, stride and padding are unused).
+Windows3 adaptive_windows(const Pool3dGeometry& g, i64 od, i64 oh, i64 ow) {
+  const auto axis = [](i64 i, i64 in, i64 out) {
+    const i64 start = adaptive_start(i, in, out), end = adaptive_end(i, in, out);
+    return Window{start, end, end - start};
+  };
+  return {axis(od, g.in_d, g.out_d), axis(oh, g.in_h, g.out_h), axis(ow, g.in_w, g.out_w)};
+}
+
+template <typename F>
+void for_each_adaptive_output(const Pool3dGeometry& g, F&& f) {
+  for (i64 od = 0; od < g.out_d; ++od) {
+    for (i64 oh = 0; oh < g.out_h; ++oh) {
+      for (i64 ow = 0; ow < g.out_w; ++ow) f((od * g.out_h + oh) * g.out_w + ow, adaptive_windows(g, od, oh, ow));
+    }
+  }
+}
+
+}  // namespace
+
+void adaptive_avgpool3d_forward(const Pool3dGeometry& g, const float* x, float* y) {
+  const i64 planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * in_volume(g) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_volume(g);
+    float* yp = y + p * out_volume(g);
+    for_each_adaptive_output(g, [&](i64 o, const Windows3& win) {
+      // Global pooling averages whole volumes: sum in double, as adaptive_avgpool2d.
+      double total = 0.0;
+      for_each_in(g, win, [&](i64 i) { total += static_cast<double>(xp[i]); });
+      yp[o] = static_cast<float>(total / static_cast<double>(win.d.padded_length * win.h.padded_length * win.w.padded_length));
+    });
+  }
+}
+
+void adaptive_avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx) {
+  if (dx == nullptr) return;
+  const i64 planes = g.batch * g.channels;
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (planes * in_volume(g) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    float* dxp = dx + p * in_volume(g);
+    const float* dyp = dy + p * out_volume(g);
+    zero(dxp, in_volume(g));
+    for_each_adaptive_output(g, [&](i64 o, const Windows3& win) {
+      const float share = dyp[o] / static_cast<float>(win.d.padded_length * win.h.padded_length * win.w.padded_length);
+      for_each_in(g, win, [&](i64 i) { dxp[i] += share; });
+    });
   }
 }
 

@@ -45,7 +45,13 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
       return true;
     case OpKind::conv2d:
       return !is_depthwise(node, input_shape);
+    case OpKind::conv3d:  // every 3-D convolution is lowered to GEMMs (src/nn/conv2d.cpp)
+      return true;
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
     case OpKind::layernorm:
     case OpKind::softmax:
     case OpKind::maxpool2d:
@@ -104,6 +110,8 @@ double relative_uncertainty(const Summary& t) {
   return half / t.median;
 }
 
+// Long: one case per GEMM-backed op, each its GEMM's shape as its kernel runs it, and every other
+// op named (no default: docs/adding-an-op.md).
 std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::int64_t batch) {
   const Attributes& a = node.attrs;
   switch (node.op) {
@@ -123,6 +131,12 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
         return GemmShape{a.out_channels / g, product(node.output_shape, 1, 3), in[0] / g * a.kernel.h * a.kernel.w, g * batch};
       }
       return GemmShape{a.out_channels / g * a.kernel.h * a.kernel.w, product(in, 1, 3), in[0] / g, g * batch};
+    }
+    case OpKind::conv3d: {
+      // vol2col: weights [K/g, C/g·T·R·S] × columns [C/g·T·R·S, O·P·Q] per sample.
+      if (in.size() != 4 || node.output_shape.size() != 4 || a.groups < 1) return std::nullopt;
+      const std::int64_t g = a.groups;
+      return GemmShape{a.out_channels / g, product(node.output_shape, 1, 4), in[0] / g * a.depth.kernel * a.kernel.h * a.kernel.w, g * batch};
     }
     case OpKind::attention: {
       // Per head: scores = Q·Kᵀ [T, T] over d_head, then context = P·V [T, d_head] over T.
@@ -146,6 +160,10 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
     }
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
     case OpKind::layernorm:
     case OpKind::softmax:
     case OpKind::maxpool2d:
@@ -225,7 +243,7 @@ void structure_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
                                  taps, r ? fmt::format("{:.2g}", r->intensity) : std::string("low intensity")),
                      "fuse it with the pointwise (1×1) convolution and the BatchNorm/activation around it, so its output never goes "
                      "to memory; a larger batch amortises the per-plane loop overhead"});
-    } else if (node.op == OpKind::conv2d && node.attrs.groups > 1) {
+    } else if ((node.op == OpKind::conv2d || node.op == OpKind::conv3d) && node.attrs.groups > 1) {
       const auto g = forward_gemm(node, in.input_shape, in.batch);
       out.push_back({"grouped_gemm", fmt::format("{} groups: small GEMMs", node.attrs.groups),
                      fmt::format("a grouped convolution runs {} GEMMs of {}×{}×{} per sample instead of one {} times wider", node.attrs.groups,

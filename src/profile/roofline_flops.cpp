@@ -25,8 +25,10 @@ struct Reasons {
 void kernel_reasons(OpKind op, bool causal, Reasons& r) {
   switch (op) {
     case OpKind::conv2d:
+    case OpKind::conv3d:
       r.more.emplace_back(
-          "im2col lowering: the GEMM runs over the unfolded input (K = C·kh·kw per group), so tile padding applies "
+          "im2col (vol2col in 3-D) lowering: the GEMM runs over the unfolded input (K = C·kh·kw, C·kd·kh·kw in 3-D, per group), so tile padding "
+          "applies "
           "to that K and to every group's GEMM separately; the padded border is multiplied as explicit zeros, as "
           "the analytic count assumes");
       r.less.emplace_back(
@@ -50,6 +52,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "counts a few FLOPs");
       break;
     case OpKind::batchnorm2d:
+    case OpKind::batchnorm3d:
     case OpKind::layernorm:
       r.more.emplace_back(
           "the square root and division of normalisation are one FLOP each in the analytic table but several "
@@ -85,6 +88,9 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:
     case OpKind::adaptive_avgpool2d:
+    case OpKind::maxpool3d:
+    case OpKind::avgpool3d:
+    case OpKind::adaptive_avgpool3d:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:
@@ -131,7 +137,7 @@ Reasons reasons_for(OpKind op, bool causal) {
         "element, where the analytic table counts a few FLOPs");
     r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
   }
-  if (info.unary.max_min || op == OpKind::maxpool2d) {
+  if (info.unary.max_min || op == OpKind::maxpool2d || op == OpKind::maxpool3d) {
     r.less.emplace_back(
         "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
         "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");

@@ -110,7 +110,10 @@ std::string_view base_name(std::string_view op) {
 // ---- convolutions ----
 
 // Where a convolution's arguments are: aten::convolution and _convolution, conv1d/2d/3d,
-// conv_transpose1d/2d/3d, mkldnn_convolution (padding before stride), convolution_backward.
+// conv_transpose1d/2d/3d, mkldnn_convolution (padding before stride), convolution_backward, and
+// the 3-D kernels PyTorch 1.13 dispatches a CPU conv3d to when oneDNN does not take it:
+// slow_conv3d and slow_conv3d_forward (self, weight, kernel_size, bias, stride, padding: no
+// dilation, one group) and slow_conv_dilated3d (its dilation after the padding).
 struct ConvLayout {
   std::size_t input, weight, bias, stride, padding, dilation, groups;
   std::size_t transposed = kAtenMaxArgs;  // an index, or none: `transposed_always`
@@ -123,14 +126,13 @@ std::optional<ConvLayout> conv_layout(std::string_view op) {
   if (op == "conv1d" || op == "conv2d" || op == "conv3d") return ConvLayout{0, 1, 2, 3, 4, 5, 6};
   if (op == "conv_transpose1d" || op == "conv_transpose2d") return ConvLayout{0, 1, 2, 3, 4, 7, 6, kAtenMaxArgs, 5, true};
   if (op == "mkldnn_convolution") return ConvLayout{0, 1, 2, 4, 3, 5, 6};
+  if (op == "slow_conv3d" || op == "slow_conv3d_forward") return ConvLayout{0, 1, 3, 4, 5, kAtenMaxArgs, kAtenMaxArgs};
+  if (op == "slow_conv_dilated3d") return ConvLayout{0, 1, 3, 4, 5, 6, kAtenMaxArgs};
   if (op == "convolution_backward") return ConvLayout{1, 2, kAtenMaxArgs, 4, 5, 6, 9, 7, 8};
   return std::nullopt;
 }
 
-// The call as a conv2d (or conv_transpose2d) node: 1-D as a height of 1; 3-D (not transposed)
-// as a 2-D convolution with the same outputs and the same products per output (the depth and
-// height of the kernel folded into its input channels; its input bytes set back to the real
-// input's).
+// The call as a conv2d (or conv_transpose2d) node, 1-D as a height of 1, or a conv3d node.
 // Long: the three spatial ranks and the transposed form, read from one layout.
 std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
   const AtenArg* x = tensor(c, l.input);
@@ -158,18 +160,13 @@ std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
     const Shape in = spatial == 1 ? Shape{x->dims[1], 1, x->dims[2]} : Shape{x->dims[1], x->dims[2], x->dims[3]};
     return node_cost(transposed ? OpKind::conv_transpose2d : OpKind::conv2d, in, a, batch);
   }
-  if (transposed) return std::nullopt;  // 3-D transposed: no formula yet (docs/torch.md)
-  std::int64_t out[3] = {};
-  for (std::size_t k = 0; k < 3; ++k) {
-    const std::int64_t span = (*dilation)[k] * (w->dims[2 + k] - 1) + 1;
-    out[k] = (x->dims[2 + k] + 2 * (*padding)[k] - span) / (*stride)[k] + 1;
-    if (out[k] <= 0) return std::nullopt;
-  }
-  a.kernel = {1, w->dims[4]};
-  const Shape folded{x->dims[1] * w->dims[2] * w->dims[3], out[0] * out[1], out[2] + w->dims[4] - 1};
-  auto n = node_cost(OpKind::conv2d, folded, a, batch);
-  if (n) n->cost.input_bytes = Count(x->elements / std::max<std::int64_t>(batch, 1)) * 4;
-  return n;
+  if (transposed) return std::nullopt;  // 3-D transposed: no layer yet (docs/torch.md)
+  a.depth = {w->dims[2], (*stride)[0], (*padding)[0], (*dilation)[0], 1};
+  a.kernel = {w->dims[3], w->dims[4]};
+  a.stride = {(*stride)[1], (*stride)[2]};
+  a.padding = {(*padding)[1], (*padding)[2]};
+  a.dilation = {(*dilation)[1], (*dilation)[2]};
+  return node_cost(OpKind::conv3d, Shape{x->dims[1], x->dims[2], x->dims[3], x->dims[4]}, a, batch);
 }
 
 std::optional<AtenCost> convolution(const AtenCall& c, std::string_view op) {
@@ -357,50 +354,74 @@ std::optional<AtenCost> binary(const AtenCall& c, OpKind kind) {
 
 // ---- pooling ----
 
-// Long: max, average and adaptive pooling, forward and backward, share the reading of one layout.
+// max_pool2d/3d (and _with_indices), avg_pool2d/3d and (_)adaptive_avg_pool2d/3d, and their
+// _backward: forward (self, kernel_size, stride, padding, ...), backward (grad_output, self, ...).
+struct PoolOp {
+  OpKind kind;
+  std::size_t spatial;
+};
+std::optional<PoolOp> pool_op(std::string_view op) {
+  const std::size_t spatial = op.ends_with("3d") || op.ends_with("3d_with_indices") ? 3 : 2;
+  if (op.ends_with("2d_with_indices") || op.ends_with("3d_with_indices")) op.remove_suffix(13);
+  if (op.starts_with("_")) op.remove_prefix(1);  // _adaptive_avg_pool2d
+  const bool three = spatial == 3;
+  if (op == "max_pool2d" || op == "max_pool3d") return PoolOp{three ? OpKind::maxpool3d : OpKind::maxpool2d, spatial};
+  if (op == "avg_pool2d" || op == "avg_pool3d") return PoolOp{three ? OpKind::avgpool3d : OpKind::avgpool2d, spatial};
+  if (op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool3d")
+    return PoolOp{three ? OpKind::adaptive_avgpool3d : OpKind::adaptive_avgpool2d, spatial};
+  return std::nullopt;
+}
+
+// Per-axis values of a 2-D or 3-D pool as the node's attributes keep them (depth first in 3-D).
+Pair pool_pair(const std::array<std::int64_t, 3>& v, std::size_t spatial, std::int64_t& depth) {
+  if (spatial == 3) depth = v[0];
+  return spatial == 3 ? Pair{v[1], v[2]} : Pair{v[0], v[1]};
+}
+
+// Long: max, average and adaptive pooling in 2-D and 3-D, forward and backward, share the
+// reading of one layout.
 std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
   const bool backward = is_backward_name(op);
-  const std::string_view forward_op = backward ? op.substr(0, op.size() - 9) : op;
-  OpKind kind = OpKind::maxpool2d;
-  if (forward_op == "avg_pool2d") {
-    kind = OpKind::avgpool2d;
-  } else if (forward_op == "adaptive_avg_pool2d" || forward_op == "_adaptive_avg_pool2d") {
-    kind = OpKind::adaptive_avgpool2d;
-  } else if (forward_op != "max_pool2d" && forward_op != "max_pool2d_with_indices") {
-    return std::nullopt;
-  }
+  const auto pool = pool_op(backward ? op.substr(0, op.size() - 9) : op);
+  if (!pool) return std::nullopt;
+  const std::size_t spatial = pool->spatial;
   const std::size_t first = backward ? 2 : 1;  // backward: (grad_output, self, ...)
   const AtenArg* x = tensor(c, backward ? 1 : 0);
-  if (!floating(x) || (x->rank != 3 && x->rank != 4)) return std::nullopt;
-  const std::int64_t batch = x->rank == 4 ? x->dims[0] : 1;
-  const Shape in{x->dims[x->rank - 3], x->dims[x->rank - 2], x->dims[x->rank - 1]};
+  const std::size_t rank = x != nullptr ? x->rank : 0;
+  if (!floating(x) || (rank != spatial + 1 && rank != spatial + 2)) return std::nullopt;
+  const std::int64_t batch = rank == spatial + 2 ? x->dims[0] : 1;
+  const Shape in(x->dims + (rank - spatial - 1), x->dims + rank);
   Attributes a;
-  if (kind == OpKind::adaptive_avgpool2d) {
-    const auto size = ints(c, first, 2, 1);
+  if (pool->kind == OpKind::adaptive_avgpool2d || pool->kind == OpKind::adaptive_avgpool3d) {
+    std::optional<std::array<std::int64_t, 3>> size = ints(c, first, spatial, 1);
     if (backward) {
       const AtenArg* dy = tensor(c, 0);
-      if (dy == nullptr || dy->rank < 2) return std::nullopt;
-      a.output = {dy->dims[dy->rank - 2], dy->dims[dy->rank - 1]};
-    } else if (size) {
-      a.output = {(*size)[0], (*size)[1]};
-    } else {
-      return std::nullopt;
+      const std::size_t dy_rank = dy != nullptr ? dy->rank : 0;
+      if (dy_rank < spatial) return std::nullopt;
+      size = std::array<std::int64_t, 3>{};
+      for (std::size_t k = 0; k < spatial; ++k) (*size)[k] = dy->dims[dy_rank - spatial + k];
     }
+    if (!size) return std::nullopt;
+    a.output = pool_pair(*size, spatial, a.depth.output);
   } else {
-    const auto kernel = ints(c, first, 2, 1);
-    const auto stride = ints(c, first + 1, 2, 0);
-    const auto padding = ints(c, first + 2, 2, 0);
+    const auto kernel = ints(c, first, spatial, 1);
+    const auto stride = ints(c, first + 1, spatial, 0);
+    const auto padding = ints(c, first + 2, spatial, 0);
     if (!kernel || !stride || !padding) return std::nullopt;
-    a.kernel = {(*kernel)[0], (*kernel)[1]};
-    a.stride = (*stride)[0] == 0 ? a.kernel : Pair{(*stride)[0], (*stride)[1]};
-    a.padding = {(*padding)[0], (*padding)[1]};
-    if (kind == OpKind::maxpool2d) {
-      const auto dilation = ints(c, first + 3, 2, 1);
-      if (!dilation || (*dilation)[0] != 1 || (*dilation)[1] != 1) return std::nullopt;  // no dilated pooling in the op table
+    a.kernel = pool_pair(*kernel, spatial, a.depth.kernel);
+    a.stride = (*stride)[0] == 0 ? a.kernel : pool_pair(*stride, spatial, a.depth.stride);
+    if ((*stride)[0] == 0) a.depth.stride = a.depth.kernel;  // an empty stride is the kernel
+    a.padding = pool_pair(*padding, spatial, a.depth.padding);
+    const bool max = pool->kind == OpKind::maxpool2d || pool->kind == OpKind::maxpool3d;
+    if (max) {
+      const auto dilation = ints(c, first + 3, spatial, 1);
+      if (!dilation ||
+          std::any_of(dilation->begin(), dilation->begin() + static_cast<std::ptrdiff_t>(spatial), [](std::int64_t d) { return d != 1; }))
+        return std::nullopt;  // no dilated pooling in the op table
     }
-    a.ceil_mode = flag(c, kind == OpKind::maxpool2d ? first + 4 : first + 3, false);
+    a.ceil_mode = flag(c, max ? first + 4 : first + 3, false);
   }
-  auto n = node_cost(kind, in, a, batch);
+  auto n = node_cost(pool->kind, in, a, batch);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
   return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n), std::nullopt};
@@ -609,7 +630,7 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
     if (op == "add" || op == "sub" || op == "rsub") return binary(call, OpKind::add);
     if (op == "mul") return binary(call, OpKind::mul);
     if (op == "div") return binary(call, OpKind::div);
-    if (op.find("pool2d") != std::string_view::npos) return pooling(call, op);
+    if (op.find("pool2d") != std::string_view::npos || op.find("pool3d") != std::string_view::npos) return pooling(call, op);
     if (starts_with(op, "upsample_")) return upsampling(call, op);
     if (op == "sum" || op == "mean") return reduction(call, op);
     if (const std::string_view name = op.substr(0, op.find('.')); name == "lstm" || name == "gru") return recurrent(call, name);

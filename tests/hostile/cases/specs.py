@@ -96,7 +96,7 @@ CASES = [
     bad_spec("layer_a_number", spec(5), 'each layer must be an object with "name" and "op", got 5'),
     bad_spec("layer_without_op", spec({"name": "a"}), "layer 'a'", 'missing "op"'),
     bad_spec("layer_without_name", spec({"op": "relu"}), 'layer has no "name"'),
-    bad_spec("unknown_op", spec({"name": "a", "op": "conv3d"}), "unknown op 'conv3d'", "did you mean 'conv2d'"),
+    bad_spec("unknown_op", spec({"name": "a", "op": "conv2"}), "unknown op 'conv2'", "did you mean 'conv2d'"),
     bad_spec("misspelled_attribute",
              spec({"name": "c", "op": "conv2d", "out_channels": 4, "kernal": 3}, shape=(1, 8, 8)),
              "unknown attribute 'kernal'", "did you mean 'kernel'"),
@@ -150,9 +150,9 @@ CASES = [
     bad_spec("parameter_count_overflows", spec({"name": "a", "op": "linear", "out_features": 2**40}, shape=(2**40,)),
              "layer 'a' (linear)", "overflow 64-bit integers"),
     Case("spec_error_named_by_bench", ["bench", NET] + FAST_RUN, rc=1,
-         files={NET: spec({"name": "a", "op": "conv3d"})}, stderr=[AT + r".*unknown op 'conv3d'"]),
+         files={NET: spec({"name": "a", "op": "conv2"})}, stderr=[AT + r".*unknown op 'conv2'"]),
     Case("spec_error_named_by_profile", ["profile", NET, "--calibration", "@{machine}"] + FAST_RUN, rc=1,
-         files={NET: spec({"name": "a", "op": "conv3d"})}, stderr=[AT + r".*unknown op 'conv3d'"], needs={"machine"}),
+         files={NET: spec({"name": "a", "op": "conv2"})}, stderr=[AT + r".*unknown op 'conv2'"], needs={"machine"}),
 
     # --- files that are not regular files (finding 4, 8) ---
     Case("spec_is_a_directory", ["summary", "d.json"], rc=1, files={"d.json": Dir()},

@@ -246,6 +246,81 @@ TEST(OpCostConv2d, RectangularKernelStrideAndPadding) {
 
 // ---- normalisation ------------------------------------------------------------------------
 
+// conv3d: conv2d's count with the kernel's depth: every output element, in/groups·kd·kh·kw MACs.
+TEST(OpCostConv3d, PlainWithBias) {
+  constexpr std::string_view spec = R"({"input": {"shape": [2, 4, 5, 5]},
+    "layers": [{"name": "conv", "op": "conv3d", "out_channels": 4, "kernel": 3, "padding": [1, 0, 0]}]})";
+  expect_cost(layer(analyze_spec(spec), "conv"), {
+                                                     .params = 220,   // 4 x 2 x 3x3x3 weights + 4 bias
+                                                     .macs = 7776,    // output [4,4,3,3] = 144 outputs x (2*27 = 54)
+                                                     .flops = 15696,  // 2*7776 + 144 bias adds
+                                                     .train_forward_flops = 15696,
+                                                     .backward_flops = 15696,  // weight grad 2*7776 + bias grad 144; no input grad
+                                                     .input_bytes = 800,       // 2*4*5*5 floats
+                                                     .output_bytes = 576,      // 144 floats
+                                                     .weight_bytes = 880,      // 220 floats
+                                                     .bytes = 2256,            // 800 + 576 + 880
+                                                 });
+}
+
+TEST(OpCostConv3d, GroupsStrideDilationWithoutBiasAfterATrainableLayer) {
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 4, 5, 5]},
+    "layers": [{"name": "c0", "op": "conv3d", "out_channels": 4, "kernel": 1, "bias": false},
+               {"name": "c1", "op": "conv3d", "out_channels": 6, "kernel": [2, 3, 3], "stride": [2, 1, 1],
+                "padding": [0, 2, 2], "dilation": [1, 2, 2], "groups": 2, "bias": false}]})";
+  const LayerCost& c1 = layer(analyze_spec(spec), "c1");
+  EXPECT_EQ(c1.output_shape, (Shape{6, 2, 5, 5}));  // d: (4-1-1)/2+1; h, w: (5+4-2*2-1)/1+1
+  EXPECT_EQ(c1.params, 216);                        // 6 x 4/2 x 2x3x3
+  EXPECT_EQ(c1.macs, 10800);                        // 300 outputs x 36
+  EXPECT_EQ(c1.flops, 21600);
+  EXPECT_EQ(c1.backward_flops, 43200);  // weight grad 2*10800 + input grad 2*10800 (c0 trains)
+}
+
+// batchnorm3d: batchnorm2d's count over every element of [C, D, H, W].
+TEST(OpCostNorm, BatchNorm3dCountsEveryElement) {
+  constexpr std::string_view spec = R"({"input": {"shape": [3, 2, 4, 4]},
+    "layers": [{"name": "conv", "op": "conv3d", "out_channels": 3, "kernel": 1},
+               {"name": "bn", "op": "batchnorm3d"}]})";
+  expect_cost(layer(analyze_spec(spec), "bn"), {
+                                                   .params = 6,                 // gamma, beta: 2 x 3 channels
+                                                   .buffers = 6,                // running mean and variance
+                                                   .flops = 192,                // 2 x 96 elements
+                                                   .train_forward_flops = 672,  // 7 x 96
+                                                   .backward_flops = 960,       // weights 5 x 96 + input 5 x 96
+                                                   .input_bytes = 384,          // 96 floats
+                                                   .output_bytes = 384,
+                                                   .weight_bytes = 48,
+                                                   .bytes = 816,
+                                               });
+}
+
+TEST(OpCostPool, ThreeDimensionalWindows) {
+  constexpr std::string_view spec = R"({"input": {"shape": [2, 4, 7, 7]},
+    "layers": [{"name": "conv", "op": "conv3d", "out_channels": 2, "kernel": 1},
+               {"name": "max", "op": "maxpool3d", "kernel": [2, 3, 3], "stride": [1, 2, 2]},
+               {"name": "avg", "op": "avgpool3d", "kernel": 2, "inputs": ["conv"]},
+               {"name": "global", "op": "adaptive_avgpool3d", "inputs": ["conv"]},
+               {"name": "uneven", "op": "adaptive_avgpool3d", "output": [2, 3, 1], "inputs": ["conv"]}]})";
+  const ModelCost m = analyze_spec(spec);
+  expect_cost(layer(m, "max"), {
+                                   .flops = 918,  // [2,3,3,3] = 54 outputs x (2*3*3 - 1) comparisons
+                                   .train_forward_flops = 918,
+                                   .backward_flops = 54,  // 1 per output (route to the argmax)
+                                   .input_bytes = 1568,   // 392 floats
+                                   .output_bytes = 216,   // 54 floats
+                                   .bytes = 1784,
+                               });
+  EXPECT_EQ(layer(m, "max").output_shape, (Shape{2, 3, 3, 3}));
+  EXPECT_EQ(layer(m, "avg").output_shape, (Shape{2, 2, 3, 3}));
+  EXPECT_EQ(layer(m, "avg").flops, 288);           // 36 outputs x 8
+  EXPECT_EQ(layer(m, "avg").backward_flops, 324);  // 36 x (8 + 1)
+  EXPECT_EQ(layer(m, "global").output_shape, (Shape{2, 1, 1, 1}));
+  EXPECT_EQ(layer(m, "global").flops, 392);           // every input once
+  EXPECT_EQ(layer(m, "global").backward_flops, 394);  // 392 + 2 outputs
+  // Window sums per axis (in + out − gcd): depth 4+2−2 = 4, height 7+3−1 = 9, width 7: 252 per channel.
+  EXPECT_EQ(layer(m, "uneven").flops, 504);
+}
+
 TEST(OpCostNorm, BatchNormOnTheModelInput) {
   constexpr std::string_view spec = R"({"input": {"shape": [3, 4, 4]},
     "layers": [{"name": "bn", "op": "batchnorm2d"}]})";

@@ -297,11 +297,11 @@ const std::vector<MalformedCase>& malformed_cases() {
        R"json({
   "input": {"shape": [3, 8, 8]},
   "layers": [
-    {"name": "c", "op": "conv3d", "out_channels": 4, "kernel": 3}
+    {"name": "c", "op": "conv2", "out_channels": 4, "kernel": 3}
   ]
 }
 )json",
-       {"layer 'c': unknown op 'conv3d' (did you mean 'conv2d'?)",
+       {"layer 'c': unknown op 'conv2' (did you mean 'conv2d'?)",
         "valid ops: linear, conv2d, batchnorm2d, layernorm, relu, relu6, gelu, silu, sigmoid, tanh, softmax, maxpool2d, avgpool2d, "
         "adaptive_avgpool2d, flatten, dropout, add, concat, reshape, transpose, embedding, pos_embedding, cls_token, select, attention"}},
       {"UnknownAttributeWithSuggestion",

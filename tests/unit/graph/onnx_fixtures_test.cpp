@@ -5,8 +5,9 @@
 // causal in tiny_gpt), LayerNorm (decomposed at opsets 11 and 14 too), both GELU forms, the
 // class token and position embeddings, a tied output projection, hard activations, broadcast
 // element-wise ops, transposed convolutions, F.interpolate's Resize, ReduceSum/ReduceMean and
-// data movement between per-sample axes (Slice, Split, Pad, Gather, Expand, Tile) and LSTM/GRU
-// nodes (batch_first, a bidirectional GRU, h_n read) are all recognised here without PyTorch.
+// data movement between per-sample axes (Slice, Split, Pad, Gather, Expand, Tile) , LSTM/GRU
+// nodes (batch_first, a bidirectional GRU, h_n read) and a video network's 3-D convolutions, batch
+// norms and pools are all recognised here without PyTorch.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -56,7 +57,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg", "tiny_video"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -214,6 +215,37 @@ TEST(OnnxFixtureStructure, ASegmentationHeadsDilatedConvolutionsGateAndResizes) 
   const std::vector<const Node*> gates = nodes_of(*g, OpKind::mul);
   ASSERT_EQ(gates.size(), 1u);
   EXPECT_EQ(g->shape_of(gates[0]->inputs[1]), (Shape{12, 1, 1}));  // the gate, broadcast
+}
+
+// torchvision's video layers as PyTorch 1.13 exports them at opset 14: Conv, BatchNormalization,
+// MaxPool and AveragePool on [N, C, D, H, W] (avg_pool3d's padding as a Pad before it), and
+// AdaptiveAvgPool3d(1) as GlobalAveragePool.
+TEST(OnnxFixtureStructure, VideoLayersAreTheThreeDimensionalOps) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_video/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<std::string> ops;
+  for (const Node& n : g->nodes) ops.emplace_back(op_name(n.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"conv3d", "batchnorm3d", "relu", "maxpool3d", "conv3d", "batchnorm3d", "relu", "conv3d", "batchnorm3d",
+                                           "relu", "conv3d", "relu", "avgpool3d", "adaptive_avgpool3d", "flatten", "linear"}));
+  const auto find = [&](std::string_view op, int nth) -> const Node& {
+    for (const Node& n : g->nodes) {
+      if (op_name(n.op) == op && nth-- == 0) return n;
+    }
+    ADD_FAILURE() << op;
+    return g->nodes.front();
+  };
+  const Node& temporal = find("conv3d", 2);  // the (3, 1, 1) half of the (2+1)-D block
+  EXPECT_EQ(temporal.attrs.depth.kernel, 3);
+  EXPECT_EQ(temporal.attrs.kernel.h, 1);
+  EXPECT_EQ(temporal.attrs.depth.padding, 1);
+  const Node& grouped = find("conv3d", 3);
+  EXPECT_EQ(grouped.attrs.groups, 2);
+  EXPECT_EQ(grouped.attrs.depth.stride, 2);
+  EXPECT_EQ(grouped.attrs.dilation.w, 2);
+  EXPECT_TRUE(find("maxpool3d", 0).attrs.ceil_mode);
+  EXPECT_EQ(find("avgpool3d", 0).attrs.depth.padding, 1);  // the Pad folded in
+  EXPECT_EQ(find("adaptive_avgpool3d", 0).output_shape, (Shape{8, 1, 1, 1}));
 }
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {

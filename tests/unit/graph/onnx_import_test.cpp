@@ -780,6 +780,108 @@ TEST(OnnxImport, DataMovementOverTheBatchOrWithUnmappedModesIsRefusedNamingTheNo
   }
 }
 
+// --- 3-D (video) layers --------------------------------------------------------------------
+
+// A video network's layers as torchvision's r3d_18 is exported, small, over [N, 3, 4, 9, 9]:
+// Conv [4, 3, 3, 5, 5] (strides [1, 2, 2], pads [1, 2, 2, 1, 2, 2]), BatchNormalization, Relu,
+// a padded ceil_mode MaxPool, a 5-D zero Pad before an AveragePool (avg_pool3d with
+// count_include_pad) and GlobalAveragePool. `change` edits a node before the export.
+Result<Graph> video(const std::function<void(ModelBuilder&, std::vector<onnx::NodeProto*>&)>& change = {}) {
+  ModelBuilder b(14, {3, 4, 9, 9});
+  b.init("w", {4, 3, 3, 5, 5});
+  b.init("b", {4});
+  for (const char* part : {"scale", "shift", "mean", "var"}) b.init(std::string("bn.") + part, {4});
+  std::vector<onnx::NodeProto*> nodes;
+  nodes.push_back(&b.node("Conv", "/stem/Conv", {"input", "w", "b"}, "c"));
+  ModelBuilder::ints(*nodes.back(), "kernel_shape", {3, 5, 5});
+  ModelBuilder::ints(*nodes.back(), "strides", {1, 2, 2});
+  ModelBuilder::ints(*nodes.back(), "pads", {1, 2, 2, 1, 2, 2});
+  nodes.push_back(&b.node("BatchNormalization", "/bn/BatchNormalization", {"c", "bn.scale", "bn.shift", "bn.mean", "bn.var"}, "n"));
+  nodes.push_back(&b.node("Relu", "/relu/Relu", {"n"}, "r"));
+  nodes.push_back(&b.node("MaxPool", "/pool/MaxPool", {"r"}, "m"));
+  ModelBuilder::ints(*nodes.back(), "kernel_shape", {2, 3, 3});
+  ModelBuilder::ints(*nodes.back(), "strides", {1, 2, 2});
+  ModelBuilder::ints(*nodes.back(), "pads", {1, 1, 1, 1, 1, 1});
+  ModelBuilder::integer(*nodes.back(), "ceil_mode", 1);
+  tensor_initializer(b, "pads", {}, {0, 0, 1, 1, 1, 0, 0, 1, 1, 1});
+  nodes.push_back(&b.node("Pad", "/avg/Pad", {"m", "pads"}, "p"));
+  nodes.push_back(&b.node("AveragePool", "/avg/AveragePool", {"p"}, "a"));
+  ModelBuilder::ints(*nodes.back(), "kernel_shape", {2, 2, 2});
+  ModelBuilder::ints(*nodes.back(), "strides", {1, 1, 1});
+  nodes.push_back(&b.node("GlobalAveragePool", "/head/GlobalAveragePool", {"a"}, "output"));
+  if (change) change(b, nodes);
+  return import_onnx(b.bytes(5), "video.onnx");
+}
+
+TEST(OnnxImport, ThreeDimensionalConvPoolsAndBatchNormAreTheThreeDimensionalLayers) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = video();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<OpKind> ops;
+  for (const Node& n : g->nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::conv3d, OpKind::batchnorm3d, OpKind::relu, OpKind::maxpool3d, OpKind::avgpool3d,
+                                      OpKind::adaptive_avgpool3d}));
+  const Node& conv = g->nodes[0];
+  EXPECT_EQ(conv.attrs.depth.kernel, 3);
+  EXPECT_EQ(conv.attrs.kernel.h, 5);
+  EXPECT_EQ(conv.attrs.depth.stride, 1);
+  EXPECT_EQ(conv.attrs.stride.w, 2);
+  EXPECT_EQ(conv.attrs.depth.padding, 1);
+  EXPECT_EQ(conv.attrs.padding.h, 2);
+  EXPECT_EQ(conv.output_shape, (Shape{4, 4, 5, 5}));
+  ASSERT_FALSE(conv.initial_values.empty());
+  EXPECT_EQ(conv.initial_values[0].shape, (Shape{4, 3, 3, 5, 5}));
+  EXPECT_EQ(g->nodes[3].output_shape, (Shape{4, 5, 3, 3}));  // ceil_mode
+  // The Pad's zeros are the average pool's padding, counted in the divisor as PyTorch does.
+  EXPECT_EQ(g->nodes[4].attrs.depth.padding, 1);
+  EXPECT_EQ(g->nodes[4].attrs.padding.w, 1);
+  EXPECT_EQ(g->nodes[4].output_shape, (Shape{4, 6, 4, 4}));
+  EXPECT_EQ(g->nodes[5].output_shape, (Shape{4, 1, 1, 1}));
+}
+
+TEST(OnnxImport, AMeanOverAVolumesAxesIsAdaptiveAveragePooling) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = video([](ModelBuilder&, std::vector<onnx::NodeProto*>& nodes) {
+    onnx::NodeProto& head = *nodes.back();
+    head.set_op_type("ReduceMean");
+    ModelBuilder::ints(head, "axes", {2, 3, 4});
+    ModelBuilder::integer(head, "keepdims", 1);
+  });
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->nodes.back().op, OpKind::adaptive_avgpool3d);
+  EXPECT_EQ(g->nodes.back().output_shape, (Shape{4, 1, 1, 1}));
+}
+
+TEST(OnnxImport, ThreeDimensionalWindowsHwprofCannotRunAreRefusedNamingTheNode) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto set_ints = [](onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.name() == name) {
+        a.clear_ints();
+        for (auto x : v) a.add_ints(x);
+        return;
+      }
+    }
+    ModelBuilder::ints(n, name, v);
+  };
+  auto uneven = video([&](ModelBuilder&, std::vector<onnx::NodeProto*>& nodes) { set_ints(*nodes[0], "pads", {1, 2, 2, 0, 2, 2}); });
+  ASSERT_FALSE(uneven.ok());
+  EXPECT_THAT(uneven.error().message, HasSubstr("Conv '/stem/Conv' (opset 14): uneven padding [1, 2, 2, 0, 2, 2]"));
+  auto dilated = video([&](ModelBuilder&, std::vector<onnx::NodeProto*>& nodes) { set_ints(*nodes[3], "dilations", {1, 2, 1}); });
+  ASSERT_FALSE(dilated.ok());
+  EXPECT_THAT(dilated.error().message, HasSubstr("MaxPool '/pool/MaxPool' (opset 14): dilated pooling is not mapped"));
+  auto uncounted = video([&](ModelBuilder&, std::vector<onnx::NodeProto*>& nodes) { ModelBuilder::integer(*nodes[5], "count_include_pad", 0); });
+  ASSERT_TRUE(uncounted.ok()) << "an unpadded AveragePool after a zero Pad averages the zeros in";
+  // A 1-D convolution ([N, C, L]) has no hwprof layer.
+  ModelBuilder b(14, {3, 16});
+  b.init("w", {4, 3, 3});
+  auto& c = b.node("Conv", "/conv1d/Conv", {"input", "w"}, "output");
+  ModelBuilder::ints(c, "kernel_shape", {3});
+  auto one_d = import_onnx(b.bytes(3), "conv1d.onnx");
+  ASSERT_FALSE(one_d.ok());
+  EXPECT_THAT(one_d.error().message, HasSubstr("only 2-D and 3-D convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped"));
+}
+
 // --- shape arithmetic the importer folds, checked for overflow ---------------------------------
 
 void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {

@@ -397,6 +397,66 @@ TEST(ShapeInferenceUpsample, RefusesWhatPyTorchRefuses) {
   EXPECT_NE(flat.error().message.find("expects a [C, H, W] input"), std::string::npos) << flat.error().message;
 }
 
+// ---- 3-D ops ------------------------------------------------------------------------------
+
+// conv3d and the 3-D pools: the 2-D rules per axis, the depth first; a [d, h, w] triple or one
+// integer for all three.
+TEST(ShapeInference3d, EachAxisFollowsTheTwoDimensionalRule) {
+  const Graph g = parse_spec(R"({"input": {"shape": [3, 8, 112, 112]}, "layers": [
+      {"name": "stem", "op": "conv3d", "out_channels": 64, "kernel": [3, 7, 7], "stride": [1, 2, 2], "padding": [1, 3, 3], "bias": false},
+      {"name": "bn", "op": "batchnorm3d"},
+      {"name": "down", "op": "conv3d", "out_channels": 128, "kernel": 1, "stride": 2, "bias": false},
+      {"name": "dilated", "op": "conv3d", "out_channels": 8, "kernel": 3, "dilation": [2, 1, 3], "groups": 2, "inputs": ["stem"]},
+      {"name": "max", "op": "maxpool3d", "kernel": [2, 3, 3], "stride": [1, 2, 2], "padding": 1, "ceil_mode": true, "inputs": ["stem"]},
+      {"name": "avg", "op": "avgpool3d", "kernel": 2, "inputs": ["stem"]},
+      {"name": "gap", "op": "adaptive_avgpool3d", "inputs": ["stem"]},
+      {"name": "ada", "op": "adaptive_avgpool3d", "output": [2, 3, 4], "inputs": ["stem"]}]})");
+  EXPECT_EQ(node(g, "stem").output_shape, (Shape{64, 8, 56, 56}));  // r3d_18's stem
+  EXPECT_EQ(node(g, "bn").output_shape, (Shape{64, 8, 56, 56}));
+  EXPECT_EQ(node(g, "down").output_shape, (Shape{128, 4, 28, 28}));
+  EXPECT_EQ(node(g, "dilated").output_shape, (Shape{8, 4, 54, 50}));  // 8-2·2, 56-2, 56-2·3
+  EXPECT_EQ(node(g, "max").output_shape,
+            (Shape{64, pytorch_pool_out(8, 2, 1, 1, true), pytorch_pool_out(56, 3, 2, 1, true), pytorch_pool_out(56, 3, 2, 1, true)}));
+  EXPECT_EQ(node(g, "avg").output_shape, (Shape{64, 4, 28, 28}));  // the stride defaults to the kernel
+  EXPECT_EQ(node(g, "gap").output_shape, (Shape{64, 1, 1, 1}));
+  EXPECT_EQ(node(g, "ada").output_shape, (Shape{64, 2, 3, 4}));
+  EXPECT_EQ(node(g, "stem").attrs.depth.kernel, 3);
+  EXPECT_EQ(node(g, "stem").attrs.kernel.h, 7);
+  EXPECT_EQ(node(g, "max").attrs.depth.stride, 1);
+  EXPECT_EQ(node(g, "avg").attrs.depth.stride, 2);
+}
+
+TEST(ShapeInference3d, RefusesWhatPyTorchRefuses) {
+  const struct {
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {R"({"name": "c", "op": "conv3d", "out_channels": 4, "kernel": [3, 3]})",
+       "attribute 'kernel' must be a positive integer or a triple [d, h, w] of them"},
+      {R"({"name": "c", "op": "conv3d", "out_channels": 4, "kernel": 3, "stride": [1, 0, 1]})", "attribute 'stride' must be a positive"},
+      {R"({"name": "c", "op": "conv3d", "out_channels": 4, "kernel": 3, "groups": 2})", "groups = 2 must divide the input channels (3)"},
+      {R"({"name": "c", "op": "conv3d", "out_channels": 4, "kernel": [5, 1, 1]})",
+       "the kernel 5x1x1 (dilation 1x1x1) is larger than the padded input 4x6x6"},
+      {R"({"name": "p", "op": "maxpool3d", "kernel": [2, 2, 2], "padding": [2, 0, 0]})", "padding must be at most half the kernel"},
+      {R"({"name": "p", "op": "avgpool3d", "kernel": [5, 2, 2]})", "the kernel 5x2x2 is larger than the padded input 4x6x6"},
+      {R"({"name": "p", "op": "adaptive_avgpool3d", "output": [1, 0, 1]})", "attribute 'output' must be a positive integer or a triple"},
+      {R"({"name": "p", "op": "maxpool3d", "kernel": 2, "dilation": 2})", "dilation"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": [3, 4, 6, 6]}, "layers": [)") + c.layer + "]}", "v.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+  // A 2-D input to a 3-D op, and a 3-D input to a 2-D one.
+  const auto image = parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "bn", "op": "batchnorm3d"}]})", "v.json");
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().message.find("expects a float32 [C, D, H, W] input, got float32"), std::string::npos) << image.error().message;
+  const auto video =
+      parse_model(R"({"input": {"shape": [3, 4, 8, 8]}, "layers": [{"name": "c", "op": "conv2d", "out_channels": 2, "kernel": 3}]})", "v.json");
+  ASSERT_FALSE(video.ok());
+  EXPECT_NE(video.error().message.find("expects a [C, H, W] input"), std::string::npos) << video.error().message;
+}
+
 // ---- data movement ------------------------------------------------------------------------
 
 TEST(ShapeInferenceMovement, FlattenReshapeTranspose) {

@@ -988,6 +988,27 @@ TEST(ExecutorGradients, RecurrentLayers) {
                   3);
 }
 
+// A video network's layers (torchvision's r3d_18 and r2plus1d_18) over [C, D, H, W]: a 3×3×3
+// convolution, batch norm, a padded ceil_mode max pool, the (2+1)-D pair of (1, 3, 3) and
+// grouped (3, 1, 1) kernels, a strided and dilated one, a padded average pool and adaptive
+// average pooling.
+TEST(ExecutorGradients, VideoLayers) {
+  check_gradients(parse(R"({"input": {"shape": [2, 4, 5, 6]}, "layers": [
+      {"name": "conv1", "op": "conv3d", "out_channels": 4, "kernel": 3, "padding": 1, "bias": false},
+      {"name": "bn1", "op": "batchnorm3d"},
+      {"name": "relu", "op": "relu"},
+      {"name": "pool", "op": "maxpool3d", "kernel": [2, 3, 3], "stride": [1, 2, 2], "padding": [1, 1, 1], "ceil_mode": true},
+      {"name": "spatial", "op": "conv3d", "out_channels": 4, "kernel": [1, 3, 3], "padding": [0, 1, 1]},
+      {"name": "temporal", "op": "conv3d", "out_channels": 4, "kernel": [3, 1, 1], "padding": [1, 0, 0], "groups": 2},
+      {"name": "bn2", "op": "batchnorm3d"},
+      {"name": "strided", "op": "conv3d", "out_channels": 4, "kernel": 2, "stride": [2, 1, 1], "padding": 1, "dilation": [1, 2, 1]},
+      {"name": "avg", "op": "avgpool3d", "kernel": 2, "stride": 1, "padding": 1},
+      {"name": "head", "op": "adaptive_avgpool3d", "output": [1, 2, 2]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
 // ---- learning ------------------------------------------------------------------------------
 
 // A separable two-class set: x ~ N(0, I) in 8 dimensions, class = [w·x > 0], with points within

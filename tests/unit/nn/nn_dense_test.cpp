@@ -1,4 +1,4 @@
-// The dense kernels (linear, conv2d, attention) against straightforward reference loops that
+// The dense kernels (linear, conv2d, conv3d, attention) against straightforward reference loops that
 // accumulate in double, over many small shapes; their backward passes against the references'
 // own backward loops and against central differences of the reference forward; the
 // accumulate-versus-overwrite contract of kernels.hpp; and 1 versus 2 threads.
@@ -209,14 +209,19 @@ struct ConvBuffers {
   Floats x, w, b;
 };
 
+// The references below are 3-D (conv3d's depth axis); a 2-D geometry is depth 1.
 ConvBuffers conv_buffers(const Conv2dGeometry& g, std::uint64_t seed) {
   const i64 cg = g.in_channels / g.groups;
-  return {random_vector(sz(g.batch * g.in_channels * g.in_h * g.in_w), seed),
-          random_vector(sz(g.out_channels * cg * g.kernel_h * g.kernel_w), seed + 1), random_vector(sz(g.out_channels), seed + 2)};
+  return {random_vector(sz(g.batch * g.in_channels * g.in_d * g.in_h * g.in_w), seed),
+          random_vector(sz(g.out_channels * cg * g.kernel_d * g.kernel_h * g.kernel_w), seed + 1), random_vector(sz(g.out_channels), seed + 2)};
+}
+
+i64 output_volume(const Conv2dGeometry& g) {
+  return g.out_d * g.out_h * g.out_w;
 }
 
 i64 output_numel(const Conv2dGeometry& g) {
-  return g.batch * g.out_channels * g.out_h * g.out_w;
+  return g.batch * g.out_channels * output_volume(g);
 }
 
 // Visits every (output element, weight tap, input element) triple of the convolution:
@@ -227,18 +232,24 @@ void for_each_tap(const Conv2dGeometry& g, F f) {
   for (i64 n = 0; n < g.batch; ++n) {
     for (i64 k = 0; k < g.out_channels; ++k) {
       const i64 group = k / kg;
-      for (i64 p = 0; p < g.out_h; ++p) {
-        for (i64 q = 0; q < g.out_w; ++q) {
-          const i64 yi = ((n * g.out_channels + k) * g.out_h + p) * g.out_w + q;
-          for (i64 c = 0; c < cg; ++c) {
-            const i64 cin = group * cg + c;
-            for (i64 r = 0; r < g.kernel_h; ++r) {
-              const i64 ih = p * g.stride_h - g.pad_h + r * g.dilation_h;
-              if (ih < 0 || ih >= g.in_h) continue;
-              for (i64 s = 0; s < g.kernel_w; ++s) {
-                const i64 iw = q * g.stride_w - g.pad_w + s * g.dilation_w;
-                if (iw < 0 || iw >= g.in_w) continue;
-                f(yi, ((k * cg + c) * g.kernel_h + r) * g.kernel_w + s, ((n * g.in_channels + cin) * g.in_h + ih) * g.in_w + iw);
+      for (i64 yi = ((n * g.out_channels + k) * output_volume(g)), o = 0; o < g.out_d; ++o) {
+        for (i64 p = 0; p < g.out_h; ++p) {
+          for (i64 q = 0; q < g.out_w; ++q, ++yi) {
+            for (i64 c = 0; c < cg; ++c) {
+              const i64 cin = group * cg + c;
+              for (i64 t = 0; t < g.kernel_d; ++t) {
+                const i64 id = o * g.stride_d - g.pad_d + t * g.dilation_d;
+                if (id < 0 || id >= g.in_d) continue;
+                for (i64 r = 0; r < g.kernel_h; ++r) {
+                  const i64 ih = p * g.stride_h - g.pad_h + r * g.dilation_h;
+                  if (ih < 0 || ih >= g.in_h) continue;
+                  for (i64 s = 0; s < g.kernel_w; ++s) {
+                    const i64 iw = q * g.stride_w - g.pad_w + s * g.dilation_w;
+                    if (iw < 0 || iw >= g.in_w) continue;
+                    f(yi, (((k * cg + c) * g.kernel_d + t) * g.kernel_h + r) * g.kernel_w + s,
+                      (((n * g.in_channels + cin) * g.in_d + id) * g.in_h + ih) * g.in_w + iw);
+                  }
+                }
               }
             }
           }
@@ -251,7 +262,7 @@ void for_each_tap(const Conv2dGeometry& g, F f) {
 std::vector<double> reference_conv(const Conv2dGeometry& g, const Floats& x, const Floats& w, const float* b) {
   std::vector<double> y(sz(output_numel(g)), 0.0);
   if (b != nullptr) {
-    const i64 pq = g.out_h * g.out_w;
+    const i64 pq = output_volume(g);
     for (std::size_t i = 0; i < y.size(); ++i) y[i] = b[static_cast<i64>(i) / pq % g.out_channels];
   }
   for_each_tap(g, [&](i64 yi, i64 wi, i64 xi) { y[sz(yi)] += double{w[sz(wi)]} * x[sz(xi)]; });
@@ -347,7 +358,7 @@ TEST_F(Dense, ConvBackwardMatchesReference) {
       dx[sz(xi)] += double{dy[sz(yi)]} * in.w[sz(wi)];
       dw[sz(wi)] += double{dy[sz(yi)]} * in.x[sz(xi)];
     });
-    const i64 pq = g.out_h * g.out_w;
+    const i64 pq = output_volume(g);
     for (std::size_t i = 0; i < dy.size(); ++i) db[sz(static_cast<i64>(i) / pq % g.out_channels)] += dy[i];
 
     Floats got_dx = poisoned(dx.size()), got_dw(dw.size(), 0.0f), got_db(db.size(), 0.0f);
@@ -413,8 +424,106 @@ TEST_F(Dense, ConvAccumulatesParameterGradientsAndOverwritesDx) {
   }
 }
 
+// ---- conv3d: the same kernels with a depth axis (vol2col) ---------------------------------
+
+struct Conv3dCase {
+  ConvCase hw;  // batch, channels, the height and width window, out_channels, groups, bias
+  i64 d, kd, sd, pd, dd;
+};
+
+Conv2dGeometry geometry_of(const Conv3dCase& c) {
+  Conv2dGeometry g = geometry_of(c.hw);
+  g.in_d = c.d;
+  g.kernel_d = c.kd;
+  g.stride_d = c.sd;
+  g.pad_d = c.pd;
+  g.dilation_d = c.dd;
+  g.out_d = out_size(c.d, c.kd, c.sd, c.pd, c.dd);
+  return g;
+}
+
+std::string describe(const Conv3dCase& c) {
+  return describe(c.hw) + "; depth " + std::to_string(c.d) + " k" + std::to_string(c.kd) + " s" + std::to_string(c.sd) + " p" + std::to_string(c.pd) +
+         " d" + std::to_string(c.dd);
+}
+
+// torchvision's video ResNets' layers, small, and the forms of the 2-D cases in 3-D.
+const Conv3dCase kConv3dCases[] = {
+    {{1, 3, 14, 14, 4, 7, 7, 2, 2, 3, 3, 1, 1, 1, false}, 4, 3, 1, 1, 1},  // r3d_18's stem
+    {{2, 4, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 4, 3, 1, 1, 1},     // 3×3×3, "same"
+    {{2, 4, 6, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}, 3, 1, 1, 0, 1},     // pointwise 1×1×1
+    {{2, 4, 7, 7, 8, 1, 1, 2, 2, 0, 0, 1, 1, 1, false}, 5, 1, 2, 0, 1},    // 1×1×1 stride 2 (a downsample)
+    {{2, 4, 6, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, false}, 4, 1, 1, 0, 1},    // (1, 3, 3): r2plus1d's spatial
+    {{2, 6, 5, 5, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1, false}, 6, 3, 1, 1, 1},    // (3, 1, 1): its temporal
+    {{2, 4, 7, 6, 4, 3, 3, 1, 1, 2, 2, 2, 2, 4, true}, 5, 3, 2, 1, 2},     // depthwise, dilated, strided in depth
+    {{1, 4, 5, 5, 6, 2, 3, 2, 1, 1, 0, 1, 2, 2, true}, 7, 2, 3, 2, 2},     // grouped, rectangular
+    {{1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 8, 3, 1, 1, 1},   // one sample: threaded vol2col and col2im
+    {{3, 8, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 2, 3, 1, 1, 1},    // small volumes: samples side by side
+    // One sample whose column matrix (1,728 rows, 34·34 columns per depth slice: 2M floats a
+    // slice) is made two output depth slices at a time, the last chunk one slice.
+    {{1, 64, 34, 34, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 5, 3, 1, 1, 1},
+};
+
+std::vector<Conv3dCase> all_conv3d_cases() {
+  std::vector<Conv3dCase> cases(std::begin(kConv3dCases), std::end(kConv3dCases));
+  std::mt19937_64 rng(3);
+  const auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
+  for (const ConvCase& hw : random_conv_cases(150, 3030)) {
+    Conv3dCase c{hw, pick(1, 6), pick(1, 3), pick(1, 2), pick(0, 1), pick(1, 2)};
+    if (geometry_of(c).out_d > 0) cases.push_back(c);
+  }
+  return cases;
+}
+
+TEST_F(Dense, Conv3dForwardAndBackwardMatchReference) {
+  std::uint64_t seed = 20000;
+  for (const Conv3dCase& c : all_conv3d_cases()) {
+    SCOPED_TRACE(describe(c));
+    const Conv2dGeometry g = geometry_of(c);
+    const ConvBuffers in = conv_buffers(g, seed += 4);
+    const float* b = c.hw.bias ? in.b.data() : nullptr;
+    Floats y = poisoned(sz(output_numel(g)));
+    conv2d_forward(g, in.x.data(), in.w.data(), b, y.data());
+    ASSERT_TRUE(all_close(y, to_floats(reference_conv(g, in.x, in.w, b)), 1e-4, 1e-4)) << "y";
+
+    const Floats dy = random_vector(y.size(), seed + 3);
+    std::vector<double> dx(in.x.size(), 0.0), dw(in.w.size(), 0.0), db(in.b.size(), 0.0);
+    for_each_tap(g, [&](i64 yi, i64 wi, i64 xi) {
+      dx[sz(xi)] += double{dy[sz(yi)]} * in.w[sz(wi)];
+      dw[sz(wi)] += double{dy[sz(yi)]} * in.x[sz(xi)];
+    });
+    for (std::size_t i = 0; i < dy.size(); ++i) db[sz(static_cast<i64>(i) / output_volume(g) % g.out_channels)] += dy[i];
+    Floats got_dx = poisoned(dx.size()), got_dw(dw.size(), 0.0f), got_db(db.size(), 0.0f);
+    conv2d_backward(g, in.x.data(), in.w.data(), dy.data(), got_dx.data(), got_dw.data(), got_db.data());
+    ASSERT_TRUE(all_close(got_dx, to_floats(dx), 1e-4, 1e-4)) << "dx";
+    ASSERT_TRUE(all_close(got_dw, to_floats(dw), 1e-4, 1e-4)) << "dw";
+    ASSERT_TRUE(all_close(got_db, to_floats(db), 1e-4, 1e-4)) << "db";
+  }
+}
+
+TEST_F(Dense, Conv3dGradientsMatchFiniteDifferences) {
+  const Conv3dCase cases[] = {
+      {{2, 3, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 3, 3, 1, 1, 1},  // vol2col, padded in every axis
+      {{2, 4, 5, 5, 6, 2, 3, 2, 1, 1, 0, 1, 2, 2, true}, 5, 2, 2, 1, 2},  // grouped, strided and dilated in depth
+      {{2, 4, 4, 3, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}, 3, 1, 1, 0, 1},  // pointwise
+  };
+  std::uint64_t seed = 24000;
+  for (const Conv3dCase& c : cases) {
+    SCOPED_TRACE(describe(c));
+    const Conv2dGeometry g = geometry_of(c);
+    ConvBuffers in = conv_buffers(g, seed += 4);
+    const Floats r = random_vector(sz(output_numel(g)), seed + 3);
+    const auto loss = [&] { return dot(reference_conv(g, in.x, in.w, in.b.data()), r); };
+    Floats dx(in.x.size()), dw(in.w.size(), 0.0f), db(in.b.size(), 0.0f);
+    conv2d_backward(g, in.x.data(), in.w.data(), r.data(), dx.data(), dw.data(), db.data());
+    EXPECT_TRUE(gradient_matches(dx, numeric_gradient(in.x, loss))) << "dx";
+    EXPECT_TRUE(gradient_matches(dw, numeric_gradient(in.w, loss))) << "dw";
+    EXPECT_TRUE(gradient_matches(db, numeric_gradient(in.b, loss))) << "db";
+  }
+}
+
 TEST_F(Dense, ConvColumnsComeFromTheTrackingAllocator) {
-  const Conv2dGeometry g = geometry_of({1, 8, 12, 12, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, false});
+  const Conv2dGeometry g = geometry_of(ConvCase{1, 8, 12, 12, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, false});
   const ConvBuffers in = conv_buffers(g, 77);
   Floats y(sz(output_numel(g)));
   const AllocationStats before = allocation_stats();
@@ -675,6 +784,16 @@ std::vector<Floats> run_all_kernels() {
     const Conv2dGeometry g = geometry_of(c);
     const ConvBuffers in = conv_buffers(g, 50);
     const Floats dy = random_vector(sz(output_numel(g)), 60);
+    Floats y(dy.size()), dx(in.x.size()), dw(in.w.size(), 0.0f), db(in.b.size(), 0.0f);
+    conv2d_forward(g, in.x.data(), in.w.data(), in.b.data(), y.data());
+    conv2d_backward(g, in.x.data(), in.w.data(), dy.data(), dx.data(), dw.data(), db.data());
+    out.insert(out.end(), {y, dx, dw, db});
+  }
+  for (const Conv3dCase& c : {Conv3dCase{{1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 8, 3, 1, 1, 1},
+                              Conv3dCase{{3, 8, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true}, 2, 3, 1, 1, 1}}) {
+    const Conv2dGeometry g = geometry_of(c);
+    const ConvBuffers in = conv_buffers(g, 55);
+    const Floats dy = random_vector(sz(output_numel(g)), 65);
     Floats y(dy.size()), dx(in.x.size()), dw(in.w.size(), 0.0f), db(in.b.size(), 0.0f);
     conv2d_forward(g, in.x.data(), in.w.data(), in.b.data(), y.data());
     conv2d_backward(g, in.x.data(), in.w.data(), dy.data(), dx.data(), dw.data(), db.data());

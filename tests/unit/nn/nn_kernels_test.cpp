@@ -858,6 +858,261 @@ TEST(Pooling, LargeInputsSameForOneAndTwoThreads) {
   });
 }
 
+// ==== 3-D pooling ===========================================================================
+
+struct PoolAxis {
+  i64 in, k, s, p;
+};
+
+struct Pool3dCase {
+  Pool3dGeometry g;
+  bool ceil_mode = false;
+};
+
+Pool3dCase pool3d_case(PoolAxis d, PoolAxis h, PoolAxis w, bool ceil_mode) {
+  Pool3dCase c;
+  c.ceil_mode = ceil_mode;
+  Pool3dGeometry& g = c.g;
+  g.batch = 2;
+  g.channels = 3;
+  g.in_d = d.in, g.in_h = h.in, g.in_w = w.in;
+  g.kernel_d = d.k, g.kernel_h = h.k, g.kernel_w = w.k;
+  g.stride_d = d.s, g.stride_h = h.s, g.stride_w = w.s;
+  g.pad_d = d.p, g.pad_h = h.p, g.pad_w = w.p;
+  g.out_d = pool_output_size(d.in, d.k, d.s, d.p, ceil_mode);
+  g.out_h = pool_output_size(h.in, h.k, h.s, h.p, ceil_mode);
+  g.out_w = pool_output_size(w.in, w.k, w.s, w.p, ceil_mode);
+  return c;
+}
+
+// Depth windows of 1-3 with every stride and padding PyTorch allows, over a few height/width
+// windows (square, rectangular, padded), ceil_mode on and off.
+std::vector<Pool3dCase> pool3d_cases() {
+  std::vector<Pool3dCase> cases;
+  const std::pair<PoolAxis, PoolAxis> planes[] = {{{5, 3, 2, 1}, {6, 3, 2, 1}}, {{4, 2, 2, 0}, {5, 2, 1, 1}}, {{3, 1, 1, 0}, {7, 3, 3, 1}}};
+  for (i64 d : {1, 4, 5}) {
+    for (i64 k = 1; k <= 3; ++k) {
+      for (i64 s = 1; s <= 2; ++s) {
+        for (i64 p = 0; p <= k / 2; ++p) {
+          for (bool ceil_mode : {false, true}) {
+            for (const auto& [h, w] : planes) {
+              if (d + 2 * p < k) continue;
+              const Pool3dCase c = pool3d_case({d, k, s, p}, h, w, ceil_mode);
+              if (c.g.out_d > 0 && c.g.out_h > 0 && c.g.out_w > 0) cases.push_back(c);
+            }
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+std::string describe(const Pool3dCase& c) {
+  const Pool3dGeometry& g = c.g;
+  const auto axis = [](i64 in, i64 k, i64 s, i64 p) {
+    return std::to_string(in) + "/k" + std::to_string(k) + "s" + std::to_string(s) + "p" + std::to_string(p);
+  };
+  return axis(g.in_d, g.kernel_d, g.stride_d, g.pad_d) + " " + axis(g.in_h, g.kernel_h, g.stride_h, g.pad_h) + " " +
+         axis(g.in_w, g.kernel_w, g.stride_w, g.pad_w) + (c.ceil_mode ? " ceil" : " floor");
+}
+
+i64 in_count(const Pool3dGeometry& g) {
+  return g.batch * g.channels * g.in_d * g.in_h * g.in_w;
+}
+i64 out_count(const Pool3dGeometry& g) {
+  return g.batch * g.channels * g.out_d * g.out_h * g.out_w;
+}
+
+// One output's window along one axis, [lo, hi) within the input, and the length PyTorch's
+// avg_pool3d divides by (the window clipped to the padded input, not to the input).
+struct RefSpan {
+  i64 lo, hi, divisor;
+};
+RefSpan ref_span(i64 o, i64 in, i64 k, i64 s, i64 p) {
+  const i64 start = o * s - p, end = std::min(start + k, in + p);
+  return {std::max<i64>(start, 0), std::min(end, in), end - start};
+}
+
+// Reference max (the first maximum in (d, h, w) order; its flat index in the volume) and
+// average pooling, in double.
+struct RefPool3d {
+  std::vector<double> max, avg;
+  std::vector<std::int32_t> argmax;
+};
+RefPool3d ref_pool3d(const Pool3dGeometry& g, const std::vector<float>& x) {
+  RefPool3d r;
+  const i64 in_volume = g.in_d * g.in_h * g.in_w;
+  for (i64 plane = 0; plane < g.batch * g.channels; ++plane) {
+    for (i64 od = 0; od < g.out_d; ++od) {
+      const RefSpan sd = ref_span(od, g.in_d, g.kernel_d, g.stride_d, g.pad_d);
+      for (i64 oh = 0; oh < g.out_h; ++oh) {
+        const RefSpan sh = ref_span(oh, g.in_h, g.kernel_h, g.stride_h, g.pad_h);
+        for (i64 ow = 0; ow < g.out_w; ++ow) {
+          const RefSpan sw = ref_span(ow, g.in_w, g.kernel_w, g.stride_w, g.pad_w);
+          double best = -kInf, total = 0.0;
+          i64 at = -1;
+          for (i64 d = sd.lo; d < sd.hi; ++d) {
+            for (i64 h = sh.lo; h < sh.hi; ++h) {
+              for (i64 w = sw.lo; w < sw.hi; ++w) {
+                const i64 i = (d * g.in_h + h) * g.in_w + w;
+                const double v = x[size_of(plane * in_volume + i)];
+                total += v;
+                if (at < 0 || v > best) best = v, at = i;
+              }
+            }
+          }
+          r.max.push_back(best);
+          r.argmax.push_back(static_cast<std::int32_t>(at));
+          r.avg.push_back(total / static_cast<double>(sd.divisor * sh.divisor * sw.divisor));
+        }
+      }
+    }
+  }
+  return r;
+}
+
+TEST(Pooling3d, MaxAndAverageMatchReference) {
+  std::uint64_t seed = 600;
+  int checked = 0;
+  for (const Pool3dCase& c : pool3d_cases()) {
+    SCOPED_TRACE(describe(c));
+    const Pool3dGeometry& g = c.g;
+    const std::vector<float> x = random_vector(size_of(in_count(g)), ++seed);
+    const RefPool3d ref = ref_pool3d(g, x);
+    std::vector<float> y(size_of(out_count(g)), kNaN);
+    std::vector<std::int32_t> argmax(y.size(), -7);
+    maxpool3d_forward(g, x.data(), y.data(), argmax.data());
+    ASSERT_TRUE(all_close(y, to_float(ref.max), 0.0, 0.0)) << "max";
+    ASSERT_EQ(argmax, ref.argmax);
+    avgpool3d_forward(g, x.data(), y.data());
+    ASSERT_TRUE(all_close(y, to_float(ref.avg), 1e-5, 1e-6)) << "avg";
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
+// PyTorch's max_pool3d: a NaN wins every window it is in; padding is never picked.
+TEST(Pooling3d, MaxPropagatesNaNAndNeverPicksPadding) {
+  // 2×2×2 volumes, 2×2×2 windows at stride 1 with padding 1: 3×3×3 outputs, each window
+  // partly padding.
+  const Pool3dGeometry g = pool3d_case({2, 2, 1, 1}, {2, 2, 1, 1}, {2, 2, 1, 1}, false).g;
+  ASSERT_EQ(g.out_d * g.out_h * g.out_w, 27);
+  std::vector<float> x(size_of(in_count(g)), -5.0f);
+  x[3] = kNaN;  // sample 0, channel 0, at (0, 1, 1)
+  std::vector<float> y(size_of(out_count(g)));
+  std::vector<std::int32_t> argmax(y.size());
+  maxpool3d_forward(g, x.data(), y.data(), argmax.data());
+  for (i64 o = 0; o < out_count(g); ++o) {
+    const i64 od = o / 9 % 3, oh = o / 3 % 3, ow = o % 3;
+    // Input index 0 along depth is in windows 0 and 1; index 1 along h and w in windows 1 and 2.
+    const bool sees_nan = o < 27 && od <= 1 && oh >= 1 && ow >= 1;
+    EXPECT_EQ(std::isnan(y[size_of(o)]), sees_nan) << o;
+    if (sees_nan) {
+      EXPECT_EQ(argmax[size_of(o)], 3) << o;
+    } else {
+      EXPECT_EQ(y[size_of(o)], -5.0f) << o;
+      EXPECT_GE(argmax[size_of(o)], 0) << o;
+      EXPECT_LT(argmax[size_of(o)], 8) << o;
+    }
+  }
+}
+
+TEST(Pooling3d, BackwardMatchesFiniteDifferences) {
+  int checked = 0;
+  for (const Pool3dCase& c : pool3d_cases()) {
+    const Pool3dGeometry& g = c.g;
+    if (g.in_d < 4 || g.kernel_d < 2) continue;  // a sample of the cases is enough here
+    SCOPED_TRACE(describe(c));
+    const auto n = size_of(in_count(g));
+    // Distinct values 0.05 apart, shuffled: no max changes its pick under the differences.
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = 0.05f * static_cast<float>((i * 7919) % n);
+    const std::vector<float> w = random_vector(size_of(out_count(g)), 43);
+    std::vector<float> y(w.size());
+    std::vector<std::int32_t> argmax(w.size());
+    auto max_loss = [&] {
+      maxpool3d_forward(g, x.data(), y.data(), argmax.data());
+      return dot(y, w);
+    };
+    auto avg_loss = [&] {
+      avgpool3d_forward(g, x.data(), y.data());
+      return dot(y, w);
+    };
+    std::vector<float> dx(n, kNaN);
+    max_loss();
+    maxpool3d_backward(g, argmax.data(), w.data(), dx.data());
+    ASSERT_TRUE(gradient_matches(dx, numeric_gradient(x, max_loss, 32))) << "max";
+    std::fill(dx.begin(), dx.end(), kNaN);
+    avgpool3d_backward(g, w.data(), dx.data());
+    ASSERT_TRUE(gradient_matches(dx, numeric_gradient(x, avg_loss, 32))) << "avg";
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+}
+
+// Adaptive average pooling of volumes: adaptive_avgpool2d's windows along each axis. A window's
+// mean is separable, so the reference is the 2-D reference of each depth slice, then the mean
+// of those over each depth window.
+TEST(Pooling3d, AdaptiveAverageMatchesReferenceAndFiniteDifferences) {
+  std::uint64_t seed = 700;
+  for (const auto& [d, od] : {std::pair<i64, i64>{1, 1}, {4, 1}, {5, 2}, {3, 4}}) {
+    for (const auto& [h, oh] : {std::pair<i64, i64>{7, 1}, {5, 3}}) {
+      for (const auto& [w, ow] : {std::pair<i64, i64>{6, 1}, {3, 2}}) {
+        Pool3dGeometry g;
+        g.batch = 2, g.channels = 3, g.in_d = d, g.in_h = h, g.in_w = w, g.out_d = od, g.out_h = oh, g.out_w = ow;
+        const std::string where = std::to_string(d) + "x" + std::to_string(h) + "x" + std::to_string(w) + "→" + std::to_string(od) + "x" +
+                                  std::to_string(oh) + "x" + std::to_string(ow);
+        std::vector<float> x = random_vector(size_of(in_count(g)), ++seed);
+        const std::vector<double> planes = ref_adaptive(x, g.batch * g.channels * d, h, w, oh, ow);
+        std::vector<double> ref;
+        for (i64 p = 0; p < g.batch * g.channels; ++p) {
+          for (i64 i = 0; i < od; ++i) {
+            const i64 d0 = i * d / od, d1 = ((i + 1) * d + od - 1) / od;
+            for (i64 j = 0; j < oh * ow; ++j) {
+              double total = 0.0;
+              for (i64 z = d0; z < d1; ++z) total += planes[size_of((p * d + z) * oh * ow + j)];
+              ref.push_back(total / static_cast<double>(d1 - d0));
+            }
+          }
+        }
+        std::vector<float> y(size_of(out_count(g)), kNaN);
+        adaptive_avgpool3d_forward(g, x.data(), y.data());
+        ASSERT_TRUE(all_close(y, to_float(ref), 1e-5, 1e-7)) << where;
+        const std::vector<float> wts = random_vector(y.size(), ++seed);
+        auto loss = [&] {
+          adaptive_avgpool3d_forward(g, x.data(), y.data());
+          return dot(y, wts);
+        };
+        std::vector<float> dx(x.size(), kNaN);
+        adaptive_avgpool3d_backward(g, wts.data(), dx.data());
+        ASSERT_TRUE(gradient_matches(dx, numeric_gradient(x, loss, 16), 1e-3, 1e-4)) << where;
+      }
+    }
+  }
+}
+
+TEST(Pooling3d, LargeInputsSameForOneAndTwoThreads) {
+  const Pool3dCase c = pool3d_case({8, 3, 2, 1}, {17, 3, 2, 1}, {15, 3, 2, 1}, true);
+  Pool3dGeometry g = c.g;
+  g.channels = 16;
+  const std::vector<float> x = random_vector(size_of(in_count(g)), 53);
+  const std::vector<float> dy = random_vector(size_of(out_count(g)), 54);
+  expect_same_for_one_and_two_threads([&] {
+    std::vector<float> y(dy.size());
+    std::vector<std::int32_t> argmax(dy.size());
+    std::vector<float> out(x.size() * 3 + dy.size() * 2);
+    maxpool3d_forward(g, x.data(), y.data(), argmax.data());
+    maxpool3d_backward(g, argmax.data(), dy.data(), out.data());
+    avgpool3d_backward(g, dy.data(), out.data() + x.size());
+    adaptive_avgpool3d_backward(g, dy.data(), out.data() + 2 * x.size());
+    avgpool3d_forward(g, x.data(), out.data() + 3 * x.size());
+    adaptive_avgpool3d_forward(g, x.data(), out.data() + 3 * x.size() + dy.size());
+    std::copy(y.begin(), y.end(), out.end() - static_cast<std::ptrdiff_t>(y.size()));
+    return out;
+  });
+}
+
 // ==== reduce ==============================================================================
 
 // A sum (or mean) over some axes, written out in double: every input element added into the

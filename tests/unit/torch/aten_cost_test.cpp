@@ -120,6 +120,53 @@ TEST(AtenCost, GroupedStridedDilatedAndOneAndThreeDimensionalConvolutions) {
                    2.0 * (4 * 25) * 6 * 9);
 }
 
+// A video model's calls: conv3d as PyTorch 1.13 dispatches it on a CPU (oneDNN's
+// mkldnn_convolution, or slow_conv3d / slow_conv_dilated3d), its backward, and the 3-D pools
+// onto the op table's conv3d, maxpool3d, avgpool3d and adaptive_avgpool3d.
+TEST(AtenCost, VideoConvolutionsAndPoolsAreTheThreeDimensionalOps) {
+  const AtenArg x = t({2, 4, 6, 6, 6});
+  const AtenArg w = t({8, 4, 3, 3, 3});
+  const double n3 = 2.0 * 8 * 64;  // [2, 8, 4, 4, 4] outputs of 4·27 products each
+  EXPECT_DOUBLE_EQ(flops(call("aten::slow_conv3d", {x, w, ints({3, 3, 3}), t({8}), ints({1, 1, 1}), ints({0, 0, 0})})), 2 * n3 * 108 + n3);
+  EXPECT_DOUBLE_EQ(flops(call("aten::slow_conv3d_forward", {x, w, ints({3, 3, 3}), none(), ints({1}), ints({0})})), 2 * n3 * 108);
+  // mkldnn_convolution: (self, weight, bias, padding, stride, dilation, groups); out (6+2-3)/2+1 = 3.
+  EXPECT_DOUBLE_EQ(flops(call("aten::mkldnn_convolution", {x, w, none(), ints({1, 1, 1}), ints({2, 2, 2}), ints({1, 1, 1}), integer(1)})),
+                   2.0 * (2 * 8 * 27) * 108);
+  // Dilated (1, 2, 2): out [4, 2, 2].
+  EXPECT_DOUBLE_EQ(flops(call("aten::slow_conv_dilated3d", {x, w, ints({3, 3, 3}), none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({1, 2, 2})})),
+                   2.0 * (2 * 8 * 16) * 108);
+  // Its minimum bytes: the input, the output and the weight once.
+  const auto conv = aten_cost(call("aten::conv3d", {x, w, none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({1, 1, 1}), integer(1)}));
+  ASSERT_TRUE(conv);
+  EXPECT_DOUBLE_EQ(conv->bytes, 4.0 * (2 * 4 * 216 + 2 * 8 * 64 + 8 * 108));
+  // convolution_backward of a 3-D convolution: input and weight gradients, 2·MACs each.
+  EXPECT_DOUBLE_EQ(flops(call("aten::convolution_backward", {t({2, 8, 4, 4, 4}), x, w, none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({1, 1, 1}),
+                                                             boolean(false), ints({0, 0, 0}), integer(1), ints({1, 1, 0})})),
+                   4 * n3 * 108);
+  EXPECT_FALSE(aten_cost(call("aten::conv_transpose3d",
+                              {x, t({4, 8, 3, 3, 3}), none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({0, 0, 0}), integer(1), ints({1, 1, 1})})))
+      << "no 3-D transposed convolution in the op table";
+
+  const AtenArg v = t({2, 4, 8, 8, 8});
+  const double pooled = 2.0 * 4 * 64;  // 2×2×2 windows: [2, 4, 4, 4, 4]
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool3d", {v, ints({2, 2, 2}), ints({}), ints({0, 0, 0}), ints({1, 1, 1}), boolean(false)})), 7 * pooled);
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool3d_with_indices_backward", {t({2, 4, 4, 4, 4}), v, ints({2, 2, 2}), ints({2, 2, 2}), ints({0, 0, 0}),
+                                                                         ints({1, 1, 1}), boolean(false), t({2, 4, 4, 4, 4}, AtenElement::integer)})),
+                   pooled);
+  EXPECT_FALSE(aten_cost(call("aten::max_pool3d", {v, ints({2, 2, 2}), ints({}), ints({0, 0, 0}), ints({1, 2, 1}), boolean(false)})))
+      << "no dilated pooling in the op table";
+  EXPECT_DOUBLE_EQ(flops(call("aten::avg_pool3d", {v, ints({2, 2, 2}), ints({2, 2, 2}), ints({0, 0, 0}), boolean(false), boolean(true), none()})),
+                   8 * pooled);
+  EXPECT_DOUBLE_EQ(flops(call("aten::avg_pool3d_backward",
+                              {t({2, 4, 4, 4, 4}), v, ints({2, 2, 2}), ints({2, 2, 2}), ints({0, 0, 0}), boolean(false), boolean(true), none()})),
+                   9 * pooled);
+  EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool3d", {v, ints({1, 1, 1})})), 2.0 * 4 * 512);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_adaptive_avg_pool3d_backward", {t({2, 4, 1, 1, 1}), v})), 2.0 * 4 * 513);
+  // batch_norm over [N, C, D, H, W]: 2 FLOPs per element in evaluation.
+  EXPECT_DOUBLE_EQ(flops(call("aten::batch_norm", {v, t({4}), t({4}), t({4}), t({4}), boolean(false), real(0.1), real(1e-5), boolean(false)})),
+                   2.0 * 2 * 4 * 512);
+}
+
 TEST(AtenCost, ConvolutionBackwardCountsTheGradientsItsMaskAsksFor) {
   const AtenArg dy = t({8, 16, 32, 32});
   const AtenArg x = t({8, 3, 32, 32});
