@@ -27,6 +27,9 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 constant masks (Where)
   tiny_rnn      a 2-layer LSTM, a bidirectional GRU and a linear (batch_first), 7 steps of 6
                 features: LSTM and GRU nodes, Y_h read by a Gather
+  tiny_rnn_state a 2-layer GRU given h0 and a bidirectional LSTM given (h0, c0), each computed
+                from the input's first step (an encoder's state): initial_h / initial_c as the
+                Transpose [1, 0, 2] of a batch-first tensor, sliced per layer
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -291,6 +294,31 @@ class TinyRNN(nn.Module):
         return self.fc(torch.cat([z[:, -1], h[-1]], dim=1))
 
 
+class TinyRNNState(nn.Module):
+    """Recurrent layers given initial states computed in the model, as an encoder's state is: a
+    2-layer GRU given h0 = tanh(linear(x[:, 0])) in [L, N, H] (PyTorch writes the transpose(0, 1)
+    of the batch-first [N, L, H] and a Slice per layer), then a bidirectional LSTM given h0 and
+    c0 of its own, the GRU's h_n[-1] beside the LSTM's last step, and a linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(6, 8, num_layers=2, batch_first=True)
+        self.h = nn.Linear(6, 2 * 8)
+        self.lstm = nn.LSTM(8, 5, batch_first=True, bidirectional=True)
+        self.lstm_h = nn.Linear(6, 2 * 5)
+        self.lstm_c = nn.Linear(6, 2 * 5)
+        self.fc = nn.Linear(8 + 2 * 5, 4)
+
+    def forward(self, x):
+        first = x[:, 0]
+        h0 = torch.tanh(self.h(first)).view(-1, 2, 8).transpose(0, 1).contiguous()
+        y, h = self.gru(x, h0)
+        h1 = torch.tanh(self.lstm_h(first)).view(-1, 2, 5).transpose(0, 1).contiguous()
+        c1 = self.lstm_c(first).view(-1, 2, 5).transpose(0, 1).contiguous()
+        z, _ = self.lstm(y, (h1, c1))
+        return self.fc(torch.cat([h[-1], z[:, -1]], dim=1))
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -357,6 +385,11 @@ def tiny_rnn():
     export("tiny_rnn", TinyRNN(), torch.randn(2, 7, 6, generator=torch.Generator().manual_seed(5)))
 
 
+def tiny_rnn_state():
+    torch.manual_seed(6)
+    export("tiny_rnn_state", TinyRNNState(), torch.randn(3, 7, 6, generator=torch.Generator().manual_seed(6)))
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -382,6 +415,7 @@ def main():
     tiny_reduce()
     tiny_shuffle()
     tiny_rnn()
+    tiny_rnn_state()
 
 
 if __name__ == "__main__":
