@@ -210,6 +210,7 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   Node& node = graph_.nodes[static_cast<std::size_t>(index)];
   expected.erase(node.name);
   name_stacked_layer(n, node);
+  name_state_slices(node);
   expected[node.name] = Shape{x[0], dirs * hidden};  // ONNX's Y is [T, D, N, H]: not per-sample
   const std::int64_t gh = gates * hidden;
   std::vector<float> w_ih, w_hh, b_ih, b_hh;
@@ -301,8 +302,33 @@ void Importer::map_sequence_slice(const onnx::NodeProto& n, const SequenceView& 
   a.ends = {std::clamp((*ends)[0], -kLimit, kLimit)};
   a.steps = {1};
   const int index = add_node(n, OpKind::slice, {v.node}, a);
-  expected.erase(graph_.nodes[static_cast<std::size_t>(index)].name);  // ONNX's output is [S, N, C]: not per-sample
+  Node& node = graph_.nodes[static_cast<std::size_t>(index)];
+  expected.erase(node.name);  // ONNX's output is [S, N, C]: not per-sample
+  // Its scope is the recurrent module's: the module's name is left to its layer, and the slice
+  // is named after the layer it feeds (name_state_slices).
+  std::string name = node.name + ".slice";
+  for (int k = 2; names_taken_.count(name) != 0; ++k) name = node.name + ".slice_" + std::to_string(k);
+  names_taken_.erase(node.name);
+  node.name = name;
+  names_taken_[name] = 1;
   sequence_views_[n.output(0)] = SequenceView{SequenceView::Kind::sequence, index, 1, 0, {}};
+  state_slices_.insert(index);
+}
+
+// A slice of initial states is named after the layer it feeds ("gru.l1.h0", "lstm.c0") rather
+// than after the Slice node's scope (the recurrent module's, as its layers' are).
+void Importer::name_state_slices(const Node& layer) {
+  for (std::size_t k = 1; k < layer.inputs.size(); ++k) {
+    const auto it = state_slices_.find(layer.inputs[k]);
+    if (it == state_slices_.end()) continue;
+    state_slices_.erase(it);
+    Node& slice = graph_.nodes[static_cast<std::size_t>(layer.inputs[k])];
+    const std::string name = layer.name + (k == 1 ? ".h0" : ".c0");
+    if (names_taken_.count(name) != 0) continue;
+    names_taken_.erase(slice.name);
+    slice.name = name;
+    names_taken_[name] = 1;
+  }
 }
 
 // A multi-layer nn.LSTM / nn.GRU is one module with one node per layer ("/lstm/LSTM",

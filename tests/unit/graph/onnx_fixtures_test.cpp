@@ -187,6 +187,7 @@ TEST(OnnxFixtureStructure, InitialStatesComputedInTheModelAreTheLayersInputs) {
     EXPECT_EQ(h0.op, OpKind::slice) << "h0[" << l << ":" << l + 1 << "]";
     EXPECT_EQ(h0.attrs.starts, std::vector<std::int64_t>{static_cast<std::int64_t>(l)});
     EXPECT_EQ(h0.output_shape, (Shape{1, 8}));
+    EXPECT_EQ(h0.name, grus[l]->name + ".h0");
   }
   ASSERT_EQ(lstms[0]->inputs.size(), 3u);
   EXPECT_EQ(shape_of(lstms[0]->inputs[1]), (Shape{2, 5}));

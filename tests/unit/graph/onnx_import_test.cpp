@@ -587,6 +587,8 @@ TEST(OnnxImport, InitialStatesComputedInTheModelAreTheLayersInputs) {
   EXPECT_EQ(h0.attrs.ends, std::vector<std::int64_t>{2});
   EXPECT_EQ(h0.output_shape, (Shape{1, 2}));
   EXPECT_EQ(c0.attrs.starts, std::vector<std::int64_t>{0});
+  EXPECT_EQ(h0.name, "rnn.h0") << "named after the layer it feeds";
+  EXPECT_EQ(c0.name, "rnn.c0");
   EXPECT_EQ(l.op, OpKind::lstm);
   EXPECT_EQ(l.inputs, (std::vector<int>{kModelInput, 2, 3}));
   EXPECT_EQ(l.output_shape, (Shape{5, 2}));
