@@ -426,7 +426,7 @@ struct RecurrentOptions {
   // = its Slice [0:1]), "direct" (a [N, 1, 2] tensor's Transpose as h0: one layer, one
   // direction), "c_only" (LSTM: c0 sliced, h0 not given), "batch_first" (the [N, 1, 2] tensor
   // itself, no Transpose), "step2" (the Slice with step 2), "model_input" (a second graph input),
-  // "constant" (a non-zero constant, reshaped).
+  // "constant" (a non-zero constant, reshaped), "h_only" (LSTM: h0 sliced, c0 not given).
   std::string states;
 };
 
@@ -472,6 +472,7 @@ void add_initial_states(ModelBuilder& b, const RecurrentOptions& o, std::vector<
   }
   inputs.push_back(o.states == "c_only" ? "" : o.states == "constant" ? "h0r" : "h0");
   if (o.op == "LSTM" && (o.states == "sliced" || o.states == "c_only")) inputs.push_back("c0");
+  if (o.op == "LSTM" && o.states == "h_only") inputs.push_back("");
 }
 
 // [N, 5, 3] → Transpose [1, 0, 2] → LSTM/GRU (hidden 2; W, R, B initializers) → Squeeze(1) →
@@ -604,6 +605,12 @@ TEST(OnnxImport, InitialStatesComputedInTheModelAreTheLayersInputs) {
   EXPECT_EQ(gru->nodes[2].op, OpKind::gru);
   EXPECT_EQ(gru->nodes[2].inputs, (std::vector<int>{kModelInput, 1}));
   EXPECT_EQ(gru->nodes[1].output_shape, (Shape{1, 2}));
+
+  // LSTM given h0 alone: c0 starts at zero, as PyTorch's does when given zeros.
+  auto h_only = recurrent(changed([](RecurrentOptions& o) { o.states = "h_only"; }));
+  ASSERT_TRUE(h_only.ok()) << h_only.error().message;
+  EXPECT_EQ(h_only->nodes.back().op, OpKind::lstm);
+  EXPECT_EQ(h_only->nodes.back().inputs.size(), 2u);
 }
 
 TEST(OnnxImport, InitialStatesNotMappedAreRefusedNamingTheNodeAndTheInput) {
