@@ -211,7 +211,9 @@ TEST(Recurrent, BackwardThroughTimeMatchesFiniteDifferences) {
       const auto loss = [&] { return dot(forward(g, x, w).y, wts); };
       if (given) {
         EXPECT_TRUE(gradient_matches(dh0, numeric_gradient(w.h0, loss, 48, 1e-2))) << describe(c) << ": dh0";
-        if (c.lstm) EXPECT_TRUE(gradient_matches(dc0, numeric_gradient(w.c0, loss, 48, 1e-2))) << describe(c) << ": dc0";
+        if (c.lstm) {
+          EXPECT_TRUE(gradient_matches(dc0, numeric_gradient(w.c0, loss, 48, 1e-2))) << describe(c) << ": dc0";
+        }
       }
       EXPECT_TRUE(gradient_matches(dx, numeric_gradient(x, loss, 48, 1e-2))) << describe(c) << ": dx";
       EXPECT_TRUE(gradient_matches(dw_ih, numeric_gradient(w.w_ih, loss, 48, 1e-2))) << describe(c) << ": dW_ih";
