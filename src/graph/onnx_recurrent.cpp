@@ -271,8 +271,8 @@ std::optional<std::string> Importer::initial_states(const onnx::NodeProto& n, st
     }
     const Dims& d = dims_of(n.input(i));
     if (d.size() == 3 && ((d[0] > 0 && d[0] != dirs) || (d[2] > 0 && d[2] != hidden)))
-      return what + " is " + dims_text(d) + ", not [" + std::to_string(dirs) + ", N, " + std::to_string(hidden) +
-             "] (directions, batch, hidden_size)";
+      return what + " is [" + std::to_string(d[0]) + ", N, " + std::to_string(d[2]) + "], not [" + std::to_string(dirs) + ", N, " +
+             std::to_string(hidden) + "] (directions, batch, hidden_size)";
     if (i == 6 && inputs.size() == 1)
       return what + " is given and initial_h is zeros: mapped are h0 alone or h0 and c0 (the lstm layer's inputs [x, h0] and [x, h0, c0])";
     inputs.push_back(view->second.node);

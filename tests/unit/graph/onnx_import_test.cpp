@@ -426,7 +426,8 @@ struct RecurrentOptions {
   // = its Slice [0:1]), "direct" (a [N, 1, 2] tensor's Transpose as h0: one layer, one
   // direction), "c_only" (LSTM: c0 sliced, h0 not given), "batch_first" (the [N, 1, 2] tensor
   // itself, no Transpose), "step2" (the Slice with step 2), "model_input" (a second graph input),
-  // "constant" (a non-zero constant, reshaped), "h_only" (LSTM: h0 sliced, c0 not given).
+  // "constant" (a non-zero constant, reshaped), "h_only" (LSTM: h0 sliced, c0 not given), "both"
+  // (h0 = the Slice [0:2], two states for a layer of one direction).
   std::string states;
 };
 
@@ -467,7 +468,7 @@ void add_initial_states(ModelBuilder& b, const RecurrentOptions& o, std::vector<
   } else {
     slice("/h/Slice", "m", 1, 0, 2, 1, "m2");
     ModelBuilder::ints(b.node("Transpose", "/h/Transpose", {"m2"}, "ht"), "perm", {1, 0, 2});
-    slice("/rnn/Slice", "ht", 0, 1, 2, o.states == "step2" ? 2 : 1, "h0");
+    slice("/rnn/Slice", "ht", 0, o.states == "both" ? 0 : 1, 2, o.states == "step2" ? 2 : 1, "h0");
     if (o.op == "LSTM") slice("/rnn/Slice_1", "ht", 0, 0, 1, 1, "c0");
   }
   inputs.push_back(o.states == "c_only" ? "" : o.states == "constant" ? "h0r" : "h0");
@@ -625,6 +626,7 @@ TEST(OnnxImport, InitialStatesNotMappedAreRefusedNamingTheNodeAndTheInput) {
       {"c_only", "LSTM '/rnn/LSTM' (opset 11): input initial_c ('c0') is given and initial_h is zeros"},
       {"batch_first", "LSTM '/rnn/LSTM' (opset 11): input initial_h ('h0') is computed in the model but is not a batch-first"},
       {"step2", "Slice '/rnn/Slice' (opset 11): it slices 'ht', a tensor in ONNX's sequence-first layout"},
+      {"both", "LSTM '/rnn/LSTM' (opset 11): input initial_h ('h0') is [2, N, 2], not [1, N, 2] (directions, batch, hidden_size)"},
   };
   for (const auto& c : cases) {
     auto g = recurrent(changed([&](RecurrentOptions& o) { o.states = c.states; }));
