@@ -35,6 +35,9 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 a (2+1)-D block of (1,3,3) and (3,1,1) kernels as r2plus1d_18 has, a strided,
                 grouped, dilated Conv3d, a padded AvgPool3d, AdaptiveAvgPool3d to 1x1x1, Linear),
                 3x6x10x9 (channels, frames, height, width)
+  tiny_rnn_state a 2-layer GRU given h0 and a bidirectional LSTM given (h0, c0), each computed
+                from the input's first step (an encoder's state): initial_h / initial_c as the
+                Transpose [1, 0, 2] of a batch-first tensor, sliced per layer
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -351,6 +354,31 @@ class TinyVideo(nn.Module):
         return self.fc(self.head(x).flatten(1))
 
 
+class TinyRNNState(nn.Module):
+    """Recurrent layers given initial states computed in the model, as an encoder's state is: a
+    2-layer GRU given h0 = tanh(linear(x[:, 0])) in [L, N, H] (PyTorch writes the transpose(0, 1)
+    of the batch-first [N, L, H] and a Slice per layer), then a bidirectional LSTM given h0 and
+    c0 of its own, the GRU's h_n[-1] beside the LSTM's last step, and a linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(6, 8, num_layers=2, batch_first=True)
+        self.h = nn.Linear(6, 2 * 8)
+        self.lstm = nn.LSTM(8, 5, batch_first=True, bidirectional=True)
+        self.lstm_h = nn.Linear(6, 2 * 5)
+        self.lstm_c = nn.Linear(6, 2 * 5)
+        self.fc = nn.Linear(8 + 2 * 5, 4)
+
+    def forward(self, x):
+        first = x[:, 0]
+        h0 = torch.tanh(self.h(first)).view(-1, 2, 8).transpose(0, 1).contiguous()
+        y, h = self.gru(x, h0)
+        h1 = torch.tanh(self.lstm_h(first)).view(-1, 2, 5).transpose(0, 1).contiguous()
+        c1 = self.lstm_c(first).view(-1, 2, 5).transpose(0, 1).contiguous()
+        z, _ = self.lstm(y, (h1, c1))
+        return self.fc(torch.cat([h[-1], z[:, -1]], dim=1))
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -428,6 +456,11 @@ def tiny_video():
     export("tiny_video", TinyVideo(), torch.randn(2, 3, 6, 10, 9, generator=torch.Generator().manual_seed(5)), opset=14)
 
 
+def tiny_rnn_state():
+    torch.manual_seed(6)
+    export("tiny_rnn_state", TinyRNNState(), torch.randn(3, 7, 6, generator=torch.Generator().manual_seed(6)))
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -455,6 +488,7 @@ def main():
     tiny_rnn()
     tiny_seg()
     tiny_video()
+    tiny_rnn_state()
 
 
 if __name__ == "__main__":

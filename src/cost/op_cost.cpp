@@ -67,7 +67,10 @@
 //               (lstm: 4 adds of the two products, 3 sigmoids 12, tanh(g) 1, c = f·c + i·g 3, o·tanh(c) 2;
 //                gru: 2 adds, 2 sigmoids 8, x_n + r·(W_hn·h + b_hn) 2, tanh 1, (1−z)·n + z·h 4)
 //               backward: through time 2·T·G·H·H (dh = dgates·W_hh) + T·H·(lstm 24, gru 18) always;
-//               weights 2·MACs + 2·T·G·H (bias); input 2·T·G·H·C.
+//               weights 2·MACs + 2·T·G·H (bias); input 2·T·G·H·C. The same with initial states
+//               given (inputs h0, c0): the first step's W_hh·h0 and its gradient are among the T
+//               steps counted (with zero states they are products of zeros, counted as ptflops
+//               does); h0's and c0's bytes are among the inputs'.
 // attention     2·MACs + 4·T·D (bias) + H·T² (scale) + 5·H·T² + H·T (softmax)
 //               MACs = 4·T·D² (Q, K, V, output projections) + 2·T²·D (Q·Kᵀ, A·V);
 //               causal attention counts the full T×T products.
@@ -94,7 +97,7 @@
 // layernorm 2 floats per row; batchnorm2d and batchnorm3d 2 floats per channel per batch; attention Q, K, V,
 // the context (4·T·D floats) and its H·T² probabilities; lstm and gru their input, their output (the
 // states) and per direction T·(G + 1)·H floats (the gates, and the cell state or W_hn·h + b_hn), which
-// they also hold while they run in inference. A tensor kept by two layers counts once.
+// they also hold while they run in inference, and the initial states given (D·H floats each). A tensor kept by two layers counts once.
 #include "cost/op_cost.hpp"
 
 #include <algorithm>
@@ -436,6 +439,8 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // The gates after their activations and the cell state (LSTM) or W_hn·h + b_hn (GRU).
       c.saved_bytes_per_sample = (steps + units) * kFloatBytes;
       c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
+      // h0 (and c0), read again by backward: the first step's previous state.
+      c.saved_bytes_per_sample = c.saved_bytes_per_sample + Count(static_cast<std::int64_t>(node.inputs.size()) - 1) * dirs * h * kFloatBytes;
       break;
     }
     case OpKind::unsupported:

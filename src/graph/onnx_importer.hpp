@@ -357,10 +357,14 @@ class Importer {
     std::vector<FinalState> states;
   };
   std::unordered_map<std::string, SequenceView> sequence_views_;
+  std::set<int> state_slices_;  // slice layers of initial states (map_sequence_slice), not yet named after their layer
   bool reads_sequence_view(const onnx::NodeProto& n) const;
   void map_sequence_view(const onnx::NodeProto& n);
   void map_recurrent(const onnx::NodeProto& n, OpKind op);
   void map_final_state(const onnx::NodeProto& n, const SequenceView& v);
+  std::optional<std::string> initial_states(const onnx::NodeProto& n, std::int64_t dirs, std::int64_t hidden, std::vector<int>& inputs);
+  void map_sequence_slice(const onnx::NodeProto& n, const SequenceView& v);
+  void name_state_slices(const Node& layer);
   void name_stacked_layer(const onnx::NodeProto& n, Node& node);
   static const OnnxOpRule* op_rule(const std::string& type);
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)

@@ -181,13 +181,6 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   const auto present = [&](int i) { return n.input_size() > i && !n.input(i).empty(); };
   if (present(4)) return unsupported(n, "input sequence_lens is not mapped: every sequence runs all T steps");
   if (lstm && present(7)) return unsupported(n, "input P (peephole weights) is not mapped; PyTorch's LSTM has none");
-  const char* state_names[] = {"initial_h", "initial_c"};
-  for (int i = 5; i < (lstm ? 7 : 6); ++i) {
-    if (present(i) && !all_zeros(n.input(i), 0)) {
-      return unsupported(n, std::string("input ") + state_names[i - 5] + " ('" + detail::printable_name(n.input(i)) +
-                                "') is not zeros: hwprof's recurrent layers start from zero states (PyTorch's default, h0 not given)");
-    }
-  }
   // A value whose data does not fill its shape (a malformed file) is no constant here.
   const auto whole = [](std::optional<FloatConstant> c) {
     return c && product(c->dims) == static_cast<std::int64_t>(c->values.size()) ? c : std::nullopt;
@@ -207,14 +200,17 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
     b = whole(float_constant(n.input(3), 0));
     if (!b || b->dims != Dims{dirs, 2 * gates * hidden}) return unsupported(n, "the bias B is not a constant [D, 2·G·H]");
   }
+  std::vector<int> inputs{view->second.node};
+  if (const auto refused = initial_states(n, dirs, hidden, inputs)) return unsupported(n, *refused);
   Attributes a;
   a.hidden_size = hidden;
   a.bidirectional = dirs == 2;
   a.bias = b.has_value();
-  const int index = add_node(n, op, {view->second.node}, a);
+  const int index = add_node(n, op, inputs, a);
   Node& node = graph_.nodes[static_cast<std::size_t>(index)];
   expected.erase(node.name);
   name_stacked_layer(n, node);
+  name_state_slices(node);
   expected[node.name] = Shape{x[0], dirs * hidden};  // ONNX's Y is [T, D, N, H]: not per-sample
   const std::int64_t gh = gates * hidden;
   std::vector<float> w_ih, w_hh, b_ih, b_hh;
@@ -247,6 +243,91 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   if (n.output_size() > 2 && !n.output(2).empty()) {
     values_[n.output(2)] = Value{Value::Kind::activation, index, nullptr};
     sequence_views_[n.output(2)] = SequenceView{SequenceView::Kind::cells, index, dirs, hidden, {}};
+  }
+}
+
+// The initial states initial_h and initial_c (inputs 5 and 6) onto the layer's inputs h0 and
+// c0 (appended to `inputs`), or why not (docs/onnx.md, "How ops map", recurrent layers). Zeros
+// (PyTorch's default, h0 not given) are no input. A state computed in the model reaches the node
+// in ONNX's layout [D, N, H]: PyTorch writes its h0 [L·D, N, H] as the Transpose [1, 0, 2] of a
+// batch-first [N, L·D, H] tensor and each layer's [D, N, H] as a Slice of it, both sequence views
+// here (the Slice a slice layer of the batch-first tensor), whose node holds [D, H] per sample.
+std::optional<std::string> Importer::initial_states(const onnx::NodeProto& n, std::int64_t dirs, std::int64_t hidden, std::vector<int>& inputs) {
+  const bool lstm = n.op_type() == "LSTM";
+  const char* names[] = {"initial_h", "initial_c"};
+  for (int i = 5; i < (lstm ? 7 : 6); ++i) {
+    if (n.input_size() <= i || n.input(i).empty() || all_zeros(n.input(i), 0)) continue;
+    const std::string what = std::string("input ") + names[i - 5] + " ('" + detail::printable_name(n.input(i)) + "')";
+    const auto view = sequence_views_.find(n.input(i));
+    if (view == sequence_views_.end() || view->second.kind != SequenceView::Kind::sequence) {
+      if (is_activation(n.input(i)) && values_.at(n.input(i)).node == kModelInput)
+        return what + " is the model's input: hwprof models take one input, the batch; compute the state in the model";
+      if (!is_activation(n.input(i))) {
+        return what + " is not zeros and not computed from the model's input (a constant): hwprof maps zero states " +
+               "and states computed in the model";
+      }
+      return what + " is computed in the model but is not a batch-first [N, L·D, H] tensor in ONNX's layout (its Transpose [1, 0, 2], " +
+             "sliced per layer on axis 0), as PyTorch writes h0";
+    }
+    const Dims& d = dims_of(n.input(i));
+    if (d.size() == 3 && ((d[0] > 0 && d[0] != dirs) || (d[2] > 0 && d[2] != hidden)))
+      return what + " is [" + std::to_string(d[0]) + ", N, " + std::to_string(d[2]) + "], not [" + std::to_string(dirs) + ", N, " +
+             std::to_string(hidden) + "] (directions, batch, hidden_size)";
+    if (i == 6 && inputs.size() == 1)
+      return what + " is given and initial_h is zeros: mapped are h0 alone or h0 and c0 (the lstm layer's inputs [x, h0] and [x, h0, c0])";
+    inputs.push_back(view->second.node);
+  }
+  return std::nullopt;
+}
+
+// Slice on axis 0 of a sequence view ([S, N, C], its node's [N, S, C]): PyTorch's slice of one
+// layer's initial states out of h0 (or steps of X): a slice layer on the node's per-sample
+// axis 0, itself a sequence view.
+void Importer::map_sequence_slice(const onnx::NodeProto& n, const SequenceView& v) {
+  const auto value = [&](int i, std::int64_t otherwise) -> std::optional<std::vector<std::int64_t>> {
+    if (n.input_size() <= i || n.input(i).empty()) return std::vector<std::int64_t>{otherwise};
+    return int_values(n.input(i));
+  };
+  const auto starts = value(1, 0), ends = value(2, 0), axes = value(3, 0), steps = value(4, 1);
+  const bool axis0 = axes && axes->size() == 1 && ((*axes)[0] == 0 || (*axes)[0] == -3);
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !axis0 || steps != std::vector<std::int64_t>{1}) {
+    return unsupported(n, "it slices '" + detail::printable_name(n.input(0)) +
+                              "', a tensor in ONNX's sequence-first layout (the batch on axis 1): mapped is a Slice of constant bounds on axis 0, "
+                              "step 1 (PyTorch's slice of one layer's initial states)");
+  }
+  constexpr std::int64_t kLimit = std::int64_t{1} << 62;  // "to the end" (±2^63 − 1), as map_slice clamps
+  Attributes a;
+  a.axes = {0};
+  a.starts = {std::clamp((*starts)[0], -kLimit, kLimit)};
+  a.ends = {std::clamp((*ends)[0], -kLimit, kLimit)};
+  a.steps = {1};
+  const int index = add_node(n, OpKind::slice, {v.node}, a);
+  Node& node = graph_.nodes[static_cast<std::size_t>(index)];
+  expected.erase(node.name);  // ONNX's output is [S, N, C]: not per-sample
+  // Its scope is the recurrent module's: the module's name is left to its layer, and the slice
+  // is named after the layer it feeds (name_state_slices).
+  std::string name = node.name + ".slice";
+  for (int k = 2; names_taken_.count(name) != 0; ++k) name = node.name + ".slice_" + std::to_string(k);
+  names_taken_.erase(node.name);
+  node.name = name;
+  names_taken_[name] = 1;
+  sequence_views_[n.output(0)] = SequenceView{SequenceView::Kind::sequence, index, 1, 0, {}};
+  state_slices_.insert(index);
+}
+
+// A slice of initial states is named after the layer it feeds ("gru.l1.h0", "lstm.c0") rather
+// than after the Slice node's scope (the recurrent module's, as its layers' are).
+void Importer::name_state_slices(const Node& layer) {
+  for (std::size_t k = 1; k < layer.inputs.size(); ++k) {
+    const auto it = state_slices_.find(layer.inputs[k]);
+    if (it == state_slices_.end()) continue;
+    state_slices_.erase(it);
+    Node& slice = graph_.nodes[static_cast<std::size_t>(layer.inputs[k])];
+    const std::string name = layer.name + (k == 1 ? ".h0" : ".c0");
+    if (names_taken_.count(name) != 0) continue;
+    names_taken_.erase(slice.name);
+    slice.name = name;
+    names_taken_[name] = 1;
   }
 }
 
@@ -285,6 +366,7 @@ void Importer::map_sequence_view(const onnx::NodeProto& n) {
   const std::vector<std::int64_t> perm = attr_ints(n, "perm");
   if (v != nullptr && v->kind == SequenceView::Kind::sequence && op == "Transpose" && perm == std::vector<std::int64_t>{1, 0, 2})
     return alias(n, n.input(0));  // back to batch-first: the node itself
+  if (v != nullptr && v->kind == SequenceView::Kind::sequence && op == "Slice") return map_sequence_slice(n, *v);
   if (v != nullptr && v->kind == SequenceView::Kind::outputs) {
     std::vector<std::int64_t> axes = attr_ints(n, "axes");
     if (op == "Squeeze" && n.input_size() > 1 && constant(n.input(1)) != nullptr) axes = integers(*constant(n.input(1)));
@@ -332,8 +414,8 @@ void Importer::map_sequence_view(const onnx::NodeProto& n) {
   std::string what = kind == SequenceView::Kind::cells ? "the final cell state Y_c of a recurrent layer, which hwprof's lstm layer does not output"
                                                        : "a recurrent layer's tensor in ONNX's sequence-first layout (the batch not on axis 0)";
   unsupported(n, "it reads '" + detail::printable_name(read) + "', " + what +
-                     "; mapped are the batch_first round trip (Transpose [1, 0, 2], LSTM/GRU, Squeeze of Y, Transpose back) and Gather "
-                     "of one layer's final state from Y_h");
+                     "; mapped are the batch_first round trip (Transpose [1, 0, 2], LSTM/GRU, Squeeze of Y, Transpose back), Gather "
+                     "of one layer's final state from Y_h, and Slice on axis 0 of initial states");
 }
 
 // h_n[k] (Gather on axis 0 of Y_h, or of several layers' Y_h concatenated): the state of one

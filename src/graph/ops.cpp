@@ -86,8 +86,9 @@ const std::vector<OpInfo>& op_table() {
       // where: each element copied from one of two tensors, as a constant condition says.
       {OpKind::where, "where", {"condition", "operand", "constant_first"}, 1, 2, F::data_movement, {}},
       // One layer of nn.LSTM / nn.GRU (batch_first), [T, C] in, [T, H·directions] out.
-      {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 1, F::recurrent, {}},
-      {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 1, F::recurrent, {}},
+      // lstm and gru: x, then optionally the initial states h0 (and c0 for lstm), [D, H] each.
+      {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 3, F::recurrent, {}},
+      {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 2, F::recurrent, {}},
       // The 3-D ops: a spec's kernel, stride, padding, dilation and output are a [d, h, w] triple
       // or one integer for all three (README.md, "Model specs").
       {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},

@@ -642,6 +642,17 @@ Outcome infer_node(const Graph& g, const Node& node) {
         return problem("expects a float32 [T, C] input (time steps, features), got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
       const Wide width = Wide{a.hidden_size} * (a.bidirectional ? 2 : 1);
       if (width > kInt64Max / 16) return problem("hidden_size " + str(a.hidden_size) + " is too large", "hidden_size");
+      // The initial states given (h0, then c0 for lstm): [D, H] per sample, D the directions.
+      const Shape state{a.bidirectional ? 2 : 1, a.hidden_size};
+      for (std::size_t i = 1; i < node.inputs.size(); ++i) {
+        const char* which = i == 1 ? "h0" : "c0";
+        if (g.dtype_of(node.inputs[i]) != DType::f32 || g.shape_of(node.inputs[i]) != state) {
+          return problem(std::string("input ") + str(static_cast<std::int64_t>(i)) + ", the initial state " + which + ", must be a float32 " +
+                             format_shape(state) + " (directions, hidden_size), got " + std::string(dtype_name(g.dtype_of(node.inputs[i]))) + " " +
+                             kind_of(g.shape_of(node.inputs[i])),
+                         "inputs");
+        }
+      }
       return shaped({in[0], saturate(width)});
     }
     case OpKind::conv3d:

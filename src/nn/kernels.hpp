@@ -175,7 +175,8 @@ void reduce_backward(const ReduceGeometry& g, const float* dy, float* dx);
 // Parameters in PyTorch's layout and gate order, both directions stacked: w_ih [D, G·H, C],
 // w_hh [D, G·H, H], b_ih and b_hh [D, G·H] (may be null); G = 4 (LSTM: i, f, g, o) or 3 (GRU:
 // r, z, n, with n = tanh(W_in·x + b_in + r·(W_hn·h + b_hn)), PyTorch's form). The states start
-// at zero. y holds every step's state; direction 1 runs from the last step to the first.
+// at the initial states given (h0, and c0 for LSTM, each [N, D, H]) or, where null, at zero.
+// y holds every step's state; direction 1 runs from the last step to the first.
 struct RecurrentGeometry {
   i64 batch = 1, steps = 1, input = 1, hidden = 1;
   i64 directions = 1;
@@ -189,10 +190,21 @@ struct RecurrentSaved {
   float* gates = nullptr;
   float* cells = nullptr;
 };
+// The states before the first step, [N, D, H] each; null: zeros.
+struct RecurrentStates {
+  const float* h0 = nullptr;
+  const float* c0 = nullptr;  // LSTM
+};
+// Their gradients, [N, D, H] each, written (not accumulated); null: not wanted.
+struct RecurrentStateGrads {
+  float* dh0 = nullptr;
+  float* dc0 = nullptr;  // LSTM
+};
 void recurrent_forward(const RecurrentGeometry& g, const float* x, const float* w_ih, const float* w_hh, const float* b_ih, const float* b_hh,
-                       float* y, const RecurrentSaved& saved);
+                       float* y, const RecurrentSaved& saved, const RecurrentStates& initial = {});
 void recurrent_backward(const RecurrentGeometry& g, const float* x, const float* y, const float* w_ih, const float* w_hh, const RecurrentSaved& saved,
-                        const float* dy, float* dx, float* dw_ih, float* dw_hh, float* db_ih, float* db_hh);
+                        const float* dy, float* dx, float* dw_ih, float* dw_hh, float* db_ih, float* db_hh, const RecurrentStates& initial = {},
+                        const RecurrentStateGrads& initial_grads = {});
 
 // ---- element-wise add and data movement ----------------------------------------------------
 void add_forward(const float* a, const float* b, float* y, i64 n);

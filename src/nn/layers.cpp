@@ -1249,7 +1249,8 @@ class AttentionLayer final : public Layer {
 
 // lstm and gru: one layer of nn.LSTM / nn.GRU over [N, T, C] (src/nn/recurrent.cpp). Its
 // training forward keeps the input, the output (every step's state) and the gates and cells
-// the op's cost says (src/cost/op_cost.cpp); in inference those two are its workspace.
+// the op's cost says (src/cost/op_cost.cpp); in inference those two are its workspace. Its
+// optional inputs 1 and 2 are the initial states h0 and c0 (LSTM), [D, H] per sample.
 class RecurrentLayer final : public Layer {
  public:
   RecurrentLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p) {
@@ -1267,12 +1268,17 @@ class RecurrentLayer final : public Layer {
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
     g_.batch = x.dim(0);
+    const Tensor* h0 = in.size() > 1 ? in[1] : nullptr;
+    const Tensor* c0 = in.size() > 2 ? in[2] : nullptr;
+    const RecurrentStates initial{h0 != nullptr ? h0->f32() : nullptr, c0 != nullptr ? c0->f32() : nullptr};
     Tensor y = Tensor::empty({g_.batch, g_.steps, g_.directions * g_.hidden});
     Tensor gates = Tensor::empty({g_.batch, g_.steps, g_.directions * g_.gates() * g_.hidden});
     Tensor cells = Tensor::empty({g_.batch, g_.steps, g_.directions * g_.hidden});
-    recurrent_forward(g_, x.f32(), value_of(w_ih_), value_of(w_hh_), value_of(b_ih_), value_of(b_hh_), y.f32(), {gates.f32(), cells.f32()});
+    recurrent_forward(g_, x.f32(), value_of(w_ih_), value_of(w_hh_), value_of(b_ih_), value_of(b_hh_), y.f32(), {gates.f32(), cells.f32()}, initial);
     if (c.training) {
       x_ = x;
+      if (h0 != nullptr) h0_ = *h0;
+      if (c0 != nullptr) c0_ = *c0;
       y_ = y;
       gates_ = std::move(gates);
       cells_ = std::move(cells);
@@ -1282,14 +1288,21 @@ class RecurrentLayer final : public Layer {
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
     g_.batch = x_.dim(0);
     dx[0] = gradient_like(x_, need[0] != 0);
+    const bool has_h0 = dx.size() > 1, has_c0 = dx.size() > 2;
+    if (has_h0) dx[1] = gradient_like(h0_, need[1] != 0);
+    if (has_c0) dx[2] = gradient_like(c0_, need[2] != 0);
+    const RecurrentStates initial{has_h0 ? h0_.f32() : nullptr, has_c0 ? c0_.f32() : nullptr};
+    const RecurrentStateGrads grads{has_h0 ? ptr(dx[1]) : nullptr, has_c0 ? ptr(dx[2]) : nullptr};
     recurrent_backward(g_, x_.f32(), y_.f32(), value_of(w_ih_), value_of(w_hh_), {gates_.f32(), cells_.f32()}, dy.f32(), ptr(dx[0]),
-                       gradient_of(w_ih_), gradient_of(w_hh_), gradient_of(b_ih_), gradient_of(b_hh_));
+                       gradient_of(w_ih_), gradient_of(w_hh_), gradient_of(b_ih_), gradient_of(b_hh_), initial, grads);
   }
   void release_saved() noexcept override {
     x_ = Tensor();
     y_ = Tensor();
     gates_ = Tensor();
     cells_ = Tensor();
+    h0_ = Tensor();
+    c0_ = Tensor();
   }
 
  private:
@@ -1298,7 +1311,7 @@ class RecurrentLayer final : public Layer {
   ParameterSlot* w_hh_;
   ParameterSlot* b_ih_;
   ParameterSlot* b_hh_;
-  Tensor x_, y_, gates_, cells_;
+  Tensor x_, y_, gates_, cells_, h0_, c0_;
 };
 
 }  // namespace

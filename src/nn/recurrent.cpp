@@ -48,13 +48,26 @@ Strides strides_of(const RecurrentGeometry& g) {
   return {gh, g.directions * gh, g.directions * g.hidden, g.steps * g.directions * gh, g.steps * g.directions * g.hidden};
 }
 
-// The step a direction takes s-th, and the one before it (-1: none, the state is zero).
+// The step a direction takes s-th, and the one before it (-1: none, the initial state).
 i64 step_at(const RecurrentGeometry& g, i64 d, i64 s) {
   return d == 0 ? s : g.steps - 1 - s;
 }
 i64 previous_step(const RecurrentGeometry& g, i64 d, i64 s) {
   if (s == 0) return -1;
   return d == 0 ? s - 1 : g.steps - s;
+}
+
+// The rows of the state before step tp + 1 (or before the first, tp -1) of direction d, from
+// sample n0 on: a step of `steps` (y, or LSTM's cells buffer), or the initial state given
+// ([N, D, H]); null where the state is zero.
+struct Rows {
+  const float* at;
+  i64 ld;
+};
+Rows before_rows(const RecurrentGeometry& g, const Strides& st, i64 d, i64 n0, i64 tp, const float* steps, const float* initial) {
+  if (tp >= 0) return {steps + n0 * st.state + tp * st.dh + d * g.hidden, st.state};
+  if (initial != nullptr) return {initial + n0 * st.dh + d * g.hidden, st.dh};
+  return {nullptr, 0};
 }
 
 // The part of one direction's steps a thread computes: samples [n0, n1), hidden units [j0, j1).
@@ -64,15 +77,16 @@ struct Block {
 
 // One step's state product for a block: into the gates buffer (added, beta 1), except GRU's n
 // rows, which go to the cells buffer (W_hn·h stays apart: r multiplies it).
-void state_product(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* w_hh, const float* y,
+void state_product(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* w_hh, const float* y, const float* h0,
                    const RecurrentSaved& saved) {
   const i64 h = g.hidden;
+  const Rows prev = before_rows(g, st, b.d, b.n0, tp, y, h0);
   // A block of every unit reads the gates' rows of W_hh that go to the gates buffer as one
   // matrix (all of LSTM's, GRU's r and z): one GEMM instead of one per gate.
-  const bool whole = b.j0 == 0 && b.j1 == h && tp >= 0;
+  const bool whole = b.j0 == 0 && b.j1 == h && prev.at != nullptr;
   if (whole) {
     const i64 rows = g.lstm ? st.gh : 2 * h;
-    detail::sgemm(false, true, b.n1 - b.n0, rows, h, 1.0f, y + b.n0 * st.state + tp * st.dh + b.d * h, st.state, w_hh + b.d * st.gh * h, h, 1.0f,
+    detail::sgemm(false, true, b.n1 - b.n0, rows, h, 1.0f, prev.at, prev.ld, w_hh + b.d * st.gh * h, h, 1.0f,
                   saved.gates + t * st.dgh + b.d * st.gh + b.n0 * st.gates, st.gates);
   }
   for (i64 q = whole ? (g.lstm ? g.gates() : 2) : 0; q < g.gates(); ++q) {
@@ -80,28 +94,28 @@ void state_product(const RecurrentGeometry& g, const Strides& st, const Block& b
     const bool apart = !g.lstm && q == 2;
     const i64 ldc = apart ? st.state : st.gates;
     float* out = (apart ? saved.cells + t * st.dh + b.d * h : saved.gates + t * st.dgh + b.d * st.gh + q * h) + b.n0 * ldc + b.j0;
-    if (tp < 0) {
+    if (prev.at == nullptr) {
       if (apart) {
         for (i64 n = 0; n < b.n1 - b.n0; ++n) std::fill(out + n * ldc, out + n * ldc + (b.j1 - b.j0), 0.0f);
       }
       continue;
     }
-    detail::sgemm(false, true, b.n1 - b.n0, b.j1 - b.j0, h, 1.0f, y + b.n0 * st.state + tp * st.dh + b.d * h, st.state, w, h, apart ? 0.0f : 1.0f,
-                  out, ldc);
+    detail::sgemm(false, true, b.n1 - b.n0, b.j1 - b.j0, h, 1.0f, prev.at, prev.ld, w, h, apart ? 0.0f : 1.0f, out, ldc);
   }
 }
 
 // One step's gates for a block: activations stored over their pre-activations, the cell (or
 // W_hn·h + b_hn) and the new state written. `zeros`: G·H zeros, the state (or cell) before the
-// first step, and the bias where there is none.
+// first step where none is given, and the bias where there is none.
 void step_gates(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* b_hh, const float* zeros, float* y,
-                const RecurrentSaved& saved) {
+                const RecurrentSaved& saved, const RecurrentStates& initial) {
   const i64 h = g.hidden, d = b.d, j0 = b.j0, j1 = b.j1;
   for (i64 n = b.n0; n < b.n1; ++n) {
     float* gate = saved.gates + n * st.gates + t * st.dgh + d * st.gh;
     float* cell = saved.cells + n * st.state + t * st.dh + d * h;
     float* out = y + n * st.state + t * st.dh + d * h;
-    const float* prev = tp < 0 ? zeros : (g.lstm ? saved.cells : y) + n * st.state + tp * st.dh + d * h;
+    const float* before = before_rows(g, st, d, n, tp, g.lstm ? saved.cells : y, g.lstm ? initial.c0 : initial.h0).at;
+    const float* prev = before != nullptr ? before : zeros;
     const float* bias = b_hh != nullptr ? b_hh + d * st.gh : zeros;
     if (g.lstm) {
 #pragma omp simd
@@ -152,7 +166,7 @@ int recurrence_threads(const RecurrentGeometry& g) {
 // Direction d's steps for samples [n0, n1) on `threads` threads, which split the hidden units
 // (OpenBLAS held to one thread by the caller).
 void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, i64 n0, i64 n1, int threads, const float* w_hh, const float* b_hh,
-                   const float* zeros, float* y, const RecurrentSaved& saved) {
+                   const float* zeros, float* y, const RecurrentSaved& saved, const RecurrentStates& initial) {
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int parts = omp_get_num_threads(), me = omp_get_thread_num();
@@ -162,8 +176,8 @@ void run_direction(const RecurrentGeometry& g, const Strides& st, i64 d, i64 n0,
     for (i64 s = 0; s < g.steps; ++s) {
       const i64 t = step_at(g, d, s), tp = previous_step(g, d, s);
       if (b.j1 > b.j0) {
-        state_product(g, st, b, t, tp, w_hh, y, saved);
-        step_gates(g, st, b, t, tp, b_hh, zeros, y, saved);
+        state_product(g, st, b, t, tp, w_hh, y, initial.h0, saved);
+        step_gates(g, st, b, t, tp, b_hh, zeros, y, saved, initial);
       }
 #pragma omp barrier
     }
@@ -196,12 +210,12 @@ struct StepGrads {
 
 // Samples [n0, n1); carry and cell_carry hold [D, N, H].
 void step_backward(const RecurrentGeometry& g, const Strides& st, const Block& b, i64 t, i64 tp, const float* y, const RecurrentSaved& saved,
-                   const float* dy, const StepGrads& s) {
+                   const RecurrentStates& initial, const float* dy, const StepGrads& s) {
   const i64 h = g.hidden, d = b.d;
   for (i64 n = b.n0; n < b.n1; ++n) {
     const float* gate = saved.gates + n * st.gates + t * st.dgh + d * st.gh;
     const float* cell = saved.cells + n * st.state + t * st.dh + d * h;
-    const float* before = tp < 0 ? nullptr : (g.lstm ? saved.cells : y) + n * st.state + tp * st.dh + d * h;
+    const float* before = before_rows(g, st, d, n, tp, g.lstm ? saved.cells : y, g.lstm ? initial.c0 : initial.h0).at;
     const float* gy = dy + n * st.state + t * st.dh + d * h;
     float* dgx = s.dgx + n * st.gates + t * st.dgh + d * st.gh;
     float* dgh = s.dgh + n * st.gates + t * st.dgh + d * st.gh;
@@ -245,7 +259,7 @@ void step_backward(const RecurrentGeometry& g, const Strides& st, const Block& b
 }  // namespace
 
 void recurrent_forward(const RecurrentGeometry& g, const float* x, const float* w_ih, const float* w_hh, const float* b_ih, const float* b_hh,
-                       float* y, const RecurrentSaved& saved) {
+                       float* y, const RecurrentSaved& saved, const RecurrentStates& initial) {
   const Strides st = strides_of(g);
   linear_forward(x, w_ih, b_ih, saved.gates, g.batch * g.steps, g.input, st.dgh);
   Tensor zeros = Tensor::empty({st.gh});
@@ -259,18 +273,19 @@ void recurrent_forward(const RecurrentGeometry& g, const float* x, const float* 
 #pragma omp parallel for num_threads(static_cast <int>(tasks)) schedule(static, 1)
     for (i64 k = 0; k < tasks; ++k) {
       const i64 d = k / parts, p = k % parts;
-      run_direction(g, st, d, g.batch * p / parts, g.batch * (p + 1) / parts, 1, w_hh, b_hh, zeros.f32(), y, saved);
+      run_direction(g, st, d, g.batch * p / parts, g.batch * (p + 1) / parts, 1, w_hh, b_hh, zeros.f32(), y, saved, initial);
     }
     return;
   }
   // One sample (or one thread): its units split among the threads where a step is large.
-  for (i64 d = 0; d < g.directions; ++d) run_direction(g, st, d, 0, g.batch, recurrence_threads(g), w_hh, b_hh, zeros.f32(), y, saved);
+  for (i64 d = 0; d < g.directions; ++d) run_direction(g, st, d, 0, g.batch, recurrence_threads(g), w_hh, b_hh, zeros.f32(), y, saved, initial);
 }
 
 // Long: the steps of backpropagation through time in order (each direction's steps, then the
 // GEMMs over every step); its parts share the buffers it allocates.
 void recurrent_backward(const RecurrentGeometry& g, const float* x, const float* y, const float* w_ih, const float* w_hh, const RecurrentSaved& saved,
-                        const float* dy, float* dx, float* dw_ih, float* dw_hh, float* db_ih, float* db_hh) {
+                        const float* dy, float* dx, float* dw_ih, float* dw_hh, float* db_ih, float* db_hh, const RecurrentStates& initial,
+                        const RecurrentStateGrads& initial_grads) {
   const Strides st = strides_of(g);
   const i64 h = g.hidden, rows = g.batch * g.steps;
   const int threads = kernel_threads(), step_threads = recurrence_threads(g);
@@ -286,9 +301,10 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
     const Block b{d, n0, n1, 0, h};
     for (i64 k = g.steps - 1; k >= 0; --k) {
       const i64 t = step_at(g, d, k), tp = previous_step(g, d, k);
-      step_backward(g, st, b, t, tp, y, saved, dy, s);
-      if (tp < 0) continue;
-      // The previous state's gradient through W_hh: carry (+)= dgh_t · W_hh.
+      step_backward(g, st, b, t, tp, y, saved, initial, dy, s);
+      if (tp < 0 && initial_grads.dh0 == nullptr) continue;
+      // The previous state's gradient through W_hh: carry (+)= dgh_t · W_hh (before the first
+      // step: h0's gradient).
       detail::parallel_sgemm(false, false, n1 - n0, h, st.gh, 1.0f, s.dgh + n0 * st.gates + t * st.dgh + d * st.gh, st.gates, w_hh + d * st.gh * h, h,
                              g.lstm ? 0.0f : 1.0f, s.carry + (d * g.batch + n0) * h, h, gemm_threads);
     }
@@ -305,8 +321,16 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
     for (i64 d = 0; d < g.directions; ++d) back_through_time(d, 0, g.batch, step_threads);
   }
   single.reset();
+  // The carried gradients after the first step are the initial states': [D, N, H] to [N, D, H].
+  for (i64 n = 0; n < g.batch; ++n) {
+    for (i64 d = 0; d < g.directions; ++d) {
+      if (initial_grads.dh0 != nullptr) std::copy_n(s.carry + (d * g.batch + n) * h, h, initial_grads.dh0 + (n * g.directions + d) * h);
+      if (g.lstm && initial_grads.dc0 != nullptr)
+        std::copy_n(s.cell_carry + (d * g.batch + n) * h, h, initial_grads.dc0 + (n * g.directions + d) * h);
+    }
+  }
   if (dw_hh != nullptr) {
-    // Each step's previous state (zero before the first), beside the gradients of the same step.
+    // Each step's previous state (h0 or zero before the first), beside the gradients of the same step.
     Tensor prev_t = Tensor::empty({rows, st.dh});
     float* prev = prev_t.f32();
     for (i64 n = 0; n < g.batch; ++n) {
@@ -314,7 +338,9 @@ void recurrent_backward(const RecurrentGeometry& g, const float* x, const float*
         for (i64 k = 0; k < g.steps; ++k) {
           const i64 t = step_at(g, d, k), tp = previous_step(g, d, k);
           float* out = prev + n * st.state + t * st.dh + d * h;
-          if (tp < 0) {
+          if (tp < 0 && initial.h0 != nullptr) {
+            std::copy_n(initial.h0 + (n * g.directions + d) * h, h, out);
+          } else if (tp < 0) {
             std::fill(out, out + h, 0.0f);
           } else {
             std::copy_n(y + n * st.state + tp * st.dh + d * h, h, out);

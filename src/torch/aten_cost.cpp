@@ -505,7 +505,11 @@ std::optional<AtenCost> reduction(const AtenCall& c, std::string_view op) {
 // last axis, the others' H·directions), H from the first weight of params, weight_ih_l0
 // [G·H, C]. Inside, on the CPU, aten::lstm is composite (its steps are aten::linear and the gate
 // ops, which count nothing under it: docs/torch.md, "Who counts what"); its backward is their
-// autograd functions, which carry the nodes' backward from the forward call.
+// autograd functions, which carry the nodes' backward from the forward call. hx, the initial
+// states, is always given (nn.LSTM / nn.GRU pass zeros where the model gives none): h0 [L·D, N, H]
+// (LSTM: h0 and c0, a list). Its values do not change the count (the first step's W_hh·h0 is one of
+// the T steps the node counts either way); the forward reads its bytes once, as a graph's lstm
+// reads h0 and c0 given as inputs. An hx of another size is not counted (never a wrong count).
 std::optional<AtenCost> recurrent(const AtenCall& c, std::string_view op) {
   const bool lstm = op == "lstm";
   const AtenArg* x = tensor(c, 0);
@@ -520,7 +524,12 @@ std::optional<AtenCost> recurrent(const AtenCall& c, std::string_view op) {
   a.hidden_size = params->dims[0] / gates;
   a.bidirectional = flag(c, 7, false);
   a.bias = flag(c, 3, true);
-  AtenCost total{0.0, 0.0, AtenCost::Backward{}};
+  const AtenArg* hx = arg(c, 1);
+  const std::int64_t states = layers * (a.bidirectional ? 2 : 1) * batch * a.hidden_size * (lstm ? 2 : 1);
+  const bool hx_fits = hx != nullptr && hx->element == AtenElement::floating &&
+                       (hx->kind == AtenArgKind::tensors || hx->kind == AtenArgKind::tensor) && hx->elements == states;
+  if (!hx_fits) return std::nullopt;
+  AtenCost total{0.0, static_cast<double>(hx->elements) * hx->element_bytes, AtenCost::Backward{}};
   for (std::int64_t layer = 0; layer < layers; ++layer) {
     const std::int64_t width = layer == 0 ? features : a.hidden_size * (a.bidirectional ? 2 : 1);
     const auto n = node_cost(lstm ? OpKind::lstm : OpKind::gru, Shape{steps, width}, a, batch);

@@ -84,6 +84,36 @@ def check_upsample(env, tmp):
         fail(f"F.interpolate(size, nearest): {[(r['name'], r['flops'], r.get('work_note')) for r in nearest]}, expected 0 FLOPs, counted")
 
 
+# nn.LSTM and nn.GRU given initial states computed from the input (an encoder's state) and a
+# constant: aten::lstm / aten::gru with hx, as tests/fixtures/onnx/tiny_rnn's layers.
+RECURRENT_STATES = """
+import torch
+from torch import nn
+lstm, gru, h = nn.LSTM(6, 8, num_layers=2, batch_first=True), nn.GRU(8, 5, batch_first=True, bidirectional=True), nn.Linear(6, 16)
+x = torch.randn(2, 7, 6)
+h0 = torch.tanh(h(x[:, 0])).view(-1, 2, 8).transpose(0, 1).contiguous()
+y, _ = lstm(x, (h0, 0.5 * h0))
+z, _ = gru(y, torch.ones(2, 2, 5))
+z.sum().backward()
+"""
+
+
+def check_recurrent_states(env, tmp):
+    """The layers given h0 (and c0) count what they count from zero states: per sample LSTM
+    7,952 + 8,848 FLOPs, GRU 7,070 (`hwprof summary` of tiny_rnn), at batch 2, and hx's bytes."""
+    script, out = os.path.join(tmp, "states.py"), os.path.join(tmp, "states")
+    with open(script, "w") as f:
+        f.write(RECURRENT_STATES)
+    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail(f"the recurrent script exited {run.returncode}: {run.stderr[-2000:]}")
+    rows = {layer["op"]: layer for layer in load(out)["layers"] if layer["phase"] == "forward" and layer["op"] in ("aten::lstm", "aten::gru")}
+    for op, flops in (("aten::lstm", 2 * (7952 + 8848)), ("aten::gru", 2 * 7070)):
+        row = rows.get(op)
+        if row is None or row.get("work_note") or row["flops"] != flops:
+            fail(f"{op} given hx: {row and (row['flops'], row.get('work_note'))}, expected {flops} FLOPs, counted")
+
+
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "torch_train.py")
 
 # Two intra-op threads on one convolution: the calling thread's own CPU time around each call,
@@ -401,6 +431,7 @@ def main():
             fail(f"the block's Linear has {linear[0]['time_ms']['n']} calls measured; 5 steps, 2 of warm-up forgotten, leave 3")
         check_example(env, tmp)
         check_upsample(env, tmp)
+        check_recurrent_states(env, tmp)
         check_two_forward_threads(env, tmp)
         check_raising_forward(env, tmp)
         check_threads(build_python, tmp)

@@ -676,6 +676,23 @@ TEST(OpCostRecurrent, ProductsGatesAndBackpropagationThroughTime) {
   EXPECT_EQ(layer(m, "gru").output_shape, (Shape{5, 4}));
 }
 
+// The same GRU given h0 (computed from the input's first step): the same products (the first
+// step's W_hh·h0 is one of the T steps counted), h0's 2·2 floats among the bytes read.
+TEST(OpCostRecurrent, InitialStatesGivenAddTheirBytesNotTheirProducts) {
+  constexpr std::string_view spec = R"({"input": {"shape": [5, 4]},
+    "layers": [{"name": "first", "op": "select", "axis": 0, "index": 0},
+               {"name": "fc", "op": "linear", "out_features": 4},
+               {"name": "h0", "op": "reshape", "shape": [2, 2]},
+               {"name": "gru", "op": "gru", "hidden_size": 2, "bidirectional": true, "inputs": ["$input", "h0"]}]})";
+  const auto m = analyze_spec(spec);
+  const LayerCost g = layer(m, "gru");
+  EXPECT_EQ(g.params, 96);
+  EXPECT_EQ(g.macs, 360);
+  EXPECT_EQ(g.flops, 1180);
+  EXPECT_EQ(g.input_bytes, 80 + 16);
+  EXPECT_EQ(g.bytes, 80 + 16 + 80 + 384);
+}
+
 // Sum of PyTorch's adaptive windows along one axis: window i is [floor(i*in/out), ceil((i+1)*in/out)).
 std::int64_t brute_force_window_sum(std::int64_t in, std::int64_t out) {
   std::int64_t sum = 0;

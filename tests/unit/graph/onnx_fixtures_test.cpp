@@ -57,7 +57,8 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
-                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg", "tiny_video"),
+                                           "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg", "tiny_video",
+                                           "tiny_rnn_state"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -168,6 +169,32 @@ TEST(OnnxFixtureStructure, LstmAndGruNodesAreOneLayerEachWithTheBatchFirst) {
   std::vector<std::int64_t> indices;
   for (const Node* s : selects) indices.push_back(s->attrs.index);
   EXPECT_NE(std::find(indices.begin(), indices.end(), 0), indices.end());
+}
+
+// A 2-layer GRU given h0 and a bidirectional LSTM given h0 and c0, computed from x[:, 0]:
+// each layer's states are its inputs 1 (and 2), [D, H] per sample, sliced out of the
+// batch-first [L·D, H] tensor where PyTorch slices one layer's.
+TEST(OnnxFixtureStructure, InitialStatesComputedInTheModelAreTheLayersInputs) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_rnn_state/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::vector<const Node*> grus = nodes_of(*g, OpKind::gru);
+  ASSERT_EQ(grus.size(), 2u);
+  const std::vector<const Node*> lstms = nodes_of(*g, OpKind::lstm);
+  ASSERT_EQ(lstms.size(), 1u);
+  const auto shape_of = [&](int input) { return input == kModelInput ? Shape{7, 6} : g->nodes[static_cast<std::size_t>(input)].output_shape; };
+  for (std::size_t l = 0; l < 2; ++l) {
+    ASSERT_EQ(grus[l]->inputs.size(), 2u) << grus[l]->name;
+    const Node& h0 = g->nodes[static_cast<std::size_t>(grus[l]->inputs[1])];
+    EXPECT_EQ(h0.op, OpKind::slice) << "h0[" << l << ":" << l + 1 << "]";
+    EXPECT_EQ(h0.attrs.starts, std::vector<std::int64_t>{static_cast<std::int64_t>(l)});
+    EXPECT_EQ(h0.output_shape, (Shape{1, 8}));
+    EXPECT_EQ(h0.name, grus[l]->name + ".h0");
+  }
+  ASSERT_EQ(lstms[0]->inputs.size(), 3u);
+  EXPECT_EQ(shape_of(lstms[0]->inputs[1]), (Shape{2, 5}));
+  EXPECT_EQ(shape_of(lstms[0]->inputs[2]), (Shape{2, 5}));
+  EXPECT_NE(lstms[0]->inputs[1], lstms[0]->inputs[2]);
 }
 
 TEST(OnnxFixtureStructure, ResizeIsUpsampleWithPyTorchsCoordinates) {

@@ -421,6 +421,14 @@ struct RecurrentOptions {
   bool read_cells = false;  // the output reads LSTM's Y_c instead of Y
   float clip = 0.0f;        // > 0: the attribute clip
   bool read_state = false;  // the output is h_n[0] (Gather of Y_h) instead of Y
+  // Initial states computed in the model, as PyTorch writes them: "sliced" (a batch-first
+  // [N, 2, 2] tensor, its Transpose [1, 0, 2] and h0 = its Slice [1:2] on axis 0, and for LSTM c0
+  // = its Slice [0:1]), "direct" (a [N, 1, 2] tensor's Transpose as h0: one layer, one
+  // direction), "c_only" (LSTM: c0 sliced, h0 not given), "batch_first" (the [N, 1, 2] tensor
+  // itself, no Transpose), "step2" (the Slice with step 2), "model_input" (a second graph input),
+  // "constant" (a non-zero constant, reshaped), "h_only" (LSTM: h0 sliced, c0 not given), "both"
+  // (h0 = the Slice [0:2], two states for a layer of one direction).
+  std::string states;
 };
 
 // The defaults with some changed. (Not designated initializers: GCC 12 warns about the members
@@ -429,6 +437,43 @@ RecurrentOptions changed(const std::function<void(RecurrentOptions&)>& change) {
   RecurrentOptions o;
   change(o);
   return o;
+}
+
+// The states of RecurrentOptions::states, from the input [N, 5, 3]: MatMul by [3, 2] → [N, 5, 2],
+// its first rows (Slice on axis 1) → [N, 2, 2] or [N, 1, 2], then as PyTorch writes h0 (and c0).
+void add_initial_states(ModelBuilder& b, const RecurrentOptions& o, std::vector<std::string>& inputs) {
+  const auto slice = [&](const std::string& name, const std::string& from, std::int64_t axis, std::int64_t start, std::int64_t end, std::int64_t step,
+                         const std::string& to) {
+    tensor_initializer(b, name + ".starts", {}, {start});
+    tensor_initializer(b, name + ".ends", {}, {end});
+    tensor_initializer(b, name + ".axes", {}, {axis});
+    tensor_initializer(b, name + ".steps", {}, {step});
+    b.node("Slice", name, {from, name + ".starts", name + ".ends", name + ".axes", name + ".steps"}, to);
+  };
+  b.init("Ws", {3, 2});
+  b.node("MatMul", "/h/MatMul", {"input", "Ws"}, "m");
+  if (o.states == "model_input") {
+    auto* in = b.model().mutable_graph()->add_input();
+    in->set_name("h0");
+    auto* t = in->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    for (const std::int64_t d : {1, 4, 2}) t->mutable_shape()->add_dim()->set_dim_value(d);
+  } else if (o.states == "constant") {
+    tensor_initializer(b, "h0", {0.5f, -0.25f});  // [2]: ONNX's [1, N, 2] broadcast by hand below
+    b.node("Reshape", "/h/Reshape", {"h0", "h0.shape"}, "h0r");
+    tensor_initializer(b, "h0.shape", {}, {1, 1, 2});
+  } else if (o.states == "direct" || o.states == "batch_first") {
+    slice("/h/Slice", "m", 1, 0, 1, 1, o.states == "direct" ? "m1" : "h0");
+    if (o.states == "direct") ModelBuilder::ints(b.node("Transpose", "/h/Transpose", {"m1"}, "h0"), "perm", {1, 0, 2});
+  } else {
+    slice("/h/Slice", "m", 1, 0, 2, 1, "m2");
+    ModelBuilder::ints(b.node("Transpose", "/h/Transpose", {"m2"}, "ht"), "perm", {1, 0, 2});
+    slice("/rnn/Slice", "ht", 0, o.states == "both" ? 0 : 1, 2, o.states == "step2" ? 2 : 1, "h0");
+    if (o.op == "LSTM") slice("/rnn/Slice_1", "ht", 0, 0, 1, 1, "c0");
+  }
+  inputs.push_back(o.states == "c_only" ? "" : o.states == "constant" ? "h0r" : "h0");
+  if (o.op == "LSTM" && (o.states == "sliced" || o.states == "c_only")) inputs.push_back("c0");
+  if (o.op == "LSTM" && o.states == "h_only") inputs.push_back("");
 }
 
 // [N, 5, 3] → Transpose [1, 0, 2] → LSTM/GRU (hidden 2; W, R, B initializers) → Squeeze(1) →
@@ -442,6 +487,7 @@ Result<Graph> recurrent(const RecurrentOptions& o) {
   b.init("B", {1, 2 * gates * kHidden});
   std::vector<std::string> inputs = {o.transpose ? "t" : "input", "W", "R", "B", ""};
   if (o.transpose) ModelBuilder::ints(b.node("Transpose", "/rnn/Transpose", {"input"}, "t"), "perm", {1, 0, 2});
+  if (!o.states.empty()) add_initial_states(b, o, inputs);
   if (!o.initial_h.empty()) {
     auto* h0 = b.model().mutable_graph()->add_initializer();
     h0->set_name("h0");
@@ -522,6 +568,71 @@ TEST(OnnxImport, LstmAndGruWithBatchFirstAreOneLayerWithPyTorchsGateOrder) {
   EXPECT_FLOAT_EQ(r[0], 0.001f * 5);                        // r ← ONNX block 1 (index 4)
   EXPECT_FLOAT_EQ(r[4], 0.001f * 1);                        // z ← ONNX block 0
   EXPECT_FLOAT_EQ(r[8], 0.001f * 9);                        // n ← ONNX block 2
+}
+
+// h0 (and c0) computed in the model: PyTorch's Transpose [1, 0, 2] of a batch-first [N, L·D, H]
+// tensor and its Slice per layer become a slice layer of the batch-first tensor, the layer's
+// inputs 1 and 2.
+TEST(OnnxImport, InitialStatesComputedInTheModelAreTheLayersInputs) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto lstm = recurrent(changed([](RecurrentOptions& o) { o.states = "sliced"; }));
+  ASSERT_TRUE(lstm.ok()) << lstm.error().message;
+  // MatMul, its Slice (axis 1: per-sample 0), h0's slice and c0's, the lstm.
+  ASSERT_EQ(lstm->nodes.size(), 5u);
+  const Node& h0 = lstm->nodes[2];
+  const Node& c0 = lstm->nodes[3];
+  const Node& l = lstm->nodes[4];
+  EXPECT_EQ(h0.op, OpKind::slice);
+  EXPECT_EQ(h0.inputs, std::vector<int>{1});
+  EXPECT_EQ(h0.attrs.axes, std::vector<std::int64_t>{0});
+  EXPECT_EQ(h0.attrs.starts, std::vector<std::int64_t>{1});
+  EXPECT_EQ(h0.attrs.ends, std::vector<std::int64_t>{2});
+  EXPECT_EQ(h0.output_shape, (Shape{1, 2}));
+  EXPECT_EQ(c0.attrs.starts, std::vector<std::int64_t>{0});
+  EXPECT_EQ(h0.name, "rnn.h0") << "named after the layer it feeds";
+  EXPECT_EQ(c0.name, "rnn.c0");
+  EXPECT_EQ(l.op, OpKind::lstm);
+  EXPECT_EQ(l.inputs, (std::vector<int>{kModelInput, 2, 3}));
+  EXPECT_EQ(l.output_shape, (Shape{5, 2}));
+
+  // One layer, one direction: PyTorch writes no Slice, the Transpose is the state.
+  auto gru = recurrent(changed([](RecurrentOptions& o) {
+    o.op = "GRU";
+    o.ints = {{"linear_before_reset", 1}};
+    o.states = "direct";
+  }));
+  ASSERT_TRUE(gru.ok()) << gru.error().message;
+  ASSERT_EQ(gru->nodes.size(), 3u);
+  EXPECT_EQ(gru->nodes[2].op, OpKind::gru);
+  EXPECT_EQ(gru->nodes[2].inputs, (std::vector<int>{kModelInput, 1}));
+  EXPECT_EQ(gru->nodes[1].output_shape, (Shape{1, 2}));
+
+  // LSTM given h0 alone: c0 starts at zero, as PyTorch's does when given zeros.
+  auto h_only = recurrent(changed([](RecurrentOptions& o) { o.states = "h_only"; }));
+  ASSERT_TRUE(h_only.ok()) << h_only.error().message;
+  EXPECT_EQ(h_only->nodes.back().op, OpKind::lstm);
+  EXPECT_EQ(h_only->nodes.back().inputs.size(), 2u);
+}
+
+TEST(OnnxImport, InitialStatesNotMappedAreRefusedNamingTheNodeAndTheInput) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const struct {
+    const char* states;
+    const char* message;
+  } cases[] = {
+      // A second model input: refused as a model, before any node.
+      {"model_input", "the graph has 2 inputs ('input', 'h0'); hwprof runs models with one input tensor"},
+      {"constant", "LSTM '/rnn/LSTM' (opset 11): input initial_h ('h0r') is not zeros and not computed from the model's input"},
+      {"c_only", "LSTM '/rnn/LSTM' (opset 11): input initial_c ('c0') is given and initial_h is zeros"},
+      {"batch_first", "LSTM '/rnn/LSTM' (opset 11): input initial_h ('h0') is computed in the model but is not a batch-first"},
+      {"step2", "Slice '/rnn/Slice' (opset 11): it slices 'ht', a tensor in ONNX's sequence-first layout"},
+      {"both", "LSTM '/rnn/LSTM' (opset 11): input initial_h ('h0') is [2, N, 2], not [1, N, 2] (directions, batch, hidden_size)"},
+  };
+  for (const auto& c : cases) {
+    auto g = recurrent(changed([&](RecurrentOptions& o) { o.states = c.states; }));
+    ASSERT_FALSE(g.ok()) << c.states;
+    EXPECT_THAT(g.error().message, HasSubstr(c.message)) << c.states;
+  }
 }
 
 TEST(OnnxImport, RecurrentNodesPyTorchDoesNotWriteAreRefusedNamingTheNodeAndTheAttribute) {

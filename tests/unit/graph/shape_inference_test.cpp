@@ -360,6 +360,43 @@ TEST(ShapeInferenceRecurrent, RefusesOtherRanksAndAMissingWidth) {
   }
 }
 
+// The initial states given as inputs: h0 (and c0 for lstm) [D, H] per sample.
+TEST(ShapeInferenceRecurrent, InitialStatesAreDirectionsByHidden) {
+  const Graph g = parse_spec(R"({"input": {"shape": [9, 5]}, "layers": [
+      {"name": "first", "op": "select", "axis": 0, "index": 0},
+      {"name": "fc", "op": "linear", "out_features": 12},
+      {"name": "h0", "op": "reshape", "shape": [2, 6]},
+      {"name": "lstm", "op": "lstm", "hidden_size": 6, "bidirectional": true, "inputs": ["$input", "h0", "h0"]},
+      {"name": "g0", "op": "slice", "axes": [0], "starts": [1], "ends": [2], "inputs": ["h0"]},
+      {"name": "gru", "op": "gru", "hidden_size": 6, "inputs": ["lstm", "g0"]}]})");
+  EXPECT_EQ(node(g, "lstm").output_shape, (Shape{9, 12}));
+  EXPECT_EQ(node(g, "gru").output_shape, (Shape{9, 6}));
+}
+
+TEST(ShapeInferenceRecurrent, RefusesInitialStatesOfAnotherShapeAndAThirdForGru) {
+  const std::string head = R"({"input": {"shape": [9, 5]}, "layers": [
+      {"name": "first", "op": "select", "axis": 0, "index": 0},
+      {"name": "fc", "op": "linear", "out_features": 12},
+      {"name": "s", "op": "reshape", "shape": [2, 6]},)";
+  const struct {
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {R"({"name": "r", "op": "lstm", "hidden_size": 6, "inputs": ["$input", "s"]})",
+       "input 1, the initial state h0, must be a float32 [1, 6] (directions, hidden_size), got float32 [2, 6]"},
+      {R"({"name": "r", "op": "lstm", "hidden_size": 3, "bidirectional": true, "inputs": ["$input", "fc"]})",
+       "the initial state h0, must be a float32 [2, 3]"},
+      {R"({"name": "r", "op": "lstm", "hidden_size": 6, "bidirectional": true, "inputs": ["$input", "s", "fc"]})",
+       "input 2, the initial state c0, must be a float32 [2, 6]"},
+      {R"({"name": "r", "op": "gru", "hidden_size": 6, "bidirectional": true, "inputs": ["$input", "s", "s"]})", "takes 1 to 2 inputs, got 3"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(head + c.layer + "]}", "r.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 // ---- upsampling ---------------------------------------------------------------------------
 
 TEST(ShapeInferenceUpsample, SizeOrFloorOfTheScale) {

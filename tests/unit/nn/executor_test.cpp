@@ -1009,6 +1009,26 @@ TEST(ExecutorGradients, VideoLayers) {
                   3);
 }
 
+// Recurrent layers given initial states computed from the input (an encoder's state, as
+// PyTorch's `lstm(x, (h0, c0))`): the linears that make h0 and c0 learn only through the
+// states' gradients, a bidirectional LSTM's [2, H] states and a GRU's [1, H].
+TEST(ExecutorGradients, RecurrentLayersFromGivenStates) {
+  check_gradients(parse(R"({"input": {"shape": [5, 3]}, "layers": [
+      {"name": "first", "op": "select", "axis": 0, "index": 0, "inputs": ["$input"]},
+      {"name": "h_fc", "op": "linear", "out_features": 8},
+      {"name": "h_tanh", "op": "tanh"},
+      {"name": "h0", "op": "reshape", "shape": [2, 4]},
+      {"name": "c_fc", "op": "linear", "out_features": 8, "inputs": ["first"]},
+      {"name": "c0", "op": "reshape", "shape": [2, 4]},
+      {"name": "lstm", "op": "lstm", "hidden_size": 4, "bidirectional": true, "inputs": ["$input", "h0", "c0"]},
+      {"name": "g_fc", "op": "linear", "out_features": 3, "inputs": ["first"]},
+      {"name": "g0", "op": "reshape", "shape": [1, 3]},
+      {"name": "gru", "op": "gru", "hidden_size": 3, "inputs": ["lstm", "g0"]},
+      {"name": "last", "op": "select", "axis": 0, "index": -1},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
 // ---- learning ------------------------------------------------------------------------------
 
 // A separable two-class set: x ~ N(0, I) in 8 dimensions, class = [w·x > 0], with points within

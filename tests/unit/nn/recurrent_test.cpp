@@ -1,6 +1,7 @@
 // The recurrent kernels (src/nn/recurrent.cpp) against a double-precision loop written from
 // PyTorch's nn.LSTM and nn.GRU formulas, one step and one sample at a time; their backward
 // through time against finite differences of every input and parameter; one thread against two.
+// Each from zero states and from initial states given (h0, and c0 for LSTM).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -30,7 +31,19 @@ double sigmoid(double v) {
 
 struct Weights {
   std::vector<float> w_ih, w_hh, b_ih, b_hh;  // biases empty: none
+  std::vector<float> h0, c0;                  // [N, D, H]; empty: zeros
 };
+
+RecurrentStates states_of(const Weights& w) {
+  return {w.h0.empty() ? nullptr : w.h0.data(), w.c0.empty() ? nullptr : w.c0.data()};
+}
+
+// Random initial states, h0 (and c0 for LSTM) [N, D, H].
+void give_states(const RecurrentGeometry& g, Weights& w, std::uint64_t seed) {
+  const i64 n = g.batch * g.directions * g.hidden;
+  w.h0 = random_vector(size_of(n), seed, -0.9f, 0.9f);
+  if (g.lstm) w.c0 = random_vector(size_of(n), seed + 1, -1.5f, 1.5f);
+}
 
 Weights random_weights(const RecurrentGeometry& g, bool bias, std::uint64_t seed) {
   const i64 gh = g.directions * g.gates() * g.hidden;
@@ -51,6 +64,10 @@ std::vector<double> reference(const RecurrentGeometry& g, const std::vector<floa
   for (i64 n = 0; n < g.batch; ++n) {
     for (i64 d = 0; d < g.directions; ++d) {
       std::vector<double> state(size_of(h), 0.0), cell(size_of(h), 0.0);
+      for (i64 j = 0; j < h; ++j) {
+        if (!w.h0.empty()) state[size_of(j)] = w.h0[size_of((n * g.directions + d) * h + j)];
+        if (!w.c0.empty()) cell[size_of(j)] = w.c0[size_of((n * g.directions + d) * h + j)];
+      }
       for (i64 s = 0; s < g.steps; ++s) {
         const i64 t = d == 0 ? s : g.steps - 1 - s;
         // pre_x[k] = W_ih[k]·x_t + b_ih[k]; pre_h[k] = W_hh[k]·h + b_hh[k]
@@ -95,7 +112,7 @@ Outputs forward(const RecurrentGeometry& g, const std::vector<float>& x, const W
   r.cells.assign(r.y.size(), std::nanf(""));
   const float* b_ih = w.b_ih.empty() ? nullptr : w.b_ih.data();
   const float* b_hh = w.b_hh.empty() ? nullptr : w.b_hh.data();
-  recurrent_forward(g, x.data(), w.w_ih.data(), w.w_hh.data(), b_ih, b_hh, r.y.data(), {r.gates.data(), r.cells.data()});
+  recurrent_forward(g, x.data(), w.w_ih.data(), w.w_hh.data(), b_ih, b_hh, r.y.data(), {r.gates.data(), r.cells.data()}, states_of(w));
   return r;
 }
 
@@ -136,38 +153,75 @@ const Case kCases[] = {
 
 TEST(Recurrent, ForwardMatchesPyTorchsFormulasInDouble) {
   std::uint64_t seed = 300;
-  for (const Case& c : kCases) {
+  for (const bool given : {false, true}) {
+    for (const Case& c : kCases) {
+      const RecurrentGeometry g = geometry(c);
+      const std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), ++seed);
+      Weights w = random_weights(g, c.bias, seed += 4);
+      if (given) give_states(g, w, seed += 2);
+      const Outputs r = forward(g, x, w);
+      const std::vector<double> want = reference(g, x, w);
+      // From given states the first step's states are as large as h0 (zero states make them
+      // small), and their float rounding (the activations' approximations, about 1e-7) reaches
+      // the next step through a W_hh row of H terms up to 0.6: about √H·1e-7, a few 1e-6 for
+      // the wide cases (hundreds of units, there to split the work among threads).
+      const double atol = given && c.hidden > 100 ? 5e-6 : 1e-6;
+      EXPECT_TRUE(all_close(r.y, {want.begin(), want.end()}, 1e-5, atol)) << describe(c) << (given ? " from h0, c0" : "");
+    }
+  }
+}
+
+// The initial states are the layer's: another h0 (or c0) changes every step (each step reads
+// the one before), and the same states as zeros given are the zero states'.
+TEST(Recurrent, InitialStatesReachEveryStep) {
+  for (const bool lstm : {true, false}) {
+    const Case c{lstm, true, true, 2, 4, 3, 5};
     const RecurrentGeometry g = geometry(c);
-    const std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), ++seed);
-    const Weights w = random_weights(g, c.bias, seed += 4);
-    const Outputs r = forward(g, x, w);
-    const std::vector<double> want = reference(g, x, w);
-    EXPECT_TRUE(all_close(r.y, {want.begin(), want.end()}, 1e-5, 1e-6)) << describe(c);
+    const std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), 61);
+    Weights w = random_weights(g, true, 62);
+    const Outputs none = forward(g, x, w);
+    w.h0.assign(size_of(g.batch * g.directions * g.hidden), 0.0f);
+    if (lstm) w.c0 = w.h0;
+    EXPECT_EQ(forward(g, x, w).y, none.y) << describe(c);
+    give_states(g, w, 63);
+    const Outputs given = forward(g, x, w);
+    for (std::size_t i = 0; i < none.y.size(); ++i) EXPECT_NE(given.y[i], none.y[i]) << describe(c) << " " << i;
   }
 }
 
 // d(Σ wts·y)/d(every input and parameter) by central differences, against the backward's.
 TEST(Recurrent, BackwardThroughTimeMatchesFiniteDifferences) {
   std::uint64_t seed = 500;
-  for (const Case& c : kCases) {
-    if (c.hidden > 8) continue;  // the small cases cover every element; the wide ones only split the forward's units
-    const RecurrentGeometry g = geometry(c);
-    std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), ++seed);
-    Weights w = random_weights(g, c.bias, seed += 4);
-    const Outputs r = forward(g, x, w);
-    const std::vector<float> wts = random_vector(r.y.size(), ++seed);
-    std::vector<float> dx(x.size(), std::nanf("")), dw_ih(w.w_ih.size(), 0.0f), dw_hh(w.w_hh.size(), 0.0f);
-    std::vector<float> db_ih(w.b_ih.size(), 0.0f), db_hh(w.b_hh.size(), 0.0f);
-    recurrent_backward(g, x.data(), r.y.data(), w.w_ih.data(), w.w_hh.data(),
-                       {const_cast<float*>(r.gates.data()), const_cast<float*>(r.cells.data())}, wts.data(), dx.data(), dw_ih.data(), dw_hh.data(),
-                       c.bias ? db_ih.data() : nullptr, c.bias ? db_hh.data() : nullptr);
-    const auto loss = [&] { return dot(forward(g, x, w).y, wts); };
-    EXPECT_TRUE(gradient_matches(dx, numeric_gradient(x, loss, 48, 1e-2))) << describe(c) << ": dx";
-    EXPECT_TRUE(gradient_matches(dw_ih, numeric_gradient(w.w_ih, loss, 48, 1e-2))) << describe(c) << ": dW_ih";
-    EXPECT_TRUE(gradient_matches(dw_hh, numeric_gradient(w.w_hh, loss, 48, 1e-2))) << describe(c) << ": dW_hh";
-    if (c.bias) {
-      EXPECT_TRUE(gradient_matches(db_ih, numeric_gradient(w.b_ih, loss, 48, 1e-2))) << describe(c) << ": db_ih";
-      EXPECT_TRUE(gradient_matches(db_hh, numeric_gradient(w.b_hh, loss, 48, 1e-2))) << describe(c) << ": db_hh";
+  for (const bool given : {false, true}) {
+    for (const Case& c : kCases) {
+      if (c.hidden > 8) continue;  // the small cases cover every element; the wide ones only split the forward's units
+      const RecurrentGeometry g = geometry(c);
+      std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), ++seed);
+      Weights w = random_weights(g, c.bias, seed += 4);
+      if (given) give_states(g, w, seed += 2);
+      std::vector<float> dh0(w.h0.size(), std::nanf("")), dc0(w.c0.size(), std::nanf(""));
+      const Outputs r = forward(g, x, w);
+      const std::vector<float> wts = random_vector(r.y.size(), ++seed);
+      std::vector<float> dx(x.size(), std::nanf("")), dw_ih(w.w_ih.size(), 0.0f), dw_hh(w.w_hh.size(), 0.0f);
+      std::vector<float> db_ih(w.b_ih.size(), 0.0f), db_hh(w.b_hh.size(), 0.0f);
+      recurrent_backward(g, x.data(), r.y.data(), w.w_ih.data(), w.w_hh.data(),
+                         {const_cast<float*>(r.gates.data()), const_cast<float*>(r.cells.data())}, wts.data(), dx.data(), dw_ih.data(), dw_hh.data(),
+                         c.bias ? db_ih.data() : nullptr, c.bias ? db_hh.data() : nullptr, states_of(w),
+                         {given ? dh0.data() : nullptr, given && c.lstm ? dc0.data() : nullptr});
+      const auto loss = [&] { return dot(forward(g, x, w).y, wts); };
+      if (given) {
+        EXPECT_TRUE(gradient_matches(dh0, numeric_gradient(w.h0, loss, 48, 1e-2))) << describe(c) << ": dh0";
+        if (c.lstm) {
+          EXPECT_TRUE(gradient_matches(dc0, numeric_gradient(w.c0, loss, 48, 1e-2))) << describe(c) << ": dc0";
+        }
+      }
+      EXPECT_TRUE(gradient_matches(dx, numeric_gradient(x, loss, 48, 1e-2))) << describe(c) << ": dx";
+      EXPECT_TRUE(gradient_matches(dw_ih, numeric_gradient(w.w_ih, loss, 48, 1e-2))) << describe(c) << ": dW_ih";
+      EXPECT_TRUE(gradient_matches(dw_hh, numeric_gradient(w.w_hh, loss, 48, 1e-2))) << describe(c) << ": dW_hh";
+      if (c.bias) {
+        EXPECT_TRUE(gradient_matches(db_ih, numeric_gradient(w.b_ih, loss, 48, 1e-2))) << describe(c) << ": db_ih";
+        EXPECT_TRUE(gradient_matches(db_hh, numeric_gradient(w.b_hh, loss, 48, 1e-2))) << describe(c) << ": db_hh";
+      }
     }
   }
 }
@@ -199,19 +253,21 @@ TEST(Recurrent, OneAndTwoThreadsAgree) {
   for (const Case& c : cases) {
     const RecurrentGeometry g = geometry(c);
     const std::vector<float> x = random_vector(size_of(g.batch * g.steps * g.input), 71);
-    const Weights w = random_weights(g, true, 72);
+    Weights w = random_weights(g, true, 72);
+    give_states(g, w, 73);  // and from given states, whose rows each thread reads for its samples
     std::vector<float> results[2];
     for (int threads = 1; threads <= 2; ++threads) {
       const int saved = kernel_threads();
       set_kernel_threads(threads);
       Outputs r = forward(g, x, w);
-      std::vector<float> dx(x.size()), dw(w.w_hh.size(), 0.0f);
+      std::vector<float> dx(x.size()), dw(w.w_hh.size(), 0.0f), dh0(w.h0.size());
       recurrent_backward(g, x.data(), r.y.data(), w.w_ih.data(), w.w_hh.data(), {r.gates.data(), r.cells.data()}, r.y.data(), dx.data(), nullptr,
-                         dw.data(), nullptr, nullptr);
+                         dw.data(), nullptr, nullptr, states_of(w), {dh0.data(), nullptr});
       set_kernel_threads(saved);
       results[threads - 1] = r.y;
       results[threads - 1].insert(results[threads - 1].end(), dx.begin(), dx.end());
       results[threads - 1].insert(results[threads - 1].end(), dw.begin(), dw.end());
+      results[threads - 1].insert(results[threads - 1].end(), dh0.begin(), dh0.end());
     }
     // Not bit for bit: the GEMMs are split into panels by thread (blas.hpp), and OpenBLAS's
     // edge kernels accumulate a narrower panel in another order (the weight gradient's sums over

@@ -331,8 +331,13 @@ TEST(AtenCost, LstmAndGruAreOneNodePerLayer) {
   params.rank = 2;
   params.dims[0] = 32;  // weight_ih_l0 [4·8, 6]
   params.dims[1] = 6;
-  AtenArg hx = params;
+  AtenArg hx = params;  // (h0, c0), [L·D, N, H] each: nn.LSTM passes zeros where the model gives none
   hx.count = 2;
+  hx.dims[0] = 2;
+  hx.dims[1] = 2;
+  hx.dims[2] = 8;
+  hx.rank = 3;
+  hx.elements = 2 * (2 * 2 * 8);
   const auto lstm =
       aten_cost(call("aten::lstm", {t({2, 7, 6}), hx, params, boolean(true), integer(2), real(0.0), boolean(false), boolean(false), boolean(true)}));
   ASSERT_TRUE(lstm.has_value());
@@ -352,6 +357,16 @@ TEST(AtenCost, LstmAndGruAreOneNodePerLayer) {
   EXPECT_FALSE(aten_cost(
       call("aten::gru", {t({2, 7, 9}), t({2, 2, 5}), params, boolean(true), integer(1), real(0.0), boolean(false), boolean(true), boolean(true)})))
       << "the weight does not fit the input: not counted";
+  // hx: the states of every layer and direction, or not counted.
+  EXPECT_FALSE(aten_cost(
+      call("aten::gru", {t({2, 7, 8}), t({1, 2, 5}), params, boolean(true), integer(1), real(0.0), boolean(false), boolean(true), boolean(true)})))
+      << "an h0 of one direction for a bidirectional layer";
+  hx.elements = 2 * 2 * 8;
+  params.dims[0] = 32;
+  params.dims[1] = 6;
+  EXPECT_FALSE(
+      aten_cost(call("aten::lstm", {t({2, 7, 6}), hx, params, boolean(true), integer(2), real(0.0), boolean(false), boolean(false), boolean(true)})))
+      << "h0 without c0";
 }
 
 TEST(AtenCost, ElementWiseOpsBroadcastAndIntegersAreNotCounted) {
