@@ -65,6 +65,18 @@ class HandAttention(nn.Module):
         return self.proj((a @ v).transpose(1, 2).reshape(n, t, d))
 
 
+class Decoder3d(nn.Module):
+    """A volumetric decoder's upsampling path: two strided nn.ConvTranspose3d doubling D, H, W."""
+
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.ConvTranspose3d(64, 32, 3, stride=2, padding=1, output_padding=1)
+        self.up2 = nn.ConvTranspose3d(32, 16, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        return self.up2(torch.relu(self.up1(x)))
+
+
 def torchvision_model(name, **kwargs):
     import torchvision
     module = torchvision.models
@@ -84,6 +96,8 @@ FAMILIES = {
     "dilated": ("torchvision deeplabv3_mobilenet_v3_large (dilated convolutions, Resize), 224x224, batch 1",
                 lambda: torchvision_model("segmentation.deeplabv3_mobilenet_v3_large", weights_backbone=None, aux_loss=False),
                 (1, 3, 224, 224)),
+    "decoder3d": ("a 3-D decoder: ConvTranspose3d 64->32 and 32->16 (kernel 3, stride 2, output_padding 1), ReLU, "
+                  "from 64x4x14x14, batch 1", lambda: Decoder3d(), (1, 64, 4, 14, 14)),
     "matmul": ("attention written with torch.matmul, 196 tokens of 256, 4 heads, batch 8", HandAttention, (8, 196, 256)),
 }
 __doc__ += ", ".join(f"{name} ({what})" for name, (what, _, _) in FAMILIES.items()) + "."

@@ -38,6 +38,10 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
   tiny_rnn_state a 2-layer GRU given h0 and a bidirectional LSTM given (h0, c0), each computed
                 from the input's first step (an encoder's state): initial_h / initial_c as the
                 Transpose [1, 0, 2] of a batch-first tensor, sliced per layer
+  tiny_video_decoder  a 3-D encoder-decoder: Conv3d down (stride 2), BatchNorm3d, ReLU, a
+                ConvTranspose3d up with stride 2 and output_padding, a grouped, dilated
+                ConvTranspose3d and a depthwise (1, 2, 2) one with stride (1, 2, 2), a Conv3d
+                head; 2x5x7x6 (channels, frames, height, width)
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -379,6 +383,24 @@ class TinyRNNState(nn.Module):
         return self.fc(torch.cat([h[-1], z[:, -1]], dim=1))
 
 
+class TinyVideoDecoder(nn.Module):
+    """A 3-D encoder-decoder (a volumetric U-Net's or a video generator's upsampling path):
+    nn.ConvTranspose3d strided with output_padding, grouped and dilated, and depthwise."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv3d(2, 6, 3, stride=2, padding=1), nn.BatchNorm3d(6), nn.ReLU())
+        self.up = nn.ConvTranspose3d(6, 4, 3, stride=2, padding=1, output_padding=(0, 1, 1))
+        self.mix = nn.ConvTranspose3d(4, 6, (2, 3, 3), padding=(0, 2, 1), dilation=(1, 2, 1), groups=2)
+        self.fine = nn.ConvTranspose3d(6, 6, (1, 2, 2), stride=(1, 2, 2), groups=6, bias=False)
+        self.head = nn.Conv3d(6, 3, 1)
+
+    def forward(self, x):
+        x = self.up(self.down(x))
+        x = self.fine(torch.relu(self.mix(torch.relu(x))))
+        return self.head(x)
+
+
 class Partial(nn.Module):
     def __init__(self):
         super().__init__()
@@ -461,6 +483,11 @@ def tiny_rnn_state():
     export("tiny_rnn_state", TinyRNNState(), torch.randn(3, 7, 6, generator=torch.Generator().manual_seed(6)))
 
 
+def tiny_video_decoder():
+    torch.manual_seed(6)
+    export("tiny_video_decoder", TinyVideoDecoder(), torch.randn(2, 2, 5, 7, 6, generator=torch.Generator().manual_seed(6)), opset=14)
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -489,6 +516,7 @@ def main():
     tiny_seg()
     tiny_video()
     tiny_rnn_state()
+    tiny_video_decoder()
 
 
 if __name__ == "__main__":

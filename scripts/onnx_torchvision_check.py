@@ -105,9 +105,10 @@ def count_macs(model, x):
         total[0] += out.numel() // out.shape[0] * (m.in_channels // m.groups) * math.prod(m.kernel_size)
 
     def conv_transpose(m, inp, out):
-        # every input element meets out_channels/groups·kh·kw weights (fvcore's count)
+        # ConvTranspose2d and 3d: every input element meets out_channels/groups·kernel volume
+        # weights (fvcore's count)
         x = inp[0]
-        total[0] += x.numel() // x.shape[0] * (m.out_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
+        total[0] += x.numel() // x.shape[0] * (m.out_channels // m.groups) * math.prod(m.kernel_size)
 
     def linear(m, inp, out):
         total[0] += out.numel() // out.shape[0] * m.in_features
@@ -138,7 +139,7 @@ def count_macs(model, x):
             hooks.append(m.register_forward_hook(hf_attention))
         if isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)):
             hooks.append(m.register_forward_hook(conv))
-        elif isinstance(m, torch.nn.ConvTranspose2d):
+        elif isinstance(m, (torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)):
             hooks.append(m.register_forward_hook(conv_transpose))
         elif isinstance(m, torch.nn.Linear) and not isinstance(m, torch.nn.modules.linear.NonDynamicallyQuantizableLinear):
             hooks.append(m.register_forward_hook(linear))

@@ -74,6 +74,8 @@ enum class OpKind {
   maxpool3d,
   avgpool3d,
   adaptive_avgpool3d,
+  // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).
+  conv_transpose3d,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -105,15 +107,16 @@ struct Scale {
   double w = 0.0;
 };
 
-// The depth axis of a 3-D op's window (conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d): the
+// The depth axis of a 3-D op's window (conv3d, conv_transpose3d, maxpool3d, avgpool3d, adaptive_avgpool3d): the
 // Pair fields beside it hold the height and width. 2-D ops leave it as it is, a window of depth
 // 1, so their formulas are the 3-D ones with D = 1.
 struct DepthWindow {
   std::int64_t kernel = 1;
   std::int64_t stride = 1;
   std::int64_t padding = 0;
-  std::int64_t dilation = 1;  // conv3d
-  std::int64_t output = 1;    // adaptive_avgpool3d
+  std::int64_t dilation = 1;        // conv3d, conv_transpose3d
+  std::int64_t output = 1;          // adaptive_avgpool3d
+  std::int64_t output_padding = 0;  // conv_transpose3d
 };
 
 // The attributes of every op in one flat record; each op reads only its own (README.md's

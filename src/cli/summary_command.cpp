@@ -20,7 +20,7 @@ constexpr const char* kSummaryDescription = R"(Analytic cost of every layer of a
 training step), minimum bytes moved and memory at a batch size. Nothing is run or measured.
 
 Counting convention: counts are per sample. MACs count the multiply-accumulates of conv2d,
-conv3d, conv_transpose2d, linear, matmul (a product of two activations) and attention's two matmuls (Q*K^T, A*V) plus its projections,
+conv3d, conv_transpose2d, conv_transpose3d, linear, matmul (a product of two activations) and attention's two matmuls (Q*K^T, A*V) plus its projections,
 biases excluded: the convention of torchvision's published GFLOPS, the ResNet paper and
 fvcore. Causal attention
 counts the full TxT products. FLOPs = 2*MACs + the element-wise work of every other op, from

@@ -2,7 +2,7 @@
 // reference for every count hwprof calls analytic; README.md, "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
-// reduced axis). MACs: conv2d (conv3d, conv_transpose2d), linear and attention's matmuls only, biases
+// reduced axis). MACs: conv2d (conv3d, conv_transpose2d, conv_transpose3d), linear and attention's matmuls only, biases
 // excluded (torchvision's "GFLOPS", the ResNet paper and fvcore count the same).
 // FLOPs = 2·MACs + the element-wise work below. A transcendental (exp, erf, tanh, sqrt) or a
 // division counts as 1 FLOP, as in fvcore and most analytic counters; hardware counters count
@@ -13,6 +13,7 @@
 // conv2d        2·MACs + n (bias)                 same           2·MACs + n        | 2·MACs
 // conv_transpose2d  as conv2d, MACs = n_in·(out/groups)·kh·kw (each input element scattered)
 // conv3d        as conv2d, MACs = n·(in/groups)·kd·kh·kw
+// conv_transpose3d as conv_transpose2d, MACs = n_in·(out/groups)·kd·kh·kw
 // batchnorm2d   2n (scale, shift folded)          7n (stats)     5n                | 5n
 //   batchnorm3d the same, its channels' statistics over D·H·W and the batch
 // layernorm     7n + 5·rows                       same           5n                | 8n + 2·rows
@@ -90,7 +91,7 @@
 // Inference memory: every output lives from its layer to its last reader; attention also
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
-// Kept for backward (training memory): linear, conv2d, conv3d, conv_transpose2d, embedding, batchnorm2d, batchnorm3d, layernorm,
+// Kept for backward (training memory): linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, embedding, batchnorm2d, batchnorm3d, layernorm,
 // relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu and attention keep their input, mul, div and matmul both
 // (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d and maxpool3d keep
 // int32 indices of their output; dropout a 1-byte mask;
@@ -185,12 +186,13 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     }
     case OpKind::conv2d:
     case OpKind::conv3d:
-    case OpKind::conv_transpose2d: {
+    case OpKind::conv_transpose2d:
+    case OpKind::conv_transpose3d: {
       // conv2d: every output element gathers in/groups·kh·kw products (conv3d: ·kd). conv_transpose2d:
       // every input element is scattered through out/groups·kh·kw weights (fvcore's count for
       // transposed convolutions: input positions × weight elements per input channel).
-      const bool transposed = node.op == OpKind::conv_transpose2d;
-      const std::int64_t kd = node.op == OpKind::conv3d ? a.depth.kernel : 1;
+      const bool transposed = node.op == OpKind::conv_transpose2d || node.op == OpKind::conv_transpose3d;
+      const std::int64_t kd = node.op == OpKind::conv3d || node.op == OpKind::conv_transpose3d ? a.depth.kernel : 1;
       const Count per_element = Count((transposed ? a.out_channels : in[0]) / a.groups) * kd * a.kernel.h * a.kernel.w;
       const Count bias = a.bias ? Count(a.out_channels) : Count(0);
       const Count bias_flops = a.bias ? n : Count(0);

@@ -42,6 +42,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::conv2d:
     case OpKind::conv3d:
     case OpKind::conv_transpose2d:
+    case OpKind::conv_transpose3d:
     case OpKind::batchnorm2d:
     case OpKind::batchnorm3d:
       return {"input channels", in[0]};

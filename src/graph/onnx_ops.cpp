@@ -118,44 +118,57 @@ void Importer::map_conv(const onnx::NodeProto& n) {
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
 }
 
-// ConvTranspose (2-D): weight [C_in, C_out/group, kh, kw] as PyTorch's ConvTranspose2d keeps it.
-// Explicit symmetric pads and output_padding are mapped; output_shape and auto_pad SAME_*
-// (which choose pads from a requested size) are not.
+// ConvTranspose of [N, C, H, W] (conv_transpose2d) or [N, C, D, H, W] (conv_transpose3d): weight
+// [C_in, C_out/group, [kd,] kh, kw] as PyTorch's ConvTranspose2d/3d keep it. Explicit symmetric
+// pads and output_padding are mapped; output_shape and auto_pad SAME_* (which choose pads from a
+// requested size) are not.
 void Importer::map_conv_transpose(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (!in || in->size() != 3)
-    return unsupported(n, "only 2-D transposed convolutions of [N, C, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  if (!in || (in->size() != 3 && in->size() != 4))
+    return unsupported(n, "only 2-D and 3-D transposed convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped (input " +
+                              dims_text(dims_of(n.input(0))) + ")");
+  const std::size_t axes = in->size() - 1;
   if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
-  if (w->dims_size() != 4) return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not 4");
+  if (w->dims_size() != static_cast<int>(axes) + 2)
+    return unsupported(n, "the weight has rank " + std::to_string(w->dims_size()) + ", not " + std::to_string(axes + 2));
   const onnx::TensorProto* b = n.input_size() > 2 && !n.input(2).empty() ? constant(n.input(2)) : nullptr;
   if (n.input_size() > 2 && !n.input(2).empty() && b == nullptr) return unsupported(n, "the bias is computed in the graph, not an initializer");
   if (attr(n, "output_shape") != nullptr) return unsupported(n, "output_shape is not mapped (give pads and output_padding instead)");
   const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") return unsupported(n, "auto_pad '" + auto_pad + "' is not mapped for ConvTranspose");
+  const Dims weight(w->dims().begin(), w->dims().end());
+  const Dims kernel(weight.begin() + 2, weight.end());
   Attributes a;
   a.groups = attr_int(n, "group", 1);
-  if (a.groups < 1 || w->dims(0) != (*in)[0]) return unsupported(n, "the weight's first axis does not match the input's channels");
-  a.out_channels = w->dims(1) * a.groups;
-  a.kernel = {w->dims(2), w->dims(3)};
+  if (a.groups < 1 || weight[0] != (*in)[0]) return unsupported(n, "the weight's first axis does not match the input's channels");
+  a.out_channels = weight[1] * a.groups;
+  a.kernel = spatial_pair(kernel, a.depth.kernel);
   const auto ks = attr_ints(n, "kernel_shape");
-  if (!ks.empty() && (ks.size() != 2 || ks[0] != a.kernel.h || ks[1] != a.kernel.w)) return unsupported(n, "kernel_shape disagrees with the weight");
-  const auto pair_of = [](const std::vector<std::int64_t>& v, Pair fallback) {
-    return v.empty() ? fallback : Pair{v.at(0), v.size() > 1 ? v[1] : v[0]};
-  };
-  a.stride = pair_of(attr_ints(n, "strides"), {1, 1});
-  a.dilation = pair_of(attr_ints(n, "dilations"), {1, 1});
-  a.output_padding = pair_of(attr_ints(n, "output_padding"), {0, 0});
+  if (!ks.empty() && ks != kernel) return unsupported(n, "kernel_shape disagrees with the weight");
+  // One value per spatial axis (one value alone stands for every axis).
+  for (const char* name : {"strides", "dilations", "output_padding"}) {
+    if (!spatial_attr(n, name, axes, 0))
+      return unsupported(
+          n, std::string(name) + " " + dims_text(attr_ints(n, name)) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
+  }
+  a.stride = spatial_pair(*spatial_attr(n, "strides", axes, 1), a.depth.stride);
+  a.dilation = spatial_pair(*spatial_attr(n, "dilations", axes, 1), a.depth.dilation);
+  a.output_padding = spatial_pair(*spatial_attr(n, "output_padding", axes, 0), a.depth.output_padding);
   const std::vector<std::int64_t> pads = attr_ints(n, "pads");
   if (auto_pad == "NOTSET" && !pads.empty()) {
-    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
-      return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
-    a.padding = {pads[0], pads[1]};
+    if (pads.size() != 2 * axes)
+      return unsupported(n,
+                         "pads has " + std::to_string(pads.size()) + " values; a " + axes_word(axes) + " window needs " + std::to_string(2 * axes));
+    for (std::size_t i = 0; i < axes; ++i) {
+      if (pads[i] != pads[i + axes]) return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
+    }
+    a.padding = spatial_pair(Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(axes)), a.depth.padding);
   }
   a.bias = b != nullptr;
-  add_node(n, OpKind::conv_transpose2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, axes == 3 ? OpKind::conv_transpose3d : OpKind::conv_transpose2d, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
-  node.initial_values.push_back(initial("weight", w->name(), {w->dims(0), w->dims(1), w->dims(2), w->dims(3)}, floats(*w)));
+  node.initial_values.push_back(initial("weight", w->name(), Shape(weight.begin(), weight.end()), floats(*w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
 }
 

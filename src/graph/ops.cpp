@@ -96,6 +96,13 @@ const std::vector<OpInfo>& op_table() {
       {OpKind::maxpool3d, "maxpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
       {OpKind::avgpool3d, "avgpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
       {OpKind::adaptive_avgpool3d, "adaptive_avgpool3d", {"output"}, 1, 1, F::pooling, {}},
+      {OpKind::conv_transpose3d,
+       "conv_transpose3d",
+       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
+       1,
+       1,
+       F::gemm,
+       {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

@@ -16,7 +16,7 @@
 namespace hwprof::detail {
 
 enum class OpFamily {
-  gemm,                // linear, conv2d, conv3d, conv_transpose2d, attention: BLAS GEMMs
+  gemm,                // linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, attention: BLAS GEMMs
   elementwise_unary,   // y[i] = f(x[i]): one float input, the output of its shape, no parameters
   elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
   normalization,       // batchnorm2d, batchnorm3d, layernorm

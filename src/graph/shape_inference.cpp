@@ -282,6 +282,21 @@ Outcome where_shape(const Graph& g, const Node& node) {
   return shaped(out);
 }
 
+bool is_transposed(OpKind op) {
+  return op == OpKind::conv_transpose2d || op == OpKind::conv_transpose3d;
+}
+
+bool is_convolution(OpKind op) {
+  return op == OpKind::conv2d || op == OpKind::conv3d || is_transposed(op);
+}
+
+// PyTorch's ConvTranspose output size along one axis: (in - 1)·stride - 2·padding +
+// dilation·(kernel - 1) + output_padding + 1; 0 when the padding removes it all.
+std::int64_t transposed_out(std::int64_t i, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, std::int64_t op) {
+  const Wide out = (Wide{i} - 1) * s - 2 * Wide{p} + Wide{d} * (Wide{k} - 1) + op + 1;
+  return out <= 0 ? std::int64_t{0} : saturate(out);
+}
+
 // The window of a conv, transposed conv or pool: every size the output formulas divide by or
 // multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
 // empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
@@ -296,26 +311,26 @@ Outcome window_problem(const Node& node) {
   } checks[] = {
       {"kernel", a.kernel, 1, true},
       {"stride", a.stride, 1, true},
-      {"dilation", a.dilation, 1, node.op == OpKind::conv2d || node.op == OpKind::conv3d || node.op == OpKind::conv_transpose2d},
+      {"dilation", a.dilation, 1, is_convolution(node.op)},
       {"padding", a.padding, 0, true},
-      {"output_padding", a.output_padding, 0, node.op == OpKind::conv_transpose2d},
+      {"output_padding", a.output_padding, 0, is_transposed(node.op)},
   };
   for (const auto& c : checks) {
     if (c.used && (c.value.h < c.low || c.value.w < c.low))
       return problem(std::string(c.name) + " is " + str(c.value.h) + "x" + str(c.value.w) + "; it must be at least " + str(c.low), c.name);
   }
   const DepthWindow& d = a.depth;
-  const bool three_d = node.op == OpKind::conv3d || node.op == OpKind::maxpool3d || node.op == OpKind::avgpool3d;
-  if (three_d && (d.kernel < 1 || d.stride < 1 || d.padding < 0 || (node.op == OpKind::conv3d && d.dilation < 1)))
+  const bool three_d =
+      node.op == OpKind::conv3d || node.op == OpKind::conv_transpose3d || node.op == OpKind::maxpool3d || node.op == OpKind::avgpool3d;
+  if (three_d && (d.kernel < 1 || d.stride < 1 || d.padding < 0 || d.output_padding < 0 || (is_convolution(node.op) && d.dilation < 1)))
     return problem("the depth window (kernel " + str(d.kernel) + ", stride " + str(d.stride) + ", padding " + str(d.padding) + ", dilation " +
                        str(d.dilation) + ") needs a kernel, stride and dilation of at least 1 and a padding of at least 0",
                    "kernel");
-  if ((node.op == OpKind::conv2d || node.op == OpKind::conv3d || node.op == OpKind::conv_transpose2d) && a.groups < 1)
-    return problem("groups = " + str(a.groups) + " must be at least 1", "groups");
+  if (is_convolution(node.op) && a.groups < 1) return problem("groups = " + str(a.groups) + " must be at least 1", "groups");
   return Outcome{};
 }
 
-// The 3-D ops over a per-sample [C, D, H, W]: PyTorch's Conv3d, BatchNorm3d, MaxPool3d,
+// The 3-D ops over a per-sample [C, D, H, W]: PyTorch's Conv3d, ConvTranspose3d, BatchNorm3d, MaxPool3d,
 // AvgPool3d and AdaptiveAvgPool3d rules, the 2-D ones with a depth axis.
 Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
   const Attributes& a = node.attrs;
@@ -327,6 +342,23 @@ Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
   if (auto w = window_problem(node); !w.problem.empty()) return w;
   const std::string kernel = str(d.kernel) + "x" + str(a.kernel.h) + "x" + str(a.kernel.w);
   const std::string padded = padded_size(in[1], d.padding) + "x" + padded_size(in[2], a.padding.h) + "x" + padded_size(in[3], a.padding.w);
+  if (node.op == OpKind::conv_transpose3d) {
+    if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+    if (a.out_channels % a.groups != 0)
+      return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
+    if ((d.output_padding >= d.stride && d.output_padding >= d.dilation) ||
+        (a.output_padding.h >= a.stride.h && a.output_padding.h >= a.dilation.h) ||
+        (a.output_padding.w >= a.stride.w && a.output_padding.w >= a.dilation.w))
+      return problem("output_padding " + str(d.output_padding) + "x" + str(a.output_padding.h) + "x" + str(a.output_padding.w) +
+                         " must be smaller than the stride or the dilation along each axis (PyTorch's rule)",
+                     "output_padding");
+    const std::int64_t od = transposed_out(in[1], d.kernel, d.stride, d.padding, d.dilation, d.output_padding);
+    const std::int64_t oh = transposed_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
+    const std::int64_t ow = transposed_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
+    if (od <= 0 || oh <= 0 || ow <= 0)
+      return problem("the padding removes the whole output (" + str(od) + "x" + str(oh) + "x" + str(ow) + ")", "padding");
+    return shaped({a.out_channels, od, oh, ow});
+  }
   if (node.op == OpKind::conv3d) {
     if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
     if (a.out_channels % a.groups != 0)
@@ -423,12 +455,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
       if ((a.output_padding.h >= a.stride.h && a.output_padding.h >= a.dilation.h) ||
           (a.output_padding.w >= a.stride.w && a.output_padding.w >= a.dilation.w))
         return problem("output_padding must be smaller than the stride or the dilation (PyTorch's rule)", "output_padding");
-      const auto size = [](std::int64_t i, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, std::int64_t op) {
-        const Wide out = (Wide{i} - 1) * s - 2 * Wide{p} + Wide{d} * (Wide{k} - 1) + op + 1;
-        return out <= 0 ? std::int64_t{0} : saturate(out);
-      };
-      const std::int64_t oh = size(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
-      const std::int64_t ow = size(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
+      const std::int64_t oh = transposed_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
+      const std::int64_t ow = transposed_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
       if (oh <= 0 || ow <= 0) return problem("the padding removes the whole output (" + str(oh) + "x" + str(ow) + ")", "padding");
       return shaped({a.out_channels, oh, ow});
     }
@@ -656,6 +684,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       return shaped({in[0], saturate(width)});
     }
     case OpKind::conv3d:
+    case OpKind::conv_transpose3d:
     case OpKind::batchnorm3d:
     case OpKind::maxpool3d:
     case OpKind::avgpool3d:

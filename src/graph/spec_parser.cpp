@@ -513,10 +513,11 @@ class SpecReader {
     }
   };
 
-  // conv3d, maxpool3d, avgpool3d: the 2-D ops' attributes with a depth (README.md, "Model specs").
+  // conv3d, conv_transpose3d, maxpool3d, avgpool3d: the 2-D ops' attributes with a depth
+  // (README.md, "Model specs").
   void read_window3d(OpKind op, Attributes& at, const AttributeReader& a) const {
     const std::string positive = "a positive integer";
-    const bool conv = op == OpKind::conv3d;
+    const bool conv = op == OpKind::conv3d || op == OpKind::conv_transpose3d;
     if (conv) a.require("out_channels", positive);
     a.require("kernel", "a positive integer or a triple [d, h, w]");
     if (conv) at.out_channels = a.integer("out_channels", 0, 1, positive);
@@ -525,6 +526,7 @@ class SpecReader {
     at.depth.stride = conv ? 1 : at.depth.kernel;
     at.stride = a.triple("stride", at.depth.stride, conv ? Pair{1, 1} : at.kernel, 1, "a positive");
     at.padding = a.triple("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
+    if (op == OpKind::conv_transpose3d) at.output_padding = a.triple("output_padding", at.depth.output_padding, {0, 0}, 0, "a non-negative");
     if (conv) {
       at.dilation = a.triple("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
       at.groups = a.integer("groups", 1, 1, positive);
@@ -718,6 +720,7 @@ class SpecReader {
         at.output = a.pair("output", {1, 1}, 1, "a positive");
         break;
       case OpKind::conv3d:
+      case OpKind::conv_transpose3d:
       case OpKind::maxpool3d:
       case OpKind::avgpool3d:
         read_window3d(node.op, at, a);

@@ -142,6 +142,14 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
       break;
     }
+    case OpKind::conv_transpose3d: {
+      // As conv_transpose2d, the kernel with its depth: [in, out/groups, kd, kh, kw].
+      const std::int64_t k = a.out_channels / a.groups;
+      const double bound = kaiming_bound(k * a.depth.kernel * a.kernel.h * a.kernel.w);
+      specs.push_back({"weight", {in[0], k, a.depth.kernel, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
+      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
+      break;
+    }
     case OpKind::add:
     case OpKind::sub:
     case OpKind::mul:

@@ -139,7 +139,9 @@ class Conv2dLayer final : public Layer {
 // output shape to its input shape (same kernel, stride, padding, dilation, groups; the weight
 // [in, out/groups, kh, kw] is exactly that conv2d's [K, C/groups, R, S]), forward is
 // conv2d_backward's dx, backward's dx is conv2d_forward, and the weight gradient is conv2d's
-// with the roles of input and output gradient exchanged.
+// with the roles of input and output gradient exchanged. conv_transpose3d is the same with
+// conv3d's geometry: conv_geometry reads the depth from the [C, D, H, W] shapes, and the bias
+// covers a channel's D·H·W.
 class ConvTranspose2dLayer final : public Layer {
  public:
   ConvTranspose2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
@@ -151,7 +153,7 @@ class ConvTranspose2dLayer final : public Layer {
     Tensor y = Tensor::empty(batched(g_.batch, out_));
     conv2d_backward(g_, nullptr, value_of(w_), x.f32(), y.f32(), nullptr, nullptr);
     if (const float* b = value_of(b_); b != nullptr) {
-      const i64 plane = out_[1] * out_[2];
+      const i64 plane = numel(out_) / out_[0];
       float* p = y.f32();
       for (i64 item = 0; item < g_.batch * out_[0]; ++item) {
         const float bias = b[item % out_[0]];
@@ -168,7 +170,7 @@ class ConvTranspose2dLayer final : public Layer {
     // dW: conv2d's weight gradient with input dy and output gradient x.
     if (float* dw = gradient_of(w_); dw != nullptr) conv2d_backward(g_, dy.f32(), value_of(w_), x_.f32(), nullptr, dw, nullptr);
     if (float* db = gradient_of(b_); db != nullptr) {
-      const i64 plane = out_[1] * out_[2];
+      const i64 plane = numel(out_) / out_[0];
       for (i64 k = 0; k < out_[0]; ++k) {
         double total = 0.0;
         for (i64 n = 0; n < g_.batch; ++n) {
@@ -346,6 +348,7 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::conv_transpose2d:
+    case OpKind::conv_transpose3d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::lstm:
@@ -1341,6 +1344,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::conv3d:
       return std::make_unique<Conv2dLayer>(node, in, params);
     case OpKind::conv_transpose2d:
+    case OpKind::conv_transpose3d:
       return std::make_unique<ConvTranspose2dLayer>(node, in, params);
     case OpKind::batchnorm2d:
     case OpKind::batchnorm3d:

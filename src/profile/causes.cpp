@@ -39,6 +39,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::linear:
     case OpKind::attention:
     case OpKind::conv_transpose2d:
+    case OpKind::conv_transpose3d:
     case OpKind::matmul:
     case OpKind::lstm:
     case OpKind::gru:
@@ -131,6 +132,12 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
         return GemmShape{a.out_channels / g, product(node.output_shape, 1, 3), in[0] / g * a.kernel.h * a.kernel.w, g * batch};
       }
       return GemmShape{a.out_channels / g * a.kernel.h * a.kernel.w, product(in, 1, 3), in[0] / g, g * batch};
+    }
+    case OpKind::conv_transpose3d: {
+      // conv3d's data gradient: weightsᵀ [C_out/g·T·R·S, C_in/g] × input [C_in/g, D·H·W], then col2vol.
+      if (in.size() != 4 || node.output_shape.size() != 4 || a.groups < 1) return std::nullopt;
+      const std::int64_t g = a.groups;
+      return GemmShape{a.out_channels / g * a.depth.kernel * a.kernel.h * a.kernel.w, product(in, 1, 4), in[0] / g, g * batch};
     }
     case OpKind::conv3d: {
       // vol2col: weights [K/g, C/g·T·R·S] × columns [C/g·T·R·S, O·P·Q] per sample.

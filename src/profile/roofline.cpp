@@ -126,7 +126,8 @@ std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int 
 }
 
 bool gemm_backed(OpKind op) noexcept {
-  return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::conv3d || op == OpKind::conv_transpose2d || op == OpKind::attention;
+  return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::conv3d || op == OpKind::conv_transpose2d || op == OpKind::conv_transpose3d ||
+         op == OpKind::attention;
 }
 
 BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds, const BoundRule& rule) {

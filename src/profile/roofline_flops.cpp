@@ -37,8 +37,9 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "convention)");
       break;
     case OpKind::conv_transpose2d:
+    case OpKind::conv_transpose3d:
       r.more.emplace_back(
-          "col2im lowering: the GEMM computes every input element times every kernel tap (the analytic MACs) and "
+          "col2im (col2vol in 3-D) lowering: the GEMM computes every input element times every kernel tap (the analytic MACs) and "
           "scatters the products into the output; tile padding applies to the GEMM as for conv2d");
       break;
     case OpKind::attention:

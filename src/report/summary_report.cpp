@@ -17,7 +17,7 @@ using detail::Count;
 using detail::group_digits;
 
 constexpr const char* kConvention =
-    "per sample; MACs count conv2d, conv3d, conv_transpose2d, linear and attention matmuls, biases excluded (torchvision/fvcore "
+    "per sample; MACs count conv2d, conv3d, conv_transpose2d, conv_transpose3d, linear and attention matmuls, biases excluded (torchvision/fvcore "
     "convention); FLOPs = 2*MACs + element-wise work (README, 'Counting convention')";
 
 // One row of a report: a layer, or consecutive layers folded under a common name prefix.

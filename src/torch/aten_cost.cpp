@@ -113,7 +113,9 @@ std::string_view base_name(std::string_view op) {
 // conv_transpose1d/2d/3d, mkldnn_convolution (padding before stride), convolution_backward, and
 // the 3-D kernels PyTorch 1.13 dispatches a CPU conv3d to when oneDNN does not take it:
 // slow_conv3d and slow_conv3d_forward (self, weight, kernel_size, bias, stride, padding: no
-// dilation, one group) and slow_conv_dilated3d (its dilation after the padding).
+// dilation, one group) and slow_conv_dilated3d (its dilation after the padding); and
+// slow_conv_transpose3d, its transposed convolution (self, weight, kernel_size, bias, stride,
+// padding, output_padding, dilation: one group).
 struct ConvLayout {
   std::size_t input, weight, bias, stride, padding, dilation, groups;
   std::size_t transposed = kAtenMaxArgs;  // an index, or none: `transposed_always`
@@ -124,15 +126,17 @@ struct ConvLayout {
 std::optional<ConvLayout> conv_layout(std::string_view op) {
   if (op == "convolution" || op == "_convolution") return ConvLayout{0, 1, 2, 3, 4, 5, 8, 6, 7};
   if (op == "conv1d" || op == "conv2d" || op == "conv3d") return ConvLayout{0, 1, 2, 3, 4, 5, 6};
-  if (op == "conv_transpose1d" || op == "conv_transpose2d") return ConvLayout{0, 1, 2, 3, 4, 7, 6, kAtenMaxArgs, 5, true};
+  if (op == "conv_transpose1d" || op == "conv_transpose2d" || op == "conv_transpose3d") return ConvLayout{0, 1, 2, 3, 4, 7, 6, kAtenMaxArgs, 5, true};
   if (op == "mkldnn_convolution") return ConvLayout{0, 1, 2, 4, 3, 5, 6};
   if (op == "slow_conv3d" || op == "slow_conv3d_forward") return ConvLayout{0, 1, 3, 4, 5, kAtenMaxArgs, kAtenMaxArgs};
   if (op == "slow_conv_dilated3d") return ConvLayout{0, 1, 3, 4, 5, 6, kAtenMaxArgs};
+  if (op == "slow_conv_transpose3d") return ConvLayout{0, 1, 3, 4, 5, 7, kAtenMaxArgs, kAtenMaxArgs, 6, true};
   if (op == "convolution_backward") return ConvLayout{1, 2, kAtenMaxArgs, 4, 5, 6, 9, 7, 8};
   return std::nullopt;
 }
 
-// The call as a conv2d (or conv_transpose2d) node, 1-D as a height of 1, or a conv3d node.
+// The call as a conv2d (or conv_transpose2d) node, 1-D as a height of 1, or a conv3d (or
+// conv_transpose3d) node.
 // Long: the three spatial ranks and the transposed form, read from one layout.
 std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
   const AtenArg* x = tensor(c, l.input);
@@ -160,13 +164,17 @@ std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
     const Shape in = spatial == 1 ? Shape{x->dims[1], 1, x->dims[2]} : Shape{x->dims[1], x->dims[2], x->dims[3]};
     return node_cost(transposed ? OpKind::conv_transpose2d : OpKind::conv2d, in, a, batch);
   }
-  if (transposed) return std::nullopt;  // 3-D transposed: no layer yet (docs/torch.md)
-  a.depth = {w->dims[2], (*stride)[0], (*padding)[0], (*dilation)[0], 1};
+  a.depth.kernel = w->dims[2];
+  a.depth.stride = (*stride)[0];
+  a.depth.padding = (*padding)[0];
+  a.depth.dilation = (*dilation)[0];
+  a.depth.output_padding = (*output_padding)[0];
   a.kernel = {w->dims[3], w->dims[4]};
   a.stride = {(*stride)[1], (*stride)[2]};
   a.padding = {(*padding)[1], (*padding)[2]};
   a.dilation = {(*dilation)[1], (*dilation)[2]};
-  return node_cost(OpKind::conv3d, Shape{x->dims[1], x->dims[2], x->dims[3], x->dims[4]}, a, batch);
+  a.output_padding = {(*output_padding)[1], (*output_padding)[2]};
+  return node_cost(transposed ? OpKind::conv_transpose3d : OpKind::conv3d, Shape{x->dims[1], x->dims[2], x->dims[3], x->dims[4]}, a, batch);
 }
 
 std::optional<AtenCost> convolution(const AtenCall& c, std::string_view op) {

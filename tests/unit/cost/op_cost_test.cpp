@@ -276,6 +276,40 @@ TEST(OpCostConv3d, GroupsStrideDilationWithoutBiasAfterATrainableLayer) {
   EXPECT_EQ(c1.backward_flops, 43200);  // weight grad 2*10800 + input grad 2*10800 (c0 trains)
 }
 
+// conv_transpose3d: conv_transpose2d's count with the kernel's depth: every input element is
+// scattered through out/groups·kd·kh·kw weights (fvcore's count).
+TEST(OpCostConv3d, TransposedCountsEveryInputElement) {
+  constexpr std::string_view spec = R"({"input": {"shape": [4, 2, 3, 3]},
+    "layers": [{"name": "up", "op": "conv_transpose3d", "out_channels": 6, "kernel": 3, "stride": 2, "padding": 1,
+                "output_padding": 1, "groups": 2}]})";
+  const LayerCost& up = layer(analyze_spec(spec), "up");
+  EXPECT_EQ(up.output_shape, (Shape{6, 4, 6, 6}));  // d: 1·2-2+2+1+1, h, w: 2·2-2+2+1+1
+  expect_cost(up, {
+                      .params = 330,   // weight [4, 6/2, 3, 3, 3] = 324 + 6 bias
+                      .macs = 5832,    // 72 input elements x 3·27
+                      .flops = 12528,  // 2*5832 + 864 bias adds
+                      .train_forward_flops = 12528,
+                      .backward_flops = 12528,  // weight grad 2*5832 + bias grad 864; no input grad
+                      .input_bytes = 288,       // 72 floats
+                      .output_bytes = 3456,     // 864 floats
+                      .weight_bytes = 1320,     // 330 floats
+                      .bytes = 5064,            // 288 + 3456 + 1320
+                  });
+}
+
+TEST(OpCostConv3d, TransposedDepthwiseDilatedAfterATrainableLayer) {
+  constexpr std::string_view spec = R"({"input": {"shape": [2, 2, 3, 3]},
+    "layers": [{"name": "c0", "op": "conv3d", "out_channels": 4, "kernel": 1, "bias": false},
+               {"name": "up", "op": "conv_transpose3d", "out_channels": 4, "kernel": [2, 3, 3], "stride": [1, 2, 2],
+                "padding": [0, 1, 1], "dilation": [2, 1, 1], "groups": 4, "bias": false}]})";
+  const LayerCost& up = layer(analyze_spec(spec), "up");
+  EXPECT_EQ(up.output_shape, (Shape{4, 4, 5, 5}));  // d: 1+2·1+1, h, w: 2·2-2+2+1
+  EXPECT_EQ(up.params, 72);                         // 4 x 4/4 x 2x3x3
+  EXPECT_EQ(up.macs, 1296);                         // 72 input elements x 18
+  EXPECT_EQ(up.flops, 2592);
+  EXPECT_EQ(up.backward_flops, 5184);  // weight grad 2*1296 + input grad 2*1296 (c0 trains)
+}
+
 // batchnorm3d: batchnorm2d's count over every element of [C, D, H, W].
 TEST(OpCostNorm, BatchNorm3dCountsEveryElement) {
   constexpr std::string_view spec = R"({"input": {"shape": [3, 2, 4, 4]},

@@ -58,7 +58,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
                                            "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg", "tiny_video",
-                                           "tiny_rnn_state"),
+                                           "tiny_rnn_state", "tiny_video_decoder"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -273,6 +273,32 @@ TEST(OnnxFixtureStructure, VideoLayersAreTheThreeDimensionalOps) {
   EXPECT_TRUE(find("maxpool3d", 0).attrs.ceil_mode);
   EXPECT_EQ(find("avgpool3d", 0).attrs.depth.padding, 1);  // the Pad folded in
   EXPECT_EQ(find("adaptive_avgpool3d", 0).output_shape, (Shape{8, 1, 1, 1}));
+}
+
+// nn.ConvTranspose3d as PyTorch 1.13 exports it at opset 14: ConvTranspose on [N, C, D, H, W]
+// with its strides, pads, output_padding, dilations and group, weight [C_in, C_out/g, kd, kh, kw].
+TEST(OnnxFixtureStructure, VideoDecoderTransposedConvolutionsAreConvTranspose3d) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_video_decoder/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<std::string> ops;
+  for (const Node& n : g->nodes) ops.emplace_back(op_name(n.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"conv3d", "batchnorm3d", "relu", "conv_transpose3d", "relu", "conv_transpose3d", "relu",
+                                           "conv_transpose3d", "conv3d"}));
+  const std::vector<const Node*> up = nodes_of(*g, OpKind::conv_transpose3d);
+  ASSERT_EQ(up.size(), 3u);
+  EXPECT_EQ(up[0]->attrs.depth.stride, 2);
+  EXPECT_EQ(up[0]->attrs.depth.output_padding, 0);
+  EXPECT_EQ(up[0]->attrs.output_padding.h, 1);
+  EXPECT_EQ(up[0]->output_shape, (Shape{4, 5, 8, 6}));
+  EXPECT_EQ(up[1]->attrs.groups, 2);
+  EXPECT_EQ(up[1]->attrs.dilation.h, 2);
+  EXPECT_EQ(up[1]->output_shape, (Shape{6, 6, 8, 6}));
+  EXPECT_EQ(up[2]->attrs.groups, 6);
+  EXPECT_FALSE(up[2]->attrs.bias);
+  EXPECT_EQ(up[2]->output_shape, (Shape{6, 6, 16, 12}));
+  ASSERT_FALSE(up[1]->initial_values.empty());
+  EXPECT_EQ(up[1]->initial_values[0].shape, (Shape{4, 3, 2, 3, 3}));
 }
 
 TEST(OnnxFixtureStructure, AttentionGeluAndEmbeddingsAreRecognisedAndNamedAfterTheModules) {

@@ -993,6 +993,82 @@ TEST(OnnxImport, ThreeDimensionalWindowsHwprofCannotRunAreRefusedNamingTheNode) 
   EXPECT_THAT(one_d.error().message, HasSubstr("only 2-D and 3-D convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped"));
 }
 
+// ConvTranspose on [N, 4, 3, 5, 5] as PyTorch exports nn.ConvTranspose3d(4, 6, (2, 3, 3),
+// stride=(1, 2, 2), padding=(0, 1, 1), output_padding=(0, 1, 1), dilation=(2, 1, 1), groups=2):
+// weight [4, 3, 2, 3, 3]. `change` edits the node before the export.
+Result<Graph> transposed_video(const std::function<void(onnx::NodeProto&)>& change = {}) {
+  ModelBuilder b(14, {4, 3, 5, 5});
+  b.init("w", {4, 3, 2, 3, 3});
+  b.init("b", {6});
+  auto& n = b.node("ConvTranspose", "/up/ConvTranspose", {"input", "w", "b"}, "output");
+  ModelBuilder::ints(n, "kernel_shape", {2, 3, 3});
+  ModelBuilder::ints(n, "strides", {1, 2, 2});
+  ModelBuilder::ints(n, "pads", {0, 1, 1, 0, 1, 1});
+  ModelBuilder::ints(n, "output_padding", {0, 1, 1});
+  ModelBuilder::ints(n, "dilations", {2, 1, 1});
+  ModelBuilder::integer(n, "group", 2);
+  if (change) change(n);
+  return import_onnx(b.bytes(5), "up.onnx");
+}
+
+TEST(OnnxImport, ThreeDimensionalConvTransposeIsConvTranspose3d) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = transposed_video();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 1u);
+  const Node& up = g->nodes[0];
+  EXPECT_EQ(up.op, OpKind::conv_transpose3d);
+  EXPECT_EQ(up.attrs.out_channels, 6);
+  EXPECT_EQ(up.attrs.groups, 2);
+  EXPECT_EQ(up.attrs.depth.kernel, 2);
+  EXPECT_EQ(up.attrs.depth.dilation, 2);
+  EXPECT_EQ(up.attrs.dilation.h, 1);
+  EXPECT_EQ(up.attrs.depth.stride, 1);
+  EXPECT_EQ(up.attrs.stride.w, 2);
+  EXPECT_EQ(up.attrs.depth.padding, 0);
+  EXPECT_EQ(up.attrs.padding.h, 1);
+  EXPECT_EQ(up.attrs.depth.output_padding, 0);
+  EXPECT_EQ(up.attrs.output_padding.w, 1);
+  // d: 2·1 + 2·1 + 1 = 5; h, w: 4·2 - 2 + 2 + 1 + 1 = 10 (torch.nn.ConvTranspose3d's output).
+  EXPECT_EQ(up.output_shape, (Shape{6, 5, 10, 10}));
+  ASSERT_EQ(up.initial_values.size(), 2u);
+  EXPECT_EQ(up.initial_values[0].shape, (Shape{4, 3, 2, 3, 3}));
+}
+
+TEST(OnnxImport, ThreeDimensionalConvTransposeHwprofCannotRunIsRefusedNamingTheNode) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const struct {
+    std::function<void(onnx::NodeProto&)> change;
+    std::string message;
+  } cases[] = {
+      {[](onnx::NodeProto& n) {
+         ModelBuilder::ints(n, "output_shape", {5, 10, 10});
+       },
+       "ConvTranspose '/up/ConvTranspose' (opset 14): output_shape is not mapped"},
+      {[](onnx::NodeProto& n) {
+         for (auto& a : *n.mutable_attribute()) {
+           if (a.name() != "pads") continue;  // ONNX refuses pads beside auto_pad
+           a.set_name("auto_pad");
+           a.set_type(onnx::AttributeProto_AttributeType_STRING);
+           a.clear_ints();
+           a.set_s("SAME_UPPER");
+         }
+       },
+       "ConvTranspose '/up/ConvTranspose' (opset 14): auto_pad 'SAME_UPPER' is not mapped for ConvTranspose"},
+      {[](onnx::NodeProto& n) {
+         for (auto& a : *n.mutable_attribute()) {
+           if (a.name() == "pads") a.set_ints(3, 1);
+         }
+       },
+       "ConvTranspose '/up/ConvTranspose' (opset 14): uneven padding [0, 1, 1, 1, 1, 1]"},
+  };
+  for (const auto& c : cases) {
+    auto g = transposed_video(c.change);
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_THAT(g.error().message, HasSubstr(c.message));
+  }
+}
+
 // --- shape arithmetic the importer folds, checked for overflow ---------------------------------
 
 void int_constant(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> values) {

@@ -494,6 +494,40 @@ TEST(ShapeInference3d, RefusesWhatPyTorchRefuses) {
   EXPECT_NE(video.error().message.find("expects a [C, H, W] input"), std::string::npos) << video.error().message;
 }
 
+// conv_transpose3d: PyTorch's ConvTranspose3d size per axis, (in - 1)·stride - 2·padding +
+// dilation·(kernel - 1) + output_padding + 1, and its rule that output_padding be smaller than
+// the stride or the dilation.
+TEST(ShapeInference3d, TransposedConvolutionFollowsPyTorchPerAxis) {
+  const Graph g = parse_spec(R"({"input": {"shape": [8, 4, 7, 7]}, "layers": [
+      {"name": "up", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": [1, 0, 1]},
+      {"name": "wide", "op": "conv_transpose3d", "out_channels": 6, "kernel": [1, 3, 5], "stride": [1, 3, 2], "padding": [0, 2, 1],
+       "dilation": [1, 1, 2], "output_padding": [0, 2, 1], "groups": 2, "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "up").output_shape, (Shape{4, 8, 13, 14}));    // 3·2-2+2+1+1, 6·2-2+2+1, 6·2-2+2+1+1
+  EXPECT_EQ(node(g, "wide").output_shape, (Shape{6, 4, 19, 20}));  // 3+0+1, 6·3-4+2+2+1, 6·2-2+8+1+1
+  EXPECT_EQ(node(g, "up").attrs.depth.output_padding, 1);
+  EXPECT_EQ(node(g, "up").attrs.output_padding.h, 0);
+  EXPECT_EQ(node(g, "wide").attrs.depth.dilation, 1);
+  EXPECT_EQ(node(g, "wide").attrs.dilation.w, 2);
+  const struct {
+    const char* layer;
+    const char* message;
+  } cases[] = {
+      {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "stride": 2, "output_padding": [2, 0, 0]})",
+       "output_padding 2x0x0 must be smaller than the stride or the dilation along each axis"},
+      {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "output_padding": [0, 0, 1]})", "output_padding 0x0x1"},
+      {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "output_padding": [0, 1]})",
+       "attribute 'output_padding' must be a non-negative integer or a triple [d, h, w] of them"},
+      {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 1, "padding": [3, 0, 0]})", "the padding removes the whole output"},
+      {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 5, "kernel": 3, "groups": 3})", "groups = 3 must divide the input channels"},
+      {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "ceil_mode": true})", "ceil_mode"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": [4, 4, 6, 6]}, "layers": [)") + c.layer + "]}", "v.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 // ---- data movement ------------------------------------------------------------------------
 
 TEST(ShapeInferenceMovement, FlattenReshapeTranspose) {

@@ -1029,6 +1029,110 @@ TEST(ExecutorGradients, RecurrentLayersFromGivenStates) {
                   3);
 }
 
+// A 3-D decoder: transposed convolutions up (strided with output_padding in every axis,
+// grouped and dilated, depthwise with a (1, 2, 2) kernel) between a conv3d and the head.
+TEST(ExecutorGradients, TransposedVideoConvolutions) {
+  check_gradients(parse(R"({"input": {"shape": [2, 3, 3, 4]}, "layers": [
+      {"name": "down", "op": "conv3d", "out_channels": 4, "kernel": 3, "padding": 1, "stride": [1, 2, 2]},
+      {"name": "up", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": [1, 0, 1]},
+      {"name": "relu", "op": "relu"},
+      {"name": "up2", "op": "conv_transpose3d", "out_channels": 4, "kernel": [2, 3, 3], "padding": [0, 2, 1], "dilation": [1, 2, 1], "groups": 2},
+      {"name": "dw", "op": "conv_transpose3d", "out_channels": 4, "kernel": [1, 2, 2], "stride": [1, 2, 2], "groups": 4, "bias": false},
+      {"name": "head", "op": "adaptive_avgpool3d", "output": [1, 2, 2]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
+// conv_transpose3d's forward against PyTorch's definition written as a scatter in double:
+// input element (c, i, j, l) of a group adds x·w[c, k, t, r, s] to output (g·K/G + k,
+// i·stride - padding + t·dilation, ...) per axis; output_padding only extends the far side.
+// On 1 and 2 threads (the GEMM and col2vol paths split differently).
+TEST(ExecutorKernels, TransposedConv3dMatchesScatterReference) {
+  struct Case {
+    std::int64_t c, d, h, w, k;
+    std::int64_t kernel[3], stride[3], padding[3], output_padding[3], dilation[3];
+    std::int64_t groups;
+    bool bias;
+  };
+  const Case cases[] = {
+      {3, 2, 3, 4, 5, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 0}, {1, 1, 1}, 1, true},   // a decoder's 2x upsampling
+      {4, 3, 2, 3, 6, {2, 3, 2}, {1, 2, 3}, {0, 1, 1}, {0, 1, 2}, {2, 1, 1}, 2, true},   // grouped, dilated in depth
+      {4, 2, 3, 3, 4, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 4, false},  // depthwise, (1, 2, 2)
+      {2, 3, 3, 3, 3, {3, 2, 3}, {1, 1, 1}, {2, 0, 1}, {0, 0, 0}, {2, 3, 1}, 1, true},   // dilated, padding crops
+      {8, 4, 8, 8, 8, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 2, true},   // larger: threaded paths
+  };
+  const auto triple = [](const std::int64_t v[3]) { return json::array({v[0], v[1], v[2]}); };
+  for (const Case& c : cases) {
+    json spec = {{"input", {{"shape", {c.c, c.d, c.h, c.w}}}},
+                 {"layers",
+                  {{{"name", "up"},
+                    {"op", "conv_transpose3d"},
+                    {"out_channels", c.k},
+                    {"kernel", triple(c.kernel)},
+                    {"stride", triple(c.stride)},
+                    {"padding", triple(c.padding)},
+                    {"output_padding", triple(c.output_padding)},
+                    {"dilation", triple(c.dilation)},
+                    {"groups", c.groups},
+                    {"bias", c.bias}}}}};
+    SCOPED_TRACE(spec.dump());
+    const Graph g = parse(spec.dump());
+    ASSERT_EQ(g.nodes.size(), 1u);
+    const Shape out = g.nodes[0].output_shape;
+    const std::int64_t in_size[3] = {c.d, c.h, c.w};
+    for (int axis = 0; axis < 3; ++axis) {
+      EXPECT_EQ(out[static_cast<std::size_t>(axis) + 1],
+                (in_size[axis] - 1) * c.stride[axis] - 2 * c.padding[axis] + c.dilation[axis] * (c.kernel[axis] - 1) + c.output_padding[axis] + 1);
+    }
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2}) {
+      Executor e = build(g, options(2, false, threads, 7));
+      const Tensor x = e.make_input(3);
+      const auto ps = e.parameters();
+      const float* w = ps[0].value.f32();
+      const float* b = c.bias ? ps[1].value.f32() : nullptr;
+      const Tensor y = e.forward(x).value();
+      ASSERT_EQ(y.shape(), batched(2, out));
+      const std::int64_t cg = c.c / c.groups, kg = c.k / c.groups;
+      const std::int64_t ovol = out[1] * out[2] * out[3];
+      std::vector<double> ref(static_cast<std::size_t>(2 * c.k * ovol), 0.0);
+      for (std::int64_t n = 0; n < 2; ++n) {
+        for (std::int64_t k = 0; k < c.k; ++k) {
+          for (std::int64_t o = 0; o < ovol; ++o) ref[static_cast<std::size_t>((n * c.k + k) * ovol + o)] = b != nullptr ? b[k] : 0.0;
+        }
+        for (std::int64_t ci = 0; ci < c.c; ++ci) {
+          for (std::int64_t i = 0; i < c.d * c.h * c.w; ++i) {
+            const std::int64_t pos[3] = {i / (c.h * c.w), i / c.w % c.h, i % c.w};
+            const double xv = x.f32()[(n * c.c + ci) * c.d * c.h * c.w + i];
+            for (std::int64_t kk = 0; kk < kg; ++kk) {
+              const std::int64_t ko = ci / cg * kg + kk;
+              for (std::int64_t t = 0; t < c.kernel[0] * c.kernel[1] * c.kernel[2]; ++t) {
+                const std::int64_t tap[3] = {t / (c.kernel[1] * c.kernel[2]), t / c.kernel[2] % c.kernel[1], t % c.kernel[2]};
+                std::int64_t at[3];
+                bool inside = true;
+                for (int a = 0; a < 3; ++a) {
+                  at[a] = pos[a] * c.stride[a] - c.padding[a] + tap[a] * c.dilation[a];
+                  inside = inside && at[a] >= 0 && at[a] < out[static_cast<std::size_t>(a) + 1];
+                }
+                if (!inside) continue;
+                const double wv = w[(ci * kg + kk) * c.kernel[0] * c.kernel[1] * c.kernel[2] + t];
+                ref[static_cast<std::size_t>((n * c.k + ko) * ovol + (at[0] * out[2] + at[1]) * out[3] + at[2])] += xv * wv;
+              }
+            }
+          }
+        }
+      }
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        ASSERT_NEAR(y.f32()[i], ref[i], 1e-5 + 1e-5 * std::abs(ref[i])) << "threads " << threads << ", output " << i;
+      }
+      results.emplace_back(y.f32(), y.f32() + y.numel());
+    }
+    ASSERT_EQ(results[0].size(), results[1].size());
+    for (std::size_t i = 0; i < results[0].size(); ++i) EXPECT_NEAR(results[0][i], results[1][i], 1e-5 + 1e-5 * std::abs(results[0][i]));
+  }
+}
+
 // ---- learning ------------------------------------------------------------------------------
 
 // A separable two-class set: x ~ N(0, I) in 8 dimensions, class = [w·x > 0], with points within

@@ -143,9 +143,6 @@ TEST(AtenCost, VideoConvolutionsAndPoolsAreTheThreeDimensionalOps) {
   EXPECT_DOUBLE_EQ(flops(call("aten::convolution_backward", {t({2, 8, 4, 4, 4}), x, w, none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({1, 1, 1}),
                                                              boolean(false), ints({0, 0, 0}), integer(1), ints({1, 1, 0})})),
                    4 * n3 * 108);
-  EXPECT_FALSE(aten_cost(call("aten::conv_transpose3d",
-                              {x, t({4, 8, 3, 3, 3}), none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({0, 0, 0}), integer(1), ints({1, 1, 1})})))
-      << "no 3-D transposed convolution in the op table";
 
   const AtenArg v = t({2, 4, 8, 8, 8});
   const double pooled = 2.0 * 4 * 64;  // 2×2×2 windows: [2, 4, 4, 4, 4]
@@ -165,6 +162,44 @@ TEST(AtenCost, VideoConvolutionsAndPoolsAreTheThreeDimensionalOps) {
   // batch_norm over [N, C, D, H, W]: 2 FLOPs per element in evaluation.
   EXPECT_DOUBLE_EQ(flops(call("aten::batch_norm", {v, t({4}), t({4}), t({4}), t({4}), boolean(false), real(0.1), real(1e-5), boolean(false)})),
                    2.0 * 2 * 4 * 512);
+}
+
+// nn.ConvTranspose3d's calls onto conv_transpose3d: aten::conv_transpose3d (input, weight, bias,
+// stride, padding, output_padding, groups, dilation), convolution / _convolution with
+// transposed set, slow_conv_transpose3d (PyTorch 1.13's CPU kernel: kernel_size before the bias,
+// one group) and convolution_backward. Every input element meets out/groups·kd·kh·kw weights.
+TEST(AtenCost, TransposedVideoConvolutionsAreConvTranspose3d) {
+  const AtenArg x = t({2, 4, 6, 6, 6});
+  const AtenArg w = t({4, 8, 3, 3, 3});  // [C_in, C_out/groups, kd, kh, kw]
+  const double n_in = 2.0 * 4 * 216;
+  const double macs = n_in * 8 * 27;  // out [2, 8, 8, 8, 8]
+  const double n_out = 2.0 * 8 * 512;
+  EXPECT_DOUBLE_EQ(
+      flops(call("aten::conv_transpose3d", {x, w, t({8}), ints({1, 1, 1}), ints({0, 0, 0}), ints({0, 0, 0}), integer(1), ints({1, 1, 1})})),
+      2 * macs + n_out);
+  EXPECT_DOUBLE_EQ(
+      flops(call("aten::slow_conv_transpose3d", {x, w, ints({3, 3, 3}), none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({0, 0, 0}), ints({1, 1, 1})})),
+      2 * macs);
+  // Grouped, strided, padded, with output_padding: out channels 2·4, depth 5·2 - 2 + 2 + 1 + 1.
+  const AtenArg grouped = t({4, 4, 3, 3, 3});
+  const double grouped_macs = n_in * 4 * 27;
+  EXPECT_DOUBLE_EQ(flops(call("aten::convolution",
+                              {x, grouped, none(), ints({2, 2, 2}), ints({1, 1, 1}), ints({1, 1, 1}), boolean(true), ints({1, 1, 1}), integer(2)})),
+                   2 * grouped_macs);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_convolution", {x, grouped, none(), ints({2, 2, 2}), ints({1, 1, 1}), ints({1, 1, 1}), boolean(true),
+                                                     ints({1, 1, 1}), integer(2), boolean(false), boolean(false), boolean(true), boolean(true)})),
+                   2 * grouped_macs);
+  // convolution_backward of it: input and weight gradients, 2·MACs each, and the bias's n adds.
+  EXPECT_DOUBLE_EQ(flops(call("aten::convolution_backward", {t({2, 8, 12, 12, 12}), x, grouped, ints({8}), ints({2, 2, 2}), ints({1, 1, 1}),
+                                                             ints({1, 1, 1}), boolean(true), ints({1, 1, 1}), integer(2), ints({1, 1, 1})})),
+                   4 * grouped_macs + 2.0 * 8 * 12 * 12 * 12);
+  const auto up =
+      aten_cost(call("aten::conv_transpose3d", {x, w, none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({0, 0, 0}), integer(1), ints({1, 1, 1})}));
+  ASSERT_TRUE(up);
+  EXPECT_DOUBLE_EQ(up->bytes, 4.0 * (n_in + n_out + 4 * 8 * 27)) << "input, output and weight once";
+  EXPECT_FALSE(
+      aten_cost(call("aten::conv_transpose3d", {x, w, none(), ints({1, 1, 1}), ints({0, 0, 0}), ints({1, 0, 0}), integer(1), ints({1, 1, 1})})))
+      << "output_padding not smaller than the stride or the dilation: PyTorch refuses it";
 }
 
 TEST(AtenCost, ConvolutionBackwardCountsTheGradientsItsMaskAsksFor) {
