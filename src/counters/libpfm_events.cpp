@@ -38,6 +38,7 @@ struct PmuDescription {
   std::string desc;
   bool present = false;
   bool uncore = false;
+  bool core = false;  // a CPU core PMU (not uncore, not the OS's generic perf/perf_raw)
   int first_event = -1;
 };
 
@@ -48,7 +49,8 @@ std::vector<PmuDescription> all_pmus() {
     std::memset(&info, 0, sizeof info);
     info.size = sizeof info;
     if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(p), &info) != PFM_SUCCESS || info.name == nullptr) continue;
-    pmus.push_back({info.name, info.desc ? info.desc : "", info.is_present != 0, info.type == PFM_PMU_TYPE_UNCORE, info.first_event});
+    pmus.push_back({info.name, info.desc ? info.desc : "", info.is_present != 0, info.type == PFM_PMU_TYPE_UNCORE, info.type == PFM_PMU_TYPE_CORE,
+                    info.first_event});
   }
   return pmus;
 }
@@ -95,8 +97,16 @@ std::string no_core_pmu(const std::string& name, const std::vector<std::string>&
          "); only software events such as task-clock and page-faults can be counted here";
 }
 
+// No core PMU anywhere: neither the kernel's (sysfs) nor libpfm4's (forced with
+// LIBPFM_FORCE_PMU, libpfm4 has one, and the other families' events are told apart from it).
+bool no_core_pmu_at_all(const std::filesystem::path& root) {
+  const auto pmus = all_pmus();
+  const bool libpfm_core = std::any_of(pmus.begin(), pmus.end(), [](const PmuDescription& p) { return p.present && p.core; });
+  return !libpfm_core && !hardware_pmu_exposed(root.string());
+}
+
 std::string pmu_absent(const std::string& name, const PmuDescription& pmu, const std::filesystem::path& root) {
-  if (!pmu.uncore && !hardware_pmu_exposed(root.string())) return no_core_pmu(name, {pmu.name});
+  if (!pmu.uncore && no_core_pmu_at_all(root)) return no_core_pmu(name, {pmu.name});
   if (pmu.uncore) {
     const std::string kernel = kernel_pmu_guess(pmu.name);
     return in_quotes(name) + ": uncore PMU " + in_quotes(pmu.name) + " (" + pmu.desc + ") is not exposed on this machine" +
@@ -168,7 +178,7 @@ std::string explain_not_found(const std::string& name, const std::filesystem::pa
   }
   std::vector<std::string> owner_names;
   for (const PmuDescription* p : owners) owner_names.push_back(p->name);
-  if (!hardware_pmu_exposed(root.string())) return no_core_pmu(name, owner_names);
+  if (no_core_pmu_at_all(root)) return no_core_pmu(name, owner_names);
   return in_quotes(name) + ": event " + in_quotes(base) + " belongs to PMU " + short_list(owner_names) +
          ", none of which this CPU has; detected PMUs: " + short_list(present_pmu_names()) +
          ". Use the event group of this CPU's family (hwprof info lists it)";
