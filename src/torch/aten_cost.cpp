@@ -229,7 +229,21 @@ std::optional<AtenCost> matrix_product(const AtenCall& c, std::string_view op) {
   a.bias = bias;
   auto n = node_cost(OpKind::linear, Shape{rows, k}, a, 1);
   if (!n) return std::nullopt;
-  return forward(*n);
+  AtenCost cost = forward(*n);
+  if (w->elements > k * out) {
+    // A right operand with batch axes (bmm, a matmul of two activations): the linear row reads
+    // one [k, out] weight, where each batch reads its own. The minimum bytes are the matmul
+    // row's (op_cost.hpp's rule with both operands as inputs): forward both operands, the bias
+    // and the output; backward the output's gradient and both operands read and written.
+    const double elements = static_cast<double>(x->elements + w->elements);
+    const double output = static_cast<double>(rows * out);
+    const AtenArg* added = bias ? tensor(c, 0) : nullptr;
+    const double bias_elements = added != nullptr ? static_cast<double>(added->elements) : 0.0;
+    const auto width = static_cast<double>(x->element_bytes);
+    cost.bytes = (elements + output + bias_elements) * width;
+    if (cost.backward) cost.backward->bytes = (output + 2 * elements + 3 * bias_elements) * width;
+  }
+  return cost;
 }
 
 // ---- normalisation ----

@@ -244,6 +244,13 @@ TEST(AtenCost, MatrixProductsAreLinearLayersOverTheRowsOfTheLeftOperand) {
   EXPECT_DOUBLE_EQ(flops(call("aten::matmul", {t({4, 5}), t({3, 5, 6})})), 2.0 * 3 * 4 * 5 * 6) << "broadcast over the right's batch";
   EXPECT_DOUBLE_EQ(flops(call("aten::baddbmm", {t({3, 4, 6}), t({3, 4, 5}), t({3, 5, 6})})), 2.0 * 3 * 4 * 5 * 6 + 3 * 4 * 6);
   EXPECT_FALSE(aten_cost(call("aten::mm", {t({8, 32}), t({31, 10})}))) << "inner sizes that disagree";
+  // A batched right operand is read whole: every batch has its own [k, out] matrix.
+  const auto bmm = aten_cost(call("aten::bmm", {t({3, 4, 5}), t({3, 5, 6})}));
+  ASSERT_TRUE(bmm && bmm->backward);
+  EXPECT_DOUBLE_EQ(bmm->bytes, 4.0 * (3 * 4 * 5 + 3 * 5 * 6 + 3 * 4 * 6));
+  EXPECT_DOUBLE_EQ(bmm->backward->bytes, 4.0 * (3 * 4 * 6 + 2 * (3 * 4 * 5 + 3 * 5 * 6)));
+  const auto mm = aten_cost(call("aten::mm", {t({8, 32}), t({32, 10})}));
+  EXPECT_DOUBLE_EQ(mm->bytes, 4.0 * (8 * 32 + 32 * 10 + 8 * 10)) << "one weight: the linear row's bytes";
 }
 
 TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
