@@ -14,9 +14,6 @@ namespace {
 using Word = std::uint32_t;  // one element of either dtype
 
 constexpr i64 kDataMovementParallelMin = i64{1} << 16;  // elements copied below which one thread runs
-// Elements a permute work item moves: big enough to amortise its index arithmetic, small
-// enough to balance threads.
-constexpr i64 kPermuteItem = i64{1} << 14;
 // Square tiles for a permute that moves the innermost input axis: 16 × 16 words touch 16
 // cache lines on each side, which stay in L1 while the tile is transposed.
 constexpr i64 kTile = 16;
@@ -54,58 +51,6 @@ PermutePlan plan_permute(const std::vector<i64>& shape, const std::vector<i64>& 
     }
   }
   return plan;
-}
-
-// Input offset of run `r`, r counted over all output axes but the last.
-i64 run_offset(i64 r, const PermutePlan& plan) {
-  i64 offset = 0;
-  for (auto k = plan.size.size() - 1; k-- > 0;) {
-    offset += r % plan.size[k] * plan.in_stride[k];
-    r /= plan.size[k];
-  }
-  return offset;
-}
-
-// The innermost output axis is contiguous in the input: copy runs of it. Short runs are
-// grouped into work items that walk their positions like an odometer; long runs are split.
-void permute_runs(const Word* in, Word* out, const PermutePlan& plan) {
-  const i64 run = plan.size.back();
-  const i64 runs = plan.total / run;
-  const bool parallel = plan.total > kDataMovementParallelMin;
-  if (run >= kPermuteItem) {
-    const i64 pieces = (run + kPermuteItem - 1) / kPermuteItem;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
-    for (i64 item = 0; item < runs * pieces; ++item) {
-      const i64 r = item / pieces;
-      const i64 begin = item % pieces * kPermuteItem;
-      copy_words(in + run_offset(r, plan) + begin, out + r * run + begin, std::min(kPermuteItem, run - begin));
-    }
-    return;
-  }
-  const std::size_t outer_axes = plan.size.size() - 1;
-  const i64 runs_per_item = kPermuteItem / run;
-  const i64 items = (runs + runs_per_item - 1) / runs_per_item;
-#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (parallel)
-  for (i64 item = 0; item < items; ++item) {
-    const i64 first = item * runs_per_item;
-    const i64 last = std::min(runs, first + runs_per_item);
-    std::vector<i64> index(outer_axes);
-    for (i64 k = static_cast<i64>(outer_axes) - 1, rest = first; k >= 0; --k) {
-      const auto axis = static_cast<std::size_t>(k);
-      index[axis] = rest % plan.size[axis];
-      rest /= plan.size[axis];
-    }
-    i64 offset = run_offset(first, plan);
-    for (i64 r = first; r < last; ++r) {
-      copy_words(in + offset, out + r * run, run);
-      for (auto k = outer_axes; k-- > 0;) {  // next position: the last outer axis moves fastest
-        offset += plan.in_stride[k];
-        if (++index[k] < plan.size[k]) break;
-        offset -= index[k] * plan.in_stride[k];
-        index[k] = 0;
-      }
-    }
-  }
 }
 
 // The innermost input axis (stride 1) lands on output axis `a`, not the last one: for every
@@ -210,7 +155,9 @@ void permute(const void* x, void* y, const std::vector<i64>& shape, const std::v
     return;
   }
   if (plan.in_stride.back() == 1) {
-    permute_runs(in, out, plan);
+    // The innermost output axis is contiguous in the input: a strided view's copy of runs
+    // (strided_copy.cpp walks and splits them across the threads).
+    strided_copy(in, out, StridedView{plan.size, plan.in_stride, 0});
   } else {
     permute_tiled(in, out, plan);
   }

@@ -66,15 +66,22 @@ z = F.interpolate(y, size=(7, 9), mode="nearest")
 """
 
 
+def profiled(env, tmp, name, text, what):
+    """Runs `text` as a script under `python3 -m hwprof.torch -o DIR` and returns DIR; fails,
+    naming `what`, when the script does not exit 0."""
+    script, out = os.path.join(tmp, name + ".py"), os.path.join(tmp, name)
+    with open(script, "w") as f:
+        f.write(text)
+    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        fail(f"{what} exited {run.returncode}: {run.stderr[-2000:]}")
+    return out
+
+
 def check_upsample(env, tmp):
     """Upsampling is the op table's `upsample`: bilinear 7 FLOPs an output (10x8 from 5x4 by a
     scale factor of 2), nearest 0, each counted, not 'not counted'."""
-    script, out = os.path.join(tmp, "upsample.py"), os.path.join(tmp, "upsample")
-    with open(script, "w") as f:
-        f.write(UPSAMPLE)
-    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        fail(f"the upsampling script exited {run.returncode}: {run.stderr[-2000:]}")
+    out = profiled(env, tmp, "upsample", UPSAMPLE, "the upsampling script")
     rows = [layer for layer in load(out)["layers"] if layer["phase"] == "forward" and layer["op"].startswith("aten::upsample")]
     bilinear = [layer for layer in rows if "bilinear" in layer["op"]]
     nearest = [layer for layer in rows if "nearest" in layer["op"]]
@@ -101,12 +108,7 @@ z.sum().backward()
 def check_recurrent_states(env, tmp):
     """The layers given h0 (and c0) count what they count from zero states: per sample LSTM
     7,952 + 8,848 FLOPs, GRU 7,070 (`hwprof summary` of tiny_rnn), at batch 2, and hx's bytes."""
-    script, out = os.path.join(tmp, "states.py"), os.path.join(tmp, "states")
-    with open(script, "w") as f:
-        f.write(RECURRENT_STATES)
-    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        fail(f"the recurrent script exited {run.returncode}: {run.stderr[-2000:]}")
+    out = profiled(env, tmp, "states", RECURRENT_STATES, "the recurrent script")
     rows = {layer["op"]: layer for layer in load(out)["layers"] if layer["phase"] == "forward" and layer["op"] in ("aten::lstm", "aten::gru")}
     for op, flops in (("aten::lstm", 2 * (7952 + 8848)), ("aten::gru", 2 * 7070)):
         row = rows.get(op)
@@ -183,12 +185,7 @@ for w in workers:
 def check_two_forward_threads(env, tmp):
     """Each model's backward rows hold only its own ops' backward functions, and each module has
     as many backward calls as forward calls, while two threads train two models at once."""
-    script, out = os.path.join(tmp, "two_threads.py"), os.path.join(tmp, "two_threads")
-    with open(script, "w") as f:
-        f.write(TWO_THREADS)
-    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        fail(f"the two threads' script exited {run.returncode}: {run.stderr[-2000:]}")
+    out = profiled(env, tmp, "two_threads", TWO_THREADS, "the two threads' script")
     profile = load(out)
     own = {"Dense": ("aten::linear", "aten::relu"), "Conv": ("aten::conv2d", "aten::tanh", "aten::adaptive_avg_pool2d", "aten::flatten")}
     for p in profile["call_paths"]:
@@ -266,12 +263,7 @@ with torch.no_grad():
 def check_raising_forward(env, tmp):
     """A module whose forward raised is not left open: the modules after it are not nested in
     it, and each module has as many rows' calls as it was called."""
-    script, out = os.path.join(tmp, "raises.py"), os.path.join(tmp, "raises")
-    with open(script, "w") as f:
-        f.write(RAISES)
-    run = subprocess.run(["/usr/bin/python3", "-m", "hwprof.torch", "-o", out, script], env=env, capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        fail(f"the raising script exited {run.returncode}: {run.stderr[-2000:]}")
+    out = profiled(env, tmp, "raises", RAISES, "the raising script")
     profile = load(out)
     paths = [p["path"] for p in profile["call_paths"]]
     nested = [p for p in paths if "Model.flaky/Model.after" in p or "Top.inner/Linear" in p or "Top/Linear" in p or "Top.inner/Model" in p]
