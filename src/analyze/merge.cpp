@@ -179,7 +179,7 @@ void summarize_merged_region(MergedRegion& r) {
   r.median_ms = s.median;
   r.mean_ms = s.mean;
   r.max_ms = s.max;
-  r.imbalance = s.max > 0 ? (s.max - s.mean) / s.max : 0.0;
+  r.imbalance = rank_imbalance(s.max, s.mean);
   double best = -1;
   for (std::size_t k = 0; k < r.rank_ms.size(); ++k) {
     if (std::isfinite(r.rank_ms[k]) && r.rank_ms[k] > best) {

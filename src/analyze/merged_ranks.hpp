@@ -53,6 +53,12 @@ struct MergedRegion {
   int missing = 0;       // ranks without this region
 };
 
+// (max − mean) / max, never below 0: the mean of equal times can round one ulp above their
+// max (3 × 0.1 / 3 > 0.1), which would print as "-0.0%".
+inline double rank_imbalance(double max_ms, double mean_ms) {
+  return max_ms > 0 && mean_ms < max_ms ? (max_ms - mean_ms) / max_ms : 0.0;
+}
+
 // The roofs one rank's calibration measured (for the roofline with the spread).
 struct MergedCeiling {
   std::string label;

@@ -230,7 +230,7 @@ MergedRanks merged_of(const std::vector<std::string>& names, const Reduced& redu
       r.max_ms = reduced.max[i].value;
       r.straggler = reduced.max[i].rank;
       r.mean_ms = reduced.sum[i] / count;
-      r.imbalance = r.max_ms > 0 ? (r.max_ms - r.mean_ms) / r.max_ms : 0.0;
+      r.imbalance = rank_imbalance(r.max_ms, r.mean_ms);
       r.median_ms = summarize(std::move(present)).median;
     }
     (i + 1 < rows ? merged.regions.emplace_back() : merged.total) = std::move(r);

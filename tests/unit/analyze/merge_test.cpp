@@ -91,6 +91,20 @@ TEST(Merge, MissingRanksAndRegionsAreSaid) {
   EXPECT_THAT(detail::merged_table(m), HasSubstr("1 rank"));
 }
 
+TEST(Merge, EqualRanksAreNoImbalanceEvenWhereTheirMeanRoundsAboveTheirMax) {
+  // 0.1 + 0.1 + 0.1 = 0.30000000000000004, and that / 3 is one ulp above 0.1: a naive
+  // (max − mean) / max is −1.4e−16, which the table printed as "-0.0%".
+  detail::MergedRanks m;
+  for (int k = 0; k < 3; ++k) m.ranks.push_back({k, 3, "", "h", "c", "m", 1});
+  m.total.name = "total";
+  m.total.rank_ms = {0.1, 0.1, 0.1};
+  m.total.rank_calls = {1, 1, 1};
+  detail::summarize_merged_region(m.total);
+  EXPECT_EQ(m.total.imbalance, 0.0);
+  EXPECT_EQ(m.total.straggler, 0);
+  EXPECT_THAT(detail::merged_table(m), HasSubstr("(rank 0): imbalance 0.0%\n"));
+}
+
 TEST(Merge, JsonRoundTripsAndRendersAgain) {
   const detail::MergedRanks m = three_ranks();
   const std::string text = detail::merged_json(m);
