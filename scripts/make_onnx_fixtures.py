@@ -42,6 +42,12 @@ so that CI checks the ONNX import, the counts and `hwprof run` without PyTorch i
                 ConvTranspose3d up with stride 2 and output_padding, a grouped, dilated
                 ConvTranspose3d and a depthwise (1, 2, 2) one with stride (1, 2, 2), a Conv3d
                 head; 2x5x7x6 (channels, frames, height, width)
+  tiny_swin     torchvision's Swin Transformer in miniature (2x2 patches, width 16, depths 2 and 2,
+                2 and 4 heads, 4x4 windows), 3x24x24: window partition (the batch folded into
+                the windows axis), cyclic shift (Slice + Concat), the shifted-window mask built
+                in the graph (ConstantOfShape, ScatterND, Equal, Where), the relative position
+                bias, padding to whole windows (Pad with computed pads) and the unpad Slice,
+                patch merging; opset 14 (LayerNorm written out)
   untrained_bn  a CNN with BatchNorm as PyTorch initialises it (equal initializers merged)
   partial       a small CNN with two ops hwprof does not map (InstanceNorm2d, LogSoftmax), for
                 `summary`'s counting around them; expected.json gives what is counted
@@ -488,6 +494,15 @@ def tiny_video_decoder():
     export("tiny_video_decoder", TinyVideoDecoder(), torch.randn(2, 2, 5, 7, 6, generator=torch.Generator().manual_seed(6)), opset=14)
 
 
+def tiny_swin():
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(8)
+    # 12x12 tokens in 4x4 windows (shifted by 2), then 6x6 padded to 8x8 after patch merging.
+    model = SwinTransformer(patch_size=[2, 2], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                            stochastic_depth_prob=0.0, num_classes=5)
+    export("tiny_swin", model, torch.randn(2, 3, 24, 24, generator=torch.Generator().manual_seed(8)), opset=14)
+
+
 def main():
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
@@ -517,6 +532,7 @@ def main():
     tiny_video()
     tiny_rnn_state()
     tiny_video_decoder()
+    tiny_swin()
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ PUBLISHED = {
     "wide_resnet50_2": (68_883_240, 11.40),
     "shufflenet_v2_x0_5": (1_366_792, 0.04),
     "shufflenet_v2_x1_0": (2_278_604, 0.14),
+    "swin_t": (28_288_354, 4.49),
     # Segmentation (torchvision.models.segmentation; 0.14's weights record no GFLOPS). The published
     # parameters of FCN and DeepLabV3 include the auxiliary classifier, which is built here without
     # (aux_loss=False: the export has only the "out" head), so only LR-ASPP's figure applies.
@@ -81,7 +82,7 @@ VIDEO_FRAMES = {"r3d_18": 16, "mc3_18": 16, "r2plus1d_18": 16}
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                   "vgg16", "alexnet", "densenet121", "squeezenet1_1", "vit_b_16", "convnext_tiny", "mnasnet0_5",
                   "regnet_y_400mf", "resnext50_32x4d", "wide_resnet50_2", "efficientnet_v2_s",
-                  "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "r3d_18", "mc3_18", "r2plus1d_18"]
+                  "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "r3d_18", "mc3_18", "r2plus1d_18", "swin_t"]
 TOLERANCE = 1e-4
 
 
@@ -133,8 +134,19 @@ def count_macs(model, x):
         t, d = out.shape[1], out.shape[2]  # Q·Kᵀ and A·V (2·T·T·D); its projections are nn.Linear, hooked
         total[0] += 2 * t * t * d
 
+    def swin_attention(m, inp, out):
+        # torchvision's ShiftedWindowAttention on [N, H, W, C]: H and W padded to whole windows, then
+        # per token the qkv (3·C·C) and proj (C·C) products (F.linear of the module's weights, which
+        # no nn.Linear hook sees), and per window Q·Kᵀ and A·V (2·n·n·C for n tokens a window).
+        _, h, w, c = inp[0].shape
+        wh, ww = m.window_size
+        tokens = -(-h // wh) * wh * (-(-w // ww) * ww)
+        total[0] += tokens * 4 * c * c + 2 * tokens * wh * ww * c
+
     hooks = []
     for m in model.modules():
+        if type(m).__name__ == "ShiftedWindowAttention":
+            hooks.append(m.register_forward_hook(swin_attention))
         if type(m).__name__ == "HFAttention":  # scripts/make_onnx_fixtures.py's, as Hugging Face writes GPT-2's
             hooks.append(m.register_forward_hook(hf_attention))
         if isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)):

@@ -33,6 +33,73 @@ std::string list_text(const std::vector<std::int64_t>& v) {
 
 }  // namespace
 
+// A Transpose whose perm moves the batch axis (ONNX axis 0) to axis 1, every reader of which
+// (Shape aside) is a Gather of one constant index on axis 0: the gathered tensors have the
+// batch first again. PyTorch's attention writes it so: qkv.reshape(B, N, 3, heads, d)
+// .permute(2, 0, 3, 1, 4), then q, k, v = qkv[0], qkv[1], qkv[2] (Swin's, timm's ViT's).
+bool Importer::moves_batch_for_gathers(const onnx::NodeProto& n, const std::vector<std::int64_t>& perm) {
+  const Dims& d = dims_of(n.input(0));
+  if (perm.size() < 3 || perm.size() != d.size() || perm[1] != 0 || n.output_size() != 1 || is_graph_output(n.output(0))) return false;
+  std::vector<bool> seen(perm.size(), false);
+  for (std::int64_t p : perm) {
+    if (p < 0 || p >= static_cast<std::int64_t>(perm.size()) || seen[static_cast<std::size_t>(p)]) return false;
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  const auto readers = consumers_.find(n.output(0));
+  if (readers == consumers_.end()) return false;
+  int gathers = 0;
+  for (int i : readers->second) {
+    const onnx::NodeProto& r = onnx_node(i);
+    if (r.op_type() == "Shape") continue;
+    const onnx::TensorProto* index = r.input_size() == 2 ? constant(r.input(1)) : nullptr;
+    if (r.op_type() != "Gather" || r.input(0) != n.output(0) || index == nullptr || index->dims_size() != 0) return false;
+    const std::int64_t axis = attr_int(r, "axis", 0);
+    if (axis != 0 && axis != -static_cast<std::int64_t>(perm.size())) return false;
+    ++gathers;
+  }
+  if (gathers == 0) return false;
+  moved_[n.output(0)] = MovedBatch{n.input(0), perm};
+  values_[n.output(0)] = values_.at(n.input(0));  // read by the Gathers only, through moved_
+  return true;
+}
+
+// One Gather of a moved-batch Transpose (moves_batch_for_gathers): the index k of source axis
+// a = perm[0] is a select of that per-sample axis; the remaining axes come out in perm's order
+// after it, which a transpose makes where it is not already the source's.
+void Importer::map_moved_gather(const onnx::NodeProto& n, const MovedBatch& m) {
+  bool folded = false;
+  const auto in = sample_shape(m.source, &folded);
+  const auto out = sample_shape(n.output(0));
+  const onnx::TensorProto* it = constant(n.input(1));
+  const auto index = scalar(n.input(1));
+  if (!in || !out || it == nullptr || !index) return unsupported(n, "the gathered tensor's shape is not known per sample");
+  const std::int64_t fold = folded ? 1 : 0;
+  const std::int64_t source_axis = m.perm[0];
+  const std::int64_t axis = source_axis - 1 + fold;  // per-sample
+  const std::int64_t size = (*in)[static_cast<std::size_t>(axis)];
+  if (!(*index >= static_cast<double>(-size) && *index < static_cast<double>(size)) || *index != std::floor(*index)) {
+    fail(node_label(n) + ": index " + std::to_string(*index) + " is out of range for axis 0 of size " + std::to_string(size));
+  }
+  Attributes s;
+  s.axis = axis;
+  s.index = static_cast<std::int64_t>(*index);
+  const int selected = add_node(n, OpKind::select, {values_.at(m.source).node}, s);
+  // The result's per-sample axes, in order, as axes of the selected tensor (the source's with
+  // `axis` dropped): ONNX axis j of the result is source axis perm[j + 1].
+  std::vector<std::int64_t> order;
+  for (std::size_t j = folded ? 0 : 1; j + 1 < m.perm.size(); ++j) {
+    const std::int64_t q = m.perm[j + 1] - 1 + fold;
+    order.push_back(q > axis ? q - 1 : q);
+  }
+  bool identity = true;
+  for (std::size_t j = 0; j < order.size(); ++j) identity = identity && order[j] == static_cast<std::int64_t>(j);
+  if (identity) return;
+  expected.erase(graph_.nodes[static_cast<std::size_t>(selected)].name);  // ONNX's output is the transposed one
+  Attributes t;
+  t.perm = order;
+  add_node(n, OpKind::transpose, {selected}, t);
+}
+
 // Slice (opset 10 on: starts, ends, axes and steps are inputs) of an activation.
 void Importer::map_slice(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));

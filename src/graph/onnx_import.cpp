@@ -76,7 +76,7 @@ int Importer::add_node(const onnx::NodeProto& n, OpKind op, std::vector<int> inp
   node.attrs = std::move(attrs);
   node.spec_pointer = describe(n);
   if (n.output_size() > 0) {
-    if (const auto out = per_sample(n.output(0))) expected[node.name] = *out;
+    if (const auto out = sample_shape(n.output(0))) expected[node.name] = *out;
   }
   graph_.nodes.push_back(std::move(node));
   const int index = static_cast<int>(graph_.nodes.size()) - 1;

@@ -18,6 +18,7 @@
 
 #if HWPROF_HAVE_ONNX
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <deque>
@@ -43,6 +44,18 @@ inline constexpr int kMinOpset = 11;
 inline constexpr int kMaxOpset = 17;
 
 using Dims = std::vector<std::int64_t>;  // -1: unknown
+
+// A constant the graph computes from constants (onnx_constants.cpp): float32, int64 or bool
+// values (bool held as 0/1 in `i`), row-major.
+struct ConstTensor {
+  enum class Type { f32, i64, boolean };
+  Type type = Type::f32;
+  Dims shape;
+  std::vector<float> f;         // f32
+  std::vector<std::int64_t> i;  // i64, boolean
+};
+// The most elements a constant evaluated at import may have (16 MiB of float32).
+inline constexpr std::int64_t kMaxEvaluated = std::int64_t{1} << 22;
 
 struct ImportError {
   std::string message;
@@ -206,6 +219,11 @@ class Importer {
   void decode_constants();
   void index_values();
   void map_node(const onnx::NodeProto& n);
+  // Constants computed in the graph (onnx_constants.cpp).
+  std::optional<ConstTensor> const_tensor(const std::string& name) const;
+  std::optional<ConstTensor> evaluate(const onnx::NodeProto& n) const;
+  bool evaluate_constant(const onnx::NodeProto& n);
+  std::unordered_map<std::string, ConstTensor> evaluated_;
   void unsupported(const onnx::NodeProto& n, const std::string& why);
 
   // Attributes.
@@ -258,6 +276,29 @@ class Importer {
     return Shape(d.begin() + 1, d.end());
   }
 
+  // As per_sample, and also of an activation that folds the batch into its first axis:
+  // [batch·f, ...] (a window partition's Reshape to [batch·windows, ...]) is per sample
+  // [f, ...], the same memory, and `*folded` is set. Where the batch is the probe (a prime
+  // no layer has) such a first axis cannot be anything else; with a batch of 1 every layout
+  // is per sample. Mappings that translate ONNX axes to per-sample ones take the fold into
+  // account (fold_of): an ONNX axis k >= 1 is per-sample axis k - 1 + fold.
+  std::optional<Shape> sample_shape(const std::string& name, bool* folded = nullptr) const {
+    if (folded != nullptr) *folded = false;
+    if (auto s = per_sample(name)) return s;
+    const Dims& d = dims_of(name);
+    if (d.empty() || !folds_batch(d[0]) || std::any_of(d.begin(), d.end(), [](std::int64_t x) { return x < 0; })) return std::nullopt;
+    if (folded != nullptr) *folded = true;
+    Shape s{d[0] / batch_};
+    s.insert(s.end(), d.begin() + 1, d.end());
+    return s;
+  }
+  bool folds_batch(std::int64_t first) const {
+    return (batch_ == kProbeBatch && first > batch_ && first % batch_ == 0) || (batch_ == 1 && first > 1);
+  }
+  std::int64_t fold_of(const std::string& name) const {
+    bool folded = false;
+    return sample_shape(name, &folded) && folded ? 1 : 0;
+  }
   std::vector<float> floats(const onnx::TensorProto& t) const;
   std::vector<std::int64_t> integers(const onnx::TensorProto& t) const;
   std::string raw_bytes(const onnx::TensorProto& t) const;
@@ -326,6 +367,16 @@ class Importer {
   void map_expand(const onnx::NodeProto& n);
   void map_tile(const onnx::NodeProto& n);
   void map_where(const onnx::NodeProto& n);
+  // A Transpose that moves the batch axis, read only by Gathers that put it first again
+  // (attention's qkv.permute(2, 0, 3, 1, 4) then qkv[0], qkv[1], qkv[2]): not a layer itself;
+  // each Gather is a select of its source and a transpose (onnx_data_movement.cpp).
+  struct MovedBatch {
+    std::string source;
+    std::vector<std::int64_t> perm;
+  };
+  std::unordered_map<std::string, MovedBatch> moved_;
+  bool moves_batch_for_gathers(const onnx::NodeProto& n, const std::vector<std::int64_t>& perm);
+  void map_moved_gather(const onnx::NodeProto& n, const MovedBatch& m);
   // Recurrent layers (onnx_recurrent.cpp). A float tensor computed from constants alone:
   struct FloatConstant {
     Dims dims;

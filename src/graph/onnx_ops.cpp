@@ -198,7 +198,7 @@ void Importer::map_gemm(const onnx::NodeProto& n) {
 }
 
 void Importer::map_matmul(const onnx::NodeProto& n) {
-  const auto in = per_sample(n.input(0));
+  const auto in = sample_shape(n.input(0));
   const onnx::TensorProto* w = constant(n.input(1));
   if (!in || in->empty()) return unsupported(n, "the input's first axis is not the batch");
   if (w == nullptr) return map_activation_product(n, *in);
@@ -215,9 +215,9 @@ void Importer::map_matmul(const onnx::NodeProto& n) {
 // axes included; hwprof aligns the per-sample shapes and keeps the batch apart. The two agree
 // when both have one rank, which is what is mapped.
 void Importer::map_activation_product(const onnx::NodeProto& n, const Shape& a) {
-  const auto b = is_activation(n.input(1)) ? per_sample(n.input(1)) : std::nullopt;
+  const auto b = is_activation(n.input(1)) ? sample_shape(n.input(1)) : std::nullopt;
   if (!b) return unsupported(n, "B is neither an initializer nor an activation whose first axis is the batch");
-  if (a.size() < 2 || b->size() < 2 || a.size() != b->size()) {
+  if (a.size() < 2 || b->size() < 2 || a.size() != b->size() || fold_of(n.input(0)) != fold_of(n.input(1))) {
     return unsupported(n, "a product of two activations of per-sample shapes " + format_shape(a) + " and " + format_shape(*b) +
                               " (mapped: one rank, at least 2 axes besides the batch)");
   }
@@ -374,9 +374,11 @@ void Importer::map_add(const onnx::NodeProto& n) {
       return;
     }
   }
-  // A learned position embedding added to [batch, T, D] (ViT's x + self.pos_embedding).
+  // A learned position embedding added to [batch, T, D] (ViT's x + self.pos_embedding); not a
+  // tensor the graph computes (an evaluated mask), unless it is a parameter's view.
   const auto as = per_sample(act);
-  if (c != nullptr && as && as->size() == 2) {
+  const bool computed = evaluated_.count(is_activation(x) ? y : x) != 0 && c != nullptr && initializers_.count(c->name()) == 0;
+  if (c != nullptr && !computed && as && as->size() == 2) {
     Dims cd(c->dims().begin(), c->dims().end());
     if (cd.size() == 3 && cd[0] == 1) cd.erase(cd.begin());
     if (cd == Dims(as->begin(), as->end())) {
@@ -397,8 +399,8 @@ void Importer::map_binary(const onnx::NodeProto& n, OpKind op) {
   const std::string& x = n.input(0);
   const std::string& y = n.input(1);
   if (!is_activation(x) || !is_activation(y)) return map_operand(n, op);
-  const auto sx = per_sample(x), sy = per_sample(y);
-  bool broadcastable = sx && sy && sx->size() == sy->size();
+  const auto sx = sample_shape(x), sy = sample_shape(y);
+  bool broadcastable = sx && sy && sx->size() == sy->size() && fold_of(x) == fold_of(y);
   for (std::size_t d = 0; broadcastable && d < sx->size(); ++d) broadcastable = (*sx)[d] == (*sy)[d] || (*sx)[d] == 1 || (*sy)[d] == 1;
   if (!broadcastable) {
     return unsupported(n, "only inputs of one rank whose axes are equal or 1 are mapped (broadcast), got " + dims_text(dims_of(x)) + " and " +
@@ -422,14 +424,19 @@ void Importer::map_operand(const onnx::NodeProto& n, OpKind op) {
   if (!first && (op == OpKind::sub || op == OpKind::div)) {
     return unsupported(n, "a constant " + std::string(op == OpKind::sub ? "minus" : "divided by") + " an activation is not mapped");
   }
-  const auto in = per_sample(x);
+  const auto in = sample_shape(x);
   if (!in) return unsupported(n, "the activation's shape " + dims_text(dims_of(x)) + " is not [batch, ...] with known sizes");
-  // Right-aligned to the full input [batch, ...]; its batch axis must be 1 (one tensor for all samples).
+  // Right-aligned to the full input [batch, ...]; its batch axis must be 1 (one tensor for all
+  // samples). Of a folded input [batch·f, ...] (per sample [f, ...]) that axis stays, as 1 (or
+  // f, with a batch of 1).
   Dims cd(c->dims().begin(), c->dims().end());
-  if (cd.size() > in->size() + 1 || (cd.size() == in->size() + 1 && cd[0] != 1)) {
+  if (fold_of(x) == 0 && (cd.size() > in->size() + 1 || (cd.size() == in->size() + 1 && cd[0] != 1))) {
     return unsupported(n, "the constant " + dims_text(cd) + " does not broadcast to " + dims_text(dims_of(x)) + " without widening it");
   }
   if (cd.size() == in->size() + 1) cd.erase(cd.begin());
+  if (cd.size() > in->size()) {
+    return unsupported(n, "the constant " + dims_text(cd) + " does not broadcast to " + dims_text(dims_of(x)) + " without widening it");
+  }
   Shape operand(in->size() - cd.size(), 1);
   operand.insert(operand.end(), cd.begin(), cd.end());
   for (std::size_t d = 0; d < operand.size(); ++d) {
@@ -461,11 +468,11 @@ void Importer::map_clip(const onnx::NodeProto& n) {
 }
 
 void Importer::map_reshape_like(const onnx::NodeProto& n) {
-  const auto in = per_sample(n.input(0));
-  const auto out = per_sample(n.output(0));
+  const auto in = sample_shape(n.input(0));
+  const auto out = sample_shape(n.output(0));
   if (!in || !out) {
-    return unsupported(n, "the output " + dims_text(dims_of(n.output(0))) + " does not keep the batch as its first axis (batch " +
-                              std::to_string(batch_) + "), or is unknown");
+    return unsupported(n, "the output " + dims_text(dims_of(n.output(0))) + " neither keeps the batch as its first axis (batch " +
+                              std::to_string(batch_) + ") nor folds it into that axis's outermost factor, or is unknown");
   }
   if (*in == *out) return alias(n, n.input(0));
   Attributes a;
@@ -537,7 +544,8 @@ void Importer::map_global_mean(const onnx::NodeProto& n, bool three_d) {
 }
 
 void Importer::map_transpose(const onnx::NodeProto& n) {
-  const auto in = per_sample(n.input(0));
+  bool folded = false;
+  const auto in = sample_shape(n.input(0), &folded);
   std::vector<std::int64_t> perm = attr_ints(n, "perm");
   if (!in) return unsupported(n, "the input's first axis is not the batch");
   if (perm.empty()) return unsupported(n, "a Transpose without perm reverses the batch axis");
@@ -548,9 +556,13 @@ void Importer::map_transpose(const onnx::NodeProto& n) {
     sequence_views_[n.output(0)] = SequenceView{SequenceView::Kind::sequence, values_.at(n.input(0)).node, 1, 0, {}};
     return;
   }
-  if (perm[0] != 0) return unsupported(n, "perm " + dims_text(perm) + " moves the batch axis");
+  if (perm[0] != 0) {
+    if (moves_batch_for_gathers(n, perm)) return;
+    return unsupported(n, "perm " + dims_text(perm) + " moves the batch axis");
+  }
   Attributes a;
-  for (std::size_t i = 1; i < perm.size(); ++i) a.perm.push_back(perm[i] - 1);
+  if (folded) a.perm.push_back(0);  // the windows axis stays first
+  for (std::size_t i = 1; i < perm.size(); ++i) a.perm.push_back(perm[i] - 1 + (folded ? 1 : 0));
   add_node(n, OpKind::transpose, {values_.at(n.input(0)).node}, a);
 }
 
@@ -568,14 +580,20 @@ void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
     if (!is_activation(in)) return unsupported(n, "an input is a constant, not an activation");
     inputs.push_back(values_.at(in).node);
   }
+  // Folded inputs ([batch·f, ...]) keep f as their first per-sample axis; all alike or none.
+  const std::int64_t fold = fold_of(n.input(0));
+  for (const std::string& in : n.input()) {
+    if (fold_of(in) != fold) return unsupported(n, "its inputs fold the batch into their first axis differently");
+  }
   Attributes a;
-  a.axis = axis - 1;
+  a.axis = axis - 1 + fold;
   add_node(n, op, inputs, a);
 }
 
 // Gather: an embedding (a weight initializer indexed by token ids), the selection of one
 // position (ViT's class token: x[:, 0]), or of several (map_gather_activation).
 void Importer::map_gather(const onnx::NodeProto& n) {
+  if (const auto m = moved_.find(n.input(0)); m != moved_.end()) return map_moved_gather(n, m->second);
   const std::int64_t axis = attr_int(n, "axis", 0);
   const onnx::TensorProto* w = constant(n.input(0));
   if (w != nullptr && is_activation(n.input(1))) {
@@ -904,11 +922,12 @@ void Importer::map_node(const onnx::NodeProto& n) {
     return;
   }
   if (reads_sequence_view(n)) return map_sequence_view(n);
-  if (op == "Expand" && constant(n.input(0)) != nullptr) {
+  if (op == "Expand" && constant(n.input(0)) != nullptr && evaluated_.count(n.input(0)) == 0 && !any_activation) {
     // A constant broadcast over the batch (ViT's class_token.expand(n, -1, -1)).
     values_[n.output(0)] = Value{Value::Kind::expanded, kModelInput, constant(n.input(0))};
     return;
   }
+  if ((!any_activation || op == "Shape" || op == "Size") && evaluate_constant(n)) return;
   if (!any_activation || op == "Shape" || op == "Size") {
     for (const std::string& out : n.output()) values_[out] = Value{Value::Kind::shape_only, kModelInput, nullptr};
     return;

@@ -963,7 +963,7 @@ StridedView per_sample_view(const Node& node, const Shape& in) {
   for (auto d = in.size(); d-- > 1;) stride[d - 1] = stride[d] * in[d];
   StridedView v;
   if (node.op == OpKind::slice) {
-    const std::vector<detail::SliceRange> ranges = detail::slice_ranges(in, node.attrs);
+    const std::vector<hwprof::detail::SliceRange> ranges = hwprof::detail::slice_ranges(in, node.attrs);
     for (std::size_t d = 0; d < in.size(); ++d) {
       v.size.push_back(ranges[d].count);
       v.stride.push_back(ranges[d].count > 1 ? stride[d] * ranges[d].step : stride[d]);  // |step| < size when it is used
@@ -1332,7 +1332,7 @@ Shape batched(std::int64_t batch, const Shape& per_sample) {
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
-  if (const auto unary = detail::unary_traits(node)) {
+  if (const auto unary = hwprof::detail::unary_traits(node)) {
     // Executor::build refuses an element-wise op without a kernel before it gets here.
     const double alpha = node.op == OpKind::leaky_relu ? node.attrs.negative_slope : node.op == OpKind::elu ? node.attrs.alpha : 0.0;
     return std::make_unique<ActivationLayer>(activation_of(node).value(), unary->backward_reads_output, static_cast<float>(alpha));

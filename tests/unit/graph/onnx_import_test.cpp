@@ -1210,6 +1210,150 @@ TEST(OnnxImport, ControlCharactersInNamesAreEscaped) {
   EXPECT_EQ(message.find('\x1b'), std::string::npos);
 }
 
+// --- constants the graph computes, and the batch folded into windows ------------------------
+
+// A Constant node holding a tensor of `dims`: float32 values, or int64 where `ints` is given.
+void constant_tensor(ModelBuilder& b, const std::string& name, std::vector<std::int64_t> dims, std::vector<float> floats,
+                     std::vector<std::int64_t> ints = {}) {
+  auto& n = b.node("Constant", "c_" + name, {}, name);
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(ints.empty() ? onnx::TensorProto_DataType_FLOAT : onnx::TensorProto_DataType_INT64);
+  for (std::int64_t d : dims) t->add_dims(d);
+  for (float f : floats) t->add_float_data(f);
+  for (std::int64_t i : ints) t->add_int64_data(i);
+}
+
+// Swin's shifted-window mask is built in the graph from constants and the feature map's size
+// (ConstantOfShape, Range, ScatterND, Equal, Not, Where, Cast): evaluated at import, it is the
+// operand of the Add that reads it. Here: mask[i][j] = scattered (5 at [0, 0], 7 at [3, 3],
+// else 0) where i + j is even, -100 where it is odd; the 4 is the input's axis 1, read by Shape.
+TEST(OnnxImport, ConstantsComputedInTheGraphAreEvaluatedAndTakenAsOperands) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(13, {4, 4});
+  b.node("Shape", "/m/Shape", {"input"}, "shape");
+  constant_tensor(b, "one", {}, {}, {1});
+  b.node("Gather", "/m/Gather", {"shape", "one"}, "n");  // 4
+  constant_tensor(b, "first", {1}, {}, {0});
+  b.node("Unsqueeze", "/m/Unsqueeze", {"n", "first"}, "n1");
+  ModelBuilder::integer(b.node("Concat", "/m/Concat", {"n1", "n1"}, "hw"), "axis", 0);  // [4, 4]
+  b.node("ConstantOfShape", "/m/ConstantOfShape", {"hw"}, "zeros");
+  constant_tensor(b, "where", {2, 2}, {}, {0, 0, 3, 3});
+  constant_tensor(b, "values", {2}, {5.0f, 7.0f});
+  b.node("ScatterND", "/m/ScatterND", {"zeros", "where", "values"}, "scattered");
+  constant_tensor(b, "zero", {}, {}, {0});
+  constant_tensor(b, "step", {}, {}, {1});
+  b.node("Range", "/m/Range", {"zero", "n", "step"}, "r");
+  constant_tensor(b, "last", {1}, {}, {1});
+  b.node("Unsqueeze", "/m/Unsqueeze_1", {"r", "last"}, "column");
+  b.node("Add", "/m/Add", {"column", "r"}, "sum");  // i + j
+  constant_tensor(b, "two", {}, {}, {2});
+  b.node("Mod", "/m/Mod", {"sum", "two"}, "parity");
+  b.node("Equal", "/m/Equal", {"parity", "zero"}, "even");
+  b.node("Not", "/m/Not", {"even"}, "odd");
+  auto& cast = b.node("Cast", "/m/Cast", {"odd"}, "odd_float");
+  ModelBuilder::integer(cast, "to", onnx::TensorProto_DataType_FLOAT);
+  constant_tensor(b, "minus", {}, {-100.0f});
+  b.node("Mul", "/m/Mul", {"odd_float", "minus"}, "penalty");
+  b.node("Where", "/m/Where", {"even", "scattered", "penalty"}, "mask");
+  b.node("Add", "/attn/Add", {"input", "mask"}, "output");
+  auto g = import_onnx(b.bytes(3), "mask.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 1u);
+  const Node& add = g->nodes[0];
+  EXPECT_EQ(add.op, OpKind::add);
+  EXPECT_EQ(add.attrs.operand, (Shape{4, 4}));
+  EXPECT_FALSE(add.attrs.operand_trainable);  // computed, not learned
+  ASSERT_EQ(add.initial_values.size(), 1u);
+  const std::vector<float> want = {5, -100, 0, -100, -100, 0, -100, 0, 0, -100, 0, -100, -100, 0, -100, 7};
+  EXPECT_EQ(*add.initial_values[0].data, want);
+}
+
+// A constant too large to evaluate (or one whose indices are out of range) is left as it is:
+// the node reading it is refused, naming it, in no time and without the memory.
+TEST(OnnxImport, AConstantTooLargeOrMalformedIsNotEvaluatedAndItsReaderIsRefused) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto model = [](bool huge) {
+    ModelBuilder b(13, {4, 4});
+    if (huge) {
+      constant_tensor(b, "shape", {1}, {}, {std::int64_t{1} << 40});
+      b.node("ConstantOfShape", "/m/ConstantOfShape", {"shape"}, "big");
+      constant_tensor(b, "starts", {1}, {}, {0});
+      constant_tensor(b, "ends", {1}, {}, {4});
+      b.node("Slice", "/m/Slice", {"big", "starts", "ends"}, "mask");
+    } else {
+      constant_tensor(b, "zeros", {4}, {0, 0, 0, 0});
+      constant_tensor(b, "where", {1, 1}, {}, {9});  // past the end of [4]
+      constant_tensor(b, "values", {1}, {1.0f});
+      b.node("ScatterND", "/m/ScatterND", {"zeros", "where", "values"}, "mask");
+    }
+    b.node("Add", "/attn/Add", {"input", "mask"}, "output");
+    return import_onnx(b.bytes(3), "mask.onnx");
+  };
+  for (const bool huge : {true, false}) {
+    auto g = model(huge);
+    ASSERT_FALSE(g.ok()) << huge;
+    EXPECT_THAT(g.error().message, HasSubstr("Add '/attn/Add' (opset 13): the other operand is neither a layer's output nor a float32 constant"));
+  }
+}
+
+// Windowed attention as torchvision's Swin writes it: the batch folded into the windows axis
+// (Reshape to [batch·windows, tokens, C]), a linear, qkv.reshape(..).permute(2, 0, 3, 1, 4)
+// read by three Gathers, Q·Kᵀ, softmax, A·V, and the windows unfolded again. Per sample the
+// windows are the first axis: [4 windows, 4 tokens, 8].
+TEST(OnnxImport, TheBatchFoldedIntoWindowsIsTheWindowsAxisPerSample) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto model = [](bool gathered) {
+    ModelBuilder b(13, {4, 4, 8});
+    constant_tensor(b, "windows", {3}, {}, {-1, 4, 8});
+    b.node("Reshape", "/attn/Reshape", {"input", "windows"}, "x");
+    b.init("w", {8, 24});
+    b.node("MatMul", "/attn/MatMul", {"x", "w"}, "qkv");
+    constant_tensor(b, "heads", {5}, {}, {-1, 4, 3, 2, 4});
+    b.node("Reshape", "/attn/Reshape_1", {"qkv", "heads"}, "r");
+    ModelBuilder::ints(b.node("Transpose", "/attn/Transpose", {"r"}, "t"), "perm", {2, 0, 3, 1, 4});
+    if (!gathered) {
+      b.node("Relu", "/attn/Relu", {"t"}, "output");
+      return import_onnx(b.bytes(5), "swin.onnx");
+    }
+    for (int i = 0; i < 3; ++i) {
+      constant_tensor(b, "i" + std::to_string(i), {}, {}, {i});
+      b.node("Gather", "/attn/Gather_" + std::to_string(i), {"t", "i" + std::to_string(i)}, std::string(1, "qkv"[i]));
+    }
+    ModelBuilder::ints(b.node("Transpose", "/attn/Transpose_1", {"k"}, "kt"), "perm", {0, 1, 3, 2});
+    b.node("MatMul", "/attn/MatMul_1", {"q", "kt"}, "scores");
+    ModelBuilder::integer(b.node("Softmax", "/attn/Softmax", {"scores"}, "a"), "axis", -1);
+    b.node("MatMul", "/attn/MatMul_2", {"a", "v"}, "o");
+    ModelBuilder::ints(b.node("Transpose", "/attn/Transpose_2", {"o"}, "ot"), "perm", {0, 2, 1, 3});
+    constant_tensor(b, "back", {4}, {}, {-1, 4, 4, 8});
+    b.node("Reshape", "/attn/Reshape_2", {"ot", "back"}, "output");
+    return import_onnx(b.bytes(4), "swin.onnx");
+  };
+  auto g = model(true);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<std::string> ops;
+  for (const Node& n : g->nodes) ops.emplace_back(op_name(n.op));
+  // The first Reshape, [batch, 4, 4, 8] to [batch·4, 4, 8], is per sample [4, 4, 8] both
+  // sides: the same memory, no layer.
+  EXPECT_EQ(ops, (std::vector<std::string>{"linear", "reshape", "select", "transpose", "select", "transpose", "select", "transpose", "transpose",
+                                           "matmul", "softmax", "matmul", "transpose", "reshape"}));
+  EXPECT_EQ(g->nodes[0].output_shape, (Shape{4, 4, 24}));  // [batch·4, 4, 24]: 4 windows per sample
+  EXPECT_EQ(g->nodes[1].output_shape, (Shape{4, 4, 3, 2, 4}));
+  EXPECT_EQ(g->nodes[2].attrs.axis, 2);  // qkv[i]: the axis of 3
+  EXPECT_EQ(g->nodes[4].attrs.index, 1);
+  EXPECT_EQ(g->nodes[3].attrs.perm, (std::vector<std::int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(g->nodes[3].output_shape, (Shape{4, 2, 4, 4}));
+  EXPECT_EQ(g->nodes[8].attrs.perm, (std::vector<std::int64_t>{0, 1, 3, 2}));  // the windows axis stays first
+  EXPECT_EQ(g->nodes[10].attrs.axis, 3);
+  EXPECT_EQ(g->nodes[13].output_shape, (Shape{4, 4, 8}));
+  // The Transpose that moves the batch, read by anything but such Gathers, is refused.
+  auto moved = model(false);
+  ASSERT_FALSE(moved.ok());
+  EXPECT_THAT(moved.error().message, HasSubstr("Transpose '/attn/Transpose' (opset 13): perm [2, 0, 3, 1, 4] moves the batch axis"));
+}
+
 // --- the engine never sees a window that divides by zero ----------------------------------------
 
 TEST(OnnxImport, ShapeInferenceRefusesZeroWindowsInAGraphMadeInCode) {
