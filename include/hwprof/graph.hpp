@@ -76,6 +76,9 @@ enum class OpKind {
   adaptive_avgpool3d,
   // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).
   conv_transpose3d,
+  // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table
+  // added to the attention scores [..., heads, N, N] of a wh × ww window (README.md, "Model specs").
+  rel_pos_bias,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
@@ -161,6 +164,7 @@ struct Attributes {
   std::int64_t num_embeddings = 0;                          // embedding
   std::int64_t embedding_dim = 0;                           // embedding
   std::int64_t num_positions = 0;                           // pos_embedding
+  Pair window;                                              // rel_pos_bias: the window [wh, ww]; N = wh·ww
   std::int64_t heads = 0;                                   // attention
   bool causal = false;                                      // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu

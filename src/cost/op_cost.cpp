@@ -49,6 +49,9 @@
 // dropout       0 (identity)                      1n (mask)      -                 | 1n
 // embedding     0 (gather)                        same           n (scatter-add)   | — (int ids)
 // pos_embedding 1n                                same           n                 | 0
+// rel_pos_bias  1n                                same           n                 | 0 (dy passed on)
+//   Swin's relative position bias over scores [..., heads, N, N]: one add per score; the
+//   table's gradient sums each score's dy into its row
 // cls_token     0                                 same           D                 | 0
 // flatten, reshape, transpose, concat, select: 0 (data movement only)
 // where         0 (each element copied from one side); the condition and a constant operand are
@@ -86,7 +89,7 @@
 // Minimum bytes (fp32 activations, int32 ids): batch·(distinct inputs + output) + parameters
 // and buffers read once per batch. Views (flatten, reshape, evaluation dropout) move nothing.
 // embedding reads min(num_embeddings, batch·T) rows (all tokens assumed distinct, an upper
-// bound), pos_embedding reads T rows.
+// bound), pos_embedding reads T rows, rel_pos_bias its whole table.
 //
 // Inference memory: every output lives from its layer to its last reader; attention also
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
@@ -385,6 +388,19 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.weight_bytes = n * kFloatBytes;  // the T rows in use
       c.has_weights = true;
       break;
+    case OpKind::rel_pos_bias: {
+      // Swin's relative position bias: the whole [(2·wh − 1)·(2·ww − 1), heads] table is read
+      // (every offset occurs in a window), one add per score. Backward: dx = dy passed on (a
+      // copy, 0) and the table's gradient one add per score (the sum over the batch and the
+      // leading axes, then the scatter into the table).
+      const Count rows = (Count(2) * a.window.h - 1) * (Count(2) * a.window.w - 1);
+      c.params = rows * in[in.size() - 3];
+      c.flops = n;
+      c.weight_grad_flops = n;
+      c.weight_bytes = c.params * kFloatBytes;
+      c.has_weights = true;
+      break;
+    }
     case OpKind::cls_token:
       c.params = in[1];
       c.weight_grad_flops = in[1];

@@ -55,6 +55,8 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::cls_token:
     case OpKind::attention:
       return {"model width D", in[1]};
+    case OpKind::rel_pos_bias:  // its table has a column per head: [..., heads, N, N]
+      return {"heads", in.size() >= 3 ? in[in.size() - 3] : 0};
     case OpKind::softmax:
     case OpKind::maxpool2d:
     case OpKind::avgpool2d:

@@ -103,6 +103,9 @@ const std::vector<OpInfo>& op_table() {
        1,
        F::gemm,
        {}},
+      // Swin's relative position bias: a learned table, like pos_embedding's, indexed by the
+      // offset between two positions of a window (README.md, "Model specs").
+      {OpKind::rel_pos_bias, "rel_pos_bias", {"window"}, 1, 1, F::lookup, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };

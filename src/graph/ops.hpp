@@ -26,7 +26,7 @@ enum class OpFamily {
   reduction,      // reduce: sums (or means) over whole per-sample axes
   recurrent,      // lstm, gru: GEMMs over all steps for the input, one per step for the state
   data_movement,  // copies and views: no arithmetic
-  lookup,         // embedding, pos_embedding, cls_token: learned tables
+  lookup,         // embedding, pos_embedding, cls_token, rel_pos_bias: learned tables
   unmapped,       // unsupported: an imported node hwprof has no layer for
 };
 

@@ -384,6 +384,23 @@ Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
   return shaped({in[0], od, oh, ow});
 }
 
+// rel_pos_bias: attention scores [..., heads, N, N] (any leading axes: Swin's [nW, heads, N, N]
+// or one window's [heads, N, N]) of a wh × ww window, so N = wh·ww; the same shape out.
+Outcome rel_pos_bias_shape(const Shape& in, const Attributes& a) {
+  const std::string expected = "expects attention scores [..., heads, N, N] (at least 3 per-sample axes, the last two equal), got ";
+  if (in.size() < 3) return problem(expected + kind_of(in));
+  const std::int64_t n = in.back();
+  if (in[in.size() - 2] != n) return problem(expected + kind_of(in));
+  const Wide positions = Wide{a.window.h} * a.window.w;
+  if (positions != n) {
+    const std::string count = positions <= Wide{kInt64Max} ? str(static_cast<std::int64_t>(positions)) : "more than 2^63";
+    return problem("the window [" + str(a.window.h) + ", " + str(a.window.w) + "] has wh·ww = " + count + " positions but the scores " + kind_of(in) +
+                       " are over N = " + str(n) + " (N must be wh·ww)",
+                   "window");
+  }
+  return shaped(in);
+}
+
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
 Outcome infer_node(const Graph& g, const Node& node) {
@@ -646,6 +663,9 @@ Outcome infer_node(const Graph& g, const Node& node) {
       if (in[0] == kInt64Max) return problem("the sequence length overflows");
       return shaped({in[0] + 1, in[1]});
     }
+    case OpKind::rel_pos_bias:
+      if (auto p = need_float(); !p.empty()) return problem(p);
+      return rel_pos_bias_shape(in, a);
     case OpKind::select: {
       // Every op after it reads the last axis; a per-sample scalar has none.
       if (rank < 2) return problem("needs an input of at least 2 axes (it drops one, and per-sample scalars are not supported), got " + kind_of(in));

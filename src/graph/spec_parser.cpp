@@ -661,6 +661,19 @@ class SpecReader {
     if (a.has("value") && at.pad_mode != PadMode::constant) a.bad("value", "absent: only mode \"constant\" pads with a value");
   }
 
+  // rel_pos_bias: window, exactly [wh, ww]. Unlike the pairs of the pools, one integer is not
+  // taken for both: the table's layout depends on which is the height and which the width.
+  void read_window(Attributes& at, const AttributeReader& a) const {
+    const std::string expected = "a pair [wh, ww] of positive integers (the attention window's height and width)";
+    a.require("window", "the attention window [wh, ww]");
+    const json& v = a.item["window"];
+    if (!v.is_array() || v.size() != 2) a.bad("window", expected);
+    const auto wh = as_integer(v[0]);
+    const auto ww = as_integer(v[1]);
+    if (!wh || !ww || *wh < 1 || *ww < 1) a.bad("window", expected);
+    at.window = {*wh, *ww};
+  }
+
   // Long: one case per op with attributes, each a few reads with the spec's defaults (README.md's
   // "Model specs" table), in the table's order.
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
@@ -789,6 +802,9 @@ class SpecReader {
       case OpKind::pos_embedding:
         a.require("num_positions", "the largest sequence length it covers");
         at.num_positions = a.integer("num_positions", 0, 1, positive);
+        break;
+      case OpKind::rel_pos_bias:
+        read_window(at, a);
         break;
       case OpKind::select:
         a.require("index", "the index to keep along 'axis'");

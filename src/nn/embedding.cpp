@@ -1,6 +1,7 @@
-// Token embeddings, learned position embeddings and the class token, forward and backward.
-// Parameter gradients are sums over the batch (or over tokens sharing an id); each one is
-// summed by a single thread in row order, so results do not depend on the thread count.
+// Token embeddings, learned position embeddings, the class token and Swin's relative position
+// bias, forward and backward. Parameter gradients are sums over the batch (or over tokens
+// sharing an id); each one is summed by a single thread in row order, so results do not depend
+// on the thread count.
 #include <algorithm>
 #include <cstring>
 
@@ -13,6 +14,9 @@ constexpr i64 kEmbeddingParallelMin = i64{1} << 15;  // elements moved below whi
 // Columns of dweight one thread owns in embedding_backward: 16 floats, one cache line, so
 // threads never write to the same line.
 constexpr i64 kGradientColumnBlock = 16;
+// Elements of the [heads, N, N] bias gradient one thread sums over the windows at a time: 4 KiB
+// of dbias that stays in L1 while every window's slice of dy streams past it.
+constexpr i64 kBiasSumBlock = 1024;
 
 void copy_row(const float* from, float* to, i64 d) {
   std::memcpy(to, from, static_cast<std::size_t>(d) * sizeof(float));
@@ -93,6 +97,51 @@ void cls_token_backward(const float* dy, float* dx, float* dcls, i64 batch, i64 
   }
   if (dcls == nullptr) return;
   for (i64 b = 0; b < batch; ++b) add_row(dy + b * (tokens + 1) * d, dcls, d);  // B·D additions: serial
+}
+
+void rel_pos_bias_gather(const float* table, float* bias, i64 heads, i64 wh, i64 ww) {
+  const i64 n = wh * ww;
+  const i64 pairs = n * n;
+  for (i64 i = 0; i < n; ++i) {
+    for (i64 j = 0; j < n; ++j) {
+      const float* row = table + rel_pos_row(i, j, wh, ww) * heads;
+      for (i64 h = 0; h < heads; ++h) bias[h * pairs + i * n + j] = row[h];
+    }
+  }
+}
+
+void rel_pos_bias_forward(const float* x, const float* bias, float* y, i64 outer, i64 slab) {
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * slab > kEmbeddingParallelMin)
+  for (i64 o = 0; o < outer; ++o) {
+    const float* xo = x + o * slab;
+    float* yo = y + o * slab;
+#pragma omp simd
+    for (i64 k = 0; k < slab; ++k) yo[k] = xo[k] + bias[k];
+  }
+}
+
+void rel_pos_bias_backward(const float* dy, float* dbias, float* dtable, i64 outer, i64 heads, i64 wh, i64 ww) {
+  if (dtable == nullptr) return;
+  const i64 n = wh * ww;
+  const i64 pairs = n * n;
+  const i64 slab = heads * pairs;
+  const i64 blocks = (slab + kBiasSumBlock - 1) / kBiasSumBlock;
+  // dbias[k] = Σ_o dy[o, k]: threads split the elements, each sums the windows in order.
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (outer * slab > kEmbeddingParallelMin)
+  for (i64 blk = 0; blk < blocks; ++blk) {
+    const i64 k0 = blk * kBiasSumBlock;
+    const i64 width = std::min(kBiasSumBlock, slab - k0);
+    copy_row(dy + k0, dbias + k0, width);
+    for (i64 o = 1; o < outer; ++o) add_row(dy + o * slab + k0, dbias + k0, width);
+  }
+  // The scatter touches heads·N·N elements once (the sum above read `outer` times as many):
+  // serial, in order.
+  for (i64 i = 0; i < n; ++i) {
+    for (i64 j = 0; j < n; ++j) {
+      float* row = dtable + rel_pos_row(i, j, wh, ww) * heads;
+      for (i64 h = 0; h < heads; ++h) row[h] += dbias[h * pairs + i * n + j];
+    }
+  }
 }
 
 }  // namespace hwprof::nn

@@ -99,6 +99,9 @@ void fill_integers(std::int32_t* x, const std::int64_t* limit, std::int64_t n, s
 //   trunc_normal_(std=.02) — whose cut at ±2 (absolute, i.e. 100σ) changes nothing in
 //   practice, so it is drawn untruncated here. (torchvision starts class_token at zeros; the
 //   small normal keeps the token's gradient checks from starting on a degenerate point.)
+// - rel_pos_bias, Swin's relative_position_bias_table: trunc_normal_(std=.02) in the Swin
+//   Transformer's code (Liu et al., ICCV 2021) and torchvision's swin_transformer.py, cut at ±2
+//   as timm's: N(0, 0.02²) untruncated, as pos_embedding's.
 // Long: one case per op, each its parameters' shapes and scheme; no default, so that the compiler
 // names an op it lacks (docs/adding-an-op.md).
 std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
@@ -178,6 +181,11 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::cls_token:
       specs.push_back({"weight", {in[1]}, InitScheme::normal, 0.02, -1});
       break;
+    case OpKind::rel_pos_bias: {
+      const std::int64_t rows = (2 * a.window.h - 1) * (2 * a.window.w - 1);
+      specs.push_back({"table", {rows, in[in.size() - 3]}, InitScheme::normal, 0.02, -1});
+      break;
+    }
     case OpKind::attention: {
       const std::int64_t d = in[1];
       specs.push_back({"in_proj_weight", {3 * d, d}, InitScheme::uniform, std::sqrt(6.0 / static_cast<double>(4 * d)), -1});

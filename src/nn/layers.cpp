@@ -335,6 +335,7 @@ std::optional<Activation> activation_of(const Node& node) noexcept {
     case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
+    case OpKind::rel_pos_bias:
     case OpKind::cls_token:
     case OpKind::select:
     case OpKind::slice:
@@ -1176,6 +1177,37 @@ class PosEmbeddingLayer final : public Layer {
   ParameterSlot* pos_;
 };
 
+// Swin's relative position bias: the [heads, N, N] bias gathered from the table once per
+// forward (a workspace, freed when the pass ends), then added to every window's scores. Nothing
+// is kept for backward: dx = dy is passed on, as add's, and the table's gradient reads dy alone.
+class RelPosBiasLayer final : public Layer {
+ public:
+  RelPosBiasLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
+      : wh_(node.attrs.window.h), ww_(node.attrs.window.w), bias_shape_(in.end() - 3, in.end()), table_(p[0]) {}
+
+  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
+    const Tensor& x = *in[0];
+    Tensor bias = Tensor::empty(bias_shape_);
+    rel_pos_bias_gather(value_of(table_), bias.f32(), bias_shape_[0], wh_, ww_);
+    Tensor y = Tensor::empty(x.shape());
+    rel_pos_bias_forward(x.f32(), bias.f32(), y.f32(), x.numel() / bias.numel(), bias.numel());
+    return y;
+  }
+  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
+    if (need[0] != 0) dx[0] = dy;
+    float* dtable = gradient_of(table_);
+    if (dtable == nullptr) return;
+    Tensor dbias = Tensor::empty(bias_shape_);
+    rel_pos_bias_backward(dy.f32(), dbias.f32(), dtable, dy.numel() / dbias.numel(), bias_shape_[0], wh_, ww_);
+  }
+  bool input_gradients_alias_dy() const noexcept override { return true; }
+
+ private:
+  i64 wh_, ww_;
+  Shape bias_shape_;  // [heads, N, N]
+  ParameterSlot* table_;
+};
+
 class ClsTokenLayer final : public Layer {
  public:
   ClsTokenLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p) : out_(node.output_shape), in_(in), cls_(p[0]) {}
@@ -1404,6 +1436,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<EmbeddingLayer>(graph, node, params);
     case OpKind::pos_embedding:
       return std::make_unique<PosEmbeddingLayer>(params);
+    case OpKind::rel_pos_bias:
+      return std::make_unique<RelPosBiasLayer>(node, in, params);
     case OpKind::cls_token:
       return std::make_unique<ClsTokenLayer>(node, in, params);
     case OpKind::attention:

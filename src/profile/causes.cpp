@@ -68,6 +68,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
+    case OpKind::rel_pos_bias:
     case OpKind::cls_token:
     case OpKind::select:
     case OpKind::slice:
@@ -186,6 +187,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
+    case OpKind::rel_pos_bias:
     case OpKind::cls_token:
     case OpKind::select:
     case OpKind::slice:

@@ -100,6 +100,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
+    case OpKind::rel_pos_bias:
     case OpKind::cls_token:
     case OpKind::select:
     case OpKind::slice:

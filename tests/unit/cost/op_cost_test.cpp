@@ -882,6 +882,38 @@ TEST(OpCostToken, PosEmbeddingAndClsToken) {
   EXPECT_EQ(layer(m4, "cls").bytes, 464);  // 4*(48 + 64) + 16
 }
 
+// Swin's relative position bias over window [2, 3] (N = 6), 2 heads, 3 windows: scores [3, 2, 6, 6].
+TEST(OpCostToken, RelPosBiasReadsItsWholeTableAndAddsOncePerScore) {
+  constexpr std::string_view spec = R"({"input": {"shape": [3, 2, 6, 6]},
+    "layers": [{"name": "rpb", "op": "rel_pos_bias", "window": [2, 3]},
+               {"name": "fc", "op": "linear", "out_features": 6},
+               {"name": "rpb2", "op": "rel_pos_bias", "window": [3, 2]}]})";
+  const ModelCost m = analyze_spec(spec);
+  expect_cost(layer(m, "rpb"), {
+                                   .params = 30,  // (2*2-1)*(2*3-1) = 15 offsets x 2 heads
+                                   .flops = 216,  // one add per score: 3*2*6*6
+                                   .train_forward_flops = 216,
+                                   .backward_flops = 216,  // the table's gradient, 1 per score; no input grad (model input)
+                                   .input_bytes = 864,     // 216 floats
+                                   .output_bytes = 864,
+                                   .weight_bytes = 120,  // the whole table: 30 floats
+                                   .bytes = 1848,        // 864 + 864 + 120
+                               });
+  // After a trained layer its input gradient is dy passed on: 0 FLOPs more.
+  expect_cost(layer(m, "rpb2"), {
+                                    .params = 30,  // (2*3-1)*(2*2-1) = 15 offsets x 2 heads
+                                    .flops = 216,
+                                    .train_forward_flops = 216,
+                                    .backward_flops = 216,  // 216 (table) + 0 (input)
+                                    .input_bytes = 864,
+                                    .output_bytes = 864,
+                                    .weight_bytes = 120,
+                                    .bytes = 1848,
+                                });
+  EXPECT_TRUE(layer(m, "rpb2").requires_grad);
+  EXPECT_EQ(layer(analyze_spec(spec, 4), "rpb").bytes, 7032);  // 4*(864 + 864) + 120, the table read once per batch
+}
+
 TEST(OpCostToken, SelectOfIdsFeedsAnEmbedding) {
   constexpr std::string_view spec = R"({"input": {"shape": [2, 5], "dtype": "int32"},
     "layers": [{"name": "tok", "op": "select", "index": 0},

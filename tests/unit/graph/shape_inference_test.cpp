@@ -593,6 +593,42 @@ TEST(ShapeInferenceMovement, SelectWithNegativeIndexAndAxis) {
                    .ok());  // rank 2
 }
 
+// ---- rel_pos_bias (Swin's relative position bias) ------------------------------------------
+
+TEST(ShapeInferenceRelPosBias, ScoresOfAnyLeadingAxesKeepTheirShape) {
+  const Graph g = parse_spec(R"({"input": {"shape": [4, 3, 6, 6]}, "layers": [
+      {"name": "windows", "op": "rel_pos_bias", "window": [2, 3]},
+      {"name": "one", "op": "select", "axis": 0, "index": 0},
+      {"name": "heads", "op": "rel_pos_bias", "window": [3, 2]},
+      {"name": "cells", "op": "reshape", "shape": [3, 36, 1, 1]},
+      {"name": "single", "op": "rel_pos_bias", "window": [1, 1]}]})");
+  EXPECT_EQ(node(g, "windows").output_shape, (Shape{4, 3, 6, 6}));  // [nW, heads, N, N]
+  EXPECT_EQ(node(g, "heads").output_shape, (Shape{3, 6, 6}));       // [heads, N, N], another window of 6
+  EXPECT_EQ(node(g, "single").output_shape, (Shape{3, 36, 1, 1}));  // a window of one position
+}
+
+TEST(ShapeInferenceRelPosBias, RefusesScoresThatAreNotOfTheWindow) {
+  const auto error_of = [](const std::string& shape, const std::string& window, const std::string& dtype = "float32") {
+    auto graph = parse_model(R"({"input": {"shape": )" + shape + R"(, "dtype": ")" + dtype + R"("}, "layers": [
+        {"name": "rpb", "op": "rel_pos_bias", "window": )" +
+                                 window + "}]}",
+                             "rpb.json");
+    EXPECT_FALSE(graph.ok()) << shape << " with window " << window << " was accepted";
+    return graph.ok() ? std::string() : graph.error().message;
+  };
+  const std::string scores =
+      "layer 'rpb' (rel_pos_bias): expects attention scores [..., heads, N, N] (at least 3 per-sample axes, the last two equal), got ";
+  EXPECT_NE(error_of("[6, 6]", "[2, 3]").find(scores + "[6, 6]"), std::string::npos);        // rank 2: no heads axis
+  EXPECT_NE(error_of("[36]", "[2, 3]").find(scores + "[36]"), std::string::npos);            // rank 1
+  EXPECT_NE(error_of("[2, 6, 5]", "[2, 3]").find(scores + "[2, 6, 5]"), std::string::npos);  // N x M, not N x N
+  EXPECT_NE(error_of("[2, 6, 6]", "[2, 2]")
+                .find("layer 'rpb' (rel_pos_bias): the window [2, 2] has wh·ww = 4 positions but the scores [2, 6, 6] are over N = 6"),
+            std::string::npos);
+  EXPECT_NE(error_of("[2, 6, 6]", "[3, 3]").find("wh·ww = 9 positions"), std::string::npos);
+  EXPECT_NE(error_of("[2, 4, 4]", "[4294967296, 4294967296]").find("wh·ww = more than 2^63 positions"), std::string::npos);
+  EXPECT_NE(error_of("[2, 4, 4]", "[2, 2]", "int32").find("expects float32 input"), std::string::npos);
+}
+
 // ---- token ops and attention --------------------------------------------------------------
 
 TEST(ShapeInferenceToken, EmbeddingClsTokenPosEmbeddingAttention) {

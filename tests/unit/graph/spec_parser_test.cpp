@@ -510,5 +510,41 @@ TEST(SpecParser, WithInputShapeKeepsTheWeights) {
   EXPECT_THAT(wider_model.error().message, HasSubstr("layer 'pos' (pos_embedding): its weights take 8 model width D"));
 }
 
+// Swin's relative position bias: its window is exactly [wh, ww], two positive integers.
+TEST(SpecParser, RelPosBiasTakesAWindowPair) {
+  const Graph g = parse_ok(R"json({
+  "input": {"shape": [3, 2, 6, 6]},
+  "layers": [{"name": "rpb", "op": "rel_pos_bias", "window": [2, 3]}]
+})json");
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, OpKind::rel_pos_bias);
+  EXPECT_EQ(g.nodes[0].attrs.window.h, 2);
+  EXPECT_EQ(g.nodes[0].attrs.window.w, 3);
+  EXPECT_THAT(g.nodes[0].output_shape, ElementsAre(3, 2, 6, 6));
+}
+
+TEST(SpecParser, RelPosBiasRefusesAnyWindowButTwoPositiveIntegers) {
+  // The layer with `window` written as given ("" leaves it out), over scores [2, 6, 6].
+  const auto error_of = [](const std::string& window) {
+    const std::string text = R"json({"input": {"shape": [2, 6, 6]}, "layers": [{"name": "rpb", "op": "rel_pos_bias")json" +
+                             (window.empty() ? std::string() : ", \"window\": " + window) + "}]}";
+    auto graph = parse_model(text, "rpb.json");
+    EXPECT_FALSE(graph.ok()) << "window " << window << " was accepted";
+    return graph.ok() ? std::string() : graph.error().message;
+  };
+  EXPECT_THAT(error_of(""), HasSubstr("layer 'rpb' (rel_pos_bias): missing attribute 'window' (the attention window [wh, ww])"));
+  const std::string bad = "layer 'rpb' (rel_pos_bias): attribute 'window' must be a pair [wh, ww] of positive integers";
+  for (const std::string window : {"[6]", "[1, 2, 3]", "[0, 6]", "[2, 0]", "[-2, -3]", "[2, -3]", "[2.5, 3]", "[2, \"3\"]", "6", "[]", "null"}) {
+    SCOPED_TRACE("window " + window);
+    const std::string message = error_of(window);
+    EXPECT_THAT(message, HasSubstr(bad));
+    EXPECT_THAT(message, StartsWith("rpb.json:1:"));  // where: the file and the position
+  }
+  // Integral floats are integers, as everywhere in a spec.
+  EXPECT_TRUE(
+      parse_model(R"json({"input": {"shape": [2, 6, 6]}, "layers": [{"name": "rpb", "op": "rel_pos_bias", "window": [2.0, 3]}]})json", "rpb.json")
+          .ok());
+}
+
 }  // namespace
 }  // namespace hwprof

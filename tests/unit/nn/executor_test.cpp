@@ -551,6 +551,17 @@ TEST(ExecutorInit, PyTorchDefaultSchemes) {
   EXPECT_EQ(find(ps, 8, "weight").value.shape(), (Shape{20, 25}));
   EXPECT_LT(moments(find(ps, 7, "weight").value).max_abs, 0.1);
 
+  // rel_pos_bias's table, Swin's trunc_normal_(std=.02): N(0, 0.02^2), [(2wh-1)(2ww-1), heads].
+  const Graph swin = parse(R"({"input": {"shape": [4, 49, 49]}, "layers": [
+      {"name": "rpb", "op": "rel_pos_bias", "window": [7, 7]}]})");
+  const auto swin_ps = parameters_of(swin, options(1));
+  ASSERT_EQ(swin_ps.size(), 1u);
+  EXPECT_EQ(swin_ps[0].name, "table");
+  EXPECT_EQ(swin_ps[0].value.shape(), (Shape{169, 4}));
+  const Moments table = moments(swin_ps[0].value);
+  EXPECT_NEAR(table.std, 0.02, 0.004);
+  EXPECT_NEAR(table.mean, 0.0, 0.004);
+
   // nn.Embedding: N(0, 1).
   const Graph emb = parse(R"({"input": {"shape": [3], "dtype": "int32"}, "layers": [
       {"name": "e", "op": "embedding", "num_embeddings": 500, "embedding_dim": 40}]})");
@@ -847,6 +858,32 @@ TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
     }
   }
   EXPECT_GE(tested, 16);
+}
+
+// Swin's window attention written out: q·kᵀ scores [nW, heads, N, N] of a [2, 3] window, its
+// relative position bias, the softmax. The table's gradient is checked directly, x's through
+// the projections before the bias (their gradients are wrong if dx is); and over one window's
+// [heads, N, N], without leading axes.
+TEST(ExecutorGradients, RelativePositionBiasInWindowAttention) {
+  check_gradients(parse(R"({"input": {"shape": [3, 2, 6, 4]}, "layers": [
+      {"name": "q", "op": "linear", "out_features": 4},
+      {"name": "k", "op": "linear", "out_features": 4, "inputs": ["$input"]},
+      {"name": "kt", "op": "transpose", "perm": [0, 1, 3, 2]},
+      {"name": "scores", "op": "matmul", "inputs": ["q", "kt"]},
+      {"name": "rpb", "op": "rel_pos_bias", "window": [2, 3]},
+      {"name": "attn", "op": "softmax"},
+      {"name": "v", "op": "linear", "out_features": 4, "inputs": ["$input"]},
+      {"name": "context", "op": "matmul", "inputs": ["attn", "v"]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  2, 30);
+  check_gradients(parse(R"({"input": {"shape": [2, 4, 4]}, "layers": [
+      {"name": "proj", "op": "linear", "out_features": 4},
+      {"name": "rpb", "op": "rel_pos_bias", "window": [1, 4]},
+      {"name": "sq", "op": "mul", "inputs": ["rpb", "rpb"]},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  2, 30);
 }
 
 // Products of two activations: attention written out (scores = q·kᵀ, context = scores·v), and

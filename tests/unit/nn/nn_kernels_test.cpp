@@ -2310,6 +2310,133 @@ TEST(Embedding, ClassTokenPrependsAndItsGradientSumsTheBatch) {
   }
 }
 
+// ==== Swin's relative position bias ========================================================
+
+// r(i, j) from its definition: window position p is row p / ww, column p % ww, and the table
+// numbers the offsets (row_i − row_j, col_i − col_j), each shifted to start at 0, row-major over
+// a (2·wh − 1) × (2·ww − 1) grid.
+i64 offset_row(i64 i, i64 j, i64 wh, i64 ww) {
+  const i64 drow = i / ww - j / ww;
+  const i64 dcol = i % ww - j % ww;
+  return (drow + wh - 1) * (2 * ww - 1) + (dcol + ww - 1);
+}
+
+TEST(RelPosBias, RowIsSwinsRelativePositionIndex) {
+  // Window [2, 2]: positions (0,0) (0,1) (1,0) (1,1), a 3x3 table of offsets.
+  EXPECT_EQ(rel_pos_row(0, 0, 2, 2), 4);  // offset (0, 0): the centre of the 3x3 table
+  EXPECT_EQ(rel_pos_row(0, 3, 2, 2), 0);  // (0-1+1)*3 + (0-1+1)
+  EXPECT_EQ(rel_pos_row(3, 0, 2, 2), 8);  // (1-0+1)*3 + (1-0+1)
+  EXPECT_EQ(rel_pos_row(1, 2, 2, 2), 2);  // (0,1) - (1,0) = (-1, 1): 0*3 + 2
+  // Window [2, 3]: rows of 3, a 3x5 table.
+  EXPECT_EQ(rel_pos_row(0, 5, 2, 3), 0);   // (0,0) - (1,2) = (-1, -2): 0*5 + 0
+  EXPECT_EQ(rel_pos_row(5, 0, 2, 3), 14);  // (1,2) - (0,0) = (1, 2): 2*5 + 4
+  EXPECT_EQ(rel_pos_row(2, 3, 2, 3), 4);   // (0,2) - (1,0) = (-1, 2): 0*5 + 4
+  EXPECT_EQ(rel_pos_row(3, 2, 2, 3), 10);  // (1,0) - (0,2) = (1, -2): 2*5 + 0
+  EXPECT_EQ(rel_pos_row(1, 1, 2, 3), 7);   // (0, 0): the centre, 1*5 + 2
+  for (const auto& [wh, ww] : {std::pair<i64, i64>{1, 1}, {1, 4}, {3, 1}, {2, 3}, {7, 7}}) {
+    SCOPED_TRACE(std::to_string(wh) + "x" + std::to_string(ww));
+    const i64 n = wh * ww;
+    const i64 rows = (2 * wh - 1) * (2 * ww - 1);
+    std::vector<int> used(size_of(rows), 0);
+    for (i64 i = 0; i < n; ++i) {
+      for (i64 j = 0; j < n; ++j) {
+        const i64 r = rel_pos_row(i, j, wh, ww);
+        ASSERT_EQ(r, offset_row(i, j, wh, ww));
+        ASSERT_EQ(r + rel_pos_row(j, i, wh, ww), rows - 1);  // opposite offsets mirror about the centre
+        used[size_of(r)] = 1;
+      }
+    }
+    EXPECT_EQ(std::count(used.begin(), used.end(), 1), rows) << "every offset of the table occurs in the window";
+  }
+}
+
+// y = x + bias, as the layer computes it: the bias gathered, then added to every [heads, N, N]
+// slice.
+std::vector<float> rel_pos_forward(const std::vector<float>& x, const std::vector<float>& table, i64 heads, i64 wh, i64 ww) {
+  const i64 slab = heads * wh * ww * wh * ww;
+  std::vector<float> bias(size_of(slab), kNaN);
+  rel_pos_bias_gather(table.data(), bias.data(), heads, wh, ww);
+  std::vector<float> y(x.size(), kNaN);
+  rel_pos_bias_forward(x.data(), bias.data(), y.data(), static_cast<i64>(x.size()) / slab, slab);
+  return y;
+}
+
+TEST(RelPosBias, ForwardAddsTheTableRowOfEachOffsetPerHead) {
+  // Window [2, 3] (N = 6), 2 heads, 3 windows, batch 2: scores [2, 3, 2, 6, 6].
+  const i64 wh = 2, ww = 3, n = 6, heads = 2, windows = 3, batch = 2;
+  const i64 rows = (2 * wh - 1) * (2 * ww - 1);
+  const std::vector<float> x = random_vector(size_of(batch * windows * heads * n * n), 1);
+  const std::vector<float> table = random_vector(size_of(rows * heads), 2);
+  const std::vector<float> y = rel_pos_forward(x, table, heads, wh, ww);
+  for (i64 b = 0; b < batch; ++b) {
+    for (i64 w = 0; w < windows; ++w) {
+      for (i64 h = 0; h < heads; ++h) {
+        for (i64 i = 0; i < n; ++i) {
+          for (i64 j = 0; j < n; ++j) {
+            const std::size_t at = size_of((((b * windows + w) * heads + h) * n + i) * n + j);
+            ASSERT_EQ(y[at], x[at] + table[size_of(offset_row(i, j, wh, ww) * heads + h)]) << b << " " << w << " " << h << " " << i << " " << j;
+          }
+        }
+      }
+    }
+  }
+  // Two hand-checked entries: (i, j) = (0, 5) reads table row 0, (5, 0) row 14 (the corners).
+  EXPECT_EQ(y[size_of(0 * n + 5)], x[size_of(0 * n + 5)] + table[0 * heads + 0]);
+  EXPECT_EQ(y[size_of(n * n + 5 * n + 0)], x[size_of(n * n + 5 * n + 0)] + table[14 * heads + 1]);  // head 1
+}
+
+TEST(RelPosBias, BackwardSumsEveryWindowIntoTheTableAndMatchesFiniteDifferences) {
+  const i64 wh = 2, ww = 3, n = 6, heads = 2, outer = 2 * 3;  // batch 2 x 3 windows
+  const i64 rows = (2 * wh - 1) * (2 * ww - 1);
+  const i64 slab = heads * n * n;
+  std::vector<float> x = random_vector(size_of(outer * slab), 1);
+  std::vector<float> table = random_vector(size_of(rows * heads), 2);
+  const std::vector<float> dy = random_vector(x.size(), 3);
+
+  // Accumulated into what the table's gradient held: Σ over the batch and the windows of dy at
+  // every (i, j) whose offset is that row.
+  std::vector<float> dbias(size_of(slab), kNaN);
+  std::vector<float> dtable(table.size(), 0.5f);
+  rel_pos_bias_backward(dy.data(), dbias.data(), dtable.data(), outer, heads, wh, ww);
+  std::vector<double> expected(table.size(), 0.5);
+  for (i64 o = 0; o < outer; ++o) {
+    for (i64 h = 0; h < heads; ++h) {
+      for (i64 i = 0; i < n; ++i) {
+        for (i64 j = 0; j < n; ++j) expected[size_of(offset_row(i, j, wh, ww) * heads + h)] += dy[size_of(((o * heads + h) * n + i) * n + j)];
+      }
+    }
+  }
+  EXPECT_TRUE(all_close(dtable, to_float(expected), 1e-5, 1e-5));
+
+  // d(Σ dy·y)/d table and /d x by central differences: the table's gradient as above (from 0),
+  // x's dy itself (the layer passes dy on as dx).
+  const auto loss = [&] { return dot(rel_pos_forward(x, table, heads, wh, ww), dy); };
+  std::vector<float> dtable0(table.size(), 0.0f);
+  rel_pos_bias_backward(dy.data(), dbias.data(), dtable0.data(), outer, heads, wh, ww);
+  EXPECT_TRUE(gradient_matches(dtable0, numeric_gradient(table, loss, 64)));
+  EXPECT_TRUE(gradient_matches(dy, numeric_gradient(x, loss, 64)));
+
+  // Without a table gradient to fill (a frozen table), nothing is written.
+  std::vector<float> untouched(size_of(slab), 2.0f);
+  rel_pos_bias_backward(dy.data(), untouched.data(), nullptr, outer, heads, wh, ww);
+  EXPECT_EQ(untouched, std::vector<float>(size_of(slab), 2.0f));
+}
+
+TEST(RelPosBias, SameForOneAndTwoThreads) {
+  // Swin-T's first stage: window [7, 7], 3 heads, 64 windows: enough to run in parallel.
+  const i64 heads = 3, outer = 64;
+  const std::vector<float> x = random_vector(size_of(outer * heads * 49 * 49), 4);
+  const std::vector<float> table = random_vector(size_of(13 * 13 * heads), 5);
+  const std::vector<float> dy = random_vector(x.size(), 6);
+  expect_same_for_one_and_two_threads([&] { return rel_pos_forward(x, table, heads, 7, 7); });
+  expect_same_for_one_and_two_threads([&] {
+    std::vector<float> dbias(size_of(heads * 49 * 49));
+    std::vector<float> dtable(table.size(), 0.0f);
+    rel_pos_bias_backward(dy.data(), dbias.data(), dtable.data(), outer, heads, 7, 7);
+    return dtable;
+  });
+}
+
 // ==== dropout ==============================================================================
 
 TEST(Dropout, DeterministicForASeedAndDifferentAcrossSeeds) {
