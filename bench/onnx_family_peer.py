@@ -99,6 +99,8 @@ FAMILIES = {
     "decoder3d": ("a 3-D decoder: ConvTranspose3d 64->32 and 32->16 (kernel 3, stride 2, output_padding 1), ReLU, "
                   "from 64x4x14x14, batch 1", lambda: Decoder3d(), (1, 64, 4, 14, 14)),
     "matmul": ("attention written with torch.matmul, 196 tokens of 256, 4 heads, batch 8", HandAttention, (8, 196, 256)),
+    "windowed": ("torchvision swin_t (shifted windows, relative position bias), 224x224, batch 1", lambda: torchvision_model("swin_t"),
+                 (1, 3, 224, 224)),
 }
 __doc__ += ", ".join(f"{name} ({what})" for name, (what, _, _) in FAMILIES.items()) + "."
 

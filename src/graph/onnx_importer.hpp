@@ -328,6 +328,7 @@ class Importer {
   void map_add(const onnx::NodeProto& n);
   void map_binary(const onnx::NodeProto& n, OpKind op);
   void map_operand(const onnx::NodeProto& n, OpKind op);
+  bool map_relative_position_bias(const onnx::NodeProto& n, const std::string& act, const onnx::TensorProto& c);
   const onnx::TensorProto* position_lookup(const std::string& value, const std::string& act) const;
   void add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k, const std::string& weight_name, std::vector<float> weight);
   // Embeddings and linears whose weight another linear may share (add_linear).

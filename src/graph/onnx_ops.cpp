@@ -390,7 +390,73 @@ void Importer::map_add(const onnx::NodeProto& n) {
       return;
     }
   }
+  if (c != nullptr && map_relative_position_bias(n, act, *c)) return;
   map_operand(n, OpKind::add);
+}
+
+// Swin's relative position bias, as PyTorch's exporter writes it: the gathered
+// relative_position_bias_table[relative_position_index], folded into a constant [1, heads, N, N]
+// (or a Gather the importer evaluates), added to the scores [..., heads, N, N]. Such a constant
+// has one value per head and relative offset of two positions in a wh × ww window (N = wh·ww):
+// where that holds, it is a rel_pos_bias layer whose table [(2·wh − 1)·(2·ww − 1), heads] is
+// recovered from it, counted as the module's parameter (docs/onnx.md, "How ops map", on
+// windowed attention). A bias that depends on i − j alone (ALiBi's slopes, a causal mask, a
+// table of one value) fits every window, since i − j = ww·(row offset) + (column offset): it is
+// not taken, and nor are windows of one row or column. The most nearly square window that fits
+// is taken.
+bool Importer::map_relative_position_bias(const onnx::NodeProto& n, const std::string& act, const onnx::TensorProto& c) {
+  const auto in = sample_shape(act);
+  Dims cd(c.dims().begin(), c.dims().end());
+  if (!in || in->size() < 3 || c.data_type() != onnx::TensorProto_DataType_FLOAT) return false;
+  if (cd.size() == 4 && cd[0] == 1) cd.erase(cd.begin());
+  const std::int64_t n_pos = in->back();
+  const std::int64_t heads = (*in)[in->size() - 3];
+  if (cd != Dims{heads, n_pos, n_pos} || (*in)[in->size() - 2] != n_pos || n_pos < 4) return false;
+  const std::vector<float> bias = floats(c);
+  bool by_difference = true;
+  for (std::int64_t h = 0; h < heads && by_difference; ++h) {
+    for (std::int64_t i = 1; i < n_pos && by_difference; ++i) {
+      for (std::int64_t j = 1; j < n_pos && by_difference; ++j) {
+        const auto at = [&](std::int64_t a, std::int64_t b) { return bias[static_cast<std::size_t>((h * n_pos + a) * n_pos + b)]; };
+        by_difference = at(i, j) == at(i - 1, j - 1);
+      }
+    }
+  }
+  if (by_difference) return false;
+  for (std::int64_t wh = static_cast<std::int64_t>(std::sqrt(static_cast<double>(n_pos))); wh >= 2; --wh) {
+    if (n_pos % wh != 0 || n_pos / wh < 2) continue;
+    for (const Pair window : {Pair{wh, n_pos / wh}, Pair{n_pos / wh, wh}}) {
+      const std::int64_t rows = (2 * window.h - 1) * (2 * window.w - 1);
+      std::vector<float> table(static_cast<std::size_t>(rows * heads), 0.0f);
+      std::vector<char> seen(table.size(), 0);
+      bool fits = true;
+      for (std::int64_t h = 0; h < heads && fits; ++h) {
+        for (std::int64_t i = 0; i < n_pos && fits; ++i) {
+          for (std::int64_t j = 0; j < n_pos && fits; ++j) {
+            // Swin's relative_position_index: position p is row p / ww, column p % ww.
+            const std::int64_t r = (i / window.w - j / window.w + window.h - 1) * (2 * window.w - 1) + (i % window.w - j % window.w + window.w - 1);
+            const auto at = static_cast<std::size_t>(r * heads + h);
+            const float v = bias[static_cast<std::size_t>((h * n_pos + i) * n_pos + j)];
+            if (seen[at] == 0) {
+              table[at] = v;
+              seen[at] = 1;
+            }
+            fits = table[at] == v;
+          }
+        }
+      }
+      if (!fits) continue;
+      Attributes a;
+      a.window = window;
+      add_node(n, OpKind::rel_pos_bias, {values_.at(act).node}, a);
+      graph_.nodes.back().initial_values.push_back(initial("table", c.name(), {rows, heads}, std::move(table)));
+      // Named after the bias the module adds (torchvision's attn.relative_position_bias_table).
+      const std::string scope = module_path(scope_segments(n.name()));
+      if (!scope.empty()) name_after_parameter(scope + ".relative_position_bias");
+      return true;
+    }
+  }
+  return false;
 }
 
 // Add, Sub, Mul or Div of two activations, broadcast as NumPy does: both [batch, ...] of one

@@ -58,7 +58,7 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
 INSTANTIATE_TEST_SUITE_P(Exported, OnnxFixture,
                          ::testing::Values("lenet5", "tiny_vit", "tiny_gpt", "tiny_decoder", "tiny_vit_opset14", "tiny_gpt_opset11", "hf_gpt",
                                            "untrained_bn", "tiny_upsample", "tiny_reduce", "tiny_shuffle", "tiny_rnn", "tiny_seg", "tiny_video",
-                                           "tiny_rnn_state", "tiny_video_decoder"),
+                                           "tiny_rnn_state", "tiny_video_decoder", "tiny_swin"),
                          [](const auto& param_info) { return std::string(param_info.param); });
 
 // The graph's nodes of one op, in order.
@@ -273,6 +273,43 @@ TEST(OnnxFixtureStructure, VideoLayersAreTheThreeDimensionalOps) {
   EXPECT_TRUE(find("maxpool3d", 0).attrs.ceil_mode);
   EXPECT_EQ(find("avgpool3d", 0).attrs.depth.padding, 1);  // the Pad folded in
   EXPECT_EQ(find("adaptive_avgpool3d", 0).output_shape, (Shape{8, 1, 1, 1}));
+}
+
+// torchvision's SwinTransformer in miniature (tiny_swin): per sample, the windows are the first
+// axis of everything between the partition and its reverse ([9 windows, 16 tokens, 16] in the
+// first stage, 12x12 tokens in 4x4 windows); q, k and v are selects of the qkv projection; each
+// block's relative position bias is a rel_pos_bias layer whose table holds Swin's
+// (2·4 − 1)² rows per head; the shifted blocks add the mask the graph computes (0 or −100) as
+// a constant; the second stage pads 6x6 to 8x8 and slices the padding off again.
+TEST(OnnxFixtureStructure, SwinWindowsAreAPerSampleAxisWithItsBiasAndMask) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  auto g = load_model(std::string(HWPROF_ONNX_FIXTURES) + "/tiny_swin/model.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::vector<const Node*> biases = nodes_of(*g, OpKind::rel_pos_bias);
+  ASSERT_EQ(biases.size(), 4u);
+  EXPECT_EQ(biases[0]->name, "features.1.0.attn.relative_position_bias");
+  EXPECT_EQ(biases[0]->attrs.window.h, 4);
+  EXPECT_EQ(biases[0]->attrs.window.w, 4);
+  EXPECT_EQ(biases[0]->output_shape, (Shape{9, 2, 16, 16}));
+  ASSERT_EQ(biases[0]->initial_values.size(), 1u);
+  EXPECT_EQ(biases[0]->initial_values[0].shape, (Shape{49, 2}));
+  EXPECT_EQ(biases[3]->output_shape, (Shape{4, 4, 16, 16}));  // 8x8 padded tokens: 4 windows, 4 heads
+  EXPECT_EQ(nodes_of(*g, OpKind::select).size(), 12u);        // q, k and v of 4 blocks
+  const std::vector<const Node*> products = nodes_of(*g, OpKind::matmul);
+  ASSERT_EQ(products.size(), 8u);
+  EXPECT_EQ(products[0]->output_shape, (Shape{9, 2, 16, 16}));  // Q·Kᵀ per window and head
+  EXPECT_EQ(products[1]->output_shape, (Shape{9, 2, 16, 8}));   // A·V
+  // The shifted blocks' masks: constant operands [windows, 1, 16, 16] of 0 and −100.
+  int masks = 0;
+  for (const Node* add : nodes_of(*g, OpKind::add)) {
+    if (add->attrs.operand.size() != 4) continue;
+    ++masks;
+    EXPECT_FALSE(add->attrs.operand_trainable);
+    ASSERT_EQ(add->initial_values.size(), 1u);
+    for (float v : *add->initial_values[0].data) EXPECT_TRUE(v == 0.0f || v == -100.0f) << v;
+  }
+  EXPECT_EQ(masks, 2);
+  EXPECT_EQ(nodes_of(*g, OpKind::pad).size(), 2u);  // the second stage's two blocks
 }
 
 // nn.ConvTranspose3d as PyTorch 1.13 exports it at opset 14: ConvTranspose on [N, C, D, H, W]

@@ -1354,6 +1354,52 @@ TEST(OnnxImport, TheBatchFoldedIntoWindowsIsTheWindowsAxisPerSample) {
   EXPECT_THAT(moved.error().message, HasSubstr("Transpose '/attn/Transpose' (opset 13): perm [2, 0, 3, 1, 4] moves the batch axis"));
 }
 
+// The relative position bias as PyTorch's exporter folds it (a constant [1, heads, N, N] added
+// to the scores) is a rel_pos_bias layer with the table recovered from it; a bias that depends
+// on i − j alone (ALiBi's, which fits every window) or has no window's structure stays a
+// constant operand.
+TEST(OnnxImport, AConstantWithTheRelativePositionStructureIsRelPosBiasWithItsTable) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto model = [](const std::function<float(std::int64_t, std::int64_t, std::int64_t)>& value) {
+    ModelBuilder b(13, {3, 2, 4, 4});  // 3 windows, 2 heads, 2x2 windows of N = 4 positions
+    std::vector<float> bias;
+    for (std::int64_t h = 0; h < 2; ++h) {
+      for (std::int64_t i = 0; i < 4; ++i) {
+        for (std::int64_t j = 0; j < 4; ++j) bias.push_back(value(h, i, j));
+      }
+    }
+    constant_tensor(b, "onnx::Add_7", {1, 2, 4, 4}, bias);
+    b.node("Add", "/features/features.1/attn/Add", {"input", "onnx::Add_7"}, "output");
+    return import_onnx(b.bytes(5), "bias.onnx");
+  };
+  // table[r, h] = 10·r + h, r Swin's index for a 2x2 window: (Δrow + 1)·3 + (Δcolumn + 1).
+  auto swin = model(
+      [](std::int64_t h, std::int64_t i, std::int64_t j) { return static_cast<float>(10 * ((i / 2 - j / 2 + 1) * 3 + (i % 2 - j % 2 + 1)) + h); });
+  ASSERT_TRUE(swin.ok()) << swin.error().message;
+  const Node& layer = swin->nodes.back();
+  EXPECT_EQ(layer.op, OpKind::rel_pos_bias);
+  EXPECT_EQ(layer.attrs.window.h, 2);
+  EXPECT_EQ(layer.attrs.window.w, 2);
+  ASSERT_EQ(layer.initial_values.size(), 1u);
+  EXPECT_EQ(layer.initial_values[0].name, "table");
+  EXPECT_EQ(layer.initial_values[0].shape, (Shape{9, 2}));
+  std::vector<float> table;
+  for (int r = 0; r < 9; ++r) {
+    for (int h = 0; h < 2; ++h) table.push_back(static_cast<float>(10 * r + h));
+  }
+  EXPECT_EQ(*layer.initial_values[0].data, table);
+  auto counted = count_parameters(*swin);
+  ASSERT_TRUE(counted.ok());
+  EXPECT_EQ(*counted, 18);
+  auto alibi = model([](std::int64_t h, std::int64_t i, std::int64_t j) { return -0.5f * static_cast<float>(h + 1) * static_cast<float>(i - j); });
+  auto arbitrary = model([](std::int64_t h, std::int64_t i, std::int64_t j) { return static_cast<float>(h * 16 + i * 4 + j); });
+  for (auto* g : {&alibi, &arbitrary}) {
+    ASSERT_TRUE(g->ok()) << g->error().message;
+    EXPECT_EQ((*g)->nodes.back().op, OpKind::add);
+    EXPECT_FALSE((*g)->nodes.back().attrs.operand_trainable);
+  }
+}
+
 // --- the engine never sees a window that divides by zero ----------------------------------------
 
 TEST(OnnxImport, ShapeInferenceRefusesZeroWindowsInAGraphMadeInCode) {
