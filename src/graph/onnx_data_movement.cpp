@@ -151,6 +151,12 @@ void Importer::map_slice(const onnx::NodeProto& n) {
   bool whole = true;
   for (std::size_t d = 0; d < in->size(); ++d) whole = whole && ranges[d].start == 0 && ranges[d].step == 1 && ranges[d].count == (*in)[d];
   if (whole) return alias(n, n.input(0));
+  if (std::any_of(ranges.begin(), ranges.end(), [](const SliceRange& r) { return r.count == 0; })) {
+    // torch.roll by 0 (Swin's shift where the window covers the axis) writes x[:, :0]: an empty
+    // tensor, which only a Concat may read (it contributes nothing there).
+    empty_values_.insert(n.output(0));
+    return alias(n, n.input(0));
+  }
   add_node(n, OpKind::slice, {values_.at(n.input(0)).node}, a);
 }
 

@@ -362,6 +362,7 @@ class Importer {
   }
   std::unordered_map<std::string, std::vector<std::int64_t> > folded_;  // fold_shape_computations' values
   void map_slice(const onnx::NodeProto& n);
+  std::set<std::string> empty_values_;  // empty slices of activations (map_slice): read by a Concat only
   void map_split(const onnx::NodeProto& n);
   void map_pad_layer(const onnx::NodeProto& n, const std::vector<std::int64_t>& pads);
   void map_gather_activation(const onnx::NodeProto& n);

@@ -642,13 +642,18 @@ void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
     return unsupported(n, "before opset 13 Softmax flattens the axes from `axis` on; only the last axis is mapped");
   }
   std::vector<int> inputs;
+  std::vector<std::string> read;  // the inputs, a Concat's empty ones left out
   for (const std::string& in : n.input()) {
     if (!is_activation(in)) return unsupported(n, "an input is a constant, not an activation");
+    if (op == OpKind::concat && empty_values_.count(in) != 0) continue;
     inputs.push_back(values_.at(in).node);
+    read.push_back(in);
   }
+  if (read.empty()) return unsupported(n, "every input is empty");
+  if (op == OpKind::concat && read.size() == 1) return alias(n, read[0]);
   // Folded inputs ([batch·f, ...]) keep f as their first per-sample axis; all alike or none.
-  const std::int64_t fold = fold_of(n.input(0));
-  for (const std::string& in : n.input()) {
+  const std::int64_t fold = fold_of(read[0]);
+  for (const std::string& in : read) {
     if (fold_of(in) != fold) return unsupported(n, "its inputs fold the batch into their first axis differently");
   }
   Attributes a;
@@ -972,6 +977,10 @@ void Importer::map_node(const onnx::NodeProto& n) {
     any_unmapped |= !in.empty() && kind_of(in) == Value::Kind::unmapped;
   }
   const OnnxOpRule* rule = op_rule(op);
+  for (const std::string& in : n.input()) {
+    if (empty_values_.count(in) != 0 && op != "Concat" && op != "Shape")
+      return unsupported(n, "it reads '" + detail::printable_name(in) + "', an empty slice, which only a Concat may read");
+  }
   if (any_unmapped) {
     // After a node that cannot be mapped: this one is listed too when hwprof has no mapping for
     // its op at all (every unsupported node is named at once), or when the import keeps what it

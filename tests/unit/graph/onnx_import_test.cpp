@@ -1400,6 +1400,36 @@ TEST(OnnxImport, AConstantWithTheRelativePositionStructureIsRelPosBiasWithItsTab
   }
 }
 
+// torch.roll by 0 (Swin's shift along an axis its window covers) is Concat(x[:, 0:], x[:, :0]):
+// the empty slice adds nothing to the Concat, which is then the input itself; anything else
+// reading an empty slice is refused, naming it.
+TEST(OnnxImport, AnEmptySliceIsNothingInAConcatAndRefusedElsewhere) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto model = [](bool concatenated) {
+    ModelBuilder b(13, {4, 6});
+    constant_tensor(b, "zero", {1}, {}, {0});
+    constant_tensor(b, "axis", {1}, {}, {1});
+    constant_tensor(b, "end", {1}, {}, {std::numeric_limits<std::int64_t>::max()});
+    b.node("Slice", "/attn/Slice", {"input", "zero", "end", "axis"}, "all");
+    b.node("Slice", "/attn/Slice_1", {"input", "zero", "zero", "axis"}, "none");
+    if (concatenated) {
+      ModelBuilder::integer(b.node("Concat", "/attn/Concat", {"all", "none"}, "rolled"), "axis", 1);
+      b.node("Relu", "/relu/Relu", {"rolled"}, "output");
+    } else {
+      b.node("Relu", "/relu/Relu", {"none"}, "output");
+    }
+    return import_onnx(b.bytes(3), "roll.onnx");
+  };
+  auto rolled = model(true);
+  ASSERT_TRUE(rolled.ok()) << rolled.error().message;
+  ASSERT_EQ(rolled->nodes.size(), 1u);
+  EXPECT_EQ(rolled->nodes[0].op, OpKind::relu);
+  EXPECT_EQ(rolled->nodes[0].output_shape, (Shape{4, 6}));
+  auto read = model(false);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.error().message, HasSubstr("Relu '/relu/Relu' (opset 13): it reads 'none', an empty slice, which only a Concat may read"));
+}
+
 // --- the engine never sees a window that divides by zero ----------------------------------------
 
 TEST(OnnxImport, ShapeInferenceRefusesZeroWindowsInAGraphMadeInCode) {
