@@ -34,7 +34,7 @@ std::vector<AttributedSample> attribute_samples(std::span<const RegionSpan> span
     return false;
   });
   std::unordered_map<std::int64_t, std::vector<std::size_t>> open;  // per thread: its open spans, innermost last
-  std::size_t threads_open = 0;                                      // threads with at least one
+  std::size_t threads_open = 0;                                     // threads with at least one
   std::vector<AttributedSample> out(samples.size());
   for (const Event& e : events) {
     if (e.order == 0) {
@@ -107,7 +107,8 @@ std::vector<RegionBreakdown> break_down(std::span<const AttributedSample> attrib
     std::vector<std::pair<std::uint64_t, int>> ranked;
     for (const auto& [function, n] : tally.functions) ranked.emplace_back(n, function);
     // Most samples first; ties by the function's index, so that the order never depends on a hash.
-    std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
     for (std::size_t k = 0; k < ranked.size(); ++k) {
       if (k < top) {
         b.top.push_back({ranked[k].second, share_of(ranked[k].first, tally.samples)});
