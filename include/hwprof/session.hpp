@@ -253,7 +253,10 @@ struct SessionSnapshot {
   std::string group;  // the event group's name, if any
   SessionOverhead overhead;
   std::vector<std::string> hints;
-  double elapsed_ns = 0.0;            // from the session's opening to the snapshot
+  double elapsed_ns = 0.0;  // from the session's opening to the snapshot
+  // When the session opened on CLOCK_MONOTONIC: a timeline event's start_ns after it is a
+  // monotonic time, the time base of perf_event samples (docs/sampling.md, "Attribution").
+  std::uint64_t opened_monotonic_ns = 0;
   std::vector<RegionReport> regions;  // merged over the threads, in id order
   std::vector<SessionThread> threads;
   std::vector<CallPath> call_tree;  // merged over the threads

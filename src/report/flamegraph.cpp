@@ -74,8 +74,9 @@ void draw(const Node& n, const std::vector<std::string>& names, std::uint64_t to
     const double y = kTop + static_cast<double>(levels - 1 - level) * kRow;
     const std::string label = folded_name(names, child->name);
     const double share = total > 0 ? 100.0 * static_cast<double>(child->samples) / static_cast<double>(total) : 0.0;
-    out += fmt::format("<g><title>{} ({} sample{}, {:.1f}%)</title><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" rx=\"2\"/>",
-                       xml_escape(label), child->samples, child->samples == 1 ? "" : "s", share, child_x, y, w, kRow - 1.0, colour(label));
+    out += fmt::format(
+        "<g><title>{} ({} sample{}, {:.1f}%)</title><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" rx=\"2\"/>",
+        xml_escape(label), child->samples, child->samples == 1 ? "" : "s", share, child_x, y, w, kRow - 1.0, colour(label));
     // As many characters as fit at about 6.5 px each; the rest elided.
     const auto fit = static_cast<std::size_t>(std::max(0.0, (w - 6.0) / 6.5));
     if (fit >= 3) {
@@ -121,14 +122,13 @@ std::string speedscope_json(std::string_view title, const std::vector<std::strin
   }
   json doc = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
               {"shared", {{"frames", std::move(frames)}}},
-              {"profiles",
-               json::array({{{"type", "sampled"},
-                             {"name", std::string(title)},
-                             {"unit", "none"},
-                             {"startValue", 0},
-                             {"endValue", total},
-                             {"samples", std::move(samples)},
-                             {"weights", std::move(weights)}}})},
+              {"profiles", json::array({{{"type", "sampled"},
+                                         {"name", std::string(title)},
+                                         {"unit", "none"},
+                                         {"startValue", 0},
+                                         {"endValue", total},
+                                         {"samples", std::move(samples)},
+                                         {"weights", std::move(weights)}}})},
               {"name", std::string(title)},
               {"activeProfileIndex", 0},
               {"exporter", "hwprof"}};

@@ -207,6 +207,7 @@ void Session::State::after_fork(pid_t forking_tid, pid_t parent) noexcept {
   dropped_depth.store(0, std::memory_order_relaxed);
   timeline_next.store(0, std::memory_order_relaxed);
   open_tick = now();
+  open_monotonic_ns = detail::monotonic_ns();
 }
 
 void Session::State::read_counters(CounterSnapshot& out) noexcept {
@@ -557,6 +558,7 @@ void Session::reset() noexcept {
   }
   s.timeline_next.store(0);
   s.open_tick = s.now();
+  s.open_monotonic_ns = detail::monotonic_ns();
   const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
   s.retired.clear();
   s.retired_before_fork = 0;

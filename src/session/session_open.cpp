@@ -341,6 +341,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     t.paths_dropped = 0;
   }
   s->open_tick = s->now();
+  s->open_monotonic_ns = detail::monotonic_ns();
   detail::register_live_session(s->serial, s.get());
   return std::unique_ptr<Session>(new Session(std::move(s)));
 }

@@ -190,6 +190,7 @@ SessionSnapshot Session::State::snapshot() const {
   out.overhead = overhead;
   out.hints = hints_now();
   out.elapsed_ns = ns_between(open_tick, now_tick);
+  out.opened_monotonic_ns = open_monotonic_ns;
   const int count = record_count.load();
   auto note_open = [&](int region, int thread, std::uint64_t since, std::uint64_t until, bool ended) {
     const detail::RegionRecord* r = record(region);

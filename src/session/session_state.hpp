@@ -163,6 +163,7 @@ struct Session::State {
   std::atomic<const char*> observer{nullptr};  // Session::set_observer
   std::atomic<bool> closed{false};             // the Session object is gone; its regions still open do nothing
   std::uint64_t open_tick = 0;                 // when it opened, for the timeline
+  std::uint64_t open_monotonic_ns = 0;         // the same moment on CLOCK_MONOTONIC (samples' time base)
   std::atomic<std::uint32_t> next_thread_number{0};
   std::unique_ptr<detail::TimelineEntry[]> timeline;
   std::atomic<std::uint64_t> timeline_next{0};

@@ -55,6 +55,24 @@ TEST(SampleAttribution, ASpanEndingBeforeItStartsIsIgnored) {
   EXPECT_EQ(a[0].how, Attribution::outside);
 }
 
+// The session's timeline (threads by number, times since it opened) as spans of OS threads on
+// CLOCK_MONOTONIC, the time base of samples.
+TEST(SampleAttribution, TheSessionsTimelineBecomesSpansOfOsThreadsOnTheMonotonicClock) {
+  SessionSnapshot snapshot;
+  snapshot.opened_monotonic_ns = 1'000'000;
+  snapshot.threads.push_back(SessionThread{1, 4242, "main", false, {}, 0, {}});
+  snapshot.timeline.push_back({1, 3, 0, 500.0, 250.0});
+  snapshot.timeline.push_back({2, 4, 0, 600.0, 10.0});  // a thread the snapshot does not list
+  const auto spans = spans_of(snapshot);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].tid, 4242);
+  EXPECT_EQ(spans[0].region, 3);
+  EXPECT_EQ(spans[0].start_ns, 1'000'500u);
+  EXPECT_EQ(spans[0].end_ns, 1'000'750u);
+  const auto a = attribute_samples(spans, std::vector<TakenSample>{{4242, 1'000'600}});
+  EXPECT_EQ(a[0].region, 3);
+}
+
 // Wilson's interval, checked against its closed form worked by hand for n = 10.
 TEST(SampleAttribution, AShareCarriesItsWilsonInterval) {
   const Share half = share_of(5, 10);
