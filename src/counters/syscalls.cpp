@@ -5,10 +5,13 @@
 
 #include <dirent.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "common/cpu_topology.hpp"
 
 namespace hwprof::detail {
 
@@ -56,6 +59,31 @@ const volatile perf_event_mmap_page* Syscalls::map_counter(int fd) noexcept {
 void Syscalls::unmap_counter(const volatile perf_event_mmap_page* page) noexcept {
   // munmap takes a plain pointer; the page is only ever read through `volatile`.
   ::munmap(const_cast<perf_event_mmap_page*>(page), static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+}
+
+void* Syscalls::map_ring(int fd, std::size_t bytes, int* error) noexcept {
+  void* ring = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ring != MAP_FAILED) return ring;
+  *error = errno;
+  return nullptr;
+}
+
+void Syscalls::unmap_ring(void* ring, std::size_t bytes) noexcept {
+  ::munmap(ring, bytes);
+}
+
+int Syscalls::poll(pollfd* fds, std::size_t count, int timeout_ms) noexcept {
+  const int ready = ::poll(fds, static_cast<nfds_t>(count), timeout_ms);
+  if (ready >= 0) return ready;
+  return errno == EINTR ? 0 : -errno;
+}
+
+std::vector<int> Syscalls::online_cpus() noexcept {
+  try {
+    return parse_cpu_list(read_first_line("/sys/devices/system/cpu/online"));
+  } catch (...) {
+    return {};  // out of memory: the caller reports that no CPU was listed
+  }
 }
 
 Syscalls& system_calls() noexcept {

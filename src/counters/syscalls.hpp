@@ -13,6 +13,7 @@
 #include "counters/mmap_read.hpp"
 
 struct perf_event_attr;
+struct pollfd;
 
 namespace hwprof::detail {
 
@@ -33,6 +34,15 @@ class Syscalls {
   // The event's perf_event_mmap_page (one page mapped read-only), or nullptr.
   virtual const volatile perf_event_mmap_page* map_counter(int fd) noexcept;
   virtual void unmap_counter(const volatile perf_event_mmap_page* page) noexcept;
+  // A sampling event's ring buffer: `bytes` (a header page and 2^n data pages) mapped
+  // read-write, so that the kernel sees the reader's data_tail and never overwrites unread
+  // records (docs/sampling.md, "The ring buffers"); nullptr with the errno in *error.
+  virtual void* map_ring(int fd, std::size_t bytes, int* error) noexcept;
+  virtual void unmap_ring(void* ring, std::size_t bytes) noexcept;
+  // poll(2): how many fds are ready, 0 on a timeout or EINTR, or -errno.
+  virtual int poll(pollfd* fds, std::size_t count, int timeout_ms) noexcept;
+  // The online CPUs (/sys/devices/system/cpu/online); empty when unreadable.
+  virtual std::vector<int> online_cpus() noexcept;
   virtual RdpmcFunction rdpmc() const noexcept { return rdpmc_instruction; }
   virtual RdtscFunction rdtsc() const noexcept { return rdtsc_instruction; }
 };
