@@ -62,8 +62,10 @@ std::string kib(std::size_t bytes) {
   return std::to_string(bytes >> 10) + " KiB";
 }
 
+}  // namespace
+
 // One CPU's ring buffer: the mmap page, then `size` bytes of records.
-struct Ring {
+struct SamplerRing {
   int cpu = -1;
   int fd = -1;  // the event whose buffer it is; the other events of this CPU write into it
   void* map = nullptr;
@@ -74,9 +76,7 @@ struct Ring {
   std::uint64_t tail = 0;
 };
 
-enum class Phase { opening, running, abandoned };
-
-}  // namespace
+enum class SamplerPhase { opening, running, abandoned };
 
 struct SamplerState {
   SamplerState(Syscalls& s, SampleSpec sp, const SamplerOptions& o)
@@ -102,7 +102,7 @@ struct SamplerState {
   std::vector<pid_t> target_threads() const;
   std::optional<Error> probe(const std::vector<pid_t>& threads, const std::vector<int>& cpus, perf_event_attr& attr);
   std::optional<Error> open_on(const std::vector<pid_t>& threads, const std::vector<int>& cpus, const perf_event_attr& attr);
-  std::optional<Error> map_ring(Ring& ring);
+  std::optional<Error> map_ring(SamplerRing& ring);
   std::string refusal(int error, const std::string& where) const;
 
  public:
@@ -110,7 +110,7 @@ struct SamplerState {
   SampleSpec spec;
   SamplerOptions options;
   std::vector<int> fds;  // every event, on every thread and CPU
-  std::vector<Ring> rings;
+  std::vector<SamplerRing> rings;
   std::vector<pollfd> poll_fds;  // the rings', then wake_fd
   std::size_t page_bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   std::size_t ring_bytes = 0;
@@ -118,7 +118,7 @@ struct SamplerState {
   std::thread reader;
   std::mutex mutex;
   std::condition_variable changed;
-  Phase phase = Phase::opening;
+  SamplerPhase phase = SamplerPhase::opening;
   pid_t reader_tid = 0;
   std::atomic<bool> stopping{false};
   bool started = false;
@@ -268,7 +268,7 @@ std::optional<Error> SamplerState::probe(const std::vector<pid_t>& threads, cons
   return std::nullopt;
 }
 
-std::optional<Error> SamplerState::map_ring(Ring& ring) {
+std::optional<Error> SamplerState::map_ring(SamplerRing& ring) {
   for (;;) {
     int error = 0;
     ring.map_bytes = page_bytes + ring_bytes;
@@ -299,7 +299,7 @@ std::optional<Error> SamplerState::map_ring(Ring& ring) {
 std::optional<Error> SamplerState::open_on(const std::vector<pid_t>& threads, const std::vector<int>& cpus, const perf_event_attr& attr) {
   std::vector<bool> opened(threads.size(), false);
   for (const int cpu : cpus) {
-    Ring ring;
+    SamplerRing ring;
     ring.cpu = cpu;
     for (std::size_t t = 0; t < threads.size(); ++t) {
       perf_event_attr a = attr;
@@ -357,19 +357,19 @@ std::optional<Error> SamplerState::open_events() {
                     "sooner at high rates. Fix: `sudo sysctl kernel.perf_event_mlock_kb=2048`");
   }
   ring_count = rings.size();
-  for (const Ring& ring : rings) poll_fds.push_back({ring.fd, POLLIN, 0});
+  for (const SamplerRing& ring : rings) poll_fds.push_back({ring.fd, POLLIN, 0});
   poll_fds.push_back({wake_fd, POLLIN, 0});
   return std::nullopt;
 }
 
 void SamplerState::run_reader() {
   const std::lock_guard<std::mutex> lock(mutex);
-  phase = Phase::running;
+  phase = SamplerPhase::running;
   changed.notify_all();
 }
 
 void SamplerState::drain_all() noexcept {
-  for (Ring& ring : rings) {
+  for (SamplerRing& ring : rings) {
     // The kernel's protocol (include/uapi/linux/perf_event.h, struct perf_event_mmap_page):
     // read data_head, then the records (acquire); write data_tail after reading them (release),
     // and only then may the kernel reuse their space.
@@ -390,8 +390,8 @@ void SamplerState::read_rings() noexcept {
     std::unique_lock<std::mutex> lock(mutex);
     reader_tid = ::gettid();
     changed.notify_all();
-    changed.wait(lock, [this] { return phase != Phase::opening; });
-    if (phase == Phase::abandoned) return;
+    changed.wait(lock, [this] { return phase != SamplerPhase::opening; });
+    if (phase == SamplerPhase::abandoned) return;
   }
   while (!stopping.load(std::memory_order_acquire)) {
     const int ready = sys.poll(poll_fds.data(), poll_fds.size(), kPollMs);
@@ -413,7 +413,7 @@ void SamplerState::stop_reader() noexcept {
   if (!reader.joinable()) return;
   {
     const std::lock_guard<std::mutex> lock(mutex);
-    if (phase == Phase::opening) phase = Phase::abandoned;
+    if (phase == SamplerPhase::opening) phase = SamplerPhase::abandoned;
     changed.notify_all();
   }
   stopping.store(true, std::memory_order_release);
@@ -427,7 +427,7 @@ void SamplerState::stop_reader() noexcept {
 }
 
 void SamplerState::close_events() noexcept {
-  for (Ring& ring : rings) sys.unmap_ring(ring.map, ring.map_bytes);
+  for (SamplerRing& ring : rings) sys.unmap_ring(ring.map, ring.map_bytes);
   rings.clear();
   for (auto it = fds.rbegin(); it != fds.rend(); ++it) sys.close(*it);
   fds.clear();
