@@ -194,6 +194,55 @@ struct CallPathRow {
   double exclusive_ms = 0.0;
 };
 
+// Statistical sampling inside the layers (hwprof profile --sample; docs/sampling.md): which
+// functions each layer's samples landed in, with their share and its 95 % interval.
+struct SampledFunction {
+  std::string function;  // demangled; "libfoo.so+0x1a2b" where no symbol covers it; "[unknown] 0x7f..."
+  std::string module;    // the mapped file ("libopenblas.so.0"), empty where unknown
+  std::uint64_t samples = 0;
+  double share = 0.0;  // of the layer's samples
+  double low = 0.0;    // the share's 95 % Wilson interval
+  double high = 0.0;
+};
+
+struct SampledLayer {
+  std::string name;  // the layer's row (its name, and " (backward)" / " (optimizer)" where not forward)
+  int layer = -1;    // Graph::nodes index; -1 for the row of samples outside every layer
+  std::uint64_t samples = 0;
+  std::uint64_t by_pool_workers = 0;  // of them, taken on threads that entered no layer (BLAS, OpenMP workers)
+  bool enough = false;                // enough samples for the shares to say something (docs/sampling.md, "Attribution")
+  std::vector<SampledFunction> top;   // most samples first
+  std::uint64_t rest = 0;             // samples in functions not listed
+};
+
+// Distinct sampled stacks for the flame graph and the folded/speedscope files: frames are
+// indices into `frame_names`, the layer first, then the functions from the outermost caller to
+// the leaf.
+struct SampledStackRow {
+  std::vector<int> frames;
+  std::uint64_t samples = 0;
+};
+
+struct SamplingProfile {
+  std::string spec;             // as given ("cpu-clock@1000")
+  std::string rate;             // "1000 Hz" / "every 100000 events"
+  std::uint64_t samples = 0;    // kept
+  std::uint64_t lost = 0;       // lost by the kernel (its ring was full)
+  std::uint64_t throttled = 0;  // times the kernel throttled the rate
+  std::uint64_t dropped = 0;    // past hwprof's own cap
+  std::uint64_t ambiguous = 0;  // on a thread without a layer while several threads had one open
+  std::uint64_t outside = 0;    // while no layer was open anywhere (between passes, the runtime)
+  // Measured in the same run: the median pass with sampling on against the median without
+  // (sampling is on every other measured pass), minus 1. NaN where not enough passes ran.
+  double overhead = 0.0;
+  int sampled_passes = 0;
+  int unsampled_passes = 0;
+  std::vector<std::string> warnings;  // losses, throttling, cut callchains, symbols not read
+  std::vector<SampledLayer> layers;   // the layers with samples, most samples first; the outside row last
+  std::vector<std::string> frame_names;
+  std::vector<SampledStackRow> stacks;
+};
+
 struct Profile {
   int schema = kProfileSchema;  // the version it was read from (profile_from_json migrates it); written as kProfileSchema
   std::string created;          // ISO 8601, UTC
@@ -233,6 +282,7 @@ struct Profile {
   // Passes of their own over which the counters were summed, so that reading them never
   // touched the times (0: the times' passes read them, as with the timer backend's clocks).
   int counter_iterations = 0;
+  std::optional<SamplingProfile> sampling;  // hwprof profile --sample
 };
 
 // The profile's phase as profile.json and the reports write it: "regions" for a regions

@@ -47,8 +47,11 @@ struct ProfileOptions {
   std::vector<std::string> counters_dirs;  // where group files live
   // Ceilings: a loaded machine report (nullopt: none — the profile has no roofline and says so).
   std::optional<Machine> machine;
-  std::string machine_source;                        // the report's file, for the profile
-  int trace_iterations = 2;                          // iterations kept on the timeline
+  std::string machine_source;  // the report's file, for the profile
+  int trace_iterations = 2;    // iterations kept on the timeline
+  // "EVENT[@RATE]": sample every other measured pass and attribute the samples to the layers
+  // (docs/sampling.md); empty: no sampling.
+  std::string sample;
   std::function<void(const std::string&)> progress;  // short status lines (the CLI: stderr on a terminal)
 };
 

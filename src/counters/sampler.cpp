@@ -463,6 +463,16 @@ void Sampler::start() noexcept {
   state_->started = true;
 }
 
+void Sampler::pause() noexcept {
+  if (!state_ || !state_->started || state_->stopped) return;
+  for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void Sampler::resume() noexcept {
+  if (!state_ || !state_->started || state_->stopped) return;
+  for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
 void Sampler::stop() noexcept {
   if (!state_ || state_->stopped) return;
   for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);

@@ -81,6 +81,11 @@ class Sampler {
 
   // Enables every event (except with enable_on_exec, where the kernel does at exec).
   void start() noexcept;
+  // Between start() and stop(): no samples while paused (the events disabled; the kernel's
+  // ioctl reaches the events inherited by threads started later too), and again after resume().
+  // The profiler samples every other measured pass this way, to measure what sampling costs.
+  void pause() noexcept;
+  void resume() noexcept;
   // Disables the events, lets the reader drain what is left and joins it, closes the events
   // and sorts what was kept by time. Idempotent.
   void stop() noexcept;

@@ -1,4 +1,4 @@
-#include "analyze/sample_attribution.hpp"
+#include "profile/sample_attribution.hpp"
 
 #include <algorithm>
 #include <cmath>
