@@ -1,0 +1,116 @@
+#include "profile/sampled_layers.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+namespace hwprof::detail {
+namespace {
+
+constexpr const char* kOutsideRow = "(outside every layer)";
+
+// Names interned once each: frame_names is the table the stacks index.
+class Names {
+ public:
+  explicit Names(std::vector<std::string>& table) : table_(table) {}
+  int id(const std::string& name) {
+    const auto [it, fresh] = ids_.emplace(name, static_cast<int>(table_.size()));
+    if (fresh) table_.push_back(name);
+    return it->second;
+  }
+
+ private:
+  std::vector<std::string>& table_;
+  std::unordered_map<std::string, int> ids_;
+};
+
+}  // namespace
+
+// Long: one pass over the samples does the three joins (row, leaf function, stack), each a
+// few lines over the same interning tables.
+void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
+                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out) {
+  std::vector<TakenSample> taken;
+  std::vector<const SampleRecord*> kept;
+  for (const SampleRecord& s : samples.samples()) {
+    if (static_cast<int>(s.pid) != pid) continue;
+    taken.push_back({static_cast<std::int64_t>(s.tid), s.time_ns});
+    kept.push_back(&s);
+  }
+  const std::vector<AttributedSample> attributed = attribute_samples(spans, taken);
+
+  Names names(out.frame_names);
+  std::unordered_map<std::uint64_t, int> frame_of_address;  // an address's name id
+  std::unordered_map<int, std::string> module_of;           // a name id's module
+  const auto frame = [&](std::uint64_t address, FrameContext context) {
+    if (context == FrameContext::kernel || context == FrameContext::guest_kernel) return names.id("[kernel]");
+    const auto known = frame_of_address.find(address);
+    if (known != frame_of_address.end()) return known->second;
+    const FrameName n = name_of(address);
+    const int id = names.id(n.label);
+    module_of.emplace(id, n.module);
+    frame_of_address.emplace(address, id);
+    return id;
+  };
+
+  std::vector<SampledRow> rows;
+  std::unordered_map<int, int> row_of_region;  // region id -> rows index (-1: not a row)
+  std::map<std::string, int> row_by_name;
+  std::vector<AttributedSample> by_row(attributed.size());
+  std::vector<int> leaf(attributed.size(), -1);
+  std::map<std::vector<int>, std::uint64_t> stacks;
+  for (std::size_t k = 0; k < attributed.size(); ++k) {
+    const AttributedSample& a = attributed[k];
+    int row = -1;
+    if (a.region >= 0) {
+      auto [it, fresh] = row_of_region.emplace(a.region, -1);
+      if (fresh) {
+        if (const auto r = row_of(a.region)) {
+          const auto [named, added] = row_by_name.emplace(r->name, static_cast<int>(rows.size()));
+          if (added) rows.push_back(*r);
+          it->second = named->second;
+        }
+      }
+      row = it->second;
+    }
+    by_row[k] = {row, row >= 0 ? a.how : a.how == Attribution::ambiguous ? Attribution::ambiguous : Attribution::outside};
+    if (row < 0) ++(by_row[k].how == Attribution::ambiguous ? out.ambiguous : out.outside);
+    const SampleRecord& s = *kept[k];
+    leaf[k] = frame(s.ip, s.ip_context);
+    // The stack, root first: the row, then the callers from the outermost to the leaf (the
+    // kernel's callchain is leaf first).
+    std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideRow)};
+    const auto addresses = samples.frames(s);
+    const auto contexts = samples.frame_contexts(s);
+    for (std::size_t f = addresses.size(); f-- > 0;) stack.push_back(frame(addresses[f], f < contexts.size() ? contexts[f] : FrameContext::unknown));
+    if (addresses.empty()) stack.push_back(leaf[k]);
+    ++stacks[stack];
+  }
+  out.samples += kept.size();
+  for (auto& [frames, n] : stacks) out.stacks.push_back({frames, n});
+
+  for (const RegionBreakdown& b : break_down(by_row, leaf, top)) {
+    SampledLayer l;
+    l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : kOutsideRow;
+    l.layer = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].layer : -1;
+    l.samples = b.samples;
+    l.by_pool_workers = b.by_launching_thread;
+    l.enough = b.enough;
+    l.rest = b.rest;
+    for (const FunctionShare& f : b.top) {
+      const std::string name = f.function >= 0 ? out.frame_names[static_cast<std::size_t>(f.function)] : "[unknown]";
+      const auto module = module_of.find(f.function);
+      l.top.push_back({name, module != module_of.end() ? module->second : "", f.share.samples, f.share.share, f.share.low, f.share.high});
+    }
+    out.layers.push_back(std::move(l));
+  }
+  // Most samples first; the row outside every layer last.
+  std::stable_sort(out.layers.begin(), out.layers.end(), [](const SampledLayer& a, const SampledLayer& b) {
+    const bool a_out = a.name == kOutsideRow, b_out = b.name == kOutsideRow;
+    if (a_out != b_out) return b_out;
+    return a.samples > b.samples;
+  });
+}
+
+}  // namespace hwprof::detail

@@ -1,0 +1,40 @@
+// The samples of a profile run joined with its layers (docs/sampling.md, "Attribution"): each
+// sample to the layer (row) that was running, each layer's samples divided among the functions
+// they landed in, and the distinct stacks for the flame graph. The names of addresses come
+// from the caller (the symbolizer), so that this is tested without one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "counters/sample_records.hpp"
+#include "hwprof/profile.hpp"
+#include "profile/sample_attribution.hpp"
+
+namespace hwprof::detail {
+
+// A region's row: its name ("conv1", "conv1 (backward)") and its layer (Graph::nodes index; -1
+// for the pass's own region, the time between layers). nullopt: not a row of the profile.
+struct SampledRow {
+  std::string name;
+  int layer = -1;
+};
+using RowOfRegion = std::function<std::optional<SampledRow>(int region)>;
+
+// An address as a frame: how it is shown ("sgemm_kernel", "libfoo.so+0x1a2b") and its module.
+struct FrameName {
+  std::string label;
+  std::string module;
+};
+using NameOfAddress = std::function<FrameName(std::uint64_t address)>;
+
+// The layers' rows of `samples` (this process's, `pid`; a forked child's are left out), from
+// the session's spans; at most `top` functions a row. Fills layers, stacks, frame_names,
+// samples, ambiguous and outside of `out`.
+void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
+                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out);
+
+}  // namespace hwprof::detail

@@ -1,0 +1,80 @@
+// A profile run's samples joined with its layers (src/profile/sampled_layers.cpp): rows by the
+// region open when each sample was taken, a pool worker's samples to its launching thread's
+// layer, each row's functions with their shares, stacks rooted at the row; samples of another
+// process (a forked child) left out.
+#include "profile/sampled_layers.hpp"
+
+#include <linux/perf_event.h>
+
+#include <map>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace hwprof::detail {
+namespace {
+
+void add(SampleStore& store, std::uint32_t pid, std::uint32_t tid, std::uint64_t time, std::vector<std::uint64_t> callers_leaf_first) {
+  SampleRecord r;
+  r.pid = pid;
+  r.tid = tid;
+  r.time_ns = time;
+  r.ip = callers_leaf_first.front();
+  r.ip_context = FrameContext::user;
+  std::vector<std::uint64_t> raw{PERF_CONTEXT_USER};
+  raw.insert(raw.end(), callers_leaf_first.begin(), callers_leaf_first.end());
+  ASSERT_TRUE(store.add_sample(r, raw));
+}
+
+TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
+  // The model thread 10 runs the pass (region 1) and in it conv1 (2) over [100, 400] and fc (3)
+  // over [500, 600]; thread 11 is a BLAS worker that enters no region.
+  const std::vector<RegionSpan> spans = {{10, 1, 0, 0, 1000}, {10, 2, 1, 100, 400}, {10, 3, 1, 500, 600}};
+  SampleStore store;
+  for (int i = 0; i < 3; ++i) add(store, 77, 10, 200 + static_cast<std::uint64_t>(i), {0x1000, 0x9000});     // im2col, called by run
+  for (int i = 0; i < 5; ++i) add(store, 77, 11, 300 + static_cast<std::uint64_t>(i), {0x2000, 0x8000});     // the worker's kernel
+  add(store, 77, 10, 550, {0x3000, 0x9000});                                                                 // fc's gemv
+  add(store, 77, 10, 800, {0x9000});                                                                         // between layers
+  add(store, 78, 12, 200, {0x1000});                                                                         // another process
+  const RowOfRegion rows = [](int region) -> std::optional<SampledRow> {
+    if (region == 1) return SampledRow{"(the pass, between layers)", -1};
+    if (region == 2) return SampledRow{"conv1", 0};
+    if (region == 3) return SampledRow{"fc", 1};
+    return std::nullopt;
+  };
+  const std::map<std::uint64_t, FrameName> known = {
+      {0x1000, {"im2col", "libhwprof.so"}}, {0x2000, {"sgemm_kernel_HASWELL", "libopenblas.so.0"}}, {0x3000, {"sgemv_t", "libopenblas.so.0"}},
+      {0x8000, {"blas_thread_server", "libopenblas.so.0"}}, {0x9000, {"run", "hwprof"}}};
+  const NameOfAddress names = [&](std::uint64_t a) { return known.at(a); };
+  SamplingProfile p;
+  add_sampled_layers(store, 77, spans, rows, names, 5, p);
+  EXPECT_EQ(p.samples, 10u);
+  ASSERT_EQ(p.layers.size(), 3u);
+  const SampledLayer& conv = p.layers[0];
+  EXPECT_EQ(conv.name, "conv1");
+  EXPECT_EQ(conv.layer, 0);
+  EXPECT_EQ(conv.samples, 8u);
+  EXPECT_EQ(conv.by_pool_workers, 5u);
+  EXPECT_FALSE(conv.enough);  // 8 samples: too few to say
+  ASSERT_EQ(conv.top.size(), 2u);
+  EXPECT_EQ(conv.top[0].function, "sgemm_kernel_HASWELL");
+  EXPECT_EQ(conv.top[0].module, "libopenblas.so.0");
+  EXPECT_DOUBLE_EQ(conv.top[0].share, 5.0 / 8.0);
+  EXPECT_LT(conv.top[0].low, conv.top[0].share);
+  EXPECT_EQ(conv.top[1].function, "im2col");
+  EXPECT_EQ(p.layers[1].samples, 1u);  // fc and the pass's own row: one each, in name order after conv1
+  EXPECT_EQ(p.outside, 0u);
+  // Stacks, root first: the row, the outermost caller, the leaf.
+  std::map<std::vector<std::string>, std::uint64_t> stacks;
+  for (const SampledStackRow& s : p.stacks) {
+    std::vector<std::string> named;
+    for (int f : s.frames) named.push_back(p.frame_names[static_cast<std::size_t>(f)]);
+    stacks[named] += s.samples;
+  }
+  EXPECT_EQ((stacks[{"conv1", "run", "im2col"}]), 3u);
+  EXPECT_EQ((stacks[{"conv1", "blas_thread_server", "sgemm_kernel_HASWELL"}]), 5u);
+  EXPECT_EQ((stacks[{"(the pass, between layers)", "run"}]), 1u);
+}
+
+}  // namespace
+}  // namespace hwprof::detail
