@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev        # GEMM kernels and the GEMM ceiling
   libpapi-dev            # PAPI counter backend
   libpfm4-dev            # event name -> perf_event encoding
+  libdw-dev              # sampled addresses -> function names (elfutils' libdwfl: ELF symbols)
   libcli11-dev           # command line
   nlohmann-json3-dev     # model specs, reports, calibration files
   libfmt-dev             # formatting (GCC 12 has no <format>)

@@ -48,7 +48,7 @@ std::string too_large(const std::string& path, std::string_view what, std::size_
 
 }  // namespace
 
-Result<std::string> read_input_file(const std::string& path, std::string_view what, std::size_t max_bytes) {
+Result<std::string> read_input_file(const std::string& path, std::string_view what, std::size_t max_bytes, InputKinds accept) {
   if (path.empty()) return Error{"the path of the " + std::string(what) + " is empty"};
   // O_NONBLOCK: opening a FIFO that no program writes into returns at once instead of waiting.
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
@@ -57,10 +57,12 @@ Result<std::string> read_input_file(const std::string& path, std::string_view wh
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Error{path + ": cannot read the " + std::string(what) + " (" + std::strerror(errno) + ")"};
-  if (const char* kind = unreadable_kind(st.st_mode)) {
-    return Error{path + ": is " + kind + ", not " + a(what) + "; give a regular file or a pipe"};
-  }
+  const char* const wanted = accept == InputKinds::regular_file ? "; give a regular file" : "; give a regular file or a pipe";
+  if (const char* kind = unreadable_kind(st.st_mode)) return Error{path + ": is " + kind + ", not " + a(what) + wanted};
   const bool regular = S_ISREG(st.st_mode);
+  if (!regular && accept == InputKinds::regular_file) {
+    return Error{path + ": is a FIFO or pipe, not " + a(what) + wanted};
+  }
   if (regular && static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
     return Error{too_large(path, what, max_bytes, std::to_string(st.st_size) + " bytes")};
   }

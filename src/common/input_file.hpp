@@ -17,8 +17,14 @@ namespace hwprof::detail {
 // How long a pipe or FIFO may stay silent before the read is given up.
 inline constexpr int kPipeIdleSeconds = 10;
 
+// What a reader accepts: a regular file or a pipe (a user's `<(command)`), or a regular file
+// only (a file another program leaves behind, such as a perf map file: a FIFO there is never
+// what was meant, and waiting on it would stall the reader).
+enum class InputKinds { file_or_pipe, regular_file };
+
 // The whole of `path`, at most `max_bytes` of it. `what` names the kind of file in messages
 // ("model spec", "event-group file"); every message starts with the path.
-Result<std::string> read_input_file(const std::string& path, std::string_view what, std::size_t max_bytes);
+Result<std::string> read_input_file(const std::string& path, std::string_view what, std::size_t max_bytes,
+                                    InputKinds accept = InputKinds::file_or_pipe);
 
 }  // namespace hwprof::detail

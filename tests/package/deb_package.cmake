@@ -1,7 +1,7 @@
 # Builds the Debian package of this build (`cpack -G DEB`) and checks it without installing it:
-# dpkg-deb --info declares the runtime packages hwprof needs (BLAS, PAPI, libpfm4, ONNX and
-# protobuf), dpkg-deb --contents holds the binary, libraries, headers, .pc files, report module
-# and data. Then, in place of `apt install` (which would change this machine), the package is
+# dpkg-deb --info declares the runtime packages hwprof needs (BLAS, PAPI, libpfm4, ONNX,
+# protobuf and libdw), dpkg-deb --contents holds the binary, libraries, headers, .pc files,
+# report module and data. Then, in place of `apt install` (which would change this machine), the package is
 # unpacked into a scratch root, a prefix it was never configured for: its hwprof must find its
 # models there, and a C program built with its `pkg-config hwprof-regions` must write its
 # reports with the report module found there, without HWPROF_REPORT_MODULE.
@@ -43,6 +43,9 @@ if(WITH_PAPI)
 endif()
 if(WITH_ONNX)
   list(APPEND wanted "libonnx1" "libprotobuf32")
+endif()
+if(WITH_LIBDW)
+  list(APPEND wanted "libdw1" "libelf1")
 endif()
 foreach(text IN LISTS wanted)
   string(FIND "${info}" "${text}" at)
