@@ -15,7 +15,6 @@ namespace hwprof::detail {
 namespace {
 
 // The largest /proc/PID/maps read: a process with a million mappings is far below it.
-constexpr std::size_t kMaxMapsBytes = std::size_t{256} << 20;
 
 struct Header {
   std::uint32_t type = 0;
@@ -202,55 +201,6 @@ void parse_sample(std::span<const std::uint64_t> r, std::uint16_t misc, SampleSt
   out.add_sample(s, r.subspan(kChain, r[4]));
 }
 
-// The hex number at the start of `text`, moving past it; false when there is none.
-bool take_hex(std::string_view& text, std::uint64_t& value) {
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (error != std::errc() || end == text.data()) return false;
-  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-  return true;
-}
-
-bool take_char(std::string_view& text, char c) {
-  if (text.empty() || text.front() != c) return false;
-  text.remove_prefix(1);
-  return true;
-}
-
-std::string_view take_word(std::string_view& text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  const auto space = std::min(text.find(' '), text.size());
-  const std::string_view word = text.substr(0, space);
-  text.remove_prefix(space);
-  return word;
-}
-
-// "55d0c2a00000-55d0c2a28000 r-xp 00002000 fd:01 1234   /usr/bin/cat" (man proc(5)).
-bool parse_maps_line(std::string_view line, std::uint32_t pid, MappingRecord& m) {
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-  std::uint64_t major = 0;
-  std::uint64_t minor = 0;
-  if (!take_hex(line, start) || !take_char(line, '-') || !take_hex(line, end) || end < start) return false;
-  const std::string_view perms = take_word(line);
-  if (perms.size() != 4) return false;
-  take_char(line, ' ');
-  if (!take_hex(line, m.file_offset) || !take_char(line, ' ')) return false;
-  if (!take_hex(line, major) || !take_char(line, ':') || !take_hex(line, minor)) return false;
-  const std::string_view inode = take_word(line);
-  if (std::from_chars(inode.data(), inode.data() + inode.size(), m.inode).ec != std::errc()) return false;
-  while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-  m.pid = pid;
-  m.tid = pid;
-  m.address = start;
-  m.length = end - start;
-  m.major = static_cast<std::uint32_t>(major);
-  m.minor = static_cast<std::uint32_t>(minor);
-  m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
-  m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-  m.filename = line.empty() ? "//anon" : std::string(line);  // the name the kernel's MMAP2 records give
-  return true;
-}
-
 }  // namespace
 
 std::string_view frame_context_name(FrameContext context) noexcept {
@@ -395,25 +345,6 @@ std::uint64_t drain_ring(const std::uint64_t* data, std::uint64_t size, std::uin
   }
   if (head != tail) ++out.counts.malformed;  // fewer than 8 bytes left: not a record
   return head;
-}
-
-std::vector<MappingRecord> parse_proc_maps(std::string_view text, std::uint32_t pid) {
-  std::vector<MappingRecord> out;
-  while (!text.empty()) {
-    const auto newline = std::min(text.find('\n'), text.size());
-    const std::string_view line = text.substr(0, newline);
-    text.remove_prefix(std::min(newline + 1, text.size()));
-    MappingRecord m;
-    if (parse_maps_line(line, pid, m) && (m.prot & PROT_EXEC) != 0) out.push_back(std::move(m));
-  }
-  return out;
-}
-
-Result<std::vector<MappingRecord>> read_proc_maps(pid_t pid) {
-  const std::string path = pid == 0 ? "/proc/self/maps" : "/proc/" + std::to_string(pid) + "/maps";
-  auto text = read_input_file(path, "memory map", kMaxMapsBytes);
-  if (!text) return text.error();
-  return parse_proc_maps(*text, static_cast<std::uint32_t>(pid == 0 ? ::getpid() : pid));
 }
 
 }  // namespace hwprof::detail

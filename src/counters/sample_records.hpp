@@ -139,10 +139,4 @@ using RingScratch = std::array<std::uint64_t, 65536 / 8>;
 std::uint64_t drain_ring(const std::uint64_t* data, std::uint64_t size, std::uint64_t tail, std::uint64_t head, RingScratch& scratch,
                          SampleStore& out) noexcept;
 
-// The executable mappings of /proc/PID/maps as MappingRecords (time 0): what the kernel's
-// MMAP2 records tell only about mappings made after the events opened. `parse_proc_maps`
-// reads the text (tests); `read_proc_maps` the file (0: this process).
-std::vector<MappingRecord> parse_proc_maps(std::string_view text, std::uint32_t pid);
-Result<std::vector<MappingRecord>> read_proc_maps(pid_t pid = 0);
-
 }  // namespace hwprof::detail

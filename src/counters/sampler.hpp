@@ -17,8 +17,8 @@
 // stats() and, as sentences, in warnings().
 //
 // Mappings of this process: the MMAP2 records give only those made after the events opened;
-// read_proc_maps() (counters/sample_records.hpp) gives a snapshot of /proc/self/maps as the
-// same MappingRecord type. The symbolizer takes both.
+// read_proc_maps() (counters/mappings.hpp) gives a snapshot of /proc/self/maps, which the
+// symbolizer (counters/symbols.hpp) reads.
 //
 // hwprof runs inside the user's process: nothing here throws out of the class, sends a
 // signal or forks; a failure to open is a Result with the event, the reason and the fix.

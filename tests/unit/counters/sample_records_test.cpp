@@ -224,29 +224,5 @@ TEST(SampleRecords, SortingByTimeKeepsEachSampleWithItsFrames) {
   EXPECT_THAT(frames_of(store, store.samples()[1]), ElementsAre(0x20));
 }
 
-TEST(SampleRecords, ProcMapsGivesTheExecutableMappings) {
-  const std::string maps =
-      "55d0c2a00000-55d0c2a02000 r--p 00000000 fd:01 1234                       /usr/bin/my prog\n"
-      "55d0c2a02000-55d0c2a28000 r-xp 00002000 fd:01 1234                       /usr/bin/my prog\n"
-      "7f1000000000-7f1000001000 rw-p 00000000 00:00 0 \n"
-      "7f2000000000-7f2000004000 r-xp 00000000 00:00 0 \n"
-      "7ffd1e3f0000-7ffd1e3f2000 r-xp 00000000 00:00 0                          [vdso]\n"
-      "not a mapping line\n";
-  const std::vector<MappingRecord> m = parse_proc_maps(maps, 42);
-  ASSERT_EQ(m.size(), 3u);
-  EXPECT_EQ(m[0].address, 0x55d0c2a02000u);
-  EXPECT_EQ(m[0].length, 0x26000u);
-  EXPECT_EQ(m[0].file_offset, 0x2000u);
-  EXPECT_EQ(m[0].major, 0xfdu);
-  EXPECT_EQ(m[0].minor, 1u);
-  EXPECT_EQ(m[0].inode, 1234u);
-  EXPECT_EQ(m[0].pid, 42u);
-  EXPECT_EQ(m[0].prot, static_cast<std::uint32_t>(PROT_READ | PROT_EXEC));
-  EXPECT_EQ(m[0].flags, static_cast<std::uint32_t>(MAP_PRIVATE));
-  EXPECT_EQ(m[0].filename, "/usr/bin/my prog");
-  EXPECT_EQ(m[1].filename, "//anon");
-  EXPECT_EQ(m[2].filename, "[vdso]");
-}
-
 }  // namespace
 }  // namespace hwprof::detail

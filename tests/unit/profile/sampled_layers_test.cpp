@@ -31,20 +31,22 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   // over [500, 600]; thread 11 is a BLAS worker that enters no region.
   const std::vector<RegionSpan> spans = {{10, 1, 0, 0, 1000}, {10, 2, 1, 100, 400}, {10, 3, 1, 500, 600}};
   SampleStore store;
-  for (int i = 0; i < 3; ++i) add(store, 77, 10, 200 + static_cast<std::uint64_t>(i), {0x1000, 0x9000});     // im2col, called by run
-  for (int i = 0; i < 5; ++i) add(store, 77, 11, 300 + static_cast<std::uint64_t>(i), {0x2000, 0x8000});     // the worker's kernel
-  add(store, 77, 10, 550, {0x3000, 0x9000});                                                                 // fc's gemv
-  add(store, 77, 10, 800, {0x9000});                                                                         // between layers
-  add(store, 78, 12, 200, {0x1000});                                                                         // another process
+  for (int i = 0; i < 3; ++i) add(store, 77, 10, 200 + static_cast<std::uint64_t>(i), {0x1000, 0x9000});  // im2col, called by run
+  for (int i = 0; i < 5; ++i) add(store, 77, 11, 300 + static_cast<std::uint64_t>(i), {0x2000, 0x8000});  // the worker's kernel
+  add(store, 77, 10, 550, {0x3000, 0x9000});                                                              // fc's gemv
+  add(store, 77, 10, 800, {0x9000});                                                                      // between layers
+  add(store, 78, 12, 200, {0x1000});                                                                      // another process
   const RowOfRegion rows = [](int region) -> std::optional<SampledRow> {
     if (region == 1) return SampledRow{"(the pass, between layers)", -1};
     if (region == 2) return SampledRow{"conv1", 0};
     if (region == 3) return SampledRow{"fc", 1};
     return std::nullopt;
   };
-  const std::map<std::uint64_t, FrameName> known = {
-      {0x1000, {"im2col", "libhwprof.so"}}, {0x2000, {"sgemm_kernel_HASWELL", "libopenblas.so.0"}}, {0x3000, {"sgemv_t", "libopenblas.so.0"}},
-      {0x8000, {"blas_thread_server", "libopenblas.so.0"}}, {0x9000, {"run", "hwprof"}}};
+  const std::map<std::uint64_t, FrameName> known = {{0x1000, {"im2col", "libhwprof.so"}},
+                                                    {0x2000, {"sgemm_kernel_HASWELL", "libopenblas.so.0"}},
+                                                    {0x3000, {"sgemv_t", "libopenblas.so.0"}},
+                                                    {0x8000, {"blas_thread_server", "libopenblas.so.0"}},
+                                                    {0x9000, {"run", "hwprof"}}};
   const NameOfAddress names = [&](std::uint64_t a) { return known.at(a); };
   SamplingProfile p;
   add_sampled_layers(store, 77, spans, rows, names, 5, p);

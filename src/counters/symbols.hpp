@@ -1,7 +1,7 @@
 // The symbolizer: a sampled instruction pointer or call-chain address of a process, named as
 // a function of a module (docs/sampling.md, "Symbols"). It knows nothing of how the addresses
 // and mappings were collected: a sampling backend, a recorded file and a test give it the
-// same plain values (analyze/mappings.hpp, analyze/perf_map.hpp).
+// same plain values (counters/mappings.hpp, counters/perf_map.hpp).
 //
 // Names come, in this order, from the ELF symbols of the mapped file (.symtab, else .dynsym,
 // through libdw), from a perf map file for anonymous memory (JIT code), and otherwise the
@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/mappings.hpp"
-#include "analyze/perf_map.hpp"
+#include "counters/mappings.hpp"
+#include "counters/perf_map.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::detail {

@@ -1,4 +1,4 @@
-#include "analyze/symbols.hpp"
+#include "counters/symbols.hpp"
 
 #include <cxxabi.h>
 #include <sys/stat.h>
@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "analyze/address_ranges.hpp"
-#include "analyze/elf_module.hpp"
+#include "counters/address_ranges.hpp"
+#include "counters/elf_module.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -34,9 +34,11 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
+}  // namespace
+
 // One mapped file: opened at most once, whatever the number of its mappings; its functions'
 // demangled names by their start.
-struct ModuleSlot {
+struct SymbolizerModule {
   std::unique_ptr<ElfModule> elf;  // null: not an ELF file we could read
   std::unordered_map<std::uint64_t, std::string> names;
 
@@ -46,8 +48,6 @@ struct ModuleSlot {
     return it->second;
   }
 };
-
-}  // namespace
 
 std::string_view symbol_source_name(SymbolSource source) {
   switch (source) {
@@ -80,24 +80,24 @@ struct Symbolizer::State {
   std::vector<Mapping> mappings;
   std::vector<AddressRange> pieces;  // index: into `mappings`
   std::vector<PerfMap> perf_maps;
-  std::vector<ModuleSlot*> slot_of_mapping;           // null until the mapping's first address
-  std::unordered_map<std::string, ModuleSlot> slots;  // by path: references stay valid as it grows
+  std::vector<SymbolizerModule*> slot_of_mapping;           // null until the mapping's first address
+  std::unordered_map<std::string, SymbolizerModule> slots;  // by path: references stay valid as it grows
   std::unordered_map<std::uint64_t, Symbol> cache;
   std::vector<std::string> warnings;
 
-  ModuleSlot& slot_for(std::uint32_t mapping_index);
+  SymbolizerModule& slot_for(std::uint32_t mapping_index);
   bool from_perf_map(Symbol& symbol) const;
   void from_mapping(Symbol& symbol, std::uint32_t mapping_index);
   Symbol compute(std::uint64_t address);
 };
 
-ModuleSlot& Symbolizer::State::slot_for(std::uint32_t mapping_index) {
-  if (ModuleSlot* known = slot_of_mapping[mapping_index]) return *known;
+SymbolizerModule& Symbolizer::State::slot_for(std::uint32_t mapping_index) {
+  if (SymbolizerModule* known = slot_of_mapping[mapping_index]) return *known;
   const Mapping& mapping = mappings[mapping_index];
   // A deleted file is shown by module+offset: the file now at its path (if any) is another one.
   const std::string key = mapping.deleted ? mapping.path + " (deleted)" : mapping.path;
   auto [it, inserted] = slots.try_emplace(key);
-  ModuleSlot& slot = it->second;
+  SymbolizerModule& slot = it->second;
   slot_of_mapping[mapping_index] = &slot;
   if (!inserted || mapping.path.front() == '[') return slot;  // "[vdso]": no file to read
   if (mapping.deleted) {
@@ -131,7 +131,7 @@ void Symbolizer::State::from_mapping(Symbol& symbol, std::uint32_t mapping_index
   symbol.source = SymbolSource::module_offset;
   symbol.module = module_name(mapping.path);
   symbol.file_offset = symbol.address - mapping.start + mapping.pgoff;
-  ModuleSlot& slot = slot_for(mapping_index);
+  SymbolizerModule& slot = slot_for(mapping_index);
   if (slot.elf == nullptr) return;
   symbol.module_address = slot.elf->address_of(*symbol.file_offset, mapping.pgoff);
   if (!symbol.module_address) return;

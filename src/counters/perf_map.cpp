@@ -1,4 +1,4 @@
-#include "analyze/perf_map.hpp"
+#include "counters/perf_map.hpp"
 
 #include <algorithm>
 #include <charconv>

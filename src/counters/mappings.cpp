@@ -1,4 +1,4 @@
-#include "analyze/mappings.hpp"
+#include "counters/mappings.hpp"
 
 #include <charconv>
 #include <optional>

@@ -18,8 +18,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "analyze/elf_module.hpp"
-#include "analyze/symbols.hpp"
+#include "counters/elf_module.hpp"
+#include "counters/symbols.hpp"
 #include "scratch_dir.hpp"
 
 #if defined(__clang__)
@@ -154,7 +154,7 @@ TEST(Symbols, LibcsOwnFunctionsAreNamedThroughItsDebugFileWhereOneIsInstalled) {
   EXPECT_THAT(symbol.function, StartsWith("__mem"));  // __memmove_avx_unaligned_erms, __memcpy_evex_...
 }
 
-// The stripped copy of tests/unit/analyze/symbols_test_library.cpp, loaded for the test.
+// The stripped copy of tests/unit/counters/symbols_test_library.cpp, loaded for the test.
 class StrippedLibrary : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "analyze/perf_map.hpp"
+#include "counters/perf_map.hpp"
 #include "scratch_dir.hpp"
 
 namespace hwprof {

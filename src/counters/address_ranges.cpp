@@ -1,4 +1,4 @@
-#include "analyze/address_ranges.hpp"
+#include "counters/address_ranges.hpp"
 
 #include <algorithm>
 #include <queue>

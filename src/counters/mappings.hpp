@@ -1,6 +1,6 @@
 // The executable mappings of a process: where each file's code lies in its address space, as
 // /proc/PID/maps lists it or a PERF_RECORD_MMAP2 record gives it. The symbolizer
-// (analyze/symbols.hpp) finds the module of a sampled address through them
+// (counters/symbols.hpp) finds the module of a sampled address through them
 // (docs/sampling.md, "Symbols").
 #pragma once
 

@@ -11,9 +11,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "analyze/address_ranges.hpp"
-#include "analyze/elf_module.hpp"
-#include "analyze/mappings.hpp"
+#include "counters/address_ranges.hpp"
+#include "counters/elf_module.hpp"
+#include "counters/mappings.hpp"
 
 namespace hwprof {
 namespace {

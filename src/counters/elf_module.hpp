@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyze/address_ranges.hpp"
+#include "counters/address_ranges.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::detail {

@@ -1,4 +1,4 @@
-#include "analyze/elf_module.hpp"
+#include "counters/elf_module.hpp"
 
 #include <algorithm>
 #include <cerrno>
