@@ -11,6 +11,7 @@
 #include "cli/output.hpp"
 #include "cli/report_command.hpp"
 #include "common/launch_rank.hpp"
+#include "counters/sample_spec.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
@@ -89,7 +90,14 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
       ->capture_default_str();
   sub->add_option("-o,--output", options->output_dir, "Also write into DIR " + folder_files())->check(file_name());
   sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")->check(unsigned_integer())->capture_default_str();
-  sub->callback([options, &exit_code]() { exit_code = run_profile(*options); });
+  CLI::Option* sample =
+      sub->add_option("--sample", options->sample,
+                      "Also sample where inside each layer the time goes: EVENT[@RATE] (default cpu-clock@1000, 1000 Hz; docs/sampling.md)")
+          ->expected(0, 1);
+  sub->callback([options, sample, &exit_code]() {
+    if (sample->count() > 0 && options->sample.empty()) options->sample = std::string(detail::kDefaultSampleSpec);
+    exit_code = run_profile(*options);
+  });
   return options;
 }
 
@@ -130,6 +138,7 @@ int run_profile(const ProfileCommandOptions& given) {
   po.warmup = options.warmup;
   po.iterations = options.iterations;
   po.min_seconds = options.min_seconds;
+  po.sample = options.sample;
   po.backend = parse_backend(options.backend);
   po.group = options.group;
   auto events = event_arguments(options.events);

@@ -34,6 +34,7 @@ struct ProfileCommandOptions {
   std::string format = "table";
   std::string output_dir;
   std::uint64_t seed = 0;
+  std::string sample;  // --sample [EVENT[@RATE]]: empty when not asked for
 };
 
 std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_code);

@@ -10,20 +10,25 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <unordered_map>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "common/cpu_topology.hpp"
 #include "common/memory_budget.hpp"
 #include "common/timestamp.hpp"
+#include "counters/sampler.hpp"
+#include "counters/symbols.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
 #include "profile/causes.hpp"
 #include "profile/counter_truth.hpp"
 #include "profile/layer_placement.hpp"
 #include "profile/layer_regions.hpp"
+#include "profile/sampled_layers.hpp"
 #include "profile/workload.hpp"
 
 namespace hwprof {
@@ -191,11 +196,36 @@ Result<ModelRegions> register_regions(const Graph& graph, const std::vector<Anal
 }
 
 // What the measured passes did, and the process around them.
+using detail::add_sampled_layers;
+using detail::FrameName;
+using detail::NameOfAddress;
+using detail::parse_sample_spec;
+using detail::RegionSpan;
+using detail::RowOfRegion;
+using detail::SampledRow;
+using detail::Sampler;
+using detail::SamplerStats;
+using detail::SampleStore;
+using detail::spans_of;
+using detail::Symbol;
+using detail::symbol_label;
+using detail::symbolizer_for_process;
+
+// What sampling took while the passes ran (ProfileOptions::sample), and each measured pass's
+// wall time with and without it.
+struct PassSampling {
+  SampleStore store{0, 0};
+  SamplerStats stats;
+  std::vector<std::string> warnings;
+  std::vector<double> sampled_ms, unsampled_ms;
+};
+
 struct Passes {
   int warmup_runs = 0;
   int timed = 0;
   int counted = 0;
-  AllocationStats baseline;  // before the measured passes
+  std::shared_ptr<PassSampling> sampling;  // null: not asked for
+  AllocationStats baseline;                // before the measured passes
   AllocationStats after;
   ResourceUse use_before;
   ResourceUse use_after;
@@ -222,6 +252,19 @@ Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sess
   session.reset();
   timing.reset();
   const IterationPolicy policy = iteration_policy(options);
+  // Sampling: opened now (the engine's threads exist), on during every other measured pass, so
+  // that the passes without it measure what it costs (docs/sampling.md).
+  std::optional<Sampler> sampler;
+  if (!options.sample.empty()) {
+    auto spec = parse_sample_spec(options.sample);
+    if (!spec) return Error{"--sample: " + spec.error().message};
+    auto opened = Sampler::open(*spec);
+    if (!opened) return Error{"--sample: " + opened.error().message};
+    sampler.emplace(std::move(opened).value());
+    sampler->start();
+    sampler->pause();
+    out.sampling = std::make_shared<PassSampling>();
+  }
   const std::uint64_t start = steady_ns();
   say("measuring");
   // One pass observed by `regions`, inside the model region `id` of session `on`.
@@ -239,7 +282,13 @@ Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sess
     } else {
       timed.stop_recording();
     }
+    const bool sampled = sampler && out.timed % 2 == 1;
+    if (sampled) sampler->resume();
+    const std::uint64_t pass_start = steady_ns();
     if (auto failed = pass(timed, timing, model.timed)) return *failed;
+    const double pass_ms = static_cast<double>(steady_ns() - pass_start) * 1e-6;
+    if (sampled) sampler->pause();
+    if (sampler) (sampled ? out.sampling->sampled_ms : out.sampling->unsampled_ms).push_back(pass_ms);
     if (s.counting() && out.timed % 2 == 0) {
       if (auto failed = pass(counted, session, model.counted)) return *failed;
       ++out.counted;
@@ -248,6 +297,62 @@ Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sess
   }
   out.after = allocation_stats();
   out.use_after = resource_use();
+  if (sampler) {
+    sampler->stop();
+    out.sampling->stats = sampler->stats();
+    out.sampling->warnings = sampler->warnings();
+    out.sampling->store = sampler->take_data();
+  }
+  return out;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2.0;
+}
+
+// The samples joined with the layers: each layer's (and phase's) region a row, the pass's own
+// region the time between layers; addresses named by this process's symbolizer.
+SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options, const Session& timing, const LayerRegions& timed, int model_region,
+                               PassSampling& taken) {
+  SamplingProfile out;
+  out.spec = options.sample;
+  out.rate = taken.stats.rate;
+  out.lost = taken.stats.lost;
+  out.throttled = taken.stats.throttled;
+  out.dropped = taken.stats.dropped;
+  out.warnings = taken.warnings;
+  out.sampled_passes = static_cast<int>(taken.sampled_ms.size());
+  out.unsampled_passes = static_cast<int>(taken.unsampled_ms.size());
+  out.overhead = median_of(taken.sampled_ms) / median_of(taken.unsampled_ms) - 1.0;
+  std::unordered_map<int, SampledRow> rows;
+  rows[model_region] = SampledRow{"(the pass, between layers)", -1};
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (Phase phase : kPhases) {
+      const int id = timed.id(static_cast<int>(i), phase);
+      if (id < 0) continue;
+      const std::string& name = graph.nodes[i].name;
+      rows[id] = SampledRow{phase == Phase::forward ? name : name + " (" + phase_name(phase) + ")", static_cast<int>(i)};
+    }
+  }
+  const RowOfRegion row_of = [&](int region) -> std::optional<SampledRow> {
+    const auto it = rows.find(region);
+    return it == rows.end() ? std::nullopt : std::optional<SampledRow>(it->second);
+  };
+  auto symbolizer = symbolizer_for_process(static_cast<int>(::getpid()));
+  if (!symbolizer) out.warnings.push_back("sampled addresses are not named: " + symbolizer.error().message);
+  const NameOfAddress name_of = [&](std::uint64_t address) -> FrameName {
+    if (!symbolizer) return {fmt::format("[unknown] 0x{:x}", address), "", false};
+    const Symbol& sym = symbolizer->resolve(address);
+    return {symbol_label(sym), sym.module, sym.source != detail::SymbolSource::unknown};
+  };
+  const std::vector<RegionSpan> spans = spans_of(timing.snapshot());
+  add_sampled_layers(taken.store, static_cast<int>(::getpid()), spans, row_of, name_of, 5, out);
+  if (symbolizer) {
+    for (const std::string& w : symbolizer->warnings()) out.warnings.push_back(w);
+  }
   return out;
 }
 
@@ -559,6 +664,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
     }
   }
   p.trace = timeline(timed.spans(), graph);
+  if (passes->sampling) p.sampling = sampled_layers(graph, options, s.timing(), timed, model->timed, *passes->sampling);
   finish_profile(p, options, threads, *cost, *workload, *passes);
   return p;
 }

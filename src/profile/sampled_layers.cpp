@@ -43,6 +43,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
   Names names(out.frame_names);
   std::unordered_map<std::uint64_t, int> frame_of_address;  // an address's name id
   std::unordered_map<int, std::string> module_of;           // a name id's module
+  std::unordered_map<int, bool> known_id;                   // a name id's address was in a mapping
   const auto frame = [&](std::uint64_t address, FrameContext context) {
     if (context == FrameContext::kernel || context == FrameContext::guest_kernel) return names.id("[kernel]");
     const auto known = frame_of_address.find(address);
@@ -50,6 +51,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     const FrameName n = name_of(address);
     const int id = names.id(n.label);
     module_of.emplace(id, n.module);
+    known_id.emplace(id, n.known);
     frame_of_address.emplace(address, id);
     return id;
   };
@@ -80,11 +82,28 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     leaf[k] = frame(s.ip, s.ip_context);
     // The stack, root first: the row, then the callers from the outermost to the leaf (the
     // kernel's callchain is leaf first).
-    std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideRow)};
     const auto addresses = samples.frames(s);
     const auto contexts = samples.frame_contexts(s);
-    for (std::size_t f = addresses.size(); f-- > 0;) stack.push_back(frame(addresses[f], f < contexts.size() ? contexts[f] : FrameContext::unknown));
-    if (addresses.empty()) stack.push_back(leaf[k]);
+    // Callers from the leaf outwards, as far as the chain holds: the kernel walks frame
+    // pointers, and code built without them (most libraries) leaves garbage beyond the first
+    // frame it broke, an address in no mapping. The chain stops there, marked, rather than
+    // showing made-up callers. A caller's frame is a return address, the instruction after its
+    // call: its function is the one at the address before it.
+    std::vector<int> callers;  // leaf first
+    bool cut = false;
+    for (std::size_t f = 0; f < addresses.size(); ++f) {
+      const std::uint64_t address = f > 0 && addresses[f] > 0 ? addresses[f] - 1 : addresses[f];
+      const int id = frame(address, f < contexts.size() ? contexts[f] : FrameContext::unknown);
+      if (f > 0 && !known_id[id]) {
+        cut = true;
+        break;
+      }
+      callers.push_back(id);
+    }
+    if (callers.empty()) callers.push_back(leaf[k]);
+    std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideRow)};
+    if (cut) stack.push_back(names.id("[callers unknown: the frame-pointer chain broke]"));
+    stack.insert(stack.end(), callers.rbegin(), callers.rend());
     ++stacks[stack];
   }
   out.samples += kept.size();

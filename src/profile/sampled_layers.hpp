@@ -28,6 +28,7 @@ using RowOfRegion = std::function<std::optional<SampledRow>(int region)>;
 struct FrameName {
   std::string label;
   std::string module;
+  bool known = true;  // false: outside every mapping and perf map entry (unknown)
 };
 using NameOfAddress = std::function<FrameName(std::uint64_t address)>;
 

@@ -1,6 +1,8 @@
 // The output registry's lists (report/outputs.hpp), and the output folder written from them.
 #include "report/outputs.hpp"
 
+#include "report/sampling_report.hpp"
+
 #include <filesystem>
 #include <system_error>
 
@@ -115,6 +117,23 @@ std::optional<Error> write_profile_outputs(const Profile& profile, const std::st
     const std::string path = (fs::path(dir) / output.file_name).string();
     if (auto error = detail::write_file_atomically_in_parts(path, [&](const detail::TextSink& sink) { output.render(subject, sink); })) return error;
     if (written != nullptr) written->push_back(path);
+  }
+  // Sampling's stacks (docs/sampling.md, "Outputs"): the flame graph and the formats other
+  // tools read.
+  if (profile.sampling) {
+    const SamplingProfile& s = *profile.sampling;
+    const std::vector<detail::SampledStack> stacks = detail::sampled_stacks(s);
+    const std::string title = profile.model + " (" + s.spec + ")";
+    const std::pair<const char*, std::string> files[] = {
+        {"flamegraph.svg", detail::flamegraph_svg(title, s.frame_names, stacks, 1200.0, true)},
+        {"samples.folded", detail::folded_stacks(s.frame_names, stacks)},
+        {"samples.speedscope.json", detail::speedscope_json(title, s.frame_names, stacks)},
+    };
+    for (const auto& [name, text] : files) {
+      const std::string path = (fs::path(dir) / name).string();
+      if (auto error = detail::write_file_atomically_in_parts(path, [&](const detail::TextSink& sink) { sink(text); })) return error;
+      if (written != nullptr) written->push_back(path);
+    }
   }
   return std::nullopt;
 }

@@ -21,6 +21,7 @@
 #include "report/file_kind.hpp"
 #include "report/profile_view.hpp"
 #include "report/report_parts.hpp"
+#include "report/sampling_report.hpp"
 
 namespace hwprof {
 namespace {
@@ -661,6 +662,9 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
     }
     j["call_paths"] = std::move(paths);
   }
+  // Sampling (--sample): written; not read back yet (a report made again from the JSON has no
+  // sampling section).
+  if (p.sampling) j["sampling"] = detail::sampling_json(*p.sampling);
   // Derived rows of layers summed per op or block, when asked for (--by): not read back.
   if (by != ProfileGrouping::layer) j["groups"] = groups_to_json(p, by, depth);
   return j;

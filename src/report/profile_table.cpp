@@ -11,6 +11,7 @@
 #include "common/number_format.hpp"
 #include "hwprof/report.hpp"
 #include "report/profile_view.hpp"
+#include "report/sampling_report.hpp"
 
 namespace hwprof {
 namespace {
@@ -553,6 +554,7 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
   } else if (std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return !l.counters.empty(); })) {
     out += "(No hardware counter counted: the software counters' table is left out; --counters shows it.)\n";
   }
+  out += detail::sampling_section(p, shown < 10 ? 10 : shown);
   out += "\n" + legend(p);
   return out + regions_sections(p);
 }

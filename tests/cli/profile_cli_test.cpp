@@ -146,6 +146,38 @@ TEST_F(ProfileCli, OutputDirectoryGetsEveryFile) {
   EXPECT_THAT(again.out, HasSubstr("conv1"));
 }
 
+// --sample (cpu-clock works without a PMU, wherever perf_event_open is allowed): the table's
+// section of where inside each layer the time went, the JSON's sampling object with its counts
+// and measured cost, and the flame graph, folded stacks and speedscope files in -o DIR.
+TEST_F(ProfileCli, SampleShowsWhereInsideTheLayersAndWritesTheFlameGraph) {
+  const fs::path out = dir() / "sampled";
+  const auto r = profile({"resnet18", "--sample", "cpu-clock@2000", "-o", out.string()});
+  if (r.exit_code != 0 && r.err.find("--sample:") != std::string::npos) GTEST_SKIP() << "this machine refuses sampling: " << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Where inside the layers the time went (sampled: cpu-clock@2000, 2000 Hz;"));
+  EXPECT_THAT(r.out, HasSubstr("Sampling cost: the sampled passes' median was"));
+  const auto j = nlohmann::json::parse(slurp(out / "profile.json"));
+  ASSERT_TRUE(j.contains("sampling"));
+  const auto& s = j["sampling"];
+  EXPECT_EQ(s["spec"], "cpu-clock@2000");
+  EXPECT_GT(s["samples"].get<int>(), 0);
+  EXPECT_EQ(s["sampled_passes"].get<int>() + s["unsampled_passes"].get<int>(), 3);
+  ASSERT_FALSE(s["layers"].empty());
+  // The convolutions run their GEMMs: the sgemm kernel is among conv1's functions where it
+  // has samples enough to say.
+  for (const auto& l : s["layers"]) {
+    EXPECT_LE(l["samples"].get<int>(), s["samples"].get<int>());
+    for (const auto& f : l["top"]) EXPECT_LE(f["low"].get<double>(), f["share"].get<double>());
+  }
+  for (const char* file : {"flamegraph.svg", "samples.folded", "samples.speedscope.json"}) EXPECT_TRUE(fs::is_regular_file(out / file)) << file;
+  EXPECT_THAT(slurp(out / "flamegraph.svg"), HasSubstr("<svg"));
+  EXPECT_EQ(nlohmann::json::parse(slurp(out / "samples.speedscope.json"))["profiles"][0]["type"], "sampled");
+  // An event that cannot sample is refused with its reason, exit 1.
+  const auto bad = profile({"lenet5", "--sample", "no-such-event"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--sample:"));
+}
+
 TEST_F(ProfileCli, UnavailableCountersAreNeverZero) {
   const auto r = profile({"lenet5", "--backend", "perf", "--events", "task-clock,cycles", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -34,8 +34,9 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   for (int i = 0; i < 3; ++i) add(store, 77, 10, 200 + static_cast<std::uint64_t>(i), {0x1000, 0x9000});  // im2col, called by run
   for (int i = 0; i < 5; ++i) add(store, 77, 11, 300 + static_cast<std::uint64_t>(i), {0x2000, 0x8000});  // the worker's kernel
   add(store, 77, 10, 550, {0x3000, 0x9000});                                                              // fc's gemv
-  add(store, 77, 10, 800, {0x9000});                                                                      // between layers
-  add(store, 78, 12, 200, {0x1000});                                                                      // another process
+  add(store, 77, 10, 800, {0x8fff});                                                                      // between layers
+  add(store, 77, 10, 810, {0x8fff, 0xdead, 0x9000});  // a chain that breaks at 0xdead (in no mapping): cut there
+  add(store, 78, 12, 200, {0x1000});                  // another process
   const RowOfRegion rows = [](int region) -> std::optional<SampledRow> {
     if (region == 1) return SampledRow{"(the pass, between layers)", -1};
     if (region == 2) return SampledRow{"conv1", 0};
@@ -45,12 +46,16 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   const std::map<std::uint64_t, FrameName> known = {{0x1000, {"im2col", "libhwprof.so"}},
                                                     {0x2000, {"sgemm_kernel_HASWELL", "libopenblas.so.0"}},
                                                     {0x3000, {"sgemv_t", "libopenblas.so.0"}},
-                                                    {0x8000, {"blas_thread_server", "libopenblas.so.0"}},
-                                                    {0x9000, {"run", "hwprof"}}};
-  const NameOfAddress names = [&](std::uint64_t a) { return known.at(a); };
+                                                    // callers are named by their return address - 1
+                                                    {0x7fff, {"blas_thread_server", "libopenblas.so.0"}},
+                                                    {0x8fff, {"run", "hwprof"}}};
+  const NameOfAddress names = [&](std::uint64_t a) {
+    const auto it = known.find(a);
+    return it != known.end() ? it->second : FrameName{"[unknown]", "", false};
+  };
   SamplingProfile p;
   add_sampled_layers(store, 77, spans, rows, names, 5, p);
-  EXPECT_EQ(p.samples, 10u);
+  EXPECT_EQ(p.samples, 11u);
   ASSERT_EQ(p.layers.size(), 3u);
   const SampledLayer& conv = p.layers[0];
   EXPECT_EQ(conv.name, "conv1");
@@ -64,7 +69,8 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   EXPECT_DOUBLE_EQ(conv.top[0].share, 5.0 / 8.0);
   EXPECT_LT(conv.top[0].low, conv.top[0].share);
   EXPECT_EQ(conv.top[1].function, "im2col");
-  EXPECT_EQ(p.layers[1].samples, 1u);  // fc and the pass's own row: one each, in name order after conv1
+  EXPECT_EQ(p.layers[1].samples, 2u);  // the pass's own row (between layers), then fc
+  EXPECT_EQ(p.layers[2].name, "fc");
   EXPECT_EQ(p.outside, 0u);
   // Stacks, root first: the row, the outermost caller, the leaf.
   std::map<std::vector<std::string>, std::uint64_t> stacks;
@@ -76,6 +82,7 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   EXPECT_EQ((stacks[{"conv1", "run", "im2col"}]), 3u);
   EXPECT_EQ((stacks[{"conv1", "blas_thread_server", "sgemm_kernel_HASWELL"}]), 5u);
   EXPECT_EQ((stacks[{"(the pass, between layers)", "run"}]), 1u);
+  EXPECT_EQ((stacks[{"(the pass, between layers)", "[callers unknown: the frame-pointer chain broke]", "run"}]), 1u);
 }
 
 }  // namespace
