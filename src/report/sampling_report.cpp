@@ -16,6 +16,13 @@ std::string percent(double share) {
 // "ns::im2col"; "(anonymous namespace)" inside the name is kept), at most 60 characters.
 std::string short_function(const std::string& name) {
   std::string out = name;
+  // GCC's clones ("f(int) [clone ._omp_fn.0]": an OpenMP region's body outlined, a constant
+  // propagated) are their function's code: the suffix goes, an OpenMP body says so.
+  std::string suffix;
+  if (const auto clone = out.find(" [clone "); clone != std::string::npos) {
+    if (out.find("_omp_fn", clone) != std::string::npos) suffix = " [omp]";
+    out.resize(clone);
+  }
   if (!out.empty() && out.back() == ')') {
     int depth = 0;
     for (std::size_t i = out.size(); i-- > 0;) {
@@ -27,7 +34,7 @@ std::string short_function(const std::string& name) {
     }
   }
   if (out.size() > 60) out = ".." + out.substr(out.size() - 58);
-  return out;
+  return out + suffix;
 }
 
 std::string function_cell(const SampledFunction& f) {
@@ -39,8 +46,8 @@ std::string function_cell(const SampledFunction& f) {
 std::string sampling_section(const Profile& p, std::size_t rows) {
   if (!p.sampling) return "";
   const SamplingProfile& s = *p.sampling;
-  std::string out = fmt::format("\nWhere inside the layers the time went (sampled: {}, {}; {} sample{} on {} of {} measured passes)\n", s.spec, s.rate,
-                                s.samples, s.samples == 1 ? "" : "s", s.sampled_passes, s.sampled_passes + s.unsampled_passes);
+  std::string out = fmt::format("\nWhere inside the layers the time went (sampled: {}, {}; {} sample{} on {} of {} measured passes)\n", s.spec,
+                                s.rate, s.samples, s.samples == 1 ? "" : "s", s.sampled_passes, s.sampled_passes + s.unsampled_passes);
   if (s.samples == 0) return out + "  no samples were taken\n";
   std::size_t width = 12;
   const std::size_t shown = std::min(rows == 0 ? s.layers.size() : rows, s.layers.size());
@@ -56,9 +63,11 @@ std::string sampling_section(const Profile& p, std::size_t rows) {
     }
     out += fmt::format("{:<{}}  {:>8}  {}\n", l.name, width, l.samples, cells);
   }
-  if (shown < s.layers.size()) out += fmt::format("... {} more rows with samples; the JSON and the flame graph have them all\n", s.layers.size() - shown);
-  out += "Shares are of each row's samples (pool workers' samples go to the layer their launching thread was in); fewer than 30 samples say "
-         "nothing.\n";
+  if (shown < s.layers.size())
+    out += fmt::format("... {} more rows with samples; the JSON and the flame graph have them all\n", s.layers.size() - shown);
+  out +=
+      "Shares are of each row's samples (pool workers' samples go to the layer their launching thread was in); fewer than 30 samples say "
+      "nothing.\n";
   if (std::isfinite(s.overhead)) {
     out += fmt::format("Sampling cost: the sampled passes' median was {:+.1f}% of the others' (measured, same run).\n", 100.0 * s.overhead);
   }
