@@ -235,6 +235,7 @@ struct SamplingProfile {
   // Measured in the same run: the median pass with sampling on against the median without
   // (sampling is on every other measured pass), minus 1. NaN where not enough passes ran.
   double overhead = 0.0;
+  double overhead_noise = 0.0;  // half the unsampled passes' range over their median: what the cost cannot be told from
   int sampled_passes = 0;
   int unsampled_passes = 0;
   std::vector<std::string> warnings;  // losses, throttling, cut callchains, symbols not read

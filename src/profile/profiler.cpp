@@ -327,6 +327,10 @@ SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options
   out.sampled_passes = static_cast<int>(taken.sampled_ms.size());
   out.unsampled_passes = static_cast<int>(taken.unsampled_ms.size());
   out.overhead = median_of(taken.sampled_ms) / median_of(taken.unsampled_ms) - 1.0;
+  if (!taken.unsampled_ms.empty()) {
+    const auto [lo, hi] = std::minmax_element(taken.unsampled_ms.begin(), taken.unsampled_ms.end());
+    out.overhead_noise = (*hi - *lo) / 2.0 / median_of(taken.unsampled_ms);
+  }
   std::unordered_map<int, SampledRow> rows;
   rows[model_region] = SampledRow{"(the pass, between layers)", -1};
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -346,6 +350,9 @@ SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options
   const NameOfAddress name_of = [&](std::uint64_t address) -> FrameName {
     if (!symbolizer) return {fmt::format("[unknown] 0x{:x}", address), "", false};
     const Symbol& sym = symbolizer->resolve(address);
+    // Code no symbol covers (a stripped library's internal functions: libgomp's barrier wait)
+    // is one row per module, not one per instruction address, which would split its share.
+    if (sym.source == detail::SymbolSource::module_offset) return {sym.module + " [no symbol]", sym.module, true};
     return {symbol_label(sym), sym.module, sym.source != detail::SymbolSource::unknown};
   };
   const std::vector<RegionSpan> spans = spans_of(timing.snapshot());

@@ -69,7 +69,11 @@ std::string sampling_section(const Profile& p, std::size_t rows) {
       "Shares are of each row's samples (pool workers' samples go to the layer their launching thread was in); fewer than 30 samples say "
       "nothing.\n";
   if (std::isfinite(s.overhead)) {
-    out += fmt::format("Sampling cost: the sampled passes' median was {:+.1f}% of the others' (measured, same run).\n", 100.0 * s.overhead);
+    out += fmt::format(
+        "Sampling cost: the sampled passes' median was {:+.1f}% of the others' (measured, same run; the unsampled passes themselves "
+        "spread ±{:.1f}%{}).\n",
+        100.0 * s.overhead, 100.0 * s.overhead_noise,
+        std::abs(s.overhead) <= s.overhead_noise ? ", so the cost is within the noise: more --iterations tell it better" : "");
   }
   if (s.ambiguous > 0) out += fmt::format("{} samples on threads without a layer while several threads had one open: not attributed.\n", s.ambiguous);
   for (const std::string& w : s.warnings) out += "WARNING: " + w + "\n";
@@ -101,6 +105,7 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
           {"ambiguous", s.ambiguous},
           {"outside", s.outside},
           {"overhead", std::isfinite(s.overhead) ? json(s.overhead) : json(nullptr)},
+          {"overhead_noise", std::isfinite(s.overhead_noise) ? json(s.overhead_noise) : json(nullptr)},
           {"sampled_passes", s.sampled_passes},
           {"unsampled_passes", s.unsampled_passes},
           {"warnings", s.warnings},

@@ -23,6 +23,7 @@ Profile sampled() {
   s.sampled_passes = 3;
   s.unsampled_passes = 3;
   s.overhead = 0.012;
+  s.overhead_noise = 0.004;
   s.ambiguous = 2;
   s.warnings = {"4 samples were lost"};
   SampledLayer conv{"conv1", 0, 100, 60, true, {}, 0};
@@ -40,7 +41,11 @@ TEST(SamplingReport, EachLayersFunctionsWithTheirSharesAndWhatCannotBeSaid) {
   EXPECT_THAT(text, HasSubstr("sgemm_kernel_HASWELL 70% (60%-78%) · hwprof::nn::(anonymous namespace)::im2col [omp] 30% (22%-40%)"));
   EXPECT_THAT(text, Not(HasSubstr("Conv2dGeometry")));
   EXPECT_THAT(text, HasSubstr("too few samples to say"));
-  EXPECT_THAT(text, HasSubstr("Sampling cost: the sampled passes' median was +1.2% of the others' (measured, same run)."));
+  EXPECT_THAT(text, HasSubstr("Sampling cost: the sampled passes' median was +1.2% of the others' (measured, same run; the unsampled passes "
+                              "themselves spread ±0.4%)."));
+  Profile noisy = sampled();
+  noisy.sampling->overhead_noise = 0.05;
+  EXPECT_THAT(sampling_section(noisy, 10), HasSubstr("so the cost is within the noise"));
   EXPECT_THAT(text, HasSubstr("2 samples on threads without a layer while several threads had one open"));
   EXPECT_THAT(text, HasSubstr("WARNING: 4 samples were lost"));
   // One row asked for: the rest said, not dropped silently.
