@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analyze/merged_ranks.hpp"
@@ -277,6 +278,75 @@ int small_integer(const Reader& in, const ordered_json& object, const std::strin
   const std::int64_t v = in.integer(object, pointer, key, min);
   if (v > INT32_MAX) in.fail(at_key(pointer, key), "expected an integer below 2^31, got " + std::to_string(v));
   return static_cast<int>(v);
+}
+
+// A share and its interval, each within [0, 1], low <= share <= high.
+void read_share(const Reader& in, const ordered_json& v, const std::string& at, SampledFunction& f) {
+  f.share = in.number(v, at, "share", false);
+  f.low = in.number(v, at, "low", false);
+  f.high = in.number(v, at, "high", false);
+  if (f.high > 1.0 || f.low > f.share || f.share > f.high) {
+    in.fail(at, fmt::format("share {} with interval [{}, {}]: expected 0 <= low <= share <= high <= 1", f.share, f.low, f.high));
+  }
+}
+
+// A number that may be negative or null (a cost measured faster than without): NaN for null.
+double signed_or_null(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key) {
+  const ordered_json& v = in.member(object, pointer, key);
+  if (v.is_null()) return std::nan("");
+  if (!v.is_number() || !std::isfinite(v.get<double>())) in.fail(pointer + "/" + key, "expected a finite number or null, got " + v.dump());
+  return v.get<double>();
+}
+
+// "sampling" as sampling_json writes it (its stacks live in the flame graph's files, not here).
+SamplingProfile read_sampling(const Reader& in, const ordered_json& v) {
+  const std::string at = "/sampling";
+  SamplingProfile s;
+  s.spec = in.string(v, at, "spec");
+  s.rate = in.string(v, at, "rate");
+  s.samples = static_cast<std::uint64_t>(in.integer(v, at, "samples", 0));
+  s.lost = static_cast<std::uint64_t>(in.integer(v, at, "lost", 0));
+  s.throttled = static_cast<std::uint64_t>(in.integer(v, at, "throttled", 0));
+  s.dropped = static_cast<std::uint64_t>(in.integer(v, at, "dropped", 0));
+  s.ambiguous = static_cast<std::uint64_t>(in.integer(v, at, "ambiguous", 0));
+  s.outside = static_cast<std::uint64_t>(in.integer(v, at, "outside", 0));
+  s.overhead = signed_or_null(in, v, at, "overhead");
+  if (v.contains("overhead_noise")) s.overhead_noise = signed_or_null(in, v, at, "overhead_noise");
+  s.sampled_passes = small_integer(in, v, at, "sampled_passes", 0);
+  s.unsampled_passes = small_integer(in, v, at, "unsampled_passes", 0);
+  const ordered_json& warnings = in.member(v, at, "warnings");
+  if (!warnings.is_array()) in.fail(at + "/warnings", std::string("expected a list, got ") + warnings.type_name());
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    if (!warnings[i].is_string()) in.fail(at + "/warnings/" + std::to_string(i), std::string("expected a string, got ") + warnings[i].type_name());
+    s.warnings.push_back(warnings[i].get<std::string>());
+  }
+  const ordered_json& layers = in.member(v, at, "layers");
+  if (!layers.is_array()) in.fail(at + "/layers", std::string("expected a list, got ") + layers.type_name());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::string row = at + "/layers/" + std::to_string(i);
+    SampledLayer l;
+    l.name = in.string(layers[i], row, "name");
+    l.layer = small_integer(in, layers[i], row, "layer", -1);
+    l.samples = static_cast<std::uint64_t>(in.integer(layers[i], row, "samples", 0));
+    l.by_pool_workers = static_cast<std::uint64_t>(in.integer(layers[i], row, "by_pool_workers", 0));
+    l.enough = in.boolean(layers[i], row, "enough");
+    l.rest = static_cast<std::uint64_t>(in.integer(layers[i], row, "rest", 0));
+    if (l.samples > s.samples || l.by_pool_workers > l.samples) in.fail(row, "more samples than the profile (or the row) has");
+    const ordered_json& top = in.member(layers[i], row, "top");
+    if (!top.is_array()) in.fail(row + "/top", std::string("expected a list, got ") + top.type_name());
+    for (std::size_t k = 0; k < top.size(); ++k) {
+      const std::string f_at = row + "/top/" + std::to_string(k);
+      SampledFunction f;
+      f.function = in.string(top[k], f_at, "function");
+      f.module = in.string(top[k], f_at, "module");
+      f.samples = static_cast<std::uint64_t>(in.integer(top[k], f_at, "samples", 0));
+      if (f.samples > l.samples) in.fail(f_at + "/samples", "more samples than its row has");
+      read_share(in, top[k], f_at, f);
+      l.top.push_back(std::move(f));
+    }
+    s.layers.push_back(std::move(l));
+  }
+  return s;
 }
 
 constexpr const char* kStatuses = "ok, multiplexed, unsupported, no-permission or not-counted";
@@ -662,8 +732,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
     }
     j["call_paths"] = std::move(paths);
   }
-  // Sampling (--sample): written; not read back yet (a report made again from the JSON has no
-  // sampling section).
+  // Sampling (--sample): its rows, read back; its stacks are in the flame graph's files.
   if (p.sampling) j["sampling"] = detail::sampling_json(*p.sampling);
   // Derived rows of layers summed per op or block, when asked for (--by): not read back.
   if (by != ProfileGrouping::layer) j["groups"] = groups_to_json(p, by, depth);
@@ -838,6 +907,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
         p.region_threads.push_back(std::move(r));
       }
     }
+    if (root.contains("sampling")) p.sampling = read_sampling(in, root["sampling"]);
     if (root.contains("call_paths")) {
       const ordered_json& rows = in.member(root, "", "call_paths");
       if (!rows.is_array()) in.fail("/call_paths", std::string("expected a list, got ") + rows.type_name());

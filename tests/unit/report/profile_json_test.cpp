@@ -114,6 +114,41 @@ TEST(ProfileJson, ReadsBackWhatItWrote) {
   EXPECT_EQ(back->memory.page_faults, p.memory.page_faults);
 }
 
+// --sample's rows survive the round trip (hwprof report shows them again); a share outside its
+// interval or more samples than the profile has is refused at its place.
+TEST(ProfileJson, SamplingRowsReadBackAndNonsenseIsRefused) {
+  Profile p = test::synthetic_profile();
+  SamplingProfile s;
+  s.spec = "cpu-clock@1000";
+  s.rate = "1000 Hz";
+  s.samples = 40;
+  s.overhead = -0.02;  // faster than without: noise, and said as measured
+  s.overhead_noise = 0.05;
+  s.sampled_passes = 2;
+  s.unsampled_passes = 3;
+  s.warnings = {"2 samples were lost"};
+  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10}};
+  p.sampling = s;
+  const std::string text = profile_to_json(p);
+  auto back = profile_from_json(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->sampling.has_value());
+  EXPECT_EQ(back->sampling->samples, 40u);
+  EXPECT_DOUBLE_EQ(back->sampling->overhead, -0.02);
+  ASSERT_EQ(back->sampling->layers.size(), 1u);
+  EXPECT_EQ(back->sampling->layers[0].top[0].function, "sgemm_kernel_HASWELL");
+  EXPECT_EQ(back->sampling->warnings, s.warnings);
+  EXPECT_EQ(profile_to_json(*back), text);
+  ordered_json j = ordered_json::parse(text);
+  j["sampling"]["layers"][0]["top"][0]["low"] = 0.9;  // above the share
+  auto bad = profile_from_json(j.dump(), "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("/sampling/layers/0/top/0: share 0.75 with interval [0.9, 0.86]"));
+  j = ordered_json::parse(text);
+  j["sampling"]["layers"][0]["samples"] = 41;
+  EXPECT_FALSE(profile_from_json(j.dump(), "bad.json").ok());
+}
+
 TEST(ProfileJson, HasTheDocumentedFields) {
   const ordered_json j = ordered_json::parse(profile_to_json(test::synthetic_profile()));
   for (const char* key : {"schema", "kind", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;
