@@ -43,24 +43,33 @@ std::optional<Dims> broadcast_shape(const Dims& a, const Dims& b) {
   return out;
 }
 
-// For each element of `out` (row-major), the offset of the element of a tensor of shape `in`
-// broadcast to it (an axis of size 1 repeats).
-std::vector<std::int64_t> broadcast_offsets(const Dims& in, const Dims& out) {
-  const std::int64_t count = product(out);
+// For each element of a tensor of `shape` (row-major), base + Σ index[d]·strides[d]: the
+// offset it reads in its source. A transpose, a slice and a broadcast differ only in the
+// strides (permuted, stepped, 0 for a repeated axis) and the base.
+std::vector<std::int64_t> strided_offsets(const Dims& shape, const std::vector<std::int64_t>& strides, std::int64_t base) {
+  const std::int64_t count = product(shape);
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
-  const std::vector<std::int64_t> in_strides = strides_of(in);
-  const std::size_t lead = out.size() - in.size();
-  std::vector<std::int64_t> index(out.size(), 0);
+  std::vector<std::int64_t> index(shape.size(), 0);
   for (std::int64_t e = 0; e < count; ++e) {
-    std::int64_t offset = 0;
-    for (std::size_t d = 0; d < in.size(); ++d) offset += (in[d] == 1 ? 0 : index[lead + d]) * in_strides[d];
+    std::int64_t offset = base;
+    for (std::size_t d = 0; d < shape.size(); ++d) offset += index[d] * strides[d];
     offsets[static_cast<std::size_t>(e)] = offset;
-    for (std::size_t d = out.size(); d-- > 0;) {
-      if (++index[d] < out[d]) break;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
       index[d] = 0;
     }
   }
   return offsets;
+}
+
+// For each element of `out`, the offset of the element of a tensor of shape `in` broadcast to
+// it (right-aligned; an axis of size 1 repeats).
+std::vector<std::int64_t> broadcast_offsets(const Dims& in, const Dims& out) {
+  const std::vector<std::int64_t> in_strides = strides_of(in);
+  std::vector<std::int64_t> strides(out.size(), 0);
+  const std::size_t lead = out.size() - in.size();
+  for (std::size_t d = 0; d < in.size(); ++d) strides[lead + d] = in[d] == 1 ? 0 : in_strides[d];
+  return strided_offsets(out, strides, 0);
 }
 
 // The elements of `x` at `offsets`, as a tensor of `shape`.
@@ -445,20 +454,11 @@ std::optional<ConstTensor> Importer::evaluate(const onnx::NodeProto& n) const {
       seen[static_cast<std::size_t>(p)] = true;
       shape.push_back(x.shape[static_cast<std::size_t>(p)]);
     }
-    // The transposed tensor is the input broadcast-read with permuted strides.
+    // The transposed tensor reads the input with permuted strides.
     const std::vector<std::int64_t> in_strides = strides_of(x.shape);
-    std::vector<std::int64_t> offsets;
-    const std::int64_t count = product(shape);
-    std::vector<std::int64_t> index(shape.size(), 0);
-    for (std::int64_t e = 0; e < count; ++e) {
-      std::int64_t o = 0;
-      for (std::size_t d = 0; d < shape.size(); ++d) o += index[d] * in_strides[static_cast<std::size_t>(perm[d])];
-      offsets.push_back(o);
-      for (std::size_t d = shape.size(); d-- > 0;) {
-        if (++index[d] < shape[d]) break;
-        index[d] = 0;
-      }
-    }
+    std::vector<std::int64_t> strides;
+    for (std::int64_t p : perm) strides.push_back(in_strides[static_cast<std::size_t>(p)]);
+    const std::vector<std::int64_t> offsets = strided_offsets(shape, strides, 0);
     return pick(x, offsets, shape);
   }
   if (op == "Expand") {
@@ -519,18 +519,13 @@ std::optional<ConstTensor> Importer::evaluate(const onnx::NodeProto& n) const {
     Dims shape;
     for (const SliceRange& r : ranges) shape.push_back(r.count);
     const std::vector<std::int64_t> in_strides = strides_of(x.shape);
-    std::vector<std::int64_t> offsets;
-    const std::int64_t count = product(shape);
-    std::vector<std::int64_t> index(shape.size(), 0);
-    for (std::int64_t e = 0; e < count; ++e) {
-      std::int64_t o = 0;
-      for (std::size_t d = 0; d < shape.size(); ++d) o += (ranges[d].start + index[d] * ranges[d].step) * in_strides[d];
-      offsets.push_back(o);
-      for (std::size_t d = shape.size(); d-- > 0;) {
-        if (++index[d] < shape[d]) break;
-        index[d] = 0;
-      }
+    std::vector<std::int64_t> strides;
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      strides.push_back(ranges[d].step * in_strides[d]);
+      base += ranges[d].start * in_strides[d];
     }
+    const std::vector<std::int64_t> offsets = strided_offsets(shape, strides, base);
     return pick(x, offsets, shape);
   }
   if (op == "Concat") {

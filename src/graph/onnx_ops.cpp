@@ -2,6 +2,7 @@
 // of the op types map_node knows, each row dispatching onto a map_* function here. Op semantics
 // follow the ONNX operator specification (https://onnx.ai/onnx/operators/, opsets 11 to 17).
 #include "graph/onnx_importer.hpp"
+#include "graph/ops.hpp"
 
 #if HWPROF_HAVE_ONNX
 
@@ -433,8 +434,7 @@ bool Importer::map_relative_position_bias(const onnx::NodeProto& n, const std::s
       for (std::int64_t h = 0; h < heads && fits; ++h) {
         for (std::int64_t i = 0; i < n_pos && fits; ++i) {
           for (std::int64_t j = 0; j < n_pos && fits; ++j) {
-            // Swin's relative_position_index: position p is row p / ww, column p % ww.
-            const std::int64_t r = (i / window.w - j / window.w + window.h - 1) * (2 * window.w - 1) + (i % window.w - j % window.w + window.w - 1);
+            const std::int64_t r = rel_pos_row(i, j, window.h, window.w);
             const auto at = static_cast<std::size_t>(r * heads + h);
             const float v = bias[static_cast<std::size_t>((h * n_pos + i) * n_pos + j)];
             if (seen[at] == 0) {

@@ -7,6 +7,7 @@
 // and its kernel (docs/adding-an-op.md has the checklist, docs and tests included).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,15 @@ std::optional<UnaryTraits> unary_traits(const Node& node);
   case OpKind::mish:                   \
   case OpKind::leaky_relu:             \
   case OpKind::elu
+
+// rel_pos_bias's table row of the offset between window positions i and j of a wh × ww window:
+// Swin's relative_position_index (Liu et al., "Swin Transformer", ICCV 2021; torchvision's
+// swin_transformer.py builds the same with coords_flatten[:, :, None] - coords_flatten[:, None, :],
+// shifted by wh − 1 and ww − 1, the row offset times 2·ww − 1). Position p is row p / ww, column
+// p % ww. The kernels and the ONNX importer (which recovers the table) both read it.
+inline std::int64_t rel_pos_row(std::int64_t i, std::int64_t j, std::int64_t wh, std::int64_t ww) noexcept {
+  return (i / ww - j / ww + wh - 1) * (2 * ww - 1) + (i % ww - j % ww + ww - 1);
+}
 
 // Keys every layer object may carry whatever its op.
 inline constexpr std::string_view kCommonLayerKeys[] = {"name", "op", "inputs", "comment"};

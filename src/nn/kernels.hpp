@@ -310,14 +310,8 @@ void pos_embedding_backward(const float* dy, float* dx, float* dpos, i64 batch, 
 // y[b, 0, :] = cls, y[b, 1 + t, :] = x[b, t, :].
 void cls_token_forward(const float* x, const float* cls, float* y, i64 batch, i64 tokens, i64 d);
 void cls_token_backward(const float* dy, float* dx, float* dcls, i64 batch, i64 tokens, i64 d);
-// Swin's relative position bias over a wh × ww window of N = wh·ww positions. rel_pos_row is
-// r(i, j), the table row of the offset between positions i and j: Swin's relative_position_index
-// (Liu et al., "Swin Transformer", ICCV 2021; torchvision's swin_transformer.py builds the same
-// with coords_flatten[:, :, None] - coords_flatten[:, None, :], shifted by wh − 1 and ww − 1, the
-// row offset times 2·ww − 1). Position p is row p / ww, column p % ww.
-inline i64 rel_pos_row(i64 i, i64 j, i64 wh, i64 ww) noexcept {
-  return (i / ww - j / ww + wh - 1) * (2 * ww - 1) + (i % ww - j % ww + ww - 1);
-}
+// Swin's relative position bias over a wh × ww window of N = wh·ww positions; r(i, j) is
+// rel_pos_row (graph/ops.hpp), the row of the table its op's importer and kernels share.
 // bias[h, i, j] = table[r(i, j), h] (table [(2·wh − 1)·(2·ww − 1), heads], bias [heads, N, N]).
 void rel_pos_bias_gather(const float* table, float* bias, i64 heads, i64 wh, i64 ww);
 // y[o, k] = x[o, k] + bias[k] for k < slab (heads·N·N) and o < outer (the batch times the leading axes).

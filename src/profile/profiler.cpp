@@ -22,6 +22,7 @@
 #include "common/timestamp.hpp"
 #include "counters/sampler.hpp"
 #include "counters/symbols.hpp"
+#include "hwprof/statistics.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
 #include "profile/causes.hpp"
@@ -306,11 +307,9 @@ Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sess
   return out;
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2.0;
+// The median of the passes' times (NaN where none ran): the statistics module's.
+double median_of(const std::vector<double>& v) {
+  return v.empty() ? std::nan("") : summarize(v).median;
 }
 
 // The samples joined with the layers: each layer's (and phase's) region a row, the pass's own

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/ops.hpp"
 #include "nn/kernels.hpp"
 #include "nn/vector_math.hpp"
 #include "nn_test_support.hpp"
@@ -2323,16 +2324,16 @@ i64 offset_row(i64 i, i64 j, i64 wh, i64 ww) {
 
 TEST(RelPosBias, RowIsSwinsRelativePositionIndex) {
   // Window [2, 2]: positions (0,0) (0,1) (1,0) (1,1), a 3x3 table of offsets.
-  EXPECT_EQ(rel_pos_row(0, 0, 2, 2), 4);  // offset (0, 0): the centre of the 3x3 table
-  EXPECT_EQ(rel_pos_row(0, 3, 2, 2), 0);  // (0-1+1)*3 + (0-1+1)
-  EXPECT_EQ(rel_pos_row(3, 0, 2, 2), 8);  // (1-0+1)*3 + (1-0+1)
-  EXPECT_EQ(rel_pos_row(1, 2, 2, 2), 2);  // (0,1) - (1,0) = (-1, 1): 0*3 + 2
+  EXPECT_EQ(hwprof::detail::rel_pos_row(0, 0, 2, 2), 4);  // offset (0, 0): the centre of the 3x3 table
+  EXPECT_EQ(hwprof::detail::rel_pos_row(0, 3, 2, 2), 0);  // (0-1+1)*3 + (0-1+1)
+  EXPECT_EQ(hwprof::detail::rel_pos_row(3, 0, 2, 2), 8);  // (1-0+1)*3 + (1-0+1)
+  EXPECT_EQ(hwprof::detail::rel_pos_row(1, 2, 2, 2), 2);  // (0,1) - (1,0) = (-1, 1): 0*3 + 2
   // Window [2, 3]: rows of 3, a 3x5 table.
-  EXPECT_EQ(rel_pos_row(0, 5, 2, 3), 0);   // (0,0) - (1,2) = (-1, -2): 0*5 + 0
-  EXPECT_EQ(rel_pos_row(5, 0, 2, 3), 14);  // (1,2) - (0,0) = (1, 2): 2*5 + 4
-  EXPECT_EQ(rel_pos_row(2, 3, 2, 3), 4);   // (0,2) - (1,0) = (-1, 2): 0*5 + 4
-  EXPECT_EQ(rel_pos_row(3, 2, 2, 3), 10);  // (1,0) - (0,2) = (1, -2): 2*5 + 0
-  EXPECT_EQ(rel_pos_row(1, 1, 2, 3), 7);   // (0, 0): the centre, 1*5 + 2
+  EXPECT_EQ(hwprof::detail::rel_pos_row(0, 5, 2, 3), 0);   // (0,0) - (1,2) = (-1, -2): 0*5 + 0
+  EXPECT_EQ(hwprof::detail::rel_pos_row(5, 0, 2, 3), 14);  // (1,2) - (0,0) = (1, 2): 2*5 + 4
+  EXPECT_EQ(hwprof::detail::rel_pos_row(2, 3, 2, 3), 4);   // (0,2) - (1,0) = (-1, 2): 0*5 + 4
+  EXPECT_EQ(hwprof::detail::rel_pos_row(3, 2, 2, 3), 10);  // (1,0) - (0,2) = (1, -2): 2*5 + 0
+  EXPECT_EQ(hwprof::detail::rel_pos_row(1, 1, 2, 3), 7);   // (0, 0): the centre, 1*5 + 2
   for (const auto& [wh, ww] : {std::pair<i64, i64>{1, 1}, {1, 4}, {3, 1}, {2, 3}, {7, 7}}) {
     SCOPED_TRACE(std::to_string(wh) + "x" + std::to_string(ww));
     const i64 n = wh * ww;
@@ -2340,9 +2341,9 @@ TEST(RelPosBias, RowIsSwinsRelativePositionIndex) {
     std::vector<int> used(size_of(rows), 0);
     for (i64 i = 0; i < n; ++i) {
       for (i64 j = 0; j < n; ++j) {
-        const i64 r = rel_pos_row(i, j, wh, ww);
+        const i64 r = hwprof::detail::rel_pos_row(i, j, wh, ww);
         ASSERT_EQ(r, offset_row(i, j, wh, ww));
-        ASSERT_EQ(r + rel_pos_row(j, i, wh, ww), rows - 1);  // opposite offsets mirror about the centre
+        ASSERT_EQ(r + hwprof::detail::rel_pos_row(j, i, wh, ww), rows - 1);  // opposite offsets mirror about the centre
         used[size_of(r)] = 1;
       }
     }
