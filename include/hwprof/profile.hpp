@@ -205,6 +205,17 @@ struct SampledFunction {
   double high = 0.0;
 };
 
+// A kind of code in a layer's samples: "GEMM kernel", "GEMM packing", "im2col", "OpenMP
+// runtime" ... (docs/sampling.md, "Parts of a layer"), every sample's leaf function sorted
+// into one.
+struct SampledPart {
+  std::string part;
+  std::uint64_t samples = 0;
+  double share = 0.0;  // of the layer's samples
+  double low = 0.0;    // the share's 95 % Wilson interval
+  double high = 0.0;
+};
+
 struct SampledLayer {
   std::string name;  // the layer's row (its name, and " (backward)" / " (optimizer)" where not forward)
   int layer = -1;    // Graph::nodes index; -1 for the row of samples outside every layer
@@ -213,6 +224,7 @@ struct SampledLayer {
   bool enough = false;                // enough samples for the shares to say something (docs/sampling.md, "Attribution")
   std::vector<SampledFunction> top;   // most samples first
   std::uint64_t rest = 0;             // samples in functions not listed
+  std::vector<SampledPart> parts;     // every part with samples, most first
 };
 
 // Distinct sampled stacks for the flame graph and the folded/speedscope files: frames are

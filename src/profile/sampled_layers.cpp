@@ -1,9 +1,12 @@
 #include "profile/sampled_layers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 #include <vector>
+
+#include "profile/code_parts.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -109,6 +112,19 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
   out.samples += kept.size();
   for (auto& [frames, n] : stacks) out.stacks.push_back({frames, n});
 
+  // Each row's samples by part of the code (the leaf's function and module).
+  constexpr std::size_t kParts = static_cast<std::size_t>(CodePart::other) + 1;
+  std::unordered_map<int, std::array<std::uint64_t, kParts>> parts_of_row;
+  std::unordered_map<int, CodePart> part_of_name;
+  for (std::size_t k = 0; k < by_row.size(); ++k) {
+    auto [it, fresh] = part_of_name.emplace(leaf[k], CodePart::other);
+    if (fresh && leaf[k] >= 0) {
+      const auto module = module_of.find(leaf[k]);
+      it->second = code_part_of(out.frame_names[static_cast<std::size_t>(leaf[k])], module != module_of.end() ? module->second : "");
+    }
+    auto& counts = parts_of_row.try_emplace(by_row[k].region).first->second;
+    ++counts[static_cast<std::size_t>(it->second)];
+  }
   for (const RegionBreakdown& b : break_down(by_row, leaf, top)) {
     SampledLayer l;
     l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : kOutsideRow;
@@ -121,6 +137,14 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
       const std::string name = f.function >= 0 ? out.frame_names[static_cast<std::size_t>(f.function)] : "[unknown]";
       const auto module = module_of.find(f.function);
       l.top.push_back({name, module != module_of.end() ? module->second : "", f.share.samples, f.share.share, f.share.low, f.share.high});
+    }
+    if (const auto counts = parts_of_row.find(b.region); counts != parts_of_row.end()) {
+      for (std::size_t p = 0; p < kParts; ++p) {
+        if (counts->second[p] == 0) continue;
+        const Share sh = share_of(counts->second[p], b.samples);
+        l.parts.push_back({std::string(code_part_name(static_cast<CodePart>(p))), sh.samples, sh.share, sh.low, sh.high});
+      }
+      std::stable_sort(l.parts.begin(), l.parts.end(), [](const SampledPart& x, const SampledPart& y) { return x.samples > y.samples; });
     }
     out.layers.push_back(std::move(l));
   }

@@ -281,7 +281,9 @@ int small_integer(const Reader& in, const ordered_json& object, const std::strin
 }
 
 // A share and its interval, each within [0, 1], low <= share <= high.
-void read_share(const Reader& in, const ordered_json& v, const std::string& at, SampledFunction& f) {
+// A function's or a part's share of its row (both carry share, low and high).
+template <typename WithShare>
+void read_share(const Reader& in, const ordered_json& v, const std::string& at, WithShare& f) {
   f.share = in.number(v, at, "share", false);
   f.low = in.number(v, at, "low", false);
   f.high = in.number(v, at, "high", false);
@@ -296,6 +298,25 @@ double signed_or_null(const Reader& in, const ordered_json& object, const std::s
   if (v.is_null()) return std::nan("");
   if (!v.is_number() || !std::isfinite(v.get<double>())) in.fail(pointer + "/" + key, "expected a finite number or null, got " + v.dump());
   return v.get<double>();
+}
+
+// A sampled row's parts of the code ("GEMM kernel", "im2col" ...), each with its share.
+std::vector<SampledPart> read_parts(const Reader& in, const ordered_json& row_json, const std::string& row, std::uint64_t row_samples) {
+  const ordered_json& parts = in.member(row_json, row, "parts");
+  if (!parts.is_array()) in.fail(row + "/parts", std::string("expected a list, got ") + parts.type_name());
+  std::vector<SampledPart> out;
+  std::uint64_t total = 0;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const std::string p_at = row + "/parts/" + std::to_string(k);
+    SampledPart part;
+    part.part = in.string(parts[k], p_at, "part");
+    part.samples = static_cast<std::uint64_t>(in.integer(parts[k], p_at, "samples", 0));
+    total += part.samples;
+    if (part.samples > row_samples || total > row_samples) in.fail(p_at + "/samples", "the parts hold more samples than their row has");
+    read_share(in, parts[k], p_at, part);
+    out.push_back(std::move(part));
+  }
+  return out;
 }
 
 // "sampling" as sampling_json writes it (its stacks live in the flame graph's files, not here).
@@ -344,6 +365,7 @@ SamplingProfile read_sampling(const Reader& in, const ordered_json& v) {
       read_share(in, top[k], f_at, f);
       l.top.push_back(std::move(f));
     }
+    if (layers[i].contains("parts")) l.parts = read_parts(in, layers[i], row, l.samples);  // absent before parts were kept
     s.layers.push_back(std::move(l));
   }
   return s;

@@ -37,8 +37,26 @@ std::string short_function(const std::string& name) {
   return out + suffix;
 }
 
-std::string function_cell(const SampledFunction& f) {
+std::string function_cell(const SampledFunction& f, bool interval) {
+  if (!interval) return fmt::format("{} {}", short_function(f.function), percent(f.share));
   return fmt::format("{} {} ({}-{})", short_function(f.function), percent(f.share), percent(f.low), percent(f.high));
+}
+
+std::string part_cell(const SampledPart& p) {
+  return fmt::format("{} {} ({}-{})", p.part, percent(p.share), percent(p.low), percent(p.high));
+}
+
+// A row's parts of the code (at most five, most samples first), then its leading functions.
+std::string sampled_row_cells(const SampledLayer& l, std::size_t indent) {
+  if (!l.enough) return "too few samples to say";
+  std::string cells;
+  for (std::size_t k = 0; k < l.parts.size() && k < 5; ++k) cells += (k > 0 ? " · " : "") + part_cell(l.parts[k]);
+  // A profile written before parts were kept: its functions with their intervals.
+  const bool parts = !cells.empty();
+  std::string functions;
+  for (std::size_t k = 0; k < l.top.size() && k < 3; ++k) functions += (k > 0 ? " · " : "") + function_cell(l.top[k], !parts);
+  if (!parts) return functions;
+  return cells + "\n" + std::string(indent, ' ') + "functions: " + functions;
 }
 
 }  // namespace
@@ -52,22 +70,19 @@ std::string sampling_section(const Profile& p, std::size_t rows) {
   std::size_t width = 12;
   const std::size_t shown = std::min(rows == 0 ? s.layers.size() : rows, s.layers.size());
   for (std::size_t i = 0; i < shown; ++i) width = std::max(width, s.layers[i].name.size());
-  out += fmt::format("{:<{}}  {:>8}  {}\n", "Layer", width, "Samples", "Functions: share of the layer's samples (95% interval)");
+  const bool parts = std::any_of(s.layers.begin(), s.layers.end(), [](const SampledLayer& l) { return !l.parts.empty(); });
+  out += fmt::format("{:<{}}  {:>8}  {}: share of the layer's samples (95% interval)\n", "Layer", width, "Samples",
+                     parts ? "Parts of the code" : "Functions");
   for (std::size_t i = 0; i < shown; ++i) {
     const SampledLayer& l = s.layers[i];
-    std::string cells;
-    if (!l.enough) {
-      cells = "too few samples to say";
-    } else {
-      for (std::size_t k = 0; k < l.top.size() && k < 3; ++k) cells += (k > 0 ? " · " : "") + function_cell(l.top[k]);
-    }
-    out += fmt::format("{:<{}}  {:>8}  {}\n", l.name, width, l.samples, cells);
+    out += fmt::format("{:<{}}  {:>8}  {}\n", l.name, width, l.samples, sampled_row_cells(l, width + 12));
   }
   if (shown < s.layers.size())
     out += fmt::format("... {} more rows with samples; the JSON and the flame graph have them all\n", s.layers.size() - shown);
   out +=
       "Shares are of each row's samples (pool workers' samples go to the layer their launching thread was in); fewer than 30 samples say "
       "nothing.\n";
+  if (parts) out += "Parts: each sample's function sorted by kind (GEMM kernel, packing, im2col, ...; docs/sampling.md, \"Parts of a layer\").\n";
   if (std::isfinite(s.overhead)) {
     out += fmt::format(
         "Sampling cost: the sampled passes' median was {:+.1f}% of the others' (measured, same run; the unsampled passes themselves "
@@ -88,13 +103,17 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
     for (const SampledFunction& f : l.top) {
       top.push_back({{"function", f.function}, {"module", f.module}, {"samples", f.samples}, {"share", f.share}, {"low", f.low}, {"high", f.high}});
     }
+    json parts = json::array();
+    for (const SampledPart& p : l.parts)
+      parts.push_back({{"part", p.part}, {"samples", p.samples}, {"share", p.share}, {"low", p.low}, {"high", p.high}});
     layers.push_back({{"name", l.name},
                       {"layer", l.layer},
                       {"samples", l.samples},
                       {"by_pool_workers", l.by_pool_workers},
                       {"enough", l.enough},
                       {"top", std::move(top)},
-                      {"rest", l.rest}});
+                      {"rest", l.rest},
+                      {"parts", std::move(parts)}});
   }
   return {{"spec", s.spec},
           {"rate", s.rate},

@@ -69,7 +69,14 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   EXPECT_DOUBLE_EQ(conv.top[0].share, 5.0 / 8.0);
   EXPECT_LT(conv.top[0].low, conv.top[0].share);
   EXPECT_EQ(conv.top[1].function, "im2col");
-  EXPECT_EQ(p.layers[1].samples, 2u);  // the pass's own row (between layers), then fc
+  // Its parts of the code: the kernel's 5 samples, im2col's 3.
+  ASSERT_EQ(conv.parts.size(), 2u);
+  EXPECT_EQ(conv.parts[0].part, "GEMM kernel");
+  EXPECT_EQ(conv.parts[0].samples, 5u);
+  EXPECT_EQ(conv.parts[1].part, "im2col");
+  EXPECT_DOUBLE_EQ(conv.parts[1].share, 3.0 / 8.0);
+  EXPECT_EQ(p.layers[2].parts.at(0).part, "BLAS other");  // fc's sgemv_t
+  EXPECT_EQ(p.layers[1].samples, 2u);                     // the pass's own row (between layers), then fc
   EXPECT_EQ(p.layers[2].name, "fc");
   EXPECT_EQ(p.outside, 0u);
   // Stacks, root first: the row, the outermost caller, the leaf.

@@ -127,7 +127,8 @@ TEST(ProfileJson, SamplingRowsReadBackAndNonsenseIsRefused) {
   s.sampled_passes = 2;
   s.unsampled_passes = 3;
   s.warnings = {"2 samples were lost"};
-  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10}};
+  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10, {}}};
+  s.layers[0].parts = {{"GEMM kernel", 30, 0.75, 0.6, 0.86}, {"im2col", 10, 0.25, 0.14, 0.4}};
   p.sampling = s;
   const std::string text = profile_to_json(p);
   auto back = profile_from_json(text, "p.json");
@@ -138,6 +139,8 @@ TEST(ProfileJson, SamplingRowsReadBackAndNonsenseIsRefused) {
   ASSERT_EQ(back->sampling->layers.size(), 1u);
   EXPECT_EQ(back->sampling->layers[0].top[0].function, "sgemm_kernel_HASWELL");
   EXPECT_EQ(back->sampling->warnings, s.warnings);
+  ASSERT_EQ(back->sampling->layers[0].parts.size(), 2u);
+  EXPECT_EQ(back->sampling->layers[0].parts[1].part, "im2col");
   EXPECT_EQ(profile_to_json(*back), text);
   ordered_json j = ordered_json::parse(text);
   j["sampling"]["layers"][0]["top"][0]["low"] = 0.9;  // above the share
@@ -147,6 +150,18 @@ TEST(ProfileJson, SamplingRowsReadBackAndNonsenseIsRefused) {
   j = ordered_json::parse(text);
   j["sampling"]["layers"][0]["samples"] = 41;
   EXPECT_FALSE(profile_from_json(j.dump(), "bad.json").ok());
+  // Parts holding more samples than their row: refused at the place.
+  j = ordered_json::parse(text);
+  j["sampling"]["layers"][0]["parts"][1]["samples"] = 11;
+  bad = profile_from_json(j.dump(), "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("/sampling/layers/0/parts/1/samples"));
+  // A profile written before parts were kept reads back without them.
+  j = ordered_json::parse(text);
+  j["sampling"]["layers"][0].erase("parts");
+  auto old = profile_from_json(j.dump(), "old.json");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_TRUE(old->sampling->layers[0].parts.empty());
 }
 
 TEST(ProfileJson, HasTheDocumentedFields) {

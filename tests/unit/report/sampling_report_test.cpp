@@ -54,6 +54,22 @@ TEST(SamplingReport, EachLayersFunctionsWithTheirSharesAndWhatCannotBeSaid) {
   EXPECT_EQ(sampling_section(Profile{}, 10), "");
 }
 
+TEST(SamplingReport, PartsOfTheCodeComeFirstWithTheirIntervalsThenTheFunctions) {
+  Profile p = sampled();
+  p.sampling->layers[0].parts = {{"GEMM kernel", 70, 0.70, 0.60, 0.78}, {"im2col", 30, 0.30, 0.22, 0.40}};
+  const std::string text = sampling_section(p, 10);
+  EXPECT_THAT(text, HasSubstr("Parts of the code: share of the layer's samples (95% interval)"));
+  EXPECT_THAT(text, HasSubstr("conv1                       100  GEMM kernel 70% (60%-78%) · im2col 30% (22%-40%)\n"));
+  // The functions on the row's second line, under the parts, with their shares.
+  EXPECT_THAT(
+      text,
+      HasSubstr("\n                                 functions: sgemm_kernel_HASWELL 70% · hwprof::nn::(anonymous namespace)::im2col [omp] 30%\n"));
+  EXPECT_THAT(text, HasSubstr("Parts: each sample's function sorted by kind"));
+  const auto j = sampling_json(*p.sampling);
+  EXPECT_EQ(j["layers"][0]["parts"][1]["part"], "im2col");
+  EXPECT_EQ(j["layers"][0]["parts"][1]["samples"], 30);
+}
+
 TEST(SamplingReport, TheJsonObjectCarriesEveryRowAndAnUnknownCostAsNull) {
   Profile p = sampled();
   p.sampling->overhead = std::nan("");
