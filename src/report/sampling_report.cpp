@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace hwprof::detail {
 namespace {
@@ -39,6 +40,20 @@ std::string short_function(const std::string& name) {
 
 std::string function_cell(const SampledFunction& f) {
   return fmt::format("{} {} ({}-{})", short_function(f.function), percent(f.share), percent(f.low), percent(f.high));
+}
+
+// Compact lines, one string each, so that thousands of them stay one line each in the pretty
+// document (docs/profile.md, "`sampling`"): a stack is "FRAME;FRAME;... SAMPLES", as the folded
+// format writes names; an instant is "TIME_US LANE ROW FRAME".
+nlohmann::ordered_json stacks_json(const SamplingProfile& s) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SampledStackRow& r : s.stacks) out.push_back(fmt::format("{} {}", fmt::join(r.frames, ";"), r.samples));
+  return out;
+}
+nlohmann::ordered_json instants_json(const SamplingProfile& s) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SampleInstant& i : s.instants) out.push_back(fmt::format("{:.3f} {} {} {}", i.time_us, i.thread, i.row, i.frame));
+  return out;
 }
 
 }  // namespace
@@ -109,7 +124,12 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
           {"sampled_passes", s.sampled_passes},
           {"unsampled_passes", s.unsampled_passes},
           {"warnings", s.warnings},
-          {"layers", std::move(layers)}};
+          {"layers", std::move(layers)},
+          {"frame_names", s.frame_names},
+          {"frame_modules", s.frame_modules},
+          {"stacks", stacks_json(s)},
+          {"instants", instants_json(s)},
+          {"instants_left_out", s.instants_left_out}};
 }
 
 std::vector<SampledStack> sampled_stacks(const SamplingProfile& s) {
