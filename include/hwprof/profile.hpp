@@ -5,6 +5,7 @@
 // it, and `hwprof report` reads it back from JSON.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -235,6 +236,14 @@ struct SampledStackRow {
   std::uint64_t samples = 0;
 };
 
+// One sample inside a traced pass, for the Chrome trace's lanes (docs/sampling.md, "Outputs").
+struct SampleInstant {
+  double time_us = 0.0;  // since the trace's origin (the one TraceSpan::start_us counts from)
+  int thread = 0;        // the lane: TraceSpan::thread of the layer's thread (a pool worker's: its launching thread's)
+  int row = -1;          // the layer's row: an index into frame_names (a stack's root frame)
+  int frame = -1;        // the leaf function: an index into frame_names
+};
+
 struct SamplingProfile {
   std::string spec;             // as given ("cpu-clock@1000")
   std::string rate;             // "1000 Hz" / "every 100000 events"
@@ -254,7 +263,11 @@ struct SamplingProfile {
   std::vector<SampledLayer> layers;   // the layers with samples, most samples first; the outside row last
   std::vector<std::string> frame_names;
   std::vector<SampledStackRow> stacks;
+  std::vector<std::string> frame_modules;  // per frame_names entry, its module ("" for a row, [kernel], unknown); may be empty
+  std::vector<SampleInstant> instants;     // samples inside the traced passes, in time order, the first kMostSampleInstants
+  std::uint64_t instants_left_out = 0;     // samples inside the traced passes past that cap
 };
+inline constexpr std::size_t kMostSampleInstants = 20000;
 
 struct Profile {
   int schema = kProfileSchema;  // the version it was read from (profile_from_json migrates it); written as kProfileSchema

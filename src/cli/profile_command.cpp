@@ -120,6 +120,7 @@ std::string rank_output_dir(const std::string& dir) {
 int run_profile(const ProfileCommandOptions& given) {
   ProfileCommandOptions options = given;
   if (!options.output_dir.empty()) options.output_dir = rank_output_dir(options.output_dir);
+  if (options.format == "sampling-csv" && options.sample.empty()) return fail(Error{"--format sampling-csv needs --sample (docs/sampling.md)"});
   auto graph = load_model_argument(options.model, options.input_shape);
   if (!graph) return fail(graph.error());
   if (!options.output_dir.empty()) {
@@ -188,6 +189,7 @@ int run_profile(const ProfileCommandOptions& given) {
   }
   TableArguments table = options.table;
   table.counters = table.counters || !options.events.empty();  // events named on the command line are wanted in the table
+  if (auto unavailable = format_unavailable(*profile, options.format)) return fail(*unavailable);
   return emit(render_profile(*profile, options.format, table), "");
 }
 

@@ -83,6 +83,12 @@ std::string render_profile(const Profile& profile, const std::string& format, co
   return detail::render_output(*output, detail::ProfileSubject{profile, table_options(table)});
 }
 
+std::optional<Error> format_unavailable(const Profile& profile, const std::string& format) {
+  const auto* output = detail::find_output(detail::profile_outputs(), format);
+  if (output == nullptr || detail::output_applies(*output, detail::ProfileSubject{profile, {}})) return std::nullopt;
+  return Error{"--format " + format + ": the profile has no sampling (profile with --sample; docs/sampling.md)"};
+}
+
 std::string written_note(const Profile& profile, std::uintmax_t bytes, bool trace) {
   std::string note = size_text(bytes);
   if (trace) {
@@ -110,6 +116,7 @@ int run_report(const ReportCommandOptions& options) {
     std::cerr << "hwprof: wrote " << written_what(format) << " " << path << " ("
               << written_note(*profile, content.size(), std::string_view(format) == "trace") << ")\n";
   }
+  if (auto unavailable = format_unavailable(*profile, options.format)) return fail(*unavailable);
   return emit(render_profile(*profile, options.format, options.table), "");
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hwprof/profile.hpp"
@@ -40,6 +41,8 @@ int run_report(const ReportCommandOptions& options);
 // A profile on standard output as `--format` (table|json|csv), `--sort` and `--top` ask;
 // shared by `hwprof profile` and `hwprof report`.
 std::string render_profile(const Profile& profile, const std::string& format, const TableArguments& table);
+// Why `format` cannot be printed for this profile (sampling-csv without sampling), if it cannot.
+std::optional<Error> format_unavailable(const Profile& profile, const std::string& format);
 
 // What a "wrote FILE (...)" line says of a rendered file: its size, and for the trace how many
 // iterations it samples. Shared by `hwprof profile -o` and `hwprof report`.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -103,6 +104,23 @@ std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& gr
     return a.start_us < b.start_us || (a.start_us == b.start_us && a.category == "phase" && b.category != "phase");
   });
   return spans;
+}
+
+// The traced passes as timeline() lays them out (its origin, each iteration's first layer start
+// to last layer end), for the samples shown on the trace. One lane: the model's thread, 0.
+detail::TraceWindow trace_window(const std::vector<RawSpan>& raw) {
+  detail::TraceWindow w;
+  if (raw.empty()) return w;
+  std::map<int, std::pair<std::uint64_t, std::uint64_t>> passes;
+  w.origin_ns = raw.front().start_ns;
+  for (const RawSpan& s : raw) {
+    w.origin_ns = std::min(w.origin_ns, s.start_ns);
+    auto [it, fresh] = passes.try_emplace(s.iteration, s.start_ns, s.end_ns);
+    it->second = {std::min(it->second.first, s.start_ns), std::max(it->second.second, s.end_ns)};
+  }
+  for (const auto& [iteration, range] : passes) w.passes.push_back(range);
+  std::sort(w.passes.begin(), w.passes.end());
+  return w;
 }
 
 // ---- profile_model's stages, in the order it runs them ----
@@ -355,7 +373,8 @@ SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options
     return {symbol_label(sym), sym.module, sym.source != detail::SymbolSource::unknown};
   };
   const std::vector<RegionSpan> spans = spans_of(timing.snapshot());
-  add_sampled_layers(taken.store, static_cast<int>(::getpid()), spans, row_of, name_of, 5, out);
+  const detail::TraceWindow window = trace_window(timed.spans());
+  add_sampled_layers(taken.store, static_cast<int>(::getpid()), spans, row_of, name_of, 5, out, &window);
   if (symbolizer) {
     for (const std::string& w : symbolizer->warnings()) out.warnings.push_back(w);
   }

@@ -71,10 +71,10 @@ std::vector<AttributedSample> attribute_samples(std::span<const RegionSpan> span
     AttributedSample& a = out[e.index];
     const auto own = open.find(samples[e.index].tid);
     if (own != open.end() && !own->second.empty()) {
-      a = {spans[own->second.back()].region, Attribution::own_thread};
+      a = {spans[own->second.back()].region, Attribution::own_thread, samples[e.index].tid};
     } else if (threads_open == 1) {
       for (const auto& [tid, stack] : open) {
-        if (!stack.empty()) a = {spans[stack.back()].region, Attribution::launching_thread};
+        if (!stack.empty()) a = {spans[stack.back()].region, Attribution::launching_thread, tid};
       }
     } else {
       a = {-1, threads_open > 1 ? Attribution::ambiguous : Attribution::outside};

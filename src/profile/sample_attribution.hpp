@@ -41,6 +41,7 @@ enum class Attribution {
 struct AttributedSample {
   int region = -1;  // the innermost region open (own_thread, launching_thread); -1 otherwise
   Attribution how = Attribution::outside;
+  std::int64_t tid = 0;  // the OS thread whose region it is (own_thread: the sample's; launching_thread: the launcher's)
 };
 
 // The session's timeline as spans on CLOCK_MONOTONIC, each with its thread's OS id (a thread

@@ -28,12 +28,26 @@ class Names {
   std::unordered_map<std::string, int> ids_;
 };
 
+// A sample inside a traced pass as an instant on its layer's lane; past the cap, counted.
+// Samples come in time order, so the passes are searched from the first that has not ended.
+void add_instant(const TraceWindow& window, std::uint64_t time_ns, std::int64_t tid, int row, int leaf, SamplingProfile& out) {
+  const auto pass = std::lower_bound(window.passes.begin(), window.passes.end(), time_ns,
+                                     [](const std::pair<std::uint64_t, std::uint64_t>& p, std::uint64_t t) { return p.second < t; });
+  if (pass == window.passes.end() || time_ns < pass->first || time_ns < window.origin_ns) return;
+  if (out.instants.size() >= window.most) {
+    ++out.instants_left_out;
+    return;
+  }
+  const int lane = window.lane_of ? window.lane_of(tid) : 0;
+  out.instants.push_back({static_cast<double>(time_ns - window.origin_ns) * 1e-3, lane, row, leaf});
+}
+
 }  // namespace
 
 // Long: one pass over the samples does the three joins (row, leaf function, stack), each a
 // few lines over the same interning tables.
 void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
-                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out) {
+                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window) {
   std::vector<TakenSample> taken;
   std::vector<const SampleRecord*> kept;
   for (const SampleRecord& s : samples.samples()) {
@@ -54,6 +68,8 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     const FrameName n = name_of(address);
     const int id = names.id(n.label);
     module_of.emplace(id, n.module);
+    if (out.frame_modules.size() < out.frame_names.size()) out.frame_modules.resize(out.frame_names.size());
+    out.frame_modules[static_cast<std::size_t>(id)] = n.module;
     known_id.emplace(id, n.known);
     frame_of_address.emplace(address, id);
     return id;
@@ -107,8 +123,10 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideRow)};
     if (cut) stack.push_back(names.id("[callers unknown: the frame-pointer chain broke]"));
     stack.insert(stack.end(), callers.rbegin(), callers.rend());
+    if (row >= 0 && window != nullptr) add_instant(*window, s.time_ns, a.tid, stack.front(), leaf[k], out);
     ++stacks[stack];
   }
+  out.frame_modules.resize(out.frame_names.size());
   out.samples += kept.size();
   for (auto& [frames, n] : stacks) out.stacks.push_back({frames, n});
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "counters/sample_records.hpp"
 #include "hwprof/profile.hpp"
@@ -32,10 +34,19 @@ struct FrameName {
 };
 using NameOfAddress = std::function<FrameName(std::uint64_t address)>;
 
+// The traced passes (Profile::trace) on CLOCK_MONOTONIC: the samples inside them are kept as
+// instants for the trace's lanes (docs/sampling.md, "Outputs").
+struct TraceWindow {
+  std::uint64_t origin_ns = 0;                                  // the trace's time 0
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> passes;  // each traced pass's [start, end], in time order
+  std::function<int(std::int64_t tid)> lane_of;                 // an OS thread's lane (TraceSpan::thread); empty: 0
+  std::size_t most = kMostSampleInstants;
+};
+
 // The layers' rows of `samples` (this process's, `pid`; a forked child's are left out), from
 // the session's spans; at most `top` functions a row. Fills layers, stacks, frame_names,
-// samples, ambiguous and outside of `out`.
+// samples, ambiguous and outside of `out`, and with a `window`, its instants.
 void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
-                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out);
+                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window = nullptr);
 
 }  // namespace hwprof::detail

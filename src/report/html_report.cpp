@@ -15,6 +15,7 @@
 #include "hwprof/report.hpp"
 #include "report/html_page.hpp"
 #include "report/profile_view.hpp"
+#include "report/sampling_outputs.hpp"
 #include "report/svg.hpp"
 
 namespace hwprof {
@@ -509,7 +510,8 @@ std::string html_report(const Profile& p) {
   out += regions_section(p);
   if (!is_program_run(p.kind)) out += memory_section(p);  // a program's own regions have no cost model
   out += counters_section(p, notes);
-  out += detail::html_page_close(kScript);
+  out += detail::sampling_html_section(p);
+  out += detail::html_page_close(p.sampling ? std::string(kScript) + std::string(detail::sampling_html_script()) : std::string(kScript));
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The output registry's lists (report/outputs.hpp), and the output folder written from them.
 #include "report/outputs.hpp"
 
+#include "report/sampling_outputs.hpp"
 #include "report/sampling_report.hpp"
 
 #include <filesystem>
@@ -39,10 +40,21 @@ void profile_html_of(const ProfileSubject& s, const TextSink& sink) {
   sink(html_report(s.profile));
 }
 
+void profile_sampling_csv_of(const ProfileSubject& s, const TextSink& sink) {
+  sink(sampling_csv(s.profile));
+}
+bool profile_has_sampling(const ProfileSubject& s) {
+  return s.profile.sampling.has_value();
+}
+
 constexpr Output<ProfileSubject> kProfileOutputs[] = {
-    {"table", "profile.txt", true, &profile_table_of}, {"json", "profile.json", true, &profile_json_of},
-    {"csv", "profile.csv", true, &profile_csv_of},     {"svg", "roofline.svg", false, &profile_svg_of},
-    {"trace", "trace.json", false, &profile_trace_of}, {"html", "report.html", false, &profile_html_of},
+    {"table", "profile.txt", true, &profile_table_of},
+    {"json", "profile.json", true, &profile_json_of},
+    {"csv", "profile.csv", true, &profile_csv_of},
+    {"svg", "roofline.svg", false, &profile_svg_of},
+    {"trace", "trace.json", false, &profile_trace_of},
+    {"html", "report.html", false, &profile_html_of},
+    {"sampling-csv", "sampling.csv", true, &profile_sampling_csv_of, &profile_has_sampling},
 };
 
 void comparison_table_of(const ComparisonSubject& s, const TextSink& sink) {
@@ -114,6 +126,7 @@ std::optional<Error> write_profile_outputs(const Profile& profile, const std::st
   if (!fs::is_directory(dir, ec)) return Error{dir + ": not a folder"};
   const detail::ProfileSubject subject{profile, {.top = 0}};  // the folder's table has every row
   for (const detail::Output<detail::ProfileSubject>& output : detail::profile_outputs()) {
+    if (!detail::output_applies(output, subject)) continue;
     const std::string path = (fs::path(dir) / output.file_name).string();
     if (auto error = detail::write_file_atomically_in_parts(path, [&](const detail::TextSink& sink) { output.render(subject, sink); })) return error;
     if (written != nullptr) written->push_back(path);

@@ -26,7 +26,15 @@ struct Output {
   std::string_view file_name;  // its name in an output folder
   bool printable;              // offered by --format on standard output; else only written to a file (--svg, --html, ...)
   void (*render)(const Subject&, const TextSink&);
+  // Whether the subject has what the format shows (sampling.csv: a profile with sampling); null:
+  // always. Where it has not, the format is not written to a folder and not printed.
+  bool (*applies)(const Subject&) = nullptr;
 };
+
+template <class Subject>
+bool output_applies(const Output<Subject>& output, const Subject& subject) {
+  return output.applies == nullptr || output.applies(subject);
+}
 
 // What each subject is rendered from: the data, and the options of its tables.
 struct ProfileSubject {

@@ -3,11 +3,14 @@
 // Reading checks each field with the project's JSON reader: a problem names the file, the
 // line and column, the JSON pointer and what was expected; a newer schema is refused, an
 // older one migrated (docs/profile.md, "Schema history").
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -319,7 +322,77 @@ std::vector<SampledPart> read_parts(const Reader& in, const ordered_json& row_js
   return out;
 }
 
-// "sampling" as sampling_json writes it (its stacks live in the flame graph's files, not here).
+// Whitespace-separated fields of one compact line ("0;5;9 12", "1.5 0 3 17"): each parsed
+// whole, or the line is refused at `at`.
+std::vector<std::string_view> sampling_line_fields(const Reader& in, const std::string& line, const std::string& at, std::size_t count) {
+  std::vector<std::string_view> fields;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    const std::size_t end = std::min(line.find(' ', pos), line.size());
+    if (end == pos) in.fail(at, "\"" + line + "\": fields are separated by one space");
+    fields.emplace_back(line.data() + pos, end - pos);
+    pos = end + 1;
+  }
+  if (fields.size() != count || (!line.empty() && line.back() == ' '))
+    in.fail(at, "\"" + line + "\": expected " + std::to_string(count) + " fields separated by spaces");
+  return fields;
+}
+
+// An index into frame_names (or any non-negative integer below `limit`).
+int sampling_index(const Reader& in, std::string_view text, const std::string& at, std::size_t limit, const char* what) {
+  long long v = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0 || static_cast<unsigned long long>(v) >= limit)
+    in.fail(at, std::string(what) + " \"" + std::string(text) + "\" is not an index below " + std::to_string(limit));
+  return static_cast<int>(v);
+}
+
+// The stacks and instants of "sampling" (absent in profiles written before them: docs/profile.md,
+// "Older profiles"): every frame an index into frame_names, no more samples than the profile's,
+// every instant at a finite, non-negative time.
+void read_sampling_stacks(const Reader& in, const ordered_json& v, const std::string& at, SamplingProfile& s) {
+  if (!v.contains("frame_names")) return;
+  s.frame_names = strings(in, v, at, "frame_names");
+  if (v.contains("frame_modules")) s.frame_modules = strings(in, v, at, "frame_modules");
+  if (!s.frame_modules.empty() && s.frame_modules.size() != s.frame_names.size())
+    in.fail(at + "/frame_modules",
+            "holds " + std::to_string(s.frame_modules.size()) + " modules for " + std::to_string(s.frame_names.size()) + " frame_names");
+  const std::size_t names = s.frame_names.size();
+  std::uint64_t in_stacks = 0;
+  const std::vector<std::string> stacks = strings(in, v, at, "stacks");
+  for (std::size_t i = 0; i < stacks.size(); ++i) {
+    const std::string row = at + "/stacks/" + std::to_string(i);
+    const std::vector<std::string_view> f = sampling_line_fields(in, stacks[i], row, 2);
+    SampledStackRow r;
+    r.samples = static_cast<std::uint64_t>(sampling_index(in, f[1], row, std::numeric_limits<int>::max(), "the sample count"));
+    if (r.samples == 0) in.fail(row, "a stack with no samples");
+    for (std::size_t pos = 0; pos <= f[0].size();) {
+      const std::size_t end = std::min(f[0].find(';', pos), f[0].size());
+      r.frames.push_back(sampling_index(in, f[0].substr(pos, end - pos), row, names, "the frame"));
+      pos = end + 1;
+    }
+    in_stacks += r.samples;
+    s.stacks.push_back(std::move(r));
+  }
+  if (in_stacks > s.samples) in.fail(at + "/stacks", "holds " + std::to_string(in_stacks) + " samples; the profile has " + std::to_string(s.samples));
+  const std::vector<std::string> instants = strings(in, v, at, "instants");
+  if (instants.size() > s.samples) in.fail(at + "/instants", "more instants than the profile has samples");
+  for (std::size_t i = 0; i < instants.size(); ++i) {
+    const std::string row = at + "/instants/" + std::to_string(i);
+    const std::vector<std::string_view> f = sampling_line_fields(in, instants[i], row, 4);
+    SampleInstant x;
+    const auto [end, ec] = std::from_chars(f[0].data(), f[0].data() + f[0].size(), x.time_us);
+    if (ec != std::errc() || end != f[0].data() + f[0].size() || !std::isfinite(x.time_us) || x.time_us < 0)
+      in.fail(row, "the time \"" + std::string(f[0]) + "\" is not a finite, non-negative number of microseconds");
+    x.thread = sampling_index(in, f[1], row, 1u << 20, "the lane");
+    x.row = sampling_index(in, f[2], row, names, "the row");
+    x.frame = sampling_index(in, f[3], row, names, "the frame");
+    s.instants.push_back(x);
+  }
+  s.instants_left_out = static_cast<std::uint64_t>(in.integer(v, at, "instants_left_out", 0));
+}
+
+// "sampling" as sampling_json writes it.
 SamplingProfile read_sampling(const Reader& in, const ordered_json& v) {
   const std::string at = "/sampling";
   SamplingProfile s;
@@ -368,6 +441,7 @@ SamplingProfile read_sampling(const Reader& in, const ordered_json& v) {
     if (layers[i].contains("parts")) l.parts = read_parts(in, layers[i], row, l.samples);  // absent before parts were kept
     s.layers.push_back(std::move(l));
   }
+  read_sampling_stacks(in, v, at, s);
   return s;
 }
 

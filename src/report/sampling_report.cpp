@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace hwprof::detail {
 namespace {
@@ -57,6 +58,20 @@ std::string sampled_row_cells(const SampledLayer& l, std::size_t indent) {
   for (std::size_t k = 0; k < l.top.size() && k < 3; ++k) functions += (k > 0 ? " · " : "") + function_cell(l.top[k], !parts);
   if (!parts) return functions;
   return cells + "\n" + std::string(indent, ' ') + "functions: " + functions;
+}
+
+// Compact lines, one string each, so that thousands of them stay one line each in the pretty
+// document (docs/profile.md, "`sampling`"): a stack is "FRAME;FRAME;... SAMPLES", as the folded
+// format writes names; an instant is "TIME_US LANE ROW FRAME".
+nlohmann::ordered_json stacks_json(const SamplingProfile& s) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SampledStackRow& r : s.stacks) out.push_back(fmt::format("{} {}", fmt::join(r.frames, ";"), r.samples));
+  return out;
+}
+nlohmann::ordered_json instants_json(const SamplingProfile& s) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SampleInstant& i : s.instants) out.push_back(fmt::format("{:.3f} {} {} {}", i.time_us, i.thread, i.row, i.frame));
+  return out;
 }
 
 }  // namespace
@@ -128,7 +143,12 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
           {"sampled_passes", s.sampled_passes},
           {"unsampled_passes", s.unsampled_passes},
           {"warnings", s.warnings},
-          {"layers", std::move(layers)}};
+          {"layers", std::move(layers)},
+          {"frame_names", s.frame_names},
+          {"frame_modules", s.frame_modules},
+          {"stacks", stacks_json(s)},
+          {"instants", instants_json(s)},
+          {"instants_left_out", s.instants_left_out}};
 }
 
 std::vector<SampledStack> sampled_stacks(const SamplingProfile& s) {

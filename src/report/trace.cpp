@@ -1,7 +1,8 @@
 // The sampled iterations of a profile as a Chrome trace event file (the "JSON Object Format" of
 // the Trace Event Format document; Perfetto and chrome://tracing load it): one lane per thread,
 // phase spans with the layer spans nested inside, each layer's arguments, and counter tracks
-// with the layer's per-call rates and counters at the start of each of its spans.
+// with the layer's per-call rates and counters at the start of each of its spans; with
+// sampling, each sample of the traced passes as an instant on its layer's lane.
 //
 // Nesting must survive rounding: Perfetto turns a microsecond `ts` into integer nanoseconds
 // (llround(ts × 1000)) and nests complete events by [ts, ts + dur] on that grid. So every
@@ -217,6 +218,9 @@ std::vector<ordered_json> trace_metadata(const Profile& p) {
   metadata.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", 0}, {"args", {{"name", "hwprof: " + p.model}}}});
   std::map<int, bool> threads;
   for (const TraceSpan& s : p.trace) threads[s.thread] = true;
+  if (p.sampling) {
+    for (const SampleInstant& i : p.sampling->instants) threads[i.thread] = true;
+  }
   for (const auto& [tid, unused] : threads) {
     const std::string name = tid == 0 ? "model (thread 0)" : "thread " + std::to_string(tid);
     metadata.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"name", name}}}});
@@ -246,7 +250,36 @@ ordered_json trace_other_data(const Profile& p) {
     unavailable[u.name] = std::string(counter_status_name(u.status)) + (u.reason.empty() ? "" : ": " + u.reason);
   }
   other["unavailable_counters"] = std::move(unavailable);
+  if (p.sampling) {
+    other["sample_instants"] = p.sampling->instants.size();
+    other["sample_instants_left_out"] = p.sampling->instants_left_out;
+    other["sample_note"] =
+        "Instant events of category \"sample\": each sample taken inside a traced pass, on the lane of the layer it was attributed to "
+        "(a pool worker's on its launching thread's), named by its leaf function. sample_instants_left_out: samples inside the traced "
+        "passes past the cap (docs/sampling.md, \"Outputs\").";
+  }
   return other;
+}
+
+// A sample as a thread-scoped instant event on its layer's lane, at a time on the spans'
+// nanosecond grid.
+std::string sample_instant_text(const SamplingProfile& s, const SampleInstant& i) {
+  const auto name = [&](int frame) {
+    return frame >= 0 && static_cast<std::size_t>(frame) < s.frame_names.size() ? s.frame_names[static_cast<std::size_t>(frame)]
+                                                                                : std::string("[unknown]");
+  };
+  const std::string module =
+      i.frame >= 0 && static_cast<std::size_t>(i.frame) < s.frame_modules.size() ? s.frame_modules[static_cast<std::size_t>(i.frame)] : std::string();
+  ordered_json j;
+  j["name"] = name(i.frame);
+  j["cat"] = "sample";
+  j["ph"] = "i";
+  j["s"] = "t";
+  j["ts"] = to_us(to_ns(i.time_us));
+  j["pid"] = kPid;
+  j["tid"] = i.thread;
+  j["args"] = {{"layer", name(i.row)}, {"function", name(i.frame)}, {"module", module}};
+  return compact_text(j);
 }
 
 }  // namespace
@@ -267,6 +300,9 @@ void chrome_trace_parts(const Profile& p, const TextSink& sink) {
   for (const ordered_json& m : trace_metadata(p)) add(compact_text(m));
   EventText text(p);
   for (const Event& e : events) add(text(e));
+  if (p.sampling) {
+    for (const SampleInstant& i : p.sampling->instants) add(sample_instant_text(*p.sampling, i));
+  }
   sink("\n]}\n");
 }
 

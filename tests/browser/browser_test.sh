@@ -106,6 +106,29 @@ echo "$initial" | grep -q 'layer1.0.conv1 (backward)' || fail "the table should 
 echo "$once" | grep -q 'layer1.0.conv1 (backward)' || fail "one click on Time should put the slowest layer first, got: $once"
 echo "$twice" | grep -q '>flatten<' || fail "two clicks on Time should put the fastest layer first, got: $twice"
 
+# The sampling section: the flame graph is drawn for all layers at first; choosing the first
+# layer in the selector redraws it for that layer alone and shows that layer's table. The page
+# says what it drew in the flame box's data-drawn ("VALUE:FRAMES:SAMPLES").
+drawn_after_choosing() {
+  local index=$1 page="$out/flame-$1.html"
+  local script="<script>var s = document.getElementById('flame-layer'); s.selectedIndex = $index; s.dispatchEvent(new Event('change'));</script>"
+  sed "s|</body>|${script}</body>|" "$out/report.html" >"$page"
+  run_browser "$out/flame-$index.log" --dump-dom "file://$page" >"$out/flame-$index.dom"
+  [ -z "$(console_errors "$out/flame-$index.log" "flame-$index.html")" ] || fail "choosing a layer logged console errors"
+  grep -o 'data-drawn="[^"]*"' "$out/flame-$index.dom"
+}
+all_layers=$(drawn_after_choosing 0)
+one_layer=$(drawn_after_choosing 1)
+echo "flame graph: $all_layers, then $one_layer"
+case "$all_layers" in data-drawn=\"all:[1-9]*) ;; *) fail "the flame graph of all layers was not drawn: $all_layers" ;; esac
+case "$one_layer" in data-drawn=\"0:[1-9]*) ;; *) fail "choosing the first layer did not redraw the flame graph: $one_layer" ;; esac
+[ "${all_layers##*:}" != "${one_layer##*:}" ] || fail "the first layer's flame graph has as many samples as all layers': $one_layer"
+tr '\n' ' ' <"$out/flame-1.dom" | grep -q '<table id="flame-top-0">' || fail "choosing the first layer did not show its table"
+# Its screenshot: the section moved to the top of the page, where the screenshot's window is.
+sed "s|</body>|<script>document.body.insertBefore(document.getElementById('sampling'), document.body.firstChild);</script></body>|" \
+  "$out/flame-1.html" >"$out/flame-shot.html"
+run_browser "$out/flame.log" --screenshot="$out/flame.png" --window-size=1400,1000 "file://$out/flame-shot.html"
+
 # The roofline on its own, at its own size.
 svg_height=$(grep -o 'height="[0-9]*"' "$out/roofline.svg" | head -1 | tr -dc 0-9)
 run_browser "$out/roofline.log" --screenshot="$out/roofline.png" --window-size=1000,"$svg_height" "file://$out/roofline.svg"
@@ -126,5 +149,6 @@ check_png() {
 }
 check_png "$out/report.png" 1400 2000
 check_png "$out/roofline.png" 1000 "$svg_height"
+check_png "$out/flame.png" 1400 1000
 echo "report.html: $(stat -c %s "$out/report.html") bytes, trace.json: $(stat -c %s "$out/trace.json") bytes"
 echo "PASS: screenshots in $out"

@@ -92,5 +92,55 @@ TEST(SampledLayers, EachLayersSamplesByFunctionWithItsStacks) {
   EXPECT_EQ((stacks[{"(the pass, between layers)", "[callers unknown: the frame-pointer chain broke]", "run"}]), 1u);
 }
 
+// The samples inside the traced passes become instants for the trace: at their time from the
+// trace's origin, on the lane of the thread whose layer they belong to (a pool worker's on its
+// launching thread's), named by their row and leaf; past the cap, counted.
+TEST(SampledLayers, SamplesInsideTracedPassesBecomeInstantsOnTheirLayersLane) {
+  const std::vector<RegionSpan> spans = {{10, 1, 0, 0, 1000}, {10, 2, 1, 100, 400}, {10, 3, 1, 500, 600}, {10, 1, 0, 2000, 3000}};
+  SampleStore store;
+  add(store, 77, 10, 200, {0x1000});   // conv1, own thread
+  add(store, 77, 11, 300, {0x2000});   // conv1, a pool worker
+  add(store, 77, 10, 550, {0x3000});   // fc
+  add(store, 77, 10, 800, {0x1000});   // between layers, after the traced pass's last layer
+  add(store, 77, 10, 2500, {0x1000});  // a pass that was not traced
+  const RowOfRegion rows = [](int region) -> std::optional<SampledRow> {
+    if (region == 1) return SampledRow{"(the pass, between layers)", -1};
+    if (region == 2) return SampledRow{"conv1", 0};
+    if (region == 3) return SampledRow{"fc", 1};
+    return std::nullopt;
+  };
+  const std::map<std::uint64_t, FrameName> known = {
+      {0x1000, {"im2col", "libhwprof.so"}}, {0x2000, {"sgemm_kernel_HASWELL", "libopenblas.so.0"}}, {0x3000, {"sgemv_t", "libopenblas.so.0"}}};
+  const NameOfAddress names = [&](std::uint64_t a) { return known.at(a); };
+  TraceWindow window;
+  window.origin_ns = 100;
+  window.passes = {{100, 600}};
+  window.lane_of = [](std::int64_t tid) { return tid == 10 ? 2 : 5; };
+  SamplingProfile p;
+  add_sampled_layers(store, 77, spans, rows, names, 5, p, &window);
+  ASSERT_EQ(p.instants.size(), 3u);
+  EXPECT_EQ(p.instants_left_out, 0u);
+  const auto name = [&](int id) { return p.frame_names.at(static_cast<std::size_t>(id)); };
+  EXPECT_DOUBLE_EQ(p.instants[0].time_us, 0.1);
+  EXPECT_EQ(p.instants[0].thread, 2);
+  EXPECT_EQ(name(p.instants[0].row), "conv1");
+  EXPECT_EQ(name(p.instants[0].frame), "im2col");
+  EXPECT_EQ(p.instants[1].thread, 2);  // the worker's sample, on its launching thread's lane
+  EXPECT_EQ(name(p.instants[1].frame), "sgemm_kernel_HASWELL");
+  EXPECT_EQ(name(p.instants[2].row), "fc");
+  ASSERT_EQ(p.frame_modules.size(), p.frame_names.size());
+  EXPECT_EQ(p.frame_modules.at(static_cast<std::size_t>(p.instants[2].frame)), "libopenblas.so.0");
+  // A cap of two: the third is counted, not kept.
+  window.most = 2;
+  SamplingProfile capped;
+  add_sampled_layers(store, 77, spans, rows, names, 5, capped, &window);
+  EXPECT_EQ(capped.instants.size(), 2u);
+  EXPECT_EQ(capped.instants_left_out, 1u);
+  // Without a window, none.
+  SamplingProfile none;
+  add_sampled_layers(store, 77, spans, rows, names, 5, none);
+  EXPECT_TRUE(none.instants.empty());
+}
+
 }  // namespace
 }  // namespace hwprof::detail

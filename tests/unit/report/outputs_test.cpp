@@ -41,7 +41,7 @@ TEST(Outputs, FormatsAndFileNamesAreUniquePerSubject) {
 }
 
 TEST(Outputs, PrintableFormatsAreWhatTheCommandsOffer) {
-  EXPECT_THAT(detail::printable_formats(detail::profile_outputs()), ElementsAre("table", "json", "csv"));
+  EXPECT_THAT(detail::printable_formats(detail::profile_outputs()), ElementsAre("table", "json", "csv", "sampling-csv"));
   EXPECT_THAT(detail::printable_formats(detail::comparison_outputs()), ElementsAre("table", "json"));
   EXPECT_THAT(detail::printable_formats(detail::merge_outputs()), ElementsAre("table", "json", "html"));
   EXPECT_THAT(detail::printable_formats(detail::fleet_outputs()), ElementsAre("table", "json"));

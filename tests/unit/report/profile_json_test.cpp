@@ -164,6 +164,67 @@ TEST(ProfileJson, SamplingRowsReadBackAndNonsenseIsRefused) {
   EXPECT_TRUE(old->sampling->layers[0].parts.empty());
 }
 
+// The stacks and the trace's instants survive the round trip (report.html's flame graph and
+// trace.json's samples are drawn again from profile.json); a frame out of range, a time that is
+// not a finite non-negative number and a malformed line are refused at their place; a file
+// without them (written before them) reads as before.
+TEST(ProfileJson, SamplingStacksAndInstantsReadBackAndNonsenseIsRefused) {
+  Profile p = test::synthetic_profile();
+  SamplingProfile s;
+  s.spec = "cpu-clock@1000";
+  s.rate = "1000 Hz";
+  s.samples = 40;
+  s.overhead = 0.01;
+  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10}};
+  s.frame_names = {"conv1", "std::vector<int, std::allocator<int> >::push_back(int const&)", "sgemm_kernel_HASWELL"};
+  s.frame_modules = {"", "hwprof", "libopenblas.so.0"};
+  s.stacks = {{{0, 1}, 10}, {{0, 2}, 30}};
+  s.instants = {{12.5, 0, 0, 2}, {1000.125, 3, 0, 1}};
+  s.instants_left_out = 7;
+  p.sampling = s;
+  const std::string text = profile_to_json(p);
+  auto back = profile_from_json(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  const SamplingProfile& b = *back->sampling;
+  EXPECT_EQ(b.frame_names, s.frame_names);
+  EXPECT_EQ(b.frame_modules, s.frame_modules);
+  ASSERT_EQ(b.stacks.size(), 2u);
+  EXPECT_EQ(b.stacks[1].frames, (std::vector<int>{0, 2}));
+  EXPECT_EQ(b.stacks[1].samples, 30u);
+  ASSERT_EQ(b.instants.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.instants[1].time_us, 1000.125);
+  EXPECT_EQ(b.instants[1].thread, 3);
+  EXPECT_EQ(b.instants[1].frame, 1);
+  EXPECT_EQ(b.instants_left_out, 7u);
+  EXPECT_EQ(profile_to_json(*back), text);
+  const auto refused = [&](const char* key, std::size_t i, const std::string& line, const std::string& message) {
+    ordered_json j = ordered_json::parse(text);
+    j["sampling"][key][i] = line;
+    auto bad = profile_from_json(j.dump(), "bad.json");
+    ASSERT_FALSE(bad.ok()) << line;
+    EXPECT_THAT(bad.error().message, HasSubstr("bad.json"));
+    EXPECT_THAT(bad.error().message, HasSubstr(message)) << line;
+  };
+  refused("stacks", 0, "0;3 10", "/sampling/stacks/0: the frame \"3\" is not an index below 3");
+  refused("stacks", 0, "0;-1 10", "/sampling/stacks/0: the frame \"-1\"");
+  refused("stacks", 0, "0;1", "expected 2 fields");
+  refused("stacks", 1, "0;2 31", "/sampling/stacks: holds 41 samples; the profile has 40");
+  refused("instants", 0, "-1.5 0 0 2", "/sampling/instants/0: the time \"-1.5\" is not a finite, non-negative number");
+  refused("instants", 0, "nan 0 0 2", "the time \"nan\"");
+  refused("instants", 1, "1.0 0 0 9", "/sampling/instants/1: the frame \"9\" is not an index below 3");
+  refused("instants", 1, "1.0 0 x 1", "the row \"x\"");
+  ordered_json j = ordered_json::parse(text);
+  j["sampling"]["frame_modules"] = {"only one"};
+  EXPECT_FALSE(profile_from_json(j.dump(), "bad.json").ok());
+  // Written before the stacks were kept: read as before, without them.
+  j = ordered_json::parse(text);
+  for (const char* key : {"frame_names", "frame_modules", "stacks", "instants", "instants_left_out"}) j["sampling"].erase(key);
+  auto old = profile_from_json(j.dump(), "old.json");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_TRUE(old->sampling->stacks.empty());
+  EXPECT_TRUE(old->sampling->instants.empty());
+}
+
 TEST(ProfileJson, HasTheDocumentedFields) {
   const ordered_json j = ordered_json::parse(profile_to_json(test::synthetic_profile()));
   for (const char* key : {"schema", "kind", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;
