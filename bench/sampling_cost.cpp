@@ -156,6 +156,8 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.lost), static_cast<unsigned long long>(st.throttled),
               static_cast<unsigned long long>(st.dropped), static_cast<unsigned long long>(st.malformed), st.threads_opened, st.threads_seen,
               st.cpus, st.ring_bytes >> 10);
+  std::printf("reader: woke %llu times while sampling (%.2f per sampled pass; the drains in pause() not counted)\n",
+              static_cast<unsigned long long>(st.reader_wakeups), static_cast<double>(st.reader_wakeups) / rounds);
   for (const std::string& w : sampler->warnings()) std::printf("sampler warning: %s\n", w.c_str());
   const char* verdict = !r.has_median_ci()       ? "not shown (too few rounds for an interval)"
                         : r.median_ci_high <= 1.02 ? "PASS (the interval's upper end is at most 1.02)"

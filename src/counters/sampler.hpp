@@ -56,6 +56,7 @@ struct SamplerStats {
   std::uint64_t throttled = 0;     // times the kernel stopped an event for a tick (too many interrupts)
   std::uint64_t dropped = 0;       // past hwprof's cap on samples or frames
   std::uint64_t malformed = 0;     // records not understood, skipped
+  std::uint64_t reader_wakeups = 0;  // times the reader drained the rings while sampling was on (pause() drains them too, not counted)
   std::size_t threads_opened = 0;  // threads given events of their own when the sampler opened
   std::size_t threads_seen = 0;    // distinct threads among the samples (those started later too)
   std::size_t cpus = 0;            // rings, one per online CPU
@@ -84,6 +85,8 @@ class Sampler {
   // Between start() and stop(): no samples while paused (the events disabled; the kernel's
   // ioctl reaches the events inherited by threads started later too), and again after resume().
   // The profiler samples every other measured pass this way, to measure what sampling costs.
+  // pause() also drains the rings on the calling thread, so that the reader need not wake
+  // while the next sampled stretch runs.
   void pause() noexcept;
   void resume() noexcept;
   // Disables the events, lets the reader drain what is left and joins it, closes the events
