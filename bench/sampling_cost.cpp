@@ -31,8 +31,7 @@ namespace {
 }
 
 void print_summary(const char* what, const hwprof::Summary& s, const char* unit) {
-  std::printf("%-28s median %9.3f %s (min %9.3f, 95%% CI of the median %.3f-%.3f)\n", what, s.median, unit, s.min, s.median_ci_low,
-              s.median_ci_high);
+  std::printf("%-28s median %9.3f %s (min %9.3f, 95%% CI of the median %.3f-%.3f)\n", what, s.median, unit, s.min, s.median_ci_low, s.median_ci_high);
 }
 
 }  // namespace
@@ -150,16 +149,17 @@ int main(int argc, char** argv) {
               hwprof::summarize(sampled).median / hwprof::summarize(plain).median);
   const hwprof::Summary p = hwprof::summarize(pause_us);
   const hwprof::Summary q = hwprof::summarize(resume_us);
-  std::printf("between passes (measured, not part of either pass): pause() median %.0f us (max %.0f), resume() median %.0f us (max %.0f)\n",
-              p.median, p.max, q.median, q.max);
-  std::printf("sampler: %llu samples kept, %llu lost, %llu throttled, %llu dropped, %llu malformed; %zu threads opened, %zu seen, %zu rings of %zu KiB\n",
-              static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.lost), static_cast<unsigned long long>(st.throttled),
-              static_cast<unsigned long long>(st.dropped), static_cast<unsigned long long>(st.malformed), st.threads_opened, st.threads_seen,
-              st.cpus, st.ring_bytes >> 10);
+  std::printf("between passes (measured, not part of either pass): pause() median %.0f us (max %.0f), resume() median %.0f us (max %.0f)\n", p.median,
+              p.max, q.median, q.max);
+  std::printf(
+      "sampler: %llu samples kept, %llu lost, %llu throttled, %llu dropped, %llu malformed; %zu threads opened, %zu seen, %zu rings of %zu KiB\n",
+      static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.lost), static_cast<unsigned long long>(st.throttled),
+      static_cast<unsigned long long>(st.dropped), static_cast<unsigned long long>(st.malformed), st.threads_opened, st.threads_seen, st.cpus,
+      st.ring_bytes >> 10);
   std::printf("reader: woke %llu times while sampling (%.2f per sampled pass; the drains in pause() not counted)\n",
               static_cast<unsigned long long>(st.reader_wakeups), static_cast<double>(st.reader_wakeups) / rounds);
   for (const std::string& w : sampler->warnings()) std::printf("sampler warning: %s\n", w.c_str());
-  const char* verdict = !r.has_median_ci()       ? "not shown (too few rounds for an interval)"
+  const char* verdict = !r.has_median_ci()         ? "not shown (too few rounds for an interval)"
                         : r.median_ci_high <= 1.02 ? "PASS (the interval's upper end is at most 1.02)"
                         : r.median_ci_low > 1.02   ? "MISSES (the interval's lower end is above 1.02)"
                                                    : "not shown (the interval straddles 1.02: run more rounds)";

@@ -123,7 +123,7 @@ struct SamplerState {
   int wake_fd = -1;
   std::thread reader;
   std::mutex mutex;
-  std::mutex drain_mutex;  // one drain at a time: the reader's, or pause()'s on the caller's thread
+  std::mutex drain_mutex;            // one drain at a time: the reader's, or pause()'s on the caller's thread
   std::uint64_t reader_wakeups = 0;  // drains of the reader's own while sampling (under drain_mutex)
   std::condition_variable changed;
   SamplerPhase phase = SamplerPhase::opening;

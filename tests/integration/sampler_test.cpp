@@ -6,8 +6,8 @@
 // not permitted. Counts are held to generous lower bounds, never to a time.
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>

@@ -144,7 +144,8 @@ TEST_F(PerfMapFileTest, AFileJustPastTheDefaultLimitIsRefusedBeforeItIsRead) {
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(limit + 1)), 0);
   auto big = detail::read_perf_map(path);
   ASSERT_FALSE(big);
-  EXPECT_EQ(big.error().message, path + ": " + std::to_string(limit + 1) + " bytes; a perf map file may have at most " + std::to_string(limit) + " bytes");
+  EXPECT_EQ(big.error().message,
+            path + ": " + std::to_string(limit + 1) + " bytes; a perf map file may have at most " + std::to_string(limit) + " bytes");
 }
 
 TEST_F(PerfMapFileTest, AFifoIsRefusedWithoutWaitingEvenWithAWriter) {
