@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "counters/sample_spec.hpp"
