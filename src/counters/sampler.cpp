@@ -29,8 +29,13 @@ namespace hwprof::detail {
 namespace {
 
 constexpr std::uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-// The reader drains every ring at least this often, whether or not the kernel woke it.
-constexpr int kPollMs = 100;
+// The reader drains every ring at least this often, whether or not the kernel woke it: a
+// fallback for a ring whose owning event hung up (its thread ended), which then wakes nobody.
+// Rings hold about a second of one CPU's samples (ring_size_for) and the kernel wakes the
+// reader when one is a quarter full, so half a second loses nothing; a shorter timeout only
+// wakes the reader in the middle of the program's work, on a CPU its threads want
+// (docs/sampling.md, "Cost"). Between the profiler's passes, pause() drains the rings itself.
+constexpr int kPollMs = 500;
 // Open, list the threads again, and open anew while threads keep appearing.
 constexpr int kOpenAttempts = 8;
 // A ring holds about a second of one CPU's samples at the rate asked, at this size a sample
@@ -95,6 +100,7 @@ struct SamplerState {
   void stop_reader() noexcept;
   void close_events() noexcept;
   void read_rings() noexcept;
+  // Copies every ring's new records into the store; the reader and pause() both call it.
   void drain_all() noexcept;
 
  private:
@@ -117,10 +123,13 @@ struct SamplerState {
   int wake_fd = -1;
   std::thread reader;
   std::mutex mutex;
+  std::mutex drain_mutex;            // one drain at a time: the reader's, or pause()'s on the caller's thread
+  std::uint64_t reader_wakeups = 0;  // drains of the reader's own while sampling (under drain_mutex)
   std::condition_variable changed;
   SamplerPhase phase = SamplerPhase::opening;
   pid_t reader_tid = 0;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> sampling{false};  // between start() or resume() and pause() or stop()
   bool started = false;
   bool stopped = false;
   bool kernel_frames = false;
@@ -369,6 +378,7 @@ void SamplerState::run_reader() {
 }
 
 void SamplerState::drain_all() noexcept {
+  const std::lock_guard<std::mutex> lock(drain_mutex);
   for (SamplerRing& ring : rings) {
     // The kernel's protocol (include/uapi/linux/perf_event.h, struct perf_event_mmap_page):
     // read data_head, then the records (acquire); write data_tail after reading them (release),
@@ -403,6 +413,10 @@ void SamplerState::read_rings() noexcept {
       // An event whose thread ended reports POLLHUP for good; the others of its CPU still write
       // into its ring, which is drained on the timeout from now on.
       if ((poll_fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) poll_fds[i].fd = -1;
+    }
+    if (sampling.load(std::memory_order_relaxed)) {
+      const std::lock_guard<std::mutex> lock(drain_mutex);
+      ++reader_wakeups;
     }
     drain_all();
   }
@@ -460,22 +474,30 @@ void Sampler::start() noexcept {
   if (!(state_->options.pid != 0 && state_->options.enable_on_exec)) {
     for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
+  state_->sampling.store(true, std::memory_order_relaxed);
   state_->started = true;
 }
 
+// The events disabled (the ioctl returns once no CPU writes into the rings), the rings are
+// drained here, on the caller's thread, while nothing is sampled: the reader then sleeps through
+// the next sampled pass (docs/sampling.md, "Cost").
 void Sampler::pause() noexcept {
   if (!state_ || !state_->started || state_->stopped) return;
   for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  state_->sampling.store(false, std::memory_order_relaxed);
+  state_->drain_all();
 }
 
 void Sampler::resume() noexcept {
   if (!state_ || !state_->started || state_->stopped) return;
+  state_->sampling.store(true, std::memory_order_relaxed);
   for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 void Sampler::stop() noexcept {
   if (!state_ || state_->stopped) return;
   for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  state_->sampling.store(false, std::memory_order_relaxed);
   state_->stop_ns = monotonic_now();
   state_->stop_reader();
   state_->close_events();
@@ -515,6 +537,7 @@ SamplerStats Sampler::stats() const {
   s.throttled = data.counts.throttled;
   s.dropped = data.dropped();
   s.malformed = data.counts.malformed;
+  s.reader_wakeups = st.reader_wakeups;
   std::vector<std::uint32_t> tids;
   tids.reserve(data.samples().size());
   for (const SampleRecord& r : data.samples()) tids.push_back(r.tid);

@@ -49,18 +49,19 @@ struct SamplerOptions {
 };
 
 struct SamplerStats {
-  std::string spec;                // as the user wrote it
-  std::string rate;                // "1000 Hz", "every 100000 events"
-  std::uint64_t samples = 0;       // kept
-  std::uint64_t lost = 0;          // the kernel could not write them: a ring was full
-  std::uint64_t throttled = 0;     // times the kernel stopped an event for a tick (too many interrupts)
-  std::uint64_t dropped = 0;       // past hwprof's cap on samples or frames
-  std::uint64_t malformed = 0;     // records not understood, skipped
-  std::size_t threads_opened = 0;  // threads given events of their own when the sampler opened
-  std::size_t threads_seen = 0;    // distinct threads among the samples (those started later too)
-  std::size_t cpus = 0;            // rings, one per online CPU
-  std::size_t ring_bytes = 0;      // data bytes of each ring
-  bool kernel_frames = false;      // kernel-mode samples and frames were allowed
+  std::string spec;                  // as the user wrote it
+  std::string rate;                  // "1000 Hz", "every 100000 events"
+  std::uint64_t samples = 0;         // kept
+  std::uint64_t lost = 0;            // the kernel could not write them: a ring was full
+  std::uint64_t throttled = 0;       // times the kernel stopped an event for a tick (too many interrupts)
+  std::uint64_t dropped = 0;         // past hwprof's cap on samples or frames
+  std::uint64_t malformed = 0;       // records not understood, skipped
+  std::uint64_t reader_wakeups = 0;  // times the reader drained the rings while sampling was on (pause() drains them too, not counted)
+  std::size_t threads_opened = 0;    // threads given events of their own when the sampler opened
+  std::size_t threads_seen = 0;      // distinct threads among the samples (those started later too)
+  std::size_t cpus = 0;              // rings, one per online CPU
+  std::size_t ring_bytes = 0;        // data bytes of each ring
+  bool kernel_frames = false;        // kernel-mode samples and frames were allowed
   std::uint32_t callchain_depth = 0;
   double seconds = 0;             // start() to stop(), CLOCK_MONOTONIC
   double samples_per_second = 0;  // (kept + lost + dropped) / seconds: the rate the whole process was sampled at
@@ -84,6 +85,8 @@ class Sampler {
   // Between start() and stop(): no samples while paused (the events disabled; the kernel's
   // ioctl reaches the events inherited by threads started later too), and again after resume().
   // The profiler samples every other measured pass this way, to measure what sampling costs.
+  // pause() also drains the rings on the calling thread, so that the reader need not wake
+  // while the next sampled stretch runs.
   void pause() noexcept;
   void resume() noexcept;
   // Disables the events, lets the reader drain what is left and joins it, closes the events

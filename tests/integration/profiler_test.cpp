@@ -1,6 +1,7 @@
 // The profiler on the real engine, kernel counters and clocks: a 2-thread linear layer is
 // charged the CPU time of both threads, layer times add up to no more than the model's, every
-// layer appears exactly once per phase, and the profile's JSON carries every documented field.
+// layer appears exactly once per phase, the profile's JSON carries every documented field, and
+// samples taken on the engine's pool workers are attributed to the layers that launched them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,8 @@
 #include <set>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -303,6 +306,34 @@ TEST(Profiler, SaysWhenTheCalibrationLooksStale) {
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_FALSE(has("above 110%")) << said();
   EXPECT_FALSE(has("kernels: run `hwprof calibrate`")) << said();
+}
+
+// The engine on 2 threads, sampled (docs/sampling.md, "Attribution"): a worker enters no layer,
+// so its samples reach a layer only through the launching thread's open region.
+TEST(Profiler, SamplesOfThePoolWorkersAreAttributedToTheirLayers) {
+  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 online CPUs for a worker beside the main thread; this machine has 1";
+  auto g = load_model(std::string(HWPROF_MODELS_DIR) + "/lenet5.json");
+  ASSERT_TRUE(g) << g.error().message;
+  ProfileOptions o = short_run(64, 40, BackendKind::timer);
+  o.threads = 2;
+  o.machine = synthetic_machine(2);
+  o.sample = "cpu-clock@2000";
+  auto p = profile_model(*g, o);
+  if (!p && p.error().message.find("--sample:") != std::string::npos) GTEST_SKIP() << "sampling cannot open here: " << p.error().message;
+  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_TRUE(p->sampling);
+  const SamplingProfile& s = *p->sampling;
+  std::uint64_t in_layers = 0;
+  std::uint64_t by_workers = 0;
+  for (const SampledLayer& row : s.layers) {
+    if (row.layer < 0) continue;
+    in_layers += row.samples;
+    by_workers += row.by_pool_workers;
+    EXPECT_LE(row.by_pool_workers, row.samples) << row.name;
+  }
+  EXPECT_GT(in_layers, 0u) << s.samples << " samples, none in a layer";
+  EXPECT_GT(by_workers, 0u) << "of " << in_layers << " samples in layers, none taken on a pool worker";
+  EXPECT_EQ(s.lost, 0u);
 }
 
 TEST(Profiler, LatencyOfATrainingStepKeepsItsLoss) {

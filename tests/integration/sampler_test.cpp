@@ -1,12 +1,15 @@
 // The sampler on the real kernel (docs/sampling.md): cpu-clock samples of a thread that
 // existed before it opened and of one started after, on the session's clock, with callchains,
 // never of the reader; another process sampled from its exec with its mappings and names; a
-// hardware event refused where the machine has no PMU. Skips where perf_event_open is not
-// permitted. Counts are held to generous lower bounds, never to a time.
+// hardware event refused where the machine has no PMU; code written at run time into anonymous
+// memory, sampled and named through the process's perf map file. Skips where perf_event_open is
+// not permitted. Counts are held to generous lower bounds, never to a time.
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -19,8 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "counters/perf_map.hpp"
 #include "counters/sample_spec.hpp"
 #include "counters/sampler.hpp"
+#include "counters/symbols.hpp"
 #include "counters/system_info.hpp"
 
 namespace hwprof::detail {
@@ -242,6 +247,67 @@ TEST(SamplerKernel, AHardwareEventIsRefusedWhereThereIsNoPmu) {
   const double cpu = spin_before();
   sampler.stop();
   EXPECT_GT(sampler.stats().samples, 0u) << "no cycles sample in " << cpu << " s of CPU";
+}
+
+// A JIT's code as Linux perf's convention names it (docs/sampling.md, "Perf map files"): a spin
+// loop written as machine code into an anonymous executable page, and this process's
+// /tmp/perf-PID.map naming it; the samples taken in it are named from the file.
+class JitPerfMap : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (wrote_map_) std::remove(perf_map_path(::getpid()).c_str());
+    if (page_ != MAP_FAILED) ::munmap(page_, page_bytes_);
+  }
+  void* page_ = MAP_FAILED;
+  std::size_t page_bytes_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  bool wrote_map_ = false;
+};
+
+TEST_F(JitPerfMap, SamplesInCodeWrittenAtRunTimeAreNamedFromThePerfMapFile) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the spin function is x86-64 machine code; this is another architecture";
+#else
+  page_ = ::mmap(nullptr, page_bytes_, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page_ == MAP_FAILED) GTEST_SKIP() << "this system refuses executable anonymous memory: " << std::strerror(errno);
+  // dec rdi; jnz -5 (back to the dec); ret: spins its first argument down to 0.
+  const unsigned char code[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3};
+  std::memcpy(page_, code, sizeof code);
+  __builtin___clear_cache(static_cast<char*>(page_), static_cast<char*>(page_) + sizeof code);
+  const auto start = reinterpret_cast<std::uintptr_t>(page_);
+  {
+    FILE* f = std::fopen(perf_map_path(::getpid()).c_str(), "w");
+    ASSERT_NE(f, nullptr) << perf_map_path(::getpid()) << ": " << std::strerror(errno);
+    wrote_map_ = true;
+    std::fprintf(f, "%lx %zx hwprof_jit_spin\n", static_cast<unsigned long>(start), sizeof code);
+    ASSERT_EQ(std::fclose(f), 0);
+  }
+  Opened opened = open_sampler("cpu-clock@1000");
+  if (!opened.skip.empty()) GTEST_SKIP() << opened.skip;
+  ASSERT_TRUE(opened.sampler);
+  Sampler& sampler = *opened.sampler;
+  using Spin = void (*)(std::uint64_t);
+  const auto spin = reinterpret_cast<Spin>(page_);
+  sampler.start();
+  // Spins for kSpinCpuSeconds of CPU, in calls short next to a sample's period.
+  const std::uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 < static_cast<std::uint64_t>(kSpinCpuSeconds * 1e9)) spin(2'000'000);
+  const double cpu_seconds = static_cast<double>(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1e9;
+  sampler.stop();
+
+  auto symbolizer = symbolizer_for_process(::getpid());
+  ASSERT_TRUE(symbolizer) << symbolizer.error().message;
+  std::size_t mine = 0;
+  std::size_t named = 0;
+  for (const SampleRecord& s : sampler.data().samples()) {
+    if (s.tid != static_cast<std::uint32_t>(::gettid())) continue;
+    ++mine;
+    const Symbol& symbol = symbolizer->resolve(s.ip);
+    if (symbol.source == SymbolSource::perf_map && symbol.function == "hwprof_jit_spin") ++named;
+  }
+  EXPECT_GE(static_cast<double>(mine), 0.1 * cpu_seconds * static_cast<double>(kHz)) << mine << " samples for " << cpu_seconds << " s of CPU";
+  EXPECT_GE(named * 2, mine) << "only " << named << " of " << mine << " samples named hwprof_jit_spin from the perf map";
+  EXPECT_GT(named, 0u);
+#endif
 }
 
 }  // namespace

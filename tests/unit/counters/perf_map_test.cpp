@@ -136,6 +136,18 @@ TEST_F(PerfMapFileTest, AFileIsReadAndAFileOverTheLimitIsRefusedNamingIt) {
   EXPECT_EQ(big.error().message, path + ": 34 bytes; a perf map file may have at most 20 bytes");
 }
 
+// Just past the default limit, as a sparse file: refused from its size alone, so neither the
+// 256 MiB nor the time to read them is spent.
+TEST_F(PerfMapFileTest, AFileJustPastTheDefaultLimitIsRefusedBeforeItIsRead) {
+  const std::string path = put("perf-3.map", "1000 10 kernel_a\n");
+  const std::size_t limit = detail::PerfMapLimits{}.max_bytes;
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(limit + 1)), 0);
+  auto big = detail::read_perf_map(path);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().message,
+            path + ": " + std::to_string(limit + 1) + " bytes; a perf map file may have at most " + std::to_string(limit) + " bytes");
+}
+
 TEST_F(PerfMapFileTest, AFifoIsRefusedWithoutWaitingEvenWithAWriter) {
   const std::string path = this->path("perf-2.map");
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);

@@ -148,6 +148,18 @@ TEST(SampleSpec, ARateThatIsNotAWholeNumberIsRefused) {
   EXPECT_THAT(refused("cpu-clock@100@200"), HasSubstr("more than one '@'"));
 }
 
+// Text from a command line or an environment variable, as anyone may write it: refused with a
+// message, never read past its end nor taken for part of an event's name.
+TEST(SampleSpec, HostileTextIsRefused) {
+  EXPECT_THAT(refused("cpu-clock\x01@100"), HasSubstr("sample spec"));
+  EXPECT_THAT(refused("cpu-clock@1000\n@1"), HasSubstr("more than one '@'"));
+  EXPECT_THAT(refused("cpu-clock@1000;rm -rf /"), HasSubstr("not a whole number"));
+  EXPECT_THAT(refused("@@@@"), HasSubstr("more than one '@'"));
+  EXPECT_THAT(refused(std::string(100000, 'x') + "@100"), HasSubstr("sample spec"));
+  EXPECT_THAT(refused("cpu-clock@" + std::string(100000, '9')), HasSubstr("fits in 64 bits"));
+  EXPECT_THAT(refused("cpu-clock:" + std::string(1000, 'p')), HasSubstr("at most three p's"));
+}
+
 TEST(SampleSpec, AFrequencyAboveTheKernelsLimitSaysTheLimitAndHowToRaiseIt) {
   EXPECT_THAT(refused("cpu-clock@200000"),
               AllOf(HasSubstr("200000 Hz"), HasSubstr("limit of 100000 Hz"), HasSubstr("kernel.perf_event_max_sample_rate"),

@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "counters/sample_spec.hpp"
@@ -57,6 +58,7 @@ class FakeKernel : public Syscalls {
   std::vector<int> closed;
   std::vector<std::pair<int, unsigned long>> ioctls;
   std::map<int, std::unique_ptr<Mapping>> rings;  // by the fd mapped
+  std::atomic<bool> reader_asleep{false};         // poll() does not return until stop()
 
   int perf_event_open(perf_event_attr& attr, pid_t pid, int cpu, int group_fd, unsigned long flags) noexcept override {
     EXPECT_TRUE(flags & PERF_FLAG_FD_CLOEXEC);
@@ -111,8 +113,14 @@ class FakeKernel : public Syscalls {
       }
     }
   }
-  int poll(pollfd*, std::size_t, int) noexcept override {
+  int poll(pollfd* fds, std::size_t n, int) noexcept override {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // A reader held asleep wakes only for its eventfd (stop()), the last of the fds.
+    while (reader_asleep.load()) {
+      std::uint64_t count = 0;
+      if (n > 0 && ::read(fds[n - 1].fd, &count, sizeof count) == static_cast<ssize_t>(sizeof count)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     return 0;
   }
 
@@ -436,6 +444,28 @@ TEST(Sampler, NoOnlineCpuIsRefused) {
   FakeKernel kernel;
   kernel.cpus.clear();
   EXPECT_THAT(refusal(kernel), HasSubstr("lists no CPU"));
+}
+
+// pause() drains the rings itself, so that the reader need not wake while a sampled pass runs
+// (docs/sampling.md, "Cost"): here the reader sleeps throughout.
+TEST(Sampler, PauseDisablesTheEventsAndDrainsTheRingsWithoutTheReader) {
+  FakeKernel kernel;
+  Sampler sampler = opened(kernel);
+  kernel.reader_asleep = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the reader is in poll()
+  sampler.start();
+  const int ring0 = kernel.fd_of(100, 0);
+  const int ring1 = kernel.fd_of(100, 1);
+  kernel.publish(ring0, test::sample_record(7, 100, 100, 0x10, {test::kUserMarker, 0x10}));
+  kernel.publish(ring1, test::sample_record(7, 101, 200, 0x20, {test::kUserMarker, 0x20}));
+  sampler.pause();
+  EXPECT_EQ(kernel.requests(PERF_EVENT_IOC_DISABLE), 6);
+  for (const int ring : {ring0, ring1}) EXPECT_EQ(kernel.tail_of(ring), kernel.head_of(ring)) << "ring of fd " << ring << " not drained";
+  sampler.resume();
+  kernel.publish(ring0, test::sample_record(7, 100, 300, 0x30, {test::kUserMarker, 0x30}));
+  sampler.stop();
+  EXPECT_EQ(sampler.stats().samples, 3u);
+  EXPECT_EQ(sampler.stats().lost, 0u);
 }
 
 TEST(Sampler, StopIsIdempotentAndAMovedSamplerKeepsWorking) {
