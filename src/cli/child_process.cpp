@@ -53,7 +53,7 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
   return out;
 }
 
-double seconds_of(const timeval& t) {
+double rusage_seconds(const timeval& t) {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
 }
 
@@ -133,8 +133,8 @@ Result<ChildResult> run_child(const std::vector<std::string>& command, const Att
     return result;
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.user_seconds = seconds_of(usage.ru_utime);
-  result.system_seconds = seconds_of(usage.ru_stime);
+  result.user_seconds = rusage_seconds(usage.ru_utime);
+  result.system_seconds = rusage_seconds(usage.ru_stime);
   return result;
 }
 
