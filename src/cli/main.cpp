@@ -16,6 +16,7 @@
 #include "cli/merge_command.hpp"
 #include "cli/output.hpp"
 #include "cli/profile_command.hpp"
+#include "cli/record_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/stat_command.hpp"
@@ -61,12 +62,13 @@ int run_cli(int argc, char** argv) {
   hwprof::cli::setup_compare(app, exit_code);
   hwprof::cli::setup_merge(app, exit_code);
   hwprof::cli::setup_run(app, exit_code);
-  // `hwprof stat [OPTIONS] -- CMD ARGS`: everything after the first `--` is the program's, even
+  auto record = hwprof::cli::setup_record(app, exit_code);
+  // `hwprof stat|record [OPTIONS] -- CMD ARGS`: everything after the first `--` is the program's, even
   // words that look like hwprof's options (`-- sort -o out.txt in.txt`); CLI11 never sees it.
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args.front() == "stat") {
+  if (!args.empty() && (args.front() == "stat" || args.front() == "record")) {
     if (const auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
-      stat->command.assign(dashes + 1, args.end());
+      (args.front() == "stat" ? stat->command : record->command).assign(dashes + 1, args.end());
       args.erase(dashes, args.end());
     }
   }
@@ -84,7 +86,7 @@ int run_cli(int argc, char** argv) {
     if (what.find("A subcommand is required") != std::string::npos && argc > 1 && argv[1][0] != '-') {
       // `hwprof frobnicate`: name the word that is not a subcommand.
       what = "'" + std::string(argv[1]) +
-             "' is not a subcommand of hwprof (summary, bench, profile, run, report, compare, merge, calibrate, info, stat)";
+             "' is not a subcommand of hwprof (summary, bench, profile, run, report, compare, merge, calibrate, info, stat, record)";
     }
     std::cerr << "hwprof: error: " << what << "\nRun 'hwprof --help' for usage.\n";
     return hwprof::cli::kExitUsage;

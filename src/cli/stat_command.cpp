@@ -1,23 +1,15 @@
 #include "cli/stat_command.hpp"
 
-#include <cerrno>
-#include <chrono>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <iterator>
 #include <optional>
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/arguments.hpp"
+#include "cli/child_process.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
 #include "hwprof/counters.hpp"
@@ -38,90 +30,6 @@ Result<EventGroup> find_group(const std::string& name) {
   auto family = counter_family(detect_cpu(), dirs);
   if (!family) return Error{"event group '" + name + "': this CPU's counter family is unknown: " + family.error().message};
   return find_event_group(name, family->name, dirs);
-}
-
-// The child being counted, for the signal handler: hwprof stat forwards SIGTERM, SIGHUP, SIGINT
-// and SIGQUIT to it (as perf stat does), waits for it to end, and still reports.
-volatile sig_atomic_t g_child = 0;
-
-void forward_signal(int signal, siginfo_t* info, void* /*context*/) {
-  // A signal the terminal raised (^C) reached the child's process group already: only what a
-  // process sent to hwprof alone (kill, a job scheduler) needs passing on.
-  if (info != nullptr && info->si_code == SI_KERNEL) return;
-  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal);
-}
-
-constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
-
-struct ChildResult {
-  int exit_code = 0;
-  double wall_seconds = 0.0;
-  double user_seconds = 0.0;
-  double system_seconds = 0.0;
-};
-
-// Forks a child that waits on a pipe, lets `attach(pid)` open counters on it, then lets it
-// exec (no shell). Counters opened with enable_on_exec start exactly at exec.
-template <class Attach>
-Result<ChildResult> run_child(const std::vector<std::string>& command, Attach attach) {
-  int go[2];
-  int failed[2];
-  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(failed, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
-  std::vector<char*> argv;
-  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return Error{std::string("fork: ") + std::strerror(errno)};
-  if (pid == 0) {
-    ::close(go[1]);
-    ::close(failed[0]);
-    char byte = 0;
-    while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
-    }
-    ::execvp(argv[0], argv.data());
-    const int error = errno;
-    (void)!::write(failed[1], &error, sizeof error);
-    ::_exit(127);
-  }
-  ::close(go[0]);
-  ::close(failed[1]);
-  attach(pid);
-  // Like time(1) and perf stat: the child gets the signal, we wait for it and report.
-  g_child = pid;
-  struct sigaction forward {};
-  forward.sa_sigaction = forward_signal;
-  forward.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&forward.sa_mask);
-  struct sigaction old[std::size(kForwarded)] = {};
-  for (std::size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &forward, &old[i]);
-  const auto start = std::chrono::steady_clock::now();
-  (void)!::write(go[1], "x", 1);
-  ::close(go[1]);
-  int exec_error = 0;
-  const bool exec_failed = ::read(failed[0], &exec_error, sizeof exec_error) == static_cast<ssize_t>(sizeof exec_error);
-  ::close(failed[0]);
-  int status = 0;
-  rusage usage{};
-  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-  }
-  ChildResult result;
-  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  g_child = 0;
-  for (std::size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &old[i], nullptr);
-  if (exec_failed) return Error{"cannot run '" + command.front() + "': " + std::strerror(exec_error)};
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.user_seconds = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) * 1e-6;
-  result.system_seconds = static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) * 1e-6;
-  return result;
-}
-
-std::string quote_command(const std::vector<std::string>& command) {
-  std::string out;
-  for (const std::string& arg : command) {
-    if (!out.empty()) out += ' ';
-    out += arg.find_first_of(" \t'\"") == std::string::npos ? arg : "'" + arg + "'";
-  }
-  return out;
 }
 
 }  // namespace
@@ -323,17 +231,18 @@ int run_stat(const StatCommandOptions& options) {
     return kExitUsage;
   }
   std::unique_ptr<CounterSet> set;
-  auto child = run_child(options.command, [&](pid_t pid) {
-    if (asked->backend == BackendKind::timer) return;  // the child's times come from wait4
+  auto child = run_child(options.command, [&](pid_t pid) -> std::optional<Error> {
+    if (asked->backend == BackendKind::timer) return std::nullopt;  // the child's times come from wait4
     CounterOptions counter_options;
     counter_options.backend = asked->backend;
     counter_options.events = asked->names;
     counter_options.pid = pid;
     counter_options.enable_on_exec = true;
     set = open_counters(counter_options);
+    return std::nullopt;
   });
-  if (!child) {
-    std::cerr << "hwprof: error: " << child.error().message << "\n";
+  if (!child || !child->exec_error.empty()) {
+    std::cerr << "hwprof: error: " << (child ? child->exec_error : child.error().message) << "\n";
     return 127;
   }
   StatRecords records = stat_records(*asked, *child, set.get());

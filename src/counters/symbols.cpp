@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -194,37 +195,56 @@ std::size_t Symbolizer::cached_addresses() const {
   return state_->cache.size();
 }
 
-Result<Symbolizer> symbolizer_for_process(int pid, const PerfMapLimits& limits) {
-  auto mappings = read_proc_maps(pid);
-  if (!mappings) return mappings.error();
+namespace {
+
+// The perf map file of `pid`, where it has one and it can be believed; what is wrong with it
+// goes to `symbolizer.warn` by the caller. /tmp is everyone's, and the file is written by the
+// process itself: one owned by neither its user (`process_uid`, where known), nor ours, nor root
+// is not believed (Linux perf reads only files of its own user or root).
+std::vector<PerfMap> believed_perf_map(int pid, std::optional<uid_t> process_uid, const PerfMapLimits& limits, std::vector<std::string>& warnings) {
+  std::vector<PerfMap> maps;
   const std::string path = perf_map_path(pid);
   struct stat file {};
   if (::stat(path.c_str(), &file) != 0) {
     const int error = errno;
-    Symbolizer symbolizer(std::move(*mappings));
-    if (error != ENOENT) symbolizer.warn(path + ": cannot be read (" + std::strerror(error) + "); JIT code is not named");
-    return symbolizer;
+    if (error != ENOENT) warnings.push_back(path + ": cannot be read (" + std::strerror(error) + "); JIT code is not named");
+    return maps;
   }
-  // /tmp is everyone's, and the file is written by the process itself: one owned by neither
-  // its user, nor ours, nor root is not believed (Linux perf reads only files of its own user
-  // or root).
-  struct stat process {};
-  const bool owned = ::stat(("/proc/" + std::to_string(pid)).c_str(), &process) == 0 && file.st_uid == process.st_uid;
+  const bool owned = process_uid && file.st_uid == *process_uid;
   if (!owned && file.st_uid != ::geteuid() && file.st_uid != 0) {
-    Symbolizer symbolizer(std::move(*mappings));
-    symbolizer.warn(path + ": owned by user " + std::to_string(file.st_uid) +
-                    ", neither the process's nor hwprof's nor root; not read, JIT code is not named");
-    return symbolizer;
+    warnings.push_back(path + ": owned by user " + std::to_string(file.st_uid) +
+                       ", neither the process's nor hwprof's nor root; not read, JIT code is not named");
+    return maps;
   }
   auto map = read_perf_map(path, limits);
   if (!map) {
-    Symbolizer symbolizer(std::move(*mappings));
-    symbolizer.warn(map.error().message + "; JIT code is not named");
-    return symbolizer;
+    warnings.push_back(map.error().message + "; JIT code is not named");
+    return maps;
   }
-  std::vector<PerfMap> maps;
   maps.push_back(std::move(*map));
-  return Symbolizer(std::move(*mappings), std::move(maps));
+  return maps;
+}
+
+Symbolizer symbolizer_with_perf_map(int pid, std::vector<Mapping> mappings, std::optional<uid_t> process_uid, const PerfMapLimits& limits) {
+  std::vector<std::string> warnings;
+  std::vector<PerfMap> maps = believed_perf_map(pid, process_uid, limits, warnings);
+  Symbolizer symbolizer(std::move(mappings), std::move(maps));
+  for (std::string& w : warnings) symbolizer.warn(std::move(w));
+  return symbolizer;
+}
+
+}  // namespace
+
+Result<Symbolizer> symbolizer_for_process(int pid, const PerfMapLimits& limits) {
+  auto mappings = read_proc_maps(pid);
+  if (!mappings) return mappings.error();
+  struct stat process {};
+  const bool alive = ::stat(("/proc/" + std::to_string(pid)).c_str(), &process) == 0;
+  return symbolizer_with_perf_map(pid, std::move(*mappings), alive ? std::optional<uid_t>(process.st_uid) : std::nullopt, limits);
+}
+
+Symbolizer symbolizer_for_exited_process(int pid, std::vector<Mapping> mappings, const PerfMapLimits& limits) {
+  return symbolizer_with_perf_map(pid, std::move(mappings), std::nullopt, limits);
 }
 
 }  // namespace hwprof::detail

@@ -88,4 +88,9 @@ class Symbolizer {
 // used (too large, not a regular file, owned by another user) is a warning, not an error.
 Result<Symbolizer> symbolizer_for_process(int pid, const PerfMapLimits& limits = {});
 
+// The symbolizer of a process that has exited (`hwprof record`): the executable mappings its
+// sampler kept (counters/recorded_mappings.hpp) and its perf map file, read after it exited and
+// believed only when owned by hwprof's user or root (its own user cannot be asked any more).
+Symbolizer symbolizer_for_exited_process(int pid, std::vector<Mapping> mappings, const PerfMapLimits& limits = {});
+
 }  // namespace hwprof::detail

@@ -7,22 +7,6 @@
 
 namespace hwprof::detail {
 
-std::vector<RegionSpan> spans_of(const SessionSnapshot& snapshot) {
-  std::unordered_map<int, std::int64_t> tids;
-  for (const SessionThread& t : snapshot.threads) tids[t.number] = t.tid;
-  std::vector<RegionSpan> spans;
-  spans.reserve(snapshot.timeline.size());
-  const auto base = static_cast<double>(snapshot.opened_monotonic_ns);
-  for (const TimelineEvent& e : snapshot.timeline) {
-    const auto tid = tids.find(e.thread);
-    if (tid == tids.end()) continue;
-    const double start = base + e.start_ns;
-    spans.push_back({tid->second, e.region, e.depth, static_cast<std::uint64_t>(std::llround(start)),
-                     static_cast<std::uint64_t>(std::llround(start + e.duration_ns))});
-  }
-  return spans;
-}
-
 // One sweep over every span edge and sample in time order, keeping each thread's stack of open
 // regions: a sample reads its own thread's innermost region, else, where exactly one thread has
 // regions open, that thread's. An edge and a sample at the same nanosecond: a span's start comes

@@ -11,18 +11,9 @@
 #include <vector>
 
 #include "hwprof/session.hpp"
+#include "session/region_spans.hpp"  // RegionSpan, spans_of
 
 namespace hwprof::detail {
-
-// One region call on one thread: its OS thread id, the session's region id, its nesting depth
-// (0: outermost) and its edges on CLOCK_MONOTONIC.
-struct RegionSpan {
-  std::int64_t tid = 0;
-  int region = -1;
-  int depth = 0;
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
-};
 
 // One sample: the thread it was taken on and when (CLOCK_MONOTONIC).
 struct TakenSample {
@@ -43,11 +34,6 @@ struct AttributedSample {
   Attribution how = Attribution::outside;
   std::int64_t tid = 0;  // the OS thread whose region it is (own_thread: the sample's; launching_thread: the launcher's)
 };
-
-// The session's timeline as spans on CLOCK_MONOTONIC, each with its thread's OS id (a thread
-// the snapshot does not list is left out). `timeline_dropped` in the snapshot says how many
-// calls the timeline could not hold: samples taken during them find no span.
-std::vector<RegionSpan> spans_of(const SessionSnapshot& snapshot);
 
 // The region each sample belongs to, in the samples' order. Spans of one thread are taken to
 // nest (as the session's regions do); a span whose end precedes its start is ignored.

@@ -79,8 +79,11 @@ nlohmann::ordered_json instants_json(const SamplingProfile& s) {
 std::string sampling_section(const Profile& p, std::size_t rows) {
   if (!p.sampling) return "";
   const SamplingProfile& s = *p.sampling;
-  std::string out = fmt::format("\nWhere inside the layers the time went (sampled: {}, {}; {} sample{} on {} of {} measured passes)\n", s.spec,
-                                s.rate, s.samples, s.samples == 1 ? "" : "s", s.sampled_passes, s.sampled_passes + s.unsampled_passes);
+  // hwprof record samples one run of a program throughout: no passes to count.
+  const int passes = s.sampled_passes + s.unsampled_passes;
+  std::string out = fmt::format("\nWhere inside the {} the time went (sampled: {}, {}; {} sample{}{})\n", passes > 0 ? "layers" : "regions", s.spec,
+                                s.rate, s.samples, s.samples == 1 ? "" : "s",
+                                passes > 0 ? fmt::format(" on {} of {} measured passes", s.sampled_passes, passes) : std::string());
   if (s.samples == 0) return out + "  no samples were taken\n";
   std::size_t width = 12;
   const std::size_t shown = std::min(rows == 0 ? s.layers.size() : rows, s.layers.size());

@@ -28,6 +28,7 @@
 #include "session/report_writer.hpp"
 #include "session/session_clock.hpp"
 #include "session/session_state.hpp"
+#include "session/span_file.hpp"
 
 namespace hwprof {
 namespace detail {
@@ -240,6 +241,8 @@ Session* open_from_environment(std::vector<std::string>& problems) {
   }
   std::unique_ptr<Session> session = std::move(*opened);
   if (!output_env.empty()) claim_output(output_env, problems);
+  // Under `hwprof record`: the spans its samples are attributed to (docs/sampling.md).
+  if (const std::string spans = environment(kRecordSpansVariable); !spans.empty()) write_span_file_at_exit(*session, spans);
   for (const std::string& p : problems) {
     std::fprintf(stderr, "hwprof: %s\n", p.c_str());
     session->state()->hint(p);

@@ -2,8 +2,9 @@
 // program becomes a region of the regions library's default session, with its analytic work
 // (aten_cost.cpp) added per call. Registered once, when the library is loaded, and only when
 // the run asks for output, a backend or counters (HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS,
-// HWPROF_GROUP: docs/regions.md) and regions are not disabled; otherwise it registers nothing. The only file that includes libtorch: compiled with
-// -DNDEBUG, since RecordFunction has a member that exists only without it (docs/torch.md, "Building").
+// HWPROF_GROUP: docs/regions.md) or runs under hwprof record (HWPROF_RECORD_SPANS) and regions are not disabled; otherwise it registers nothing. The
+// only file that includes libtorch: compiled with -DNDEBUG, since RecordFunction has a member that exists only without it (docs/torch.md,
+// "Building").
 //
 // Per call, allocation-free once a signature was seen on a thread: the call's inputs are
 // copied into a thread's AtenCall, hashed, and looked up in the thread's table of signatures
@@ -602,7 +603,7 @@ struct Registration {
       // The regions library measures by default; its ops are worth observing only where the
       // run asks for something of them: output, a backend or counters (docs/torch.md).
       bool asked = false;
-      for (const char* name : {"HWPROF_OUTPUT", "HWPROF_BACKEND", "HWPROF_EVENTS", "HWPROF_GROUP"}) {
+      for (const char* name : {"HWPROF_OUTPUT", "HWPROF_BACKEND", "HWPROF_EVENTS", "HWPROF_GROUP", "HWPROF_RECORD_SPANS"}) {
         const char* value = std::getenv(name);
         asked = asked || (value != nullptr && *value != '\0');
       }

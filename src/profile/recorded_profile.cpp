@@ -1,0 +1,97 @@
+#include "profile/recorded_profile.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+namespace hwprof::detail {
+namespace {
+
+constexpr const char* kSampledLayersOutsideRow = "(outside every layer)";  // add_sampled_layers' row
+constexpr const char* kOutsideEveryRegion = "(outside every region)";
+
+bool is_outside_row(const std::string& name) {
+  return name.ends_with(kOutsideEveryRegion);
+}
+
+// One span per thread of `pid`'s samples, from its first sample to its last: region 0, the
+// whole program.
+std::vector<RegionSpan> whole_program_spans(const SampleStore& store, std::uint32_t pid) {
+  std::unordered_map<std::uint32_t, std::size_t> index;
+  std::vector<RegionSpan> spans;
+  for (const SampleRecord& s : store.samples()) {
+    if (s.pid != pid) continue;
+    const auto [it, fresh] = index.emplace(s.tid, spans.size());
+    if (fresh) spans.push_back({static_cast<std::int64_t>(s.tid), 0, 0, s.time_ns, s.time_ns});
+    RegionSpan& span = spans[it->second];
+    span.start_ns = std::min(span.start_ns, s.time_ns);
+    span.end_ns = std::max(span.end_ns, s.time_ns);
+  }
+  return spans;
+}
+
+// `from`'s rows and stacks into `out`, its frame names interned into out's, each row's name
+// (and its stacks' root) passed through `rename`.
+template <class Rename>
+void merge_sampling(SamplingProfile& from, const Rename& rename, SamplingProfile& out) {
+  std::unordered_map<std::string, int> ids;
+  for (std::size_t i = 0; i < out.frame_names.size(); ++i) ids.emplace(out.frame_names[i], static_cast<int>(i));
+  const auto intern = [&](const std::string& name) {
+    const auto [it, fresh] = ids.emplace(name, static_cast<int>(out.frame_names.size()));
+    if (fresh) out.frame_names.push_back(name);
+    return it->second;
+  };
+  for (SampledStackRow& row : from.stacks) {
+    for (std::size_t f = 0; f < row.frames.size(); ++f) {
+      const std::string& name = from.frame_names[static_cast<std::size_t>(row.frames[f])];
+      row.frames[f] = intern(f == 0 ? rename(name) : name);
+    }
+    out.stacks.push_back(std::move(row));
+  }
+  for (SampledLayer& l : from.layers) {
+    l.name = rename(l.name);
+    out.layers.push_back(std::move(l));
+  }
+  out.samples += from.samples;
+  out.ambiguous += from.ambiguous;
+  out.outside += from.outside;
+}
+
+}  // namespace
+
+void add_recorded_processes(const SampleStore& store, std::span<const RecordedProcess> processes, const NameOfAddressIn& name_of, std::size_t top,
+                            SamplingProfile& out) {
+  const bool several = processes.size() > 1;
+  for (const RecordedProcess& p : processes) {
+    const std::string prefix = several ? "pid " + std::to_string(p.pid) + " (" + p.name + "): " : "";
+    std::unordered_map<int, std::string> region_names;
+    std::vector<RegionSpan> spans;
+    if (p.spans) {
+      for (const RecordedRegion& r : p.spans->regions) region_names[r.id] = r.name;
+      spans = p.spans->spans;
+    } else {
+      region_names[0] = p.name + " (the whole program)";
+      spans = whole_program_spans(store, p.pid);
+    }
+    const RowOfRegion row_of = [&](int region) -> std::optional<SampledRow> {
+      const auto it = region_names.find(region);
+      return it == region_names.end() ? std::nullopt : std::optional<SampledRow>(SampledRow{it->second, -1});
+    };
+    const NameOfAddress names = [&](std::uint64_t address) { return name_of(p.pid, address); };
+    SamplingProfile one;
+    add_sampled_layers(store, static_cast<int>(p.pid), spans, row_of, names, top, one);
+    merge_sampling(
+        one, [&](const std::string& row) { return prefix + (row == kSampledLayersOutsideRow ? std::string(kOutsideEveryRegion) : row); }, out);
+    if (p.spans && p.spans->timeline_dropped > 0) {
+      out.warnings.push_back(prefix + std::to_string(p.spans->timeline_dropped) +
+                             " region calls ran after the session's timeline was full: samples taken during them are counted outside every region");
+    }
+  }
+  std::stable_sort(out.layers.begin(), out.layers.end(), [](const SampledLayer& a, const SampledLayer& b) {
+    const bool a_out = is_outside_row(a.name), b_out = is_outside_row(b.name);
+    if (a_out != b_out) return b_out;
+    return a.samples > b.samples;
+  });
+}
+
+}  // namespace hwprof::detail
