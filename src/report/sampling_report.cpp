@@ -46,13 +46,16 @@ std::string function_cell(const SampledFunction& f) {
 std::string sampling_section(const Profile& p, std::size_t rows) {
   if (!p.sampling) return "";
   const SamplingProfile& s = *p.sampling;
-  std::string out = fmt::format("\nWhere inside the layers the time went (sampled: {}, {}; {} sample{} on {} of {} measured passes)\n", s.spec,
-                                s.rate, s.samples, s.samples == 1 ? "" : "s", s.sampled_passes, s.sampled_passes + s.unsampled_passes);
+  const bool windows = s.cost_from == "windows";  // a regions program's: rows are regions, sampled in windows of its run
+  std::string out = fmt::format("\nWhere inside the {} the time went (sampled: {}, {}; {} sample{} {} {} of {} {})\n", windows ? "regions" : "layers",
+                                s.spec, s.rate, s.samples, s.samples == 1 ? "" : "s", windows ? "in" : "on", s.sampled_passes,
+                                s.sampled_passes + s.unsampled_passes, windows ? "time windows" : "measured passes");
   if (s.samples == 0) return out + "  no samples were taken\n";
   std::size_t width = 12;
   const std::size_t shown = std::min(rows == 0 ? s.layers.size() : rows, s.layers.size());
   for (std::size_t i = 0; i < shown; ++i) width = std::max(width, s.layers[i].name.size());
-  out += fmt::format("{:<{}}  {:>8}  {}\n", "Layer", width, "Samples", "Functions: share of the layer's samples (95% interval)");
+  out += fmt::format("{:<{}}  {:>8}  {}\n", windows ? "Region" : "Layer", width, "Samples",
+                     windows ? "Functions: share of the region's samples (95% interval)" : "Functions: share of the layer's samples (95% interval)");
   for (std::size_t i = 0; i < shown; ++i) {
     const SampledLayer& l = s.layers[i];
     std::string cells;
@@ -68,12 +71,25 @@ std::string sampling_section(const Profile& p, std::size_t rows) {
   out +=
       "Shares are of each row's samples (pool workers' samples go to the layer their launching thread was in); fewer than 30 samples say "
       "nothing.\n";
-  if (std::isfinite(s.overhead)) {
+  if (std::isfinite(s.overhead) && s.cost_from == "windows") {
+    out += fmt::format(
+        "Sampling cost: the regions' median calls in the {} sampled windows were {:+.1f}% of those in the {} unsampled ones (measured, same "
+        "run; two halves of the unsampled windows differ by {}{}).\n",
+        s.sampled_passes, 100.0 * s.overhead, s.unsampled_passes,
+        std::isfinite(s.overhead_noise) ? fmt::format("{:.1f}%", 100.0 * s.overhead_noise) : std::string("an amount not known: too few calls"),
+        std::isfinite(s.overhead_noise) && std::abs(s.overhead) <= s.overhead_noise ? ", so the cost is within the noise" : "");
+  } else if (std::isfinite(s.overhead)) {
     out += fmt::format(
         "Sampling cost: the sampled passes' median was {:+.1f}% of the others' (measured, same run; the unsampled passes themselves "
         "spread ±{:.1f}%{}).\n",
         100.0 * s.overhead, 100.0 * s.overhead_noise,
         std::abs(s.overhead) <= s.overhead_noise ? ", so the cost is within the noise: more --iterations tell it better" : "");
+  } else if (!s.overhead_reason.empty()) {
+    out += "Sampling cost: not measured: " + s.overhead_reason + ".\n";
+  }
+  if (s.timeline_full > 0) {
+    out += fmt::format("{} samples not attributed: the timeline was full after {} calls; raise HWPROF_TIMELINE_EVENTS.\n", s.timeline_full,
+                       s.timeline_calls);
   }
   if (s.ambiguous > 0) out += fmt::format("{} samples on threads without a layer while several threads had one open: not attributed.\n", s.ambiguous);
   for (const std::string& w : s.warnings) out += "WARNING: " + w + "\n";
@@ -108,6 +124,10 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
           {"overhead_noise", std::isfinite(s.overhead_noise) ? json(s.overhead_noise) : json(nullptr)},
           {"sampled_passes", s.sampled_passes},
           {"unsampled_passes", s.unsampled_passes},
+          {"cost_from", s.cost_from},
+          {"overhead_reason", s.overhead_reason},
+          {"timeline_full", s.timeline_full},
+          {"timeline_calls", s.timeline_calls},
           {"warnings", s.warnings},
           {"layers", std::move(layers)}};
 }
