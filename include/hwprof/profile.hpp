@@ -253,12 +253,22 @@ struct SamplingProfile {
   std::uint64_t dropped = 0;    // past hwprof's own cap
   std::uint64_t ambiguous = 0;  // on a thread without a layer while several threads had one open
   std::uint64_t outside = 0;    // while no layer was open anywhere (between passes, the runtime)
+  // Taken after the session's timeline was full (a regions program past its first
+  // timeline_calls calls, HWPROF_TIMELINE_EVENTS): which region was open is not known, so
+  // they are attributed to no row, and not counted as outside either.
+  std::uint64_t timeline_full = 0;
+  std::uint64_t timeline_calls = 0;
   // Measured in the same run: the median pass with sampling on against the median without
   // (sampling is on every other measured pass), minus 1. NaN where not enough passes ran.
+  // A regions program (cost_from "windows") alternates sampled and unsampled time windows
+  // instead: the regions' median calls in each, compared (docs/sampling.md, "What sampling
+  // costs a regions program").
   double overhead = 0.0;
   double overhead_noise = 0.0;  // half the unsampled passes' range over their median: what the cost cannot be told from
-  int sampled_passes = 0;
+  int sampled_passes = 0;       // passes, or windows where cost_from is "windows"
   int unsampled_passes = 0;
+  std::string cost_from = "passes";   // "passes" (hwprof profile) or "windows" (a regions program)
+  std::string overhead_reason;        // why overhead is NaN, where it is
   std::vector<std::string> warnings;  // losses, throttling, cut callchains, symbols not read
   std::vector<SampledLayer> layers;   // the layers with samples, most samples first; the outside row last
   std::vector<std::string> frame_names;

@@ -22,7 +22,6 @@
 #include "common/memory_budget.hpp"
 #include "common/timestamp.hpp"
 #include "counters/sampler.hpp"
-#include "counters/symbols.hpp"
 #include "hwprof/statistics.hpp"
 #include "hwprof/version.hpp"
 #include "profile/analytic_phase.hpp"
@@ -30,6 +29,7 @@
 #include "profile/counter_truth.hpp"
 #include "profile/layer_placement.hpp"
 #include "profile/layer_regions.hpp"
+#include "profile/process_samples.hpp"
 #include "profile/sampled_layers.hpp"
 #include "profile/workload.hpp"
 
@@ -215,9 +215,6 @@ Result<ModelRegions> register_regions(const Graph& graph, const std::vector<Anal
 }
 
 // What the measured passes did, and the process around them.
-using detail::add_sampled_layers;
-using detail::FrameName;
-using detail::NameOfAddress;
 using detail::parse_sample_spec;
 using detail::RegionSpan;
 using detail::RowOfRegion;
@@ -226,9 +223,6 @@ using detail::Sampler;
 using detail::SamplerStats;
 using detail::SampleStore;
 using detail::spans_of;
-using detail::Symbol;
-using detail::symbol_label;
-using detail::symbolizer_for_process;
 
 // What sampling took while the passes ran (ProfileOptions::sample), and each measured pass's
 // wall time with and without it.
@@ -334,20 +328,6 @@ double median_of(const std::vector<double>& v) {
 // region the time between layers; addresses named by this process's symbolizer.
 SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options, const Session& timing, const LayerRegions& timed, int model_region,
                                PassSampling& taken) {
-  SamplingProfile out;
-  out.spec = options.sample;
-  out.rate = taken.stats.rate;
-  out.lost = taken.stats.lost;
-  out.throttled = taken.stats.throttled;
-  out.dropped = taken.stats.dropped;
-  out.warnings = taken.warnings;
-  out.sampled_passes = static_cast<int>(taken.sampled_ms.size());
-  out.unsampled_passes = static_cast<int>(taken.unsampled_ms.size());
-  out.overhead = median_of(taken.sampled_ms) / median_of(taken.unsampled_ms) - 1.0;
-  if (!taken.unsampled_ms.empty()) {
-    const auto [lo, hi] = std::minmax_element(taken.unsampled_ms.begin(), taken.unsampled_ms.end());
-    out.overhead_noise = (*hi - *lo) / 2.0 / median_of(taken.unsampled_ms);
-  }
   std::unordered_map<int, SampledRow> rows;
   rows[model_region] = SampledRow{"(the pass, between layers)", -1};
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -362,21 +342,17 @@ SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options
     const auto it = rows.find(region);
     return it == rows.end() ? std::nullopt : std::optional<SampledRow>(it->second);
   };
-  auto symbolizer = symbolizer_for_process(static_cast<int>(::getpid()));
-  if (!symbolizer) out.warnings.push_back("sampled addresses are not named: " + symbolizer.error().message);
-  const NameOfAddress name_of = [&](std::uint64_t address) -> FrameName {
-    if (!symbolizer) return {fmt::format("[unknown] 0x{:x}", address), "", false};
-    const Symbol& sym = symbolizer->resolve(address);
-    // Code no symbol covers (a stripped library's internal functions: libgomp's barrier wait)
-    // is one row per module, not one per instruction address, which would split its share.
-    if (sym.source == detail::SymbolSource::module_offset) return {sym.module + " [no symbol]", sym.module, true};
-    return {symbol_label(sym), sym.module, sym.source != detail::SymbolSource::unknown};
-  };
   const std::vector<RegionSpan> spans = spans_of(timing.snapshot());
+  detail::ProcessSamples process{&taken.store, &taken.stats, taken.warnings, options.sample, static_cast<int>(::getpid())};
   const detail::TraceWindow window = trace_window(timed.spans());
-  add_sampled_layers(taken.store, static_cast<int>(::getpid()), spans, row_of, name_of, 5, out, &window);
-  if (symbolizer) {
-    for (const std::string& w : symbolizer->warnings()) out.warnings.push_back(w);
+  process.window = &window;
+  SamplingProfile out = detail::sampling_of_process(process, spans, row_of);
+  out.sampled_passes = static_cast<int>(taken.sampled_ms.size());
+  out.unsampled_passes = static_cast<int>(taken.unsampled_ms.size());
+  out.overhead = median_of(taken.sampled_ms) / median_of(taken.unsampled_ms) - 1.0;
+  if (!taken.unsampled_ms.empty()) {
+    const auto [lo, hi] = std::minmax_element(taken.unsampled_ms.begin(), taken.unsampled_ms.end());
+    out.overhead_noise = (*hi - *lo) / 2.0 / median_of(taken.unsampled_ms);
   }
   return out;
 }

@@ -47,11 +47,17 @@ void add_instant(const TraceWindow& window, std::uint64_t time_ns, std::int64_t 
 // Long: one pass over the samples does the three joins (row, leaf function, stack), each a
 // few lines over the same interning tables.
 void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
-                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window) {
+                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window,
+                        std::uint64_t attribute_until_ns) {
   std::vector<TakenSample> taken;
   std::vector<const SampleRecord*> kept;
   for (const SampleRecord& s : samples.samples()) {
     if (static_cast<int>(s.pid) != pid) continue;
+    if (s.time_ns > attribute_until_ns) {
+      ++out.timeline_full;
+      ++out.samples;
+      continue;
+    }
     taken.push_back({static_cast<std::int64_t>(s.tid), s.time_ns});
     kept.push_back(&s);
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,8 +46,11 @@ struct TraceWindow {
 
 // The layers' rows of `samples` (this process's, `pid`; a forked child's are left out), from
 // the session's spans; at most `top` functions a row. Fills layers, stacks, frame_names,
-// samples, ambiguous and outside of `out`, and with a `window`, its instants.
+// samples, ambiguous and outside of `out`, and with a `window`, its instants. Samples after
+// `attribute_until_ns` (the session's timeline was full) are counted in samples and
+// timeline_full, and attributed to no row.
 void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
-                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window = nullptr);
+                        const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window = nullptr,
+                        std::uint64_t attribute_until_ns = std::numeric_limits<std::uint64_t>::max());
 
 }  // namespace hwprof::detail

@@ -408,6 +408,16 @@ SamplingProfile read_sampling(const Reader& in, const ordered_json& v) {
   if (v.contains("overhead_noise")) s.overhead_noise = signed_or_null(in, v, at, "overhead_noise");
   s.sampled_passes = small_integer(in, v, at, "sampled_passes", 0);
   s.unsampled_passes = small_integer(in, v, at, "unsampled_passes", 0);
+  // Written since regions programs sample (HWPROF_SAMPLE); a file without them is a profile's.
+  if (v.contains("cost_from")) {
+    s.cost_from = in.string(v, at, "cost_from");
+    if (s.cost_from != "passes" && s.cost_from != "windows")
+      in.fail(at + "/cost_from", "expected \"passes\" or \"windows\", got \"" + s.cost_from + "\"");
+  }
+  if (v.contains("overhead_reason")) s.overhead_reason = in.string(v, at, "overhead_reason");
+  if (v.contains("timeline_full")) s.timeline_full = static_cast<std::uint64_t>(in.integer(v, at, "timeline_full", 0));
+  if (v.contains("timeline_calls")) s.timeline_calls = static_cast<std::uint64_t>(in.integer(v, at, "timeline_calls", 0));
+  if (s.timeline_full > s.samples) in.fail(at + "/timeline_full", "more samples than the profile has");
   const ordered_json& warnings = in.member(v, at, "warnings");
   if (!warnings.is_array()) in.fail(at + "/warnings", std::string("expected a list, got ") + warnings.type_name());
   for (std::size_t i = 0; i < warnings.size(); ++i) {

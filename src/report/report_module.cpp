@@ -24,8 +24,10 @@
 #include "hwprof/report.hpp"
 #include "hwprof/version.hpp"
 #include "profile/layer_placement.hpp"
+#include "profile/sampled_regions.hpp"
 #include "report/outputs.hpp"
 #include "session/report_writer.hpp"
+#include "session/session_sampling.hpp"
 #include "session/session_state.hpp"
 
 namespace {
@@ -68,8 +70,12 @@ void say(char* message, std::size_t size, std::string_view text) {
 
 }  // namespace
 
-extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapshot* snapshot, const char* version, const char* dir, char* message,
-                                                     std::size_t message_size) {
+namespace {
+
+// The regions' profile, with the sampling breakdown where `samples` is not null: both entry
+// points'.
+int write_regions_profile(const hwprof::SessionSnapshot* snapshot, const hwprof::detail::SessionSamples* samples, const char* version,
+                          const char* dir, char* message, std::size_t message_size) {
   try {
     if (snapshot == nullptr || dir == nullptr) {
       say(message, message_size, "the report module was called without a session or a folder");
@@ -99,6 +105,7 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
     // null dereference, a false positive of -Wnull-dereference.)
     if (!no_machine.empty()) profile.hints.insert(profile.hints.begin(), 1, "no roofline: " + no_machine);
     if (!bad_threads.empty()) profile.warnings.push_back(bad_threads);
+    if (samples != nullptr) profile.sampling = hwprof::detail::sampled_regions(*snapshot, *samples);
     std::vector<std::string> written;
     if (auto error = hwprof::write_profile_outputs(profile, dir, &written)) {
       say(message, message_size, error->message);
@@ -115,6 +122,22 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
     say(message, message_size, std::string("the report module failed: ") + e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapshot* snapshot, const char* version, const char* dir, char* message,
+                                                     std::size_t message_size) {
+  return write_regions_profile(snapshot, nullptr, version, dir, message, message_size);
+}
+
+extern "C" HWPROF_API int hwprof_report_module_write_sampled(const hwprof::SessionSnapshot* snapshot, const hwprof::detail::SessionSamples* samples,
+                                                             const char* version, const char* dir, char* message, std::size_t message_size) {
+  if (samples == nullptr) {
+    say(message, message_size, "the report module was called without samples");
+    return 1;
+  }
+  return write_regions_profile(snapshot, samples, version, dir, message, message_size);
 }
 
 namespace {

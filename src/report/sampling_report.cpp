@@ -79,36 +79,57 @@ nlohmann::ordered_json instants_json(const SamplingProfile& s) {
 std::string sampling_section(const Profile& p, std::size_t rows) {
   if (!p.sampling) return "";
   const SamplingProfile& s = *p.sampling;
-  // hwprof record samples one run of a program throughout: no passes to count.
+  // Rows are layers in a profile's passes; regions in a regions program (sampled in windows of
+  // its run) and under hwprof record (one run sampled throughout: no passes to count).
+  const bool windows = s.cost_from == "windows";
   const int passes = s.sampled_passes + s.unsampled_passes;
-  std::string out = fmt::format("\nWhere inside the {} the time went (sampled: {}, {}; {} sample{}{})\n", passes > 0 ? "layers" : "regions", s.spec,
-                                s.rate, s.samples, s.samples == 1 ? "" : "s",
-                                passes > 0 ? fmt::format(" on {} of {} measured passes", s.sampled_passes, passes) : std::string());
+  const bool layers = !windows && passes > 0;
+  const char* noun = layers ? "layer" : "region";
+  std::string out = fmt::format("\nWhere inside the {}s the time went (sampled: {}, {}; {} sample{}{})\n", noun, s.spec, s.rate, s.samples,
+                                s.samples == 1 ? "" : "s",
+                                windows  ? fmt::format(" in {} of {} time windows", s.sampled_passes, passes)
+                                : layers ? fmt::format(" on {} of {} measured passes", s.sampled_passes, passes)
+                                         : std::string());
   if (s.samples == 0) return out + "  no samples were taken\n";
   std::size_t width = 12;
   const std::size_t shown = std::min(rows == 0 ? s.layers.size() : rows, s.layers.size());
   for (std::size_t i = 0; i < shown; ++i) width = std::max(width, s.layers[i].name.size());
   const bool parts = std::any_of(s.layers.begin(), s.layers.end(), [](const SampledLayer& l) { return !l.parts.empty(); });
-  out += fmt::format("{:<{}}  {:>8}  {}: share of the layer's samples (95% interval)\n", "Layer", width, "Samples",
-                     parts ? "Parts of the code" : "Functions");
+  out += fmt::format("{:<{}}  {:>8}  {}: share of the {}'s samples (95% interval)\n", layers ? "Layer" : "Region", width, "Samples",
+                     parts ? "Parts of the code" : "Functions", noun);
   for (std::size_t i = 0; i < shown; ++i) {
     const SampledLayer& l = s.layers[i];
     out += fmt::format("{:<{}}  {:>8}  {}\n", l.name, width, l.samples, sampled_row_cells(l, width + 12));
   }
   if (shown < s.layers.size())
     out += fmt::format("... {} more rows with samples; the JSON and the flame graph have them all\n", s.layers.size() - shown);
-  out +=
-      "Shares are of each row's samples (pool workers' samples go to the layer their launching thread was in); fewer than 30 samples say "
-      "nothing.\n";
+  out += fmt::format(
+      "Shares are of each row's samples (pool workers' samples go to the {} their launching thread was in); fewer than 30 samples say "
+      "nothing.\n",
+      noun);
   if (parts) out += "Parts: each sample's function sorted by kind (GEMM kernel, packing, im2col, ...; docs/sampling.md, \"Parts of a layer\").\n";
-  if (std::isfinite(s.overhead)) {
+  if (std::isfinite(s.overhead) && windows) {
+    out += fmt::format(
+        "Sampling cost: the regions' median calls in the {} sampled windows were {:+.1f}% of those in the {} unsampled ones (measured, same "
+        "run; two halves of the unsampled windows differ by {}{}).\n",
+        s.sampled_passes, 100.0 * s.overhead, s.unsampled_passes,
+        std::isfinite(s.overhead_noise) ? fmt::format("{:.1f}%", 100.0 * s.overhead_noise) : std::string("an amount not known: too few calls"),
+        std::isfinite(s.overhead_noise) && std::abs(s.overhead) <= s.overhead_noise ? ", so the cost is within the noise" : "");
+  } else if (std::isfinite(s.overhead)) {
     out += fmt::format(
         "Sampling cost: the sampled passes' median was {:+.1f}% of the others' (measured, same run; the unsampled passes themselves "
         "spread ±{:.1f}%{}).\n",
         100.0 * s.overhead, 100.0 * s.overhead_noise,
         std::abs(s.overhead) <= s.overhead_noise ? ", so the cost is within the noise: more --iterations tell it better" : "");
+  } else if (!s.overhead_reason.empty()) {
+    out += "Sampling cost: not measured: " + s.overhead_reason + ".\n";
   }
-  if (s.ambiguous > 0) out += fmt::format("{} samples on threads without a layer while several threads had one open: not attributed.\n", s.ambiguous);
+  if (s.timeline_full > 0) {
+    out += fmt::format("{} samples not attributed: the timeline was full after {} calls; raise HWPROF_TIMELINE_EVENTS.\n", s.timeline_full,
+                       s.timeline_calls);
+  }
+  if (s.ambiguous > 0)
+    out += fmt::format("{} samples on threads without a {} while several threads had one open: not attributed.\n", s.ambiguous, noun);
   for (const std::string& w : s.warnings) out += "WARNING: " + w + "\n";
   return out;
 }
@@ -145,6 +166,10 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
           {"overhead_noise", std::isfinite(s.overhead_noise) ? json(s.overhead_noise) : json(nullptr)},
           {"sampled_passes", s.sampled_passes},
           {"unsampled_passes", s.unsampled_passes},
+          {"cost_from", s.cost_from},
+          {"overhead_reason", s.overhead_reason},
+          {"timeline_full", s.timeline_full},
+          {"timeline_calls", s.timeline_calls},
           {"warnings", s.warnings},
           {"layers", std::move(layers)},
           {"frame_names", s.frame_names},

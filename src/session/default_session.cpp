@@ -27,6 +27,7 @@
 #include "session/output_folder.hpp"
 #include "session/report_writer.hpp"
 #include "session/session_clock.hpp"
+#include "session/session_sampling.hpp"
 #include "session/session_state.hpp"
 #include "session/span_file.hpp"
 
@@ -45,6 +46,7 @@ Session* default_session_object = nullptr;  // never destroyed: regions may run 
 OutputFolder output;                        // HWPROF_OUTPUT (with the rank folder under a launcher), claimed
 std::string output_base;                    // the same before the claim: a forked child writes inside it
 pid_t output_pid = 0;                       // the process that claimed `output`
+SessionSampler* default_sampler = nullptr;  // HWPROF_SAMPLE's; never destroyed, like the session
 
 // A variable's value as a line can show it: at most 32 characters, control characters escaped.
 std::string shown(const std::string& value) {
@@ -67,9 +69,9 @@ bool disabled_by_environment(std::vector<std::string>& problems) {
   return true;
 }
 
-void write_reports(const std::string& dir) {
+void write_reports(const std::string& dir, const SessionSamples* samples) {
   std::vector<std::string> written;
-  const auto error = write_session_report(*default_session_object, dir, &written);
+  const auto error = write_session_report_sampled(*default_session_object, samples, dir, &written);
   if (error) {
     std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: %s\n", dir.c_str(), error->message.c_str());
     return;
@@ -91,9 +93,9 @@ std::atomic<bool> forking_writer{false};  // the fork is the writer's: the child
   ::_exit(3);
 }
 
-void write_here(const std::string& dir) noexcept {
+void write_here(const std::string& dir, const SessionSamples* samples) noexcept {
   try {
-    write_reports(dir);
+    write_reports(dir, samples);
   } catch (const std::bad_alloc&) {
     std::fputs("hwprof: HWPROF_OUTPUT: out of memory while writing the reports; nothing more was written\n", stderr);
   } catch (...) {
@@ -141,19 +143,21 @@ void write_at_exit() noexcept {
   if (default_session_object == nullptr || output.dir.empty()) return;
   const bool forked_child = ::getpid() != output_pid;
   const std::string dir = forked_child ? own_folder_inside(output_base, ::getpid()) : output.dir;
+  // The sampler stops first, so that the writer's work is not among the samples.
+  const std::unique_ptr<SessionSamples> samples = default_sampler != nullptr ? default_sampler->stop() : nullptr;
   forking_writer.store(true);
   const pid_t writer = ::fork();
   forking_writer.store(false);
   if (writer == 0) {
     std::set_terminate(writer_terminated);
-    write_here(dir);
+    write_here(dir, samples.get());
     std::fflush(stderr);
     ::_exit(0);  // not exit(): the program's own at-exit handlers are its, not the writer's
   }
   if (writer > 0) {
     wait_for_writer(writer, dir);
   } else {
-    write_here(dir);
+    write_here(dir, samples.get());
   }
   if (!forked_child && output.owner) release_output_folder(output.dir);
 }
@@ -187,6 +191,34 @@ void check_environment(std::vector<std::string>& problems, SessionOptions& optio
   options.call_paths_per_thread = std::max(options.call_paths_per_thread, wanted_call_paths.load());
   options.call_paths_per_thread =
       count_from_environment("HWPROF_CALL_PATHS", "call paths per thread", std::size_t{1} << 20, options.call_paths_per_thread, problems);
+}
+
+// HWPROF_SAMPLE (docs/sampling.md, "Regions programs and PyTorch: HWPROF_SAMPLE"): whether
+// to sample, and a timeline long enough to attribute the samples to (HWPROF_TIMELINE_EVENTS
+// sets it, with or without sampling). Sampling writes only with the reports.
+bool sampling_from_environment(const std::string& output_env, std::vector<std::string>& problems, SessionOptions& options) {
+  const bool asked = std::getenv("HWPROF_SAMPLE") != nullptr;
+  if (asked && output_env.empty()) {
+    problems.push_back(
+        "HWPROF_SAMPLE is set but HWPROF_OUTPUT is not: the samples are written with the reports; set HWPROF_OUTPUT=DIR "
+        "(the program runs unsampled)");
+  }
+  const bool sampling = asked && !output_env.empty();
+  // Under hwprof record the timeline is what its samples are attributed to, as with HWPROF_SAMPLE.
+  const bool recorded = !environment(kRecordSpansVariable).empty();
+  options.timeline_events = count_from_environment("HWPROF_TIMELINE_EVENTS", "timeline calls", std::size_t{1} << 26,
+                                                   sampling || recorded ? kSampledTimelineEvents : options.timeline_events, problems);
+  return sampling;
+}
+
+// Opens and starts HWPROF_SAMPLE's sampler on this process; a problem is one line.
+void start_sampling(std::vector<std::string>& problems) {
+  auto sampler = std::make_unique<SessionSampler>();
+  if (std::string problem = sampler->start(environment("HWPROF_SAMPLE")); !problem.empty()) {
+    problems.push_back(std::move(problem));
+    return;
+  }
+  default_sampler = sampler.release();
 }
 
 BackendKind backend_from(const std::string& backend, bool asked_for_counters, std::vector<std::string>& problems) {
@@ -223,6 +255,7 @@ Session* open_from_environment(std::vector<std::string>& problems) {
   const bool asked_for_counters = !output_env.empty() || !options.events.empty() || !options.group.empty();
   options.backend = backend_from(backend, asked_for_counters, problems);
   check_environment(problems, options);
+  const bool sampling = sampling_from_environment(output_env, problems, options);
   // Hints are kept for the report; on stderr only when the user asked for output.
   const bool speak = !output_env.empty() || !backend.empty() || asked_for_counters || !problems.empty();
   options.on_hint = [speak](const std::string& hint) {
@@ -235,18 +268,19 @@ Session* open_from_environment(std::vector<std::string>& problems) {
     fallback.backend = BackendKind::timer;
     fallback.max_regions = options.max_regions;
     fallback.call_paths_per_thread = options.call_paths_per_thread;
+    fallback.timeline_events = options.timeline_events;
     fallback.on_hint = options.on_hint;
     opened = Session::open(fallback);
     if (!opened) return nullptr;
   }
   std::unique_ptr<Session> session = std::move(*opened);
   if (!output_env.empty()) claim_output(output_env, problems);
+  if (sampling) start_sampling(problems);
   // Under `hwprof record`: the spans its samples are attributed to (docs/sampling.md).
   if (const std::string spans = environment(kRecordSpansVariable); !spans.empty()) write_span_file_at_exit(*session, spans);
-  for (const std::string& p : problems) {
-    std::fprintf(stderr, "hwprof: %s\n", p.c_str());
-    session->state()->hint(p);
-  }
+  // Each problem once: the session's hint says it on stderr (speak is true when there are
+  // problems) and keeps it for the report.
+  for (const std::string& p : problems) session->state()->hint(p);
   return session.release();
 }
 
@@ -277,6 +311,11 @@ void in_parent_after_fork() noexcept {
 }
 void in_child_after_fork() noexcept {
   if (default_session_object != nullptr && !forking_writer.load()) default_session_object->state()->after_fork(forking_thread, ::getppid());
+  // The sampler's reader and window threads are the parent's: the child does not sample.
+  if (default_sampler != nullptr) {
+    default_sampler->abandon();
+    default_sampler = nullptr;
+  }
   unlock_after_fork();
 }
 

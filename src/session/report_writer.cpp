@@ -112,30 +112,37 @@ std::string regions_text_table(const SessionSnapshot& s) {
 
 namespace {
 
-std::optional<Error> write_snapshot_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
+// The module's message: one file written per line.
+void add_written(const std::string& text, std::vector<std::string>* written) {
+  if (written == nullptr) return;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!line.empty()) written->push_back(line);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+}
+
+std::optional<Error> write_snapshot_report(const Session& session, const detail::SessionSamples* samples, const std::string& dir,
+                                           std::vector<std::string>* written) {
   namespace fs = std::filesystem;
   const SessionSnapshot snapshot = session.snapshot();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{"cannot create the folder " + dir + ": " + ec.message()};
   std::string tried;
-  void* symbol = detail::report_module_symbol(detail::kReportModuleEntry, &tried);
+  void* symbol = detail::report_module_symbol(samples != nullptr ? detail::kReportModuleSampledEntry : detail::kReportModuleEntry, &tried);
   if (symbol != nullptr) {
-    auto entry = reinterpret_cast<detail::ReportModuleEntry>(symbol);
     std::vector<char> message(16384, '\0');
-    const int rc = entry(&snapshot, HWPROF_VERSION_STRING, dir.c_str(), message.data(), message.size());
+    const int rc = samples != nullptr ? reinterpret_cast<detail::ReportModuleSampledEntry>(symbol)(&snapshot, samples, HWPROF_VERSION_STRING,
+                                                                                                   dir.c_str(), message.data(), message.size())
+                                      : reinterpret_cast<detail::ReportModuleEntry>(symbol)(&snapshot, HWPROF_VERSION_STRING, dir.c_str(),
+                                                                                            message.data(), message.size());
     const std::string text(message.data());
     if (rc != 0) return Error{text.empty() ? "the report module failed" : text};
-    if (written != nullptr) {
-      std::size_t start = 0;
-      while (start < text.size()) {
-        const auto end = text.find('\n', start);
-        const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (!line.empty()) written->push_back(line);
-        if (end == std::string::npos) break;
-        start = end + 1;
-      }
-    }
+    add_written(text, written);
     return std::nullopt;  // the module stays loaded: unloading at exit gains nothing
   }
   // No module: the regions as a plain table, and where the full reports would come from.
@@ -145,7 +152,8 @@ std::optional<Error> write_snapshot_report(const Session& session, const std::st
                           ". Install hwprof's full package, or set HWPROF_REPORT_MODULE to the module's path";
   if (auto error = write_file_atomically(path, "Only this table: " + why + "\n\n" + detail::regions_text_table(snapshot))) return error;
   if (written != nullptr) written->push_back(path);
-  return Error{"wrote only " + path + ": " + why};
+  return Error{"wrote only " + path + ": " + why +
+               (samples != nullptr ? ". The sampling breakdown (HWPROF_SAMPLE) needs the report module too: its samples were not written" : "")};
 }
 
 }  // namespace
@@ -154,8 +162,13 @@ std::optional<Error> write_snapshot_report(const Session& session, const std::st
 // to report, never an exception through the program's exit. A file is written whole or not
 // at all either way.
 std::optional<Error> write_session_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
+  return detail::write_session_report_sampled(session, nullptr, dir, written);
+}
+
+std::optional<Error> detail::write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
+                                                          std::vector<std::string>* written) {
   try {
-    return write_snapshot_report(session, dir, written);
+    return write_snapshot_report(session, samples, dir, written);
   } catch (const std::bad_alloc&) {
     return Error{"not enough memory to write the reports into " + dir};
   }

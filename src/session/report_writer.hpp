@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "hwprof/result.hpp"
 #include "hwprof/session.hpp"
 
 namespace hwprof::detail {
@@ -23,6 +26,18 @@ inline constexpr const char* kReportModuleFile = "libhwprof-report.so";
 struct MergedRanks;
 using ReportModuleMergedEntry = int (*)(MergedRanks* merged, const char* version, const char* dir, char* message, std::size_t message_size);
 inline constexpr const char* kReportModuleMergedEntry = "hwprof_report_module_write_merged";
+
+// Its third: the session's snapshot and what HWPROF_SAMPLE's sampler took
+// (session/session_sampling.hpp), written as the first writes a snapshot, with the sampling
+// breakdown added to the profile. The same contract as the first.
+struct SessionSamples;
+using ReportModuleSampledEntry = int (*)(const SessionSnapshot* snapshot, const SessionSamples* samples, const char* version, const char* dir,
+                                         char* message, std::size_t message_size);
+inline constexpr const char* kReportModuleSampledEntry = "hwprof_report_module_write_sampled";
+
+// write_session_report (regions.hpp) with the sampler's samples, where `samples` is not null.
+std::optional<Error> write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
+                                                  std::vector<std::string>* written);
 
 // Where a program's build said the module is (the HWPROF_REPORT_MODULE_PATH its include flags
 // define, registered by the header before main).

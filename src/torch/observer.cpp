@@ -1,10 +1,10 @@
 // The PyTorch observer: every aten op, autograd backward function and user scope of the
 // program becomes a region of the regions library's default session, with its analytic work
 // (aten_cost.cpp) added per call. Registered once, when the library is loaded, and only when
-// the run asks for output, a backend or counters (HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS,
-// HWPROF_GROUP: docs/regions.md) or runs under hwprof record (HWPROF_RECORD_SPANS) and regions are not disabled; otherwise it registers nothing. The
-// only file that includes libtorch: compiled with -DNDEBUG, since RecordFunction has a member that exists only without it (docs/torch.md,
-// "Building").
+// the run asks for output, a backend, counters or samples (HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS,
+// HWPROF_GROUP: docs/regions.md; HWPROF_SAMPLE: docs/sampling.md) or runs under hwprof record (HWPROF_RECORD_SPANS) and regions are not
+// disabled; otherwise it registers nothing. The only file that includes libtorch: compiled with -DNDEBUG, since RecordFunction has a
+// member that exists only without it (docs/torch.md, "Building").
 //
 // Per call, allocation-free once a signature was seen on a thread: the call's inputs are
 // copied into a thread's AtenCall, hashed, and looked up in the thread's table of signatures
@@ -601,8 +601,9 @@ struct Registration {
   Registration() noexcept {
     try {
       // The regions library measures by default; its ops are worth observing only where the
-      // run asks for something of them: output, a backend or counters (docs/torch.md).
-      bool asked = false;
+      // run asks for something of them: output, a backend, counters or samples (docs/torch.md;
+      // HWPROF_SAMPLE asks even when empty: docs/sampling.md), or runs under hwprof record.
+      bool asked = std::getenv("HWPROF_SAMPLE") != nullptr;
       for (const char* name : {"HWPROF_OUTPUT", "HWPROF_BACKEND", "HWPROF_EVENTS", "HWPROF_GROUP", "HWPROF_RECORD_SPANS"}) {
         const char* value = std::getenv(name);
         asked = asked || (value != nullptr && *value != '\0');

@@ -225,6 +225,46 @@ TEST(ProfileJson, SamplingStacksAndInstantsReadBackAndNonsenseIsRefused) {
   EXPECT_TRUE(old->sampling->instants.empty());
 }
 
+// A regions program's sampling (HWPROF_SAMPLE): its windows and the samples past a full
+// timeline read back; a file written before them (no such keys) still reads.
+TEST(ProfileJson, RegionsSamplingReadsBackAndOlderFilesStillRead) {
+  Profile p = test::synthetic_profile();
+  SamplingProfile s;
+  s.spec = "cpu-clock@1000";
+  s.rate = "1000 Hz";
+  s.samples = 40;
+  s.timeline_full = 12;
+  s.timeline_calls = 2000000;
+  s.cost_from = "windows";
+  s.overhead = std::nan("");
+  s.overhead_reason = "no region had 5 calls wholly inside sampled windows";
+  s.sampled_passes = 4;
+  s.unsampled_passes = 3;
+  p.sampling = s;
+  const std::string text = profile_to_json(p);
+  auto back = profile_from_json(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->sampling->timeline_full, 12u);
+  EXPECT_EQ(back->sampling->timeline_calls, 2000000u);
+  EXPECT_EQ(back->sampling->cost_from, "windows");
+  EXPECT_EQ(back->sampling->overhead_reason, s.overhead_reason);
+  EXPECT_EQ(profile_to_json(*back), text);
+  ordered_json j = ordered_json::parse(text);
+  for (const char* key : {"cost_from", "overhead_reason", "timeline_full", "timeline_calls"}) j["sampling"].erase(key);
+  auto old = profile_from_json(j.dump(), "old.json");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->sampling->cost_from, "passes");
+  EXPECT_EQ(old->sampling->timeline_full, 0u);
+  j = ordered_json::parse(text);
+  j["sampling"]["timeline_full"] = 41;
+  EXPECT_FALSE(profile_from_json(j.dump(), "bad.json").ok());
+  j = ordered_json::parse(text);
+  j["sampling"]["cost_from"] = "laps";
+  auto bad = profile_from_json(j.dump(), "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("/sampling/cost_from"));
+}
+
 TEST(ProfileJson, HasTheDocumentedFields) {
   const ordered_json j = ordered_json::parse(profile_to_json(test::synthetic_profile()));
   for (const char* key : {"schema", "kind", "machine", "model", "batch", "phase", "total", "layers"}) EXPECT_TRUE(j.contains(key)) << key;

@@ -1,0 +1,46 @@
+#include "profile/process_samples.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "counters/symbols.hpp"
+
+namespace hwprof::detail {
+
+SamplingProfile sampling_of_process(const ProcessSamples& taken, std::span<const RegionSpan> spans, const RowOfRegion& row_of) {
+  SamplingProfile out;
+  out.spec = taken.spec;
+  out.rate = taken.stats->rate;
+  out.lost = taken.stats->lost;
+  out.throttled = taken.stats->throttled;
+  out.dropped = taken.stats->dropped;
+  out.warnings = taken.warnings;
+  out.timeline_calls = taken.timeline_calls;
+  auto symbolizer = symbolizer_for_process(taken.pid);
+  if (!symbolizer) out.warnings.push_back("sampled addresses are not named: " + symbolizer.error().message);
+  const NameOfAddress name_of = [&](std::uint64_t address) -> FrameName {
+    if (!symbolizer) return {fmt::format("[unknown] 0x{:x}", address), "", false};
+    const Symbol& sym = symbolizer->resolve(address);
+    // Code no symbol covers (a stripped library's internal functions: libgomp's barrier wait)
+    // is one row per module, not one per instruction address, which would split its share.
+    if (sym.source == SymbolSource::module_offset) return {sym.module + " [no symbol]", sym.module, true};
+    return {symbol_label(sym), sym.module, sym.source != SymbolSource::unknown};
+  };
+  add_sampled_layers(*taken.store, taken.pid, spans, row_of, name_of, 5, out, taken.window, taken.attribute_until_ns);
+  if (symbolizer) {
+    for (const std::string& w : symbolizer->warnings()) out.warnings.push_back(w);
+  }
+  return out;
+}
+
+std::uint64_t timeline_full_since(const SessionSnapshot& snapshot, std::span<const RegionSpan> spans) {
+  if (snapshot.timeline_dropped == 0) return std::numeric_limits<std::uint64_t>::max();
+  // The timeline keeps calls in the order they end: past the last end it holds, a call ended
+  // that it does not, and so may any region open then.
+  std::uint64_t last = 0;
+  for (const RegionSpan& s : spans) last = std::max(last, s.end_ns);
+  return last;
+}
+
+}  // namespace hwprof::detail
