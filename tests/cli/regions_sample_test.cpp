@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -148,6 +150,24 @@ TEST_F(RegionsSample, EachRegionsFunctionsGetTheirShareOfItsCpuTime) {
   EXPECT_TRUE(contains(table, "Where inside the regions the time went")) << table;
   EXPECT_TRUE(contains(table, "Sampling cost")) << table;
   EXPECT_TRUE(contains(slurp(dir_ / "out" / "samples.folded"), "split;")) << "the region is the stacks' root";
+
+  // trace.json: the samples as instants on the lanes of the regions they belong to; the pool
+  // workers' on the main thread's lane (the launching thread's), where "pool" was open.
+  const json trace = json::parse(slurp(dir_ / "out" / "trace.json"));
+  std::map<std::string, std::set<int>> lanes_of_region;  // the lanes each region's spans are on
+  std::map<std::string, int> instants_in;                // instants per row
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") == "X") lanes_of_region[e.value("name", "")].insert(e.value("tid", -1));
+  }
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") != "i") continue;
+    EXPECT_EQ(e.value("s", ""), "t");
+    const std::string row = e.at("args").value("layer", "");
+    ++instants_in[row];
+    EXPECT_TRUE(lanes_of_region[row].count(e.value("tid", -1)) > 0) << e.dump() << " is not on a lane of " << row;
+  }
+  EXPECT_GT(instants_in["split"], 0) << "no samples on trace.json's lanes";
+  EXPECT_GT(instants_in["pool"], 0) << "the pool workers' samples go to the launching thread's lane";
 }
 
 TEST_F(RegionsSample, ABadSpecIsSaidAndTheProgramRunsUnsampled) {
