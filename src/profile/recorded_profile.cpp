@@ -7,7 +7,6 @@
 namespace hwprof::detail {
 namespace {
 
-constexpr const char* kSampledLayersOutsideRow = "(outside every layer)";  // add_sampled_layers' row
 constexpr const char* kOutsideEveryRegion = "(outside every region)";
 
 bool is_outside_row(const std::string& name) {
@@ -81,7 +80,7 @@ void add_recorded_processes(const SampleStore& store, std::span<const RecordedPr
     SamplingProfile one;
     add_sampled_layers(store, static_cast<int>(p.pid), spans, row_of, names, top, one);
     merge_sampling(
-        one, [&](const std::string& row) { return prefix + (row == kSampledLayersOutsideRow ? std::string(kOutsideEveryRegion) : row); }, out);
+        one, [&](const std::string& row) { return prefix + (row == kOutsideEveryLayerRow ? std::string(kOutsideEveryRegion) : row); }, out);
     if (p.spans && p.spans->timeline_dropped > 0) {
       out.warnings.push_back(prefix + std::to_string(p.spans->timeline_dropped) +
                              " region calls ran after the session's timeline was full: samples taken during them are counted outside every region");

@@ -11,8 +11,6 @@
 namespace hwprof::detail {
 namespace {
 
-constexpr const char* kOutsideRow = "(outside every layer)";
-
 // Names interned once each: frame_names is the table the stacks index.
 class Names {
  public:
@@ -126,7 +124,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
       callers.push_back(id);
     }
     if (callers.empty()) callers.push_back(leaf[k]);
-    std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideRow)};
+    std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideEveryLayerRow)};
     if (cut) stack.push_back(names.id("[callers unknown: the frame-pointer chain broke]"));
     stack.insert(stack.end(), callers.rbegin(), callers.rend());
     if (row >= 0 && window != nullptr) add_instant(*window, s.time_ns, a.tid, stack.front(), leaf[k], out);
@@ -151,7 +149,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
   }
   for (const RegionBreakdown& b : break_down(by_row, leaf, top)) {
     SampledLayer l;
-    l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : kOutsideRow;
+    l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : kOutsideEveryLayerRow;
     l.layer = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].layer : -1;
     l.samples = b.samples;
     l.by_pool_workers = b.by_launching_thread;
@@ -174,10 +172,19 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
   }
   // Most samples first; the row outside every layer last.
   std::stable_sort(out.layers.begin(), out.layers.end(), [](const SampledLayer& a, const SampledLayer& b) {
-    const bool a_out = a.name == kOutsideRow, b_out = b.name == kOutsideRow;
+    const bool a_out = a.name == kOutsideEveryLayerRow, b_out = b.name == kOutsideEveryLayerRow;
     if (a_out != b_out) return b_out;
     return a.samples > b.samples;
   });
+}
+
+void name_outside_row(SamplingProfile& s, const std::string& name) {
+  for (SampledLayer& l : s.layers) {
+    if (l.name == kOutsideEveryLayerRow) l.name = name;
+  }
+  for (std::string& f : s.frame_names) {
+    if (f == kOutsideEveryLayerRow) f = name;
+  }
 }
 
 }  // namespace hwprof::detail

@@ -44,6 +44,13 @@ struct TraceWindow {
   std::size_t most = kMostSampleInstants;
 };
 
+// The row of the samples taken outside every layer (and the ambiguous ones), last of the rows.
+inline constexpr const char* kOutsideEveryLayerRow = "(outside every layer)";
+
+// The outside row (and its stacks' root frame) renamed: "(outside every region)" where the rows
+// are a program's regions rather than a model's layers.
+void name_outside_row(SamplingProfile& s, const std::string& name);
+
 // The layers' rows of `samples` (this process's, `pid`; a forked child's are left out), from
 // the session's spans; at most `top` functions a row. Fills layers, stacks, frame_names,
 // samples, ambiguous and outside of `out`, and with a `window`, its instants. Samples after

@@ -34,6 +34,7 @@ SamplingProfile sampled_regions(const SessionSnapshot& snapshot, const SessionSa
   taken.attribute_until_ns = timeline_full_since(snapshot, spans);
   taken.timeline_calls = snapshot.timeline.size();
   SamplingProfile out = sampling_of_process(taken, spans, row_of);
+  name_outside_row(out, "(outside every region)");
   const WindowOverhead cost = window_overhead(spans, samples.windows);
   out.cost_from = "windows";
   out.overhead = cost.overhead;

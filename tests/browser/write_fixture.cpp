@@ -52,7 +52,10 @@ hwprof::SamplingProfile fixture_sampling(const hwprof::Profile& p) {
          gemm,
          true,
          {share("sgemm_kernel_HASWELL", "libopenblas.so.0", gemm), share("im2col", "hwprof", unfold), share(functions[4].first, "hwprof", push)},
-         0});
+         0,
+         {{"GEMM kernel", gemm, static_cast<double>(gemm) / static_cast<double>(total), 0.0, 1.0},
+          {"im2col", unfold, static_cast<double>(unfold) / static_cast<double>(total), 0.0, 1.0},
+          {"other code", push, static_cast<double>(push) / static_cast<double>(total), 0.0, 1.0}}});
     s.samples += total;
     // A sample in the middle of each of the layer's spans of the first traced pass.
     for (const hwprof::TraceSpan& t : p.trace) {

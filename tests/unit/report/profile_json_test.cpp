@@ -175,7 +175,7 @@ TEST(ProfileJson, SamplingStacksAndInstantsReadBackAndNonsenseIsRefused) {
   s.rate = "1000 Hz";
   s.samples = 40;
   s.overhead = 0.01;
-  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10}};
+  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10, {}}};
   s.frame_names = {"conv1", "std::vector<int, std::allocator<int> >::push_back(int const&)", "sgemm_kernel_HASWELL"};
   s.frame_modules = {"", "hwprof", "libopenblas.so.0"};
   s.stacks = {{{0, 1}, 10}, {{0, 2}, 30}};

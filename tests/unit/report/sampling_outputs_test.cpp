@@ -38,8 +38,9 @@ Profile sampled_profile() {
                            60,
                            true,
                            {{kPushBack, "hwprof", 40, 0.4, 0.31, 0.5}, {"sgemm_kernel_HASWELL", "libopenblas.so.0", 60, 0.6, 0.5, 0.69}},
-                           0},
-              SampledLayer{"fc \"big\"", 1, 10, 0, false, {{"run", "hwprof", 10, 1.0, 0.72, 1.0}}, 0}};
+                           0,
+                           {}},
+              SampledLayer{"fc \"big\"", 1, 10, 0, false, {{"run", "hwprof", 10, 1.0, 0.72, 1.0}}, 0, {}}};
   s.layers[0].rest = 0;
   s.instants = {{5.0, 0, 0, 2}, {7.25, 1, 0, 3}, {900.0, 0, 4, 1}};
   s.instants_left_out = 4;

@@ -26,11 +26,11 @@ Profile sampled() {
   s.overhead_noise = 0.004;
   s.ambiguous = 2;
   s.warnings = {"4 samples were lost"};
-  SampledLayer conv{"conv1", 0, 100, 60, true, {}, 0};
+  SampledLayer conv{"conv1", 0, 100, 60, true, {}, 0, {}};
   conv.top = {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 70, 0.70, 0.60, 0.78},
               {"hwprof::nn::(anonymous namespace)::im2col(hwprof::nn::Conv2dGeometry const&, float*, int) [clone ._omp_fn.0]", "hwprof", 30, 0.30,
                0.22, 0.40}};
-  s.layers = {conv, SampledLayer{"fc", 1, 28, 0, false, {}, 0}, SampledLayer{"(outside every layer)", -1, 2, 0, false, {}, 0}};
+  s.layers = {conv, SampledLayer{"fc", 1, 28, 0, false, {}, 0, {}}, SampledLayer{"(outside every layer)", -1, 2, 0, false, {}, 0, {}}};
   p.sampling = s;
   return p;
 }
