@@ -50,6 +50,8 @@ std::string_view code_part_name(CodePart part) noexcept {
       return "GEMM kernel";
     case CodePart::gemm_packing:
       return "GEMM packing";
+    case CodePart::conv_kernel:
+      return "conv kernel";
     case CodePart::blas_other:
       return "BLAS other";
     case CodePart::im2col:
@@ -79,6 +81,8 @@ CodePart code_part_of(std::string_view function, std::string_view module) noexce
   const bool onednn_module = has(module, "dnnl") || has(module, "mkl") || has(module, "libtorch") || (starts(module, "perf-") && has(module, ".map"));
   if (onednn_module && (has(function, "brgemm") || has(function, "gemm_kernel") || has(function, "_gemm_") || has(function, "gemm_driver")))
     return CodePart::gemm_kernel;
+  if (onednn_module && has(function, "conv") && (has(function, "kernel") || has(function, "_fwd") || has(function, "_bwd")))
+    return CodePart::conv_kernel;
   if (is_blas_module(module) || is_openblas_gemm(function, "beta")) return CodePart::blas_other;
   if (has(function, "im2col") || has(function, "col2im") || has(function, "vol2col") || has(function, "Im2Col")) return CodePart::im2col;
   if (has(module, "libgomp") || has(module, "libiomp") || has(module, "libomp") || starts(function, "GOMP_") || starts(function, "gomp_") ||
@@ -87,7 +91,9 @@ CodePart code_part_of(std::string_view function, std::string_view module) noexce
   for (std::string_view mem : {"memcpy", "memmove", "memset", "__memcpy", "__memmove", "__memset"})
     if (starts(function, mem)) return CodePart::memory;
   if (starts(module, "libm.so") || starts(module, "libm-") || starts(module, "libmvec")) return CodePart::math_library;
-  if (starts(module, "perf-") && has(module, ".map")) return CodePart::jit;
+  // A perf map's other entries, and anonymous executable memory no map names (the sampling
+  // step's "[anonymous code: ...]" frame).
+  if ((starts(module, "perf-") && has(module, ".map")) || starts(function, "[anonymous code")) return CodePart::jit;
   return CodePart::other;
 }
 

@@ -12,6 +12,7 @@ namespace hwprof::detail {
 enum class CodePart {
   gemm_kernel,   // a BLAS GEMM's inner micro-kernel (OpenBLAS *gemm_kernel*, oneDNN/MKL gemm kernels)
   gemm_packing,  // copying the operands into the kernel's panel layout (OpenBLAS *gemm_itcopy/oncopy...)
+  conv_kernel,   // a direct convolution's kernel (oneDNN's jit_*_conv_* kernels, in its module or a JIT perf map)
   blas_other,    // the rest of the BLAS library: drivers, C's scaling by beta, GEMV, its thread server
   im2col,        // a convolution's unfold (and col2im, its fold in backward)
   openmp,        // the OpenMP runtime: workers waiting at barriers, scheduling

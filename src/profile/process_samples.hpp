@@ -9,6 +9,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "counters/sample_records.hpp"
@@ -35,6 +36,13 @@ struct ProcessSamples {
 // Spec, rate, the counts, the warnings, every row with samples and the stacks; at most five
 // functions a row. overhead, overhead_noise and the passes are left for the caller.
 SamplingProfile sampling_of_process(const ProcessSamples& taken, std::span<const RegionSpan> spans, const RowOfRegion& row_of);
+
+// The frame of code in anonymous executable memory that no perf map entry names.
+inline constexpr std::string_view kAnonymousCodeFrame = "[anonymous code: JIT without a perf map]";
+
+// A warning where at least 1 % of the samples landed in such code (from the stacks' leaves),
+// with the fix; empty otherwise.
+std::string anonymous_code_hint(const SamplingProfile& s);
 
 // When a full timeline stopped holding calls (docs/sampling.md, "The timeline in a regions
 // program"): the end of the last call it holds, or the maximum where it held every call.

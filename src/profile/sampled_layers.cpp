@@ -124,9 +124,11 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
       callers.push_back(id);
     }
     if (callers.empty()) callers.push_back(leaf[k]);
-    std::vector<int> stack{names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideEveryLayerRow)};
+    std::vector<int> stack;
+    stack.reserve(callers.size() + 2);
+    stack.push_back(names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideEveryLayerRow));
     if (cut) stack.push_back(names.id("[callers unknown: the frame-pointer chain broke]"));
-    stack.insert(stack.end(), callers.rbegin(), callers.rend());
+    for (auto c = callers.rbegin(); c != callers.rend(); ++c) stack.push_back(*c);
     if (row >= 0 && window != nullptr) add_instant(*window, s.time_ns, a.tid, stack.front(), leaf[k], out);
     ++stacks[stack];
   }

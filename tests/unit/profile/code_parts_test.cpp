@@ -42,6 +42,10 @@ TEST(CodePartsTest, EngineRuntimeAndSystem) {
   EXPECT_EQ(code_part_of("[kernel]", ""), CodePart::kernel);
   EXPECT_EQ(code_part_of("jit_uni_reorder_kernel", "perf-4242.map"), CodePart::jit);
   EXPECT_EQ(code_part_of("brgemm_kernel_t", "perf-4242.map"), CodePart::gemm_kernel);
+  // oneDNN's direct convolution, as ONEDNN_JIT_PROFILE names it in the perf map.
+  EXPECT_EQ(code_part_of("_jit_avx512_common_conv_fwd_kernel", "perf-4242.map"), CodePart::conv_kernel);
+  EXPECT_EQ(code_part_of("my_conv_kernel", "app"), CodePart::other);
+  EXPECT_EQ(code_part_of("[anonymous code: JIT without a perf map]", "[anon]"), CodePart::jit);
   EXPECT_EQ(code_part_of("hwprof::nn::relu_forward", "libhwprof.so"), CodePart::other);
   EXPECT_EQ(code_part_of("[unknown] 0x7f00", ""), CodePart::other);
 }

@@ -4,6 +4,8 @@
 // process (a forked child) left out.
 #include "profile/sampled_layers.hpp"
 
+#include "profile/process_samples.hpp"
+
 #include <linux/perf_event.h>
 
 #include <map>
@@ -140,6 +142,22 @@ TEST(SampledLayers, SamplesInsideTracedPassesBecomeInstantsOnTheirLayersLane) {
   SamplingProfile none;
   add_sampled_layers(store, 77, spans, rows, names, 5, none);
   EXPECT_TRUE(none.instants.empty());
+}
+
+// Samples in anonymous executable memory (JIT code without a perf map) are one frame, and past
+// 1 % of the samples a warning gives the fix.
+TEST(SampledLayers, AnonymousCodeIsOneFrameAndPastOnePercentSaysHowToNameIt) {
+  SamplingProfile s;
+  s.samples = 100;
+  s.frame_names = {"conv1", std::string(kAnonymousCodeFrame), "sgemm_kernel_HASWELL"};
+  s.stacks = {{{0, 1}, 3}, {{0, 2}, 97}};
+  EXPECT_NE(anonymous_code_hint(s).find("3 samples (3%) landed in anonymous executable memory"), std::string::npos) << anonymous_code_hint(s);
+  EXPECT_NE(anonymous_code_hint(s).find("ONEDNN_JIT_PROFILE=2"), std::string::npos);
+  s.stacks = {{{0, 1}, 0}, {{0, 2}, 100}};
+  EXPECT_EQ(anonymous_code_hint(s), "");
+  s.frame_names.pop_back();
+  s.frame_names[1] = "other";
+  EXPECT_EQ(anonymous_code_hint(s), "");
 }
 
 }  // namespace
