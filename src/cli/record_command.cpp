@@ -105,13 +105,14 @@ std::string recorded_name(const detail::SampleStore& store, std::uint32_t pid, c
 // Each process with samples, its name and its span file (where it left one; a file that cannot
 // be used is a warning, and the process one row).
 std::vector<detail::RecordedProcess> recorded_processes(const detail::SampleStore& store, const std::string& span_folder, const std::string& program,
-                                                        std::vector<std::string>& warnings) {
+                                                        pid_t launched, std::vector<std::string>& warnings) {
   std::set<std::uint32_t> pids;
   for (const detail::SampleRecord& s : store.samples()) pids.insert(s.pid);
   std::vector<detail::RecordedProcess> out;
   for (const std::uint32_t pid : pids) {
     detail::RecordedProcess p;
     p.pid = pid;
+    p.launched = static_cast<pid_t>(pid) == launched;
     p.name = recorded_name(store, pid, program);
     const std::string path = detail::span_file_path(span_folder, static_cast<long>(pid));
     std::error_code ec;
@@ -161,6 +162,7 @@ class RecordedSymbols {
 };
 
 struct Recording {
+  pid_t pid = 0;  // the program's
   detail::SamplerStats stats;
   std::vector<std::string> warnings;
   detail::SampleStore store{0, 0};
@@ -177,7 +179,7 @@ SamplingProfile recorded_sampling(const RecordCommandOptions& options, const std
   s.overhead = std::nan("");  // not measured: the program runs once, sampled throughout
   s.overhead_noise = std::nan("");
   s.warnings = recording.warnings;
-  const auto processes = recorded_processes(recording.store, span_folder, options.command.front(), s.warnings);
+  const auto processes = recorded_processes(recording.store, span_folder, options.command.front(), recording.pid, s.warnings);
   RecordedSymbols symbols(recording.store);
   detail::add_recorded_processes(
       recording.store, processes, [&](std::uint32_t pid, std::uint64_t address) { return symbols.name(pid, address); }, 5, s);
@@ -233,7 +235,9 @@ int run_record(const RecordCommandOptions& options) {
   const SpanFolder span_folder;
   if (span_folder.path().empty()) std::cerr << "hwprof: warning: no private folder for the program's region spans; its regions are not attributed\n";
   std::optional<detail::Sampler> sampler;
+  pid_t launched = 0;
   const auto attach = [&](pid_t pid) -> std::optional<Error> {
+    launched = pid;
     detail::SamplerOptions so;
     so.pid = pid;
     so.enable_on_exec = true;
@@ -252,6 +256,7 @@ int run_record(const RecordCommandOptions& options) {
     return 127;
   }
   Recording recording;
+  recording.pid = launched;
   sampler->stop();
   recording.stats = sampler->stats();
   recording.warnings = sampler->warnings();

@@ -87,8 +87,11 @@ std::vector<int> Syscalls::online_cpus() noexcept {
 }
 
 Syscalls& system_calls() noexcept {
-  static Syscalls real;
-  return real;
+  // Never destroyed: code that runs at exit (the regions library's atexit handler stops its
+  // sampler and reads its counters) may come after the destructors of statics constructed
+  // later than it was registered.
+  static Syscalls* const real = new Syscalls;
+  return *real;
 }
 
 long read_exact(Syscalls& sys, int fd, void* buffer, std::size_t size) noexcept {

@@ -62,7 +62,7 @@ void add_recorded_processes(const SampleStore& store, std::span<const RecordedPr
                             SamplingProfile& out) {
   const bool several = processes.size() > 1;
   for (const RecordedProcess& p : processes) {
-    const std::string prefix = several ? "pid " + std::to_string(p.pid) + " (" + p.name + "): " : "";
+    const std::string prefix = several && !p.launched ? "pid " + std::to_string(p.pid) + " (" + p.name + "): " : "";
     std::unordered_map<int, std::string> region_names;
     std::vector<RegionSpan> spans;
     if (p.spans) {
