@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/cpu_topology.hpp"
+#include "common/printable.hpp"
 #include "counters/event_resolver.hpp"
 
 namespace hwprof::detail {
@@ -18,8 +20,9 @@ constexpr const char* kSyntax = "expected EVENT[@RATE]: cpu-clock@1000 (Hz), cyc
 // perf_event_open(2) refuses a sample_period with its top bit set.
 constexpr std::uint64_t kMaxPeriod = std::uint64_t{1} << 63;
 
+// The user's text quoted, its control characters escaped (it may come from the environment).
 std::string quoted(std::string_view s) {
-  return "'" + std::string(s) + "'";
+  return "'" + printable_name(s) + "'";
 }
 
 Error refuse(std::string_view text, const std::string& problem) {
@@ -150,6 +153,15 @@ Result<SampleSpec> parse_sample_spec(std::string_view text) {
 Result<SampleSpec> parse_sample_spec(std::string_view text, const SamplingLimits& limits, const std::string& sysfs_devices) {
   const std::string_view spec_text = trimmed(text);
   if (spec_text.empty()) return Error{"empty sample spec; " + std::string(kSyntax)};
+  // A control character (an embedded NUL would end the event's name where the kernel and
+  // libpfm4 read it) is never part of an event name or a rate.
+  for (const char c : spec_text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      return refuse(text, "a control character (" + std::string(hex) + ") in the spec; " + std::string(kSyntax));
+    }
+  }
   const auto at = spec_text.find('@');
   if (at != std::string_view::npos && spec_text.find('@', at + 1) != std::string_view::npos)
     return refuse(text, "more than one '@'; " + std::string(kSyntax));

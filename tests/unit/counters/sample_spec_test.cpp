@@ -152,7 +152,8 @@ TEST(SampleSpec, ARateThatIsNotAWholeNumberIsRefused) {
 // message, never read past its end nor taken for part of an event's name.
 TEST(SampleSpec, HostileTextIsRefused) {
   EXPECT_THAT(refused("cpu-clock\x01@100"), HasSubstr("sample spec"));
-  EXPECT_THAT(refused("cpu-clock@1000\n@1"), HasSubstr("more than one '@'"));
+  EXPECT_THAT(refused("cpu-clock@1000\n@1"), HasSubstr("a control character (0x0a)"));
+  EXPECT_THAT(refused(std::string("cpu-clock\0@100", 14)), HasSubstr("a control character (0x00)"));
   EXPECT_THAT(refused("cpu-clock@1000;rm -rf /"), HasSubstr("not a whole number"));
   EXPECT_THAT(refused("@@@@"), HasSubstr("more than one '@'"));
   EXPECT_THAT(refused(std::string(100000, 'x') + "@100"), HasSubstr("sample spec"));
