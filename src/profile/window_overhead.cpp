@@ -72,6 +72,15 @@ WindowOverhead window_overhead(std::span<const RegionSpan> spans, std::span<cons
   }
   out.overhead = weight > 0.0 ? sum / weight : std::nan("");
   out.noise = noise_weight > 0.0 ? noise_sum / noise_weight : std::nan("");
+  // A cost whose noise is unknown (one unsampled window, or too few calls in each half) could be
+  // the windows' own spread: not printed as measured.
+  if (weight > 0.0 && !(noise_weight > 0.0)) {
+    out.overhead = std::nan("");
+    out.reason = "how much the calls vary from one unsampled window to the next is not known (no region had " +
+                 std::to_string(kWindowCallsToCompare) + " calls in each half of the " + std::to_string(out.unsampled_windows) +
+                 " unsampled windows), so a cost could not be told from noise; a run of a few seconds measures it";
+    return out;
+  }
   if (weight <= 0.0) {
     out.reason = windows.empty() ? "no sampling windows were kept (the warnings say why)"
                  : out.sampled_windows == 0 || out.unsampled_windows == 0

@@ -40,6 +40,7 @@ TEST(WindowOverhead, CallsAcrossAWindowsEdgeAreLeftOut) {
   std::vector<RegionSpan> spans;
   add_calls(spans, 0, 0, 6, 100);
   add_calls(spans, 0, 1000, 6, 100);
+  add_calls(spans, 0, 3000, 6, 100);
   spans.push_back({1, 0, 0, 900, 1100});  // half sampled: a long call that would raise the sampled median
   spans.push_back({1, 0, 0, 950, 1300});
   spans.push_back({1, 0, 0, 990, 1500});
@@ -49,14 +50,27 @@ TEST(WindowOverhead, CallsAcrossAWindowsEdgeAreLeftOut) {
 
 TEST(WindowOverhead, RegionsAreWeightedByTheirTime) {
   std::vector<RegionSpan> spans;
-  add_calls(spans, 0, 0, 5, 100);  // region 0: 1000 ns in all, +0 %
+  add_calls(spans, 0, 0, 5, 100);  // region 0: 1500 ns in all, +0 %
   add_calls(spans, 0, 1000, 5, 100);
-  add_calls(spans, 1, 500, 5, 40);  // region 1: 400 ns sampled + 300 ns unsampled, +33 %
+  add_calls(spans, 0, 3000, 5, 100);
+  add_calls(spans, 1, 500, 5, 40);  // region 1: 200 ns sampled + 300 ns unsampled, +33 %
   add_calls(spans, 1, 1500, 5, 30);
+  add_calls(spans, 1, 3500, 5, 30);
   const WindowOverhead w = window_overhead(spans, kWindows);
-  EXPECT_NEAR(w.overhead, (1000.0 * 0.0 + 350.0 * (40.0 / 30.0 - 1.0)) / 1350.0, 1e-9);
+  EXPECT_NEAR(w.overhead, (1500.0 * 0.0 + 500.0 * (40.0 / 30.0 - 1.0)) / 2000.0, 1e-9);
   EXPECT_EQ(w.regions_compared, 2u);
-  EXPECT_TRUE(std::isnan(w.noise));  // a single unsampled window each: no halves to compare
+  EXPECT_NEAR(w.noise, 0.0, 1e-9);
+}
+
+TEST(WindowOverhead, ACostWhoseNoiseIsUnknownIsNotGiven) {
+  // One unsampled window: nothing to compare it with, so +33 % could be the windows' spread.
+  std::vector<RegionSpan> spans;
+  add_calls(spans, 1, 0, 5, 40);
+  add_calls(spans, 1, 1000, 5, 30);
+  const WindowOverhead w = window_overhead(spans, kWindows);
+  EXPECT_TRUE(std::isnan(w.overhead));
+  EXPECT_TRUE(std::isnan(w.noise));
+  EXPECT_NE(w.reason.find("could not be told from noise"), std::string::npos) << w.reason;
 }
 
 TEST(WindowOverhead, TooFewCallsIsNaNWithTheReason) {
