@@ -20,6 +20,7 @@
 #include "counters/sampler.hpp"
 #include "counters/symbols.hpp"
 #include "hwprof/atomic_file.hpp"
+#include "profile/process_samples.hpp"
 #include "profile/recorded_profile.hpp"
 #include "profile/span_file_reader.hpp"
 #include "report/flamegraph.hpp"
@@ -141,11 +142,7 @@ class RecordedSymbols {
     auto it = symbolizers_.find(pid);
     if (it == symbolizers_.end())
       it = symbolizers_.emplace(pid, detail::symbolizer_for_exited_process(static_cast<int>(pid), detail::recorded_mappings(store_, pid))).first;
-    const detail::Symbol& sym = it->second.resolve(address);
-    // Code no symbol covers (a stripped library's internal functions) is one row per module, as
-    // hwprof profile --sample shows it, not one per instruction address.
-    if (sym.source == detail::SymbolSource::module_offset) return {sym.module + " [no symbol]", sym.module, true};
-    return {detail::symbol_label(sym), sym.module, sym.source != detail::SymbolSource::unknown};
+    return detail::frame_name_of(it->second.resolve(address));  // as hwprof profile --sample names them
   }
 
   void add_warnings(std::vector<std::string>& out) const {
@@ -184,6 +181,7 @@ SamplingProfile recorded_sampling(const RecordCommandOptions& options, const std
   detail::add_recorded_processes(
       recording.store, processes, [&](std::uint32_t pid, std::uint64_t address) { return symbols.name(pid, address); }, 5, s);
   symbols.add_warnings(s.warnings);
+  if (const std::string hint = detail::anonymous_code_hint(s); !hint.empty()) s.warnings.push_back(hint);
   return s;
 }
 

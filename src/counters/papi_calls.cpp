@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "common/monotonic_clock.hpp"
 #include "counters/system_info.hpp"
 
 namespace hwprof::detail {
@@ -52,9 +53,7 @@ bool sysfs_hardware_pmu() {
 }
 
 std::uint64_t monotonic_clock_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
+  return monotonic_ns();
 }
 
 PapiSeam& papi_seam() noexcept {

@@ -103,6 +103,17 @@ std::uint64_t trailer_time(std::span<const std::uint64_t> record) noexcept {
   return record.back();
 }
 
+// The fields PERF_RECORD_MMAP and MMAP2 begin with: {hdr; u32 pid, tid; u64 addr, len, pgoff}.
+MappingRecord mapping_fields(std::span<const std::uint64_t> r) {
+  MappingRecord m;
+  m.pid = first_u32(r[1]);
+  m.tid = second_u32(r[1]);
+  m.address = r[2];
+  m.length = r[3];
+  m.file_offset = r[4];
+  return m;
+}
+
 // PERF_RECORD_MMAP2: {hdr; u32 pid, tid; u64 addr, len, pgoff; union {u32 maj, min; u64 ino,
 // ino_generation} or {u8 build_id_size, 3 reserved, build_id[20]}; u32 prot, flags;
 // char filename[]; sample_id}.
@@ -112,12 +123,7 @@ void parse_mmap2(std::span<const std::uint64_t> r, std::uint16_t misc, SampleSto
     ++out.counts.malformed;
     return;
   }
-  MappingRecord m;
-  m.pid = first_u32(r[1]);
-  m.tid = second_u32(r[1]);
-  m.address = r[2];
-  m.length = r[3];
-  m.file_offset = r[4];
+  MappingRecord m = mapping_fields(r);
   if ((misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0) {
     const auto* bytes = reinterpret_cast<const unsigned char*>(r.data() + 5);
     m.build_id = hex(bytes + 4, std::min<std::size_t>(bytes[0], 20));
@@ -141,12 +147,7 @@ void parse_mmap(std::span<const std::uint64_t> r, SampleStore& out) {
     ++out.counts.malformed;
     return;
   }
-  MappingRecord m;
-  m.pid = first_u32(r[1]);
-  m.tid = second_u32(r[1]);
-  m.address = r[2];
-  m.length = r[3];
-  m.file_offset = r[4];
+  MappingRecord m = mapping_fields(r);
   m.prot = PROT_READ | PROT_EXEC;
   m.filename = text_at(r, kFilename);
   m.time_ns = trailer_time(r);

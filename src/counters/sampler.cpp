@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/monotonic_clock.hpp"
 #include "counters/perf_event_backend.hpp"
 #include "counters/system_info.hpp"
 
@@ -46,12 +47,6 @@ constexpr std::size_t kMaxRingBytes = std::size_t{8} << 20;
 constexpr std::size_t kMaxAllRings = std::size_t{256} << 20;
 // Where the kernel's locked-memory limit forces smaller rings, no smaller than this many pages.
 constexpr std::size_t kSmallestRingPages = 8;
-
-std::uint64_t monotonic_now() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 std::size_t round_up_pow2(std::size_t n) {
   std::size_t p = 1;
@@ -470,7 +465,7 @@ Sampler::~Sampler() {
 
 void Sampler::start() noexcept {
   if (!state_ || state_->started || state_->stopped) return;
-  state_->start_ns = monotonic_now();
+  state_->start_ns = monotonic_ns();
   if (!(state_->options.pid != 0 && state_->options.enable_on_exec)) {
     for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
@@ -498,7 +493,7 @@ void Sampler::stop() noexcept {
   if (!state_ || state_->stopped) return;
   for (const int fd : state_->fds) state_->sys.ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   state_->sampling.store(false, std::memory_order_relaxed);
-  state_->stop_ns = monotonic_now();
+  state_->stop_ns = monotonic_ns();
   state_->stop_reader();
   state_->close_events();
   state_->store.sort_by_time();

@@ -21,14 +21,7 @@ SamplingProfile sampling_of_process(const ProcessSamples& taken, std::span<const
   if (!symbolizer) out.warnings.push_back("sampled addresses are not named: " + symbolizer.error().message);
   const NameOfAddress name_of = [&](std::uint64_t address) -> FrameName {
     if (!symbolizer) return {fmt::format("[unknown] 0x{:x}", address), "", false};
-    const Symbol& sym = symbolizer->resolve(address);
-    // Code no symbol covers (a stripped library's internal functions: libgomp's barrier wait)
-    // is one row per module, not one per instruction address, which would split its share.
-    if (sym.source == SymbolSource::module_offset) return {sym.module + " [no symbol]", sym.module, true};
-    // Anonymous executable memory no perf map entry covers: code generated at run time (oneDNN's
-    // kernels under PyTorch), one row rather than one per address.
-    if (sym.source == SymbolSource::unknown && !sym.module.empty()) return {std::string(kAnonymousCodeFrame), sym.module, false};
-    return {symbol_label(sym), sym.module, sym.source != SymbolSource::unknown};
+    return frame_name_of(symbolizer->resolve(address));
   };
   add_sampled_layers(*taken.store, taken.pid, spans, row_of, name_of, 5, out, taken.window, taken.attribute_until_ns);
   if (symbolizer) {
@@ -36,6 +29,16 @@ SamplingProfile sampling_of_process(const ProcessSamples& taken, std::span<const
   }
   if (const std::string hint = anonymous_code_hint(out); !hint.empty()) out.warnings.push_back(hint);
   return out;
+}
+
+FrameName frame_name_of(const Symbol& sym) {
+  // Code no symbol covers (a stripped library's internal functions: libgomp's barrier wait)
+  // is one row per module, not one per instruction address, which would split its share.
+  if (sym.source == SymbolSource::module_offset) return {sym.module + " [no symbol]", sym.module, true};
+  // Anonymous executable memory no perf map entry covers: code generated at run time (oneDNN's
+  // kernels under PyTorch), one row rather than one per address.
+  if (sym.source == SymbolSource::unknown && !sym.module.empty()) return {std::string(kAnonymousCodeFrame), sym.module, false};
+  return {symbol_label(sym), sym.module, sym.source != SymbolSource::unknown};
 }
 
 std::string anonymous_code_hint(const SamplingProfile& s) {

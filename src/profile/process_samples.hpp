@@ -14,6 +14,7 @@
 
 #include "counters/sample_records.hpp"
 #include "counters/sampler.hpp"
+#include "counters/symbols.hpp"
 #include "hwprof/profile.hpp"
 #include "profile/sample_attribution.hpp"
 #include "profile/sampled_layers.hpp"
@@ -39,6 +40,11 @@ SamplingProfile sampling_of_process(const ProcessSamples& taken, std::span<const
 
 // The frame of code in anonymous executable memory that no perf map entry names.
 inline constexpr std::string_view kAnonymousCodeFrame = "[anonymous code: JIT without a perf map]";
+
+// A symbolized address as a frame of the profile: a function's name; "libfoo.so [no symbol]"
+// for a mapped file's code no symbol covers; kAnonymousCodeFrame for anonymous executable
+// memory; "[unknown] 0x..." outside every mapping.
+FrameName frame_name_of(const Symbol& sym);
 
 // A warning where at least 1 % of the samples landed in such code (from the stacks' leaves),
 // with the fix; empty otherwise.

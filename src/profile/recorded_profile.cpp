@@ -72,6 +72,7 @@ void add_recorded_processes(const SampleStore& store, std::span<const RecordedPr
       region_names[0] = p.name + " (the whole program)";
       spans = whole_program_spans(store, p.pid);
     }
+    region_names[kOutsideRegion] = kOutsideEveryRegion;
     const RowOfRegion row_of = [&](int region) -> std::optional<SampledRow> {
       const auto it = region_names.find(region);
       return it == region_names.end() ? std::nullopt : std::optional<SampledRow>(SampledRow{it->second, -1});
@@ -80,7 +81,7 @@ void add_recorded_processes(const SampleStore& store, std::span<const RecordedPr
     SamplingProfile one;
     add_sampled_layers(store, static_cast<int>(p.pid), spans, row_of, names, top, one);
     merge_sampling(
-        one, [&](const std::string& row) { return prefix + (row == kOutsideEveryLayerRow ? std::string(kOutsideEveryRegion) : row); }, out);
+        one, [&](const std::string& row) { return prefix + row; }, out);
     if (p.spans && p.spans->timeline_dropped > 0) {
       out.warnings.push_back(prefix + std::to_string(p.spans->timeline_dropped) +
                              " region calls ran after the session's timeline was full: samples taken during them are counted outside every region");

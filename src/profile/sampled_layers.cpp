@@ -47,6 +47,8 @@ void add_instant(const TraceWindow& window, std::uint64_t time_ns, std::int64_t 
 void add_sampled_layers(const SampleStore& samples, int pid, std::span<const RegionSpan> spans, const RowOfRegion& row_of,
                         const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window,
                         std::uint64_t attribute_until_ns) {
+  const std::optional<SampledRow> named_outside = row_of(kOutsideRegion);
+  const std::string outside_row = named_outside ? named_outside->name : kOutsideEveryLayerRow;
   std::vector<TakenSample> taken;
   std::vector<const SampleRecord*> kept;
   for (const SampleRecord& s : samples.samples()) {
@@ -126,7 +128,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     if (callers.empty()) callers.push_back(leaf[k]);
     std::vector<int> stack;
     stack.reserve(callers.size() + 2);
-    stack.push_back(names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : kOutsideEveryLayerRow));
+    stack.push_back(names.id(row >= 0 ? rows[static_cast<std::size_t>(row)].name : outside_row));
     if (cut) stack.push_back(names.id("[callers unknown: the frame-pointer chain broke]"));
     for (auto c = callers.rbegin(); c != callers.rend(); ++c) stack.push_back(*c);
     if (row >= 0 && window != nullptr) add_instant(*window, s.time_ns, a.tid, stack.front(), leaf[k], out);
@@ -151,7 +153,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
   }
   for (const RegionBreakdown& b : break_down(by_row, leaf, top)) {
     SampledLayer l;
-    l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : kOutsideEveryLayerRow;
+    l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : outside_row;
     l.layer = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].layer : -1;
     l.samples = b.samples;
     l.by_pool_workers = b.by_launching_thread;
@@ -173,20 +175,11 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     out.layers.push_back(std::move(l));
   }
   // Most samples first; the row outside every layer last.
-  std::stable_sort(out.layers.begin(), out.layers.end(), [](const SampledLayer& a, const SampledLayer& b) {
-    const bool a_out = a.name == kOutsideEveryLayerRow, b_out = b.name == kOutsideEveryLayerRow;
+  std::stable_sort(out.layers.begin(), out.layers.end(), [&outside_row](const SampledLayer& a, const SampledLayer& b) {
+    const bool a_out = a.name == outside_row, b_out = b.name == outside_row;
     if (a_out != b_out) return b_out;
     return a.samples > b.samples;
   });
-}
-
-void name_outside_row(SamplingProfile& s, const std::string& name) {
-  for (SampledLayer& l : s.layers) {
-    if (l.name == kOutsideEveryLayerRow) l.name = name;
-  }
-  for (std::string& f : s.frame_names) {
-    if (f == kOutsideEveryLayerRow) f = name;
-  }
 }
 
 }  // namespace hwprof::detail

@@ -44,15 +44,14 @@ struct TraceWindow {
   std::size_t most = kMostSampleInstants;
 };
 
-// The row of the samples taken outside every layer (and the ambiguous ones), last of the rows.
+// The row of the samples taken outside every layer (and the ambiguous ones), last of the rows,
+// unless `row_of(kOutsideRegion)` names it ("(outside every region)" where the rows are a
+// program's regions rather than a model's layers).
 inline constexpr const char* kOutsideEveryLayerRow = "(outside every layer)";
-
-// The outside row (and its stacks' root frame) renamed: "(outside every region)" where the rows
-// are a program's regions rather than a model's layers.
-void name_outside_row(SamplingProfile& s, const std::string& name);
+inline constexpr int kOutsideRegion = -1;
 
 // The layers' rows of `samples` (this process's, `pid`; a forked child's are left out), from
-// the session's spans; at most `top` functions a row. Fills layers, stacks, frame_names,
+// the session's spans (`row_of` is also asked for kOutsideRegion's name); at most `top` functions a row. Fills layers, stacks, frame_names,
 // samples, ambiguous and outside of `out`, and with a `window`, its instants. Samples after
 // `attribute_until_ns` (the session's timeline was full) are counted in samples and
 // timeline_full, and attributed to no row.

@@ -13,6 +13,7 @@ namespace hwprof::detail {
 SamplingProfile sampled_regions(const SessionSnapshot& snapshot, const SessionSamples& samples) {
   std::unordered_map<int, SampledRow> rows;
   for (const RegionReport& r : snapshot.regions) rows[r.id] = SampledRow{r.name, r.id};
+  rows[kOutsideRegion] = SampledRow{"(outside every region)", -1};
   const RowOfRegion row_of = [&](int region) -> std::optional<SampledRow> {
     const auto it = rows.find(region);
     return it == rows.end() ? std::nullopt : std::optional<SampledRow>(it->second);
@@ -34,7 +35,6 @@ SamplingProfile sampled_regions(const SessionSnapshot& snapshot, const SessionSa
   taken.attribute_until_ns = timeline_full_since(snapshot, spans);
   taken.timeline_calls = snapshot.timeline.size();
   SamplingProfile out = sampling_of_process(taken, spans, row_of);
-  name_outside_row(out, "(outside every region)");
   const WindowOverhead cost = window_overhead(spans, samples.windows);
   out.cost_from = "windows";
   out.overhead = cost.overhead;

@@ -11,12 +11,6 @@
 
 namespace hwprof::detail {
 
-std::uint64_t monotonic_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 namespace {
 
 // Whether the first "flags" line of /proc/cpuinfo lists `flag` as a whole word.

@@ -10,6 +10,8 @@
 // HWPROF_CLOCK=monotonic forces CLOCK_MONOTONIC; HWPROF_CLOCK=tsc the TSC where it exists.
 #pragma once
 
+#include "common/monotonic_clock.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,8 +21,6 @@
 #endif
 
 namespace hwprof::detail {
-
-std::uint64_t monotonic_ns() noexcept;
 
 // Whether the TSC may time regions, and why (or why not), from /proc/cpuinfo's text, the
 // kernel's current clocksource and HWPROF_CLOCK (each may be empty). Pure, for the tests.

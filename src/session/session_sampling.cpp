@@ -10,19 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/monotonic_clock.hpp"
 #include "counters/sample_spec.hpp"
 
 namespace hwprof::detail {
-namespace {
-
-std::uint64_t window_clock_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
-
 struct SessionSampler::State {
   std::optional<Sampler> sampler;
   std::string spec;
@@ -39,20 +30,20 @@ struct SessionSampler::State {
   void alternate() noexcept {
     try {
       std::unique_lock<std::mutex> lock(mutex);
-      SampleWindow current{window_clock_ns(), 0, true};
+      SampleWindow current{monotonic_ns(), 0, true};
       while (!wake.wait_for(lock, std::chrono::nanoseconds(kSampleWindowNs), [this] { return stopping; })) {
         if (current.sampled) {
           sampler->pause();
-          current.end_ns = window_clock_ns();
+          current.end_ns = monotonic_ns();
         } else {
-          current.end_ns = window_clock_ns();
+          current.end_ns = monotonic_ns();
           sampler->resume();
         }
         windows.push_back(current);
         current = SampleWindow{current.end_ns, 0, !current.sampled};
       }
       // The last window ends where the sampler stops (stop() disables the events right after).
-      current.end_ns = window_clock_ns();
+      current.end_ns = monotonic_ns();
       windows.push_back(current);
     } catch (...) {
       windows_problem = "the sampling windows could not be kept (out of memory): the cost of sampling is not measured";
