@@ -20,6 +20,7 @@ packages=(
   libonnx-dev libprotobuf-dev  # .onnx models (protobuf types, checker, shape inference)
   libopenmpi-dev openmpi-bin   # hwprof::mpi (merged ranks at MPI_Finalize) and its mpirun tests
   python3-torch libtorch-dev python3-torchvision  # hwprof::torch (the PyTorch observer), its example and tests
+  python3-dev            # hwprof.torch._native: the Python package's module calls in C
   # tools used by tests and benchmarks
   likwid                 # likwid-bench: independent peer for calibration
   linux-perf             # perf stat: peer for counter checks

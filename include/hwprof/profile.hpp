@@ -49,8 +49,17 @@ enum class LayerPhase {
   forward,
   backward,
   optimizer,
-  region,  // a program's own region (a regions profile)
+  region,     // a program's own region (a regions profile)
+  recompute,  // a forward run again during backward (a torch profile's activation checkpointing)
+  setup,      // what a torch program ran before its first module call
 };
+
+// What a row's time over the run is counted per (LayerProfile::basis_ms): a model's pass; a
+// program's step (its training steps, where it has them: the optimizer's, or those it marked);
+// or the program's whole run.
+enum class TimeBasis { pass, step, run };
+std::string_view time_basis_name(TimeBasis basis) noexcept;
+std::optional<TimeBasis> parse_time_basis(std::string_view name) noexcept;
 
 // The names profile.json, the table and the CLI use for them, and back; parsing an unknown
 // name gives nullopt.
@@ -102,6 +111,16 @@ struct LayerCause {
   std::string advice;  // what to try
 };
 
+// A torch profile's op row by its calls' input shapes (docs/torch.md, "Shapes"): the shapes
+// that took the most time kept apart, the rest summed as "other shapes".
+struct ShapeRow {
+  std::string shape;        // "16x64x256, 1000x256, 1000"; "other shapes" for the rest
+  std::uint64_t calls = 0;
+  double time_ms = 0.0;     // over those calls
+  double flops = 0.0;       // over those calls (0 where not counted)
+  bool other = false;
+};
+
 // The most per-call times a profile keeps per layer (LayerProfile::samples_ms).
 inline constexpr std::size_t kMaxKeptSamples = 1000;
 
@@ -120,6 +139,10 @@ struct LayerProfile {
   // Non-empty: the row has no analytic count, and why ("not counted: hwprof has no formula for
   // this op", "counted in the op around it"); its flops and bytes are unknown, not 0.
   std::string work_note;
+  // The row's count leaves out part of what ran in it: the ops inside a module or scope that hwprof
+  // has no formula for, with their share of its time ("22% of its time in ops without a count:
+  // aten::addcmul_, aten::sqrt"); its rates are then lower bounds. Empty when complete.
+  std::string work_partial;
   // A torch profile's op that ran only inside other rows' regions (a module's, a composite
   // op's): its time is theirs too. Its table leaves it out unless every row is asked for.
   bool nested_op = false;
@@ -143,6 +166,23 @@ struct LayerProfile {
   std::optional<FlopsComparison> flops_check;
   // Why: the causes that apply, most telling first. Every profiled layer has at least one.
   std::vector<LayerCause> why;
+  // A program's row (regions, torch): its calls (a backward row's are the forward calls whose
+  // backward ran), its time over all of them, and that time per the profile's time basis
+  // (Profile::time_basis: per step, or over the run). 0 in a model's profile, whose figures are
+  // per pass (time_ms).
+  std::uint64_t calls = 0;
+  double total_ms = 0.0;
+  double basis_ms = 0.0;
+  // The threads its work ran on (PyTorch's intra-op threads at its calls; the most where they
+  // changed), and the fewest: 0 where not known.
+  int threads = 0;
+  int threads_min = 0;
+  std::vector<ShapeRow> shapes;  // a torch op row's calls by input shapes
+  // Its achieved rate is above anything this machine can do by more than its own uncertainty:
+  // a count or a time that cannot be right. Shown apart with `impossible_reason`, never as a
+  // figure; left out of time to win and of totals.
+  bool impossible = false;
+  std::string impossible_reason{};
 };
 
 // One span of the timeline (Chrome trace): a phase of one iteration, or a layer inside it.
@@ -286,7 +326,7 @@ struct Profile {
   ProfileMachine machine;
   std::string model;
   Shape input_shape;  // per sample
-  std::int64_t batch = 1;
+  std::int64_t batch = 1;  // 0: not known (a program's run that did not say)
   ProfileKind kind = ProfileKind::model;
   RunPhase phase = RunPhase::inference;  // a model's passes (inference for a regions profile)
   std::string optimizer;                 // train: "sgd" or "adam"
@@ -308,6 +348,10 @@ struct Profile {
   int iterations = 0;
   double overhead_ns = 0.0;          // the session's begin+end cost, subtracted from every layer
   LayerProfile total;                // the whole model per call: time of the whole pass (or step)
+  // A program run's time basis, and its steps (0: none): a torch program's training steps.
+  TimeBasis time_basis = TimeBasis::pass;
+  std::uint64_t steps = 0;
+  Summary step_time_ms;  // the steps' own times (ms), where it had steps
   std::vector<LayerProfile> layers;  // forward layers in order, then backward and optimizer ones
   ProfileMemory memory;
   std::vector<TraceSpan> trace;  // sampled iterations only (see trace_iterations)

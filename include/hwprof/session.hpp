@@ -124,9 +124,32 @@ enum class RegionRole : std::uint8_t {
   scope,            // the program's own region (HWPROF_SCOPE, hwprof_begin, a user scope)
   module_forward,   // a model's module, called forward (named by its path)
   module_backward,  // the backward functions of the ops a module ran forward
-  op_forward,       // an op (aten::conv2d [shapes]), forward
-  op_backward,      // an op run by autograd's backward, or the backward function itself
+  op_forward,       // an op (aten::conv2d), forward
+  op_backward,      // an op run by autograd's backward, or the backward of a forward op
   optimizer,        // the optimizer's step and zero_grad
+  module_recompute,  // a module's forward run again during backward (activation checkpointing)
+  op_recompute,      // an op of such a recomputed forward
+  setup,             // what the program ran before its first module call (construction, initialisation)
+};
+
+// One variant of a region: the calls of one kind inside it (an op's calls on one set of input
+// shapes), as an observer that knows them says (Session::note_variant). The last one of a
+// region may be `other`: the calls of every variant the session did not keep apart.
+struct RegionVariant {
+  std::string label;        // "16x64x256, 1000x256, 1000"
+  std::uint64_t calls = 0;  // calls (a call made of several pieces counts once)
+  double total_ns = 0.0;    // their inclusive time
+  double flops = 0.0;       // their work, summed (0 where none was given)
+  double bytes = 0.0;
+  bool other = false;  // the variants not kept apart, together
+};
+
+// What an observer says of one call as it leaves it (Session::leave): its work, and which
+// variant of the region it was.
+struct CallDetail {
+  double flops = -1.0;  // the call's work; < 0: none given (the region's row then has none)
+  double bytes = 0.0;
+  std::uint64_t variant = 0;  // Session::note_variant's key; 0: none
 };
 
 // One event summed over a region's samples.
@@ -194,6 +217,18 @@ struct RegionReport {
   // Its work runs on a GEMM (a convolution, a matrix product: Session::set_gemm_backed): its
   // compute roof is the measured GEMM ceiling, not the FMA peak.
   bool gemm_backed = false;
+  // The threads its work ran on, the fewest and the most its calls said (Session::note_threads:
+  // PyTorch's intra-op threads at the call); 0: not said.
+  int threads_min = 0;
+  int threads_max = 0;
+  // The parameters it holds (Session::set_params: a module's), or -1 where none were said.
+  std::int64_t params = -1;
+  // Its calls by variant (Session::note_variant), most time first, `other` last; empty where
+  // none was said.
+  std::vector<RegionVariant> variants;
+  // Pieces that continued a call instead of making one (Session::enter_continuing): their time
+  // and counts are in the calls they continued.
+  std::uint64_t continued = 0;
 };
 
 // ---- a whole session at one moment (Session::snapshot): what the reports are made from ----
@@ -207,6 +242,10 @@ struct CallPath {
   std::uint64_t calls = 0;
   double inclusive_ns = 0.0;
   double exclusive_ns = 0.0;
+  // The work its calls gave as they left (Session::leave with a CallDetail), summed: a region
+  // whose calls differ (an op on many shapes) has the work of each path exactly.
+  double flops = 0.0;
+  double bytes = 0.0;
 };
 
 // One region's totals on one thread (from its call paths).
@@ -265,7 +304,15 @@ struct SessionSnapshot {
   std::vector<OpenRegion> open_regions;
   std::uint64_t dropped_threads = 0;
   std::uint64_t dropped_depth = 0;
+  // The program's steps (Session::mark_step: a training step's end), counted, and when the
+  // first kMaxStepMarks of them ended (ns since the session opened).
+  std::uint64_t steps = 0;
+  std::vector<double> step_ends_ns;
+  double first_step_start_ns = -1.0;  // where the first step began (Session::mark_step_start), < 0: not said
 };
+
+// The step ends a session keeps the times of (8 bytes each, reserved when it opens).
+inline constexpr std::size_t kMaxStepMarks = 65536;
 
 class Session;
 
@@ -357,6 +404,31 @@ class Session {
   // that gave one divided by their number (exact where calls differ, such as one op on
   // different shapes), and set_work's value is no longer used for it.
   static void add_work(State* state, int id, double flops, double bytes) noexcept;
+  // leave() with what the observer knows of the call: its work (added up as add_work() does,
+  // and into its call path's sums) and its variant (its calls, time and work counted apart).
+  static void leave(State* state, int id, const CallDetail& detail) noexcept;
+  // enter() for a piece of the region's last call rather than a call of its own (a backward
+  // op run as several autograd functions, one after another): its time, counts and work go
+  // to that call, its calls stay as they were. `counted`: read counters (else as enter_time_only).
+  static void enter_continuing(State* state, int id, bool counted) noexcept;
+  // The label of a variant of the region (first sight; allocates): its calls are kept apart
+  // under it. A session keeps a bounded number of variants per region, the most time first;
+  // the rest are counted together as one `other` variant. With an empty label (or variant 0),
+  // only makes the region keep variants (labelled where another region's note named them).
+  static void note_variant(State* state, int id, std::uint64_t variant, std::string_view label) noexcept;
+  // The threads the region's call runs its work on (an observer's: PyTorch's intra-op threads).
+  static void note_threads(State* state, int id, int threads) noexcept;
+  // The parameters the region holds (a module's), said once.
+  static void set_params(State* state, int id, std::int64_t params) noexcept;
+  // The end of one of the program's steps (a training step: the optimizer's step), and where
+  // the first one began (once; later calls are ignored).
+  static void mark_step(State* state) noexcept;
+  static void mark_step_start(State* state) noexcept;
+  // The mean inclusive time of the region's calls so far (ns; 0 before its first call): an
+  // observer that reads counters only where a read is small against the call uses it.
+  static double mean_ns(State* state, int id) noexcept;
+  // What a begin/end pair that reads counters costs in this session (ns; 0 when time only).
+  static double counted_pair_ns(State* state) noexcept;
   // Names what feeds the session besides the program's own regions (a string literal, kept
   // by pointer): "torch" for hwprof::torch; its snapshot, and the profile made of it, say so.
   static void set_observer(State* state, const char* name) noexcept;

@@ -23,6 +23,27 @@ HWPROF_API int hwprof_torch_observing(void);
 HWPROF_API void hwprof_torch_module_begin(const char* name);
 HWPROF_API void hwprof_torch_module_end(void);
 
+/* The same by id, for a caller that calls modules often (the Python package, docs/torch.md,
+ * "Modules"): hwprof_torch_module_region registers a module's region once, with its parameters
+ * (shared ones once; -1: not said), and returns its id (-1 while not observing);
+ * hwprof_torch_module_enter(id) and hwprof_torch_module_exit() enter and leave it around each
+ * call. A module entered inside a backward function is a forward recomputed for the backward
+ * pass (activation checkpointing): its own row, "<module> (recompute)". */
+HWPROF_API int hwprof_torch_module_region(const char* name, long long params);
+HWPROF_API void hwprof_torch_module_enter(int module);
+HWPROF_API void hwprof_torch_module_exit(void);
+
+/* The end of a training step, said by the program (hwprof.torch.profile's step()): steps are
+ * then the program's, no longer the optimizer's. */
+HWPROF_API void hwprof_torch_step(void);
+/* The program's module calls are observed (the Python package, from the start): what runs
+ * before the first module call is its setup, one row. */
+HWPROF_API void hwprof_torch_modules_observed(void);
+/* What ran until now was setup (building the model): later ops are rows of their own. */
+HWPROF_API void hwprof_torch_setup_over(void);
+/* The op calls observed so far (0 when none, or not observing; -1 when it cannot be said). */
+HWPROF_API long long hwprof_torch_observed_ops(void);
+
 #ifdef __cplusplus
 }
 #endif

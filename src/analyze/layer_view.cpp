@@ -55,12 +55,22 @@ double share_of(const LayerProfile& layer, double summed_ms) {
   return summed_ms > 0 ? layer.time_ms.median / summed_ms : 0.0;
 }
 
+double row_share(const Profile& profile, const LayerProfile& layer, double summed_ms) {
+  return is_program_run(profile.kind) ? layer.time_share : share_of(layer, summed_ms);
+}
+
+
+
 bool on_roofline_chart(const LayerNumbers& n) {
   return n.intensity && *n.intensity > 0 && n.gflops_per_s && *n.gflops_per_s > 0;
 }
 
 std::string display_name(const LayerProfile& layer) {
-  if (layer.phase == LayerPhase::forward || layer.phase == LayerPhase::region || layer.index < 0) return layer.name;
+  if (layer.phase == LayerPhase::forward || layer.phase == LayerPhase::region || layer.phase == LayerPhase::setup || layer.index < 0) {
+    return layer.name;
+  }
+  // A torch op the backward pass ran says so in its name already ("aten::mm (in backward)").
+  if (layer.name.ends_with(")") && layer.name.find(" (in ") != std::string::npos) return layer.name;
   return layer.name + " (" + std::string(layer_phase_name(layer.phase)) + ")";
 }
 
@@ -108,12 +118,6 @@ std::string_view cause_title(std::string_view rule) {
   return rule;
 }
 
-std::optional<Headroom> headroom_ms(const LayerProfile& layer) {
-  if (!layer.roofline || layer.time_ms.n == 0) return std::nullopt;
-  const double t = layer.time_ms.median;
-  const double roof = t * std::clamp(layer.roofline->efficiency, 0.0, 1.0);
-  return Headroom{roof, t - roof};
-}
 
 double summed_win_ms(const Profile& profile) {
   double win = 0.0;
@@ -179,17 +183,14 @@ const char* grouping_name(ProfileGrouping by) {
   return "layer";
 }
 
-double calls_over_run(const Profile& profile, const LayerProfile& layer) {
-  return profile.kind == ProfileKind::torch && layer.time_ms.median > 0 ? layer.time_share * profile.total.time_ms.median / layer.time_ms.median
-                                                                        : 1.0;
-}
-
 std::string region_name_of(const Profile& profile, const LayerProfile& layer) {
-  return profile.kind == ProfileKind::torch && layer.phase == LayerPhase::backward ? layer.name + " (backward)" : layer.name;
+  if (profile.kind != ProfileKind::torch) return layer.name;
+  if (layer.phase != LayerPhase::backward && layer.phase != LayerPhase::recompute) return layer.name;
+  return display_name(layer);
 }
 
 bool is_torch_op(const LayerProfile& l) {
-  return l.op != "module" && l.op != "region" && l.op != "optimizer";
+  return l.op != "module" && l.op != "region" && l.op != "optimizer" && l.op != "setup";
 }
 
 // A row's group key, or none where the grouping leaves the row out.
@@ -199,7 +200,7 @@ std::optional<std::string> group_key(const Profile& profile, const LayerProfile&
     case LayerGrouping::op:
       if (!torch) return l.op;
       if (!is_torch_op(l)) return std::nullopt;
-      return l.phase == LayerPhase::backward ? l.op + " (backward)" : l.op;
+      return l.phase == LayerPhase::forward ? l.op : l.op + " (" + std::string(layer_phase_name(l.phase)) + ")";
     case LayerGrouping::module:
       if (l.op != "module" || block_of(l.name, depth) != l.name) return std::nullopt;
       return display_name(l);
@@ -218,7 +219,7 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   std::vector<std::map<std::string, double>> why_win;
   std::vector<double> placed_time;
   // A torch profile's rows differ in calls: each counts its time over all of them.
-  const double summed = profile.kind == ProfileKind::torch ? profile.total.time_ms.median : summed_layer_ms(profile);
+  const double summed = is_program_run(profile.kind) ? row_ms(profile.total) : summed_layer_ms(profile);
   for (const LayerProfile& l : profile.layers) {
     const std::optional<std::string> found = group_key(profile, l, by, depth);
     if (!found) continue;
@@ -234,19 +235,19 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
     const std::size_t g = it->second;
     LayerGroup& row = groups[g];
     ++row.layers;
-    // Per call (the median) times the calls, in a torch profile: its time over all calls.
-    const double calls = calls_over_run(profile, l);
-    row.time_ms += l.time_ms.median * calls;
-    row.flops += static_cast<double>(l.flops) * calls;
+    // A layer's time per pass; a program's row's per step (or over the run), all its calls.
+    const double t = row_ms(l);
+    row.time_ms += t;
+    row.flops += static_cast<double>(l.flops) * calls_per_basis(l);
     if (const auto h = headroom_ms(l)) {
-      row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms * calls;
-      row.win_ms = row.win_ms.value_or(0.0) + h->win_ms * calls;
-      placed_time[g] += l.time_ms.median * calls;
-      if (!l.why.empty()) why_win[g][l.why.front().rule] += h->win_ms * calls;
+      row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms;
+      row.win_ms = row.win_ms.value_or(0.0) + h->win_ms;
+      placed_time[g] += t;
+      if (!l.why.empty()) why_win[g][l.why.front().rule] += h->win_ms;
     } else if (!l.why.empty()) {
       why_win[g][l.why.front().rule] += 0.0;
     }
-    if (l.roofline) bound_time[g][std::string(bound_name(l.roofline->bound))] += l.time_ms.median * calls;
+    if (l.roofline && !l.impossible) bound_time[g][std::string(bound_name(l.roofline->bound))] += t;
   }
   const auto most = [](const std::map<std::string, double>& m) {
     std::string best;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hwprof/profile.hpp"
+#include "profile/row_time.hpp"
 
 namespace hwprof::detail {
 
@@ -36,6 +37,11 @@ LayerNumbers layer_numbers(const LayerProfile& layer);
 // layers by. (LayerProfile::time_share is the share within the layer's phase.)
 double summed_layer_ms(const Profile& profile);
 double share_of(const LayerProfile& layer, double summed_ms);
+// The row's share, the same in every report: of the layers' summed medians for a model's layer;
+// of the program's time in its outermost rows for a program's (LayerProfile::time_share), whose
+// rows nest.
+double row_share(const Profile& profile, const LayerProfile& layer, double summed_ms);
+
 
 // A point on a log–log roofline needs positive FLOPs, bytes and time: layers that move data
 // without arithmetic (reshape, flatten, an identity dropout) have no place on it.
@@ -54,13 +60,7 @@ struct UnavailableCounter {
 };
 std::vector<UnavailableCounter> unavailable_counters(const Profile& profile);
 
-// Headroom in time: what the layer would take at its roof (median × efficiency, at most the
-// median) and the time to win (the median less that). Absent without a roofline placement.
-struct Headroom {
-  double roof_ms = 0.0;
-  double win_ms = 0.0;
-};
-std::optional<Headroom> headroom_ms(const LayerProfile& layer);
+// Headroom in time: profile/row_time.hpp (headroom_ms, row_ms, calls_per_basis).
 // The model's time to win: the sum over its layers that have a placement.
 double summed_win_ms(const Profile& profile);
 
@@ -80,10 +80,6 @@ bool any_hardware_counter(const Profile& profile);
 // subtree (docs/torch.md, "Reading a torch profile").
 enum class LayerGrouping { layer, op, block, module };
 LayerGrouping layer_grouping(ProfileGrouping by);
-// How many calls of a torch profile's row its per-call figures stand for over the run (its
-// time over all calls / its median: rows differ in calls, a module once a step, an op fifty
-// times); 1 for other profiles, whose rows are compared per call.
-double calls_over_run(const Profile& profile, const LayerProfile& layer);
 // The session region a row of a program's profile was made from, as its call paths and
 // per-thread rows name it: a torch profile's backward row is named like its forward one, and its
 // region with " (backward)" (docs/torch.md, "Rows").

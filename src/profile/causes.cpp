@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "profile/row_time.hpp"
 #include "graph/ops.hpp"
 
 namespace hwprof::detail {
@@ -95,7 +96,7 @@ const LayerCounter* task_clock(const LayerProfile& l) {
 }
 
 double roof_ms(const LayerProfile& l) {
-  return l.time_ms.median * std::min(1.0, l.roofline ? l.roofline->efficiency : 1.0);
+  return row_ms(l) * std::min(1.0, l.roofline ? l.roofline->efficiency : 1.0);
 }
 
 }  // namespace
@@ -208,10 +209,14 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
 
 namespace {
 
-// What the measurement itself says: below resolution, noisy.
+// What the measurement itself says: below resolution, noisy, a count that leaves part out.
 void measurement_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
   const LayerProfile& l = *in.layer;
   const double t = l.time_ms.median;
+  if (!l.work_partial.empty()) {
+    out.push_back({"partial_count", "count partial", "its count leaves part of what ran out: " + l.work_partial,
+                   "read its GFLOP/s and efficiency as lower bounds; the rows of those ops have their own times"});
+  }
 
   if (l.below_resolution) {
     out.push_back({"below_resolution", "below resolution",
@@ -320,6 +325,15 @@ void anomaly_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
                      "run `hwprof calibrate` on a quiet machine, in the same environment"});
     }
   }
+  // PyTorch's intra-op threads at its calls, fewer than the machine's cores.
+  if (l.threads > 0 && in.cores > l.threads) {
+    out.push_back({"fewer_threads", fmt::format("{} of {} cores", l.threads, in.cores),
+                   fmt::format("it ran on {} thread{} (PyTorch's intra-op threads at its calls) on a machine with {} cores: it is placed "
+                               "under the roofs of {} thread{}, and {} core{} sat idle for it",
+                               l.threads, l.threads == 1 ? "" : "s", in.cores, l.threads, l.threads == 1 ? "" : "s", in.cores - l.threads,
+                               in.cores - l.threads == 1 ? "" : "s"),
+                   fmt::format("torch.set_num_threads({}) (or OMP_NUM_THREADS) where nothing else needs those cores", in.cores)});
+  }
   if (in.threads > 1 && l.time_ms.mean > 0) {
     if (const LayerCounter* c = task_clock(l)) {
       const double busy = *c->value / (l.time_ms.mean * 1e6 * in.threads);
@@ -358,7 +372,7 @@ void roofline_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
     out.push_back({"no_roofline", "no roofline", "it could not be placed: " + l.roofline_error, "run `hwprof calibrate` for this thread count"});
     return;
   }
-  const double win = std::max(0.0, t - roof_ms(l));
+  const double win = std::max(0.0, row_ms(l) - roof_ms(l));
   if (r->bound == Bound::overhead && !l.below_resolution) {
     out.push_back({"fixed_cost", "fixed cost per call",
                    fmt::format("{} per call is far below both roofs ({}), and short enough that fixed costs per call (a BLAS call's "
@@ -388,6 +402,12 @@ void roofline_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
 std::vector<LayerCause> layer_causes(const CauseInputs& in) {
   std::vector<LayerCause> out;
   if (in.layer == nullptr) return out;
+  if (in.layer->impossible) {
+    // Its rate is no measurement: nothing about its roof can be said.
+    out.push_back({"impossible_rate", "impossible rate", in.layer->impossible_reason,
+                   "read its time, not its rate; report it (hwprof's count or calls for it are wrong)"});
+    return out;
+  }
   measurement_causes(in, out);
   structure_causes(in, out);
   anomaly_causes(in, out);

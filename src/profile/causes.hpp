@@ -47,6 +47,7 @@ struct CauseInputs {
   double overhead_ns = 0.0;     // the session's own cost per region (below_resolution's yardstick)
   bool blas_held_back = false;  // BlasInfo::avx512_unused
   std::string blas_core;        // the OpenBLAS kernels that ran
+  int cores = 0;                // the machine's cores (0: not known): a row on fewer threads says so
 };
 
 // The GEMMs the engine runs for this layer's forward pass (src/nn/: linear, conv2d's im2col

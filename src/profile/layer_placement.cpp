@@ -75,7 +75,7 @@ CounterReading measured_reading(double value) {
 // `working_set`: where the layer's analytic bytes can come from (absent for the model total,
 // which is placed against its layers afterwards).
 void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads, std::optional<OpKind> op,
-                       std::optional<WorkingSet> working_set, const std::string& transcendental, double elements) {
+                       std::optional<WorkingSet> working_set, const std::string& transcendental, double elements, double seconds) {
   layer.time_ms = to_ms(r.inclusive_ns);
   // Evenly thinned to kMaxKeptSamples: every k-th call, so the kept ones span the whole run.
   const std::vector<double>& kept = r.inclusive_samples_ns;
@@ -122,7 +122,7 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   input.op = op.value_or(OpKind::linear);
   input.flops = flops;
   input.bytes = bytes;
-  input.seconds = layer.time_ms.median * 1e-3;
+  input.seconds = seconds > 0 ? seconds : layer.time_ms.median * 1e-3;
   input.threads = threads;
   input.working_set = working_set;
   input.transcendental = transcendental;

@@ -13,7 +13,8 @@ namespace {
 // Every value of each enum, for the parse functions.
 constexpr std::array kKinds = {ProfileKind::model, ProfileKind::regions, ProfileKind::merged, ProfileKind::torch};
 constexpr std::array kRunPhases = {RunPhase::inference, RunPhase::train};
-constexpr std::array kLayerPhases = {LayerPhase::forward, LayerPhase::backward, LayerPhase::optimizer, LayerPhase::region};
+constexpr std::array kLayerPhases = {LayerPhase::forward, LayerPhase::backward, LayerPhase::optimizer, LayerPhase::region, LayerPhase::recompute,
+                                     LayerPhase::setup};
 
 template <typename T, std::size_t N>
 std::optional<T> parse_name(const std::array<T, N>& values, std::string_view (*name_of)(T) noexcept, std::string_view name) noexcept {
@@ -67,8 +68,31 @@ std::string_view layer_phase_name(LayerPhase phase) noexcept {
       return "optimizer";
     case LayerPhase::region:
       return "region";
+    case LayerPhase::recompute:
+      return "recompute";
+    case LayerPhase::setup:
+      return "setup";
   }
   return "?";
+}
+
+std::string_view time_basis_name(TimeBasis basis) noexcept {
+  switch (basis) {
+    case TimeBasis::pass:
+      return "pass";
+    case TimeBasis::step:
+      return "step";
+    case TimeBasis::run:
+      return "run";
+  }
+  return "?";
+}
+
+std::optional<TimeBasis> parse_time_basis(std::string_view name) noexcept {
+  for (TimeBasis b : {TimeBasis::pass, TimeBasis::step, TimeBasis::run}) {
+    if (time_basis_name(b) == name) return b;
+  }
+  return std::nullopt;
 }
 
 std::optional<LayerPhase> parse_layer_phase(std::string_view name) noexcept {

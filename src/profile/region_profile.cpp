@@ -2,6 +2,7 @@
 // C++ callers of profile_of() turn a session into.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,10 +15,15 @@
 #include "hwprof/version.hpp"
 #include "profile/causes.hpp"
 #include "profile/layer_placement.hpp"
+#include "profile/rate_guard.hpp"
+#include "profile/row_time.hpp"
 
 namespace hwprof {
 
 using detail::add_calibration_warnings;
+using detail::guard_rate;
+using detail::rate_limit;
+using detail::RateLimit;
 using detail::fill_launch_rank;
 using detail::fill_machine;
 using detail::fill_measurements;
@@ -67,13 +73,14 @@ std::string path_name(const std::vector<CallPath>& tree, std::size_t i, const Re
 }
 
 // What a row is, from its region's role (docs/torch.md, "Rows"): its op column, its phase, and
-// its name (a backward region's without the " (backward)" its region is told apart by: the
-// phase says it).
+// its name (a backward or recompute region's without the " (backward)" / " (recompute)" its
+// region is told apart by: the phase says it).
 void name_by_role(LayerProfile& l, const RegionReport& r) {
-  constexpr std::string_view kBackward = " (backward)";
-  const std::string_view name = r.name;
-  const bool suffixed = name.size() > kBackward.size() && name.substr(name.size() - kBackward.size()) == kBackward;
-  const std::string_view bare = suffixed ? name.substr(0, name.size() - kBackward.size()) : name;
+  constexpr std::string_view kSuffixes[] = {" (backward)", " (recompute)"};
+  std::string_view bare = r.name;
+  for (std::string_view suffix : kSuffixes) {
+    if (bare.size() > suffix.size() && bare.substr(bare.size() - suffix.size()) == suffix) bare = bare.substr(0, bare.size() - suffix.size());
+  }
   switch (r.role) {
     case RegionRole::scope:
       l.op = "region";
@@ -83,42 +90,67 @@ void name_by_role(LayerProfile& l, const RegionReport& r) {
       l.op = "optimizer";
       l.phase = LayerPhase::optimizer;
       return;
+    case RegionRole::setup:
+      l.op = "setup";
+      l.phase = LayerPhase::setup;
+      return;
     case RegionRole::module_forward:
     case RegionRole::module_backward:
+    case RegionRole::module_recompute:
       l.op = "module";
       break;
     case RegionRole::op_forward:
     case RegionRole::op_backward:
-      l.op = std::string(bare.substr(0, bare.find(" [")));  // aten::conv2d [shapes]: aten::conv2d
+    case RegionRole::op_recompute:
+      l.op = std::string(bare.substr(0, std::min(bare.find(" ["), bare.find(" ("))));  // "aten::mm (in backward)": aten::mm
       break;
   }
   const bool backward = r.role == RegionRole::module_backward || r.role == RegionRole::op_backward;
-  l.phase = backward ? LayerPhase::backward : LayerPhase::forward;
-  if (backward) l.name = std::string(bare);
+  const bool recompute = r.role == RegionRole::module_recompute || r.role == RegionRole::op_recompute;
+  l.phase = backward ? LayerPhase::backward : recompute ? LayerPhase::recompute : LayerPhase::forward;
+  if (backward || recompute) l.name = std::string(bare);
 }
+
+// A program's figures per step (or over the run): its rows' time over all their calls, divided.
+struct Basis {
+  TimeBasis basis = TimeBasis::run;
+  double per = 1.0;  // the steps, or 1
+};
 
 // One region as a row: its measurement, and with the program's own work (set_work) its place
 // on the roofline, like an element-wise op (FMA peak; its bytes held to the bandwidth of the
-// cache they fit in). `root_ns`: the program total its share is of.
-LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, double root_ns,
+// cache they fit in), over its mean time per call (its work per call is its calls' mean).
+// `root_ns`: the program total its share is of.
+LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, double root_ns, const Basis& basis,
                         const char* work_source = "the program's own count (set_work)") {
   LayerProfile l;
   l.index = r.id;
   l.name = r.name;
   name_by_role(l, r);
+  l.calls = r.calls;
+  l.total_ms = r.total_inclusive_ns / 1e6;
+  // The setup ran once, before the steps: its time is not spread over them.
+  l.basis_ms = l.phase == LayerPhase::setup ? l.total_ms : l.total_ms / basis.per;
+  l.threads = r.threads_max;
+  l.threads_min = r.threads_min;
+  if (r.params >= 0) l.params = r.params;
+  for (const RegionVariant& v : r.variants) l.shapes.push_back({v.label, v.calls, v.total_ns / 1e6, v.flops, v.other});
   if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
   if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
+  // Placed under the calibration of the threads it ran on, where the observer said (PyTorch's).
+  const int threads = options.threads > 0 || r.threads_max <= 0 ? p.threads : r.threads_max;
+  const double mean_seconds = r.calls > 0 ? r.total_inclusive_ns / static_cast<double>(r.calls) * 1e-9 : 0.0;
   if (r.work_flops || r.work_bytes) {
     // A GEMM's work (a convolution, a matrix product, or a module whose FLOPs are mostly
     // theirs) under the measured GEMM ceiling; the rest under the FMA peak.
-    fill_measurements(l, r, options.machine, p.threads, r.gemm_backed ? OpKind::linear : OpKind::add,
-                      WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0});
+    fill_measurements(l, r, options.machine, threads, r.gemm_backed ? OpKind::linear : OpKind::add,
+                      WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0}, {}, 0.0, mean_seconds);
     if (l.roofline) {
       l.roofline->flops.detail = work_source;
       if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = work_source;
     }
   } else {
-    fill_measurements(l, r, std::nullopt, p.threads, OpKind::add, std::nullopt);
+    fill_measurements(l, r, std::nullopt, threads, OpKind::add, std::nullopt);
     l.work_note = !r.work_note.empty() ? r.work_note
                   : r.role == RegionRole::scope
                       ? "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline"
@@ -126,63 +158,116 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
     l.roofline_error = l.work_note;
   }
   l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
-  // What hwprof can say of a region without an op: its measurement, its roofline, its threads.
-  l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}});
   return l;
 }
 
-// The program total on the roofline: its work over every call against its regions' roofs
-// (each region's point counted once per call).
-void place_program_total(Profile& p, const SessionSnapshot& s, const RegionProfileOptions& options, double root_ns) {
+// Whether the call tree holds every call: no thread entered more distinct paths than it keeps.
+bool whole_call_tree(const SessionSnapshot& s) {
+  return std::none_of(s.threads.begin(), s.threads.end(), [](const SessionThread& t) { return t.paths_dropped > 0; });
+}
+
+bool has_own_work(const RegionReport* r) {
+  return r != nullptr && (r->work_flops || r->work_bytes);
+}
+
+// An op row that no formula counts (not one counted in the op around it).
+bool uncounted_op(const RegionReport* r) {
+  if (r == nullptr || has_own_work(r)) return false;
+  const bool op = r->role == RegionRole::op_forward || r->role == RegionRole::op_backward || r->role == RegionRole::op_recompute;
+  return op && r->work_note.starts_with("not counted");
+}
+
+// Per region (s.regions order): its work is its own (set_work, an op's count) and no region
+// around any of its calls has work of its own: the rows whose work adds up to the program's,
+// each FLOP once.
+std::vector<bool> outermost_work(const SessionSnapshot& s, const RegionIndex& regions) {
+  std::vector<bool> out(s.regions.size(), false);
+  std::vector<int> state(regions.size(), 0);  // by id: 1 some path with no work around it, 2 every path inside work
+  const std::vector<CallPath>& tree = s.call_tree;
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    if (!has_own_work(regions.report(tree[i].region))) continue;
+    bool inside = false;
+    for (int k = tree[i].parent; k >= 0 && !inside; k = tree[static_cast<std::size_t>(k)].parent) {
+      inside = has_own_work(regions.report(tree[static_cast<std::size_t>(k)].region));
+    }
+    int& st = state[static_cast<std::size_t>(tree[i].region)];
+    st = inside ? (st == 0 ? 2 : st) : 1;
+  }
+  const bool whole = whole_call_tree(s);
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
+    const RegionReport& r = s.regions[k];
+    if (!has_own_work(&r)) continue;
+    const int st = r.id >= 0 && static_cast<std::size_t>(r.id) < state.size() ? state[static_cast<std::size_t>(r.id)] : 0;
+    out[k] = st == 1 || (st == 0) || !whole;  // without the whole tree, none is known to be inside another
+  }
+  return out;
+}
+
+// The program total on the roofline, per step (or over the run): its rate is its counted work
+// over its time; its time to win is its counted rows' (each FLOP once: outermost_work), so that
+// the time of ops without a count, of the program's own code and of the gaps between rows is
+// never claimed as winnable.
+void place_program_total(Profile& p, const RegionProfileOptions& options, double total_ms, const std::vector<bool>& work_rows) {
   if (!options.machine) {
     p.total.roofline_error = "no calibration of this machine: run `hwprof calibrate`";
     return;
   }
-  if (root_ns <= 0 || (p.total.flops <= 0 && p.total.bytes <= 0)) return;
+  if (total_ms <= 0 || (p.total.flops <= 0 && p.total.bytes <= 0)) return;
   RooflineInput input;
   input.op = OpKind::add;
-  input.flops = {static_cast<double>(p.total.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
-  input.bytes = {static_cast<double>(p.total.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "the program's own count (set_work)"};
-  input.seconds = root_ns * 1e-9;
+  input.flops = {static_cast<double>(p.total.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "the rows' counts, each FLOP once"};
+  input.bytes = {static_cast<double>(p.total.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "the rows' counts, each byte once"};
+  input.seconds = total_ms * 1e-3;
   input.threads = p.threads;
   auto placed = place_on_roofline(input, *options.machine);
   if (!placed) {
     p.total.roofline_error = placed.error().message;
     return;
   }
-  std::vector<RooflinePoint> all_calls;
-  all_calls.reserve(p.layers.size());
+  std::vector<RooflinePoint> points;
+  double counted_ms = 0.0;
+  double roof_ms = 0.0;
+  double win_ms = 0.0;
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
-    if (!p.layers[i].roofline) continue;
-    const auto calls = static_cast<double>(s.regions[i].calls);
-    RooflinePoint point = *p.layers[i].roofline;
+    const LayerProfile& l = p.layers[i];
+    const auto h = detail::headroom_ms(l);
+    if (!work_rows[i] || !h || l.phase == LayerPhase::setup) continue;
+    counted_ms += detail::row_ms(l);
+    roof_ms += h->roof_ms;
+    win_ms += h->win_ms;
+    RooflinePoint point = *l.roofline;
+    const double calls = detail::calls_per_basis(l);
     point.flops.value *= calls;
     point.bytes.value *= calls;
     point.seconds *= calls;
-    all_calls.push_back(std::move(point));
+    points.push_back(std::move(point));
   }
-  std::vector<const RooflinePoint*> layers;
-  for (const RooflinePoint& point : all_calls) layers.push_back(&point);
-  p.total.roofline = place_total_by_layers(std::move(*placed), layers);
-}
-
-// A torch run (hwprof::torch): a region without work of its own — a module, a user scope —
-// carries the work of the ops nested in it, over all its calls, from the call tree (each call
-// path's calls × its op's work per call), so that a module's row has the FLOPs of what it ran
-// (docs/torch.md, "Modules"). Only where the tree holds every call (no thread dropped paths);
-// a region nested in itself counts its outermost calls once. Returns the regions with the
-// work they got, by id.
-// Whether the call tree holds every call: no thread entered more distinct paths than it keeps.
-bool whole_call_tree(const SessionSnapshot& s) {
-  return std::none_of(s.threads.begin(), s.threads.end(), [](const SessionThread& t) { return t.paths_dropped > 0; });
+  std::vector<const RooflinePoint*> rows;
+  for (const RooflinePoint& point : points) rows.push_back(&point);
+  RooflinePoint r = place_total_by_layers(std::move(*placed), rows);
+  r.efficiency = std::clamp(1.0 - win_ms / total_ms, 0.0, 1.0);
+  r.headroom = r.efficiency > 0 ? 1.0 / r.efficiency : 0.0;
+  r.attainable_gflops_per_s = r.efficiency > 0 ? r.gflops_per_s / r.efficiency : 0.0;
+  r.why = fmt::format(
+      "its rows with a count ({:.0f}% of its time) would take {:.4g} ms at their roofs instead of {:.4g} ms: {:.4g} ms to win; the rest of its "
+      "time (ops without a count, the program's own code, the gaps between rows) is not counted as time to win",
+      100 * counted_ms / total_ms, roof_ms, counted_ms, win_ms);
+  p.total.roofline = std::move(r);
 }
 
 struct NestedWork {
   double flops = 0.0;
   double bytes = 0.0;
-  double gemm_flops = 0.0;  // of the flops, those of GEMM-backed ops
+  double gemm_flops = 0.0;    // of the flops, those of GEMM-backed ops
+  double uncounted_ns = 0.0;  // time in ops hwprof has no formula for
 };
 
+// A torch run (hwprof::torch): a region without work of its own — a module, a user scope —
+// carries the work of the ops nested in it, over all its calls, from the call tree (each call
+// path's work, summed as its calls left), so that a module's row has the FLOPs of what it ran
+// (docs/torch.md, "Modules"), exact however its ops' calls differ. Only where the tree holds
+// every call (no thread dropped paths); a region nested in itself counts its outermost calls
+// once. Also the time in ops without a count inside it (its count is then partial).
 std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, const RegionIndex& regions) {
   std::vector<std::optional<NestedWork>> out(s.regions.size());
   if (!whole_call_tree(s)) return out;
@@ -191,25 +276,30 @@ std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, con
   std::vector<NestedWork> inclusive(tree.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
     const RegionReport* r = regions.report(tree[i].region);
-    if (r == nullptr || !(r->work_flops || r->work_bytes)) continue;
-    const auto calls = static_cast<double>(tree[i].calls);
-    const double flops = r->work_flops.value_or(0.0) * calls;
-    inclusive[i] = {flops, r->work_bytes.value_or(0.0) * calls, r->gemm_backed ? flops : 0.0};
+    if (uncounted_op(r)) {
+      // Its own time: the ops inside it are counted (or not) by themselves.
+      inclusive[i].uncounted_ns = tree[i].exclusive_ns;
+      continue;
+    }
+    if (!has_own_work(r)) continue;
+    inclusive[i] = {tree[i].flops, tree[i].bytes, r->gemm_backed ? tree[i].flops : 0.0, 0.0};
   }
   std::vector<std::size_t> order(tree.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tree[a].depth > tree[b].depth; });
   for (std::size_t i : order) {
     if (tree[i].parent < 0) continue;
-    NestedWork& parent = inclusive[static_cast<std::size_t>(tree[i].parent)];
+    const auto parent_index = static_cast<std::size_t>(tree[i].parent);
+    NestedWork& parent = inclusive[parent_index];
     parent.flops += inclusive[i].flops;
     parent.bytes += inclusive[i].bytes;
     parent.gemm_flops += inclusive[i].gemm_flops;
+    parent.uncounted_ns += inclusive[i].uncounted_ns;
   }
   std::vector<NestedWork> total(regions.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
     const RegionReport* r = regions.report(tree[i].region);
-    if (r == nullptr || r->work_flops || r->work_bytes) continue;
+    if (r == nullptr || has_own_work(r)) continue;
     bool outermost = true;  // no ancestor is the same region (recursion: its calls once)
     for (int k = tree[i].parent; k >= 0 && outermost; k = tree[static_cast<std::size_t>(k)].parent) {
       outermost = tree[static_cast<std::size_t>(k)].region != tree[i].region;
@@ -219,15 +309,40 @@ std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, con
     t.flops += inclusive[i].flops;
     t.bytes += inclusive[i].bytes;
     t.gemm_flops += inclusive[i].gemm_flops;
+    t.uncounted_ns += inclusive[i].uncounted_ns;
   }
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const RegionReport& r = s.regions[k];
-    if (r.id < 0 || r.calls == 0 || r.work_flops || r.work_bytes) continue;
+    if (r.id < 0 || r.calls == 0 || has_own_work(&r)) continue;
     const NestedWork& t = total[static_cast<std::size_t>(r.id)];
     const auto calls = static_cast<double>(r.calls);
-    if (t.flops > 0 || t.bytes > 0) out[k] = NestedWork{t.flops / calls, t.bytes / calls, t.gemm_flops / calls};
+    if (t.flops > 0 || t.bytes > 0) out[k] = NestedWork{t.flops / calls, t.bytes / calls, t.gemm_flops / calls, t.uncounted_ns};
   }
   return out;
+}
+
+// "22% of its time in ops without a count: aten::addcmul_, aten::sqrt": the uncounted ops under
+// a region's calls, most time first, where they hold at least kPartialShare of its time.
+constexpr double kPartialShare = 0.01;
+std::string partial_note(const SessionSnapshot& s, const RegionIndex& regions, const RegionReport& row, double uncounted_ns) {
+  if (row.total_inclusive_ns <= 0 || uncounted_ns < kPartialShare * row.total_inclusive_ns) return {};
+  std::map<std::string, double> by_op;
+  const std::vector<CallPath>& tree = s.call_tree;
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const RegionReport* r = regions.report(tree[i].region);
+    if (!uncounted_op(r)) continue;
+    bool under = tree[i].region == row.id;  // an op without a formula: its own code too
+    for (int k = tree[i].parent; k >= 0 && !under; k = tree[static_cast<std::size_t>(k)].parent) under = tree[static_cast<std::size_t>(k)].region == row.id;
+    if (under) by_op[r->name] += tree[i].exclusive_ns;
+  }
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto& [name, ns] : by_op) ops.emplace_back(ns, name);
+  std::sort(ops.rbegin(), ops.rend());
+  std::string names;
+  for (std::size_t i = 0; i < ops.size() && i < 4; ++i) names += (i ? ", " : "") + ops[i].second;
+  if (ops.size() > 4) names += fmt::format(" and {} more", ops.size() - 4);
+  return fmt::format("{:.0f}% of its time is in ops hwprof has no formula for ({}): its FLOPs and rates are lower bounds",
+                     100 * std::min(1.0, uncounted_ns / row.total_inclusive_ns), names);
 }
 
 // Per region (s.regions order): whether every call path of it is inside another region's, so
@@ -285,6 +400,26 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
   }
 }
 
+
+// The threads a torch program's work ran on: the most its rows said (PyTorch's intra-op
+// threads), else the option's (or one per core).
+int program_threads(const SessionSnapshot& s, const RegionProfileOptions& options) {
+  if (options.threads > 0) return options.threads;
+  int most = 0;
+  for (const RegionReport& r : s.regions) most = std::max(most, r.threads_max);
+  return most > 0 ? most : resolve_threads(0);
+}
+
+// The steps' own times, from their ends (the first from where it began, where that was said).
+Summary step_times(const SessionSnapshot& s) {
+  std::vector<double> ms;
+  for (std::size_t i = 0; i < s.step_ends_ns.size(); ++i) {
+    const double start = i > 0 ? s.step_ends_ns[i - 1] : s.first_step_start_ns;
+    if (start >= 0 && s.step_ends_ns[i] > start) ms.push_back((s.step_ends_ns[i] - start) / 1e6);
+  }
+  return summarize(ms);
+}
+
 }  // namespace
 
 Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
@@ -294,43 +429,71 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
   p.kind = s.observer == "torch" ? ProfileKind::torch : ProfileKind::regions;
+  p.batch = 0;  // a program's batch is its own: not known here
   fill_launch_rank(p);
-  p.threads = resolve_threads(options.threads);
+  p.threads = program_threads(s, options);
   p.backend = s.backend;
   p.group = s.group;
   p.events = s.events;
   p.hints = s.hints;
   p.overhead_ns = s.overhead.pair_ns;
   fill_machine(p, options.machine, options.machine_source, p.threads);
+  p.steps = s.steps;
+  p.step_time_ms = step_times(s);
+  const Basis basis{s.steps > 0 ? TimeBasis::step : TimeBasis::run, s.steps > 0 ? static_cast<double>(s.steps) : 1.0};
+  p.time_basis = basis.basis;
   // The program total: the time in the outermost regions, summed over the threads.
   double root_ns = 0.0;
   for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
-  // The program's work over every call, summed in double: a sum past what a count holds (2^63)
-  // is said, not wrapped round into a negative figure.
-  double flops = 0.0;
-  double bytes = 0.0;
-  const auto nested = p.kind == ProfileKind::torch ? nested_work(s, region_name) : std::vector<std::optional<NestedWork>>(s.regions.size());
+  const auto nested = nested_work(s, region_name);
   const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
+  const std::vector<bool> work_rows = outermost_work(s, region_name);
+  const RateLimit limit = options.machine ? rate_limit(*options.machine, p.threads) : RateLimit{};
+  double setup_ns = 0.0;
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const RegionReport& r = s.regions[k];
-    if (nested[k]) {
+    if (nested[k] && p.kind == ProfileKind::torch) {
       RegionReport with_work = r;
       with_work.work_flops = nested[k]->flops;
       with_work.work_bytes = nested[k]->bytes;
       with_work.gemm_backed = nested[k]->gemm_flops >= 0.5 * nested[k]->flops && nested[k]->flops > 0;  // mostly GEMMs
-      p.layers.push_back(region_row(with_work, options, p, root_ns, "the ops run inside it (hwprof::torch)"));
+      p.layers.push_back(region_row(with_work, options, p, root_ns, basis, "the ops run inside it (hwprof::torch)"));
+      p.layers.back().work_partial = partial_note(s, region_name, r, nested[k]->uncounted_ns);
     } else {
-      p.layers.push_back(region_row(r, options, p, root_ns));
+      p.layers.push_back(region_row(r, options, p, root_ns, basis));
     }
-    p.layers.back().nested_op = inside[k] && (r.role == RegionRole::op_forward || r.role == RegionRole::op_backward);
-    flops += r.work_flops ? *r.work_flops * static_cast<double>(r.calls) : 0.0;
-    bytes += r.work_bytes ? *r.work_bytes * static_cast<double>(r.calls) : 0.0;
+    LayerProfile& l = p.layers.back();
+    l.nested_op = inside[k] && (r.role == RegionRole::op_forward || r.role == RegionRole::op_backward || r.role == RegionRole::op_recompute);
+    guard_rate(l, limit.gflops_per_s > 0 && l.threads > 0 && l.threads != p.threads ? rate_limit(*options.machine, l.threads) : limit,
+               p.overhead_ns);
+    l.why = detail::layer_causes({&l, nullptr, {}, 1, l.threads > 0 ? l.threads : p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
+    if (l.phase == LayerPhase::setup) setup_ns += r.total_inclusive_ns;
     if (r.open > 0) {
       p.warnings.push_back(
           fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
                       "its thread ended inside it): {} not in its times",
                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
     }
+  }
+  // The program's work per step (or over the run), each FLOP once, from its possible rows:
+  // summed in double, a sum past what a count holds (2^63) is said, not wrapped round.
+  double flops = 0.0;
+  double bytes = 0.0;
+  std::vector<std::string> impossible;
+  for (std::size_t k = 0; k < p.layers.size(); ++k) {
+    const LayerProfile& l = p.layers[k];
+    if (l.impossible) impossible.push_back(l.phase == LayerPhase::forward ? l.name : l.name + " (" + std::string(layer_phase_name(l.phase)) + ")");
+    if (!work_rows[k] || l.impossible || l.phase == LayerPhase::setup) continue;
+    const double calls = static_cast<double>(s.regions[k].calls) / basis.per;
+    flops += s.regions[k].work_flops.value_or(0.0) * calls;
+    bytes += s.regions[k].work_bytes.value_or(0.0) * calls;
+  }
+  if (!impossible.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < impossible.size() && i < 4; ++i) names += (i ? ", " : "") + impossible[i];
+    if (impossible.size() > 4) names += fmt::format(" and {} more", impossible.size() - 4);
+    p.warnings.push_back(fmt::format("{} row{} with an impossible rate, left out of the time to win and the totals: {} (each says why)",
+                                     impossible.size(), impossible.size() == 1 ? "" : "s", names));
   }
   constexpr double kMostCount = 9.2e18;
   if (flops > kMostCount || bytes > kMostCount) {
@@ -343,9 +506,13 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.total.name = p.model;
   p.total.op = "model";
   p.total.time_ms = one_sample(root_ns / 1e6);
+  p.total.total_ms = root_ns / 1e6;
+  // Per step: the time of the steps (the setup, before them, apart).
+  p.total.basis_ms = (root_ns - (basis.basis == TimeBasis::step ? setup_ns : 0.0)) / 1e6 / basis.per;
   p.total.time_share = 1.0;
+  p.total.threads = p.threads;
   p.iterations = 1;
-  place_program_total(p, s, options, root_ns);
+  place_program_total(p, options, p.total.basis_ms, work_rows);
   add_threads_paths_and_timeline(p, s, region_name);
   if (options.machine) {
     const std::vector<std::string> doubts = calibration_doubts(*options.machine, p.threads);

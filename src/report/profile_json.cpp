@@ -86,7 +86,27 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   j["macs"] = l.macs;
   j["flops"] = l.flops;
   if (!l.work_note.empty()) j["work_note"] = l.work_note;  // no analytic count: flops and bytes unknown
+  if (!l.work_partial.empty()) j["work_partial"] = l.work_partial;  // the count leaves part out: its rates are lower bounds
   if (l.nested_op) j["nested_op"] = true;
+  // A program's row: its calls, its time over them and per the profile's basis, its threads, shapes.
+  if (l.calls > 0 || l.total_ms > 0) {
+    j["calls"] = l.calls;
+    j["total_ms"] = number(l.total_ms);
+    j["basis_ms"] = number(l.basis_ms);
+  }
+  if (l.threads > 0) {
+    j["threads"] = l.threads;
+    j["threads_min"] = l.threads_min;
+  }
+  if (!l.shapes.empty()) {
+    ordered_json shapes = ordered_json::array();
+    for (const ShapeRow& r : l.shapes) {
+      shapes.push_back({{"shape", r.shape}, {"calls", r.calls}, {"time_ms", number(r.time_ms)}, {"flops", number(r.flops)}, {"other", r.other}});
+    }
+    j["shapes"] = std::move(shapes);
+  }
+  j["impossible"] = l.impossible;
+  if (l.impossible) j["impossible_reason"] = l.impossible_reason;
   // The bytes the roofline used (docs/profile.md, "How a profile is measured": DRAM, then LLC, then analytic), with the analytic minimum beside.
   ordered_json bytes = sourced_to_json(n.bytes);
   bytes["origin"] = bytes_origin_name(l.bytes_origin);
@@ -529,7 +549,7 @@ LayerPhase phase_from_json(const Reader& in, const ordered_json& v, const std::s
     return LayerPhase::forward;
   }
   if (p.schema < kSchemaWithKind && text.empty()) return LayerPhase::forward;
-  return enumerated<LayerPhase>(in, v, at, "phase", parse_layer_phase, "forward, backward, optimizer or region");
+  return enumerated<LayerPhase>(in, v, at, "phase", parse_layer_phase, "forward, backward, optimizer, region, recompute or setup");
 }
 
 // Long: one read per field of a layer in the documented format (docs/profile.md), in its order.
@@ -546,7 +566,34 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   l.macs = in.integer(v, at, "macs", 0);
   l.flops = in.integer(v, at, "flops", 0);
   if (v.contains("work_note")) l.work_note = in.string(v, at, "work_note");
+  if (v.contains("work_partial")) l.work_partial = in.string(v, at, "work_partial");
   if (v.contains("nested_op")) l.nested_op = in.boolean(v, at, "nested_op");
+  // A program's row (absent in a model's, and in profiles from before they were kept).
+  if (v.contains("calls")) {
+    l.calls = static_cast<std::uint64_t>(in.integer(v, at, "calls", 0));
+    l.total_ms = in.number(v, at, "total_ms", false);
+    l.basis_ms = in.number(v, at, "basis_ms", false);
+  }
+  if (v.contains("threads")) {
+    l.threads = small_integer(in, v, at, "threads", 1);
+    l.threads_min = small_integer(in, v, at, "threads_min", 0);
+  }
+  if (v.contains("shapes")) {
+    const ordered_json& shapes = in.member(v, at, "shapes");
+    if (!shapes.is_array()) in.fail(at + "/shapes", std::string("expected a list of shapes, got ") + shapes.type_name());
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const std::string sat = at + "/shapes/" + std::to_string(i);
+      ShapeRow r;
+      r.shape = in.string(shapes[i], sat, "shape");
+      r.calls = static_cast<std::uint64_t>(in.integer(shapes[i], sat, "calls", 0));
+      r.time_ms = in.number(shapes[i], sat, "time_ms", false);
+      r.flops = in.number(shapes[i], sat, "flops", false);
+      r.other = in.boolean(shapes[i], sat, "other");
+      l.shapes.push_back(std::move(r));
+    }
+  }
+  if (v.contains("impossible")) l.impossible = in.boolean(v, at, "impossible");
+  if (l.impossible) l.impossible_reason = in.string(v, at, "impossible_reason");
   const std::string bytes_at = at + "/bytes";
   const ordered_json& bytes = in.member(v, at, "bytes");
   const SourcedValue bytes_value = sourced_from_json(in, bytes, bytes_at);
@@ -792,7 +839,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
       {"blas", {{"core", p.machine.blas_core}, {"core_source", p.machine.blas_core_source}}}};
   j["model"] = p.model;
   j["input_shape"] = p.input_shape;
-  j["batch"] = p.batch;
+  j["batch"] = p.batch > 0 ? ordered_json(p.batch) : ordered_json(nullptr);  // 0: not known (a program's run)
   j["phase"] = profile_phase_name(p);
   j["optimizer"] = p.optimizer;
   j["rank"] = p.rank >= 0 ? ordered_json{{"rank", p.rank}, {"size", p.rank_count}, {"from", p.rank_variable}} : ordered_json(nullptr);
@@ -809,6 +856,9 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["warmup_runs"] = p.warmup_runs;
   j["iterations"] = p.iterations;
   j["overhead_ns"] = number(p.overhead_ns);
+  j["time_basis"] = time_basis_name(p.time_basis);
+  j["steps"] = p.steps;
+  j["step_time_ms"] = p.steps > 0 && p.step_time_ms.n > 0 ? summary_to_json(p.step_time_ms) : ordered_json(nullptr);
   j["total"] = layer_to_json(p.total, profile_phase_name(p));
   ordered_json layers = ordered_json::array();
   for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l, layer_phase_name(l.phase)));
@@ -930,7 +980,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     p.machine = machine_from_json(in, plain_in, in.member(root, "", "machine"), "/machine");
     p.model = in.string(root, "", "model");
     p.input_shape = shape(in, root, "", "input_shape");
-    p.batch = in.integer(root, "", "batch", 1);
+    p.batch = in.member(root, "", "batch").is_null() ? 0 : in.integer(root, "", "batch", 1);  // null: not known
     kind_and_phase_from_json(in, root, p);
     p.optimizer = in.string(root, "", "optimizer");
     if (root.contains("rank") && !root["rank"].is_null()) {  // absent in older profiles
@@ -965,6 +1015,11 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     p.warmup_runs = small_integer(in, root, "", "warmup_runs", 0);
     p.iterations = small_integer(in, root, "", "iterations", 0);
     p.overhead_ns = in.number(root, "", "overhead_ns", false);
+    if (root.contains("time_basis")) {  // absent in profiles from before program runs had steps
+      p.time_basis = enumerated<TimeBasis>(in, root, "", "time_basis", parse_time_basis, "pass, step or run");
+      p.steps = static_cast<std::uint64_t>(in.integer(root, "", "steps", 0));
+      if (!in.member(root, "", "step_time_ms").is_null()) p.step_time_ms = summary_from_json(in, in.member(root, "", "step_time_ms"), "/step_time_ms");
+    }
     p.total = layer_from_json(in, in.member(root, "", "total"), "/total", p, true);
     const ordered_json& layers = in.member(root, "", "layers");
     if (!layers.is_array()) in.fail("/layers", std::string("expected a list of layers, got ") + layers.type_name());

@@ -128,9 +128,9 @@ std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sor
   std::vector<const LayerProfile*> rows;
   for (const LayerProfile& l : p.layers) rows.push_back(&l);
   sort = effective_sort(p, sort);
-  // A torch profile's rows by their time and win over all calls; other profiles' per call.
-  const auto win = [&p](const LayerProfile& l) { return win_of(l) * detail::calls_over_run(p, l); };
-  const auto time = [&p](const LayerProfile& l) { return l.time_ms.median * detail::calls_over_run(p, l); };
+  // A program's rows by their time and win per step (or over the run); a model's per pass.
+  const auto win = [](const LayerProfile& l) { return win_of(l); };
+  const auto time = [](const LayerProfile& l) { return detail::row_ms(l); };
   std::stable_sort(rows.begin(), rows.end(), [&](const LayerProfile* a, const LayerProfile* b) {
     switch (sort) {
       case ProfileSort::win:

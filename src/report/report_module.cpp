@@ -33,15 +33,28 @@
 namespace {
 
 // The program's name: the base of argv[0] from /proc/self/cmdline (comm is cut at 15
-// characters), else its comm; "regions" where neither can be read.
+// characters), else its comm; "regions" where neither can be read. A Python interpreter's is
+// its script's ("train.py", however it was launched: `python3 -m hwprof.torch -o out train.py`)
+// or module's.
 std::string program_name() {
-  std::string name;
+  std::vector<std::string> args;
   if (std::FILE* f = std::fopen("/proc/self/cmdline", "r")) {
     char buffer[4096] = {};
     const std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
     std::fclose(f);
-    name.assign(buffer, strnlen(buffer, n));  // argv[0] ends at its NUL
-    name = name.substr(name.find_last_of('/') + 1);
+    for (std::size_t i = 0; i < n;) {
+      const std::size_t length = strnlen(buffer + i, n - i);
+      args.emplace_back(buffer + i, length);
+      i += length + 1;
+    }
+  }
+  const auto base = [](const std::string& path) { return path.substr(path.find_last_of('/') + 1); };
+  std::string name = args.empty() ? std::string() : base(args[0]);
+  if (name.starts_with("python")) {
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i].ends_with(".py")) return base(args[i]);
+      if (args[i] == "-m" && i + 1 < args.size() && !args[i + 1].starts_with("hwprof")) return args[i + 1];
+    }
   }
   if (name.empty()) name = hwprof::detail::name_of_thread(::getpid());  // the main thread's comm is the process's
   return name.empty() ? "regions" : name;

@@ -133,6 +133,20 @@ void RegionSamples::record(std::uint64_t n, SampleArena* arena, double inclusive
   store(where + 1, exclusive);
 }
 
+void RegionSamples::extend(std::uint64_t n, std::uint64_t calls, double inclusive, double exclusive) noexcept {
+  total_inclusive_.fetch_add(inclusive, std::memory_order_relaxed);
+  total_exclusive_.fetch_add(exclusive, std::memory_order_relaxed);
+  if (capacity_ == 0 || calls != n + 1) return;  // another call came since: only the totals have it
+  const std::size_t size = large_state_.load(std::memory_order_acquire) == kClaimed ? capacity_ : small_count_;
+  const std::size_t slot = reservoir_slot(n, size, seed_);
+  if (slot == kNotKept) return;
+  float* where = at(slot);
+  const double whole = load(where) + inclusive;
+  store(where, whole);
+  store(where + 1, load(where + 1) + exclusive);
+  atomic_max(max_inclusive_, whole);
+}
+
 void RegionSamples::clear() noexcept {
   total_inclusive_.store(0.0, std::memory_order_relaxed);
   total_exclusive_.store(0.0, std::memory_order_relaxed);

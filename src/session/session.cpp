@@ -31,6 +31,13 @@ Frame* counted_parent(ThreadSlot& t, std::size_t depth) noexcept {
   return nullptr;
 }
 
+// Work that no roofline can place: NaN, infinite, negative, or past 2^63 (what a count of
+// operations or bytes can hold).
+bool usable_work(double v) noexcept {
+  constexpr double kMaxWork = 9.2e18;
+  return std::isfinite(v) && v >= 0.0 && v <= kMaxWork;
+}
+
 pid_t this_thread_id() noexcept {
   return static_cast<pid_t>(::syscall(SYS_gettid));
 }
@@ -143,7 +150,7 @@ int Session::State::path_for(ThreadSlot& t, int parent, int region, std::size_t 
     if (entry == 0) {
       if (t.path_count == t.path_capacity) break;
       const std::size_t n = t.path_count++;
-      t.paths[n] = CallPath{parent, region, static_cast<int>(depth), 0, 0.0, 0.0};
+      t.paths[n] = CallPath{parent, region, static_cast<int>(depth), 0, 0.0, 0.0, 0.0, 0.0};
       t.path_index[slot] = static_cast<std::uint32_t>(n + 1);
       return static_cast<int>(n);
     }
@@ -189,7 +196,7 @@ void Session::State::after_fork(pid_t forking_tid, pid_t parent) noexcept {
     ThreadSlot& t = slots[i];
     const pid_t owner = t.owner.load(std::memory_order_relaxed);
     if (owner == 0) continue;
-    for (std::size_t n = 0; n < t.path_count; ++n) t.paths[n] = CallPath{t.paths[n].parent, t.paths[n].region, t.paths[n].depth};
+    for (std::size_t n = 0; n < t.path_count; ++n) t.paths[n] = CallPath{t.paths[n].parent, t.paths[n].region, t.paths[n].depth, 0, 0.0, 0.0, 0.0, 0.0};
     t.paths_dropped = 0;
     t.last_end_tick = 0;
     if (owner == forking_tid) {
@@ -221,8 +228,9 @@ void Session::State::read_counters(CounterSnapshot& out) noexcept {
   }
 }
 
-void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted) noexcept {
-  if (closed.load(std::memory_order_relaxed) || record(id) == nullptr) return;
+void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted, bool continues) noexcept {
+  const RegionRecord* r = record(id);
+  if (closed.load(std::memory_order_relaxed) || r == nullptr) return;
   ThreadSlot* t = slot_for_this_thread();
   if (t == nullptr) {
     dropped_threads.fetch_add(1, std::memory_order_relaxed);
@@ -243,6 +251,10 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted) 
   f.child_reads = 0;
   f.children_ns = 0.0;
   f.counted = counted;
+  // A piece of the region's latest call; before its first call, a call of its own.
+  const std::uint64_t calls_so_far = r->calls.load(std::memory_order_relaxed);
+  f.continues = continues && calls_so_far > 0;
+  f.continues_call = f.continues ? calls_so_far - 1 : 0;
   if (reading && counted) {
     // The last end()'s reading, when it is recent enough, instead of a new one.
     bool reuse = false;
@@ -269,7 +281,7 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted) 
   f.start = now();  // last: the reads above are not part of the sample
 }
 
-void Session::State::end(int id) noexcept {
+void Session::State::end(int id, const CallDetail* detail) noexcept {
   const std::uint64_t stop = now();  // first: what follows is not part of the sample
   if (closed.load(std::memory_order_relaxed)) return;
   RegionRecord* r = record(id);
@@ -310,13 +322,34 @@ void Session::State::end(int id) noexcept {
   const double own_cost = measured_cost ? overhead.sample_ns : 0.0;
   const double inclusive = std::max(0.0, raw - own_cost - static_cast<double>(f.children) * overhead.pair_ns);
   const double exclusive = std::max(0.0, inclusive - f.children_ns);
-  const std::uint64_t index = r->calls.fetch_add(1, std::memory_order_relaxed);
-  r->samples.record(index, &arena, inclusive, exclusive);
+  if (f.continues) {
+    // A piece of call `continues_call`: its time joins that call's (its kept sample, where no
+    // other call of the region came since), and no call is counted.
+    r->samples.extend(f.continues_call, r->calls.load(std::memory_order_relaxed), inclusive, exclusive);
+    r->continued.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    const std::uint64_t index = r->calls.fetch_add(1, std::memory_order_relaxed);
+    r->samples.record(index, &arena, inclusive, exclusive);
+  }
+  const bool has_work = detail != nullptr && detail->flops >= 0.0 && add_call_work(*r, *detail, f.continues);
+  if (detail != nullptr && detail->variant != 0) {
+    if (detail::VariantTable* v = r->variants.load(std::memory_order_acquire)) {
+      if (f.continues) {
+        v->extend(detail->variant, inclusive);
+      } else {
+        v->add(detail->variant, inclusive, has_work ? detail->flops : 0.0, has_work ? detail->bytes : 0.0);
+      }
+    }
+  }
   if (f.node >= 0) {
     CallPath& node = t->paths[static_cast<std::size_t>(f.node)];
-    ++node.calls;
+    node.calls += f.continues ? 0 : 1;
     node.inclusive_ns += inclusive;
     node.exclusive_ns += exclusive;
+    if (has_work) {
+      node.flops += detail->flops;
+      node.bytes += detail->bytes;
+    }
   }
   // The timeline keeps the session's first calls: once it is full, this is one load.
   if (timeline_next.load(std::memory_order_relaxed) < options.timeline_events) {
@@ -338,12 +371,25 @@ void Session::State::end(int id) noexcept {
   if (reads) {
     Frame* counted = counted_parent(*t, depth);
     if (counted != nullptr) ++counted->child_reads;
-    account_counters(*t, *r, depth, f.child_reads, counted);
+    account_counters(*t, *r, depth, f.child_reads, counted, f.continues);
     t->last_end_tick = now();
   }
 }
 
-void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads, Frame* counted_parent) noexcept {
+// A call's work, added up (Session::add_work); false where it is no usable number (said once).
+bool Session::State::add_call_work(RegionRecord& r, const CallDetail& detail, bool continues) noexcept {
+  if (!usable_work(detail.flops) || !usable_work(detail.bytes)) {
+    hint_once(r.told_bad_work, "a call's work was not a number from 0 to 9.2e18: ignored for region", r.name);
+    return false;
+  }
+  r.work_flops_sum.fetch_add(detail.flops, std::memory_order_relaxed);
+  r.work_bytes_sum.fetch_add(detail.bytes, std::memory_order_relaxed);
+  if (!continues) r.work_calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_t depth, std::uint32_t child_reads, Frame* counted_parent,
+                                      bool continues) noexcept {
   const std::size_t base = depth * event_count;
   CounterSnapshot& before = *t.before;
   for (std::size_t e = 0; e < event_count; ++e) {
@@ -364,7 +410,7 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
     detail::EventSums& sums = r.events[e];
     sums.inclusive.fetch_add(inclusive, std::memory_order_relaxed);
     sums.exclusive.fetch_add(exclusive, std::memory_order_relaxed);
-    sums.samples.fetch_add(1, std::memory_order_relaxed);
+    if (!continues) sums.samples.fetch_add(1, std::memory_order_relaxed);  // a piece's counts are its call's
     if (delta.status == CounterStatus::multiplexed) sums.multiplexed.fetch_add(1, std::memory_order_relaxed);
     atomic_min(sums.min_fraction, delta.running_fraction);
     if (counted_parent != nullptr) t.children_counts[static_cast<std::size_t>(counted_parent - t.frames.get()) * event_count + e] += inclusive;
@@ -487,13 +533,6 @@ RegionRecord* own_record(Session::State* state, int id) noexcept {
   return r == nullptr || r->hidden || id == state->other_names.load(std::memory_order_relaxed) ? nullptr : r;
 }
 
-// Work that no roofline can place: NaN, infinite, negative, or past 2^63 (what a count of
-// operations or bytes can hold).
-bool usable_work(double v) noexcept {
-  constexpr double kMaxWork = 9.2e18;
-  return std::isfinite(v) && v >= 0.0 && v <= kMaxWork;
-}
-
 }  // namespace
 
 void Session::set_work(State* state, int id, double flops, double bytes) noexcept {
@@ -521,6 +560,71 @@ void Session::add_work(State* state, int id, double flops, double bytes) noexcep
   r->work_flops_sum.fetch_add(flops, std::memory_order_relaxed);
   r->work_bytes_sum.fetch_add(bytes, std::memory_order_relaxed);
   r->work_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Session::leave(State* state, int id, const CallDetail& detail) noexcept {
+  if (state != nullptr) state->end(id, &detail);
+}
+
+void Session::enter_continuing(State* state, int id, bool counted) noexcept {
+  if (state != nullptr) state->begin(id, 0, counted, true);
+}
+
+void Session::note_variant(State* state, int id, std::uint64_t variant, std::string_view label) noexcept {
+  RegionRecord* r = own_record(state, id);
+  if (r == nullptr) return;
+  try {
+    if (r->variants.load(std::memory_order_acquire) == nullptr) {
+      const std::lock_guard<std::mutex> lock(state->registry_mutex);
+      if (r->variant_table == nullptr) {
+        r->variant_table = std::make_unique<detail::VariantTable>();
+        r->variants.store(r->variant_table.get(), std::memory_order_release);
+      }
+    }
+    if (variant == 0 || label.empty()) return;  // the table only: its variants are labelled by another region
+    const std::lock_guard<std::mutex> lock(state->labels_mutex);
+    if (state->variant_labels.size() < detail::kMaxVariantLabels) state->variant_labels.try_emplace(variant, label);
+  } catch (...) {
+    // Out of memory: the variant's calls are counted, under its key instead of its label.
+  }
+}
+
+void Session::note_threads(State* state, int id, int threads) noexcept {
+  RegionRecord* r = own_record(state, id);
+  if (r == nullptr || threads <= 0) return;
+  int low = r->threads_min.load(std::memory_order_relaxed);
+  while ((low == 0 || threads < low) && !r->threads_min.compare_exchange_weak(low, threads, std::memory_order_relaxed)) {
+  }
+  int high = r->threads_max.load(std::memory_order_relaxed);
+  while (threads > high && !r->threads_max.compare_exchange_weak(high, threads, std::memory_order_relaxed)) {
+  }
+}
+
+void Session::set_params(State* state, int id, std::int64_t params) noexcept {
+  if (RegionRecord* r = own_record(state, id); r != nullptr && params >= 0) r->params.store(params, std::memory_order_relaxed);
+}
+
+void Session::mark_step(State* state) noexcept {
+  if (state == nullptr) return;
+  const std::uint64_t tick = state->now();
+  const std::uint64_t n = state->steps.fetch_add(1, std::memory_order_relaxed);
+  if (n < kMaxStepMarks) std::atomic_ref<std::uint64_t>(state->step_ticks[n]).store(tick, std::memory_order_release);
+}
+
+void Session::mark_step_start(State* state) noexcept {
+  if (state == nullptr) return;
+  std::uint64_t none = 0;
+  state->first_step_tick.compare_exchange_strong(none, state->now(), std::memory_order_relaxed);
+}
+
+double Session::mean_ns(State* state, int id) noexcept {
+  const RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
+  const std::uint64_t calls = r != nullptr ? r->calls.load(std::memory_order_relaxed) : 0;
+  return calls > 0 ? r->samples.total_inclusive() / static_cast<double>(calls) : 0.0;
+}
+
+double Session::counted_pair_ns(State* state) noexcept {
+  return state != nullptr && state->reading ? state->overhead.pair_ns : 0.0;
 }
 
 void Session::set_observer(State* state, const char* name) noexcept {
@@ -553,11 +657,16 @@ void Session::reset() noexcept {
       t.paths[n].calls = 0;
       t.paths[n].inclusive_ns = 0.0;
       t.paths[n].exclusive_ns = 0.0;
+      t.paths[n].flops = 0.0;
+      t.paths[n].bytes = 0.0;
     }
     t.paths_dropped = 0;
   }
   s.timeline_next.store(0);
   s.open_tick = s.now();
+  // The steps after it: the next one begins now.
+  s.steps.store(0);
+  s.first_step_tick.store(s.open_tick);
   s.open_monotonic_ns = detail::monotonic_ns();
   const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
   s.retired.clear();

@@ -46,6 +46,8 @@ void RegionRecord::clear(std::size_t event_count) noexcept {
   work_bytes_sum.store(0.0, std::memory_order_relaxed);
   work_calls.store(0, std::memory_order_relaxed);
   time_only_calls.store(0, std::memory_order_relaxed);
+  continued.store(0, std::memory_order_relaxed);
+  if (VariantTable* v = variants.load(std::memory_order_acquire)) v->clear();
   for (std::size_t e = 0; e < event_count; ++e) events[e].clear();
 }
 
@@ -329,6 +331,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     if (!missing.empty()) s->hint(std::string(kUnavailableEventsHint) + missing);
   }
   if (options.timeline_events > 0) s->timeline = std::make_unique_for_overwrite<detail::TimelineEntry[]>(options.timeline_events);
+  s->step_ticks = std::make_unique_for_overwrite<std::uint64_t[]>(kMaxStepMarks);
   s->measure_overhead(s->options.overhead_pairs);
   s->first_user_id = s->record_count.load();
   // The overhead's own calls are not the user's: the timeline and this thread's call paths

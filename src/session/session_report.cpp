@@ -2,7 +2,9 @@
 // (with their status: a counter that could not count says why, never 0), and its group
 // metrics per call.
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "session/session_state.hpp"
@@ -84,6 +86,32 @@ RegionReport Session::State::report(int id, bool count_open) const {
   out.role = r->role.load(std::memory_order_relaxed);
   if (const char* note = r->work_note.load(std::memory_order_relaxed)) out.work_note = note;
   out.gemm_backed = r->gemm_backed.load(std::memory_order_relaxed);
+  out.threads_min = r->threads_min.load(std::memory_order_relaxed);
+  out.threads_max = r->threads_max.load(std::memory_order_relaxed);
+  out.params = r->params.load(std::memory_order_relaxed);
+  out.continued = r->continued.load(std::memory_order_relaxed);
+  if (const detail::VariantTable* v = r->variants.load(std::memory_order_acquire)) out.variants = variants_of(*v);
+  return out;
+}
+
+// A region's variants, labelled, most time first, `other` last.
+std::vector<RegionVariant> Session::State::variants_of(const detail::VariantTable& table) const {
+  std::vector<RegionVariant> out;
+  std::optional<RegionVariant> other;
+  const std::lock_guard<std::mutex> lock(labels_mutex);
+  for (const detail::VariantTable::Entry& e : table.entries()) {
+    RegionVariant v{"", e.calls, e.ns, e.flops, e.bytes, e.key == 0};
+    if (v.other) {
+      v.label = "other shapes";
+      other = v;
+      continue;
+    }
+    const auto it = variant_labels.find(e.key);
+    v.label = it != variant_labels.end() ? it->second : "variant " + std::to_string(e.key);
+    out.push_back(std::move(v));
+  }
+  std::sort(out.begin(), out.end(), [](const RegionVariant& a, const RegionVariant& b) { return a.total_ns > b.total_ns; });
+  if (other) out.push_back(std::move(*other));
   return out;
 }
 
@@ -142,7 +170,8 @@ std::vector<CallPath> visible_paths(const std::vector<CallPath>& nodes, const Se
     if (r == nullptr || r->hidden) continue;
     if (n.parent >= 0 && (static_cast<std::size_t>(n.parent) >= i || new_index[static_cast<std::size_t>(n.parent)] < 0)) continue;
     new_index[i] = static_cast<int>(out.size());
-    out.push_back({n.parent >= 0 ? new_index[static_cast<std::size_t>(n.parent)] : -1, n.region, n.depth, n.calls, n.inclusive_ns, n.exclusive_ns});
+    out.push_back(
+        {n.parent >= 0 ? new_index[static_cast<std::size_t>(n.parent)] : -1, n.region, n.depth, n.calls, n.inclusive_ns, n.exclusive_ns, n.flops, n.bytes});
   }
   return out;
 }
@@ -154,11 +183,13 @@ void merge_paths(const std::vector<CallPath>& paths, std::vector<CallPath>& tree
     const CallPath& p = paths[i];
     const int parent = p.parent >= 0 ? mapped[static_cast<std::size_t>(p.parent)] : -1;
     auto [it, added] = index.try_emplace({parent, p.region}, static_cast<int>(tree.size()));
-    if (added) tree.push_back({parent, p.region, p.depth, 0, 0.0, 0.0});
+    if (added) tree.push_back({parent, p.region, p.depth, 0, 0.0, 0.0, 0.0, 0.0});
     CallPath& t = tree[static_cast<std::size_t>(it->second)];
     t.calls += p.calls;
     t.inclusive_ns += p.inclusive_ns;
     t.exclusive_ns += p.exclusive_ns;
+    t.flops += p.flops;
+    t.bytes += p.bytes;
     mapped[i] = it->second;
   }
 }
@@ -255,6 +286,13 @@ SessionSnapshot Session::State::snapshot() const {
   out.timeline_dropped = calls > out.timeline.size() ? calls - out.timeline.size() : 0;
   out.dropped_threads = dropped_threads.load();
   out.dropped_depth = dropped_depth.load();
+  out.steps = steps.load();
+  const std::uint64_t marks = std::min<std::uint64_t>(out.steps, kMaxStepMarks);
+  for (std::uint64_t i = 0; i < marks; ++i) {
+    const std::uint64_t tick = std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(step_ticks[i])).load(std::memory_order_acquire);
+    out.step_ends_ns.push_back(ns_between(open_tick, tick));
+  }
+  if (const std::uint64_t first = first_step_tick.load(); first != 0) out.first_step_start_ns = ns_between(open_tick, first);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,10 +25,14 @@
 
 #include "hwprof/event_group.hpp"
 #include "hwprof/session.hpp"
+#include "session/region_variants.hpp"
 #include "session/sample_reservoir.hpp"
 #include "session/session_clock.hpp"
 
 namespace hwprof::detail {
+
+// Variant labels a session keeps (Session::note_variant); a variant past them is shown by its key.
+inline constexpr std::size_t kMaxVariantLabels = std::size_t{1} << 16;
 
 struct EventSums {
   std::atomic<double> inclusive{0.0};
@@ -59,6 +64,13 @@ struct RegionRecord {
   std::atomic<RegionRole> role{RegionRole::scope};
   std::atomic<const char*> work_note{nullptr};
   std::atomic<bool> gemm_backed{false};
+  std::atomic<int> threads_min{0};  // Session::note_threads; 0: not said
+  std::atomic<int> threads_max{0};
+  std::atomic<std::int64_t> params{-1};  // Session::set_params; -1: not said
+  std::atomic<std::uint64_t> continued{0};  // pieces that continued a call (Session::enter_continuing)
+  // Its calls by variant, once Session::note_variant gave it one (made under the registry's lock).
+  std::unique_ptr<VariantTable> variant_table;
+  std::atomic<VariantTable*> variants{nullptr};
 
   void clear(std::size_t event_count) noexcept;
 };
@@ -73,6 +85,9 @@ struct Frame {
   // false: entered by enter_time_only() in a session that reads counters: no reading at
   // either end, no read cost subtracted from its time; its counts stay its counted parent's.
   bool counted = true;
+  // A piece of the region's call `continues_call` (Session::enter_continuing), not a call.
+  bool continues = false;
+  std::uint64_t continues_call = 0;
   std::uint64_t start = 0;   // in clock ticks
   double children_ns = 0.0;  // Σ the nested regions' inclusive time
 };
@@ -170,6 +185,14 @@ struct Session::State {
   std::vector<detail::RetiredThread> retired;  // guarded by live_sessions_mutex()
   std::size_t retired_before_fork = 0;         // the first ones are the parent's (after_fork)
   std::atomic<pid_t> forked_from{0};           // the parent's pid, in the child of a fork()
+  // Session::mark_step: the steps so far, the ticks the first kMaxStepMarks ended at, and the
+  // tick the first began at (0: not said).
+  std::atomic<std::uint64_t> steps{0};
+  std::unique_ptr<std::uint64_t[]> step_ticks;  // written with atomic_ref, touched only as used
+  std::atomic<std::uint64_t> first_step_tick{0};
+  // The variants' labels (Session::note_variant), at most kMaxVariantLabels.
+  mutable std::mutex labels_mutex;
+  std::unordered_map<std::uint64_t, std::string> variant_labels;
 
   std::mutex registry_mutex;
   std::map<std::string, int, std::less<>> ids;
@@ -205,10 +228,12 @@ struct Session::State {
   int region_named(std::string_view name) noexcept;  // a transient name: registered on first use
   int register_region(std::string_view name);
   void read_counters(CounterSnapshot& out) noexcept;
-  void begin(int id, std::uint64_t reuse_gap_ticks = 0, bool counted = true) noexcept;
-  void end(int id) noexcept;
+  void begin(int id, std::uint64_t reuse_gap_ticks = 0, bool counted = true, bool continues = false) noexcept;
+  void end(int id, const CallDetail* detail = nullptr) noexcept;
   void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
-                        detail::Frame* counted_parent) noexcept;
+                        detail::Frame* counted_parent, bool continues) noexcept;
+  bool add_call_work(detail::RegionRecord& r, const CallDetail& detail, bool continues) noexcept;
+  void add_call_work(detail::RegionRecord& r, const CallDetail& detail) noexcept;
 
   // Setup (session_open.cpp).
   int add_record(std::string name, bool hidden, std::size_t capacity);
@@ -223,6 +248,7 @@ struct Session::State {
   // `count_open`: count the calls of the region still open on some thread (snapshot() counts
   // them all at once instead).
   RegionReport report(int id, bool count_open = true) const;
+  std::vector<RegionVariant> variants_of(const detail::VariantTable& table) const;
   SessionSnapshot snapshot() const;
   std::vector<std::string> hints_now() const;  // the hints so far, and the fork's
   std::vector<RegionMetric> metrics(const RegionReport& region) const;

@@ -619,10 +619,16 @@ std::optional<AtenCost> embedding(const AtenCall& c, std::string_view op) {
 // Views move nothing (a reshape node); copies and concatenations move their input once (a
 // transpose node: no arithmetic, its input read and its output written).
 std::optional<AtenCost> data_movement(const AtenCall& c, std::string_view op) {
-  static constexpr std::string_view kViews[] = {"view",    "reshape",   "_reshape_alias", "flatten",      "t",          "transpose",
-                                                "permute", "unsqueeze", "squeeze",        "expand",       "as_strided", "slice",
-                                                "select",  "detach",    "alias",          "_unsafe_view", "numpy_T",    "unflatten"};
-  static constexpr std::string_view kCopies[] = {"copy", "clone", "contiguous", "cat", "concat", "stack"};
+  static constexpr std::string_view kViews[] = {
+      "view",    "reshape",   "_reshape_alias", "flatten",      "t",          "transpose",   "permute",      "unsqueeze",
+      "squeeze", "expand",    "as_strided",     "slice",        "select",     "detach",      "alias",        "_unsafe_view",
+      "numpy_T", "unflatten", "narrow",         "chunk",        "split",      "split_with_sizes", "unsafe_split", "unsafe_chunk",
+      "unbind",  "view_as",   "reshape_as",     "expand_as",    "movedim",    "swapaxes",    "resolve_conj", "resolve_neg",
+      "lift_fresh", "diagonal"};
+  static constexpr std::string_view kCopies[] = {"copy", "clone", "contiguous", "cat", "concat", "stack", "_to_copy"};
+  // Memory handed out, nothing read or written: counted, as 0.
+  static constexpr std::string_view kAllocations[] = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_"};
+  if (std::find(std::begin(kAllocations), std::end(kAllocations), op) != std::end(kAllocations)) return AtenCost{0.0, 0.0, std::nullopt};
   const bool view = std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
   const bool copy = std::find(std::begin(kCopies), std::end(kCopies), op) != std::end(kCopies);
   if (!view && !copy) return std::nullopt;

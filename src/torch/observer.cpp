@@ -1,17 +1,31 @@
 // The PyTorch observer: every aten op, autograd backward function and user scope of the
 // program becomes a region of the regions library's default session, with its analytic work
-// (aten_cost.cpp) added per call. Registered once, when the library is loaded, and only when
+// (aten_cost.cpp) given per call. Registered once, when the library is loaded, and only when
 // the run asks for output, a backend, counters or samples (HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS,
 // HWPROF_GROUP: docs/regions.md; HWPROF_SAMPLE: docs/sampling.md) or runs under hwprof record (HWPROF_RECORD_SPANS) and regions are not
 // disabled; otherwise it registers nothing. The only file that includes libtorch: compiled with -DNDEBUG, since RecordFunction has a
 // member that exists only without it (docs/torch.md, "Building").
 //
+// Rows (docs/torch.md, "Rows"): one region per op and phase (`aten::linear`, `aten::linear
+// (backward)`, `aten::mm (in backward)`, `aten::linear (recompute)`), its calls by input shapes
+// kept apart as the region's variants (bounded: Session::note_variant); one per module and phase
+// (`Net.fc`, `Net.fc (backward)`, `Net.fc (recompute)`).
+//
 // Per call, allocation-free once a signature was seen on a thread: the call's inputs are
 // copied into a thread's AtenCall, hashed, and looked up in the thread's table of signatures
-// (its region, and its cost or none); the region is entered (counters read only for the
-// outermost region of the thread's op stack: op_stack.hpp) and left at the call's end, where
-// the call's work is added to it. A signature seen for the first time registers its region
-// and works out its cost: that allocates, once.
+// (its region, variant and cost); the region is entered (counters read only where a read costs
+// little against the call: kReadShare) and left at the call's end with the call's work. A
+// signature seen for the first time works out its cost and label: that allocates, once.
+//
+// Backward (docs/torch.md, "Backward"): each forward op call leaves, under its autograd sequence
+// number, its outermost op, the module it ran in and that module's call (forward_calls.hpp). The
+// backward functions of one forward call run inside a chain of regions kept open on the thread
+// while the next functions belong to it: the modules' backward regions, outermost first, and the
+// op's backward region innermost, each keyed by the forward call it differentiates, so that a
+// row has one call per forward call however many autograd functions ran; a piece of a call that
+// comes back after another call's functions continues it (Session::enter_continuing).
+#include <ATen/Parallel.h>
+#include <ATen/SequenceNumber.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/engine.h>
@@ -28,15 +42,15 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
-#include <fmt/format.h>
-
+#include "hwprof/regions.h"
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
 #include "hwprof/torch.h"
 #include "torch/aten_cost.hpp"
+#include "torch/call_labels.hpp"
+#include "torch/forward_calls.hpp"
 #include "torch/op_stack.hpp"
 
 namespace hwprof::detail {
@@ -47,122 +61,102 @@ namespace {
 // in them); nullptr while regions are disabled.
 std::atomic<Session::State*> session_state{nullptr};
 
-// ---- the forward op each autograd sequence number belongs to ----
-
-// A backward function's (forward thread, sequence number) names the forward call that made
-// it; the outermost op around that call is what its region is named after. PyTorch numbers
-// sequences per thread (each forward thread counts from 0), so the key is both: the latest
-// 65536 calls, with the thread's RecordFunction id taken modulo 256 (two forward threads 256
-// ids apart, both running at once, would share keys).
-constexpr std::size_t kSequenceSlots = std::size_t{1} << 16;
-
-// What a forward call left for the backward functions of its sequence number.
-struct ForwardCall {
-  int root = -1;    // the outermost op's region
-  int module = -1;  // the innermost module it ran in (a forward module region)
-  std::uint64_t root_call = 0;
-  double backward_flops = -1.0;  // the outermost op's backward by the op table; < 0: none
-  double backward_bytes = 0.0;
-};
-
-// One sequence number's slot; `key` (the sequence's low 32 bits, the thread's low 8, root + 1
-// in 24) is written last, so that a reader that finds its sequence there reads the rest of
-// that call (all zero until then: the table stays in zeroed memory).
-struct SequenceSlot {
-  std::atomic<std::uint64_t> key{0};
-  std::atomic<int> module{0};
-  std::atomic<std::uint64_t> root_call{0};
-  std::atomic<double> backward_flops{0.0};
-  std::atomic<double> backward_bytes{0.0};
-};
-SequenceSlot sequence_slots[kSequenceSlots];
-
-// The slot and the key's upper 40 bits of one (thread, sequence).
-struct SequenceKey {
-  std::size_t slot;
-  std::uint64_t upper;
-};
-SequenceKey sequence_key(std::uint64_t thread, std::uint64_t seq) noexcept {
-  const std::uint64_t upper = ((seq & 0xffffffffU) << 8) | (thread & 0xffU);
-  // Spread the threads over the table: their sequences all start at 0.
-  return {static_cast<std::size_t>((seq + (thread & 0xffU) * 40503U) % kSequenceSlots), upper};
-}
-
-void remember_forward(std::uint64_t thread, std::int64_t sequence, const OpFrame& f, int module) noexcept {
-  if (sequence < 0 || f.root < 0 || f.root >= (1 << 24)) return;
-  const SequenceKey k = sequence_key(thread, static_cast<std::uint64_t>(sequence));
-  SequenceSlot& slot = sequence_slots[k.slot];
-  slot.module.store(module, std::memory_order_relaxed);
-  slot.root_call.store(f.root_call, std::memory_order_relaxed);
-  slot.backward_flops.store(f.root_backward_flops, std::memory_order_relaxed);
-  slot.backward_bytes.store(f.root_backward_bytes, std::memory_order_relaxed);
-  slot.key.store((k.upper << 24) | static_cast<std::uint64_t>(f.root + 1), std::memory_order_release);
-}
-
-ForwardCall forward_call(std::uint64_t thread, std::int64_t sequence) noexcept {
-  if (sequence < 0) return {};
-  const SequenceKey k = sequence_key(thread, static_cast<std::uint64_t>(sequence));
-  const SequenceSlot& slot = sequence_slots[k.slot];
-  const std::uint64_t key = slot.key.load(std::memory_order_acquire);
-  if ((key >> 24) != k.upper) return {};
-  return {static_cast<int>(key & 0xffffffU) - 1, slot.module.load(std::memory_order_relaxed), slot.root_call.load(std::memory_order_relaxed),
-          slot.backward_flops.load(std::memory_order_relaxed), slot.backward_bytes.load(std::memory_order_relaxed)};
-}
-
-// Root op calls, numbered across the process.
+ForwardCalls forward_calls;
+ModuleCalls module_calls;
 std::atomic<std::uint64_t> next_root_call{1};
+std::atomic<std::uint64_t> next_module_call{1};
 
-// An outermost op call's backward by the op table, for these inputs: its parameters' gradients
-// where a parameter (a tensor input after the first) wants one, its input's where the first
-// input does (the rule of backward_flops_of, cost/op_cost.hpp, on the call's own flags).
-void set_root_backward(OpFrame& f, const AtenCall& call, const AtenCost& cost) noexcept {
-  f.root_call = next_root_call.fetch_add(1, std::memory_order_relaxed);
-  if (!cost.backward) return;
-  bool input = false;
-  bool weights = false;
-  for (std::size_t i = 0; i < call.arg_count; ++i) {
-    const AtenArg& a = call.args[i];
-    if (a.kind != AtenArgKind::tensor && a.kind != AtenArgKind::tensors) continue;
-    (i == 0 ? input : weights) |= a.requires_grad;
-  }
-  if (!input && !weights) return;  // nothing upstream or inside is trained: no backward
-  const AtenCost::Backward& b = *cost.backward;
-  f.root_backward_flops = b.base_flops + (weights ? b.weight_flops : 0.0) + (input ? b.input_flops : 0.0);
-  f.root_backward_bytes = b.bytes;
+// A call reads counters where a read pair costs at most this share of the call's mean time so
+// far (docs/torch.md, "Counters and their cost"): the first calls of an op are timed only.
+constexpr double kReadShare = 0.05;
+
+// ---- regions by id: what a region is for the observer ----
+
+// Region ids below kRegionIds get these (a session registers at most SessionOptions::max_regions).
+constexpr int kRegionIds = 1 << 16;
+// A module's forward region: the module around it when it was first entered (+2; 1: none; 0:
+// not a module), and its backward and recompute regions (+1; 0: not made yet).
+std::atomic<int> module_parent[kRegionIds];
+std::atomic<int> module_backward[kRegionIds];
+std::atomic<int> module_recompute[kRegionIds];
+// An op's forward (or recompute) region: its backward region (+1; 0: not made yet).
+std::atomic<int> op_backward[kRegionIds];
+// Op regions whose work runs on a GEMM, so that their backward is too.
+std::atomic<bool> gemm_region[kRegionIds];
+// An op region without a formula: what its row says (1: counted in the op around it, seen only
+// inside one; 2: not counted, seen outside one too).
+std::atomic<int> op_note[kRegionIds];
+
+bool in_ids(int region) noexcept {
+  return region >= 0 && region < kRegionIds;
 }
-
-// ---- modules: regions the Python package enters around each module's forward ----
-
-// Per forward module region (ids below kModuleRegions): the module around it when it was
-// first entered (+2; 1: none; 0: not a module), and its backward region (+1; 0: not made yet).
-constexpr int kModuleRegions = 1 << 16;
-std::atomic<int> module_parent[kModuleRegions];
-std::atomic<int> module_backward[kModuleRegions];
-
-// Op regions whose work runs on a GEMM, so that the backward function named after one is too.
-std::atomic<bool> gemm_region[kModuleRegions];
-
 bool is_module(int region) noexcept {
-  return region >= 0 && region < kModuleRegions && module_parent[region].load(std::memory_order_relaxed) != 0;
+  return in_ids(region) && module_parent[region].load(std::memory_order_relaxed) != 0;
 }
 int parent_module(int region) noexcept {
   return is_module(region) ? module_parent[region].load(std::memory_order_relaxed) - 2 : -1;
 }
 
-// Region names by id, for naming backward regions after their forward op (first sight only).
+// The base names of the regions (a module's path, an op's name, without a phase), by id, for
+// naming their backward and recompute regions (first sight only).
 std::mutex names_mutex;
-std::vector<std::string> region_names;
+std::vector<std::string> base_names;
 
-void remember_name(int region, const std::string& name) {
-  const std::lock_guard<std::mutex> lock(names_mutex);
+void remember_base_name(int region, std::string_view name) {
   if (region < 0) return;
-  if (static_cast<std::size_t>(region) >= region_names.size()) region_names.resize(static_cast<std::size_t>(region) + 1);
-  region_names[static_cast<std::size_t>(region)] = name;
-}
-std::string name_of(int region) {
   const std::lock_guard<std::mutex> lock(names_mutex);
-  return region >= 0 && static_cast<std::size_t>(region) < region_names.size() ? region_names[static_cast<std::size_t>(region)] : std::string();
+  if (static_cast<std::size_t>(region) >= base_names.size()) base_names.resize(static_cast<std::size_t>(region) + 1);
+  base_names[static_cast<std::size_t>(region)] = std::string(name);
 }
+std::string base_name_of(int region) {
+  const std::lock_guard<std::mutex> lock(names_mutex);
+  return region >= 0 && static_cast<std::size_t>(region) < base_names.size() ? base_names[static_cast<std::size_t>(region)] : std::string();
+}
+
+// A region made from another's base name with a suffix, once: "Net.fc (backward)".
+int derived_region(Session::State* state, std::atomic<int>* table, int from, const char* suffix, RegionRole role) noexcept {
+  if (!in_ids(from)) return -1;
+  const int known = table[from].load(std::memory_order_relaxed) - 1;
+  if (known >= 0) return known;
+  int region = -1;
+  try {
+    const std::string base = base_name_of(from);
+    if (base.empty()) return -1;
+    region = Session::named_region(state, base + suffix);
+    remember_base_name(region, base);
+  } catch (...) {
+    return -1;
+  }
+  Session::set_role(state, region, role);
+  if (table == op_backward) Session::note_variant(state, region, 0, {});  // by its forward calls' shapes
+  if (gemm_region[from].load(std::memory_order_relaxed)) {
+    Session::set_gemm_backed(state, region);
+    if (in_ids(region)) gemm_region[region].store(true, std::memory_order_relaxed);
+  }
+  if (in_ids(region) && table == module_recompute) module_parent[region].store(module_parent[from].load(std::memory_order_relaxed));
+  table[from].store(region + 1, std::memory_order_relaxed);
+  return region;
+}
+
+// ---- the program's phases: setup, steps ----
+
+// A Python program's ops before its first module call (constructing and initialising the model:
+// `uniform_`, `normal_`, `fill_` per parameter) are one `setup` row, one call, not a row per op;
+// only where the package observes modules (a libtorch program has no module calls to end it).
+std::atomic<bool> modules_observed{false};
+std::atomic<bool> setup_over{false};
+std::atomic<int> setup_region{-1};
+
+// Steps: the optimizer's steps end them (Optimizer.step#...), unless the program marks its own
+// (hwprof_torch_step). HWPROF_WARMUP_STEPS=N forgets what ran before the N-th step's end (or,
+// in a program that runs no optimizer, before its outermost module's N+1-th call).
+std::atomic<bool> explicit_steps{false};
+std::atomic<std::uint64_t> optimizer_steps{0};
+std::atomic<std::uint64_t> root_module_calls{0};
+std::uint64_t warmup_steps = 0;
+std::atomic<bool> warmup_done{false};
+
+std::atomic<bool> cuda_told{false};
 
 // ---- one thread's state ----
 
@@ -170,30 +164,65 @@ struct Signature {
   std::uint64_t key = 0;  // 0: empty
   int region = -1;
   bool has_cost = false;
+  bool marks_step = false;  // the optimizer's step
   AtenCost cost;
+  std::uint64_t variant = 0;
+};
+
+struct ModuleFrame {
+  int region = -1;  // the region entered (the module's forward or recompute region), -1: not measured
+  int module = -1;  // the module (its forward region)
+  std::uint64_t call = 0;
+  bool recompute = false;
+  std::size_t op_depth = 0;  // the op stack's depth when it was entered
+  std::uint64_t sequence = 0;  // autograd's next sequence number when it was entered
+};
+
+// A region of the backward chain (see the top of this file). `base`: the op stack's depth below
+// the backward function that opened it (0 for a backward pass run from the program; deeper for
+// one run inside a backward function, such as a checkpoint's recomputation), so that a nested
+// pass's levels close before the function around them ends.
+struct ChainLevel {
+  int region = -1;
+  std::uint64_t key = 0;  // the forward call it differentiates (a module call, an op's root call); 0: unknown
+  std::size_t base = 0;
+  CallDetail detail;
 };
 
 struct ThreadState {
-  static constexpr std::size_t kSignatures = 8192;  // per thread; past them, first-sight work per call
-  static constexpr std::size_t kProbes = 16;
+  static constexpr std::size_t kSignatures = 8192;  // per thread; past them, slots are reused
+  static constexpr std::size_t kProbes = 8;
   static constexpr std::size_t kMaxModuleDepth = 128;
+  static constexpr std::size_t kMaxChain = 24;
+  static constexpr std::size_t kClosed = 64;
   OpStack stack;
-  int modules[kMaxModuleDepth] = {};  // the forward module regions open on this thread (-1: not measured)
-  static constexpr std::size_t kMaxChain = 16;
-  int chain[kMaxChain] = {};  // the module backward regions open on this thread, outermost first
-  std::size_t chain_length = 0;
-  bool close_queued = false;  // a callback at the backward pass's end will close the chain
-  static constexpr std::size_t kCarried = 64;
-  std::uint64_t carried[kCarried] = {};  // root calls whose backward a function carried, the latest
-  std::size_t carried_next = 0;
+  ModuleFrame modules[kMaxModuleDepth];
   std::size_t module_depth = 0;
   std::size_t module_overflow = 0;
+  ChainLevel chain[kMaxChain];
+  std::size_t chain_length = 0;
+  std::uint64_t queued_bases = 0;  // bit b: a callback at the end of the graph task closes the levels at base b and above
+  struct Closed {
+    int region = -1;
+    std::uint64_t key = 0;
+  };
+  Closed closed[kClosed];  // the chain levels closed last: one that comes back continues its call
+  std::size_t closed_next = 0;
   AtenCall call;
   std::unique_ptr<Signature[]> signatures;  // made at the thread's first call
+  std::uint64_t thread_id = 0;              // RecordFunction's id of this thread (0: not read yet)
 };
 thread_local ThreadState thread_state;
 
 // ---- a call's inputs as an AtenCall ----
+
+void tell_cuda_once() noexcept {
+  if (!cuda_told.exchange(true, std::memory_order_relaxed)) {
+    std::fprintf(stderr,
+                 "hwprof: tensors on a CUDA device: hwprof measures the CPU side only, so a GPU op's row is the time to launch "
+                 "its kernel, not the kernel's (docs/torch.md, \"Reading a torch profile\")\n");
+  }
+}
 
 AtenElement element_of(const at::Tensor& t) {
   const c10::ScalarType type = t.scalar_type();
@@ -216,6 +245,7 @@ void copy_tensor(AtenArg& a, const at::Tensor& t) {
   a.element = element_of(t);
   a.element_bytes = static_cast<std::uint8_t>(t.element_size());
   a.requires_grad = t.requires_grad();
+  if (t.is_cuda()) tell_cuda_once();
 }
 
 // An int or bool list, read in place (toListRef: no reference count touched).
@@ -270,150 +300,119 @@ void copy_call(AtenCall& call, const at::RecordFunction& fn) {
   for (std::size_t i = 0; i < call.arg_count; ++i) copy_input(call.args[i], inputs[i]);
 }
 
-// ---- first sight of a signature: its region and its cost ----
-
-std::string shapes_of(const AtenCall& call) {
-  std::string out;
-  for (std::size_t i = 0; i < call.arg_count; ++i) {
-    const AtenArg& a = call.args[i];
-    if (a.kind != AtenArgKind::tensor && a.kind != AtenArgKind::tensors) continue;
-    out += out.empty() ? "" : ", ";
-    if (a.kind == AtenArgKind::tensors) out += std::to_string(a.count) + " tensors: ";
-    for (std::size_t d = 0; d < a.rank; ++d) out += (d > 0 ? "x" : "") + std::to_string(a.dims[d]);
-    if (a.rank == 0) out += "()";
-  }
-  return out;
-}
-
-// The call's other inputs (ints, int lists, numbers, flags), for telling apart two calls on the
-// same shapes that cost differently: "{(2, 2), (1, 1), (1, 1), 144}".
-std::string scalars_of(const AtenCall& call) {
-  std::string out;
-  for (std::size_t i = 0; i < call.arg_count; ++i) {
-    const AtenArg& a = call.args[i];
-    std::string item;
-    switch (a.kind) {
-      case AtenArgKind::integer:
-        item = std::to_string(a.integer);
-        break;
-      case AtenArgKind::boolean:
-        item = a.integer != 0 ? "True" : "False";
-        break;
-      case AtenArgKind::real:
-        item = fmt::format("{:g}", a.real);
-        break;
-      case AtenArgKind::ints:
-        item = "(";
-        for (std::size_t d = 0; d < a.rank; ++d) item += (d > 0 ? ", " : "") + std::to_string(a.dims[d]);
-        item += ")";
-        break;
-      default:
-        continue;
-    }
-    out += (out.empty() ? "" : ", ") + item;
-  }
-  return "{" + out + "}";
-}
-
-// Each op row's name stands for one cost: a second signature of the same name (the same op on
-// the same shapes) that costs otherwise (another stride) gets its scalars in its name, so that
-// a row's FLOPs per call are those of every call in it, and a module's are exact.
-std::mutex costs_mutex;
-std::unordered_map<std::string, AtenCost> cost_of_name;
-
-std::string name_for_cost(std::string name, const AtenCall& call, const AtenCost* cost) {
-  const std::lock_guard<std::mutex> lock(costs_mutex);
-  const AtenCost none{-1.0, -1.0, std::nullopt};
-  const AtenCost& mine = cost != nullptr ? *cost : none;
-  const auto [it, fresh] = cost_of_name.emplace(name, mine);
-  if (fresh || (it->second.flops == mine.flops && it->second.bytes == mine.bytes)) return name;
-  name += " " + scalars_of(call);
-  cost_of_name.emplace(name, mine);
-  return name;
-}
+// ---- first sight of a signature: its region, variant and cost ----
 
 // engine_sum: autograd's engine reducing a broadcast input's gradient to its shape after the
 // function that made it (validate_outputs' sum_to: an aten::sum in the engine's wrapper, in no
 // function). The op table counts that reduction in the op's backward (a linear's bias
-// gradient, rows·out), which the function carries: the sum is timed, not counted again.
+// gradient, rows·out), which the backward of that op carries: the sum is timed, not counted again.
 enum class CallKind { op, backward_function, user_scope, engine_sum };
+enum class Phase { forward, backward, recompute };
 
 // PyTorch's optimizers record their step and zero_grad as user scopes named
 // "Optimizer.step#SGD.step" and "Optimizer.zero_grad#SGD.zero_grad" (torch/optim/optimizer.py).
 constexpr std::string_view kOptimizerScope = "Optimizer.";
+constexpr std::string_view kOptimizerStep = "Optimizer.step#";
 
-RegionRole role_of(CallKind kind, const AtenCall& call, bool backward) {
-  if (kind == CallKind::user_scope) {
-    return std::string_view(call.op).substr(0, kOptimizerScope.size()) == kOptimizerScope ? RegionRole::optimizer : RegionRole::scope;
+VariantLabels variant_labels;
+
+constexpr const char* kCountedAround = "counted in the op around it (PyTorch ran it inside a composite op, whose row has the FLOPs)";
+
+// "aten::mm (in backward)": an op the backward pass ran. The backward of a forward op is its own
+// region ("aten::linear (backward)", made by derived_region), as is a recomputed forward op's.
+const char* phase_suffix(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::backward:
+      return " (in backward)";
+    case Phase::recompute:
+      return " (recompute)";
+    case Phase::forward:
+      break;
   }
-  return backward ? RegionRole::op_backward : RegionRole::op_forward;
+  return "";
 }
 
-Signature first_sight(CallKind kind, const AtenCall& call, bool backward, int forward) {
+RegionRole role_of(CallKind kind, std::string_view name, Phase phase) {
+  if (kind == CallKind::user_scope) return name.substr(0, kOptimizerScope.size()) == kOptimizerScope ? RegionRole::optimizer : RegionRole::scope;
+  if (phase == Phase::recompute) return RegionRole::op_recompute;
+  return phase == Phase::backward ? RegionRole::op_backward : RegionRole::op_forward;
+}
+
+Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
   Signature s;
+  std::string base(call.op);
   std::string name;
-  if (kind == CallKind::backward_function) {
-    const std::string forward_name = name_of(forward);
-    name = forward_name.empty() ? std::string(call.op) : forward_name + " (backward)";
-  } else if (kind == CallKind::user_scope) {
-    name = std::string(call.op);
+  if (kind == CallKind::user_scope) {
+    name = base;
+    s.marks_step = name.starts_with(kOptimizerStep);
+  } else if (kind == CallKind::backward_function) {
+    name = base + " (backward)";  // a node no forward op of the program made (AccumulateGrad, ...)
+  } else if (kind == CallKind::engine_sum) {
+    name = base + " (autograd engine)";
   } else {
-    const std::string shapes = shapes_of(call);
-    if (const auto cost = kind == CallKind::op ? aten_cost(call) : std::nullopt) {
+    if (const auto cost = aten_cost(call)) {
       s.has_cost = true;
       s.cost = *cost;
     }
-    name = name_for_cost(std::string(call.op) + (shapes.empty() ? "" : " [" + shapes + "]"), call, s.has_cost ? &s.cost : nullptr) +
-           (backward ? " (backward)" : "");
+    name = base + phase_suffix(phase);
+    s.variant = aten_signature(call) | 1U;
   }
   Session::State* const state = session_state.load(std::memory_order_relaxed);
   s.region = Session::named_region(state, name);
-  Session::set_role(state, s.region, role_of(kind, call, backward));
-  // Its compute roof: the GEMM ceiling for a convolution or a matrix product, and for the
-  // backward function of one.
-  const bool gemm = kind == CallKind::op ? s.has_cost && aten_gemm_backed(call)
-                                         : kind == CallKind::backward_function && forward >= 0 && forward < kModuleRegions &&
-                                               gemm_region[forward].load(std::memory_order_relaxed);
-  if (gemm) {
+  remember_base_name(s.region, base);
+  Session::set_role(state, s.region, role_of(kind, name, phase));
+  if (s.variant != 0) Session::note_variant(state, s.region, s.variant, variant_labels.label(call, s.has_cost ? &s.cost : nullptr));
+  // Its compute roof: the GEMM ceiling for a convolution or a matrix product.
+  if (kind == CallKind::op && s.has_cost && aten_gemm_backed(call)) {
     Session::set_gemm_backed(state, s.region);
-    if (s.region >= 0 && s.region < kModuleRegions) gemm_region[s.region].store(true, std::memory_order_relaxed);
+    if (in_ids(s.region)) gemm_region[s.region].store(true, std::memory_order_relaxed);
   }
   // What its row says where it carries no work (docs/torch.md, "Who counts what").
   if (kind == CallKind::backward_function) {
-    Session::set_work_note(state, s.region, "counted in the ops it runs: its forward op has no formula (their rows, and its module's backward row)");
+    Session::set_work_note(state, s.region, "counted in the ops it runs: no forward op of the program made it (their rows, and its module's backward row)");
   } else if (kind == CallKind::engine_sum) {
     Session::set_work_note(
         state, s.region,
-        "counted in the backward function before it: the op table's gradient of a broadcast input (docs/torch.md, \"Who counts what\")");
-  } else if (kind == CallKind::op) {
-    Session::set_work_note(state, s.region,
-                           s.has_cost ? "counted in the op around it (PyTorch ran it inside a composite op, whose row has the FLOPs)"
-                                      : "not counted: hwprof has no formula for this op (docs/torch.md, \"Which aten ops have a formula\")");
+        "counted in the backward of the op before it: the op table's gradient of a broadcast input (docs/torch.md, \"Who counts what\")");
+  } else if (kind == CallKind::op && s.has_cost) {
+    Session::set_work_note(state, s.region, kCountedAround);
   }
-  remember_name(s.region, name);
   return s;
+}
+
+// An op without a formula says, once, whether it ran only inside ops that count it (note_op_call).
+void note_uncounted_call(Session::State* state, int region, bool covered) noexcept {
+  if (!in_ids(region)) return;
+  const int want = covered ? 1 : 2;
+  if (op_note[region].load(std::memory_order_relaxed) >= want) return;
+  op_note[region].store(want, std::memory_order_relaxed);
+  Session::set_work_note(state, region,
+                         covered ? kCountedAround : "not counted: hwprof has no formula for this op (docs/torch.md, \"Which aten ops have a formula\")");
 }
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
   return (h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2))) * 0xff51afd7ed558ccdULL;
 }
 
-// The thread's signature for this call: looked up, or worked out on first sight.
-Signature signature(ThreadState& ts, CallKind kind, bool backward, int forward) {
-  std::uint64_t key = mix(aten_signature(ts.call), static_cast<std::uint64_t>(kind) + (backward ? 16 : 0));
-  if (kind == CallKind::backward_function) key = mix(key, static_cast<std::uint64_t>(forward + 1));
+// The thread's signature for this call: looked up, or worked out on first sight (a full
+// neighbourhood gives up its first slot: a program of ever new shapes keeps bounded memory).
+const Signature& signature(ThreadState& ts, CallKind kind, Phase phase) {
+  std::uint64_t key = mix(aten_signature(ts.call), static_cast<std::uint64_t>(kind) * 4 + static_cast<std::uint64_t>(phase));
   key |= 1;
   if (!ts.signatures) ts.signatures = std::make_unique<Signature[]>(ThreadState::kSignatures);
   for (std::size_t p = 0; p < ThreadState::kProbes; ++p) {
     Signature& slot = ts.signatures[(key + p) % ThreadState::kSignatures];
     if (slot.key == key) return slot;
     if (slot.key == 0) {
-      slot = first_sight(kind, ts.call, backward, forward);
+      slot = first_sight(kind, ts.call, phase);
       slot.key = key;
       return slot;
     }
   }
-  return first_sight(kind, ts.call, backward, forward);
+  Signature& slot = ts.signatures[key % ThreadState::kSignatures];
+  slot = first_sight(kind, ts.call, phase);
+  slot.key = key;
+  return slot;
 }
 
 constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function: ";
@@ -425,82 +424,233 @@ Session::State* observing_state() noexcept {
   return state;
 }
 
-// The backward region of a forward module region: "<module> (backward)", made on first use;
-// -1 where it cannot be.
-int backward_region(Session::State* state, int module) noexcept {
-  const int known = module_backward[module].load(std::memory_order_relaxed) - 1;
-  if (known >= 0) return known;
-  int region = -1;
-  try {
-    region = Session::named_region(state, name_of(module) + " (backward)");
-  } catch (...) {
-    return -1;
+// Whether a call of `region` reads counters: where a read pair is small against its calls so far.
+bool worth_reading(Session::State* state, int region) noexcept {
+  const double pair = Session::counted_pair_ns(state);
+  return pair > 0.0 && Session::mean_ns(state, region) * kReadShare >= pair;
+}
+
+std::uint64_t this_thread_id(ThreadState& ts) noexcept {
+  if (ts.thread_id == 0) ts.thread_id = at::RecordFunction::currentThreadId();
+  return ts.thread_id;
+}
+
+// ---- the backward chain ----
+
+void close_levels(Session::State* state, ThreadState& ts, std::size_t keep) noexcept {
+  while (ts.chain_length > keep) {
+    const ChainLevel& level = ts.chain[--ts.chain_length];
+    Session::leave(state, level.region, level.detail);
+    ts.closed[ts.closed_next++ % ThreadState::kClosed] = {level.region, level.key};
   }
-  Session::set_role(state, region, RegionRole::module_backward);
-  module_backward[module].store(region + 1, std::memory_order_relaxed);
-  return region;
 }
 
-// ---- the backward of modules: a chain of backward regions kept open across functions ----
-
-// Entering the module backward regions: the chain of the module a backward function's forward
-// op ran in and of the modules around it (outermost first, at most kMaxChain of the innermost)
-// is kept open on the thread while the next functions belong to it, so that a module's
-// backward row has one call per run of its functions, not one per function (docs/torch.md,
-// "Modules"). A function of another module closes the modules it does not share and opens its
-// own; a function of no module (AccumulateGrad, a gradient sum) runs inside the open chain (the
-// gradients of the module just differentiated). The chain is closed at the end of the backward
-// pass (a callback queued on autograd's graph task), or before the thread's next call outside
-// the backward pass, or a module's forward.
-void close_backward_chain(ThreadState& ts, std::size_t keep) noexcept {
-  Session::State* const state = session_state.load(std::memory_order_relaxed);
-  while (ts.chain_length > keep) Session::leave(state, ts.chain[--ts.chain_length]);
-  if (keep == 0) ts.close_queued = false;  // a later pass queues its own close
+// Closes the levels at `base` and deeper.
+void close_from_base(ThreadState& ts, std::size_t base) noexcept {
+  std::size_t keep = ts.chain_length;
+  while (keep > 0 && ts.chain[keep - 1].base >= base) --keep;
+  close_levels(session_state.load(std::memory_order_relaxed), ts, keep);
+  ts.queued_bases &= base < 64 ? ~((~std::uint64_t{0}) << base) : ~std::uint64_t{0};
 }
 
-void queue_chain_close(ThreadState& ts) noexcept {
-  if (ts.close_queued) return;
+bool recently_closed(const ThreadState& ts, int region, std::uint64_t key) noexcept {
+  if (key == 0) return false;
+  for (const ThreadState::Closed& c : ts.closed) {
+    if (c.region == region && c.key == key) return true;
+  }
+  return false;
+}
+
+// A callback queued on the graph task closes the levels of its base when the backward pass
+// ends, on the thread that ran it (a CPU pass); on another thread the chain is closed by its
+// own thread's next call outside the backward pass instead.
+void queue_close(ThreadState& ts, std::size_t base) noexcept {
+  const std::uint64_t bit = base < 64 ? std::uint64_t{1} << base : 0;
+  if (bit == 0 || (ts.queued_bases & bit) != 0) return;
   try {
     ThreadState* const owner = &ts;
     const std::thread::id thread = std::this_thread::get_id();
-    torch::autograd::Engine::get_default_engine().queue_callback([owner, thread] {
-      // Run where the graph task ends: the thread that ran it, for a CPU backward pass. On
-      // another thread the chain is closed by its own thread's next call instead.
-      if (std::this_thread::get_id() == thread) close_backward_chain(*owner, 0);
+    torch::autograd::Engine::get_default_engine().queue_callback([owner, thread, base] {
+      if (std::this_thread::get_id() == thread) close_from_base(*owner, base);
     });
-    ts.close_queued = true;
+    ts.queued_bases |= bit;
   } catch (...) {
     // Not inside a graph task: the thread's next call outside the backward pass closes it.
   }
 }
 
-void open_backward_chain(Session::State* state, ThreadState& ts, int module) noexcept {
-  int wanted[ThreadState::kMaxChain];
-  std::size_t n = 0;
-  for (int m = module; m >= 0 && n < ThreadState::kMaxChain; m = parent_module(m)) wanted[n++] = m;
-  std::reverse(wanted, wanted + n);  // outermost first
-  for (std::size_t i = 0; i < n; ++i) wanted[i] = backward_region(state, wanted[i]);
+struct WantedLevel {
+  int region = -1;
+  std::uint64_t key = 0;
+  bool module = false;
+  CallDetail detail;
+};
+
+void open_chain(Session::State* state, ThreadState& ts, const WantedLevel* wanted, std::size_t n, std::size_t base) noexcept {
+  // Levels of a deeper segment are a nested pass's that ended without its callback: closed.
+  std::size_t start = 0;
+  while (start < ts.chain_length && ts.chain[start].base < base) ++start;
+  std::size_t deeper = start;
+  while (deeper < ts.chain_length && ts.chain[deeper].base == base) ++deeper;
+  close_levels(state, ts, deeper);
   std::size_t shared = 0;
-  while (shared < n && shared < ts.chain_length && ts.chain[shared] == wanted[shared]) ++shared;
-  close_backward_chain(ts, shared);
-  for (std::size_t i = shared; i < n && wanted[i] >= 0; ++i) {
-    Session::enter(state, wanted[i]);
-    ts.chain[ts.chain_length++] = wanted[i];
+  while (shared < n && start + shared < ts.chain_length && ts.chain[start + shared].region == wanted[shared].region &&
+         ts.chain[start + shared].key == wanted[shared].key) {
+    ++shared;
   }
-  queue_chain_close(ts);
+  close_levels(state, ts, start + shared);
+  for (std::size_t i = shared; i < n && ts.chain_length < ThreadState::kMaxChain; ++i) {
+    const WantedLevel& w = wanted[i];
+    if (w.region < 0) break;
+    const bool counted = w.module || worth_reading(state, w.region);
+    ChainLevel level{w.region, w.key, base, w.detail};
+    if (recently_closed(ts, w.region, w.key)) {
+      Session::enter_continuing(state, w.region, counted);
+      level.detail.flops = -1.0;  // its work came with the call it continues
+    } else if (counted) {
+      Session::enter(state, w.region);
+    } else {
+      Session::enter_time_only(state, w.region);
+    }
+    Session::note_threads(state, w.region, at::get_num_threads());
+    ts.chain[ts.chain_length++] = level;
+  }
+  queue_close(ts, base);
 }
 
+// The chain a backward function of forward call `fc` wants: its modules' backward regions
+// (from the module calls as they ran, else the modules' first parents), then its op's.
+std::size_t wanted_chain(Session::State* state, const ForwardCall& fc, WantedLevel* out) noexcept {
+  WantedLevel modules[ThreadState::kMaxChain];
+  std::size_t n = 0;
+  int m = fc.module;
+  std::uint64_t call = fc.module_call;
+  while (m >= 0 && n + 1 < ThreadState::kMaxChain) {
+    modules[n++] = {derived_region(state, module_backward, m, " (backward)", RegionRole::module_backward), call, true, CallDetail{}};
+    const ModuleCalls::Entry e = call != 0 ? module_calls.find(call) : ModuleCalls::Entry{};
+    if (e.module >= 0 && e.parent_call != 0) {
+      const int parent = module_calls.find(e.parent_call).module;
+      call = parent >= 0 ? e.parent_call : 0;
+      m = parent >= 0 ? parent : parent_module(m);
+    } else if (e.module >= 0) {
+      m = -1;  // a model's own call
+    } else {
+      m = parent_module(m);
+      call = 0;
+    }
+  }
+  std::size_t k = 0;
+  for (std::size_t i = n; i > 0; --i) out[k++] = modules[i - 1];
+  if (fc.root >= 0) {
+    CallDetail d;
+    d.flops = fc.backward_flops;  // < 0: its forward op has no backward formula
+    d.bytes = fc.backward_flops >= 0 ? fc.backward_bytes : 0.0;
+    d.variant = fc.variant;
+    out[k++] = {derived_region(state, op_backward, fc.root, " (backward)", RegionRole::op_backward), fc.root_call, false, d};
+  }
+  return k;
+}
+
+// ---- calls ----
+
 // A frame with no region, so that the call's end still finds one (an async call's, by its handle).
-void push_placeholder(OpStack& stack, const at::RecordFunction& fn, bool backward) noexcept {
-  OpFrame* f = stack.push(-1, nullptr, false, backward);
+void push_placeholder(OpStack& stack, const at::RecordFunction& fn, const FramePush& p = {}) noexcept {
+  OpFrame* f = stack.push(p);
   if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
+}
+
+// Zero work that covers the calls inside (a backward function whose op's backward its chain
+// level carries): they are counted there, not again.
+const AtenCost kCarriedElsewhere{0.0, 0.0, std::nullopt};
+
+// The phase of a call made now: a module recomputed during backward makes the calls directly
+// inside it recomputes; otherwise the call inherits its parent's.
+bool directly_in_recompute(const ThreadState& ts) noexcept {
+  if (ts.module_depth == 0) return false;
+  const ModuleFrame& m = ts.modules[ts.module_depth - 1];
+  return m.recompute && m.op_depth == ts.stack.depth();
+}
+
+void set_root_backward(OpFrame& f, const AtenCall& call, const Signature& s) noexcept {
+  f.root_call = next_root_call.fetch_add(1, std::memory_order_relaxed);
+  if (!s.has_cost || !s.cost.backward) return;
+  bool input = false;
+  bool weights = false;
+  for (std::size_t i = 0; i < call.arg_count; ++i) {
+    const AtenArg& a = call.args[i];
+    if (a.kind != AtenArgKind::tensor && a.kind != AtenArgKind::tensors) continue;
+    (i == 0 ? input : weights) |= a.requires_grad;
+  }
+  if (!input && !weights) return;  // nothing upstream or inside is trained: no backward
+  const AtenCost::Backward& b = *s.cost.backward;
+  f.root_backward_flops = b.base_flops + (weights ? b.weight_flops : 0.0) + (input ? b.input_flops : 0.0);
+  f.root_backward_bytes = b.bytes;
+}
+
+// Setup: each outermost call before the first module call is a piece of the one `setup` call.
+bool enter_setup(Session::State* state, ThreadState& ts, const at::RecordFunction& fn) noexcept {
+  if (!modules_observed.load(std::memory_order_relaxed) || setup_over.load(std::memory_order_relaxed)) return false;
+  if (ts.stack.depth() > 0) {
+    push_placeholder(ts.stack, fn);
+    return true;
+  }
+  int region = setup_region.load(std::memory_order_relaxed);
+  if (region < 0) {
+    region = Session::named_region(state, "setup");
+    Session::set_role(state, region, RegionRole::setup);
+    Session::set_work_note(state, region, "not counted: what the program ran before its first module call (building and initialising the model)");
+    setup_region.store(region, std::memory_order_relaxed);
+  }
+  FramePush p;
+  p.region = region;
+  OpFrame* f = ts.stack.push(p);
+  if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
+  if (f != nullptr) Session::enter_continuing(state, region, false);
+  return true;
+}
+
+// A backward function: its chain, and its frame (a region of its own only where no forward op
+// of the program made it).
+void start_backward_function(Session::State* state, ThreadState& ts, const at::RecordFunction& fn) {
+  const ForwardCall fc = forward_calls.find(fn.forwardThreadId(), fn.seqNr());
+  const OpFrame* parent = ts.stack.top();
+  const std::size_t base = ts.stack.depth() - (parent != nullptr && parent->wrapper ? 1 : 0);
+  // A backward pass run inside a module's forward (a gradient penalty) is not given to modules.
+  const bool chained = ts.module_depth == 0 && (fc.module >= 0 || fc.root >= 0);
+  if (chained) {
+    WantedLevel wanted[ThreadState::kMaxChain];
+    const std::size_t n = wanted_chain(state, fc, wanted);
+    open_chain(state, ts, wanted, n, base);
+  }
+  FramePush p;
+  p.backward_function = true;
+  if (chained && fc.root >= 0) {
+    // Its op's backward region (the chain's innermost level) is the row: the function is a frame
+    // only, covering the ops inside where that level carries the op's backward FLOPs.
+    p.cost = fc.backward_flops >= 0 ? &kCarriedElsewhere : nullptr;
+    push_placeholder(ts.stack, fn, p);
+    return;
+  }
+  ts.call.op = fn.name();
+  ts.call.arg_count = 0;
+  const Signature& s = signature(ts, CallKind::backward_function, Phase::backward);
+  p.region = s.region;
+  OpFrame* f = ts.stack.push(p);
+  if (f == nullptr || s.region < 0) return;
+  if (fn.isAsync()) f->async_handle = fn.handle();
+  f->reads_counters = f->outermost && worth_reading(state, s.region);
+  if (f->reads_counters) {
+    Session::enter(state, s.region);
+  } else {
+    Session::enter_time_only(state, s.region);
+  }
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& ts = thread_state;
   Session::State* const state = observing_state();
   if (state == nullptr) {
-    push_placeholder(ts.stack, fn, false);
+    push_placeholder(ts.stack, fn);
     return nullptr;
   }
   try {
@@ -508,89 +658,126 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     const char* name = fn.name();
     const bool engine_wrapper = scope == at::RecordScope::FUNCTION && std::strncmp(name, kEngineWrapper.data(), kEngineWrapper.size()) == 0;
     // The thread's first call outside a backward pass closes the backward chain left open.
-    if (ts.chain_length > 0 && ts.stack.depth() == 0 && !engine_wrapper && scope != at::RecordScope::BACKWARD_FUNCTION) close_backward_chain(ts, 0);
+    if (ts.chain_length > 0 && ts.stack.depth() == 0 && !engine_wrapper && scope != at::RecordScope::BACKWARD_FUNCTION) close_from_base(ts, 0);
     if (engine_wrapper) {
       // The engine's wrapper around a backward function: no region; what runs in it is
       // backward (the function, and the gradient sums of a tensor used twice, aten::add).
-      push_placeholder(ts.stack, fn, true);
+      FramePush p;
+      p.wrapper = true;
+      p.backward_function = true;
+      push_placeholder(ts.stack, fn, p);
       return nullptr;
     }
+    if (scope == at::RecordScope::BACKWARD_FUNCTION) {
+      start_backward_function(state, ts, fn);
+      return nullptr;
+    }
+    if (enter_setup(state, ts, fn)) return nullptr;
     const OpFrame* parent = ts.stack.top();
-    const bool in_engine = parent != nullptr && parent->region < 0 && parent->backward;  // the engine's wrapper, no function
-    const CallKind kind = scope == at::RecordScope::BACKWARD_FUNCTION        ? CallKind::backward_function
-                          : scope == at::RecordScope::USER_SCOPE             ? CallKind::user_scope
+    const bool in_engine = parent != nullptr && parent->wrapper;  // the engine's wrapper, no function
+    const CallKind kind = scope == at::RecordScope::USER_SCOPE                  ? CallKind::user_scope
                           : in_engine && std::strcmp(name, "aten::sum") == 0 ? CallKind::engine_sum
                                                                              : CallKind::op;
-    const bool backward = kind == CallKind::backward_function || (parent != nullptr && parent->backward);
-    ForwardCall forward;
-    if (kind == CallKind::op || kind == CallKind::engine_sum) {
-      copy_call(ts.call, fn);
-    } else {
+    const bool recompute = directly_in_recompute(ts);
+    const Phase phase = recompute || (parent != nullptr && parent->recompute && !parent->backward) ? Phase::recompute
+                        : parent != nullptr && parent->backward                                  ? Phase::backward
+                                                                                                 : Phase::forward;
+    if (kind == CallKind::user_scope) {
       ts.call.op = name;
       ts.call.arg_count = 0;
-      if (kind == CallKind::backward_function) forward = forward_call(fn.forwardThreadId(), fn.seqNr());
+    } else {
+      copy_call(ts.call, fn);
     }
-    const Signature s = signature(ts, kind, backward, forward.root);
-    // A backward function of a module's op, with no region open around it on this thread (not
-    // a backward pass run inside a module's forward): its modules' backward regions.
-    if (kind == CallKind::backward_function && forward.module >= 0 && is_module(forward.module) && ts.module_depth == 0 &&
-        (parent == nullptr || !parent->in_region)) {
-      open_backward_chain(state, ts, forward.module);
+    const Signature& s = signature(ts, kind, phase);
+    FramePush p;
+    // An op that runs itself again inside (an overload calling another: upsample_bilinear2d.vec
+    // calls upsample_bilinear2d) is one call of one row.
+    p.region = parent != nullptr && parent->region == s.region ? -1 : s.region;
+    p.cost = s.has_cost ? &s.cost : nullptr;
+    p.is_op = kind == CallKind::op || kind == CallKind::engine_sum;
+    p.recompute = recompute;
+    p.variant = s.variant;
+    OpFrame* f = ts.stack.push(p);
+    if (f == nullptr) return nullptr;
+    if (fn.isAsync()) f->async_handle = fn.handle();
+    if (p.region < 0) return nullptr;
+    f->marks_step = s.marks_step;
+    if (kind == CallKind::op && !s.has_cost) note_uncounted_call(state, s.region, f->covered);
+    if (kind == CallKind::op && phase != Phase::backward) {
+      if (f->root == s.region && (parent == nullptr || parent->root < 0)) set_root_backward(*f, ts.call, s);
+      const ModuleFrame* m = ts.module_depth > 0 ? &ts.modules[ts.module_depth - 1] : nullptr;
+      ForwardCall fc;
+      fc.root = f->root;
+      fc.module = m != nullptr ? m->module : -1;
+      fc.module_call = m != nullptr ? m->call : 0;
+      fc.root_call = f->root_call;
+      fc.variant = f->root_variant;
+      fc.backward_flops = f->root_backward_flops;
+      fc.backward_bytes = f->root_backward_bytes;
+      forward_calls.remember(fn.threadId(), fn.seqNr(), fc);
     }
-    // A backward function carries its forward op's backward by the op table, once per forward
-    // call (a linear's AddmmBackward0; its TBackward0 carries none), so that the ops inside it
-    // are not counted again (docs/torch.md, "Who counts what").
-    AtenCost carried;
-    const AtenCost* cost = s.has_cost ? &s.cost : nullptr;
-    if (kind == CallKind::backward_function && forward.root_call != 0 && forward.backward_flops >= 0.0) {
-      if (std::find(ts.carried, ts.carried + ThreadState::kCarried, forward.root_call) == ts.carried + ThreadState::kCarried) {
-        carried = AtenCost{forward.backward_flops, forward.backward_bytes, std::nullopt};
-        ts.carried[ts.carried_next++ % ThreadState::kCarried] = forward.root_call;
-      }
-      cost = &carried;
-    }
-    OpFrame* f = ts.stack.push(s.region, cost, kind == CallKind::op || kind == CallKind::engine_sum, kind == CallKind::backward_function);
-    if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
-    if (f == nullptr || s.region < 0) return nullptr;
-    if (kind == CallKind::op && !backward) {
-      if (f->root == s.region && (parent == nullptr || parent->root < 0) && s.has_cost) set_root_backward(*f, ts.call, s.cost);
-      remember_forward(fn.threadId(), fn.seqNr(), *f, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1);
-    }
-
+    f->reads_counters = f->outermost && worth_reading(state, s.region);
     if (f->reads_counters) {
       Session::enter(state, s.region);
     } else {
       Session::enter_time_only(state, s.region);
     }
+    if (f->carries_work) Session::note_threads(state, s.region, at::get_num_threads());
   } catch (...) {
     // A call that cannot be read is not measured; its end still finds a frame.
-    push_placeholder(ts.stack, fn, false);
+    push_placeholder(ts.stack, fn);
   }
   return nullptr;
 }
 
-void leave_frame(Session::State* state, const OpFrame* f, bool with_work) noexcept {
-  if (f == nullptr || f->region < 0) return;
-  Session::leave(state, f->region);
-  if (f->carries_work && with_work) Session::add_work(state, f->region, f->work.flops, f->work.bytes);
+void mark_step_end() noexcept;
+
+void leave_frame(Session::State* state, ThreadState& ts, const OpFrame* f, bool with_work) noexcept {
+  if (f == nullptr) return;
+  // A nested backward pass's chain (run inside this call) ends before it does.
+  if (ts.chain_length > 0 && ts.chain[ts.chain_length - 1].base > ts.stack.depth()) close_from_base(ts, ts.stack.depth() + 1);
+  if (f->region < 0) return;
+  CallDetail detail;
+  if (f->carries_work && with_work) {
+    detail.flops = f->work.flops;
+    detail.bytes = f->work.bytes;
+  }
+  detail.variant = f->variant;
+  Session::leave(state, f->region, detail);
+  if (f->marks_step) mark_step_end();
 }
 
 // An async call (a collective's work: RecordFunction::_setAsync) may end on another thread than
 // it started on: its end is taken only on its own thread with its frame on top; an async frame
 // left on top by such a call is closed when the call around it ends.
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  OpStack& stack = thread_state.stack;
+  ThreadState& ts = thread_state;
+  OpStack& stack = ts.stack;
   Session::State* const state = session_state.load(std::memory_order_relaxed);
   const OpFrame* top = stack.top();
   if (fn.isAsync()) {
     if (top == nullptr || top->async_handle != fn.handle()) return;
   } else {
     while (top != nullptr && top->async_handle != 0) {
-      leave_frame(state, stack.pop(), false);
+      leave_frame(state, ts, stack.pop(), false);
       top = stack.top();
     }
   }
-  leave_frame(state, stack.pop(), true);
+  leave_frame(state, ts, stack.pop(), true);
+}
+
+// ---- steps ----
+
+void forget_warmup() noexcept {
+  if (warmup_done.exchange(true)) return;
+  hwprof_reset();
+}
+
+void mark_step_end() noexcept {
+  if (explicit_steps.load(std::memory_order_relaxed)) return;
+  Session::mark_step(session_state.load(std::memory_order_relaxed));
+  const std::uint64_t steps = optimizer_steps.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (warmup_steps > 0 && steps == warmup_steps) forget_warmup();
 }
 
 constexpr std::size_t kCallPathsPerThread = 8192;
@@ -610,6 +797,15 @@ struct Registration {
       }
       const char* disable = std::getenv("HWPROF_DISABLE");
       if (!asked || (disable != nullptr && *disable != '\0' && std::strcmp(disable, "0") != 0)) return;
+      if (const char* warmup = std::getenv("HWPROF_WARMUP_STEPS"); warmup != nullptr && *warmup != '\0') {
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(warmup, &end, 10);
+        if (end != nullptr && *end == '\0' && warmup[0] != '-' && n <= 1000000000ULL) {
+          warmup_steps = n;
+        } else {
+          std::fprintf(stderr, "hwprof: HWPROF_WARMUP_STEPS=%.32s is not a number of steps (0 to 1e9): no warm-up is forgotten\n", warmup);
+        }
+      }
       // A model's modules and ops make thousands of distinct call paths per thread (resnet18's
       // training step about 700, mobilenet_v2's 2,100), and a module's row needs them all.
       want_call_paths(kCallPathsPerThread);
@@ -626,6 +822,32 @@ struct Registration {
 };
 const Registration registration;
 
+// ---- modules ----
+
+// Ends the setup where the first module is called, and forgets the warm-up of a program that
+// runs no optimizer at its outermost module's N+1-th call.
+void before_module_call(Session::State* state, const ThreadState& ts) noexcept {
+  if (!setup_over.load(std::memory_order_relaxed) && !setup_over.exchange(true)) Session::mark_step_start(state);
+  if (ts.module_depth > 0 || ts.stack.depth() > 0) return;
+  const std::uint64_t calls = root_module_calls.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (warmup_steps > 0 && calls == warmup_steps + 1 && optimizer_steps.load(std::memory_order_relaxed) == 0 &&
+      !explicit_steps.load(std::memory_order_relaxed)) {
+    forget_warmup();
+  }
+}
+
+// The sequence numbers a module call took that no op of it recorded (a scripted graph's node, a
+// custom autograd Function's) are the module's: their backward belongs to it.
+void claim_sequence_numbers(ThreadState& ts, const ModuleFrame& m) noexcept {
+  const std::uint64_t end = at::sequence_number::peek();
+  const std::uint64_t begin = end - m.sequence > ForwardCalls::kSlots ? end - ForwardCalls::kSlots : m.sequence;
+  ForwardCall fc;
+  fc.module = m.module;
+  fc.module_call = m.call;
+  const std::uint64_t thread = this_thread_id(ts);
+  for (std::uint64_t s = begin; s < end; ++s) forward_calls.remember_if_absent(thread, static_cast<std::int64_t>(s), fc);
+}
+
 }  // namespace
 }  // namespace hwprof::detail
 
@@ -633,32 +855,60 @@ extern "C" int hwprof_torch_observing(void) {
   return hwprof::detail::registration.active ? 1 : 0;
 }
 
-extern "C" void hwprof_torch_module_begin(const char* name) {
+extern "C" int hwprof_torch_module_region(const char* name, long long params) {
+  using namespace hwprof::detail;
+  using hwprof::Session;
+  if (!registration.active || name == nullptr) return -1;
+  Session::State* const state = observing_state();
+  if (state == nullptr) return -1;
+  modules_observed.store(true, std::memory_order_relaxed);
+  const int region = Session::named_region(state, name);
+  if (region < 0) return -1;
+  Session::set_role(state, region, hwprof::RegionRole::module_forward);
+  if (params >= 0) Session::set_params(state, region, params);
+  try {
+    remember_base_name(region, name);
+  } catch (...) {
+  }
+  return region;
+}
+
+extern "C" void hwprof_torch_module_enter(int module) {
   using namespace hwprof::detail;
   using hwprof::Session;
   ThreadState& ts = thread_state;
-  if (ts.chain_length > 0) close_backward_chain(ts, 0);
   if (ts.module_depth >= ThreadState::kMaxModuleDepth) {
-    ++ts.module_overflow;  // balanced by its end; not measured
+    ++ts.module_overflow;  // balanced by its exit; not measured
     return;
   }
-  Session::State* const state = registration.active && name != nullptr ? observing_state() : nullptr;
-  const int region = state != nullptr ? Session::named_region(state, name) : -1;
-  if (region >= 0) Session::set_role(state, region, hwprof::RegionRole::module_forward);
-  if (region >= 0 && region < kModuleRegions && module_parent[region].load(std::memory_order_relaxed) == 0) {
-    // First entry: a module, under the module open around it (its path's parent).
-    try {
-      remember_name(region, name);
-    } catch (...) {
+  Session::State* const state = registration.active && module >= 0 ? session_state.load(std::memory_order_relaxed) : nullptr;
+  ModuleFrame m;
+  m.module = state != nullptr ? module : -1;
+  // Called inside a backward function: a forward recomputed for the backward pass (activation
+  // checkpointing), its own phase; the backward chain stays open around it.
+  m.recompute = ts.stack.in_backward();
+  if (!m.recompute && ts.chain_length > 0 && ts.stack.depth() == 0) close_from_base(ts, 0);
+  if (state != nullptr) {
+    before_module_call(state, ts);
+    m.region = m.recompute ? derived_region(state, module_recompute, module, " (recompute)", hwprof::RegionRole::module_recompute) : module;
+    if (in_ids(module) && module_parent[module].load(std::memory_order_relaxed) == 0) {
+      // First entry: a module, under the module open around it.
+      const int around = ts.module_depth > 0 ? ts.modules[ts.module_depth - 1].module : -1;
+      module_parent[module].store(around + 2, std::memory_order_relaxed);
     }
-    const int around = ts.module_depth > 0 ? ts.modules[ts.module_depth - 1] : -1;
-    module_parent[region].store(around + 2, std::memory_order_relaxed);
+    m.call = next_module_call.fetch_add(1, std::memory_order_relaxed);
+    module_calls.remember(m.call, module, ts.module_depth > 0 ? ts.modules[ts.module_depth - 1].call : 0);
+    m.op_depth = ts.stack.depth();
+    m.sequence = at::sequence_number::peek();
   }
-  ts.modules[ts.module_depth++] = region;  // -1: not measured, still balanced
-  if (region >= 0) Session::enter(state, region);
+  ts.modules[ts.module_depth++] = m;  // region -1: not measured, still balanced
+  if (m.region >= 0) {
+    Session::enter(state, m.region);
+    Session::note_threads(state, m.region, at::get_num_threads());
+  }
 }
 
-extern "C" void hwprof_torch_module_end(void) {
+extern "C" void hwprof_torch_module_exit(void) {
   using namespace hwprof::detail;
   using hwprof::Session;
   ThreadState& ts = thread_state;
@@ -667,6 +917,50 @@ extern "C" void hwprof_torch_module_end(void) {
     return;
   }
   if (ts.module_depth == 0) return;
-  const int region = ts.modules[--ts.module_depth];
-  if (region >= 0) Session::leave(session_state.load(std::memory_order_relaxed), region);
+  const ModuleFrame m = ts.modules[--ts.module_depth];
+  if (m.region < 0) return;
+  claim_sequence_numbers(ts, m);
+  Session::leave(session_state.load(std::memory_order_relaxed), m.region);
+}
+
+// The forms before modules had ids: the region looked up by name at each call.
+extern "C" void hwprof_torch_module_begin(const char* name) {
+  hwprof_torch_module_enter(hwprof_torch_module_region(name, -1));
+}
+extern "C" void hwprof_torch_module_end(void) {
+  hwprof_torch_module_exit();
+}
+
+extern "C" void hwprof_torch_step(void) {
+  using namespace hwprof::detail;
+  if (!registration.active) return;
+  explicit_steps.store(true, std::memory_order_relaxed);
+  hwprof::Session::mark_step(session_state.load(std::memory_order_relaxed));
+}
+
+extern "C" void hwprof_torch_modules_observed(void) {
+  using namespace hwprof::detail;
+  if (registration.active) modules_observed.store(true, std::memory_order_relaxed);
+}
+
+extern "C" void hwprof_torch_setup_over(void) {
+  using namespace hwprof::detail;
+  if (!registration.active) return;
+  if (!setup_over.exchange(true)) hwprof::Session::mark_step_start(session_state.load(std::memory_order_relaxed));
+}
+
+extern "C" long long hwprof_torch_observed_ops(void) {
+  using namespace hwprof::detail;
+  if (!registration.active || session_state.load(std::memory_order_relaxed) == nullptr) return 0;
+  try {
+    long long calls = 0;
+    for (const hwprof::RegionReport& r : hwprof::default_session().report()) {
+      const bool op = r.role == hwprof::RegionRole::op_forward || r.role == hwprof::RegionRole::op_backward ||
+                      r.role == hwprof::RegionRole::op_recompute || r.role == hwprof::RegionRole::setup;
+      calls += op ? static_cast<long long>(r.calls + r.continued) : 0;
+    }
+    return calls;
+  } catch (...) {
+    return -1;
+  }
 }

@@ -20,13 +20,11 @@ it (hwprof/torch/_library.py, written by CMake).
 import ctypes
 import os
 import sys
-import threading
+import weakref
 
 __all__ = ["profile", "install", "library_path"]
 
-_state = {"lib": None, "hooks": None, "names": {}}
-# Per thread, the call frames (Module._call_impl's) of the modules open on it, innermost last.
-_open = threading.local()
+_state = {"lib": None, "installed": False, "names": {}}
 
 
 def _paths():
@@ -58,10 +56,20 @@ def _load():
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
         raise RuntimeError(f"hwprof.torch: cannot load {path}: {e}") from None
-    lib.hwprof_torch_module_begin.argtypes = [ctypes.c_char_p]
-    lib.hwprof_torch_module_begin.restype = None
-    lib.hwprof_torch_module_end.argtypes = []
-    lib.hwprof_torch_module_end.restype = None
+    lib.hwprof_torch_module_region.argtypes = [ctypes.c_char_p, ctypes.c_longlong]
+    lib.hwprof_torch_module_region.restype = ctypes.c_int
+    lib.hwprof_torch_module_enter.argtypes = [ctypes.c_int]
+    lib.hwprof_torch_module_enter.restype = None
+    lib.hwprof_torch_module_exit.argtypes = []
+    lib.hwprof_torch_module_exit.restype = None
+    lib.hwprof_torch_step.argtypes = []
+    lib.hwprof_torch_step.restype = None
+    lib.hwprof_torch_modules_observed.argtypes = []
+    lib.hwprof_torch_modules_observed.restype = None
+    lib.hwprof_torch_setup_over.argtypes = []
+    lib.hwprof_torch_setup_over.restype = None
+    lib.hwprof_torch_observed_ops.argtypes = []
+    lib.hwprof_torch_observed_ops.restype = ctypes.c_longlong
     lib.hwprof_write.argtypes = [ctypes.c_char_p]
     lib.hwprof_write.restype = ctypes.c_int
     lib.hwprof_last_error.restype = ctypes.c_char_p
@@ -88,68 +96,73 @@ def _name_of(module):
         # everything under it, once.
         root = type(module).__name__
         for path, sub in module.named_modules():
-            names.setdefault(id(sub), f"{root}.{path}" if path else root)
-    return names[key]
+            names[id(sub)] = (f"{root}.{path}" if path else root, _reference(sub))
+    name, known = names[key]
+    if known() is not module:  # a module freed since, whose id a new one got: named afresh
+        del names[key]
+        return _name_of(module)
+    return name
 
 
-def _open_frames():
-    frames = getattr(_open, "frames", None)
-    if frames is None:
-        frames = _open.frames = []
-    return frames
+def _reference(module):
+    """A weak reference to the module (a strong one where it takes none): the package keeps no
+    module alive."""
+    try:
+        return weakref.ref(module)
+    except TypeError:
+        return lambda: module
 
 
-def _end_raised(frames, call):
-    """Ends the open modules whose call is no longer running: their forward raised, and Python
-    runs no forward hook after an exception. A module still running is an ancestor of `call`
-    (the new module's call frame), a few frames up; only after a raise is the whole stack walked."""
-    f = call.f_back
-    while f is not None:
-        if f is frames[-1]:
-            return
-        f = f.f_back
-    running = set()
-    f = call.f_back
-    while f is not None:
-        running.add(id(f))
-        f = f.f_back
-    while frames and id(frames[-1]) not in running:
-        frames.pop()
-        _state["lib"].hwprof_torch_module_end()
+def _describe(module):
+    """(name, parameters) of a module at its first call: its path, and its parameters' elements,
+    each shared parameter once (`parameters()` yields each tensor once)."""
+    try:
+        params = sum(p.numel() for p in module.parameters())
+    except Exception:  # a module whose parameters() fails is still measured, its count unsaid
+        params = -1
+    return _name_of(module), params
 
 
-def _pre_hook(module, inputs):
-    frames = _open_frames()
-    call = sys._getframe(1)  # Module._call_impl of this module
-    if frames:
-        _end_raised(frames, call)
-    frames.append(call)
-    _state["lib"].hwprof_torch_module_begin(_name_of(module).encode("utf-8", "replace"))
+def _python_call(lib, original):
+    """Module.__call__ in Python, where the package's C part (_native) is not built: the same
+    regions, at a higher cost per call."""
+    regions = {}
 
+    def __call__(self, *args, **kwargs):
+        entry = regions.get(id(self))
+        if entry is None or entry[1]() is not self:
+            name, params = _describe(self)
+            entry = regions[id(self)] = (lib.hwprof_torch_module_region(name.encode("utf-8", "replace"), params), _reference(self))
+        lib.hwprof_torch_module_enter(entry[0])
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            lib.hwprof_torch_module_exit()
 
-def _post_hook(module, inputs, output):
-    frames = _open_frames()
-    call = sys._getframe(1)
-    if frames and frames[-1] is not call and any(f is call for f in frames):
-        # The modules above it raised inside it and were caught there: they end with it.
-        while frames[-1] is not call:
-            frames.pop()
-            _state["lib"].hwprof_torch_module_end()
-    if frames and frames[-1] is call:
-        frames.pop()
-    _state["lib"].hwprof_torch_module_end()
+    return __call__
 
 
 def install():
-    """Loads the observer and hooks every module's forward (global hooks: no model is
-    changed). Safe to call more than once. Returns False when the observer is not observing
-    (no HWPROF_OUTPUT, HWPROF_BACKEND, HWPROF_EVENTS or HWPROF_GROUP, or HWPROF_DISABLE)."""
+    """Loads the observer and wraps torch.nn.Module.__call__, so that every module call is a
+    region around its hooks and forward (no model is changed). Safe to call more than once.
+    Returns False when the observer is not observing (no HWPROF_OUTPUT, HWPROF_BACKEND,
+    HWPROF_EVENTS or HWPROF_GROUP, or HWPROF_DISABLE)."""
     lib = _load()
-    if _state["hooks"] is None:
-        from torch.nn.modules import module as torch_module
-        _state["hooks"] = (torch_module.register_module_forward_pre_hook(_pre_hook),
-                           torch_module.register_module_forward_hook(_post_hook))
-    return bool(lib.hwprof_torch_observing())
+    observing = bool(lib.hwprof_torch_observing())
+    if observing and not _state["installed"]:
+        from torch.nn.modules.module import Module
+        original = Module.__call__
+        try:
+            from . import _native
+            address = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
+            wrapped = _native.wrap(Module, original, _describe, address(lib.hwprof_torch_module_region),
+                                   address(lib.hwprof_torch_module_enter), address(lib.hwprof_torch_module_exit))
+        except ImportError:
+            wrapped = _python_call(lib, original)
+        Module.__call__ = wrapped
+        _state["installed"] = True
+        lib.hwprof_torch_modules_observed()  # until the first module call: the program's setup
+    return observing
 
 
 class profile:
@@ -175,14 +188,19 @@ class profile:
                 os.environ[key] = value
         os.environ.setdefault("HWPROF_BACKEND", "auto")  # asks the observer to observe
         install()
+        _state["lib"].hwprof_torch_setup_over()  # what ran before the block was setup
         return self
 
     def step(self):
         """Ends a training step; the measurements of the warm-up steps are forgotten when the
         last of them ends. Call it outside every module's forward."""
         self.steps += 1
-        if self.steps == self.warmup and _state["lib"] is not None:
-            _state["lib"].hwprof_reset()
+        lib = _state["lib"]
+        if lib is None:
+            return
+        lib.hwprof_torch_step()
+        if self.steps == self.warmup:
+            lib.hwprof_reset()
 
     def __exit__(self, *exc):
         lib = _state["lib"]
