@@ -233,6 +233,7 @@ struct CallPathRow {
   std::uint64_t calls = 0;
   double inclusive_ms = 0.0;
   double exclusive_ms = 0.0;
+  std::optional<double> flops;  // the work its calls gave, summed (an op that counts it); absent where none
 };
 
 // Statistical sampling inside the layers (hwprof profile --sample; docs/sampling.md): which
@@ -356,6 +357,7 @@ struct Profile {
   ProfileMemory memory;
   std::vector<TraceSpan> trace;  // sampled iterations only (see trace_iterations)
   int trace_iterations = 0;
+  std::string trace_note;  // what a program's trace holds where it is not every call ("steps 1-2 and 19-20 of 20, whole")
   // Regions profiles: every region per thread, and the merged call tree (total over calls).
   std::vector<RegionThreadRow> region_threads;
   std::vector<CallPathRow> call_paths;

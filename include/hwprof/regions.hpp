@@ -58,6 +58,11 @@ Session::State* open_default_state() noexcept;  // nullptr when disabled
 // Asks the default session, before it opens, to keep at least this many call paths per thread
 // (hwprof::torch: a model's modules and ops make thousands); HWPROF_CALL_PATHS still wins.
 void want_call_paths(std::size_t per_thread) noexcept;
+// Asks the default session, before it opens, for a timeline of `events` calls whose second half
+// keeps the latest ones, cut at whole steps (hwprof::torch: a training run's first and last
+// steps); not when sampling or under hwprof record, whose samples need the first calls in order.
+// HWPROF_TIMELINE_EVENTS still sets the size.
+void want_step_timeline(std::size_t events) noexcept;
 inline Session::State* default_state() noexcept {
   const std::uintptr_t word = default_state_word.load(std::memory_order_acquire);
   if (word > 1) return reinterpret_cast<Session::State*>(word);  // NOLINT(performance-no-int-to-ptr)

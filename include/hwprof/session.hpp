@@ -87,6 +87,11 @@ struct SessionOptions {
   // Region calls kept for the timeline (trace.json), the first ones of the session; 32 bytes
   // each, reserved at open and touched only when used.
   std::size_t timeline_events = 100000;
+  // Of those, the latest calls kept in a ring rather than the first ones (0: the first calls
+  // only): reported from the first step that starts inside it (Session::mark_step), and the first
+  // calls up to the last step that ends inside them, so that the timeline holds whole steps, the
+  // first and the last.
+  std::size_t timeline_tail = 0;
   // Empty begin/end pairs timed at open to measure the session's own overhead (0: none, and
   // nothing is subtracted).
   std::size_t overhead_pairs = 2000;
@@ -300,7 +305,12 @@ struct SessionSnapshot {
   std::vector<SessionThread> threads;
   std::vector<CallPath> call_tree;  // merged over the threads
   std::vector<TimelineEvent> timeline;
-  std::uint64_t timeline_dropped = 0;  // calls after the timeline was full
+  std::uint64_t timeline_dropped = 0;  // calls after the timeline was full (or between its first and last steps)
+  // With SessionOptions::timeline_tail: the whole steps the timeline holds, the first ones
+  // (steps 1 to timeline_first_steps) and the last ones (timeline_last_from to `steps`; 0: none).
+  std::uint64_t timeline_first_steps = 0;
+  std::uint64_t timeline_last_from = 0;
+  bool timeline_cut = false;  // calls between them were left out
   std::vector<OpenRegion> open_regions;
   std::uint64_t dropped_threads = 0;
   std::uint64_t dropped_depth = 0;

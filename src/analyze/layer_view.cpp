@@ -219,7 +219,11 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   std::vector<std::map<std::string, double>> why_win;
   std::vector<double> placed_time;
   // A torch profile's rows differ in calls: each counts its time over all of them.
-  const double summed = is_program_run(profile.kind) ? row_ms(profile.total) : summed_layer_ms(profile);
+  // A program's rows per its basis against its total's; a profile from before program runs had a
+  // basis (time_basis pass) as it was rendered then.
+  const double summed = profile.time_basis != TimeBasis::pass     ? row_ms(profile.total)
+                        : profile.kind == ProfileKind::torch ? profile.total.time_ms.median
+                                                             : summed_layer_ms(profile);
   for (const LayerProfile& l : profile.layers) {
     const std::optional<std::string> found = group_key(profile, l, by, depth);
     if (!found) continue;

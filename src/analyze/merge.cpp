@@ -11,6 +11,7 @@
 #include "analyze/run_ceilings.hpp"
 #include "common/statistics.hpp"
 #include "hwprof/roofline.hpp"
+#include "profile/rate_guard.hpp"
 #include "hwprof/statistics.hpp"
 
 namespace hwprof::detail {
@@ -34,6 +35,7 @@ RankSpent rank_spent(const Profile& p, const LayerProfile& l) {
     s.calls += static_cast<double>(r.calls);
     found = true;
   }
+  if (l.calls > 0) return {l.total_ms, static_cast<double>(l.calls)};  // a program's row: every call, however it was entered
   if (found) return s;
   return {l.time_ms.mean * static_cast<double>(l.time_ms.n), static_cast<double>(l.time_ms.n)};
 }
@@ -235,6 +237,7 @@ MergedRanks merge_ranks(std::vector<RankProfile> ranks, const std::vector<std::s
         m.regions.push_back(std::move(r));
       }
       MergedRegion& r = m.regions[it->second];
+      if (l.impossible && r.impossible_reason.empty()) r.impossible_reason = fmt::format("rank {}'s profile: {}", rank_number(m.ranks, k), l.impossible_reason);
       const RankSpent spent = rank_spent(p, l);
       r.rank_ms[k] = spent.ms;
       r.rank_calls[k] = spent.calls;
@@ -261,7 +264,34 @@ MergedRanks merge_ranks(std::vector<RankProfile> ranks, const std::vector<std::s
                                                                 machine.calibration_file.empty() ? "stored" : machine.calibration_file));
     break;
   }
+  guard_merged_rates(m);
   return m;
+}
+
+int guard_merged_rates(MergedRanks& m) {
+  double most = 0.0;
+  for (const MergedCeiling& c : m.ceilings.compute_gflops) most = std::max(most, c.value);
+  const double limit = most * kClockSlack;
+  std::vector<std::string> names;
+  for (MergedRegion& r : m.regions) {
+    for (std::size_t k = 0; k < r.rank_ms.size() && r.impossible_reason.empty() && limit > 0; ++k) {
+      const auto g = rank_gflops(r, k);
+      if (!g || *g <= limit) continue;
+      r.impossible_reason = fmt::format(
+          "rank {} ran it at {:.4g} GFLOP/s ({:.4g} FLOPs per call x {:.0f} calls in {:.4g} ms), above the most its machine can do "
+          "({:.4g} GFLOP/s: the largest measured compute ceiling x{:.2f}): its count or its calls are wrong",
+          rank_number(m.ranks, k), *g, r.flops_per_call.value_or(0.0), r.rank_calls[k], r.rank_ms[k], limit, kClockSlack);
+    }
+    if (!r.impossible_reason.empty()) names.push_back(r.name);
+  }
+  if (!names.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 4; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 4) list += fmt::format(" and {} more", names.size() - 4);
+    m.warnings.push_back(fmt::format("{} region{} with an impossible rate on some rank, not drawn on the roofline: {} (each says why)", names.size(),
+                                     names.size() == 1 ? "" : "s", list));
+  }
+  return static_cast<int>(names.size());
 }
 
 }  // namespace hwprof::detail

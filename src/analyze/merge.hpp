@@ -36,6 +36,11 @@ void summarize_merged_region(MergedRegion& region);
 void sort_merged_regions(MergedRanks& merged);
 // A calibration run's roofs, for the merged roofline.
 MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& source);
+// Marks the regions where a rank's rate is above the most the ranks' machine can do (the largest
+// measured compute ceiling, times profile/rate_guard.hpp's kClockSlack), or where a rank's own
+// profile found the row's rate impossible: the same guard as every profile's (docs/profile.md,
+// "Impossible rates"). Returns how many it marked; a warning says which.
+int guard_merged_rates(MergedRanks& merged);
 // A rank's GFLOP/s in a region: its work over its time (absent without work or time).
 std::optional<double> rank_gflops(const MergedRegion& region, std::size_t rank_index);
 // Every rank's GFLOP/s in a region that has one, as (GFLOP/s, rank index), slowest first, and

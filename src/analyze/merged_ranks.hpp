@@ -51,6 +51,9 @@ struct MergedRegion {
   double imbalance = 0;  // (max − mean) / max
   int straggler = -1;    // index into ranks of the rank with the max
   int missing = 0;       // ranks without this region
+  // A rank's rate here is above anything its machine can do (guard_merged_rates): why, with the
+  // figures; such a region has no point on the merged roofline. Empty: possible.
+  std::string impossible_reason;
 };
 
 // (max − mean) / max, never below 0: the mean of equal times can round one ulp above their

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/cpu_topology.hpp"
 #include "common/memory_budget.hpp"
@@ -30,6 +31,7 @@
 #include "profile/layer_placement.hpp"
 #include "profile/layer_regions.hpp"
 #include "profile/process_samples.hpp"
+#include "profile/rate_guard.hpp"
 #include "profile/sampled_layers.hpp"
 #include "profile/workload.hpp"
 
@@ -548,6 +550,7 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
   double elements = static_cast<double>(c.options.batch);
   for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
   fill_measurements(layer, m.report, c.options.machine, c.threads, node.op, working_set, function, function.empty() ? 0.0 : elements);
+  if (c.options.machine) detail::guard_rate(layer, detail::rate_limit(*c.options.machine, c.threads), p.overhead_ns);
   detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
   detail::CauseInputs why{&layer,
                           &node,
@@ -566,10 +569,16 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
 void finish_profile(Profile& p, const ProfileOptions& options, int threads, const ModelCost& cost, Workload& w, const Passes& passes) {
   if (p.total.roofline) {
     std::vector<const RooflinePoint*> placed;
+    std::vector<std::string> impossible;
     for (const LayerProfile& l : p.layers) {
-      if (l.roofline) placed.push_back(&*l.roofline);
+      if (l.roofline && !l.impossible) placed.push_back(&*l.roofline);
+      if (l.impossible) impossible.push_back(l.name);
     }
     p.total.roofline = place_total_by_layers(std::move(*p.total.roofline), placed);
+    if (!impossible.empty()) {
+      p.warnings.push_back(fmt::format("{} layer{} with an impossible rate, left out of the time to win: {} (each says why)", impossible.size(),
+                                       impossible.size() == 1 ? "" : "s", fmt::join(impossible, ", ")));
+    }
   }
   p.memory.analytic = cost.memory;
   p.memory.parameter_bytes = w.executor().parameter_bytes();

@@ -379,13 +379,29 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
   }
   for (std::size_t i = 0; i < s.call_tree.size(); ++i) {
     const CallPath& c = s.call_tree[i];
-    p.call_paths.push_back({path_name(s.call_tree, i, region_name), c.depth, c.calls, c.inclusive_ns / 1e6, c.exclusive_ns / 1e6});
+    const RegionReport* r = region_name.report(c.region);
+    const bool counts = r != nullptr && (r->work_flops || r->work_bytes);
+    p.call_paths.push_back({path_name(s.call_tree, i, region_name), c.depth, c.calls, c.inclusive_ns / 1e6, c.exclusive_ns / 1e6,
+                            counts ? std::optional<double>(c.flops) : std::nullopt});
   }
   for (const TimelineEvent& e : s.timeline) {
     p.trace.push_back({region_name(e.region), "layer", e.region, 0, e.thread, e.start_ns / 1e3, e.duration_ns / 1e3});
   }
   p.trace_iterations = p.trace.empty() ? 0 : 1;
-  if (s.timeline_dropped > 0) {
+  if (s.timeline_cut) {
+    // A timeline of whole steps: the first and the last.
+    const std::string first = s.timeline_first_steps == 0   ? std::string()
+                              : s.timeline_first_steps == 1 ? "step 1"
+                                                            : fmt::format("steps 1-{}", s.timeline_first_steps);
+    const std::string last = s.timeline_last_from == 0 ? std::string()
+                             : s.timeline_last_from >= s.steps + 1
+                                 ? "what ran after the last step"
+                             : s.timeline_last_from == s.steps ? fmt::format("step {}", s.steps)
+                                                                 : fmt::format("steps {}-{}", s.timeline_last_from, s.steps);
+    p.trace_note = fmt::format("{}{}{} of {} steps, whole; the {} region calls between them are in the tables only", first,
+                               !first.empty() && !last.empty() ? " and " : "", last, s.steps, s.timeline_dropped);
+    p.hints.push_back("the timeline (trace.json) holds " + p.trace_note);
+  } else if (s.timeline_dropped > 0) {
     p.hints.push_back(
         fmt::format("the timeline (trace.json) holds the first {} region calls; {} later ones are in the tables only "
                     "(SessionOptions::timeline_events)",
@@ -447,7 +463,10 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
   const auto nested = nested_work(s, region_name);
   const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
-  const std::vector<bool> work_rows = outermost_work(s, region_name);
+  // hwprof::torch counts each FLOP at one op (the rest carry none): every row with work of its
+  // own adds up; a program's own regions may nest work in work, so only the outermost do.
+  const std::vector<bool> work_rows =
+      p.kind == ProfileKind::torch ? std::vector<bool>(s.regions.size(), true) : outermost_work(s, region_name);
   const RateLimit limit = options.machine ? rate_limit(*options.machine, p.threads) : RateLimit{};
   double setup_ns = 0.0;
   for (std::size_t k = 0; k < s.regions.size(); ++k) {

@@ -68,7 +68,7 @@ std::string merged_roofline_svg(const MergedRanks& m) {
   svg += svg_axes(frame, frame.bottom() + 40, "arithmetic intensity (FLOP/byte)", "GFLOP/s");
   if (!ceilings.roofs.empty()) svg += svg_ceilings(frame, ceilings, ceilings.roofs.front().gflops, nullptr);
   for (const MergedRegion& r : m.regions) {
-    if (!r.flops_per_call || !r.bytes_per_call || *r.bytes_per_call <= 0) continue;
+    if (!r.flops_per_call || !r.bytes_per_call || *r.bytes_per_call <= 0 || !r.impossible_reason.empty()) continue;
     const RankRates rates = rank_rates(r);
     const auto& points = rates.by_rate;
     if (points.empty()) continue;

@@ -38,6 +38,7 @@ json region_json(const MergedRanks& m, const MergedRegion& r) {
   j["imbalance"] = r.imbalance;
   j["straggler_rank"] = r.straggler >= 0 ? json(rank_number(m.ranks, static_cast<std::size_t>(r.straggler))) : json(nullptr);
   j["missing_ranks"] = r.missing;
+  if (!r.impossible_reason.empty()) j["impossible_reason"] = r.impossible_reason;
   return j;
 }
 
@@ -88,6 +89,7 @@ MergedRegion region_from_json(const Reader& in, const json& j, const std::string
   r.rank_calls = rank_numbers(in, j, pointer, "rank_calls", ranks);
   r.flops_per_call = number_or_null(in, j, pointer, "flops_per_call");
   r.bytes_per_call = number_or_null(in, j, pointer, "bytes_per_call");
+  if (j.contains("impossible_reason")) r.impossible_reason = in.string(j, pointer, "impossible_reason");
   summarize_merged_region(r);
   const auto stated = number_or_null(in, j, pointer, "imbalance");
   if (stated && std::fabs(*stated - r.imbalance) > 1e-6 + 1e-3 * std::fabs(r.imbalance)) {

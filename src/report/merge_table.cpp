@@ -34,6 +34,9 @@ std::string merged_table(const MergedRanks& m, std::size_t top) {
                        100 * r.imbalance, straggler_text(m, r), r.missing > 0 ? fmt::format("{} rank{}", r.missing, r.missing == 1 ? "" : "s") : "");
   }
   if (shown < m.regions.size()) out += fmt::format("... {} more regions; --all shows every row\n", m.regions.size() - shown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (!m.regions[i].impossible_reason.empty()) out += fmt::format("impossible rate: {}: {}\n", m.regions[i].name, m.regions[i].impossible_reason);
+  }
   out +=
       "\nPer rank, a region's time is all the time the rank spent in it (every call, every thread). Imbalance = (max - mean) / max "
       "across the ranks: the share of the slowest rank's time the average rank waits.\n";

@@ -105,7 +105,8 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
     }
     j["shapes"] = std::move(shapes);
   }
-  j["impossible"] = l.impossible;
+  // A program's row always says; a model's layer only where it is (older files read the same).
+  if (l.impossible || l.calls > 0) j["impossible"] = l.impossible;
   if (l.impossible) j["impossible_reason"] = l.impossible_reason;
   // The bytes the roofline used (docs/profile.md, "How a profile is measured": DRAM, then LLC, then analytic), with the analytic minimum beside.
   ordered_json bytes = sourced_to_json(n.bytes);
@@ -844,6 +845,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["optimizer"] = p.optimizer;
   j["rank"] = p.rank >= 0 ? ordered_json{{"rank", p.rank}, {"size", p.rank_count}, {"from", p.rank_variable}} : ordered_json(nullptr);
   j["threads"] = p.threads;
+  if (p.kind == ProfileKind::torch) j["torch_threads"] = p.threads;  // PyTorch's intra-op threads, the ones its rows ran on
   j["backend"] = p.backend;
   j["group"] = p.group;
   ordered_json events = ordered_json::array();
@@ -856,15 +858,18 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["warmup_runs"] = p.warmup_runs;
   j["iterations"] = p.iterations;
   j["overhead_ns"] = number(p.overhead_ns);
-  j["time_basis"] = time_basis_name(p.time_basis);
-  j["steps"] = p.steps;
-  j["step_time_ms"] = p.steps > 0 && p.step_time_ms.n > 0 ? summary_to_json(p.step_time_ms) : ordered_json(nullptr);
+  if (p.time_basis != TimeBasis::pass) {  // a program's run (a model's is per pass, and says nothing)
+    j["time_basis"] = time_basis_name(p.time_basis);
+    j["steps"] = p.steps;
+    j["step_time_ms"] = p.steps > 0 && p.step_time_ms.n > 0 ? summary_to_json(p.step_time_ms) : ordered_json(nullptr);
+  }
   j["total"] = layer_to_json(p.total, profile_phase_name(p));
   ordered_json layers = ordered_json::array();
   for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l, layer_phase_name(l.phase)));
   j["layers"] = std::move(layers);
   j["memory"] = memory_to_json(p.memory);
   j["trace_iterations"] = p.trace_iterations;
+  if (!p.trace_note.empty()) j["trace_note"] = p.trace_note;
   j["counter_iterations"] = p.counter_iterations;
   j["trace"] = ordered_json::array();
   if (is_program_run(p.kind)) {
@@ -885,6 +890,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
                        {"calls", c.calls},
                        {"inclusive_ms", number(c.inclusive_ms)},
                        {"exclusive_ms", number(c.exclusive_ms)}});
+      if (c.flops) paths.back()["flops"] = number(*c.flops);
     }
     j["call_paths"] = std::move(paths);
   }
@@ -1034,6 +1040,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       p.memory.page_faults = in.integer(measured, "/memory/measured", "page_faults", 0);
     }
     p.trace_iterations = small_integer(in, root, "", "trace_iterations", 0);
+    if (root.contains("trace_note")) p.trace_note = in.string(root, "", "trace_note");
     // Absent in profiles from before counters had passes of their own.
     if (root.contains("counter_iterations")) p.counter_iterations = small_integer(in, root, "", "counter_iterations", 0);
     const ordered_json& trace = in.member(root, "", "trace");
@@ -1080,6 +1087,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
         c.calls = static_cast<std::uint64_t>(in.integer(rows[i], at, "calls", 0));
         c.inclusive_ms = in.number(rows[i], at, "inclusive_ms", false);
         c.exclusive_ms = in.number(rows[i], at, "exclusive_ms", false);
+        if (rows[i].contains("flops")) c.flops = in.number(rows[i], at, "flops", false);
         p.call_paths.push_back(std::move(c));
       }
     }

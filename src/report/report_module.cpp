@@ -192,6 +192,7 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
       merged->warnings.push_back("no roofline: " + found.error().message);
     }
     hwprof::detail::sort_merged_regions(*merged);
+    hwprof::detail::guard_merged_rates(*merged);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {

@@ -241,6 +241,7 @@ ordered_json trace_other_data(const Profile& p) {
   other["backend"] = p.backend;
   other["sampled_iterations"] = p.trace_iterations;
   other["measured_iterations"] = p.iterations;
+  if (!p.trace_note.empty()) other["kept"] = p.trace_note;
   other["note"] =
       "Spans are the sampled iterations only. Counter tracks hold each layer's per-call value over all measured "
       "iterations (GFLOP/s and GB/s: FLOPs and bytes over the median time), set at the start of each of its spans; "

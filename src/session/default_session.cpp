@@ -163,6 +163,7 @@ void write_at_exit() noexcept {
 }
 
 std::atomic<std::size_t> wanted_call_paths{0};
+std::atomic<std::size_t> wanted_step_timeline{0};
 
 // A count from 1 to `most` in variable `name`, or `fallback` (and a problem said) when it is not.
 std::size_t count_from_environment(const char* name, const char* what, std::size_t most, std::size_t fallback, std::vector<std::string>& problems) {
@@ -206,8 +207,14 @@ bool sampling_from_environment(const std::string& output_env, std::vector<std::s
   const bool sampling = asked && !output_env.empty();
   // Under hwprof record the timeline is what its samples are attributed to, as with HWPROF_SAMPLE.
   const bool recorded = !environment(kRecordSpansVariable).empty();
+  const std::size_t steps_timeline = wanted_step_timeline.load();
+  const bool step_timeline = steps_timeline > 0 && !sampling && !recorded;
   options.timeline_events = count_from_environment("HWPROF_TIMELINE_EVENTS", "timeline calls", std::size_t{1} << 26,
-                                                   sampling || recorded ? kSampledTimelineEvents : options.timeline_events, problems);
+                                                   sampling || recorded ? kSampledTimelineEvents
+                                                   : step_timeline      ? steps_timeline
+                                                                        : options.timeline_events,
+                                                   problems);
+  if (step_timeline) options.timeline_tail = options.timeline_events / 2;
   return sampling;
 }
 
@@ -320,6 +327,10 @@ void in_child_after_fork() noexcept {
 }
 
 }  // namespace
+
+void want_step_timeline(std::size_t events) noexcept {
+  wanted_step_timeline.store(events);
+}
 
 void want_call_paths(std::size_t per_thread) noexcept {
   std::size_t seen = wanted_call_paths.load();

@@ -351,9 +351,12 @@ void Session::State::end(int id, const CallDetail* detail) noexcept {
       node.bytes += detail->bytes;
     }
   }
-  // The timeline keeps the session's first calls: once it is full, this is one load.
-  if (timeline_next.load(std::memory_order_relaxed) < options.timeline_events) {
-    const std::uint64_t slot = timeline_next.fetch_add(1, std::memory_order_relaxed);
+  // The timeline keeps the session's first calls: once it is full, this is one load. With a
+  // tail, the latest calls too, in a ring after the first ones.
+  const std::uint64_t head = options.timeline_events - options.timeline_tail;
+  if (options.timeline_tail > 0 || timeline_next.load(std::memory_order_relaxed) < options.timeline_events) {
+    const std::uint64_t index = timeline_next.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t slot = index < head || options.timeline_tail == 0 ? index : head + (index - head) % options.timeline_tail;
     if (slot < options.timeline_events) {
       detail::TimelineEntry& e = timeline[slot];
       e.start = f.start;
@@ -608,7 +611,10 @@ void Session::mark_step(State* state) noexcept {
   if (state == nullptr) return;
   const std::uint64_t tick = state->now();
   const std::uint64_t n = state->steps.fetch_add(1, std::memory_order_relaxed);
-  if (n < kMaxStepMarks) std::atomic_ref<std::uint64_t>(state->step_ticks[n]).store(tick, std::memory_order_release);
+  if (n < kMaxStepMarks) {
+    std::atomic_ref<std::uint64_t>(state->step_calls[n]).store(state->timeline_next.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(state->step_ticks[n]).store(tick, std::memory_order_release);
+  }
 }
 
 void Session::mark_step_start(State* state) noexcept {

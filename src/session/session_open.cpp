@@ -332,6 +332,8 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
   }
   if (options.timeline_events > 0) s->timeline = std::make_unique_for_overwrite<detail::TimelineEntry[]>(options.timeline_events);
   s->step_ticks = std::make_unique_for_overwrite<std::uint64_t[]>(kMaxStepMarks);
+  s->step_calls = std::make_unique_for_overwrite<std::uint64_t[]>(kMaxStepMarks);
+  s->options.timeline_tail = std::min(s->options.timeline_tail, s->options.timeline_events);
   s->measure_overhead(s->options.overhead_pairs);
   s->first_user_id = s->record_count.load();
   // The overhead's own calls are not the user's: the timeline and this thread's call paths

@@ -94,6 +94,39 @@ RegionReport Session::State::report(int id, bool count_open) const {
   return out;
 }
 
+// The calls of the timeline to report, as ranges of their indices: the first ones and, with a
+// tail, the latest ones, each cut at step boundaries so that both hold whole steps.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> Session::State::timeline_kept(SessionSnapshot& out) const {
+  const std::uint64_t next = timeline_next.load();
+  const std::uint64_t tail = options.timeline_tail;
+  const std::uint64_t head = options.timeline_events - tail;
+  if (tail == 0 || next <= options.timeline_events) return {{0, std::min<std::uint64_t>(next, options.timeline_events)}};
+  // The steps' ends, as timeline indices (calls ended before them).
+  const std::uint64_t marks = std::min<std::uint64_t>(steps.load(), kMaxStepMarks);
+  std::vector<std::uint64_t> ends;
+  for (std::uint64_t i = 0; i < marks; ++i) ends.push_back(std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(step_calls[i])).load());
+  std::uint64_t head_end = head;  // without steps: the first calls, as they are
+  std::uint64_t first_steps = 0;
+  for (std::uint64_t i = 0; i < ends.size() && ends[i] <= head; ++i) {
+    head_end = ends[i];
+    first_steps = i + 1;
+  }
+  std::uint64_t tail_start = next - tail;  // the oldest call the ring still holds
+  std::uint64_t last_from = 0;
+  for (std::uint64_t i = 0; i < ends.size(); ++i) {
+    if (ends[i] >= tail_start && ends[i] >= head_end) {
+      tail_start = ends[i];
+      last_from = i + 2;  // the step after the one that ended here
+      break;
+    }
+  }
+  if (last_from > ends.size() + 1) last_from = 0;
+  out.timeline_first_steps = first_steps;
+  out.timeline_last_from = last_from;
+  out.timeline_cut = tail_start > head_end;
+  return {{0, head_end}, {std::max(tail_start, head_end), next}};
+}
+
 // A region's variants, labelled, most time first, `other` last.
 std::vector<RegionVariant> Session::State::variants_of(const detail::VariantTable& table) const {
   std::vector<RegionVariant> out;
@@ -270,13 +303,15 @@ SessionSnapshot Session::State::snapshot() const {
   for (const OpenRegion& o : out.open_regions) {  // each region's open calls, from the list above
     for (RegionReport& r : out.regions) r.open += r.id == o.region ? 1 : 0;
   }
-  const std::uint64_t kept = std::min<std::uint64_t>(timeline_next.load(), options.timeline_events);
-  for (std::uint64_t i = 0; i < kept; ++i) {
-    const detail::TimelineEntry& e = timeline[i];
-    const detail::RegionRecord* r = record(e.region);
-    if (r == nullptr || r->hidden) continue;
-    out.timeline.push_back(
-        {static_cast<int>(e.thread), e.region, static_cast<int>(e.depth), ns_between(open_tick, e.start), ns_between(e.start, e.end)});
+  for (const auto& [from, to] : timeline_kept(out)) {
+    for (std::uint64_t i = from; i < to; ++i) {
+      const std::uint64_t head = options.timeline_events - options.timeline_tail;
+      const detail::TimelineEntry& e = timeline[i < head ? i : head + (i - head) % options.timeline_tail];
+      const detail::RegionRecord* r = record(e.region);
+      if (r == nullptr || r->hidden) continue;
+      out.timeline.push_back(
+          {static_cast<int>(e.thread), e.region, static_cast<int>(e.depth), ns_between(open_tick, e.start), ns_between(e.start, e.end)});
+    }
   }
   std::sort(out.timeline.begin(), out.timeline.end(), [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; });
   // Once the timeline is full, calls are not counted there (the measured path does one load):

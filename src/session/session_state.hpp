@@ -189,6 +189,7 @@ struct Session::State {
   // tick the first began at (0: not said).
   std::atomic<std::uint64_t> steps{0};
   std::unique_ptr<std::uint64_t[]> step_ticks;  // written with atomic_ref, touched only as used
+  std::unique_ptr<std::uint64_t[]> step_calls;  // the timeline's calls so far at each step's end
   std::atomic<std::uint64_t> first_step_tick{0};
   // The variants' labels (Session::note_variant), at most kMaxVariantLabels.
   mutable std::mutex labels_mutex;
@@ -249,6 +250,7 @@ struct Session::State {
   // them all at once instead).
   RegionReport report(int id, bool count_open = true) const;
   std::vector<RegionVariant> variants_of(const detail::VariantTable& table) const;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> timeline_kept(SessionSnapshot& out) const;
   SessionSnapshot snapshot() const;
   std::vector<std::string> hints_now() const;  // the hints so far, and the fork's
   std::vector<RegionMetric> metrics(const RegionReport& region) const;

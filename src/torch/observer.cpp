@@ -83,6 +83,8 @@ std::atomic<int> module_recompute[kRegionIds];
 std::atomic<int> op_backward[kRegionIds];
 // Op regions whose work runs on a GEMM, so that their backward is too.
 std::atomic<bool> gemm_region[kRegionIds];
+// A module's parameters (+1; 0: not said), for its backward and recompute rows too.
+std::atomic<std::int64_t> module_params[kRegionIds];
 // An op region without a formula: what its row says (1: counted in the op around it, seen only
 // inside one; 2: not counted, seen outside one too).
 std::atomic<int> op_note[kRegionIds];
@@ -134,6 +136,7 @@ int derived_region(Session::State* state, std::atomic<int>* table, int from, con
     if (in_ids(region)) gemm_region[region].store(true, std::memory_order_relaxed);
   }
   if (in_ids(region) && table == module_recompute) module_parent[region].store(module_parent[from].load(std::memory_order_relaxed));
+  if (const std::int64_t params = module_params[from].load(std::memory_order_relaxed) - 1; params >= 0) Session::set_params(state, region, params);
   table[from].store(region + 1, std::memory_order_relaxed);
   return region;
 }
@@ -349,6 +352,7 @@ Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
     name = base + " (backward)";  // a node no forward op of the program made (AccumulateGrad, ...)
   } else if (kind == CallKind::engine_sum) {
     name = base + " (autograd engine)";
+    s.variant = aten_signature(call) | 1U;
   } else {
     if (const auto cost = aten_cost(call)) {
       s.has_cost = true;
@@ -420,7 +424,10 @@ constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function
 // The session, once regions are enabled; the first call names the observer in it.
 Session::State* observing_state() noexcept {
   Session::State* const state = default_state();
-  if (state != nullptr && session_state.exchange(state, std::memory_order_relaxed) != state) Session::set_observer(state, "torch");
+  if (state != nullptr && session_state.load(std::memory_order_relaxed) != state &&
+      session_state.exchange(state, std::memory_order_relaxed) != state) {
+    Session::set_observer(state, "torch");
+  }
   return state;
 }
 
@@ -605,7 +612,10 @@ bool enter_setup(Session::State* state, ThreadState& ts, const at::RecordFunctio
   p.region = region;
   OpFrame* f = ts.stack.push(p);
   if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
-  if (f != nullptr) Session::enter_continuing(state, region, false);
+  if (f != nullptr) {
+    Session::enter_continuing(state, region, false);
+    Session::note_threads(state, region, at::get_num_threads());
+  }
   return true;
 }
 
@@ -644,6 +654,7 @@ void start_backward_function(Session::State* state, ThreadState& ts, const at::R
   } else {
     Session::enter_time_only(state, s.region);
   }
+  Session::note_threads(state, s.region, at::get_num_threads());
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -722,7 +733,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     } else {
       Session::enter_time_only(state, s.region);
     }
-    if (f->carries_work) Session::note_threads(state, s.region, at::get_num_threads());
+    Session::note_threads(state, s.region, at::get_num_threads());
   } catch (...) {
     // A call that cannot be read is not measured; its end still finds a frame.
     push_placeholder(ts.stack, fn);
@@ -741,6 +752,10 @@ void leave_frame(Session::State* state, ThreadState& ts, const OpFrame* f, bool 
   if (f->carries_work && with_work) {
     detail.flops = f->work.flops;
     detail.bytes = f->work.bytes;
+  } else if (f->covered && f->is_op && with_work) {
+    // Counted in the op around it: a call of its row with no work of its own, so that the row's
+    // work per call is its work over all its calls, as its time is.
+    detail.flops = 0.0;
   }
   detail.variant = f->variant;
   Session::leave(state, f->region, detail);
@@ -781,6 +796,7 @@ void mark_step_end() noexcept {
 }
 
 constexpr std::size_t kCallPathsPerThread = 8192;
+constexpr std::size_t kTimelineCalls = 20000;
 
 // Registered when the library is loaded: a C++ program that links it, or Python's import.
 struct Registration {
@@ -809,6 +825,9 @@ struct Registration {
       // A model's modules and ops make thousands of distinct call paths per thread (resnet18's
       // training step about 700, mobilenet_v2's 2,100), and a module's row needs them all.
       want_call_paths(kCallPathsPerThread);
+      // A timeline of whole steps, the first and the last (trace.json), sized for a report of a
+      // few megabytes (docs/torch.md, "Reports").
+      want_step_timeline(kTimelineCalls);
       at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                                 .needsInputs(true)
                                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
@@ -866,6 +885,7 @@ extern "C" int hwprof_torch_module_region(const char* name, long long params) {
   if (region < 0) return -1;
   Session::set_role(state, region, hwprof::RegionRole::module_forward);
   if (params >= 0) Session::set_params(state, region, params);
+  if (params >= 0 && in_ids(region)) module_params[region].store(params + 1, std::memory_order_relaxed);
   try {
     remember_base_name(region, name);
   } catch (...) {

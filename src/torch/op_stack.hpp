@@ -26,6 +26,7 @@ struct OpFrame {
   bool backward = false;        // inside an autograd backward function
   bool recompute = false;       // in a forward recomputed during backward
   bool wrapper = false;         // autograd's engine wrapper around a backward function
+  bool is_op = false;           // an aten op (not a user scope, a backward function or a wrapper)
   bool in_region = false;       // it or a call around it is a region
   bool outermost = false;       // a region with no region below it on this stack
   bool reads_counters = false;  // set by the observer: entered with a counter reading
@@ -77,6 +78,7 @@ class OpStack {
     f.backward = p.backward_function || (parent != nullptr && parent->backward && !p.recompute);
     f.recompute = !p.backward_function && (p.recompute || (parent != nullptr && parent->recompute));
     f.wrapper = p.wrapper;
+    f.is_op = p.is_op;
     f.outermost = p.region >= 0 && (parent == nullptr || !parent->in_region);
     f.reads_counters = false;
     f.marks_step = false;

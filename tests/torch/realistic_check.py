@@ -161,8 +161,9 @@ class Checker:
         for key in ("steps", "torch_threads", "batch"):
             if key not in self.prof:
                 self.fail("fields", f"profile.json has no top-level `{key}`")
+        # Shapes are an op's breakdown (docs/torch.md, "Shapes"): a module's or a scope's row has none.
         wanted = [("calls", lambda r: True), ("impossible", lambda r: True), ("threads", lambda r: True),
-                  ("shapes", lambda r: True), ("params", lambda r: r["op"] == "module")]
+                  ("shapes", lambda r: r["op"].startswith("aten::")), ("params", lambda r: r["op"] == "module")]
         for key, applies in wanted:
             lacking = [r for r in self.layers if applies(r) and key not in r]
             if lacking:
@@ -249,8 +250,17 @@ class Checker:
         total = 0.0
         for p in self.prof.get("call_paths", []):
             steps = p["path"].split("/")
-            if len(steps) >= 2 and steps[-2] == f"{module} (backward)" and steps[-1].startswith("aten::add"):
-                row = self.rows.get((steps[-1][:-len(" (backward)")], "backward"))
+            # Directly in the module's backward region, or in the backward of one of its ops there
+            # (the engine sums a gradient after the function that made it, in the row still open).
+            in_module = len(steps) >= 2 and (steps[-2] == f"{module} (backward)" or (
+                len(steps) >= 3 and steps[-3] == f"{module} (backward)" and steps[-2].startswith("aten::")
+                and steps[-2].endswith(" (backward)")))
+            if in_module and steps[-1].startswith("aten::add") and "flops" in p:
+                total += p["flops"]  # the path's own work, exactly (a row's per-call figure is its calls' mean)
+                continue
+            if in_module and steps[-1].startswith("aten::add"):
+                # An op the backward pass ran is named so ("aten::add (in backward)": docs/torch.md, "Rows").
+                row = self.rows.get((steps[-1], "backward")) or self.rows.get((steps[-1][:-len(" (backward)")], "backward"))
                 total += (row or {}).get("flops", 0) * p["calls"]
         return total
 

@@ -31,13 +31,17 @@ RegionReport region(int id, const std::string& name, std::uint64_t calls, std::o
   return r;
 }
 
-CallPath path(int parent, int region, int depth, std::uint64_t calls) {
+// A call path; `flops` per call for an op that carries its work (its calls' work summed on the
+// path as the session sums it, bytes half of it), 0 for one that carries none.
+CallPath path(int parent, int region, int depth, std::uint64_t calls, double flops = 0.0) {
   CallPath c;
   c.parent = parent;
   c.region = region;
   c.depth = depth;
   c.calls = calls;
   c.inclusive_ns = 1000.0 * static_cast<double>(calls);
+  c.flops = flops * static_cast<double>(calls);
+  c.bytes = c.flops / 2;
   return c;
 }
 
@@ -53,7 +57,8 @@ SessionSnapshot torch_run() {
                region(4, "aten::relu", 2, 10.0),
                region(5, "Optimizer.step", 1),
                region(6, "aten::add_", 3, 7.0)};
-  s.call_tree = {path(-1, 0, 0, 2), path(0, 1, 1, 2), path(1, 2, 2, 2), path(2, 3, 3, 2), path(0, 4, 1, 2), path(-1, 5, 0, 1), path(5, 6, 1, 3)};
+  s.call_tree = {path(-1, 0, 0, 2),        path(0, 1, 1, 2), path(1, 2, 2, 2, 100.0), path(2, 3, 3, 2),
+                 path(0, 4, 1, 2, 10.0), path(-1, 5, 0, 1), path(5, 6, 1, 3, 7.0)};
   SessionThread t;
   t.number = 1;
   s.threads = {t};
@@ -95,7 +100,7 @@ TEST(TorchRegions, ARegionNestedInItselfCountsItsOutermostCalls) {
   // Net calls itself once inside each call: its inner path's work is already in the outer one.
   s.regions[0].calls = 4;
   s.call_tree.push_back(path(0, 0, 1, 2));
-  s.call_tree.push_back(path(7, 4, 2, 2));
+  s.call_tree.push_back(path(7, 4, 2, 2, 10.0));
   s.regions[4].calls = 4;
   const Profile p = profile_of(s, RegionProfileOptions{});
   EXPECT_EQ(row(p, "Net").flops, (200 + 20 + 20) / 4);
@@ -131,7 +136,7 @@ SessionSnapshot torch_run_with_roles() {
   s.call_tree.push_back(path(-1, 7, 0, 2));
   s.call_tree.push_back(path(base, 8, 1, 2));
   s.call_tree.push_back(path(base + 1, 9, 2, 2));
-  s.call_tree.push_back(path(base + 2, 10, 3, 2));
+  s.call_tree.push_back(path(base + 2, 10, 3, 2, 200.0));
   s.call_tree.push_back(path(-1, 11, 0, 3));
   return s;
 }

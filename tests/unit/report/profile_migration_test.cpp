@@ -149,7 +149,7 @@ TEST(ProfileSchemaV1, AHandMadeProfilesEmptyPhasesStillRead) {
   j["total"]["phase"] = "train";
   auto layer = profile_from_json(j.dump(2), "new.json");
   ASSERT_FALSE(layer.ok());
-  EXPECT_THAT(layer.error().message, HasSubstr("/layers/0/phase: unknown value \"\"; expected forward, backward, optimizer or region"));
+  EXPECT_THAT(layer.error().message, HasSubstr("/layers/0/phase: unknown value \"\"; expected forward, backward, optimizer, region, recompute or setup"));
 }
 
 TEST(ProfileSchemaV1, AMigratedFileIsWrittenAsVersion2AndReadsBackTheSame) {

@@ -490,14 +490,14 @@ TEST(OpStack, ACompositeOpCountsOnceAtItsOutermostFormula) {
     const OpFrame* f = stack.push(1, child, true, false);
     ASSERT_NE(f, nullptr);
     EXPECT_FALSE(f->carries_work);
-    EXPECT_FALSE(f->reads_counters) << "a nested op is timed only";
+    EXPECT_FALSE(f->outermost) << "a nested op is timed only";
     EXPECT_EQ(f->root, 0);
     stack.pop();
   }
   const OpFrame* top = stack.pop();
   ASSERT_NE(top, nullptr);
   EXPECT_TRUE(top->carries_work);
-  EXPECT_TRUE(top->reads_counters);
+  EXPECT_TRUE(top->outermost);
   total += top->work.flops;
   EXPECT_DOUBLE_EQ(total, linear->flops);
 }
@@ -508,13 +508,13 @@ TEST(OpStack, BackwardWrappersAndUserScopes) {
   stack.push(-1, nullptr, false, false);                      // autograd::engine::evaluate_function: a wrapper
   const OpFrame* node = stack.push(5, nullptr, false, true);  // ConvolutionBackward0
   ASSERT_NE(node, nullptr);
-  EXPECT_TRUE(node->reads_counters) << "the outermost region, under a wrapper that is none";
+  EXPECT_TRUE(node->outermost) << "the outermost region, under a wrapper that is none";
   EXPECT_TRUE(node->backward);
   const OpFrame* inner = stack.push(6, &conv, true, false);  // aten::convolution_backward
   ASSERT_NE(inner, nullptr);
   EXPECT_TRUE(inner->backward);
   EXPECT_TRUE(inner->carries_work);
-  EXPECT_FALSE(inner->reads_counters);
+  EXPECT_FALSE(inner->outermost);
   EXPECT_EQ(inner->root, 6) << "a backward function is nobody's root";
   stack.pop();
   stack.pop();
