@@ -57,19 +57,22 @@ SCRIPTS = {
     "noop": "print('no torch here')\n",
     "syntax": "def (\n",
     "ident": """import json, multiprocessing, os, pickle, sys
-import torch
 
-class Squares(torch.utils.data.Dataset):
+
+class Squares:  # a map-style dataset; torch is imported behind the guard, so spawned children skip it
     def __len__(self):
         return 8
 
     def __getitem__(self, i):
-        return torch.tensor([float(i * i)])
+        return float(i * i)
+
 
 def square(v):
     return v * v
 
+
 if __name__ == "__main__":
+    import torch
     loader = torch.utils.data.DataLoader(Squares(), batch_size=2, num_workers=2, multiprocessing_context="fork")
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         spawned = pool.map(square, [3])
