@@ -26,6 +26,15 @@ HWPROF_API void hwprof_end(const char* name);
 HWPROF_API void hwprof_set_work(const char* name, double flops, double bytes);
 /* Writes the reports now into `dir`; 0 on success, -1 on error (hwprof_last_error says why). */
 HWPROF_API int hwprof_write(const char* dir);
+/* Writes HWPROF_OUTPUT's reports now, as they would be written at exit (the same folder, by
+ * a forked writer, HWPROF_SAMPLE's sampling stopped first), and not again at exit: for a
+ * program about to end without its at-exit handlers (killed by the signal it is handling, a
+ * Python KeyboardInterrupt). Returns 0 when written; 1 when there is nothing to write (no
+ * HWPROF_OUTPUT, regions disabled, no region entered yet, or written already); -1 when the
+ * writing failed (said on stderr); 128 + N when signal N (SIGINT, SIGTERM, SIGHUP) arrived
+ * while writing: the writer was stopped, the files it finished are whole, nothing
+ * half-written is left, and the signal is not delivered (the caller ends as it was ending). */
+HWPROF_API int hwprof_write_output(void);
 /* The last error of hwprof_write on this thread, or "" (valid until the next call). */
 HWPROF_API const char* hwprof_last_error(void);
 /* 1 when regions are measured, 0 with HWPROF_DISABLE=1. */

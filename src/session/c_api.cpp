@@ -3,6 +3,7 @@
 
 #include "hwprof/regions.h"
 #include "hwprof/regions.hpp"
+#include "session/default_output.hpp"
 
 namespace {
 thread_local std::string last_error;
@@ -49,6 +50,10 @@ int hwprof_write(const char* dir) {
     last_error = e.what();
     return -1;
   }
+}
+
+int hwprof_write_output(void) {
+  return hwprof::detail::write_default_output();
 }
 
 const char* hwprof_last_error(void) {

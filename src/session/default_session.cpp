@@ -2,7 +2,10 @@
 // first region from the environment, and its reports written at exit when HWPROF_OUTPUT asks
 // (after PAPI's high-level API and Caliper's CALI_CONFIG).
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +27,7 @@
 #include "common/launch_rank.hpp"
 #include "common/printable.hpp"
 #include "hwprof/regions.hpp"
+#include "session/default_output.hpp"
 #include "session/output_folder.hpp"
 #include "session/report_writer.hpp"
 #include "session/session_clock.hpp"
@@ -69,21 +73,23 @@ bool disabled_by_environment(std::vector<std::string>& problems) {
   return true;
 }
 
-void write_reports(const std::string& dir, const SessionSamples* samples) {
+bool write_reports(const std::string& dir, const SessionSamples* samples) {
   std::vector<std::string> written;
   const auto error = write_session_report_sampled(*default_session_object, samples, dir, &written);
   if (error) {
     std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: %s\n", dir.c_str(), error->message.c_str());
-    return;
+    return false;
   }
   std::string files;
   for (const std::string& f : written) files += (files.empty() ? "" : ", ") + f.substr(f.find_last_of('/') + 1);
   std::fprintf(stderr, "hwprof: wrote %s to %s\n", files.c_str(), dir.c_str());
+  return true;
 }
 
 // The report writer's most time: past it, it is stopped and the program exits.
 constexpr int kWriterSeconds = 120;
 std::atomic<bool> forking_writer{false};  // the fork is the writer's: the child keeps the session
+std::atomic<bool> output_written{false};  // HWPROF_OUTPUT's reports were written (or are being): not again at exit
 
 // In the writer: an escaped exception (nlohmann's destructors allocate, and terminate when
 // they cannot) is one line, not libstdc++'s "terminate called ...".
@@ -93,14 +99,15 @@ std::atomic<bool> forking_writer{false};  // the fork is the writer's: the child
   ::_exit(3);
 }
 
-void write_here(const std::string& dir, const SessionSamples* samples) noexcept {
+bool write_here(const std::string& dir, const SessionSamples* samples) noexcept {
   try {
-    write_reports(dir, samples);
+    return write_reports(dir, samples);
   } catch (const std::bad_alloc&) {
     std::fputs("hwprof: HWPROF_OUTPUT: out of memory while writing the reports; nothing more was written\n", stderr);
   } catch (...) {
     std::fputs("hwprof: HWPROF_OUTPUT: the reports could not be written\n", stderr);
   }
+  return false;
 }
 
 // Files a writer that was stopped left half-written (write_file_atomically's temporaries).
@@ -111,55 +118,142 @@ void remove_temporaries(const std::string& dir) noexcept {
   }
 }
 
-// Waits for the writer, at most kWriterSeconds; says how it ended if it did not end well.
-void wait_for_writer(pid_t writer, const std::string& dir) noexcept {
+// While the writer runs, SIGINT, SIGTERM and SIGHUP stop it instead of the program (a second
+// Ctrl-C, a supervisor's SIGTERM): the signal is noted here, the writer stopped and the
+// signal not delivered; the program then ends as it was ending. A signal the program ignores
+// stays ignored. The dispositions are the program's again when this object ends.
+volatile std::sig_atomic_t stopping_signal = 0;
+void note_stopping_signal(int signal_number) {
+  stopping_signal = signal_number;
+}
+class StoppingSignals {
+ public:
+  StoppingSignals() noexcept {
+    stopping_signal = 0;
+    struct sigaction noting {};
+    noting.sa_handler = note_stopping_signal;  // no SA_RESTART: the wait's sleep ends at once
+    sigemptyset(&noting.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      installed_[i] = ::sigaction(kSignals[i], nullptr, &previous_[i]) == 0 && previous_[i].sa_handler != SIG_IGN &&
+                      ::sigaction(kSignals[i], &noting, nullptr) == 0;
+    }
+  }
+  ~StoppingSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      if (installed_[i]) ::sigaction(kSignals[i], &previous_[i], nullptr);
+    }
+  }
+  StoppingSignals(const StoppingSignals&) = delete;
+  StoppingSignals& operator=(const StoppingSignals&) = delete;
+  static int arrived() noexcept { return stopping_signal; }
+  // In the writer: their default action (a terminal's Ctrl-C reaches it with its parent, and
+  // a writer left behind by a parent killed with SIGKILL can still be stopped).
+  void default_in_writer() const noexcept {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      if (installed_[i]) ::signal(kSignals[i], SIG_DFL);
+    }
+  }
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};
+  std::array<bool, 3> installed_{};
+};
+
+const char* signal_name(int signal_number) noexcept {
+  switch (signal_number) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "a signal";
+  }
+}
+
+int stopped_by(const std::string& dir, int signal_number) noexcept {
+  remove_temporaries(dir);
+  std::fprintf(stderr,
+               "hwprof: HWPROF_OUTPUT=%s: writing the reports was stopped by %s; the files written before it are whole, nothing "
+               "half-written was left\n",
+               dir.c_str(), signal_name(signal_number));
+  return kStoppedBySignal + signal_number;
+}
+
+// Waits for the writer, at most kWriterSeconds, and stops it at once when a stopping signal
+// arrives; says how it ended if it did not end well.
+int wait_for_writer(pid_t writer, const std::string& dir) noexcept {
   int status = 0;
   for (int waited_ms = 0;; waited_ms += 10) {
     const pid_t done = ::waitpid(writer, &status, WNOHANG);
     if (done == writer) break;
-    if (done < 0) return;  // reaped by the program's own SIGCHLD handling: it has ended
-    if (waited_ms >= kWriterSeconds * 1000) {
+    if (done < 0 && errno != EINTR) return kOutputWritten;  // reaped by the program's own SIGCHLD handling: it has ended
+    const int signal_number = StoppingSignals::arrived();
+    if (signal_number != 0 || waited_ms >= kWriterSeconds * 1000) {
       ::kill(writer, SIGKILL);
-      ::waitpid(writer, &status, 0);
-      std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: writing the reports took over %d s and was stopped\n", dir.c_str(), kWriterSeconds);
+      while (::waitpid(writer, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (signal_number != 0) return stopped_by(dir, signal_number);
       remove_temporaries(dir);
-      return;
+      std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: writing the reports took over %d s and was stopped\n", dir.c_str(), kWriterSeconds);
+      return kOutputFailed;
     }
     ::usleep(10000);
   }
+  // The same signal reached the writer too (a terminal's Ctrl-C goes to the process group).
+  if (WIFSIGNALED(status) && WTERMSIG(status) == StoppingSignals::arrived()) return stopped_by(dir, WTERMSIG(status));
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: the report writer was killed by signal %d (out of memory?); nothing half-written was left\n",
                  dir.c_str(), WTERMSIG(status));
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) remove_temporaries(dir);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return kOutputWritten;
+  remove_temporaries(dir);
+  return kOutputFailed;
 }
 
-// At exit: this process's reports, in its own folder (a forked child's inside its parent's),
-// written by a child process of its own, so that whatever the writing does — runs out of
-// memory, aborts inside a library, hangs — the program's exit status is its own and its exit
-// waits at most kWriterSeconds. Where no child can be made, written here, each failure one
-// line on stderr.
-void write_at_exit() noexcept {
-  if (default_session_object == nullptr || output.dir.empty()) return;
+// This process's reports, in its own folder (a forked child's inside its parent's), written
+// by a child process of its own, so that whatever the writing does — runs out of memory,
+// aborts inside a library, hangs — the program's exit status is its own and its exit waits
+// at most kWriterSeconds. Where no child can be made, written here, each failure one line on
+// stderr.
+int write_output() noexcept {
   const bool forked_child = ::getpid() != output_pid;
   const std::string dir = forked_child ? own_folder_inside(output_base, ::getpid()) : output.dir;
+  const StoppingSignals stopping;
   // The sampler stops first, so that the writer's work is not among the samples.
   const std::unique_ptr<SessionSamples> samples = default_sampler != nullptr ? default_sampler->stop() : nullptr;
-  forking_writer.store(true);
-  const pid_t writer = ::fork();
-  forking_writer.store(false);
-  if (writer == 0) {
-    std::set_terminate(writer_terminated);
-    write_here(dir, samples.get());
-    std::fflush(stderr);
-    ::_exit(0);  // not exit(): the program's own at-exit handlers are its, not the writer's
-  }
-  if (writer > 0) {
-    wait_for_writer(writer, dir);
+  int result = kOutputFailed;
+  if (const int signal_number = StoppingSignals::arrived(); signal_number != 0) {
+    std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: the reports were not written: %s arrived before writing began\n", dir.c_str(),
+                 signal_name(signal_number));
+    result = kStoppedBySignal + signal_number;
   } else {
-    write_here(dir, samples.get());
+    forking_writer.store(true);
+    const pid_t writer = ::fork();
+    forking_writer.store(false);
+    if (writer == 0) {
+      stopping.default_in_writer();
+      std::set_terminate(writer_terminated);
+      const bool written = write_here(dir, samples.get());
+      std::fflush(stderr);
+      ::_exit(written ? 0 : 1);  // not exit(): the program's own at-exit handlers are its, not the writer's
+    }
+    if (writer > 0) {
+      result = wait_for_writer(writer, dir);
+    } else {
+      result = write_here(dir, samples.get()) ? kOutputWritten : kOutputFailed;
+    }
   }
   if (!forked_child && output.owner) release_output_folder(output.dir);
+  return result;
+}
+
+// At exit, unless the program wrote them before (write_default_output).
+void write_at_exit() noexcept {
+  if (default_session_object == nullptr || output.dir.empty() || output_written.exchange(true)) return;
+  write_output();
 }
 
 std::atomic<std::size_t> wanted_call_paths{0};
@@ -362,6 +456,14 @@ Session::State* open_default_state() noexcept {
   } catch (...) {
     return nullptr;  // out of memory while opening: regions are not measured
   }
+}
+
+int write_default_output() noexcept {
+  // Not opened (no region entered yet) or disabled: nothing measured; the at-exit handler,
+  // registered when the session opens, writes what comes later.
+  if (default_state_word.load(std::memory_order_acquire) <= 1) return kNothingToWrite;
+  if (default_session_object == nullptr || output.dir.empty() || output_written.exchange(true)) return kNothingToWrite;
+  return write_output();
 }
 
 }  // namespace detail
