@@ -90,10 +90,16 @@ void name_by_role(LayerProfile& l, const RegionReport& r) {
       l.op = "optimizer";
       l.phase = LayerPhase::optimizer;
       return;
-    case RegionRole::setup:
-      l.op = "setup";
+    case RegionRole::setup: {
+      // "aten::uniform_ (setup)": an op of the program's setup.
+      constexpr std::string_view kSetup = " (setup)";
+      const std::string_view name = r.name;
+      const std::string_view op = name.ends_with(kSetup) ? name.substr(0, name.size() - kSetup.size()) : name;
+      l.op = std::string(op.substr(0, std::min(op.find(" ["), op.find(" ("))));
+      l.name = std::string(op);
       l.phase = LayerPhase::setup;
       return;
+    }
     case RegionRole::module_forward:
     case RegionRole::module_backward:
     case RegionRole::module_recompute:
@@ -417,6 +423,24 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
 }
 
 
+// The program's setup as one row: what it ran before its first module call (building and
+// initialising its model), one call; its ops' rows are in the setup phase.
+LayerProfile setup_row(double setup_ns, double root_ns, const Profile& p) {
+  LayerProfile l;
+  l.index = -2;
+  l.name = "setup";
+  l.op = "setup";
+  l.phase = LayerPhase::setup;
+  l.calls = 1;
+  l.total_ms = l.basis_ms = setup_ns / 1e6;
+  l.time_ms = one_sample(l.total_ms);
+  l.time_share = root_ns > 0 ? setup_ns / root_ns : 0.0;
+  l.work_note = "not counted: the program's setup, what it ran before its first module call (building and initialising its model; its ops' rows are in the setup phase)";
+  l.roofline_error = l.work_note;
+  l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
+  return l;
+}
+
 // The threads a torch program's work ran on: the most its rows said (PyTorch's intra-op
 // threads), else the option's (or one per core).
 int program_threads(const SessionSnapshot& s, const RegionProfileOptions& options) {
@@ -468,9 +492,20 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   const std::vector<bool> work_rows =
       p.kind == ProfileKind::torch ? std::vector<bool>(s.regions.size(), true) : outermost_work(s, region_name);
   const RateLimit limit = options.machine ? rate_limit(*options.machine, p.threads) : RateLimit{};
+  // A program that never called a module (nor marked a step) had no setup: its ops are rows of
+  // their own. Otherwise the setup is one row (setup_row), its ops' rows in the setup phase.
+  const bool setup_ended = s.first_step_start_ns >= 0;
   double setup_ns = 0.0;
+  for (const CallPath& c : s.call_tree) {
+    const RegionReport* r = c.parent < 0 ? region_name.report(c.region) : nullptr;
+    if (r != nullptr && r->role == RegionRole::setup) setup_ns += c.inclusive_ns;
+  }
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
-    const RegionReport& r = s.regions[k];
+    RegionReport r = s.regions[k];
+    if (r.role == RegionRole::setup && !setup_ended) {
+      r.role = RegionRole::op_forward;
+      if (r.name.ends_with(" (setup)")) r.name.resize(r.name.size() - 8);
+    }
     if (nested[k] && p.kind == ProfileKind::torch) {
       RegionReport with_work = r;
       with_work.work_flops = nested[k]->flops;
@@ -486,7 +521,6 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
     guard_rate(l, limit.gflops_per_s > 0 && l.threads > 0 && l.threads != p.threads ? rate_limit(*options.machine, l.threads) : limit,
                p.overhead_ns);
     l.why = detail::layer_causes({&l, nullptr, {}, 1, l.threads > 0 ? l.threads : p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
-    if (l.phase == LayerPhase::setup) setup_ns += r.total_inclusive_ns;
     if (r.open > 0) {
       p.warnings.push_back(
           fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
@@ -494,12 +528,13 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
     }
   }
+  if (setup_ended && setup_ns > 0) p.layers.push_back(setup_row(setup_ns, root_ns, p));
   // The program's work per step (or over the run), each FLOP once, from its possible rows:
   // summed in double, a sum past what a count holds (2^63) is said, not wrapped round.
   double flops = 0.0;
   double bytes = 0.0;
   std::vector<std::string> impossible;
-  for (std::size_t k = 0; k < p.layers.size(); ++k) {
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const LayerProfile& l = p.layers[k];
     if (l.impossible) impossible.push_back(l.phase == LayerPhase::forward ? l.name : l.name + " (" + std::string(layer_phase_name(l.phase)) + ")");
     if (!work_rows[k] || l.impossible || l.phase == LayerPhase::setup) continue;

@@ -148,7 +148,6 @@ int derived_region(Session::State* state, std::atomic<int>* table, int from, con
 // only where the package observes modules (a libtorch program has no module calls to end it).
 std::atomic<bool> modules_observed{false};
 std::atomic<bool> setup_over{false};
-std::atomic<int> setup_region{-1};
 
 // Steps: the optimizer's steps end them (Optimizer.step#...), unless the program marks its own
 // (hwprof_torch_step). HWPROF_WARMUP_STEPS=N forgets what ran before the N-th step's end (or,
@@ -310,7 +309,7 @@ void copy_call(AtenCall& call, const at::RecordFunction& fn) {
 // function). The op table counts that reduction in the op's backward (a linear's bias
 // gradient, rows·out), which the backward of that op carries: the sum is timed, not counted again.
 enum class CallKind { op, backward_function, user_scope, engine_sum };
-enum class Phase { forward, backward, recompute };
+enum class Phase { forward, backward, recompute, setup };
 
 // PyTorch's optimizers record their step and zero_grad as user scopes named
 // "Optimizer.step#SGD.step" and "Optimizer.zero_grad#SGD.zero_grad" (torch/optim/optimizer.py).
@@ -329,6 +328,8 @@ const char* phase_suffix(Phase phase) noexcept {
       return " (in backward)";
     case Phase::recompute:
       return " (recompute)";
+    case Phase::setup:
+      return " (setup)";
     case Phase::forward:
       break;
   }
@@ -336,6 +337,7 @@ const char* phase_suffix(Phase phase) noexcept {
 }
 
 RegionRole role_of(CallKind kind, std::string_view name, Phase phase) {
+  if (phase == Phase::setup) return RegionRole::setup;
   if (kind == CallKind::user_scope) return name.substr(0, kOptimizerScope.size()) == kOptimizerScope ? RegionRole::optimizer : RegionRole::scope;
   if (phase == Phase::recompute) return RegionRole::op_recompute;
   return phase == Phase::backward ? RegionRole::op_backward : RegionRole::op_forward;
@@ -358,7 +360,7 @@ Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
       s.has_cost = true;
       s.cost = *cost;
     }
-    name = base + phase_suffix(phase);
+    name = base + phase_suffix(phase);  // "aten::uniform_ (setup)": a row of the setup phase
     s.variant = aten_signature(call) | 1U;
   }
   Session::State* const state = session_state.load(std::memory_order_relaxed);
@@ -475,10 +477,11 @@ void queue_close(ThreadState& ts, std::size_t base) noexcept {
   const std::uint64_t bit = base < 64 ? std::uint64_t{1} << base : 0;
   if (bit == 0 || (ts.queued_bases & bit) != 0) return;
   try {
+    // Two words: std::function keeps them in place (no allocation per backward pass). The
+    // thread is known by its state's address.
     ThreadState* const owner = &ts;
-    const std::thread::id thread = std::this_thread::get_id();
-    torch::autograd::Engine::get_default_engine().queue_callback([owner, thread, base] {
-      if (std::this_thread::get_id() == thread) close_from_base(*owner, base);
+    torch::autograd::Engine::get_default_engine().queue_callback([owner, base] {
+      if (&thread_state == owner) close_from_base(*owner, base);
     });
     ts.queued_bases |= bit;
   } catch (...) {
@@ -594,29 +597,11 @@ void set_root_backward(OpFrame& f, const AtenCall& call, const Signature& s) noe
   f.root_backward_bytes = b.bytes;
 }
 
-// Setup: each outermost call before the first module call is a piece of the one `setup` call.
-bool enter_setup(Session::State* state, ThreadState& ts, const at::RecordFunction& fn) noexcept {
-  if (!modules_observed.load(std::memory_order_relaxed) || setup_over.load(std::memory_order_relaxed)) return false;
-  if (ts.stack.depth() > 0) {
-    push_placeholder(ts.stack, fn);
-    return true;
-  }
-  int region = setup_region.load(std::memory_order_relaxed);
-  if (region < 0) {
-    region = Session::named_region(state, "setup");
-    Session::set_role(state, region, RegionRole::setup);
-    Session::set_work_note(state, region, "not counted: what the program ran before its first module call (building and initialising the model)");
-    setup_region.store(region, std::memory_order_relaxed);
-  }
-  FramePush p;
-  p.region = region;
-  OpFrame* f = ts.stack.push(p);
-  if (f != nullptr && fn.isAsync()) f->async_handle = fn.handle();
-  if (f != nullptr) {
-    Session::enter_continuing(state, region, false);
-    Session::note_threads(state, region, at::get_num_threads());
-  }
-  return true;
+// Setup: before the first module call, each op is a row of the setup phase ("aten::uniform_
+// (setup)"), counted as any op. The profile makes them one setup row where a module was called
+// after them, and ordinary op rows in a program that never called one (region_profile.cpp).
+bool in_setup() noexcept {
+  return modules_observed.load(std::memory_order_relaxed) && !setup_over.load(std::memory_order_relaxed);
 }
 
 // A backward function: its chain, and its frame (a region of its own only where no forward op
@@ -683,14 +668,15 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       start_backward_function(state, ts, fn);
       return nullptr;
     }
-    if (enter_setup(state, ts, fn)) return nullptr;
+    const bool setup = in_setup();
     const OpFrame* parent = ts.stack.top();
     const bool in_engine = parent != nullptr && parent->wrapper;  // the engine's wrapper, no function
     const CallKind kind = scope == at::RecordScope::USER_SCOPE                  ? CallKind::user_scope
                           : in_engine && std::strcmp(name, "aten::sum") == 0 ? CallKind::engine_sum
                                                                              : CallKind::op;
     const bool recompute = directly_in_recompute(ts);
-    const Phase phase = recompute || (parent != nullptr && parent->recompute && !parent->backward) ? Phase::recompute
+    const Phase phase = setup                                                                    ? Phase::setup
+                        : recompute || (parent != nullptr && parent->recompute && !parent->backward) ? Phase::recompute
                         : parent != nullptr && parent->backward                                  ? Phase::backward
                                                                                                  : Phase::forward;
     if (kind == CallKind::user_scope) {

@@ -9,13 +9,22 @@
 #include <cstdio>
 
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/engine.h>
 #include <hwprof/torch.h>
 #include <torch/torch.h>
 
 #include "counting_new.hpp"
 
 namespace {
-std::unique_ptr<at::ObserverContext> nothing_at_start(const at::RecordFunction&) {
+// The observer that does nothing asks, as hwprof's does, to be called back when each backward
+// pass ends (to close what it opened for it): libtorch keeps that callback in the pass's list,
+// one allocation per pass, which is then in both counts.
+thread_local bool pass_callback_queued = false;
+std::unique_ptr<at::ObserverContext> nothing_at_start(const at::RecordFunction& fn) {
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && !pass_callback_queued) {
+    torch::autograd::Engine::get_default_engine().queue_callback([] { pass_callback_queued = false; });
+    pass_callback_queued = true;
+  }
   return nullptr;
 }
 void nothing_at_end(const at::RecordFunction&, at::ObserverContext*) {}

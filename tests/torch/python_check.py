@@ -365,7 +365,9 @@ def main():
         conv = [p for p in paths if p.startswith("Net/Net.conv1/aten::conv2d")]
         if not conv:
             fail(f"no conv2d under Net/Net.conv1 in the call tree: {paths[:20]}")
-        rows = [layer for layer in profile["layers"] if layer["name"].startswith("aten::conv2d [2x1x8x8")]
+        rows = [layer for layer in profile["layers"] if layer["name"] == "aten::conv2d" and layer["phase"] == "forward"]
+        if rows and [s["shape"] for s in rows[0].get("shapes", [])] != ["2x1x8x8, 4x1x3x3, 4"]:
+            fail(f"conv2d's shapes {rows[0].get('shapes')}, expected its one call's: 2x1x8x8, 4x1x3x3, 4")
         expected = 2 * (2 * 4 * 6 * 6) * 9 + 2 * 4 * 6 * 6  # 2·MACs + bias, per call
         if not rows or rows[0]["flops"] != expected:
             fail(f"conv2d FLOPs {rows[0]['flops'] if rows else None}, expected {expected}")
@@ -383,28 +385,22 @@ def main():
         for module in ("Net", "Net.conv1", "Net.act", "Net.fc"):
             if module not in backward or backward[module]["op"] != "module":
                 fail(f"no backward row for module {module}: {sorted(backward)[:20]}")
-        total = lambda layer: layer["flops"] * layer["time_ms"]["n"]  # noqa: E731  (n: every call, this few)
+        total = lambda layer: layer["flops"] * layer["calls"]  # noqa: E731
         # One backward call per forward call: the module's backward functions run as one.
         for module in ("Net", "Net.conv1", "Net.fc"):
-            if backward[module]["time_ms"]["n"] != by_name[module]["time_ms"]["n"]:
-                fail(f"{module}: {backward[module]['time_ms']['n']} backward calls for {by_name[module]['time_ms']['n']} forward calls")
-        # A module's backward work is that of the ops on its backward call paths (its functions,
-        # and the gradient accumulation of its parameters), conv1's at least its convolution's.
-        work = {(layer["name"] + (" (backward)" if layer["phase"] == "backward" else "")): layer["flops"] for layer in profile["layers"]}
+            if backward[module]["calls"] != by_name[module]["calls"]:
+                fail(f"{module}: {backward[module]['calls']} backward calls for {by_name[module]['calls']} forward calls")
+        # A module's backward work is that of the ops on its backward call paths (its ops'
+        # backward, and the gradient accumulation of its parameters), each counted at one path.
         for module in ("Net", "Net.conv1", "Net.fc"):
             prefix = ("Net (backward)/" if module != "Net" else "") + module + " (backward)/"
-            ops = 0
-            for p in profile["call_paths"]:
-                steps = p["path"][len(prefix):].split("/") if p["path"].startswith(prefix) else []
-                is_op = [s.startswith(("aten::", "torch::autograd::")) and work.get(s, 0) > 0 for s in steps]
-                if steps and is_op[-1] and not any(is_op[:-1]):  # the outermost op with work on its path
-                    ops += p["calls"] * work[steps[-1]]
+            ops = sum(p.get("flops", 0) for p in profile["call_paths"] if p["path"].startswith(prefix))
             # Per call, a row's FLOPs are rounded to a whole number: over n calls, within n.
-            if ops == 0 or abs(total(backward[module]) - ops) > backward[module]["time_ms"]["n"]:
+            if ops == 0 or abs(total(backward[module]) - ops) > backward[module]["calls"]:
                 fail(f"{module}'s backward work {total(backward[module])} is not its backward ops' {ops}")
-        # conv1's backward function carries its op-table backward: the input needs no gradient,
+        # conv1's op's backward carries its op-table backward: the input needs no gradient,
         # so its weight and bias gradients, 2·MACs + n: the forward conv's FLOPs.
-        conv_function = [layer for name, layer in backward.items() if name.startswith("aten::conv2d [2x1x8x8")]
+        conv_function = [layer for name, layer in backward.items() if name == "aten::conv2d"]
         if len(conv_function) != 1 or conv_function[0]["flops"] != expected:
             fail(f"conv1's backward function carries {[c['flops'] for c in conv_function]}, the op table {expected}")
         # The optimizer's step is its own phase; the ops run by no module are rows of their own.
@@ -419,8 +415,10 @@ def main():
         linear = [layer for layer in block["layers"] if layer["name"] == "Linear"]
         if not linear:
             fail("the block's Linear module has no row")
-        if linear[0]["time_ms"]["n"] != 3:
-            fail(f"the block's Linear has {linear[0]['time_ms']['n']} calls measured; 5 steps, 2 of warm-up forgotten, leave 3")
+        if linear[0]["calls"] != 3:
+            fail(f"the block's Linear has {linear[0]['calls']} calls measured; 5 steps, 2 of warm-up forgotten, leave 3")
+        if block.get("steps") != 3:
+            fail(f"the block says {block.get('steps')} steps; 5 steps, 2 of warm-up forgotten, leave 3")
         check_example(env, tmp)
         check_upsample(env, tmp)
         check_recurrent_states(env, tmp)

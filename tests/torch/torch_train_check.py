@@ -74,13 +74,18 @@ def main():
         fail(f"profile.json's kind is {profile.get('kind')!r}, not 'torch'")
     rows = profile["layers"]
     forward = [r for r in rows if r["phase"] == "forward" and op_of(r["name"]) in MODEL_FAMILY]
-    # Each layer's row: its FLOPs per call are the formula (calls: one per step).
+
+    def per_shape(row):
+        """An op row's FLOPs per call on each of its shapes (docs/torch.md, "Shapes")."""
+        return [round(s["flops"] / s["calls"]) for s in row.get("shapes", []) if s["calls"] > 0 and not s["other"]]
+
+    # Each op's row: one shape per layer, its FLOPs per call the formula (calls: one per step).
     for op, per_layer in expected_layers().items():
-        got = sorted(r.get("flops") or 0 for r in forward if op_of(r["name"]) == op)
+        got = sorted(f for r in forward if op_of(r["name"]) == op for f in per_shape(r))
         if got != sorted(per_layer):
-            fail(f"{op}: rows have FLOPs per call {got}, the formula gives {sorted(per_layer)}")
+            fail(f"{op}: its shapes have FLOPs per call {got}, the formula gives {sorted(per_layer)}")
     # No double counting: every forward row of the model's ops, inner ones included.
-    total = sum((r.get("flops") or 0) * r["time_ms"]["n"] for r in forward)
+    total = round(sum((r.get("flops") or 0) * r["calls"] for r in forward))
     expected = sum(sum(v) for v in expected_layers().values()) * STEPS
     if total != expected:
         counted = [(r["name"], r.get("flops")) for r in forward if r.get("flops")]
@@ -89,7 +94,7 @@ def main():
     # Each conv's backward function carries its op-table backward: conv1 (the model's input
     # needs no gradient) its weight and bias gradients, 2·MACs + n; conv2 also its input's,
     # 2·MACs more. The convolution_backward inside is counted in it.
-    got = sorted(r.get("flops") or 0 for r in backward if r["op"] == "aten::conv2d")
+    got = sorted(f for r in backward if r["op"] == "aten::conv2d" for f in per_shape(r))
     conv1, conv2 = expected_layers()["aten::conv2d"]
     conv2_input = conv2 - 8 * 16 * 14 * 14  # 2·MACs: conv2's forward less its n bias adds
     if got != sorted([conv1, conv2 + conv2_input]):

@@ -158,7 +158,7 @@ def check_run(name, mode, model, prof, summary):
         gap = f"the call tree is incomplete, so module rows carry no work ({dropped[0]})"
         if mode != "eval":
             return None, [gap]
-        ops = sum(l["flops"] * l["time_ms"]["n"] for l in prof["layers"] if l["name"].startswith("aten::"))
+        ops = sum(p.get("flops", 0) for p in prof["call_paths"])  # each op call's work, on its path
         if round(ops) != expected_total:
             raise CheckFailed(f"{name} ({mode}): its ops' rows sum to {ops:.0f} FLOPs, summary {BATCH} x {summary['totals'][key]}")
         return round(ops), [gap]
@@ -189,16 +189,17 @@ def gradient_sums(prof, cls):
     it where a tensor fed two ops (`aten::add` run by the engine itself, its parent a module's
     backward region, not a backward function): counted by hwprof.torch, not by summary's
     per-layer convention (docs/torch.md, "Exactness"). Each is also its ancestors'."""
-    work = {l["name"] + " (backward)": l["flops"] for l in prof["layers"] if l["phase"] == "backward"}
     sums = {}
     for p in prof["call_paths"]:
         steps = p["path"].split("/")
         if len(steps) < 2 or not steps[-1].startswith("aten::add") or not steps[-2].endswith(" (backward)"):
             continue
-        if not (steps[-2] == f"{cls} (backward)" or steps[-2].startswith(cls + ".")):
+        # In a module's backward region, or in the backward of one of its ops still open there.
+        owner = steps[-2] if not steps[-2].startswith("aten::") else (steps[-3] if len(steps) >= 3 else "")
+        if not (owner == f"{cls} (backward)" or owner.startswith(cls + ".")):
             continue
         for module in steps[:-1]:
-            sums[module] = sums.get(module, 0) + p["calls"] * work.get(steps[-1], 0)
+            sums[module] = sums.get(module, 0) + p.get("flops", 0)
     return sums
 
 
@@ -216,36 +217,34 @@ def check_backward(name, model, prof, summary):
             if expected != 0:
                 problems.append(f"{r}: no backward row, summary {expected}")
             continue
-        measured = rows[r]["flops"] * rows[r]["time_ms"]["n"] - sums.get(r + " (backward)", 0)
+        measured = rows[r]["flops"] * rows[r]["calls"] - sums.get(r + " (backward)", 0)
         # Per call, a row's FLOPs are rounded to a whole number: over n calls, within n.
-        if abs(measured - expected) > rows[r]["time_ms"]["n"]:
+        if abs(measured - expected) > rows[r]["calls"]:
             problems.append(f"{r}: {measured:.0f} backward FLOPs (gradient sums taken out), summary {expected}")
     if problems:
         raise CheckFailed(f"{name} (train): {len(problems)} modules' backward differ from summary:\n  " + "\n  ".join(problems[:20]))
-    total = rows[cls]["flops"] * rows[cls]["time_ms"]["n"]
+    total = rows[cls]["flops"] * rows[cls]["calls"]
     return round(total), round(sums.get(cls + " (backward)", 0))
 
 
 def check_counted_once(name, mode, model, prof, rows, region, calls):
-    """No op with FLOPs inside another one, and the model's row the sum of its leaves' and of the
-    ops run by the modules above them."""
+    """No op with FLOPs inside another one, on any call path of the model's forward, and the
+    model's row the work of every op call under it (each path's work as it was counted)."""
     cls = type(model).__name__
-    leaves = {region[path] for path, m in model.named_modules() if not list(m.children())}
-    modules = set(region.values())
-    parts = sum(rows[leaf]["flops"] * calls.get(leaf, 0) for leaf in leaves)
-    for p in prof["call_paths"]:
-        steps = p["path"].split("/")
-        # The model's forward: backward functions carry their ops' work as modules do.
-        if steps[0] != cls or not steps[-1].startswith("aten::") or rows[steps[-1]]["flops"] == 0:
+    work = {p["path"]: p.get("flops", 0) for p in prof["call_paths"]}
+    under = 0
+    for path, flops in work.items():
+        steps = path.split("/")
+        if steps[0] != cls or not flops:
             continue
-        inner_ops = [s for s in steps[:-1] if s.startswith("aten::") and rows[s]["flops"] > 0]
-        if inner_ops:
-            raise CheckFailed(f"{name} ({mode}): {steps[-1]} carries FLOPs inside {inner_ops[-1]}, which carries them too: counted twice")
-        owner = next((s for s in reversed(steps[:-1]) if s in modules), None)
-        if owner not in leaves:
-            parts += rows[steps[-1]]["flops"] * p["calls"]
-    if round(parts) != round(rows[cls]["flops"]):
-        raise CheckFailed(f"{name} ({mode}): the model's row {rows[cls]['flops']:.0f} FLOPs, its leaves and the ops above them {parts:.0f}")
+        under += flops
+        for k in range(1, len(steps)):
+            if steps[k - 1].startswith("aten::") and work.get("/".join(steps[:k]), 0) > 0:
+                raise CheckFailed(f"{name} ({mode}): {steps[-1]} carries FLOPs inside {steps[k - 1]}, which carries them too: counted twice")
+    # Per call, a row's FLOPs are rounded to a whole number: over n calls, within n.
+    if abs(under - rows[cls]["flops"] * calls.get(cls, 0)) > calls.get(cls, 0):
+        raise CheckFailed(f"{name} ({mode}): the model's row {rows[cls]['flops']:.0f} FLOPs x {calls.get(cls, 0)} calls, "
+                          f"its ops' calls under it {under:.0f}")
 
 
 def main():
