@@ -427,11 +427,12 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
 // initialising its model), one call; its ops' rows are in the setup phase.
 LayerProfile setup_row(double setup_ns, double root_ns, const Profile& p) {
   LayerProfile l;
-  l.index = -2;
+  l.index = -1;
   l.name = "setup";
   l.op = "setup";
   l.phase = LayerPhase::setup;
   l.calls = 1;
+  l.threads = p.threads;
   l.total_ms = l.basis_ms = setup_ns / 1e6;
   l.time_ms = one_sample(l.total_ms);
   l.time_share = root_ns > 0 ? setup_ns / root_ns : 0.0;
