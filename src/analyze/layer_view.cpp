@@ -9,7 +9,12 @@ namespace hwprof::detail {
 
 LayerNumbers layer_numbers(const LayerProfile& layer) {
   LayerNumbers n;
-  n.seconds = layer.time_ms.median * 1e-3;
+  // A program's row is placed by its mean call (its time over all calls / its calls), and the
+  // program total by its work per step (or over the run) over its time per step: their rates
+  // without a placement are over the same time. A model's layer: its median.
+  n.seconds = layer.calls > 0 && layer.total_ms > 0   ? layer.total_ms / static_cast<double>(layer.calls) * 1e-3
+              : layer.index < 0 && layer.basis_ms > 0 ? layer.basis_ms * 1e-3
+                                                      : layer.time_ms.median * 1e-3;
   n.bytes_origin = layer.bytes_origin;
   if (layer.roofline) {
     const RooflinePoint& r = *layer.roofline;
@@ -59,8 +64,6 @@ double row_share(const Profile& profile, const LayerProfile& layer, double summe
   return is_program_run(profile.kind) ? layer.time_share : share_of(layer, summed_ms);
 }
 
-
-
 bool on_roofline_chart(const LayerNumbers& n) {
   return n.intensity && *n.intensity > 0 && n.gflops_per_s && *n.gflops_per_s > 0;
 }
@@ -95,7 +98,8 @@ std::vector<UnavailableCounter> unavailable_counters(const Profile& profile) {
 }
 
 std::string_view cause_title(std::string_view rule) {
-  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {{"below_resolution", "below resolution"},
+  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {{"impossible_rate", "impossible rate"},
+                                                                              {"below_resolution", "below resolution"},
                                                                               {"noisy", "noisy"},
                                                                               {"depthwise_conv", "depthwise conv"},
                                                                               {"grouped_gemm", "grouped conv"},
@@ -105,6 +109,8 @@ std::string_view cause_title(std::string_view rule) {
                                                                               {"nearer_cache", "nearer cache"},
                                                                               {"above_roof", "above its roof"},
                                                                               {"thread_underuse", "threads idle"},
+                                                                              {"fewer_threads", "fewer threads than cores"},
+                                                                              {"partial_count", "count partial"},
                                                                               {"no_roofline", "no roofline"},
                                                                               {"not_counted", "not counted"},
                                                                               {"counted_elsewhere", "counted elsewhere"},
@@ -117,7 +123,6 @@ std::string_view cause_title(std::string_view rule) {
   }
   return rule;
 }
-
 
 double summed_win_ms(const Profile& profile) {
   double win = 0.0;

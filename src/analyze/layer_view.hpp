@@ -17,7 +17,7 @@
 namespace hwprof::detail {
 
 struct LayerNumbers {
-  double seconds = 0.0;  // the median per call
+  double seconds = 0.0;  // the time per call rates are over: a layer's median, a program row's mean call
   SourcedValue flops;    // per call
   SourcedValue bytes;    // per call
   BytesOrigin bytes_origin = BytesOrigin::analytic_minimum;
@@ -41,7 +41,6 @@ double share_of(const LayerProfile& layer, double summed_ms);
 // of the program's time in its outermost rows for a program's (LayerProfile::time_share), whose
 // rows nest.
 double row_share(const Profile& profile, const LayerProfile& layer, double summed_ms);
-
 
 // A point on a log–log roofline needs positive FLOPs, bytes and time: layers that move data
 // without arithmetic (reshape, flatten, an identity dropout) have no place on it.
