@@ -388,7 +388,7 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"ModelKindWithTheRegionsPhase", [](auto& j) { j["phase"] = "regions"; }, "/phase", "expected forward or train (a model profile)"},
         Broken{"TotalPhaseNotTheProfiles", [](auto& j) { j["total"]["phase"] = "regions"; }, "/total/phase", "the total's phase is the profile's"},
         Broken{"UnknownLayerPhase", [](auto& j) { j["layers"][3]["phase"] = "update"; }, "/layers/3/phase",
-               "expected forward, backward, optimizer or region"},
+               "expected forward, backward, optimizer, region, recompute or setup"},
         Broken{"BadTraceCategory", [](auto& j) { j["trace"][1]["category"] = "kernel"; }, "/trace/1/category", "expected phase or layer"},
         Broken{"NegativeTraceDuration", [](auto& j) { j["trace"][0]["duration_us"] = -1.0; }, "/trace/0/duration_us", "non-negative finite number"},
         Broken{"MachineCpuWithoutModel", [](auto& j) { j["machine"]["cpu"].erase("model"); }, "/machine/cpu", "missing \"model\""},
