@@ -942,12 +942,11 @@ void profile_json_parts(const Profile& p, ProfileGrouping by, int depth, const T
 
 }  // namespace detail
 
-// Long: one read per top-level field of the documented format (docs/profile.md), in its order.
+namespace {
 // A program's profile from before its rows said their calls and their time over them (no
 // time_basis): over the run, each row's calls from its per-thread rows and its time over them
 // from its share of the outermost regions' time, which is what that share was
 // (docs/profile.md, "Older profiles").
-namespace {
 void migrate_program_rows(Profile& p) {
   p.time_basis = TimeBasis::run;
   const double root_ms = p.total.time_ms.median;
@@ -962,6 +961,7 @@ void migrate_program_rows(Profile& p) {
 }
 }  // namespace
 
+// Long: one read per top-level field of the documented format (docs/profile.md), in its order.
 Result<Profile> profile_from_json(std::string_view text, const std::string& source_name) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ": the profile is empty (truncated?); run `hwprof profile` again"};
