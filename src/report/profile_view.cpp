@@ -69,8 +69,10 @@ std::string program_answer(const Profile& p) {
     } else {
       out += fmt::format("{} ms per step in its {}", milliseconds(in_rows), torch ? "rows" : "regions");
     }
+  } else if (torch) {
+    out += fmt::format(", no steps: {} ms in its rows", milliseconds(in_rows));
   } else {
-    out += fmt::format("{}{} ms in its {}", torch ? ", no steps: " : ": ", milliseconds(in_rows), torch ? "rows" : "regions");
+    out += fmt::format(": {} ms over the run", milliseconds(in_rows));
   }
   // The program total's win: its rows with a count at their roofs (src/profile/region_profile.cpp).
   if (const auto h = headroom_ms(p.total); h && in_rows > 0) {

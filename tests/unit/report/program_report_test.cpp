@@ -90,6 +90,7 @@ TEST(ProgramTable, ARegionsProgramSaysItsRegionsAndItsCalibrationsThreads) {
   p.threads = 2;
   const std::string t = profile_table(p);
   EXPECT_THAT(t, StartsWith("hwprof profile: lm.py, its regions: "));
+  EXPECT_THAT(t.substr(0, t.find('\n')), HasSubstr(" ms over the run, "));
   EXPECT_THAT(t, HasSubstr("Threads: its regions are placed under the calibration of 2 threads (of 2 cores)"));
 }
 
