@@ -420,7 +420,14 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
     r += cell(esc(c.label), c.label, " title=\"" + esc(c.text + ". Try: " + c.advice) + "\"");
   }
   // A program total's FLOPs are per step (Program totals), not per call.
-  r += program_total ? std::string(kNoCell) : cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+  // ... and a row without a count has none (the reason on hover), never 0.
+  if (program_total) {
+    r += kNoCell;
+  } else if (!l.work_note.empty()) {
+    r += "<td class=\"num na\" data-v=\"\" title=\"" + esc(l.work_note) + "\">–</td>";
+  } else {
+    r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+  }
   for (const std::string& name_of_counter : t.counter_names) r += counter_cell(l, name_of_counter, t.notes);
   r += "</tr>\n";
   if (tag == "th") {

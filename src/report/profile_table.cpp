@@ -507,9 +507,11 @@ std::string profile_csv(const Profile& p) {
     std::string shape;
     for (std::size_t i = 0; i < l.output_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(l.output_shape[i]);
     const Summary& s = l.time_ms;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(std::string(layer_phase_name(l.phase))), shape,
-                    l.params, l.macs, l.flops, num(n.bytes.value), value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), l.bytes);
+    // A row without a count (work_note) has no FLOPs or bytes: empty, never 0.
+    const bool counted = l.work_note.empty();
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(std::string(layer_phase_name(l.phase))),
+                       shape, l.params, l.macs, counted ? std::to_string(l.flops) : "", counted ? num(n.bytes.value) : "",
+                       value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), counted ? std::to_string(l.bytes) : "");
     out += fmt::format("{},{},{},{},{},{},{},{},{},", num(s.median), num(s.mean), num(s.min), num(s.max), num(s.p95), num(s.p99), s.n,
                        s.has_median_ci() ? num(s.median_ci_low) : "", s.has_median_ci() ? num(s.median_ci_high) : "");
     // An impossible rate is no figure: its rate, placement and bound are left empty (its flops and

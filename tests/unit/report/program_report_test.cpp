@@ -249,6 +249,7 @@ TEST(ProgramCsv, SaysCallsTimesThreadsAndWhatIsNotCounted) {
   const auto& embedding = row("aten::embedding", "forward");
   EXPECT_EQ(embedding[column("work_note")], "not counted: hwprof has no formula for this op");
   EXPECT_EQ(embedding[column("gflops_per_s")], "");
+  for (const char* empty : {"flops", "bytes", "analytic_bytes"}) EXPECT_EQ(embedding[column(empty)], "") << empty;
   EXPECT_THAT(row("Optimizer.step#AdamW.step", "optimizer")[column("work_partial")], StartsWith("48% of its time is in ops"));
   // An impossible row: said, with its reason, and no rate, efficiency, bound or win.
   const auto& linear = row("aten::linear [16x64x256, 1000x256, 1000]", "backward");
