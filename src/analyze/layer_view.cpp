@@ -223,8 +223,12 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   std::vector<std::map<std::string, double>> bound_time;
   std::vector<std::map<std::string, double>> why_win;
   std::vector<double> placed_time;
-  // A torch profile's rows differ in calls: each counts its time over all of them.
-  const double summed = is_program_run(profile.kind) ? row_ms(profile.total) : summed_layer_ms(profile);
+  // A program's rows differ in calls: each counts its time per step (or over the run), and a
+  // group's share is its rows' own shares summed (row_share: of the program's time in its
+  // outermost rows), as every report gives a row's. A model's: of the layers' summed medians.
+  const bool program = is_program_run(profile.kind);
+  const double summed = summed_layer_ms(profile);
+  std::vector<double> program_share;
   for (const LayerProfile& l : profile.layers) {
     const std::optional<std::string> found = group_key(profile, l, by, depth);
     if (!found) continue;
@@ -236,6 +240,7 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
       bound_time.emplace_back();
       why_win.emplace_back();
       placed_time.push_back(0.0);
+      program_share.push_back(0.0);
     }
     const std::size_t g = it->second;
     LayerGroup& row = groups[g];
@@ -243,7 +248,8 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
     // A layer's time per pass; a program's row's per step (or over the run), all its calls.
     const double t = row_ms(l);
     row.time_ms += t;
-    row.flops += static_cast<double>(l.flops) * calls_per_basis(l);
+    program_share[g] += program ? row_share(profile, l, summed) : 0.0;
+    if (!l.impossible) row.flops += static_cast<double>(l.flops) * calls_per_basis(l);  // an impossible count is no count
     if (const auto h = headroom_ms(l)) {
       row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms;
       row.win_ms = row.win_ms.value_or(0.0) + h->win_ms;
@@ -267,7 +273,7 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   };
   for (std::size_t g = 0; g < groups.size(); ++g) {
     LayerGroup& row = groups[g];
-    row.share = summed > 0 ? row.time_ms / summed : 0.0;
+    row.share = program ? program_share[g] : summed > 0 ? row.time_ms / summed : 0.0;
     if (row.roof_ms && placed_time[g] > 0) row.efficiency = *row.roof_ms / placed_time[g];
     row.bound = most(bound_time[g]);
     row.why = std::string(cause_title(most(why_win[g])));

@@ -87,8 +87,8 @@ const char* grouping_name(ProfileGrouping by);
 struct LayerGroup {
   std::string key;
   int layers = 0;
-  double time_ms = 0.0;           // summed medians
-  double share = 0.0;             // of the layers' summed medians
+  double time_ms = 0.0;           // summed row_ms: a model's layers' medians, a program's rows' time per step (or run)
+  double share = 0.0;             // its rows' row_share summed: of the layers' summed medians, or of a program's time
   std::optional<double> roof_ms;  // summed over the layers with a placement; absent when none has one
   std::optional<double> win_ms;
   std::optional<double> efficiency;  // roof / time over the placed layers

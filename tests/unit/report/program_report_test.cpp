@@ -213,6 +213,16 @@ TEST(ProgramTable, GroupedRowsArePerStepAndSaySoTheyOverlap) {
   EXPECT_EQ(header[1], "Rows");
   EXPECT_EQ(header[2], "ms/step");
   EXPECT_THAT(t, HasSubstr("the groups' times and shares overlap"));
+  // A group's share is its rows' shares summed: the one definition.
+  const Profile p = test::synthetic_torch_profile();
+  for (const detail::LayerGroup& g : detail::group_layers(p, detail::LayerGrouping::op, 1)) {
+    double rows_share = 0.0;
+    for (const LayerProfile& l : p.layers) {
+      const bool member = l.op == g.key || l.op + " (" + std::string(layer_phase_name(l.phase)) + ")" == g.key;
+      if (member) rows_share += detail::row_share(p, l, 0.0);
+    }
+    EXPECT_DOUBLE_EQ(g.share, rows_share) << g.key;
+  }
 }
 
 TEST(ProgramCsv, SaysCallsTimesThreadsAndWhatIsNotCounted) {
