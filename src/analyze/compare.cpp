@@ -49,20 +49,21 @@ LayerChange change_of(const LayerProfile& a, const LayerProfile& b) {
   c.median_a_ms = a.time_ms.median;
   c.median_b_ms = b.time_ms.median;
   c.change = a.time_ms.median > 0 ? b.time_ms.median / a.time_ms.median - 1.0 : 0.0;
-  if (a.roofline) {
+  // An impossible rate (LayerProfile::impossible) is no efficiency and no bound.
+  if (a.roofline && !a.impossible) {
     c.efficiency_a = a.roofline->efficiency;
     c.bound_a = std::string(bound_name(a.roofline->bound));
   }
-  if (b.roofline) {
+  if (b.roofline && !b.impossible) {
     c.efficiency_b = b.roofline->efficiency;
     c.bound_b = std::string(bound_name(b.roofline->bound));
   }
   const LayerNumbers na = layer_numbers(a);
   const LayerNumbers nb = layer_numbers(b);
   c.intensity_a = na.intensity;
-  c.gflops_a = na.gflops_per_s;
+  if (!a.impossible) c.gflops_a = na.gflops_per_s;
   c.intensity_b = nb.intensity;
-  c.gflops_b = nb.gflops_per_s;
+  if (!b.impossible) c.gflops_b = nb.gflops_per_s;
   if (a.samples_ms.empty() || b.samples_ms.empty()) {
     c.note = "no per-call times kept in " + std::string(a.samples_ms.empty() ? "A" : "B") +
              " (a profile from before hwprof kept them): medians compared, no test";
@@ -177,7 +178,9 @@ ProfileComparison compare_profiles(const Profile& a, const Profile& b, double al
     if (x != y) out.differences.push_back(fmt::format("{}: {} in A, {} in B", what, x.empty() ? "(none)" : x, y.empty() ? "(none)" : y));
   };
   differ("model", a.model, b.model);
-  differ("batch", std::to_string(a.batch), std::to_string(b.batch));
+  // A batch of 0 is not known (a program's run).
+  const auto batch = [](const Profile& p) { return p.batch > 0 ? std::to_string(p.batch) : std::string("not known"); };
+  differ("batch", batch(a), batch(b));
   differ("phase", std::string(profile_phase_name(a)), std::string(profile_phase_name(b)));
   differ("threads", std::to_string(a.threads), std::to_string(b.threads));
   differ("CPU", a.machine.cpu.brand, b.machine.cpu.brand);
@@ -201,6 +204,17 @@ ProfileComparison compare_profiles(const Profile& a, const Profile& b, double al
 
   out.total = change_of(a.total, b.total);
   out.total.name = "model total";
+  if (is_program_run(a.kind) && is_program_run(b.kind)) {
+    // A program's total is its time in its rows per step (or over the run): one figure a run, so
+    // compared, not tested.
+    out.total.name = "program total";
+    out.total.median_a_ms = row_ms(a.total);
+    out.total.median_b_ms = row_ms(b.total);
+    out.total.change = out.total.median_a_ms > 0 ? out.total.median_b_ms / out.total.median_a_ms - 1.0 : 0.0;
+    out.total.note =
+        fmt::format("the time in the program's rows {} in A, {} in B: one figure a run, compared, not tested",
+                    a.time_basis == TimeBasis::step ? "per step" : "over the run", b.time_basis == TimeBasis::step ? "per step" : "over the run");
+  }
   if (out.total.p_value) judge(out.total, *out.total.p_value, alpha);
   return out;
 }

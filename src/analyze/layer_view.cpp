@@ -9,7 +9,12 @@ namespace hwprof::detail {
 
 LayerNumbers layer_numbers(const LayerProfile& layer) {
   LayerNumbers n;
-  n.seconds = layer.time_ms.median * 1e-3;
+  // A program's row is placed by its mean call (its time over all calls / its calls), and the
+  // program total by its work per step (or over the run) over its time per step: their rates
+  // without a placement are over the same time. A model's layer: its median.
+  n.seconds = layer.calls > 0 && layer.total_ms > 0   ? layer.total_ms / static_cast<double>(layer.calls) * 1e-3
+              : layer.index < 0 && layer.basis_ms > 0 ? layer.basis_ms * 1e-3
+                                                      : layer.time_ms.median * 1e-3;
   n.bytes_origin = layer.bytes_origin;
   if (layer.roofline) {
     const RooflinePoint& r = *layer.roofline;
@@ -59,8 +64,6 @@ double row_share(const Profile& profile, const LayerProfile& layer, double summe
   return is_program_run(profile.kind) ? layer.time_share : share_of(layer, summed_ms);
 }
 
-
-
 bool on_roofline_chart(const LayerNumbers& n) {
   return n.intensity && *n.intensity > 0 && n.gflops_per_s && *n.gflops_per_s > 0;
 }
@@ -95,7 +98,8 @@ std::vector<UnavailableCounter> unavailable_counters(const Profile& profile) {
 }
 
 std::string_view cause_title(std::string_view rule) {
-  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {{"below_resolution", "below resolution"},
+  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {{"impossible_rate", "impossible rate"},
+                                                                              {"below_resolution", "below resolution"},
                                                                               {"noisy", "noisy"},
                                                                               {"depthwise_conv", "depthwise conv"},
                                                                               {"grouped_gemm", "grouped conv"},
@@ -105,6 +109,8 @@ std::string_view cause_title(std::string_view rule) {
                                                                               {"nearer_cache", "nearer cache"},
                                                                               {"above_roof", "above its roof"},
                                                                               {"thread_underuse", "threads idle"},
+                                                                              {"fewer_threads", "fewer threads than cores"},
+                                                                              {"partial_count", "count partial"},
                                                                               {"no_roofline", "no roofline"},
                                                                               {"not_counted", "not counted"},
                                                                               {"counted_elsewhere", "counted elsewhere"},
@@ -117,7 +123,6 @@ std::string_view cause_title(std::string_view rule) {
   }
   return rule;
 }
-
 
 double summed_win_ms(const Profile& profile) {
   double win = 0.0;
@@ -218,12 +223,12 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   std::vector<std::map<std::string, double>> bound_time;
   std::vector<std::map<std::string, double>> why_win;
   std::vector<double> placed_time;
-  // A torch profile's rows differ in calls: each counts its time over all of them.
-  // A program's rows per its basis against its total's; a profile from before program runs had a
-  // basis (time_basis pass) as it was rendered then.
-  const double summed = profile.time_basis != TimeBasis::pass     ? row_ms(profile.total)
-                        : profile.kind == ProfileKind::torch ? profile.total.time_ms.median
-                                                             : summed_layer_ms(profile);
+  // A program's rows differ in calls: each counts its time per step (or over the run), and a
+  // group's share is its rows' own shares summed (row_share: of the program's time in its
+  // outermost rows), as every report gives a row's. A model's: of the layers' summed medians.
+  const bool program = is_program_run(profile.kind);
+  const double summed = summed_layer_ms(profile);
+  std::vector<double> program_share;
   for (const LayerProfile& l : profile.layers) {
     const std::optional<std::string> found = group_key(profile, l, by, depth);
     if (!found) continue;
@@ -235,6 +240,7 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
       bound_time.emplace_back();
       why_win.emplace_back();
       placed_time.push_back(0.0);
+      program_share.push_back(0.0);
     }
     const std::size_t g = it->second;
     LayerGroup& row = groups[g];
@@ -242,7 +248,8 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
     // A layer's time per pass; a program's row's per step (or over the run), all its calls.
     const double t = row_ms(l);
     row.time_ms += t;
-    row.flops += static_cast<double>(l.flops) * calls_per_basis(l);
+    program_share[g] += program ? row_share(profile, l, summed) : 0.0;
+    if (!l.impossible) row.flops += static_cast<double>(l.flops) * calls_per_basis(l);  // an impossible count is no count
     if (const auto h = headroom_ms(l)) {
       row.roof_ms = row.roof_ms.value_or(0.0) + h->roof_ms;
       row.win_ms = row.win_ms.value_or(0.0) + h->win_ms;
@@ -266,7 +273,7 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   };
   for (std::size_t g = 0; g < groups.size(); ++g) {
     LayerGroup& row = groups[g];
-    row.share = summed > 0 ? row.time_ms / summed : 0.0;
+    row.share = program ? program_share[g] : summed > 0 ? row.time_ms / summed : 0.0;
     if (row.roof_ms && placed_time[g] > 0) row.efficiency = *row.roof_ms / placed_time[g];
     row.bound = most(bound_time[g]);
     row.why = std::string(cause_title(most(why_win[g])));

@@ -17,7 +17,7 @@
 namespace hwprof::detail {
 
 struct LayerNumbers {
-  double seconds = 0.0;  // the median per call
+  double seconds = 0.0;  // the time per call rates are over: a layer's median, a program row's mean call
   SourcedValue flops;    // per call
   SourcedValue bytes;    // per call
   BytesOrigin bytes_origin = BytesOrigin::analytic_minimum;
@@ -41,7 +41,6 @@ double share_of(const LayerProfile& layer, double summed_ms);
 // of the program's time in its outermost rows for a program's (LayerProfile::time_share), whose
 // rows nest.
 double row_share(const Profile& profile, const LayerProfile& layer, double summed_ms);
-
 
 // A point on a log–log roofline needs positive FLOPs, bytes and time: layers that move data
 // without arithmetic (reshape, flatten, an identity dropout) have no place on it.
@@ -88,8 +87,8 @@ const char* grouping_name(ProfileGrouping by);
 struct LayerGroup {
   std::string key;
   int layers = 0;
-  double time_ms = 0.0;           // summed medians
-  double share = 0.0;             // of the layers' summed medians
+  double time_ms = 0.0;           // summed row_ms: a model's layers' medians, a program's rows' time per step (or run)
+  double share = 0.0;             // its rows' row_share summed: of the layers' summed medians, or of a program's time
   std::optional<double> roof_ms;  // summed over the layers with a placement; absent when none has one
   std::optional<double> win_ms;
   std::optional<double> efficiency;  // roof / time over the placed layers

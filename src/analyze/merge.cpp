@@ -20,7 +20,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // What a rank spent in a layer or region: summed over its threads' rows where the profile has
-// them (every call, the dropped samples included), else mean per call × calls.
+// them (every call, the dropped samples included), else its time over its calls where it says
+// them (a program's row), else mean per call × calls.
 struct RankSpent {
   double ms = 0;
   double calls = 0;
@@ -37,6 +38,8 @@ RankSpent rank_spent(const Profile& p, const LayerProfile& l) {
   }
   if (l.calls > 0) return {l.total_ms, static_cast<double>(l.calls)};  // a program's row: every call, however it was entered
   if (found) return s;
+  // A program's row says its calls and its time over them; a layer's kept samples are its calls.
+  if (l.calls > 0) return {l.total_ms, static_cast<double>(l.calls)};
   return {l.time_ms.mean * static_cast<double>(l.time_ms.n), static_cast<double>(l.time_ms.n)};
 }
 

@@ -75,8 +75,8 @@ std::string comparison_html(const ProfileComparison& c, const Profile& b) {
   std::string html = html_page_open("hwprof compare", "plain");
   html += fmt::format("<h1>hwprof compare</h1>\n<p>A = {}<br>B = {}</p>\n", esc(c.a_label), esc(c.b_label));
   const LayerChange& t = c.total;
-  html += fmt::format("<p><b>Model total</b>: {:.4g} ms &rarr; {:.4g} ms ({}), <span class=\"{}\">{}</span>{}</p>\n", t.median_a_ms, t.median_b_ms,
-                      percent_change(t.change),
+  html += fmt::format("<p><b>{}</b>: {:.4g} ms &rarr; {:.4g} ms ({}), <span class=\"{}\">{}</span>{}</p>\n", esc(total_title(t.name)), t.median_a_ms,
+                      t.median_b_ms, percent_change(t.change),
                       t.verdict == Verdict::slower   ? "slower"
                       : t.verdict == Verdict::faster ? "faster"
                                                      : "",

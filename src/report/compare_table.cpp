@@ -13,7 +13,7 @@ namespace hwprof::detail {
 std::string comparison_table(const ProfileComparison& c, std::size_t top) {
   std::string out = fmt::format("hwprof compare: A = {}, B = {}\n", c.a_label, c.b_label);
   const LayerChange& t = c.total;
-  out += fmt::format("Model total: {:.4g} ms -> {:.4g} ms ({}), {}{}\n", t.median_a_ms, t.median_b_ms, percent_change(t.change),
+  out += fmt::format("{}: {:.4g} ms -> {:.4g} ms ({}), {}{}\n", total_title(t.name), t.median_a_ms, t.median_b_ms, percent_change(t.change),
                      verdict_name(t.verdict), t.p_value ? fmt::format(" (Mann-Whitney p = {})", p_text(t.p_value)) : "");
   if (!t.note.empty()) out += "  " + t.note + "\n";
   std::size_t faster = 0;

@@ -170,7 +170,50 @@ std::string machine_section(const Profile& p) {
   return out;
 }
 
+// A program run's totals (regions, torch): its steps and their median, its time in its rows
+// per step (or over the run), its work per step (each FLOP once) and the time to win, with the
+// sentence that says what the win counts.
+std::string program_totals_section(const Profile& p) {
+  const LayerProfile& t = p.total;
+  const detail::LayerNumbers n = detail::layer_numbers(t);
+  const bool steps = detail::per_step(p);
+  const std::string per = steps ? "per step" : "over the run";
+  std::string out = "<section id=\"totals\"><h2>Program totals</h2><dl>\n";
+  const auto row = [&](const std::string& term, const std::string& value_html) { out += "<dt>" + esc(term) + "</dt><dd>" + value_html + "</dd>\n"; };
+  row("run", esc(p.model + ", " + (p.kind == ProfileKind::torch ? "a PyTorch program (hwprof::torch)" : "a program's own regions")));
+  row("threads", esc(detail::program_threads(p)));
+  if (steps) {
+    std::string text = fmt::format("{} steps", p.steps);
+    if (p.step_time_ms.n > 0) {
+      text += fmt::format(": {} ms median per step (measured, the steps' own times)", num(p.step_time_ms.median, 4));
+      if (p.step_time_ms.has_median_ci()) {
+        text += fmt::format("; 95% CI {}–{} ms", num(p.step_time_ms.median_ci_low, 4), num(p.step_time_ms.median_ci_high, 4));
+      }
+    }
+    row("steps", text);
+  } else {
+    row("steps", "none: its figures are over the whole run");
+  }
+  row("time in its rows", fmt::format("{} ms {} (measured: its outermost rows, summed over the threads{})", num(detail::row_ms(t), 4), per,
+                                      steps ? "; the setup before the first step apart" : ""));
+  row(steps ? "FLOPs per step" : "FLOPs over the run",
+      fmt::format("{} (each FLOP once: the rows with a count of their own, outside every other such row; impossible rows left out)",
+                  detail::group_digits(t.flops)));
+  if (n.gflops_per_s) row("achieved", fmt::format("{} GFLOP/s, {} GB/s", num(*n.gflops_per_s), n.gbytes_per_s ? num(*n.gbytes_per_s) : "–"));
+  if (const auto h = detail::headroom_ms(t); h && detail::row_ms(t) > 0) {
+    row("time to win", fmt::format("<b>{} ms</b> {} ({} of its time in its rows)", detail::milliseconds(h->win_ms), per,
+                                   detail::percent(h->win_ms / detail::row_ms(t))));
+  }
+  if (t.roofline) row("roofline", esc(t.roofline->why));
+  if (!t.roofline_error.empty()) row("roofline", "<span class=\"na\">" + esc(t.roofline_error) + "</span>");
+  row("counters", esc(p.backend.empty() ? "none" : p.backend + (p.group.empty() ? "" : ", group " + p.group)) +
+                      fmt::format("; the timing's own cost ({:.0f} ns per region) is subtracted", p.overhead_ns));
+  out += "</dl></section>\n";
+  return out;
+}
+
 std::string totals_section(const Profile& p) {
+  if (is_program_run(p.kind)) return program_totals_section(p);
   const LayerProfile& t = p.total;
   const detail::LayerNumbers n = detail::layer_numbers(t);
   std::string out = "<section id=\"totals\"><h2>Model totals</h2><dl>\n";
@@ -210,17 +253,19 @@ std::string group_tables(const Profile& p) {
   for (const LayerProfile& l : p.layers) deepest = std::max(deepest, static_cast<int>(std::count(l.name.begin(), l.name.end(), '.')) + 1);
   deepest = std::min(deepest, 4);
   std::string out;
+  // A program's rows per step (or over the run), summed: rows nest, so the groups overlap.
+  const bool program = is_program_run(p.kind);
   const auto table = [&](const std::string& id, ProfileGrouping by, int depth, const std::string& title) {
     std::vector<detail::LayerGroup> groups = detail::group_layers(p, detail::layer_grouping(by), depth);
     std::stable_sort(groups.begin(), groups.end(), [](const detail::LayerGroup& a, const detail::LayerGroup& b) {
       return a.win_ms.value_or(-1) > b.win_ms.value_or(-1) || (a.win_ms == b.win_ms && a.time_ms > b.time_ms);
     });
     out += fmt::format(
-        "<table class=\"sortable grouped\" id=\"{}\" hidden=\"hidden\"><thead><tr><th>{}</th><th class=\"num\">Layers</th>"
-        "<th class=\"num\">Time ms</th><th class=\"num\">Share</th><th class=\"num\">Eff.</th><th>Bound</th>"
+        "<table class=\"sortable grouped\" id=\"{}\" hidden=\"hidden\"><thead><tr><th>{}</th><th class=\"num\">{}</th>"
+        "<th class=\"num\">{}</th><th class=\"num\">Share</th><th class=\"num\">Eff.</th><th>Bound</th>"
         "<th class=\"num\">Roof ms</th><th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why (most of its win)</th>"
         "</tr></thead><tbody>\n",
-        id, esc(title));
+        id, esc(title), program ? "Rows" : "Layers", program && detail::per_step(p) ? "ms/step" : "Time ms");
     for (const detail::LayerGroup& g : groups) {
       out += "<tr>" + cell(esc(g.key), g.key) + cell(std::to_string(g.layers), std::to_string(g.layers), " class=\"num\"") + num_cell(g.time_ms) +
              cell(detail::percent(g.share), fmt::format("{}", g.share), " class=\"num\"") +
@@ -239,9 +284,10 @@ std::string grouping_select(const Profile& p) {
   int deepest = 1;
   for (const LayerProfile& l : p.layers) deepest = std::max(deepest, static_cast<int>(std::count(l.name.begin(), l.name.end(), '.')) + 1);
   deepest = std::min(deepest, 4);
-  std::string out =
-      "<p class=\"note\"><label>Rows: <select id=\"grouping\"><option value=\"layer-table\">per layer</option>"
-      "<option value=\"group-op\">per op</option>";
+  std::string out = fmt::format(
+      "<p class=\"note\"><label>Rows: <select id=\"grouping\"><option value=\"layer-table\">per {}</option>"
+      "<option value=\"group-op\">per op</option>",
+      is_program_run(p.kind) ? "row" : "layer");
   for (int d = 1; d <= deepest; ++d) out += fmt::format("<option value=\"group-block-{}\">per block, depth {}</option>", d, d);
   return out + "</select></label></p>\n";
 }
@@ -265,6 +311,27 @@ std::string counter_cell(const LayerProfile& l, const std::string& name_of_count
               fmt::format("{}", *it->value), " class=\"num\"" + (title.empty() ? std::string() : " title=\"" + esc(title) + "\""));
 }
 
+// A program run's answer, as the table's title (the text table's first line).
+std::string program_answer_line(const Profile& p) {
+  return "<p class=\"answer\">" + esc(detail::program_answer(p)) + ".</p>\n";
+}
+
+// What a program's columns are (the text table's legend).
+std::string program_table_note(const Profile& p) {
+  const bool steps = detail::per_step(p);
+  const std::string time = steps ? "ms/step" : "Time ms";
+  return fmt::format(
+      "<p class=\"note\">{0}: the row's time over all its calls{1}; {2}: its calls{3}; Call ms: the median of its calls (± half its 95% "
+      "confidence interval); rows nest, and each includes the rows inside it. Share: of the program's time in its outermost rows (rows "
+      "nest: their shares overlap). FLOPs/call: analytic, per call. Bytes: {4}. GFLOP/s and GB/s: over the mean call; ≥: a lower bound, "
+      "the row's count leaves out ops without a formula (hover for which). impossible: a rate above anything this machine can do (hover "
+      "for the figures): no rate, bound or time to win, and left out of the totals. Roof ms: the time at the roof ({0} × Eff.); Win ms: "
+      "{0} − Roof ms; the program total's win counts only its rows with a count. Why: the first cause of the rule table. Most time to win "
+      "first; click a column to sort. A red edge marks a row that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
+      time, steps ? fmt::format(" / the {} steps", p.steps) : " (over the run)", steps ? "Calls/step" : "Calls", steps ? " / the steps" : "",
+      esc(detail::bytes_source_summary(p)));
+}
+
 // What every row of the layer table shares.
 struct LayerTable {
   const Profile& p;
@@ -272,40 +339,77 @@ struct LayerTable {
   std::vector<std::string> counter_names;  // every event asked for or counted, in order
   bool phases = false;                     // a training profile: a Phase column
   double layers_ms = 0;                    // the layers' summed medians
+  bool program = false;                    // a program's rows: Calls and ms per step (or over the run) before the call's time
 };
+
+constexpr const char* kNoCell = "<td class=\"num\" data-v=\"\">–</td>";
+
+// A rate of a program's row: none where impossible (the reason on hover), a lower bound ("≥")
+// where its count leaves part of the row out, else the figure.
+std::string program_rate_cell(const LayerProfile& l, const std::optional<double>& v, const std::string& shown) {
+  if (l.impossible) return "<td class=\"num na\" data-v=\"\" title=\"" + esc(l.impossible_reason) + "\">–</td>";
+  if (!v) return kNoCell;
+  if (l.work_partial.empty()) return cell(shown, fmt::format("{}", *v), " class=\"num\"");
+  return cell(std::string(detail::kLowerBound) + shown, fmt::format("{}", *v), " class=\"num\" title=\"" + esc(l.work_partial) + "\"");
+}
+
+// A program's row's calls and time per step (or over the run); the total has no calls.
+std::string program_time_cells(const LayerProfile& l, bool total) {
+  std::string r = total || l.calls == 0
+                      ? std::string(kNoCell)
+                      : cell(detail::calls_text(detail::calls_per_basis(l)), fmt::format("{}", detail::calls_per_basis(l)), " class=\"num\"");
+  return r + num_cell(detail::row_ms(l), 4);
+}
+
+// The median per call (~ below resolution) and half its 95% interval.
+std::string median_cells(const LayerProfile& l) {
+  const std::string time_text = detail::milliseconds(l.time_ms.median);
+  std::string r =
+      l.below_resolution
+          ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
+                 fmt::format("{}", l.time_ms.median), " class=\"num\"")
+          : cell(time_text, fmt::format("{}", l.time_ms.median), " class=\"num\"");
+  if (l.time_ms.has_median_ci()) {
+    const double half = (l.time_ms.median_ci_high - l.time_ms.median_ci_low) / 2;
+    return r + cell(detail::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
+  }
+  return r + "<td class=\"num\" data-v=\"\" title=\"fewer than 6 samples: no 95% interval\">–</td>";
+}
 
 // One row: a layer (`tag` td) or the model total (th, plain cells: it is not sorted); `phase`
 // is the row's, or for the total the profile's (profile_phase_name).
 std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::string& tag, const std::string& name, std::string_view phase) {
   const detail::LayerNumbers n = detail::layer_numbers(l);
-  const double share = tag == "td" ? detail::share_of(l, t.layers_ms) : 1.0;
-  const bool worry = tag == "td" && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
+  const double share = tag == "td" ? detail::row_share(t.p, l, t.layers_ms) : 1.0;
+  const bool worry = tag == "td" && !l.impossible && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
+  const bool program_total = t.program && tag == "th";
   std::string r = worry ? "<tr class=\"worry\">" : "<tr>";
   r += cell(esc(name), name);
   r += cell(esc(l.op), l.op);
   if (t.phases) r += cell(esc(phase), std::string(phase));
-  const std::string time_text = detail::milliseconds(l.time_ms.median);
-  r += l.below_resolution
-           ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
-                  fmt::format("{}", l.time_ms.median), " class=\"num\"")
-           : cell(time_text, fmt::format("{}", l.time_ms.median), " class=\"num\"");
-  if (l.time_ms.has_median_ci()) {
-    const double half = (l.time_ms.median_ci_high - l.time_ms.median_ci_low) / 2;
-    r += cell(detail::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
-  } else {
-    r += "<td class=\"num\" data-v=\"\" title=\"fewer than 6 samples: no 95% interval\">–</td>";
-  }
+  if (t.program) r += program_time_cells(l, program_total);
+  // A program's total has no call: its time is per step (or over the run).
+  r += program_total ? std::string(kNoCell) + kNoCell : median_cells(l);
   r += cell(detail::percent(share), fmt::format("{}", share),
             fmt::format(" class=\"num share\" style=\"--w: {:.1f}%\"", std::clamp(share, 0.0, 1.0) * 100));
-  r += num_cell(n.gflops_per_s);
+  r += t.program ? program_rate_cell(l, n.gflops_per_s, n.gflops_per_s ? num(*n.gflops_per_s) : "") : num_cell(n.gflops_per_s);
   r += num_cell(n.gbytes_per_s);
   r += num_cell(n.intensity);
   // The rule that placed it and the memory roof it was held to, on hover.
   const std::string why = l.roofline ? " title=\"" + esc(l.roofline->why) + "\"" : std::string();
   const std::string roof = l.roofline ? " title=\"memory roof: " + esc(l.roofline->memory_roof) + "\"" : std::string();
-  r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
-  r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
-                    : "<td class=\"num\" data-v=\"\">–</td>";
+  if (l.impossible) {
+    r += "<td data-v=\"\" title=\"" + esc(l.impossible_reason) + "\">–</td>";
+    r += "<td class=\"num na\" data-v=\"\" title=\"" + esc(l.impossible_reason) + "\">impossible</td>";
+  } else {
+    r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
+    if (t.program && n.efficiency && !l.work_partial.empty()) {
+      r += program_rate_cell(l, n.efficiency, detail::percent(*n.efficiency));
+    } else {
+      r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
+                        : "<td class=\"num\" data-v=\"\">–</td>";
+    }
+  }
   const auto headroom = detail::headroom_ms(l);
   r += num_cell(headroom ? std::optional<double>(headroom->roof_ms) : std::nullopt);
   r += num_cell(headroom ? std::optional<double>(headroom->win_ms) : std::nullopt);
@@ -315,7 +419,15 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
     const LayerCause& c = l.why.front();
     r += cell(esc(c.label), c.label, " title=\"" + esc(c.text + ". Try: " + c.advice) + "\"");
   }
-  r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+  // A program total's FLOPs are per step (Program totals), not per call.
+  // ... and a row without a count has none (the reason on hover), never 0.
+  if (program_total) {
+    r += kNoCell;
+  } else if (!l.work_note.empty()) {
+    r += "<td class=\"num na\" data-v=\"\" title=\"" + esc(l.work_note) + "\">–</td>";
+  } else {
+    r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+  }
   for (const std::string& name_of_counter : t.counter_names) r += counter_cell(l, name_of_counter, t.notes);
   r += "</tr>\n";
   if (tag == "th") {
@@ -329,7 +441,11 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
 }
 
 std::string layers_section(const Profile& p, const detail::NumberedNotes& notes) {
-  LayerTable t{p, notes, {}, p.phase == RunPhase::train, detail::summed_layer_ms(p)};
+  const bool program = is_program_run(p.kind);
+  // A program's rows have a Phase column where they are not all its own regions.
+  const bool phases = program ? std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.phase != LayerPhase::region; })
+                              : p.phase == RunPhase::train;
+  LayerTable t{p, notes, {}, phases, detail::summed_layer_ms(p), program};
   for (const EventInfo& e : p.events) {
     if (std::find(t.counter_names.begin(), t.counter_names.end(), e.name) == t.counter_names.end()) t.counter_names.push_back(e.name);
   }
@@ -339,24 +455,35 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
     }
   }
   std::string out = "<section id=\"layers\"><h2>Where the time goes, and what there is to win</h2>\n";
-  out += fmt::format(
-      "<p class=\"note\">Time: measured median per call; ± is half the 95% confidence interval of the median. Share: of the layers' "
-      "summed medians. FLOPs: analytic. Bytes: {}. "
-      "GFLOP/s and GB/s: FLOPs and bytes over the median. Roof ms: the time at the roof (Time × Eff.); Win ms: Time − Roof ms. "
-      "Why: the first cause of the rule table (hover for what was seen and what to try). Counters: measured per call, each "
-      "reading's own cost subtracted. Most time to win first; click a column to sort. "
-      "A red edge marks a layer that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
-      esc(detail::bytes_source_summary(p)));
+  out += t.program ? program_answer_line(p) : std::string();
+  out += t.program
+             ? program_table_note(p)
+             : fmt::format(
+                   "<p class=\"note\">Time: measured median per call; ± is half the 95% confidence interval of the median. Share: of the layers' "
+                   "summed medians. FLOPs: analytic. Bytes: {}. "
+                   "GFLOP/s and GB/s: FLOPs and bytes over the median. Roof ms: the time at the roof (Time × Eff.); Win ms: Time − Roof ms. "
+                   "Why: the first cause of the rule table (hover for what was seen and what to try). Counters: measured per call, each "
+                   "reading's own cost subtracted. Most time to win first; click a column to sort. "
+                   "A red edge marks a layer that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
+                   esc(detail::bytes_source_summary(p)));
   out += grouping_select(p);
-  out += "<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>Layer</th><th>Op</th>";
+  out += fmt::format("<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>{}</th><th>Op</th>", t.program ? "Region" : "Layer");
   if (t.phases) out += "<th>Phase</th>";
+  if (t.program) {
+    out += detail::per_step(p) ? "<th class=\"num\">Calls/step</th><th class=\"num\">ms/step</th><th class=\"num\">Call ms</th>"
+                               : "<th class=\"num\">Calls</th><th class=\"num\">Time ms</th><th class=\"num\">Call ms</th>";
+  } else {
+    out += "<th class=\"num\">Time ms</th>";
+  }
   out +=
-      "<th class=\"num\">Time ms</th><th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
+      "<th class=\"num\">± ms</th><th class=\"num\">Share</th><th class=\"num\">GFLOP/s</th>"
       "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">Roof ms</th>"
-      "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th><th class=\"num\">FLOPs</th>";
+      "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th>";
+  out += t.program ? "<th class=\"num\">FLOPs/call</th>" : "<th class=\"num\">FLOPs</th>";
   for (const std::string& c : t.counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
-  // Most time to win first, as the Win header's arrow says: the rows worth a look lead.
+  // Most time to win first, as the Win header's arrow says: the rows worth a look lead. A
+  // program's rows by their time per step (or over the run), a model's layers by their median.
   std::vector<const LayerProfile*> by_win;
   for (const LayerProfile& l : p.layers) by_win.push_back(&l);
   const auto win = [](const LayerProfile* l) {
@@ -364,10 +491,12 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
     return h ? h->win_ms : -1.0;
   };
   std::stable_sort(by_win.begin(), by_win.end(), [&](const LayerProfile* a, const LayerProfile* b) {
-    return win(a) > win(b) || (win(a) == win(b) && a->time_ms.median > b->time_ms.median);
+    return win(a) > win(b) || (win(a) == win(b) && detail::row_ms(*a) > detail::row_ms(*b));
   });
   for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", detail::display_name(*l), layer_phase_name(l->phase));
-  out += "</tbody>\n<tfoot>" + layer_row(t, p.total, "th", "model total", profile_phase_name(p)) + "</tfoot></table>\n";
+  out += "</tbody>\n<tfoot>" +
+         layer_row(t, p.total, "th", t.program ? "program total" : "model total", t.program ? std::string_view("–") : profile_phase_name(p)) +
+         "</tfoot></table>\n";
   out += group_tables(p);
   out +=
       "<p class=\"note\">n/a[k]: the counter could not be read, for the reason in note k at the top. impossible: a value wall "
@@ -492,10 +621,9 @@ std::string answer_line(const Profile& p) {
 std::string html_report(const Profile& p) {
   std::string out = detail::html_page_open("hwprof: " + p.model);
   if (is_program_run(p.kind)) {
-    out += fmt::format(
-        "<header><h1>{} — hwprof regions</h1><p class=\"sub\">the program's own regions, placed against the {}-thread "
-        "calibration · {} · hwprof {}</p></header>\n",
-        esc(p.model), p.threads, esc(p.created), esc(p.hwprof_version));
+    out += fmt::format("<header><h1>{} — {}</h1><p class=\"sub\">{} · {} · hwprof {}</p></header>\n", esc(p.model),
+                       p.kind == ProfileKind::torch ? "hwprof::torch" : "hwprof regions", esc(detail::program_threads(p)), esc(p.created),
+                       esc(p.hwprof_version));
   } else {
     out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
                        p.batch, esc(profile_phase_name(p)), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));

@@ -85,7 +85,7 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   j["params"] = l.params;
   j["macs"] = l.macs;
   j["flops"] = l.flops;
-  if (!l.work_note.empty()) j["work_note"] = l.work_note;  // no analytic count: flops and bytes unknown
+  if (!l.work_note.empty()) j["work_note"] = l.work_note;           // no analytic count: flops and bytes unknown
   if (!l.work_partial.empty()) j["work_partial"] = l.work_partial;  // the count leaves part out: its rates are lower bounds
   if (l.nested_op) j["nested_op"] = true;
   // A program's row: its calls, its time over them and per the profile's basis, its threads, shapes.
@@ -948,6 +948,25 @@ void profile_json_parts(const Profile& p, ProfileGrouping by, int depth, const T
 
 }  // namespace detail
 
+namespace {
+// A program's profile from before its rows said their calls and their time over them (no
+// time_basis): over the run, each row's calls from its per-thread rows and its time over them
+// from its share of the outermost regions' time, which is what that share was
+// (docs/profile.md, "Older profiles").
+void migrate_program_rows(Profile& p) {
+  p.time_basis = TimeBasis::run;
+  const double root_ms = p.total.time_ms.median;
+  p.total.total_ms = root_ms;
+  p.total.basis_ms = root_ms;
+  for (LayerProfile& l : p.layers) {
+    const std::string region = detail::region_name_of(p, l);
+    for (const RegionThreadRow& r : p.region_threads) l.calls += r.region == region ? r.calls : 0;
+    l.total_ms = l.time_share * root_ms;
+    l.basis_ms = l.total_ms;
+  }
+}
+}  // namespace
+
 // Long: one read per top-level field of the documented format (docs/profile.md), in its order.
 Result<Profile> profile_from_json(std::string_view text, const std::string& source_name) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
@@ -1024,7 +1043,8 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     if (root.contains("time_basis")) {  // absent in profiles from before program runs had steps
       p.time_basis = enumerated<TimeBasis>(in, root, "", "time_basis", parse_time_basis, "pass, step or run");
       p.steps = static_cast<std::uint64_t>(in.integer(root, "", "steps", 0));
-      if (!in.member(root, "", "step_time_ms").is_null()) p.step_time_ms = summary_from_json(in, in.member(root, "", "step_time_ms"), "/step_time_ms");
+      if (!in.member(root, "", "step_time_ms").is_null())
+        p.step_time_ms = summary_from_json(in, in.member(root, "", "step_time_ms"), "/step_time_ms");
     }
     p.total = layer_from_json(in, in.member(root, "", "total"), "/total", p, true);
     const ordered_json& layers = in.member(root, "", "layers");
@@ -1076,6 +1096,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       }
     }
     if (root.contains("sampling")) p.sampling = read_sampling(in, root["sampling"]);
+    if (is_program_run(p.kind) && !root.contains("time_basis")) migrate_program_rows(p);
     if (root.contains("call_paths")) {
       const ordered_json& rows = in.member(root, "", "call_paths");
       if (!rows.is_array()) in.fail("/call_paths", std::string("expected a list, got ") + rows.type_name());

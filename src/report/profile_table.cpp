@@ -11,28 +11,20 @@
 #include "common/number_format.hpp"
 #include "hwprof/report.hpp"
 #include "report/profile_view.hpp"
+#include "report/program_table.hpp"
 #include "report/sampling_report.hpp"
+#include "report/text_table.hpp"
 
 namespace hwprof {
 namespace {
 
 using detail::LayerNumbers;
+using detail::optional_rate_cell;
+using detail::rate_cell;
+using detail::TextTable;
 
 std::string ms(double v) {
   return detail::milliseconds(v);
-}
-
-// Rates and ratios: three significant digits, no exponent.
-std::string rate(double v) {
-  if (v >= 1000) return fmt::format("{:.0f}", v);
-  if (v >= 100) return fmt::format("{:.1f}", v);
-  if (v >= 1) return fmt::format("{:.2f}", v);
-  if (v >= 0.001) return fmt::format("{:.3f}", v);
-  return v == 0 ? "0" : fmt::format("{:.2e}", v);
-}
-
-std::string optional_rate(const std::optional<double>& v) {
-  return v ? rate(*v) : "-";
 }
 
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
@@ -47,62 +39,6 @@ bool counter_readable(CounterStatus s) {
   return s == CounterStatus::ok || s == CounterStatus::multiplexed;
 }
 
-// A plain text table: left-aligned text columns, right-aligned numbers, two spaces apart.
-class TextTable {
- public:
-  void column(std::string title, bool right) {
-    const std::size_t w = width(title);
-    columns_.push_back({std::move(title), right, w});
-  }
-  void row(std::vector<std::string> cells) {
-    for (std::size_t k = 0; k < cells.size() && k < columns_.size(); ++k) columns_[k].width = std::max(columns_[k].width, width(cells[k]));
-    rows_.push_back(std::move(cells));
-  }
-  void rule() { rows_.emplace_back(); }
-  std::string render() const {
-    std::string out = line_of([&](std::size_t k) { return columns_[k].title; });
-    out += std::string(total_width(), '-') + "\n";
-    for (const auto& r : rows_) {
-      if (r.empty()) {
-        out += std::string(total_width(), '-') + "\n";
-        continue;
-      }
-      out += line_of([&](std::size_t k) { return k < r.size() ? r[k] : std::string(); });
-    }
-    return out;
-  }
-
- private:
-  struct Column {
-    std::string title;
-    bool right = false;
-    std::size_t width = 0;
-  };
-  // Display width: UTF-8 continuation bytes take no column.
-  static std::size_t width(const std::string& s) {
-    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-  }
-  std::size_t total_width() const {
-    std::size_t w = 0;
-    for (const Column& c : columns_) w += c.width + 2;
-    return w > 2 ? w - 2 : 0;
-  }
-  template <class CellOf>
-  std::string line_of(CellOf cell_of) const {
-    std::string s;
-    for (std::size_t k = 0; k < columns_.size(); ++k) {
-      const std::string text = cell_of(k);
-      const std::size_t pad = columns_[k].width - std::min(columns_[k].width, width(text));
-      if (k) s += "  ";
-      s += columns_[k].right ? std::string(pad, ' ') + text : text + std::string(pad, ' ');
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  }
-  std::vector<Column> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
 bool has_phases(const Profile& p) {
   // A library profile's regions all have phase "region": one phase, no column for it.
   return p.phase == RunPhase::train || std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) {
@@ -111,7 +47,7 @@ bool has_phases(const Profile& p) {
 }
 
 bool any_placed(const Profile& p) {
-  return std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.roofline.has_value(); });
+  return detail::any_row_placed(p);
 }
 
 // Time to win orders the layers where they have a roofline; without one it is time.
@@ -147,31 +83,19 @@ std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sor
   return rows;
 }
 
-// "±0.012" from the 95% confidence interval of the median; without one (fewer than 6
-// samples), half the min–max range, marked with † and explained in a note.
-std::string uncertainty(const Summary& s, bool* used_range) {
-  if (s.n == 0) return "-";
-  if (s.has_median_ci()) return "±" + ms((s.median_ci_high - s.median_ci_low) / 2);
-  *used_range = true;
-  return "±" + ms((s.max - s.min) / 2) + "†";
-}
-
-// The first line answers how long a pass takes and how much of it the roofs say is to win.
+// The first line answers how long a pass takes and how much of it the roofs say is to win; a
+// program's (regions, torch) how long a step takes, or its rows over the run, and the threads
+// its rows ran on.
 std::string title_line(const Profile& p) {
+  if (is_program_run(p.kind)) {
+    return fmt::format("hwprof profile: {}, {}\nThreads: {}\n", p.model, detail::program_answer(p), detail::program_threads(p));
+  }
   std::string out =
-      fmt::format("hwprof profile: {}, {}{}{}, {} thread{}", p.model,
-                  p.kind == ProfileKind::torch ? std::string() : fmt::format("batch {}, ", p.batch),  // a program's batch is its own
-                  p.kind == ProfileKind::torch ? std::string_view("PyTorch modules and ops (hwprof::torch)") : profile_phase_name(p),
+      fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, profile_phase_name(p),
                   p.phase == RunPhase::train && !p.optimizer.empty() ? " (" + p.optimizer + ")" : "", p.threads, p.threads == 1 ? "" : "s");
-  if (p.total.time_ms.n > 0 && !is_program_run(p.kind)) {
+  if (p.total.time_ms.n > 0) {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
     // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
-    if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
-      out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
-    }
-  } else if (p.total.time_ms.n > 0 && p.kind == ProfileKind::torch) {
-    // A program's run: its time in the outermost rows, over all their calls.
-    out += fmt::format(": {} ms measured", ms(p.total.time_ms.median));
     if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
       out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
     }
@@ -206,27 +130,13 @@ std::string notes_block(const detail::NumberedNotes& notes) {
 
 // What the columns are, measured or derived, after the table: a reader who needs it looks there.
 std::string legend(const Profile& p) {
-  const bool regions = is_program_run(p.kind);
+  if (is_program_run(p.kind)) return detail::program_legend(p);
   std::string out = fmt::format(
-      "Measured: Time = {}, the session's own {:.0f} ns per region subtracted{}.\n",
-      regions ? "median over each region's calls, inclusive of the regions nested in it"
-              : fmt::format("median of {} iteration{} after {} warm-up run{}", p.iterations, p.iterations == 1 ? "" : "s", p.warmup_runs,
-                            p.warmup_runs == 1 ? "" : "s"),
-      p.overhead_ns,
-      p.backend.empty() || p.backend == "timer"
-          ? ""
-          : fmt::format("; counters: {} backend{}{}", p.backend, p.group.empty() ? "" : ", group " + p.group,
-                        p.counter_iterations > 0 ? fmt::format(", {} pass{} of their own, each reading's own cost (an empty region's) subtracted",
-                                                               p.counter_iterations, p.counter_iterations == 1 ? "" : "es")
-                                                 : ""));
-  out += p.kind == ProfileKind::torch
-             ? "Analytic: FLOPs and minimum bytes per call from each aten op's input shapes (hwprof summary's op table); a module's "
-               "are the ops' run inside it; '-': not counted (the reason is in profile.json's work_note). "
-         : regions ? "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work). "
-                   : "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
+      "Measured: Time = median of {} iteration{} after {} warm-up run{}, the session's own {:.0f} ns per region subtracted{}.\n", p.iterations,
+      p.iterations == 1 ? "" : "s", p.warmup_runs, p.warmup_runs == 1 ? "" : "s", p.overhead_ns, detail::counters_measured_words(p));
+  out += "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
   out += "Bytes: " + detail::bytes_source_summary(p) + ".\n";
-  out += regions ? "Derived:  Share = the region's time over all calls / the time in the outermost regions"
-                 : "Derived:  Share = of the layers' summed medians";
+  out += "Derived:  Share = of the layers' summed medians";
   if (any_placed(p)) {
     out +=
         "; Eff. = achieved / attainable under the measured roofline (memory roof: the calibrated bandwidth at the layer's working "
@@ -311,7 +221,7 @@ std::string metric_cell(CounterColumns& t, const LayerProfile& l, const std::str
     return fmt::format("n/a[m{}]", k + 1);
   }
   if (it->below_resolution) t.any_below = true;
-  return (it->below_resolution ? "~" : "") + (*it->value >= 0 ? rate(*it->value) : fmt::format("{:.3g}", *it->value));
+  return (it->below_resolution ? "~" : "") + (*it->value >= 0 ? rate_cell(*it->value) : fmt::format("{:.3g}", *it->value));
 }
 
 // `phase`: the row's, or for the total the profile's (profile_phase_name).
@@ -345,7 +255,7 @@ std::string counters_table(const Profile& p, const std::vector<const LayerProfil
   for (const LayerProfile* l : rows) c.row(counter_row(t, *l, detail::display_name(*l), layer_phase_name(l->phase)));
   if (!p.total.counters.empty() || !p.total.metrics.empty()) {
     c.rule();
-    c.row(counter_row(t, p.total, "model total", profile_phase_name(p)));
+    c.row(counter_row(t, p.total, is_program_run(p.kind) ? "program total" : "model total", profile_phase_name(p)));
   }
   std::string out = "\nCounters per call (measured, each reading's own cost subtracted; * multiplexed; n/a[k]: see note k)\n";
   out += c.render();
@@ -360,7 +270,7 @@ std::string counters_table(const Profile& p, const std::vector<const LayerProfil
 }
 
 // What to try, once per cause shown, with the layer that has the most to win by it first.
-std::string what_to_try(const std::vector<const LayerProfile*>& rows) {
+std::string what_to_try(const std::vector<const LayerProfile*>& rows, const char* row_word) {
   struct Seen {
     std::string rule;
     std::string first;  // the first layer shown with it
@@ -379,7 +289,7 @@ std::string what_to_try(const std::vector<const LayerProfile*>& rows) {
     }
   }
   if (seen.empty()) return {};
-  std::string out = "\nWhy, and what to try (the first layer shown with each cause; docs/profile.md lists the rules):\n";
+  std::string out = fmt::format("\nWhy, and what to try (the first {} shown with each cause; docs/profile.md lists the rules):\n", row_word);
   for (const Seen& s : seen) {
     out += fmt::format("- {}: {}{}: {}. Try: {}\n", detail::cause_title(s.rule), s.first,
                        s.layers > 1 ? fmt::format(" (and {} more shown)", s.layers - 1) : "", s.cause->text, s.cause->advice);
@@ -409,8 +319,10 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
            : o.by == ProfileGrouping::module ? fmt::format("Module (at most {} parts)", o.depth)
                                              : fmt::format("Block (depth {})", o.depth),
            false);
-  t.column("Layers", true);
-  t.column("Time ms", true);
+  // A program's rows per step (or over the run), nested: their groups' shares overlap.
+  const bool program = is_program_run(p.kind);
+  t.column(program ? "Rows" : "Layers", true);
+  t.column(program && detail::per_step(p) ? "ms/step" : "Time ms", true);
   t.column("Share", true);
   t.column("Eff.", true);
   t.column("Bound", false);
@@ -426,15 +338,15 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
                                 sort == ProfileSort::win ? ", most time to win first" : "");
   out += t.render();
   if (shown < groups.size()) out += fmt::format("... {} more; --all shows every row\n", groups.size() - shown);
+  if (program) out += "Rows nest (a module holds its ops, an op the ops it runs): the groups' times and shares overlap\n";
   return out;
 }
 
-// The rows of the layer (or region) table, shown or not: what every row needs to know, and
-// the footnotes its rows call for.
+// The rows of a model's layer table, shown or not: what every row needs to know, and the
+// footnotes its rows call for.
 struct LayerRows {
   const Profile& p;
   bool phases = false;
-  bool regions = false;
   bool placed = false;
   bool used_range = false;        // a row's ± is half its min-max range (†)
   bool below_resolution = false;  // a row's time is below resolution (~)
@@ -448,10 +360,10 @@ std::vector<std::string> layer_cells(LayerRows& r, const LayerProfile& l, const 
   if (r.phases) c.emplace_back(phase);
   r.below_resolution = r.below_resolution || l.below_resolution;
   c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
-  c.push_back(uncertainty(l.time_ms, &r.used_range));
+  c.push_back(detail::median_uncertainty_cell(l.time_ms, &r.used_range));
   c.push_back(share);
-  c.push_back(optional_rate(n.gflops_per_s));
-  c.push_back(optional_rate(n.intensity));
+  c.push_back(optional_rate_cell(n.gflops_per_s));
+  c.push_back(optional_rate_cell(n.intensity));
   c.push_back(n.bound ? std::string(bound_name(*n.bound)) : "-");
   c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
   if (r.placed) {
@@ -462,49 +374,35 @@ std::vector<std::string> layer_cells(LayerRows& r, const LayerProfile& l, const 
   return c;
 }
 
-// The table of the first `shown` rows and the model total, with its title.
+// The table of the first `shown` layers and the model total, with its title. (A program's rows:
+// report/program_table.hpp.)
 std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& rows, std::size_t shown, ProfileSort sort) {
   const Profile& p = r.p;
   TextTable t;
-  t.column(r.regions ? "Region" : "Layer", false);
+  t.column("Layer", false);
   t.column("Op", false);
   if (r.phases) t.column("Phase", false);
   t.column("Time ms", true);
   t.column("±95% CI", true);
   t.column("Share", true);
-  t.column("GFLOP/s", true);
-  t.column("FLOP/B", true);
-  t.column("Bound", false);
-  t.column("Eff.", true);
-  if (r.placed) {
-    t.column("Roof ms", true);
-    t.column("Win ms", true);
-  }
-  t.column("Why", false);
-  // A regions profile's regions nest, so their medians do not add up: each region's share is
-  // its time over all calls against the outermost regions' (Profile time_share).
+  detail::add_rate_columns(t, r.placed);
   const double layers_ms = detail::summed_layer_ms(p);
   for (std::size_t i = 0; i < shown; ++i) {
-    const double share = r.regions ? rows[i]->time_share : detail::share_of(*rows[i], layers_ms);
-    t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), layer_phase_name(rows[i]->phase), detail::percent(share)));
+    t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), layer_phase_name(rows[i]->phase),
+                      detail::percent(detail::row_share(p, *rows[i], layers_ms))));
   }
   t.rule();
-  std::vector<std::string> total =
-      layer_cells(r, p.total, r.regions ? "program total (all calls)" : "model total", profile_phase_name(p), p.total.time_ms.n ? "100.0%" : "-");
+  std::vector<std::string> total = layer_cells(r, p.total, "model total", profile_phase_name(p), p.total.time_ms.n ? "100.0%" : "-");
   total.back().clear();
   t.row(std::move(total));
-  const bool all_calls = p.kind == ProfileKind::torch;
-  const char* order = sort == ProfileSort::win && all_calls    ? "most time to win over all calls first (Win ms = Time x (1 - Eff.), per call)"
-                      : sort == ProfileSort::win               ? "most time to win first (Win ms = Time x (1 - Eff.))"
-                      : sort == ProfileSort::time && all_calls ? "most time over all calls first (Share)"
-                      : sort == ProfileSort::time              ? "longest first"
-                      : sort == ProfileSort::flops             ? "most FLOPs first"
-                                                               : "by name";
-  return fmt::format("\n{} {} of {} {}, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(), r.regions ? "regions" : "layers", order) +
-         t.render();
+  const char* order = sort == ProfileSort::win     ? "most time to win first (Win ms = Time x (1 - Eff.))"
+                      : sort == ProfileSort::time  ? "longest first"
+                      : sort == ProfileSort::flops ? "most FLOPs first"
+                                                   : "by name";
+  return fmt::format("\n{} {} of {} layers, {}\n", shown < rows.size() ? "Top" : "All", shown, rows.size(), order) + t.render();
 }
 
-// The rows left out: how many, their share of the time and their time to win.
+// The layers left out: how many, their share of the time and their time to win.
 std::string rows_left_out(const LayerRows& r, const std::vector<const LayerProfile*>& rows, std::size_t shown) {
   if (shown >= rows.size()) return "";
   const double layers_ms = detail::summed_layer_ms(r.p);
@@ -515,9 +413,25 @@ std::string rows_left_out(const LayerRows& r, const std::vector<const LayerProfi
     rest_win += std::max(0.0, win_of(*rows[i]));
   }
   const std::size_t more = rows.size() - shown;
-  return fmt::format("... {} more {}{} {} {} of the time{}; --all shows every row\n", more, r.regions ? "region" : "layer", more == 1 ? "" : "s",
-                     more == 1 ? "holds" : "hold", detail::percent(layers_ms > 0 ? rest / layers_ms : 0),
-                     r.placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
+  return fmt::format("... {} more layer{} {} {} of the time{}; --all shows every row\n", more, more == 1 ? "" : "s", more == 1 ? "holds" : "hold",
+                     detail::percent(layers_ms > 0 ? rest / layers_ms : 0), r.placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
+}
+
+// A torch profile's rows the table leaves out unless every row is asked for: the ops that ran only
+// inside other rows, and the setup before the first module call (docs/torch.md, "Reading a
+// torch profile").
+std::string hide_inner_rows(std::vector<const LayerProfile*>& rows, bool every_row) {
+  const auto inside = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op; });
+  const auto setup = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->phase == LayerPhase::setup; });
+  if (every_row || inside + setup == 0) return {};
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op || l->phase == LayerPhase::setup; }),
+             rows.end());
+  std::string out;
+  if (inside > 0) {
+    out += fmt::format("{} op rows ran only inside the rows above (modules, composite ops): --by op sums the ops, --all lists every row\n", inside);
+  }
+  if (setup > 0) out += "The setup before the first module call (model construction, parameter initialisation) is a row of its own: --all shows it\n";
+  return out;
 }
 
 }  // namespace
@@ -532,28 +446,27 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
     return out + "\n" + legend(p);
   }
   std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
-  // A torch profile: its modules, scopes, optimizer and the ops outside them; the ops run
-  // inside them only with every row (docs/torch.md, "Reading a torch profile").
-  const auto inside = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op; });
-  if (!o.nested_ops && inside > 0)
-    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op; }), rows.end());
+  const std::string hidden = hide_inner_rows(rows, o.nested_ops);
   const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
-  LayerRows r{p, has_phases(p), is_program_run(p.kind), any_placed(p)};
-  out += layer_table(r, rows, shown, effective_sort(p, o.sort));
-  out += rows_left_out(r, rows, shown);
-  if (!o.nested_ops && inside > 0) {
-    out += fmt::format("{} op rows ran only inside the rows above (modules, composite ops): --by op sums the ops, --all lists every row\n", inside);
-  }
-  if (r.below_resolution) out += "~ below resolution: the median is shorter than 100x the measurement's own cost; read it as an upper bound\n";
-  if (r.used_range) out += "† fewer than 6 samples: no 95% interval for the median, ± is half the min-max range\n";
   const std::vector<const LayerProfile*> shown_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown));
-  out += what_to_try(shown_rows);
+  const bool phases = has_phases(p);
+  if (is_program_run(p.kind)) {
+    detail::RowMarks marks;
+    out += detail::program_rows_table(p, rows, shown, effective_sort(p, o.sort), marks);
+    out += detail::program_rows_left_out(p, rows, shown) + hidden + detail::row_mark_notes(marks);
+  } else {
+    LayerRows r{p, phases, any_placed(p)};
+    out += layer_table(r, rows, shown, effective_sort(p, o.sort));
+    out += rows_left_out(r, rows, shown) + hidden + detail::row_mark_notes({r.below_resolution, r.used_range, false, false});
+  }
+  out += what_to_try(shown_rows, is_program_run(p.kind) ? "row" : "layer");
   // Asked for (--counters, a group), or something the PMU counted: the table earns its place.
   if (o.counters || !p.group.empty() || detail::any_hardware_counter(p)) {
-    out += counters_table(p, shown_rows, notes, r.phases);
+    out += counters_table(p, shown_rows, notes, phases);
   } else if (std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return !l.counters.empty(); })) {
     out += "(No hardware counter counted: the software counters' table is left out; --counters shows it.)\n";
   }
+  if (is_program_run(p.kind)) out += detail::program_shapes(shown_rows);
   out += detail::sampling_section(p, shown < 10 ? 10 : shown);
   out += "\n" + legend(p);
   return out + regions_sections(p);
@@ -582,6 +495,10 @@ std::string profile_csv(const Profile& p) {
       "time_median_ms,time_mean_ms,time_min_ms,time_max_ms,time_p95_ms,time_p99_ms,time_n,time_ci_low_ms,time_ci_high_ms,"
       "time_share,below_resolution,gflops_per_s,gbytes_per_s,intensity,attainable_gflops_per_s,efficiency,bound,roof_ms,win_ms,why,"
       "why_text";
+  // A program run's rows (regions, torch) say their calls, time over them and per step (or over
+  // the run), threads, and what their count leaves out or cannot be: empty where not known.
+  const bool program = is_program_run(p.kind);
+  if (program) out += ",calls,total_ms,basis_ms,threads,threads_min,work_note,work_partial,impossible,impossible_reason";
   for (const std::string& c : counters) out += "," + quote(c) + "," + quote(c + ".status") + "," + quote(c + ".flag");
   for (const std::string& m : metrics) out += "," + quote(m);
   out += "\n";
@@ -590,16 +507,27 @@ std::string profile_csv(const Profile& p) {
     std::string shape;
     for (std::size_t i = 0; i < l.output_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(l.output_shape[i]);
     const Summary& s = l.time_ms;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(std::string(layer_phase_name(l.phase))), shape,
-                    l.params, l.macs, l.flops, num(n.bytes.value), value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), l.bytes);
+    // A row without a count (work_note) has no FLOPs or bytes: empty, never 0.
+    const bool counted = l.work_note.empty();
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", l.index, quote(l.name), quote(l.op), quote(std::string(layer_phase_name(l.phase))),
+                       shape, l.params, l.macs, counted ? std::to_string(l.flops) : "", counted ? num(n.bytes.value) : "",
+                       value_source_name(n.bytes.source), bytes_origin_name(n.bytes_origin), counted ? std::to_string(l.bytes) : "");
     out += fmt::format("{},{},{},{},{},{},{},{},{},", num(s.median), num(s.mean), num(s.min), num(s.max), num(s.p95), num(s.p99), s.n,
                        s.has_median_ci() ? num(s.median_ci_low) : "", s.has_median_ci() ? num(s.median_ci_high) : "");
-    out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", opt(n.gflops_per_s), opt(n.gbytes_per_s),
-                       opt(n.intensity), opt(n.attainable_gflops_per_s), opt(n.efficiency), n.bound ? std::string(bound_name(*n.bound)) : "");
+    // An impossible rate is no figure: its rate, placement and bound are left empty (its flops and
+    // times are still there), and the impossible column says why.
+    const bool shown_rate = !l.impossible;
+    out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", shown_rate ? opt(n.gflops_per_s) : "",
+                       opt(n.gbytes_per_s), opt(n.intensity), shown_rate ? opt(n.attainable_gflops_per_s) : "", shown_rate ? opt(n.efficiency) : "",
+                       n.bound && shown_rate ? std::string(bound_name(*n.bound)) : "");
     const auto h = detail::headroom_ms(l);
     out += fmt::format(",{},{},{},{}", h ? num(h->roof_ms) : "", h ? num(h->win_ms) : "", l.why.empty() ? "" : quote(l.why.front().rule),
                        l.why.empty() ? "" : quote(l.why.front().text));
+    if (program) {
+      out += fmt::format(",{},{},{},{},{},{},{},{},{}", l.calls, num(l.total_ms), num(l.basis_ms), l.threads > 0 ? std::to_string(l.threads) : "",
+                         l.threads_min > 0 ? std::to_string(l.threads_min) : "", quote(l.work_note), quote(l.work_partial),
+                         l.impossible ? "true" : "false", quote(l.impossible_reason));
+    }
     for (const std::string& name : counters) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name; });
       if (it != l.counters.end()) {

@@ -25,6 +25,27 @@ inline constexpr const char* kCounterBelowResolution =
 
 std::string bytes_origin_words(BytesOrigin origin);
 
+// A program run's answer (regions, torch: docs/torch.md, "Reading a torch profile"), what the
+// table's title and report.html's say after the program's name: "PyTorch (hwprof::torch), 20
+// steps: 41.93 ms per step (median of 20), 6.33 ms of a step (15.1%) to win at the roofs". The
+// win is the program total's, against its time in its rows per step (or over the run).
+std::string program_answer(const Profile& profile);
+// The threads its rows ran on: "PyTorch ran its ops on 1 thread (of 2 cores)", a range where
+// the rows' threads differ; a regions program's calibration's threads.
+std::string program_threads(const Profile& profile);
+// A program's row's calls per step (or over the run): whole where they are, else two decimals.
+std::string calls_text(double calls);
+// The time a program's rows' figures are of, for column titles and sentences: "per step" or
+// "over the run".
+bool per_step(const Profile& profile);
+// Some row has a roofline placement.
+bool any_row_placed(const Profile& profile);
+// "; counters: perf backend, group G, ..." for a legend's Measured line; empty for time only.
+std::string counters_measured_words(const Profile& profile);
+// A row whose rate is a lower bound (its count leaves out ops without a formula) reads "≥";
+// an impossible one reads "impossible", never a figure (docs/profile.md, "Impossible rates").
+inline constexpr const char* kLowerBound = "≥";
+
 // The roofline picture; `standalone` false leaves out the XML namespace, for inlining in HTML.
 std::string roofline_svg(const Profile& profile, bool standalone);
 

@@ -35,8 +35,9 @@ constexpr double kMinRadius = 3;
 struct Point {
   const LayerProfile* layer = nullptr;
   detail::LayerNumbers numbers;
-  double share = 0;  // of the summed medians of every plotted and unplotted layer
+  double share = 0;  // the row's share (row_share): a layer's of the summed medians, a program row's of its time
   double cx = 0, cy = 0, r = 0;
+  bool on_roof = false;  // achieved above the highest roof (within its uncertainty): drawn on it
 };
 
 const char* bound_color(const std::optional<Bound>& bound) {
@@ -150,10 +151,21 @@ std::string leader_line(const LabelPlacer::Placed& label, double cx, double cy, 
   return fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#666\" stroke-width=\"0.8\"/>\n", sx, sy, nx, ny);
 }
 
-std::string tooltip(const LayerProfile& l, const detail::LayerNumbers& n, double share) {
-  std::string t = fmt::format("{} ({}): {} ms per call, {} of the layers' time", detail::display_name(l), l.op,
-                              detail::milliseconds(l.time_ms.median), detail::percent(share));
-  if (n.gflops_per_s) t += fmt::format("; {:.3g} GFLOP/s", *n.gflops_per_s);
+// A program's row: its calls and time per step (or over the run) before its call's.
+std::string program_row_words(const Profile& p, const LayerProfile& l, double share) {
+  const char* per = detail::per_step(p) ? "per step" : "over the run";
+  if (l.index < 0) return fmt::format("{}: {} ms {} in its rows", detail::display_name(l), detail::milliseconds(detail::row_ms(l)), per);
+  return fmt::format("{} ({}): {} calls {}, {} ms {} ({} of the program's time), {} ms per call", detail::display_name(l), l.op,
+                     detail::calls_text(detail::calls_per_basis(l)), per, detail::milliseconds(detail::row_ms(l)), per, detail::percent(share),
+                     detail::milliseconds(l.time_ms.median));
+}
+
+std::string tooltip(const Profile& p, const LayerProfile& l, const detail::LayerNumbers& n, double share, bool on_roof) {
+  std::string t = is_program_run(p.kind) ? program_row_words(p, l, share)
+                                         : fmt::format("{} ({}): {} ms per call, {} of the layers' time", detail::display_name(l), l.op,
+                                                       detail::milliseconds(l.time_ms.median), detail::percent(share));
+  if (n.gflops_per_s) t += fmt::format("; {}{:.3g} GFLOP/s", l.work_partial.empty() ? "" : "at least ", *n.gflops_per_s);
+  if (on_roof) t += " (above the highest roof, within its measurement's uncertainty: drawn on the roof)";
   if (n.intensity) t += fmt::format(" at {:.3g} FLOP/B", *n.intensity);
   if (n.bound) t += fmt::format("; {}-bound", bound_name(*n.bound));
   if (n.efficiency) t += fmt::format(", {} of attainable", detail::percent(*n.efficiency));
@@ -167,8 +179,11 @@ std::string tooltip(const LayerProfile& l, const detail::LayerNumbers& n, double
 // cannot, the model total, the ceilings and the frame that holds them all.
 struct Chart {
   std::vector<Point> points;
+  std::vector<std::string> impossible;  // rows with an impossible rate: never drawn
   std::vector<std::string> off_chart;
   double off_chart_ms = 0;
+  std::string total_name = "model total";
+  std::string share_of_what = "the layers' time";
   double all_ms = 0;
   detail::LayerNumbers total;
   bool total_on_chart = false;
@@ -178,6 +193,9 @@ struct Chart {
   double slope_roof = 0;
   detail::LogLogFrame frame;
   std::vector<std::size_t> by_share;  // points by time share, largest first
+  // A program run's (regions, torch): rows nest, so their shares are not summed, and nothing is
+  // drawn above the highest roof (hold_under_roof).
+  bool program = false;
 };
 
 // The frame: every point, every roof and every ridge point, with a margin.
@@ -189,8 +207,9 @@ detail::LogLogFrame chart_frame(const Chart& c) {
     y_lo = std::min(y_lo, y);
     y_hi = std::max(y_hi, y);
   };
-  for (const Point& pt : c.points) include(*pt.numbers.intensity, *pt.numbers.gflops_per_s);
-  if (c.total_on_chart) include(*c.total.intensity, *c.total.gflops_per_s);
+  const auto drawn_at = [&](double gflops) { return c.program && c.slope_roof > 0 ? std::min(gflops, c.slope_roof) : gflops; };
+  for (const Point& pt : c.points) include(*pt.numbers.intensity, drawn_at(*pt.numbers.gflops_per_s));
+  if (c.total_on_chart) include(*c.total.intensity, drawn_at(*c.total.gflops_per_s));
   for (const auto& r : c.ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
   for (const auto& s : c.ceilings.slopes) {
     if (c.slope_roof > 0) x_hi = std::max(x_hi, c.slope_roof / s.gbps);
@@ -210,6 +229,19 @@ detail::LogLogFrame chart_frame(const Chart& c) {
   return f;
 }
 
+// A program's point above the highest roof (not impossible: within its uncertainty) is drawn on
+// it, so that nothing on the picture is above what the machine can do. A model's layers are
+// drawn where they are (the cause above_roof says why).
+void hold_under_roof(Chart& c) {
+  if (!c.program || c.slope_roof <= 0) return;
+  for (Point& pt : c.points) {
+    if (*pt.numbers.gflops_per_s <= c.slope_roof) continue;
+    pt.on_roof = true;
+    pt.cy = c.frame.py(c.slope_roof);
+  }
+  if (c.total_on_chart && *c.total.gflops_per_s > c.slope_roof) c.ty = c.frame.py(c.slope_roof);
+}
+
 Chart chart_of(const Profile& p) {
   Chart c;
   c.all_ms = detail::summed_layer_ms(p);
@@ -217,8 +249,10 @@ Chart chart_of(const Profile& p) {
     Point pt;
     pt.layer = &l;
     pt.numbers = detail::layer_numbers(l);
-    pt.share = detail::share_of(l, c.all_ms);
-    if (detail::on_roofline_chart(pt.numbers)) {
+    pt.share = detail::row_share(p, l, c.all_ms);
+    if (l.impossible) {
+      c.impossible.push_back(detail::display_name(l));
+    } else if (detail::on_roofline_chart(pt.numbers)) {
       c.points.push_back(pt);
     } else {
       c.off_chart.push_back(detail::display_name(l));
@@ -233,6 +267,11 @@ Chart chart_of(const Profile& p) {
   }
   if (p.machine.ceilings) c.ceilings = detail::ceilings_of(*p.machine.ceilings, !c.double_precision);
   for (const auto& r : c.ceilings.roofs) c.slope_roof = std::max(c.slope_roof, r.gflops);
+  c.program = is_program_run(p.kind);
+  if (is_program_run(p.kind)) {
+    c.total_name = "program total";
+    c.share_of_what = "the program's time";
+  }
   c.frame = chart_frame(c);
   for (Point& pt : c.points) {
     pt.cx = c.frame.px(*pt.numbers.intensity);
@@ -243,6 +282,7 @@ Chart chart_of(const Profile& p) {
     c.tx = c.frame.px(*c.total.intensity);
     c.ty = c.frame.py(*c.total.gflops_per_s);
   }
+  hold_under_roof(c);
   c.by_share.resize(c.points.size());
   for (std::size_t i = 0; i < c.points.size(); ++i) c.by_share[i] = i;
   std::stable_sort(c.by_share.begin(), c.by_share.end(), [&](std::size_t a, std::size_t b) { return c.points[a].share > c.points[b].share; });
@@ -295,13 +335,13 @@ std::string draw_points(const Profile& p, const Chart& c, const std::vector<bool
     body += fmt::format(
         "<circle class=\"layer\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"{}\" fill-opacity=\"0.72\" stroke=\"#222\" "
         "stroke-width=\"0.8\"><title>{}</title></circle>\n",
-        pt.cx, pt.cy, pt.r, bound_color(pt.numbers.bound), xml_escape(tooltip(*pt.layer, pt.numbers, pt.share)));
+        pt.cx, pt.cy, pt.r, bound_color(pt.numbers.bound), xml_escape(tooltip(p, *pt.layer, pt.numbers, pt.share, pt.on_roof)));
   }
   if (c.total_on_chart) {
     body += fmt::format(
         "<path class=\"total\" d=\"M {0:.1f} {1:.1f} l 8 8 l -8 8 l -8 -8 z\" fill=\"#111\" stroke=\"white\" "
         "stroke-width=\"1.5\"><title>{2}</title></path>\n",
-        c.tx, c.ty - 8, xml_escape(tooltip(p.total, c.total, 1.0)));
+        c.tx, c.ty - 8, xml_escape(tooltip(p, p.total, c.total, 1.0, false)));
   }
   return body;
 }
@@ -328,7 +368,7 @@ std::string draw_labels(const Chart& c, const std::vector<bool>& labelled, std::
                         placed->baseline, detail::anchor_name(placed->anchor), kLabelFont, bold ? " font-weight=\"bold\"" : "", xml_escape(text));
     return true;
   };
-  if (c.total_on_chart && !label("model total", c.tx, c.ty, 8, true)) unlabelled.push_back("model total");
+  if (c.total_on_chart && !label(c.total_name, c.tx, c.ty, 8, true)) unlabelled.push_back(c.total_name);
   for (std::size_t i : c.by_share) {
     if (!labelled[i]) continue;
     const Point& pt = c.points[i];
@@ -357,9 +397,9 @@ std::string draw_legend(const Profile& p, const Chart& c, double& legend_y) {
   }
   legend_y += 18;
   body += fmt::format("<path d=\"M {:.1f} {:.1f} l 6 6 l -6 6 l -6 -6 z\" fill=\"#111\"/>\n", lx + 8, legend_y - 10);
-  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\">model total</text>\n", lx + 22, legend_y);
+  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", lx + 22, legend_y, c.total_name);
   legend_y += 18;
-  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">area: share of the layers' time</text>\n", lx, legend_y);
+  body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">area: share of {}</text>\n", lx, legend_y, c.share_of_what);
   if (p.machine.ceilings) {
     legend_y += 15;
     body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\" font-size=\"11\">dotted: headroom to the roof</text>\n", lx, legend_y);
@@ -384,7 +424,13 @@ std::string draw_notes(const Profile& p, const Chart& c, const std::vector<std::
         fmt::format("No calibration for {} thread{}: points only, without ceilings or bounds. Run `hwprof calibrate`, then profile again.", p.threads,
                     p.threads == 1 ? "" : "s"));
   }
-  if (!c.off_chart.empty()) {
+  if (!c.impossible.empty()) {
+    notes.push_back(fmt::format("Not drawn: {} row{} with an impossible rate: {} (each row's Why and impossible_reason give the figures).",
+                                c.impossible.size(), c.impossible.size() == 1 ? "" : "s", names_list(c.impossible, 6)));
+  }
+  if (!c.off_chart.empty() && c.program) {
+    notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {}.", names_list(c.off_chart, 6)));
+  } else if (!c.off_chart.empty()) {
     notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {} ({} of the layers' time).",
                                 names_list(c.off_chart, 6), detail::percent(c.all_ms > 0 ? c.off_chart_ms / c.all_ms : 0)));
   }
@@ -417,8 +463,9 @@ std::string roofline_svg(const Profile& p, bool standalone) {
   const Chart c = chart_of(p);
   const detail::LogLogFrame& f = c.frame;
   std::string body;
-  const std::string title =
-      fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, profile_phase_name(p), p.threads, p.threads == 1 ? "" : "s");
+  const std::string title = is_program_run(p.kind) ? fmt::format("Roofline — {}: {}", p.model, detail::program_threads(p))
+                                                   : fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, profile_phase_name(p),
+                                                                 p.threads, p.threads == 1 ? "" : "s");
   body += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
   std::string subtitle = p.machine.cpu.brand;
   if (p.machine.ceilings) {

@@ -80,12 +80,25 @@ ordered_json layer_args(const Profile& p, const LayerProfile& l, int iteration) 
   a["op"] = l.op;
   a["phase"] = layer_phase_name(l.phase);
   a["iteration"] = iteration;
-  a["output_shape"] = shape_text(l.output_shape) + " per sample, batch " + std::to_string(p.batch);
+  if (!is_program_run(p.kind)) a["output_shape"] = shape_text(l.output_shape) + " per sample, batch " + std::to_string(p.batch);
   a["flops"] = l.flops;
   a["bytes"] = n.bytes.value;
   a["bytes_source"] = detail::bytes_origin_words(n.bytes_origin);
   a["median_ms"] = l.time_ms.median;
   a["time_share"] = l.time_share;
+  if (is_program_run(p.kind)) {
+    // A program's row: its calls and time over the run, and per step where it had steps.
+    a["calls"] = l.calls;
+    a["total_ms"] = l.total_ms;
+    a[detail::per_step(p) ? "ms_per_step" : "ms_over_run"] = detail::row_ms(l);
+    if (!l.work_partial.empty()) a["work_partial"] = l.work_partial;
+  }
+  if (l.impossible) {
+    // An impossible rate is no figure: the reason instead of a rate, a bound or an efficiency.
+    a["impossible"] = l.impossible_reason;
+    if (n.intensity) a["intensity"] = *n.intensity;
+    return a;
+  }
   if (n.gflops_per_s) a["gflops_per_s"] = *n.gflops_per_s;
   if (n.intensity) a["intensity"] = *n.intensity;
   a["bound"] = n.bound ? std::string(bound_name(*n.bound)) : std::string("not placed");
@@ -142,7 +155,7 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
     events.push_back({s.start, 1, s.end - s.start, &s, l, {}, 0.0});
     if (l == nullptr) continue;
     const detail::LayerNumbers n = detail::layer_numbers(*l);
-    if (n.gflops_per_s) counter(s, "GFLOP/s", *n.gflops_per_s);
+    if (n.gflops_per_s && !l->impossible) counter(s, "GFLOP/s", *n.gflops_per_s);
     if (n.gbytes_per_s) counter(s, "GB/s", *n.gbytes_per_s);
     // An unavailable counter has no sample: a track that stops is honest, a 0 would not be.
     for (const LayerCounter& c : l->counters) {

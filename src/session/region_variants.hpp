@@ -43,18 +43,16 @@ class VariantTable {
  private:
   struct Figures {
     std::atomic<std::uint64_t> calls{0};
-    std::atomic<double> ns{0.0};
+    std::atomic<std::uint64_t> ns{0};  // whole nanoseconds: one atomic add, not a compare-exchange loop
     std::atomic<double> flops{0.0};
     std::atomic<double> bytes{0.0};
   };
-  struct Slot {
-    std::atomic<std::uint64_t> key{0};
-    Figures figures;
-  };
-  Slot* find(std::uint64_t key) noexcept;
-  Slot* claim(std::uint64_t key) noexcept;  // under the lock
+  // The slots' keys side by side (two cache lines to search), their figures apart.
+  int find(std::uint64_t key) const noexcept;  // the slot, or -1
+  int claim(std::uint64_t key) noexcept;       // under the lock
 
-  Slot slots_[kVariantSlots];
+  std::atomic<std::uint64_t> keys_[kVariantSlots] = {};
+  Figures figures_[kVariantSlots];
   Figures other_;
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
 };

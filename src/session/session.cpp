@@ -385,8 +385,8 @@ bool Session::State::add_call_work(RegionRecord& r, const CallDetail& detail, bo
     hint_once(r.told_bad_work, "a call's work was not a number from 0 to 9.2e18: ignored for region", r.name);
     return false;
   }
-  r.work_flops_sum.fetch_add(detail.flops, std::memory_order_relaxed);
-  r.work_bytes_sum.fetch_add(detail.bytes, std::memory_order_relaxed);
+  if (detail.flops > 0) r.work_flops_sum.fetch_add(detail.flops, std::memory_order_relaxed);  // a compare-exchange loop each
+  if (detail.bytes > 0) r.work_bytes_sum.fetch_add(detail.bytes, std::memory_order_relaxed);
   if (!continues) r.work_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

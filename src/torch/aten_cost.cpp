@@ -689,9 +689,11 @@ bool aten_gemm_backed(const AtenCall& call) noexcept {
          op == "matmul" || op == "baddbmm";
 }
 
-std::uint64_t aten_signature(const AtenCall& call) noexcept {
-  // A word at a time (a byte-wise hash of every input cost more than the rest of a call).
-  std::uint64_t h = std::hash<std::string_view>{}(call.op);
+namespace {
+
+// A word at a time (a byte-wise hash of every input cost more than the rest of a call), the
+// scalars folded into one word per input.
+std::uint64_t hash_inputs(const AtenCall& call, std::uint64_t h) noexcept {
   const auto mix = [&h](std::uint64_t v) { h = (h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2))) * 0xff51afd7ed558ccdULL; };
   for (std::size_t i = 0; i < call.arg_count && i < kAtenMaxArgs; ++i) {
     const AtenArg& a = call.args[i];
@@ -700,15 +702,24 @@ std::uint64_t aten_signature(const AtenCall& call) noexcept {
     for (std::size_t d = 0; d < a.rank && d < kAtenMaxRank; ++d) mix(static_cast<std::uint64_t>(a.dims[d]));
     std::uint64_t real_bits = 0;
     std::memcpy(&real_bits, &a.real, sizeof real_bits);
-    mix(static_cast<std::uint64_t>(a.elements) ^ (static_cast<std::uint64_t>(a.count) << 40));
-    mix(static_cast<std::uint64_t>(a.integer));
-    mix(real_bits);
+    mix(static_cast<std::uint64_t>(a.elements) ^ (static_cast<std::uint64_t>(a.count) << 40) ^
+        (static_cast<std::uint64_t>(a.integer) * 0xC2B2AE3D27D4EB4FULL) ^ (real_bits * 0x165667B19E3779F9ULL));
     for (std::size_t d = 0; a.kind == AtenArgKind::reals && d < a.rank && d < kAtenMaxReals; ++d) {
       std::memcpy(&real_bits, &a.reals[d], sizeof real_bits);
       mix(real_bits);
     }
   }
   return h;
+}
+
+}  // namespace
+
+std::uint64_t aten_signature(const AtenCall& call) noexcept {
+  return hash_inputs(call, std::hash<std::string_view>{}(call.op));
+}
+
+std::uint64_t aten_call_key(const AtenCall& call) noexcept {
+  return hash_inputs(call, reinterpret_cast<std::uintptr_t>(call.op.data()) * 0x9E3779B97F4A7C15ULL);
 }
 
 }  // namespace hwprof::detail

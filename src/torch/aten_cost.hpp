@@ -81,5 +81,9 @@ bool aten_gemm_backed(const AtenCall& call) noexcept;
 // A hash of the op's name and every input's kind, shape and scalar: calls with one signature
 // have one cost. Allocation-free, for the observer's per-call lookup.
 std::uint64_t aten_signature(const AtenCall& call) noexcept;
+// The same with the op's name taken by its address (the observer's names are its operators',
+// which live as long as the process): cheaper, for a key that need not be equal across names
+// of equal text (one thread's table of signatures).
+std::uint64_t aten_call_key(const AtenCall& call) noexcept;
 
 }  // namespace hwprof::detail

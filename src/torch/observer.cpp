@@ -165,6 +165,7 @@ std::atomic<bool> cuda_told{false};
 struct Signature {
   std::uint64_t key = 0;  // 0: empty
   int region = -1;
+  int threads_noted = 0;  // the intra-op threads this thread last said its region ran on
   bool has_cost = false;
   bool marks_step = false;  // the optimizer's step
   AtenCost cost;
@@ -279,6 +280,7 @@ void copy_input(AtenArg& a, const c10::IValue& v) {
       const at::Tensor& t = list[i].toTensor();
       if (i == 0) copy_tensor(a, t);
       a.elements += i == 0 ? 0 : t.numel();
+      a.requires_grad = a.requires_grad || (i > 0 && t.defined() && t.requires_grad());
     }
     a.kind = AtenArgKind::tensors;
     a.count = static_cast<std::int64_t>(list.size());
@@ -413,8 +415,8 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
 
 // The thread's signature for this call: looked up, or worked out on first sight (a full
 // neighbourhood gives up its first slot: a program of ever new shapes keeps bounded memory).
-const Signature& signature(ThreadState& ts, CallKind kind, Phase phase) {
-  std::uint64_t key = mix(aten_signature(ts.call), static_cast<std::uint64_t>(kind) * 4 + static_cast<std::uint64_t>(phase));
+Signature& signature(ThreadState& ts, CallKind kind, Phase phase) {
+  std::uint64_t key = mix(aten_call_key(ts.call), static_cast<std::uint64_t>(kind) * 4 + static_cast<std::uint64_t>(phase));
   key |= 1;
   if (!ts.signatures) ts.signatures = std::make_unique<Signature[]>(ThreadState::kSignatures);
   for (std::size_t p = 0; p < ThreadState::kProbes; ++p) {
@@ -592,6 +594,17 @@ bool directly_in_recompute(const ThreadState& ts) noexcept {
   return m.recompute && m.op_depth == ts.stack.depth();
 }
 
+// Whether a backward can follow this forward call: a tensor input wants a gradient, or the call
+// is inside one that had one (a composite op's parts see its inputs, or their own).
+bool needs_grad(const AtenCall& call, const OpFrame* parent) noexcept {
+  if (parent != nullptr && parent->root_call != 0) return true;
+  for (std::size_t i = 0; i < call.arg_count; ++i) {
+    const AtenArg& a = call.args[i];
+    if ((a.kind == AtenArgKind::tensor || a.kind == AtenArgKind::tensors) && a.requires_grad) return true;
+  }
+  return false;
+}
+
 void set_root_backward(OpFrame& f, const AtenCall& call, const Signature& s) noexcept {
   f.root_call = next_root_call.fetch_add(1, std::memory_order_relaxed);
   if (!s.has_cost || !s.cost.backward) return;
@@ -696,7 +709,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     } else {
       copy_call(ts.call, fn);
     }
-    const Signature& s = signature(ts, kind, phase);
+    Signature& s = signature(ts, kind, phase);
     FramePush p;
     // An op that runs itself again inside (an overload calling another: upsample_bilinear2d.vec
     // calls upsample_bilinear2d) is one call of one row.
@@ -711,7 +724,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (p.region < 0) return nullptr;
     f->marks_step = s.marks_step;
     if (kind == CallKind::op && !s.has_cost) note_uncounted_call(state, s.region, f->covered);
-    if (kind == CallKind::op && phase != Phase::backward) {
+    if (kind == CallKind::op && phase != Phase::backward && fn.seqNr() >= 0 && needs_grad(ts.call, parent)) {
       if (f->root == s.region && (parent == nullptr || parent->root < 0)) set_root_backward(*f, ts.call, s);
       const ModuleFrame* m = ts.module_depth > 0 ? &ts.modules[ts.module_depth - 1] : nullptr;
       ForwardCall fc;
@@ -730,7 +743,10 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     } else {
       Session::enter_time_only(state, s.region);
     }
-    Session::note_threads(state, s.region, at::get_num_threads());
+    if (const int threads = at::get_num_threads(); threads != s.threads_noted) {
+      Session::note_threads(state, s.region, threads);
+      s.threads_noted = threads;
+    }
   } catch (...) {
     // A call that cannot be read is not measured; its end still finds a frame.
     push_placeholder(ts.stack, fn);

@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class ReportCli : public ::testing::Test {
@@ -146,6 +147,59 @@ TEST_F(ReportCli, CompareSetsMachinesSideBySide) {
   auto three_profiles = test::run_hwprof({"compare", profile_, profile_, profile_});
   EXPECT_EQ(three_profiles.exit_code, 1);
   EXPECT_THAT(three_profiles.err, HasSubstr("two profiles"));
+}
+
+// A PyTorch program's run (tests/fixtures/profiles/torch: 20 steps of a small transformer, one
+// row made impossible, rows whose count is partial, op rows with their shapes) as a user reads it.
+class TorchReportCli : public ReportCli {
+ protected:
+  const std::string fixture_ = std::string(HWPROF_FIXTURES_DIR) + "/profiles/torch/lm-steps.json";
+};
+
+TEST_F(TorchReportCli, TheTableAnswersPerStepAndNeverSumsNestedShares) {
+  auto r = test::run_hwprof({"report", fixture_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: "));
+  EXPECT_THAT(r.out, HasSubstr(" ms per step (median of 20), "));
+  EXPECT_THAT(r.out, HasSubstr("\nThreads: PyTorch ran its ops on 1 thread (of 2 cores)\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("batch")));
+  EXPECT_THAT(r.out, HasSubstr("Calls/step  ms/step  Call ms"));
+  EXPECT_THAT(r.out, HasSubstr("1 row with an impossible rate"));
+  EXPECT_THAT(r.out, HasSubstr("... 14 more rows, each at most "));
+  EXPECT_THAT(r.out, HasSubstr("(rows nest: their shares overlap); --all shows every row"));
+  EXPECT_THAT(r.out, Not(HasSubstr("more rows hold")));
+  EXPECT_THAT(r.out, HasSubstr("≥"));
+}
+
+TEST_F(TorchReportCli, EveryRowShowsTheImpossibleOneAndTheShapes) {
+  auto r = test::run_hwprof({"report", fixture_, "--all"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string impossible_row;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("aten::linear (backward) ", 0) == 0) impossible_row = line;
+  }
+  EXPECT_THAT(impossible_row, HasSubstr(" impossible "));
+  EXPECT_THAT(impossible_row, HasSubstr("impossible rate"));
+  EXPECT_THAT(r.out, HasSubstr("\nimpossible: the row's rate is above anything this machine can do"));
+  EXPECT_THAT(r.out, HasSubstr("\nShapes of the op rows shown (most time first; calls and time over the whole run)\n"));
+  EXPECT_THAT(r.out, HasSubstr("  other shapes (not kept apart)"));
+}
+
+TEST_F(TorchReportCli, CsvHtmlAndSvgSayTheSame) {
+  auto csv = test::run_hwprof({"report", fixture_, "-f", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out.substr(0, csv.out.find('\n')),
+              HasSubstr(",why_text,calls,total_ms,basis_ms,threads,threads_min,work_note,work_partial,impossible,impossible_reason"));
+  EXPECT_THAT(csv.out, HasSubstr(",true,\"")) << "the impossible row, with its reason";
+  const fs::path svg = dir_ / "r.svg", html = dir_ / "r.html";
+  auto files = test::run_hwprof({"report", fixture_, "--svg", svg.string(), "--html", html.string()});
+  ASSERT_EQ(files.exit_code, 0) << files.err;
+  EXPECT_THAT(read(svg), HasSubstr("Not drawn: 1 row with an impossible rate: aten::linear (backward)"));
+  const std::string page = read(html);
+  EXPECT_THAT(page, HasSubstr("<h2>Program totals</h2>"));
+  EXPECT_THAT(page, Not(HasSubstr("forward pass")));
+  EXPECT_THAT(page, HasSubstr(">impossible</td>"));
 }
 
 TEST(WriteProfileOutputs, WritesEveryFileIntoANewFolder) {

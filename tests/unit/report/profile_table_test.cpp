@@ -11,6 +11,7 @@
 #include "hwprof/report.hpp"
 #include "hwprof/session.hpp"
 #include "synthetic_profile.hpp"
+#include "text_support.hpp"
 
 namespace hwprof {
 namespace {
@@ -18,18 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t i = text.find(what); i != std::string::npos; i = text.find(what, i + 1)) ++n;
-  return n;
-}
+using test::lines_of;
 
 // The line of the main table whose first column is `name`.
 std::string row_of(const std::string& table, const std::string& name) {
@@ -77,11 +67,11 @@ TEST(ProfileTable, WarningsHintsAndUnavailableCountersAreNumberedOnceBeforeTheTa
   EXPECT_LT(line_index(lines, "[3] hint: unset OPENBLAS_CORETYPE"), line_index(lines, "Layer "));
   EXPECT_LT(line_index(lines, "[4] not counted: LLC-load-misses: unsupported - this virtual machine exposes no hardware PMU"),
             line_index(lines, "Layer "));
-  EXPECT_EQ(count(t, "unset OPENBLAS_CORETYPE"), 1u) << "said once";
-  EXPECT_EQ(count(t, "exposes no hardware PMU"), 1u) << "the reason is said once, and the session's own list of it is not repeated";
+  EXPECT_EQ(test::occurrences(t, "unset OPENBLAS_CORETYPE"), 1u) << "said once";
+  EXPECT_EQ(test::occurrences(t, "exposes no hardware PMU"), 1u) << "the reason is said once, and the session's own list of it is not repeated";
   // The counter table refers to the note by its number.
   const std::string counters = t.substr(t.find("Counters per call"));
-  EXPECT_EQ(count(counters, "n/a[4]"), 16u) << "the 15 layers shown by default (and the total) point at note 4";
+  EXPECT_EQ(test::occurrences(counters, "n/a[4]"), 16u) << "the 15 layers shown by default (and the total) point at note 4";
 }
 
 TEST(ProfileTable, RowsAreTheLayersWithTheMostTimeToWinWithHeadroomAndWhy) {
@@ -107,7 +97,7 @@ TEST(ProfileTable, RowsAreTheLayersWithTheMostTimeToWinWithHeadroomAndWhy) {
   EXPECT_THAT(lines[first_row], HasSubstr(fmt::format("{:.3f}", wins[0]).substr(0, 4))) << lines[first_row];
   // The cause of every row shown, with what to try, once per cause.
   EXPECT_THAT(t, HasSubstr("Why, and what to try"));
-  EXPECT_EQ(count(t, "- compute below roof: "), 1u);
+  EXPECT_EQ(test::occurrences(t, "- compute below roof: "), 1u);
   EXPECT_THAT(t, HasSubstr("Try: a better kernel for this shape"));
   EXPECT_THAT(row_of(t, "model total"), HasSubstr("100.0%"));
 }
@@ -133,9 +123,9 @@ TEST(ProfileTable, UnavailableCountersReadNaPointingAtTheirNoteNeverZero) {
   ASSERT_NE(counters_at, std::string::npos) << "cycles counted: a hardware counter, so the table is shown";
   const std::string counters = t.substr(counters_at);
   // note [1] is the hint, [2] the unavailable LLC misses
-  EXPECT_EQ(count(counters, "n/a[2]"), p.layers.size() + 1);
-  EXPECT_EQ(count(t, "[2] not counted: LLC-load-misses: unsupported - this virtual machine exposes no hardware PMU"), 1u);
-  EXPECT_EQ(count(t, "DRAM GB/s: not available - needs the uncore CAS events"), 1u);
+  EXPECT_EQ(test::occurrences(counters, "n/a[2]"), p.layers.size() + 1);
+  EXPECT_EQ(test::occurrences(t, "[2] not counted: LLC-load-misses: unsupported - this virtual machine exposes no hardware PMU"), 1u);
+  EXPECT_EQ(test::occurrences(t, "DRAM GB/s: not available - needs the uncore CAS events"), 1u);
   EXPECT_THAT(counters, HasSubstr("*"));
   EXPECT_THAT(t, HasSubstr("* instructions: multiplexed, counted 50.0% of the time at worst"));
   for (const std::string& line : lines_of(counters)) {
@@ -238,49 +228,9 @@ TEST(ProfileTable, WithoutCalibrationSaysSoAndShowsNoBound) {
   EXPECT_THAT(conv, Not(HasSubstr("compute ")));
 }
 
-// A minimal RFC 4180 reader: fields, quoted fields with doubled quotes.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows(1);
-  std::string field;
-  bool quoted = false;
-  bool row_open = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      rows.back().push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      rows.back().push_back(field);
-      field.clear();
-      rows.emplace_back();
-      row_open = false;
-      continue;
-    } else {
-      field += c;
-    }
-    row_open = true;
-  }
-  if (row_open) rows.back().push_back(field);
-  if (rows.back().empty()) rows.pop_back();
-  return rows;
-}
-
 TEST(ProfileCsv, OneRowPerLayerWithTheHeadersColumns) {
   const Profile p = test::synthetic_profile();
-  const auto rows = parse_csv(profile_csv(p));
+  const auto rows = test::parse_csv(profile_csv(p));
   ASSERT_EQ(rows.size(), p.layers.size() + 1);
   const auto& header = rows[0];
   const std::vector<std::string> fixed = {"index", "name",  "op",           "phase",        "output_shape",   "params",        "macs",
