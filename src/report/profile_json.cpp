@@ -858,11 +858,9 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["warmup_runs"] = p.warmup_runs;
   j["iterations"] = p.iterations;
   j["overhead_ns"] = number(p.overhead_ns);
-  if (p.time_basis != TimeBasis::pass) {  // a program's run (a model's is per pass, and says nothing)
-    j["time_basis"] = time_basis_name(p.time_basis);
-    j["steps"] = p.steps;
-    j["step_time_ms"] = p.steps > 0 && p.step_time_ms.n > 0 ? summary_to_json(p.step_time_ms) : ordered_json(nullptr);
-  }
+  j["time_basis"] = time_basis_name(p.time_basis);
+  j["steps"] = p.steps;
+  j["step_time_ms"] = p.steps > 0 && p.step_time_ms.n > 0 ? summary_to_json(p.step_time_ms) : ordered_json(nullptr);
   j["total"] = layer_to_json(p.total, profile_phase_name(p));
   ordered_json layers = ordered_json::array();
   for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l, layer_phase_name(l.phase)));

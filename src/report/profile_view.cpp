@@ -63,12 +63,12 @@ std::string program_answer(const Profile& p) {
   std::string of_it = "of it";
   if (per_step(p)) {
     out += fmt::format(", {} step{}: ", p.steps, p.steps == 1 ? "" : "s");
-    if (p.step_time_ms.n > 0) {
-      out += fmt::format("{} ms per step (median of {})", milliseconds(p.step_time_ms.median), p.step_time_ms.n);
-      of_it = "of a step";
-    } else {
-      out += fmt::format("{} ms per step in its {}", milliseconds(in_rows), torch ? "rows" : "regions");
-    }
+    // Its rows' time per step (the figures below are of it), and the steps' own median beside:
+    // a step's wall time also holds what ran outside every row, and a slow first step moves
+    // the mean.
+    out += fmt::format("{} ms per step in its {}", milliseconds(in_rows), torch ? "rows" : "regions");
+    if (p.step_time_ms.n > 0) out += fmt::format(" (median step {} ms)", milliseconds(p.step_time_ms.median));
+    of_it = "of a step";
   } else if (torch) {
     out += fmt::format(", no steps: {} ms in its rows", milliseconds(in_rows));
   } else {

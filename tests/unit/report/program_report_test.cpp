@@ -60,7 +60,7 @@ TEST(ProgramTable, TheFirstLinesSayTheStepTheTimeToWinAndTheThreads) {
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(
       lines[0],
-      "hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: 41.93 ms per step (median of 20), 6.000 ms of a step (15.0%) to win at the roofs");
+      "hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (median step 41.93 ms), 6.000 ms of a step (15.0%) to win at the roofs");
   EXPECT_EQ(lines[1], "Threads: PyTorch ran its ops on 1 thread (of 2 cores)");
   EXPECT_THAT(t, Not(HasSubstr("batch"))) << "a program's batch is not known";
 }
@@ -297,8 +297,8 @@ TEST(ProgramHtml, ProgramTotalsPerStepAndNoForwardPass) {
   EXPECT_THAT(html, HasSubstr("<b>6.000 ms</b> per step (15.0% of its time in its rows)"));
   EXPECT_THAT(html, HasSubstr("its rows with a count (90% of its time)"));
   // The answer as the table's title; the threads in the header.
-  EXPECT_THAT(html, HasSubstr("<p class=\"answer\">PyTorch (hwprof::torch), 20 steps: 41.93 ms per step (median of 20), 6.000 ms of a step (15.0%) "
-                              "to win at the roofs.</p>"));
+  EXPECT_THAT(html, HasSubstr("<p class=\"answer\">PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (median step 41.93 ms), "
+                              "6.000 ms of a step (15.0%) to win at the roofs.</p>"));
   EXPECT_THAT(html, HasSubstr("<p class=\"sub\">PyTorch ran its ops on 1 thread (of 2 cores) · "));
 }
 
