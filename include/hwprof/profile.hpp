@@ -114,10 +114,10 @@ struct LayerCause {
 // A torch profile's op row by its calls' input shapes (docs/torch.md, "Shapes"): the shapes
 // that took the most time kept apart, the rest summed as "other shapes".
 struct ShapeRow {
-  std::string shape;        // "16x64x256, 1000x256, 1000"; "other shapes" for the rest
+  std::string shape;  // "16x64x256, 1000x256, 1000"; "other shapes" for the rest
   std::uint64_t calls = 0;
-  double time_ms = 0.0;     // over those calls
-  double flops = 0.0;       // over those calls (0 where not counted)
+  double time_ms = 0.0;  // over those calls
+  double flops = 0.0;    // over those calls (0 where not counted)
   bool other = false;
 };
 
@@ -326,7 +326,7 @@ struct Profile {
   std::string hwprof_version;
   ProfileMachine machine;
   std::string model;
-  Shape input_shape;  // per sample
+  Shape input_shape;       // per sample
   std::int64_t batch = 1;  // 0: not known (a program's run that did not say)
   ProfileKind kind = ProfileKind::model;
   RunPhase phase = RunPhase::inference;  // a model's passes (inference for a regions profile)
@@ -347,12 +347,12 @@ struct Profile {
   std::vector<std::string> hints;  // advice: what the counter layer or the environment could do better
   int warmup_runs = 0;
   int iterations = 0;
-  double overhead_ns = 0.0;          // the session's begin+end cost, subtracted from every layer
-  LayerProfile total;                // the whole model per call: time of the whole pass (or step)
+  double overhead_ns = 0.0;  // the session's begin+end cost, subtracted from every layer
+  LayerProfile total;        // the whole model per call: time of the whole pass (or step)
   // A program run's time basis, and its steps (0: none): a torch program's training steps.
   TimeBasis time_basis = TimeBasis::pass;
   std::uint64_t steps = 0;
-  Summary step_time_ms;  // the steps' own times (ms), where it had steps
+  Summary step_time_ms;              // the steps' own times (ms), where it had steps
   std::vector<LayerProfile> layers;  // forward layers in order, then backward and optimizer ones
   ProfileMemory memory;
   std::vector<TraceSpan> trace;  // sampled iterations only (see trace_iterations)

@@ -126,12 +126,12 @@ struct SessionOverhead {
 // "Rows"); a program's own regions are scopes. A profile shows each role as its own kind of
 // row: a module's forward or backward, an op's, the optimizer's step.
 enum class RegionRole : std::uint8_t {
-  scope,            // the program's own region (HWPROF_SCOPE, hwprof_begin, a user scope)
-  module_forward,   // a model's module, called forward (named by its path)
-  module_backward,  // the backward functions of the ops a module ran forward
-  op_forward,       // an op (aten::conv2d), forward
-  op_backward,      // an op run by autograd's backward, or the backward of a forward op
-  optimizer,        // the optimizer's step and zero_grad
+  scope,             // the program's own region (HWPROF_SCOPE, hwprof_begin, a user scope)
+  module_forward,    // a model's module, called forward (named by its path)
+  module_backward,   // the backward functions of the ops a module ran forward
+  op_forward,        // an op (aten::conv2d), forward
+  op_backward,       // an op run by autograd's backward, or the backward of a forward op
+  optimizer,         // the optimizer's step and zero_grad
   module_recompute,  // a module's forward run again during backward (activation checkpointing)
   op_recompute,      // an op of such a recomputed forward
   setup,             // what the program ran before its first module call (construction, initialisation)

@@ -11,8 +11,8 @@
 #include "analyze/run_ceilings.hpp"
 #include "common/statistics.hpp"
 #include "hwprof/roofline.hpp"
-#include "profile/rate_guard.hpp"
 #include "hwprof/statistics.hpp"
+#include "profile/rate_guard.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -240,7 +240,8 @@ MergedRanks merge_ranks(std::vector<RankProfile> ranks, const std::vector<std::s
         m.regions.push_back(std::move(r));
       }
       MergedRegion& r = m.regions[it->second];
-      if (l.impossible && r.impossible_reason.empty()) r.impossible_reason = fmt::format("rank {}'s profile: {}", rank_number(m.ranks, k), l.impossible_reason);
+      if (l.impossible && r.impossible_reason.empty())
+        r.impossible_reason = fmt::format("rank {}'s profile: {}", rank_number(m.ranks, k), l.impossible_reason);
       const RankSpent spent = rank_spent(p, l);
       r.rank_ms[k] = spent.ms;
       r.rank_calls[k] = spent.calls;

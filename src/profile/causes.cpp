@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "profile/row_time.hpp"
 #include "graph/ops.hpp"
+#include "profile/row_time.hpp"
 
 namespace hwprof::detail {
 namespace {

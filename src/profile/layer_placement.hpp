@@ -27,8 +27,7 @@ void fill_machine(Profile& p, const std::optional<Machine>& machine, const std::
 // `seconds`: the time per call its rates are over, where not the median (a program's row: the
 // mean, since its calls may differ and its FLOPs per call are their mean).
 void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads, std::optional<OpKind> op,
-                       std::optional<WorkingSet> working_set, const std::string& transcendental = {}, double elements = 0.0,
-                       double seconds = 0.0);
+                       std::optional<WorkingSet> working_set, const std::string& transcendental = {}, double elements = 0.0, double seconds = 0.0);
 // Warnings for layers above 110 % of their roof, with the likely cause; hints for a GEMM
 // ceiling measured on other OpenBLAS kernels.
 void add_calibration_warnings(Profile& p, bool contended);

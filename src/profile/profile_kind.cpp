@@ -13,8 +13,8 @@ namespace {
 // Every value of each enum, for the parse functions.
 constexpr std::array kKinds = {ProfileKind::model, ProfileKind::regions, ProfileKind::merged, ProfileKind::torch};
 constexpr std::array kRunPhases = {RunPhase::inference, RunPhase::train};
-constexpr std::array kLayerPhases = {LayerPhase::forward, LayerPhase::backward, LayerPhase::optimizer, LayerPhase::region, LayerPhase::recompute,
-                                     LayerPhase::setup};
+constexpr std::array kLayerPhases = {LayerPhase::forward, LayerPhase::backward,  LayerPhase::optimizer,
+                                     LayerPhase::region,  LayerPhase::recompute, LayerPhase::setup};
 
 template <typename T, std::size_t N>
 std::optional<T> parse_name(const std::array<T, N>& values, std::string_view (*name_of)(T) noexcept, std::string_view name) noexcept {

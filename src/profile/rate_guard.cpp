@@ -26,10 +26,10 @@ RateLimit limit_of(const TheoreticalPeaks& theoretical, const CalibrationRun* ru
   }
   if (theory <= 0 && measured <= 0) return out;
   out.gflops_per_s = std::max(theory, measured) * kClockSlack;
-  out.source = theory >= measured ? fmt::format("the theoretical single-precision peak of {} thread{} ({:.4g} GFLOP/s)", threads,
-                                                threads == 1 ? "" : "s", theory)
-                                  : fmt::format("the measured {} ceiling for {} thread{} ({:.4g} GFLOP/s)", measured_name, threads,
-                                                threads == 1 ? "" : "s", measured);
+  out.source =
+      theory >= measured
+          ? fmt::format("the theoretical single-precision peak of {} thread{} ({:.4g} GFLOP/s)", threads, threads == 1 ? "" : "s", theory)
+          : fmt::format("the measured {} ceiling for {} thread{} ({:.4g} GFLOP/s)", measured_name, threads, threads == 1 ? "" : "s", measured);
   out.source += fmt::format(", x{:.2f} for a clock above the reported one", kClockSlack);
   return out;
 }

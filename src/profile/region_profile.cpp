@@ -21,12 +21,12 @@
 namespace hwprof {
 
 using detail::add_calibration_warnings;
-using detail::guard_rate;
-using detail::rate_limit;
-using detail::RateLimit;
 using detail::fill_launch_rank;
 using detail::fill_machine;
 using detail::fill_measurements;
+using detail::guard_rate;
+using detail::rate_limit;
+using detail::RateLimit;
 using detail::resolve_threads;
 
 namespace {
@@ -338,7 +338,8 @@ std::string partial_note(const SessionSnapshot& s, const RegionIndex& regions, c
     const RegionReport* r = regions.report(tree[i].region);
     if (!uncounted_op(r)) continue;
     bool under = tree[i].region == row.id;  // an op without a formula: its own code too
-    for (int k = tree[i].parent; k >= 0 && !under; k = tree[static_cast<std::size_t>(k)].parent) under = tree[static_cast<std::size_t>(k)].region == row.id;
+    for (int k = tree[i].parent; k >= 0 && !under; k = tree[static_cast<std::size_t>(k)].parent)
+      under = tree[static_cast<std::size_t>(k)].region == row.id;
     if (under) by_op[r->name] += tree[i].exclusive_ns;
   }
   std::vector<std::pair<double, std::string>> ops;
@@ -399,11 +400,10 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
     const std::string first = s.timeline_first_steps == 0   ? std::string()
                               : s.timeline_first_steps == 1 ? "step 1"
                                                             : fmt::format("steps 1-{}", s.timeline_first_steps);
-    const std::string last = s.timeline_last_from == 0 ? std::string()
-                             : s.timeline_last_from >= s.steps + 1
-                                 ? "what ran after the last step"
-                             : s.timeline_last_from == s.steps ? fmt::format("step {}", s.steps)
-                                                                 : fmt::format("steps {}-{}", s.timeline_last_from, s.steps);
+    const std::string last = s.timeline_last_from == 0             ? std::string()
+                             : s.timeline_last_from >= s.steps + 1 ? "what ran after the last step"
+                             : s.timeline_last_from == s.steps     ? fmt::format("step {}", s.steps)
+                                                                   : fmt::format("steps {}-{}", s.timeline_last_from, s.steps);
     p.trace_note = fmt::format("{}{}{} of {} steps, whole; the {} region calls between them are in the tables only", first,
                                !first.empty() && !last.empty() ? " and " : "", last, s.steps, s.timeline_dropped);
     p.hints.push_back("the timeline (trace.json) holds " + p.trace_note);
@@ -422,7 +422,6 @@ void add_threads_paths_and_timeline(Profile& p, const SessionSnapshot& s, const 
   }
 }
 
-
 // The program's setup as one row: what it ran before its first module call (building and
 // initialising its model), one call; its ops' rows are in the setup phase.
 LayerProfile setup_row(double setup_ns, double root_ns, const Profile& p) {
@@ -436,7 +435,9 @@ LayerProfile setup_row(double setup_ns, double root_ns, const Profile& p) {
   l.total_ms = l.basis_ms = setup_ns / 1e6;
   l.time_ms = one_sample(l.total_ms);
   l.time_share = root_ns > 0 ? setup_ns / root_ns : 0.0;
-  l.work_note = "not counted: the program's setup, what it ran before its first module call (building and initialising its model; its ops' rows are in the setup phase)";
+  l.work_note =
+      "not counted: the program's setup, what it ran before its first module call (building and initialising its model; its ops' rows are in the "
+      "setup phase)";
   l.roofline_error = l.work_note;
   l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
   return l;
@@ -463,47 +464,31 @@ Summary step_times(const SessionSnapshot& s) {
 
 }  // namespace
 
-Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
-  Profile p;
-  const RegionIndex region_name(s);
-  p.created = detail::utc_timestamp();
-  p.hwprof_version = kVersion;
-  p.model = options.program.empty() ? "regions" : options.program;
-  p.kind = s.observer == "torch" ? ProfileKind::torch : ProfileKind::regions;
-  p.batch = 0;  // a program's batch is its own: not known here
-  fill_launch_rank(p);
-  p.threads = program_threads(s, options);
-  p.backend = s.backend;
-  p.group = s.group;
-  p.events = s.events;
-  p.hints = s.hints;
-  p.overhead_ns = s.overhead.pair_ns;
-  fill_machine(p, options.machine, options.machine_source, p.threads);
-  p.steps = s.steps;
-  p.step_time_ms = step_times(s);
-  const Basis basis{s.steps > 0 ? TimeBasis::step : TimeBasis::run, s.steps > 0 ? static_cast<double>(s.steps) : 1.0};
-  p.time_basis = basis.basis;
-  // The program total: the time in the outermost regions, summed over the threads.
+namespace {
+
+// What the rows are made from: the snapshot, its regions by id, the options, the time basis and
+// the program's time in its outermost rows.
+struct RowInputs {
+  const SessionSnapshot& s;
+  const RegionIndex& regions;
+  const RegionProfileOptions& options;
+  Basis basis;
   double root_ns = 0.0;
-  for (const CallPath& c : s.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
-  const auto nested = nested_work(s, region_name);
-  const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
-  // hwprof::torch counts each FLOP at one op (the rest carry none): every row with work of its
-  // own adds up; a program's own regions may nest work in work, so only the outermost do.
-  const std::vector<bool> work_rows =
-      p.kind == ProfileKind::torch ? std::vector<bool>(s.regions.size(), true) : outermost_work(s, region_name);
-  const RateLimit limit = options.machine ? rate_limit(*options.machine, p.threads) : RateLimit{};
-  // A program that never called a module (nor marked a step) had no setup: its ops are rows of
-  // their own. Otherwise the setup is one row (setup_row), its ops' rows in the setup phase.
-  const bool setup_ended = s.first_step_start_ns >= 0;
   double setup_ns = 0.0;
-  for (const CallPath& c : s.call_tree) {
-    const RegionReport* r = c.parent < 0 ? region_name.report(c.region) : nullptr;
-    if (r != nullptr && r->role == RegionRole::setup) setup_ns += c.inclusive_ns;
-  }
+  bool setup_ended = false;
+};
+
+// One row per region: its own work, or the work of the ops run inside it (torch), placed, guarded
+// against impossible rates, and its causes.
+void add_rows(Profile& p, const RowInputs& in) {
+  const SessionSnapshot& s = in.s;
+  const auto nested = nested_work(s, in.regions);
+  const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
+  const RateLimit limit = in.options.machine ? rate_limit(*in.options.machine, p.threads) : RateLimit{};
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     RegionReport r = s.regions[k];
-    if (r.role == RegionRole::setup && !setup_ended) {
+    // A program that never called a module had no setup: its ops are rows as any.
+    if (r.role == RegionRole::setup && !in.setup_ended) {
       r.role = RegionRole::op_forward;
       if (r.name.ends_with(" (setup)")) r.name.resize(r.name.size() - 8);
     }
@@ -512,14 +497,14 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
       with_work.work_flops = nested[k]->flops;
       with_work.work_bytes = nested[k]->bytes;
       with_work.gemm_backed = nested[k]->gemm_flops >= 0.5 * nested[k]->flops && nested[k]->flops > 0;  // mostly GEMMs
-      p.layers.push_back(region_row(with_work, options, p, root_ns, basis, "the ops run inside it (hwprof::torch)"));
-      p.layers.back().work_partial = partial_note(s, region_name, r, nested[k]->uncounted_ns);
+      p.layers.push_back(region_row(with_work, in.options, p, in.root_ns, in.basis, "the ops run inside it (hwprof::torch)"));
+      p.layers.back().work_partial = partial_note(s, in.regions, r, nested[k]->uncounted_ns);
     } else {
-      p.layers.push_back(region_row(r, options, p, root_ns, basis));
+      p.layers.push_back(region_row(r, in.options, p, in.root_ns, in.basis));
     }
     LayerProfile& l = p.layers.back();
     l.nested_op = inside[k] && (r.role == RegionRole::op_forward || r.role == RegionRole::op_backward || r.role == RegionRole::op_recompute);
-    guard_rate(l, limit.gflops_per_s > 0 && l.threads > 0 && l.threads != p.threads ? rate_limit(*options.machine, l.threads) : limit,
+    guard_rate(l, limit.gflops_per_s > 0 && l.threads > 0 && l.threads != p.threads ? rate_limit(*in.options.machine, l.threads) : limit,
                p.overhead_ns);
     l.why = detail::layer_causes({&l, nullptr, {}, 1, l.threads > 0 ? l.threads : p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
     if (r.open > 0) {
@@ -529,9 +514,17 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
                       r.name, r.open, r.open == 1 ? "" : "s", r.open == 1 ? "that call is" : "those calls are"));
     }
   }
-  if (setup_ended && setup_ns > 0) p.layers.push_back(setup_row(setup_ns, root_ns, p));
-  // The program's work per step (or over the run), each FLOP once, from its possible rows:
-  // summed in double, a sum past what a count holds (2^63) is said, not wrapped round.
+  if (in.setup_ended && in.setup_ns > 0) p.layers.push_back(setup_row(in.setup_ns, in.root_ns, p));
+}
+
+// The program total: its work per step (or over the run), each FLOP once, from its possible rows
+// (summed in double: a sum past what a count holds, 2^63, is said, not wrapped round), its time,
+// and its place against its rows' roofs.
+void add_total(Profile& p, const RowInputs& in) {
+  const SessionSnapshot& s = in.s;
+  // hwprof::torch counts each FLOP at one op (the rest carry none): every row with work of its
+  // own adds up; a program's own regions may nest work in work, so only the outermost do.
+  const std::vector<bool> work_rows = p.kind == ProfileKind::torch ? std::vector<bool>(s.regions.size(), true) : outermost_work(s, in.regions);
   double flops = 0.0;
   double bytes = 0.0;
   std::vector<std::string> impossible;
@@ -539,7 +532,7 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
     const LayerProfile& l = p.layers[k];
     if (l.impossible) impossible.push_back(l.phase == LayerPhase::forward ? l.name : l.name + " (" + std::string(layer_phase_name(l.phase)) + ")");
     if (!work_rows[k] || l.impossible || l.phase == LayerPhase::setup) continue;
-    const double calls = static_cast<double>(s.regions[k].calls) / basis.per;
+    const double calls = static_cast<double>(s.regions[k].calls) / in.basis.per;
     flops += s.regions[k].work_flops.value_or(0.0) * calls;
     bytes += s.regions[k].work_bytes.value_or(0.0) * calls;
   }
@@ -560,14 +553,49 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
   p.total.bytes = static_cast<std::int64_t>(bytes);
   p.total.name = p.model;
   p.total.op = "model";
-  p.total.time_ms = one_sample(root_ns / 1e6);
-  p.total.total_ms = root_ns / 1e6;
+  p.total.time_ms = one_sample(in.root_ns / 1e6);
+  p.total.total_ms = in.root_ns / 1e6;
   // Per step: the time of the steps (the setup, before them, apart).
-  p.total.basis_ms = (root_ns - (basis.basis == TimeBasis::step ? setup_ns : 0.0)) / 1e6 / basis.per;
+  p.total.basis_ms = (in.root_ns - (in.basis.basis == TimeBasis::step ? in.setup_ns : 0.0)) / 1e6 / in.basis.per;
   p.total.time_share = 1.0;
   p.total.threads = p.threads;
+  place_program_total(p, in.options, p.total.basis_ms, work_rows);
+}
+
+}  // namespace
+
+Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
+  Profile p;
+  const RegionIndex region_name(s);
+  p.created = detail::utc_timestamp();
+  p.hwprof_version = kVersion;
+  p.model = options.program.empty() ? "regions" : options.program;
+  p.kind = s.observer == "torch" ? ProfileKind::torch : ProfileKind::regions;
+  p.batch = 0;  // a program's batch is its own: not known here
+  fill_launch_rank(p);
+  p.threads = program_threads(s, options);
+  p.backend = s.backend;
+  p.group = s.group;
+  p.events = s.events;
+  p.hints = s.hints;
+  p.overhead_ns = s.overhead.pair_ns;
+  fill_machine(p, options.machine, options.machine_source, p.threads);
+  p.steps = s.steps;
+  p.step_time_ms = step_times(s);
+  RowInputs in{s, region_name, options, {s.steps > 0 ? TimeBasis::step : TimeBasis::run, s.steps > 0 ? static_cast<double>(s.steps) : 1.0}};
+  p.time_basis = in.basis.basis;
+  // The program's time: in its outermost regions, summed over the threads; its setup's (before
+  // its first module call, or a step) where the setup ended.
+  in.setup_ended = s.first_step_start_ns >= 0;
+  for (const CallPath& c : s.call_tree) {
+    if (c.parent >= 0) continue;
+    in.root_ns += c.inclusive_ns;
+    const RegionReport* r = region_name.report(c.region);
+    if (r != nullptr && r->role == RegionRole::setup) in.setup_ns += c.inclusive_ns;
+  }
+  add_rows(p, in);
+  add_total(p, in);
   p.iterations = 1;
-  place_program_total(p, options, p.total.basis_ms, work_rows);
   add_threads_paths_and_timeline(p, s, region_name);
   if (options.machine) {
     const std::vector<std::string> doubts = calibration_doubts(*options.machine, p.threads);

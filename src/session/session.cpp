@@ -196,7 +196,8 @@ void Session::State::after_fork(pid_t forking_tid, pid_t parent) noexcept {
     ThreadSlot& t = slots[i];
     const pid_t owner = t.owner.load(std::memory_order_relaxed);
     if (owner == 0) continue;
-    for (std::size_t n = 0; n < t.path_count; ++n) t.paths[n] = CallPath{t.paths[n].parent, t.paths[n].region, t.paths[n].depth, 0, 0.0, 0.0, 0.0, 0.0};
+    for (std::size_t n = 0; n < t.path_count; ++n)
+      t.paths[n] = CallPath{t.paths[n].parent, t.paths[n].region, t.paths[n].depth, 0, 0.0, 0.0, 0.0, 0.0};
     t.paths_dropped = 0;
     t.last_end_tick = 0;
     if (owner == forking_tid) {
@@ -281,6 +282,9 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted, 
   f.start = now();  // last: the reads above are not part of the sample
 }
 
+// Long: the measured path's second half in one body, read top to bottom as one call's end
+// (time, samples, work, variant, call path, timeline, parent, counters), with no call between
+// the clock read and the counter read that could move either.
 void Session::State::end(int id, const CallDetail* detail) noexcept {
   const std::uint64_t stop = now();  // first: what follows is not part of the sample
   if (closed.load(std::memory_order_relaxed)) return;

@@ -11,6 +11,8 @@
 
 namespace hwprof {
 
+// Long: one region's report, field by field in RegionReport's order (hwprof/session.hpp), so that
+// none is missed.
 RegionReport Session::State::report(int id, bool count_open) const {
   RegionReport out;
   const detail::RegionRecord* r = record(id);
@@ -203,8 +205,8 @@ std::vector<CallPath> visible_paths(const std::vector<CallPath>& nodes, const Se
     if (r == nullptr || r->hidden) continue;
     if (n.parent >= 0 && (static_cast<std::size_t>(n.parent) >= i || new_index[static_cast<std::size_t>(n.parent)] < 0)) continue;
     new_index[i] = static_cast<int>(out.size());
-    out.push_back(
-        {n.parent >= 0 ? new_index[static_cast<std::size_t>(n.parent)] : -1, n.region, n.depth, n.calls, n.inclusive_ns, n.exclusive_ns, n.flops, n.bytes});
+    out.push_back({n.parent >= 0 ? new_index[static_cast<std::size_t>(n.parent)] : -1, n.region, n.depth, n.calls, n.inclusive_ns, n.exclusive_ns,
+                   n.flops, n.bytes});
   }
   return out;
 }
@@ -242,6 +244,8 @@ std::vector<std::string> Session::State::hints_now() const {
   return out;
 }
 
+// Long: the whole session at one moment, in SessionSnapshot's order (hwprof/session.hpp): the
+// threads' paths (retired and live), the regions, the open calls, the timeline and the steps.
 SessionSnapshot Session::State::snapshot() const {
   SessionSnapshot out;
   const std::uint64_t now_tick = const_cast<State*>(this)->now();

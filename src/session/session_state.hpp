@@ -66,7 +66,7 @@ struct RegionRecord {
   std::atomic<bool> gemm_backed{false};
   std::atomic<int> threads_min{0};  // Session::note_threads; 0: not said
   std::atomic<int> threads_max{0};
-  std::atomic<std::int64_t> params{-1};  // Session::set_params; -1: not said
+  std::atomic<std::int64_t> params{-1};     // Session::set_params; -1: not said
   std::atomic<std::uint64_t> continued{0};  // pieces that continued a call (Session::enter_continuing)
   // Its calls by variant, once Session::note_variant gave it one (made under the registry's lock).
   std::unique_ptr<VariantTable> variant_table;
@@ -231,8 +231,8 @@ struct Session::State {
   void read_counters(CounterSnapshot& out) noexcept;
   void begin(int id, std::uint64_t reuse_gap_ticks = 0, bool counted = true, bool continues = false) noexcept;
   void end(int id, const CallDetail* detail = nullptr) noexcept;
-  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
-                        detail::Frame* counted_parent, bool continues) noexcept;
+  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads, detail::Frame* counted_parent,
+                        bool continues) noexcept;
   bool add_call_work(detail::RegionRecord& r, const CallDetail& detail, bool continues) noexcept;
   void add_call_work(detail::RegionRecord& r, const CallDetail& detail) noexcept;
 

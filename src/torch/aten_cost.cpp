@@ -620,10 +620,10 @@ std::optional<AtenCost> embedding(const AtenCall& c, std::string_view op) {
 // transpose node: no arithmetic, its input read and its output written).
 std::optional<AtenCost> data_movement(const AtenCall& c, std::string_view op) {
   static constexpr std::string_view kViews[] = {
-      "view",    "reshape",   "_reshape_alias", "flatten",      "t",          "transpose",   "permute",      "unsqueeze",
-      "squeeze", "expand",    "as_strided",     "slice",        "select",     "detach",      "alias",        "_unsafe_view",
-      "numpy_T", "unflatten", "narrow",         "chunk",        "split",      "split_with_sizes", "unsafe_split", "unsafe_chunk",
-      "unbind",  "view_as",   "reshape_as",     "expand_as",    "movedim",    "swapaxes",    "resolve_conj", "resolve_neg",
+      "view",       "reshape",   "_reshape_alias", "flatten",   "t",       "transpose",        "permute",      "unsqueeze",
+      "squeeze",    "expand",    "as_strided",     "slice",     "select",  "detach",           "alias",        "_unsafe_view",
+      "numpy_T",    "unflatten", "narrow",         "chunk",     "split",   "split_with_sizes", "unsafe_split", "unsafe_chunk",
+      "unbind",     "view_as",   "reshape_as",     "expand_as", "movedim", "swapaxes",         "resolve_conj", "resolve_neg",
       "lift_fresh", "diagonal"};
   static constexpr std::string_view kCopies[] = {"copy", "clone", "contiguous", "cat", "concat", "stack", "_to_copy"};
   // Memory handed out, nothing read or written: counted, as 0.

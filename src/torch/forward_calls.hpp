@@ -44,7 +44,7 @@ class ForwardCalls {
   // call's fields (all zero until then: the table stays in zeroed memory).
   struct Slot {
     std::atomic<std::uint64_t> key{0};
-    std::atomic<int> root{0};  // root + 1
+    std::atomic<int> root{0};    // root + 1
     std::atomic<int> module{0};  // module + 1
     std::atomic<std::uint64_t> module_call{0};
     std::atomic<std::uint64_t> root_call{0};
@@ -67,7 +67,7 @@ class ModuleCalls {
 
   void remember(std::uint64_t call, int module, std::uint64_t parent_call) noexcept;
   struct Entry {
-    int module = -1;               // -1: not kept (too old, or never made)
+    int module = -1;                // -1: not kept (too old, or never made)
     std::uint64_t parent_call = 0;  // 0: none (a model's own call)
   };
   Entry find(std::uint64_t call) const noexcept;

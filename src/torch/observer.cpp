@@ -17,7 +17,7 @@
 // little against the call: kReadShare) and left at the call's end with the call's work. A
 // signature seen for the first time works out its cost and label: that allocates, once.
 //
-// Backward (docs/torch.md, "Backward"): each forward op call leaves, under its autograd sequence
+// Backward (docs/torch.md, "Modules"): each forward op call leaves, under its autograd sequence
 // number, its outermost op, the module it ran in and that module's call (forward_calls.hpp). The
 // backward functions of one forward call run inside a chain of regions kept open on the thread
 // while the next functions belong to it: the modules' backward regions, outermost first, and the
@@ -177,7 +177,7 @@ struct ModuleFrame {
   int module = -1;  // the module (its forward region)
   std::uint64_t call = 0;
   bool recompute = false;
-  std::size_t op_depth = 0;  // the op stack's depth when it was entered
+  std::size_t op_depth = 0;    // the op stack's depth when it was entered
   std::uint64_t sequence = 0;  // autograd's next sequence number when it was entered
 };
 
@@ -388,7 +388,8 @@ Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
   }
   // What its row says where it carries no work (docs/torch.md, "Who counts what").
   if (kind == CallKind::backward_function) {
-    Session::set_work_note(state, s.region, "counted in the ops it runs: no forward op of the program made it (their rows, and its module's backward row)");
+    Session::set_work_note(state, s.region,
+                           "counted in the ops it runs: no forward op of the program made it (their rows, and its module's backward row)");
   } else if (kind == CallKind::engine_sum) {
     Session::set_work_note(
         state, s.region,
@@ -405,8 +406,8 @@ void note_uncounted_call(Session::State* state, int region, bool covered) noexce
   const int want = covered ? 1 : 2;
   if (op_note[region].load(std::memory_order_relaxed) >= want) return;
   op_note[region].store(want, std::memory_order_relaxed);
-  Session::set_work_note(state, region,
-                         covered ? kCountedAround : "not counted: hwprof has no formula for this op (docs/torch.md, \"Which aten ops have a formula\")");
+  Session::set_work_note(
+      state, region, covered ? kCountedAround : "not counted: hwprof has no formula for this op (docs/torch.md, \"Which aten ops have a formula\")");
 }
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
@@ -666,6 +667,70 @@ void start_backward_function(Session::State* state, ThreadState& ts, const at::R
   Session::note_threads(state, s.region, at::get_num_threads());
 }
 
+// What a forward call (or an op of a backward pass, a recompute, the setup) leaves for the
+// backward pass: its outermost op, its module's call, and that op's backward by the op table.
+void remember_forward(ThreadState& ts, const at::RecordFunction& fn, OpFrame& f, const OpFrame* parent, const Signature& s) noexcept {
+  if (f.root == s.region && (parent == nullptr || parent->root < 0)) set_root_backward(f, ts.call, s);
+  const ModuleFrame* m = ts.module_depth > 0 ? &ts.modules[ts.module_depth - 1] : nullptr;
+  ForwardCall fc;
+  fc.root = f.root;
+  fc.module = m != nullptr ? m->module : -1;
+  fc.module_call = m != nullptr ? m->call : 0;
+  fc.root_call = f.root_call;
+  fc.variant = f.root_variant;
+  fc.backward_flops = f.root_backward_flops;
+  fc.backward_bytes = f.root_backward_bytes;
+  forward_calls.remember(fn.threadId(), fn.seqNr(), fc);
+}
+
+// An op or a user scope: its signature, its frame, and its region entered (reading counters
+// where that costs little against it).
+void start_call(Session::State* state, ThreadState& ts, const at::RecordFunction& fn, at::RecordScope scope, const char* name) {
+  const bool setup = in_setup();
+  const OpFrame* parent = ts.stack.top();
+  const bool in_engine = parent != nullptr && parent->wrapper;  // the engine's wrapper, no function
+  const CallKind kind = scope == at::RecordScope::USER_SCOPE               ? CallKind::user_scope
+                        : in_engine && std::strcmp(name, "aten::sum") == 0 ? CallKind::engine_sum
+                                                                           : CallKind::op;
+  const bool recompute = directly_in_recompute(ts);
+  const Phase phase = setup                                                                        ? Phase::setup
+                      : recompute || (parent != nullptr && parent->recompute && !parent->backward) ? Phase::recompute
+                      : parent != nullptr && parent->backward                                      ? Phase::backward
+                                                                                                   : Phase::forward;
+  if (kind == CallKind::user_scope) {
+    ts.call.op = name;
+    ts.call.arg_count = 0;
+  } else {
+    copy_call(ts.call, fn);
+  }
+  Signature& s = signature(ts, kind, phase);
+  FramePush p;
+  // An op that runs itself again inside (an overload calling another: upsample_bilinear2d.vec
+  // calls upsample_bilinear2d) is one call of one row.
+  p.region = parent != nullptr && parent->region == s.region ? -1 : s.region;
+  p.cost = s.has_cost ? &s.cost : nullptr;
+  p.is_op = kind == CallKind::op || kind == CallKind::engine_sum;
+  p.recompute = recompute;
+  p.variant = s.variant;
+  OpFrame* f = ts.stack.push(p);
+  if (f == nullptr) return;
+  if (fn.isAsync()) f->async_handle = fn.handle();
+  if (p.region < 0) return;
+  f->marks_step = s.marks_step;
+  if (kind == CallKind::op && !s.has_cost) note_uncounted_call(state, s.region, f->covered);
+  if (kind == CallKind::op && phase != Phase::backward && fn.seqNr() >= 0 && needs_grad(ts.call, parent)) remember_forward(ts, fn, *f, parent, s);
+  f->reads_counters = f->outermost && worth_reading(state, s.region);
+  if (f->reads_counters) {
+    Session::enter(state, s.region);
+  } else {
+    Session::enter_time_only(state, s.region);
+  }
+  if (const int threads = at::get_num_threads(); threads != s.threads_noted) {
+    Session::note_threads(state, s.region, threads);
+    s.threads_noted = threads;
+  }
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& ts = thread_state;
   Session::State* const state = observing_state();
@@ -686,66 +751,10 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       p.wrapper = true;
       p.backward_function = true;
       push_placeholder(ts.stack, fn, p);
-      return nullptr;
-    }
-    if (scope == at::RecordScope::BACKWARD_FUNCTION) {
+    } else if (scope == at::RecordScope::BACKWARD_FUNCTION) {
       start_backward_function(state, ts, fn);
-      return nullptr;
-    }
-    const bool setup = in_setup();
-    const OpFrame* parent = ts.stack.top();
-    const bool in_engine = parent != nullptr && parent->wrapper;  // the engine's wrapper, no function
-    const CallKind kind = scope == at::RecordScope::USER_SCOPE                  ? CallKind::user_scope
-                          : in_engine && std::strcmp(name, "aten::sum") == 0 ? CallKind::engine_sum
-                                                                             : CallKind::op;
-    const bool recompute = directly_in_recompute(ts);
-    const Phase phase = setup                                                                    ? Phase::setup
-                        : recompute || (parent != nullptr && parent->recompute && !parent->backward) ? Phase::recompute
-                        : parent != nullptr && parent->backward                                  ? Phase::backward
-                                                                                                 : Phase::forward;
-    if (kind == CallKind::user_scope) {
-      ts.call.op = name;
-      ts.call.arg_count = 0;
     } else {
-      copy_call(ts.call, fn);
-    }
-    Signature& s = signature(ts, kind, phase);
-    FramePush p;
-    // An op that runs itself again inside (an overload calling another: upsample_bilinear2d.vec
-    // calls upsample_bilinear2d) is one call of one row.
-    p.region = parent != nullptr && parent->region == s.region ? -1 : s.region;
-    p.cost = s.has_cost ? &s.cost : nullptr;
-    p.is_op = kind == CallKind::op || kind == CallKind::engine_sum;
-    p.recompute = recompute;
-    p.variant = s.variant;
-    OpFrame* f = ts.stack.push(p);
-    if (f == nullptr) return nullptr;
-    if (fn.isAsync()) f->async_handle = fn.handle();
-    if (p.region < 0) return nullptr;
-    f->marks_step = s.marks_step;
-    if (kind == CallKind::op && !s.has_cost) note_uncounted_call(state, s.region, f->covered);
-    if (kind == CallKind::op && phase != Phase::backward && fn.seqNr() >= 0 && needs_grad(ts.call, parent)) {
-      if (f->root == s.region && (parent == nullptr || parent->root < 0)) set_root_backward(*f, ts.call, s);
-      const ModuleFrame* m = ts.module_depth > 0 ? &ts.modules[ts.module_depth - 1] : nullptr;
-      ForwardCall fc;
-      fc.root = f->root;
-      fc.module = m != nullptr ? m->module : -1;
-      fc.module_call = m != nullptr ? m->call : 0;
-      fc.root_call = f->root_call;
-      fc.variant = f->root_variant;
-      fc.backward_flops = f->root_backward_flops;
-      fc.backward_bytes = f->root_backward_bytes;
-      forward_calls.remember(fn.threadId(), fn.seqNr(), fc);
-    }
-    f->reads_counters = f->outermost && worth_reading(state, s.region);
-    if (f->reads_counters) {
-      Session::enter(state, s.region);
-    } else {
-      Session::enter_time_only(state, s.region);
-    }
-    if (const int threads = at::get_num_threads(); threads != s.threads_noted) {
-      Session::note_threads(state, s.region, threads);
-      s.threads_noted = threads;
+      start_call(state, ts, fn, scope, name);
     }
   } catch (...) {
     // A call that cannot be read is not measured; its end still finds a frame.

@@ -148,8 +148,15 @@ PyMethodDef functions[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native", "hwprof.torch's module calls in C (docs/torch.md, \"Modules\").", -1, functions,
-                          nullptr, nullptr, nullptr, nullptr};
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
+                          "_native",
+                          "hwprof.torch's module calls in C (docs/torch.md, \"Modules\").",
+                          -1,
+                          functions,
+                          nullptr,
+                          nullptr,
+                          nullptr,
+                          nullptr};
 
 }  // namespace
 

@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include <ATen/record_function.h>
-#include <torch/csrc/autograd/engine.h>
 #include <hwprof/torch.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/torch.h>
 
 #include "counting_new.hpp"

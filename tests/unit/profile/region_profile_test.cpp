@@ -57,7 +57,7 @@ SessionSnapshot torch_run() {
                region(4, "aten::relu", 2, 10.0),
                region(5, "Optimizer.step", 1),
                region(6, "aten::add_", 3, 7.0)};
-  s.call_tree = {path(-1, 0, 0, 2),        path(0, 1, 1, 2), path(1, 2, 2, 2, 100.0), path(2, 3, 3, 2),
+  s.call_tree = {path(-1, 0, 0, 2),      path(0, 1, 1, 2),  path(1, 2, 2, 2, 100.0), path(2, 3, 3, 2),
                  path(0, 4, 1, 2, 10.0), path(-1, 5, 0, 1), path(5, 6, 1, 3, 7.0)};
   SessionThread t;
   t.number = 1;

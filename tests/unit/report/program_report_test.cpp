@@ -58,9 +58,9 @@ TEST(ProgramTable, TheFirstLinesSayTheStepTheTimeToWinAndTheThreads) {
   const std::string t = profile_table(test::synthetic_torch_profile());
   const std::vector<std::string> lines = test::lines_of(t);
   ASSERT_GE(lines.size(), 2u);
-  EXPECT_EQ(
-      lines[0],
-      "hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (median step 41.93 ms), 6.000 ms of a step (15.0%) to win at the roofs");
+  EXPECT_EQ(lines[0],
+            "hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (median step 41.93 ms), 6.000 ms of a step "
+            "(15.0%) to win at the roofs");
   EXPECT_EQ(lines[1], "Threads: PyTorch ran its ops on 1 thread (of 2 cores)");
   EXPECT_THAT(t, Not(HasSubstr("batch"))) << "a program's batch is not known";
 }

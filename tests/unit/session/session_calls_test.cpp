@@ -192,8 +192,8 @@ TEST(SessionCalls, AStepTimelineHoldsTheFirstAndLastStepsWhole) {
   // Whole steps: every kept call lies inside a step that is kept whole.
   for (const TimelineEvent& e : snapshot.timeline) {
     const double end = e.start_ns + e.duration_ns;
-    const auto step = static_cast<std::size_t>(std::lower_bound(snapshot.step_ends_ns.begin(), snapshot.step_ends_ns.end(), end) -
-                                               snapshot.step_ends_ns.begin());
+    const auto step =
+        static_cast<std::size_t>(std::lower_bound(snapshot.step_ends_ns.begin(), snapshot.step_ends_ns.end(), end) - snapshot.step_ends_ns.begin());
     EXPECT_TRUE(step < 2 || step >= 8) << "a call of step " << step + 1;
   }
 }
