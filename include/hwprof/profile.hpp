@@ -173,6 +173,10 @@ struct LayerProfile {
   std::uint64_t calls = 0;
   double total_ms = 0.0;
   double basis_ms = 0.0;
+  // Of its calls and total time, those after the program's last step (an evaluation, a final
+  // print): in total_ms, not in basis_ms. 0 without steps.
+  std::uint64_t after_steps_calls = 0;
+  double after_steps_ms = 0.0;
   // The threads its work ran on (PyTorch's intra-op threads at its calls; the most where they
   // changed), and the fewest: 0 where not known.
   int threads = 0;
@@ -353,6 +357,7 @@ struct Profile {
   TimeBasis time_basis = TimeBasis::pass;
   std::uint64_t steps = 0;
   Summary step_time_ms;              // the steps' own times (ms), where it had steps
+  double after_steps_ms = 0.0;       // its outermost rows' time after the last step, apart from the steps'
   std::vector<LayerProfile> layers;  // forward layers in order, then backward and optimizer ones
   ProfileMemory memory;
   std::vector<TraceSpan> trace;  // sampled iterations only (see trace_iterations)

@@ -234,6 +234,10 @@ struct RegionReport {
   // Pieces that continued a call instead of making one (Session::enter_continuing): their time
   // and counts are in the calls they continued.
   std::uint64_t continued = 0;
+  // Of its calls, those that began after the program's last step ended (Session::mark_step; 0
+  // without steps), and their inclusive time: not part of any step.
+  std::uint64_t after_steps_calls = 0;
+  double after_steps_ns = 0.0;
 };
 
 // ---- a whole session at one moment (Session::snapshot): what the reports are made from ----
@@ -319,6 +323,8 @@ struct SessionSnapshot {
   std::uint64_t steps = 0;
   std::vector<double> step_ends_ns;
   double first_step_start_ns = -1.0;  // where the first step began (Session::mark_step_start), < 0: not said
+  // The time of the outermost calls that began after the last step ended, over the threads.
+  double after_steps_root_ns = 0.0;
 };
 
 // The step ends a session keeps the times of (8 bytes each, reserved when it opens).

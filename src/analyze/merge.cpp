@@ -38,8 +38,7 @@ RankSpent rank_spent(const Profile& p, const LayerProfile& l) {
   }
   if (l.calls > 0) return {l.total_ms, static_cast<double>(l.calls)};  // a program's row: every call, however it was entered
   if (found) return s;
-  // A program's row says its calls and its time over them; a layer's kept samples are its calls.
-  if (l.calls > 0) return {l.total_ms, static_cast<double>(l.calls)};
+  // A layer's kept samples are its calls.
   return {l.time_ms.mean * static_cast<double>(l.time_ms.n), static_cast<double>(l.time_ms.n)};
 }
 

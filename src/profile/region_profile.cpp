@@ -121,13 +121,16 @@ void name_by_role(LayerProfile& l, const RegionReport& r) {
 struct Basis {
   TimeBasis basis = TimeBasis::run;
   double per = 1.0;  // the steps, or 1
+  // The program's time in its outermost rows: over the run, and in its steps (without the setup
+  // and what ran after the last step; the run's where it has no steps). Shares are of these.
+  double run_ns = 0.0;
+  double steps_ns = 0.0;
 };
 
 // One region as a row: its measurement, and with the program's own work (set_work) its place
 // on the roofline, like an element-wise op (FMA peak; its bytes held to the bandwidth of the
 // cache they fit in), over its mean time per call (its work per call is its calls' mean).
-// `root_ns`: the program total its share is of.
-LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, double root_ns, const Basis& basis,
+LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& options, const Profile& p, const Basis& basis,
                         const char* work_source = "the program's own count (set_work)") {
   LayerProfile l;
   l.index = r.id;
@@ -135,12 +138,30 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
   name_by_role(l, r);
   l.calls = r.calls;
   l.total_ms = r.total_inclusive_ns / 1e6;
-  // The setup ran once, before the steps: its time is not spread over them.
-  l.basis_ms = l.phase == LayerPhase::setup ? l.total_ms : l.total_ms / basis.per;
+  // The setup ran once, before the steps: its time is not spread over them. Per step, a row's
+  // time is what it ran in the steps: its calls after the last step (an evaluation, a final
+  // print) are apart (docs/torch.md, "Steps").
+  const bool setup = l.phase == LayerPhase::setup;
+  if (basis.basis == TimeBasis::step && !setup) {
+    l.after_steps_calls = std::min(r.after_steps_calls, r.calls);
+    l.after_steps_ms = std::min(r.after_steps_ns / 1e6, l.total_ms);
+  }
+  l.basis_ms = setup ? l.total_ms : (l.total_ms - l.after_steps_ms) / basis.per;
   l.threads = r.threads_max;
   l.threads_min = r.threads_min;
   if (r.params >= 0) l.params = r.params;
-  for (const RegionVariant& v : r.variants) l.shapes.push_back({v.label, v.calls, v.total_ns / 1e6, v.flops, v.other});
+  // Calls told apart by a scalar that changes neither the shapes nor the work (normal_'s mean
+  // and std) are one shape to a reader: variants of the same label are summed.
+  for (const RegionVariant& v : r.variants) {
+    const auto same = std::find_if(l.shapes.begin(), l.shapes.end(), [&v](const ShapeRow& s) { return s.shape == v.label && s.other == v.other; });
+    if (same == l.shapes.end()) {
+      l.shapes.push_back({v.label, v.calls, v.total_ns / 1e6, v.flops, v.other});
+      continue;
+    }
+    same->calls += v.calls;
+    same->time_ms += v.total_ns / 1e6;
+    same->flops += v.flops;
+  }
   if (r.work_flops) l.flops = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_flops)));
   if (r.work_bytes) l.bytes = static_cast<std::int64_t>(std::llround(std::max(0.0, *r.work_bytes)));
   // Placed under the calibration of the threads it ran on, where the observer said (PyTorch's).
@@ -163,7 +184,8 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
                       : "no op run inside it has a count";
     l.roofline_error = l.work_note;
   }
-  l.time_share = root_ns > 0 ? r.total_inclusive_ns / root_ns : 0.0;
+  l.time_share = setup ? (basis.run_ns > 0 ? r.total_inclusive_ns / basis.run_ns : 0.0)
+                       : (basis.steps_ns > 0 ? l.basis_ms * basis.per * 1e6 / basis.steps_ns : 0.0);
   return l;
 }
 
@@ -209,11 +231,47 @@ std::vector<bool> outermost_work(const SessionSnapshot& s, const RegionIndex& re
   return out;
 }
 
+// Per row (s.regions order): the share of its time in calls that no row with a count is around
+// (a module's, an op's that covers the ops inside it), so that each millisecond is in the
+// program's time to win once, at the outermost row that counts it: a module's and the ops'
+// inside it are not both. 1 for every row without the call tree.
+std::vector<double> outermost_counted_share(const SessionSnapshot& s, const RegionIndex& regions, const Profile& p) {
+  std::vector<double> out(s.regions.size(), 1.0);
+  if (s.call_tree.empty()) return out;
+  std::vector<bool> counted(regions.size(), false);  // by id
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
+    const int id = s.regions[k].id;
+    if (id >= 0 && static_cast<std::size_t>(id) < counted.size() && p.layers[k].phase != LayerPhase::setup)
+      counted[static_cast<std::size_t>(id)] = detail::headroom_ms(p.layers[k]).has_value();
+  }
+  std::vector<double> outer(regions.size(), 0.0);
+  std::vector<double> all(regions.size(), 0.0);
+  const std::vector<CallPath>& tree = s.call_tree;
+  for (const CallPath& c : tree) {
+    if (c.region < 0 || static_cast<std::size_t>(c.region) >= all.size()) continue;
+    bool inside = false;
+    for (int k = c.parent; k >= 0 && !inside; k = tree[static_cast<std::size_t>(k)].parent) {
+      const int around = tree[static_cast<std::size_t>(k)].region;
+      inside = around >= 0 && static_cast<std::size_t>(around) < counted.size() && counted[static_cast<std::size_t>(around)];
+    }
+    all[static_cast<std::size_t>(c.region)] += c.inclusive_ns;
+    if (!inside) outer[static_cast<std::size_t>(c.region)] += c.inclusive_ns;
+  }
+  for (std::size_t k = 0; k < s.regions.size(); ++k) {
+    const int id = s.regions[k].id;
+    if (id < 0 || static_cast<std::size_t>(id) >= all.size() || all[static_cast<std::size_t>(id)] <= 0) continue;
+    out[k] = std::clamp(outer[static_cast<std::size_t>(id)] / all[static_cast<std::size_t>(id)], 0.0, 1.0);
+  }
+  return out;
+}
+
 // The program total on the roofline, per step (or over the run): its rate is its counted work
-// over its time; its time to win is its counted rows' (each FLOP once: outermost_work), so that
-// the time of ops without a count, of the program's own code and of the gaps between rows is
-// never claimed as winnable.
-void place_program_total(Profile& p, const RegionProfileOptions& options, double total_ms, const std::vector<bool>& work_rows) {
+// over its time (each FLOP once: outermost_work); its time to win is its rows' with a count, each
+// millisecond once (`outer_share`), less the time in ops without a count inside them
+// (`uncounted_share`), so that the time of such ops, of the program's own code and of the gaps
+// between rows is never claimed as winnable.
+void place_program_total(Profile& p, const RegionProfileOptions& options, double total_ms, const std::vector<double>& outer_share,
+                         const std::vector<double>& uncounted_share) {
   if (!options.machine) {
     p.total.roofline_error = "no calibration of this machine: run `hwprof calibrate`";
     return;
@@ -234,15 +292,17 @@ void place_program_total(Profile& p, const RegionProfileOptions& options, double
   double counted_ms = 0.0;
   double roof_ms = 0.0;
   double win_ms = 0.0;
-  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+  for (std::size_t i = 0; i < outer_share.size() && i < p.layers.size(); ++i) {
     const LayerProfile& l = p.layers[i];
     const auto h = detail::headroom_ms(l);
-    if (!work_rows[i] || !h || l.phase == LayerPhase::setup) continue;
-    counted_ms += detail::row_ms(l);
-    roof_ms += h->roof_ms;
-    win_ms += h->win_ms;
+    if (outer_share[i] <= 0 || !h || l.phase == LayerPhase::setup) continue;
+    const double share = outer_share[i];
+    const double counted = detail::row_ms(l) * (1.0 - std::clamp(uncounted_share[i], 0.0, 1.0));
+    counted_ms += counted * share;
+    roof_ms += std::min(h->roof_ms, counted) * share;
+    win_ms += std::max(0.0, counted - h->roof_ms) * share;
     RooflinePoint point = *l.roofline;
-    const double calls = detail::calls_per_basis(l);
+    const double calls = detail::calls_per_basis(l) * share;
     point.flops.value *= calls;
     point.bytes.value *= calls;
     point.seconds *= calls;
@@ -475,16 +535,19 @@ struct RowInputs {
   Basis basis;
   double root_ns = 0.0;
   double setup_ns = 0.0;
+  double after_steps_ns = 0.0;  // the outermost rows' time after the last step
   bool setup_ended = false;
 };
 
 // One row per region: its own work, or the work of the ops run inside it (torch), placed, guarded
-// against impossible rates, and its causes.
-void add_rows(Profile& p, const RowInputs& in) {
+// against impossible rates, and its causes. Returns each row's share of time in ops without a
+// count inside it (s.regions order).
+std::vector<double> add_rows(Profile& p, const RowInputs& in) {
   const SessionSnapshot& s = in.s;
   const auto nested = nested_work(s, in.regions);
   const std::vector<bool> inside = p.kind == ProfileKind::torch ? only_inside_others(s) : std::vector<bool>(s.regions.size(), false);
   const RateLimit limit = in.options.machine ? rate_limit(*in.options.machine, p.threads) : RateLimit{};
+  std::vector<double> uncounted(s.regions.size(), 0.0);
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     RegionReport r = s.regions[k];
     // A program that never called a module had no setup: its ops are rows as any.
@@ -497,10 +560,11 @@ void add_rows(Profile& p, const RowInputs& in) {
       with_work.work_flops = nested[k]->flops;
       with_work.work_bytes = nested[k]->bytes;
       with_work.gemm_backed = nested[k]->gemm_flops >= 0.5 * nested[k]->flops && nested[k]->flops > 0;  // mostly GEMMs
-      p.layers.push_back(region_row(with_work, in.options, p, in.root_ns, in.basis, "the ops run inside it (hwprof::torch)"));
+      p.layers.push_back(region_row(with_work, in.options, p, in.basis, "the ops run inside it (hwprof::torch)"));
       p.layers.back().work_partial = partial_note(s, in.regions, r, nested[k]->uncounted_ns);
+      if (r.total_inclusive_ns > 0) uncounted[k] = nested[k]->uncounted_ns / r.total_inclusive_ns;
     } else {
-      p.layers.push_back(region_row(r, in.options, p, in.root_ns, in.basis));
+      p.layers.push_back(region_row(r, in.options, p, in.basis));
     }
     LayerProfile& l = p.layers.back();
     l.nested_op = inside[k] && (r.role == RegionRole::op_forward || r.role == RegionRole::op_backward || r.role == RegionRole::op_recompute);
@@ -515,12 +579,13 @@ void add_rows(Profile& p, const RowInputs& in) {
     }
   }
   if (in.setup_ended && in.setup_ns > 0) p.layers.push_back(setup_row(in.setup_ns, in.root_ns, p));
+  return uncounted;
 }
 
 // The program total: its work per step (or over the run), each FLOP once, from its possible rows
 // (summed in double: a sum past what a count holds, 2^63, is said, not wrapped round), its time,
 // and its place against its rows' roofs.
-void add_total(Profile& p, const RowInputs& in) {
+void add_total(Profile& p, const RowInputs& in, const std::vector<double>& uncounted_share) {
   const SessionSnapshot& s = in.s;
   // hwprof::torch counts each FLOP at one op (the rest carry none): every row with work of its
   // own adds up; a program's own regions may nest work in work, so only the outermost do.
@@ -532,7 +597,7 @@ void add_total(Profile& p, const RowInputs& in) {
     const LayerProfile& l = p.layers[k];
     if (l.impossible) impossible.push_back(l.phase == LayerPhase::forward ? l.name : l.name + " (" + std::string(layer_phase_name(l.phase)) + ")");
     if (!work_rows[k] || l.impossible || l.phase == LayerPhase::setup) continue;
-    const double calls = static_cast<double>(s.regions[k].calls) / in.basis.per;
+    const double calls = static_cast<double>(s.regions[k].calls - l.after_steps_calls) / in.basis.per;
     flops += s.regions[k].work_flops.value_or(0.0) * calls;
     bytes += s.regions[k].work_bytes.value_or(0.0) * calls;
   }
@@ -555,11 +620,12 @@ void add_total(Profile& p, const RowInputs& in) {
   p.total.op = "model";
   p.total.time_ms = one_sample(in.root_ns / 1e6);
   p.total.total_ms = in.root_ns / 1e6;
-  // Per step: the time of the steps (the setup, before them, apart).
-  p.total.basis_ms = (in.root_ns - (in.basis.basis == TimeBasis::step ? in.setup_ns : 0.0)) / 1e6 / in.basis.per;
+  // Per step: the time of the steps (the setup, before them, and what ran after the last, apart).
+  p.total.basis_ms = in.basis.steps_ns / 1e6 / in.basis.per;
+  p.total.after_steps_ms = p.after_steps_ms;
   p.total.time_share = 1.0;
   p.total.threads = p.threads;
-  place_program_total(p, in.options, p.total.basis_ms, work_rows);
+  place_program_total(p, in.options, p.total.basis_ms, outermost_counted_share(s, in.regions, p), uncounted_share);
 }
 
 }  // namespace
@@ -593,8 +659,12 @@ Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options
     const RegionReport* r = region_name.report(c.region);
     if (r != nullptr && r->role == RegionRole::setup) in.setup_ns += c.inclusive_ns;
   }
-  add_rows(p, in);
-  add_total(p, in);
+  if (in.basis.basis == TimeBasis::step) in.after_steps_ns = std::clamp(s.after_steps_root_ns, 0.0, in.root_ns - in.setup_ns);
+  p.after_steps_ms = in.after_steps_ns / 1e6;
+  in.basis.run_ns = in.root_ns;
+  in.basis.steps_ns = in.basis.basis == TimeBasis::step ? in.root_ns - in.setup_ns - in.after_steps_ns : in.root_ns;
+  const std::vector<double> uncounted = add_rows(p, in);
+  add_total(p, in, uncounted);
   p.iterations = 1;
   add_threads_paths_and_timeline(p, s, region_name);
   if (options.machine) {

@@ -10,16 +10,19 @@
 namespace hwprof::detail {
 
 // The time a row's share, roof and win are of: a model's layer's median per pass; a program's
-// row's time per step, or over the run (LayerProfile::basis_ms).
+// row's time per step, or over the run (LayerProfile::basis_ms; 0 for a row that ran only after
+// the last step).
 inline double row_ms(const LayerProfile& layer) {
-  return layer.basis_ms > 0 ? layer.basis_ms : layer.time_ms.median;
+  return layer.calls > 0 || layer.basis_ms > 0 ? layer.basis_ms : layer.time_ms.median;
 }
 
-// How many of the row's calls its basis holds: a program's row's calls per step (or all of them);
-// 1 for a model's layer.
+// How many of the row's calls its basis holds: a program's row's calls per step (or all of them;
+// not those after the last step); 1 for a model's layer.
 inline double calls_per_basis(const LayerProfile& layer) {
   if (layer.calls == 0) return 1.0;  // a model's layer: once per pass
-  return layer.total_ms > 0 ? static_cast<double>(layer.calls) * layer.basis_ms / layer.total_ms : static_cast<double>(layer.calls);
+  const double calls = static_cast<double>(layer.calls - std::min(layer.after_steps_calls, layer.calls));
+  const double ms = layer.total_ms - layer.after_steps_ms;
+  return ms > 0 ? calls * layer.basis_ms / ms : calls;
 }
 
 // Headroom in time: what the row would take at its roof (row_ms × efficiency, at most row_ms)

@@ -185,7 +185,8 @@ std::string program_totals_section(const Profile& p) {
   if (steps) {
     std::string text = fmt::format("{} steps", p.steps);
     if (p.step_time_ms.n > 0) {
-      text += fmt::format(": {} ms median per step (measured, the steps' own times)", num(p.step_time_ms.median, 4));
+      text += fmt::format(": {} ms median per step, {} ms mean (measured, the steps' own times)", num(p.step_time_ms.median, 4),
+                          num(p.step_time_ms.mean, 4));
       if (p.step_time_ms.has_median_ci()) {
         text += fmt::format("; 95% CI {}–{} ms", num(p.step_time_ms.median_ci_low, 4), num(p.step_time_ms.median_ci_high, 4));
       }
@@ -195,7 +196,12 @@ std::string program_totals_section(const Profile& p) {
     row("steps", "none: its figures are over the whole run");
   }
   row("time in its rows", fmt::format("{} ms {} (measured: its outermost rows, summed over the threads{})", num(detail::row_ms(t), 4), per,
-                                      steps ? "; the setup before the first step apart" : ""));
+                                      steps ? "; the setup before the first step and what ran after the last apart" : ""));
+  if (steps && p.after_steps_ms > 0) {
+    row("after the last step",
+        fmt::format("{} ms (measured: its outermost rows' calls that began after the last step ended; not in the per-step figures)",
+                    num(p.after_steps_ms, 4)));
+  }
   row(steps ? "FLOPs per step" : "FLOPs over the run",
       fmt::format("{} (each FLOP once: the rows with a count of their own, outside every other such row; impossible rows left out)",
                   detail::group_digits(t.flops)));
@@ -321,15 +327,18 @@ std::string program_table_note(const Profile& p) {
   const bool steps = detail::per_step(p);
   const std::string time = steps ? "ms/step" : "Time ms";
   return fmt::format(
-      "<p class=\"note\">{0}: the row's time over all its calls{1}; {2}: its calls{3}; Call ms: the median of its calls (± half its 95% "
+      "<p class=\"note\">{0}: the row's time{1}; {2}: its calls{3}; Call ms: the median of its calls (± half its 95% "
       "confidence interval); rows nest, and each includes the rows inside it. Share: of the program's time in its outermost rows (rows "
       "nest: their shares overlap). FLOPs/call: analytic, per call. Bytes: {4}. GFLOP/s and GB/s: over the mean call; ≥: a lower bound, "
       "the row's count leaves out ops without a formula (hover for which). impossible: a rate above anything this machine can do (hover "
       "for the figures): no rate, bound or time to win, and left out of the totals. Roof ms: the time at the roof ({0} × Eff.); Win ms: "
-      "{0} − Roof ms; the program total's win counts only its rows with a count. Why: the first cause of the rule table. Most time to win "
+      "{0} − Roof ms; the program total's win counts only its rows with a count, each millisecond once. Why: the first cause of the rule table. Most "
+      "time to win "
       "first; click a column to sort. A red edge marks a row that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
-      time, steps ? fmt::format(" / the {} steps", p.steps) : " (over the run)", steps ? "Calls/step" : "Calls", steps ? " / the steps" : "",
-      esc(detail::bytes_source_summary(p)));
+      time,
+      steps ? fmt::format(" in the steps / the {} steps (the setup before the first and what ran after the last apart)", p.steps)
+            : std::string(" over all its calls (over the run)"),
+      steps ? "Calls/step" : "Calls", steps ? " in the steps / the steps" : "", esc(detail::bytes_source_summary(p)));
 }
 
 // What every row of the layer table shares.

@@ -93,6 +93,10 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
     j["calls"] = l.calls;
     j["total_ms"] = number(l.total_ms);
     j["basis_ms"] = number(l.basis_ms);
+    if (l.after_steps_calls > 0) {  // its calls after the last step: in total_ms, not in basis_ms
+      j["after_steps_calls"] = l.after_steps_calls;
+      j["after_steps_ms"] = number(l.after_steps_ms);
+    }
   }
   if (l.threads > 0) {
     j["threads"] = l.threads;
@@ -574,6 +578,13 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     l.calls = static_cast<std::uint64_t>(in.integer(v, at, "calls", 0));
     l.total_ms = in.number(v, at, "total_ms", false);
     l.basis_ms = in.number(v, at, "basis_ms", false);
+    if (v.contains("after_steps_calls")) {
+      l.after_steps_calls = static_cast<std::uint64_t>(in.integer(v, at, "after_steps_calls", 0));
+      l.after_steps_ms = in.number(v, at, "after_steps_ms", false);
+      if (l.after_steps_calls > l.calls || l.after_steps_ms > l.total_ms * (1 + 1e-9)) {
+        in.fail(at + "/after_steps_calls", "more calls or time after the last step than the row has in all");
+      }
+    }
   }
   if (v.contains("threads")) {
     l.threads = small_integer(in, v, at, "threads", 1);
@@ -861,6 +872,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["time_basis"] = time_basis_name(p.time_basis);
   j["steps"] = p.steps;
   j["step_time_ms"] = p.steps > 0 && p.step_time_ms.n > 0 ? summary_to_json(p.step_time_ms) : ordered_json(nullptr);
+  if (p.after_steps_ms > 0) j["after_steps_ms"] = number(p.after_steps_ms);
   j["total"] = layer_to_json(p.total, profile_phase_name(p));
   ordered_json layers = ordered_json::array();
   for (const LayerProfile& l : p.layers) layers.push_back(layer_to_json(l, layer_phase_name(l.phase)));
@@ -1043,6 +1055,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       p.steps = static_cast<std::uint64_t>(in.integer(root, "", "steps", 0));
       if (!in.member(root, "", "step_time_ms").is_null())
         p.step_time_ms = summary_from_json(in, in.member(root, "", "step_time_ms"), "/step_time_ms");
+      if (root.contains("after_steps_ms")) p.after_steps_ms = in.number(root, "", "after_steps_ms", false);
     }
     p.total = layer_from_json(in, in.member(root, "", "total"), "/total", p, true);
     const ordered_json& layers = in.member(root, "", "layers");

@@ -417,19 +417,45 @@ std::string rows_left_out(const LayerRows& r, const std::vector<const LayerProfi
                      detail::percent(layers_ms > 0 ? rest / layers_ms : 0), r.placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
 }
 
+bool only_after_steps(const LayerProfile* l) {
+  return l->calls > 0 && l->after_steps_calls == l->calls && l->phase != LayerPhase::setup;
+}
+
+// What ran after a program's last step (an evaluation, saving, a final print): apart from the
+// per-step figures, said with the rows that ran most of it.
+std::string after_steps_note(const Profile& p) {
+  if (p.after_steps_ms <= 0 || !detail::per_step(p)) return {};
+  std::vector<const LayerProfile*> rows;
+  for (const LayerProfile& l : p.layers) {
+    if (l.after_steps_ms > 0 && !l.nested_op) rows.push_back(&l);
+  }
+  std::sort(rows.begin(), rows.end(), [](const LayerProfile* a, const LayerProfile* b) { return a->after_steps_ms > b->after_steps_ms; });
+  std::string names;
+  for (std::size_t i = 0; i < rows.size() && i < 2; ++i) {
+    names += fmt::format("{}{} {} ms in {} call{}", i > 0 ? ", " : "", rows[i]->name, ms(rows[i]->after_steps_ms), rows[i]->after_steps_calls,
+                         rows[i]->after_steps_calls == 1 ? "" : "s");
+  }
+  return fmt::format("After the last step, {} ms ran in its rows ({}{}): not in the per-step figures (profile.json: after_steps_ms)\n",
+                     ms(p.after_steps_ms), names, rows.size() > 2 ? ", ..." : "");
+}
+
 // A torch profile's rows the table leaves out unless every row is asked for: the ops that ran only
-// inside other rows, and the setup before the first module call (docs/torch.md, "Reading a
-// torch profile").
-std::string hide_inner_rows(std::vector<const LayerProfile*>& rows, bool every_row) {
+// inside other rows, the setup before the first module call, and the rows that ran only after
+// the last step (docs/torch.md, "Reading a torch profile").
+std::string hide_inner_rows(const Profile& p, std::vector<const LayerProfile*>& rows, bool every_row) {
   const auto inside = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op; });
   const auto setup = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->phase == LayerPhase::setup; });
-  if (every_row || inside + setup == 0) return {};
-  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return l->nested_op || l->phase == LayerPhase::setup; }),
+  const auto after = std::count_if(rows.begin(), rows.end(), [](const LayerProfile* l) { return !l->nested_op && only_after_steps(l); });
+  std::string out = after_steps_note(p);
+  if (every_row || inside + setup + after == 0) return out;
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [](const LayerProfile* l) { return l->nested_op || l->phase == LayerPhase::setup || only_after_steps(l); }),
              rows.end());
-  std::string out;
   if (inside > 0) {
     out += fmt::format("{} op rows ran only inside the rows above (modules, composite ops): --by op sums the ops, --all lists every row\n", inside);
   }
+  if (after > 0)
+    out += fmt::format("{} row{} ran only after the last step: --all shows {}\n", after, after == 1 ? "" : "s", after == 1 ? "it" : "them");
   if (setup > 0) out += "The setup before the first module call (model construction, parameter initialisation) is a row of its own: --all shows it\n";
   return out;
 }
@@ -446,7 +472,7 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
     return out + "\n" + legend(p);
   }
   std::vector<const LayerProfile*> rows = sorted_layers(p, o.sort);
-  const std::string hidden = hide_inner_rows(rows, o.nested_ops);
+  const std::string hidden = hide_inner_rows(p, rows, o.nested_ops);
   const std::size_t shown = o.top > 0 ? std::min(rows.size(), static_cast<std::size_t>(o.top)) : rows.size();
   const std::vector<const LayerProfile*> shown_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown));
   const bool phases = has_phases(p);
@@ -499,6 +525,9 @@ std::string profile_csv(const Profile& p) {
   // the run), threads, and what their count leaves out or cannot be: empty where not known.
   const bool program = is_program_run(p.kind);
   if (program) out += ",calls,total_ms,basis_ms,threads,threads_min,work_note,work_partial,impossible,impossible_reason";
+  // A program with steps: each row's calls and time after the last step (in total_ms, not in basis_ms).
+  const bool steps = program && detail::per_step(p);
+  if (steps) out += ",after_steps_calls,after_steps_ms";
   for (const std::string& c : counters) out += "," + quote(c) + "," + quote(c + ".status") + "," + quote(c + ".flag");
   for (const std::string& m : metrics) out += "," + quote(m);
   out += "\n";
@@ -528,6 +557,7 @@ std::string profile_csv(const Profile& p) {
                          l.threads_min > 0 ? std::to_string(l.threads_min) : "", quote(l.work_note), quote(l.work_partial),
                          l.impossible ? "true" : "false", quote(l.impossible_reason));
     }
+    if (steps) out += fmt::format(",{},{}", l.after_steps_calls, num(l.after_steps_ms));
     for (const std::string& name : counters) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name; });
       if (it != l.counters.end()) {

@@ -63,11 +63,13 @@ std::string program_answer(const Profile& p) {
   std::string of_it = "of it";
   if (per_step(p)) {
     out += fmt::format(", {} step{}: ", p.steps, p.steps == 1 ? "" : "s");
-    // Its rows' time per step (the figures below are of it), and the steps' own median beside:
-    // a step's wall time also holds what ran outside every row, and a slow first step moves
-    // the mean.
+    // Its rows' time per step (the figures below are of it: their time over the steps, a mean),
+    // and the steps' own wall times beside: a step also holds what ran outside every row, and a
+    // slow first step moves the mean from the median.
     out += fmt::format("{} ms per step in its {}", milliseconds(in_rows), torch ? "rows" : "regions");
-    if (p.step_time_ms.n > 0) out += fmt::format(" (median step {} ms)", milliseconds(p.step_time_ms.median));
+    if (p.step_time_ms.n > 0) {
+      out += fmt::format(" (steps: median {} ms, mean {} ms)", milliseconds(p.step_time_ms.median), milliseconds(p.step_time_ms.mean));
+    }
     of_it = "of a step";
   } else if (torch) {
     out += fmt::format(", no steps: {} ms in its rows", milliseconds(in_rows));

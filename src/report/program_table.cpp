@@ -188,24 +188,29 @@ std::string program_legend(const Profile& p) {
   const bool steps = per_step(p);
   const std::string time = steps ? "ms/step" : "Time ms";
   std::string out = fmt::format(
-      "Measured: {} = the row's time over all its calls{}; Call ms = the median of its calls, inclusive of the rows nested in it; "
+      "Measured: {} = the row's time{}; Call ms = the median of its calls, inclusive of the rows nested in it; "
       "the session's own {:.0f} ns per region subtracted{}.\n",
-      time, steps ? fmt::format(" / the {} steps", p.steps) : std::string(), p.overhead_ns, counters_measured_words(p));
-  out += fmt::format("          {} = {}{}.\n", steps ? "Calls/step" : "Calls", steps ? "its calls / the steps" : "its calls",
+      time,
+      steps ? fmt::format(" in the steps / the {} steps (the setup before the first and what ran after the last apart)", p.steps)
+            : std::string(" over all its calls"),
+      p.overhead_ns, counters_measured_words(p));
+  out += fmt::format("          {} = {}{}.\n", steps ? "Calls/step" : "Calls", steps ? "its calls in the steps / the steps" : "its calls",
                      p.kind == ProfileKind::torch ? " (a backward row's calls are the forward calls whose backward it ran)" : "");
   out += p.kind == ProfileKind::torch
              ? "Analytic: FLOPs and minimum bytes per call from each aten op's input shapes (hwprof summary's op table); a module's "
                "are the ops' run inside it; '-': not counted (the reason is in profile.json's work_note). "
              : "Given:    FLOPs and bytes per call, as the program stated them (HWPROF_SCOPE_WORK, set_work). ";
   out += "Bytes: " + bytes_source_summary(p) + ".\n";
-  out +=
-      "Derived:  Share = the row's time over all its calls / the program's time in its outermost rows (rows nest: their shares "
-      "overlap); GFLOP/s = FLOPs over the mean call";
+  out += fmt::format(
+      "Derived:  Share = the row's time{} / the program's time in its outermost rows{} (rows nest: their shares overlap); GFLOP/s = "
+      "FLOPs over the mean call",
+      steps ? "" : " over all its calls", steps ? ", both in the steps where it has them" : "");
   if (any_row_placed(p)) {
     out += fmt::format(
         "; Eff. = achieved / attainable under the measured roofline of the threads the row ran on; Roof ms = {0} x Eff., the time at "
-        "the roof; Win ms = {0} - Roof ms. The program total's Win counts only its rows with a count, each FLOP once: the time of "
-        "ops without a count, of the program's own code and of the gaps between rows is not counted as time to win",
+        "the roof; Win ms = {0} - Roof ms. The program total's Win counts only its rows with a count, each millisecond once (at the "
+        "outermost row with a count around it): the time of ops without a count, of the program's own code and of the gaps between "
+        "rows is not counted as time to win",
         time);
   }
   return out + ".\n";

@@ -79,6 +79,9 @@ ordered_json layer_args(const Profile& p, const LayerProfile& l, int iteration) 
   ordered_json a;
   a["op"] = l.op;
   a["phase"] = layer_phase_name(l.phase);
+  // A torch program's row has thousands of spans (one per call): each says what it is, and the
+  // row's figures, the same for all of them, are in profile.json and report.html, once.
+  if (p.kind == ProfileKind::torch) return a;
   a["iteration"] = iteration;
   if (!is_program_run(p.kind)) a["output_shape"] = shape_text(l.output_shape) + " per sample, batch " + std::to_string(p.batch);
   a["flops"] = l.flops;
@@ -153,7 +156,8 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
     const std::optional<LayerPhase> phase = s.parent != nullptr ? parse_layer_phase(s.parent->span->name) : LayerPhase::forward;
     const LayerProfile* l = find_layer(p, s.span->layer, phase);
     events.push_back({s.start, 1, s.end - s.start, &s, l, {}, 0.0});
-    if (l == nullptr) continue;
+    // A torch program's rows' rates and counters are per row, not per call: no track of them.
+    if (l == nullptr || p.kind == ProfileKind::torch) continue;
     const detail::LayerNumbers n = detail::layer_numbers(*l);
     if (n.gflops_per_s && !l->impossible) counter(s, "GFLOP/s", *n.gflops_per_s);
     if (n.gbytes_per_s) counter(s, "GB/s", *n.gbytes_per_s);
@@ -255,10 +259,12 @@ ordered_json trace_other_data(const Profile& p) {
   other["sampled_iterations"] = p.trace_iterations;
   other["measured_iterations"] = p.iterations;
   if (!p.trace_note.empty()) other["kept"] = p.trace_note;
-  other["note"] =
-      "Spans are the sampled iterations only. Counter tracks hold each layer's per-call value over all measured "
-      "iterations (GFLOP/s and GB/s: FLOPs and bytes over the median time), set at the start of each of its spans; "
-      "a counter that could not be read has no samples.";
+  other["note"] = p.kind == ProfileKind::torch
+                      ? "Spans are the program's region calls the timeline kept (see kept, where it is not every call), each with its "
+                        "op and phase; each row's figures (calls, time per step, rates, roofline) are in profile.json and report.html."
+                      : "Spans are the sampled iterations only. Counter tracks hold each layer's per-call value over all measured "
+                        "iterations (GFLOP/s and GB/s: FLOPs and bytes over the median time), set at the start of each of its spans; "
+                        "a counter that could not be read has no samples.";
   ordered_json unavailable = ordered_json::object();
   for (const auto& u : detail::unavailable_counters(p)) {
     unavailable[u.name] = std::string(counter_status_name(u.status)) + (u.reason.empty() ? "" : ": " + u.reason);

@@ -118,19 +118,20 @@ float* RegionSamples::at(std::size_t slot) const noexcept {
   return large_.load(std::memory_order_relaxed) + 2 * (slot - small_count_);
 }
 
-void RegionSamples::record(std::uint64_t n, SampleArena* arena, double inclusive, double exclusive) noexcept {
-  total_inclusive_.fetch_add(inclusive, std::memory_order_relaxed);
+double RegionSamples::record(std::uint64_t n, SampleArena* arena, double inclusive, double exclusive) noexcept {
+  const double before = total_inclusive_.fetch_add(inclusive, std::memory_order_relaxed);
   total_exclusive_.fetch_add(exclusive, std::memory_order_relaxed);
   atomic_min(min_inclusive_, inclusive);
   atomic_max(max_inclusive_, inclusive);
   atomic_min(min_exclusive_, exclusive);
   atomic_max(max_exclusive_, exclusive);
-  if (capacity_ == 0) return;
+  if (capacity_ == 0) return before;
   const std::size_t slot = reservoir_slot(n, reservoir(n, arena), seed_);
-  if (slot == kNotKept) return;
+  if (slot == kNotKept) return before;
   float* where = at(slot);
   store(where, inclusive);
   store(where + 1, exclusive);
+  return before;
 }
 
 void RegionSamples::extend(std::uint64_t n, std::uint64_t calls, double inclusive, double exclusive) noexcept {

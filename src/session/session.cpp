@@ -169,6 +169,8 @@ void Session::State::retire(ThreadSlot& t) {
   r.paths.assign(t.paths.get(), t.paths.get() + t.path_count);
   r.paths_dropped = t.paths_dropped;
   r.ended_tick = now();
+  r.after_epoch = t.after_epoch.load(std::memory_order_relaxed);
+  r.after_root_ns = t.after_root_ns.load(std::memory_order_relaxed);
   for (std::size_t k = 0; k < t.depth && k < options.max_depth; ++k) r.open.emplace_back(t.frames[k].id, t.frames[k].start);
   if (!r.paths.empty() || !r.open.empty()) retired.push_back(std::move(r));
   for (std::size_t i = 0; i <= t.index_mask && t.path_capacity > 0 && t.path_count > 0; ++i) t.path_index[i] = 0;
@@ -177,6 +179,8 @@ void Session::State::retire(ThreadSlot& t) {
   t.depth = 0;
   t.overflow = 0;
   t.last_end_tick = 0;
+  t.after_epoch.store(0, std::memory_order_relaxed);
+  t.after_root_ns.store(0.0, std::memory_order_relaxed);
   t.owner.store(0, std::memory_order_release);
 }
 
@@ -282,6 +286,34 @@ void Session::State::begin(int id, std::uint64_t reuse_gap_ticks, bool counted, 
   f.start = now();  // last: the reads above are not part of the sample
 }
 
+// The calls after the latest step mark, for the time after the last step (SessionSnapshot::
+// after_steps_root_ns, RegionReport::after_steps_ns): per region, what it had when the first
+// call after the mark ended, and the calls open across the mark, which are the step's; per
+// thread, its outermost calls' time. Before any mark, nothing: there is no step to be after.
+void Session::State::note_after_steps(RegionRecord& r, ThreadSlot& t, std::uint64_t index, double total_before, double inclusive, std::uint64_t start,
+                                      bool outermost) noexcept {
+  const std::uint64_t epoch = steps.load(std::memory_order_relaxed);
+  if (epoch == 0) return;
+  const bool straddles = start < last_step_tick.load(std::memory_order_relaxed);
+  if (r.after_epoch.load(std::memory_order_relaxed) != epoch) {
+    r.after_from_call.store(index, std::memory_order_relaxed);
+    r.after_from_ns.store(total_before, std::memory_order_relaxed);
+    r.after_straddling_calls.store(0, std::memory_order_relaxed);
+    r.after_straddling_ns.store(0.0, std::memory_order_relaxed);
+    r.after_epoch.store(epoch, std::memory_order_release);
+  }
+  if (straddles) {
+    r.after_straddling_calls.fetch_add(1, std::memory_order_relaxed);
+    r.after_straddling_ns.fetch_add(inclusive, std::memory_order_relaxed);
+  }
+  if (!outermost) return;
+  if (t.after_epoch.load(std::memory_order_relaxed) != epoch) {
+    t.after_root_ns.store(0.0, std::memory_order_relaxed);
+    t.after_epoch.store(epoch, std::memory_order_relaxed);
+  }
+  if (!straddles) t.after_root_ns.store(t.after_root_ns.load(std::memory_order_relaxed) + inclusive, std::memory_order_relaxed);
+}
+
 // Long: the measured path's second half in one body, read top to bottom as one call's end
 // (time, samples, work, variant, call path, timeline, parent, counters), with no call between
 // the clock read and the counter read that could move either.
@@ -333,7 +365,8 @@ void Session::State::end(int id, const CallDetail* detail) noexcept {
     r->continued.fetch_add(1, std::memory_order_relaxed);
   } else {
     const std::uint64_t index = r->calls.fetch_add(1, std::memory_order_relaxed);
-    r->samples.record(index, &arena, inclusive, exclusive);
+    const double before = r->samples.record(index, &arena, inclusive, exclusive);
+    note_after_steps(*r, *t, index, before, inclusive, f.start, depth == 0);
   }
   const bool has_work = detail != nullptr && detail->flops >= 0.0 && add_call_work(*r, *detail, f.continues);
   if (detail != nullptr && detail->variant != 0) {
@@ -614,6 +647,7 @@ void Session::set_params(State* state, int id, std::int64_t params) noexcept {
 void Session::mark_step(State* state) noexcept {
   if (state == nullptr) return;
   const std::uint64_t tick = state->now();
+  state->last_step_tick.store(tick, std::memory_order_relaxed);
   const std::uint64_t n = state->steps.fetch_add(1, std::memory_order_relaxed);
   if (n < kMaxStepMarks) {
     std::atomic_ref<std::uint64_t>(state->step_calls[n]).store(state->timeline_next.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -671,11 +705,14 @@ void Session::reset() noexcept {
       t.paths[n].bytes = 0.0;
     }
     t.paths_dropped = 0;
+    t.after_epoch.store(0, std::memory_order_relaxed);
+    t.after_root_ns.store(0.0, std::memory_order_relaxed);
   }
   s.timeline_next.store(0);
   s.open_tick = s.now();
   // The steps after it: the next one begins now.
   s.steps.store(0);
+  s.last_step_tick.store(0);
   s.first_step_tick.store(s.open_tick);
   s.open_monotonic_ns = detail::monotonic_ns();
   const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());

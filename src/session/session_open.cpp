@@ -47,6 +47,7 @@ void RegionRecord::clear(std::size_t event_count) noexcept {
   work_calls.store(0, std::memory_order_relaxed);
   time_only_calls.store(0, std::memory_order_relaxed);
   continued.store(0, std::memory_order_relaxed);
+  after_epoch.store(0, std::memory_order_relaxed);
   if (VariantTable* v = variants.load(std::memory_order_acquire)) v->clear();
   for (std::size_t e = 0; e < event_count; ++e) events[e].clear();
 }

@@ -36,6 +36,12 @@ RegionReport Session::State::report(int id, bool count_open) const {
     out.exclusive_ns.min = r->samples.min_exclusive();
     out.exclusive_ns.max = r->samples.max_exclusive();
   }
+  if (const std::uint64_t epoch = steps.load(); epoch > 0 && r->after_epoch.load(std::memory_order_acquire) == epoch) {
+    const std::uint64_t from = r->after_from_call.load() + r->after_straddling_calls.load();
+    out.after_steps_calls = out.calls > from ? out.calls - from : 0;
+    out.after_steps_ns = std::clamp(out.total_inclusive_ns - r->after_from_ns.load() - r->after_straddling_ns.load(), 0.0, out.total_inclusive_ns);
+    if (out.after_steps_calls == 0) out.after_steps_ns = 0.0;
+  }
   out.below_resolution = !out.inclusive_samples_ns.empty() && overhead.pair_ns > 0 && out.inclusive_ns.median < 100.0 * overhead.pair_ns;
   for (std::size_t e = 0; e < event_count; ++e) {
     const detail::EventSums& s = r->events[e];
@@ -276,6 +282,7 @@ SessionSnapshot Session::State::snapshot() const {
       t.ended = true;
       t.paths = visible_paths(r.paths, *this);
       t.paths_dropped = r.paths_dropped;
+      if (r.after_epoch == steps.load() && r.after_epoch > 0) out.after_steps_root_ns += r.after_root_ns;
       for (const auto& [region, start] : r.open) note_open(region, t.number, start, r.ended_tick, true);
       out.threads.push_back(std::move(t));
     }
@@ -290,6 +297,9 @@ SessionSnapshot Session::State::snapshot() const {
     t.name = detail::name_of_thread(tid);
     t.paths = visible_paths(std::vector<CallPath>(slot.paths.get(), slot.paths.get() + slot.path_count), *this);
     t.paths_dropped = slot.paths_dropped;
+    if (const std::uint64_t epoch = slot.after_epoch.load(std::memory_order_relaxed); epoch > 0 && epoch == steps.load()) {
+      out.after_steps_root_ns += slot.after_root_ns.load(std::memory_order_relaxed);
+    }
     for (std::size_t k = 0; k < slot.depth && k < options.max_depth; ++k)
       note_open(slot.frames[k].id, t.number, slot.frames[k].start, now_tick, false);
     if (t.paths.empty() && t.paths_dropped == 0 && slot.depth == 0) continue;

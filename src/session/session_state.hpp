@@ -68,6 +68,15 @@ struct RegionRecord {
   std::atomic<int> threads_max{0};
   std::atomic<std::int64_t> params{-1};     // Session::set_params; -1: not said
   std::atomic<std::uint64_t> continued{0};  // pieces that continued a call (Session::enter_continuing)
+  // Its calls after the latest step mark (Session::mark_step): `after_epoch` is the steps
+  // count they came after; from its first such call, the calls and inclusive time the region
+  // had then, and the calls since that started before the mark (open across it), whose time is
+  // the step's. Only the first call after each mark writes more than one load (StepTail).
+  std::atomic<std::uint64_t> after_epoch{0};
+  std::atomic<std::uint64_t> after_from_call{0};
+  std::atomic<double> after_from_ns{0.0};
+  std::atomic<std::uint64_t> after_straddling_calls{0};
+  std::atomic<double> after_straddling_ns{0.0};
   // Its calls by variant, once Session::note_variant gave it one (made under the registry's lock).
   std::unique_ptr<VariantTable> variant_table;
   std::atomic<VariantTable*> variants{nullptr};
@@ -111,6 +120,8 @@ struct RetiredThread {
   std::uint64_t paths_dropped = 0;
   std::vector<std::pair<int, std::uint64_t>> open;  // (region, start tick) left open at its exit
   std::uint64_t ended_tick = 0;
+  std::uint64_t after_epoch = 0;  // its outermost calls' time after the latest step mark (ThreadSlot)
+  double after_root_ns = 0.0;
 };
 
 // One thread's stack of open regions. Counter arrays hold `event_count` entries per depth.
@@ -139,6 +150,10 @@ struct ThreadSlot {
   std::uint64_t paths_dropped = 0;
   std::uint32_t* path_index = nullptr;  // in Session::State::path_index_pages
   std::size_t index_mask = 0;
+  // Its outermost calls' inclusive time since the latest step mark (`after_epoch`: the steps
+  // count then), for the program's time after its last step. Written by the owning thread.
+  std::atomic<std::uint64_t> after_epoch{0};
+  std::atomic<double> after_root_ns{0.0};
 };
 
 // Sessions alive, by serial: a thread that ends gives its slots back to those still open.
@@ -191,6 +206,7 @@ struct Session::State {
   std::unique_ptr<std::uint64_t[]> step_ticks;  // written with atomic_ref, touched only as used
   std::unique_ptr<std::uint64_t[]> step_calls;  // the timeline's calls so far at each step's end
   std::atomic<std::uint64_t> first_step_tick{0};
+  std::atomic<std::uint64_t> last_step_tick{0};  // the latest mark's (0: none yet)
   // The variants' labels (Session::note_variant), at most kMaxVariantLabels.
   mutable std::mutex labels_mutex;
   std::unordered_map<std::uint64_t, std::string> variant_labels;
@@ -235,6 +251,8 @@ struct Session::State {
                         bool continues) noexcept;
   bool add_call_work(detail::RegionRecord& r, const CallDetail& detail, bool continues) noexcept;
   void add_call_work(detail::RegionRecord& r, const CallDetail& detail) noexcept;
+  void note_after_steps(detail::RegionRecord& r, detail::ThreadSlot& t, std::uint64_t index, double total_before, double inclusive,
+                        std::uint64_t start, bool outermost) noexcept;
 
   // Setup (session_open.cpp).
   int add_record(std::string name, bool hidden, std::size_t capacity);

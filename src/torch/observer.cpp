@@ -361,8 +361,10 @@ Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
   std::string base(call.op);
   std::string name;
   if (kind == CallKind::user_scope) {
-    name = base;
-    s.marks_step = name.starts_with(kOptimizerStep);
+    // One begun before the first module call (a DataLoader's first batch, its workers' start)
+    // is the setup's, as its ops are.
+    name = base + (phase == Phase::setup ? phase_suffix(phase) : "");
+    s.marks_step = phase != Phase::setup && name.starts_with(kOptimizerStep);
   } else if (kind == CallKind::backward_function) {
     name = base + " (backward)";  // a node no forward op of the program made (AccumulateGrad, ...)
   } else if (kind == CallKind::engine_sum) {
@@ -417,7 +419,11 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept {
 // The thread's signature for this call: looked up, or worked out on first sight (a full
 // neighbourhood gives up its first slot: a program of ever new shapes keeps bounded memory).
 Signature& signature(ThreadState& ts, CallKind kind, Phase phase) {
-  std::uint64_t key = mix(aten_call_key(ts.call), static_cast<std::uint64_t>(kind) * 4 + static_cast<std::uint64_t>(phase));
+  // An op's name is its operator schema's, for the life of the process: taken by its address.
+  // A user scope's or a backward function's is the call's own string: taken by its text.
+  const bool op = kind == CallKind::op || kind == CallKind::engine_sum;
+  std::uint64_t key =
+      mix(op ? aten_call_key(ts.call) : aten_signature(ts.call), static_cast<std::uint64_t>(kind) * 4 + static_cast<std::uint64_t>(phase));
   key |= 1;
   if (!ts.signatures) ts.signatures = std::make_unique<Signature[]>(ThreadState::kSignatures);
   for (std::size_t p = 0; p < ThreadState::kProbes; ++p) {

@@ -160,7 +160,7 @@ TEST_F(TorchReportCli, TheTableAnswersPerStepAndNeverSumsNestedShares) {
   auto r = test::run_hwprof({"report", fixture_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: "));
-  EXPECT_THAT(r.out, HasSubstr(" ms per step in its rows (median step "));
+  EXPECT_THAT(r.out, HasSubstr(" ms per step in its rows (steps: median "));
   EXPECT_THAT(r.out, HasSubstr("\nThreads: PyTorch ran its ops on 1 thread (of 2 cores)\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("batch")));
   EXPECT_THAT(r.out, HasSubstr("Calls/step  ms/step  Call ms"));

@@ -59,7 +59,7 @@ Profile regions_profile() {
   p.kind = ProfileKind::regions;
   p.model = "train_loop";
   p.region_threads = {{0, "main", "train_step", 100, 52.5, 1.25}, {0, "main", "fc1", 100, 20.0, 20.0}, {1, "worker-1", "fc1", 50, 9.75, 9.75}};
-  p.call_paths = {{"train_step", 0, 100, 52.5, 1.25}, {"train_step/fc1", 1, 150, 29.75, 29.75}};
+  p.call_paths = {{"train_step", 0, 100, 52.5, 1.25, std::nullopt}, {"train_step/fc1", 1, 150, 29.75, 29.75, std::nullopt}};
   return p;
 }
 

@@ -147,7 +147,7 @@ inline Profile synthetic_torch_profile() {
       "1 row with an impossible rate, left out of the time to win and the totals: aten::linear [16x64x256, 1000x256, 1000] "
       "(backward) (each says why)"};
   p.region_threads = {{1, "MainThread", "TinyLM", 20, 300.0, 10.0}, {1, "MainThread", "TinyLM (backward)", 20, 400.0, 15.0}};
-  p.call_paths = {{"TinyLM", 0, 20, 300.0, 10.0}, {"TinyLM/aten::embedding", 1, 40, 8.0, 8.0}};
+  p.call_paths = {{"TinyLM", 0, 20, 300.0, 10.0, std::nullopt}, {"TinyLM/aten::embedding", 1, 40, 8.0, 8.0, std::nullopt}};
   return p;
 }
 

@@ -66,7 +66,10 @@ def main():
             fail(f"profile.json has no sampling object; stderr: {run.stderr[-2000:]}")
         if sampling["cost_from"] != "windows" or sampling["samples"] < 100:
             fail(f"cost_from {sampling['cost_from']!r}, {sampling['samples']} samples: expected windows and at least 100")
+        # A row outside the forward phase is its region's name without the phase's suffix
+        # ("aten::normal_" in the setup phase is the region "aten::normal_ (setup)").
         layer_names = {layer["name"] for layer in profile["layers"]}
+        layer_names |= {f"{layer['name']} ({layer['phase']})" for layer in profile["layers"] if layer["phase"] != "forward"}
         rows = [row for row in sampling["layers"] if row["layer"] >= 0]
         strangers = [row["name"] for row in rows if row["name"] not in layer_names]
         if strangers:

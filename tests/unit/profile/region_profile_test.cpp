@@ -11,6 +11,7 @@
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
 #include "made_up_calibration.hpp"
+#include "profile/row_time.hpp"
 
 namespace hwprof {
 namespace {
@@ -225,6 +226,58 @@ std::vector<std::string> keys(const std::vector<detail::LayerGroup>& groups) {
   for (const auto& g : groups) out.push_back(g.key);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// A module's time holds its ops': the program's time to win counts each millisecond once, at
+// the outermost row with a count (Net, not Net and conv1 and conv2d again), and never the time of
+// a row without a count (AccumulateGrad).
+TEST(TorchRegions, TheProgramsTimeToWinCountsEachMillisecondOnce) {
+  SessionSnapshot s = torch_run_with_roles();
+  s.steps = 2;
+  RegionProfileOptions options;
+  options.machine = test::made_up_calibration(MachineCpu{});
+  options.threads = 1;
+  const Profile p = profile_of(s, options);
+  ASSERT_TRUE(p.total.roofline.has_value()) << p.total.roofline_error;
+  const auto win = [](const LayerProfile& l) {
+    const auto h = detail::headroom_ms(l);
+    return h ? h->win_ms : 0.0;
+  };
+  double every_row = 0.0;
+  for (const LayerProfile& l : p.layers) every_row += win(l);
+  const double outermost =
+      win(row(p, "Net", LayerPhase::forward)) + win(row(p, "Net", LayerPhase::backward)) + win(row(p, "Optimizer.step", LayerPhase::optimizer));
+  const double total_win = detail::row_ms(p.total) * (1.0 - p.total.roofline->efficiency);
+  EXPECT_GT(every_row, detail::row_ms(p.total)) << "summed over nested rows, the win would pass the program's own time";
+  EXPECT_NEAR(total_win, outermost, 1e-9) << "the outermost rows with a count, each once";
+  EXPECT_LT(total_win, detail::row_ms(p.total)) << "AccumulateGrad's time has no count: not claimed";
+}
+
+// What ran after the last step (an evaluation, a final print) is apart: not in a row's time or
+// calls per step, nor in the program's; said on its own.
+TEST(TorchRegions, WhatRanAfterTheLastStepIsNotInTheStepFigures) {
+  SessionSnapshot s = torch_run_with_roles();
+  s.steps = 2;
+  s.regions[0].calls = 3;  // Net: one more forward, after the last step
+  s.regions[0].total_inclusive_ns = 3000.0;
+  s.regions[0].after_steps_calls = 1;
+  s.regions[0].after_steps_ns = 1000.0;
+  s.call_tree[0].calls = 3;
+  s.call_tree[0].inclusive_ns = 3000.0;
+  s.after_steps_root_ns = 1000.0;
+  const Profile p = profile_of(s, RegionProfileOptions{});
+  const LayerProfile& net = row(p, "Net", LayerPhase::forward);
+  EXPECT_EQ(net.calls, 3u);
+  EXPECT_EQ(net.after_steps_calls, 1u);
+  EXPECT_DOUBLE_EQ(net.after_steps_ms, 1000.0 / 1e6);
+  EXPECT_DOUBLE_EQ(net.basis_ms, 2000.0 / 2 / 1e6) << "its time in the 2 steps, per step";
+  EXPECT_DOUBLE_EQ(detail::calls_per_basis(net), 1.0);
+  EXPECT_DOUBLE_EQ(row(p, "Net", LayerPhase::backward).after_steps_ms, 0.0);
+  EXPECT_DOUBLE_EQ(p.after_steps_ms, 1000.0 / 1e6);
+  // The outermost rows: Net 3000, Net (backward) 2000, Optimizer.step 1000, AccumulateGrad 3000
+  // ns, less the 1000 after the last step, over 2 steps.
+  EXPECT_DOUBLE_EQ(p.total.basis_ms, 8000.0 / 2 / 1e6);
+  EXPECT_NEAR(net.time_share, 2000.0 / 8000.0, 1e-12) << "of the time in the steps";
 }
 
 TEST(TorchRegions, ByOpSumsTheOpsByPhaseAndByModuleListsASubtree) {

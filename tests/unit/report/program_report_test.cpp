@@ -59,7 +59,8 @@ TEST(ProgramTable, TheFirstLinesSayTheStepTheTimeToWinAndTheThreads) {
   const std::vector<std::string> lines = test::lines_of(t);
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[0],
-            "hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (median step 41.93 ms), 6.000 ms of a step "
+            "hwprof profile: lm.py, PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (steps: median 41.93 ms, mean 42.77 ms), 6.000 "
+            "ms of a step "
             "(15.0%) to win at the roofs");
   EXPECT_EQ(lines[1], "Threads: PyTorch ran its ops on 1 thread (of 2 cores)");
   EXPECT_THAT(t, Not(HasSubstr("batch"))) << "a program's batch is not known";
@@ -199,11 +200,11 @@ TEST(ProgramTable, ShapesOfTheOpRowsShown) {
 
 TEST(ProgramTable, TheLegendSaysWhatEachColumnIsOf) {
   const std::string t = profile_table(test::synthetic_torch_profile());
-  EXPECT_THAT(t, HasSubstr("ms/step = the row's time over all its calls / the 20 steps"));
+  EXPECT_THAT(t, HasSubstr("ms/step = the row's time in the steps / the 20 steps (the setup before the first and what ran after the last apart)"));
   EXPECT_THAT(t, HasSubstr("Call ms = the median of its calls"));
-  EXPECT_THAT(t, HasSubstr("Calls/step = its calls / the steps"));
-  EXPECT_THAT(t, HasSubstr("Share = the row's time over all its calls / the program's time in its outermost rows"));
-  EXPECT_THAT(t, HasSubstr("The program total's Win counts only its rows with a count"));
+  EXPECT_THAT(t, HasSubstr("Calls/step = its calls in the steps / the steps"));
+  EXPECT_THAT(t, HasSubstr("Share = the row's time / the program's time in its outermost rows, both in the steps"));
+  EXPECT_THAT(t, HasSubstr("The program total's Win counts only its rows with a count, each millisecond once"));
 }
 
 TEST(ProgramTable, GroupedRowsArePerStepAndSaySoTheyOverlap) {
@@ -297,8 +298,9 @@ TEST(ProgramHtml, ProgramTotalsPerStepAndNoForwardPass) {
   EXPECT_THAT(html, HasSubstr("<b>6.000 ms</b> per step (15.0% of its time in its rows)"));
   EXPECT_THAT(html, HasSubstr("its rows with a count (90% of its time)"));
   // The answer as the table's title; the threads in the header.
-  EXPECT_THAT(html, HasSubstr("<p class=\"answer\">PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (median step 41.93 ms), "
-                              "6.000 ms of a step (15.0%) to win at the roofs.</p>"));
+  EXPECT_THAT(
+      html, HasSubstr("<p class=\"answer\">PyTorch (hwprof::torch), 20 steps: 40.00 ms per step in its rows (steps: median 41.93 ms, mean 42.77 ms), "
+                      "6.000 ms of a step (15.0%) to win at the roofs.</p>"));
   EXPECT_THAT(html, HasSubstr("<p class=\"sub\">PyTorch ran its ops on 1 thread (of 2 cores) · "));
 }
 

@@ -198,5 +198,52 @@ TEST(SessionCalls, AStepTimelineHoldsTheFirstAndLastStepsWhole) {
   }
 }
 
+// The calls after the last step mark (an evaluation after training) are counted apart, per
+// region and in the outermost time; a call open across the mark is the step's.
+TEST(SessionCalls, CallsAfterTheLastStepAreCountedApart) {
+  auto s = open_fake(0);
+  Session::State* state = s->state();
+  const int train = s->region("train");
+  const int eval = s->region("eval");
+  const int across = s->region("across");
+  Session::mark_step_start(state);
+  for (int step = 0; step < 3; ++step) {
+    Session::enter(state, train);
+    spend(100);
+    Session::leave(state, train);
+    if (step < 2) Session::mark_step(state);
+  }
+  Session::enter(state, across);
+  spend(40);
+  Session::mark_step(state);  // the last step ends inside `across`
+  spend(60);
+  Session::leave(state, across);
+  for (int i = 0; i < 2; ++i) {
+    Session::enter(state, train);
+    spend(50);
+    Session::enter(state, eval);
+    spend(30);
+    Session::leave(state, eval);
+    Session::leave(state, train);
+  }
+  const RegionReport t = s->report(train);
+  EXPECT_EQ(t.calls, 5u);
+  EXPECT_EQ(t.after_steps_calls, 2u);
+  EXPECT_DOUBLE_EQ(t.after_steps_ns, 160.0);
+  const RegionReport e = s->report(eval);
+  EXPECT_EQ(e.after_steps_calls, 2u) << "every call of a region that ran only after the steps";
+  EXPECT_DOUBLE_EQ(e.after_steps_ns, 60.0);
+  const RegionReport a = s->report(across);
+  EXPECT_EQ(a.after_steps_calls, 0u) << "begun in the last step: the step's";
+  EXPECT_DOUBLE_EQ(a.after_steps_ns, 0.0);
+  const SessionSnapshot snapshot = s->snapshot();
+  EXPECT_EQ(snapshot.steps, 3u);
+  EXPECT_DOUBLE_EQ(snapshot.after_steps_root_ns, 160.0) << "the outermost calls after the mark, eval inside train once";
+  // Another mark: those calls were a step after all, and nothing is after it yet.
+  Session::mark_step(state);
+  EXPECT_EQ(s->report(train).after_steps_calls, 0u);
+  EXPECT_DOUBLE_EQ(s->snapshot().after_steps_root_ns, 0.0);
+}
+
 }  // namespace
 }  // namespace hwprof
