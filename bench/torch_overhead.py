@@ -23,7 +23,8 @@ The workloads (--workloads, comma-separated; default all):
                   Linear(64, 64)-ReLU-Linear(64, 64)-ReLU-Linear(64, 10) on a batch of 32
   resnet18        torchvision resnet18, batch --batch (8), 224x224, eval forward (no_grad)
   resnet18-train  its SGD training step (cross-entropy, backward, step)
-  op              20,000 one-element add_ a step: what observing one op costs
+  op              20,000 one-element add_ a step (one aten::add_ each, as torch.profiler
+                  counts and prints): what observing one op costs
   module          20,000 nn.Identity calls a step: what observing one module call costs
 The cost of a step is also derived from its parts, free of the step-to-step noise: the op
 events a step has (as torch.profiler counts them) times an op's cost, plus the module calls
@@ -126,13 +127,15 @@ def resnet18_train_step(options):
 
 
 def op_loop(options):
-    """One aten op on one element, over and over: nearly nothing but the op's own dispatch."""
+    """One aten op on one element, over and over: nearly nothing but the op's own dispatch. A
+    tensor operand: `tiny.add_(1)` would run five ops a call (the Python number becomes a
+    tensor, converted by aten::to, _to_copy, empty_strided and copy_ inside aten::add_)."""
     import torch
-    tiny = torch.zeros(1)
+    tiny, one = torch.zeros(1), torch.ones(1)
 
     def step():
         for _ in range(CALLS_PER_STEP):
-            tiny.add_(1)
+            tiny.add_(one)
     return step
 
 
@@ -162,7 +165,7 @@ WORKLOADS = {
     "mlp": Workload("tiny MLP Adam step", mlp_train_step, 1000, 100, 1.05),
     "resnet18": Workload("resnet18 forward", resnet18_forward, 10, 3, 1.01),
     "resnet18-train": Workload("resnet18 SGD step", resnet18_train_step, 10, 3, 1.01),
-    "op": Workload("one-element add_ x20000", op_loop, 10, 2),
+    "op": Workload("add_(one-element) x20000", op_loop, 10, 2),
     "module": Workload("nn.Identity call x20000", module_loop, 10, 2),
 }
 PER_CALL = {"op": "an op (one-element add_)", "module": "a module call (nn.Identity)"}
@@ -299,13 +302,16 @@ def per_call_costs(results, configs):
     return costs, noise
 
 
-def print_per_call(costs, noise, configs):
+def print_per_call(results, costs, noise, configs):
+    events_per_call = {part: statistics.median([x["events_per_step"] for x in results[(part, "torch.profiler")]]) / CALLS_PER_STEP
+                       for part in noise}
     for part, what in PER_CALL.items():
         if part not in noise:
             continue
         plain = costs[(part, "plain")][1]
         cells = ", ".join(f"{c} {costs[(part, c)][1]:.3f} ({costs[(part, c)][0]:+.3f})" for c in configs[1:])
-        print(f"{what}: plain {plain:.3f} µs (rounds ±{noise[part]:.3f} µs); {cells} µs")
+        print(f"{what}: plain {plain:.3f} µs (rounds ±{noise[part]:.3f} µs); {cells} µs; "
+              f"{events_per_call[part]:.2f} op events a call (torch.profiler)")
         verdicts = "; ".join(f"{c} {costs[(part, c)][0]:+.3f}: {common.verdict(costs[(part, c)][0], GOAL_PER_CALL_US, noise[part])}"
                              for c in HWPROF_BACKENDS)
         peers = "; ".join(f"{c} {costs[(part, c)][0]:+.3f}" for c in configs if c not in HWPROF_BACKENDS and c != "plain")
@@ -314,8 +320,10 @@ def print_per_call(costs, noise, configs):
 
 def print_derived(results, workloads, costs):
     """A step's cost from its parts: op events x an op's cost + module calls x a module call's.
-    Under the default backend an op in the loop is outermost (its counters read); nested ops in
-    a model are read time only, so the default backend's derived figure errs high."""
+    The op's is add_'s, three inputs: an op with more (a GRU's, a convolution's) costs more to
+    box and read, so the figure errs low there. Under the default backend an op in the loop is
+    outermost (its counters read); nested ops in a model are read time only, so the default
+    backend's derived figure errs high."""
     if ("op", "hwprof time only") not in costs or ("module", "hwprof time only") not in costs:
         return
     for workload in workloads:
@@ -371,7 +379,7 @@ def main():
           f"rounds of one process each, interleaved")
     print_steps(results, workloads, options.configs)
     costs, noise = per_call_costs(results, options.configs)
-    print_per_call(costs, noise, options.configs)
+    print_per_call(results, costs, noise, options.configs)
     print_derived(results, workloads, costs)
 
 
