@@ -111,10 +111,13 @@ def machine_in_process():
             f"BLAS: {blas if blas else 'no OpenBLAS loaded'}")
 
 
-def half_spread(values):
-    """Half the range of `values`, relative to their median: the noise of a configuration's rounds."""
+def noise_of(values):
+    """The noise of a configuration's rounds, relative to their median: half their range, without
+    the fastest and the slowest where there are 5 rounds or more (on a shared machine one round
+    in five can run at a third of the speed, and would otherwise hide every difference)."""
     middle = statistics.median(values)
-    return (max(values) - min(values)) / 2 / middle if middle else 0.0
+    kept = sorted(values)[1:-1] if len(values) >= 5 else values
+    return (max(kept) - min(kept)) / 2 / middle if middle else 0.0
 
 
 def verdict(value, goal, noise):

@@ -14,7 +14,10 @@ loads, and stays); a round runs one process of each, rounds interleave so that t
 drift falls on all alike, and the order of the configurations turns from round to round. Per
 process: warm-up steps, then each timed step alone (time.perf_counter), their median; per
 configuration: the median over the rounds, against plain's, with the spread of plain's own
-rounds as the noise a ratio is read against.
+rounds as the noise a ratio is read against (half their range without the fastest and slowest
+round, with 5 rounds or more: torch_bench_common.noise_of). A verdict "meets" only where the
+figure plus the noise is within the goal, "MISSES" only where the figure minus the noise is
+above it, else "inside the noise".
 
 The workloads (--workloads, comma-separated; default all):
   mobilenet       torchvision mobilenet_v3_small, batch 1, 224x224, eval forward (no_grad)
@@ -271,7 +274,7 @@ def print_steps(results, workloads, configs):
     for workload in workloads:
         w = WORKLOADS[workload]
         plain = statistics.median(medians(results, workload, "plain"))
-        noise = common.half_spread(medians(results, workload, "plain"))
+        noise = common.noise_of(medians(results, workload, "plain"))
         ratios = {}
         for config in configs:
             ms = statistics.median(medians(results, workload, config))
@@ -282,7 +285,7 @@ def print_steps(results, workloads, configs):
             continue
         verdicts = "; ".join(f"{c} {ratios[c]:.3f}: {common.verdict(ratios[c], w.goal, noise)}" for c in HWPROF_BACKENDS)
         peers = "; ".join(f"{c} {ratios[c]:.3f}" for c in configs if c not in HWPROF_BACKENDS and c != "plain")
-        print(f"{'':<30} goal <= {w.goal:.2f} (plain's rounds ±{100 * noise:.1f} %): {verdicts}; {peers}")
+        print(f"{'':<30} goal <= {w.goal:.2f} (noise of plain's rounds ±{100 * noise:.1f} %): {verdicts}; {peers}")
 
 
 def per_call_costs(results, configs):
@@ -294,7 +297,7 @@ def per_call_costs(results, configs):
             continue
         per_call = {c: [ms * 1e3 / CALLS_PER_STEP for ms in medians(results, part, c)] for c in configs}
         plain = statistics.median(per_call["plain"])
-        noise[part] = common.half_spread(per_call["plain"]) * plain
+        noise[part] = common.noise_of(per_call["plain"]) * plain
         for config in configs[1:]:
             us = statistics.median(per_call[config])
             costs[(part, config)] = (us - plain, us)
