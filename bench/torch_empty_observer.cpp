@@ -10,7 +10,9 @@
 
 namespace {
 
-std::unique_ptr<at::ObserverContext> start_nothing(const at::RecordFunction&) { return nullptr; }
+std::unique_ptr<at::ObserverContext> start_nothing(const at::RecordFunction&) {
+  return nullptr;
+}
 void end_nothing(const at::RecordFunction&, at::ObserverContext*) {}
 
 struct Registration {

@@ -90,7 +90,9 @@ void read_inputs(const at::RecordFunction& fn) {
   for (std::size_t i = 0; i < n; ++i) read_input(inputs_read[i], in[i]);
 }
 
-std::unique_ptr<at::ObserverContext> start_nothing(const at::RecordFunction&) { return nullptr; }
+std::unique_ptr<at::ObserverContext> start_nothing(const at::RecordFunction&) {
+  return nullptr;
+}
 void end_nothing(const at::RecordFunction&, at::ObserverContext*) {}
 
 std::unique_ptr<at::ObserverContext> start_sizes(const at::RecordFunction& fn) {
@@ -107,7 +109,9 @@ std::unique_ptr<at::ObserverContext> start_region(const at::RecordFunction& fn) 
   hwprof::Session::enter(session_state, session_region);
   return nullptr;
 }
-void end_region(const at::RecordFunction&, at::ObserverContext*) { hwprof::Session::leave(session_state, session_region); }
+void end_region(const at::RecordFunction&, at::ObserverContext*) {
+  hwprof::Session::leave(session_state, session_region);
+}
 
 // ---- the loops ----
 
@@ -210,8 +214,8 @@ double median(std::vector<double> v) {
 }
 
 void print_text(const std::vector<Mode>& modes, const Options& o, const std::string& context) {
-  std::printf("ns per one-element aten::add_ (t.add_(one)), %zu ops a loop; median over %zu rounds [smallest, largest]; %s\n", o.ops,
-              o.rounds, context.c_str());
+  std::printf("ns per one-element aten::add_ (t.add_(one)), %zu ops a loop; median over %zu rounds [smallest, largest]; %s\n", o.ops, o.rounds,
+              context.c_str());
   for (const Mode& m : modes) {
     const auto [lo, hi] = std::minmax_element(m.ns.begin(), m.ns.end());
     std::printf("  %-9s %8.1f ns [%.1f, %.1f]", m.name, median(m.ns), *lo, *hi);
@@ -295,7 +299,9 @@ int main(int argc, char** argv) {
     modes.push_back(make_mode("empty", "a callback that does nothing, needsInputs(false)", start_nothing, end_nothing));
     modes.push_back(make_mode("inputs", "the same, needsInputs(true): inputs boxed", start_nothing, end_nothing, true));
     modes.push_back(make_mode("sizes", "that, reading each input (sizes, elements, type, requires_grad)", start_sizes, end_nothing, true));
-    if (timer) modes.push_back(make_mode("session", "that, entering and leaving a region of a time-only session", start_region, end_region, true, timer.get()));
+    if (timer)
+      modes.push_back(
+          make_mode("session", "that, entering and leaving a region of a time-only session", start_region, end_region, true, timer.get()));
     if (counted) modes.push_back(make_mode("counted", "that, on a session of the default backend", start_region, end_region, true, counted.get()));
   }
   std::erase_if(modes, [&o](const Mode& m) { return !wanted(o, m.name); });

@@ -154,6 +154,7 @@ struct LayerProfile {
   std::vector<double> samples_ms;
   double time_share = 0.0;        // this layer's median / the model total's median (per iteration)
   bool below_resolution = false;  // median shorter than 100 × the measurement's own cost
+  double own_cost_ns = 0.0;  // that cost per call where it is the row's own (a program's row: counted or time only); 0: the profile's overhead_ns
   std::vector<LayerCounter> counters;
   std::vector<LayerMetric> metrics;
   // Roofline placement (flops and bytes with their sources inside); absent with `roofline_error`

@@ -117,6 +117,9 @@ struct SessionOverhead {
   // A whole begin()+end() pair, as a region around it sees it. Subtracted from a region once
   // per nested child, and the yardstick for below_resolution (100 × this).
   double pair_ns = 0.0;
+  // The same pair entered with enter_time_only (no counter read) in a session that reads
+  // counters: nothing is subtracted for it; the yardstick for such calls. pair_ns without reads.
+  double time_only_pair_ns = 0.0;
   // The same for every counter, in the counter's unit (events() order); 0 where unavailable.
   std::vector<double> sample_counts;
   std::vector<double> pair_counts;
@@ -208,6 +211,9 @@ struct RegionReport {
   // The median is shorter than 100 × the session's begin/end cost: its figures are mostly
   // the measurement itself.
   bool below_resolution = false;
+  // That cost per call of this region (ns): a counted pair's, a time-only pair's, or their mean
+  // over its calls where it had both.
+  double own_cost_ns = 0.0;
   std::vector<CounterTotal> counters;  // events() order
   std::vector<RegionMetric> metrics;   // the group's metrics, per call
   // The user's own analytic work per call (set_work), or absent.
@@ -422,7 +428,9 @@ class Session {
   static void add_work(State* state, int id, double flops, double bytes) noexcept;
   // leave() with what the observer knows of the call: its work (added up as add_work() does,
   // and into its call path's sums) and its variant (its calls, time and work counted apart).
-  static void leave(State* state, int id, const CallDetail& detail) noexcept;
+  // Returns the call's inclusive time (ns, the session's own cost subtracted), or a negative
+  // number where it was not timed (not open on this thread, the session closed).
+  static double leave(State* state, int id, const CallDetail& detail) noexcept;
   // enter() for a piece of the region's last call rather than a call of its own (a backward
   // op run as several autograd functions, one after another): its time, counts and work go
   // to that call, its calls stay as they were. `counted`: read counters (else as enter_time_only).
@@ -443,7 +451,9 @@ class Session {
   // The mean inclusive time of the region's calls so far (ns; 0 before its first call): an
   // observer that reads counters only where a read is small against the call uses it.
   static double mean_ns(State* state, int id) noexcept;
-  // What a begin/end pair that reads counters costs in this session (ns; 0 when time only).
+  // What a begin/end pair that reads counters costs in this session (ns; 0 when time only): as
+  // measured at open, or as the latest reads took it where that is more (reads of counters
+  // inherited by running threads cost several times more).
   static double counted_pair_ns(State* state) noexcept;
   // Names what feeds the session besides the program's own regions (a string literal, kept
   // by pointer): "torch" for hwprof::torch; its snapshot, and the profile made of it, say so.

@@ -222,7 +222,7 @@ void measurement_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
     out.push_back({"below_resolution", "below resolution",
                    fmt::format("its median ({}) is under 100× the measurement's own cost ({:.0f} ns per region): the figure is mostly the "
                                "measurement, an upper bound",
-                               ms_text(t), in.overhead_ns),
+                               ms_text(t), l.own_cost_ns > 0 ? l.own_cost_ns : in.overhead_ns),
                    "nothing to win here that hwprof can see; fuse it into its neighbour, or profile a larger batch to see it"});
   }
 

@@ -83,6 +83,7 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   layer.samples_ms.clear();
   for (std::size_t i = 0; i < kept.size(); i += step) layer.samples_ms.push_back(kept[i] * 1e-6);
   layer.below_resolution = r.below_resolution;
+  layer.own_cost_ns = r.own_cost_ns;
   for (const CounterTotal& c : r.counters) {
     const std::optional<double> value = c.has_value() ? std::optional<double>(c.per_call()) : std::nullopt;
     LayerCounter counter;

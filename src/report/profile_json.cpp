@@ -124,6 +124,7 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   j["samples_ms"] = std::move(samples);
   j["time_share"] = number(l.time_share);
   j["below_resolution"] = l.below_resolution;
+  if (l.own_cost_ns > 0) j["own_cost_ns"] = number(l.own_cost_ns);  // below_resolution's yardstick for the row
   j["gflops_per_s"] = optional_number(n.gflops_per_s);
   j["gbytes_per_s"] = optional_number(n.gbytes_per_s);
   j["intensity"] = optional_number(n.intensity);
@@ -619,6 +620,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   // hair above 1, so no upper bound.
   l.time_share = in.number(v, at, "time_share", false);
   l.below_resolution = in.boolean(v, at, "below_resolution");
+  if (v.contains("own_cost_ns")) l.own_cost_ns = in.number(v, at, "own_cost_ns", false);
   const auto gflops = nullable_number(in, v, at, "gflops_per_s", true);
   const auto gbytes = nullable_number(in, v, at, "gbytes_per_s", true);
   const auto intensity = nullable_number(in, v, at, "intensity", true);

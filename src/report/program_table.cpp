@@ -184,16 +184,25 @@ std::string program_shapes(const std::vector<const LayerProfile*>& shown) {
   return "\nShapes of the op rows shown (most time first; calls and time over the whole run)\n" + t.render();
 }
 
+// A torch run that reads counters reads them only where a read is small against the call
+// (docs/torch.md, "Counters and their cost"): its other calls cost far less, and have nothing
+// subtracted.
+std::string time_only_calls_words(const Profile& p) {
+  const bool reads = std::any_of(p.events.begin(), p.events.end(), [](const EventInfo& e) { return e.status == CounterStatus::ok; });
+  if (p.kind != ProfileKind::torch || !reads) return {};
+  return " that reads counters (a call timed only, most ops, costs far less and has nothing subtracted)";
+}
+
 std::string program_legend(const Profile& p) {
   const bool steps = per_step(p);
   const std::string time = steps ? "ms/step" : "Time ms";
   std::string out = fmt::format(
       "Measured: {} = the row's time{}; Call ms = the median of its calls, inclusive of the rows nested in it; "
-      "the session's own {:.0f} ns per region subtracted{}.\n",
+      "the session's own {:.0f} ns per region{} subtracted{}.\n",
       time,
       steps ? fmt::format(" in the steps / the {} steps (the setup before the first and what ran after the last apart)", p.steps)
             : std::string(" over all its calls"),
-      p.overhead_ns, counters_measured_words(p));
+      p.overhead_ns, time_only_calls_words(p), counters_measured_words(p));
   out += fmt::format("          {} = {}{}.\n", steps ? "Calls/step" : "Calls", steps ? "its calls in the steps / the steps" : "its calls",
                      p.kind == ProfileKind::torch ? " (a backward row's calls are the forward calls whose backward it ran)" : "");
   out += p.kind == ProfileKind::torch

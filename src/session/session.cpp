@@ -317,26 +317,26 @@ void Session::State::note_after_steps(RegionRecord& r, ThreadSlot& t, std::uint6
 // Long: the measured path's second half in one body, read top to bottom as one call's end
 // (time, samples, work, variant, call path, timeline, parent, counters), with no call between
 // the clock read and the counter read that could move either.
-void Session::State::end(int id, const CallDetail* detail) noexcept {
+double Session::State::end(int id, const CallDetail* detail) noexcept {
   const std::uint64_t stop = now();  // first: what follows is not part of the sample
-  if (closed.load(std::memory_order_relaxed)) return;
+  if (closed.load(std::memory_order_relaxed)) return -1.0;
   RegionRecord* r = record(id);
-  if (r == nullptr) return;
+  if (r == nullptr) return -1.0;
   // Without a slot, its begin was counted as dropped (a slot freed since by a thread that
   // ended is not this region's).
   ThreadSlot* t = slot_for_this_thread(false);
-  if (t == nullptr) return;
+  if (t == nullptr) return -1.0;
   t->last_end_tick = 0;
   if (t->overflow > 0) {
     --t->overflow;
-    return;
+    return -1.0;
   }
   std::size_t d = t->depth;
   while (d > 0 && t->frames[d - 1].id != id) --d;
   if (d == 0) {  // not open on this thread
     r->unmatched.fetch_add(1, std::memory_order_relaxed);
     hint_once(r->told_unmatched, "a region was ended that is not open on the thread that ended it (not timed; counted as unmatched):", r->name);
-    return;
+    return -1.0;
   }
   for (std::size_t k = d; k < t->depth; ++k) {  // left open inside it: abandoned
     if (RegionRecord* inner = record(t->frames[k].id)) {
@@ -413,7 +413,12 @@ void Session::State::end(int id, const CallDetail* detail) noexcept {
     if (counted != nullptr) ++counted->child_reads;
     account_counters(*t, *r, depth, f.child_reads, counted, f.continues);
     t->last_end_tick = now();
+    // This end's read, twice for a pair, into the thread's running mean of the last ~8.
+    const double pair = 2.0 * static_cast<double>(t->last_end_tick - stop) * ns_per_tick;
+    t->read_pair_ns = t->read_pair_ns > 0.0 ? t->read_pair_ns + (pair - t->read_pair_ns) / 8.0 : pair;
+    live_pair_ns.store(t->read_pair_ns, std::memory_order_relaxed);
   }
+  return inclusive;
 }
 
 // A call's work, added up (Session::add_work); false where it is no usable number (said once).
@@ -602,8 +607,8 @@ void Session::add_work(State* state, int id, double flops, double bytes) noexcep
   r->work_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Session::leave(State* state, int id, const CallDetail& detail) noexcept {
-  if (state != nullptr) state->end(id, &detail);
+double Session::leave(State* state, int id, const CallDetail& detail) noexcept {
+  return state != nullptr ? state->end(id, &detail) : -1.0;
 }
 
 void Session::enter_continuing(State* state, int id, bool counted) noexcept {
@@ -668,7 +673,8 @@ double Session::mean_ns(State* state, int id) noexcept {
 }
 
 double Session::counted_pair_ns(State* state) noexcept {
-  return state != nullptr && state->reading ? state->overhead.pair_ns : 0.0;
+  if (state == nullptr || !state->reading) return 0.0;
+  return std::max(state->overhead.pair_ns, state->live_pair_ns.load(std::memory_order_relaxed));
 }
 
 void Session::set_observer(State* state, const char* name) noexcept {

@@ -155,6 +155,28 @@ void Session::State::allocate_slots() {
   }
 }
 
+// A time-only pair's cost in a session that reads counters: the overhead blocks entered without
+// reads (enter_time_only). Nothing is subtracted from such a call or from its parent for it, so
+// a block is its pairs' time. Leaves both records cleared.
+double Session::State::measure_time_only_pair(RegionRecord& c, RegionRecord& p, std::size_t blocks) {
+  const int child = overhead_child;
+  const int parent = overhead_parent;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    begin(parent, 0, false);
+    for (std::size_t k = 0; k < kPairsPerBlock; ++k) {
+      begin(child, 0, false);
+      end(child);
+    }
+    end(parent);
+  }
+  std::vector<double> time_only = p.samples.inclusive(p.calls.load());
+  for (double& pair : time_only) pair /= static_cast<double>(kPairsPerBlock);
+  const double out = time_only.empty() ? overhead.pair_ns : median_of(std::move(time_only));
+  c.clear(event_count);
+  p.clear(event_count);
+  return out;
+}
+
 void Session::State::measure_overhead(std::size_t pairs) {
   overhead.sample_counts.assign(event_count, 0.0);
   overhead.pair_counts.assign(event_count, 0.0);
@@ -219,6 +241,7 @@ void Session::State::measure_overhead(std::size_t pairs) {
   }
   c.clear(event_count);
   p.clear(event_count);
+  overhead.time_only_pair_ns = reading ? measure_time_only_pair(c, p, blocks) : overhead.pair_ns;
 }
 
 void Session::State::hint(const std::string& text) {

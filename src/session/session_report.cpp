@@ -42,7 +42,9 @@ RegionReport Session::State::report(int id, bool count_open) const {
     out.after_steps_ns = std::clamp(out.total_inclusive_ns - r->after_from_ns.load() - r->after_straddling_ns.load(), 0.0, out.total_inclusive_ns);
     if (out.after_steps_calls == 0) out.after_steps_ns = 0.0;
   }
-  out.below_resolution = !out.inclusive_samples_ns.empty() && overhead.pair_ns > 0 && out.inclusive_ns.median < 100.0 * overhead.pair_ns;
+  const double time_only = out.calls > 0 ? std::min(1.0, static_cast<double>(r->time_only_calls.load()) / static_cast<double>(out.calls)) : 0.0;
+  out.own_cost_ns = reading ? time_only * overhead.time_only_pair_ns + (1.0 - time_only) * overhead.pair_ns : overhead.pair_ns;
+  out.below_resolution = !out.inclusive_samples_ns.empty() && out.own_cost_ns > 0 && out.inclusive_ns.median < 100.0 * out.own_cost_ns;
   for (std::size_t e = 0; e < event_count; ++e) {
     const detail::EventSums& s = r->events[e];
     CounterTotal c;

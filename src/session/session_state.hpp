@@ -142,6 +142,8 @@ struct ThreadSlot {
   // When the thread's last call was an end() that read the counters: the clock at its return
   // (`after` still holds that reading), for begin_after_end. 0 otherwise.
   std::uint64_t last_end_tick = 0;
+  // What the thread's latest end() reads cost, as a pair (ns, a running mean): State::live_pair_ns.
+  double read_pair_ns = 0.0;
   // Call paths (parent: an index into `paths`), written by the owning thread only, and their
   // open-addressing index (path + 1; 0: empty).
   std::unique_ptr<CallPath[]> paths;
@@ -187,6 +189,11 @@ struct Session::State {
   std::vector<EventInfo> events;
   std::optional<EventGroup> group;
   SessionOverhead overhead;
+  // A counted pair's cost as the program's reads take it now (ns), where that is more than
+  // `overhead.pair_ns`, measured at open: reading a counter inherited by threads that are
+  // running (a BLAS pool spinning after a GEMM) interrupts their CPUs, several times the cost
+  // of a read measured with them asleep. 0 until a read was timed.
+  std::atomic<double> live_pair_ns{0.0};
   std::vector<std::string> hints;
   std::atomic<std::uint64_t> dropped_threads{0};
   std::atomic<std::uint64_t> dropped_depth{0};
@@ -246,7 +253,7 @@ struct Session::State {
   int register_region(std::string_view name);
   void read_counters(CounterSnapshot& out) noexcept;
   void begin(int id, std::uint64_t reuse_gap_ticks = 0, bool counted = true, bool continues = false) noexcept;
-  void end(int id, const CallDetail* detail = nullptr) noexcept;
+  double end(int id, const CallDetail* detail = nullptr) noexcept;  // the inclusive ns; < 0: not timed
   void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads, detail::Frame* counted_parent,
                         bool continues) noexcept;
   bool add_call_work(detail::RegionRecord& r, const CallDetail& detail, bool continues) noexcept;
@@ -259,6 +266,7 @@ struct Session::State {
   int names_past_limit(std::string_view first);  // the aggregate region (registry lock held)
   void allocate_slots();
   void measure_overhead(std::size_t pairs);  // begin/end pairs, in blocks of 10
+  double measure_time_only_pair(detail::RegionRecord& c, detail::RegionRecord& p, std::size_t blocks);
   void hint(const std::string& text);
   // A hint from the measured path: said once per flag, never throws.
   void hint_once(std::atomic<bool>& told, const char* what, std::string_view name) noexcept;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -687,6 +688,29 @@ bool aten_gemm_backed(const AtenCall& call) noexcept {
   const std::string_view op = base_name(call.op);
   return conv_layout(op).has_value() || op == "convolution_backward" || op == "linear" || op == "addmm" || op == "mm" || op == "bmm" ||
          op == "matmul" || op == "baddbmm";
+}
+
+std::int64_t blas_gemm_mnk(const AtenCall& call) noexcept {
+  if (!starts_with(call.op, "aten::")) return 0;
+  const std::string_view op = base_name(call.op);
+  const bool batched = op == "bmm" || op == "baddbmm" || op == "addbmm";
+  const std::size_t first = op == "mm" || op == "bmm" ? 0 : op == "addmm" || op == "baddbmm" || op == "addbmm" ? 1 : kAtenMaxArgs;
+  if (first + 1 >= call.arg_count) return 0;
+  const AtenArg& a = call.args[first];
+  const AtenArg& b = call.args[first + 1];
+  const std::uint8_t rank = batched ? 3 : 2;
+  if (a.kind != AtenArgKind::tensor || b.kind != AtenArgKind::tensor || a.rank != rank || b.rank != rank) return 0;
+  const std::int64_t m = a.dims[rank - 2];
+  const std::int64_t k = a.dims[rank - 1];
+  const std::int64_t n = b.dims[rank - 1];
+  return m > 0 && k > 0 && n > 0 && b.dims[rank - 2] == k ? m * k * n : 0;
+}
+
+int openblas_gemm_threads(std::int64_t mnk, int pool) noexcept {
+  constexpr double kPerThread = 65536.0 * 4.0;
+  const double work = static_cast<double>(mnk);
+  if (pool <= 1 || work <= kPerThread) return 1;
+  return static_cast<int>(std::min(static_cast<double>(pool), std::floor(work / kPerThread)));
 }
 
 namespace {

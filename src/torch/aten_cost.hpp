@@ -78,6 +78,16 @@ std::optional<AtenCost> aten_cost(const AtenCall& call);
 // compute roof is the measured GEMM ceiling.
 bool aten_gemm_backed(const AtenCall& call) noexcept;
 
+// One GEMM's M·N·K where PyTorch's CPU kernel for the op hands its product to the BLAS
+// (at::native::cpublas::gemm; a batched product, each of its GEMMs), else 0: mm(a[M,K], b[K,N]),
+// addmm(c, a, b), bmm(a[B,M,K], b[B,K,N]), baddbmm(c, a, b), addbmm(c, a, b).
+std::int64_t blas_gemm_mnk(const AtenCall& call) noexcept;
+
+// The threads OpenBLAS runs a GEMM of M·N·K on with a pool of `pool`: one up to 65536 × 4 (its
+// SMP_THRESHOLD_MIN × GEMM_MULTITHREAD_THRESHOLD, interface/gemm.c), else M·N·K over that, at
+// most the pool.
+int openblas_gemm_threads(std::int64_t mnk, int pool) noexcept;
+
 // A hash of the op's name and every input's kind, shape and scalar: calls with one signature
 // have one cost. Allocation-free, for the observer's per-call lookup.
 std::uint64_t aten_signature(const AtenCall& call) noexcept;

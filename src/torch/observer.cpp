@@ -14,7 +14,8 @@
 // Per call, allocation-free once a signature was seen on a thread: the call's inputs are
 // copied into a thread's AtenCall, hashed, and looked up in the thread's table of signatures
 // (its region, variant and cost); the region is entered (counters read only where a read costs
-// little against the call: kReadShare) and left at the call's end with the call's work. A
+// little against calls of that signature: ReadDecision) and left at the call's end with the
+// call's work. A
 // signature seen for the first time works out its cost and label: that allocates, once.
 //
 // Backward (docs/torch.md, "Modules"): each forward op call leaves, under its autograd sequence
@@ -29,6 +30,9 @@
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/engine.h>
+
+#include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 #include <atomic>
@@ -66,9 +70,19 @@ ModuleCalls module_calls;
 std::atomic<std::uint64_t> next_root_call{1};
 std::atomic<std::uint64_t> next_module_call{1};
 
-// A call reads counters where a read pair costs at most this share of the call's mean time so
-// far (docs/torch.md, "Counters and their cost"): the first calls of an op are timed only.
+// A call reads counters where a read pair costs at most this share of the time of calls of its
+// signature (the op and its input shapes: an op's row holds all its shapes, whose times differ
+// by orders of magnitude), judged by the fastest of kProbeCalls calls after the first
+// (docs/torch.md, "Counters and their cost"). Until then its calls are timed only.
 constexpr double kReadShare = 0.05;
+constexpr int kProbeCalls = 4;
+
+// Whether calls of one signature read counters: probed on its first calls, then decided.
+struct ReadDecision {
+  int timed = 0;  // calls timed so far (the first one is not probed: it allocates, warms caches)
+  double fastest_ns = 0.0;
+  signed char reads = -1;  // -1: not decided yet; 0: time only; 1: counters read
+};
 
 // ---- regions by id: what a region is for the observer ----
 
@@ -170,6 +184,8 @@ struct Signature {
   bool marks_step = false;  // the optimizer's step
   AtenCost cost;
   std::uint64_t variant = 0;
+  ReadDecision read;
+  std::int64_t gemm_mnk = 0;  // an op whose product the BLAS runs: one GEMM's M·N·K (blas_threads)
 };
 
 struct ModuleFrame {
@@ -356,8 +372,38 @@ RegionRole role_of(CallKind kind, std::string_view name, Phase phase) {
   return phase == Phase::backward ? RegionRole::op_backward : RegionRole::op_forward;
 }
 
+// ---- the BLAS's own threads ----
+
+using BlasThreads = int (*)();
+
+// openblas_get_num_threads of the OpenBLAS loaded in the process (PyTorch links it as
+// libblas.so.3, loaded local: not in the global scope), or nullptr where none is.
+int find_blas(dl_phdr_info* info, std::size_t, void* out) {
+  const std::string_view name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  if (name.find("blas") == std::string_view::npos) return 0;
+  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  void* symbol = dlsym(handle, "openblas_get_num_threads");
+  dlclose(handle);  // RTLD_NOLOAD took a reference of a library that stays loaded
+  if (symbol == nullptr) return 0;
+  *static_cast<BlasThreads*>(out) = reinterpret_cast<BlasThreads>(symbol);
+  return 1;
+}
+
+// The threads OpenBLAS runs a GEMM of M·N·K on (openblas_gemm_threads); 0 where the BLAS is
+// not OpenBLAS (its threads unknown).
+int blas_threads(std::int64_t mnk) noexcept {
+  static const BlasThreads get = [] {
+    BlasThreads f = nullptr;
+    dl_iterate_phdr(find_blas, &f);
+    return f;
+  }();
+  return get != nullptr ? openblas_gemm_threads(mnk, get()) : 0;
+}
+
 Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
   Signature s;
+  s.gemm_mnk = kind == CallKind::op ? blas_gemm_mnk(call) : 0;
   std::string base(call.op);
   std::string name;
   if (kind == CallKind::user_scope) {
@@ -453,10 +499,34 @@ Session::State* observing_state() noexcept {
   return state;
 }
 
-// Whether a call of `region` reads counters: where a read pair is small against its calls so far.
-bool worth_reading(Session::State* state, int region) noexcept {
+// Whether a call of a module or of a backward chain's level reads counters: where a read pair
+// is small against the region's calls so far (a module's calls are alike; a level's are its
+// forward calls', of any shapes). A module's first call is timed only.
+bool worth_reading_region(Session::State* state, int region) noexcept {
   const double pair = Session::counted_pair_ns(state);
   return pair > 0.0 && Session::mean_ns(state, region) * kReadShare >= pair;
+}
+
+// Whether this call reads counters: where its signature's calls are long against a read pair.
+// An undecided signature's call is timed only, and probed (OpFrame::probe_key: note_call_time).
+bool worth_reading(Session::State* state, ThreadState& ts, Signature& s, OpFrame& f) noexcept {
+  if (!f.outermost || Session::counted_pair_ns(state) <= 0.0) return false;
+  if (s.read.reads >= 0) return s.read.reads == 1;
+  f.probe_key = s.key;
+  f.probe_slot = static_cast<std::uint32_t>(&s - ts.signatures.get());
+  return false;
+}
+
+// A probed call's time, for its signature's decision (worth_reading): the slot may have been
+// given to another signature since, then it is dropped.
+void note_call_time(Session::State* state, ThreadState& ts, const OpFrame& f, double ns) noexcept {
+  if (f.probe_key == 0 || ns < 0.0 || !ts.signatures || f.probe_slot >= ThreadState::kSignatures) return;
+  Signature& s = ts.signatures[f.probe_slot];
+  if (s.key != f.probe_key || s.read.reads >= 0) return;
+  if (s.read.timed++ == 0) return;
+  s.read.fastest_ns = s.read.timed == 2 ? ns : std::min(s.read.fastest_ns, ns);
+  if (s.read.timed <= kProbeCalls) return;
+  s.read.reads = s.read.fastest_ns * kReadShare >= Session::counted_pair_ns(state) ? 1 : 0;
 }
 
 std::uint64_t this_thread_id(ThreadState& ts) noexcept {
@@ -512,7 +582,6 @@ void queue_close(ThreadState& ts, std::size_t base) noexcept {
 struct WantedLevel {
   int region = -1;
   std::uint64_t key = 0;
-  bool module = false;
   CallDetail detail;
 };
 
@@ -532,7 +601,7 @@ void open_chain(Session::State* state, ThreadState& ts, const WantedLevel* wante
   for (std::size_t i = shared; i < n && ts.chain_length < ThreadState::kMaxChain; ++i) {
     const WantedLevel& w = wanted[i];
     if (w.region < 0) break;
-    const bool counted = w.module || worth_reading(state, w.region);
+    const bool counted = worth_reading_region(state, w.region);
     ChainLevel level{w.region, w.key, base, w.detail};
     if (recently_closed(ts, w.region, w.key)) {
       Session::enter_continuing(state, w.region, counted);
@@ -556,7 +625,7 @@ std::size_t wanted_chain(Session::State* state, const ForwardCall& fc, WantedLev
   int m = fc.module;
   std::uint64_t call = fc.module_call;
   while (m >= 0 && n + 1 < ThreadState::kMaxChain) {
-    modules[n++] = {derived_region(state, module_backward, m, " (backward)", RegionRole::module_backward), call, true, CallDetail{}};
+    modules[n++] = {derived_region(state, module_backward, m, " (backward)", RegionRole::module_backward), call, CallDetail{}};
     const ModuleCalls::Entry e = call != 0 ? module_calls.find(call) : ModuleCalls::Entry{};
     if (e.module >= 0 && e.parent_call != 0) {
       const int parent = module_calls.find(e.parent_call).module;
@@ -576,7 +645,7 @@ std::size_t wanted_chain(Session::State* state, const ForwardCall& fc, WantedLev
     d.flops = fc.backward_flops;  // < 0: its forward op has no backward formula
     d.bytes = fc.backward_flops >= 0 ? fc.backward_bytes : 0.0;
     d.variant = fc.variant;
-    out[k++] = {derived_region(state, op_backward, fc.root, " (backward)", RegionRole::op_backward), fc.root_call, false, d};
+    out[k++] = {derived_region(state, op_backward, fc.root, " (backward)", RegionRole::op_backward), fc.root_call, d};
   }
   return k;
 }
@@ -659,12 +728,12 @@ void start_backward_function(Session::State* state, ThreadState& ts, const at::R
   }
   ts.call.op = fn.name();
   ts.call.arg_count = 0;
-  const Signature& s = signature(ts, CallKind::backward_function, Phase::backward);
+  Signature& s = signature(ts, CallKind::backward_function, Phase::backward);
   p.region = s.region;
   OpFrame* f = ts.stack.push(p);
   if (f == nullptr || s.region < 0) return;
   if (fn.isAsync()) f->async_handle = fn.handle();
-  f->reads_counters = f->outermost && worth_reading(state, s.region);
+  f->reads_counters = worth_reading(state, ts, s, *f);
   if (f->reads_counters) {
     Session::enter(state, s.region);
   } else {
@@ -687,6 +756,23 @@ void remember_forward(ThreadState& ts, const at::RecordFunction& fn, OpFrame& f,
   fc.backward_flops = f.root_backward_flops;
   fc.backward_bytes = f.root_backward_bytes;
   forward_calls.remember(fn.threadId(), fn.seqNr(), fc);
+}
+
+// A product run by the BLAS ran on the BLAS's threads where they were more than PyTorch's: so did
+// every region open around it on this thread (ops, modules, the backward chain), whose rows are
+// then placed under the calibration of that many threads (docs/torch.md, "Threads").
+void note_blas_threads(Session::State* state, const ThreadState& ts, std::int64_t mnk) noexcept {
+  const int threads = blas_threads(mnk);
+  if (threads <= at::get_num_threads()) return;
+  for (std::size_t i = 0; i < ts.stack.depth(); ++i) {
+    if (const int region = ts.stack.at(i).region; region >= 0) Session::note_threads(state, region, threads);
+  }
+  for (std::size_t i = 0; i < ts.module_depth; ++i) {
+    if (ts.modules[i].region >= 0) Session::note_threads(state, ts.modules[i].region, threads);
+  }
+  for (std::size_t i = 0; i < ts.chain_length; ++i) {
+    if (ts.chain[i].region >= 0) Session::note_threads(state, ts.chain[i].region, threads);
+  }
 }
 
 // An op or a user scope: its signature, its frame, and its region entered (reading counters
@@ -725,7 +811,7 @@ void start_call(Session::State* state, ThreadState& ts, const at::RecordFunction
   f->marks_step = s.marks_step;
   if (kind == CallKind::op && !s.has_cost) note_uncounted_call(state, s.region, f->covered);
   if (kind == CallKind::op && phase != Phase::backward && fn.seqNr() >= 0 && needs_grad(ts.call, parent)) remember_forward(ts, fn, *f, parent, s);
-  f->reads_counters = f->outermost && worth_reading(state, s.region);
+  f->reads_counters = worth_reading(state, ts, s, *f);
   if (f->reads_counters) {
     Session::enter(state, s.region);
   } else {
@@ -735,6 +821,7 @@ void start_call(Session::State* state, ThreadState& ts, const at::RecordFunction
     Session::note_threads(state, s.region, threads);
     s.threads_noted = threads;
   }
+  if (s.gemm_mnk > 0) note_blas_threads(state, ts, s.gemm_mnk);
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -786,7 +873,7 @@ void leave_frame(Session::State* state, ThreadState& ts, const OpFrame* f, bool 
     detail.flops = 0.0;
   }
   detail.variant = f->variant;
-  Session::leave(state, f->region, detail);
+  note_call_time(state, ts, *f, Session::leave(state, f->region, detail));
   if (f->marks_step) mark_step_end();
 }
 
@@ -951,7 +1038,11 @@ extern "C" void hwprof_torch_module_enter(int module) {
   }
   ts.modules[ts.module_depth++] = m;  // region -1: not measured, still balanced
   if (m.region >= 0) {
-    Session::enter(state, m.region);
+    if (worth_reading_region(state, m.region)) {
+      Session::enter(state, m.region);
+    } else {
+      Session::enter_time_only(state, m.region);
+    }
     Session::note_threads(state, m.region, at::get_num_threads());
   }
 }

@@ -44,6 +44,10 @@ struct OpFrame {
   // An async call's RecordFunction handle (a collective's work, which may end on another
   // thread), else 0.
   std::uint64_t async_handle = 0;
+  // The signature whose counter-read decision this call is timed for (its key and its slot in
+  // the thread's table, set by the observer); 0: none.
+  std::uint64_t probe_key = 0;
+  std::uint32_t probe_slot = 0;
 };
 
 // What a call is, as it is pushed.
@@ -92,6 +96,7 @@ class OpStack {
     f.root_backward_bytes = inherits ? parent->root_backward_bytes : 0.0;
     f.work = f.carries_work ? *p.cost : AtenCost{};
     f.async_handle = 0;
+    f.probe_key = 0;
     return &f;
   }
 
@@ -117,6 +122,7 @@ class OpStack {
   }
 
   const OpFrame* top() const noexcept { return depth_ > 0 ? &frames_[depth_ - 1] : nullptr; }
+  const OpFrame& at(std::size_t i) const noexcept { return frames_[i]; }  // i < depth(): 0 is the outermost
   std::size_t depth() const noexcept { return depth_; }
   // Whether any open call is inside an autograd backward function.
   bool in_backward() const noexcept { return depth_ > 0 && frames_[depth_ - 1].backward; }

@@ -32,6 +32,7 @@ inline void spend(std::uint64_t ns) {
 
 inline std::atomic<std::uint64_t> fake_ops{0};
 inline std::atomic<std::uint64_t> fake_extra_read_cost{0};  // added to every read while a test sets it
+inline std::atomic<std::uint64_t> fake_read_ns{0};          // the clock advances by this at every read while a test sets it
 
 class FakeCounters final : public CounterSet {
  public:
@@ -48,6 +49,7 @@ class FakeCounters final : public CounterSet {
     if (running_) *running_ = 0;
   }
   void read(CounterSnapshot& out) noexcept override {
+    fake_now.fetch_add(fake_read_ns.load());
     const std::uint64_t cost = read_cost_ + fake_extra_read_cost.load();
     const std::uint64_t value = fake_ops.fetch_add(cost) + cost;
     const std::uint64_t enabled = fake_now.load();

@@ -13,7 +13,8 @@ Checks, each failure one line naming the script, the check, the row and the numb
   are written (ctrl_c.py too), and `hwprof report` renders profile.json again;
 - fields: every row has `calls`, `impossible`, `threads` and `shapes`, a module row `params`,
   an impossible row its `impossible_reason`; the profile has `steps`, `torch_threads` (the
-  script's torch.get_num_threads()) and `batch` (none, or the script's batch);
+  script's torch.get_num_threads(), or its OpenBLAS's pool where that ran a product on more)
+  and `batch` (none, or the script's batch);
 - roof: no row of `layers` nor `total` is impossible, and none has an efficiency above 1.10;
 - calls: a module's forward row has the script's forward calls, its backward row the calls
   whose backward ran (grad enabled, an output requiring grad), its `recompute` row the calls
@@ -173,9 +174,11 @@ class Checker:
             if row.get("impossible") and not row.get("impossible_reason"):
                 self.fail("fields", f"{self.row_text(row)} is impossible without an `impossible_reason`")
         t = self.truth
-        if "torch_threads" in self.prof and self.prof["torch_threads"] != t["torch_threads"]:
-            self.fail("fields", f"torch_threads {self.prof['torch_threads']}, "
-                                f"the script's torch.get_num_threads() {t['torch_threads']}")
+        # PyTorch's intra-op threads, or more where its BLAS ran a large product on its own pool.
+        threads = {t["torch_threads"], max(t["torch_threads"], t.get("blas_threads", 0))}
+        if "torch_threads" in self.prof and self.prof["torch_threads"] not in threads:
+            self.fail("fields", f"torch_threads {self.prof['torch_threads']}, the script's torch.get_num_threads() "
+                                f"{t['torch_threads']}, its OpenBLAS's threads {t.get('blas_threads', 0)}")
         if self.prof.get("batch") is not None and self.prof["batch"] != t["batch"]:
             self.fail("fields", f"batch {self.prof['batch']}, the script's batch is {t['batch']}")
         roots = {m["calls"] for path, m in t["modules"].items() if "." not in path}

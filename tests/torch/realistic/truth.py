@@ -27,6 +27,7 @@ per op name and pass.
 """
 
 import atexit
+import ctypes
 import json
 import os
 from contextlib import contextmanager
@@ -74,6 +75,19 @@ def module_flops(module, x, y):
         macs = n * (module.in_channels // module.groups) * _product(module.kernel_size)
         bias = n if module.bias is not None else 0
     return 2 * macs + bias, macs, bias
+
+
+def blas_threads():
+    """The thread pool of the OpenBLAS PyTorch runs its matrix products on (Debian's PyTorch links
+    it as libblas.so.3, loaded local), or 0 where the process has no OpenBLAS."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "blas" in line.split()[-1]})
+    for path in paths:
+        try:
+            return ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).openblas_get_num_threads()
+        except (OSError, AttributeError):
+            continue
+    return 0
 
 
 class Truth:
@@ -179,4 +193,4 @@ class Truth:
             return
         with open(self.path, "w") as f:
             json.dump({"modules": self.modules, "ops": self.ops, "steps": self.steps, "batch": self.batch,
-                       "torch_threads": torch.get_num_threads()}, f, indent=1, sort_keys=True)
+                       "torch_threads": torch.get_num_threads(), "blas_threads": blas_threads()}, f, indent=1, sort_keys=True)

@@ -18,6 +18,7 @@ namespace {
 
 using ::hwprof::test::fake_ops;
 using ::hwprof::test::fake_options;
+using ::hwprof::test::fake_read_ns;
 using ::hwprof::test::open_fake;
 using ::hwprof::test::spend;
 
@@ -243,6 +244,60 @@ TEST(SessionCalls, CallsAfterTheLastStepAreCountedApart) {
   Session::mark_step(state);
   EXPECT_EQ(s->report(train).after_steps_calls, 0u);
   EXPECT_DOUBLE_EQ(s->snapshot().after_steps_root_ns, 0.0);
+}
+
+// A counted pair costs what the program's reads take now where that is more than at open (a
+// read of counters inherited by running threads interrupts their CPUs), and falls back as the
+// reads get cheap again.
+TEST(SessionCalls, ACountedPairCostsWhatTheLatestReadsTook) {
+  auto s = open_fake(0);
+  Session::State* state = s->state();
+  const double at_open = Session::counted_pair_ns(state);
+  EXPECT_GT(at_open, 0.0);
+  const int r = s->region("module");
+  fake_read_ns = 30000;
+  Session::enter(state, r);
+  Session::leave(state, r);
+  EXPECT_GT(Session::counted_pair_ns(state), at_open + 5000.0) << "one slow read moves it an eighth of the way";
+  for (int i = 0; i < 24; ++i) {
+    Session::enter(state, r);
+    Session::leave(state, r);
+  }
+  fake_read_ns = 0;
+  EXPECT_GE(Session::counted_pair_ns(state), 0.95 * 60000.0) << "an end's read, twice for a pair";
+  for (int i = 0; i < 200; ++i) {
+    Session::enter(state, r);
+    Session::leave(state, r);
+  }
+  EXPECT_LT(Session::counted_pair_ns(state), at_open + 100.0) << "back near the cost at open";
+}
+
+// A call entered without reads (enter_time_only) is judged below resolution against what such a
+// pair costs, not against a counted pair's: a slow read does not hide a region that only times.
+TEST(SessionCalls, ATimeOnlyRegionIsJudgedByATimeOnlyPairsCost) {
+  fake_read_ns = 1000;
+  auto s = open_fake(0);
+  fake_read_ns = 0;
+  Session::State* state = s->state();
+  const SessionOverhead overhead = s->snapshot().overhead;
+  ASSERT_GT(overhead.pair_ns, 1000.0);
+  ASSERT_LT(overhead.time_only_pair_ns, 200.0);
+  const int timed = s->region("timed only");
+  const int counted = s->region("counted");
+  for (int i = 0; i < 5; ++i) {
+    Session::enter_time_only(state, timed);
+    spend(50000);
+    Session::leave(state, timed);
+    Session::enter(state, counted);
+    spend(50000);
+    Session::leave(state, counted);
+  }
+  const RegionReport t = s->report(timed);
+  EXPECT_DOUBLE_EQ(t.own_cost_ns, overhead.time_only_pair_ns);
+  EXPECT_FALSE(t.below_resolution);
+  const RegionReport c = s->report(counted);
+  EXPECT_DOUBLE_EQ(c.own_cost_ns, overhead.pair_ns);
+  EXPECT_TRUE(c.below_resolution) << "50 µs against 100 counted pairs of over 1 µs";
 }
 
 }  // namespace

@@ -466,6 +466,26 @@ double chain_flops(std::initializer_list<std::optional<AtenCost>> chain) {
   return total;
 }
 
+// The products PyTorch hands to the BLAS, each GEMM's M·N·K, and the threads OpenBLAS runs one
+// on (interface/gemm.c: one thread up to 65536 × 4, then one per 65536 × 4, at most its pool).
+TEST(AtenCost, ABlasProductsGemmAndItsOpenBlasThreads) {
+  using detail::blas_gemm_mnk;
+  using detail::openblas_gemm_threads;
+  EXPECT_EQ(blas_gemm_mnk(call("aten::mm", {t({64, 256}), t({256, 1000})})), 64 * 256 * 1000);
+  EXPECT_EQ(blas_gemm_mnk(call("aten::addmm", {t({1000}), t({64, 256}), t({256, 1000})})), 64 * 256 * 1000);
+  EXPECT_EQ(blas_gemm_mnk(call("aten::bmm", {t({8, 64, 32}), t({8, 32, 64})})), 64 * 32 * 64) << "one GEMM of the batch";
+  EXPECT_EQ(blas_gemm_mnk(call("aten::baddbmm", {t({8, 64, 64}), t({8, 64, 32}), t({8, 32, 64})})), 64 * 32 * 64);
+  EXPECT_EQ(blas_gemm_mnk(call("aten::mm", {t({64, 256}), t({128, 1000})})), 0) << "inner sizes that differ";
+  EXPECT_EQ(blas_gemm_mnk(call("aten::linear", {t({64, 256}), t({1000, 256})})), 0) << "its aten::addmm or aten::mm inside is the product";
+  EXPECT_EQ(blas_gemm_mnk(call("aten::relu", {t({64, 256})})), 0);
+  EXPECT_EQ(openblas_gemm_threads(64 * 64 * 64, 2), 1);
+  EXPECT_EQ(openblas_gemm_threads(65536 * 4, 2), 1);
+  EXPECT_EQ(openblas_gemm_threads(65536 * 4 * 2, 16), 2);
+  EXPECT_EQ(openblas_gemm_threads(64 * 256 * 1000, 2), 2);
+  EXPECT_EQ(openblas_gemm_threads(64 * 256 * 1000, 1), 1);
+  EXPECT_EQ(openblas_gemm_threads(std::int64_t{1} << 40, 16), 16);
+}
+
 TEST(OpStack, ACompositeOpCountsOnceAtItsOutermostFormula) {
   const AtenArg x = t({8, 3, 32, 32});
   const AtenArg w = t({16, 3, 5, 5});
