@@ -73,9 +73,9 @@ bool disabled_by_environment(std::vector<std::string>& problems) {
   return true;
 }
 
-bool write_reports(const std::string& dir, const SessionSamples* samples) {
+bool write_reports(const std::string& dir, const SessionSnapshot& snapshot, const SessionSamples* samples) {
   std::vector<std::string> written;
-  const auto error = write_session_report_sampled(*default_session_object, samples, dir, &written);
+  const auto error = write_snapshot_report_sampled(snapshot, samples, dir, &written);
   if (error) {
     std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: %s\n", dir.c_str(), error->message.c_str());
     return false;
@@ -99,9 +99,9 @@ std::atomic<bool> output_written{false};  // HWPROF_OUTPUT's reports were writte
   ::_exit(3);
 }
 
-bool write_here(const std::string& dir, const SessionSamples* samples) noexcept {
+bool write_here(const std::string& dir, const SessionSnapshot& snapshot, const SessionSamples* samples) noexcept {
   try {
-    return write_reports(dir, samples);
+    return write_reports(dir, snapshot, samples);
   } catch (const std::bad_alloc&) {
     std::fputs("hwprof: HWPROF_OUTPUT: out of memory while writing the reports; nothing more was written\n", stderr);
   } catch (...) {
@@ -213,6 +213,19 @@ int wait_for_writer(pid_t writer, const std::string& dir) noexcept {
   return kOutputFailed;
 }
 
+// The session at this moment, taken here, before the writer is forked: the snapshot takes the
+// session's locks, which another thread of the program may hold at the moment of the fork (a
+// region being entered, a label being made); in the writer, the lock would stay held by a
+// thread that does not exist there. Null, said on stderr, when memory runs out.
+std::unique_ptr<SessionSnapshot> snapshot_here(const std::string& dir) noexcept {
+  try {
+    return std::make_unique<SessionSnapshot>(default_session_object->snapshot());
+  } catch (...) {
+    std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: not enough memory to take the session's snapshot: the reports were not written\n", dir.c_str());
+    return nullptr;
+  }
+}
+
 // This process's reports, in its own folder (a forked child's inside its parent's), written
 // by a child process of its own, so that whatever the writing does — runs out of memory,
 // aborts inside a library, hangs — the program's exit status is its own and its exit waits
@@ -229,21 +242,21 @@ int write_output() noexcept {
     std::fprintf(stderr, "hwprof: HWPROF_OUTPUT=%s: the reports were not written: %s arrived before writing began\n", dir.c_str(),
                  signal_name(signal_number));
     result = kStoppedBySignal + signal_number;
-  } else {
+  } else if (const std::unique_ptr<SessionSnapshot> snapshot = snapshot_here(dir)) {
     forking_writer.store(true);
     const pid_t writer = ::fork();
     forking_writer.store(false);
     if (writer == 0) {
       stopping.default_in_writer();
       std::set_terminate(writer_terminated);
-      const bool written = write_here(dir, samples.get());
+      const bool written = write_here(dir, *snapshot, samples.get());
       std::fflush(stderr);
       ::_exit(written ? 0 : 1);  // not exit(): the program's own at-exit handlers are its, not the writer's
     }
     if (writer > 0) {
       result = wait_for_writer(writer, dir);
     } else {
-      result = write_here(dir, samples.get()) ? kOutputWritten : kOutputFailed;
+      result = write_here(dir, *snapshot, samples.get()) ? kOutputWritten : kOutputFailed;
     }
   }
   if (!forked_child && output.owner) release_output_folder(output.dir);

@@ -125,10 +125,9 @@ void add_written(const std::string& text, std::vector<std::string>* written) {
   }
 }
 
-std::optional<Error> write_snapshot_report(const Session& session, const detail::SessionSamples* samples, const std::string& dir,
+std::optional<Error> write_snapshot_report(const SessionSnapshot& snapshot, const detail::SessionSamples* samples, const std::string& dir,
                                            std::vector<std::string>* written) {
   namespace fs = std::filesystem;
-  const SessionSnapshot snapshot = session.snapshot();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{"cannot create the folder " + dir + ": " + ec.message()};
@@ -168,7 +167,16 @@ std::optional<Error> write_session_report(const Session& session, const std::str
 std::optional<Error> detail::write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
                                                           std::vector<std::string>* written) {
   try {
-    return write_snapshot_report(session, samples, dir, written);
+    return write_snapshot_report(session.snapshot(), samples, dir, written);
+  } catch (const std::bad_alloc&) {
+    return Error{"not enough memory to write the reports into " + dir};
+  }
+}
+
+std::optional<Error> detail::write_snapshot_report_sampled(const SessionSnapshot& snapshot, const SessionSamples* samples, const std::string& dir,
+                                                           std::vector<std::string>* written) {
+  try {
+    return write_snapshot_report(snapshot, samples, dir, written);
   } catch (const std::bad_alloc&) {
     return Error{"not enough memory to write the reports into " + dir};
   }

@@ -38,6 +38,10 @@ inline constexpr const char* kReportModuleSampledEntry = "hwprof_report_module_w
 // write_session_report (regions.hpp) with the sampler's samples, where `samples` is not null.
 std::optional<Error> write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
                                                   std::vector<std::string>* written);
+// The same from a snapshot taken before: what a forked report writer is given, so that it takes
+// none of the session's locks (another thread of the program may have held one at the fork).
+std::optional<Error> write_snapshot_report_sampled(const SessionSnapshot& snapshot, const SessionSamples* samples, const std::string& dir,
+                                                   std::vector<std::string>* written);
 
 // Where a program's build said the module is (the HWPROF_REPORT_MODULE_PATH its include flags
 // define, registered by the header before main).

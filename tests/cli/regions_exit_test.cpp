@@ -98,6 +98,18 @@ TEST_F(RegionsExit, ManyCallsWriteEveryReportAndKeepTheProgramsExitStatus) {
   EXPECT_EQ(profile.at("trace").size(), 20000u);
 }
 
+// Another thread of the program holds the session's labels lock for 300 ms while the main
+// thread writes the reports: the snapshot waits for it before the writer is forked, and the
+// writer, which has no such thread, never waits on it (it would, until stopped after 120 s,
+// were the snapshot taken in the writer).
+TEST_F(RegionsExit, ALockAnotherThreadHoldsAtTheWriteIsWaitedForBeforeTheWriterIsForked) {
+  const test::ProcessResult r = run({std::to_string(kOwnStatus)}, HWPROF_LOCK_HELD_AT_WRITE);
+  ASSERT_NE(r.exit_code, 124) << "the writer waited on the lock (the program's watchdog stopped it after 30 s); stderr: " << r.err;
+  ASSERT_EQ(r.exit_code, kOwnStatus) << r.err;
+  EXPECT_TRUE(contains(r.out, "hwprof_write_output: 0")) << r.out << r.err;
+  for (const char* file : kReports) EXPECT_TRUE(fs::is_regular_file(dir_ / "out" / file)) << file << " missing; stderr: " << r.err;
+}
+
 // `prlimit --as=200000000`: the reports of 100,000 calls may not fit, and then the program
 // still ends with its own status, a reason on one line of stderr, and only whole files.
 TEST_F(RegionsExit, AnAddressSpaceLimitNeverChangesTheExitStatusNorHangs) {

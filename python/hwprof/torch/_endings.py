@@ -45,7 +45,7 @@ def _write():
         return
     _state["done"] = True
     lib = _state["lib"]
-    write = getattr(lib, "hwprof_write_output", None)
+    write = _holding_the_gil(lib, "hwprof_write_output")
     # Without it (a library older than the package), the library's at-exit handler writes
     # after a normal end and nothing is written after a signal.
     result = write() if write is not None else None
@@ -54,6 +54,17 @@ def _write():
     if ops == 0 or (ops is None and result == _NOTHING_TO_WRITE):
         written = "nothing was written to " + _state["output"] if result == _NOTHING_TO_WRITE else "its report has no op rows"
         print(f"hwprof.torch: {_state['script']} ran no PyTorch op: {written}", file=sys.stderr)
+
+
+def _holding_the_gil(lib, name):
+    """The library's `int name(void)`, called without releasing the GIL (ctypes' CDLL functions
+    release it), or None where the library lacks it. The reports are written by a forked child:
+    a Python thread that ran while the GIL was released could be inside malloc at the fork, and
+    an allocator without fork handlers (AddressSanitizer's before LLVM 17) then leaves its lock
+    held in the child, which waits on it until stopped. Holding the GIL keeps them out."""
+    if getattr(lib, name, None) is None:
+        return None
+    return ctypes.PYFUNCTYPE(ctypes.c_int)((name, lib))
 
 
 def _observed_ops(lib):
