@@ -6,8 +6,8 @@
 //            RecordFunction around each op, the floor under any observer;
 //   inputs   the same asking for inputs (needsInputs): libtorch then boxes every input of
 //            every op into an IValue before the callback;
-//   sizes    that, reading each input as hwprof's observer copies it (src/torch/observer.cpp,
-//            copy_call: a tensor's sizes, elements, type and requires_grad; a number's value);
+//   sizes    that, reading each input with hwprof's observer's own reader (src/torch/aten_inputs.cpp:
+//            a tensor's sizes, elements, type and requires_grad; a list's items; a number's value);
 //   session  that, entering and leaving one region of a time-only hwprof session per op;
 //   counted  that, on a session of the default backend (auto: perf where it opens), whose
 //            counters are read at enter and leave, as the observer does for an outermost op.
@@ -42,52 +42,20 @@
 
 #include "hwprof/session.hpp"
 #include "hwprof/torch.h"
+#include "torch/aten_inputs.hpp"
 
 namespace {
 
 // ---- the callbacks, one per mode ----
 
-// What the observer keeps of one input (its AtenArg, reduced to what add_ has).
-struct Input {
-  int rank = -1;
-  std::int64_t dims[8] = {};
-  std::int64_t elements = 0;
-  int type = -1;
-  std::size_t element_bytes = 0;
-  bool requires_grad = false;
-  std::int64_t integer = 0;
-  double real = 0.0;
-};
-constexpr std::size_t kMaxInputs = 16;
-thread_local Input inputs_read[kMaxInputs];
+// The observer's own reader of a call's inputs (src/torch/aten_inputs.cpp, built into this
+// program), into a record of this thread's, as the observer's per-thread state holds one.
+thread_local hwprof::detail::AtenCall call_read;
 thread_local std::uint64_t callbacks = 0;  // counted by `sizes` and later modes only
-
-void read_input(Input& a, const c10::IValue& v) {
-  a = Input{};
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    if (!t.defined()) return;
-    const c10::IntArrayRef sizes = t.sizes();
-    a.rank = static_cast<int>(std::min<std::size_t>(sizes.size(), 8));
-    for (int d = 0; d < a.rank; ++d) a.dims[d] = sizes[static_cast<std::size_t>(d)];
-    a.elements = t.numel();
-    a.type = static_cast<int>(t.scalar_type());
-    a.element_bytes = t.element_size();
-    a.requires_grad = t.requires_grad();
-  } else if (v.isInt()) {
-    a.integer = v.toInt();
-  } else if (v.isDouble()) {
-    a.real = v.toDouble();
-  } else if (v.isBool()) {
-    a.integer = v.toBool() ? 1 : 0;
-  }
-}
 
 void read_inputs(const at::RecordFunction& fn) {
   ++callbacks;
-  const c10::ArrayRef<const c10::IValue> in = fn.inputs();
-  const std::size_t n = std::min(in.size(), kMaxInputs);
-  for (std::size_t i = 0; i < n; ++i) read_input(inputs_read[i], in[i]);
+  hwprof::detail::copy_aten_call(call_read, fn);
 }
 
 std::unique_ptr<at::ObserverContext> start_nothing(const at::RecordFunction&) {
