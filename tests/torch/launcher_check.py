@@ -35,6 +35,8 @@ import tempfile
 import threading
 import time
 
+from sanitized_env import unsanitized
+
 PYTHON = "/usr/bin/python3"
 WORK = """import torch
 x = torch.ones(4)
@@ -155,7 +157,7 @@ def ending(env, tmp, name, script, expected, signals=(), ignore_sighup=False, sa
     path = os.path.join(tmp, script + ".py")
     out = os.path.join(tmp, "out-" + "".join(c if c.isalnum() else "-" for c in name))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        plain = pool.submit(run, [PYTHON, path], env, tmp, f"{name}, plain python", signals, ignore_sighup)
+        plain = pool.submit(run, [PYTHON, path], unsanitized(env), tmp, f"{name}, plain python", signals, ignore_sighup)
         profiled = pool.submit(run, [PYTHON, "-m", "hwprof.torch", "-o", out, path], env, tmp, f"{name}, hwprof.torch", signals, ignore_sighup)
         (plain_code, _, plain_err), (code, _, err) = plain.result(), profiled.result()
     if plain_code != expected or code != expected:
@@ -230,7 +232,7 @@ def launcher_errors(env, tmp):
         fail(f"a library that cannot be loaded: exit status {code}, stderr {err!r}, script run: {os.path.exists(marker)}; "
              "expected 2 and one line, before the script")
     for name, script in (("a missing script", "missing.py"), ("a syntax error", "syntax.py")):
-        plain = run([PYTHON, script], env, tmp, f"{name}, plain python")
+        plain = run([PYTHON, script], unsanitized(env), tmp, f"{name}, plain python")
         profiled = run([PYTHON, "-m", "hwprof.torch", "-o", "out-errors", script], env, tmp, f"{name}, hwprof.torch")
         if plain[0] != profiled[0] or plain[2] != profiled[2] or plain[0] == 0:
             fail(f"{name}: hwprof.torch exits {profiled[0]} saying {profiled[2]!r}; plain python {plain[0]} saying {plain[2]!r}")
@@ -248,7 +250,7 @@ def identity(env, tmp):
     os.symlink(os.path.join("sub", "ident.py"), os.path.join(tmp, "link.py"))
     out = os.path.join(tmp, "out-ident")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        plain = pool.submit(run, [PYTHON, "link.py", "a", "--b"], env, tmp, "identity, plain python")
+        plain = pool.submit(run, [PYTHON, "link.py", "a", "--b"], unsanitized(env), tmp, "identity, plain python")
         profiled = pool.submit(run, [PYTHON, "-m", "hwprof.torch", "-o", out, "link.py", "a", "--b"], env, tmp, "identity, hwprof.torch")
         plain, profiled = plain.result(), profiled.result()
     try:

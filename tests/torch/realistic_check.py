@@ -46,6 +46,8 @@ import sys
 import tempfile
 import time
 
+from sanitized_env import unsanitized
+
 if importlib.util.find_spec("torch") is None:  # not imported: the check stays small (see LAUNCHER)
     print(f"skipped: torch is not importable by {sys.executable} (apt-get install python3-torch)")
     sys.exit(77)
@@ -322,7 +324,7 @@ def check_case(case, build_python, cli, workdir, bounds):
     base_env = {k: v for k, v in os.environ.items() if k not in ("REALISTIC_TRUTH", "HWPROF_OUTPUT")}
     base_env["PYTHONDONTWRITEBYTECODE"] = "1"  # the scripts import truth.py from the source tree
     timeout = 1200 if bounds else 300
-    plain = run([PYTHON, path] + args, dict(base_env, REALISTIC_TRUTH=truth_file), workdir,
+    plain = run([PYTHON, path] + args, unsanitized(dict(base_env, REALISTIC_TRUTH=truth_file)), workdir,
                 os.path.join(workdir, label + ".plain"), timeout)
     env = dict(base_env, PYTHONPATH=os.pathsep.join(p for p in (build_python, os.environ.get("PYTHONPATH")) if p))
     observed = run([PYTHON, "-m", "hwprof.torch", "-o", out, path] + args, env, workdir,
