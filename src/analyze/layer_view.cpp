@@ -124,14 +124,6 @@ std::string_view cause_title(std::string_view rule) {
   return rule;
 }
 
-double summed_win_ms(const Profile& profile) {
-  double win = 0.0;
-  for (const LayerProfile& l : profile.layers) {
-    if (const auto h = headroom_ms(l)) win += h->win_ms;
-  }
-  return win;
-}
-
 bool is_software_event(std::string_view name) {
   std::string n(name);
   for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

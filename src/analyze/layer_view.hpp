@@ -60,8 +60,6 @@ struct UnavailableCounter {
 std::vector<UnavailableCounter> unavailable_counters(const Profile& profile);
 
 // Headroom in time: profile/row_time.hpp (headroom_ms, row_ms, calls_per_basis).
-// The model's time to win: the sum over its layers that have a placement.
-double summed_win_ms(const Profile& profile);
 
 // A kernel software event (task-clock, page-faults, context-switches, ... and PAPI's perf::
 // forms): counted by the kernel's scheduler, not the PMU.

@@ -204,24 +204,6 @@ void parse_sample(std::span<const std::uint64_t> r, std::uint16_t misc, SampleSt
 
 }  // namespace
 
-std::string_view frame_context_name(FrameContext context) noexcept {
-  switch (context) {
-    case FrameContext::unknown:
-      return "unknown";
-    case FrameContext::kernel:
-      return "kernel";
-    case FrameContext::user:
-      return "user";
-    case FrameContext::hypervisor:
-      return "hypervisor";
-    case FrameContext::guest_kernel:
-      return "guest-kernel";
-    case FrameContext::guest_user:
-      return "guest-user";
-  }
-  return "unknown";
-}
-
 SampleStore::SampleStore(std::size_t max_samples, std::size_t max_frames)
     : max_samples_(max_samples), max_frames_(std::min<std::size_t>(max_frames, UINT32_MAX)) {}
 

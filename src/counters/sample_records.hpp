@@ -33,7 +33,6 @@ inline constexpr std::size_t kSampleIdBytes = 16;                        // the 
 // Where a frame (or a sample's ip) was: from the PERF_CONTEXT_* markers of a callchain, or a
 // sample's PERF_RECORD_MISC_CPUMODE bits.
 enum class FrameContext : std::uint8_t { unknown, kernel, user, hypervisor, guest_kernel, guest_user };
-std::string_view frame_context_name(FrameContext context) noexcept;
 
 struct SampleRecord {
   std::uint64_t time_ns = 0;  // CLOCK_MONOTONIC (the sampler sets use_clockid)

@@ -50,20 +50,6 @@ struct SymbolizerModule {
   }
 };
 
-std::string_view symbol_source_name(SymbolSource source) {
-  switch (source) {
-    case SymbolSource::elf_symbol:
-      return "elf_symbol";
-    case SymbolSource::perf_map:
-      return "perf_map";
-    case SymbolSource::module_offset:
-      return "module_offset";
-    case SymbolSource::unknown:
-      return "unknown";
-  }
-  return "unknown";
-}
-
 std::string symbol_label(const Symbol& symbol) {
   switch (symbol.source) {
     case SymbolSource::elf_symbol:

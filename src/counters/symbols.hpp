@@ -29,7 +29,6 @@ enum class SymbolSource {
   module_offset,  // in a mapped file, but no symbol covers it (stripped code, no libdw, unreadable file)
   unknown,        // outside every file mapping and every perf map entry
 };
-std::string_view symbol_source_name(SymbolSource source);  // "elf_symbol", "perf_map", ...
 
 struct Symbol {
   std::uint64_t address = 0;

@@ -91,8 +91,6 @@ class RegionSamples {
   // The samples kept after `calls` calls: min(calls, the reservoir's size).
   std::size_t kept(std::uint64_t calls) const noexcept;
   std::size_t capacity() const noexcept { return capacity_; }
-  // Whether the region wanted a larger block and the arena had none left.
-  bool starved() const noexcept { return large_state_.load(std::memory_order_acquire) == kNone; }
   std::vector<double> inclusive(std::uint64_t calls) const;
   std::vector<double> exclusive(std::uint64_t calls) const;
 
