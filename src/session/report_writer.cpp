@@ -1,6 +1,7 @@
 #include "session/report_writer.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +32,30 @@ std::string& module_hint() {
 // secure_getenv (ignored in a set-user-ID or set-group-ID program), and no build-tree path is
 // compiled in here. A program built in hwprof's build tree is told its module's path by its
 // include flags (the hint), like a program built against the installed package.
+// The folders the dynamic linker searches for this program's libraries, in its order (the
+// program's RUNPATH, LD_LIBRARY_PATH outside secure mode, the system folders): the module is
+// installed in hwprof/ under the folder that holds hwprof's libraries, so a program whose
+// build gave it that folder as its run path (pkg-config's Libs) finds the module there even
+// where it links the libraries statically.
+std::vector<std::string> library_search_folders() {
+  std::vector<std::string> out;
+  void* self = ::dlopen(nullptr, RTLD_LAZY | RTLD_NOLOAD);
+  if (self == nullptr) return out;
+  Dl_serinfo size{};
+  if (::dlinfo(self, RTLD_DI_SERINFOSIZE, &size) == 0 && size.dls_size >= sizeof(Dl_serinfo)) {
+    std::vector<std::max_align_t> storage(size.dls_size / sizeof(std::max_align_t) + 1);
+    auto* info = reinterpret_cast<Dl_serinfo*>(storage.data());
+    *info = size;  // dls_size and dls_cnt, as RTLD_DI_SERINFO wants them
+    if (::dlinfo(self, RTLD_DI_SERINFO, info) == 0) {
+      for (unsigned i = 0; i < info->dls_cnt; ++i) {
+        if (info->dls_serpath[i].dls_name != nullptr && *info->dls_serpath[i].dls_name == '/') out.emplace_back(info->dls_serpath[i].dls_name);
+      }
+    }
+  }
+  ::dlclose(self);
+  return out;
+}
+
 std::vector<std::string> module_candidates() {
   std::vector<std::string> out;
   // The user's choice is the only one: a wrong path is said, not replaced by another module.
@@ -40,6 +65,10 @@ std::vector<std::string> module_candidates() {
     const fs::path dir = fs::path(self).parent_path();
     out.push_back((dir / "hwprof" / kReportModuleFile).string());                                                 // <libdir>/hwprof/
     out.push_back((dir.parent_path() / HWPROF_INSTALL_LIBDIR_RELATIVE / "hwprof" / kReportModuleFile).string());  // bin/../<libdir>/hwprof/
+  }
+  for (const std::string& folder : library_search_folders()) {
+    const std::string candidate = (fs::path(folder) / "hwprof" / kReportModuleFile).lexically_normal().string();
+    if (std::find(out.begin(), out.end(), candidate) == out.end()) out.push_back(candidate);
   }
   out.push_back(std::string(HWPROF_INSTALL_FULL_LIBDIR) + "/hwprof/" + kReportModuleFile);
   return out;

@@ -80,7 +80,9 @@ run("${CMAKE_COMMAND}" --build "${SCRATCH_DIR}/consumer")
 run("${SCRATCH_DIR}/consumer/consumer")
 
 # 2. pkg-config: the .pc files find the prefix from their own folder, so their flags point
-#    at the scratch prefix with nothing else said.
+#    at the scratch prefix with nothing else said. Programs are built as users build them, by
+#    a shell that splits `$(pkg-config ...)` into words without reading quotes: the flags may
+#    hold no quoted define (a `\"` reaches the compiler as it is: "stray '\' in program").
 find_program(PKG_CONFIG pkg-config REQUIRED)
 set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
 execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs hwprof
@@ -88,19 +90,28 @@ execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs hwprof
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "package test: pkg-config does not know hwprof")
 endif()
-foreach(wanted "-I${prefix}/lib/pkgconfig/../../include" "-L${prefix}/lib/pkgconfig/../../lib"
-               "-DHWPROF_REPORT_MODULE_PATH=\\\"${prefix}/lib/pkgconfig/../../lib/hwprof/libhwprof-report.so\\\"")
+foreach(wanted "-I${prefix}/lib/pkgconfig/../../include" "-L${prefix}/lib/pkgconfig/../../lib")
   string(FIND "${pc_flags}" "${wanted}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "package test: pkg-config hwprof gives no ${wanted} (the installed prefix is ${prefix}): ${pc_flags}")
   endif()
 endforeach()
-separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 separate_arguments(extra_flags UNIX_COMMAND "${CXX_FLAGS} ${LINKER_FLAGS}")
-run("${CXX_COMPILER}" -std=c++17 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/consumer.cpp"
-    "-DHWPROF_MODEL=\"${prefix}/share/hwprof/models/lenet5.json\"" ${pc_flags} -o "${SCRATCH_DIR}/consumer_pc")
+string(JOIN " " extra_words ${extra_flags})
+# Runs its arguments, joined, as a script of sh -e in the scratch folder, PKG_CONFIG_PATH set
+# to the prefix's.
+function(run_shell)
+  string(JOIN "" script ${ARGN})
+  file(WRITE "${SCRATCH_DIR}/build.sh" "${script}\n")
+  execute_process(COMMAND sh -e "${SCRATCH_DIR}/build.sh" WORKING_DIRECTORY "${SCRATCH_DIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "package test: `${script}` failed (${rc}):\n${out}\n${err}")
+  endif()
+endfunction()
+run_shell("${CXX_COMPILER} -std=c++17 ${extra_words} '${HWPROF_SOURCE_DIR}/tests/package/consumer/consumer.cpp' "
+          "'-DHWPROF_MODEL=\"${prefix}/share/hwprof/models/lenet5.json\"' $(pkg-config --cflags --libs hwprof) -o consumer_pc")
 run("${SCRATCH_DIR}/consumer_pc")
-
 # 3. The regions programs. A calibration of this CPU (made-up ceilings) from the consumer.
 set(calibration "${SCRATCH_DIR}/machine.json")
 run("${SCRATCH_DIR}/consumer/consumer" --test-calibration "${calibration}")
@@ -109,17 +120,23 @@ execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs hwprof-regions
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "package test: pkg-config does not know hwprof-regions")
 endif()
-foreach(unwanted openblas gomp fopenmp fmt)
+foreach(unwanted openblas gomp fopenmp fmt "\\\\" "\"")
   if(regions_flags MATCHES "${unwanted}")
     message(FATAL_ERROR "package test: pkg-config hwprof-regions brings ${unwanted}: ${regions_flags}")
   endif()
 endforeach()
 separate_arguments(regions_flags UNIX_COMMAND "${regions_flags}")
-run("${C_COMPILER}" -std=c11 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c" ${regions_flags}
-    -o "${SCRATCH_DIR}/regions_consumer_c")
-# The same, built without the module path pkg-config gives (-U after it wins).
-run("${C_COMPILER}" -std=c11 ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c" ${regions_flags}
-    -UHWPROF_REPORT_MODULE_PATH -o "${SCRATCH_DIR}/regions_consumer_c_unhinted")
+# As a C user builds it: `cc prog.c $(pkg-config --cflags --libs hwprof-regions)`; and with the
+# include and library folders alone (`-lhwprof_regions`), run with LD_LIBRARY_PATH.
+run_shell("${C_COMPILER} -std=c11 ${extra_words} '${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c' "
+          "$(pkg-config --cflags --libs hwprof-regions) -o regions_consumer_c")
+run_shell("${C_COMPILER} -std=c11 ${extra_words} '${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c' "
+          "-I'${prefix}/include' -L'${prefix}/lib' -lhwprof_regions -o regions_consumer_c_plain")
+# The archive, linked into the program (its own dependencies from `pkg-config --static`): the
+# library is then the program, which looks beside itself and in the configured prefix only.
+run_shell("${C_COMPILER} -std=c11 ${extra_words} '${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.c' "
+          "-I'${prefix}/include' '${prefix}/lib/libhwprof_regions.a' "
+          "$(pkg-config --static --libs-only-l hwprof-regions | sed 's/-lhwprof_regions//') -o regions_consumer_c_unhinted")
 
 # Neither program may need OpenBLAS or OpenMP.
 find_program(READELF readelf REQUIRED)
@@ -204,14 +221,16 @@ check_regions("${SCRATCH_DIR}/consumer/regions_consumer" "${SCRATCH_DIR}/out-cpp
               "step==;axpy=32768=196608;layer0=16384=131072;layer1=16384=131072;layer2=16384=131072"
               HWPROF_GROUP=package_only)
 check_group("${SCRATCH_DIR}/out-cpp")
-# The C program is linked from the prefix through pkg-config alone, whose flags told it where
-# the module is (a prefix other than the configured one; docs/regions.md): no variable needed.
+# The C programs link the prefix's shared library, which finds the module beside itself (a
+# prefix other than the configured one; docs/regions.md): no variable, no define.
 check_regions("${SCRATCH_DIR}/regions_consumer_c" "${SCRATCH_DIR}/out-c" "c_step==;c_scale=16384=131072"
               --unset=HWPROF_REPORT_MODULE HWPROF_GROUP=package_only)
 check_group("${SCRATCH_DIR}/out-c")
-# Built without that path and run without HWPROF_REPORT_MODULE, the C program looks beside
-# itself and in the prefix hwprof was configured for, never in this build tree, whose module
-# it would otherwise load: where neither holds one, it writes regions.txt, with where it looked.
+check_regions("${SCRATCH_DIR}/regions_consumer_c_plain" "${SCRATCH_DIR}/out-c-plain" "c_step==;c_scale=16384=131072"
+              --unset=HWPROF_REPORT_MODULE "LD_LIBRARY_PATH=${prefix}/lib")
+# With the archive linked in and no HWPROF_REPORT_MODULE, the C program looks beside itself
+# and in the prefix hwprof was configured for, never in this build tree, whose module it
+# would otherwise load: where neither holds one, it writes regions.txt, with where it looked.
 if(NOT EXISTS "${CONFIGURED_MODULE}")
   set(out "${SCRATCH_DIR}/out-c-no-module")
   execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=HWPROF_REPORT_MODULE "HWPROF_OUTPUT=${out}" "${SCRATCH_DIR}/regions_consumer_c_unhinted"
@@ -228,8 +247,8 @@ if(NOT EXISTS "${CONFIGURED_MODULE}")
     message(FATAL_ERROR "package test: the installed regions library looked in the build tree:\n${table}")
   endif()
 endif()
-# Fortran through bind(C) (scripts/install-deps.sh installs gfortran). It includes no regions.h,
-# so nothing registers the module's path: it is given, as docs/regions.md tells Fortran users.
+# Fortran through bind(C) (scripts/install-deps.sh installs gfortran): it includes no regions.h,
+# and the shared library finds the module as for C.
 find_program(GFORTRAN gfortran)
 if(NOT GFORTRAN)
   message(FATAL_ERROR "package test: no gfortran, so the Fortran consumer cannot be built: run scripts/install-deps.sh")
@@ -237,7 +256,7 @@ else()
   run("${GFORTRAN}" ${extra_flags} "${HWPROF_SOURCE_DIR}/tests/package/consumer/regions_consumer.f90" ${regions_flags}
       -o "${SCRATCH_DIR}/regions_consumer_f")
   check_regions("${SCRATCH_DIR}/regions_consumer_f" "${SCRATCH_DIR}/out-f" "f_step==;f_saxpy=32768=196608"
-                "HWPROF_REPORT_MODULE=${prefix}/lib/hwprof/libhwprof-report.so")
+                --unset=HWPROF_REPORT_MODULE)
 endif()
 # 4. hwprof::torch, where it was built: the Python package finds the installed library from its
 #    own folder (lib/python3/dist-packages/hwprof/torch/_library.py), and find_package(hwprof
