@@ -42,16 +42,18 @@ HWPROF_API int hwprof_enabled(void);
 /* Forgets every sample and sum measured so far, keeping the regions (after warm-up steps).
  * Call it while no region is open on any thread. */
 HWPROF_API void hwprof_reset(void);
-/* Where the report module is (HWPROF_OUTPUT's reports); set from the include flags below. */
+/* Where the report module is (HWPROF_OUTPUT's reports); set from the include flags below, or by
+ * a program that links the archive and knows better (docs/regions.md). */
 HWPROF_API void hwprof_set_report_module(const char* path);
 
 #ifdef __cplusplus
 }
 #endif
 
-/* CMake's hwprof::regions and the Cflags of pkg-config hwprof-regions define where the
- * installed report module is, and it is registered before main, so that a program linked with
- * the static library finds it wherever the package was installed (docs/regions.md). */
+/* CMake's hwprof::regions_static (and a static hwprof::hwprof) define where the installed
+ * report module is, and it is registered before main, so that a program linked with the
+ * archive finds it wherever the package was installed; the shared libhwprof_regions.so finds
+ * it beside itself (docs/regions.md, "Where the report module is loaded from"). */
 #if defined(HWPROF_REPORT_MODULE_PATH) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((constructor, used)) static void hwprof_register_report_module_(void) {
   hwprof_set_report_module(HWPROF_REPORT_MODULE_PATH);
