@@ -193,22 +193,28 @@ std::optional<Error> write_session_report(const Session& session, const std::str
   return detail::write_session_report_sampled(session, nullptr, dir, written);
 }
 
-std::optional<Error> detail::write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
-                                                          std::vector<std::string>* written) {
+namespace {
+
+// `write`'s answer, or an error naming `dir` where memory ran out on the way.
+template <class Write>
+std::optional<Error> unless_out_of_memory(const std::string& dir, Write&& write) {
   try {
-    return write_snapshot_report(session.snapshot(), samples, dir, written);
+    return write();
   } catch (const std::bad_alloc&) {
     return Error{"not enough memory to write the reports into " + dir};
   }
 }
 
+}  // namespace
+
+std::optional<Error> detail::write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
+                                                          std::vector<std::string>* written) {
+  return unless_out_of_memory(dir, [&] { return write_snapshot_report(session.snapshot(), samples, dir, written); });
+}
+
 std::optional<Error> detail::write_snapshot_report_sampled(const SessionSnapshot& snapshot, const SessionSamples* samples, const std::string& dir,
                                                            std::vector<std::string>* written) {
-  try {
-    return write_snapshot_report(snapshot, samples, dir, written);
-  } catch (const std::bad_alloc&) {
-    return Error{"not enough memory to write the reports into " + dir};
-  }
+  return unless_out_of_memory(dir, [&] { return write_snapshot_report(snapshot, samples, dir, written); });
 }
 
 }  // namespace hwprof
