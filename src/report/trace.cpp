@@ -58,15 +58,27 @@ struct Event {
   double value = 0.0;
 };
 
-const LayerProfile* find_layer(const Profile& p, int index, std::optional<LayerPhase> phase) {
-  const LayerProfile* fallback = nullptr;
-  for (const LayerProfile& l : p.layers) {
-    if (l.index != index) continue;
-    if (l.phase == phase) return &l;
-    if (fallback == nullptr) fallback = &l;
+// The row of a span: the layer of its index in its phase, else the layer's first row. Built once
+// per trace: a scan of the rows per span would be quadratic in a program of thousands of
+// region names (each with its spans).
+class LayerRows {
+ public:
+  explicit LayerRows(const Profile& p) {
+    for (const LayerProfile& l : p.layers) {
+      rows_.try_emplace({l.index, l.phase}, &l);
+      first_.try_emplace(l.index, &l);
+    }
   }
-  return fallback;
-}
+  const LayerProfile* find(int index, std::optional<LayerPhase> phase) const {
+    if (auto it = rows_.find({index, phase}); it != rows_.end()) return it->second;
+    auto it = first_.find(index);
+    return it != first_.end() ? it->second : nullptr;
+  }
+
+ private:
+  std::map<std::pair<int, std::optional<LayerPhase>>, const LayerProfile*> rows_;
+  std::map<int, const LayerProfile*> first_;
+};
 
 std::string shape_text(const Shape& shape) {
   std::string out;
@@ -147,6 +159,7 @@ Spans spans_of(const Profile& p) {
 std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   std::vector<Event> events;
   events.reserve(spans.phases.size() + spans.layers.size());
+  const LayerRows rows(p);
   const auto counter = [&](const Span& s, std::string_view name, double value) {
     if (std::isfinite(value)) events.push_back({s.start, kCounterOrder, 0, &s, nullptr, name, value});
   };
@@ -154,7 +167,7 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
   for (const Span& s : spans.layers) {
     // A layer span outside every phase span is a forward one; a phase span of another name matches no row.
     const std::optional<LayerPhase> phase = s.parent != nullptr ? parse_layer_phase(s.parent->span->name) : LayerPhase::forward;
-    const LayerProfile* l = find_layer(p, s.span->layer, phase);
+    const LayerProfile* l = rows.find(s.span->layer, phase);
     events.push_back({s.start, 1, s.end - s.start, &s, l, {}, 0.0});
     // A torch program's rows' rates and counters are per row, not per call: no track of them.
     if (l == nullptr || p.kind == ProfileKind::torch) continue;
