@@ -21,8 +21,10 @@ import sys
 # The order of the stages: a stage may include its own headers and those of the stages
 # before it. common, counters and session are the regions library (docs/design.md, "Two
 # libraries and a module"): first, so that nothing of the engine reaches a program that only
-# marks regions. mpi is an add-on library over the report module; cli is the last.
-ORDER = ["common", "counters", "session", "graph", "cost", "nn", "calibrate", "profile", "analyze", "report", "mpi", "torch", "cli"]
+# marks regions. ops defines each op (its table and the element-wise definitions) over the
+# model's vocabulary, hwprof/graph.hpp, which is why that header is its. mpi is an add-on
+# library over the report module; cli is the last.
+ORDER = ["common", "counters", "session", "ops", "graph", "cost", "nn", "calibrate", "profile", "analyze", "report", "mpi", "torch", "cli"]
 
 # The stage each public header belongs to: the stage whose sources implement it.
 PUBLIC = {
@@ -39,7 +41,7 @@ PUBLIC = {
     "regions.hpp": "session",
     "regions.h": "session",
     "torch.h": "torch",
-    "graph.hpp": "graph",
+    "graph.hpp": "ops",  # OpKind, Node, Attributes: what every op definition is written in
     "cost.hpp": "cost",
     "optimizer.hpp": "cost",
     "tensor.hpp": "nn",

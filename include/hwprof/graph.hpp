@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,17 +22,30 @@ enum class DType { f32, i32 };
 // A per-sample shape: the batch dimension is never part of it.
 using Shape = std::vector<std::int64_t>;
 
+// The element-wise unary ops (y[i] = f(x[i]), the activations), each defined, cost, kernels and
+// mappings, in src/ops/elementwise_unary.cpp (docs/adding-an-op.md): their names in C++.
+#define HWPROF_ELEMENTWISE_UNARY_OPS(X) \
+  X(relu)                               \
+  X(relu6)                              \
+  X(gelu)                               \
+  X(silu)                               \
+  X(sigmoid)                            \
+  X(tanh)                               \
+  X(hardswish)                          \
+  X(hardsigmoid)                        \
+  X(softplus)                           \
+  X(mish)                               \
+  X(leaky_relu)                         \
+  X(elu)
+
+#define HWPROF_OP_ENUMERATOR(name) name,
+
 enum class OpKind {
   linear,
   conv2d,
   batchnorm2d,
   layernorm,
-  relu,
-  relu6,
-  gelu,
-  silu,
-  sigmoid,
-  tanh,
+  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
   softmax,
   maxpool2d,
   avgpool2d,
@@ -47,18 +61,12 @@ enum class OpKind {
   cls_token,
   select,
   attention,
-  hardswish,
-  hardsigmoid,
   mul,
   sub,
   div,
   conv_transpose2d,
   upsample,
   reduce,
-  softplus,
-  mish,
-  leaky_relu,
-  elu,
   matmul,
   slice,
   pad,
@@ -85,6 +93,8 @@ enum class OpKind {
   // engine refuses it.
   unsupported,
 };
+
+#undef HWPROF_OP_ENUMERATOR
 
 enum class GeluApproximation { none, tanh };
 
@@ -168,8 +178,9 @@ struct Attributes {
   std::int64_t heads = 0;                                   // attention
   bool causal = false;                                      // attention
   GeluApproximation approximate = GeluApproximation::none;  // gelu
-  double negative_slope = 0.01;                             // leaky_relu: the slope below 0 (PyTorch's default)
-  double alpha = 1.0;                                       // elu: alpha·(eˣ − 1) below 0 (PyTorch's default)
+  // An element-wise unary op's one number, named by its definition: leaky_relu's negative_slope,
+  // elu's alpha. Unset: the definition's default (PyTorch's).
+  std::optional<double> parameter;
   // add, sub, mul, div (and where) with one input: the per-sample shape of the tensor it is combined with
   // (same rank as the input, each axis equal to the input's or 1), a constant (a buffer,
   // "operand") or, when trainable, a learned parameter ("weight", ConvNeXt's layer scale).

@@ -28,7 +28,7 @@
 
 #include "calibrate/compute.hpp"
 #include "calibrate/pinned_team.hpp"
-#include "nn/kernels.hpp"
+#include "ops/elementwise_unary.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -345,7 +345,7 @@ ComputeSample run_team(const ComputeOptions& options, const FmaKernel& kernel) {
 // One evaluation pass over a worker's own 4096 inputs in [-4, 4) per iteration: the engine's
 // kernel as a layer runs it, without the memory traffic (16 KiB in and 16 KiB out stay in L1).
 constexpr std::size_t kEvaluations = 4096;
-template <nn::Activation A>
+template <OpKind K>
 double evaluate(std::uint64_t iterations) noexcept {
   thread_local std::vector<float> x = [] {
     std::vector<float> v(kEvaluations);
@@ -353,7 +353,8 @@ double evaluate(std::uint64_t iterations) noexcept {
     return v;
   }();
   thread_local std::vector<float> y(kEvaluations);
-  for (std::uint64_t k = 0; k < iterations; ++k) nn::activation_forward(A, x.data(), y.data(), static_cast<std::int64_t>(kEvaluations));
+  static const UnaryForward kernel = unary_definition(K)->form.forward;
+  for (std::uint64_t k = 0; k < iterations; ++k) kernel(x.data(), y.data(), static_cast<std::int64_t>(kEvaluations), 0.0f);
   return 1.0;  // run_team's "expected result": the kernel has no accumulator to check
 }
 
@@ -363,9 +364,9 @@ std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options
   if (options.cpus.empty() || !options.single) return {};
   const auto kernel = [](double (*run)(std::uint64_t) noexcept) { return FmaKernel{run, static_cast<double>(kEvaluations), 1.0}; };
   std::vector<ComputeSample> samples;
-  const std::pair<const char*, FmaKernel> kernels[] = {{"tanh_sp", kernel(&evaluate<nn::Activation::tanh>)},
-                                                       {"exp_sp", kernel(&evaluate<nn::Activation::sigmoid>)},
-                                                       {"erf_sp", kernel(&evaluate<nn::Activation::gelu>)}};
+  const std::pair<const char*, FmaKernel> kernels[] = {{"tanh_sp", kernel(&evaluate<OpKind::tanh>)},
+                                                       {"exp_sp", kernel(&evaluate<OpKind::sigmoid>)},
+                                                       {"erf_sp", kernel(&evaluate<OpKind::gelu>)}};
   for (const auto& [what, k] : kernels) {
     ComputeSample sample = run_team(options, k);
     sample.what = what;

@@ -1,4 +1,4 @@
-// The cost table: one entry per op of the op table (src/graph/ops.cpp). This comment is the
+// The cost table: one entry per op of the op table (src/ops/ops.cpp). This comment is the
 // reference for every count hwprof calls analytic; README.md, "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
@@ -108,7 +108,7 @@
 #include <numeric>
 #include <set>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -162,7 +162,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
   for (int input : distinct) c.input_bytes += n_of(g.shape_of(input)) * kFloatBytes;
   c.output_bytes = n * kFloatBytes;
 
-  // Element-wise unary ops: their cost per element is in the op table (graph/ops.cpp).
+  // Element-wise unary ops: their cost per element is in the op table (ops/ops.cpp).
   if (const auto u = unary_traits(node)) {
     c.flops = n * u->flops;
     c.input_grad_flops = n * u->grad_flops;
@@ -465,7 +465,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // Nothing is known of its work or weights (analyze() marks it not counted); its
       // activations' sizes, set above, are.
       break;
-    HWPROF_ELEMENTWISE_UNARY_CASES:
+    HWPROF_ELEMENTWISE_UNARY_CASES
       break;  // above, from the op table
   }
   // Training mode differs from evaluation only for batch norms and dropout, set above.

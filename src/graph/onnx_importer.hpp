@@ -344,7 +344,7 @@ class Importer {
   void map_global_avgpool(const onnx::NodeProto& n, int x);
   void map_resize(const onnx::NodeProto& n);
   std::optional<std::string> resize_output(const onnx::NodeProto& n, const Shape& in, Attributes& a) const;
-  void map_hardsigmoid(const onnx::NodeProto& n, int x);
+  void map_unary(const onnx::NodeProto& n, int x);
   void map_flatten(const onnx::NodeProto& n, int x);
   void map_concat(const onnx::NodeProto& n);
   void map_dropout(const onnx::NodeProto& n, int x);

@@ -2,7 +2,7 @@
 // of the op types map_node knows, each row dispatching onto a map_* function here. Op semantics
 // follow the ONNX operator specification (https://onnx.ai/onnx/operators/, opsets 11 to 17).
 #include "graph/onnx_importer.hpp"
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 
 #if HWPROF_HAVE_ONNX
 
@@ -832,15 +832,22 @@ std::optional<std::string> Importer::resize_output(const onnx::NodeProto& n, con
   return std::nullopt;
 }
 
-void Importer::map_hardsigmoid(const onnx::NodeProto& n, int x) {
-  // PyTorch's Hardsigmoid is relu6(x + 3)/6: ONNX's max(0, min(1, alpha·x + beta)) with
-  // alpha = 1/6, beta = 0.5 (ONNX's defaults are 0.2 and 0.5, Keras's hard sigmoid).
-  const float alpha = attr_float(n, "alpha", 0.2f), beta = attr_float(n, "beta", 0.5f);
-  if (std::abs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f) {
-    return unsupported(
-        n, "alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta) + " (hwprof's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
+// An element-wise unary op, as its definition maps it (src/ops/elementwise_unary.cpp): attributes
+// that must hold fixed values, and the one that carries the op's number.
+void Importer::map_unary(const onnx::NodeProto& n, int x) {
+  const UnaryDefinition* d = unary_for_onnx(n.op_type());
+  if (d == nullptr) return unsupported(n, "no element-wise op is defined for it");
+  const OnnxMapping& m = d->onnx;
+  std::string fixed, wrong;
+  for (const OnnxFixedAttribute& f : m.fixed) {
+    const float v = attr_float(n, std::string(f.name).c_str(), static_cast<float>(f.onnx_default));
+    fixed += (fixed.empty() ? "" : ", ") + std::string(f.name) + " " + std::to_string(v);
+    if (!(std::abs(v - f.value) <= 1e-6)) wrong = "yes";
   }
-  add_node(n, OpKind::hardsigmoid, {x});
+  if (!wrong.empty()) return unsupported(n, fixed + " (" + std::string(m.why) + ")");
+  Attributes a;
+  if (!m.parameter.empty()) a.parameter = attr_float(n, std::string(m.parameter).c_str(), static_cast<float>(m.parameter_default));
+  add_node(n, d->kind, {x}, a);
 }
 
 void Importer::map_flatten(const onnx::NodeProto& n, int x) {
@@ -888,7 +895,8 @@ std::span<const OnnxOpRule> Importer::op_rules() {
   using MapFn = decltype(OnnxOpRule::map);
   const auto maps = [](std::string_view type, MapFn map, In first = In::activation) { return OnnxOpRule{type, map, first, {}}; };
   const auto settled = [](std::string_view type, std::string_view how) { return OnnxOpRule{type, nullptr, In::activation, how}; };
-  static const OnnxOpRule kRules[] = {
+  static const std::vector<OnnxOpRule> kRules = [&] {
+    std::vector<OnnxOpRule> rules = {
       maps("Conv", [](Importer& m, N n, int) { m.map_conv(n); }),
       maps("ConvTranspose", [](Importer& m, N n, int) { m.map_conv_transpose(n); }),
       maps("Pad", [](Importer& m, N n, int) { m.map_pad(n); }),
@@ -896,24 +904,6 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       maps("MatMul", [](Importer& m, N n, int) { m.map_matmul(n); }),
       maps("BatchNormalization", [](Importer& m, N n, int) { m.map_batchnorm(n); }),
       maps("LayerNormalization", [](Importer& m, N n, int) { m.map_layernorm(n); }),
-      maps("Relu", [](Importer& m, N n, int x) { m.add_node(n, OpKind::relu, {x}); }),
-      maps("Sigmoid", [](Importer& m, N n, int x) { m.add_node(n, OpKind::sigmoid, {x}); }),
-      maps("Tanh", [](Importer& m, N n, int x) { m.add_node(n, OpKind::tanh, {x}); }),
-      maps("HardSwish", [](Importer& m, N n, int x) { m.add_node(n, OpKind::hardswish, {x}); }),
-      maps("HardSigmoid", [](Importer& m, N n, int x) { m.map_hardsigmoid(n, x); }),
-      maps("Softplus", [](Importer& m, N n, int x) { m.add_node(n, OpKind::softplus, {x}); }),
-      maps("LeakyRelu",
-           [](Importer& m, N n, int x) {
-             Attributes a;
-             a.negative_slope = m.attr_float(n, "alpha", 0.01f);
-             m.add_node(n, OpKind::leaky_relu, {x}, a);
-           }),
-      maps("Elu",
-           [](Importer& m, N n, int x) {
-             Attributes a;
-             a.alpha = m.attr_float(n, "alpha", 1.0f);
-             m.add_node(n, OpKind::elu, {x}, a);
-           }),
       maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
       maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
       maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
@@ -952,7 +942,13 @@ std::span<const OnnxOpRule> Importer::op_rules() {
       settled("Constant", "its value is a constant (decode_constants)"),
       settled("Shape", "computes a shape, not a layer"),
       settled("Size", "computes a shape, not a layer"),
-  };
+    };
+    // The element-wise unary ops, each as its definition maps it.
+    for (const UnaryDefinition& d : unary_definitions()) {
+      if (!d.onnx.type.empty()) rules.push_back(maps(d.onnx.type, [](Importer& m, N n, int x) { m.map_unary(n, x); }));
+    }
+    return rules;
+  }();
   return kRules;
 }
 

@@ -21,7 +21,7 @@
 #include "common/input_file.hpp"
 #include "common/suggest.hpp"
 #include "common/text_position.hpp"
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "hwprof/graph.hpp"
 
@@ -850,12 +850,13 @@ class SpecReader {
       case OpKind::cls_token:
       case OpKind::matmul:
       case OpKind::unsupported:        // find_op() never yields it: a spec cannot name it
-      HWPROF_ELEMENTWISE_UNARY_CASES:  // no attributes, but gelu's `approximate` and two slopes
-        if (node.op == OpKind::leaky_relu) {
-          at.negative_slope = a.number("negative_slope", 0.01, -1e6, 1e6, false, "a finite number (PyTorch's default 0.01)");
+      HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
+        const detail::UnaryDefinition* unary = detail::unary_definition(node.op);
+        if (unary == nullptr) break;
+        if (const detail::UnaryParameter& p = unary->parameter; !p.name.empty()) {
+          at.parameter = a.number(std::string(p.name).c_str(), p.fallback, -1e6, 1e6, false, std::string(p.expected));
         }
-        if (node.op == OpKind::elu) at.alpha = a.number("alpha", 1.0, -1e6, 1e6, false, "a finite number (PyTorch's default 1.0)");
-        if (node.op == OpKind::gelu && a.has("approximate")) {
+        if (unary->tanh_form && a.has("approximate")) {
           const json& v = a.item["approximate"];
           if (v == "none") {
             at.approximate = GeluApproximation::none;
@@ -866,6 +867,7 @@ class SpecReader {
           }
         }
         break;
+      }
     }
   }
 

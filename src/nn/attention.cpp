@@ -16,7 +16,7 @@
 #include "hwprof/tensor.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"
-#include "nn/vector_math.hpp"
+#include "ops/vector_math.hpp"
 
 namespace hwprof::nn {
 namespace {
@@ -52,7 +52,7 @@ void softmax_rows(float* scores, i64 t, bool causal, int threads) {
     for (i64 j = 0; j < n; ++j) {
       // exp_approx vectorises where std::exp is a call: GPT-2's attention (256 tokens) ran at
       // 190-197 GFLOP/s so, 144-165 with std::exp.
-      const float e = detail::exp_approx(row[j] - top);
+      const float e = ops::exp_approx(row[j] - top);
       row[j] = e;
       sum += e;
     }

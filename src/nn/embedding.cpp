@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "common/memory_budget.hpp"
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "hwprof/cost.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
@@ -273,13 +273,6 @@ std::optional<Error> check_runnable(const Graph& graph) {
     }
     return Error{graph.source.file() + ": " + std::to_string(n) + " layer" + (n == 1 ? "" : "s") +
                  " cannot run (ops hwprof cannot map; the graph was imported for counting only):" + list};
-  }
-  // An element-wise op of the op table without its engine kernel (docs/adding-an-op.md): refused
-  // here, never run with another op's kernel.
-  for (const Node& node : graph.nodes) {
-    if (detail::unary_traits(node) && !nn::activation_of(node)) {
-      return Error{"layer '" + node.name + "' (" + std::string(op_name(node.op)) + "): this build of hwprof has no kernel for the op"};
-    }
   }
   return nn::check_initial_values(graph);
 }

@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/elementwise_unary.hpp"
+
 // An AVX2 clone and a baseline one of a hot loop, picked at load time (an ifunc). Not under
 // ThreadSanitizer: the ifunc resolver is instrumented but runs before TSan has started, and the
 // program dies while it loads (scripts/tsan.sh).
@@ -101,13 +103,12 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, do
 void layernorm_backward(const float* x, const float* gamma, const float* save_mean, const float* save_invstd, const float* dy, float* dx,
                         float* dgamma, float* dbeta, i64 rows, i64 d);
 
-// ---- element-wise activations -------------------------------------------------------------
-enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu };
-// `alpha` is the activation's one number: leaky_relu's negative slope, elu's α; the others
-// ignore it.
-void activation_forward(Activation a, const float* x, float* y, i64 n, float alpha = 0.0f);
-// Both x (the input) and y (the output) are passed; each activation uses what it needs.
-void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n, float alpha = 0.0f);
+// ---- element-wise unary ops (activations) -------------------------------------------------
+// A definition's kernels (ops/elementwise_unary.hpp) over a whole tensor, split among the
+// kernel threads. `kept` is the tensor the form's traits say its backward reads (x or y);
+// `parameter` the op's one number (unary_parameter).
+void unary_forward(const hwprof::detail::UnaryForm& form, const float* x, float* y, i64 n, float parameter);
+void unary_backward(const hwprof::detail::UnaryForm& form, const float* kept, const float* dy, float* dx, i64 n, float parameter);
 
 // ---- softmax along one axis, the tensor seen as [outer, dim, inner] -------------------------
 void softmax_forward(const float* x, float* y, i64 outer, i64 dim, i64 inner);
@@ -311,7 +312,7 @@ void pos_embedding_backward(const float* dy, float* dx, float* dpos, i64 batch, 
 void cls_token_forward(const float* x, const float* cls, float* y, i64 batch, i64 tokens, i64 d);
 void cls_token_backward(const float* dy, float* dx, float* dcls, i64 batch, i64 tokens, i64 d);
 // Swin's relative position bias over a wh × ww window of N = wh·ww positions; r(i, j) is
-// rel_pos_row (graph/ops.hpp), the row of the table its op's importer and kernels share.
+// rel_pos_row (ops/ops.hpp), the row of the table its op's importer and kernels share.
 // bias[h, i, j] = table[r(i, j), h] (table [(2·wh − 1)·(2·ww − 1), heads], bias [heads, N, N]).
 void rel_pos_bias_gather(const float* table, float* bias, i64 heads, i64 wh, i64 ww);
 // y[o, k] = x[o, k] + bias[k] for k < slab (heads·N·N) and o < outer (the batch times the leading axes).

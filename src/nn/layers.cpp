@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
@@ -285,97 +285,23 @@ class LayerNormLayer final : public Layer {
 
 }  // namespace
 
-// The kernel of an element-wise unary op (src/nn/activation.cpp): the one line per op the
-// engine adds to the op table's row.
-std::optional<Activation> activation_of(const Node& node) noexcept {
-  switch (node.op) {
-    case OpKind::relu:
-      return Activation::relu;
-    case OpKind::relu6:
-      return Activation::relu6;
-    case OpKind::gelu:
-      return node.attrs.approximate == GeluApproximation::tanh ? Activation::gelu_tanh : Activation::gelu;
-    case OpKind::silu:
-      return Activation::silu;
-    case OpKind::sigmoid:
-      return Activation::sigmoid;
-    case OpKind::tanh:
-      return Activation::tanh;
-    case OpKind::hardswish:
-      return Activation::hardswish;
-    case OpKind::hardsigmoid:
-      return Activation::hardsigmoid;
-    case OpKind::softplus:
-      return Activation::softplus;
-    case OpKind::mish:
-      return Activation::mish;
-    case OpKind::leaky_relu:
-      return Activation::leaky_relu;
-    case OpKind::elu:
-      return Activation::elu;
-    case OpKind::matmul:
-    case OpKind::linear:
-    case OpKind::conv2d:
-    case OpKind::conv3d:
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
-    case OpKind::layernorm:
-    case OpKind::softmax:
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d:
-    case OpKind::adaptive_avgpool2d:
-    case OpKind::flatten:
-    case OpKind::dropout:
-    case OpKind::add:
-    case OpKind::concat:
-    case OpKind::reshape:
-    case OpKind::transpose:
-    case OpKind::embedding:
-    case OpKind::pos_embedding:
-    case OpKind::rel_pos_bias:
-    case OpKind::cls_token:
-    case OpKind::select:
-    case OpKind::slice:
-    case OpKind::pad:
-    case OpKind::gather:
-    case OpKind::expand:
-    case OpKind::tile:
-    case OpKind::where:
-    case OpKind::attention:
-    case OpKind::mul:
-    case OpKind::sub:
-    case OpKind::div:
-    case OpKind::conv_transpose2d:
-    case OpKind::conv_transpose3d:
-    case OpKind::upsample:
-    case OpKind::reduce:
-    case OpKind::lstm:
-    case OpKind::gru:
-    case OpKind::unsupported:
-      break;  // not element-wise
-  }
-  return std::nullopt;
-}
 
 namespace {
 
 class ActivationLayer final : public Layer {
  public:
-  // `reads_output`: the op table's backward_reads_output — which of x and y the kernel's
-  // backward formula reads, and so which one training keeps.
-  // `alpha`: the op's one number (leaky_relu's slope, elu's α), 0 for the others.
-  ActivationLayer(Activation a, bool reads_output, float alpha) : a_(a), reads_output_(reads_output), alpha_(alpha) {}
+  // `form`: the op's definition's kernels and traits, whose backward_reads_output says which of
+  // x and y its backward reads, and so which one training keeps. `parameter`: the op's one
+  // number (leaky_relu's slope, elu's α), 0 for the others.
+  ActivationLayer(const hwprof::detail::UnaryForm& form, float parameter) : form_(form), parameter_(parameter) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
     // Element-wise: each y[i] is written after x[i] is read, so y may be x's storage.
     Tensor y = (c.reusable_inputs & 1U) != 0 ? x : Tensor::empty(x.shape());
-    activation_forward(a_, x.f32(), y.f32(), x.numel(), alpha_);
+    unary_forward(form_, x.f32(), y.f32(), x.numel(), parameter_);
     if (c.training) {
-      if (reads_output_) {
+      if (form_.traits.backward_reads_output) {
         y_ = y;
       } else {
         x_ = x;
@@ -384,11 +310,9 @@ class ActivationLayer final : public Layer {
     return y;
   }
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
-    // The one tensor kept goes in both slots: relu's backward tests x > 0, and y > 0 holds at
-    // exactly the same elements; the others read only the slot their formula names.
     Tensor& kept = x_.defined() ? x_ : y_;
     dx[0] = gradient_like(kept, need[0] != 0);
-    if (dx[0].defined()) activation_backward(a_, kept.f32(), kept.f32(), dy.f32(), dx[0].f32(), kept.numel(), alpha_);
+    if (dx[0].defined()) unary_backward(form_, kept.f32(), dy.f32(), dx[0].f32(), kept.numel(), parameter_);
   }
   void release_saved() noexcept override {
     x_ = Tensor();
@@ -396,9 +320,8 @@ class ActivationLayer final : public Layer {
   }
 
  private:
-  Activation a_;
-  bool reads_output_;
-  float alpha_;
+  const hwprof::detail::UnaryForm& form_;
+  float parameter_;
   Tensor x_, y_;
 };
 
@@ -1364,11 +1287,7 @@ Shape batched(std::int64_t batch, const Shape& per_sample) {
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
-  if (const auto unary = hwprof::detail::unary_traits(node)) {
-    // Executor::build refuses an element-wise op without a kernel before it gets here.
-    const double alpha = node.op == OpKind::leaky_relu ? node.attrs.negative_slope : node.op == OpKind::elu ? node.attrs.alpha : 0.0;
-    return std::make_unique<ActivationLayer>(activation_of(node).value(), unary->backward_reads_output, static_cast<float>(alpha));
-  }
+  if (const hwprof::detail::UnaryForm* form = hwprof::detail::unary_form(node)) return std::make_unique<ActivationLayer>(*form, hwprof::detail::unary_parameter(node));
   switch (node.op) {
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
@@ -1444,7 +1363,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<AttentionLayer>(node, in, params);
     case OpKind::unsupported:
       break;  // Executor::build refuses such a graph first
-    HWPROF_ELEMENTWISE_UNARY_CASES:
+    HWPROF_ELEMENTWISE_UNARY_CASES
       break;  // above, from the op table
   }
   return nullptr;

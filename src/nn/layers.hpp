@@ -57,10 +57,6 @@ class Layer {
   virtual bool input_gradients_alias_dy() const noexcept { return false; }
 };
 
-// The kernel an element-wise unary op (a row of family elementwise_unary in the op table) runs;
-// nullopt for an op of another family, or for a row that has no kernel yet.
-std::optional<Activation> activation_of(const Node& node) noexcept;
-
 // `params` are the node's slots in parameter_specs() order (init.hpp).
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params);
 

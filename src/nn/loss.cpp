@@ -6,12 +6,12 @@
 #include <limits>
 
 #include "nn/kernels.hpp"
-#include "nn/vector_math.hpp"
+#include "ops/vector_math.hpp"
 
 namespace hwprof::nn {
 namespace {
 
-using detail::exp_approx;
+using ops::exp_approx;
 
 constexpr i64 kLossParallelMin = i64{1} << 14;
 // The mean is a sum of per-block sums over a fixed split of the rows (independent of the
@@ -21,7 +21,7 @@ constexpr i64 kBlocks = 256;
 
 // Loss of one row; fills `grad` (may be null) with softmax / rows - onehot / rows.
 double row_loss(const float* logits, std::int32_t label, float* grad, i64 classes, double inv_rows) {
-  const float max = detail::max_of(logits, classes);
+  const float max = ops::max_of(logits, classes);
   double total = 0.0;
   if (grad != nullptr) {
 #pragma omp simd reduction(+ : total)

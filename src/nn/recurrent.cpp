@@ -26,13 +26,13 @@
 #include "hwprof/tensor.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"
-#include "nn/vector_math.hpp"
+#include "ops/vector_math.hpp"
 
 namespace hwprof::nn {
 namespace {
 
-using detail::sigmoid_approx;
-using detail::tanh_approx;
+using ops::sigmoid_approx;
+using ops::tanh_approx;
 
 // Layout of one call: strides of the per-sample rows in each buffer.
 struct Strides {

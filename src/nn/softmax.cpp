@@ -7,18 +7,18 @@
 #include <limits>
 
 #include "nn/kernels.hpp"
-#include "nn/vector_math.hpp"
+#include "ops/vector_math.hpp"
 
 namespace hwprof::nn {
 namespace {
 
-using detail::exp_approx;
+using ops::exp_approx;
 
 constexpr i64 kSoftmaxParallelMin = i64{1} << 14;  // exp makes each element dearer than a copy
 constexpr i64 kColumns = 64;                       // columns per block when inner > 1 (state on the stack)
 
 void softmax_row(const float* x, float* y, i64 dim) {
-  const float max = detail::max_of(x, dim);
+  const float max = ops::max_of(x, dim);
   double total = 0.0;
 #pragma omp simd reduction(+ : total)
   for (i64 i = 0; i < dim; ++i) {

@@ -1,4 +1,4 @@
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -8,26 +8,22 @@ namespace {
 
 using F = OpFamily;
 
-// GELU with approximate = "tanh": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), evaluated as
-// x·σ(2u), one exp (the table's row is the exact, erf form).
-constexpr UnaryTraits kGeluTanh{9, 18, false, "exp", false};
+// An element-wise unary op's name in a spec: its C++ name (hwprof/graph.hpp's list).
+std::string_view unary_name(OpKind kind) {
+#define HWPROF_UNARY_NAME(name) \
+  if (kind == OpKind::name) return #name;
+  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_UNARY_NAME)
+#undef HWPROF_UNARY_NAME
+  return {};
+}
 
-}  // namespace
-
-const std::vector<OpInfo>& op_table() {
-  // In OpKind's order (op_info indexes it). Element-wise FLOPs per element: PyTorch's formulas
-  // counted as written (max/min and comparisons 1 each, exp/tanh/erf 1 each; docs/profile.md).
-  static const std::vector<OpInfo> table = {
+// The rows of every op but the element-wise unary ones, whose rows their definitions make.
+std::vector<OpInfo> other_rows() {
+  return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
       {OpKind::conv2d, "conv2d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::batchnorm2d, "batchnorm2d", {"eps"}, 1, 1, F::normalization, {}},
       {OpKind::layernorm, "layernorm", {"eps"}, 1, 1, F::normalization, {}},
-      {OpKind::relu, "relu", {}, 1, 1, F::elementwise_unary, {1, 1, true, "", true}},
-      {OpKind::relu6, "relu6", {}, 1, 1, F::elementwise_unary, {2, 2, false, "", true}},
-      {OpKind::gelu, "gelu", {"approximate"}, 1, 1, F::elementwise_unary, {5, 11, false, "erf", false}},
-      {OpKind::silu, "silu", {}, 1, 1, F::elementwise_unary, {5, 9, false, "exp", false}},
-      {OpKind::sigmoid, "sigmoid", {}, 1, 1, F::elementwise_unary, {4, 3, true, "exp", false}},
-      {OpKind::tanh, "tanh", {}, 1, 1, F::elementwise_unary, {1, 3, true, "tanh", false}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
       {OpKind::maxpool2d, "maxpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
       {OpKind::avgpool2d, "avgpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
@@ -43,9 +39,6 @@ const std::vector<OpInfo>& op_table() {
       {OpKind::cls_token, "cls_token", {}, 1, 1, F::lookup, {}},
       {OpKind::select, "select", {"axis", "index"}, 1, 1, F::data_movement, {}},
       {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
-      // hardsigmoid: x/6 + 1/2 and the clamp to [0, 1]; hardswish: that and the product with x.
-      {OpKind::hardswish, "hardswish", {}, 1, 1, F::elementwise_unary, {5, 4, false, "", false}},
-      {OpKind::hardsigmoid, "hardsigmoid", {}, 1, 1, F::elementwise_unary, {4, 2, false, "", false}},
       {OpKind::mul, "mul", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::sub, "sub", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::div, "div", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
@@ -58,21 +51,6 @@ const std::vector<OpInfo>& op_table() {
        {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
-      // softplus: PyTorch's x > 20 ? x : log1p(exp(x)) (beta 1, threshold 20): the comparison,
-      // exp, the add and log. Backward x > 20 ? dy : dy·z/(z + 1), z = exp(x): 5.
-      {OpKind::softplus, "softplus", {}, 1, 1, F::elementwise_unary, {4, 5, false, "exp", false}},
-      // mish: x·tanh(log1p(exp(x))): exp, add, log, tanh and the product. Backward, PyTorch's
-      // dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)): σ 4, t 4, the rest 6. It evaluates exp,
-      // log and tanh; tanh (itself an exp and a division here) is the dearest of the calibrated.
-      {OpKind::mish, "mish", {}, 1, 1, F::elementwise_unary, {5, 14, false, "tanh", false}},
-      // leaky_relu: x > 0 ? x : slope·x, the comparison and the product. Backward
-      // dy·(x > 0 ? 1 : slope): the same two. It keeps its input: with a negative slope the
-      // output's sign no longer tells which side x was on.
-      {OpKind::leaky_relu, "leaky_relu", {"negative_slope"}, 1, 1, F::elementwise_unary, {2, 2, false, "", false}},
-      // elu: x > 0 ? x : α·(eˣ − 1): the comparison, exp, the subtraction and the product.
-      // Backward x > 0 ? dy : dy·α·eˣ: the comparison, exp and two products. Keeps its input
-      // (with α < 0 the output's sign does not tell the side either); held to exp_sp.
-      {OpKind::elu, "elu", {"alpha"}, 1, 1, F::elementwise_unary, {4, 4, false, "exp", false}},
       // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
       // last two broadcast as NumPy does (torch.matmul of two tensors, ONNX MatMul).
       {OpKind::matmul, "matmul", {}, 2, 2, F::gemm, {}},
@@ -109,6 +87,23 @@ const std::vector<OpInfo>& op_table() {
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };
+}
+
+}  // namespace
+
+const std::vector<OpInfo>& op_table() {
+  // In OpKind's order: op_info indexes it.
+  static const std::vector<OpInfo> table = [] {
+    std::vector<OpInfo> rows = other_rows();
+    for (const UnaryDefinition& d : unary_definitions()) {
+      OpInfo row{d.kind, unary_name(d.kind), {}, 1, 1, F::elementwise_unary, d.form.traits};
+      if (!d.parameter.name.empty()) row.attributes.push_back(d.parameter.name);
+      if (d.tanh_form) row.attributes.push_back("approximate");
+      rows.push_back(std::move(row));
+    }
+    std::sort(rows.begin(), rows.end(), [](const OpInfo& a, const OpInfo& b) { return a.kind < b.kind; });
+    return rows;
+  }();
   return table;
 }
 
@@ -124,10 +119,9 @@ std::optional<OpKind> find_op(std::string_view name) {
 }
 
 std::optional<UnaryTraits> unary_traits(const Node& node) {
-  const OpInfo& info = op_info(node.op);
-  if (info.family != OpFamily::elementwise_unary) return std::nullopt;
-  if (node.op == OpKind::gelu && node.attrs.approximate == GeluApproximation::tanh) return kGeluTanh;
-  return info.unary;
+  const UnaryForm* form = unary_form(node);
+  if (form == nullptr) return std::nullopt;
+  return form->traits;
 }
 
 }  // namespace hwprof::detail

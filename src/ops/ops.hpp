@@ -1,10 +1,9 @@
-// The op table: for every op, the one place that says what it is — its name in a spec, the
-// attributes it accepts, how many inputs it takes, its family, and for an element-wise op its
-// cost per element and the function it evaluates. The stages that treat a whole family alike
-// (shape inference, the cost model, the spec parser, the engine's in-place rule and layer
-// choice, the roofline's explanations, the causes) read this table instead of listing ops, so
-// adding an element-wise op is a row here, its name in HWPROF_ELEMENTWISE_UNARY_CASES below,
-// and its kernel (docs/adding-an-op.md has the checklist, docs and tests included).
+// The op table: for every op, its name in a spec, the attributes it accepts, how many inputs it
+// takes and its family. The stages that treat a whole family alike (shape inference, the cost
+// model, the spec parser, the engine's in-place rule and layer choice, the roofline's
+// explanations, the causes) read this table instead of listing ops. An element-wise unary op's
+// row comes from its definition (elementwise_unary.hpp), which holds everything else about it
+// (docs/adding-an-op.md).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "hwprof/graph.hpp"
+#include "ops/elementwise_unary.hpp"
 
 namespace hwprof::detail {
 
@@ -29,17 +29,6 @@ enum class OpFamily {
   data_movement,  // copies and views: no arithmetic
   lookup,         // embedding, pos_embedding, cls_token, rel_pos_bias: learned tables
   unmapped,       // unsupported: an imported node hwprof has no layer for
-};
-
-// An element-wise unary op per element (op_cost.cpp's convention, docs/profile.md): FLOPs
-// forward and backward, what its backward reads, and the transcendental function its forward
-// evaluates once (its roof is that function's calibrated rate, not the FMA peak).
-struct UnaryTraits {
-  int flops = 0;
-  int grad_flops = 0;
-  bool backward_reads_output = false;  // else its input
-  std::string_view transcendental;     // "tanh", "exp", "erf"; empty for arithmetic only
-  bool max_min = false;                // computed with max/min: integer blends may retire no FP op
 };
 
 struct OpInfo {
@@ -60,24 +49,13 @@ std::optional<OpKind> find_op(std::string_view name);
 // for any other op.
 std::optional<UnaryTraits> unary_traits(const Node& node);
 
-// The element-wise unary ops as `case` labels. The switches over OpKind that handle them from
-// the table (before the switch) name them through this, and list every other op themselves,
-// without a default: a new op of another family is then a compiler warning in each switch
-// that lacks it. Keep it in step with the table's elementwise_unary rows
-// (OpTable.ElementwiseCasesAreTheTablesElementwiseRows checks it).
-#define HWPROF_ELEMENTWISE_UNARY_CASES \
-  case OpKind::relu:                   \
-  case OpKind::relu6:                  \
-  case OpKind::gelu:                   \
-  case OpKind::silu:                   \
-  case OpKind::sigmoid:                \
-  case OpKind::tanh:                   \
-  case OpKind::hardswish:              \
-  case OpKind::hardsigmoid:            \
-  case OpKind::softplus:               \
-  case OpKind::mish:                   \
-  case OpKind::leaky_relu:             \
-  case OpKind::elu
+// The element-wise unary ops as `case` labels (each followed by its colon). The switches over
+// OpKind that handle them from their definitions (before the switch) name them through this,
+// and list every other op themselves, without a default: a new op of another family is then a
+// compiler warning in each switch that lacks it. It is made from the public list of their
+// names (HWPROF_ELEMENTWISE_UNARY_OPS in hwprof/graph.hpp).
+#define HWPROF_ELEMENTWISE_UNARY_CASE(name) case OpKind::name:
+#define HWPROF_ELEMENTWISE_UNARY_CASES HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_ELEMENTWISE_UNARY_CASE)
 
 // rel_pos_bias's table row of the offset between window positions i and j of a wh × ww window:
 // Swin's relative_position_index (Liu et al., "Swin Transformer", ICCV 2021; torchvision's

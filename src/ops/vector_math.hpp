@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace hwprof::nn::detail {
+namespace hwprof::ops {
 
 // c ? a : b on the bits. Written as a ternary, GCC threads the constant side of a clamp
 // through the following arithmetic and leaves control flow that its vectoriser refuses.
@@ -143,4 +143,4 @@ inline float max_of(const float* x, std::int64_t n) noexcept {
   return m;
 }
 
-}  // namespace hwprof::nn::detail
+}  // namespace hwprof::ops

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "profile/row_time.hpp"
 
 namespace hwprof::detail {
@@ -82,7 +82,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES:
+    HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
   return false;
@@ -103,7 +103,7 @@ double roof_ms(const LayerProfile& l) {
 
 std::string transcendental_of(const Node& node) {
   if (node.op == OpKind::softmax) return "exp";
-  const auto unary = detail::unary_traits(node);  // the op table (graph/ops.cpp)
+  const auto unary = detail::unary_traits(node);  // the op table (ops/ops.cpp)
   return unary ? std::string(unary->transcendental) : std::string();
 }
 
@@ -201,7 +201,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES:
+    HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
   return std::nullopt;

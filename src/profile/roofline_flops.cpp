@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "profile/roofline.hpp"
 
 namespace hwprof {
@@ -113,7 +113,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES:
+    HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
 }

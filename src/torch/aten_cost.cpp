@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "cost/op_cost.hpp"
+#include "ops/elementwise_unary.hpp"
 #include "graph/shape_inference.hpp"
 
 namespace hwprof::detail {
@@ -297,41 +298,25 @@ std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
 
 // ---- element-wise ops ----
 
+// The element-wise op of a call, as the definitions map PyTorch's ops onto them
+// (src/ops/elementwise_unary.cpp): its forward or backward name, and the arguments that must
+// hold fixed values (hardtanh(x, 0, 6) is relu6).
 std::optional<OpKind> unary_kind(std::string_view op, const AtenCall& c) {
-  if (op == "relu" || op == "threshold_backward") return OpKind::relu;
-  if (op == "hardtanh" || op == "hardtanh_backward") {
-    const AtenArg* lo = arg(c, op == "hardtanh" ? 1 : 2);
-    const AtenArg* hi = arg(c, op == "hardtanh" ? 2 : 3);
-    const auto value = [](const AtenArg* v) {
-      return v == nullptr ? -1.0 : v->kind == AtenArgKind::real ? v->real : v->kind == AtenArgKind::integer ? static_cast<double>(v->integer) : -1.0;
-    };
-    const bool relu6 = value(lo) == 0.0 && value(hi) == 6.0;
-    return relu6 ? std::optional(OpKind::relu6) : std::nullopt;
-  }
-  if (op == "gelu" || op == "gelu_backward") return OpKind::gelu;
-  if (op == "silu" || op == "silu_backward") return OpKind::silu;
-  if (op == "sigmoid" || op == "sigmoid_backward") return OpKind::sigmoid;
-  if (op == "tanh" || op == "tanh_backward") return OpKind::tanh;
-  if (op == "hardswish" || op == "hardswish_backward") return OpKind::hardswish;
-  if (op == "hardsigmoid" || op == "hardsigmoid_backward") return OpKind::hardsigmoid;
-  if (op == "softplus" || op == "softplus_backward") {
-    // The row is beta 1 (another beta adds x·β and /β); every threshold costs its one comparison.
-    const AtenArg* beta = arg(c, op == "softplus" ? 1 : 2);
-    const bool unit_beta =
-        beta == nullptr || (beta->kind == AtenArgKind::real && beta->real == 1.0) || (beta->kind == AtenArgKind::integer && beta->integer == 1);
-    return unit_beta ? std::optional(OpKind::softplus) : std::nullopt;
-  }
-  if (op == "mish" || op == "mish_backward") return OpKind::mish;
-  if (op == "leaky_relu" || op == "leaky_relu_backward") return OpKind::leaky_relu;  // any slope: the same two FLOPs
-  if (op == "elu" || op == "elu_backward") {
-    // elu(x, alpha, scale, input_scale), elu_backward(dy, alpha, scale, input_scale, ...): the row
-    // is scale 1 and input_scale 1 (F.elu); aten::selu and celu call it with others, each a
-    // product more per element, and stay uncounted rather than counted short.
-    const auto unit = [&](std::size_t i) {
-      const AtenArg* v = arg(c, i);
-      return v == nullptr || (v->kind == AtenArgKind::real && v->real == 1.0) || (v->kind == AtenArgKind::integer && v->integer == 1);
-    };
-    return unit(2) && unit(3) ? std::optional(OpKind::elu) : std::nullopt;
+  for (const UnaryDefinition& d : unary_definitions()) {
+    const AtenMapping& m = d.aten;
+    const bool forward = op == m.forward;
+    const bool backward = m.backward.empty() ? op.size() == m.forward.size() + 9 && op.starts_with(m.forward) && op.ends_with("_backward")
+                                             : op == m.backward;
+    if (!forward && !backward) continue;
+    for (const AtenFixedArgument& f : m.fixed) {
+      const AtenArg* v = arg(c, static_cast<std::size_t>(forward ? f.forward_index : f.backward_index));
+      const bool holds = v == nullptr ? f.absent_is_value
+                         : v->kind == AtenArgKind::real    ? v->real == f.value
+                         : v->kind == AtenArgKind::integer ? static_cast<double>(v->integer) == f.value
+                                                           : false;
+      if (!holds) return std::nullopt;
+    }
+    return d.kind;
   }
   return std::nullopt;
 }
@@ -347,7 +332,7 @@ std::optional<AtenCost> unary(const AtenCall& c, std::string_view op, OpKind kin
   const AtenArg* x = backward && tensor(c, 1) != nullptr ? tensor(c, 1) : tensor(c, 0);
   if (!floating(x)) return std::nullopt;
   Attributes a;
-  if (kind == OpKind::gelu) {
+  if (unary_definition(kind)->tanh_form) {
     const AtenArg* approximate = arg(c, backward ? 2 : 1);
     a.approximate = approximate != nullptr && approximate->kind == AtenArgKind::text && approximate->integer == 1 ? GeluApproximation::tanh
                                                                                                                   : GeluApproximation::none;

@@ -732,10 +732,10 @@ TEST(OnnxImport, LeakyReluAndEluKeepTheirAlphaAndANonFiniteOneIsRefused) {
   ASSERT_TRUE(g.ok()) << g.error().message;
   ASSERT_EQ(g->nodes.size(), 3u);
   EXPECT_EQ(g->nodes[0].op, OpKind::leaky_relu);
-  EXPECT_FLOAT_EQ(static_cast<float>(g->nodes[0].attrs.negative_slope), 0.2f);
+  EXPECT_FLOAT_EQ(static_cast<float>(g->nodes[0].attrs.parameter.value()), 0.2f);
   EXPECT_EQ(g->nodes[1].op, OpKind::elu);
-  EXPECT_DOUBLE_EQ(g->nodes[1].attrs.alpha, 1.0);
-  EXPECT_DOUBLE_EQ(g->nodes[2].attrs.alpha, 0.5);
+  EXPECT_DOUBLE_EQ(g->nodes[1].attrs.parameter.value(), 1.0);
+  EXPECT_DOUBLE_EQ(g->nodes[2].attrs.parameter.value(), 0.5);
 
   ModelBuilder bad(14, {4, 5});
   ModelBuilder::real(bad.node("LeakyRelu", "/a/LeakyRelu", {"input"}, "output"), "alpha", std::numeric_limits<float>::infinity());

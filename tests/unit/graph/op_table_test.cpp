@@ -1,19 +1,18 @@
-// The op table (src/graph/ops.cpp): in OpKind's order, its element-wise rows complete, and the
+// The op table (src/ops/ops.cpp): in OpKind's order, its element-wise rows complete, and the
 // case list the switches use for them the same set as the table's rows.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "graph/ops.hpp"
-#include "nn/layers.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof {
 namespace {
 
 bool named_by_the_cases(OpKind kind) {
   switch (kind) {
-  HWPROF_ELEMENTWISE_UNARY_CASES:
+  HWPROF_ELEMENTWISE_UNARY_CASES
     return true;
     default:
       return false;
@@ -50,26 +49,43 @@ TEST(OpTable, ElementwiseCasesAreTheTablesElementwiseRows) {
   }
 }
 
-// A row without its engine kernel would otherwise run some other op's kernel: each element-wise
-// row (gelu with each approximation) has a kernel of its own, and no other op has one.
-TEST(OpTable, EveryElementwiseRowHasItsOwnKernel) {
-  std::map<nn::Activation, std::string> owner;
+// Each element-wise row comes from its definition, which has a kernel forward and backward of
+// its own in every form (no two forms share one: a form would otherwise compute another op),
+// and every op of another family has none.
+TEST(OpTable, EveryElementwiseRowHasItsDefinitionAndItsOwnKernels) {
+  std::map<detail::UnaryForward, std::string> owner;
   for (const detail::OpInfo& info : detail::op_table()) {
-    for (const GeluApproximation approximate : {GeluApproximation::none, GeluApproximation::tanh}) {
-      if (approximate == GeluApproximation::tanh && info.kind != OpKind::gelu) continue;
-      Node node;
-      node.op = info.kind;
-      node.attrs.approximate = approximate;
-      const std::optional<nn::Activation> kernel = nn::activation_of(node);
-      const std::string name = std::string(info.name) + (approximate == GeluApproximation::tanh ? " (tanh)" : "");
-      if (info.family != detail::OpFamily::elementwise_unary) {
-        EXPECT_FALSE(kernel.has_value()) << name << " is not element-wise but has an activation kernel";
-        continue;
-      }
-      ASSERT_TRUE(kernel.has_value()) << name << ": no kernel; add its case to nn::activation_of (docs/adding-an-op.md, step 4)";
-      const auto [it, fresh] = owner.emplace(*kernel, name);
-      EXPECT_TRUE(fresh) << name << " runs " << it->second << "'s kernel; give it its own (docs/adding-an-op.md, step 4)";
+    const detail::UnaryDefinition* d = detail::unary_definition(info.kind);
+    if (info.family != detail::OpFamily::elementwise_unary) {
+      EXPECT_EQ(d, nullptr) << info.name << " is not element-wise but has an element-wise definition";
+      continue;
     }
+    ASSERT_NE(d, nullptr) << info.name;
+    EXPECT_EQ(info.unary.flops, d->form.traits.flops) << info.name;
+    EXPECT_FALSE(d->formula.empty()) << info.name;
+    for (const detail::UnaryForm* form : {&d->form, d->tanh_form ? &*d->tanh_form : nullptr}) {
+      if (form == nullptr) continue;
+      ASSERT_NE(form->forward, nullptr) << info.name;
+      ASSERT_NE(form->backward, nullptr) << info.name;
+      const auto [it, fresh] = owner.emplace(form->forward, std::string(info.name));
+      EXPECT_TRUE(fresh) << info.name << " runs " << it->second << "'s kernel";
+    }
+  }
+  EXPECT_EQ(owner.size(), detail::unary_definitions().size() + 1);  // gelu's tanh form
+}
+
+// A definition's mappings name real things: an ONNX type once, a PyTorch op once.
+TEST(OpTable, EachDefinitionsMappingsAreItsOwn) {
+  std::map<std::string, std::string> onnx, aten;
+  for (const detail::UnaryDefinition& d : detail::unary_definitions()) {
+    const std::string name(op_name(d.kind));
+    EXPECT_FALSE(d.aten.forward.empty()) << name << ": no PyTorch op";
+    EXPECT_TRUE(aten.emplace(std::string(d.aten.forward) + "/" + std::string(d.aten.backward), name).second) << name;
+    if (!d.onnx.type.empty()) {
+      EXPECT_TRUE(onnx.emplace(std::string(d.onnx.type), name).second) << name << ": ONNX's " << d.onnx.type << " maps onto two ops";
+      EXPECT_EQ(detail::unary_for_onnx(d.onnx.type), &d);
+    }
+    EXPECT_EQ(d.parameter.name.empty(), d.parameter.expected.empty()) << name;
   }
 }
 

@@ -379,10 +379,10 @@ TEST(SpecParser, LeakyReluAndEluCarryTheirNumber) {
   const Graph g = parse_ok(R"json({"input": {"shape": [8]}, "layers": [
     {"name": "a", "op": "leaky_relu"}, {"name": "b", "op": "leaky_relu", "negative_slope": 0.2},
     {"name": "c", "op": "elu"}, {"name": "d", "op": "elu", "alpha": 0.5}]})json");
-  EXPECT_DOUBLE_EQ(g.nodes[0].attrs.negative_slope, 0.01);
-  EXPECT_DOUBLE_EQ(g.nodes[1].attrs.negative_slope, 0.2);
-  EXPECT_DOUBLE_EQ(g.nodes[2].attrs.alpha, 1.0);
-  EXPECT_DOUBLE_EQ(g.nodes[3].attrs.alpha, 0.5);
+  EXPECT_DOUBLE_EQ(g.nodes[0].attrs.parameter.value(), 0.01);
+  EXPECT_DOUBLE_EQ(g.nodes[1].attrs.parameter.value(), 0.2);
+  EXPECT_DOUBLE_EQ(g.nodes[2].attrs.parameter.value(), 1.0);
+  EXPECT_DOUBLE_EQ(g.nodes[3].attrs.parameter.value(), 0.5);
   auto swapped = parse_model(R"json({"input": {"shape": [8]}, "layers": [{"name": "a", "op": "leaky_relu", "alpha": 0.2}]})json", "s.json");
   ASSERT_FALSE(swapped.ok());
   EXPECT_THAT(swapped.error().message, HasSubstr("alpha"));

@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/graph.hpp"

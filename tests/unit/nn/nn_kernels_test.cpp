@@ -16,9 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "graph/ops.hpp"
+#include "ops/ops.hpp"
 #include "nn/kernels.hpp"
-#include "nn/vector_math.hpp"
+#include "ops/vector_math.hpp"
 #include "nn_test_support.hpp"
 
 namespace hwprof::nn {
@@ -86,21 +86,21 @@ TEST(VectorMath, ExpIsWithinFewUlpOverTheFloatRange) {
   double worst = 0.0;
   for (float x = -87.0f; x < 88.0f; x += 0.0137f) {
     const double expected = std::exp(static_cast<double>(x));
-    worst = std::max(worst, std::abs(detail::exp_approx(x) - expected) / expected);
+    worst = std::max(worst, std::abs(ops::exp_approx(x) - expected) / expected);
   }
   EXPECT_LT(worst, 3.0 * 5.96e-8) << "relative error in ulp of float: " << worst / 5.96e-8;
-  EXPECT_EQ(detail::exp_approx(0.0f), 1.0f);
+  EXPECT_EQ(ops::exp_approx(0.0f), 1.0f);
 }
 
 TEST(VectorMath, ExpEdgesUnderflowToZeroOverflowToInfinityAndPassNaN) {
-  EXPECT_EQ(detail::exp_approx(-kInf), 0.0f);
-  EXPECT_EQ(detail::exp_approx(-88.0f), 0.0f);  // denormal in float: flushed
-  EXPECT_GT(detail::exp_approx(-87.0f), 1.6e-38f);
-  EXPECT_GT(detail::exp_approx(88.5f), 1.6e38f);  // saturated but finite
-  EXPECT_TRUE(std::isfinite(detail::exp_approx(88.5f)));
-  EXPECT_EQ(detail::exp_approx(89.0f), kInf);
-  EXPECT_EQ(detail::exp_approx(kInf), kInf);
-  EXPECT_TRUE(std::isnan(detail::exp_approx(kNaN)));
+  EXPECT_EQ(ops::exp_approx(-kInf), 0.0f);
+  EXPECT_EQ(ops::exp_approx(-88.0f), 0.0f);  // denormal in float: flushed
+  EXPECT_GT(ops::exp_approx(-87.0f), 1.6e-38f);
+  EXPECT_GT(ops::exp_approx(88.5f), 1.6e38f);  // saturated but finite
+  EXPECT_TRUE(std::isfinite(ops::exp_approx(88.5f)));
+  EXPECT_EQ(ops::exp_approx(89.0f), kInf);
+  EXPECT_EQ(ops::exp_approx(kInf), kInf);
+  EXPECT_TRUE(std::isnan(ops::exp_approx(kNaN)));
 }
 
 TEST(VectorMath, TanhKeepsRelativeAccuracyNearZeroAndSaturates) {
@@ -108,39 +108,43 @@ TEST(VectorMath, TanhKeepsRelativeAccuracyNearZeroAndSaturates) {
   for (float x = -12.0f; x < 12.0f; x += 0.00123f) {
     const double expected = std::tanh(static_cast<double>(x));
     if (expected == 0.0) continue;
-    worst = std::max(worst, std::abs(detail::tanh_approx(x) - expected) / std::abs(expected));
+    worst = std::max(worst, std::abs(ops::tanh_approx(x) - expected) / std::abs(expected));
   }
   EXPECT_LT(worst, 4e-7);
-  EXPECT_FLOAT_EQ(detail::tanh_approx(1e-6f), 1e-6f);
-  EXPECT_EQ(detail::tanh_approx(50.0f), 1.0f);
-  EXPECT_EQ(detail::tanh_approx(-50.0f), -1.0f);
-  EXPECT_TRUE(std::isnan(detail::tanh_approx(kNaN)));
+  EXPECT_FLOAT_EQ(ops::tanh_approx(1e-6f), 1e-6f);
+  EXPECT_EQ(ops::tanh_approx(50.0f), 1.0f);
+  EXPECT_EQ(ops::tanh_approx(-50.0f), -1.0f);
+  EXPECT_TRUE(std::isnan(ops::tanh_approx(kNaN)));
 }
 
 TEST(VectorMath, NormalCdfWithinAbramowitzStegunBound) {
   double worst = 0.0;
   for (float x = -10.0f; x < 10.0f; x += 0.00731f) {
     const double expected = 0.5 * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
-    worst = std::max(worst, std::abs(detail::normal_cdf_approx(x) - expected));
+    worst = std::max(worst, std::abs(ops::normal_cdf_approx(x) - expected));
   }
   EXPECT_LT(worst, 2.5e-7);  // A&S 7.1.26: |erf error| <= 1.5e-7, halved, plus float rounding
-  EXPECT_TRUE(std::isnan(detail::normal_cdf_approx(kNaN)));
+  EXPECT_TRUE(std::isnan(ops::normal_cdf_approx(kNaN)));
 }
 
 TEST(VectorMath, MaxOfEveryLengthAroundTheLaneCount) {
-  EXPECT_EQ(detail::max_of(nullptr, 0), -kInf);
+  EXPECT_EQ(ops::max_of(nullptr, 0), -kInf);
   for (i64 n = 1; n <= 40; ++n) {
     for (i64 where = 0; where < n; ++where) {
       std::vector<float> v = random_vector(size_of(n), static_cast<std::uint64_t>(n), -5.0f, 5.0f);
       v[size_of(where)] = 7.5f;
-      ASSERT_EQ(detail::max_of(v.data(), n), 7.5f) << "n=" << n << " max at " << where;
+      ASSERT_EQ(ops::max_of(v.data(), n), 7.5f) << "n=" << n << " max at " << where;
     }
   }
   const std::vector<float> all_negative_infinity(20, -kInf);
-  EXPECT_EQ(detail::max_of(all_negative_infinity.data(), 20), -kInf);
+  EXPECT_EQ(ops::max_of(all_negative_infinity.data(), 20), -kInf);
 }
 
 // ==== activations ==========================================================================
+
+// Each form of an element-wise unary op's definition (src/ops/elementwise_unary.cpp), gelu's two
+// included, as these tests name them; node_of gives the node that computes it.
+enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu };
 
 constexpr Activation kAllActivations[] = {Activation::relu,        Activation::relu6,    Activation::gelu, Activation::gelu_tanh,
                                           Activation::silu,        Activation::sigmoid,  Activation::tanh, Activation::hardswish,
@@ -183,6 +187,24 @@ const char* name_of(Activation a) {
       return "elu";
   }
   return "?";
+}
+
+Node node_of(Activation a) {
+  Node node;
+  const std::string name = name_of(a);
+  node.op = name == "gelu_tanh" ? OpKind::gelu : hwprof::detail::find_op(name).value();
+  if (a == Activation::gelu_tanh) node.attrs.approximate = GeluApproximation::tanh;
+  return node;
+}
+
+// The engine's kernels of its definition, as ActivationLayer runs them: the backward reads the
+// tensor the definition keeps.
+void activation_forward(Activation a, const float* x, float* y, i64 n, float alpha) {
+  unary_forward(*hwprof::detail::unary_form(node_of(a)), x, y, n, alpha);
+}
+void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n, float alpha) {
+  const hwprof::detail::UnaryForm& form = *hwprof::detail::unary_form(node_of(a));
+  unary_backward(form, form.traits.backward_reads_output ? y : x, dy, dx, n, alpha);
 }
 
 double ref_sigmoid(double x) {
