@@ -34,6 +34,7 @@ PUBLIC = {
     "statistics.hpp": "common",
     "version.hpp": "common",  # made by CMake from cmake/version.hpp.in
     "atomic_file.hpp": "common",
+    "compute_roof.hpp": "common",
     "counters.hpp": "counters",
     "cpu.hpp": "counters",
     "event_group.hpp": "counters",

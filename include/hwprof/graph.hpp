@@ -36,7 +36,8 @@ using Shape = std::vector<std::int64_t>;
   X(softplus)                           \
   X(mish)                               \
   X(leaky_relu)                         \
-  X(elu)
+  X(elu)                                \
+  X(hardshrink)
 
 #define HWPROF_OP_ENUMERATOR(name) name,
 
@@ -45,8 +46,7 @@ enum class OpKind {
   conv2d,
   batchnorm2d,
   layernorm,
-  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
-  softmax,
+  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR) softmax,
   maxpool2d,
   avgpool2d,
   adaptive_avgpool2d,

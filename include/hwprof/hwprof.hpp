@@ -5,6 +5,7 @@
 #pragma once
 
 #include "hwprof/atomic_file.hpp"
+#include "hwprof/compute_roof.hpp"
 #include "hwprof/cost.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/cpu.hpp"

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hwprof/compute_roof.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/export.hpp"
 #include "hwprof/graph.hpp"
@@ -78,6 +79,10 @@ struct FlopsComparison {
 };
 // `causal` matters for attention only. Tolerance: relative, default 5%.
 FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool causal = false, double tolerance = 0.05);
+// The same for work whose op is known only by its compute roof (a region an observer or a
+// program measured): the reasons every op shares, and those of GEMMs or of transcendental
+// functions where its roof says so.
+FlopsComparison compare_flops(double measured, double analytic, const ComputeRoof& roof, double tolerance = 0.05);
 
 // ---- placement ----------------------------------------------------------------------------
 
@@ -107,22 +112,20 @@ struct WorkingSet {
 };
 
 struct RooflineInput {
-  OpKind op = OpKind::linear;  // picks the compute roof: GEMM for linear, conv2d, attention
-  SourcedValue flops;          // per call
-  SourcedValue bytes;          // per call (see choose_bytes)
-  double seconds = 0.0;        // per call (the median)
-  int threads = 1;             // selects the calibration run
+  // What bounds the op's arithmetic (its definition's: docs/adding-an-op.md): the FMA peak,
+  // the GEMM ceiling, or a transcendental function's calibrated rate ("tanh_sp", ... in G
+  // evaluations/s) × the FLOPs `flops` counts per evaluation, where the calibration has it —
+  // not the FMA roof, which no polynomial reaches.
+  ComputeRoof roof;
+  SourcedValue flops;    // per call
+  SourcedValue bytes;    // per call (see choose_bytes)
+  double seconds = 0.0;  // per call (the median)
+  int threads = 1;       // selects the calibration run
   Precision precision = Precision::sp;
   BoundRule rule;
   // When set and the bytes are analytic: the memory roof is the calibrated bandwidth at this
   // working set (see WorkingSet). Absent: DRAM's.
   std::optional<WorkingSet> working_set;
-  // An element-wise op that evaluates a transcendental function once per element: "tanh",
-  // "exp" or "erf", and how many elements a call evaluates. Its compute roof is then the
-  // calibrated throughput of that function ("tanh_sp", ... in G evaluations/s) × its FLOPs per
-  // element, where the calibration has it — not the FMA roof, which no polynomial reaches.
-  std::string transcendental;
-  double elements = 0.0;
 };
 
 // The cache-aware view (Ilić, Pratas & Sousa, "Cache-aware Roofline model", IEEE CAL 2014):

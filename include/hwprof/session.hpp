@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hwprof/compute_roof.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/export.hpp"
@@ -225,9 +226,10 @@ struct RegionReport {
   RegionRole role = RegionRole::scope;  // Session::set_role
   // Why the region has no work of its own where it has none (Session::set_work_note), or empty.
   std::string work_note;
-  // Its work runs on a GEMM (a convolution, a matrix product: Session::set_gemm_backed): its
-  // compute roof is the measured GEMM ceiling, not the FMA peak.
-  bool gemm_backed = false;
+  // What bounds its work's arithmetic (Session::set_compute_roof): the GEMM ceiling for a
+  // convolution or a matrix product, a transcendental function's rate for an activation, the
+  // FMA peak by default.
+  ComputeRoof roof;
   // The threads its work ran on, the fewest and the most its calls said (Session::note_threads:
   // PyTorch's intra-op threads at the call); 0: not said.
   int threads_min = 0;
@@ -463,7 +465,9 @@ class Session {
   // Why the region carries no work where it has none (a string literal, kept by pointer):
   // "counted in the op around it", "no formula for this op". Its row says so instead of 0.
   static void set_work_note(State* state, int id, const char* note) noexcept;
-  static void set_gemm_backed(State* state, int id) noexcept;
+  // Its compute roof, from its op's definition (a function name outside exp, tanh and erf is
+  // kept as the FMA peak).
+  static void set_compute_roof(State* state, int id, const ComputeRoof& roof) noexcept;
   State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;  // timer also when time only

@@ -364,9 +364,8 @@ std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options
   if (options.cpus.empty() || !options.single) return {};
   const auto kernel = [](double (*run)(std::uint64_t) noexcept) { return FmaKernel{run, static_cast<double>(kEvaluations), 1.0}; };
   std::vector<ComputeSample> samples;
-  const std::pair<const char*, FmaKernel> kernels[] = {{"tanh_sp", kernel(&evaluate<OpKind::tanh>)},
-                                                       {"exp_sp", kernel(&evaluate<OpKind::sigmoid>)},
-                                                       {"erf_sp", kernel(&evaluate<OpKind::gelu>)}};
+  const std::pair<const char*, FmaKernel> kernels[] = {
+      {"tanh_sp", kernel(&evaluate<OpKind::tanh>)}, {"exp_sp", kernel(&evaluate<OpKind::sigmoid>)}, {"erf_sp", kernel(&evaluate<OpKind::gelu>)}};
   for (const auto& [what, k] : kernels) {
     ComputeSample sample = run_team(options, k);
     sample.what = what;

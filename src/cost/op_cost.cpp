@@ -465,7 +465,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // Nothing is known of its work or weights (analyze() marks it not counted); its
       // activations' sizes, set above, are.
       break;
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;  // above, from the op table
   }
   // Training mode differs from evaluation only for batch norms and dropout, set above.

@@ -1,8 +1,8 @@
 #include <string>
 
-#include "ops/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "hwprof/graph.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof {
 
@@ -85,7 +85,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::div:
     case OpKind::matmul:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
   return {};

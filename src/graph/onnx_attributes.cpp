@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hwprof/graph.hpp"
+#include "ops/elementwise_unary.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -165,8 +166,15 @@ std::optional<std::string> onnx_attribute_problem(const onnx::NodeProto& n, int 
     if (auto p = float_within(n, "epsilon", 0.0, HUGE_VAL, "a finite number >= 0")) return p;
     if (auto p = float_within(n, "momentum", 0.0, HUGE_VAL, "a finite number >= 0")) return p;
   }
-  if (op == "LeakyRelu" || op == "Elu") {  // the slope below 0, multiplied into the kernel's output
-    if (auto p = float_within(n, "alpha", -HUGE_VAL, HUGE_VAL, "a finite number")) return p;
+  // An element-wise op's number (LeakyRelu's slope, Shrink's lambd), multiplied into or compared
+  // with what its kernel computes, and the attributes its definition fixes: finite.
+  if (const UnaryDefinition* d = unary_for_onnx(op); d != nullptr) {
+    if (!d->onnx.parameter.empty()) {
+      if (auto p = float_within(n, d->onnx.parameter, -HUGE_VAL, HUGE_VAL, "a finite number")) return p;
+    }
+    for (const OnnxFixedAttribute& f : d->onnx.fixed) {
+      if (auto p = float_within(n, f.name, -HUGE_VAL, HUGE_VAL, "a finite number")) return p;
+    }
   }
   if (op == "Dropout" && opset < 12) {
     if (auto p = float_within(n, "ratio", 0.0, 1.0, "a probability in [0, 1)")) return p;

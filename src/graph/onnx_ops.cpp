@@ -897,51 +897,51 @@ std::span<const OnnxOpRule> Importer::op_rules() {
   const auto settled = [](std::string_view type, std::string_view how) { return OnnxOpRule{type, nullptr, In::activation, how}; };
   static const std::vector<OnnxOpRule> kRules = [&] {
     std::vector<OnnxOpRule> rules = {
-      maps("Conv", [](Importer& m, N n, int) { m.map_conv(n); }),
-      maps("ConvTranspose", [](Importer& m, N n, int) { m.map_conv_transpose(n); }),
-      maps("Pad", [](Importer& m, N n, int) { m.map_pad(n); }),
-      maps("Gemm", [](Importer& m, N n, int) { m.map_gemm(n); }),
-      maps("MatMul", [](Importer& m, N n, int) { m.map_matmul(n); }),
-      maps("BatchNormalization", [](Importer& m, N n, int) { m.map_batchnorm(n); }),
-      maps("LayerNormalization", [](Importer& m, N n, int) { m.map_layernorm(n); }),
-      maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
-      maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
-      maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
-      maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
-      maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::mean); }),
-      maps("ReduceSum", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::sum); }),
-      maps("Resize", [](Importer& m, N n, int) { m.map_resize(n); }),
-      maps(
-          "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),
-      maps(
-          "Sub", [](Importer& m, N n, int) { m.map_binary(n, OpKind::sub); }, In::any),
-      maps(
-          "Mul", [](Importer& m, N n, int) { m.map_binary(n, OpKind::mul); }, In::any),
-      maps(
-          "Div", [](Importer& m, N n, int) { m.map_binary(n, OpKind::div); }, In::any),
-      maps(
-          "Concat", [](Importer& m, N n, int) { m.map_concat(n); }, In::any),
-      maps(
-          "Gather", [](Importer& m, N n, int) { m.map_gather(n); }, In::unread),
-      maps("Flatten", [](Importer& m, N n, int x) { m.map_flatten(n, x); }),
-      maps("Reshape", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
-      maps("Squeeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
-      maps("Unsqueeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
-      maps("Transpose", [](Importer& m, N n, int) { m.map_transpose(n); }),
-      maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
-      maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
-      maps("LSTM", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::lstm); }),
-      maps("GRU", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::gru); }),
-      maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
-      maps("Slice", [](Importer& m, N n, int) { m.map_slice(n); }),
-      maps("Split", [](Importer& m, N n, int) { m.map_split(n); }),
-      maps("Expand", [](Importer& m, N n, int) { m.map_expand(n); }),
-      maps("Tile", [](Importer& m, N n, int) { m.map_tile(n); }),
-      maps(
-          "Where", [](Importer& m, N n, int) { m.map_where(n); }, In::unread),
-      settled("Constant", "its value is a constant (decode_constants)"),
-      settled("Shape", "computes a shape, not a layer"),
-      settled("Size", "computes a shape, not a layer"),
+        maps("Conv", [](Importer& m, N n, int) { m.map_conv(n); }),
+        maps("ConvTranspose", [](Importer& m, N n, int) { m.map_conv_transpose(n); }),
+        maps("Pad", [](Importer& m, N n, int) { m.map_pad(n); }),
+        maps("Gemm", [](Importer& m, N n, int) { m.map_gemm(n); }),
+        maps("MatMul", [](Importer& m, N n, int) { m.map_matmul(n); }),
+        maps("BatchNormalization", [](Importer& m, N n, int) { m.map_batchnorm(n); }),
+        maps("LayerNormalization", [](Importer& m, N n, int) { m.map_layernorm(n); }),
+        maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
+        maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
+        maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
+        maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
+        maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::mean); }),
+        maps("ReduceSum", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::sum); }),
+        maps("Resize", [](Importer& m, N n, int) { m.map_resize(n); }),
+        maps(
+            "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),
+        maps(
+            "Sub", [](Importer& m, N n, int) { m.map_binary(n, OpKind::sub); }, In::any),
+        maps(
+            "Mul", [](Importer& m, N n, int) { m.map_binary(n, OpKind::mul); }, In::any),
+        maps(
+            "Div", [](Importer& m, N n, int) { m.map_binary(n, OpKind::div); }, In::any),
+        maps(
+            "Concat", [](Importer& m, N n, int) { m.map_concat(n); }, In::any),
+        maps(
+            "Gather", [](Importer& m, N n, int) { m.map_gather(n); }, In::unread),
+        maps("Flatten", [](Importer& m, N n, int x) { m.map_flatten(n, x); }),
+        maps("Reshape", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
+        maps("Squeeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
+        maps("Unsqueeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
+        maps("Transpose", [](Importer& m, N n, int) { m.map_transpose(n); }),
+        maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
+        maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
+        maps("LSTM", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::lstm); }),
+        maps("GRU", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::gru); }),
+        maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
+        maps("Slice", [](Importer& m, N n, int) { m.map_slice(n); }),
+        maps("Split", [](Importer& m, N n, int) { m.map_split(n); }),
+        maps("Expand", [](Importer& m, N n, int) { m.map_expand(n); }),
+        maps("Tile", [](Importer& m, N n, int) { m.map_tile(n); }),
+        maps(
+            "Where", [](Importer& m, N n, int) { m.map_where(n); }, In::unread),
+        settled("Constant", "its value is a constant (decode_constants)"),
+        settled("Shape", "computes a shape, not a layer"),
+        settled("Size", "computes a shape, not a layer"),
     };
     // The element-wise unary ops, each as its definition maps it.
     for (const UnaryDefinition& d : unary_definitions()) {

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "ops/ops.hpp"
 #include "hwprof/graph.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -713,7 +713,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;  // above, from the op table
   }
   return problem("unhandled op");

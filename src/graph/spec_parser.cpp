@@ -21,9 +21,9 @@
 #include "common/input_file.hpp"
 #include "common/suggest.hpp"
 #include "common/text_position.hpp"
-#include "ops/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "hwprof/graph.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof {
 namespace {
@@ -849,25 +849,25 @@ class SpecReader {
       case OpKind::flatten:
       case OpKind::cls_token:
       case OpKind::matmul:
-      case OpKind::unsupported:        // find_op() never yields it: a spec cannot name it
-      HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
-        const detail::UnaryDefinition* unary = detail::unary_definition(node.op);
-        if (unary == nullptr) break;
-        if (const detail::UnaryParameter& p = unary->parameter; !p.name.empty()) {
-          at.parameter = a.number(std::string(p.name).c_str(), p.fallback, -1e6, 1e6, false, std::string(p.expected));
-        }
-        if (unary->tanh_form && a.has("approximate")) {
-          const json& v = a.item["approximate"];
-          if (v == "none") {
-            at.approximate = GeluApproximation::none;
-          } else if (v == "tanh") {
-            at.approximate = GeluApproximation::tanh;
-          } else {
-            a.bad("approximate", "\"none\" (the erf form) or \"tanh\"");
+      case OpKind::unsupported:           // find_op() never yields it: a spec cannot name it
+        HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
+          const detail::UnaryDefinition* unary = detail::unary_definition(node.op);
+          if (unary == nullptr) break;
+          if (const detail::UnaryParameter& p = unary->parameter; !p.name.empty()) {
+            at.parameter = a.number(std::string(p.name).c_str(), p.fallback, -1e6, 1e6, false, std::string(p.expected));
           }
+          if (unary->tanh_form && a.has("approximate")) {
+            const json& v = a.item["approximate"];
+            if (v == "none") {
+              at.approximate = GeluApproximation::none;
+            } else if (v == "tanh") {
+              at.approximate = GeluApproximation::tanh;
+            } else {
+              a.bad("approximate", "\"none\" (the erf form) or \"tanh\"");
+            }
+          }
+          break;
         }
-        break;
-      }
     }
   }
 

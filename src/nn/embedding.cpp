@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ops/ops.hpp"
 #include "nn/kernels.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof::nn {
 namespace {

@@ -21,12 +21,12 @@
 #include <utility>
 
 #include "common/memory_budget.hpp"
-#include "ops/ops.hpp"
 #include "hwprof/cost.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
 #include "nn/layers.hpp"
 #include "nn/optimizer.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof {
 namespace {

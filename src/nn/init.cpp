@@ -232,7 +232,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::tile:
     case OpKind::where:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
   return specs;

@@ -8,10 +8,10 @@
 #include <string>
 #include <utility>
 
-#include "ops/ops.hpp"
 #include "graph/shape_inference.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof::nn {
 namespace {
@@ -284,7 +284,6 @@ class LayerNormLayer final : public Layer {
 };
 
 }  // namespace
-
 
 namespace {
 
@@ -1287,7 +1286,8 @@ Shape batched(std::int64_t batch, const Shape& per_sample) {
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
-  if (const hwprof::detail::UnaryForm* form = hwprof::detail::unary_form(node)) return std::make_unique<ActivationLayer>(*form, hwprof::detail::unary_parameter(node));
+  if (const hwprof::detail::UnaryForm* form = hwprof::detail::unary_form(node))
+    return std::make_unique<ActivationLayer>(*form, hwprof::detail::unary_parameter(node));
   switch (node.op) {
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
@@ -1363,7 +1363,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<AttentionLayer>(node, in, params);
     case OpKind::unsupported:
       break;  // Executor::build refuses such a graph first
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;  // above, from the op table
   }
   return nullptr;

@@ -51,6 +51,7 @@ inline float gelu_tanh_twice_u(float x) noexcept {
 constexpr bool kInput = false;
 constexpr bool kOutput = true;
 
+// Long: the table itself, one record per element-wise op, each the op's whole definition (docs/adding-an-op.md).
 std::span<const UnaryDefinition> definitions() {
   static const UnaryDefinition table[] = {
       {OpKind::relu,
@@ -99,9 +100,7 @@ std::span<const UnaryDefinition> definitions() {
       {OpKind::silu,
        "x·σ(x)",
        // σ(x)·(1 + x·(1 − σ(x))), PyTorch's silu_backward.
-       {{5, 9, kInput, "exp", false},
-        forward<[](float v, float) { return v * sigmoid_approx(v); }>,
-        backward<[](float v, float g, float) {
+       {{5, 9, kInput, "exp", false}, forward<[](float v, float) { return v * sigmoid_approx(v); }>, backward<[](float v, float g, float) {
           const float s = sigmoid_approx(v);
           return g * (s * (1.0f + v * (1.0f - s)));
         }>},
@@ -205,6 +204,20 @@ std::span<const UnaryDefinition> definitions() {
        // per element, and stay uncounted rather than counted short.
        {"elu", "", {{2, 2, 1.0, true}, {3, 3, 1.0, true}}},
        {"Elu", "alpha", 1.0, {}, {}}},
+      {OpKind::hardshrink,
+       "x < −λ or x > λ ? x : 0",
+       // PyTorch's kernel, (x >= −λ and x <= λ) ? 0 : x: two comparisons, and the same two for its
+       // backward, which selects dy (no product). Keeps its input: a zero output does not tell
+       // whether x was inside the band or 0 itself.
+       {{2, 2, kInput, "", false},
+        forward<[](float v, float lambd) { return select(v >= -lambd && v <= lambd, 0.0f, v); }>,
+        backward<[](float v, float g, float lambd) { return select(v >= -lambd && v <= lambd, 0.0f, g); }>},
+       {},
+       {"lambd", 0.5, "a finite number (PyTorch's default 0.5)"},
+       {"hardshrink", "", {}},  // any λ: the same two comparisons
+       // ONNX's Shrink is x < −lambd ? x + bias : x > lambd ? x − bias : 0; with bias 0 (its
+       // default) it is hardshrink, with another bias softshrink's form.
+       {"Shrink", "lambd", 0.5, {{"bias", 0.0, 0.0}}, "a Shrink with a bias is softshrink, which hwprof has no layer for"}},
   };
   return table;
 }

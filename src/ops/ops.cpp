@@ -124,6 +124,22 @@ std::optional<UnaryTraits> unary_traits(const Node& node) {
   return form->traits;
 }
 
+ComputeRoof compute_roof_of(const Node& node, bool forward) {
+  ComputeRoof roof;
+  if (op_info(node.op).family == OpFamily::gemm) {
+    roof.kind = ComputeRoof::Kind::gemm;
+    return roof;
+  }
+  if (!forward) return roof;
+  if (node.op == OpKind::softmax) {
+    roof.function = "exp";
+  } else if (const UnaryForm* form = unary_form(node); form != nullptr) {
+    roof.function = form->traits.transcendental;
+  }
+  if (!roof.function.empty()) roof.kind = ComputeRoof::Kind::transcendental;
+  return roof;
+}
+
 }  // namespace hwprof::detail
 
 namespace hwprof {

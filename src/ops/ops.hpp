@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hwprof/compute_roof.hpp"
 #include "hwprof/graph.hpp"
 #include "ops/elementwise_unary.hpp"
 
@@ -48,6 +49,13 @@ std::optional<OpKind> find_op(std::string_view name);
 // An element-wise unary node's traits (GELU's depend on its `approximate` attribute); nullopt
 // for any other op.
 std::optional<UnaryTraits> unary_traits(const Node& node);
+
+// What bounds a node's arithmetic in one pass: the GEMM ceiling for the GEMM family in either
+// pass; in the forward pass, the function an element-wise op evaluates once per element (its
+// definition's; softmax's exp), else the FMA peak. The backward pass of an activation reuses
+// what its forward kept and evaluates no function. The FLOPs per evaluation are left to the
+// caller, who knows which FLOPs the roof is compared with (the cost model's per element).
+ComputeRoof compute_roof_of(const Node& node, bool forward);
 
 // The element-wise unary ops as `case` labels (each followed by its colon). The switches over
 // OpKind that handle them from their definitions (before the switch) name them through this,

@@ -82,7 +82,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
   return false;
@@ -100,12 +100,6 @@ double roof_ms(const LayerProfile& l) {
 }
 
 }  // namespace
-
-std::string transcendental_of(const Node& node) {
-  if (node.op == OpKind::softmax) return "exp";
-  const auto unary = detail::unary_traits(node);  // the op table (ops/ops.cpp)
-  return unary ? std::string(unary->transcendental) : std::string();
-}
 
 double relative_uncertainty(const Summary& t) {
   if (t.n == 0 || t.median <= 0) return 0.0;
@@ -201,7 +195,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
   return std::nullopt;
@@ -288,7 +282,7 @@ void structure_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
       }
     }
     // Forward only: the backward passes reuse the saved output and evaluate no function.
-    if (const std::string fn = transcendental_of(node); !fn.empty() && l.phase == LayerPhase::forward) {
+    if (const std::string fn = compute_roof_of(node, l.phase == LayerPhase::forward).function; !fn.empty()) {
       const bool calibrated = r && r->compute_roof.starts_with(fn);
       out.push_back({"transcendental", fmt::format("{}-bound", fn),
                      calibrated ? fmt::format("it evaluates {} once per element, and runs at {} of what the calibrated {} kernel allows "

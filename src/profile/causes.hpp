@@ -55,10 +55,6 @@ struct CauseInputs {
 // conv2d runs as direct loops).
 std::optional<GemmShape> forward_gemm(const Node& node, const Shape& input_shape, std::int64_t batch);
 
-// The transcendental function an element-wise op evaluates once per element in its forward
-// pass ("tanh", "exp" or "erf", the calibration's ceilings), or empty.
-std::string transcendental_of(const Node& node);
-
 // Every cause that applies, most telling first; never empty for a measured layer.
 std::vector<LayerCause> layer_causes(const CauseInputs& in);
 

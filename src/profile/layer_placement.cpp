@@ -74,8 +74,8 @@ CounterReading measured_reading(double value) {
 // The layer's measured side, its analytic side and its roofline placement.
 // `working_set`: where the layer's analytic bytes can come from (absent for the model total,
 // which is placed against its layers afterwards).
-void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads, std::optional<OpKind> op,
-                       std::optional<WorkingSet> working_set, const std::string& transcendental, double elements, double seconds) {
+void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::optional<Machine>& machine, int threads, const RowWork& work,
+                       double seconds) {
   layer.time_ms = to_ms(r.inclusive_ns);
   // Evenly thinned to kMaxKeptSamples: every k-th call, so the kept ones span the whole run.
   const std::vector<double>& kept = r.inclusive_samples_ns;
@@ -102,7 +102,9 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
   SourcedValue flops{static_cast<double>(layer.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "analytic (cost model)"};
   if (const auto measured = metric_value(r, MetricRole::flops)) {
     flops = {*measured, ValueSource::measured, CounterStatus::ok, 1.0, "FP operations counted, weighted by vector width"};
-    if (op) layer.flops_check = compare_flops(*measured, static_cast<double>(layer.flops), *op, layer.causal);
+    const auto analytic = static_cast<double>(layer.flops);
+    if (work.kind == RowWork::Kind::layer) layer.flops_check = compare_flops(*measured, analytic, work.op, layer.causal);
+    if (work.kind == RowWork::Kind::region) layer.flops_check = compare_flops(*measured, analytic, work.roof);
   }
   // Bytes: DRAM from the uncore, else LLC misses × line size, else the analytic minimum.
   BytesInputs in;
@@ -120,15 +122,17 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
     return;
   }
   RooflineInput input;
-  input.op = op.value_or(OpKind::linear);
+  input.roof = work.roof;
+  // A function's rate × the FLOPs counted per evaluation: counted FLOPs count more per
+  // evaluation than the cost model (a polynomial's), in their ratio.
+  if (flops.source == ValueSource::measured && layer.flops > 0) {
+    input.roof.flops_per_evaluation *= flops.value / static_cast<double>(layer.flops);
+  }
   input.flops = flops;
   input.bytes = bytes;
   input.seconds = seconds > 0 ? seconds : layer.time_ms.median * 1e-3;
   input.threads = threads;
-  input.working_set = working_set;
-  input.transcendental = transcendental;
-  input.elements = elements;
-  if (!op) input.op = OpKind::add;  // the model total: the FMA peak is its compute roof
+  input.working_set = work.working_set;
   auto placed = place_on_roofline(input, *machine);
   if (placed) {
     layer.roofline = std::move(*placed);

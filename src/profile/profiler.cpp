@@ -25,6 +25,7 @@
 #include "counters/sampler.hpp"
 #include "hwprof/statistics.hpp"
 #include "hwprof/version.hpp"
+#include "ops/ops.hpp"
 #include "profile/analytic_phase.hpp"
 #include "profile/causes.hpp"
 #include "profile/counter_truth.hpp"
@@ -476,7 +477,8 @@ void fill_total(Profile& p, const Graph& graph, const ProfileOptions& options, i
       p.total.bytes += a.bytes[static_cast<std::size_t>(phase)];
     }
   }
-  fill_measurements(p.total, total.report, options.machine, threads, std::nullopt, std::nullopt);
+  fill_measurements(p.total, total.report, options.machine, threads,
+                    {.kind = detail::RowWork::Kind::total, .roof = {}, .op = OpKind::add, .working_set = std::nullopt});
   detail::annotate_counters(p.total.counters, total.subtracted, total.impossible);
   p.total.time_share = 1.0;
 }
@@ -545,11 +547,18 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
   if (phase == Phase::forward && c.in_place[i]) {
     working_set.call_bytes = std::max(0.0, working_set.call_bytes - static_cast<double>(c.cost.layers[i].output_bytes * c.options.batch));
   }
-  // The forward pass of an exp/tanh/erf op: its own calibrated roof (the backward pass reuses the output).
-  const std::string function = phase == Phase::forward ? detail::transcendental_of(node) : std::string();
-  double elements = static_cast<double>(c.options.batch);
-  for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
-  fill_measurements(layer, m.report, c.options.machine, c.threads, node.op, working_set, function, function.empty() ? 0.0 : elements);
+  // The op's compute roof; an exp/tanh/erf op's forward pass evaluates its function once per
+  // output element.
+  detail::RowWork work{.kind = detail::RowWork::Kind::layer,
+                       .roof = detail::compute_roof_of(node, phase == Phase::forward),
+                       .op = node.op,
+                       .working_set = working_set};
+  if (work.roof.kind == ComputeRoof::Kind::transcendental) {
+    double elements = static_cast<double>(c.options.batch);
+    for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
+    work.roof.flops_per_evaluation = elements > 0 ? static_cast<double>(layer.flops) / elements : 0.0;
+  }
+  fill_measurements(layer, m.report, c.options.machine, c.threads, work);
   if (c.options.machine) detail::guard_rate(layer, detail::rate_limit(*c.options.machine, c.threads), p.overhead_ns);
   detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
   detail::CauseInputs why{&layer,

@@ -168,16 +168,16 @@ LayerProfile region_row(const RegionReport& r, const RegionProfileOptions& optio
   const int threads = options.threads > 0 || r.threads_max <= 0 ? p.threads : r.threads_max;
   const double mean_seconds = r.calls > 0 ? r.total_inclusive_ns / static_cast<double>(r.calls) * 1e-9 : 0.0;
   if (r.work_flops || r.work_bytes) {
-    // A GEMM's work (a convolution, a matrix product, or a module whose FLOPs are mostly
-    // theirs) under the measured GEMM ceiling; the rest under the FMA peak.
-    fill_measurements(l, r, options.machine, threads, r.gemm_backed ? OpKind::linear : OpKind::add,
-                      WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0}, {}, 0.0, mean_seconds);
+    // Under its compute roof: the measured GEMM ceiling for a convolution, a matrix product or a
+    // module whose FLOPs are mostly theirs, a function's rate for an activation, else the FMA peak.
+    fill_measurements(l, r, options.machine, threads, {.roof = r.roof, .working_set = WorkingSet{static_cast<double>(l.bytes), 0.0, 0.0}},
+                      mean_seconds);
     if (l.roofline) {
       l.roofline->flops.detail = work_source;
       if (l.roofline->bytes.source == ValueSource::analytic) l.roofline->bytes.detail = work_source;
     }
   } else {
-    fill_measurements(l, r, std::nullopt, threads, OpKind::add, std::nullopt);
+    fill_measurements(l, r, std::nullopt, threads, {.roof = r.roof, .working_set = std::nullopt});
     l.work_note = !r.work_note.empty() ? r.work_note
                   : r.role == RegionRole::scope
                       ? "no work given: HWPROF_SCOPE_WORK(name, flops, bytes) or hwprof_set_work() places a region on the roofline"
@@ -277,8 +277,7 @@ void place_program_total(Profile& p, const RegionProfileOptions& options, double
     return;
   }
   if (total_ms <= 0 || (p.total.flops <= 0 && p.total.bytes <= 0)) return;
-  RooflineInput input;
-  input.op = OpKind::add;
+  RooflineInput input;  // the FMA peak is the program's compute roof
   input.flops = {static_cast<double>(p.total.flops), ValueSource::analytic, CounterStatus::ok, 1.0, "the rows' counts, each FLOP once"};
   input.bytes = {static_cast<double>(p.total.bytes), ValueSource::analytic, CounterStatus::ok, 1.0, "the rows' counts, each byte once"};
   input.seconds = total_ms * 1e-3;
@@ -348,7 +347,7 @@ std::vector<std::optional<NestedWork>> nested_work(const SessionSnapshot& s, con
       continue;
     }
     if (!has_own_work(r)) continue;
-    inclusive[i] = {tree[i].flops, tree[i].bytes, r->gemm_backed ? tree[i].flops : 0.0, 0.0};
+    inclusive[i] = {tree[i].flops, tree[i].bytes, r->roof.kind == ComputeRoof::Kind::gemm ? tree[i].flops : 0.0, 0.0};
   }
   std::vector<std::size_t> order(tree.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -559,7 +558,7 @@ std::vector<double> add_rows(Profile& p, const RowInputs& in) {
       RegionReport with_work = r;
       with_work.work_flops = nested[k]->flops;
       with_work.work_bytes = nested[k]->bytes;
-      with_work.gemm_backed = nested[k]->gemm_flops >= 0.5 * nested[k]->flops && nested[k]->flops > 0;  // mostly GEMMs
+      if (nested[k]->gemm_flops >= 0.5 * nested[k]->flops && nested[k]->flops > 0) with_work.roof.kind = ComputeRoof::Kind::gemm;  // mostly GEMMs
       p.layers.push_back(region_row(with_work, in.options, p, in.basis, "the ops run inside it (hwprof::torch)"));
       p.layers.back().work_partial = partial_note(s, in.regions, r, nested[k]->uncounted_ns);
       if (r.total_inclusive_ns > 0) uncounted[k] = nested[k]->uncounted_ns / r.total_inclusive_ns;

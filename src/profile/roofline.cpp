@@ -125,11 +125,6 @@ std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int 
   return "dram";
 }
 
-bool gemm_backed(OpKind op) noexcept {
-  return op == OpKind::linear || op == OpKind::conv2d || op == OpKind::conv3d || op == OpKind::conv_transpose2d || op == OpKind::conv_transpose3d ||
-         op == OpKind::attention;
-}
-
 BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds, const BoundRule& rule) {
   if (flops <= 0 && bytes <= 0) return {Bound::overhead, "no work (0 FLOPs, 0 bytes): the time is fixed cost only"};
   if (efficiency < rule.overhead_efficiency && seconds < rule.overhead_seconds) {
@@ -188,7 +183,7 @@ Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& ru
 
 // The compute roof of `in`'s op in `run`: the FMA peak bounds every op; a GEMM-backed op is
 // held to the GEMM ceiling (the best a BLAS call reached here), a transcendental op to its
-// function's calibrated rate × its FLOPs per element. Error: no compute ceiling at all.
+// function's calibrated rate × its FLOPs per evaluation. Error: no compute ceiling at all.
 std::optional<Error> place_compute_roof(RooflinePoint& p, const RooflineInput& in, const CalibrationRun& run, const std::string& precision) {
   const Ceiling* fma = find_ceiling(run.compute, "fma_" + precision);
   const Ceiling* gemm = find_ceiling(run.compute, "gemm_" + precision);
@@ -198,33 +193,37 @@ std::optional<Error> place_compute_roof(RooflinePoint& p, const RooflineInput& i
                     "`hwprof calibrate`",
                     in.threads, precision == "sp" ? "single-precision" : "double-precision", precision, precision)};
   }
-  const Ceiling* roof = detail::gemm_backed(in.op) && gemm != nullptr ? gemm : fma != nullptr ? fma : gemm;
+  const bool gemm_backed = in.roof.kind == ComputeRoof::Kind::gemm;
+  const Ceiling* roof = gemm_backed && gemm != nullptr ? gemm : fma != nullptr ? fma : gemm;
   p.compute_roof = (roof == gemm ? "gemm_" : "fma_") + precision;
   p.compute_roof_gflops_per_s = roof->best;
   p.peak_gflops_per_s = fma != nullptr ? fma->best : roof->best;
-  if (detail::gemm_backed(in.op) && gemm == nullptr) {
+  if (gemm_backed && gemm == nullptr) {
     p.notes.push_back("no GEMM ceiling in the calibration: this GEMM-backed op is held to the FMA peak");
   }
-  if (!detail::gemm_backed(in.op) && fma == nullptr) {
+  if (!gemm_backed && fma == nullptr) {
     p.notes.push_back("no FMA ceiling in the calibration: held to the GEMM ceiling instead");
   }
   if (fma == nullptr) p.notes.push_back("no FMA ceiling in the calibration: the peak shown is the GEMM ceiling");
-  if (in.transcendental.empty() || in.elements <= 0 || in.flops.value <= 0) return std::nullopt;
-  const std::string name = in.transcendental + "_" + precision;
+  const ComputeRoof& op = in.roof;
+  if (op.kind != ComputeRoof::Kind::transcendental || op.function.empty() || !(op.flops_per_evaluation > 0) || in.flops.value <= 0) {
+    return std::nullopt;
+  }
+  const std::string name = op.function + "_" + precision;
   if (const Ceiling* t = find_ceiling(run.compute, name); t != nullptr && t->best > 0) {
-    const double per_element = in.flops.value / in.elements;
+    const double per_element = op.flops_per_evaluation;
     const double roof_gflops = t->best * per_element;
     if (roof_gflops < p.compute_roof_gflops_per_s) {
       p.compute_roof = name;
       p.compute_roof_gflops_per_s = roof_gflops;
-      p.notes.push_back(fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", in.transcendental, t->best,
-                                    per_element));
+      p.notes.push_back(
+          fmt::format("held to the calibrated {} kernel: {:.3g} G evaluations/s × {:.3g} FLOPs per element", op.function, t->best, per_element));
     }
   } else {
     p.notes.push_back(
         fmt::format("no {} ceiling in the calibration (made before hwprof measured one): held to the FMA peak, "
                     "which a {} polynomial cannot reach; run `hwprof calibrate` again",
-                    name, in.transcendental));
+                    name, op.function));
   }
   return std::nullopt;
 }

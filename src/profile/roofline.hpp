@@ -8,10 +8,6 @@
 
 namespace hwprof::detail {
 
-// Linear, conv2d and attention run on BLAS GEMM (src/nn): their practical compute roof is the
-// measured GEMM ceiling. Everything else is held to the FMA peak.
-bool gemm_backed(OpKind op) noexcept;
-
 struct BoundDecision {
   Bound bound = Bound::overhead;
   std::string why;

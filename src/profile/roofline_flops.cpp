@@ -113,12 +113,13 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
-    HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
 }
 
-Reasons reasons_for(OpKind op, bool causal) {
+// What every op shares: the counters see the whole process, and miss what they do not cover.
+Reasons shared_reasons() {
   Reasons r;
   r.more.emplace_back(
       "the counters count every floating-point instruction the process's threads retired during the layer, the "
@@ -126,19 +127,28 @@ Reasons reasons_for(OpKind op, bool causal) {
   r.less.emplace_back(
       "the FP counters cover the vector widths their group lists; instructions they do not cover (x87, FP16/BF16) "
       "are missed, and a multiplexed count is a scaled estimate");
+  return r;
+}
+
+void gemm_reasons(Reasons& r) {
+  r.more.emplace_back(
+      "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
+      "computed on zero padding (largest for small or odd shapes)");
+}
+
+void transcendental_reasons(Reasons& r) {
+  r.more.emplace_back(
+      "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
+      "element, where the analytic table counts a few FLOPs");
+  r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
+}
+
+Reasons reasons_for(OpKind op, bool causal) {
+  Reasons r = shared_reasons();
   const detail::OpInfo& info = detail::op_info(op);
-  if (info.family == detail::OpFamily::gemm) {
-    r.more.emplace_back(
-        "BLAS micro-kernels compute whole register tiles: when M or N is not a multiple of the tile, the edge is "
-        "computed on zero padding (largest for small or odd shapes)");
-  }
+  if (info.family == detail::OpFamily::gemm) gemm_reasons(r);
   // By what the op table says the op evaluates: transcendental functions, max/min, or nothing.
-  if (!info.unary.transcendental.empty() || op == OpKind::softmax) {
-    r.more.emplace_back(
-        "exp, tanh and erf are evaluated by polynomial or rational approximations of 10–30 FP instructions per "
-        "element, where the analytic table counts a few FLOPs");
-    r.less.emplace_back("a cheaper approximation (a table, a low-order polynomial) does fewer operations than the table counts");
-  }
+  if (!info.unary.transcendental.empty() || op == OpKind::softmax) transcendental_reasons(r);
   if (info.unary.max_min || op == OpKind::maxpool2d || op == OpKind::maxpool3d) {
     r.less.emplace_back(
         "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
@@ -151,9 +161,14 @@ Reasons reasons_for(OpKind op, bool causal) {
   return r;
 }
 
-}  // namespace
+Reasons reasons_for(const ComputeRoof& roof) {
+  Reasons r = shared_reasons();
+  if (roof.kind == ComputeRoof::Kind::gemm) gemm_reasons(r);
+  if (roof.kind == ComputeRoof::Kind::transcendental) transcendental_reasons(r);
+  return r;
+}
 
-FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool causal, double tolerance) {
+FlopsComparison compared(double measured, double analytic, double tolerance, const auto& reasons) {
   FlopsComparison c;
   c.measured = measured;
   c.analytic = analytic;
@@ -164,10 +179,20 @@ FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool 
     c.agrees = measured == 0;
   }
   if (c.agrees) return c;
-  Reasons r = reasons_for(op, causal);
+  const Reasons r = reasons();
   const std::vector<std::string_view>& why = measured > analytic ? r.more : r.less;
   c.reasons.assign(why.begin(), why.end());
   return c;
+}
+
+}  // namespace
+
+FlopsComparison compare_flops(double measured, double analytic, OpKind op, bool causal, double tolerance) {
+  return compared(measured, analytic, tolerance, [&] { return reasons_for(op, causal); });
+}
+
+FlopsComparison compare_flops(double measured, double analytic, const ComputeRoof& roof, double tolerance) {
+  return compared(measured, analytic, tolerance, [&] { return reasons_for(roof); });
 }
 
 }  // namespace hwprof

@@ -3,9 +3,11 @@
 // except around the reads of a backend that cannot be read from two threads at once (PAPI),
 // and never throw.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -689,8 +691,41 @@ void Session::set_work_note(State* state, int id, const char* note) noexcept {
   if (RegionRecord* r = own_record(state, id)) r->work_note.store(note, std::memory_order_relaxed);
 }
 
-void Session::set_gemm_backed(State* state, int id) noexcept {
-  if (RegionRecord* r = own_record(state, id)) r->gemm_backed.store(true, std::memory_order_relaxed);
+namespace {
+
+// The transcendental functions the calibration measures (their ceilings exp_sp, tanh_sp,
+// erf_sp), by their place in a packed roof.
+constexpr const char* kRoofFunctions[] = {"exp", "tanh", "erf"};
+
+}  // namespace
+
+namespace detail {
+
+// A compute roof in one word, so that a reader never sees half of one: the kind in the low
+// byte, the function's place + 1 in the next, the FLOPs per evaluation (a float) above.
+std::uint64_t pack_roof(const ComputeRoof& roof) noexcept {
+  std::uint64_t function = 0;
+  for (std::uint64_t i = 0; i < std::size(kRoofFunctions); ++i) {
+    if (roof.function == kRoofFunctions[i]) function = i + 1;
+  }
+  if (roof.kind == ComputeRoof::Kind::transcendental && (function == 0 || !(roof.flops_per_evaluation > 0))) return 0;
+  const float flops = roof.kind == ComputeRoof::Kind::transcendental ? static_cast<float>(roof.flops_per_evaluation) : 0.0f;
+  return static_cast<std::uint64_t>(roof.kind) | function << 8 | static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(flops)) << 32;
+}
+
+ComputeRoof unpack_roof(std::uint64_t packed) {
+  ComputeRoof roof;
+  roof.kind = static_cast<ComputeRoof::Kind>(packed & 0xff);
+  const std::uint64_t function = (packed >> 8) & 0xff;
+  if (function >= 1 && function <= std::size(kRoofFunctions)) roof.function = kRoofFunctions[function - 1];
+  roof.flops_per_evaluation = std::bit_cast<float>(static_cast<std::uint32_t>(packed >> 32));
+  return roof;
+}
+
+}  // namespace detail
+
+void Session::set_compute_roof(State* state, int id, const ComputeRoof& roof) noexcept {
+  if (RegionRecord* r = own_record(state, id)) r->roof.store(detail::pack_roof(roof), std::memory_order_relaxed);
 }
 
 void Session::measure_overhead(std::size_t pairs) {

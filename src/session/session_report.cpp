@@ -95,7 +95,7 @@ RegionReport Session::State::report(int id, bool count_open) const {
   }
   out.role = r->role.load(std::memory_order_relaxed);
   if (const char* note = r->work_note.load(std::memory_order_relaxed)) out.work_note = note;
-  out.gemm_backed = r->gemm_backed.load(std::memory_order_relaxed);
+  out.roof = detail::unpack_roof(r->roof.load(std::memory_order_relaxed));
   out.threads_min = r->threads_min.load(std::memory_order_relaxed);
   out.threads_max = r->threads_max.load(std::memory_order_relaxed);
   out.params = r->params.load(std::memory_order_relaxed);

@@ -63,7 +63,8 @@ struct RegionRecord {
   std::atomic<std::uint64_t> time_only_calls{0};  // entered by enter_time_only() where counters are read
   std::atomic<RegionRole> role{RegionRole::scope};
   std::atomic<const char*> work_note{nullptr};
-  std::atomic<bool> gemm_backed{false};
+  // Session::set_compute_roof, packed by pack_roof (session.cpp) into one word: 0 is the FMA peak.
+  std::atomic<std::uint64_t> roof{0};
   std::atomic<int> threads_min{0};  // Session::note_threads; 0: not said
   std::atomic<int> threads_max{0};
   std::atomic<std::int64_t> params{-1};     // Session::set_params; -1: not said
@@ -164,6 +165,9 @@ std::string name_of_thread(pid_t tid);
 
 // Hints go to stderr once per process (when no on_hint callback is set); tests re-arm it.
 void rearm_stderr_hint() noexcept;
+// A region's compute roof packed into one atomic word and back (session.cpp).
+std::uint64_t pack_roof(const ComputeRoof& roof) noexcept;
+ComputeRoof unpack_roof(std::uint64_t packed);
 
 }  // namespace hwprof::detail
 

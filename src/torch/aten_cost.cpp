@@ -15,8 +15,9 @@
 #include <utility>
 
 #include "cost/op_cost.hpp"
-#include "ops/elementwise_unary.hpp"
 #include "graph/shape_inference.hpp"
+#include "ops/elementwise_unary.hpp"
+#include "ops/ops.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -26,6 +27,7 @@ struct NodeCost {
   OpCost cost;
   std::int64_t batch = 1;
   std::int64_t out_elements = 0;  // per sample
+  ComputeRoof roof;               // its forward pass's
 };
 
 std::optional<NodeCost> node_cost(OpKind op, Shape in, const Attributes& attrs, std::int64_t batch, DType dtype = DType::f32) {
@@ -39,7 +41,11 @@ std::optional<NodeCost> node_cost(OpKind op, Shape in, const Attributes& attrs, 
   node.attrs = attrs;
   g.nodes.push_back(std::move(node));
   if (infer_shapes(g)) return std::nullopt;
-  NodeCost out{op_cost(g, g.nodes[0], batch), batch, numel(g.nodes[0].output_shape)};
+  NodeCost out{op_cost(g, g.nodes[0], batch), batch, numel(g.nodes[0].output_shape), compute_roof_of(g.nodes[0], true)};
+  // A function evaluated once per output element, at the FLOPs the cost model counts for it.
+  if (out.roof.kind == ComputeRoof::Kind::transcendental && out.out_elements > 0) {
+    out.roof.flops_per_evaluation = static_cast<double>(out.cost.flops.value()) / static_cast<double>(out.out_elements);
+  }
   return out;
 }
 
@@ -54,7 +60,7 @@ double backward_bytes(const NodeCost& n) {
   return count(backward_min_bytes(n.cost, n.batch));
 }
 AtenCost forward(const NodeCost& n, bool training = false) {
-  AtenCost out{count(training ? n.cost.train_forward_flops : n.cost.flops, n.batch), forward_bytes(n), std::nullopt};
+  AtenCost out{count(training ? n.cost.train_forward_flops : n.cost.flops, n.batch), forward_bytes(n), std::nullopt, n.roof};
   const Count weights = n.cost.has_weights ? n.cost.weight_grad_flops : Count(0);
   out.backward = AtenCost::Backward{count(n.cost.internal_grad_flops, n.batch), count(weights, n.batch), count(n.cost.input_grad_flops, n.batch),
                                     n.cost.is_view ? 0.0 : backward_bytes(n)};
@@ -194,7 +200,7 @@ std::optional<AtenCost> convolution(const AtenCall& c, std::string_view op) {
   // gradient is the weight's alone.
   Count flops = (input_grad ? n->cost.input_grad_flops : Count(0)) + (weight_grad ? n->cost.weight_grad_flops : Count(0));
   if (bias_grad) flops += Count(n->out_elements);
-  return AtenCost{count(flops, n->batch), backward_bytes(*n), std::nullopt};
+  return AtenCost{count(flops, n->batch), backward_bytes(*n), std::nullopt, {}};
 }
 
 // ---- matrix products: a linear layer over the rows of the left operand ----
@@ -271,7 +277,7 @@ std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
     const bool all = mask == nullptr || mask->kind != AtenArgKind::ints || mask->rank < 3;
     const Count flops = (all || mask->dims[0] != 0 ? n->cost.input_grad_flops : Count(0)) +
                         (all || mask->dims[1] != 0 || mask->dims[2] != 0 ? n->cost.weight_grad_flops : Count(0));
-    return AtenCost{count(flops, n->batch), backward_bytes(*n), std::nullopt};
+    return AtenCost{count(flops, n->batch), backward_bytes(*n), std::nullopt, {}};
   }
   // layer_norm(input, normalized_shape, ...), group_norm(input, groups, ...): a layernorm over
   // rows of the normalised width (a group norm's rows are its groups).
@@ -293,7 +299,7 @@ std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
   auto n = node_cost(OpKind::layernorm, Shape{x->elements / width, width}, Attributes{}, 1);
   if (!n) return std::nullopt;
   if (op != "native_layer_norm_backward") return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops + n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt};
+  return AtenCost{count(n->cost.input_grad_flops + n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt, {}};
 }
 
 // ---- element-wise ops ----
@@ -305,12 +311,12 @@ std::optional<OpKind> unary_kind(std::string_view op, const AtenCall& c) {
   for (const UnaryDefinition& d : unary_definitions()) {
     const AtenMapping& m = d.aten;
     const bool forward = op == m.forward;
-    const bool backward = m.backward.empty() ? op.size() == m.forward.size() + 9 && op.starts_with(m.forward) && op.ends_with("_backward")
-                                             : op == m.backward;
+    const bool backward =
+        m.backward.empty() ? op.size() == m.forward.size() + 9 && op.starts_with(m.forward) && op.ends_with("_backward") : op == m.backward;
     if (!forward && !backward) continue;
     for (const AtenFixedArgument& f : m.fixed) {
       const AtenArg* v = arg(c, static_cast<std::size_t>(forward ? f.forward_index : f.backward_index));
-      const bool holds = v == nullptr ? f.absent_is_value
+      const bool holds = v == nullptr                      ? f.absent_is_value
                          : v->kind == AtenArgKind::real    ? v->real == f.value
                          : v->kind == AtenArgKind::integer ? static_cast<double>(v->integer) == f.value
                                                            : false;
@@ -340,7 +346,7 @@ std::optional<AtenCost> unary(const AtenCall& c, std::string_view op, OpKind kin
   auto n = node_cost(kind, Shape{x->elements}, a, 1);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt};
+  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt, {}};
 }
 
 // add/sub/mul/div of two tensors or a tensor and a scalar: the larger tensor is the input and
@@ -432,7 +438,7 @@ std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
   auto n = node_cost(pool->kind, in, a, batch);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n), std::nullopt};
+  return AtenCost{count(n->cost.input_grad_flops, batch), backward_bytes(*n), std::nullopt, {}};
 }
 
 // ---- upsampling ----
@@ -472,7 +478,7 @@ std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
   auto n = node_cost(OpKind::upsample, Shape{in[1], in[2], in[3]}, a, in[0]);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops, in[0]), backward_bytes(*n), std::nullopt};
+  return AtenCost{count(n->cost.input_grad_flops, in[0]), backward_bytes(*n), std::nullopt, {}};
 }
 
 // ---- reductions ----
@@ -537,7 +543,7 @@ std::optional<AtenCost> recurrent(const AtenCall& c, std::string_view op) {
   const bool hx_fits = hx != nullptr && hx->element == AtenElement::floating &&
                        (hx->kind == AtenArgKind::tensors || hx->kind == AtenArgKind::tensor) && hx->elements == states;
   if (!hx_fits) return std::nullopt;
-  AtenCost total{0.0, static_cast<double>(hx->elements) * hx->element_bytes, AtenCost::Backward{}};
+  AtenCost total{0.0, static_cast<double>(hx->elements) * hx->element_bytes, AtenCost::Backward{}, {}};
   for (std::int64_t layer = 0; layer < layers; ++layer) {
     const std::int64_t width = layer == 0 ? features : a.hidden_size * (a.bidirectional ? 2 : 1);
     const auto n = node_cost(lstm ? OpKind::lstm : OpKind::gru, Shape{steps, width}, a, batch);
@@ -564,7 +570,7 @@ std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
   auto n = node_cost(OpKind::softmax, dims(*x), a, 1);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
-  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt};
+  return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt, {}};
 }
 
 std::optional<AtenCost> dropout(const AtenCall& c, std::string_view op) {
@@ -572,7 +578,7 @@ std::optional<AtenCost> dropout(const AtenCall& c, std::string_view op) {
   if (!floating(x)) return std::nullopt;
   auto n = node_cost(OpKind::dropout, Shape{x->elements}, Attributes{}, 1);
   if (!n) return std::nullopt;
-  if (op == "native_dropout_backward") return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt};
+  if (op == "native_dropout_backward") return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt, {}};
   const bool training = flag(c, 2, true);
   AtenCost out = forward(*n, training);
   if (training) out.bytes = count((n->cost.input_bytes + n->cost.output_bytes) * n->batch);  // the mask is applied: data moves
@@ -591,7 +597,7 @@ std::optional<AtenCost> embedding(const AtenCall& c, std::string_view op) {
     a.embedding_dim = dy->dims[dy->rank - 1];
     auto n = node_cost(OpKind::embedding, Shape{std::max<std::int64_t>(ids->elements, 1)}, a, 1, DType::i32);
     if (!n) return std::nullopt;
-    return AtenCost{count(n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt};
+    return AtenCost{count(n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt, {}};
   }
   if (!floating(table) || table->rank != 2 || ids == nullptr || ids->element != AtenElement::integer) return std::nullopt;
   Attributes a;
@@ -614,7 +620,7 @@ std::optional<AtenCost> data_movement(const AtenCall& c, std::string_view op) {
   static constexpr std::string_view kCopies[] = {"copy", "clone", "contiguous", "cat", "concat", "stack", "_to_copy"};
   // Memory handed out, nothing read or written: counted, as 0.
   static constexpr std::string_view kAllocations[] = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_"};
-  if (std::find(std::begin(kAllocations), std::end(kAllocations), op) != std::end(kAllocations)) return AtenCost{0.0, 0.0, std::nullopt};
+  if (std::find(std::begin(kAllocations), std::end(kAllocations), op) != std::end(kAllocations)) return AtenCost{0.0, 0.0, std::nullopt, {}};
   const bool view = std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
   const bool copy = std::find(std::begin(kCopies), std::end(kCopies), op) != std::end(kCopies);
   if (!view && !copy) return std::nullopt;
@@ -639,10 +645,8 @@ std::optional<AtenCost> data_movement(const AtenCall& c, std::string_view op) {
   return out;
 }
 
-}  // namespace
-
 // Long: the dispatch from an aten name to its family, one line each.
-std::optional<AtenCost> aten_cost(const AtenCall& call) {
+std::optional<AtenCost> cost_of(const AtenCall& call) {
   try {
     const std::string_view op = base_name(call.op);
     if (!starts_with(call.op, "aten::")) return std::nullopt;
@@ -666,6 +670,14 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
   } catch (const std::exception&) {
     return std::nullopt;  // out of memory while building the node: not counted
   }
+}
+
+}  // namespace
+
+std::optional<AtenCost> aten_cost(const AtenCall& call) {
+  std::optional<AtenCost> cost = cost_of(call);
+  if (cost && aten_gemm_backed(call)) cost->roof = ComputeRoof{ComputeRoof::Kind::gemm, {}, 0.0};
+  return cost;
 }
 
 bool aten_gemm_backed(const AtenCall& call) noexcept {

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string_view>
 
+#include "hwprof/compute_roof.hpp"
+
 namespace hwprof::detail {
 
 inline constexpr std::size_t kAtenMaxRank = 8;
@@ -67,6 +69,10 @@ struct AtenCost {
     double bytes = 0.0;
   };
   std::optional<Backward> backward;
+  // What bounds its arithmetic, from its op's definition (ops/ops.hpp, compute_roof_of): the
+  // GEMM ceiling for a convolution or a matrix product (and their backward), a function's
+  // rate for a forward activation or softmax, else the FMA peak.
+  ComputeRoof roof;
 };
 
 // The call's cost, or nullopt where hwprof has no formula for the op or for these inputs
@@ -75,7 +81,7 @@ struct AtenCost {
 std::optional<AtenCost> aten_cost(const AtenCall& call);
 
 // The op's work runs on a GEMM: a convolution or a matrix product (and their backward): its
-// compute roof is the measured GEMM ceiling.
+// compute roof is the measured GEMM ceiling (aten_cost's roof says so).
 bool aten_gemm_backed(const AtenCall& call) noexcept;
 
 // One GEMM's M·N·K where PyTorch's CPU kernel for the op hands its product to the BLAS

@@ -147,7 +147,7 @@ int derived_region(Session::State* state, std::atomic<int>* table, int from, con
   Session::set_role(state, region, role);
   if (table == op_backward) Session::note_variant(state, region, 0, {});  // by its forward calls' shapes
   if (gemm_region[from].load(std::memory_order_relaxed)) {
-    Session::set_gemm_backed(state, region);
+    Session::set_compute_roof(state, region, ComputeRoof{ComputeRoof::Kind::gemm, {}, 0.0});
     if (in_ids(region)) gemm_region[region].store(true, std::memory_order_relaxed);
   }
   if (in_ids(region) && table == module_recompute) module_parent[region].store(module_parent[from].load(std::memory_order_relaxed));
@@ -330,10 +330,11 @@ Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
   remember_base_name(s.region, base);
   Session::set_role(state, s.region, role_of(kind, name, phase));
   if (s.variant != 0) Session::note_variant(state, s.region, s.variant, variant_labels.label(call, s.has_cost ? &s.cost : nullptr));
-  // Its compute roof: the GEMM ceiling for a convolution or a matrix product.
-  if (kind == CallKind::op && s.has_cost && aten_gemm_backed(call)) {
-    Session::set_gemm_backed(state, s.region);
-    if (in_ids(s.region)) gemm_region[s.region].store(true, std::memory_order_relaxed);
+  // Its compute roof, from its op's definition: the GEMM ceiling for a convolution or a matrix
+  // product (their backward regions inherit it), a function's rate for an activation.
+  if (kind == CallKind::op && s.has_cost && s.cost.roof.kind != ComputeRoof::Kind::fma) {
+    Session::set_compute_roof(state, s.region, s.cost.roof);
+    if (s.cost.roof.kind == ComputeRoof::Kind::gemm && in_ids(s.region)) gemm_region[s.region].store(true, std::memory_order_relaxed);
   }
   // What its row says where it carries no work (docs/torch.md, "Who counts what").
   if (kind == CallKind::backward_function) {
@@ -561,7 +562,7 @@ void push_placeholder(OpStack& stack, const at::RecordFunction& fn, const FrameP
 
 // Zero work that covers the calls inside (a backward function whose op's backward its chain
 // level carries): they are counted there, not again.
-const AtenCost kCarriedElsewhere{0.0, 0.0, std::nullopt};
+const AtenCost kCarriedElsewhere{0.0, 0.0, std::nullopt, {}};
 
 // The phase of a call made now: a module recomputed during backward makes the calls directly
 // inside it recomputes; otherwise the call inherits its parent's.

@@ -420,6 +420,7 @@ TEST(OpCostActivation, EachOpsForwardAndInputGradient) {
       {R"("op": "mish")", 20, 56},                             // 5n | 14n
       {R"("op": "leaky_relu", "negative_slope": 0.2)", 8, 8},  // 2n | 2n
       {R"("op": "elu")", 16, 16},                              // 4n | 4n
+      {R"("op": "hardshrink", "lambd": 0.25)", 8, 8},          // 2n | 2n: two comparisons, a select
   };
   for (const ActivationCase& c : cases) {
     SCOPED_TRACE(c.op_json);

@@ -744,6 +744,35 @@ TEST(OnnxImport, LeakyReluAndEluKeepTheirAlphaAndANonFiniteOneIsRefused) {
   EXPECT_THAT(refused.error().message, HasSubstr("node '/a/LeakyRelu' (LeakyRelu): attribute alpha is inf; alpha must be a finite number"));
 }
 
+// Shrink with bias 0 is hardshrink (its definition's ONNX mapping); with a bias it is softshrink's
+// form, refused by name; a non-finite lambd is refused before anything reads it.
+TEST(OnnxImport, ShrinkWithoutABiasIsHardshrink) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(14, {4, 5});
+  ModelBuilder::real(b.node("Shrink", "/a/Shrink", {"input"}, "s"), "lambd", 0.25f);
+  b.node("Shrink", "/b/Shrink", {"s"}, "output");  // ONNX's default lambd 0.5, PyTorch's too
+  auto g = import_onnx(b.bytes(3), "shrink.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 2u);
+  EXPECT_EQ(g->nodes[0].op, OpKind::hardshrink);
+  EXPECT_DOUBLE_EQ(g->nodes[0].attrs.parameter.value(), 0.25);
+  EXPECT_DOUBLE_EQ(g->nodes[1].attrs.parameter.value(), 0.5);
+
+  ModelBuilder soft(14, {4, 5});
+  onnx::NodeProto& shrink = soft.node("Shrink", "/a/Shrink", {"input"}, "output");
+  ModelBuilder::real(shrink, "bias", 0.5f);
+  auto refused = import_onnx(soft.bytes(3), "shrink.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("/a/Shrink"));
+  EXPECT_THAT(refused.error().message, HasSubstr("softshrink"));
+
+  ModelBuilder bad(14, {4, 5});
+  ModelBuilder::real(bad.node("Shrink", "/a/Shrink", {"input"}, "output"), "lambd", std::numeric_limits<float>::quiet_NaN());
+  auto nan = import_onnx(bad.bytes(3), "shrink.onnx");
+  ASSERT_FALSE(nan.ok());
+  EXPECT_THAT(nan.error().message, HasSubstr("lambd must be a finite number"));
+}
+
 TEST(OnnxImport, AMatMulOfTwoActivationsIsAMatmulOfOneRankOnly) {
   if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   ModelBuilder b(14, {3, 4, 5});

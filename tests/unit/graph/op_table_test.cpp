@@ -12,7 +12,7 @@ namespace {
 
 bool named_by_the_cases(OpKind kind) {
   switch (kind) {
-  HWPROF_ELEMENTWISE_UNARY_CASES
+    HWPROF_ELEMENTWISE_UNARY_CASES
     return true;
     default:
       return false;
@@ -101,6 +101,37 @@ TEST(OpTable, GeluTraitsFollowItsApproximation) {
   Node conv;
   conv.op = OpKind::conv2d;
   EXPECT_FALSE(detail::unary_traits(conv).has_value());
+}
+
+// The compute roof of each pass, by the op's definition: every op of the GEMM family (the
+// engine runs each as BLAS GEMMs: matmul too) under the GEMM ceiling in both passes; a forward
+// pass that evaluates exp, tanh or erf once per element under that function's rate; the rest,
+// and every backward of an activation, under the FMA peak.
+TEST(OpTable, ComputeRoofsComeFromTheDefinitions) {
+  using Kind = ComputeRoof::Kind;
+  const auto roof = [](OpKind op, bool forward, GeluApproximation approximate = GeluApproximation::none) {
+    Node node;
+    node.op = op;
+    node.attrs.approximate = approximate;
+    return detail::compute_roof_of(node, forward);
+  };
+  for (const detail::OpInfo& info : detail::op_table()) {
+    if (info.family != detail::OpFamily::gemm) continue;
+    EXPECT_EQ(roof(info.kind, true).kind, Kind::gemm) << info.name;
+    EXPECT_EQ(roof(info.kind, false).kind, Kind::gemm) << info.name;
+  }
+  EXPECT_EQ(roof(OpKind::gelu, true).function, "erf");
+  EXPECT_EQ(roof(OpKind::gelu, true, GeluApproximation::tanh).function, "exp") << "x·σ(2u): one exp";
+  EXPECT_EQ(roof(OpKind::gelu, true).kind, Kind::transcendental);
+  EXPECT_EQ(roof(OpKind::gelu, false).kind, Kind::fma);
+  EXPECT_EQ(roof(OpKind::softmax, true).function, "exp");
+  EXPECT_EQ(roof(OpKind::relu, true).kind, Kind::fma);
+  EXPECT_EQ(roof(OpKind::lstm, true).kind, Kind::fma) << "a step's small GEMMs: the FMA peak, as before";
+  for (const detail::UnaryDefinition& d : detail::unary_definitions()) {
+    const ComputeRoof r = roof(d.kind, true);
+    EXPECT_EQ(r.function, d.form.traits.transcendental) << op_name(d.kind);
+    EXPECT_EQ(r.kind == Kind::transcendental, !d.form.traits.transcendental.empty()) << op_name(d.kind);
+  }
 }
 
 }  // namespace

@@ -378,7 +378,10 @@ TEST(SpecParser, DefaultsFollowTheDesign) {
 TEST(SpecParser, LeakyReluAndEluCarryTheirNumber) {
   const Graph g = parse_ok(R"json({"input": {"shape": [8]}, "layers": [
     {"name": "a", "op": "leaky_relu"}, {"name": "b", "op": "leaky_relu", "negative_slope": 0.2},
-    {"name": "c", "op": "elu"}, {"name": "d", "op": "elu", "alpha": 0.5}]})json");
+    {"name": "c", "op": "elu"}, {"name": "d", "op": "elu", "alpha": 0.5},
+    {"name": "e", "op": "hardshrink"}, {"name": "f", "op": "hardshrink", "lambd": 2}]})json");
+  EXPECT_DOUBLE_EQ(g.nodes[4].attrs.parameter.value(), 0.5) << "PyTorch's default λ";
+  EXPECT_DOUBLE_EQ(g.nodes[5].attrs.parameter.value(), 2.0);
   EXPECT_DOUBLE_EQ(g.nodes[0].attrs.parameter.value(), 0.01);
   EXPECT_DOUBLE_EQ(g.nodes[1].attrs.parameter.value(), 0.2);
   EXPECT_DOUBLE_EQ(g.nodes[2].attrs.parameter.value(), 1.0);

@@ -16,10 +16,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/ops.hpp"
 #include "nn/kernels.hpp"
-#include "ops/vector_math.hpp"
 #include "nn_test_support.hpp"
+#include "ops/ops.hpp"
+#include "ops/vector_math.hpp"
 
 namespace hwprof::nn {
 namespace {
@@ -144,17 +144,18 @@ TEST(VectorMath, MaxOfEveryLengthAroundTheLaneCount) {
 
 // Each form of an element-wise unary op's definition (src/ops/elementwise_unary.cpp), gelu's two
 // included, as these tests name them; node_of gives the node that computes it.
-enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu };
+enum class Activation { relu, relu6, gelu, gelu_tanh, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink };
 
-constexpr Activation kAllActivations[] = {Activation::relu,        Activation::relu6,    Activation::gelu, Activation::gelu_tanh,
-                                          Activation::silu,        Activation::sigmoid,  Activation::tanh, Activation::hardswish,
-                                          Activation::hardsigmoid, Activation::softplus, Activation::mish, Activation::leaky_relu,
-                                          Activation::elu};
+constexpr Activation kAllActivations[] = {Activation::relu,        Activation::relu6,     Activation::gelu, Activation::gelu_tanh,
+                                          Activation::silu,        Activation::sigmoid,   Activation::tanh, Activation::hardswish,
+                                          Activation::hardsigmoid, Activation::softplus,  Activation::mish, Activation::leaky_relu,
+                                          Activation::elu,         Activation::hardshrink};
 
-// The number each activation is run with: not PyTorch's defaults (0.01, 1.0), so that a kernel
-// that ignored it would fail.
+// The number each activation is run with: not PyTorch's defaults (0.01, 1.0, 0.5), so that a
+// kernel that ignored it would fail (hardshrink's band edges at ±3, where the tests keep clear of
+// the hard ones' kinks already).
 float alpha_of(Activation a) {
-  return a == Activation::leaky_relu ? 0.2f : a == Activation::elu ? 1.3f : 0.0f;
+  return a == Activation::leaky_relu ? 0.2f : a == Activation::elu ? 1.3f : a == Activation::hardshrink ? 3.0f : 0.0f;
 }
 
 const char* name_of(Activation a) {
@@ -185,6 +186,8 @@ const char* name_of(Activation a) {
       return "leaky_relu";
     case Activation::elu:
       return "elu";
+    case Activation::hardshrink:
+      return "hardshrink";
   }
   return "?";
 }
@@ -247,6 +250,8 @@ double ref_activation(Activation a, double x) {
       return x > 0.0 ? x : alpha_of(a) * x;
     case Activation::elu:
       return x > 0.0 ? x : alpha_of(a) * std::expm1(x);
+    case Activation::hardshrink:
+      return x < -alpha_of(a) || x > alpha_of(a) ? x : 0.0;
   }
   return 0.0;
 }
@@ -283,6 +288,8 @@ double ref_activation_derivative(Activation a, double x) {
       return x > 0.0 ? 1.0 : alpha_of(a);
     case Activation::elu:
       return x > 0.0 ? 1.0 : alpha_of(a) * std::exp(x);
+    case Activation::hardshrink:
+      return x < -alpha_of(a) || x > alpha_of(a) ? 1.0 : 0.0;
   }
   return 0.0;
 }
@@ -331,6 +338,10 @@ TEST(Activation, KnownValuesFromTheFormulas) {
   EXPECT_EQ(forward_one(Activation::elu, 2.0f), 2.0f);
   EXPECT_NEAR(forward_one(Activation::elu, -1.0f), 1.3 * (std::exp(-1.0) - 1.0), 3e-7);  // α 1.3
   EXPECT_NEAR(forward_one(Activation::elu, -30.0f), -1.3, 3e-7);
+  EXPECT_EQ(forward_one(Activation::hardshrink, 2.5f), 0.0f);  // λ 3: inside the band
+  EXPECT_EQ(forward_one(Activation::hardshrink, -3.0f), 0.0f) << "the band's edges are inside it (PyTorch's >= and <=)";
+  EXPECT_EQ(forward_one(Activation::hardshrink, -3.5f), -3.5f);
+  EXPECT_EQ(forward_one(Activation::hardshrink, 4.0f), 4.0f);
 }
 
 // Values everywhere the approximations change regime, plus random ones.

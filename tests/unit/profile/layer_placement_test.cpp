@@ -60,6 +60,15 @@ RegionReport region_of(const EventGroup& group, const std::vector<std::optional<
   return r;
 }
 
+// A linear layer of 100 analytic bytes: under the GEMM ceiling, its counted FLOPs checked with
+// its op's reasons.
+detail::RowWork linear_layer() {
+  return {.kind = detail::RowWork::Kind::layer,
+          .roof = {ComputeRoof::Kind::gemm, {}, 0.0},
+          .op = OpKind::linear,
+          .working_set = WorkingSet{100.0, 0.0, 0.0}};
+}
+
 TEST(LayerPlacement, FindsTheGroupsMetricsByRoleWhateverTheirNames) {
   auto group = parse_event_group(kMadeUpFamily, "made-up/flops.txt");
   ASSERT_TRUE(group.ok()) << group.error().message;
@@ -71,7 +80,7 @@ TEST(LayerPlacement, FindsTheGroupsMetricsByRoleWhateverTheirNames) {
   LayerProfile layer;
   layer.flops = 7000;
   layer.bytes = 100;
-  detail::fill_measurements(layer, r, test::made_up_calibration(describe_this_cpu()), 1, OpKind::linear, WorkingSet{100.0, 0.0, 0.0});
+  detail::fill_measurements(layer, r, test::made_up_calibration(describe_this_cpu()), 1, linear_layer());
   ASSERT_TRUE(layer.flops_check.has_value()) << "the FLOP metric was not found by its role";
   EXPECT_DOUBLE_EQ(layer.flops_check->measured, 8000.0);  // "Vector work", not the decoy "SP FLOP"
   EXPECT_EQ(layer.bytes_origin, BytesOrigin::dram_counters);
@@ -82,6 +91,37 @@ TEST(LayerPlacement, FindsTheGroupsMetricsByRoleWhateverTheirNames) {
   // Reports keep every metric under its own name.
   ASSERT_EQ(layer.metrics.size(), 4u);
   EXPECT_EQ(layer.metrics[0].name, "Vector work");
+  EXPECT_EQ(layer.roofline->compute_roof, "gemm_sp");
+}
+
+// A function's roof is its rate × the FLOPs counted per evaluation: where the counters count
+// more FLOPs than the cost model (a polynomial's), the roof rises in the same ratio, so that the
+// achieved rate and its roof count the same operations.
+TEST(LayerPlacement, CountedFlopsRescaleAFunctionsRoof) {
+  auto group = parse_event_group(kMadeUpFamily, "made-up/flops.txt");
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  const RegionReport r = region_of(*group, {1000.0, 500.0, 2000.0});  // 8000 FLOPs counted
+  Machine machine = test::made_up_calibration(describe_this_cpu());
+  machine.runs[0].compute["erf_sp"] = test::made_up_ceiling(1.0);  // 1 G evaluations/s
+  LayerProfile layer;
+  layer.flops = 7000;  // 1000 evaluations of 7 FLOPs each, by the cost model
+  layer.bytes = 100;
+  detail::RowWork gelu{.kind = detail::RowWork::Kind::layer,
+                       .roof = {ComputeRoof::Kind::transcendental, "erf", 7.0},
+                       .op = OpKind::gelu,
+                       .working_set = WorkingSet{100.0, 0.0, 0.0}};
+  detail::fill_measurements(layer, r, machine, 1, gelu);
+  ASSERT_TRUE(layer.roofline.has_value()) << layer.roofline_error;
+  EXPECT_EQ(layer.roofline->compute_roof, "erf_sp");
+  EXPECT_DOUBLE_EQ(layer.roofline->compute_roof_gflops_per_s, 8.0) << "1 G evaluations/s × 8 counted FLOPs each";
+  // Analytic FLOPs (no FP counters): the cost model's 7 per evaluation.
+  const RegionReport uncounted = region_of(*group, {std::nullopt, 500.0, 2000.0});
+  LayerProfile analytic;
+  analytic.flops = 7000;
+  analytic.bytes = 100;
+  detail::fill_measurements(analytic, uncounted, machine, 1, gelu);
+  ASSERT_TRUE(analytic.roofline.has_value()) << analytic.roofline_error;
+  EXPECT_DOUBLE_EQ(analytic.roofline->compute_roof_gflops_per_s, 7.0);
 }
 
 TEST(LayerPlacement, WithoutDramTheLlcRoleGivesTheBytes) {
@@ -91,7 +131,7 @@ TEST(LayerPlacement, WithoutDramTheLlcRoleGivesTheBytes) {
   LayerProfile layer;
   layer.flops = 7000;
   layer.bytes = 100;
-  detail::fill_measurements(layer, r, std::nullopt, 1, OpKind::linear, WorkingSet{100.0, 0.0, 0.0});
+  detail::fill_measurements(layer, r, std::nullopt, 1, linear_layer());
   EXPECT_EQ(layer.bytes_origin, BytesOrigin::llc_misses);
 }
 
@@ -106,7 +146,7 @@ TEST(LayerPlacement, AMetricWithoutARoleFeedsNothing) {
   LayerProfile layer;
   layer.flops = 7000;
   layer.bytes = 100;
-  detail::fill_measurements(layer, r, std::nullopt, 1, OpKind::linear, WorkingSet{100.0, 0.0, 0.0});
+  detail::fill_measurements(layer, r, std::nullopt, 1, linear_layer());
   EXPECT_FALSE(layer.flops_check.has_value());
   EXPECT_EQ(layer.bytes_origin, BytesOrigin::analytic_minimum);
   EXPECT_EQ(layer.metrics.size(), 2u);

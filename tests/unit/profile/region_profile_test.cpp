@@ -203,8 +203,8 @@ TEST(TorchRegions, OpsRunOnlyInsideOtherRowsAreLeftOutOfTheTableUnlessAskedFor) 
 
 TEST(TorchRegions, AGemmsWorkIsPlacedUnderTheGemmCeilingTheRestUnderTheFmaPeak) {
   SessionSnapshot s = torch_run_with_roles();
-  s.regions[2].gemm_backed = true;   // aten::conv2d
-  s.regions[10].gemm_backed = true;  // aten::convolution_backward
+  s.regions[2].roof.kind = ComputeRoof::Kind::gemm;   // aten::conv2d
+  s.regions[10].roof.kind = ComputeRoof::Kind::gemm;  // aten::convolution_backward
   RegionProfileOptions options;
   options.machine = test::made_up_calibration(MachineCpu{});
   options.threads = 1;
@@ -219,6 +219,30 @@ TEST(TorchRegions, AGemmsWorkIsPlacedUnderTheGemmCeilingTheRestUnderTheFmaPeak) 
   EXPECT_EQ(roof("Net", LayerPhase::forward), "gemm_sp") << "100 of its 110 FLOPs a convolution's";
   EXPECT_EQ(roof("Net.conv1", LayerPhase::backward), "gemm_sp");
   EXPECT_EQ(roof("Optimizer.step", LayerPhase::optimizer), "fma_sp") << "element-wise updates";
+}
+
+// An activation's region carries its function's roof from its definition, as `hwprof profile`
+// holds the same layer: the function's calibrated rate × its FLOPs per evaluation.
+TEST(TorchRegions, AnActivationIsHeldToItsFunctionsRateAsTheModelProfileHoldsIt) {
+  SessionSnapshot s = torch_run_with_roles();
+  s.regions[4].roof = {ComputeRoof::Kind::transcendental, "erf", 8.0};  // as if aten::relu were aten::gelu
+  RegionProfileOptions options;
+  options.machine = test::made_up_calibration(MachineCpu{});
+  options.threads = 1;
+  options.machine->runs[0].compute["erf_sp"] = test::made_up_ceiling(2.0);  // 2 G evaluations/s
+  const Profile p = profile_of(s, options);
+  const LayerProfile& l = row(p, "aten::relu", LayerPhase::forward);
+  ASSERT_TRUE(l.roofline) << l.roofline_error;
+  EXPECT_EQ(l.roofline->compute_roof, "erf_sp");
+  EXPECT_DOUBLE_EQ(l.roofline->compute_roof_gflops_per_s, 16.0) << "2 G evaluations/s × 8 FLOPs each";
+  EXPECT_DOUBLE_EQ(l.roofline->peak_gflops_per_s, 600.0) << "the FMA peak stays the absolute roof";
+  // A calibration without the function's kernel: the FMA peak, and a note that says so.
+  options.machine->runs[0].compute.erase("erf_sp");
+  const Profile before = profile_of(s, options);
+  const LayerProfile& old = row(before, "aten::relu", LayerPhase::forward);
+  ASSERT_TRUE(old.roofline);
+  EXPECT_EQ(old.roofline->compute_roof, "fma_sp");
+  EXPECT_NE(old.roofline->notes.back().find("no erf_sp ceiling"), std::string::npos);
 }
 
 std::vector<std::string> keys(const std::vector<detail::LayerGroup>& groups) {

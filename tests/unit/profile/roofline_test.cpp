@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/ops.hpp"
 #include "profile/roofline.hpp"
 #include "text_support.hpp"
 
@@ -67,7 +68,9 @@ SourcedValue analytic(double v) {
 
 RooflineInput input(OpKind op, double flops, double bytes, double seconds, int threads = 1) {
   RooflineInput in;
-  in.op = op;
+  Node node;
+  node.op = op;
+  in.roof = detail::compute_roof_of(node, false);  // GEMM or FMA, as the op's definition says
   in.flops = analytic(flops);
   in.bytes = analytic(bytes);
   in.seconds = seconds;
@@ -171,8 +174,7 @@ TEST(Roofline, TranscendentalOpsAreHeldToTheirCalibratedKernel) {
   Machine m = synthetic_machine();
   m.runs[0].compute["tanh_sp"] = ceiling(0.5);             // 0.5 G evaluations/s on one thread
   RooflineInput in = input(OpKind::tanh, 1e6, 8e6, 2e-3);  // 1 M elements, 1 FLOP each, in 2 ms
-  in.transcendental = "tanh";
-  in.elements = 1e6;
+  in.roof = {ComputeRoof::Kind::transcendental, "tanh", 1.0};
   auto p = place_on_roofline(in, m);
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->compute_roof, "tanh_sp");
@@ -183,13 +185,11 @@ TEST(Roofline, TranscendentalOpsAreHeldToTheirCalibratedKernel) {
   // GELU counts 5 FLOPs per element: the roof scales with them.
   m.runs[0].compute["erf_sp"] = ceiling(0.4);
   RooflineInput gelu = input(OpKind::gelu, 5e6, 8e6, 2e-3);
-  gelu.transcendental = "erf";
-  gelu.elements = 1e6;
+  gelu.roof = {ComputeRoof::Kind::transcendental, "erf", 5.0};
   p = place_on_roofline(gelu, m);
   ASSERT_TRUE(p);
   EXPECT_DOUBLE_EQ(p->compute_roof_gflops_per_s, 2.0);
   // A calibration from before these kernels: the FMA roof, and a note that says so.
-  in.elements = 1e6;
   p = place_on_roofline(in, synthetic_machine());
   ASSERT_TRUE(p);
   EXPECT_EQ(p->compute_roof, "fma_sp");

@@ -282,6 +282,8 @@ TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
   EXPECT_DOUBLE_EQ(flops(call("aten::elu", {x, integer(1), integer(1), integer(1)})), 4 * n);
   EXPECT_DOUBLE_EQ(flops(call("aten::elu_backward", {x, real(0.5), integer(1), integer(1), integer(0), x})), 4 * n);
   EXPECT_FALSE(aten_cost(call("aten::elu", {x, real(1.6732632), real(1.0507010), integer(1)}))) << "selu's scale: no formula";
+  EXPECT_DOUBLE_EQ(flops(call("aten::hardshrink", {x, real(0.3)})), 2 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::hardshrink_backward", {x, x, real(0.3)})), 2 * n);
   // max_pool2d 2x2 on 32x32: 16x16 outputs of 3 comparisons; its backward 1 per output.
   const double pooled = 8.0 * 16 * 16 * 16;
   const AtenArg big = t({8, 16, 32, 32});
@@ -524,7 +526,7 @@ TEST(OpStack, ACompositeOpCountsOnceAtItsOutermostFormula) {
 
 TEST(OpStack, BackwardWrappersAndUserScopes) {
   OpStack stack;
-  const AtenCost conv{10, 1, std::nullopt};
+  const AtenCost conv{10, 1, std::nullopt, {}};
   stack.push(-1, nullptr, false, false);                      // autograd::engine::evaluate_function: a wrapper
   const OpFrame* node = stack.push(5, nullptr, false, true);  // ConvolutionBackward0
   ASSERT_NE(node, nullptr);
@@ -541,7 +543,7 @@ TEST(OpStack, BackwardWrappersAndUserScopes) {
   stack.pop();
   EXPECT_EQ(stack.pop(), nullptr) << "an end without its start";
   // A backward function that carries its forward op's backward covers the ops inside it.
-  const AtenCost carried{30, 3, std::nullopt};
+  const AtenCost carried{30, 3, std::nullopt, {}};
   stack.push(-1, nullptr, false, true);
   const OpFrame* function = stack.push(5, &carried, false, true);
   ASSERT_NE(function, nullptr);
@@ -556,6 +558,38 @@ TEST(OpStack, BackwardWrappersAndUserScopes) {
   EXPECT_EQ(stack.depth(), OpStack::kMaxDepth);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(stack.pop(), nullptr) << "the calls past the depth balance";
   EXPECT_NE(stack.pop(), nullptr);
+}
+
+// The compute roof comes from the op's definition, as `hwprof profile` places the same layer: a
+// convolution and a matrix product under the GEMM ceiling (their backward too), an activation's
+// forward under its function's rate at the FLOPs counted per element, its backward and plain
+// arithmetic under the FMA peak.
+TEST(AtenCost, EachCallCarriesItsOpsComputeRoof) {
+  using Kind = ComputeRoof::Kind;
+  const auto roof = [](const AtenCall& c) {
+    const auto cost = aten_cost(c);
+    EXPECT_TRUE(cost.has_value()) << c.op;
+    return cost ? cost->roof : ComputeRoof{};
+  };
+  EXPECT_EQ(roof(call("aten::conv2d", {t({1, 3, 8, 8}), t({4, 3, 3, 3}), none(), ints({1, 1}), ints({1, 1}), ints({1, 1}), integer(1)})).kind,
+            Kind::gemm);
+  EXPECT_EQ(roof(call("aten::mm", {t({4, 8}), t({8, 2})})).kind, Kind::gemm);
+  EXPECT_EQ(roof(call("aten::convolution_backward", {t({1, 4, 8, 8}), t({1, 3, 8, 8}), t({4, 3, 3, 3}), none(), ints({1, 1}), ints({1, 1}),
+                                                     ints({1, 1}), boolean(false), ints({0, 0}), integer(1), ints({1, 1, 0})}))
+                .kind,
+            Kind::gemm);
+  const ComputeRoof gelu = roof(call("aten::gelu", {t({4, 10})}));
+  EXPECT_EQ(gelu.kind, Kind::transcendental);
+  EXPECT_EQ(gelu.function, "erf");
+  EXPECT_DOUBLE_EQ(gelu.flops_per_evaluation, flops(call("aten::gelu", {t({4, 10})})) / 40);
+  const ComputeRoof tanh = roof(call("aten::tanh", {t({4, 10})}));
+  EXPECT_EQ(tanh.function, "tanh");
+  const ComputeRoof softmax = roof(call("aten::softmax", {t({4, 10}), integer(1), none()}));
+  EXPECT_EQ(softmax.function, "exp");
+  EXPECT_DOUBLE_EQ(softmax.flops_per_evaluation, (5.0 * 40 + 4) / 40);
+  EXPECT_EQ(roof(call("aten::gelu_backward", {t({4, 10}), t({4, 10})})).kind, Kind::fma) << "its backward evaluates no function";
+  EXPECT_EQ(roof(call("aten::relu", {t({4, 10})})).kind, Kind::fma);
+  EXPECT_EQ(roof(call("aten::add", {t({4, 10}), t({4, 10})})).kind, Kind::fma);
 }
 
 }  // namespace

@@ -63,8 +63,8 @@ TEST(ModuleCalls, AModuleCallKnowsTheCallAroundIt) {
 // work counts even where the function around it carries its op's backward.
 TEST(OpStack, ARecomputedForwardIsItsOwnPhaseAndCounts) {
   OpStack stack;
-  const AtenCost carried{0, 0, std::nullopt};
-  const AtenCost linear{100, 10, std::nullopt};
+  const AtenCost carried{0, 0, std::nullopt, {}};
+  const AtenCost linear{100, 10, std::nullopt, {}};
   FramePush wrapper;
   wrapper.wrapper = true;
   wrapper.backward_function = true;
@@ -112,8 +112,8 @@ TEST(CallLabels, ShapesThenScalarsWhereTheSameShapesCostOtherwise) {
   EXPECT_EQ(shapes_of(call), "2x3x4x5, 3 tensors: 8");
   EXPECT_EQ(scalars_of(call), "{(1, 1)}");
   VariantLabels labels;
-  const AtenCost one{10, 1, std::nullopt};
-  const AtenCost other{20, 1, std::nullopt};
+  const AtenCost one{10, 1, std::nullopt, {}};
+  const AtenCost other{20, 1, std::nullopt, {}};
   EXPECT_EQ(labels.label(call, &one), "2x3x4x5, 3 tensors: 8");
   EXPECT_EQ(labels.label(call, &one), "2x3x4x5, 3 tensors: 8");
   call.args[1].dims[0] = 2;
