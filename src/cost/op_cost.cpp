@@ -1,5 +1,5 @@
 // The cost table: one entry per op of the op table (src/graph/ops.cpp). This comment is the
-// reference for every count hwprof calls analytic; README.md, "Counting convention" repeats it.
+// reference for every count hwprof calls analytic; docs/cost.md, "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
 // reduced axis). MACs: conv2d (conv3d, conv_transpose2d, conv_transpose3d), linear and attention's matmuls only, biases
@@ -433,7 +433,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     }
     case OpKind::lstm:
     case OpKind::gru: {
-      // README.md, "Counting convention", recurrent layers: the products as ptflops' rnn_flops
+      // docs/cost.md, "Counting convention", recurrent layers: the products as ptflops' rnn_flops
       // counts them (W_ih and W_hh times the input and the state, every step), biases and the
       // gate arithmetic counted apart, as written in PyTorch's formulas.
       const bool lstm = node.op == OpKind::lstm;
