@@ -92,8 +92,8 @@ struct ModelCost {
 // with OpKind::unsupported layers is analysed around them (totals.not_counted_layers).
 Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options = {});
 
-// The seed's Profiler API, analytic part. Each fails when a layer is not counted (an
-// unsupported ONNX op): a partial total is not the model's.
+// One figure of a whole model each (analytic, like analyze()). Each fails when a layer is not
+// counted (an unsupported ONNX op): a partial total is not the model's.
 Result<std::int64_t> count_parameters(const Graph& graph);
 // Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});
