@@ -3,7 +3,7 @@
 
 For each model: params from the ONNX file (hwprof summary) against sum(p.numel()) and the
 published torchvision figure; MACs against an exact count taken with forward hooks in PyTorch
-(the convention of hwprof's README: conv2d, linear and attention, biases excluded) and the
+(hwprof's convention, docs/cost.md, "Counting convention": conv2d, linear and attention, biases excluded) and the
 published torchvision "GFLOPS" (which count multiply-accumulates, rounded to 2 decimals); and
 the output of `hwprof run` on a random batch against PyTorch's, max |hwprof - torch| /
 max |torch| <= 1e-4.
@@ -99,7 +99,7 @@ def randomize(model, seed):
 
 
 def count_macs(model, x):
-    """Exact per-sample MACs by the README's convention, from forward hooks."""
+    """Exact per-sample MACs by hwprof's convention (docs/cost.md, "Counting convention"), from forward hooks."""
     total = [0]
 
     def conv(m, inp, out):  # Conv2d and Conv3d: every output element, in/groups·kernel volume

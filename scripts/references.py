@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Checks that what the code cites, a reader can open (docs/design.md, "House rules"); run by
-`ctest -L house`. It fails on
+"""Checks that what the code and the pages cite, a reader can open (docs/design.md, "House
+rules"); run by `ctest -L house`. It fails on
 
   - a file the repository does not have, or a tracker a reader cannot see: a mention of the
     design or style notes that are not in the repository, or of an "issue" with a number;
   - a citation of a page of docs/ (or README.md) that does not exist, or of a section that
     is not one of its headings: `docs/X.md, "Section"`, `docs/X.md "Section"`, `docs/X.md#anchor`
     (a section may be cited by the start of its heading: "Why" for "Why: the rule table");
+  - in the pages themselves (README.md, docs/*.md and the other Markdown files of the
+    repository): the same, and a link `[text](target)` whose file is not there (the path is
+    the page's own folder's, as a Markdown viewer reads it), whose `#anchor` none of the
+    target's headings has (`[x](#anchor)`: the page's own), or that a section in quotes
+    follows (`[x](other.md), "Section"`) which is not a heading of the target; code blocks
+    are not read, and links to web addresses are not followed;
   - a public header of include/hwprof/ that hwprof.hpp does not include (regions.hpp,
     regions.h and torch.h excepted: a program includes them where it marks regions, or
     links hwprof::torch) or that docs/design.md's
@@ -31,6 +37,8 @@ TOP_FILES = ["CMakeLists.txt", "CMakePresets.json"]
 # tests/house holds the checks' own tests: made-up trees with wrong references on purpose.
 SKIP = {os.path.join("tests", "fixtures"), os.path.join("tests", "fuzz", "regressions"), os.path.join("tests", "house")}
 EXTENSIONS = (".cpp", ".hpp", ".h", ".c", ".py", ".sh", ".txt", ".cmake", ".in", ".map", ".json", ".dict")
+# The pages: README.md and the Markdown of these folders (docs/ first), outside SKIP.
+PAGE_FOLDERS = ["docs", "counters", "models", "tests", "python", "examples", "bench", "scripts"]
 # Built from parts so that this file does not match itself.
 NOTES = re.compile("(" + "DESIGN" + r"|" + "STYLE" + r")\.md")
 TRACKER = re.compile(r"\b[Ii]ssues?,? (?:#\d+|\d+\b)")
@@ -40,6 +48,11 @@ SECTION = re.compile(r'#([\w-]+)|(?:,\s*|\s+)"([^"\n]+)"')
 # A comment's continuation lines: the newline, the indentation and the comment leader.
 CONTINUATION = re.compile(r"\s*\n\s*(?://|#|\*)?\s*")
 NOT_IN_UMBRELLA = {"hwprof.hpp", "regions.hpp", "regions.h", "torch.h"}
+
+
+# A Markdown link or image: [text](target) or [text](target "title"); the target has no space.
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+WEB = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # https:, mailto:, ...
 
 
 def headings(path):
@@ -52,6 +65,16 @@ def headings(path):
 def anchor(heading):
     """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as dashes."""
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def anchors(names):
+    """Every heading's anchor; a repeated one gets -1, -2, ... after the first, as on GitHub."""
+    seen, result = {}, []
+    for name in names:
+        a = anchor(name)
+        result.append(a if a not in seen else f"{a}-{seen[a]}")
+        seen[a] = seen.get(a, 0) + 1
+    return result
 
 
 def section_found(section, names):
@@ -72,7 +95,7 @@ def check_citations(text, shown, root, line_of, problems):
         if not s:
             continue
         names = headings(target)
-        if s.group(1) is not None and s.group(1) not in [anchor(h) for h in names]:
+        if s.group(1) is not None and s.group(1) not in anchors(names):
             problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(1)}#{s.group(1)}, an anchor none of its headings has")
         elif s.group(2) is not None and not section_found(s.group(2).strip(), names):
             problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(1)}, \"{s.group(2).strip()}\", "
@@ -120,9 +143,8 @@ def code_files(root):
                     yield os.path.join(rel, name)
 
 
-def check_file(root, shown, problems):
-    with open(os.path.join(root, shown), encoding="utf-8", errors="replace") as f:
-        text = f.read()
+def line_finder(text):
+    """line_of(offset): the 1-based line of `text` that holds the character at `offset`."""
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def line_of(offset):
@@ -131,6 +153,14 @@ def check_file(root, shown, problems):
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if starts[mid] <= offset else (lo, mid - 1)
         return lo + 1
+
+    return line_of
+
+
+def check_file(root, shown, problems):
+    with open(os.path.join(root, shown), encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    line_of = line_finder(text)
 
     if os.path.abspath(os.path.join(root, shown)) == os.path.abspath(__file__):
         return  # its own examples
@@ -141,6 +171,59 @@ def check_file(root, shown, problems):
     check_citations(text, shown, root, line_of, problems)
     if shown.endswith((".cpp", ".hpp", ".h", ".c")):
         check_switches(text, shown, line_of, problems)
+
+
+def page_files(root):
+    if os.path.isfile(os.path.join(root, "README.md")):
+        yield "README.md"
+    for folder in PAGE_FOLDERS:
+        for dirpath, dirs, files in os.walk(os.path.join(root, folder)):
+            rel = os.path.relpath(dirpath, root)
+            dirs[:] = sorted(d for d in dirs if os.path.join(rel, d) not in SKIP and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith(".md"):
+                    yield os.path.join(rel, name)
+
+
+def check_link(root, shown, target, after, own_names, line, problems):
+    """One link of page `shown` to `target`, followed in the page by the text `after`."""
+    path, _, fragment = target.partition("#")
+    if path:
+        full = os.path.normpath(os.path.join(root, os.path.dirname(shown), path))
+        if not os.path.exists(full):
+            problems.append(f"{shown}:{line}: links to {target}, but {os.path.relpath(full, root)} is not in the repository")
+            return
+        if not full.endswith(".md") or os.path.isdir(full):
+            return
+        names = headings(full)
+    else:
+        names = own_names
+    if fragment and fragment not in anchors(names):
+        problems.append(f"{shown}:{line}: links to {target}, an anchor none of {path or 'its own'} headings has")
+    section = re.match(r',\s*"([^"\n]+)"', CONTINUATION.sub(" ", after))
+    if path and not fragment and section and not section_found(section.group(1).strip(), names):
+        problems.append(f"{shown}:{line}: cites {path}, \"{section.group(1).strip()}\", which is not a heading there "
+                        f"(headings: {'; '.join(names)})")
+
+
+def check_page(root, shown, problems):
+    """A Markdown page: its citations as in code, and its links."""
+    with open(os.path.join(root, shown), encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    # Code blocks are examples, not references: blank them, keeping the lines where they are.
+    text = re.sub(r"^(```+).*?^\1[ \t]*$", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S | re.M)
+    line_of = line_finder(text)
+    for m in NOTES.finditer(text):
+        problems.append(f"{shown}:{line_of(m.start())}: cites {m.group(0)}, which is not in the repository; cite the docs/ page that says it")
+    for m in TRACKER.finditer(text):
+        problems.append(f"{shown}:{line_of(m.start())}: \"{m.group(0)}\" names a tracker a reader cannot see; say what it was")
+    check_citations(text, shown, root, line_of, problems)
+    own_names = headings(os.path.join(root, shown))
+    for m in LINK.finditer(text):
+        target = m.group(1)
+        if WEB.match(target):
+            continue
+        check_link(root, shown, target, text[m.end():m.end() + 300], own_names, line_of(m.start()), problems)
 
 
 def check_public_headers(root, problems):
@@ -171,13 +254,15 @@ def main():
     problems = []
     for shown in code_files(args.root):
         check_file(args.root, shown, problems)
+    for shown in page_files(args.root):
+        check_page(args.root, shown, problems)
     check_public_headers(args.root, problems)
     for p in problems:
         print(p)
     if problems:
         print(f"references.py: {len(problems)} reference(s) a reader cannot follow", file=sys.stderr)
         return 1
-    print("references.py: every reference in the code resolves, and every public header is listed")
+    print("references.py: every reference in the code and the pages resolves, and every public header is listed")
     return 0
 
 

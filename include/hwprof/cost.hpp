@@ -1,7 +1,7 @@
 // The analytic cost model: what each layer of a Graph should cost — parameters, MACs, FLOPs
 // (forward and backward), the minimum bytes it moves and the memory a run needs. Every figure
 // here is analytic: derived from shapes by the formulas documented in src/cost/op_cost.cpp
-// and the README, never measured.
+// and docs/cost.md, never measured.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct LayerCost {
   // Per sample unless said otherwise.
   std::int64_t params = 0;               // trainable; a tied weight counts 0 here (its bias counts)
   std::int64_t buffers = 0;              // non-trainable state, e.g. batchnorm running statistics
-  std::int64_t macs = 0;                 // README.md "Counting convention": conv2d, linear, attention matmuls
+  std::int64_t macs = 0;                 // docs/cost.md "Counting convention": conv2d, linear, attention matmuls
   std::int64_t flops = 0;                // forward, evaluation mode: 2*macs + element-wise work
   std::int64_t train_forward_flops = 0;  // forward in training mode (batchnorm stats, dropout)
   std::int64_t backward_flops = 0;       // input and weight gradients that a training step computes
@@ -92,8 +92,8 @@ struct ModelCost {
 // with OpKind::unsupported layers is analysed around them (totals.not_counted_layers).
 Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options = {});
 
-// The seed's Profiler API, analytic part. Each fails when a layer is not counted (an
-// unsupported ONNX op): a partial total is not the model's.
+// One figure of a whole model each (analytic, like analyze()). Each fails when a layer is not
+// counted (an unsupported ONNX op): a partial total is not the model's.
 Result<std::int64_t> count_parameters(const Graph& graph);
 // Per-sample forward FLOPs; `input_shape` re-infers the graph (empty: the spec's shape).
 Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = {});

@@ -1,4 +1,4 @@
-// The model graph: what a model spec (models/*.json, format in README.md, "Model specs") becomes once it is
+// The model graph: what a model spec (models/*.json, format in docs/model-specs.md, "Model specs") becomes once it is
 // parsed, its repeats expanded, its names resolved and every shape inferred.
 #pragma once
 
@@ -85,7 +85,7 @@ enum class OpKind {
   // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).
   conv_transpose3d,
   // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table
-  // added to the attention scores [..., heads, N, N] of a wh × ww window (README.md, "Model specs").
+  // added to the attention scores [..., heads, N, N] of a wh × ww window (docs/model-specs.md, "Ops and attributes").
   rel_pos_bias,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
@@ -132,8 +132,8 @@ struct DepthWindow {
   std::int64_t output_padding = 0;  // conv_transpose3d
 };
 
-// The attributes of every op in one flat record; each op reads only its own (README.md's
-// "Model specs" table) and the parser rejects the others. Defaults are those of that table.
+// The attributes of every op in one flat record; each op reads only its own (docs/model-specs.md,
+// "Ops and attributes") and the parser rejects the others. Defaults are those of that table.
 struct Attributes {
   std::int64_t out_features = 0;  // linear
   bool bias = true;               // linear, conv2d, attention
@@ -192,7 +192,7 @@ struct Attributes {
 
 // A value a layer's parameter or buffer starts from instead of the seeded initialisation (an
 // ONNX file's initializers), float32, row-major, in the layout the engine keeps for that
-// parameter (README.md, "Model specs": linear weight [out, in], conv2d weight [out, in/groups, kh, kw]).
+// parameter (docs/model-specs.md, "Ops and attributes": linear weight [out, in], conv2d weight [out, in/groups, kh, kw]).
 struct InitialValue {
   std::string name;  // the parameter: "weight", "bias", "running_mean", "running_var"
   Shape shape;       // its full shape (no batch dimension is involved)

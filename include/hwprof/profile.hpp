@@ -127,7 +127,7 @@ inline constexpr std::size_t kMaxKeptSamples = 1000;
 struct LayerProfile {
   int index = -1;  // Graph::nodes index; -1 for the model total
   std::string name;
-  std::string op;                          // op name (README.md, "Model specs"); "model" for the total
+  std::string op;                          // op name (docs/model-specs.md, "Ops and attributes"); "model" for the total
   LayerPhase phase = LayerPhase::forward;  // Profile::total's is not used: it spans the run (profile_phase_name)
   Shape output_shape;                      // per sample
   bool causal = false;                     // attention: the mask (for the FLOPs comparison's reasons)

@@ -3,8 +3,9 @@
 // each layer did cost with what it should cost (include/hwprof/cost.hpp) and with this
 // machine's calibrated ceilings (include/hwprof/machine.hpp) into a Profile.
 //
-// The functions below are the library form of the seed's Profiler API; they work on a Graph
-// (a parsed model spec) and build the executor themselves.
+// The functions below answer one question each about a whole model (its latency, its memory,
+// one layer, a forward pass or a training step); they work on a Graph (a parsed model spec)
+// and build the executor themselves (docs/library.md, "A whole model on the engine").
 #pragma once
 
 #include <cstdint>
@@ -34,7 +35,7 @@ struct ProfileOptions {
   bool train = false;          // forward, loss, backward and optimizer per iteration
   OptimizerOptions optimizer;  // train only
   int threads = 0;             // 0: one per physical core
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;      // random numbers: the synthetic input, initial parameters
   // Warm-up: a fixed count, or (negative) until the last 5 runs' coefficient of variation is
   // below 5 % (at most 50 runs).
   int warmup = -1;
@@ -79,7 +80,7 @@ struct RegionProfileOptions {
 Profile profile_of(const SessionSnapshot& snapshot, const RegionProfileOptions& options);
 Profile profile_of(const Session& session, const RegionProfileOptions& options);
 
-// ---- the seed's Profiler API ---------------------------------------------------------------
+// ---- one question each: a model's latency and memory, one layer, a pass, a step -------------
 // count_parameters, count_flops and the analytic estimate_memory are in cost.hpp.
 
 struct LatencyStats {
@@ -97,8 +98,8 @@ struct LatencyStats {
   double loss = 0.0;  // train: the loss of the last step; forward: 0
 };
 // Whole-model latency, no per-layer regions (what `hwprof bench` reports). Warm-up and
-// iterations follow ProfileOptions (warmup, iterations, min_seconds); the input is that of
-// profile_model for the same seed.
+// iterations follow ProfileOptions (warmup, iterations, min_seconds); the input is the synthetic
+// one profile_model uses for the same ProfileOptions::seed.
 Result<LatencyStats> measure_latency(const Graph& graph, const ProfileOptions& options);
 
 // Analytic memory (cost.hpp) beside what a run of the model measured: the tensor allocator's

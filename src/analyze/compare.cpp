@@ -99,7 +99,7 @@ void judge(LayerChange& c, double p, double alpha) {
 
 // The layers' names as the comparison shows them: a name (and phase) that appears more than
 // once in a profile (a block repeated by hand) gets its occurrence, "relu #2", so that the k-th
-// relu of A is matched with the k-th of B (README.md, "Comparing runs").
+// relu of A is matched with the k-th of B (docs/cli.md, "Comparing runs").
 std::vector<std::string> occurrence_names(const Profile& p) {
   std::map<std::string, int> count;
   for (const LayerProfile& l : p.layers) ++count[display_name(l)];

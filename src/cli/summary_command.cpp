@@ -24,7 +24,7 @@ conv3d, conv_transpose2d, conv_transpose3d, linear, matmul (a product of two act
 biases excluded: the convention of torchvision's published GFLOPS, the ResNet paper and
 fvcore. Causal attention
 counts the full TxT products. FLOPs = 2*MACs + the element-wise work of every other op, from
-one documented table (README, "Counting convention"). Memory is in decimal MB.
+one documented table (docs/cost.md, "Counting convention"). Memory is in decimal MB.
 
 MODEL is an .onnx file, a spec (.json) or the name of a built-in model (see models/). An ONNX
 node hwprof cannot map is listed as "not counted" and the totals as lower bounds (>=).)";

@@ -1,5 +1,5 @@
 // The cost table: one entry per op of the op table (src/ops/ops.cpp). This comment is the
-// reference for every count hwprof calls analytic; README.md, "Counting convention" repeats it.
+// reference for every count hwprof calls analytic; docs/cost.md, "Counting convention" repeats it.
 //
 // Notation (per sample): n = output elements, n_in = input elements, rows = n / (size of the
 // reduced axis). MACs: conv2d (conv3d, conv_transpose2d, conv_transpose3d), linear and attention's matmuls only, biases
@@ -95,7 +95,7 @@
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
 // Kept for backward (training memory): linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, embedding, batchnorm2d, batchnorm3d, layernorm,
-// relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu and attention keep their input, mul, div and matmul both
+// relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink and attention keep their input, mul, div and matmul both
 // (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d and maxpool3d keep
 // int32 indices of their output; dropout a 1-byte mask;
 // layernorm 2 floats per row; batchnorm2d and batchnorm3d 2 floats per channel per batch; attention Q, K, V,
@@ -433,7 +433,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     }
     case OpKind::lstm:
     case OpKind::gru: {
-      // README.md, "Counting convention", recurrent layers: the products as ptflops' rnn_flops
+      // docs/cost.md, "Counting convention", recurrent layers: the products as ptflops' rnn_flops
       // counts them (W_ih and W_hh times the input and the state, every step), biases and the
       // gate arithmetic counted apart, as written in PyTorch's formulas.
       const bool lstm = node.op == OpKind::lstm;

@@ -44,7 +44,7 @@ auto backward_min_bytes(const Cost& c, std::int64_t batch) {
   return (c.output_bytes + c.input_bytes * 2) * batch + c.weight_bytes * 3;
 }
 
-// A node's backward FLOPs where a gradient reaches it (README.md, "Counting convention"): what
+// A node's backward FLOPs where a gradient reaches it (docs/cost.md, "Counting convention"): what
 // it needs whenever it back-propagates, its parameters' gradients where they are trained, and
 // its input's gradient where its input needs one. The cost model and hwprof::torch count by it.
 inline Count backward_flops_of(const OpCost& c, bool weights_need_grad, bool input_needs_grad) {

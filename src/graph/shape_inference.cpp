@@ -1,4 +1,4 @@
-// Shape rules of every op (README.md, "Model specs": its table of ops). Shapes are per sample; sizes are checked so
+// Shape rules of every op (docs/model-specs.md, "Ops and attributes"). Shapes are per sample; sizes are checked so
 // that no element count overflows 64-bit integers.
 #include "graph/shape_inference.hpp"
 

@@ -1,4 +1,4 @@
-// Model spec (models/*.json, README.md, "Model specs") → Graph: JSON parsing with
+// Model spec (models/*.json, docs/model-specs.md, "Model specs") → Graph: JSON parsing with
 // positions for every error, repeat expansion, name resolution, attribute validation; then
 // shape inference. Errors inside this file travel as SpecError and are turned into a Result
 // at parse_model(); no exception leaves the library.
@@ -327,7 +327,7 @@ class SpecReader {
     }
   }
 
-  // Resolves a reference as README.md, "Model specs" says: "$input" is the copy's input (the model input at
+  // Resolves a reference as docs/model-specs.md, "Model specs" says: "$input" is the copy's input (the model input at
   // top level); other names resolve in the innermost copy first, then outwards, then to full
   // names. Only earlier nodes are visible.
   int resolve(const std::string& reference, const Scope* scope) const {
@@ -514,7 +514,7 @@ class SpecReader {
   };
 
   // conv3d, conv_transpose3d, maxpool3d, avgpool3d: the 2-D ops' attributes with a depth
-  // (README.md, "Model specs").
+  // (docs/model-specs.md, "Ops and attributes").
   void read_window3d(OpKind op, Attributes& at, const AttributeReader& a) const {
     const std::string positive = "a positive integer";
     const bool conv = op == OpKind::conv3d || op == OpKind::conv_transpose3d;
@@ -674,8 +674,8 @@ class SpecReader {
     at.window = {*wh, *ww};
   }
 
-  // Long: one case per op with attributes, each a few reads with the spec's defaults (README.md's
-  // "Model specs" table), in the table's order.
+  // Long: one case per op with attributes, each a few reads with the spec's defaults (docs/model-specs.md,
+  // "Ops and attributes"), in the table's order.
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";

@@ -18,7 +18,7 @@
 
 namespace hwprof::detail {
 
-// An element-wise unary op per element (docs/profile.md's counting convention): FLOPs forward
+// An element-wise unary op per element (docs/cost.md, "Counting convention"): FLOPs forward
 // and backward, what its backward reads, and the transcendental function its forward
 // evaluates once (its roof is that function's calibrated rate, not the FMA peak).
 struct UnaryTraits {

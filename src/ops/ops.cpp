@@ -68,7 +68,7 @@ std::vector<OpInfo> other_rows() {
       {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 3, F::recurrent, {}},
       {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 2, F::recurrent, {}},
       // The 3-D ops: a spec's kernel, stride, padding, dilation and output are a [d, h, w] triple
-      // or one integer for all three (README.md, "Model specs").
+      // or one integer for all three (docs/model-specs.md, "Model specs").
       {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::batchnorm3d, "batchnorm3d", {"eps"}, 1, 1, F::normalization, {}},
       {OpKind::maxpool3d, "maxpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
@@ -82,7 +82,7 @@ std::vector<OpInfo> other_rows() {
        F::gemm,
        {}},
       // Swin's relative position bias: a learned table, like pos_embedding's, indexed by the
-      // offset between two positions of a window (README.md, "Model specs").
+      // offset between two positions of a window (docs/model-specs.md, "Ops and attributes").
       {OpKind::rel_pos_bias, "rel_pos_bias", {"window"}, 1, 1, F::lookup, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},

@@ -1,4 +1,4 @@
-// `hwprof compare A B --format json` (README.md, "Comparing runs").
+// `hwprof compare A B --format json` (docs/cli.md, "Comparing runs").
 #include <nlohmann/json.hpp>
 
 #include "report/compare.hpp"

@@ -1,4 +1,4 @@
-// hwprof summary: the analytic cost of a model as a table, JSON (README.md, "JSON (`--format json`)") or CSV.
+// hwprof summary: the analytic cost of a model as a table, JSON (docs/cli.md, "JSON (`--format json`)") or CSV.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@ using detail::group_digits;
 
 constexpr const char* kConvention =
     "per sample; MACs count conv2d, conv3d, conv_transpose2d, conv_transpose3d, linear and attention matmuls, biases excluded (torchvision/fvcore "
-    "convention); FLOPs = 2*MACs + element-wise work (README, 'Counting convention')";
+    "convention); FLOPs = 2*MACs + element-wise work (docs/cost.md, 'Counting convention')";
 
 // One row of a report: a layer, or consecutive layers folded under a common name prefix.
 struct Row {
@@ -129,7 +129,7 @@ std::string shape_text(const Shape& shape, const char* separator) {
 
 }  // namespace
 
-// Long: one line per field of `summary --format json` (README.md's JSON section), in its order.
+// Long: one line per field of `summary --format json` (docs/cli.md, "JSON (`--format json`)"), in its order.
 std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
   using nlohmann::ordered_json;
   const CostTotals& t = cost.totals;

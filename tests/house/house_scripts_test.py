@@ -43,7 +43,10 @@ CLEAN = {
                         "        default:\n          return 1;\n      }\n    case OpKind::b:  // default: in a comment\n"
                         "      return 2;\n  }\n  return 0;\n}\n"),
     "src/report/r.cpp": '#include "graph/g.hpp"\n#include "hwprof/report.hpp"\n',
-    "counters/README.md": "# Counter event groups\n",
+    "counters/README.md": "# Counter event groups\n\n[The design](../docs/design.md#house-rules-what-a-change-keeps)\n",
+    "docs/guide.md": ("# Guide\n\n## Two words\n\n## Two words\n\n[d](design.md#where-things-are), [r](../README.md#model-specs), "
+                      "[t](#two-words-1), [s](../src/common/a.cpp), [w](https://example.org/x.md#y);\n[d](design.md), \"House\n"
+                      "rules\"; docs/design.md, \"Where things are\".\n\n```\n[x](nothing.md), issue #3\n```\n"),
     "counters/zen9/cpus.match": "vendor AuthenticAMD family 0x1A models 0x00-0x2F\n",
     "counters/zen9/ipc.txt": "TITLE IPC\n",
     "counters/generic/ipc.txt": "TITLE IPC\n",
@@ -111,6 +114,16 @@ class References(unittest.TestCase):
         self.expect({"src/common/b.cpp": '// docs/design.md, "Hou"\n'}, '"Hou", which is not a heading')  # a word's start
         self.expect({"src/common/b.cpp": '// README.md, "not a heading"\n'}, "which is not a heading")  # in a code block
         self.expect({"src/common/b.cpp": "// docs/design.md#stages\n"}, "an anchor none of its headings has")
+
+    def test_the_pages_links_and_citations(self):
+        self.expect({"docs/a.md": "[x](nothing.md)\n"}, "docs/a.md:1: links to nothing.md, but docs/nothing.md is not in the repository")
+        self.expect({"docs/a.md": "\n[x](design.md#stages)\n"}, "docs/a.md:2: links to design.md#stages, an anchor none of")
+        self.expect({"README.md": "# Tool\n\n[x](#nowhere)\n"}, "README.md:3: links to #nowhere, an anchor none of its own")
+        self.expect({"docs/a.md": "[two](guide.md#two-words-2)\n"}, "links to guide.md#two-words-2")  # only one repeat
+        self.expect({"docs/a.md": '[d](design.md), "Stages"\n'}, 'docs/a.md:1: cites design.md, "Stages", which is not a heading')
+        self.expect({"docs/a.md": 'as docs/design.md, "Stages" says\n'}, 'docs/a.md:1: cites docs/design.md, "Stages"')
+        self.expect({"models/README.md": "[r](../README.md#counting-convention)\n"}, "models/README.md:1: links to ../README.md#")
+        self.expect({"docs/a.md": "see issue #3\n"}, "docs/a.md:1: \"issue #3\" names a tracker")
 
     def test_public_headers_in_the_umbrella_and_the_list(self):
         self.expect({"include/hwprof/cpu.hpp": "#pragma once\n"}, "hwprof.hpp: does not include hwprof/cpu.hpp",

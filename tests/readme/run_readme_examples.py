@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""Runs the README's examples, so that every command it shows as an example works as shown.
+"""Runs the examples of the README and of docs/, so that every command they show as an example works as shown.
 
-  run_readme_examples.py --readme README.md --bin BUILD/bin [--source DIR] [--timeout S]
-                         [--data-home DIR] [--only LINE] [--list] [--keep] [--verbose]
+  run_readme_examples.py --readme README.md [--docs DIR] --bin BUILD/bin [--source DIR]
+                         [--at-least N] [--timeout S] [--data-home DIR] [--only [PAGE:]LINE]
+                         [--list] [--keep] [--verbose]
+
+Which pages. --readme names a page (it may be given more than once); --docs DIR adds every
+`*.md` directly in DIR, in the order of their names, after the pages --readme names. A page
+that marks no block is fine; all of them together marking none is an error. --at-least N
+fails the run when fewer than N blocks ran, so that moving examples between pages cannot
+lose one unnoticed (ctest passes the number the pages had when it was last raised).
 
 Which blocks run. A block runs when the line directly before its opening fence (blank lines
 between are not allowed) is the marker
@@ -22,8 +29,8 @@ programs the reader writes themselves) are never run. In a transcript, a line th
 "..." matches any number of lines, "..." inside a line matches any text, and trailing spaces
 are ignored; so a README can leave out what varies or what is long.
 
-How they run. The blocks run in README order, like a reader going down the page, in one
-scratch directory: it holds a symlink to each top-level entry of the source tree (models/,
+How they run. The blocks run in page order, and in each page from the top, like a reader
+going down the pages, in one scratch directory: it holds a symlink to each top-level entry of the source tree (models/,
 counters/, examples/, ...), so a command written for the repository root finds its files,
 while what the examples write stays in the scratch directory. Each sh block runs as
 `bash -e -o pipefail` with PATH starting with --bin (so `hwprof` is the build's),
@@ -34,8 +41,8 @@ neither calibrate nor depend on what the user has stored; --data-home DIR keeps 
 that store between runs.
 
 Exit status: 0 when every block passed, 1 when one failed (each failure is printed with its
-README line, the command, its exit status and its output), 2 for a bad command line or a
-README without any marked block.
+page and line, the command, its exit status and its output, or when fewer than --at-least
+blocks ran), 2 for a bad command line or pages without any marked block.
 """
 
 import argparse
@@ -59,7 +66,8 @@ CALIBRATION_ATTEMPTS = 3
 
 @dataclass
 class Block:
-    line: int                 # 1-based README line of the opening fence
+    page: str                 # the page, as shown: its path relative to the source tree
+    line: int                 # 1-based line of the opening fence in that page
     kind: str                 # "sh", "output" or "file"
     text: str
     name: str = ""            # kind "file": where to write it
@@ -71,8 +79,9 @@ class ReadmeError(Exception):
     pass
 
 
-def parse_blocks(readme: Path, default_timeout: float) -> list:
+def parse_blocks(readme: Path, default_timeout: float, shown: str = "") -> list:
     lines = readme.read_text(encoding="utf-8").splitlines()
+    shown = shown or readme.name
     blocks = []
     i = 0
     while i < len(lines):
@@ -105,7 +114,7 @@ def parse_blocks(readme: Path, default_timeout: float) -> list:
                               "use <!-- example: output --> for a transcript")
         if kind == "file" and not m.group("name"):
             raise ReadmeError(f"{readme}:{marker_line}: <!-- example: file NAME --> needs the file's NAME")
-        block = Block(line=i + 2, kind=kind, text="\n".join(body) + "\n", name=m.group("name") or "",
+        block = Block(page=shown, line=i + 2, kind=kind, text="\n".join(body) + "\n", name=m.group("name") or "",
                       timeout=float(options.get("timeout", default_timeout)), options=options)
         if kind == "output" and not any(l.startswith("$ ") for l in body):
             raise ReadmeError(f"{readme}:{marker_line}: a transcript example needs at least one \"$ COMMAND\" line")
@@ -168,9 +177,9 @@ def compare(expected: list, actual: list):
     return (expected[p] if p < len(expected) else (None, "(the end of the README's output)")), a
 
 
-def difference(readme_name: str, mismatch, actual: list) -> str:
+def difference(page: str, mismatch, actual: list) -> str:
     (number, text), a = mismatch
-    where = f"{readme_name}:{number}" if number else readme_name
+    where = f"{page}:{number}" if number else page
     near = actual[max(0, a - 2):a + 3]
     got = [f"  {'>' if i == min(2, a) else ' '} {line}" for i, line in enumerate(near)] or ["    (no more output)"]
     return "\n".join([f"  {where} expects: {text}", "  the output there:"] + got)
@@ -239,39 +248,69 @@ def tail(text: str, lines: int = 60) -> str:
     return "\n".join("    " + r for r in rows)
 
 
+def page_list(readmes: list, docs: list) -> list:
+    """The pages in the order their blocks run: each --readme, then each --docs folder's *.md by name."""
+    pages = [r.resolve() for r in readmes]
+    for folder in docs:
+        if not folder.is_dir():
+            raise ReadmeError(f"--docs {folder}: not a folder")
+        pages += sorted(p.resolve() for p in folder.glob("*.md") if p.resolve() not in pages)
+    return pages
+
+
+def shown_name(page: Path, source: Path) -> str:
+    try:
+        return str(page.relative_to(source))
+    except ValueError:
+        return page.name
+
+
+def chosen(block: Block, only: list) -> bool:
+    """--only LINE picks that line of any page; --only PAGE:LINE that line of that page."""
+    for item in only:
+        page, _, line = item.rpartition(":")
+        if line.isdigit() and int(line) == block.line and (not page or page == block.page):
+            return True
+    return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--readme", required=True, type=Path)
+    parser.add_argument("--readme", required=True, type=Path, action="append", help="a page (README.md); may be repeated")
+    parser.add_argument("--docs", type=Path, action="append", default=[], help="a folder whose every *.md is a page")
     parser.add_argument("--bin", required=True, type=Path, help="the folder holding the built hwprof")
-    parser.add_argument("--source", type=Path, help="the source tree (default: the README's folder)")
+    parser.add_argument("--source", type=Path, help="the source tree (default: the first README's folder)")
+    parser.add_argument("--at-least", type=int, default=0, help="fail when fewer than N blocks ran")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per block unless its marker says")
     parser.add_argument("--data-home", type=Path, help="XDG_DATA_HOME to keep the calibration in between runs")
-    parser.add_argument("--only", type=int, action="append", help="run only the block whose fence is on this README line")
+    parser.add_argument("--only", action="append", help="run only the block whose fence is on this line ([PAGE:]LINE)")
     parser.add_argument("--list", action="store_true", help="list the marked blocks and exit")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
 
-    readme = args.readme.resolve()
-    source = (args.source or readme.parent).resolve()
+    source = (args.source or args.readme[0].resolve().parent).resolve()
     bin_dir = args.bin.resolve()
     try:
-        blocks = parse_blocks(readme, args.timeout)
+        pages = page_list(args.readme, args.docs)
+        blocks = [b for page in pages for b in parse_blocks(page, args.timeout, shown_name(page, source))]
     except (OSError, ReadmeError) as e:
         print(f"run_readme_examples.py: {e}", file=sys.stderr)
         return 2
     if not blocks:
-        print(f"run_readme_examples.py: {readme} marks no example (<!-- example --> before a ```sh fence)", file=sys.stderr)
+        print(f"run_readme_examples.py: {', '.join(shown_name(p, source) for p in pages)} mark no example "
+              "(<!-- example --> before a ```sh fence)", file=sys.stderr)
         return 2
     if args.list:
         for b in blocks:
             first = next((l for l in b.text.splitlines() if l.strip()), "")
-            print(f"{readme.name}:{b.line}  {b.kind:6}  {b.name or first}")
+            print(f"{b.page}:{b.line}  {b.kind:6}  {b.name or first}")
+        print(f"{sum(1 for b in blocks if b.kind != 'file')} example(s) that run, in {len(pages)} page(s)")
         return 0
     if not (bin_dir / "hwprof").is_file():
         print(f"run_readme_examples.py: no hwprof in {bin_dir}", file=sys.stderr)
         return 2
-    selected = [b for b in blocks if not args.only or b.line in args.only or b.kind == "file"]
+    selected = [b for b in blocks if not args.only or chosen(b, args.only) or b.kind == "file"]
 
     root = Path(tempfile.mkdtemp(prefix="hwprof-readme-"))
     started = time.monotonic()
@@ -286,7 +325,7 @@ def main() -> int:
         if any(b.kind in ("sh", "output") for b in selected):
             calibrate(bin_dir, work, env, data_home, args.verbose)
         for b in selected:
-            where = f"{readme.name}:{b.line}"
+            where = f"{b.page}:{b.line}"
             if b.kind == "file":
                 target = work / b.name
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -325,7 +364,7 @@ def main() -> int:
                 if mismatch is not None:
                     failures += 1
                     print(f"FAIL  {where}  $ {command}\n  the output differs from the README's:\n"
-                          f"{difference(readme.name, mismatch, actual)}\n  the whole output:\n{tail(out)}")
+                          f"{difference(b.page, mismatch, actual)}\n  the whole output:\n{tail(out)}")
                     break
             else:
                 print(f"ok    {where}  output  {total:.1f} s")
@@ -335,7 +374,16 @@ def main() -> int:
         else:
             shutil.rmtree(root, ignore_errors=True)
     ran = sum(1 for b in selected if b.kind != "file")
-    print(f"{ran - failures} of {ran} README example(s) passed in {time.monotonic() - started:.1f} s")
+    per_page = {}
+    for b in selected:
+        if b.kind != "file":
+            per_page[b.page] = per_page.get(b.page, 0) + 1
+    print("by page: " + ", ".join(f"{page} {n}" for page, n in per_page.items()))
+    print(f"{ran - failures} of {ran} example(s) passed in {time.monotonic() - started:.1f} s")
+    if not args.only and ran < args.at_least:
+        print(f"FAIL  {ran} example(s) ran, fewer than the {args.at_least} expected (--at-least): "
+              "an example was unmarked or its page is no longer read")
+        return 1
     return 1 if failures else 0
 
 

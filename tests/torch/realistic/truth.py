@@ -18,7 +18,7 @@ docs/torch.md "Modules"):
 - scripted: a torch.jit.script-ed module (called from Python, so hooked); in_script: a module
   inside one, which TorchScript calls without Python: no hook sees it, and the check skips it;
 - for nn.Linear, nn.Conv1d and nn.Conv2d: flops_forward (over `calls`), flops_recompute and
-  flops_backward (over `grad_calls`) by hwprof's convention (README "Counting convention",
+  flops_backward (over `grad_calls`) by hwprof's convention (docs/cost.md "Counting convention",
   docs/torch.md "Who counts what"): forward 2·MACs + the bias adds; backward the weights'
   gradient (2·MACs + bias adds) where the weight requires grad, plus the input's (2·MACs)
   where the input does.
@@ -170,7 +170,7 @@ class Truth:
             self._op("aten::matmul", 2 * out.numel() * a.shape[-1])
 
     def bilinear(self, out):
-        """After a bilinear `F.interpolate`: 7 FLOPs per output element (README, "Counting
+        """After a bilinear `F.interpolate`: 7 FLOPs per output element (docs/cost.md, "Counting
         convention": 4 multiplies and 3 adds)."""
         if self.enabled:
             self._op("aten::upsample_bilinear2d", 7 * out.numel())

@@ -1,4 +1,4 @@
-// The per-op cost table (src/cost/op_cost.cpp's header comment, README.md, "Counting
+// The per-op cost table (src/cost/op_cost.cpp's header comment, docs/cost.md, "Counting
 // convention") checked against numbers derived by hand for tiny specs. Every expected value is
 // a literal with its derivation beside it; none is computed with the code's own expressions.
 #include <cstdint>
@@ -673,7 +673,7 @@ TEST(OpCostUpsample, NearestIsAGatherBilinearSevenFlopsPerOutput) {
   EXPECT_EQ(layer(m, "nearest").params, 0);
 }
 
-// README.md's "Counting convention", recurrent layers, worked by hand: per direction T steps of
+// docs/cost.md, "Counting convention", recurrent layers, worked by hand: per direction T steps of
 // G gates over input C and state H.
 TEST(OpCostRecurrent, ProductsGatesAndBackpropagationThroughTime) {
   constexpr std::string_view spec = R"({"input": {"shape": [5, 3]},
@@ -981,7 +981,7 @@ TEST(OpCostAttention, CausalCountsTheFullProducts) {
     "layers": [{"name": "attn", "op": "attention", "heads": 2, "causal": true}]})";
   const LayerCost a = layer(analyze_spec(plain), "attn");
   const LayerCost c = layer(analyze_spec(causal), "attn");
-  EXPECT_EQ(c.macs, 1280);  // README.md, "Counting convention": the mask does not change MACs
+  EXPECT_EQ(c.macs, 1280);  // docs/cost.md, "Counting convention": the mask does not change MACs
   EXPECT_EQ(c.flops, a.flops);
   EXPECT_EQ(c.backward_flops, a.backward_flops);
   EXPECT_EQ(c.bytes, a.bytes);

@@ -1,4 +1,4 @@
-// What a well-formed model spec means (README.md, "Model specs"): chaining, "$input",
+// What a well-formed model spec means (docs/model-specs.md, "Model specs"): chaining, "$input",
 // repeat expansion and its name resolution, tied weights, attribute forms and defaults, and
 // re-inference with another input shape. Checked through names, input indices and shapes.
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The summary reports render a ModelCost faithfully: JSON fields of README.md, "JSON (`--format json`)", folding, CSV.
+// The summary reports render a ModelCost faithfully: JSON fields of docs/cli.md, "JSON (`--format json`)", folding, CSV.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
