@@ -26,6 +26,7 @@ packages=(
   linux-perf             # perf stat: peer for counter checks
   stress-ng              # a busy neighbour: calibration must say it was contended
   python3                # peer-comparison scripts
+  python3-pytest         # the Python package's units (tests/python)
   gfortran               # the package test builds a Fortran program against the C API
   # fuzzing (scripts/fuzz.sh, docs/fuzzing.md): clang++; libFuzzer and the sanitizer runtimes
   # (libclang-rt-dev: clang only recommends them, and recommendations are not installed here);
