@@ -23,13 +23,14 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
+from ._identity_map import WeakIdentityMap
 from ._locate import LibraryNotFound, Location, locate_here
+from ._module_names import Module, ModuleNames, parameter_count
 
 __all__ = ["profile", "install", "library_path", "LibraryNotFound"]
 
@@ -56,7 +57,7 @@ class _State:
 
 
 _state = _State()
-_names: dict[int, tuple[str, Callable[[], object]]] = {}
+_names = ModuleNames()
 
 
 def _locate() -> Location:
@@ -101,52 +102,29 @@ def _load() -> ctypes.CDLL:
     return lib
 
 
-def _name_of(module: Any) -> str:
+def _name_of(module: Module) -> str:
     """The module's path in its model (`layer1.0.conv1`); the model itself by its class."""
-    key = id(module)
-    if key not in _names:
-        # A module not seen inside a known model is a model (or used on its own): name it and
-        # everything under it, once.
-        root = type(module).__name__
-        for path, sub in module.named_modules():
-            _names[id(sub)] = (f"{root}.{path}" if path else root, _reference(sub))
-    name, known = _names[key]
-    if known() is not module:  # a module freed since, whose id a new one got: named afresh
-        del _names[key]
-        return _name_of(module)
-    return name
+    return _names.name_of(module)
 
 
-def _reference(module: Any) -> Callable[[], object]:
-    """A weak reference to the module (a strong one where it takes none): the package keeps no
-    module alive."""
-    try:
-        return weakref.ref(module)
-    except TypeError:
-        return lambda: module
-
-
-def _describe(module: Any) -> tuple[str, int]:
+def _describe(module: Module) -> tuple[str, int]:
     """(name, parameters) of a module at its first call: its path, and its parameters' elements,
-    each shared parameter once (`parameters()` yields each tensor once)."""
-    try:
-        params = sum(p.numel() for p in module.parameters())
-    except Exception:  # a module whose parameters() fails is still measured, its count unsaid
-        params = -1
-    return _name_of(module), params
+    each shared parameter once (-1 where they cannot be counted). hwprof.torch._native calls it."""
+    return _name_of(module), parameter_count(module)
 
 
 def _python_call(lib: ctypes.CDLL, original: Callable[..., Any]) -> Callable[..., Any]:
     """Module.__call__ in Python, where the package's C part (_native) is not built: the same
-    regions, at a higher cost per call."""
-    regions: dict[int, tuple[int, Callable[[], object]]] = {}
+    regions, at a higher cost per call. A module's region is remembered while it lives."""
+    regions: WeakIdentityMap[int] = WeakIdentityMap()
 
-    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-        entry = regions.get(id(self))
-        if entry is None or entry[1]() is not self:
+    def __call__(self: Module, *args: Any, **kwargs: Any) -> Any:
+        region = regions.get(self)
+        if region is None:
             name, params = _describe(self)
-            entry = regions[id(self)] = (lib.hwprof_torch_module_region(name.encode("utf-8", "replace"), params), _reference(self))
-        lib.hwprof_torch_module_enter(entry[0])
+            region = lib.hwprof_torch_module_region(name.encode("utf-8", "replace"), params)
+            regions.set(self, region)
+        lib.hwprof_torch_module_enter(region)
         try:
             return original(self, *args, **kwargs)
         finally:
