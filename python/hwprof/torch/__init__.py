@@ -23,11 +23,13 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from .. import __version__
+from ._environment import EnvironmentChange
 from ._identity_map import WeakIdentityMap
 from ._locate import LibraryNotFound, Location, locate_here
 from ._module_names import Module, ModuleNames, parameter_count
@@ -171,25 +173,34 @@ class profile:
 
     In a training loop, call `step()` at the end of each step (as torch.profiler's): the first
     `warmup` steps (default 1: the first step allocates, and PyTorch picks its kernels) are
-    forgotten when they end, so that every row's statistics are over the steps after them."""
+    forgotten when they end, so that every row's statistics are over the steps after them.
 
-    def __init__(self, output: str = "hwprof-torch", backend: str | None = None, events: list[str] | None = None,
-                 group: str | None = None, warmup: int = 1) -> None:
-        if not isinstance(warmup, int) or warmup < 0:
+    The block sets HWPROF_BACKEND (`backend`, else "auto" where unset: it asks the observer to
+    observe), HWPROF_EVENTS (`events`: a list, or one comma-separated string) and HWPROF_GROUP
+    (`group`) for the library, which reads them when it loads; when the block ends, however it
+    ends, the environment is as it was before."""
+
+    def __init__(self, output: str | os.PathLike[str] = "hwprof-torch", backend: str | None = None,
+                 events: str | Sequence[str] | None = None, group: str | None = None, warmup: int = 1) -> None:
+        if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
             raise ValueError(f"hwprof.torch.profile: warmup must be a whole number of steps >= 0, not {warmup!r}")
         self.warmup = warmup
         self.steps = 0
-        self.output = output
-        self.settings = {"HWPROF_BACKEND": backend, "HWPROF_EVENTS": ",".join(events) if events else None,
-                         "HWPROF_GROUP": group}
+        self.output = os.fspath(output)
+        joined = events if isinstance(events, str) or events is None else ",".join(events)
+        self.settings: dict[str, str | None] = {"HWPROF_BACKEND": backend, "HWPROF_EVENTS": joined or None,
+                                                "HWPROF_GROUP": group}
+        self._environment = EnvironmentChange()
 
-    def __enter__(self) -> profile:
-        for key, value in self.settings.items():
-            if value is not None:
-                os.environ[key] = value
-        os.environ.setdefault("HWPROF_BACKEND", "auto")  # asks the observer to observe
-        install()
-        _loaded().hwprof_torch_setup_over()  # what ran before the block was setup
+    def __enter__(self) -> Self:
+        self._environment.set(self.settings)
+        self._environment.set_default("HWPROF_BACKEND", "auto")  # asks the observer to observe
+        try:
+            install()
+            _loaded().hwprof_torch_setup_over()  # what ran before the block was setup
+        except BaseException:
+            self._environment.restore()  # no __exit__ follows a failed __enter__
+            raise
         return self
 
     def step(self) -> None:
@@ -203,12 +214,15 @@ class profile:
         if self.steps == self.warmup:
             lib.hwprof_reset()
 
-    def __exit__(self, *exc: object) -> None:
-        lib = _loaded()
-        if lib.hwprof_write(self.output.encode()) != 0:
-            print(f"hwprof: {(lib.hwprof_last_error() or b'').decode(errors='replace')}", file=sys.stderr)
-        else:
-            print(f"hwprof: wrote {self.output}/", file=sys.stderr)
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None) -> None:
+        try:
+            lib = _loaded()
+            if lib.hwprof_write(os.fsencode(self.output)) != 0:
+                print(f"hwprof: {(lib.hwprof_last_error() or b'').decode(errors='replace')}", file=sys.stderr)
+            else:
+                print(f"hwprof: wrote {self.output}/", file=sys.stderr)
+        finally:
+            self._environment.restore()
 
 
 def _loaded() -> ctypes.CDLL:
