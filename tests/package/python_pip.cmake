@@ -34,8 +34,8 @@ run("${venv}/bin/python" -c "import hwprof, hwprof.torch, os; print(hwprof.__ver
 string(REPLACE "\n" ";" answers "${run_output}")
 list(GET answers 0 version)
 list(GET answers 1 installed)
-if(NOT version STREQUAL VERSION OR NOT installed MATCHES "^${venv}/")
-  message(FATAL_ERROR "pip package test: the venv's hwprof is ${version} in ${installed}, expected ${VERSION} in ${venv}")
+if(NOT version STREQUAL VERSION OR NOT installed MATCHES "^${venv}/" OR NOT EXISTS "${installed}/py.typed")
+  message(FATAL_ERROR "pip package test: the venv's hwprof is ${version} in ${installed}, expected ${VERSION} in ${venv} with py.typed")
 endif()
 
 # Nowhere to be found (unless installed on this machine): the error names the places it tried.

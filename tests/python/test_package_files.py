@@ -33,6 +33,7 @@ def test_pyproject_takes_the_packages_version_and_every_package() -> None:
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "hwprof.__version__"}
     packages = sorted(os.path.dirname(path).replace(os.sep, ".") for path in package_files() if path.endswith("__init__.py"))
     assert sorted(project["tool"]["setuptools"]["packages"]) == packages
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["hwprof"]
 
 
 def test_cmake_copies_and_installs_every_file() -> None:
