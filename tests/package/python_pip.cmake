@@ -30,7 +30,8 @@ file(COPY "${HWPROF_SOURCE_DIR}/python" DESTINATION "${SCRATCH_DIR}" PATTERN "bu
 set(venv "${SCRATCH_DIR}/venv")
 run("${python}" -m venv --system-site-packages "${venv}")
 run("${venv}/bin/python" -m pip install --no-index --no-build-isolation --no-deps --disable-pip-version-check "${SCRATCH_DIR}/python")
-run("${venv}/bin/python" -c "import hwprof, hwprof.torch, os; print(hwprof.__version__); print(os.path.dirname(hwprof.__file__))")
+# One statement a line: a ';' would split CMake's argument.
+run("${venv}/bin/python" -c "import hwprof, hwprof.torch, os\nprint(hwprof.__version__)\nprint(os.path.dirname(hwprof.__file__))")
 string(REPLACE "\n" ";" answers "${run_output}")
 list(GET answers 0 version)
 list(GET answers 1 installed)
@@ -40,7 +41,7 @@ endif()
 
 # Nowhere to be found (unless installed on this machine): the error names the places it tried.
 set(clean --unset=HWPROF_TORCH_LIBRARY --unset=HWPROF_REPORT_MODULE --unset=LD_LIBRARY_PATH)
-execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${clean} "${venv}/bin/python" -c "import hwprof.torch; print(hwprof.torch.library_path())"
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${clean} "${venv}/bin/python" -c "import hwprof.torch\nprint(hwprof.torch.library_path())"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0)
   if(NOT out MATCHES "^/usr/")
