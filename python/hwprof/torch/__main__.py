@@ -8,15 +8,17 @@ import argparse
 import builtins
 import ctypes
 import errno
-import importlib.abc
 import os
 import sys
 import tempfile
 import types
 import zipfile
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from hwprof.torch import _endings
+
+if TYPE_CHECKING:  # the script's process imports no more than it needs
+    import importlib.abc
 
 USAGE = ("python3 -m hwprof.torch [-h] [-o DIR] [--backend {auto,perf,papi,timer}] [-e EVENTS] [--group GROUP] "
          "[--warmup N] script.py [args ...]")
