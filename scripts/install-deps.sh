@@ -26,6 +26,8 @@ packages=(
   linux-perf             # perf stat: peer for counter checks
   stress-ng              # a busy neighbour: calibration must say it was contended
   python3                # peer-comparison scripts
+  python3-pytest python3-mypy  # the Python package's units and type hints (tests/python, python/pyproject.toml)
+  python3-venv python3-pip python3-setuptools python3-wheel  # `pip install ./python` offline (package.python_pip)
   gfortran               # the package test builds a Fortran program against the C API
   # fuzzing (scripts/fuzz.sh, docs/fuzzing.md): clang++; libFuzzer and the sanitizer runtimes
   # (libclang-rt-dev: clang only recommends them, and recommendations are not installed here);

@@ -259,13 +259,18 @@ else()
                 --unset=HWPROF_REPORT_MODULE)
 endif()
 # 4. hwprof::torch, where it was built: the Python package finds the installed library from its
-#    own folder (lib/python3/dist-packages/hwprof/torch/_library.py), and find_package(hwprof
-#    COMPONENTS torch) gives the target. In a sanitized build, Debian's python3 loads the
-#    instrumented library with the ASan runtime preloaded (as the torch tests do).
+#    own folder (PYTHON_DIR/hwprof/torch/_library.py: HWPROF_INSTALL_PYTHONDIR, relative to the
+#    prefix), and find_package(hwprof COMPONENTS torch) gives the target. In a sanitized build,
+#    Debian's python3 loads the instrumented library with the ASan runtime preloaded (as the
+#    torch tests do).
 if(WITH_TORCH)
-  set(python_dir "${prefix}/lib/python3/dist-packages")
+  set(python_dir "${PYTHON_DIR}")
+  if(NOT IS_ABSOLUTE "${python_dir}")
+    set(python_dir "${prefix}/${python_dir}")
+  endif()
   file(GLOB torch_library "${prefix}/lib/libhwprof-torch.so*")
-  if(NOT torch_library OR NOT EXISTS "${python_dir}/hwprof/torch/__init__.py" OR NOT EXISTS "${python_dir}/hwprof/torch/_library.py")
+  if(NOT torch_library OR NOT EXISTS "${python_dir}/hwprof/torch/__init__.py" OR NOT EXISTS "${python_dir}/hwprof/torch/_library.py"
+     OR NOT EXISTS "${python_dir}/hwprof/py.typed")
     message(FATAL_ERROR "package test: hwprof::torch was built but libhwprof-torch.so or the Python package (${python_dir}/hwprof) was not installed")
   endif()
   set(preload)

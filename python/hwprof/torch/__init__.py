@@ -14,126 +14,119 @@ report.html.
         train()
 
 The library is found through HWPROF_TORCH_LIBRARY, else where the build or the install put
-it (hwprof/torch/_library.py, written by CMake).
+it (hwprof/torch/_library.py, written by CMake), else by its name in the lib folders of the
+package's prefix and the system's (hwprof/torch/_locate.py).
 """
+
+from __future__ import annotations
 
 import ctypes
 import os
 import sys
-import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
 
-__all__ = ["profile", "install", "library_path"]
+from .. import __version__
+from ._environment import EnvironmentChange
+from ._identity_map import WeakIdentityMap
+from ._locate import LibraryNotFound, Location, locate_here
+from ._module_names import Module, ModuleNames, parameter_count
 
-_state = {"lib": None, "installed": False, "names": {}}
+__all__ = ["profile", "install", "library_path", "LibraryNotFound"]
+
+# The library's functions the package calls: name -> (argument types, result type).
+_SIGNATURES: dict[str, tuple[list[Any], Any]] = {
+    "hwprof_torch_module_region": ([ctypes.c_char_p, ctypes.c_longlong], ctypes.c_int),
+    "hwprof_torch_module_enter": ([ctypes.c_int], None),
+    "hwprof_torch_module_exit": ([], None),
+    "hwprof_torch_step": ([], None),
+    "hwprof_torch_modules_observed": ([], None),
+    "hwprof_torch_setup_over": ([], None),
+    "hwprof_torch_observed_ops": ([], ctypes.c_longlong),
+    "hwprof_torch_observing": ([], ctypes.c_int),
+    "hwprof_write": ([ctypes.c_char_p], ctypes.c_int),
+    "hwprof_last_error": ([], ctypes.c_char_p),
+    "hwprof_reset": ([], None),
+}
 
 
-def _paths():
-    try:
-        from . import _library  # written by CMake into the build tree and the install
-        return _library
-    except ImportError:
-        return None
+@dataclass
+class _State:
+    lib: ctypes.CDLL | None = None
+    installed: bool = False
 
 
-def library_path():
-    """Where libhwprof-torch.so is: HWPROF_TORCH_LIBRARY, else the path CMake wrote."""
-    named = os.environ.get("HWPROF_TORCH_LIBRARY")
-    if named:
-        return named
-    paths = _paths()
-    if paths is None:
-        raise RuntimeError("hwprof.torch: libhwprof-torch.so not found: set HWPROF_TORCH_LIBRARY to its path, or use the "
-                           "package from hwprof's build tree (PYTHONPATH=BUILD/python) or install")
-    return paths.path()
+_state = _State()
+_names = ModuleNames()
 
 
-def _load():
-    if _state["lib"] is not None:
-        return _state["lib"]
+def _locate() -> Location:
+    return locate_here(__version__)
+
+
+def library_path() -> str:
+    """Where libhwprof-torch.so is: HWPROF_TORCH_LIBRARY, else the path CMake wrote, else the
+    first lib folder that has it. Raises LibraryNotFound naming the places tried."""
+    return _locate().library
+
+
+def _import_torch() -> None:
     import torch  # noqa: F401  (libtorch first: the observer registers in the process's libtorch)
-    path = library_path()
+
+
+def _open(path: str) -> ctypes.CDLL:
+    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+def _load() -> ctypes.CDLL:
+    """The library, loaded once (after torch) with its functions' types set."""
+    if _state.lib is not None:
+        return _state.lib
+    _import_torch()
+    location = _locate()
     try:
-        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        lib = _open(location.library)
     except OSError as e:
-        raise RuntimeError(f"hwprof.torch: cannot load {path}: {e}") from None
-    lib.hwprof_torch_module_region.argtypes = [ctypes.c_char_p, ctypes.c_longlong]
-    lib.hwprof_torch_module_region.restype = ctypes.c_int
-    lib.hwprof_torch_module_enter.argtypes = [ctypes.c_int]
-    lib.hwprof_torch_module_enter.restype = None
-    lib.hwprof_torch_module_exit.argtypes = []
-    lib.hwprof_torch_module_exit.restype = None
-    lib.hwprof_torch_step.argtypes = []
-    lib.hwprof_torch_step.restype = None
-    lib.hwprof_torch_modules_observed.argtypes = []
-    lib.hwprof_torch_modules_observed.restype = None
-    lib.hwprof_torch_setup_over.argtypes = []
-    lib.hwprof_torch_setup_over.restype = None
-    lib.hwprof_torch_observed_ops.argtypes = []
-    lib.hwprof_torch_observed_ops.restype = ctypes.c_longlong
-    lib.hwprof_write.argtypes = [ctypes.c_char_p]
-    lib.hwprof_write.restype = ctypes.c_int
-    lib.hwprof_last_error.restype = ctypes.c_char_p
-    lib.hwprof_torch_observing.restype = ctypes.c_int
-    lib.hwprof_reset.argtypes = []
-    lib.hwprof_reset.restype = None
+        raise RuntimeError(f"hwprof.torch: cannot load {location.library} (from {location.source}): {e}") from None
+    for name, (arguments, result) in _SIGNATURES.items():
+        function = getattr(lib, name)
+        function.argtypes = arguments
+        function.restype = result
     # From the build tree, the report module is the build's (installed, the library finds it
     # beside itself); HWPROF_REPORT_MODULE still wins.
-    paths = _paths()
-    module = paths.report_module() if paths is not None and hasattr(paths, "report_module") else None
-    if module and not os.environ.get("HWPROF_REPORT_MODULE"):
+    if location.report_module and not os.environ.get("HWPROF_REPORT_MODULE"):
         lib.hwprof_set_report_module.argtypes = [ctypes.c_char_p]
-        lib.hwprof_set_report_module(module.encode())
-    _state["lib"] = lib
+        lib.hwprof_set_report_module.restype = None
+        lib.hwprof_set_report_module(os.fsencode(location.report_module))
+    _state.lib = lib
     return lib
 
 
-def _name_of(module):
+def _name_of(module: Module) -> str:
     """The module's path in its model (`layer1.0.conv1`); the model itself by its class."""
-    names = _state["names"]
-    key = id(module)
-    if key not in names:
-        # A module not seen inside a known model is a model (or used on its own): name it and
-        # everything under it, once.
-        root = type(module).__name__
-        for path, sub in module.named_modules():
-            names[id(sub)] = (f"{root}.{path}" if path else root, _reference(sub))
-    name, known = names[key]
-    if known() is not module:  # a module freed since, whose id a new one got: named afresh
-        del names[key]
-        return _name_of(module)
-    return name
+    return _names.name_of(module)
 
 
-def _reference(module):
-    """A weak reference to the module (a strong one where it takes none): the package keeps no
-    module alive."""
-    try:
-        return weakref.ref(module)
-    except TypeError:
-        return lambda: module
-
-
-def _describe(module):
+def _describe(module: Module) -> tuple[str, int]:
     """(name, parameters) of a module at its first call: its path, and its parameters' elements,
-    each shared parameter once (`parameters()` yields each tensor once)."""
-    try:
-        params = sum(p.numel() for p in module.parameters())
-    except Exception:  # a module whose parameters() fails is still measured, its count unsaid
-        params = -1
-    return _name_of(module), params
+    each shared parameter once (-1 where they cannot be counted). hwprof.torch._native calls it."""
+    return _name_of(module), parameter_count(module)
 
 
-def _python_call(lib, original):
+def _python_call(lib: ctypes.CDLL, original: Callable[..., Any]) -> Callable[..., Any]:
     """Module.__call__ in Python, where the package's C part (_native) is not built: the same
-    regions, at a higher cost per call."""
-    regions = {}
+    regions, at a higher cost per call. A module's region is remembered while it lives."""
+    regions: WeakIdentityMap[int] = WeakIdentityMap()
 
-    def __call__(self, *args, **kwargs):
-        entry = regions.get(id(self))
-        if entry is None or entry[1]() is not self:
+    def __call__(self: Module, *args: Any, **kwargs: Any) -> Any:
+        region = regions.get(self)
+        if region is None:
             name, params = _describe(self)
-            entry = regions[id(self)] = (lib.hwprof_torch_module_region(name.encode("utf-8", "replace"), params), _reference(self))
-        lib.hwprof_torch_module_enter(entry[0])
+            region = lib.hwprof_torch_module_region(name.encode("utf-8", "replace"), params)
+            regions.set(self, region)
+        lib.hwprof_torch_module_enter(region)
         try:
             return original(self, *args, **kwargs)
         finally:
@@ -142,25 +135,34 @@ def _python_call(lib, original):
     return __call__
 
 
-def install():
+def _native_call(lib: ctypes.CDLL, module_type: type, original: Callable[..., Any]) -> Callable[..., Any] | None:
+    """Module.__call__ in C (hwprof.torch._native, src/torch/python_calls.cpp), or None where
+    it is not built."""
+    try:
+        from . import _native
+    except ImportError:
+        return None
+
+    def address(function: Any) -> int:
+        return ctypes.cast(function, ctypes.c_void_p).value or 0
+
+    return _native.wrap(module_type, original, _describe, address(lib.hwprof_torch_module_region),
+                        address(lib.hwprof_torch_module_enter), address(lib.hwprof_torch_module_exit))
+
+
+def install() -> bool:
     """Loads the observer and wraps torch.nn.Module.__call__, so that every module call is a
     region around its hooks and forward (no model is changed). Safe to call more than once.
     Returns False when the observer is not observing (no HWPROF_OUTPUT, HWPROF_BACKEND,
     HWPROF_EVENTS or HWPROF_GROUP, or HWPROF_DISABLE)."""
     lib = _load()
     observing = bool(lib.hwprof_torch_observing())
-    if observing and not _state["installed"]:
-        from torch.nn.modules.module import Module
-        original = Module.__call__
-        try:
-            from . import _native
-            address = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
-            wrapped = _native.wrap(Module, original, _describe, address(lib.hwprof_torch_module_region),
-                                   address(lib.hwprof_torch_module_enter), address(lib.hwprof_torch_module_exit))
-        except ImportError:
-            wrapped = _python_call(lib, original)
-        Module.__call__ = wrapped
-        _state["installed"] = True
+    if observing and not _state.installed:
+        from torch.nn.modules.module import Module as TorchModule
+        original = TorchModule.__call__
+        wrapped = _native_call(lib, TorchModule, original) or _python_call(lib, original)
+        TorchModule.__call__ = wrapped
+        _state.installed = True
         lib.hwprof_torch_modules_observed()  # until the first module call: the program's setup
     return observing
 
@@ -171,41 +173,60 @@ class profile:
 
     In a training loop, call `step()` at the end of each step (as torch.profiler's): the first
     `warmup` steps (default 1: the first step allocates, and PyTorch picks its kernels) are
-    forgotten when they end, so that every row's statistics are over the steps after them."""
+    forgotten when they end, so that every row's statistics are over the steps after them.
 
-    def __init__(self, output="hwprof-torch", backend=None, events=None, group=None, warmup=1):
-        if not isinstance(warmup, int) or warmup < 0:
+    The block sets HWPROF_BACKEND (`backend`, else "auto" where unset: it asks the observer to
+    observe), HWPROF_EVENTS (`events`: a list, or one comma-separated string) and HWPROF_GROUP
+    (`group`) for the library, which reads them when it loads; when the block ends, however it
+    ends, the environment is as it was before."""
+
+    def __init__(self, output: str | os.PathLike[str] = "hwprof-torch", backend: str | None = None,
+                 events: str | Sequence[str] | None = None, group: str | None = None, warmup: int = 1) -> None:
+        if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
             raise ValueError(f"hwprof.torch.profile: warmup must be a whole number of steps >= 0, not {warmup!r}")
         self.warmup = warmup
         self.steps = 0
-        self.output = output
-        self.settings = {"HWPROF_BACKEND": backend, "HWPROF_EVENTS": ",".join(events) if events else None,
-                         "HWPROF_GROUP": group}
+        self.output = os.fspath(output)
+        joined = events if isinstance(events, str) or events is None else ",".join(events)
+        self.settings: dict[str, str | None] = {"HWPROF_BACKEND": backend, "HWPROF_EVENTS": joined or None,
+                                                "HWPROF_GROUP": group}
+        self._environment = EnvironmentChange()
 
-    def __enter__(self):
-        for key, value in self.settings.items():
-            if value is not None:
-                os.environ[key] = value
-        os.environ.setdefault("HWPROF_BACKEND", "auto")  # asks the observer to observe
-        install()
-        _state["lib"].hwprof_torch_setup_over()  # what ran before the block was setup
+    def __enter__(self) -> Self:
+        self._environment.set(self.settings)
+        self._environment.set_default("HWPROF_BACKEND", "auto")  # asks the observer to observe
+        try:
+            install()
+            _loaded().hwprof_torch_setup_over()  # what ran before the block was setup
+        except BaseException:
+            self._environment.restore()  # no __exit__ follows a failed __enter__
+            raise
         return self
 
-    def step(self):
+    def step(self) -> None:
         """Ends a training step; the measurements of the warm-up steps are forgotten when the
         last of them ends. Call it outside every module's forward."""
         self.steps += 1
-        lib = _state["lib"]
+        lib = _state.lib
         if lib is None:
             return
         lib.hwprof_torch_step()
         if self.steps == self.warmup:
             lib.hwprof_reset()
 
-    def __exit__(self, *exc):
-        lib = _state["lib"]
-        if lib.hwprof_write(self.output.encode()) != 0:
-            print(f"hwprof: {lib.hwprof_last_error().decode(errors='replace')}", file=sys.stderr)
-        else:
-            print(f"hwprof: wrote {self.output}/", file=sys.stderr)
-        return False
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None) -> None:
+        try:
+            lib = _loaded()
+            if lib.hwprof_write(os.fsencode(self.output)) != 0:
+                print(f"hwprof: {(lib.hwprof_last_error() or b'').decode(errors='replace')}", file=sys.stderr)
+            else:
+                print(f"hwprof: wrote {self.output}/", file=sys.stderr)
+        finally:
+            self._environment.restore()
+
+
+def _loaded() -> ctypes.CDLL:
+    lib = _state.lib
+    if lib is None:
+        raise RuntimeError("hwprof.torch: the library is not loaded (install() was not called)")
+    return lib

@@ -2,16 +2,23 @@
 PyTorch script as `python3 script.py` would, with every module and op measured, and writes
 DIR however the script ends (docs/torch.md, "The launcher" and "How a script ends")."""
 
+from __future__ import annotations
+
 import argparse
 import builtins
+import ctypes
 import errno
 import os
 import sys
 import tempfile
 import types
 import zipfile
+from typing import TYPE_CHECKING, cast
 
 from hwprof.torch import _endings
+
+if TYPE_CHECKING:  # the script's process imports no more than it needs
+    import importlib.abc
 
 USAGE = ("python3 -m hwprof.torch [-h] [-o DIR] [--backend {auto,perf,papi,timer}] [-e EVENTS] [--group GROUP] "
          "[--warmup N] script.py [args ...]")
@@ -32,7 +39,7 @@ example:
 docs/torch.md says how to read the reports."""
 
 
-def _steps(text):
+def _steps(text: str) -> int:
     try:
         steps = int(text)
     except ValueError:
@@ -42,7 +49,7 @@ def _steps(text):
     return steps
 
 
-def _parser():
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python3 -m hwprof.torch", usage=USAGE, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      description="Run a PyTorch script with its modules and ops measured by hwprof.")
@@ -60,18 +67,18 @@ def _parser():
     return parser
 
 
-def _program():
+def _program() -> str:
     """The interpreter's name as Python's own messages give it (`/usr/bin/python3`)."""
     return sys.orig_argv[0] if getattr(sys, "orig_argv", None) else sys.executable
 
 
-def _as_python_sees(script):
+def _as_python_sees(script: str) -> str:
     """The script's path as Python makes it for `__file__`: joined to the current folder, not
     normalised, symbolic links kept."""
     return script if os.path.isabs(script) else os.path.join(os.getcwd(), script)
 
 
-def _is_pyc(path):
+def _is_pyc(path: str) -> bool:
     if path.endswith(".pyc"):
         return True
     from importlib.util import MAGIC_NUMBER
@@ -79,7 +86,7 @@ def _is_pyc(path):
         return f.read(len(MAGIC_NUMBER)) == MAGIC_NUMBER
 
 
-def _script_code(script):
+def _script_code(script: str) -> types.CodeType | None:
     """The script's code object, or None for a folder or zip file run by its __main__ module.
     A script Python could not run ends here as `python3 script.py` would end: the same one
     line and status 2 for a file it cannot open, the same traceback and status 1 for a syntax
@@ -99,20 +106,20 @@ def _script_code(script):
         if _is_pyc(path):
             import marshal
             with open(path, "rb") as f:
-                return marshal.loads(f.read()[16:])
+                return cast(types.CodeType, marshal.loads(f.read()[16:]))
         with open(path, "rb") as f:
             source = f.read()
     except OSError as e:
         print(f"{_program()}: can't open file {path!r}: [Errno {e.errno}] {e.strerror}", file=sys.stderr)
         sys.exit(2)
     try:
-        return compile(source, path, "exec", dont_inherit=True)
+        return cast(types.CodeType, compile(source, path, "exec", dont_inherit=True))
     except (SyntaxError, ValueError) as e:  # ValueError: null bytes in the source
         sys.excepthook(type(e), e.with_traceback(None), None)  # no launcher frame: Python shows none
         sys.exit(1)
 
 
-def _output_problem(path):
+def _output_problem(path: str) -> str | None:
     """Why the reports could not be written into folder `path`, or None. The probe is a file
     (or, where DIR does not exist yet, a folder beside where DIR goes) of a unique name,
     removed again: ranks of one launch check the same DIR at once, and the library creates
@@ -135,7 +142,7 @@ def _output_problem(path):
     return None
 
 
-def _reason(error):
+def _reason(error: OSError) -> str:
     """An OSError's reason; ENOENT in a folder that exists is a file system that takes no new
     files (/proc, /sys)."""
     if error.errno == errno.ENOENT:
@@ -143,7 +150,7 @@ def _reason(error):
     return error.strerror
 
 
-def _set_environment(options, output):
+def _set_environment(options: argparse.Namespace, output: str) -> None:
     """The observer's settings, read by the library when it loads."""
     os.environ["HWPROF_OUTPUT"] = output
     for key, value in (("HWPROF_BACKEND", options.backend), ("HWPROF_EVENTS", options.events),
@@ -153,7 +160,7 @@ def _set_environment(options, output):
             os.environ[key] = value
 
 
-def _load_observer():
+def _load_observer() -> tuple[ctypes.CDLL, bool]:
     """libhwprof-torch.so loaded and the modules hooked: the library, and whether it observes.
     Where it cannot be, one line and status 2: a profiler that silently profiles nothing is
     worse than none."""
@@ -169,7 +176,7 @@ def _load_observer():
     sys.exit(2)
 
 
-def _as_main_module(path, loader):
+def _as_main_module(path: str | None, loader: importlib.abc.Loader | None) -> types.ModuleType:
     """A fresh `__main__` module, in sys.modules, as Python makes it for a script: classes the
     script defines pickle by it (DataLoader workers, multiprocessing)."""
     main = types.ModuleType("__main__")
@@ -178,7 +185,7 @@ def _as_main_module(path, loader):
     return main
 
 
-def _run(script, code, args):
+def _run(script: str, code: types.CodeType | None, args: list[str]) -> None:
     """Runs the script as `python3 script.py args` would."""
     path = _as_python_sees(script)
     sys.argv = [script] + args
@@ -190,7 +197,7 @@ def _run(script, code, args):
         if code is None:
             import runpy
             _as_main_module(None, None)
-            runpy._run_module_as_main("__main__", alter_argv=False)
+            runpy._run_module_as_main("__main__", alter_argv=False)  # type: ignore[attr-defined]  # what `python3 DIR` runs
         else:
             from importlib.machinery import SourceFileLoader, SourcelessFileLoader
             loader = (SourcelessFileLoader if _is_pyc(path) else SourceFileLoader)("__main__", path)
@@ -202,7 +209,7 @@ def _run(script, code, args):
         raise
 
 
-def main():
+def main() -> None:
     parser = _parser()
     options = parser.parse_args()
     if not options.command:
