@@ -37,6 +37,21 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+ProportionInterval wilson_interval(std::uint64_t k, std::uint64_t n) noexcept {
+  ProportionInterval out;
+  if (n == 0) return out;
+  constexpr double z = 1.959963984540054;  // the normal distribution's 97.5th percentile
+  const auto count = static_cast<double>(n);
+  const double p = static_cast<double>(k) / count;
+  const double denominator = 1.0 + z * z / count;
+  const double centre = (p + z * z / (2.0 * count)) / denominator;
+  const double half = z * std::sqrt(p * (1.0 - p) / count + z * z / (4.0 * count * count)) / denominator;
+  // At 0 and n the bound is exactly 0 or 1 (the formula's rounding could leave it an ulp away).
+  out.low = k == 0 ? 0.0 : std::max(0.0, centre - half);
+  out.high = k >= n ? 1.0 : std::min(1.0, centre + half);
+  return out;
+}
+
 namespace {
 
 // Walks the Binomial(n, 1/2) probabilities in log space — 2^-n underflows a double from

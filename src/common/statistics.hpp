@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "hwprof/statistics.hpp"
@@ -17,6 +18,16 @@ double percentile_sorted(const float* sorted, std::size_t n, double p) noexcept;
 
 // The median of `values` (the mean of the middle two for an even count); 0 for none.
 double median_of(std::vector<double> values);
+
+// The 95 % Wilson score interval of a proportion of k in n (E. B. Wilson, "Probable inference,
+// the law of succession, and statistical inference", JASA 22, 1927): it stays inside [0, 1]
+// and is honest for small counts, where the normal approximation is not. [0, 1] for n = 0;
+// exactly 0 below at k = 0 and 1 above at k = n.
+struct ProportionInterval {
+  double low = 0.0;
+  double high = 1.0;
+};
+ProportionInterval wilson_interval(std::uint64_t k, std::uint64_t n) noexcept;
 
 // P(B ≤ k) for B ~ Binomial(n, 1/2).
 double binomial_half_cdf(std::size_t n, std::size_t k) noexcept;

@@ -190,11 +190,15 @@ void add_calibration_warnings(Profile& p, bool contended) {
     }
   }
   std::vector<const LayerProfile*> compute_side;
+  std::vector<const LayerProfile*> function_side;  // held to a function's rate (exp_sp, tanh_sp, erf_sp)
   std::vector<const LayerProfile*> memory_side;
   bool counted_bytes = false;
   for (const LayerProfile& l : p.layers) {
     if (!l.roofline || l.below_resolution || l.roofline->efficiency <= kAboveRoof) continue;
-    if (l.roofline->intensity >= l.roofline->ridge_intensity) {
+    const std::string& roof = l.roofline->compute_roof;
+    if (l.roofline->intensity >= l.roofline->ridge_intensity && !roof.starts_with("gemm_") && !roof.starts_with("fma_")) {
+      function_side.push_back(&l);
+    } else if (l.roofline->intensity >= l.roofline->ridge_intensity) {
       compute_side.push_back(&l);
     } else {
       memory_side.push_back(&l);
@@ -213,6 +217,16 @@ void add_calibration_warnings(Profile& p, bool contended) {
         contended       ? under_load
         : counted_bytes ? "counted bytes that miss part of the traffic (other threads' or the prefetchers': counter overlap), or " + under_load
                         : "data still in a nearer cache than the working set suggests (the previous layer's output), or " + under_load));
+  }
+  // The function's roof is the rate of hwprof's own kernel for it: another implementation (a
+  // framework's vectorised erf or exp) may be a cheaper approximation and beat it.
+  if (!function_side.empty()) {
+    p.warnings.push_back(
+        fmt::format("{} layer{} above {:.0f}% of the calibrated rate of the function {} evaluate{}: {}. Likely cause: {} kernel approximates the "
+                    "function more cheaply than hwprof's calibrated one (the roof then understates what this machine can do for {}), or {}",
+                    function_side.size(), function_side.size() == 1 ? " runs" : "s run", 100 * kAboveRoof, function_side.size() == 1 ? "it" : "they",
+                    function_side.size() == 1 ? "s" : "", layers_named(function_side), function_side.size() == 1 ? "its" : "their",
+                    function_side.size() == 1 ? "it" : "them", under_load));
   }
   if (!compute_side.empty()) {
     p.warnings.push_back(fmt::format("{} compute-side layer{} above {:.0f}% of the compute roof: {}. Likely cause: {}", compute_side.size(),

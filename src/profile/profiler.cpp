@@ -21,6 +21,7 @@
 
 #include "common/cpu_topology.hpp"
 #include "common/memory_budget.hpp"
+#include "common/statistics.hpp"
 #include "common/timestamp.hpp"
 #include "counters/sampler.hpp"
 #include "hwprof/statistics.hpp"
@@ -322,11 +323,6 @@ Result<Passes> run_passes(Workload& w, const ProfileOptions& options, const Sess
   return out;
 }
 
-// The median of the passes' times (NaN where none ran): the statistics module's.
-double median_of(const std::vector<double>& v) {
-  return v.empty() ? std::nan("") : summarize(v).median;
-}
-
 // The samples joined with the layers: each layer's (and phase's) region a row, the pass's own
 // region the time between layers; addresses named by this process's symbolizer.
 SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options, const Session& timing, const LayerRegions& timed, int model_region,
@@ -352,10 +348,13 @@ SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options
   SamplingProfile out = detail::sampling_of_process(process, spans, row_of);
   out.sampled_passes = static_cast<int>(taken.sampled_ms.size());
   out.unsampled_passes = static_cast<int>(taken.unsampled_ms.size());
-  out.overhead = median_of(taken.sampled_ms) / median_of(taken.unsampled_ms) - 1.0;
+  // Each kind of pass's median time; NaN where none of a kind ran: then no overhead is known.
+  const double sampled = taken.sampled_ms.empty() ? std::nan("") : detail::median_of(taken.sampled_ms);
+  const double unsampled = taken.unsampled_ms.empty() ? std::nan("") : detail::median_of(taken.unsampled_ms);
+  out.overhead = sampled / unsampled - 1.0;
   if (!taken.unsampled_ms.empty()) {
     const auto [lo, hi] = std::minmax_element(taken.unsampled_ms.begin(), taken.unsampled_ms.end());
-    out.overhead_noise = (*hi - *lo) / 2.0 / median_of(taken.unsampled_ms);
+    out.overhead_noise = (*hi - *lo) / 2.0 / unsampled;
   }
   return out;
 }

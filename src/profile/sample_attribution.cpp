@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/statistics.hpp"
+
 namespace hwprof::detail {
 
 // One sweep over every span edge and sample in time order, keeping each thread's stack of open
@@ -72,16 +74,10 @@ Share share_of(std::uint64_t samples, std::uint64_t of) noexcept {
   s.samples = samples;
   s.of = of;
   if (of == 0) return s;
-  constexpr double z = 1.959963984540054;  // the normal distribution's 97.5th percentile
-  const double n = static_cast<double>(of);
-  const double p = static_cast<double>(samples) / n;
-  const double denominator = 1.0 + z * z / n;
-  const double centre = (p + z * z / (2.0 * n)) / denominator;
-  const double half = z * std::sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denominator;
-  s.share = p;
-  // At 0 and n the bound is exactly 0 or 1 (the formula's rounding could leave it an ulp away).
-  s.low = samples == 0 ? 0.0 : std::max(0.0, centre - half);
-  s.high = samples == of ? 1.0 : std::min(1.0, centre + half);
+  s.share = static_cast<double>(samples) / static_cast<double>(of);
+  const ProportionInterval interval = wilson_interval(samples, of);  // the statistics module's
+  s.low = interval.low;
+  s.high = interval.high;
   return s;
 }
 

@@ -39,7 +39,7 @@ struct AttributedSample {
 // nest (as the session's regions do); a span whose end precedes its start is ignored.
 std::vector<AttributedSample> attribute_samples(std::span<const RegionSpan> spans, std::span<const TakenSample> samples);
 
-// A share of a region's samples with its 95 % Wilson score interval (Wilson 1927; it stays
+// A share of a region's samples with its 95 % Wilson score interval (wilson_interval, common/statistics.hpp: it stays
 // inside [0, 1] and is honest for small counts, where the normal approximation is not).
 struct Share {
   std::uint64_t samples = 0;

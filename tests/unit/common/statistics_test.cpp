@@ -2,7 +2,9 @@
 // by hand: percentiles by numpy's linear rule, the sample standard deviation, MAD outliers,
 // the order-statistic confidence interval of the median (ranks and coverage checked against
 // exact binomial sums), and the warm-up and iteration policies.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -213,6 +215,34 @@ TEST(IterationPolicy, CountAndMinimumTime) {
   EXPECT_TRUE(timed.more(3, 0.5));
   EXPECT_FALSE(timed.more(3, 1.0));
   EXPECT_FALSE(timed.more(100, 0.1)) << "at most max_count";
+}
+
+// Wilson's interval by hand (z = 1.96): 5 of 10 → 0.5 ± 0.2634; 0 of 10 → [0, 0.2775] (the
+// normal approximation would give [0, 0]); n = 0 says nothing: [0, 1].
+TEST(WilsonInterval, HandComputedValuesAndItsEnds) {
+  const detail::ProportionInterval half = detail::wilson_interval(5, 10);
+  EXPECT_NEAR(half.low, 0.2366, 1e-4);
+  EXPECT_NEAR(half.high, 0.7634, 1e-4);
+  const detail::ProportionInterval none = detail::wilson_interval(0, 10);
+  EXPECT_EQ(none.low, 0.0);
+  EXPECT_NEAR(none.high, 0.2775, 1e-4);
+  const detail::ProportionInterval all = detail::wilson_interval(10, 10);
+  EXPECT_NEAR(all.low, 1.0 - 0.2775, 1e-4);
+  EXPECT_EQ(all.high, 1.0);
+  const detail::ProportionInterval empty = detail::wilson_interval(0, 0);
+  EXPECT_EQ(empty.low, 0.0);
+  EXPECT_EQ(empty.high, 1.0);
+  // Never outside [0, 1], and narrower with more samples.
+  for (std::uint64_t n : {1U, 3U, 30U, 3000U}) {
+    for (std::uint64_t k = 0; k <= n; k += std::max<std::uint64_t>(1, n / 7)) {
+      const detail::ProportionInterval w = detail::wilson_interval(k, n);
+      EXPECT_GE(w.low, 0.0);
+      EXPECT_LE(w.high, 1.0);
+      EXPECT_LE(w.low, static_cast<double>(k) / static_cast<double>(n));
+      EXPECT_GE(w.high, static_cast<double>(k) / static_cast<double>(n));
+    }
+  }
+  EXPECT_LT(detail::wilson_interval(500, 1000).high - detail::wilson_interval(500, 1000).low, half.high - half.low);
 }
 
 }  // namespace
