@@ -7,14 +7,8 @@
 # reports with the report module found there, without HWPROF_REPORT_MODULE.
 cmake_minimum_required(VERSION 3.25)
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    string(JOIN " " cmd ${ARGN})
-    message(FATAL_ERROR "deb package test: '${cmd}' failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+set(run_what "deb package test")
+include("${CMAKE_CURRENT_LIST_DIR}/run_checked.cmake")
 
 find_program(DPKG_DEB dpkg-deb)
 find_program(PKG_CONFIG pkg-config)

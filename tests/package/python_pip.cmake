@@ -7,14 +7,8 @@
 # script with it.
 cmake_minimum_required(VERSION 3.25)
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    string(JOIN " " cmd ${ARGN})
-    message(FATAL_ERROR "pip package test: '${cmd}' failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+set(run_what "pip package test")
+include("${CMAKE_CURRENT_LIST_DIR}/run_checked.cmake")
 
 set(python /usr/bin/python3)
 execute_process(COMMAND "${python}" -c "import ensurepip, venv, setuptools, wheel" RESULT_VARIABLE rc ERROR_QUIET)

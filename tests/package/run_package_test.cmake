@@ -9,14 +9,9 @@
 # HWPROF_REPORT_MODULE, through what find_package or pkg-config told its build.
 cmake_minimum_required(VERSION 3.25)
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    string(JOIN " " cmd ${ARGN})
-    message(FATAL_ERROR "package test: '${cmd}' failed (${rc}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${out}")
-endfunction()
+set(run_what "package test")
+set(run_echo ON)
+include("${CMAKE_CURRENT_LIST_DIR}/run_checked.cmake")
 
 file(REMOVE_RECURSE "${SCRATCH_DIR}")
 set(prefix "${SCRATCH_DIR}/prefix")
