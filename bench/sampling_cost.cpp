@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "counters/sample_spec.hpp"
-#include "counters/sampler.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/session.hpp"
 #include "hwprof/statistics.hpp"
 #include "profile/layer_regions.hpp"
+#include "sampling/sample_spec.hpp"
+#include "sampling/sampler.hpp"
 
 namespace {
 

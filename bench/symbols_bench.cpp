@@ -1,7 +1,7 @@
 // What naming a profile's call chains costs: 100,000 samples of 100 frames each (10 million
 // frame addresses) drawn from 50,000 distinct addresses in this process's own code (the
 // benchmark, hwprof, libc, libstdc++, OpenBLAS: every executable file it maps), named by the
-// symbolizer (src/counters/symbols.hpp; docs/sampling.md, "Symbols"). The goal: well under 2 s.
+// symbolizer (src/symbols/symbols.hpp; docs/sampling.md, "Symbols"). The goal: well under 2 s.
 // Frames are drawn uniformly, so the per-address cache is hit with no locality: real call
 // chains repeat far more.
 //
@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "counters/symbols.hpp"
+#include "symbols/symbols.hpp"
 
 namespace {
 

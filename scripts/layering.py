@@ -1,10 +1,20 @@
 #!/usr/bin/env python3
-"""Checks that every file in src/<stage>/ and include/hwprof/ includes headers of its own stage
-or of an earlier one only (docs/design.md, "House rules"), so that a helper that several
-stages need lives below them instead of reaching up into a later stage, and so that the
-regions library (common, counters, session) includes nothing of the engine above it. A public
-header (hwprof/X.hpp) belongs to the stage that implements it (PUBLIC below) and is checked
-like an internal one; run by `ctest -L house`.
+"""Checks the include graph of src/ and include/hwprof/ two ways (docs/design.md, "Where things
+are" and "House rules"), run by `ctest -L house`:
+
+- the order of the stages: every file in src/<stage>/ includes headers of its own stage or of
+  an earlier one only, so that a helper several stages need lives below them instead of
+  reaching up into a later stage;
+- the libraries: each stage belongs to one library (LIBRARY), and a library's sources include
+  the internal headers (src/<folder>/...) of its own stages and of the libraries it is built
+  on (BUILT_ON) only, public headers of its face only where the library has one (the regions
+  library: REGIONS_FACE), and none of the system headers of what it does not link
+  (FORBIDDEN_SYSTEM: libdw, OpenBLAS, OpenMP, ONNX, libtorch, MPI, fmt). So the regions
+  library never includes a report, libdw or engine folder, and the report module's code
+  nothing of the engine.
+
+A public header (hwprof/X.hpp) belongs to the stage that implements it (PUBLIC below) and is
+checked like an internal one.
 
   scripts/layering.py [--root DIR] [--include DIR]
 
@@ -19,14 +29,56 @@ import re
 import sys
 
 # The order of the stages: a stage may include its own headers and those of the stages
-# before it. common, counters and session are the regions library (docs/design.md, "Two
-# libraries and a module"): first, so that nothing of the engine reaches a program that only
-# marks regions. ops defines each op (its table and the element-wise definitions) over the
-# model's vocabulary, hwprof/graph.hpp, which is why that header is its. mpi is an add-on
-# library over the report module; cli is the last.
-ORDER = ["common", "counters", "session", "ops", "graph", "cost", "nn", "calibrate", "profile", "analyze", "report", "mpi", "torch", "cli"]
+# before it. The regions library's stages come first, so that nothing of the report module or
+# the engine reaches a program that only marks regions; then the report library's and the
+# engine's, interleaved where the engine builds a stage that the report library's next stage
+# reads (machine before calibrate, placement before profile). ops defines each op (its table
+# and the element-wise definitions) over the model's vocabulary, hwprof/graph.hpp, which is
+# why that header is its. report_module, mpi, torch and cli are the composition roots.
+ORDER = ["common", "counters", "sampling", "session",
+         "ops", "symbols", "graph", "cost", "nn", "machine", "calibrate", "placement", "profile", "analyze", "report",
+         "report_module", "mpi", "torch", "cli"]
 
-# The stage each public header belongs to: the stage whose sources implement it.
+# The library each stage is built into (CMakeLists.txt, "the libraries"), and what each
+# library is built on. The composition roots are libraries of their own.
+LIBRARY = {
+    "common": "regions", "counters": "regions", "sampling": "regions", "session": "regions",
+    "ops": "report", "symbols": "report", "machine": "report", "placement": "report", "analyze": "report", "report": "report",
+    "graph": "engine", "cost": "engine", "nn": "engine", "calibrate": "engine", "profile": "engine",
+    "report_module": "report_module", "mpi": "mpi", "torch": "torch", "cli": "cli",
+}
+BUILT_ON = {
+    "regions": {"regions"},
+    "report": {"regions", "report"},
+    "engine": {"regions", "report", "engine"},
+    "report_module": {"regions", "report", "report_module"},
+    "mpi": {"regions", "mpi"},
+    # The observer's analytic counts: the op definitions and the engine's graph and cost stages
+    # (src/torch/CMakeLists.txt compiles those three files into it).
+    "torch": {"regions", "report", "engine", "torch"},
+    "cli": {"regions", "report", "engine", "cli"},
+}
+# The public headers the regions library may include: its face, and what that needs. The other
+# libraries may include any public header (the report library reads the engine face's types;
+# its module's link, --no-undefined, proves it calls no engine code).
+REGIONS_FACE = {"export.hpp", "result.hpp", "source_text.hpp", "statistics.hpp", "version.hpp", "atomic_file.hpp",
+                "compute_roof.hpp", "counters.hpp", "cpu.hpp", "event_group.hpp", "session.hpp", "regions.hpp", "regions.h",
+                "torch.h"}
+# System headers by prefix that a library's sources may not include: what it does not link.
+ENGINE_ONLY = ["cblas.h", "openblas", "omp.h", "onnx/", "google/protobuf"]
+TORCH_ONLY = ["torch/", "ATen/", "c10/", "Python.h"]
+FORBIDDEN_SYSTEM = {
+    "regions": ["elfutils/", "dwarf.h", "libelf", "fmt/", "mpi.h"] + ENGINE_ONLY + TORCH_ONLY,
+    "report": ["mpi.h"] + ENGINE_ONLY + TORCH_ONLY,
+    "report_module": ["mpi.h"] + ENGINE_ONLY + TORCH_ONLY,
+    "engine": ["mpi.h"] + TORCH_ONLY,
+    "mpi": ["elfutils/", "fmt/"] + ENGINE_ONLY + TORCH_ONLY,
+    "torch": ["elfutils/", "mpi.h"] + ENGINE_ONLY,
+    "cli": ["mpi.h"] + TORCH_ONLY,
+}
+
+# The stage each public header belongs to: the stage whose sources implement it (the earliest
+# where two do).
 PUBLIC = {
     "export.hpp": "common",
     "result.hpp": "common",
@@ -43,18 +95,19 @@ PUBLIC = {
     "regions.h": "session",
     "torch.h": "torch",
     "graph.hpp": "ops",  # OpKind, Node, Attributes: what every op definition is written in
+    "optimizer.hpp": "ops",  # with optimizer_name and parse_optimizer (src/ops/optimizer_kind.cpp)
     "cost.hpp": "cost",
-    "optimizer.hpp": "cost",
     "tensor.hpp": "nn",
     "executor.hpp": "nn",
-    "machine.hpp": "calibrate",
-    "roofline.hpp": "profile",
-    "profile.hpp": "profile",
-    "profiler.hpp": "profile",
+    "machine.hpp": "machine",
+    "roofline.hpp": "placement",
+    "profile.hpp": "placement",
+    "profiler.hpp": "placement",  # profile_regions (placement) and the engine's profile() (profile)
     "report.hpp": "report",
     "hwprof.hpp": "cli",  # all of the API: for users, never for the library's own sources
 }
 INCLUDE = re.compile(r'\s*#\s*include\s+["<](\w+)/([\w.]+)[">]')
+ANY_INCLUDE = re.compile(r'\s*#\s*include\s+([<"])([^">]+)[">]')
 
 
 def stage_of(folder, name):
@@ -65,9 +118,36 @@ def stage_of(folder, name):
     return folder
 
 
+def library_rule(line, stage, src_folders):
+    """What is wrong with `line` for the library of `stage`, or None."""
+    library = LIBRARY.get(stage)
+    if library is None:
+        return None
+    m = ANY_INCLUDE.match(line)
+    if not m:
+        return None
+    quote, target = m.group(1), m.group(2)
+    folder, _, name = target.partition("/")
+    if quote == '"' and folder in LIBRARY:
+        other = LIBRARY[folder]
+        if other not in BUILT_ON[library]:
+            return f"the {library} library ({stage}) includes {target} of the {other} library ({folder})"
+        return None
+    if folder == "hwprof" and library == "regions" and name not in REGIONS_FACE:
+        return f"the regions library ({stage}) includes {target}, which is not of its public face (REGIONS_FACE)"
+    if quote == "<" or folder not in src_folders:
+        for prefix in FORBIDDEN_SYSTEM.get(library, []):
+            if target.startswith(prefix):
+                return f"the {library} library ({stage}) includes <{target}>, a header of what it does not link"
+    return None
+
+
 def check_file(path, stage, rank, shown, wrong, unknown):
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
+            problem = library_rule(line, stage, LIBRARY)
+            if problem:
+                wrong.append(f"{shown}:{number}: {problem}")
             m = INCLUDE.match(line)
             if not m:
                 continue
@@ -122,10 +202,11 @@ def main():
         print(f"layering.py: {len(unknown)} include(s) of public headers without a stage", file=sys.stderr)
         return 2
     if wrong:
-        print(f"layering.py: {len(wrong)} include(s) against the order {' < '.join(ORDER)}; "
-              "move what both stages need to the earlier stage (src/common/ for what all share)", file=sys.stderr)
+        print(f"layering.py: {len(wrong)} include(s) against the order {' < '.join(ORDER)} or the libraries; "
+              "move what both stages need to the earlier stage (src/common/ for what all share), "
+              "and what a library needs of a library above it down into its own", file=sys.stderr)
         return 1
-    print(f"layering.py: every include in src/ and include/hwprof/ follows {' < '.join(ORDER)}")
+    print(f"layering.py: every include in src/ and include/hwprof/ follows {' < '.join(ORDER)} and the libraries' rules")
     return 0
 
 

@@ -100,8 +100,5 @@ Result<std::int64_t> count_flops(const Graph& graph, const Shape& input_shape = 
 Result<std::int64_t> count_macs(const Graph& graph, const Shape& input_shape = {});
 Result<MemoryEstimate> estimate_memory(const Graph& graph, std::int64_t batch, OptimizerKind optimizer = OptimizerKind::adam);
 
-std::string_view optimizer_name(OptimizerKind optimizer) noexcept;
-std::optional<OptimizerKind> parse_optimizer(std::string_view name) noexcept;
-
 }  // namespace hwprof
 HWPROF_API_END

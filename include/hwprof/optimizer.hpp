@@ -2,6 +2,9 @@
 // PyTorch's semantics. Its own header so that the profiler's options need no engine header.
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 #include "hwprof/export.hpp"
 
 HWPROF_API_BEGIN
@@ -27,6 +30,11 @@ struct OptimizerOptions {
   double beta2 = 0.999;       // adam
   double epsilon = 1e-8;      // adam
 };
+
+// The optimizer's name in reports and on command lines ("sgd", "momentum", "adam"), and back;
+// nothing for another name.
+std::string_view optimizer_name(OptimizerKind optimizer) noexcept;
+std::optional<OptimizerKind> parse_optimizer(std::string_view name) noexcept;
 
 }  // namespace hwprof
 

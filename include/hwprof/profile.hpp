@@ -33,7 +33,7 @@ inline constexpr int kProfileSchema = 2;
 // makes them yet, but they are read and written like a model profile.
 enum class ProfileKind {
   model,    // hwprof's engine ran a model (`hwprof profile`)
-  regions,  // a program's own regions (<hwprof/regions.hpp>, src/profile/region_profile.cpp)
+  regions,  // a program's own regions (<hwprof/regions.hpp>, src/placement/region_profile.cpp)
   merged,   // reserved: ranks merged into one profile
   torch,    // a PyTorch program's ops, observed by hwprof::torch (docs/torch.md): regions
 };
@@ -101,7 +101,7 @@ struct LayerMetric {
   bool below_resolution = false;  // computed from a counter below resolution
 };
 
-// One reason a layer takes the time it does, from the rule table of src/profile/causes.cpp
+// One reason a layer takes the time it does, from the rule table of src/placement/causes.cpp
 // (docs/profile.md, "Why"): which rule, a short label for tables, what was seen (with the
 // numbers) and what to try.
 struct LayerCause {

@@ -90,7 +90,7 @@ enum class Precision { sp, dp };
 enum class Bound { compute, memory, overhead };
 std::string_view bound_name(Bound bound) noexcept;
 
-// The classification rule's thresholds (see classify_bound in src/profile/roofline.cpp).
+// The classification rule's thresholds (see classify_bound in src/placement/roofline.cpp).
 struct BoundRule {
   // "Far below both roofs": achieved below this fraction of attainable ...
   double overhead_efficiency = 0.10;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hwprof/profile.hpp"
-#include "profile/row_time.hpp"
+#include "placement/row_time.hpp"
 
 namespace hwprof::detail {
 
@@ -59,7 +59,7 @@ struct UnavailableCounter {
 };
 std::vector<UnavailableCounter> unavailable_counters(const Profile& profile);
 
-// Headroom in time: profile/row_time.hpp (headroom_ms, row_ms, calls_per_basis).
+// Headroom in time: placement/row_time.hpp (headroom_ms, row_ms, calls_per_basis).
 
 // A kernel software event (task-clock, page-faults, context-switches, ... and PAPI's perf::
 // forms): counted by the kernel's scheduler, not the PMU.

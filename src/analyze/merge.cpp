@@ -12,7 +12,7 @@
 #include "common/statistics.hpp"
 #include "hwprof/roofline.hpp"
 #include "hwprof/statistics.hpp"
-#include "profile/rate_guard.hpp"
+#include "placement/rate_guard.hpp"
 
 namespace hwprof::detail {
 namespace {

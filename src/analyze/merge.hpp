@@ -1,5 +1,5 @@
 // The ranks of one parallel run merged (`hwprof merge DIR...`, and hwprof::mpi at
-// MPI_Finalize): the data is analyze/merged_ranks.hpp; the renderings are report/merge.hpp.
+// MPI_Finalize): the data is session/merged_ranks.hpp; the renderings are report/merge.hpp.
 #pragma once
 
 #include <optional>
@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "analyze/merged_ranks.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profile.hpp"
+#include "session/merged_ranks.hpp"
 
 namespace hwprof::detail {
 
@@ -37,7 +37,7 @@ void sort_merged_regions(MergedRanks& merged);
 // A calibration run's roofs, for the merged roofline.
 MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& source);
 // Marks the regions where a rank's rate is above the most the ranks' machine can do (the largest
-// measured compute ceiling, times profile/rate_guard.hpp's kClockSlack), or where a rank's own
+// measured compute ceiling, times placement/rate_guard.hpp's kClockSlack), or where a rank's own
 // profile found the row's rate impossible: the same guard as every profile's (docs/profile.md,
 // "Impossible rates"). Returns how many it marked; a warning says which.
 int guard_merged_rates(MergedRanks& merged);

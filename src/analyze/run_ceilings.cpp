@@ -4,7 +4,7 @@
 #include <cctype>
 #include <utility>
 
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 
 namespace hwprof::detail {
 

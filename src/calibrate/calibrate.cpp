@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "calibrate/cache_topology.hpp"
 #include "calibrate/compute.hpp"
 #include "calibrate/contention.hpp"
 #include "calibrate/memory_sweep.hpp"
@@ -20,6 +19,7 @@
 #include "common/timestamp.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/version.hpp"
+#include "machine/cache_topology.hpp"
 
 namespace hwprof {
 namespace {

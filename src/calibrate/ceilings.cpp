@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "calibrate/stored_ceilings.hpp"
 #include "hwprof/machine.hpp"
+#include "machine/stored_ceilings.hpp"
 
 namespace hwprof {
 namespace {

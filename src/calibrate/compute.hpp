@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/cpu_topology.hpp"  // pin_current_thread, which the measurements share
+#include "machine/peak_inputs.hpp"  // nominal_ghz, physical_cores, kTranscendentalCeilings
 
 namespace hwprof::detail {
 
@@ -52,11 +53,6 @@ std::vector<ComputeSample> measure_gemm(const ComputeOptions& options);
 // function once per element is that rate × the op's FLOPs per element (roofline.cpp), far
 // below the FMA roof, since each evaluation is a polynomial of tens of instructions.
 std::vector<ComputeSample> measure_transcendentals(const ComputeOptions& options);
-inline constexpr const char* kTranscendentalCeilings[] = {"tanh_sp", "exp_sp", "erf_sp"};
-
-// The CPU's nominal (or maximum) frequency in GHz and where it came from ("cpuinfo_max_freq",
-// "brand string", "/proc/cpuinfo cpu MHz"); 0 with source "unknown" when nothing says.
-double nominal_ghz(std::string* source);
 
 // cores × GHz × FLOPs per cycle per core for the best ISA, with the assumptions in words.
 struct TheoreticalPeak {
@@ -85,15 +81,6 @@ struct PeakTableRow {
   std::string basis;  // the execution units behind the figures
 };
 const std::vector<PeakTableRow>& peak_table();
-
-// nominal_ghz() from given inputs, so tests need no particular machine: a sysfs cpufreq
-// directory (cpuinfo_max_freq in kHz), a /proc/cpuinfo path and a CPUID brand string. Under
-// a hypervisor "cpu MHz" is usually the TSC rate, not the turbo clock.
-double nominal_ghz_from(const std::string& cpufreq_dir, const std::string& proc_cpuinfo, const std::string& brand, std::string* source);
-
-// Physical cores among the online CPUs (topology.hpp's cpus_one_per_core, counted).
-int physical_cores();
-int physical_cores_from(const std::string& sysfs_cpu_dir);
 
 // A repetition in which a worker had its CPU less than this share of its wall time measured
 // another process (or the hypervisor) too: it is run again, and counted where it stays so.

@@ -22,8 +22,8 @@
 
 #include <fmt/format.h>
 
-#include "calibrate/cache_topology.hpp"
 #include "common/statistics.hpp"
+#include "machine/cache_topology.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "machine/cache_topology.hpp"  // LevelEvidence
+
 namespace hwprof::detail {
 
 using Curve = std::vector<std::pair<std::int64_t, double>>;  // (working-set bytes, GB/s)
@@ -27,15 +29,6 @@ struct FlatRun {
 // spans at most 15 % is a plateau; two plateaus with only outliers between them and medians
 // within 10 % are one (plateau.cpp).
 std::vector<FlatRun> flat_runs(const Curve& sorted_curve);
-
-// What detection knows besides the curve.
-struct LevelEvidence {
-  std::vector<std::int64_t> reported;  // the chosen description's capacity per cache level for the run's CPUs, L1 first (0: none)
-  std::string reported_source;         // "sysfs", "cpuid", "sysconf", or "" when no source said anything
-  std::int64_t largest_reported = 0;   // the largest capacity any source reports for the run's CPUs
-  std::string largest_source;          // the source of that figure, in words ("cpuid leaves 0x80000005/0x80000006")
-  int threads = 1;                     // for the notes' wording
-};
 
 struct DetectedLevel {
   std::string level;                // "l1", "l2", "l3" or "dram"

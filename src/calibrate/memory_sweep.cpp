@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "calibrate/cache_topology.hpp"
 #include "common/memory_budget.hpp"
+#include "machine/cache_topology.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -8,12 +8,12 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
-#include "calibrate/cache_topology.hpp"
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/report.hpp"
+#include "machine/cache_topology.hpp"
 
 namespace hwprof::cli {
 namespace {

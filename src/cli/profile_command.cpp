@@ -11,12 +11,12 @@
 #include "cli/output.hpp"
 #include "cli/report_command.hpp"
 #include "common/launch_rank.hpp"
-#include "counters/sample_spec.hpp"
 #include "hwprof/executor.hpp"
 #include "hwprof/machine.hpp"
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
 #include "report/outputs.hpp"
+#include "sampling/sample_spec.hpp"
 
 namespace hwprof::cli {
 namespace {

@@ -15,17 +15,17 @@
 
 #include "cli/child_process.hpp"
 #include "cli/output.hpp"
-#include "counters/recorded_mappings.hpp"
-#include "counters/sample_spec.hpp"
-#include "counters/sampler.hpp"
-#include "counters/symbols.hpp"
 #include "hwprof/atomic_file.hpp"
-#include "profile/process_samples.hpp"
+#include "placement/process_samples.hpp"
 #include "profile/recorded_profile.hpp"
 #include "profile/span_file_reader.hpp"
 #include "report/flamegraph.hpp"
 #include "report/sampling_report.hpp"
+#include "sampling/sample_spec.hpp"
+#include "sampling/sampler.hpp"
 #include "session/span_file.hpp"
+#include "symbols/recorded_mappings.hpp"
+#include "symbols/symbols.hpp"
 
 namespace hwprof::cli {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/count.hpp"
+#include "common/count.hpp"
 #include "cost/op_cost.hpp"
 #include "hwprof/cost.hpp"
 

@@ -1,7 +1,7 @@
 // The analytic cost of one node, from its shapes and attributes alone.
 #pragma once
 
-#include "cost/count.hpp"
+#include "common/count.hpp"
 #include "hwprof/graph.hpp"
 
 namespace hwprof::detail {

@@ -27,11 +27,11 @@
 #include <string>
 #include <vector>
 
-#include "analyze/merged_ranks.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/regions.hpp"
 #include "hwprof/statistics.hpp"
 #include "hwprof/version.hpp"
+#include "session/merged_ranks.hpp"
 #include "session/report_writer.hpp"
 
 namespace hwprof::detail {

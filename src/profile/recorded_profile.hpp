@@ -11,10 +11,10 @@
 #include <span>
 #include <string>
 
-#include "counters/sample_records.hpp"
 #include "hwprof/profile.hpp"
-#include "profile/sampled_layers.hpp"
+#include "placement/sampled_layers.hpp"
 #include "profile/span_file_reader.hpp"
+#include "sampling/sample_records.hpp"
 
 namespace hwprof::detail {
 

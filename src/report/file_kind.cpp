@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "analyze/merged_ranks.hpp"
 #include "common/input_file.hpp"
+#include "session/merged_ranks.hpp"
 
 namespace hwprof::detail {
 namespace {

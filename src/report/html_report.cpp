@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 #include "hwprof/report.hpp"
 #include "report/html_page.hpp"
 #include "report/profile_view.hpp"

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "analyze/merged_ranks.hpp"
 #include "hwprof/result.hpp"
+#include "session/merged_ranks.hpp"
 
 namespace hwprof::detail {
 

@@ -13,10 +13,10 @@
 
 #include "analyze/compare.hpp"
 #include "analyze/fleet.hpp"
-#include "analyze/merged_ranks.hpp"
 #include "common/atomic_file.hpp"
 #include "hwprof/profile.hpp"
 #include "hwprof/report.hpp"
+#include "session/merged_ranks.hpp"
 
 namespace hwprof::detail {
 

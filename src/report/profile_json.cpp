@@ -16,16 +16,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analyze/merged_ranks.hpp"
-#include "calibrate/machine_json.hpp"
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
 #include "common/text_position.hpp"
 #include "hwprof/profile.hpp"
+#include "machine/machine_json.hpp"
 #include "report/file_kind.hpp"
 #include "report/profile_view.hpp"
 #include "report/report_parts.hpp"
 #include "report/sampling_report.hpp"
+#include "session/merged_ranks.hpp"
 
 namespace hwprof {
 namespace {

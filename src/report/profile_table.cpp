@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 #include "hwprof/report.hpp"
 #include "report/profile_view.hpp"
 #include "report/program_table.hpp"

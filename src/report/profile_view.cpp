@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 
 namespace hwprof::detail {
 
@@ -76,7 +76,7 @@ std::string program_answer(const Profile& p) {
   } else {
     out += fmt::format(": {} ms over the run", milliseconds(in_rows));
   }
-  // The program total's win: its rows with a count at their roofs (src/profile/region_profile.cpp).
+  // The program total's win: its rows with a count at their roofs (src/placement/region_profile.cpp).
   if (const auto h = headroom_ms(p.total); h && in_rows > 0) {
     out += fmt::format(", {} ms {} ({}) to win at the roofs", milliseconds(h->win_ms), of_it, percent(h->win_ms / in_rows));
   }

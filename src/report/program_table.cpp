@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 #include "report/profile_view.hpp"
 
 namespace hwprof::detail {

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "profile/sample_attribution.hpp"
+#include "placement/sample_attribution.hpp"
 #include "report/sampling_outputs.hpp"
 
 namespace hwprof::detail {

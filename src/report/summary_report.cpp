@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/number_format.hpp"
-#include "cost/count.hpp"
+#include "analyze/number_format.hpp"
+#include "common/count.hpp"
 #include "hwprof/report.hpp"
 
 namespace hwprof {

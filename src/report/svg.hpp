@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/number_format.hpp"
 #include "analyze/run_ceilings.hpp"
-#include "common/number_format.hpp"
 #include "hwprof/machine.hpp"
 
 namespace hwprof::detail {

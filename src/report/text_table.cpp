@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 
 namespace hwprof::detail {
 

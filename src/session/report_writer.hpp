@@ -13,14 +13,14 @@
 
 namespace hwprof::detail {
 
-// The module's entry point (src/report/report_module.cpp). `version` must be the library's
+// The module's entry point (src/report_module/report_module.cpp). `version` must be the library's
 // HWPROF_VERSION string: the snapshot is passed as a C++ object. Returns 0 on success; the
 // message then lists the files written, one per line, else says what went wrong.
 using ReportModuleEntry = int (*)(const SessionSnapshot* snapshot, const char* version, const char* dir, char* message, std::size_t message_size);
 inline constexpr const char* kReportModuleEntry = "hwprof_report_module_write";
 inline constexpr const char* kReportModuleFile = "libhwprof-report.so";
 
-// Its second entry point: hwprof::mpi's merged ranks (analyze/merged_ranks.hpp), written as
+// Its second entry point: hwprof::mpi's merged ranks (session/merged_ranks.hpp), written as
 // merged.json, merged.txt and merged.html into `dir`, the ceilings of this machine's stored
 // calibration added. The same contract as the first.
 struct MergedRanks;

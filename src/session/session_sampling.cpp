@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/monotonic_clock.hpp"
-#include "counters/sample_spec.hpp"
+#include "sampling/sample_spec.hpp"
 
 namespace hwprof::detail {
 struct SessionSampler::State {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "counters/sample_records.hpp"
-#include "counters/sampler.hpp"
+#include "sampling/sample_records.hpp"
+#include "sampling/sampler.hpp"
 
 namespace hwprof::detail {
 

@@ -20,7 +20,7 @@
 
 #include "hwprof/machine.hpp"
 #include "made_up_calibration.hpp"
-#include "profile/sample_attribution.hpp"
+#include "placement/sample_attribution.hpp"
 #include "run_process.hpp"
 #include "text_support.hpp"
 

@@ -239,7 +239,7 @@ def in_category(category: str, cases: Sequence[Case]) -> list:
 
 def store_name(machine: dict) -> str:
     """The file name hwprof gives this machine's report in the store (machine_store_path in
-    src/calibrate/machine_probe.cpp): host--brand-fFAMILYmMODEL-Ncpu.json, each of host and
+    src/machine/machine_probe.cpp): host--brand-fFAMILYmMODEL-Ncpu.json, each of host and
     brand reduced to letters, digits, '.', '_' and single '-'."""
 
     def clean(text: str) -> str:

@@ -42,7 +42,7 @@ CLEAN = {
                         "int f(OpKind k, int i) {\n  switch (k) {\n    case OpKind::a:\n      switch (i) {\n"
                         "        default:\n          return 1;\n      }\n    case OpKind::b:  // default: in a comment\n"
                         "      return 2;\n  }\n  return 0;\n}\n"),
-    "src/report/r.cpp": '#include "graph/g.hpp"\n#include "hwprof/report.hpp"\n',
+    "src/report/r.cpp": '#include "ops/o.hpp"\n#include "hwprof/report.hpp"\n',
     "counters/README.md": "# Counter event groups\n\n[The design](../docs/design.md#house-rules-what-a-change-keeps)\n",
     "docs/guide.md": ("# Guide\n\n## Two words\n\n## Two words\n\n[d](design.md#where-things-are), [r](../README.md#model-specs), "
                       "[t](#two-words-1), [s](../src/common/a.cpp), [w](https://example.org/x.md#y);\n[d](design.md), \"House\n"
@@ -153,6 +153,31 @@ class Layering(unittest.TestCase):
         r = Tree({"include/hwprof/graph.hpp": '#include "hwprof/report.hpp"\n'}).layering()
         self.assertEqual(r.returncode, 1)
         self.assertIn("include/hwprof/graph.hpp:1: ops includes hwprof/report.hpp", r.stdout)
+
+    def test_the_regions_library_includes_no_report_or_libdw_folder(self):
+        r = Tree({"src/sampling/s.cpp": '#include "symbols/symbols.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/sampling/s.cpp:1: the regions library (sampling) includes symbols/symbols.hpp of the report library (symbols)",
+                      r.stdout)
+
+    def test_the_report_library_includes_no_engine_folder(self):
+        # A later stage by the order, but of the engine: what the report module cannot link.
+        r = Tree({"src/report/r.cpp": '#include "profile/workload.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("the report library (report) includes profile/workload.hpp of the engine library (profile)", r.stdout)
+
+    def test_a_library_includes_no_system_header_of_what_it_does_not_link(self):
+        r = Tree({"src/counters/c.cpp": "#include <elfutils/libdw.h>\n", "src/placement/p.cpp": "#include <cblas.h>\n"}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/counters/c.cpp:1: the regions library (counters) includes <elfutils/libdw.h>", r.stdout)
+        self.assertIn("src/placement/p.cpp:1: the report library (placement) includes <cblas.h>", r.stdout)
+
+    def test_the_regions_library_includes_only_its_public_face(self):
+        r = Tree({"src/session/s.cpp": '#include "hwprof/session.hpp"\n#include "hwprof/graph.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/session/s.cpp:2: the regions library (session) includes hwprof/graph.hpp, which is not of its public face",
+                      r.stdout)
+        self.assertNotIn("s.cpp:1:", r.stdout)
 
     def test_a_public_header_without_a_stage(self):
         r = Tree({"include/hwprof/new_thing.hpp": "#pragma once\n"}).layering()

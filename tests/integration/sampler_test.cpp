@@ -22,11 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "counters/perf_map.hpp"
-#include "counters/sample_spec.hpp"
-#include "counters/sampler.hpp"
-#include "counters/symbols.hpp"
 #include "counters/system_info.hpp"
+#include "sampling/sample_spec.hpp"
+#include "sampling/sampler.hpp"
+#include "symbols/perf_map.hpp"
+#include "symbols/symbols.hpp"
 
 namespace hwprof::detail {
 namespace {

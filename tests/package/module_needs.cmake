@@ -30,7 +30,7 @@ endforeach()
 if(unwanted)
   string(JOIN ", " unwanted_text ${unwanted})
   message(FATAL_ERROR "report module needs: ${MODULE} needs ${unwanted_text}; the module must link only the report, "
-                      "roofline and calibration-reading code (CMakeLists.txt, HWPROF_REPORT_SOURCES):\n${dynamic}")
+                      "roofline and calibration-reading code (the report library's stages: CMakeLists.txt, \"the libraries\"):\n${dynamic}")
 endif()
 string(JOIN "\n  " needed_text ${needed})
 message(STATUS "report module needs only:\n  ${needed_text}")

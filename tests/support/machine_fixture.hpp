@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/cache_topology.hpp"
 #include "calibrate/memory_levels.hpp"
 #include "common/cpu_topology.hpp"
 #include "common/cpuid.hpp"
 #include "counters/system_info.hpp"
+#include "machine/cache_topology.hpp"
 
 namespace hwprof::test {
 

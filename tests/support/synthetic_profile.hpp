@@ -69,7 +69,7 @@ inline Summary synthetic_times(double median_ms, std::size_t n) {
   return s;
 }
 
-// Placement as src/profile/roofline.cpp does it, on the synthetic run (DRAM 15 GB/s).
+// Placement as src/placement/roofline.cpp does it, on the synthetic run (DRAM 15 GB/s).
 inline RooflinePoint synthetic_point(double flops, double bytes, double seconds, bool gemm, Bound bound) {
   RooflinePoint r;
   r.flops = {flops, ValueSource::analytic, CounterStatus::ok, 1.0, "analytic FLOPs"};
@@ -232,7 +232,7 @@ inline Profile synthetic_profile(const SyntheticOptions& o = {}) {
       l.roofline_error = "no FLOPs and no bytes: a view, nothing to place";
     }
     l.bytes_skipped = {"DRAM bytes: not asked for (no uncore events in group generic)", "LLC misses: unsupported"};
-    // One cause per layer, as src/profile/causes.cpp words them (by the layer's side).
+    // One cause per layer, as src/placement/causes.cpp words them (by the layer's side).
     if (!o.calibrated) {
       l.why = {{"no_roofline", "no roofline", "it could not be placed", "run `hwprof calibrate`"}};
     } else if (l.below_resolution) {

@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "calibrate/cache_topology.hpp"
 #include "common/cpuid.hpp"
+#include "machine/cache_topology.hpp"
 #include "text_support.hpp"
 
 namespace hwprof::detail {

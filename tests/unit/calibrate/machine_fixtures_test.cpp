@@ -9,12 +9,12 @@
 
 #include <algorithm>
 
-#include "calibrate/cache_topology.hpp"
 #include "calibrate/memory_levels.hpp"
 #include "common/cpu_topology.hpp"
 #include "counters/cpu_identity.hpp"
 #include "hwprof/cpu.hpp"
 #include "level_detection_support.hpp"
+#include "machine/cache_topology.hpp"
 #include "machine_fixture.hpp"
 #include "text_support.hpp"
 

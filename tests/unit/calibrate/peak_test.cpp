@@ -1,6 +1,6 @@
 // The theoretical peak (src/calibrate/peak.cpp): every row of the FLOPs-per-cycle table,
 // the cores × GHz × FLOPs/cycle arithmetic, the conservative fallback for unknown CPUs, and
-// the assumptions text; its inputs (src/calibrate/peak_inputs.cpp) from fake sysfs and
+// the assumptions text; its inputs (src/machine/peak_inputs.cpp) from fake sysfs and
 // /proc/cpuinfo files; and the repetition statistics. No hardware.
 #include <algorithm>
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cost/count.hpp"
+#include "common/count.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -11,9 +11,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "counters/address_ranges.hpp"
-#include "counters/elf_module.hpp"
-#include "counters/mappings.hpp"
+#include "symbols/address_ranges.hpp"
+#include "symbols/elf_module.hpp"
+#include "symbols/mappings.hpp"
 
 namespace hwprof {
 namespace {

@@ -12,8 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "counters/perf_map.hpp"
 #include "scratch_dir.hpp"
+#include "symbols/perf_map.hpp"
 
 namespace hwprof {
 namespace {

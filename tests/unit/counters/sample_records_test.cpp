@@ -11,8 +11,8 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
-#include "counters/sample_records.hpp"
 #include "perf_records.hpp"
+#include "sampling/sample_records.hpp"
 
 namespace hwprof::detail {
 namespace {

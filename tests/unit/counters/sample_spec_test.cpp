@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
-#include "counters/sample_spec.hpp"
+#include "sampling/sample_spec.hpp"
 #include "scratch_dir.hpp"
 
 namespace hwprof::detail {

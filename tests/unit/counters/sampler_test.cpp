@@ -18,9 +18,9 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "counters/sample_spec.hpp"
-#include "counters/sampler.hpp"
 #include "perf_records.hpp"
+#include "sampling/sample_spec.hpp"
+#include "sampling/sampler.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -18,9 +18,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "counters/elf_module.hpp"
-#include "counters/symbols.hpp"
 #include "scratch_dir.hpp"
+#include "symbols/elf_module.hpp"
+#include "symbols/symbols.hpp"
 
 #if defined(__clang__)
 #define HWPROF_TEST_KEEP __attribute__((noinline, used))

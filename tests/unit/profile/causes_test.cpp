@@ -1,9 +1,9 @@
-// The rule table of src/profile/causes.cpp (docs/profile.md, "Why"): each rule on a layer made
+// The rule table of src/placement/causes.cpp (docs/profile.md, "Why"): each rule on a layer made
 // to meet it, and not on one that does not; and counter truth's wall-time bounds
 // (src/profile/counter_truth.cpp) on hand-made readings.
 #include <gtest/gtest.h>
 
-#include "profile/causes.hpp"
+#include "placement/causes.hpp"
 #include "profile/counter_truth.hpp"
 
 namespace hwprof::detail {

@@ -1,7 +1,7 @@
-// Sampled functions sorted into the parts of a layer (src/profile/code_parts.cpp): OpenBLAS's
+// Sampled functions sorted into the parts of a layer (src/placement/code_parts.cpp): OpenBLAS's
 // kernels and packing copies by their naming on any core, the engine's im2col, OpenMP's
 // stripped runtime, libc's copies, the OS kernel, JIT code from a perf map.
-#include "profile/code_parts.hpp"
+#include "placement/code_parts.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// A layer's measured side (src/profile/layer_placement.cpp) from a group of a made-up family:
+// A layer's measured side (src/placement/layer_placement.cpp) from a group of a made-up family:
 // the roofline finds the FLOP, DRAM and LLC metrics by their ROLE (counters/README.md, "The
 // format"), whatever their display names. No hardware.
 #include <optional>
@@ -9,8 +9,8 @@
 
 #include "hwprof/event_group.hpp"
 #include "made_up_calibration.hpp"
+#include "placement/layer_placement.hpp"
 #include "profile/counter_truth.hpp"
-#include "profile/layer_placement.hpp"
 
 namespace hwprof {
 namespace {

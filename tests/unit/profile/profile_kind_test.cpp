@@ -1,4 +1,4 @@
-// The names of a profile's kind and phases (src/profile/profile_kind.cpp): each value's name
+// The names of a profile's kind and phases (src/placement/profile_kind.cpp): each value's name
 // parses back to it, an unknown name to nothing, and the phase a profile writes follows its kind.
 #include <string_view>
 

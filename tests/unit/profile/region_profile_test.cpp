@@ -1,4 +1,4 @@
-// A torch run's regions as a profile (src/profile/region_profile.cpp): a region without work of
+// A torch run's regions as a profile (src/placement/region_profile.cpp): a region without work of
 // its own (a module, a user scope) carries the work of the ops run inside it, from the call
 // tree, each op once; none where the tree lost calls.
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include "hwprof/profiler.hpp"
 #include "hwprof/report.hpp"
 #include "made_up_calibration.hpp"
-#include "profile/row_time.hpp"
+#include "placement/row_time.hpp"
 
 namespace hwprof {
 namespace {

@@ -1,4 +1,4 @@
-// Roofline placement (src/profile/roofline.cpp) on a synthetic machine: the arithmetic, the
+// Roofline placement (src/placement/roofline.cpp) on a synthetic machine: the arithmetic, the
 // choice of roof per op, the cache-aware view, the bound classification (compute-bound GEMM,
 // memory-bound element-wise, overhead-bound tiny op), the bytes fallback chain with synthetic
 // counter readings, and the measured-vs-analytic FLOPs comparison. No hardware.
@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/ops.hpp"
-#include "profile/roofline.hpp"
+#include "placement/roofline.hpp"
 #include "text_support.hpp"
 
 namespace hwprof {

@@ -1,7 +1,7 @@
-// Samples attributed to the regions open when they were taken (src/profile/sample_attribution.cpp):
+// Samples attributed to the regions open when they were taken (src/placement/sample_attribution.cpp):
 // the innermost region of the sample's own thread, a pool worker's launching thread, ambiguous
 // and outside samples, edges; the Wilson interval of a share; a region's breakdown by function.
-#include "profile/sample_attribution.hpp"
+#include "placement/sample_attribution.hpp"
 
 #include <vector>
 

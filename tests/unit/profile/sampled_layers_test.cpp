@@ -1,10 +1,10 @@
-// A profile run's samples joined with its layers (src/profile/sampled_layers.cpp): rows by the
+// A profile run's samples joined with its layers (src/placement/sampled_layers.cpp): rows by the
 // region open when each sample was taken, a pool worker's samples to its launching thread's
 // layer, each row's functions with their shares, stacks rooted at the row; samples of another
 // process (a forked child) left out.
-#include "profile/sampled_layers.hpp"
+#include "placement/sampled_layers.hpp"
 
-#include "profile/process_samples.hpp"
+#include "placement/process_samples.hpp"
 
 #include <linux/perf_event.h>
 

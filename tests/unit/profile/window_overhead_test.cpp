@@ -1,8 +1,8 @@
 // What sampling costs a regions program, from its sampled and unsampled windows
-// (src/profile/window_overhead.cpp): calls wholly inside a window of each kind, median against
+// (src/placement/window_overhead.cpp): calls wholly inside a window of each kind, median against
 // median, weighted by time; the two halves of the unsampled windows as the noise; NaN with the
 // reason when too few calls compare. And HWPROF_SAMPLE's text (src/session/session_sampling.cpp).
-#include "profile/window_overhead.hpp"
+#include "placement/window_overhead.hpp"
 
 #include <cmath>
 #include <vector>

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/layer_view.hpp"
-#include "common/number_format.hpp"
+#include "analyze/number_format.hpp"
 #include "hwprof/report.hpp"
 #include "markup_check.hpp"
 #include "synthetic_torch_profile.hpp"
