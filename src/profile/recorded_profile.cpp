@@ -1,8 +1,18 @@
 #include "profile/recorded_profile.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
+
+#include "placement/process_samples.hpp"
+#include "session/span_file.hpp"
+#include "symbols/recorded_mappings.hpp"
+#include "symbols/symbols.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -56,6 +66,73 @@ void merge_sampling(SamplingProfile& from, const Rename& rename, SamplingProfile
   out.outside += from.outside;
 }
 
+// A process's command name: its name at its last exec, else the last it had; else the command's.
+std::string recorded_name(const SampleStore& store, std::uint32_t pid, const std::string& fallback) {
+  std::string name;
+  bool from_exec = false;
+  for (const CommRecord& c : store.comms) {
+    if (c.pid != pid || c.tid != pid) continue;
+    if (c.exec || !from_exec) name = c.comm;
+    from_exec = from_exec || c.exec;
+  }
+  return name.empty() ? std::filesystem::path(fallback).filename().string() : name;
+}
+
+// Each process with samples, its name and its span file (where it left one; a file that cannot
+// be used is a warning, and the process one row).
+std::vector<RecordedProcess> recorded_processes(const SampleStore& store, const std::string& span_folder, const std::string& program, pid_t launched,
+                                                std::vector<std::string>& warnings) {
+  std::set<std::uint32_t> pids;
+  for (const SampleRecord& s : store.samples()) pids.insert(s.pid);
+  std::vector<RecordedProcess> out;
+  for (const std::uint32_t pid : pids) {
+    RecordedProcess p;
+    p.pid = pid;
+    p.launched = static_cast<pid_t>(pid) == launched;
+    p.name = recorded_name(store, pid, program);
+    const std::string path = span_file_path(span_folder, static_cast<long>(pid));
+    std::error_code ec;
+    if (!span_folder.empty() && std::filesystem::exists(path, ec)) {
+      auto spans = read_span_file(path);
+      if (!spans) {
+        warnings.push_back(spans.error().message);
+      } else if (spans->pid != static_cast<long>(pid)) {
+        warnings.push_back(path + ": written by pid " + std::to_string(spans->pid) + ", not " + std::to_string(pid) + "; not used");
+      } else {
+        p.spans = std::move(*spans);
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Names addresses per process with a symbolizer of its recorded mappings and perf map, made the
+// first time the process is asked for.
+class RecordedSymbols {
+ public:
+  explicit RecordedSymbols(const SampleStore& store) : store_(store) {}
+
+  FrameName name(std::uint32_t pid, std::uint64_t address) {
+    auto it = symbolizers_.find(pid);
+    if (it == symbolizers_.end())
+      it = symbolizers_.emplace(pid, symbolizer_for_exited_process(static_cast<int>(pid), recorded_mappings(store_, pid))).first;
+    return frame_name_of(it->second.resolve(address));  // as hwprof profile --sample names them
+  }
+
+  void add_warnings(std::vector<std::string>& out) const {
+    for (const auto& [pid, symbolizer] : symbolizers_) {
+      for (const std::string& w : symbolizer.warnings()) {
+        if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+      }
+    }
+  }
+
+ private:
+  const SampleStore& store_;
+  std::map<std::uint32_t, Symbolizer> symbolizers_;
+};
+
 }  // namespace
 
 void add_recorded_processes(const SampleStore& store, std::span<const RecordedProcess> processes, const NameOfAddressIn& name_of, std::size_t top,
@@ -92,6 +169,26 @@ void add_recorded_processes(const SampleStore& store, std::span<const RecordedPr
     if (a_out != b_out) return b_out;
     return a.samples > b.samples;
   });
+}
+
+SamplingProfile recorded_sampling(const std::string& spec_text, const std::string& program, const Recording& recording,
+                                  const std::string& span_folder) {
+  SamplingProfile s;
+  s.spec = spec_text;
+  s.rate = recording.stats.rate;
+  s.lost = recording.stats.lost;
+  s.throttled = recording.stats.throttled;
+  s.dropped = recording.stats.dropped;
+  s.overhead = std::nan("");  // not measured: the program runs once, sampled throughout
+  s.overhead_noise = std::nan("");
+  s.warnings = recording.warnings;
+  const auto processes = recorded_processes(recording.store, span_folder, program, recording.launched, s.warnings);
+  RecordedSymbols symbols(recording.store);
+  add_recorded_processes(
+      recording.store, processes, [&](std::uint32_t pid, std::uint64_t address) { return symbols.name(pid, address); }, 5, s);
+  symbols.add_warnings(s.warnings);
+  if (const std::string hint = anonymous_code_hint(s); !hint.empty()) s.warnings.push_back(hint);
+  return s;
 }
 
 }  // namespace hwprof::detail

@@ -1,16 +1,18 @@
 // The output registry's lists (report/outputs.hpp), and the output folder written from them.
 #include "report/outputs.hpp"
 
-#include "report/sampling_outputs.hpp"
-#include "report/sampling_report.hpp"
-
 #include <filesystem>
 #include <system_error>
 
+#include <nlohmann/json.hpp>
+
 #include "report/compare.hpp"
+#include "report/flamegraph.hpp"
 #include "report/fleet.hpp"
 #include "report/merge.hpp"
 #include "report/report_parts.hpp"
+#include "report/sampling_outputs.hpp"
+#include "report/sampling_report.hpp"
 
 namespace hwprof::detail {
 namespace {
@@ -47,6 +49,21 @@ bool profile_has_sampling(const ProfileSubject& s) {
   return s.profile.sampling.has_value();
 }
 
+// Sampling's stacks (docs/sampling.md, "Outputs"): the flame graph and the formats other tools
+// read, for a profile and for a recorded program alike.
+enum class StackFormat { flamegraph, folded, speedscope };
+template <StackFormat Format>
+void stacks_of(const SamplingProfile& s, std::string_view title, const TextSink& sink) {
+  const std::vector<SampledStack> stacks = sampled_stacks(s);
+  if constexpr (Format == StackFormat::flamegraph) sink(flamegraph_svg(title, s.frame_names, stacks, 1200.0, true));
+  if constexpr (Format == StackFormat::folded) sink(folded_stacks(s.frame_names, stacks));
+  if constexpr (Format == StackFormat::speedscope) sink(speedscope_json(title, s.frame_names, stacks));
+}
+template <StackFormat Format>
+void profile_stacks_of(const ProfileSubject& s, const TextSink& sink) {
+  stacks_of<Format>(*s.profile.sampling, s.profile.model + " (" + s.profile.sampling->spec + ")", sink);
+}
+
 constexpr Output<ProfileSubject> kProfileOutputs[] = {
     {"table", "profile.txt", true, &profile_table_of},
     {"json", "profile.json", true, &profile_json_of},
@@ -55,6 +72,9 @@ constexpr Output<ProfileSubject> kProfileOutputs[] = {
     {"trace", "trace.json", false, &profile_trace_of},
     {"html", "report.html", false, &profile_html_of},
     {"sampling-csv", "sampling.csv", true, &profile_sampling_csv_of, &profile_has_sampling},
+    {"flamegraph", "flamegraph.svg", false, &profile_stacks_of<StackFormat::flamegraph>, &profile_has_sampling},
+    {"folded", "samples.folded", false, &profile_stacks_of<StackFormat::folded>, &profile_has_sampling},
+    {"speedscope", "samples.speedscope.json", false, &profile_stacks_of<StackFormat::speedscope>, &profile_has_sampling},
 };
 
 void comparison_table_of(const ComparisonSubject& s, const TextSink& sink) {
@@ -95,6 +115,27 @@ constexpr Output<FleetComparison> kFleetOutputs[] = {
     {"svg", "fleet.svg", false, &whole<FleetComparison, &fleet_svg>},
 };
 
+// sampling.json: the command, how it ended, and its sampling as profile.json's "sampling" member.
+void record_json_of(const RecordSubject& s, const TextSink& sink) {
+  nlohmann::ordered_json j;
+  j["command"] = s.command;
+  j["exit_code"] = s.exit_code;
+  j["wall_seconds"] = s.wall_seconds;
+  j["sampling"] = sampling_json(s.sampling);
+  sink(j.dump(2) + "\n");
+}
+template <StackFormat Format>
+void record_stacks_of(const RecordSubject& s, const TextSink& sink) {
+  stacks_of<Format>(s.sampling, s.title, sink);
+}
+
+constexpr Output<RecordSubject> kRecordOutputs[] = {
+    {"json", "sampling.json", true, &record_json_of},
+    {"flamegraph", "flamegraph.svg", false, &record_stacks_of<StackFormat::flamegraph>},
+    {"folded", "samples.folded", false, &record_stacks_of<StackFormat::folded>},
+    {"speedscope", "samples.speedscope.json", false, &record_stacks_of<StackFormat::speedscope>},
+};
+
 }  // namespace
 
 std::span<const Output<ProfileSubject>> profile_outputs() {
@@ -109,6 +150,9 @@ std::span<const Output<MergeSubject>> merge_outputs() {
 std::span<const Output<FleetComparison>> fleet_outputs() {
   return kFleetOutputs;
 }
+std::span<const Output<RecordSubject>> record_outputs() {
+  return kRecordOutputs;
+}
 
 }  // namespace hwprof::detail
 
@@ -118,37 +162,8 @@ namespace hwprof {
 // program's HWPROF_OUTPUT both make. Each file is either the new one or untouched; profile.json
 // and trace.json, which hold every span, are written as they are made.
 std::optional<Error> write_profile_outputs(const Profile& profile, const std::string& dir, std::vector<std::string>* written) {
-  namespace fs = std::filesystem;
-  if (dir.empty()) return Error{"the output folder is empty"};
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error{dir + ": cannot create the output folder (" + ec.message() + ")"};
-  if (!fs::is_directory(dir, ec)) return Error{dir + ": not a folder"};
   const detail::ProfileSubject subject{profile, {.top = 0}};  // the folder's table has every row
-  for (const detail::Output<detail::ProfileSubject>& output : detail::profile_outputs()) {
-    if (!detail::output_applies(output, subject)) continue;
-    const std::string path = (fs::path(dir) / output.file_name).string();
-    if (auto error = detail::write_file_atomically_in_parts(path, [&](const detail::TextSink& sink) { output.render(subject, sink); })) return error;
-    if (written != nullptr) written->push_back(path);
-  }
-  // Sampling's stacks (docs/sampling.md, "Outputs"): the flame graph and the formats other
-  // tools read.
-  if (profile.sampling) {
-    const SamplingProfile& s = *profile.sampling;
-    const std::vector<detail::SampledStack> stacks = detail::sampled_stacks(s);
-    const std::string title = profile.model + " (" + s.spec + ")";
-    const std::pair<const char*, std::string> files[] = {
-        {"flamegraph.svg", detail::flamegraph_svg(title, s.frame_names, stacks, 1200.0, true)},
-        {"samples.folded", detail::folded_stacks(s.frame_names, stacks)},
-        {"samples.speedscope.json", detail::speedscope_json(title, s.frame_names, stacks)},
-    };
-    for (const auto& [name, text] : files) {
-      const std::string path = (fs::path(dir) / name).string();
-      if (auto error = detail::write_file_atomically_in_parts(path, [&](const detail::TextSink& sink) { sink(text); })) return error;
-      if (written != nullptr) written->push_back(path);
-    }
-  }
-  return std::nullopt;
+  return detail::write_outputs_to_folder(detail::profile_outputs(), subject, dir, written);
 }
 
 }  // namespace hwprof

@@ -38,6 +38,7 @@ TEST(Outputs, FormatsAndFileNamesAreUniquePerSubject) {
   expect_unique(detail::comparison_outputs());
   expect_unique(detail::merge_outputs());
   expect_unique(detail::fleet_outputs());
+  expect_unique(detail::record_outputs());
 }
 
 TEST(Outputs, PrintableFormatsAreWhatTheCommandsOffer) {

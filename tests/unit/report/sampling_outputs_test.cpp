@@ -4,13 +4,18 @@
 #include "report/sampling_outputs.hpp"
 
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "hwprof/report.hpp"
+#include "report/flamegraph.hpp"
 #include "report/outputs.hpp"
+#include "report/sampling_report.hpp"
 #include "synthetic_profile.hpp"
 
 namespace hwprof {
@@ -112,6 +117,45 @@ TEST(SamplingTrace, SamplesAreThreadScopedInstantsOnTheirLanes) {
     if (e["ph"] == "M" && e["name"] == "thread_name") named.insert(e["tid"].get<int>());
   }
   for (const auto& i : instants) EXPECT_TRUE(named.count(i["tid"].get<int>())) << i.dump();
+}
+
+// The stacks' files are registry entries of both subjects (report/outputs.hpp): a profile with
+// sampling and a program `hwprof record` ran write the same three, titled by what was sampled.
+TEST(SamplingOutputs, TheStacksFilesAreRegisteredForProfilesWithSamplingAndForRecordedPrograms) {
+  const Profile with = sampled_profile();
+  const Profile without = test::synthetic_profile();
+  const detail::ProfileSubject sampled{with, {}};
+  const detail::ProfileSubject plain{without, {}};
+  const std::vector<detail::SampledStack> stacks = detail::sampled_stacks(*with.sampling);
+  const std::string title = with.model + " (cpu-clock@1000)";
+  const std::pair<const char*, std::string> expected[] = {
+      {"flamegraph", detail::flamegraph_svg(title, with.sampling->frame_names, stacks, 1200.0, true)},
+      {"folded", detail::folded_stacks(with.sampling->frame_names, stacks)},
+      {"speedscope", detail::speedscope_json(title, with.sampling->frame_names, stacks)},
+  };
+  for (const auto& [format, text] : expected) {
+    const auto* output = detail::find_output(detail::profile_outputs(), format);
+    ASSERT_NE(output, nullptr) << format;
+    EXPECT_TRUE(detail::output_applies(*output, sampled)) << format;
+    EXPECT_FALSE(detail::output_applies(*output, plain)) << format;
+    EXPECT_FALSE(output->printable) << format;
+    EXPECT_EQ(detail::render_output(*output, sampled), text) << format;
+  }
+  EXPECT_EQ(detail::find_output(detail::profile_outputs(), "folded")->file_name, "samples.folded");
+
+  const std::vector<std::string> command{"python3", "train.py"};
+  const detail::RecordSubject recorded{*with.sampling, command, 3, 1.5, "python3 train.py (cpu-clock@1000)"};
+  EXPECT_THAT(detail::printable_formats(detail::record_outputs()), ::testing::ElementsAre("json"));
+  std::set<std::string_view> files;
+  for (const auto& o : detail::record_outputs()) files.insert(o.file_name);
+  EXPECT_EQ(files, (std::set<std::string_view>{"sampling.json", "flamegraph.svg", "samples.folded", "samples.speedscope.json"}));
+  const auto j = nlohmann::json::parse(detail::render_output(*detail::find_output(detail::record_outputs(), "json"), recorded));
+  EXPECT_EQ(j["command"], nlohmann::json(command));
+  EXPECT_EQ(j["exit_code"], 3);
+  EXPECT_EQ(j["wall_seconds"], 1.5);
+  EXPECT_EQ(j["sampling"]["spec"], "cpu-clock@1000");
+  EXPECT_EQ(detail::render_output(*detail::find_output(detail::record_outputs(), "speedscope"), recorded),
+            detail::speedscope_json("python3 train.py (cpu-clock@1000)", with.sampling->frame_names, stacks));
 }
 
 }  // namespace
