@@ -11,7 +11,8 @@ are" and "House rules"), run by `ctest -L house`:
   library: REGIONS_FACE), and none of the system headers of what it does not link
   (FORBIDDEN_SYSTEM: libdw, OpenBLAS, OpenMP, ONNX, libtorch, MPI, fmt). So the regions
   library never includes a report, libdw or engine folder, and the report module's code
-  nothing of the engine.
+  nothing of the engine; and an internal header meant for some stages only (ONLY_FOR: the
+  observer's extension of a session) is included by those alone.
 
 A public header (hwprof/X.hpp) belongs to the stage that implements it (PUBLIC below) and is
 checked like an internal one.
@@ -64,6 +65,9 @@ BUILT_ON = {
 REGIONS_FACE = {"export.hpp", "result.hpp", "source_text.hpp", "statistics.hpp", "version.hpp", "atomic_file.hpp",
                 "compute_roof.hpp", "counters.hpp", "cpu.hpp", "event_group.hpp", "session.hpp", "regions.hpp", "regions.h",
                 "torch.h"}
+# Internal headers that only some stages may include: the observer's extension of a session
+# (the hooks hwprof::torch calls besides the public Session API) is for the observers.
+ONLY_FOR = {"session/observer_hooks.hpp": {"session", "torch", "mpi"}}
 # System headers by prefix that a library's sources may not include: what it does not link.
 ENGINE_ONLY = ["cblas.h", "openblas", "omp.h", "onnx/", "google/protobuf"]
 TORCH_ONLY = ["torch/", "ATen/", "c10/", "Python.h"]
@@ -128,6 +132,8 @@ def library_rule(line, stage, src_folders):
         return None
     quote, target = m.group(1), m.group(2)
     folder, _, name = target.partition("/")
+    if quote == '"' and target in ONLY_FOR and stage not in ONLY_FOR[target]:
+        return f"{stage} includes {target}, which only {', '.join(sorted(ONLY_FOR[target]))} may include (ONLY_FOR)"
     if quote == '"' and folder in LIBRARY:
         other = LIBRARY[folder]
         if other not in BUILT_ON[library]:

@@ -89,7 +89,7 @@ struct SessionOptions {
   // each, reserved at open and touched only when used.
   std::size_t timeline_events = 100000;
   // Of those, the latest calls kept in a ring rather than the first ones (0: the first calls
-  // only): reported from the first step that starts inside it (Session::mark_step), and the first
+  // only): reported from the first step that starts inside it (the observer's mark_step), and the first
   // calls up to the last step that ends inside them, so that the timeline holds whole steps, the
   // first and the last.
   std::size_t timeline_tail = 0;
@@ -118,7 +118,7 @@ struct SessionOverhead {
   // A whole begin()+end() pair, as a region around it sees it. Subtracted from a region once
   // per nested child, and the yardstick for below_resolution (100 × this).
   double pair_ns = 0.0;
-  // The same pair entered with enter_time_only (no counter read) in a session that reads
+  // The same pair entered time only (no counter read, as an observer enters nested ops) in a session that reads
   // counters: nothing is subtracted for it; the yardstick for such calls. pair_ns without reads.
   double time_only_pair_ns = 0.0;
   // The same for every counter, in the counter's unit (events() order); 0 where unavailable.
@@ -142,7 +142,7 @@ enum class RegionRole : std::uint8_t {
 };
 
 // One variant of a region: the calls of one kind inside it (an op's calls on one set of input
-// shapes), as an observer that knows them says (Session::note_variant). The last one of a
+// shapes), as an observer that knows them says. The last one of a
 // region may be `other`: the calls of every variant the session did not keep apart.
 struct RegionVariant {
   std::string label;        // "16x64x256, 1000x256, 1000"
@@ -151,14 +151,6 @@ struct RegionVariant {
   double flops = 0.0;       // their work, summed (0 where none was given)
   double bytes = 0.0;
   bool other = false;  // the variants not kept apart, together
-};
-
-// What an observer says of one call as it leaves it (Session::leave): its work, and which
-// variant of the region it was.
-struct CallDetail {
-  double flops = -1.0;  // the call's work; < 0: none given (the region's row then has none)
-  double bytes = 0.0;
-  std::uint64_t variant = 0;  // Session::note_variant's key; 0: none
 };
 
 // One event summed over a region's samples.
@@ -223,26 +215,26 @@ struct RegionReport {
   // Calls entered and not left when the report was made: still open on a running thread, or
   // left open by a thread that ended (not in `calls`, nor in the times).
   std::uint64_t open = 0;
-  RegionRole role = RegionRole::scope;  // Session::set_role
-  // Why the region has no work of its own where it has none (Session::set_work_note), or empty.
+  RegionRole role = RegionRole::scope;  // as its observer said (a scope by default)
+  // Why the region has no work of its own where it has none (as its observer said), or empty.
   std::string work_note;
-  // What bounds its work's arithmetic (Session::set_compute_roof): the GEMM ceiling for a
+  // What bounds its work's arithmetic (from its op's definition, where an observer made it): the GEMM ceiling for a
   // convolution or a matrix product, a transcendental function's rate for an activation, the
   // FMA peak by default.
   ComputeRoof roof;
-  // The threads its work ran on, the fewest and the most its calls said (Session::note_threads:
+  // The threads its work ran on, the fewest and the most its calls said (an observer's:
   // PyTorch's intra-op threads at the call); 0: not said.
   int threads_min = 0;
   int threads_max = 0;
-  // The parameters it holds (Session::set_params: a module's), or -1 where none were said.
+  // The parameters it holds (the observer's set_params: a module's), or -1 where none were said.
   std::int64_t params = -1;
-  // Its calls by variant (Session::note_variant), most time first, `other` last; empty where
+  // Its calls by variant (the observer's note_variant), most time first, `other` last; empty where
   // none was said.
   std::vector<RegionVariant> variants;
-  // Pieces that continued a call instead of making one (Session::enter_continuing): their time
+  // Pieces that continued a call instead of making one (the observer's enter_continuing): their time
   // and counts are in the calls they continued.
   std::uint64_t continued = 0;
-  // Of its calls, those that began after the program's last step ended (Session::mark_step; 0
+  // Of its calls, those that began after the program's last step ended (the observer's mark_step; 0
   // without steps), and their inclusive time: not part of any step.
   std::uint64_t after_steps_calls = 0;
   double after_steps_ns = 0.0;
@@ -259,7 +251,7 @@ struct CallPath {
   std::uint64_t calls = 0;
   double inclusive_ns = 0.0;
   double exclusive_ns = 0.0;
-  // The work its calls gave as they left (Session::leave with a CallDetail), summed: a region
+  // The work its calls gave as they left (an observer's, as each call left), summed: a region
   // whose calls differ (an op on many shapes) has the work of each path exactly.
   double flops = 0.0;
   double bytes = 0.0;
@@ -301,7 +293,7 @@ struct TimelineEvent {
 
 struct SessionSnapshot {
   // What fed the session besides the program's own regions: "torch" (hwprof::torch's op
-  // observer, Session::set_observer), or empty.
+  // observer), or empty.
   std::string observer;
   std::string backend;       // "perf", "papi" or "timer"
   std::string clock_source;  // Session::clock_source()
@@ -326,11 +318,11 @@ struct SessionSnapshot {
   std::vector<OpenRegion> open_regions;
   std::uint64_t dropped_threads = 0;
   std::uint64_t dropped_depth = 0;
-  // The program's steps (Session::mark_step: a training step's end), counted, and when the
+  // The program's steps (the observer's mark_step: a training step's end), counted, and when the
   // first kMaxStepMarks of them ended (ns since the session opened).
   std::uint64_t steps = 0;
   std::vector<double> step_ends_ns;
-  double first_step_start_ns = -1.0;  // where the first step began (Session::mark_step_start), < 0: not said
+  double first_step_start_ns = -1.0;  // where the first step began (the observer's mark_step_start), < 0: not said
   // The time of the outermost calls that began after the last step ended, over the threads.
   double after_steps_root_ns = 0.0;
 };
@@ -414,60 +406,9 @@ class Session {
   struct State;
   static void enter(State* state, int id) noexcept;
   static void leave(State* state, int id) noexcept;
-  // enter() without reading counters, where the session reads them: the region gets its time
-  // only, with none of the session's read cost subtracted from it (what it costs is a
-  // time-only pair's, tens of nanoseconds, left in its time and its parent's), and its counts
-  // stay in the innermost counted region around it. For regions nested so deep and short
-  // that a counter read (microseconds) would cost more than they do. In a time-only session
-  // it is enter(). Left by leave().
-  static void enter_time_only(State* state, int id) noexcept;
   static int site_region(State* state, RegionSite& site) noexcept;
   static int named_region(State* state, std::string_view name) noexcept;  // registers on first use
   static void set_work(State* state, int id, double flops, double bytes) noexcept;
-  // One call's work, added up: the region's work per call is then the sum over the calls
-  // that gave one divided by their number (exact where calls differ, such as one op on
-  // different shapes), and set_work's value is no longer used for it.
-  static void add_work(State* state, int id, double flops, double bytes) noexcept;
-  // leave() with what the observer knows of the call: its work (added up as add_work() does,
-  // and into its call path's sums) and its variant (its calls, time and work counted apart).
-  // Returns the call's inclusive time (ns, the session's own cost subtracted), or a negative
-  // number where it was not timed (not open on this thread, the session closed).
-  static double leave(State* state, int id, const CallDetail& detail) noexcept;
-  // enter() for a piece of the region's last call rather than a call of its own (a backward
-  // op run as several autograd functions, one after another): its time, counts and work go
-  // to that call, its calls stay as they were. `counted`: read counters (else as enter_time_only).
-  static void enter_continuing(State* state, int id, bool counted) noexcept;
-  // The label of a variant of the region (first sight; allocates): its calls are kept apart
-  // under it. A session keeps a bounded number of variants per region, the most time first;
-  // the rest are counted together as one `other` variant. With an empty label (or variant 0),
-  // only makes the region keep variants (labelled where another region's note named them).
-  static void note_variant(State* state, int id, std::uint64_t variant, std::string_view label) noexcept;
-  // The threads the region's call runs its work on (an observer's: PyTorch's intra-op threads).
-  static void note_threads(State* state, int id, int threads) noexcept;
-  // The parameters the region holds (a module's), said once.
-  static void set_params(State* state, int id, std::int64_t params) noexcept;
-  // The end of one of the program's steps (a training step: the optimizer's step), and where
-  // the first one began (once; later calls are ignored).
-  static void mark_step(State* state) noexcept;
-  static void mark_step_start(State* state) noexcept;
-  // The mean inclusive time of the region's calls so far (ns; 0 before its first call): an
-  // observer that reads counters only where a read is small against the call uses it.
-  static double mean_ns(State* state, int id) noexcept;
-  // What a begin/end pair that reads counters costs in this session (ns; 0 when time only): as
-  // measured at open, or as the latest reads took it where that is more (reads of counters
-  // inherited by running threads cost several times more).
-  static double counted_pair_ns(State* state) noexcept;
-  // Names what feeds the session besides the program's own regions (a string literal, kept
-  // by pointer): "torch" for hwprof::torch; its snapshot, and the profile made of it, say so.
-  static void set_observer(State* state, const char* name) noexcept;
-  // What the region stands for (an observer's regions; a scope by default).
-  static void set_role(State* state, int id, RegionRole role) noexcept;
-  // Why the region carries no work where it has none (a string literal, kept by pointer):
-  // "counted in the op around it", "no formula for this op". Its row says so instead of 0.
-  static void set_work_note(State* state, int id, const char* note) noexcept;
-  // Its compute roof, from its op's definition (a function name outside exp, tanh and erf is
-  // kept as the FMA peak).
-  static void set_compute_roof(State* state, int id, const ComputeRoof& roof) noexcept;
   State* state() const noexcept { return state_.get(); }
 
   BackendKind backend() const noexcept;  // timer also when time only

@@ -1,4 +1,4 @@
-// A region's calls by variant (an op's calls by input shapes: Session::note_variant), in bounded
+// A region's calls by variant (an op's calls by input shapes: observer::note_variant), in bounded
 // memory however many variants a program makes: kVariantSlots are kept apart, and when a new
 // one comes and they are all taken, the one with the least time so far gives up its slot and
 // its figures go to `other` (the Space-Saving rule of Metwally, Agrawal and El Abbadi, "Efficient
@@ -26,7 +26,7 @@ class VariantTable {
  public:
   // One call of variant `key` (non-zero).
   void add(std::uint64_t key, double ns, double flops, double bytes) noexcept;
-  // Time added to a call already counted (a piece of it: Session::enter_continuing).
+  // Time added to a call already counted (a piece of it: observer::enter_continuing).
   void extend(std::uint64_t key, double ns) noexcept;
   void clear() noexcept;
 

@@ -83,7 +83,7 @@ class RegionSamples {
   // Records call `n` (its index among the region's calls). Never allocates, never throws.
   // Returns the total inclusive time before it.
   double record(std::uint64_t n, SampleArena* arena, double inclusive, double exclusive) noexcept;
-  // Adds a piece of call `n` to it (Session::enter_continuing) when `calls` (the region's calls
+  // Adds a piece of call `n` to it (observer::enter_continuing) when `calls` (the region's calls
   // now) says no call came since: to the totals, and to its kept sample, where it has one.
   void extend(std::uint64_t n, std::uint64_t calls, double inclusive, double exclusive) noexcept;
   void clear() noexcept;

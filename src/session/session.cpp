@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "session/observer_hooks.hpp"
 #include "session/session_state.hpp"
 
 namespace hwprof {
@@ -423,7 +424,7 @@ double Session::State::end(int id, const CallDetail* detail) noexcept {
   return inclusive;
 }
 
-// A call's work, added up (Session::add_work); false where it is no usable number (said once).
+// A call's work, added up (observer::add_work); false where it is no usable number (said once).
 bool Session::State::add_call_work(RegionRecord& r, const CallDetail& detail, bool continues) noexcept {
   if (!usable_work(detail.flops) || !usable_work(detail.bytes)) {
     hint_once(r.told_bad_work, "a call's work was not a number from 0 to 9.2e18: ignored for region", r.name);
@@ -542,7 +543,7 @@ int Session::region(RegionSite& site) noexcept {
 void Session::enter(State* state, int id) noexcept {
   if (state != nullptr) state->begin(id);
 }
-void Session::enter_time_only(State* state, int id) noexcept {
+void observer::enter_time_only(Session::State* state, int id) noexcept {
   if (state != nullptr) state->begin(id, 0, false);
 }
 void Session::leave(State* state, int id) noexcept {
@@ -597,7 +598,7 @@ void Session::set_work(State* state, int id, double flops, double bytes) noexcep
   r->has_work.store(true);
 }
 
-void Session::add_work(State* state, int id, double flops, double bytes) noexcept {
+void observer::add_work(Session::State* state, int id, double flops, double bytes) noexcept {
   RegionRecord* r = own_record(state, id);
   if (r == nullptr) return;
   if (!usable_work(flops) || !usable_work(bytes)) {
@@ -609,15 +610,15 @@ void Session::add_work(State* state, int id, double flops, double bytes) noexcep
   r->work_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
-double Session::leave(State* state, int id, const CallDetail& detail) noexcept {
+double observer::leave(Session::State* state, int id, const CallDetail& detail) noexcept {
   return state != nullptr ? state->end(id, &detail) : -1.0;
 }
 
-void Session::enter_continuing(State* state, int id, bool counted) noexcept {
+void observer::enter_continuing(Session::State* state, int id, bool counted) noexcept {
   if (state != nullptr) state->begin(id, 0, counted, true);
 }
 
-void Session::note_variant(State* state, int id, std::uint64_t variant, std::string_view label) noexcept {
+void observer::note_variant(Session::State* state, int id, std::uint64_t variant, std::string_view label) noexcept {
   RegionRecord* r = own_record(state, id);
   if (r == nullptr) return;
   try {
@@ -636,7 +637,7 @@ void Session::note_variant(State* state, int id, std::uint64_t variant, std::str
   }
 }
 
-void Session::note_threads(State* state, int id, int threads) noexcept {
+void observer::note_threads(Session::State* state, int id, int threads) noexcept {
   RegionRecord* r = own_record(state, id);
   if (r == nullptr || threads <= 0) return;
   int low = r->threads_min.load(std::memory_order_relaxed);
@@ -647,11 +648,11 @@ void Session::note_threads(State* state, int id, int threads) noexcept {
   }
 }
 
-void Session::set_params(State* state, int id, std::int64_t params) noexcept {
+void observer::set_params(Session::State* state, int id, std::int64_t params) noexcept {
   if (RegionRecord* r = own_record(state, id); r != nullptr && params >= 0) r->params.store(params, std::memory_order_relaxed);
 }
 
-void Session::mark_step(State* state) noexcept {
+void observer::mark_step(Session::State* state) noexcept {
   if (state == nullptr) return;
   const std::uint64_t tick = state->now();
   state->last_step_tick.store(tick, std::memory_order_relaxed);
@@ -662,32 +663,32 @@ void Session::mark_step(State* state) noexcept {
   }
 }
 
-void Session::mark_step_start(State* state) noexcept {
+void observer::mark_step_start(Session::State* state) noexcept {
   if (state == nullptr) return;
   std::uint64_t none = 0;
   state->first_step_tick.compare_exchange_strong(none, state->now(), std::memory_order_relaxed);
 }
 
-double Session::mean_ns(State* state, int id) noexcept {
+double observer::mean_ns(Session::State* state, int id) noexcept {
   const RegionRecord* r = state != nullptr ? state->record(id) : nullptr;
   const std::uint64_t calls = r != nullptr ? r->calls.load(std::memory_order_relaxed) : 0;
   return calls > 0 ? r->samples.total_inclusive() / static_cast<double>(calls) : 0.0;
 }
 
-double Session::counted_pair_ns(State* state) noexcept {
+double observer::counted_pair_ns(Session::State* state) noexcept {
   if (state == nullptr || !state->reading) return 0.0;
   return std::max(state->overhead.pair_ns, state->live_pair_ns.load(std::memory_order_relaxed));
 }
 
-void Session::set_observer(State* state, const char* name) noexcept {
+void observer::set_observer(Session::State* state, const char* name) noexcept {
   if (state != nullptr) state->observer.store(name, std::memory_order_relaxed);
 }
 
-void Session::set_role(State* state, int id, RegionRole role) noexcept {
+void observer::set_role(Session::State* state, int id, RegionRole role) noexcept {
   if (RegionRecord* r = own_record(state, id)) r->role.store(role, std::memory_order_relaxed);
 }
 
-void Session::set_work_note(State* state, int id, const char* note) noexcept {
+void observer::set_work_note(Session::State* state, int id, const char* note) noexcept {
   if (RegionRecord* r = own_record(state, id)) r->work_note.store(note, std::memory_order_relaxed);
 }
 
@@ -724,7 +725,7 @@ ComputeRoof unpack_roof(std::uint64_t packed) {
 
 }  // namespace detail
 
-void Session::set_compute_roof(State* state, int id, const ComputeRoof& roof) noexcept {
+void observer::set_compute_roof(Session::State* state, int id, const ComputeRoof& roof) noexcept {
   if (RegionRecord* r = own_record(state, id)) r->roof.store(detail::pack_roof(roof), std::memory_order_relaxed);
 }
 

@@ -25,13 +25,14 @@
 
 #include "hwprof/event_group.hpp"
 #include "hwprof/session.hpp"
+#include "session/observer_hooks.hpp"
 #include "session/region_variants.hpp"
 #include "session/sample_reservoir.hpp"
 #include "session/session_clock.hpp"
 
 namespace hwprof::detail {
 
-// Variant labels a session keeps (Session::note_variant); a variant past them is shown by its key.
+// Variant labels a session keeps (observer::note_variant); a variant past them is shown by its key.
 inline constexpr std::size_t kMaxVariantLabels = std::size_t{1} << 16;
 
 struct EventSums {
@@ -63,13 +64,13 @@ struct RegionRecord {
   std::atomic<std::uint64_t> time_only_calls{0};  // entered by enter_time_only() where counters are read
   std::atomic<RegionRole> role{RegionRole::scope};
   std::atomic<const char*> work_note{nullptr};
-  // Session::set_compute_roof, packed by pack_roof (session.cpp) into one word: 0 is the FMA peak.
+  // observer::set_compute_roof, packed by pack_roof (session.cpp) into one word: 0 is the FMA peak.
   std::atomic<std::uint64_t> roof{0};
-  std::atomic<int> threads_min{0};  // Session::note_threads; 0: not said
+  std::atomic<int> threads_min{0};  // observer::note_threads; 0: not said
   std::atomic<int> threads_max{0};
-  std::atomic<std::int64_t> params{-1};     // Session::set_params; -1: not said
-  std::atomic<std::uint64_t> continued{0};  // pieces that continued a call (Session::enter_continuing)
-  // Its calls after the latest step mark (Session::mark_step): `after_epoch` is the steps
+  std::atomic<std::int64_t> params{-1};     // observer::set_params; -1: not said
+  std::atomic<std::uint64_t> continued{0};  // pieces that continued a call (observer::enter_continuing)
+  // Its calls after the latest step mark (observer::mark_step): `after_epoch` is the steps
   // count they came after; from its first such call, the calls and inclusive time the region
   // had then, and the calls since that started before the mark (open across it), whose time is
   // the step's. Only the first call after each mark writes more than one load (StepTail).
@@ -78,7 +79,7 @@ struct RegionRecord {
   std::atomic<double> after_from_ns{0.0};
   std::atomic<std::uint64_t> after_straddling_calls{0};
   std::atomic<double> after_straddling_ns{0.0};
-  // Its calls by variant, once Session::note_variant gave it one (made under the registry's lock).
+  // Its calls by variant, once observer::note_variant gave it one (made under the registry's lock).
   std::unique_ptr<VariantTable> variant_table;
   std::atomic<VariantTable*> variants{nullptr};
 
@@ -95,7 +96,7 @@ struct Frame {
   // false: entered by enter_time_only() in a session that reads counters: no reading at
   // either end, no read cost subtracted from its time; its counts stay its counted parent's.
   bool counted = true;
-  // A piece of the region's call `continues_call` (Session::enter_continuing), not a call.
+  // A piece of the region's call `continues_call` (observer::enter_continuing), not a call.
   bool continues = false;
   std::uint64_t continues_call = 0;
   std::uint64_t start = 0;   // in clock ticks
@@ -201,7 +202,7 @@ struct Session::State {
   std::vector<std::string> hints;
   std::atomic<std::uint64_t> dropped_threads{0};
   std::atomic<std::uint64_t> dropped_depth{0};
-  std::atomic<const char*> observer{nullptr};  // Session::set_observer
+  std::atomic<const char*> observer{nullptr};  // observer::set_observer
   std::atomic<bool> closed{false};             // the Session object is gone; its regions still open do nothing
   std::uint64_t open_tick = 0;                 // when it opened, for the timeline
   std::uint64_t open_monotonic_ns = 0;         // the same moment on CLOCK_MONOTONIC (samples' time base)
@@ -211,14 +212,14 @@ struct Session::State {
   std::vector<detail::RetiredThread> retired;  // guarded by live_sessions_mutex()
   std::size_t retired_before_fork = 0;         // the first ones are the parent's (after_fork)
   std::atomic<pid_t> forked_from{0};           // the parent's pid, in the child of a fork()
-  // Session::mark_step: the steps so far, the ticks the first kMaxStepMarks ended at, and the
+  // observer::mark_step: the steps so far, the ticks the first kMaxStepMarks ended at, and the
   // tick the first began at (0: not said).
   std::atomic<std::uint64_t> steps{0};
   std::unique_ptr<std::uint64_t[]> step_ticks;  // written with atomic_ref, touched only as used
   std::unique_ptr<std::uint64_t[]> step_calls;  // the timeline's calls so far at each step's end
   std::atomic<std::uint64_t> first_step_tick{0};
   std::atomic<std::uint64_t> last_step_tick{0};  // the latest mark's (0: none yet)
-  // The variants' labels (Session::note_variant), at most kMaxVariantLabels.
+  // The variants' labels (observer::note_variant), at most kMaxVariantLabels.
   mutable std::mutex labels_mutex;
   std::unordered_map<std::uint64_t, std::string> variant_labels;
 

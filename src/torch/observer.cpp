@@ -8,7 +8,7 @@
 //
 // Rows (docs/torch.md, "Rows"): one region per op and phase (`aten::linear`, `aten::linear
 // (backward)`, `aten::mm (in backward)`, `aten::linear (recompute)`), its calls by input shapes
-// kept apart as the region's variants (bounded: Session::note_variant); one per module and phase
+// kept apart as the region's variants (bounded: observer::note_variant); one per module and phase
 // (`Net.fc`, `Net.fc (backward)`, `Net.fc (recompute)`).
 //
 // Per call, allocation-free once a signature was seen on a thread: the call's inputs are
@@ -24,7 +24,7 @@
 // while the next functions belong to it: the modules' backward regions, outermost first, and the
 // op's backward region innermost, each keyed by the forward call it differentiates, so that a
 // row has one call per forward call however many autograd functions ran; a piece of a call that
-// comes back after another call's functions continues it (Session::enter_continuing).
+// comes back after another call's functions continues it (observer::enter_continuing).
 #include <ATen/Parallel.h>
 #include <ATen/SequenceNumber.h>
 #include <ATen/core/ivalue.h>
@@ -52,6 +52,7 @@
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
 #include "hwprof/torch.h"
+#include "session/observer_hooks.hpp"
 #include "torch/aten_cost.hpp"
 #include "torch/aten_inputs.hpp"
 #include "torch/call_labels.hpp"
@@ -144,14 +145,14 @@ int derived_region(Session::State* state, std::atomic<int>* table, int from, con
   } catch (...) {
     return -1;
   }
-  Session::set_role(state, region, role);
-  if (table == op_backward) Session::note_variant(state, region, 0, {});  // by its forward calls' shapes
+  observer::set_role(state, region, role);
+  if (table == op_backward) observer::note_variant(state, region, 0, {});  // by its forward calls' shapes
   if (gemm_region[from].load(std::memory_order_relaxed)) {
-    Session::set_compute_roof(state, region, ComputeRoof{ComputeRoof::Kind::gemm, {}, 0.0});
+    observer::set_compute_roof(state, region, ComputeRoof{ComputeRoof::Kind::gemm, {}, 0.0});
     if (in_ids(region)) gemm_region[region].store(true, std::memory_order_relaxed);
   }
   if (in_ids(region) && table == module_recompute) module_parent[region].store(module_parent[from].load(std::memory_order_relaxed));
-  if (const std::int64_t params = module_params[from].load(std::memory_order_relaxed) - 1; params >= 0) Session::set_params(state, region, params);
+  if (const std::int64_t params = module_params[from].load(std::memory_order_relaxed) - 1; params >= 0) observer::set_params(state, region, params);
   table[from].store(region + 1, std::memory_order_relaxed);
   return region;
 }
@@ -328,24 +329,24 @@ Signature first_sight(CallKind kind, const AtenCall& call, Phase phase) {
   Session::State* const state = session_state.load(std::memory_order_relaxed);
   s.region = Session::named_region(state, name);
   remember_base_name(s.region, base);
-  Session::set_role(state, s.region, role_of(kind, name, phase));
-  if (s.variant != 0) Session::note_variant(state, s.region, s.variant, variant_labels.label(call, s.has_cost ? &s.cost : nullptr));
+  observer::set_role(state, s.region, role_of(kind, name, phase));
+  if (s.variant != 0) observer::note_variant(state, s.region, s.variant, variant_labels.label(call, s.has_cost ? &s.cost : nullptr));
   // Its compute roof, from its op's definition: the GEMM ceiling for a convolution or a matrix
   // product (their backward regions inherit it), a function's rate for an activation.
   if (kind == CallKind::op && s.has_cost && s.cost.roof.kind != ComputeRoof::Kind::fma) {
-    Session::set_compute_roof(state, s.region, s.cost.roof);
+    observer::set_compute_roof(state, s.region, s.cost.roof);
     if (s.cost.roof.kind == ComputeRoof::Kind::gemm && in_ids(s.region)) gemm_region[s.region].store(true, std::memory_order_relaxed);
   }
   // What its row says where it carries no work (docs/torch.md, "Who counts what").
   if (kind == CallKind::backward_function) {
-    Session::set_work_note(state, s.region,
-                           "counted in the ops it runs: no forward op of the program made it (their rows, and its module's backward row)");
+    observer::set_work_note(state, s.region,
+                            "counted in the ops it runs: no forward op of the program made it (their rows, and its module's backward row)");
   } else if (kind == CallKind::engine_sum) {
-    Session::set_work_note(
+    observer::set_work_note(
         state, s.region,
         "counted in the backward of the op before it: the op table's gradient of a broadcast input (docs/torch.md, \"Who counts what\")");
   } else if (kind == CallKind::op && s.has_cost) {
-    Session::set_work_note(state, s.region, kCountedAround);
+    observer::set_work_note(state, s.region, kCountedAround);
   }
   return s;
 }
@@ -356,7 +357,7 @@ void note_uncounted_call(Session::State* state, int region, bool covered) noexce
   const int want = covered ? 1 : 2;
   if (op_note[region].load(std::memory_order_relaxed) >= want) return;
   op_note[region].store(want, std::memory_order_relaxed);
-  Session::set_work_note(
+  observer::set_work_note(
       state, region, covered ? kCountedAround : "not counted: hwprof has no formula for this op (docs/torch.md, \"Which aten ops have a formula\")");
 }
 
@@ -396,7 +397,7 @@ Session::State* observing_state() noexcept {
   Session::State* const state = default_state();
   if (state != nullptr && session_state.load(std::memory_order_relaxed) != state &&
       session_state.exchange(state, std::memory_order_relaxed) != state) {
-    Session::set_observer(state, "torch");
+    observer::set_observer(state, "torch");
   }
   return state;
 }
@@ -405,14 +406,14 @@ Session::State* observing_state() noexcept {
 // is small against the region's calls so far (a module's calls are alike; a level's are its
 // forward calls', of any shapes). A module's first call is timed only.
 bool worth_reading_region(Session::State* state, int region) noexcept {
-  const double pair = Session::counted_pair_ns(state);
-  return pair > 0.0 && Session::mean_ns(state, region) * kReadShare >= pair;
+  const double pair = observer::counted_pair_ns(state);
+  return pair > 0.0 && observer::mean_ns(state, region) * kReadShare >= pair;
 }
 
 // Whether this call reads counters: where its signature's calls are long against a read pair.
 // An undecided signature's call is timed only, and probed (OpFrame::probe_key: note_call_time).
 bool worth_reading(Session::State* state, ThreadState& ts, Signature& s, OpFrame& f) noexcept {
-  if (!f.outermost || Session::counted_pair_ns(state) <= 0.0) return false;
+  if (!f.outermost || observer::counted_pair_ns(state) <= 0.0) return false;
   if (s.read.reads >= 0) return s.read.reads == 1;
   f.probe_key = s.key;
   f.probe_slot = static_cast<std::uint32_t>(&s - ts.signatures.get());
@@ -428,7 +429,7 @@ void note_call_time(Session::State* state, ThreadState& ts, const OpFrame& f, do
   if (s.read.timed++ == 0) return;
   s.read.fastest_ns = s.read.timed == 2 ? ns : std::min(s.read.fastest_ns, ns);
   if (s.read.timed <= kProbeCalls) return;
-  s.read.reads = s.read.fastest_ns * kReadShare >= Session::counted_pair_ns(state) ? 1 : 0;
+  s.read.reads = s.read.fastest_ns * kReadShare >= observer::counted_pair_ns(state) ? 1 : 0;
 }
 
 std::uint64_t this_thread_id(ThreadState& ts) noexcept {
@@ -441,7 +442,7 @@ std::uint64_t this_thread_id(ThreadState& ts) noexcept {
 void close_levels(Session::State* state, ThreadState& ts, std::size_t keep) noexcept {
   while (ts.chain_length > keep) {
     const ChainLevel& level = ts.chain[--ts.chain_length];
-    Session::leave(state, level.region, level.detail);
+    observer::leave(state, level.region, level.detail);
     ts.closed[ts.closed_next++ % ThreadState::kClosed] = {level.region, level.key};
   }
 }
@@ -506,14 +507,14 @@ void open_chain(Session::State* state, ThreadState& ts, const WantedLevel* wante
     const bool counted = worth_reading_region(state, w.region);
     ChainLevel level{w.region, w.key, base, w.detail};
     if (recently_closed(ts, w.region, w.key)) {
-      Session::enter_continuing(state, w.region, counted);
+      observer::enter_continuing(state, w.region, counted);
       level.detail.flops = -1.0;  // its work came with the call it continues
     } else if (counted) {
       Session::enter(state, w.region);
     } else {
-      Session::enter_time_only(state, w.region);
+      observer::enter_time_only(state, w.region);
     }
-    Session::note_threads(state, w.region, at::get_num_threads());
+    observer::note_threads(state, w.region, at::get_num_threads());
     ts.chain[ts.chain_length++] = level;
   }
   queue_close(ts, base);
@@ -639,9 +640,9 @@ void start_backward_function(Session::State* state, ThreadState& ts, const at::R
   if (f->reads_counters) {
     Session::enter(state, s.region);
   } else {
-    Session::enter_time_only(state, s.region);
+    observer::enter_time_only(state, s.region);
   }
-  Session::note_threads(state, s.region, at::get_num_threads());
+  observer::note_threads(state, s.region, at::get_num_threads());
 }
 
 // What a forward call (or an op of a backward pass, a recompute, the setup) leaves for the
@@ -667,13 +668,13 @@ void note_blas_threads(Session::State* state, const ThreadState& ts, std::int64_
   const int threads = blas_threads(mnk);
   if (threads <= at::get_num_threads()) return;
   for (std::size_t i = 0; i < ts.stack.depth(); ++i) {
-    if (const int region = ts.stack.at(i).region; region >= 0) Session::note_threads(state, region, threads);
+    if (const int region = ts.stack.at(i).region; region >= 0) observer::note_threads(state, region, threads);
   }
   for (std::size_t i = 0; i < ts.module_depth; ++i) {
-    if (ts.modules[i].region >= 0) Session::note_threads(state, ts.modules[i].region, threads);
+    if (ts.modules[i].region >= 0) observer::note_threads(state, ts.modules[i].region, threads);
   }
   for (std::size_t i = 0; i < ts.chain_length; ++i) {
-    if (ts.chain[i].region >= 0) Session::note_threads(state, ts.chain[i].region, threads);
+    if (ts.chain[i].region >= 0) observer::note_threads(state, ts.chain[i].region, threads);
   }
 }
 
@@ -717,10 +718,10 @@ void start_call(Session::State* state, ThreadState& ts, const at::RecordFunction
   if (f->reads_counters) {
     Session::enter(state, s.region);
   } else {
-    Session::enter_time_only(state, s.region);
+    observer::enter_time_only(state, s.region);
   }
   if (const int threads = at::get_num_threads(); threads != s.threads_noted) {
-    Session::note_threads(state, s.region, threads);
+    observer::note_threads(state, s.region, threads);
     s.threads_noted = threads;
   }
   if (s.gemm_mnk > 0) note_blas_threads(state, ts, s.gemm_mnk);
@@ -775,7 +776,7 @@ void leave_frame(Session::State* state, ThreadState& ts, const OpFrame* f, bool 
     detail.flops = 0.0;
   }
   detail.variant = f->variant;
-  note_call_time(state, ts, *f, Session::leave(state, f->region, detail));
+  note_call_time(state, ts, *f, observer::leave(state, f->region, detail));
   if (f->marks_step) mark_step_end();
 }
 
@@ -807,7 +808,7 @@ void forget_warmup() noexcept {
 
 void mark_step_end() noexcept {
   if (explicit_steps.load(std::memory_order_relaxed)) return;
-  Session::mark_step(session_state.load(std::memory_order_relaxed));
+  observer::mark_step(session_state.load(std::memory_order_relaxed));
   const std::uint64_t steps = optimizer_steps.fetch_add(1, std::memory_order_relaxed) + 1;
   if (warmup_steps > 0 && steps == warmup_steps) forget_warmup();
 }
@@ -863,7 +864,7 @@ const Registration registration;
 // Ends the setup where the first module is called, and forgets the warm-up of a program that
 // runs no optimizer at its outermost module's N+1-th call.
 void before_module_call(Session::State* state, const ThreadState& ts) noexcept {
-  if (!setup_over.load(std::memory_order_relaxed) && !setup_over.exchange(true)) Session::mark_step_start(state);
+  if (!setup_over.load(std::memory_order_relaxed) && !setup_over.exchange(true)) observer::mark_step_start(state);
   if (ts.module_depth > 0 || ts.stack.depth() > 0) return;
   const std::uint64_t calls = root_module_calls.fetch_add(1, std::memory_order_relaxed) + 1;
   if (warmup_steps > 0 && calls == warmup_steps + 1 && optimizer_steps.load(std::memory_order_relaxed) == 0 &&
@@ -894,14 +895,15 @@ extern "C" int hwprof_torch_observing(void) {
 extern "C" int hwprof_torch_module_region(const char* name, long long params) {
   using namespace hwprof::detail;
   using hwprof::Session;
+  namespace observer = hwprof::observer;
   if (!registration.active || name == nullptr) return -1;
   Session::State* const state = observing_state();
   if (state == nullptr) return -1;
   modules_observed.store(true, std::memory_order_relaxed);
   const int region = Session::named_region(state, name);
   if (region < 0) return -1;
-  Session::set_role(state, region, hwprof::RegionRole::module_forward);
-  if (params >= 0) Session::set_params(state, region, params);
+  observer::set_role(state, region, hwprof::RegionRole::module_forward);
+  if (params >= 0) observer::set_params(state, region, params);
   if (params >= 0 && in_ids(region)) module_params[region].store(params + 1, std::memory_order_relaxed);
   try {
     remember_base_name(region, name);
@@ -913,6 +915,7 @@ extern "C" int hwprof_torch_module_region(const char* name, long long params) {
 extern "C" void hwprof_torch_module_enter(int module) {
   using namespace hwprof::detail;
   using hwprof::Session;
+  namespace observer = hwprof::observer;
   ThreadState& ts = thread_state;
   if (ts.module_depth >= ThreadState::kMaxModuleDepth) {
     ++ts.module_overflow;  // balanced by its exit; not measured
@@ -943,15 +946,16 @@ extern "C" void hwprof_torch_module_enter(int module) {
     if (worth_reading_region(state, m.region)) {
       Session::enter(state, m.region);
     } else {
-      Session::enter_time_only(state, m.region);
+      observer::enter_time_only(state, m.region);
     }
-    Session::note_threads(state, m.region, at::get_num_threads());
+    observer::note_threads(state, m.region, at::get_num_threads());
   }
 }
 
 extern "C" void hwprof_torch_module_exit(void) {
   using namespace hwprof::detail;
   using hwprof::Session;
+  namespace observer = hwprof::observer;
   ThreadState& ts = thread_state;
   if (ts.module_overflow > 0) {
     --ts.module_overflow;
@@ -976,7 +980,7 @@ extern "C" void hwprof_torch_step(void) {
   using namespace hwprof::detail;
   if (!registration.active) return;
   explicit_steps.store(true, std::memory_order_relaxed);
-  hwprof::Session::mark_step(session_state.load(std::memory_order_relaxed));
+  hwprof::observer::mark_step(session_state.load(std::memory_order_relaxed));
 }
 
 extern "C" void hwprof_torch_modules_observed(void) {
@@ -987,7 +991,7 @@ extern "C" void hwprof_torch_modules_observed(void) {
 extern "C" void hwprof_torch_setup_over(void) {
   using namespace hwprof::detail;
   if (!registration.active) return;
-  if (!setup_over.exchange(true)) hwprof::Session::mark_step_start(session_state.load(std::memory_order_relaxed));
+  if (!setup_over.exchange(true)) hwprof::observer::mark_step_start(session_state.load(std::memory_order_relaxed));
 }
 
 extern "C" long long hwprof_torch_observed_ops(void) {

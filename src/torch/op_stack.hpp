@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "session/observer_hooks.hpp"
 #include "torch/aten_cost.hpp"
 
 namespace hwprof::detail {
@@ -33,7 +34,7 @@ struct OpFrame {
   bool marks_step = false;      // set by the observer: its end is a training step's (the optimizer's step)
   int root = -1;                // the outermost op's region, or -1
   AtenCost work;
-  std::uint64_t variant = 0;  // the call's variant (its shapes: Session::note_variant), 0: none
+  std::uint64_t variant = 0;  // the call's variant (its shapes: observer::note_variant), 0: none
   // The outermost op's call (a number unique in the process, 0: none), its variant, and its
   // backward by the op table for this call's inputs (FLOPs, bytes; flops < 0: none), which the
   // backward of that call carries (observer.cpp).

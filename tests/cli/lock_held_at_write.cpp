@@ -20,6 +20,7 @@
 #include <hwprof/regions.h>
 #include <hwprof/regions.hpp>
 
+#include "session/observer_hooks.hpp"
 #include "session/session_state.hpp"
 
 namespace {
@@ -51,11 +52,11 @@ int main(int argc, char** argv) {
   // A region with a labelled variant, as the observer makes one per op and shapes: the
   // snapshot reads the labels under the lock.
   const int id = hwprof::Session::named_region(state, "op");
-  hwprof::Session::note_variant(state, id, 42, "op [2x2]");
+  hwprof::observer::note_variant(state, id, 42, "op [2x2]");
   hwprof::Session::enter(state, id);
   hwprof::CallDetail call;
   call.variant = 42;
-  hwprof::Session::leave(state, id, call);
+  hwprof::observer::leave(state, id, call);
   std::atomic<bool> held{false};
   std::thread holder([&] {
     const std::lock_guard<std::mutex> lock(state->labels_mutex);

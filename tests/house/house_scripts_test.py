@@ -179,6 +179,14 @@ class Layering(unittest.TestCase):
                       r.stdout)
         self.assertNotIn("s.cpp:1:", r.stdout)
 
+    def test_only_the_observers_include_the_sessions_extension(self):
+        r = Tree({"src/torch/t.cpp": '#include "session/observer_hooks.hpp"\n',
+                  "src/placement/p.cpp": '#include "session/observer_hooks.hpp"\n'}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/placement/p.cpp:1: placement includes session/observer_hooks.hpp, which only mpi, session, torch may include",
+                      r.stdout)
+        self.assertNotIn("t.cpp", r.stdout)
+
     def test_a_public_header_without_a_stage(self):
         r = Tree({"include/hwprof/new_thing.hpp": "#pragma once\n"}).layering()
         self.assertEqual(r.returncode, 2)

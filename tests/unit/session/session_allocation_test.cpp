@@ -10,6 +10,7 @@
 
 #include "counting_new.hpp"
 #include "hwprof/session.hpp"
+#include "session/observer_hooks.hpp"
 
 namespace hwprof {
 namespace {
@@ -37,9 +38,9 @@ long allocations_while_measuring(Session& s) {
     {
       Region r(s, inner);
       HWPROF_REGION(s, "macro");
-      Session::enter_time_only(s.state(), timed);  // the PyTorch observer's nested ops
+      observer::enter_time_only(s.state(), timed);  // the PyTorch observer's nested ops
       Session::leave(s.state(), timed);
-      Session::add_work(s.state(), timed, 2.0, 8.0);
+      observer::add_work(s.state(), timed, 2.0, 8.0);
     }
     s.end(outer);
   };

@@ -12,6 +12,7 @@
 
 #include "fake_session.hpp"
 #include "hwprof/session.hpp"
+#include "session/observer_hooks.hpp"
 
 namespace hwprof {
 namespace {
@@ -39,7 +40,7 @@ TEST(SessionCalls, APieceContinuesTheRegionsLastCall) {
   spend(1000);
   fake_ops += 5;
   Session::leave(state, r);
-  Session::enter_continuing(state, r, true);
+  observer::enter_continuing(state, r, true);
   spend(500);
   fake_ops += 2;
   Session::leave(state, r);
@@ -61,7 +62,7 @@ TEST(SessionCalls, APieceContinuesTheRegionsLastCall) {
 TEST(SessionCalls, APieceBeforeAnyCallIsACall) {
   auto s = open_fake(0);
   const int r = s->region("setup");
-  Session::enter_continuing(s->state(), r, false);
+  observer::enter_continuing(s->state(), r, false);
   spend(100);
   Session::leave(s->state(), r);
   EXPECT_EQ(s->report(r).calls, 1u);
@@ -80,7 +81,7 @@ TEST(SessionCalls, WorkGivenAtTheEndIsSummedPerCallPath) {
     Session::enter(state, module);
     Session::enter(state, op);
     spend(10);
-    Session::leave(state, op, CallDetail{flops, 2 * flops, 0});
+    observer::leave(state, op, CallDetail{flops, 2 * flops, 0});
     Session::leave(state, module);
   };
   call(a, 100);
@@ -99,7 +100,7 @@ TEST(SessionCalls, WorkGivenAtTheEndIsSummedPerCallPath) {
   }
   EXPECT_DOUBLE_EQ(under_a, 200);
   EXPECT_DOUBLE_EQ(under_b, 700);
-  Session::leave(state, op, CallDetail{-1.0, 0.0, 0});  // an end without its begin: nothing
+  observer::leave(state, op, CallDetail{-1.0, 0.0, 0});  // an end without its begin: nothing
   EXPECT_EQ(s->report(op).calls, 3u);
 }
 
@@ -113,12 +114,12 @@ TEST(SessionCalls, VariantsKeepTheMostTimeAndAddUpWithOther) {
   const auto call = [&](std::uint64_t variant, std::uint64_t ns) {
     Session::enter(state, r);
     spend(ns);
-    Session::leave(state, r, CallDetail{static_cast<double>(ns), 0.0, variant});
+    observer::leave(state, r, CallDetail{static_cast<double>(ns), 0.0, variant});
   };
-  Session::note_variant(state, r, 1, "16x64, 64x64");
+  observer::note_variant(state, r, 1, "16x64, 64x64");
   for (int i = 0; i < 5; ++i) call(1, 1000);
   for (std::uint64_t v = 2; v < 42; ++v) {
-    Session::note_variant(state, r, v, "length " + std::to_string(v));
+    observer::note_variant(state, r, v, "length " + std::to_string(v));
     call(v, 10 + v);
   }
   const RegionReport report = s->report(r);
@@ -150,10 +151,10 @@ TEST(SessionCalls, ThreadsAndParametersOfARegion) {
   const int r = s->region("Net.fc");
   EXPECT_EQ(s->report(r).threads_max, 0) << "not said";
   EXPECT_EQ(s->report(r).params, -1) << "not said";
-  Session::note_threads(state, r, 2);
-  Session::note_threads(state, r, 1);
-  Session::note_threads(state, r, 0);  // nothing
-  Session::set_params(state, r, 650);
+  observer::note_threads(state, r, 2);
+  observer::note_threads(state, r, 1);
+  observer::note_threads(state, r, 0);  // nothing
+  observer::set_params(state, r, 650);
   const RegionReport report = s->report(r);
   EXPECT_EQ(report.threads_min, 1);
   EXPECT_EQ(report.threads_max, 2);
@@ -169,7 +170,7 @@ TEST(SessionCalls, AStepTimelineHoldsTheFirstAndLastStepsWhole) {
   auto s = open_fake(0, o);
   Session::State* state = s->state();
   const int r = s->region("step work");
-  Session::mark_step_start(state);
+  observer::mark_step_start(state);
   constexpr int kSteps = 10;
   constexpr int kCallsPerStep = 5;
   std::vector<double> step_ends;
@@ -179,7 +180,7 @@ TEST(SessionCalls, AStepTimelineHoldsTheFirstAndLastStepsWhole) {
       spend(100);
       Session::leave(state, r);
     }
-    Session::mark_step(state);
+    observer::mark_step(state);
   }
   const SessionSnapshot snapshot = s->snapshot();
   EXPECT_EQ(snapshot.steps, static_cast<std::uint64_t>(kSteps));
@@ -207,16 +208,16 @@ TEST(SessionCalls, CallsAfterTheLastStepAreCountedApart) {
   const int train = s->region("train");
   const int eval = s->region("eval");
   const int across = s->region("across");
-  Session::mark_step_start(state);
+  observer::mark_step_start(state);
   for (int step = 0; step < 3; ++step) {
     Session::enter(state, train);
     spend(100);
     Session::leave(state, train);
-    if (step < 2) Session::mark_step(state);
+    if (step < 2) observer::mark_step(state);
   }
   Session::enter(state, across);
   spend(40);
-  Session::mark_step(state);  // the last step ends inside `across`
+  observer::mark_step(state);  // the last step ends inside `across`
   spend(60);
   Session::leave(state, across);
   for (int i = 0; i < 2; ++i) {
@@ -241,7 +242,7 @@ TEST(SessionCalls, CallsAfterTheLastStepAreCountedApart) {
   EXPECT_EQ(snapshot.steps, 3u);
   EXPECT_DOUBLE_EQ(snapshot.after_steps_root_ns, 160.0) << "the outermost calls after the mark, eval inside train once";
   // Another mark: those calls were a step after all, and nothing is after it yet.
-  Session::mark_step(state);
+  observer::mark_step(state);
   EXPECT_EQ(s->report(train).after_steps_calls, 0u);
   EXPECT_DOUBLE_EQ(s->snapshot().after_steps_root_ns, 0.0);
 }
@@ -252,24 +253,24 @@ TEST(SessionCalls, CallsAfterTheLastStepAreCountedApart) {
 TEST(SessionCalls, ACountedPairCostsWhatTheLatestReadsTook) {
   auto s = open_fake(0);
   Session::State* state = s->state();
-  const double at_open = Session::counted_pair_ns(state);
+  const double at_open = observer::counted_pair_ns(state);
   EXPECT_GT(at_open, 0.0);
   const int r = s->region("module");
   fake_read_ns = 30000;
   Session::enter(state, r);
   Session::leave(state, r);
-  EXPECT_GT(Session::counted_pair_ns(state), at_open + 5000.0) << "one slow read moves it an eighth of the way";
+  EXPECT_GT(observer::counted_pair_ns(state), at_open + 5000.0) << "one slow read moves it an eighth of the way";
   for (int i = 0; i < 24; ++i) {
     Session::enter(state, r);
     Session::leave(state, r);
   }
   fake_read_ns = 0;
-  EXPECT_GE(Session::counted_pair_ns(state), 0.95 * 60000.0) << "an end's read, twice for a pair";
+  EXPECT_GE(observer::counted_pair_ns(state), 0.95 * 60000.0) << "an end's read, twice for a pair";
   for (int i = 0; i < 200; ++i) {
     Session::enter(state, r);
     Session::leave(state, r);
   }
-  EXPECT_LT(Session::counted_pair_ns(state), at_open + 100.0) << "back near the cost at open";
+  EXPECT_LT(observer::counted_pair_ns(state), at_open + 100.0) << "back near the cost at open";
 }
 
 // A call entered without reads (enter_time_only) is judged below resolution against what such a
@@ -285,7 +286,7 @@ TEST(SessionCalls, ATimeOnlyRegionIsJudgedByATimeOnlyPairsCost) {
   const int timed = s->region("timed only");
   const int counted = s->region("counted");
   for (int i = 0; i < 5; ++i) {
-    Session::enter_time_only(state, timed);
+    observer::enter_time_only(state, timed);
     spend(50000);
     Session::leave(state, timed);
     Session::enter(state, counted);

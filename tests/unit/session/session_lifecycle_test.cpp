@@ -19,6 +19,7 @@
 #include "hwprof/profiler.hpp"
 #include "hwprof/session.hpp"
 #include "made_up_calibration.hpp"
+#include "session/observer_hooks.hpp"
 #include "session/session_clock.hpp"
 #include "text_support.hpp"
 
@@ -396,7 +397,7 @@ TEST(SessionLifecycle, ProfileOfWithoutAMachineSaysThereIsNoCalibration) {
 TEST(SessionProfile, ASessionFedByThePyTorchObserverIsATorchProfile) {
   auto s = open_timed();
   const int op = s->region("aten::relu [8x10]");
-  Session::set_observer(s->state(), "torch");
+  observer::set_observer(s->state(), "torch");
   {
     Region r(*s, op);
     spend_still(1000);

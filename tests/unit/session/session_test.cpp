@@ -20,6 +20,7 @@
 
 #include "fake_session.hpp"
 #include "hwprof/session.hpp"
+#include "session/observer_hooks.hpp"
 #include "session/session_state.hpp"
 #include "text_support.hpp"
 
@@ -535,13 +536,13 @@ TEST(Session, AddedWorkIsTheMeanOverTheCallsThatGaveIt) {
   for (const double flops : {100.0, 200.0, 600.0}) {
     s->begin(a);
     s->end(a);
-    Session::add_work(s->state(), a, flops, 2 * flops);
+    observer::add_work(s->state(), a, flops, 2 * flops);
   }
   const RegionReport r = s->report(a);
   ASSERT_TRUE(r.work_flops.has_value());
   EXPECT_DOUBLE_EQ(*r.work_flops, 300);
   EXPECT_DOUBLE_EQ(*r.work_bytes, 600);
-  Session::add_work(s->state(), a, std::numeric_limits<double>::quiet_NaN(), 1);
+  observer::add_work(s->state(), a, std::numeric_limits<double>::quiet_NaN(), 1);
   EXPECT_DOUBLE_EQ(*s->report(a).work_flops, 300) << "unusable work is not added";
   s->reset();
   EXPECT_DOUBLE_EQ(*s->report(a).work_flops, 5) << "after a reset only set_work's value is left";
@@ -559,8 +560,8 @@ TEST(Session, ATimeOnlyRegionReadsNothingAndLeavesItsCountsToItsCountedParent) {
   Session::enter(state, op);
   fake_ops += 10;
   const std::uint64_t before = fake_ops.load();
-  Session::enter_time_only(state, inner);
-  Session::enter_time_only(state, innermost);
+  observer::enter_time_only(state, inner);
+  observer::enter_time_only(state, innermost);
   spend(500);
   fake_ops += 100;
   Session::leave(state, innermost);
@@ -590,7 +591,7 @@ TEST(Session, ATimeOnlyRegionInATimeOnlySessionIsAnyRegion) {
   auto& s = *opened;
   ASSERT_TRUE(s->time_only());
   const int a = s->region("a");
-  Session::enter_time_only(s->state(), a);
+  observer::enter_time_only(s->state(), a);
   spend(1000);
   Session::leave(s->state(), a);
   s->begin(a);
