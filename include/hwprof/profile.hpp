@@ -272,6 +272,9 @@ struct SampledLayer {
   std::vector<SampledFunction> top;   // most samples first
   std::uint64_t rest = 0;             // samples in functions not listed
   std::vector<SampledPart> parts;     // every part with samples, most first
+  // The row of the samples outside every layer (or region) and the ambiguous ones, whatever its
+  // name says: last of the rows.
+  bool outside = false;
 };
 
 // Distinct sampled stacks for the flame graph and the folded/speedscope files: frames are

@@ -155,6 +155,7 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
     SampledLayer l;
     l.name = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].name : outside_row;
     l.layer = b.region >= 0 ? rows[static_cast<std::size_t>(b.region)].layer : -1;
+    l.outside = b.region < 0;
     l.samples = b.samples;
     l.by_pool_workers = b.by_launching_thread;
     l.enough = b.enough;

@@ -19,10 +19,6 @@ namespace {
 
 constexpr const char* kOutsideEveryRegion = "(outside every region)";
 
-bool is_outside_row(const std::string& name) {
-  return name.ends_with(kOutsideEveryRegion);
-}
-
 // One span per thread of `pid`'s samples, from its first sample to its last: region 0, the
 // whole program.
 std::vector<RegionSpan> whole_program_spans(const SampleStore& store, std::uint32_t pid) {
@@ -165,8 +161,7 @@ void add_recorded_processes(const SampleStore& store, std::span<const RecordedPr
     }
   }
   std::stable_sort(out.layers.begin(), out.layers.end(), [](const SampledLayer& a, const SampledLayer& b) {
-    const bool a_out = is_outside_row(a.name), b_out = is_outside_row(b.name);
-    if (a_out != b_out) return b_out;
+    if (a.outside != b.outside) return b.outside;
     return a.samples > b.samples;
   });
 }

@@ -461,6 +461,7 @@ SamplingProfile read_sampling(const Reader& in, const ordered_json& v) {
     l.by_pool_workers = static_cast<std::uint64_t>(in.integer(layers[i], row, "by_pool_workers", 0));
     l.enough = in.boolean(layers[i], row, "enough");
     l.rest = static_cast<std::uint64_t>(in.integer(layers[i], row, "rest", 0));
+    l.outside = layers[i].contains("outside") && in.boolean(layers[i], row, "outside");
     if (l.samples > s.samples || l.by_pool_workers > l.samples) in.fail(row, "more samples than the profile (or the row) has");
     const ordered_json& top = in.member(layers[i], row, "top");
     if (!top.is_array()) in.fail(row + "/top", std::string("expected a list, got ") + top.type_name());

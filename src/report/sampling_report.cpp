@@ -153,6 +153,7 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s) {
                       {"top", std::move(top)},
                       {"rest", l.rest},
                       {"parts", std::move(parts)}});
+    if (l.outside) layers.back()["outside"] = true;  // only there: older readers see the rows they knew
   }
   return {{"spec", s.spec},
           {"rate", s.rate},

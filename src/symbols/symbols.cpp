@@ -55,8 +55,10 @@ std::string symbol_label(const Symbol& symbol) {
     case SymbolSource::elf_symbol:
     case SymbolSource::perf_map:
       return symbol.function;
-    case SymbolSource::module_offset:
-      return symbol.module + "+" + hex(symbol.module_address.value_or(symbol.file_offset.value_or(0)));
+    case SymbolSource::module_offset:  // the module's own address where its ELF file says it, else the file offset
+      if (const std::optional<std::uint64_t> at = symbol.module_address ? symbol.module_address : symbol.file_offset)
+        return symbol.module + "+" + hex(*at);
+      break;
     case SymbolSource::unknown:
       break;
   }

@@ -47,5 +47,30 @@ TEST(RecordedProfile, TheLaunchedProgramsRowsAreUnprefixedAndOtherProcessesSayTh
   EXPECT_EQ(s.samples, 45u);
 }
 
+// The row outside every region is last by what it is, not by its name: a region whose name
+// ends like it sorts among the others by its samples.
+TEST(RecordedProfile, TheOutsideRowIsLastByItsMarkNotItsName) {
+  SampleStore store;
+  for (std::uint64_t t = 0; t < 10; ++t) add_sample(store, 100, 10 + t, 0x1000);   // in "a (outside every region)", a region
+  for (std::uint64_t t = 0; t < 30; ++t) add_sample(store, 100, 100 + t, 0x1000);  // in "b"
+  for (std::uint64_t t = 0; t < 20; ++t) add_sample(store, 100, 500 + t, 0x1000);  // in no region
+  RecordedSpans spans;
+  spans.pid = 100;
+  spans.regions = {{0, "a (outside every region)"}, {1, "b"}};
+  spans.spans = {{100, 0, 0, 0, 50}, {100, 1, 0, 60, 200}};
+  std::vector<RecordedProcess> processes{{100, "train", spans, true}};
+  const NameOfAddressIn names = [](std::uint32_t, std::uint64_t) { return FrameName{"spin", "app", true}; };
+  SamplingProfile s;
+  add_recorded_processes(store, processes, names, 5, s);
+  ASSERT_EQ(s.layers.size(), 3u);
+  EXPECT_EQ(s.layers[0].name, "b");
+  EXPECT_FALSE(s.layers[0].outside);
+  EXPECT_EQ(s.layers[1].name, "a (outside every region)");
+  EXPECT_FALSE(s.layers[1].outside);
+  EXPECT_EQ(s.layers[2].name, "(outside every region)");
+  EXPECT_TRUE(s.layers[2].outside);
+  EXPECT_EQ(s.layers[2].samples, 20u);
+}
+
 }  // namespace
 }  // namespace hwprof::detail

@@ -127,7 +127,7 @@ TEST(ProfileJson, SamplingRowsReadBackAndNonsenseIsRefused) {
   s.sampled_passes = 2;
   s.unsampled_passes = 3;
   s.warnings = {"2 samples were lost"};
-  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10, {}}};
+  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10, {}, false}};
   s.layers[0].parts = {{"GEMM kernel", 30, 0.75, 0.6, 0.86}, {"im2col", 10, 0.25, 0.14, 0.4}};
   p.sampling = s;
   const std::string text = profile_to_json(p);
@@ -175,7 +175,8 @@ TEST(ProfileJson, SamplingStacksAndInstantsReadBackAndNonsenseIsRefused) {
   s.rate = "1000 Hz";
   s.samples = 40;
   s.overhead = 0.01;
-  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10, {}}};
+  s.layers = {SampledLayer{"conv1", 0, 40, 10, true, {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 30, 0.75, 0.6, 0.86}}, 10, {}, false}};
+  s.layers.push_back(SampledLayer{"(outside every layer)", -1, 0, 0, false, {}, 0, {}, true});
   s.frame_names = {"conv1", "std::vector<int, std::allocator<int> >::push_back(int const&)", "sgemm_kernel_HASWELL"};
   s.frame_modules = {"", "hwprof", "libopenblas.so.0"};
   s.stacks = {{{0, 1}, 10}, {{0, 2}, 30}};
@@ -188,6 +189,11 @@ TEST(ProfileJson, SamplingStacksAndInstantsReadBackAndNonsenseIsRefused) {
   const SamplingProfile& b = *back->sampling;
   EXPECT_EQ(b.frame_names, s.frame_names);
   EXPECT_EQ(b.frame_modules, s.frame_modules);
+  // The outside row says so in the file (and only it): read back by that mark.
+  ASSERT_EQ(b.layers.size(), 2u);
+  EXPECT_FALSE(b.layers[0].outside);
+  EXPECT_TRUE(b.layers[1].outside);
+  EXPECT_EQ(text.find("\"outside\": true"), text.rfind("\"outside\": true"));
   ASSERT_EQ(b.stacks.size(), 2u);
   EXPECT_EQ(b.stacks[1].frames, (std::vector<int>{0, 2}));
   EXPECT_EQ(b.stacks[1].samples, 30u);

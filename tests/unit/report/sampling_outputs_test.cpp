@@ -44,8 +44,9 @@ Profile sampled_profile() {
                            true,
                            {{kPushBack, "hwprof", 40, 0.4, 0.31, 0.5}, {"sgemm_kernel_HASWELL", "libopenblas.so.0", 60, 0.6, 0.5, 0.69}},
                            0,
-                           {}},
-              SampledLayer{"fc \"big\"", 1, 10, 0, false, {{"run", "hwprof", 10, 1.0, 0.72, 1.0}}, 0, {}}};
+                           {},
+                           false},
+              SampledLayer{"fc \"big\"", 1, 10, 0, false, {{"run", "hwprof", 10, 1.0, 0.72, 1.0}}, 0, {}, false}};
   s.layers[0].rest = 0;
   s.instants = {{5.0, 0, 0, 2}, {7.25, 1, 0, 3}, {900.0, 0, 4, 1}};
   s.instants_left_out = 4;
@@ -141,7 +142,9 @@ TEST(SamplingOutputs, TheStacksFilesAreRegisteredForProfilesWithSamplingAndForRe
     EXPECT_FALSE(output->printable) << format;
     EXPECT_EQ(detail::render_output(*output, sampled), text) << format;
   }
-  EXPECT_EQ(detail::find_output(detail::profile_outputs(), "folded")->file_name, "samples.folded");
+  const auto* folded = detail::find_output(detail::profile_outputs(), "folded");
+  ASSERT_NE(folded, nullptr);
+  EXPECT_EQ(folded->file_name, "samples.folded");
 
   const std::vector<std::string> command{"python3", "train.py"};
   const detail::RecordSubject recorded{*with.sampling, command, 3, 1.5, "python3 train.py (cpu-clock@1000)"};
@@ -149,12 +152,16 @@ TEST(SamplingOutputs, TheStacksFilesAreRegisteredForProfilesWithSamplingAndForRe
   std::set<std::string_view> files;
   for (const auto& o : detail::record_outputs()) files.insert(o.file_name);
   EXPECT_EQ(files, (std::set<std::string_view>{"sampling.json", "flamegraph.svg", "samples.folded", "samples.speedscope.json"}));
-  const auto j = nlohmann::json::parse(detail::render_output(*detail::find_output(detail::record_outputs(), "json"), recorded));
+  const auto* json_output = detail::find_output(detail::record_outputs(), "json");
+  const auto* speedscope = detail::find_output(detail::record_outputs(), "speedscope");
+  ASSERT_NE(json_output, nullptr);
+  ASSERT_NE(speedscope, nullptr);
+  const auto j = nlohmann::json::parse(detail::render_output(*json_output, recorded));
   EXPECT_EQ(j["command"], nlohmann::json(command));
   EXPECT_EQ(j["exit_code"], 3);
   EXPECT_EQ(j["wall_seconds"], 1.5);
   EXPECT_EQ(j["sampling"]["spec"], "cpu-clock@1000");
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::record_outputs(), "speedscope"), recorded),
+  EXPECT_EQ(detail::render_output(*speedscope, recorded),
             detail::speedscope_json("python3 train.py (cpu-clock@1000)", with.sampling->frame_names, stacks));
 }
 

@@ -30,7 +30,7 @@ Profile sampled() {
   conv.top = {{"sgemm_kernel_HASWELL", "libopenblas.so.0", 70, 0.70, 0.60, 0.78},
               {"hwprof::nn::(anonymous namespace)::im2col(hwprof::nn::Conv2dGeometry const&, float*, int) [clone ._omp_fn.0]", "hwprof", 30, 0.30,
                0.22, 0.40}};
-  s.layers = {conv, SampledLayer{"fc", 1, 28, 0, false, {}, 0, {}}, SampledLayer{"(outside every layer)", -1, 2, 0, false, {}, 0, {}}};
+  s.layers = {conv, SampledLayer{"fc", 1, 28, 0, false, {}, 0, {}, false}, SampledLayer{"(outside every layer)", -1, 2, 0, false, {}, 0, {}, true}};
   p.sampling = s;
   return p;
 }
