@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,28 @@ enum class CounterStatus {
 };
 
 std::string_view counter_status_name(CounterStatus status) noexcept;
+
+// What an event measures, as the backend that opened it knows it: the kernel's type and config
+// of a perf event, libpfm4's event of a PMU, PAPI's preset, the timer's clock. Every analysis
+// reads this (docs/counters.md, "Event kinds"), never the event's name or unit.
+enum class EventKind : std::uint8_t {
+  other,             // anything else: branches, a cache level above the last, an unnamed raw event
+  software,          // a kernel software event that counts occurrences: page faults, context switches
+  task_clock,        // CPU time in ns: task-clock, cpu-clock, the timer backend's process and thread CPU clocks
+  wall_time,         // elapsed time in ns: the timer backend's wall-time
+  core_cycles,       // unhalted core cycles, at the core's own clock
+  reference_cycles,  // unhalted reference cycles, at a constant rate (the TSC's)
+  instructions,      // instructions retired
+  fp,                // floating-point operations or instructions retired
+  memory,            // last-level cache misses and references, memory-controller traffic
+};
+// "other", "software", "task-clock", "wall-time", "core-cycles", "reference-cycles",
+// "instructions", "fp", "memory"; and back (false for another name).
+std::string_view event_kind_name(EventKind kind) noexcept;
+std::optional<EventKind> parse_event_kind(std::string_view name) noexcept;
+// Counts that a machine's PMU makes (cycles, instructions, FP, memory, other), as against the
+// kernel's software events and the clocks.
+bool is_hardware_kind(EventKind kind) noexcept;
 
 // A counter backend: what a session or a counter set is asked for, and what then runs.
 enum class BackendKind {
@@ -53,6 +76,7 @@ struct EventInfo {
   std::string unit;                          // "count", "ns", ...
   CounterStatus status = CounterStatus::ok;  // ok once opened; else unsupported / no_permission
   std::string reason;                        // when not opened: why, and how to fix it
+  EventKind kind = EventKind::other;         // what it measures, as its backend resolved it
 };
 
 inline constexpr std::size_t kMaxCounterEvents = 64;

@@ -90,6 +90,7 @@ struct LayerCounter {
   // the highest clock): shown as impossible, with the reason and the figures, never as a fact.
   bool impossible = false;
   std::string impossible_reason{};
+  EventKind kind = EventKind::other;  // what it measures, as its backend resolved it (EventInfo::kind)
 };
 
 // A metric of the counter group (e.g. "DP GFLOP/s", "DRAM bandwidth"), per call.

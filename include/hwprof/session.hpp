@@ -171,6 +171,7 @@ struct CounterTotal {
   // reads as an upper bound (never below 0). A counter read costs microseconds of task-clock,
   // and more where the kernel must interrupt another CPU that runs a counted thread.
   bool below_resolution = false;
+  EventKind kind = EventKind::other;  // what it measures (EventInfo::kind)
   bool has_value() const noexcept { return samples > 0; }
   double per_call() const noexcept { return samples > 0 ? inclusive / static_cast<double>(samples) : 0.0; }
 };

@@ -124,21 +124,9 @@ std::string_view cause_title(std::string_view rule) {
   return rule;
 }
 
-bool is_software_event(std::string_view name) {
-  std::string n(name);
-  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (n.starts_with("perf::")) n = n.substr(6);
-  if (n.starts_with("software/")) return true;
-  // Linux include/uapi/linux/perf_event.h, enum perf_sw_ids, as perf(1) names them.
-  static constexpr std::string_view kSoftware[] = {"task-clock",       "cpu-clock",        "page-faults", "faults",         "minor-faults",
-                                                   "major-faults",     "context-switches", "cs",          "cpu-migrations", "migrations",
-                                                   "alignment-faults", "emulation-faults", "dummy",       "bpf-output",     "cgroup-switches"};
-  return std::find(std::begin(kSoftware), std::end(kSoftware), n) != std::end(kSoftware);
-}
-
 bool any_hardware_counter(const Profile& profile) {
   const auto counted = [](const LayerProfile& l) {
-    return std::any_of(l.counters.begin(), l.counters.end(), [](const LayerCounter& c) { return c.value && !is_software_event(c.name); });
+    return std::any_of(l.counters.begin(), l.counters.end(), [](const LayerCounter& c) { return c.value && is_hardware_kind(c.kind); });
   };
   return counted(profile.total) || std::any_of(profile.layers.begin(), profile.layers.end(), counted);
 }

@@ -61,10 +61,8 @@ std::vector<UnavailableCounter> unavailable_counters(const Profile& profile);
 
 // Headroom in time: placement/row_time.hpp (headroom_ms, row_ms, calls_per_basis).
 
-// A kernel software event (task-clock, page-faults, context-switches, ... and PAPI's perf::
-// forms): counted by the kernel's scheduler, not the PMU.
-bool is_software_event(std::string_view name);
-// Some counter that is not a software event read a value somewhere in the profile.
+// Some counter of the PMU (is_hardware_kind: not a software event or a clock) read a value
+// somewhere in the profile.
 bool any_hardware_counter(const Profile& profile);
 
 // Rows of layers summed by op ("conv2d": every conv2d layer) or by block (the first `depth`

@@ -1,5 +1,9 @@
 // The backend-independent half of counting: status names, readings between snapshots, and
 // choosing the backend.
+#include <optional>
+#include <string_view>
+#include <utility>
+
 #include "counters/counter_math.hpp"
 #include "counters/papi_backend.hpp"
 #include "counters/perf_event_backend.hpp"
@@ -22,6 +26,40 @@ std::string_view counter_status_name(CounterStatus status) noexcept {
       return "not-counted";
   }
   return "?";
+}
+
+namespace {
+
+constexpr std::pair<EventKind, std::string_view> kEventKindNames[] = {
+    {EventKind::other, "other"},
+    {EventKind::software, "software"},
+    {EventKind::task_clock, "task-clock"},
+    {EventKind::wall_time, "wall-time"},
+    {EventKind::core_cycles, "core-cycles"},
+    {EventKind::reference_cycles, "reference-cycles"},
+    {EventKind::instructions, "instructions"},
+    {EventKind::fp, "fp"},
+    {EventKind::memory, "memory"},
+};
+
+}  // namespace
+
+std::string_view event_kind_name(EventKind kind) noexcept {
+  for (const auto& [k, name] : kEventKindNames) {
+    if (k == kind) return name;
+  }
+  return "other";
+}
+
+std::optional<EventKind> parse_event_kind(std::string_view name) noexcept {
+  for (const auto& [kind, n] : kEventKindNames) {
+    if (n == name) return kind;
+  }
+  return std::nullopt;
+}
+
+bool is_hardware_kind(EventKind kind) noexcept {
+  return kind != EventKind::software && kind != EventKind::task_clock && kind != EventKind::wall_time;
 }
 
 std::string_view backend_name(BackendKind kind) noexcept {

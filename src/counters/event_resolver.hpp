@@ -12,8 +12,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "hwprof/counters.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::detail {
@@ -38,9 +40,10 @@ struct ResolvedEvent {
   // Counting kernel mode is wanted but not required: where the kernel refuses it, count user
   // space only and say so (page faults).
   bool kernel_optional = false;
-  bool uncore = false;         // must be opened system-wide per socket (pid = -1, cpu = one per socket)
-  bool software = false;       // a kernel software event (works in VMs without a PMU)
-  std::string unit = "count";  // "ns" for task-clock/cpu-clock
+  bool uncore = false;                // must be opened system-wide per socket (pid = -1, cpu = one per socket)
+  bool software = false;              // a kernel software event (works in VMs without a PMU)
+  std::string unit = "count";         // "ns" for task-clock/cpu-clock
+  EventKind kind = EventKind::other;  // what it measures (event_kind_of)
   // Uncore only: every PMU instance to open the event on (and on one CPU per socket); their
   // counts add up to the event's value. `type` is instances.front().type. Empty otherwise.
   std::vector<PmuInstance> instances;
@@ -52,6 +55,18 @@ Result<ResolvedEvent> resolve_event(const std::string& name);
 // The same, reading PMU descriptions from `sysfs_devices` instead of
 // /sys/bus/event_source/devices (tests give a fake tree).
 Result<ResolvedEvent> resolve_event(const std::string& name, const std::string& sysfs_devices);
+
+// What a resolved event measures (docs/counters.md, "Event kinds"): from the kernel's type and
+// config for its generic events, else from the PMU's event (pmu_event_kind). resolve_event sets it.
+EventKind event_kind_of(const ResolvedEvent& event);
+// What a PMU's own event measures, by the event's name in libpfm4 ("skx::CPU_CLK_UNHALTED:REF_TSC",
+// "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"; case does not matter) or, for an unnamed raw event,
+// by its PMU ("uncore_imc_0": memory).
+EventKind pmu_event_kind(std::string_view event, std::string_view pmu);
+// What a PAPI event measures: its perf:: events as the kernel's generic events, its presets as
+// papi_avail describes them (PAPI_TOT_CYC, PAPI_FP_OPS, PAPI_L3_TCM, ...), its native events by
+// libpfm4's name.
+EventKind papi_event_kind(std::string_view name);
 
 // Whether `name` is an event libpfm4 knows for a PMU this machine does not have (an Intel
 // event on an AMD CPU, an uncore PMU a VM does not expose): worth reporting as unavailable

@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "counters/event_resolver.hpp"
+
 #if defined(HWPROF_HAVE_PAPI)
 #include <algorithm>
 #include <cerrno>
@@ -57,7 +59,7 @@ namespace {
 class UnavailableSet final : public CounterSet {
  public:
   UnavailableSet(const CounterOptions& options, CounterStatus status, const std::string& reason) {
-    for (const std::string& name : options.events) events_.push_back({name, "", status, reason});
+    for (const std::string& name : options.events) events_.push_back({name, "", status, reason, papi_event_kind(name)});
   }
 
   BackendKind backend() const noexcept override { return BackendKind::papi; }
@@ -293,7 +295,7 @@ class PapiSet final : public CounterSet {
     const std::string problem_suffix = component_problem.empty() ? "" : "; " + component_problem;
     for (std::size_t i = 0; i < options_.events.size(); ++i) {
       const std::string& name = options_.events[i];
-      EventInfo info{name, "count", CounterStatus::unsupported, ""};
+      EventInfo info{name, "count", CounterStatus::unsupported, "", papi_event_kind(name)};
       column_.push_back(-1);
       if (i >= kMaxCounterEvents) {
         info.reason = "more than " + std::to_string(kMaxCounterEvents) + " events in one set; split them into several sets";

@@ -111,13 +111,14 @@ class PerfEventSet final : public CounterSet {
       } else {
         resolved[i] = *r;
         info.unit = r->unit;
+        info.kind = r->kind;
         usable[i] = true;
       }
       events_.push_back(std::move(info));
     }
     for (std::size_t i = kMaxCounterEvents; i < options_.events.size(); ++i) {
       events_.push_back({options_.events[i], "", CounterStatus::unsupported,
-                         "more than " + std::to_string(kMaxCounterEvents) + " events in one set; split them into several sets"});
+                         "more than " + std::to_string(kMaxCounterEvents) + " events in one set; split them into several sets", EventKind::other});
     }
   }
 

@@ -34,6 +34,7 @@ class TimerSet final : public CounterSet {
       EventInfo info;
       info.name = name;
       info.unit = "ns";
+      info.kind = name == "wall-time" ? EventKind::wall_time : EventKind::task_clock;  // the CPU-time clocks: CPU time in ns
       clockid_t id = CLOCK_MONOTONIC;
       bool found = false;
       for (const Clock& c : kClocks) {

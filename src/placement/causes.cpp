@@ -90,7 +90,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
 
 const LayerCounter* task_clock(const LayerProfile& l) {
   for (const LayerCounter& c : l.counters) {
-    if (c.unit == "ns" && c.value && !c.below_resolution && !c.impossible) return &c;
+    if (c.kind == EventKind::task_clock && c.value && !c.below_resolution && !c.impossible) return &c;
   }
   return nullptr;
 }

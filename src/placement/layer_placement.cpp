@@ -89,6 +89,7 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
     LayerCounter counter;
     counter.name = c.name;
     counter.unit = c.unit;
+    counter.kind = c.kind;
     counter.value = value;
     counter.status = c.status;
     counter.running_fraction = c.min_running_fraction;

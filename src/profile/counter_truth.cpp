@@ -45,12 +45,6 @@ bool uses(const Metric& m, std::string_view id) {
   return std::any_of(m.numerator.begin(), m.numerator.end(), named) || std::any_of(m.denominator.begin(), m.denominator.end(), named);
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& group, double seconds, const std::vector<std::string>& impossible) {
@@ -84,14 +78,6 @@ std::vector<RegionMetric> metrics_of(const RegionReport& r, const EventGroup& gr
   return out;
 }
 
-bool is_core_cycles(const std::string& name) {
-  std::string u = upper(name);
-  if (const std::size_t colon = u.rfind("::"); colon != std::string::npos) u = u.substr(colon + 2);  // PAPI's perf::CYCLES
-  if (u.find("REF") != std::string::npos) return false;  // reference cycles tick at the TSC's rate, not the core's
-  return u == "CYCLES" || u == "CPU-CYCLES" || u == "PAPI_TOT_CYC" || u.starts_with("CYCLES_NOT_IN_HALT") || u.starts_with("CPU_CLK_UNHALTED") ||
-         u == "LS_NOT_HALTED_CYC";
-}
-
 std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& b, const std::vector<double>& resolution) {
   std::vector<std::string> out(r.counters.size());
   if (b.wall_seconds <= 0) return out;
@@ -112,7 +98,7 @@ std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& 
       }
       return true;
     };
-    if (c.unit == "ns") {
+    if (c.kind == EventKind::task_clock) {
       const double limit = b.wall_seconds * 1e9 * cpus;
       if (beyond(limit)) {
         out[e] = fmt::format(
@@ -120,7 +106,7 @@ std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& 
             "passes ran longer than the timed ones, or part of the counter reads' own cost was not taken out",
             c.name, fmt::format("{:.4g}", v), v / limit, cpus, cpus == 1 ? "" : "s", wall, fmt::format("{:.4g}", limit));
       }
-    } else if (is_core_cycles(c.name)) {
+    } else if (c.kind == EventKind::core_cycles) {
       const double limit = b.wall_seconds * 1e9 * ghz * cpus;
       if (beyond(limit)) {
         out[e] = fmt::format(

@@ -52,7 +52,7 @@ struct WallBounds {
 // No x86 CPU has shipped above 6.2 GHz (Intel Core i9-14900KS, 2024).
 inline constexpr double kMaxPlausibleGhz = 6.5;
 
-// The CPU-time events (unit "ns": task-clock, cpu-clock) and the cycle events, checked
+// The CPU-time events (EventKind::task_clock) and the core-cycle events, checked
 // against the bounds: per counter (events() order) the reason it cannot be true, with the
 // figures, or empty. A value above its bound by less than `resolution` (what the subtracted
 // readings may have been off by) is consistent with it and marked below resolution instead;
@@ -63,10 +63,6 @@ std::vector<std::string> impossible_counters(RegionReport& r, const WallBounds& 
 // The layer's counters (made from `r` by fill_measurements) get what was subtracted from
 // them and the impossibility reasons, both in the region's events() order.
 void annotate_counters(std::vector<LayerCounter>& counters, const std::vector<double>& subtracted, const std::vector<std::string>& impossible);
-
-// Is `name` a count of core cycles (not reference cycles)? cycles, cpu-cycles,
-// CYCLES_NOT_IN_HALT, CPU_CLK_UNHALTED(.THREAD/:THREAD_P), PAPI_TOT_CYC, perf::CYCLES.
-bool is_core_cycles(const std::string& name);
 
 // The CPUs this process may run on (sched_getaffinity), at least 1; the highest clock any of
 // them reaches (cpufreq's cpuinfo_max_freq), nullopt when the kernel does not say.

@@ -4,14 +4,17 @@
 // line and column, the JSON pointer and what was expected; a newer schema is refused, an
 // older one migrated (docs/profile.md, "Schema history").
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -167,6 +170,7 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   for (const LayerCounter& c : l.counters) {
     counters[c.name] = {{"value", optional_number(c.value)},
                         {"unit", c.unit},
+                        {"kind", event_kind_name(c.kind)},
                         {"status", counter_status_name(c.status)},
                         {"running_fraction", number(c.running_fraction)},
                         {"below_resolution", c.below_resolution},
@@ -257,6 +261,34 @@ T enumerated(const Reader& in, const ordered_json& object, const std::string& po
   const std::optional<T> value = parse(text);
   if (!value) in.fail(at_key(pointer, key), "unknown value \"" + text + "\"; expected " + expected);
   return *value;
+}
+
+// What a counter measures: its "kind", or in a profile written before counters carried one
+// (docs/profile.md, "Older profiles"), what hwprof then took it for from its name and unit:
+// a clock in ns was CPU time (the timer's wall-time apart), the kernel's software events and
+// the core-cycle events by their names.
+EventKind event_kind(const Reader& in, const ordered_json& object, const std::string& pointer, const std::string& name, const std::string& unit) {
+  if (object.contains("kind")) {
+    return enumerated<EventKind>(in, object, pointer, "kind", parse_event_kind,
+                                 "other, software, task-clock, wall-time, core-cycles, reference-cycles, instructions, fp or memory");
+  }
+  if (name == "wall-time") return EventKind::wall_time;
+  if (unit == "ns") return EventKind::task_clock;
+  std::string n = name;
+  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (n.starts_with("perf::")) n = n.substr(6);
+  // Linux include/uapi/linux/perf_event.h, enum perf_sw_ids, as perf(1) names them.
+  static constexpr std::string_view kSoftware[] = {"page-faults", "faults",         "minor-faults",   "major-faults",     "context-switches",
+                                                   "cs",          "cpu-migrations", "migrations",     "alignment-faults", "emulation-faults",
+                                                   "dummy",       "bpf-output",     "cgroup-switches"};
+  if (n.starts_with("software/") || std::find(std::begin(kSoftware), std::end(kSoftware), n) != std::end(kSoftware)) return EventKind::software;
+  std::string u = name;
+  for (char& ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (const std::size_t colon = u.rfind("::"); colon != std::string::npos) u = u.substr(colon + 2);  // PAPI's perf::CYCLES
+  if (u.find("REF") != std::string::npos) return EventKind::other;
+  const bool core = u == "CYCLES" || u == "CPU-CYCLES" || u == "PAPI_TOT_CYC" || u.starts_with("CYCLES_NOT_IN_HALT") ||
+                    u.starts_with("CPU_CLK_UNHALTED") || u == "LS_NOT_HALTED_CYC";
+  return core ? EventKind::core_cycles : EventKind::other;
 }
 
 std::vector<std::string> strings(const Reader& in, const ordered_json& object, const std::string& pointer, const char* key) {
@@ -692,6 +724,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     counter.name = name;
     counter.value = nullable_number(in, c, cat, "value", true);
     counter.unit = in.string(c, cat, "unit");
+    counter.kind = event_kind(in, c, cat, counter.name, counter.unit);
     counter.status = enumerated<CounterStatus>(in, c, cat, "status", detail::parse_counter_status, kStatuses);
     counter.running_fraction = in.number(c, cat, "running_fraction", false);
     counter.reason = in.string(c, cat, "reason");
@@ -864,7 +897,8 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["group"] = p.group;
   ordered_json events = ordered_json::array();
   for (const EventInfo& e : p.events) {
-    events.push_back({{"name", e.name}, {"unit", e.unit}, {"status", counter_status_name(e.status)}, {"reason", e.reason}});
+    events.push_back(
+        {{"name", e.name}, {"unit", e.unit}, {"kind", event_kind_name(e.kind)}, {"status", counter_status_name(e.status)}, {"reason", e.reason}});
   }
   j["events"] = std::move(events);
   j["warnings"] = p.warnings;
@@ -1044,6 +1078,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       EventInfo e;
       e.name = in.string(events[i], at, "name");
       e.unit = in.string(events[i], at, "unit");
+      e.kind = event_kind(in, events[i], at, e.name, e.unit);
       e.status = enumerated<CounterStatus>(in, events[i], at, "status", detail::parse_counter_status, kStatuses);
       e.reason = in.string(events[i], at, "reason");
       p.events.push_back(std::move(e));

@@ -50,6 +50,7 @@ RegionReport Session::State::report(int id, bool count_open) const {
     CounterTotal c;
     c.name = events[e].name;
     c.unit = events[e].unit;
+    c.kind = events[e].kind;
     c.samples = s.samples.load();
     c.inclusive = s.inclusive.load();
     c.exclusive = s.exclusive.load();

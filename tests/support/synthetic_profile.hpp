@@ -155,6 +155,9 @@ inline std::vector<LayerCounter> synthetic_counters(double median_ms) {
   LayerCounter llc{
       "LLC-load-misses",          "count", std::nullopt,
       CounterStatus::unsupported, 0.0,     "this virtual machine exposes no hardware PMU: run on bare metal or enable the hypervisor's vPMU"};
+  cycles.kind = EventKind::core_cycles;
+  instructions.kind = EventKind::instructions;
+  llc.kind = EventKind::memory;
   return {cycles, instructions, llc};
 }
 

@@ -1,6 +1,8 @@
 // Event-name resolution without hardware: the kernel's generic events, sysfs raw specs against
 // a fake sysfs tree, and libpfm4's error paths. The forced-PMU encodings of every family are
 // checked by forced_pmu_test.cpp.
+#include <utility>
+
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
@@ -98,6 +100,53 @@ TEST(ResolveGeneric, EveryNameAliasAndSpelling) {
     EXPECT_EQ(r.pmu, "perf");
     EXPECT_EQ(r.software, c.type == PERF_TYPE_SOFTWARE);
   }
+}
+
+// Every event carries what it measures from where it was resolved (docs/counters.md, "Event
+// kinds"): the kernel's type and config, PAPI's preset, libpfm4's event of a PMU.
+TEST(EventKinds, FromTheKernelsEncodingPapisPresetsAndThePmusEvents) {
+  const std::pair<const char*, EventKind> generic[] = {
+      {"cycles", EventKind::core_cycles},          {"cpu-cycles", EventKind::core_cycles},    {"perf::CYCLES", EventKind::core_cycles},
+      {"ref-cycles", EventKind::reference_cycles}, {"instructions", EventKind::instructions}, {"cache-misses", EventKind::memory},
+      {"branch-misses", EventKind::other},         {"task-clock", EventKind::task_clock},     {"cpu-clock", EventKind::task_clock},
+      {"perf::TASK-CLOCK", EventKind::task_clock}, {"page-faults", EventKind::software},      {"context-switches", EventKind::software},
+  };
+  for (const auto& [name, kind] : generic) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(resolved(name).kind, kind);
+    EXPECT_EQ(papi_event_kind(name), kind);
+  }
+  EXPECT_EQ(papi_event_kind("PAPI_TOT_CYC"), EventKind::core_cycles);
+  EXPECT_EQ(papi_event_kind("PAPI_REF_CYC"), EventKind::reference_cycles);
+  EXPECT_EQ(papi_event_kind("PAPI_DP_OPS"), EventKind::fp);
+  EXPECT_EQ(papi_event_kind("PAPI_L3_TCM"), EventKind::memory);
+  EXPECT_EQ(papi_event_kind("PAPI_BR_MSP"), EventKind::other);
+  const std::pair<const char*, EventKind> pmu[] = {
+      {"skx::CPU_CLK_UNHALTED:THREAD_P", EventKind::core_cycles},
+      {"CPU_CLK_UNHALTED.THREAD", EventKind::core_cycles},
+      {"CYCLES_NOT_IN_HALT", EventKind::core_cycles},
+      {"LS_NOT_HALTED_CYC", EventKind::core_cycles},
+      {"skx::CPU_CLK_UNHALTED:REF_TSC", EventKind::reference_cycles},
+      {"CPU_CLK_UNHALTED.REF_TSC", EventKind::reference_cycles},
+      {"INST_RETIRED:ANY_P", EventKind::instructions},
+      {"amd64_fam19h_zen3::RETIRED_INSTRUCTIONS", EventKind::instructions},
+      {"skx::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", EventKind::fp},
+      {"amd64_fam19h_zen3::RETIRED_SSE_AVX_FLOPS:ANY", EventKind::fp},
+      {"LONGEST_LAT_CACHE:MISS", EventKind::memory},
+      {"BR_MISP_RETIRED:ALL_BRANCHES", EventKind::other},
+  };
+  for (const auto& [name, kind] : pmu) EXPECT_EQ(pmu_event_kind(name, ""), kind) << name;
+  EXPECT_EQ(pmu_event_kind("", "uncore_imc_0"), EventKind::memory);
+  EXPECT_EQ(pmu_event_kind("", "cpu"), EventKind::other);
+  // The names round-trip, and nothing else parses.
+  for (EventKind k : {EventKind::other, EventKind::software, EventKind::task_clock, EventKind::wall_time, EventKind::core_cycles,
+                      EventKind::reference_cycles, EventKind::instructions, EventKind::fp, EventKind::memory}) {
+    EXPECT_EQ(parse_event_kind(event_kind_name(k)), k);
+  }
+  EXPECT_FALSE(parse_event_kind("cycles").has_value());
+  EXPECT_FALSE(is_hardware_kind(EventKind::task_clock));
+  EXPECT_FALSE(is_hardware_kind(EventKind::wall_time));
+  EXPECT_TRUE(is_hardware_kind(EventKind::other));
 }
 
 TEST(ResolveGeneric, PrivilegeLevels) {

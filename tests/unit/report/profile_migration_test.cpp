@@ -56,6 +56,29 @@ TEST(ProfileSchemaV1, AModelProfileMigratesToKindModel) {
   EXPECT_TRUE(p.call_paths.empty());
 }
 
+// A profile written before counters carried their kind gets what hwprof then took each for
+// (docs/profile.md, "Older profiles"); a kind hwprof does not know is refused by name.
+TEST(ProfileSchemaV1, CountersWithoutAKindGetWhatTheyWereTakenFor) {
+  const Profile p = load_v1("lenet5");
+  ASSERT_EQ(p.events.size(), 3u);
+  EXPECT_EQ(p.events[0].kind, EventKind::task_clock);
+  EXPECT_EQ(p.events[1].kind, EventKind::core_cycles);
+  EXPECT_EQ(p.events[2].kind, EventKind::other);
+  ASSERT_EQ(p.layers[0].counters.size(), 3u);
+  EXPECT_EQ(p.layers[0].counters[0].kind, EventKind::task_clock);
+  EXPECT_EQ(p.layers[0].counters[1].kind, EventKind::core_cycles);
+  std::string text = profile_to_json(p);
+  EXPECT_NE(text.find("\"kind\": \"core-cycles\""), std::string::npos);
+  const auto again = profile_from_json(text, "again.json");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->layers[0].counters[0].kind, EventKind::task_clock);
+  const std::size_t at = text.find("\"kind\": \"core-cycles\"");
+  text.replace(at, std::string("\"kind\": \"core-cycles\"").size(), "\"kind\": \"warp-drive\"");
+  const auto refused = profile_from_json(text, "bad.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("unknown value \"warp-drive\""), std::string::npos) << refused.error().message;
+}
+
 TEST(ProfileSchemaV1, ARegionsProfileMigratesToKindRegions) {
   const Profile p = load_v1("regions-rank0");
   EXPECT_EQ(p.schema, 1);
@@ -98,6 +121,14 @@ std::string without_later_fields(const std::string& json_text) {
   };
   strip(j["total"]);
   for (ordered_json& row : j["layers"]) strip(row);
+  // Each counter's and event's kind: written since counters carry one.
+  for (ordered_json* row : {&j["total"]}) {
+    for (auto& [name, counter] : (*row)["counters"].items()) counter.erase("kind");
+  }
+  for (ordered_json& row : j["layers"]) {
+    for (auto& [name, counter] : row["counters"].items()) counter.erase("kind");
+  }
+  for (ordered_json& event : j["events"]) event.erase("kind");
   return j.dump(2);
 }
 

@@ -139,11 +139,13 @@ TEST(ProfileTable, SoftwareCountersAloneStayOutOfTheWayUnlessAskedFor) {
   Profile p = test::synthetic_profile({.train = false});
   const auto software_only = [](LayerProfile& l) {
     l.counters = {{"task-clock", "ns", l.time_ms.mean * 1e6, CounterStatus::ok, 1.0, ""}};
+    l.counters[0].kind = EventKind::task_clock;
     l.metrics.clear();
   };
   for (LayerProfile& l : p.layers) software_only(l);
   software_only(p.total);
-  p.events = {{"task-clock", "ns", CounterStatus::ok, ""}, {"cycles", "count", CounterStatus::unsupported, "no PMU"}};
+  p.events = {{"task-clock", "ns", CounterStatus::ok, "", EventKind::task_clock},
+              {"cycles", "count", CounterStatus::unsupported, "no PMU", EventKind::core_cycles}};
   p.group.clear();  // a group asked for shows its table
   const std::string t = profile_table(p);
   EXPECT_THAT(t, Not(HasSubstr("Counters per call")));
