@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/executor.hpp"
+#include "hwprof/engine/executor.hpp"
 #include "hwprof/session.hpp"
 #include "hwprof/statistics.hpp"
 #include "profile/layer_regions.hpp"

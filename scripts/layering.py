@@ -34,7 +34,7 @@ import sys
 # the engine reaches a program that only marks regions; then the report library's and the
 # engine's, interleaved where the engine builds a stage that the report library's next stage
 # reads (machine before calibrate, placement before profile). ops defines each op (its table
-# and the element-wise definitions) over the model's vocabulary, hwprof/graph.hpp, which is
+# and the element-wise definitions) over the model's vocabulary, hwprof/engine/graph.hpp, which is
 # why that header is its. report_module, mpi, torch and cli are the composition roots.
 ORDER = ["common", "counters", "sampling", "session",
          "ops", "symbols", "graph", "cost", "nn", "machine", "calibrate", "placement", "profile", "analyze", "report",
@@ -98,19 +98,19 @@ PUBLIC = {
     "regions.hpp": "session",
     "regions.h": "session",
     "torch.h": "torch",
-    "graph.hpp": "ops",  # OpKind, Node, Attributes: what every op definition is written in
-    "optimizer.hpp": "ops",  # with optimizer_name and parse_optimizer (src/ops/optimizer_kind.cpp)
-    "cost.hpp": "cost",
-    "tensor.hpp": "nn",
-    "executor.hpp": "nn",
-    "machine.hpp": "machine",
-    "roofline.hpp": "placement",
-    "profile.hpp": "placement",
-    "profiler.hpp": "placement",  # profile_regions (placement) and the engine's profile() (profile)
-    "report.hpp": "report",
+    "engine/graph.hpp": "ops",  # OpKind, Node, Attributes: what every op definition is written in
+    "engine/optimizer.hpp": "ops",  # with optimizer_name and parse_optimizer (src/ops/optimizer_kind.cpp)
+    "engine/cost.hpp": "cost",
+    "engine/tensor.hpp": "nn",
+    "engine/executor.hpp": "nn",
+    "engine/machine.hpp": "machine",
+    "engine/roofline.hpp": "placement",
+    "engine/profile.hpp": "placement",
+    "engine/profiler.hpp": "placement",  # profile_regions (placement) and the engine's profile() (profile)
+    "engine/report.hpp": "report",
     "hwprof.hpp": "cli",  # all of the API: for users, never for the library's own sources
 }
-INCLUDE = re.compile(r'\s*#\s*include\s+["<](\w+)/([\w.]+)[">]')
+INCLUDE = re.compile(r'\s*#\s*include\s+["<](\w+)/([\w./]+)[">]')
 ANY_INCLUDE = re.compile(r'\s*#\s*include\s+([<"])([^">]+)[">]')
 
 
@@ -178,7 +178,11 @@ def files_of(root, include, rank):
         for dirpath, _, files in os.walk(folder):
             out += [(os.path.join(dirpath, n), os.path.relpath(os.path.join(dirpath, n), top), stage) for n in sorted(files)]
     if include and os.path.isdir(include):
-        for name in sorted(os.listdir(include)):
+        names = [n for n in sorted(os.listdir(include)) if os.path.isfile(os.path.join(include, n))]
+        engine = os.path.join(include, "engine")
+        if os.path.isdir(engine):
+            names += ["engine/" + n for n in sorted(os.listdir(engine))]
+        for name in names:
             path = os.path.join(include, name)
             stage = PUBLIC.get(name)
             if stage is None:

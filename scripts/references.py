@@ -229,8 +229,10 @@ def check_page(root, shown, problems):
 def check_public_headers(root, problems):
     folder = os.path.join(root, "include", "hwprof")
     public = sorted(n for n in os.listdir(folder) if n.endswith((".hpp", ".h")))
+    if os.path.isdir(os.path.join(folder, "engine")):  # the engine's face (docs/design.md, "Where things are")
+        public += sorted("engine/" + n for n in os.listdir(os.path.join(folder, "engine")) if n.endswith((".hpp", ".h")))
     with open(os.path.join(folder, "hwprof.hpp"), encoding="utf-8") as f:
-        umbrella = set(re.findall(r'#\s*include\s+"hwprof/([\w.]+)"', f.read()))
+        umbrella = set(re.findall(r'#\s*include\s+"hwprof/([\w./]+)"', f.read()))
     for name in public:
         if name not in NOT_IN_UMBRELLA and name not in umbrella:
             problems.append(f"include/hwprof/hwprof.hpp: does not include hwprof/{name}, a public header")

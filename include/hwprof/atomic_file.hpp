@@ -1,6 +1,6 @@
 // Files written whole or not at all: every report, calibration and region table hwprof writes
 // goes through here, so that a reader never sees half a file (docs/design.md, "Rules every
-// part keeps"). Part of the regions library; <hwprof/report.hpp> includes it.
+// part keeps"). Part of the regions library; <hwprof/engine/report.hpp> includes it.
 #pragma once
 
 #include <optional>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::detail {
 

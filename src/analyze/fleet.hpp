@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "placement/row_time.hpp"
 
 namespace hwprof::detail {

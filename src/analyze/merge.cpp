@@ -10,7 +10,7 @@
 #include "analyze/layer_view.hpp"
 #include "analyze/run_ceilings.hpp"
 #include "common/statistics.hpp"
-#include "hwprof/roofline.hpp"
+#include "hwprof/engine/roofline.hpp"
 #include "hwprof/statistics.hpp"
 #include "placement/rate_guard.hpp"
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "session/merged_ranks.hpp"
 
 namespace hwprof::detail {

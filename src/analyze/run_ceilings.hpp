@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 

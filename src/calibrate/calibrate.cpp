@@ -17,7 +17,7 @@
 #include "calibrate/memory_sweep.hpp"
 #include "common/cpu_topology.hpp"
 #include "common/timestamp.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "hwprof/version.hpp"
 #include "machine/cache_topology.hpp"
 

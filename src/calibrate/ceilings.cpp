@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "machine/stored_ceilings.hpp"
 
 namespace hwprof {

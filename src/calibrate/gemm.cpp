@@ -18,7 +18,7 @@
 
 #include "calibrate/compute.hpp"
 #include "calibrate/pinned_team.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/graph.hpp"
-#include "hwprof/optimizer.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/optimizer.hpp"
 #include "hwprof/result.hpp"
 
 namespace CLI {

@@ -10,11 +10,11 @@
 #include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
-#include "hwprof/cost.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/profiler.hpp"
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/profiler.hpp"
+#include "hwprof/engine/tensor.hpp"
 
 namespace hwprof::cli {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/machine.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/report.hpp"
 #include "machine/cache_topology.hpp"
 
 namespace hwprof::cli {

@@ -8,9 +8,9 @@
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/compare.hpp"
 #include "report/file_kind.hpp"
 #include "report/fleet.hpp"

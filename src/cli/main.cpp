@@ -21,7 +21,7 @@
 #include "cli/run_command.hpp"
 #include "cli/stat_command.hpp"
 #include "cli/summary_command.hpp"
-#include "hwprof/executor.hpp"
+#include "hwprof/engine/executor.hpp"
 #include "hwprof/version.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "common/input_file.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/merge.hpp"
 #include "report/outputs.hpp"
 #include "report/rank_files.hpp"

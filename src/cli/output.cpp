@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 
 namespace hwprof::cli {
 

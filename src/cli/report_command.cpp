@@ -10,8 +10,8 @@
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/outputs.hpp"
 
 namespace hwprof::cli {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace CLI {
 class App;

@@ -22,9 +22,9 @@
 #include "cli/output.hpp"
 #include "common/input_file.hpp"
 #include "common/memory_budget.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/tensor.hpp"
 #include "nn/npy.hpp"
 
 namespace hwprof::cli {

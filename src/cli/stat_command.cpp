@@ -14,8 +14,8 @@
 #include "cli/output.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/cpu.hpp"
+#include "hwprof/engine/report.hpp"
 #include "hwprof/event_group.hpp"
-#include "hwprof/report.hpp"
 
 namespace hwprof::cli {
 namespace {

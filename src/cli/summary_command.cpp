@@ -9,9 +9,9 @@
 #include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/report.hpp"
 
 namespace hwprof::cli {
 namespace {

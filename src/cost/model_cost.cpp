@@ -5,7 +5,7 @@
 
 #include "common/count.hpp"
 #include "cost/op_cost.hpp"
-#include "hwprof/cost.hpp"
+#include "hwprof/engine/cost.hpp"
 
 namespace hwprof {
 namespace {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "common/count.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof::detail {
 

@@ -1,7 +1,7 @@
 #include <string>
 
 #include "graph/shape_inference.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "ops/ops.hpp"
 
 namespace hwprof {

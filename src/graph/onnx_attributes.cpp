@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "ops/elementwise_unary.hpp"
 
 namespace hwprof::detail {

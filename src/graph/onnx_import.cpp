@@ -14,7 +14,7 @@
 
 #include "common/printable.hpp"
 #include "graph/shape_inference.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 #if HWPROF_HAVE_ONNX
 #include "graph/onnx_attributes.hpp"

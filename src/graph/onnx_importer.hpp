@@ -35,7 +35,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "common/printable.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof::detail {
 

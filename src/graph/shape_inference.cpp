@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "ops/ops.hpp"
 
 namespace hwprof::detail {

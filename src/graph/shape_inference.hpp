@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::detail {

@@ -22,7 +22,7 @@
 #include "common/suggest.hpp"
 #include "common/text_position.hpp"
 #include "graph/shape_inference.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "ops/ops.hpp"
 
 namespace hwprof {

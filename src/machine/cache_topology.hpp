@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/cpuid.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 

@@ -15,8 +15,8 @@
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
 #include "common/text_position.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "machine/machine_json.hpp"
 #include "machine/peak_inputs.hpp"
 

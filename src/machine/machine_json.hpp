@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_reader.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 

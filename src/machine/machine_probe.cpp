@@ -19,7 +19,7 @@
 #include "counters/system_info.hpp"
 #include "hwprof/atomic_file.hpp"
 #include "hwprof/cpu.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "machine/cache_topology.hpp"
 #include "machine/peak_inputs.hpp"
 

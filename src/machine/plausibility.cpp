@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 

@@ -10,7 +10,7 @@
 // Training runs the same schedule; each layer keeps, between its forward and its backward,
 // the tensors its backward reads (layers.cpp), and drops them once its backward has run.
 // Gradients flow in reverse order; a tensor read by several layers sums their gradients.
-#include "hwprof/executor.hpp"
+#include "hwprof/engine/executor.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "common/memory_budget.hpp"
-#include "hwprof/cost.hpp"
+#include "hwprof/engine/cost.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
 #include "nn/layers.hpp"

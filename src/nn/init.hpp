@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "hwprof/graph.hpp"
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/tensor.hpp"
 
 namespace hwprof::nn {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/tensor.hpp"
 #include "hwprof/result.hpp"
-#include "hwprof/tensor.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof::detail {
 namespace {

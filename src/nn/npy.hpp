@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hwprof/engine/tensor.hpp"
 #include "hwprof/result.hpp"
-#include "hwprof/tensor.hpp"
 
 namespace hwprof::detail {
 

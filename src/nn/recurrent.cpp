@@ -23,7 +23,7 @@
 
 #include <omp.h>
 
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/tensor.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"
 #include "ops/vector_math.hpp"

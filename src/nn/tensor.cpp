@@ -1,6 +1,6 @@
 // Tensor storage from the tracking allocator: 64-byte-aligned blocks, counted process-wide
 // with relaxed atomics (the peak is a maximum kept by compare-and-swap).
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/tensor.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -10,7 +10,7 @@
 #include <omp.h>
 
 #include "common/cpu_topology.hpp"
-#include "hwprof/executor.hpp"
+#include "hwprof/engine/executor.hpp"
 #include "nn/blas_core.hpp"
 #include "nn/kernels.hpp"
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof::detail {
 

@@ -8,7 +8,7 @@ namespace {
 
 using F = OpFamily;
 
-// An element-wise unary op's name in a spec: its C++ name (hwprof/graph.hpp's list).
+// An element-wise unary op's name in a spec: its C++ name (hwprof/engine/graph.hpp's list).
 std::string_view unary_name(OpKind kind) {
 #define HWPROF_UNARY_NAME(name) \
   if (kind == OpKind::name) return #name;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hwprof/compute_roof.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "ops/elementwise_unary.hpp"
 
 namespace hwprof::detail {
@@ -61,7 +61,7 @@ ComputeRoof compute_roof_of(const Node& node, bool forward);
 // OpKind that handle them from their definitions (before the switch) name them through this,
 // and list every other op themselves, without a default: a new op of another family is then a
 // compiler warning in each switch that lacks it. It is made from the public list of their
-// names (HWPROF_ELEMENTWISE_UNARY_OPS in hwprof/graph.hpp).
+// names (HWPROF_ELEMENTWISE_UNARY_OPS in hwprof/engine/graph.hpp).
 #define HWPROF_ELEMENTWISE_UNARY_CASE(name) case OpKind::name:
 #define HWPROF_ELEMENTWISE_UNARY_CASES HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_ELEMENTWISE_UNARY_CASE)
 

@@ -1,10 +1,10 @@
-// An optimizer's name and its parsing (hwprof/optimizer.hpp): with the ops, apart from the
+// An optimizer's name and its parsing (hwprof/engine/optimizer.hpp): with the ops, apart from the
 // cost model, since the reports name the optimizer a profile was made with and the report
 // module links no cost model.
 #include <optional>
 #include <string_view>
 
-#include "hwprof/optimizer.hpp"
+#include "hwprof/engine/optimizer.hpp"
 
 namespace hwprof {
 

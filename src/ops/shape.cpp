@@ -1,11 +1,11 @@
-// The model's vocabulary of hwprof/graph.hpp that every stage and report speaks: a dtype's
+// The model's vocabulary of hwprof/engine/graph.hpp that every stage and report speaks: a dtype's
 // name, a shape in words, its element count. With the ops, not the graph stage, so that the
 // report module names shapes without the engine's graph code.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 

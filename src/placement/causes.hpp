@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/graph.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::detail {
 

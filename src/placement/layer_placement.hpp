@@ -5,9 +5,9 @@
 
 #include <optional>
 
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/roofline.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/roofline.hpp"
 #include "hwprof/session.hpp"
 
 namespace hwprof::detail {

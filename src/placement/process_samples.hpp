@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "placement/sample_attribution.hpp"
 #include "placement/sampled_layers.hpp"
 #include "sampling/sample_records.hpp"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::detail {
 

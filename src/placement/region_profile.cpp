@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/timestamp.hpp"
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/profiler.hpp"
 #include "hwprof/version.hpp"
 #include "placement/causes.hpp"
 #include "placement/layer_placement.hpp"

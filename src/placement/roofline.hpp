@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "hwprof/roofline.hpp"
+#include "hwprof/engine/roofline.hpp"
 
 namespace hwprof::detail {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::detail {
 

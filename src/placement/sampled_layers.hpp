@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "placement/sample_attribution.hpp"
 #include "sampling/sample_records.hpp"
 

@@ -4,7 +4,7 @@
 // from the sampled and unsampled windows (docs/sampling.md).
 #pragma once
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "hwprof/session.hpp"
 #include "session/session_sampling.hpp"
 

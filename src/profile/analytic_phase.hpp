@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "hwprof/cost.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 

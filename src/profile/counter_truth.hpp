@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "hwprof/engine/profile.hpp"
 #include "hwprof/event_group.hpp"
-#include "hwprof/profile.hpp"
 #include "hwprof/session.hpp"
 
 namespace hwprof::detail {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hwprof/executor.hpp"
+#include "hwprof/engine/executor.hpp"
 #include "hwprof/session.hpp"
 
 namespace hwprof {

@@ -2,7 +2,7 @@
 // LayerObserver turns every layer boundary into a session region (one per layer and phase),
 // and the regions' statistics and counters are joined with the analytic cost and placed on
 // the calibrated roofline.
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/profiler.hpp"
 
 #include <algorithm>
 #include <chrono>

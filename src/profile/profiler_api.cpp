@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 
 #include "common/statistics.hpp"
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/profiler.hpp"
 #include "profile/workload.hpp"
 
 namespace hwprof {

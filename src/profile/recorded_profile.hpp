@@ -15,7 +15,7 @@
 
 #include <sys/types.h>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "placement/sampled_layers.hpp"
 #include "profile/span_file_reader.hpp"
 #include "sampling/sample_records.hpp"

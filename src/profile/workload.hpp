@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "hwprof/executor.hpp"
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/profiler.hpp"
 
 namespace hwprof {
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "hwprof/machine.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/svg.hpp"
 
 namespace hwprof {

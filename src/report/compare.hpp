@@ -5,7 +5,7 @@
 #include <string>
 
 #include "analyze/compare.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::detail {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "hwprof/roofline.hpp"
+#include "hwprof/engine/roofline.hpp"
 #include "report/compare.hpp"
 #include "report/compare_text.hpp"
 #include "report/html_page.hpp"

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "analyze/number_format.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/html_page.hpp"
 #include "report/profile_view.hpp"
 #include "report/sampling_outputs.hpp"

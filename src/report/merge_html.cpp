@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "analyze/merge.hpp"
-#include "hwprof/roofline.hpp"
+#include "hwprof/engine/roofline.hpp"
 #include "report/html_page.hpp"
 #include "report/merge.hpp"
 #include "report/svg.hpp"

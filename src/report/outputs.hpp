@@ -17,8 +17,8 @@
 #include "analyze/compare.hpp"
 #include "analyze/fleet.hpp"
 #include "common/atomic_file.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/report.hpp"
 #include "session/merged_ranks.hpp"
 
 namespace hwprof::detail {

@@ -22,7 +22,7 @@
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
 #include "common/text_position.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "machine/machine_json.hpp"
 #include "report/file_kind.hpp"
 #include "report/profile_view.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyze/layer_view.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "hwprof/session.hpp"
 
 namespace hwprof::detail {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/profile.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/text_table.hpp"
 
 namespace hwprof::detail {

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "common/atomic_file.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/report.hpp"
 
 namespace hwprof::detail {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "analyze/number_format.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/profile_view.hpp"
 #include "report/svg.hpp"
 

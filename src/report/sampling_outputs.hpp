@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::detail {
 

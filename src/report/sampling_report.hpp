@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "report/flamegraph.hpp"
 
 namespace hwprof::detail {

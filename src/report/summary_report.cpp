@@ -8,7 +8,7 @@
 
 #include "analyze/number_format.hpp"
 #include "common/count.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 
 namespace hwprof {
 namespace {

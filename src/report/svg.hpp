@@ -9,7 +9,7 @@
 
 #include "analyze/number_format.hpp"
 #include "analyze/run_ceilings.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::detail {
 

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/profile_view.hpp"
 #include "report/report_parts.hpp"
 

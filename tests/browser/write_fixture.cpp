@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "synthetic_profile.hpp"
 
 namespace {

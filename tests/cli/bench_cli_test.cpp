@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/graph.hpp"
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/profiler.hpp"
 #include "run_process.hpp"
 
 namespace hwprof {

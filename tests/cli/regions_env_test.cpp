@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "made_up_calibration.hpp"
 #include "run_process.hpp"
 #include "text_support.hpp"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "made_up_calibration.hpp"
 #include "placement/sample_attribution.hpp"
 #include "run_process.hpp"

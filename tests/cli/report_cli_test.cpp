@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "run_process.hpp"
 #include "synthetic_profile.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string source_name = "fuzz/machine.json";

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // A folder that does not exist: external data named by the input is never found, whatever it says.

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string source_name = "fuzz/model.json";

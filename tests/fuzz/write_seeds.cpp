@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "made_up_calibration.hpp"
 #include "synthetic_profile.hpp"
 

@@ -21,7 +21,7 @@ DESIGN = """# Design
 
 | folder | holds |
 |---|---|
-| `include/hwprof/` | `export.hpp`, `graph.hpp`, `report.hpp`, `regions.h`, `hwprof.hpp` |
+| `include/hwprof/` | `export.hpp`, `engine/graph.hpp`, `engine/report.hpp`, `regions.h`, `hwprof.hpp` |
 
 ## House rules: what a change keeps
 
@@ -31,18 +31,18 @@ CLEAN = {
     "docs/design.md": DESIGN,
     "README.md": "# Tool\n\n## Model specs\n\n```\n# not a heading\n```\n",
     "include/hwprof/export.hpp": "#pragma once\n",
-    "include/hwprof/graph.hpp": '#pragma once\n#include "hwprof/export.hpp"\nenum class OpKind { a, b };\n',
-    "include/hwprof/report.hpp": '#pragma once\n#include "hwprof/graph.hpp"\n',
+    "include/hwprof/engine/graph.hpp": '#pragma once\n#include "hwprof/export.hpp"\nenum class OpKind { a, b };\n',
+    "include/hwprof/engine/report.hpp": '#pragma once\n#include "hwprof/engine/graph.hpp"\n',
     "include/hwprof/regions.h": '#include "hwprof/export.hpp"\n',
-    "include/hwprof/hwprof.hpp": '#pragma once\n#include "hwprof/export.hpp"\n#include "hwprof/graph.hpp"\n'
-                                 '#include "hwprof/report.hpp"\n',
+    "include/hwprof/hwprof.hpp": '#pragma once\n#include "hwprof/export.hpp"\n#include "hwprof/engine/graph.hpp"\n'
+                                 '#include "hwprof/engine/report.hpp"\n',
     "src/common/a.cpp": '#include "hwprof/export.hpp"\n// docs/design.md, "House rules" and docs/design.md, "Where\n'
                         '// things are"; README.md "Model specs"; docs/design.md#where-things-are.\n',
-    "src/graph/g.cpp": ('#include "common/a.hpp"\n#include "hwprof/graph.hpp"\n'
+    "src/graph/g.cpp": ('#include "common/a.hpp"\n#include "hwprof/engine/graph.hpp"\n'
                         "int f(OpKind k, int i) {\n  switch (k) {\n    case OpKind::a:\n      switch (i) {\n"
                         "        default:\n          return 1;\n      }\n    case OpKind::b:  // default: in a comment\n"
                         "      return 2;\n  }\n  return 0;\n}\n"),
-    "src/report/r.cpp": '#include "ops/o.hpp"\n#include "hwprof/report.hpp"\n',
+    "src/report/r.cpp": '#include "ops/o.hpp"\n#include "hwprof/engine/report.hpp"\n',
     "counters/README.md": "# Counter event groups\n\n[The design](../docs/design.md#house-rules-what-a-change-keeps)\n",
     "docs/guide.md": ("# Guide\n\n## Two words\n\n## Two words\n\n[d](design.md#where-things-are), [r](../README.md#model-specs), "
                       "[t](#two-words-1), [s](../src/common/a.cpp), [w](https://example.org/x.md#y);\n[d](design.md), \"House\n"
@@ -140,9 +140,9 @@ class Layering(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_an_earlier_stage_including_a_later_ones_public_header(self):
-        r = Tree({"src/common/a.cpp": '#include "hwprof/report.hpp"\n'}).layering()
+        r = Tree({"src/common/a.cpp": '#include "hwprof/engine/report.hpp"\n'}).layering()
         self.assertEqual(r.returncode, 1)
-        self.assertIn("src/common/a.cpp:1: common includes hwprof/report.hpp of the later stage report", r.stdout)
+        self.assertIn("src/common/a.cpp:1: common includes hwprof/engine/report.hpp of the later stage report", r.stdout)
 
     def test_the_regions_library_below_the_engine(self):
         r = Tree({"src/session/s.cpp": '#include "nn/tensor_ops.hpp"\n'}).layering()
@@ -150,9 +150,9 @@ class Layering(unittest.TestCase):
         self.assertIn("session includes nn/tensor_ops.hpp of the later stage nn", r.stdout)
 
     def test_a_public_header_including_a_later_stage(self):
-        r = Tree({"include/hwprof/graph.hpp": '#include "hwprof/report.hpp"\n'}).layering()
+        r = Tree({"include/hwprof/engine/graph.hpp": '#include "hwprof/engine/report.hpp"\n'}).layering()
         self.assertEqual(r.returncode, 1)
-        self.assertIn("include/hwprof/graph.hpp:1: ops includes hwprof/report.hpp", r.stdout)
+        self.assertIn("include/hwprof/engine/graph.hpp:1: ops includes hwprof/engine/report.hpp", r.stdout)
 
     def test_the_regions_library_includes_no_report_or_libdw_folder(self):
         r = Tree({"src/sampling/s.cpp": '#include "symbols/symbols.hpp"\n'}).layering()
@@ -173,9 +173,9 @@ class Layering(unittest.TestCase):
         self.assertIn("src/placement/p.cpp:1: the report library (placement) includes <cblas.h>", r.stdout)
 
     def test_the_regions_library_includes_only_its_public_face(self):
-        r = Tree({"src/session/s.cpp": '#include "hwprof/session.hpp"\n#include "hwprof/graph.hpp"\n'}).layering()
+        r = Tree({"src/session/s.cpp": '#include "hwprof/session.hpp"\n#include "hwprof/engine/graph.hpp"\n'}).layering()
         self.assertEqual(r.returncode, 1)
-        self.assertIn("src/session/s.cpp:2: the regions library (session) includes hwprof/graph.hpp, which is not of its public face",
+        self.assertIn("src/session/s.cpp:2: the regions library (session) includes hwprof/engine/graph.hpp, which is not of its public face",
                       r.stdout)
         self.assertNotIn("s.cpp:1:", r.stdout)
 

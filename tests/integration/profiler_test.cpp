@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cpu_topology.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/profiler.hpp"
 
 namespace hwprof {
 namespace {

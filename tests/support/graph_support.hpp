@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof::test {
 

@@ -4,7 +4,7 @@
 // describe_this_cpu() for one the loaders accept on this machine.
 #pragma once
 
-#include "hwprof/machine.hpp"
+#include "hwprof/engine/machine.hpp"
 
 namespace hwprof::test {
 

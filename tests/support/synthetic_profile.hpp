@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof::test {
 

@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/machine.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/report.hpp"
 
 namespace hwprof {
 namespace {

@@ -17,11 +17,11 @@
 
 #include "common/input_file.hpp"
 #include "common/text_position.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
+#include "hwprof/engine/report.hpp"
 #include "hwprof/event_group.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
-#include "hwprof/report.hpp"
 #include "scratch_dir.hpp"
 
 namespace hwprof {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 namespace {

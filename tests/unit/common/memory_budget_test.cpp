@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "common/memory_budget.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "scratch_dir.hpp"
 
 namespace hwprof {

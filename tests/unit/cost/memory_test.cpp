@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 namespace {

@@ -11,8 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 namespace {

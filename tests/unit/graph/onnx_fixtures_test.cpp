@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/cost.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "nn/npy.hpp"
 #include "text_support.hpp"
 

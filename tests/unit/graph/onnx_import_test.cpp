@@ -15,8 +15,8 @@
 
 #include "graph/shape_inference.hpp"
 #include "graph_support.hpp"
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
 #include "scratch_dir.hpp"
 
 namespace hwprof {

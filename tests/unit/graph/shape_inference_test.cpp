@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/shape_inference.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 namespace {

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "graph_support.hpp"
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
 
 namespace hwprof {
 namespace {

@@ -21,10 +21,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/cost.hpp"
-#include "hwprof/executor.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/executor.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/tensor.hpp"
 #include "ops/ops.hpp"
 
 namespace hwprof {

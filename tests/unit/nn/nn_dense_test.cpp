@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hwprof/tensor.hpp"
+#include "hwprof/engine/tensor.hpp"
 #include "nn/blas_core.hpp"
 #include "nn/kernels.hpp"
 #include "nn_test_support.hpp"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hwprof/profile.hpp"
+#include "hwprof/engine/profile.hpp"
 
 namespace hwprof {
 namespace {

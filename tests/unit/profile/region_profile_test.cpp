@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "analyze/layer_view.hpp"
-#include "hwprof/profiler.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/profiler.hpp"
+#include "hwprof/engine/report.hpp"
 #include "made_up_calibration.hpp"
 #include "placement/row_time.hpp"
 

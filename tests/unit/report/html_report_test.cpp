@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "markup_check.hpp"
 #include "report/profile_view.hpp"
 #include "synthetic_profile.hpp"

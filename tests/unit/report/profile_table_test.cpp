@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "hwprof/session.hpp"
 #include "synthetic_profile.hpp"
 #include "text_support.hpp"

@@ -13,7 +13,7 @@
 
 #include "analyze/layer_view.hpp"
 #include "analyze/number_format.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "markup_check.hpp"
 #include "synthetic_torch_profile.hpp"
 #include "text_support.hpp"

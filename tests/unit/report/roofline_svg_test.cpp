@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "markup_check.hpp"
 #include "synthetic_profile.hpp"
 

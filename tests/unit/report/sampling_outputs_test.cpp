@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "report/flamegraph.hpp"
 #include "report/outputs.hpp"
 #include "report/sampling_report.hpp"

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/cost.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/report.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/report.hpp"
 
 namespace hwprof {
 namespace {

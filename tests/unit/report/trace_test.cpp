@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "hwprof/report.hpp"
+#include "hwprof/engine/report.hpp"
 #include "synthetic_profile.hpp"
 
 namespace hwprof {

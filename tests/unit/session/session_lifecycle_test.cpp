@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "hwprof/cpu.hpp"
-#include "hwprof/profiler.hpp"
+#include "hwprof/engine/profiler.hpp"
 #include "hwprof/session.hpp"
 #include "made_up_calibration.hpp"
 #include "session/observer_hooks.hpp"

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "hwprof/atomic_file.hpp"  // write_file_atomically, check_output_path: still here for users
-#include "hwprof/cost.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "hwprof/export.hpp"
-#include "hwprof/machine.hpp"
-#include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN
@@ -32,7 +32,7 @@ std::string summary_csv(const ModelCost& cost, const SummaryOptions& options = {
 // slope, the FMA and GEMM roofs and the ridge points, for the run with `threads` threads.
 std::string ceilings_svg(const Machine& machine, int threads, bool single_precision = true);
 
-// ---- profiles (`hwprof profile`, `hwprof report`); the JSON is in hwprof/profile.hpp -------
+// ---- profiles (`hwprof profile`, `hwprof report`); the JSON is in hwprof/engine/profile.hpp -------
 
 enum class ProfileSort { win, time, flops, name };
 struct ProfileTableOptions {

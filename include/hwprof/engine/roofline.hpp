@@ -12,9 +12,9 @@
 
 #include "hwprof/compute_roof.hpp"
 #include "hwprof/counters.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/machine.hpp"
 #include "hwprof/export.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/machine.hpp"
 #include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN
@@ -23,7 +23,7 @@ namespace hwprof {
 
 enum class ValueSource {
   measured,   // read from a counter (possibly scaled for multiplexing: see status)
-  analytic,   // derived from shapes by the cost model (include/hwprof/cost.hpp)
+  analytic,   // derived from shapes by the cost model (include/hwprof/engine/cost.hpp)
   estimated,  // derived from a measurement by an assumption (e.g. LLC misses × line size)
 };
 std::string_view value_source_name(ValueSource source) noexcept;

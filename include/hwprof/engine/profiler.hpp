@@ -1,7 +1,7 @@
-// The profiler: runs a model on the engine (include/hwprof/executor.hpp) under a counter
+// The profiler: runs a model on the engine (include/hwprof/engine/executor.hpp) under a counter
 // session (include/hwprof/session.hpp) with one region per layer and phase, and joins what
-// each layer did cost with what it should cost (include/hwprof/cost.hpp) and with this
-// machine's calibrated ceilings (include/hwprof/machine.hpp) into a Profile.
+// each layer did cost with what it should cost (include/hwprof/engine/cost.hpp) and with this
+// machine's calibrated ceilings (include/hwprof/engine/machine.hpp) into a Profile.
 //
 // The functions below answer one question each about a whole model (its latency, its memory,
 // one layer, a forward pass or a training step); they work on a Graph (a parsed model spec)
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "hwprof/cost.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/optimizer.hpp"
+#include "hwprof/engine/profile.hpp"
 #include "hwprof/export.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/machine.hpp"
-#include "hwprof/optimizer.hpp"
-#include "hwprof/profile.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/session.hpp"
 
@@ -28,7 +28,7 @@ HWPROF_API_BEGIN
 
 namespace hwprof {
 
-class Executor;  // hwprof/executor.hpp: the engine, for analyze_weight_distribution
+class Executor;  // hwprof/engine/executor.hpp: the engine, for analyze_weight_distribution
 
 struct ProfileOptions {
   std::int64_t batch = 1;

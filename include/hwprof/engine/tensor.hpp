@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "hwprof/engine/graph.hpp"
 #include "hwprof/export.hpp"
-#include "hwprof/graph.hpp"
 
 HWPROF_API_BEGIN
 

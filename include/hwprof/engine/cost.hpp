@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/optimizer.hpp"
 #include "hwprof/export.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/optimizer.hpp"
 #include "hwprof/result.hpp"
 
 HWPROF_API_BEGIN

@@ -12,13 +12,13 @@
 #include <string_view>
 #include <vector>
 
-#include "hwprof/cost.hpp"
 #include "hwprof/counters.hpp"
+#include "hwprof/engine/cost.hpp"
+#include "hwprof/engine/graph.hpp"
+#include "hwprof/engine/machine.hpp"
+#include "hwprof/engine/roofline.hpp"
 #include "hwprof/export.hpp"
-#include "hwprof/graph.hpp"
-#include "hwprof/machine.hpp"
 #include "hwprof/result.hpp"
-#include "hwprof/roofline.hpp"
 #include "hwprof/statistics.hpp"
 
 HWPROF_API_BEGIN
