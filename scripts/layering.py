@@ -122,7 +122,7 @@ def stage_of(folder, name):
     return folder
 
 
-def library_rule(line, stage, src_folders):
+def library_rule(line, stage):
     """What is wrong with `line` for the library of `stage`, or None."""
     library = LIBRARY.get(stage)
     if library is None:
@@ -141,7 +141,7 @@ def library_rule(line, stage, src_folders):
         return None
     if folder == "hwprof" and library == "regions" and name not in REGIONS_FACE:
         return f"the regions library ({stage}) includes {target}, which is not of its public face (REGIONS_FACE)"
-    if quote == "<" or folder not in src_folders:
+    if quote == "<" or folder not in LIBRARY:
         for prefix in FORBIDDEN_SYSTEM.get(library, []):
             if target.startswith(prefix):
                 return f"the {library} library ({stage}) includes <{target}>, a header of what it does not link"
@@ -151,7 +151,7 @@ def library_rule(line, stage, src_folders):
 def check_file(path, stage, rank, shown, wrong, unknown):
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
-            problem = library_rule(line, stage, LIBRARY)
+            problem = library_rule(line, stage)
             if problem:
                 wrong.append(f"{shown}:{number}: {problem}")
             m = INCLUDE.match(line)

@@ -10,11 +10,12 @@ namespace {
 struct Clock {
   std::string_view name;
   clockid_t id;
+  EventKind kind;  // elapsed time, or CPU time
 };
 constexpr Clock kClocks[] = {
-    {"wall-time", CLOCK_MONOTONIC},
-    {"process-cpu-time", CLOCK_PROCESS_CPUTIME_ID},
-    {"thread-cpu-time", CLOCK_THREAD_CPUTIME_ID},
+    {"wall-time", CLOCK_MONOTONIC, EventKind::wall_time},
+    {"process-cpu-time", CLOCK_PROCESS_CPUTIME_ID, EventKind::task_clock},
+    {"thread-cpu-time", CLOCK_THREAD_CPUTIME_ID, EventKind::task_clock},
 };
 
 std::uint64_t to_ns(const timespec& ts) noexcept {
@@ -34,12 +35,12 @@ class TimerSet final : public CounterSet {
       EventInfo info;
       info.name = name;
       info.unit = "ns";
-      info.kind = name == "wall-time" ? EventKind::wall_time : EventKind::task_clock;  // the CPU-time clocks: CPU time in ns
       clockid_t id = CLOCK_MONOTONIC;
       bool found = false;
       for (const Clock& c : kClocks) {
         if (c.name == name) {
           id = c.id;
+          info.kind = c.kind;
           found = true;
         }
       }

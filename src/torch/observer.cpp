@@ -888,6 +888,9 @@ void claim_sequence_numbers(ThreadState& ts, const ModuleFrame& m) noexcept {
 }  // namespace
 }  // namespace hwprof::detail
 
+// The session's observer hooks, for the C entry points below.
+namespace observer = hwprof::observer;
+
 extern "C" int hwprof_torch_observing(void) {
   return hwprof::detail::registration.active ? 1 : 0;
 }
@@ -895,7 +898,6 @@ extern "C" int hwprof_torch_observing(void) {
 extern "C" int hwprof_torch_module_region(const char* name, long long params) {
   using namespace hwprof::detail;
   using hwprof::Session;
-  namespace observer = hwprof::observer;
   if (!registration.active || name == nullptr) return -1;
   Session::State* const state = observing_state();
   if (state == nullptr) return -1;
@@ -915,7 +917,6 @@ extern "C" int hwprof_torch_module_region(const char* name, long long params) {
 extern "C" void hwprof_torch_module_enter(int module) {
   using namespace hwprof::detail;
   using hwprof::Session;
-  namespace observer = hwprof::observer;
   ThreadState& ts = thread_state;
   if (ts.module_depth >= ThreadState::kMaxModuleDepth) {
     ++ts.module_overflow;  // balanced by its exit; not measured
@@ -955,7 +956,6 @@ extern "C" void hwprof_torch_module_enter(int module) {
 extern "C" void hwprof_torch_module_exit(void) {
   using namespace hwprof::detail;
   using hwprof::Session;
-  namespace observer = hwprof::observer;
   ThreadState& ts = thread_state;
   if (ts.module_overflow > 0) {
     --ts.module_overflow;
