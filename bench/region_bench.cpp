@@ -75,7 +75,7 @@ void BM_RegionTimeOnly(benchmark::State& state) {
     hwprof::Region r(*s, id);
     benchmark::ClobberMemory();
   }
-  notes["BM_RegionTimeOnly"] = "clock " + std::string(s->clock_source()) + " (" + hwprof::detail::tsc_clock().reason + "); self-measured pair " +
+  notes["BM_RegionTimeOnly"] = "clock " + std::string(s->clock_source()) + " (" + hwprof::session::tsc_clock().reason + "); self-measured pair " +
                                std::to_string(s->overhead().pair_ns) + " ns";
 }
 BENCHMARK(BM_RegionTimeOnly);
@@ -138,8 +138,8 @@ BENCHMARK(BM_ClockPair);
 
 void BM_TscPair(benchmark::State& state) {
   for (auto _ : state) {
-    const std::uint64_t a = hwprof::detail::read_tsc();
-    const std::uint64_t b = hwprof::detail::read_tsc();
+    const std::uint64_t a = hwprof::session::read_tsc();
+    const std::uint64_t b = hwprof::session::read_tsc();
     benchmark::DoNotOptimize(a);
     benchmark::DoNotOptimize(b);
   }
@@ -154,7 +154,7 @@ BENCHMARK(BM_PerfReadPair);
 #if defined(HWPROF_BENCH_HAVE_PAPI)
 std::string papi_unavailable_reason(int code) {
   std::string why = std::string("PAPI_hl_region_begin: ") + PAPI_strerror(code);
-  for (const hwprof::detail::PapiComponent& c : hwprof::detail::papi_components()) {
+  for (const hwprof::counters::PapiComponent& c : hwprof::counters::papi_components()) {
     if (c.name == "perf_event" && !c.enabled) why += "; PAPI's perf_event component is disabled here: " + c.reason;
   }
   return why;

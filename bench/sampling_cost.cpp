@@ -92,13 +92,13 @@ int main(int argc, char** argv) {
   };
   for (int i = 0; i < 5; ++i) pass();
 
-  auto spec = hwprof::detail::parse_sample_spec(spec_text);
+  auto spec = hwprof::sampling::parse_sample_spec(spec_text);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().message.c_str());
     return 1;
   }
   if (depth > 0) spec->callchain_depth = static_cast<std::uint32_t>(depth);
-  auto sampler = hwprof::detail::Sampler::open(*spec);
+  auto sampler = hwprof::sampling::Sampler::open(*spec);
   if (!sampler) {
     std::printf("sampling cost: not measured: %s\n", sampler.error().message.c_str());
     return 1;
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     ratios.push_back(b / a);
   }
   sampler->stop();
-  const hwprof::detail::SamplerStats st = sampler->stats();
+  const hwprof::sampling::SamplerStats st = sampler->stats();
 
   std::printf("%s batch %lld, %d thread(s), %d rounds of one unsampled and one sampled pass, sampling %s (%s, callchain depth %u)\n",
               graph->name.c_str(), batch, threads, rounds, st.spec.c_str(), st.rate.c_str(), st.callchain_depth);

@@ -35,11 +35,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // `count` distinct addresses spread over the code of the executable file mappings, each
 // mapping's share by its size.
-std::vector<std::uint64_t> code_addresses(const std::vector<hwprof::detail::Mapping>& mappings, std::size_t count, std::mt19937_64& rng) {
-  std::vector<const hwprof::detail::Mapping*> files;
+std::vector<std::uint64_t> code_addresses(const std::vector<hwprof::symbols::Mapping>& mappings, std::size_t count, std::mt19937_64& rng) {
+  std::vector<const hwprof::symbols::Mapping*> files;
   std::uint64_t total = 0;
   for (const auto& m : mappings) {
-    if (hwprof::detail::is_anonymous(m) || m.path.front() == '[') continue;
+    if (hwprof::symbols::is_anonymous(m) || m.path.front() == '[') continue;
     files.push_back(&m);
     total += m.end - m.start;
   }
@@ -71,14 +71,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto start = std::chrono::steady_clock::now();
-  auto made = hwprof::detail::symbolizer_for_process(::getpid());
+  auto made = hwprof::symbols::symbolizer_for_process(::getpid());
   if (!made) {
     std::fprintf(stderr, "%s\n", made.error().message.c_str());
     return 1;
   }
-  hwprof::detail::Symbolizer symbolizer = std::move(*made);
+  hwprof::symbols::Symbolizer symbolizer = std::move(*made);
   const double setup = seconds_since(start);
-  auto mappings = hwprof::detail::read_proc_maps(::getpid());
+  auto mappings = hwprof::symbols::read_proc_maps(::getpid());
   if (!mappings) return 1;
   std::mt19937_64 rng(42);
   const std::vector<std::uint64_t> addresses = code_addresses(*mappings, distinct, rng);
@@ -92,9 +92,9 @@ int main(int argc, char** argv) {
   const double first = seconds_since(start);
   std::map<std::string, std::pair<std::size_t, std::size_t>> by_module;  // distinct addresses: named, module+offset
   for (std::uint64_t address : addresses) {
-    const hwprof::detail::Symbol& symbol = symbolizer.resolve(address);
+    const hwprof::symbols::Symbol& symbol = symbolizer.resolve(address);
     auto& counts = by_module[symbol.module];
-    ++(symbol.source == hwprof::detail::SymbolSource::elf_symbol ? counts.first : counts.second);
+    ++(symbol.source == hwprof::symbols::SymbolSource::elf_symbol ? counts.first : counts.second);
   }
   std::size_t check = 0;
   start = std::chrono::steady_clock::now();
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     if (::dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_sname != nullptr) ++check;
   }
   const double dladdr_time = seconds_since(start);
-  auto fresh = hwprof::detail::symbolizer_for_process(::getpid());
+  auto fresh = hwprof::symbols::symbolizer_for_process(::getpid());
   if (!fresh) return 1;
   start = std::chrono::steady_clock::now();
   for (std::uint64_t address : addresses) check += fresh->resolve(address).function.size();

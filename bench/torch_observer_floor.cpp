@@ -50,12 +50,12 @@ namespace {
 
 // The observer's own reader of a call's inputs (src/torch/aten_inputs.cpp, built into this
 // program), into a record of this thread's, as the observer's per-thread state holds one.
-thread_local hwprof::detail::AtenCall call_read;
+thread_local hwprof::pytorch::AtenCall call_read;
 thread_local std::uint64_t callbacks = 0;  // counted by `sizes` and later modes only
 
 void read_inputs(const at::RecordFunction& fn) {
   ++callbacks;
-  hwprof::detail::copy_aten_call(call_read, fn);
+  hwprof::pytorch::copy_aten_call(call_read, fn);
 }
 
 std::unique_ptr<at::ObserverContext> start_nothing(const at::RecordFunction&) {

@@ -12,7 +12,12 @@ are" and "House rules"), run by `ctest -L house`:
   (FORBIDDEN_SYSTEM: libdw, OpenBLAS, OpenMP, ONNX, libtorch, MPI, fmt). So the regions
   library never includes a report, libdw or engine folder, and the report module's code
   nothing of the engine; and an internal header meant for some stages only (ONLY_FOR: the
-  observer's extension of a session) is included by those alone.
+  observer's extension of a session) is included by those alone;
+- the namespaces: the code of src/<folder>/ is in its stage's namespace, hwprof::<folder>
+  (NAMESPACE names the three that differ), or in hwprof for the public API it implements; a
+  stage opens no other stage's namespace (OTHER_NAMESPACES names the few outside namespaces a
+  stage may open), and src/common/stages.hpp, which lets each stage's namespace see the one
+  before it, follows ORDER.
 
 A public header (hwprof/X.hpp) belongs to the stage that implements it (PUBLIC below) and is
 checked like an internal one.
@@ -59,6 +64,14 @@ BUILT_ON = {
     "torch": {"regions", "report", "engine", "torch"},
     "cli": {"regions", "report", "engine", "cli"},
 }
+# Each stage's namespace (src/common/stages.hpp): the folder's name, except where the name is
+# taken (hwprof::analyze() and hwprof::calibrate() are public functions; ::torch is libtorch's).
+NAMESPACE = {stage: stage for stage in ORDER} | {"analyze": "analysis", "calibrate": "calibration", "torch": "pytorch"}
+# Namespaces a stage may open besides its own and hwprof: the session stage defines the public
+# headers' inline details (hwprof::detail, include/hwprof/regions.hpp) and the observer's hooks
+# (hwprof::observer); the CLI forward-declares CLI11's classes.
+OTHER_NAMESPACES = {"session": {"detail", "observer"}, "cli": {"CLI"}}
+STAGES_HEADER = "common/stages.hpp"
 # The public headers the regions library may include: its face, and what that needs. The other
 # libraries may include any public header (the report library reads the engine face's types;
 # its module's link, --no-undefined, proves it calls no engine code).
@@ -148,9 +161,54 @@ def library_rule(line, stage):
     return None
 
 
+OPENS = re.compile(r"^namespace (hwprof::)?(\w+)(::\w+)* \{")
+
+
+def namespace_rule(line, stage, inside_hwprof):
+    """What is wrong with the namespace `line` opens in a file of `stage`, or None."""
+    m = OPENS.match(line)
+    if not m or stage not in NAMESPACE:
+        return None
+    name = m.group(2)
+    if not m.group(1) and name == "hwprof":
+        return None
+    if not m.group(1) and not inside_hwprof:
+        if name in OTHER_NAMESPACES.get(stage, set()):
+            return None
+        return f"{stage} opens the namespace {name} outside hwprof"
+    if name == NAMESPACE[stage] or name in OTHER_NAMESPACES.get(stage, set()):
+        return None
+    owner = next((s for s, n in NAMESPACE.items() if n == name), None)
+    what = f"the namespace of {owner}" if owner else "a namespace of no stage"
+    return f"{stage} opens hwprof::{name}, {what}; its code belongs in hwprof::{NAMESPACE[stage]} (src/{STAGES_HEADER})"
+
+
+def stages_header_rule(path):
+    """What is wrong with the order of src/common/stages.hpp, or None: each stage's namespace
+    opens the one before it in ORDER."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    chain = re.findall(r"namespace hwprof::(\w+) \{\s*using namespace (\w+);", text)
+    want = [NAMESPACE[s] for s in ORDER if s != "report_module"]
+    pairs = list(zip(want[1:], want[:-1]))
+    if chain != pairs:
+        return (f"{path}: the namespaces do not open each other in the order {' < '.join(want)}; "
+                f"want {', '.join(f'{a} opens {b}' for a, b in pairs)}")
+    return None
+
+
 def check_file(path, stage, rank, shown, wrong, unknown):
+    inside_hwprof = False
+    check_namespaces = not shown.replace(os.sep, "/").endswith(STAGES_HEADER)
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
+            if line.startswith("namespace hwprof {"):
+                inside_hwprof = True
+            elif line.startswith("}  // namespace hwprof") and line.strip() == "}  // namespace hwprof":
+                inside_hwprof = False
+            problem = namespace_rule(line, stage, inside_hwprof) if check_namespaces else None
+            if problem:
+                wrong.append(f"{shown}:{number}: {problem}")
             problem = library_rule(line, stage)
             if problem:
                 wrong.append(f"{shown}:{number}: {problem}")
@@ -204,6 +262,11 @@ def main():
         print(error, file=sys.stderr)
         return 2
     wrong, unknown = [], []
+    stages_header = os.path.join(args.root, STAGES_HEADER)
+    if os.path.isfile(stages_header):
+        problem = stages_header_rule(stages_header)
+        if problem:
+            wrong.append(problem)
     for path, shown, stage in files:
         check_file(path, stage, rank, shown, wrong, unknown)
     for w in wrong + unknown:

@@ -8,9 +8,10 @@
 #include <fmt/format.h>
 
 #include "analyze/layer_view.hpp"
+#include "common/stages.hpp"
 #include "hwprof/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 namespace {
 
 // Why a layer's kept per-call times cannot be the calls its time statistics summarise (empty
@@ -229,4 +230,4 @@ std::vector<const LayerChange*> regressions(const ProfileComparison& c, double p
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 // inconsistent: a layer's kept per-call times disagree with its own statistics (all zeros
 // against a median of 5 ms): no test is run on them.
@@ -63,4 +64,4 @@ std::vector<double> holm_adjust(const std::vector<double>& p);
 // The layers (and the total) significantly slower by more than `percent`.
 std::vector<const LayerChange*> regressions(const ProfileComparison& c, double percent);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -1,6 +1,7 @@
 #include "analyze/fleet.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 namespace {
 
 // The rows compared: a ceiling of a run, by where it is kept.
@@ -94,4 +95,4 @@ FleetComparison compare_machines(std::vector<FleetMachine> machines) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 struct FleetMachine {
   std::string file;
@@ -46,4 +47,4 @@ struct FleetComparison {
 
 FleetComparison compare_machines(std::vector<FleetMachine> machines);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

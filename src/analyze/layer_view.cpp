@@ -4,8 +4,9 @@
 #include <map>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 LayerNumbers layer_numbers(const LayerProfile& layer) {
   LayerNumbers n;
@@ -261,4 +262,4 @@ std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, i
   return groups;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -11,10 +11,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "placement/row_time.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 struct LayerNumbers {
   double seconds = 0.0;  // the time per call rates are over: a layer's median, a program row's mean call
@@ -97,4 +98,4 @@ std::string_view cause_title(std::string_view rule);
 std::vector<LayerGroup> group_layers(const Profile& profile, LayerGrouping by, int depth);
 std::string block_of(const std::string& name, int depth);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -9,12 +9,13 @@
 
 #include "analyze/layer_view.hpp"
 #include "analyze/run_ceilings.hpp"
+#include "common/stages.hpp"
 #include "common/statistics.hpp"
 #include "hwprof/engine/roofline.hpp"
 #include "hwprof/statistics.hpp"
 #include "placement/rate_guard.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -201,8 +202,8 @@ void sort_merged_regions(MergedRanks& m) {
 MergedCeilings merged_ceilings(const CalibrationRun& run, const std::string& source) {
   MergedCeilings c;
   c.source = source;
-  const Ceilings drawn = ceilings_of(run, true);
-  for (const ComputeRoof& r : drawn.roofs) c.compute_gflops.push_back({r.label, r.gflops});
+  const DrawnCeilings drawn = ceilings_of(run, true);
+  for (const DrawnRoof& r : drawn.roofs) c.compute_gflops.push_back({r.label, r.gflops});
   for (const MemorySlope& s : drawn.slopes) c.memory_gbps.push_back({s.label, s.gbps});
   return c;
 }
@@ -297,4 +298,4 @@ int guard_merged_rates(MergedRanks& m) {
   return static_cast<int>(names.size());
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

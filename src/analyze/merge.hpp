@@ -7,11 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "session/merged_ranks.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 struct RankProfile {
   std::string file;
@@ -51,4 +52,4 @@ struct RankRates {
 };
 RankRates rank_rates(const MergedRegion& region);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -3,8 +3,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 std::string group_digits(std::int64_t value) {
   const bool negative = value < 0;
@@ -49,4 +50,4 @@ std::string short_number(double v) {
   return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -3,8 +3,9 @@
 
 #include <cstdint>
 #include <string>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 std::string group_digits(std::int64_t value);         // 1814073344 → "1,814,073,344"
 std::string si(double value, const char* unit = "");  // 1.814e9 → "1.81 G"
@@ -16,4 +17,4 @@ std::string milliseconds(double v);
 // A ceiling's figure in a label: 812, 1.23, 0.0456 (no decimals from 1000 up).
 std::string short_number(double v);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

@@ -5,11 +5,12 @@
 #include <utility>
 
 #include "analyze/number_format.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
-Ceilings ceilings_of(const CalibrationRun& run, bool single_precision) {
-  Ceilings c;
+DrawnCeilings ceilings_of(const CalibrationRun& run, bool single_precision) {
+  DrawnCeilings c;
   const char* precision = single_precision ? "sp" : "dp";
   const std::pair<const char*, const char*> levels[] = {{"l1", "#1b9e77"}, {"l2", "#7570b3"}, {"l3", "#e7298a"}, {"dram", "#d95f02"}};
   for (const auto& [level, color] : levels) {
@@ -31,4 +32,4 @@ Ceilings ceilings_of(const CalibrationRun& run, bool single_precision) {
   return c;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

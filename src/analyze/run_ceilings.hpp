@@ -5,13 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::analysis {
 
 // The ceilings of a calibration run for one precision: each memory level's triad bandwidth
 // (a slope) and the FMA and GEMM compute roofs.
-struct ComputeRoof {
+struct DrawnRoof {
   std::string label;
   double gflops = 0;
   std::string dash;  // stroke-dasharray; empty: solid
@@ -21,10 +22,10 @@ struct MemorySlope {
   double gbps = 0;
   std::string color;
 };
-struct Ceilings {
-  std::vector<ComputeRoof> roofs;   // FMA peak first, then GEMM
+struct DrawnCeilings {
+  std::vector<DrawnRoof> roofs;     // FMA peak first, then GEMM
   std::vector<MemorySlope> slopes;  // L1 .. DRAM
 };
-Ceilings ceilings_of(const CalibrationRun& run, bool single_precision);
+DrawnCeilings ceilings_of(const CalibrationRun& run, bool single_precision);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::analysis

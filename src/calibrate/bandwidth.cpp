@@ -34,8 +34,9 @@
 #include <immintrin.h>
 
 #include "calibrate/pinned_team.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 // STREAM's scalar and initial values (a = 1, b = 2, c = 0).
@@ -531,4 +532,4 @@ std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int
   return sizes;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -16,8 +16,9 @@
 #include <vector>
 
 #include "calibrate/compute.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 enum class StreamKernel { copy, scale, add, triad };
 const char* stream_kernel_name(StreamKernel kernel) noexcept;
@@ -99,4 +100,4 @@ std::vector<std::int64_t> sweep_sizes(std::int64_t first, std::int64_t last, int
 inline constexpr std::size_t kStreamBlock = 32;
 bool run_stream_kernel(StreamKernel kernel, Isa isa, bool nontemporal, double* a, double* b, double* c, std::size_t n, double scalar) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -24,7 +24,7 @@
 namespace hwprof {
 namespace {
 
-using detail::BandwidthSample;
+using calibration::BandwidthSample;
 using Say = std::function<void(const std::string&)>;
 
 Ceiling to_ceiling(const BandwidthSample& s) {
@@ -39,7 +39,7 @@ Ceiling to_ceiling(const BandwidthSample& s) {
   return c;
 }
 
-Ceiling to_ceiling(const detail::ComputeSample& s) {
+Ceiling to_ceiling(const calibration::ComputeSample& s) {
   Ceiling c;
   c.best = s.best_gflops;
   c.median = s.median_gflops;
@@ -52,10 +52,10 @@ Ceiling to_ceiling(const detail::ComputeSample& s) {
 }
 
 std::string kernel_key(const BandwidthSample& s) {
-  return std::string(detail::stream_kernel_name(s.kernel)) + (s.nontemporal ? "_nt" : "");
+  return std::string(calibration::stream_kernel_name(s.kernel)) + (s.nontemporal ? "_nt" : "");
 }
 
-BandwidthLevel level_of(const detail::DetectedLevel& d, const detail::MemorySweep& sweep) {
+BandwidthLevel level_of(const calibration::DetectedLevel& d, const calibration::MemorySweep& sweep) {
   BandwidthLevel level;
   level.from_bytes = d.sizes.front();
   level.to_bytes = d.sizes.back();
@@ -95,22 +95,22 @@ struct Phase {
 template <class F>
 auto watched(const std::string& phase, Contention& contention, const Say& say, F measure) {
   for (int attempt = 0;; ++attempt) {
-    detail::LoadWatch watch;
+    calibration::LoadWatch watch;
     watch.begin();
     auto result = measure();
-    const detail::Load load = watch.end();
+    const calibration::Load load = watch.end();
     contention.others_cpus = std::max(contention.others_cpus, load.others_cpus);
     contention.steal_percent = std::max(contention.steal_percent, 100.0 * load.steal_fraction);
-    const bool busy = detail::contended(load);
+    const bool busy = calibration::contended(load);
     if (!busy && result.disturbed == 0) {
       if (attempt > 0) contention.evidence.push_back(phase + ": disturbed at first; quiet when measured again");
       return result;
     }
-    std::string seen = busy ? detail::describe(load) : "";
+    std::string seen = busy ? calibration::describe(load) : "";
     if (result.disturbed > 0) seen += (seen.empty() ? "" : "; ") + result.what;
     if (attempt == 0) {
-      const detail::LoadCheck now = detail::check_load(0.3);
-      if (!detail::contended(now.load)) {
+      const calibration::LoadCheck now = calibration::check_load(0.3);
+      if (!calibration::contended(now.load)) {
         say(phase + ": disturbed by another process (" + seen + "); measuring it again");
         continue;
       }
@@ -127,21 +127,21 @@ auto watched(const std::string& phase, Contention& contention, const Say& say, F
 // kept it busy.
 void check_before(Contention& contention, const Say& say, double patience) {
   const auto start = std::chrono::steady_clock::now();
-  detail::LoadCheck check = detail::check_load(0.25);
-  if (!detail::contended(check.load)) return;
+  calibration::LoadCheck check = calibration::check_load(0.25);
+  if (!calibration::contended(check.load)) return;
   say("the machine is busy (" + check.words() + "): waiting up to " + fmt::format("{:.0f}", patience) + " s for it to be quiet");
   const std::string first = check.words();
-  while (detail::contended(check.load) && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < patience) {
-    check = detail::check_load(0.25);
+  while (calibration::contended(check.load) && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < patience) {
+    check = calibration::check_load(0.25);
   }
   contention.others_cpus = std::max(contention.others_cpus, check.load.others_cpus);
   contention.steal_percent = std::max(contention.steal_percent, 100.0 * check.load.steal_fraction);
-  contention.evidence.push_back(detail::contended(check.load) ? "before: " + check.words() + " (still, after waiting)"
-                                                              : "before: " + first + " (quiet after waiting)");
+  contention.evidence.push_back(calibration::contended(check.load) ? "before: " + check.words() + " (still, after waiting)"
+                                                                   : "before: " + first + " (quiet after waiting)");
 }
 
-detail::ComputeOptions compute_options(const std::vector<int>& cpus, const CalibrationOptions& options) {
-  detail::ComputeOptions compute;
+calibration::ComputeOptions compute_options(const std::vector<int>& cpus, const CalibrationOptions& options) {
+  calibration::ComputeOptions compute;
   compute.cpus = cpus;
   compute.single = options.single_precision;
   compute.dual = options.double_precision;
@@ -153,7 +153,7 @@ detail::ComputeOptions compute_options(const std::vector<int>& cpus, const Calib
   return compute;
 }
 
-Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, const std::vector<detail::CacheReport>& reports, const MachineCpu& cpu,
+Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, const std::vector<machine::CacheReport>& reports, const MachineCpu& cpu,
                                    const CalibrationOptions& options, Contention& contention, const Say& say) {
   CalibrationRun run;
   run.threads = threads;
@@ -163,30 +163,30 @@ Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, co
   // The FMA peak in two windows, before the memory sweep and after it, keeping the better:
   // a host's other tenants can slow one window of a quarter second by several percent (a
   // full calibration only: quick keeps to its time).
-  const std::vector<detail::ComputeSample> early_fma =
-      options.quick ? std::vector<detail::ComputeSample>{} : detail::measure_fma(compute_options(cpus, options));
+  const std::vector<calibration::ComputeSample> early_fma =
+      options.quick ? std::vector<calibration::ComputeSample>{} : calibration::measure_fma(compute_options(cpus, options));
 
-  detail::MemorySweepOptions so;
+  calibration::MemorySweepOptions so;
   so.cpus = cpus;
-  so.evidence = detail::level_evidence(reports, cpus, cpu.logical_cpus, cpu.cores);
+  so.evidence = machine::level_evidence(reports, cpus, cpu.logical_cpus, cpu.cores);
   so.quick = options.quick;
   so.extend_seconds = options.quick ? 0.5 : 1.5;
   so.say = say;
   const std::string label = std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
   auto memory = watched(label + ", memory sweep", contention, say, [&] {
-    Phase<detail::MemorySweep> p{detail::sweep_memory(so), 0, ""};
+    Phase<calibration::MemorySweep> p{calibration::sweep_memory(so), 0, ""};
     p.disturbed = p.value.still_disturbed;
     p.what = fmt::format(
         "{} of {} sweep points kept repetitions in which a worker had its CPU less than {:.0f}% of the time, "
         "after measuring them again",
-        p.value.still_disturbed, p.value.samples.size(), 100 * detail::kMinCpuShare);
+        p.value.still_disturbed, p.value.samples.size(), 100 * calibration::kMinCpuShare);
     return p;
   });
-  const detail::MemorySweep& sweep = memory.value;
+  const calibration::MemorySweep& sweep = memory.value;
   if (!sweep.error.empty()) return Error{"the bandwidth sweep failed: " + sweep.error};
   for (const BandwidthSample& s : sweep.samples) run.sweep.push_back({s.working_set, kernel_key(s), s.best_gbps, s.median_gbps});
   for (const BandwidthSample& s : sweep.nontemporal) run.sweep.push_back({s.working_set, kernel_key(s), s.best_gbps, s.median_gbps});
-  for (const detail::DetectedLevel& d : sweep.levels.levels) {
+  for (const calibration::DetectedLevel& d : sweep.levels.levels) {
     if (d.sizes.empty()) continue;
     BandwidthLevel level = level_of(d, sweep);
     if (level.kernels.count("triad")) run.bandwidth[d.level] = std::move(level);
@@ -194,12 +194,12 @@ Result<CalibrationRun> measure_run(int threads, const std::vector<int>& cpus, co
   run.notes = sweep.levels.notes;
   run.notes.insert(run.notes.end(), sweep.notes.begin(), sweep.notes.end());
 
-  const detail::ComputeOptions compute = compute_options(cpus, options);
+  const calibration::ComputeOptions compute = compute_options(cpus, options);
   say("calibrating " + label + ": FMA peak, OpenBLAS GEMM and the tanh/exp/erf kernels");
   auto measured = watched(label + ", FMA and GEMM", contention, say, [&] {
-    Phase<std::vector<detail::ComputeSample>> p{detail::measure_fma(compute), 0, ""};
-    for (auto& s : detail::measure_gemm(compute)) p.value.push_back(std::move(s));
-    for (auto& s : detail::measure_transcendentals(compute)) p.value.push_back(std::move(s));
+    Phase<std::vector<calibration::ComputeSample>> p{calibration::measure_fma(compute), 0, ""};
+    for (auto& s : calibration::measure_gemm(compute)) p.value.push_back(std::move(s));
+    for (auto& s : calibration::measure_transcendentals(compute)) p.value.push_back(std::move(s));
     for (const auto& s : p.value) {
       if (s.shared == 0) continue;
       ++p.disturbed;
@@ -236,14 +236,14 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
   };
   if (!options.single_precision && !options.double_precision) return Error{"--precision: choose sp, dp or both"};
   Machine m;
-  m.created = detail::utc_timestamp();
+  m.created = common::utc_timestamp();
   m.host = this_host_name();
   m.hwprof_version = kVersion;
   m.quick = options.quick;
-  const std::vector<detail::CacheReport> reports = detail::cache_reports_of_this_machine();
+  const std::vector<machine::CacheReport> reports = machine::cache_reports_of_this_machine();
   m.cpu = describe_this_cpu();
 
-  const std::vector<int> core_cpus = detail::cpus_one_per_core();
+  const std::vector<int> core_cpus = common::cpus_one_per_core();
   std::vector<int> thread_counts = options.threads;
   if (thread_counts.empty()) thread_counts = {1, static_cast<int>(core_cpus.size())};
   std::sort(thread_counts.begin(), thread_counts.end());
@@ -255,10 +255,10 @@ Result<Machine> calibrate(const CalibrationOptions& options) {
     }
   }
 
-  const std::vector<detail::Isa> isas = detail::supported_isas();
-  const detail::Isa best_isa = isas.empty() ? detail::Isa::sse2 : isas.back();
-  const detail::TheoreticalPeak peak = detail::theoretical_peak(m.cpu.vendor, m.cpu.family, m.cpu.model, best_isa, static_cast<int>(core_cpus.size()),
-                                                                m.cpu.frequency_ghz, m.cpu.frequency_source);
+  const std::vector<calibration::Isa> isas = calibration::supported_isas();
+  const calibration::Isa best_isa = isas.empty() ? calibration::Isa::sse2 : isas.back();
+  const calibration::TheoreticalPeak peak = calibration::theoretical_peak(
+      m.cpu.vendor, m.cpu.family, m.cpu.model, best_isa, static_cast<int>(core_cpus.size()), m.cpu.frequency_ghz, m.cpu.frequency_source);
   m.theoretical = {peak.isa,       peak.cores,     peak.ghz,        peak.ghz_source, peak.sp_flops_per_cycle, peak.dp_flops_per_cycle,
                    peak.sp_gflops, peak.dp_gflops, peak.assumptions};
 

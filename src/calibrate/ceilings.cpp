@@ -41,17 +41,17 @@ Result<Ceilings> quick_calibration(const CeilingsOptions& options, const std::st
 }  // namespace
 
 Result<Ceilings> find_ceilings(const CeilingsOptions& options) {
-  if (!options.file.empty() || !options.quick_if_missing) return detail::find_stored_ceilings(options.file);
+  if (!options.file.empty() || !options.quick_if_missing) return machine::find_stored_ceilings(options.file);
   const std::string host = this_host_name();
   const MachineCpu here = describe_this_cpu();
   const std::string stored = machine_store_path(host, here);
   std::error_code ec;
-  if (std::filesystem::exists(stored, ec)) return detail::ceilings_from_store(stored, host, here);
+  if (std::filesystem::exists(stored, ec)) return machine::ceilings_from_store(stored, host, here);
   // Another hwprof may be calibrating right now: wait for it, and use what it stores. Without
   // a machine store there is no lock to take, and the quick calibration says why.
   auto lock = CalibrationLock::acquire(options.notice);
   if (std::filesystem::exists(stored, ec)) {
-    if (auto found = detail::ceilings_from_store(stored, host, here)) return found;
+    if (auto found = machine::ceilings_from_store(stored, host, here)) return found;
   }
   return quick_calibration(options, stored);
 }

@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "common/cpu_topology.hpp"  // pin_current_thread, which the measurements share
+#include "common/stages.hpp"
 #include "machine/peak_inputs.hpp"  // nominal_ghz, physical_cores, kTranscendentalCeilings
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 enum class Isa { sse2, avx2_fma, avx512f };
 const char* isa_name(Isa isa) noexcept;
@@ -97,4 +98,4 @@ struct RepetitionStats {
 };
 RepetitionStats summarize_repetitions(std::vector<double> rates);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -12,8 +12,9 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 double seconds_of(const timeval& tv) {
@@ -192,4 +193,4 @@ LoadCheck check_load(double seconds) {
   return check;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

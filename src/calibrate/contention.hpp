@@ -13,8 +13,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 // One /proc/stat "cpu" line, in clock ticks.
 struct CpuTicks {
@@ -100,4 +101,4 @@ struct LoadCheck {
 };
 LoadCheck check_load(double seconds);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -28,9 +28,10 @@
 
 #include "calibrate/compute.hpp"
 #include "calibrate/pinned_team.hpp"
+#include "common/stages.hpp"
 #include "ops/elementwise_unary.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 constexpr int kAccumulators = 12;
@@ -422,4 +423,4 @@ std::vector<ComputeSample> measure_fma(const ComputeOptions& options, Isa isa) {
   return samples;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -18,9 +18,10 @@
 
 #include "calibrate/compute.hpp"
 #include "calibrate/pinned_team.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -221,4 +222,4 @@ std::vector<ComputeSample> measure_gemm(const ComputeOptions& options) {
   return samples;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -22,10 +22,11 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "common/statistics.hpp"
 #include "machine/cache_topology.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 Curve valid_sorted(const Curve& curve) {
@@ -412,4 +413,4 @@ LevelDetection detect_levels(const Curve& curve, const LevelEvidence& e) {
   return d;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "machine/cache_topology.hpp"  // LevelEvidence
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 using Curve = std::vector<std::pair<std::int64_t, double>>;  // (working-set bytes, GB/s)
 
@@ -60,4 +61,4 @@ inline constexpr std::size_t kTailPoints = 3;
 
 LevelDetection detect_levels(const Curve& curve, const LevelEvidence& evidence);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "common/memory_budget.hpp"
+#include "common/stages.hpp"
 #include "machine/cache_topology.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 // Reported cache ends above this are not made denser in the plan: points there are costly,
@@ -108,7 +109,7 @@ double triad_seconds(const std::vector<std::int64_t>& sizes, double gbps) {
 }  // namespace
 
 std::int64_t default_sweep_memory_limit() {
-  if (const auto available = detail::proc_kib_field("/proc/meminfo", "MemAvailable:"); available && *available > 0) {
+  if (const auto available = common::proc_kib_field("/proc/meminfo", "MemAvailable:"); available && *available > 0) {
     return *available / 2;
   }
   const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
@@ -273,4 +274,4 @@ MemorySweep sweep_memory(const MemorySweepOptions& options) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -12,8 +12,9 @@
 
 #include "calibrate/bandwidth.hpp"
 #include "calibrate/memory_levels.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 struct MemorySweepOptions {
   std::vector<int> cpus;          // one pinned worker each
@@ -46,4 +47,4 @@ std::int64_t default_sweep_memory_limit();
 // ones elsewhere (quick: half and whole octaves).
 std::vector<std::int64_t> planned_sizes(const LevelEvidence& evidence, int threads, bool quick, std::int64_t memory_limit);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

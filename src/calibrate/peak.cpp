@@ -25,8 +25,9 @@
 #include <vector>
 
 #include "calibrate/compute.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 // Without FMA, a multiply and an add per lane: one 128-bit multiply and one 128-bit add per
@@ -201,4 +202,4 @@ TheoreticalPeak theoretical_peak(const std::string& vendor, int family, int mode
   return peak;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

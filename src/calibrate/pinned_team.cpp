@@ -9,8 +9,9 @@
 
 #include "calibrate/compute.hpp"
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 std::string what_of(const std::exception_ptr& failure) {
@@ -160,4 +161,4 @@ std::string PinnedTeam::placement_note() const {
   return note;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -12,8 +12,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 class PinnedTeam {
  public:
@@ -71,4 +72,4 @@ class PinnedTeam {
   std::string error_;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -15,9 +15,10 @@
 #include <string>
 
 #include "calibrate/memory_levels.hpp"
+#include "common/stages.hpp"
 #include "common/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 constexpr double kJoinTolerance = 0.10;
@@ -120,4 +121,4 @@ std::vector<FlatRun> flat_runs(const std::vector<std::pair<std::int64_t, double>
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

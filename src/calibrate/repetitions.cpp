@@ -10,9 +10,10 @@
 #include <time.h>
 
 #include "calibrate/compute.hpp"
+#include "common/stages.hpp"
 #include "common/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 
 double thread_cpu_seconds() noexcept {
   timespec ts{};
@@ -36,4 +37,4 @@ RepetitionStats summarize_repetitions(std::vector<double> rates) {
   return stats;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include "common/stages.hpp"
 
 namespace hwprof::cli {
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/optimizer.hpp"
 #include "hwprof/result.hpp"

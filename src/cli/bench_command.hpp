@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include "common/stages.hpp"
 
 namespace CLI {
 class App;

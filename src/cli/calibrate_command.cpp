@@ -10,6 +10,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/executor.hpp"
 #include "hwprof/engine/machine.hpp"
 #include "hwprof/engine/report.hpp"
@@ -30,8 +31,8 @@ std::string ceiling_row(const std::string& label, const Ceiling& c, const char* 
 std::string level_end(const BandwidthLevel& level) {
   std::string out;
   if (level.capacity_bytes > 0) {
-    out = "ends at " + detail::binary_size(level.capacity_bytes) + " (" + level.capacity_source;
-    if (level.reported_bytes > 0 && level.capacity_source == "sweep") out += ", reported " + detail::binary_size(level.reported_bytes);
+    out = "ends at " + machine::binary_size(level.capacity_bytes) + " (" + level.capacity_source;
+    if (level.reported_bytes > 0 && level.capacity_source == "sweep") out += ", reported " + machine::binary_size(level.reported_bytes);
     out += ")";
   } else if (!level.capacity_source.empty() || !level.note.empty()) {
     out = "end unknown";
@@ -44,7 +45,7 @@ std::string cache_sources(const MachineCpu& cpu) {
   for (const CacheSource& s : cpu.cache_sources) {
     std::string levels;
     for (const CacheInfo& c : s.levels) {
-      levels += fmt::format("{}L{} {}{}", levels.empty() ? "" : ", ", c.level, detail::binary_size(c.size_bytes),
+      levels += fmt::format("{}L{} {}{}", levels.empty() ? "" : ", ", c.level, machine::binary_size(c.size_bytes),
                             c.shared_by > 1 ? fmt::format(" per {} CPUs", c.shared_by) : "");
     }
     out += fmt::format("  {:<8} {}\n", s.source, levels.empty() ? "nothing: " + s.absent : levels + " (" + s.how + ")");
@@ -75,7 +76,7 @@ std::string summary(const Machine& m, const std::string& stored) {
       if (it == run.bandwidth.end()) continue;
       std::string name = level;
       std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
-      std::string range = fmt::format("measured at {}-{}", detail::binary_size(it->second.from_bytes), detail::binary_size(it->second.to_bytes));
+      std::string range = fmt::format("measured at {}-{}", machine::binary_size(it->second.from_bytes), machine::binary_size(it->second.to_bytes));
       if (const std::string end = level_end(it->second); !end.empty()) range += ", " + end;
       if (!it->second.plateau) range += " (no flat plateau: less certain)";
       if (!it->second.note.empty()) level_notes.push_back(name + ": " + it->second.note);

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::cli {

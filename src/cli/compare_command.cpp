@@ -8,6 +8,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/engine/report.hpp"
@@ -43,7 +44,7 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
   sub->add_option("--html", options->html, "Profiles: write the comparison page (table, roofline with A -> B arrows) to FILE")->check(file_name());
   sub->add_option("--svg", options->svg, "Machine reports: write their rooflines, in one picture, to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "Output format")
-      ->check(CLI::IsMember(detail::printable_formats(detail::comparison_outputs())))
+      ->check(CLI::IsMember(report::printable_formats(report::comparison_outputs())))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the comparison to FILE (atomically) instead of standard output")->check(file_name());
   sub->add_option("--alpha", options->alpha, "Significance level (after the Holm adjustment across the layers)")
@@ -60,23 +61,23 @@ std::shared_ptr<CompareCommandOptions> setup_compare(CLI::App& app, int& exit_co
 namespace {
 
 // Machine reports side by side, when every file is one.
-int machines_side_by_side(const CompareCommandOptions& options, std::vector<detail::FleetMachine> machines) {
-  const detail::FleetComparison fleet = detail::compare_machines(std::move(machines));
+int machines_side_by_side(const CompareCommandOptions& options, std::vector<analysis::FleetMachine> machines) {
+  const analysis::FleetComparison fleet = analysis::compare_machines(std::move(machines));
   if (!options.svg.empty()) {
-    const std::string svg = detail::render_output(*detail::find_output(detail::fleet_outputs(), "svg"), fleet);
+    const std::string svg = report::render_output(*report::find_output(report::fleet_outputs(), "svg"), fleet);
     if (auto error = write_file_atomically(options.svg, svg)) return fail(*error);
     std::cerr << "hwprof: wrote the rooflines of " << fleet.machines.size() << " machines to " << options.svg << "\n";
   }
-  const auto* output = detail::find_output(detail::fleet_outputs(), options.format);
+  const auto* output = report::find_output(report::fleet_outputs(), options.format);
   if (output == nullptr) return fail(Error{"machine reports have no " + options.format + " format"});
-  return emit(detail::render_output(*output, fleet), options.output);
+  return emit(report::render_output(*output, fleet), options.output);
 }
 
 }  // namespace
 
 int run_compare(const CompareCommandOptions& options) {
   // Each file is a machine report or a profile; all of one kind.
-  std::vector<detail::FleetMachine> machines;
+  std::vector<analysis::FleetMachine> machines;
   std::vector<Profile> profiles;
   for (const std::string& file : options.files) {
     auto m = load_machine(file);
@@ -89,7 +90,7 @@ int run_compare(const CompareCommandOptions& options) {
       profiles.push_back(std::move(*p));
       continue;
     }
-    if (auto other = detail::other_hwprof_file(file)) {
+    if (auto other = report::other_hwprof_file(file)) {
       return fail(
           Error{fmt::format("{}: this is {}; compare reads two profiles (`hwprof profile -o DIR` writes DIR/profile.json), or two or more "
                             "machine reports",
@@ -111,19 +112,19 @@ int run_compare(const CompareCommandOptions& options) {
   if (!options.svg.empty()) return fail(Error{"--svg draws machine reports' rooflines; for profiles, `hwprof report --svg` draws each"});
   const Profile* a = &profiles[0];
   const Profile* b = &profiles[1];
-  detail::ProfileComparison c = detail::compare_profiles(*a, *b, options.alpha);
+  analysis::ProfileComparison c = analysis::compare_profiles(*a, *b, options.alpha);
   c.a_label = options.files[0];
   c.b_label = options.files[1];
-  const detail::ComparisonSubject subject{c, *b, options.all ? 0 : options.top};
+  const report::ComparisonSubject subject{c, *b, options.all ? 0 : options.top};
   if (!options.html.empty()) {
-    const std::string html = detail::render_output(*detail::find_output(detail::comparison_outputs(), "html"), subject);
+    const std::string html = report::render_output(*report::find_output(report::comparison_outputs(), "html"), subject);
     if (auto error = write_file_atomically(options.html, html)) return fail(*error);
     std::cerr << "hwprof: wrote the comparison page " << options.html << "\n";
   }
-  std::string text = detail::render_output(*detail::find_output(detail::comparison_outputs(), options.format), subject);
-  std::vector<const detail::LayerChange*> slower;
+  std::string text = report::render_output(*report::find_output(report::comparison_outputs(), options.format), subject);
+  std::vector<const analysis::LayerChange*> slower;
   if (options.fail_if_slower >= 0) {
-    slower = detail::regressions(c, options.fail_if_slower);
+    slower = analysis::regressions(c, options.fail_if_slower);
     if (options.format != "json") {
       text += slower.empty() ? fmt::format("\n--fail-if-slower {}: nothing significantly slower by more than {}%\n", options.fail_if_slower,
                                            options.fail_if_slower)

@@ -7,17 +7,18 @@
 #include <string_view>
 
 #include "common/data_paths.hpp"
+#include "common/stages.hpp"
 #include "common/suggest.hpp"
 
 namespace hwprof::cli {
 namespace fs = std::filesystem;
 
 std::vector<std::string> model_directories() {
-  return detail::data_directories("HWPROF_MODEL_PATH", "models");
+  return common::data_directories("HWPROF_MODEL_PATH", "models");
 }
 
 std::vector<std::string> counter_directories() {
-  return detail::data_directories("HWPROF_COUNTERS_PATH", "counters");
+  return common::data_directories("HWPROF_COUNTERS_PATH", "counters");
 }
 
 std::vector<std::string> builtin_model_names() {
@@ -44,8 +45,8 @@ Result<std::string> resolve_model(const std::string& argument) {
   }
   const std::vector<std::string> names = builtin_model_names();
   const std::vector<std::string_view> views(names.begin(), names.end());
-  return Error{"'" + argument + "' is neither a spec file nor a built-in model" + detail::did_you_mean(argument, views) +
-               "; built-in models: " + (names.empty() ? std::string("none found") : detail::join(views))};
+  return Error{"'" + argument + "' is neither a spec file nor a built-in model" + common::did_you_mean(argument, views) +
+               "; built-in models: " + (names.empty() ? std::string("none found") : common::join(views))};
 }
 
 }  // namespace hwprof::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::cli {

@@ -9,6 +9,7 @@
 #include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "counters/papi_backend.hpp"
 #include "counters/self_test.hpp"
 #include "counters/system_info.hpp"
@@ -76,11 +77,11 @@ std::string fmt_count(const std::optional<double>& v) {
 }
 
 // `hwprof info --self-test`: the known-count kernels under this CPU's FLOP and DRAM groups.
-int run_self_test_command(const InfoCommandOptions& options, const detail::SystemInfo& sys, const CpuIdentity& cpu, const FamilyShown& family,
+int run_self_test_command(const InfoCommandOptions& options, const counters::SystemInfo& sys, const CpuIdentity& cpu, const FamilyShown& family,
                           const std::vector<EventGroup>& groups) {
   std::vector<EventGroup> checked;
   for (const EventGroup& g : groups) {
-    if (detail::checked_metric(g) != nullptr) checked.push_back(g);
+    if (counters::checked_metric(g) != nullptr) checked.push_back(g);
   }
   const std::string cpu_line = fmt::format("{} family {:#x} model {:#x} ({}), counter family {}", cpu.vendor, cpu.family, cpu.model,
                                            cpu.brand.empty() ? "no brand string" : cpu.brand, family.name);
@@ -94,10 +95,10 @@ int run_self_test_command(const InfoCommandOptions& options, const detail::Syste
   } else if (checked.empty()) {
     why_not = "counter family " + family.name + " has no FLOP or DRAM group to check" + (family.note.empty() ? "" : " (" + family.note + ")");
   }
-  detail::SelfTestReport report;
+  counters::SelfTestReport report;
   if (why_not.empty()) {
-    const auto kernels = detail::self_test_kernels(options.self_test_iterations, options.self_test_stream_mib << 20);
-    report = detail::run_self_test(checked, kernels, [](const EventGroup& g) {
+    const auto kernels = counters::self_test_kernels(options.self_test_iterations, options.self_test_stream_mib << 20);
+    report = counters::run_self_test(checked, kernels, [](const EventGroup& g) {
       CounterOptions co;
       for (const GroupEvent& e : g.events) co.events.push_back(e.event);
       return open_counters(co);
@@ -173,12 +174,12 @@ namespace {
 
 // What `hwprof info` found: the system, the CPU, PAPI, and each group's events tried.
 struct InfoFindings {
-  detail::SystemInfo sys;
+  counters::SystemInfo sys;
   CpuIdentity cpu;
   FamilyShown family;
   std::string papi;
   std::string papi_why;
-  std::vector<detail::PapiComponent> papi_components;
+  std::vector<counters::PapiComponent> papi_components;
   std::vector<std::string> problems;  // reading the group files
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   std::set<std::string> fixes;
@@ -218,7 +219,7 @@ void try_groups(const std::vector<EventGroup>& groups, InfoFindings& f) {
 }
 
 std::string info_json(InfoFindings f) {
-  const detail::SystemInfo& sys = f.sys;
+  const counters::SystemInfo& sys = f.sys;
   const CpuIdentity& cpu = f.cpu;
   nlohmann::ordered_json j;
   j["hwprof"] = kVersion;
@@ -252,7 +253,7 @@ std::string info_json(InfoFindings f) {
 }
 
 std::string info_table(const InfoFindings& f) {
-  const detail::SystemInfo& sys = f.sys;
+  const counters::SystemInfo& sys = f.sys;
   const CpuIdentity& cpu = f.cpu;
   const auto row = [](const std::string& label, const std::string& value) { return fmt::format("  {:<21}{}\n", label, value); };
   std::string text = fmt::format("hwprof {} — what this machine lets hwprof count\n\nSystem\n", kVersion);
@@ -298,11 +299,11 @@ std::string info_table(const InfoFindings& f) {
 
 int run_info(const InfoCommandOptions& options) {
   InfoFindings f;
-  f.sys = detail::probe_system();
+  f.sys = counters::probe_system();
   f.cpu = detect_cpu();
   f.family = family_shown(f.cpu);
-  f.papi = detail::papi_version(&f.papi_why);
-  f.papi_components = detail::papi_components();
+  f.papi = counters::papi_version(&f.papi_why);
+  f.papi_components = counters::papi_components();
   const std::vector<EventGroup> groups = applicable_groups(f.family, &f.problems);
   if (options.self_test) return run_self_test_command(options, f.sys, f.cpu, f.family, groups);
   try_groups(groups, f);

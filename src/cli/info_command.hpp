@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include "common/stages.hpp"
 
 namespace CLI {
 class App;

@@ -7,6 +7,7 @@
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/report.hpp"
 #include "report/merge.hpp"
 #include "report/outputs.hpp"
@@ -26,19 +27,19 @@ MPI_Finalize) is rendered again in any format: --format html gives a page with e
 time per region and a roofline with the spread across the ranks.)";
 
 // A single merge JSON file given: read it back; else merge the ranks' profiles.
-Result<detail::MergedRanks> merged_input(const std::vector<std::string>& paths) {
+Result<session::MergedRanks> merged_input(const std::vector<std::string>& paths) {
   if (paths.size() == 1) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(paths.front(), ec)) {
-      auto text = detail::read_input_file(paths.front(), "profile or merge", std::size_t{1} << 30);
+      auto text = common::read_input_file(paths.front(), "profile or merge", std::size_t{1} << 30);
       if (text) {
-        if (auto merged = detail::merged_if_merge(*text, paths.front())) return std::move(*merged);
+        if (auto merged = report::merged_if_merge(*text, paths.front())) return std::move(*merged);
       }
     }
   }
-  auto found = detail::load_rank_profiles(paths);
+  auto found = report::load_rank_profiles(paths);
   if (!found) return found.error();
-  return detail::merge_ranks(std::move(found->ranks), found->empty_folders);
+  return analysis::merge_ranks(std::move(found->ranks), found->empty_folders);
 }
 
 }  // namespace
@@ -49,7 +50,7 @@ std::shared_ptr<MergeCommandOptions> setup_merge(CLI::App& app, int& exit_code) 
   sub->description(kMergeDescription);
   sub->add_option("paths", options->paths, "Folders of rank-NNNNN/ profiles, rank folders, profile.json files, or one merge JSON")->required();
   sub->add_option("-f,--format", options->format, "Output format")
-      ->check(CLI::IsMember(detail::printable_formats(detail::merge_outputs())))
+      ->check(CLI::IsMember(report::printable_formats(report::merge_outputs())))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Write the merge to FILE (atomically) instead of standard output")->check(file_name());
   sub->add_option("--html", options->html, "Also write the HTML page (per-rank view, roofline with the spread) to FILE")->check(file_name());
@@ -62,12 +63,12 @@ std::shared_ptr<MergeCommandOptions> setup_merge(CLI::App& app, int& exit_code) 
 int run_merge(const MergeCommandOptions& options) {
   const auto merged = merged_input(options.paths);
   if (!merged) return fail(merged.error());
-  const detail::MergeSubject subject{*merged, options.all ? 0 : options.top};
+  const report::MergeSubject subject{*merged, options.all ? 0 : options.top};
   if (!options.html.empty()) {
-    const std::string html = detail::render_output(*detail::find_output(detail::merge_outputs(), "html"), subject);
+    const std::string html = report::render_output(*report::find_output(report::merge_outputs(), "html"), subject);
     if (auto error = write_file_atomically(options.html, html)) return fail(*error);
   }
-  const std::string text = detail::render_output(*detail::find_output(detail::merge_outputs(), options.format), subject);
+  const std::string text = report::render_output(*report::find_output(report::merge_outputs(), options.format), subject);
   return emit(text, options.output);
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/report.hpp"
 
 namespace hwprof::cli {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 
 namespace hwprof::cli {

@@ -11,6 +11,7 @@
 #include "cli/output.hpp"
 #include "cli/report_command.hpp"
 #include "common/launch_rank.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/executor.hpp"
 #include "hwprof/engine/machine.hpp"
 #include "hwprof/engine/profiler.hpp"
@@ -48,7 +49,7 @@ void say(const std::string& line) {
 // "profile.txt, profile.json, ... and report.html": the profile's output folder, from the registry.
 std::string folder_files() {
   std::string out;
-  const auto outputs = detail::profile_outputs();
+  const auto outputs = report::profile_outputs();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     out += (i == 0 ? "" : i + 1 == outputs.size() ? " and " : ", ") + std::string(outputs[i].file_name);
   }
@@ -86,7 +87,7 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
       ->check(file_name());
   add_table_options(*sub, options->table);
   sub->add_option("-f,--format", options->format, "Output format on standard output")
-      ->check(CLI::IsMember(detail::printable_formats(detail::profile_outputs())))
+      ->check(CLI::IsMember(report::printable_formats(report::profile_outputs())))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output_dir, "Also write into DIR " + folder_files())->check(file_name());
   sub->add_option("--seed", options->seed, "Seed of the parameters and the synthetic input")->check(unsigned_integer())->capture_default_str();
@@ -95,7 +96,7 @@ std::shared_ptr<ProfileCommandOptions> setup_profile(CLI::App& app, int& exit_co
                       "Also sample where inside each layer the time goes: EVENT[@RATE] (default cpu-clock@1000, 1000 Hz; docs/sampling.md)")
           ->expected(0, 1);
   sub->callback([options, sample, &exit_code]() {
-    if (sample->count() > 0 && options->sample.empty()) options->sample = std::string(detail::kDefaultSampleSpec);
+    if (sample->count() > 0 && options->sample.empty()) options->sample = std::string(sampling::kDefaultSampleSpec);
     exit_code = run_profile(*options);
   });
   return options;
@@ -106,9 +107,9 @@ namespace {
 // One of several ranks (mpirun, srun, torchrun): DIR/rank-00003/, never all ranks in one
 // folder; a rank whose number cannot be read gets a folder of this process's own, DIR/pid-N/.
 std::string rank_output_dir(const std::string& dir) {
-  const detail::LaunchRank rank = detail::launch_rank();
+  const common::LaunchRank rank = common::launch_rank();
   for (const std::string& problem : rank.problems) std::cerr << "hwprof: warning: " << problem << " (the launcher's rank variable)\n";
-  if (rank.known()) return dir + "/" + detail::rank_folder(rank.rank);
+  if (rank.known()) return dir + "/" + common::rank_folder(rank.rank);
   if (rank.problems.empty()) return dir;
   const std::string own = dir + "/pid-" + std::to_string(::getpid());
   std::cerr << "hwprof: warning: writing into " << own << " instead\n";

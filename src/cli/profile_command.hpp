@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/report_command.hpp"
+#include "common/stages.hpp"
 
 namespace CLI {
 class App;

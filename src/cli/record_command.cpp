@@ -12,6 +12,7 @@
 
 #include "cli/child_process.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "profile/recorded_profile.hpp"
 #include "report/outputs.hpp"
 #include "report/sampling_report.hpp"
@@ -83,7 +84,7 @@ std::optional<Error> check_record_folder(const std::string& dir) {
   return std::nullopt;
 }
 
-std::string record_header(const RecordCommandOptions& options, const ChildResult& child, const detail::Recording& r, const SamplingProfile& s) {
+std::string record_header(const RecordCommandOptions& options, const ChildResult& child, const profile::Recording& r, const SamplingProfile& s) {
   std::string out = fmt::format("\n hwprof record '{}': {} at {}, {} sample{} (measured) in {:.3f} s wall, {} thread{} sampled; exit code {}\n",
                                 quote_command(options.command), s.spec, s.rate, s.samples, s.samples == 1 ? "" : "s", child.wall_seconds,
                                 r.stats.threads_seen, r.stats.threads_seen == 1 ? "" : "s", child.exit_code);
@@ -95,9 +96,9 @@ std::string record_header(const RecordCommandOptions& options, const ChildResult
 }  // namespace
 
 int run_record(const RecordCommandOptions& options) {
-  const std::string spec_text = options.event.empty() ? std::string(detail::kDefaultSampleSpec) : options.event;
+  const std::string spec_text = options.event.empty() ? std::string(sampling::kDefaultSampleSpec) : options.event;
   // Refused before anything runs: the spec, then the output folder.
-  auto spec = detail::parse_sample_spec(spec_text);
+  auto spec = sampling::parse_sample_spec(spec_text);
   if (!spec) {
     std::cerr << "hwprof: error: record: -e " << spec_text << ": " << spec.error().message << "\n";
     return kExitUsage;
@@ -107,42 +108,42 @@ int run_record(const RecordCommandOptions& options) {
   }
   const SpanFolder span_folder;
   if (span_folder.path().empty()) std::cerr << "hwprof: warning: no private folder for the program's region spans; its regions are not attributed\n";
-  std::optional<detail::Sampler> sampler;
+  std::optional<sampling::Sampler> sampler;
   pid_t launched = 0;
   const auto attach = [&](pid_t pid) -> std::optional<Error> {
     launched = pid;
-    detail::SamplerOptions so;
+    sampling::SamplerOptions so;
     so.pid = pid;
     so.enable_on_exec = true;
-    auto opened = detail::Sampler::open(*spec, so);
+    auto opened = sampling::Sampler::open(*spec, so);
     if (!opened) return Error{"record: -e " + spec_text + ": " + opened.error().message + " (the program was not run)"};
     sampler.emplace(std::move(opened).value());
     sampler->start();
     return std::nullopt;
   };
   std::vector<std::string> environment;
-  if (!span_folder.path().empty()) environment.push_back(std::string(detail::kRecordSpansVariable) + "=" + span_folder.path());
+  if (!span_folder.path().empty()) environment.push_back(std::string(session::kRecordSpansVariable) + "=" + span_folder.path());
   auto child = run_child(options.command, attach, environment);
   if (!child) return fail(child.error());
   if (!child->exec_error.empty()) {
     std::cerr << "hwprof: error: " << child->exec_error << "\n";
     return 127;
   }
-  detail::Recording recording;
+  profile::Recording recording;
   recording.launched = launched;
   sampler->stop();
   recording.stats = sampler->stats();
   recording.warnings = sampler->warnings();
   recording.store = sampler->take_data();
-  const SamplingProfile s = detail::recorded_sampling(spec_text, options.command.front(), recording, span_folder.path());
+  const SamplingProfile s = profile::recorded_sampling(spec_text, options.command.front(), recording, span_folder.path());
   Profile shown;
   shown.sampling = s;
-  std::cerr << record_header(options, *child, recording, s) << detail::sampling_section(shown, options.top);
+  std::cerr << record_header(options, *child, recording, s) << report::sampling_section(shown, options.top);
   if (!options.output.empty()) {
     std::vector<std::string> written;
-    const detail::RecordSubject subject{s, options.command, child->exit_code, child->wall_seconds,
+    const report::RecordSubject subject{s, options.command, child->exit_code, child->wall_seconds,
                                         quote_command(options.command) + " (" + s.spec + ")"};
-    if (auto error = detail::write_outputs_to_folder(detail::record_outputs(), subject, options.output, &written)) {
+    if (auto error = report::write_outputs_to_folder(report::record_outputs(), subject, options.output, &written)) {
       fail(*error);
       return child->exit_code == 0 ? kExitError : child->exit_code;
     }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "common/stages.hpp"
 
 namespace CLI {
 class App;

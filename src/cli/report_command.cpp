@@ -10,6 +10,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/engine/report.hpp"
 #include "report/outputs.hpp"
@@ -33,7 +34,7 @@ std::shared_ptr<ReportCommandOptions> setup_report(CLI::App& app, int& exit_code
   sub->add_option("--trace", options->trace, "Write the Chrome trace (JSON, for Perfetto or chrome://tracing) to FILE")->check(file_name());
   sub->add_option("--html", options->html, "Write the self-contained HTML report to FILE")->check(file_name());
   sub->add_option("-f,--format", options->format, "What to print on standard output")
-      ->check(CLI::IsMember(detail::printable_formats(detail::profile_outputs())))
+      ->check(CLI::IsMember(report::printable_formats(report::profile_outputs())))
       ->capture_default_str();
   add_table_options(*sub, options->table);
   sub->callback([options, &exit_code]() { exit_code = run_report(*options); });
@@ -78,14 +79,14 @@ ProfileTableOptions table_options(const TableArguments& a) {
 }  // namespace
 
 std::string render_profile(const Profile& profile, const std::string& format, const TableArguments& table) {
-  const auto* output = detail::find_output(detail::profile_outputs(), format);
+  const auto* output = report::find_output(report::profile_outputs(), format);
   if (output == nullptr) throw std::logic_error("no profile output " + format);  // --format is checked against the same list
-  return detail::render_output(*output, detail::ProfileSubject{profile, table_options(table)});
+  return report::render_output(*output, report::ProfileSubject{profile, table_options(table)});
 }
 
 std::optional<Error> format_unavailable(const Profile& profile, const std::string& format) {
-  const auto* output = detail::find_output(detail::profile_outputs(), format);
-  if (output == nullptr || detail::output_applies(*output, detail::ProfileSubject{profile, {}})) return std::nullopt;
+  const auto* output = report::find_output(report::profile_outputs(), format);
+  if (output == nullptr || report::output_applies(*output, report::ProfileSubject{profile, {}})) return std::nullopt;
   return Error{"--format " + format + ": the profile has no sampling (profile with --sample; docs/sampling.md)"};
 }
 
@@ -107,11 +108,11 @@ int run_report(const ReportCommandOptions& options) {
   if (!profile) return fail(profile.error());
   // The files asked for by option, each in the format of the registry's entry.
   const std::pair<const std::string&, const char*> files[] = {{options.svg, "svg"}, {options.trace, "trace"}, {options.html, "html"}};
-  const detail::ProfileSubject subject{*profile, table_options(options.table)};
+  const report::ProfileSubject subject{*profile, table_options(options.table)};
   for (const auto& [path, format] : files) {
     if (path.empty()) continue;
-    const auto* output = detail::find_output(detail::profile_outputs(), format);
-    const std::string content = detail::render_output(*output, subject);
+    const auto* output = report::find_output(report::profile_outputs(), format);
+    const std::string content = report::render_output(*output, subject);
     if (auto error = write_file_atomically(path, content)) return fail(*error);
     std::cerr << "hwprof: wrote " << written_what(format) << " " << path << " ("
               << written_note(*profile, content.size(), std::string_view(format) == "trace") << ")\n";

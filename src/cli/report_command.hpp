@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 
 namespace CLI {

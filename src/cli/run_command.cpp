@@ -22,6 +22,7 @@
 #include "cli/output.hpp"
 #include "common/input_file.hpp"
 #include "common/memory_budget.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/executor.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/tensor.hpp"
@@ -116,40 +117,40 @@ namespace {
 // the memory this process may take: reading holds the file's bytes and a copy of its data, then
 // that copy and the input tensor (a 3 GB array must not end in std::bad_alloc after a long
 // read). Nothing for a pipe, which is read first (bounded by kMaxNpyBytes).
-Result<std::optional<detail::NpyHeader>> peek_input(const std::string& path) {
+Result<std::optional<nn::NpyHeader>> peek_input(const std::string& path) {
   std::error_code ec;
-  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return std::optional<detail::NpyHeader>();
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return std::optional<nn::NpyHeader>();
   const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
   std::ifstream in(path, std::ios::binary);
-  if (ec || !in) return std::optional<detail::NpyHeader>();  // the read says why
+  if (ec || !in) return std::optional<nn::NpyHeader>();  // the read says why
   std::string prefix(static_cast<std::size_t>(std::min<std::int64_t>(file_bytes, (1 << 16) + 16)), '\0');
   in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
   prefix.resize(static_cast<std::size_t>(in.gcount()));
-  auto header = detail::parse_npy_header(prefix, path);
+  auto header = nn::parse_npy_header(prefix, path);
   if (!header) return header.error();
-  if (auto error = detail::check_npy_size(*header, file_bytes, path)) return *error;  // before its size is taken for the truth
+  if (auto error = nn::check_npy_size(*header, file_bytes, path)) return *error;  // before its size is taken for the truth
   const auto& a = header->array;
-  const std::int64_t tensor_bytes = a.type == detail::NpyArray::Type::i64 ? header->data_bytes / 2 : header->data_bytes;
+  const std::int64_t tensor_bytes = a.type == nn::NpyArray::Type::i64 ? header->data_bytes / 2 : header->data_bytes;
   const std::int64_t needed = file_bytes + std::max(header->data_bytes, tensor_bytes);
-  const detail::MemoryBudget budget = detail::memory_budget();
-  if (budget.available < 0 || needed <= budget.available) return std::optional<detail::NpyHeader>(std::move(*header));
-  const char* type = a.type == detail::NpyArray::Type::f32 ? "float32" : a.type == detail::NpyArray::Type::i32 ? "int32" : "int64";
+  const common::MemoryBudget budget = common::memory_budget();
+  if (budget.available < 0 || needed <= budget.available) return std::optional<nn::NpyHeader>(std::move(*header));
+  const char* type = a.type == nn::NpyArray::Type::f32 ? "float32" : a.type == nn::NpyArray::Type::i32 ? "int32" : "int64";
   return Error{
       fmt::format("{}: the array {} {} holds {} bytes ({}); reading it into the input tensor needs about {} of memory, but only {} are "
                   "available ({}); nothing was read (give a smaller batch)",
-                  path, format_shape(a.shape), type, header->data_bytes, detail::binary_bytes(header->data_bytes), detail::binary_bytes(needed),
-                  detail::binary_bytes(budget.available), budget.source)};
+                  path, format_shape(a.shape), type, header->data_bytes, common::binary_bytes(header->data_bytes), common::binary_bytes(needed),
+                  common::binary_bytes(budget.available), budget.source)};
 }
 
 // The input .npy file as the engine's input tensor.
 Result<Tensor> read_input(const std::string& path) {
-  auto bytes = detail::read_input_file(path, ".npy input", kMaxNpyBytes);
+  auto bytes = common::read_input_file(path, ".npy input", kMaxNpyBytes);
   if (!bytes) return bytes.error();
-  auto array = detail::parse_npy(*bytes, path);
+  auto array = nn::parse_npy(*bytes, path);
   if (!array) return array.error();
   *bytes = std::string();  // the array holds its own copy of the data
   try {
-    return detail::npy_to_tensor(*array, path);
+    return nn::npy_to_tensor(*array, path);
   } catch (const std::bad_alloc&) {
     return Error{path + ": out of memory for the input tensor"};
   }
@@ -163,14 +164,14 @@ struct InputFacts {
   std::string per_sample;
 };
 
-InputFacts input_facts(const RunCommandOptions& options, const std::optional<detail::NpyHeader>& header, const std::optional<Tensor>& given) {
+InputFacts input_facts(const RunCommandOptions& options, const std::optional<nn::NpyHeader>& header, const std::optional<Tensor>& given) {
   InputFacts facts{std::nullopt, options.batch, options.input_shape};
   Shape shape;
   if (given) {
     facts.dtype = given->dtype();
     shape = given->shape();
   } else if (header && header->array.shape.size() >= 2 && header->array.shape[0] >= 1) {
-    facts.dtype = header->array.type == detail::NpyArray::Type::f32 ? DType::f32 : DType::i32;
+    facts.dtype = header->array.type == nn::NpyArray::Type::f32 ? DType::f32 : DType::i32;
     shape = header->array.shape;
   }
   if (shape.empty()) return facts;
@@ -317,11 +318,11 @@ int run_run(const RunCommandOptions& options) {
   const Tensor& y = *output;
   if (!options.output.empty()) {
     const std::int64_t output_bytes = y.bytes() + 128;  // the .npy file is built in memory first
-    if (auto error = detail::check_memory_fits(output_bytes, options.output + ": the output " + format_shape(y.shape()), "its .npy file",
-                                               detail::memory_budget())) {
+    if (auto error = common::check_memory_fits(output_bytes, options.output + ": the output " + format_shape(y.shape()), "its .npy file",
+                                               common::memory_budget())) {
       return fail(*error);
     }
-    const std::string npy = detail::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
+    const std::string npy = nn::format_npy(y.dtype() == DType::f32 ? "<f4" : "<i4", y.shape(), y.f32(), static_cast<std::size_t>(y.bytes()));
     if (const int code = emit(npy, options.output); code != kExitOk) return code;
   }
   std::size_t given_weights = 0;

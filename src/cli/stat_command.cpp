@@ -12,6 +12,7 @@
 #include "cli/child_process.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/engine/report.hpp"

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "common/stages.hpp"
 
 namespace CLI {
 class App;

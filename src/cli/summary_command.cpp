@@ -9,6 +9,7 @@
 #include "cli/arguments.hpp"
 #include "cli/data_lookup.hpp"
 #include "cli/output.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/cost.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/report.hpp"

@@ -111,7 +111,7 @@ class BufferedWriter {
   std::optional<Error> error_;
 };
 
-using Produce = std::function<void(const detail::TextSink&)>;
+using Produce = std::function<void(const common::TextSink&)>;
 
 std::optional<Error> write_parts(int fd, const std::string& path, const Produce& produce) {
   BufferedWriter writer(fd, path);
@@ -161,10 +161,10 @@ std::optional<Error> check_output_path(const std::string& path) {
 }
 
 std::optional<Error> write_file_atomically(const std::string& path, const std::string& content) {
-  return detail::write_file_atomically_in_parts(path, [&content](const detail::TextSink& sink) { sink(content); });
+  return common::write_file_atomically_in_parts(path, [&content](const common::TextSink& sink) { sink(content); });
 }
 
-namespace detail {
+namespace common {
 
 std::optional<Error> write_file_atomically_in_parts(const std::string& path, const std::function<void(const TextSink&)>& produce) {
   if (path.empty()) return Error{"the output path is empty"};
@@ -227,5 +227,5 @@ std::optional<Error> write_file_atomically_in_parts(const std::string& path, con
   return std::nullopt;
 }
 
-}  // namespace detail
+}  // namespace common
 }  // namespace hwprof

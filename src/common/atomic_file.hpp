@@ -10,7 +10,7 @@
 
 #include "hwprof/atomic_file.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // Takes the parts of a file's content in order.
 using TextSink = std::function<void(std::string_view part)>;
@@ -21,4 +21,4 @@ using TextSink = std::function<void(std::string_view part)>;
 // behind either, and is passed on.
 std::optional<Error> write_file_atomically_in_parts(const std::string& path, const std::function<void(const TextSink&)>& produce);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

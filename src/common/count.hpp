@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 class Count {
  public:
@@ -35,4 +35,4 @@ class Count {
   bool overflowed_ = false;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
@@ -105,4 +105,4 @@ std::optional<int> parse_thread_count(std::string_view text) {
   return static_cast<int>(n);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // The first line of a (sysfs or procfs) file, without its newline; "" when unreadable.
 std::string read_first_line(const std::string& path);
@@ -29,4 +29,4 @@ std::optional<int> parse_thread_count(std::string_view text);
 // Pins the calling thread to one CPU; false (and why) when the kernel refuses.
 bool pin_current_thread(int cpu, std::string* why) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -9,7 +9,7 @@
 #include <cpuid.h>
 #endif
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 CpuidFn this_cpu_cpuid() {
   return [](std::uint32_t leaf, std::uint32_t subleaf) {
@@ -81,4 +81,4 @@ std::string cpuid_vendor(const CpuidFn& cpuid) {
   return vendor;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

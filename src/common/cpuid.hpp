@@ -9,7 +9,7 @@
 
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 struct CpuidRegs {
   std::uint32_t eax = 0;
@@ -34,4 +34,4 @@ Result<CpuidFn> cpuid_from_text(std::string_view text, const std::string& source
 // The 12 vendor characters of leaf 0 ("GenuineIntel", "AuthenticAMD"; empty without CPUID).
 std::string cpuid_vendor(const CpuidFn& cpuid);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

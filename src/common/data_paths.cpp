@@ -6,7 +6,7 @@
 
 #include <dlfcn.h>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace fs = std::filesystem;
 
 std::string this_binary_path() {
@@ -59,4 +59,4 @@ std::vector<std::string> data_directories(const char* environment, const std::st
   return dirs;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

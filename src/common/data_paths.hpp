@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // Folders that may hold `kind` ("counters", "models"), in the order to look: the colon-separated
 // folders of `environment` first (when set), then the installed and source locations.
@@ -17,4 +17,4 @@ std::vector<std::string> data_directories(const char* environment, const std::st
 // The file this code was loaded from: the shared library, or the program it is linked into.
 std::string this_binary_path();
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 // What a file that cannot hold text is, for "PATH: is a character device, not a model spec".
@@ -99,4 +99,4 @@ Result<std::string> read_input_file(const std::string& path, std::string_view wh
   return text;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

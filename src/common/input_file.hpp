@@ -12,7 +12,7 @@
 
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // How long a pipe or FIFO may stay silent before the read is given up.
 inline constexpr int kPipeIdleSeconds = 10;
@@ -27,4 +27,4 @@ enum class InputKinds { file_or_pipe, regular_file };
 Result<std::string> read_input_file(const std::string& path, std::string_view what, std::size_t max_bytes,
                                     InputKinds accept = InputKinds::file_or_pipe);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

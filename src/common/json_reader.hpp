@@ -14,7 +14,7 @@
 
 #include "hwprof/source_text.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 struct JsonReadError {
   std::string message;
@@ -86,4 +86,4 @@ class BasicJsonReader {
 
 using JsonReader = BasicJsonReader<nlohmann::json>;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

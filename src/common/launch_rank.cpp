@@ -6,7 +6,7 @@
 
 #include "common/printable.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 // A plain non-negative integer below 2^30, or -1.
@@ -73,4 +73,4 @@ std::string rank_folder(int rank) {
   return name;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

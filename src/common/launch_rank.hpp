@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 struct LaunchRank {
   int rank = -1;         // -1: not launched as one of several ranks
@@ -30,4 +30,4 @@ LaunchRank launch_rank(const std::function<const char*(const char*)>& getenv_fn 
 // "rank-00003": the folder of one rank's reports, zero-padded so that a listing sorts by rank.
 std::string rank_folder(int rank);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -8,7 +8,7 @@
 
 #include <sys/resource.h>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 // A number from a one-line sysfs file; nullopt for "max", a missing file or junk.
@@ -129,4 +129,4 @@ std::optional<Error> check_memory_fits(std::int64_t needed, const std::string& w
                binary_bytes(budget.available) + " are available (" + budget.source + "); nothing was allocated"};
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

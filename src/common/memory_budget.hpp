@@ -13,7 +13,7 @@
 
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 struct MemoryBudget {
   std::int64_t available = -1;  // bytes this process may take; -1: unknown
@@ -34,4 +34,4 @@ std::optional<std::int64_t> proc_kib_field(const std::string& path, std::string_
 // "1.5 GiB", "312 MiB".
 std::string binary_bytes(std::int64_t bytes);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -6,7 +6,7 @@
 
 #include <time.h>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 inline std::uint64_t monotonic_ns() noexcept {
   timespec ts{};
@@ -14,4 +14,4 @@ inline std::uint64_t monotonic_ns() noexcept {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 std::string escaped(std::string_view text, bool names) {
@@ -41,4 +41,4 @@ std::string printable_message(std::string_view text) {
   return escaped(text, false);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // A name: control characters escaped, and a backslash written "\\", so that two different
 // names stay different ("a\x1b" spelled out and "a" + ESC do not meet).
@@ -17,4 +17,4 @@ std::string printable_name(std::string_view text);
 // a backslash is kept (names inside it were escaped with printable_name already).
 std::string printable_message(std::string_view text);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

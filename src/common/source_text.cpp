@@ -171,7 +171,7 @@ std::string SourceText::locate(std::string_view pointer, bool key) const {
     pos = key && end == pointer.size() && key_pos != std::string_view::npos ? key_pos : next;
     start = end;
   }
-  return file_ + ":" + detail::line_column(*text_, pos);
+  return file_ + ":" + common::line_column(*text_, pos);
 }
 
 }  // namespace hwprof

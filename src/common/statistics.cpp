@@ -5,7 +5,7 @@
 #include <vector>
 
 namespace hwprof {
-namespace detail {
+namespace common {
 
 namespace {
 
@@ -109,7 +109,7 @@ double coefficient_of_variation(const double* x, std::size_t n) noexcept {
   return std::sqrt(squares / static_cast<double>(n - 1)) / std::abs(mean);
 }
 
-}  // namespace detail
+}  // namespace common
 
 namespace {
 
@@ -207,10 +207,10 @@ Summary summarize(std::vector<double> x) {
   const std::size_t n = x.size();
   s.min = x.front();
   s.max = x.back();
-  s.median = detail::percentile_sorted(x.data(), n, 50.0);
-  s.p5 = detail::percentile_sorted(x.data(), n, 5.0);
-  s.p95 = detail::percentile_sorted(x.data(), n, 95.0);
-  s.p99 = detail::percentile_sorted(x.data(), n, 99.0);
+  s.median = common::percentile_sorted(x.data(), n, 50.0);
+  s.p5 = common::percentile_sorted(x.data(), n, 5.0);
+  s.p95 = common::percentile_sorted(x.data(), n, 95.0);
+  s.p99 = common::percentile_sorted(x.data(), n, 99.0);
 
   double sum = 0.0;
   for (double v : x) sum += v;
@@ -225,11 +225,11 @@ Summary summarize(std::vector<double> x) {
   for (std::size_t i = 0; i < n; ++i) deviation[i] = std::abs(x[i] - s.median);
   std::vector<double> sorted_deviation = deviation;
   std::sort(sorted_deviation.begin(), sorted_deviation.end());
-  s.mad = detail::percentile_sorted(sorted_deviation.data(), n, 50.0);
+  s.mad = common::percentile_sorted(sorted_deviation.data(), n, 50.0);
   const double cut = 3.0 * 1.4826 * s.mad;
   s.outliers = static_cast<std::size_t>(std::count_if(deviation.begin(), deviation.end(), [cut](double d) { return d > cut; }));
 
-  const detail::OrderStatisticInterval ci = detail::median_interval_ranks(n, 0.95);
+  const common::OrderStatisticInterval ci = common::median_interval_ranks(n, 0.95);
   if (ci.available) {
     s.median_ci_low = x[ci.lower_rank - 1];
     s.median_ci_high = x[ci.upper_rank - 1];
@@ -269,7 +269,7 @@ bool WarmupPolicy::done_after(double seconds) {
       recent_[static_cast<std::size_t>(completed_ - 1) % window] = seconds;
     }
     if (recent_.size() == window) {
-      last_cv_ = detail::coefficient_of_variation(recent_.data(), recent_.size());
+      last_cv_ = common::coefficient_of_variation(recent_.data(), recent_.size());
       settled_ = last_cv_ < max_cv_;
     }
   }

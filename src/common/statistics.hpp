@@ -8,7 +8,7 @@
 
 #include "hwprof/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // The p-th percentile (0 ≤ p ≤ 100) of sorted[0..n), n ≥ 1, by linear interpolation
 // (numpy.percentile's default; Hyndman & Fan 1996, definition 7).
@@ -49,4 +49,4 @@ OrderStatisticInterval median_interval_ranks(std::size_t n, double confidence = 
 // Sample standard deviation / mean of x[0..n); 0 when n < 2 or the mean is 0.
 double coefficient_of_variation(const double* x, std::size_t n) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

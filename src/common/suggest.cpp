@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 // Optimal string alignment distance (Levenshtein plus adjacent transpositions), case-blind.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -61,4 +61,4 @@ std::string join(const std::vector<std::string_view>& items, std::string_view se
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string_view>& candidates);
@@ -15,4 +15,4 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string_vi
 // "a, b, c"
 std::string join(const std::vector<std::string_view>& items, std::string_view separator = ", ");
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 inline std::string line_column(std::string_view text, std::size_t pos) {
   std::size_t line = 1;
@@ -58,4 +58,4 @@ inline std::string json_nesting_error(std::string_view text, const std::string& 
          " levels; no hwprof file nests so deep (damaged or not a hwprof file?)";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -4,7 +4,7 @@
 #include <ctime>
 #include <string>
 
-namespace hwprof::detail {
+namespace hwprof::common {
 
 inline std::string utc_timestamp() {
   const std::time_t t = std::time(nullptr);
@@ -15,4 +15,4 @@ inline std::string utc_timestamp() {
   return buffer;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

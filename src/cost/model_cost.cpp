@@ -10,8 +10,8 @@
 namespace hwprof {
 namespace {
 
-using detail::Count;
-using detail::OpCost;
+using common::Count;
+using cost::OpCost;
 
 constexpr std::int64_t kFloatBytes = 4;
 
@@ -207,7 +207,7 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
   Count params, buffers, macs, flops, train_forward, backward, bytes;
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = graph.nodes[i];
-    costs.push_back(detail::op_cost(graph, node, batch));
+    costs.push_back(cost::op_cost(graph, node, batch));
     const OpCost& c = costs.back();
     bool any_input_grad = false;
     for (int input : node.inputs) any_input_grad = any_input_grad || input_requires_grad(input);

@@ -108,9 +108,10 @@
 #include <numeric>
 #include <set>
 
+#include "common/stages.hpp"
 #include "ops/ops.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::cost {
 namespace {
 
 constexpr std::int64_t kFloatBytes = 4;
@@ -124,6 +125,38 @@ Count n_of(const Shape& s) {
 // in + out − gcd(in, out) (tests/unit check it against the direct sum).
 Count adaptive_window_sum(std::int64_t in, std::int64_t out) {
   return Count(in) + out - std::gcd(in, out);
+}
+
+// A pooling op over its definition's axes (the table above): a maximum of a window of k
+// elements is k − 1 comparisons and its backward one add per output (dy into the argmax, which
+// it keeps as int32); a mean is k adds and the divide, its backward k + 1 per output; adaptive
+// windows have the sizes adaptive_window_sum gives along each axis.
+void pool_cost(const ops::PoolingDefinition& pool, const Attributes& a, const Shape& in, Count n, OpCost& c) {
+  const ops::PoolAxes axes = pool_axes(pool, a);
+  Count window = 1;
+  Count windows = 1;
+  Count outputs = 1;
+  std::size_t d = 1;
+  for (const ops::PoolAxis& x : axes.view()) {
+    window = window * x.kernel;
+    windows = windows * adaptive_window_sum(in[d++], x.output);
+    outputs = outputs * x.output;
+  }
+  switch (pool.reduction) {
+    case ops::PoolReduction::max:
+      c.flops = n * (window - 1);
+      c.input_grad_flops = n;
+      c.saved_bytes_per_sample = n * 4;  // int32 argmax indices
+      return;
+    case ops::PoolReduction::average:
+      c.flops = n * window;
+      c.input_grad_flops = n * (window + 1);
+      return;
+    case ops::PoolReduction::adaptive_average:
+      c.flops = windows * in[0];
+      c.input_grad_flops = (windows + outputs) * in[0];
+      return;
+  }
 }
 
 // The input elements a data-movement op copies from, each counted once: a slice's kept
@@ -167,6 +200,11 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     c.flops = n * u->flops;
     c.input_grad_flops = n * u->grad_flops;
     (u->backward_reads_output ? c.saves_output : c.saves_input) = true;
+    c.train_forward_flops = c.flops;
+    return c;
+  }
+  if (const ops::PoolingDefinition* pool = pooling_definition(node.op)) {
+    pool_cost(*pool, a, in, n, c);
     c.train_forward_flops = c.flops;
     return c;
   }
@@ -243,34 +281,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.flops = n * 5 + rows;
       c.input_grad_flops = n * 4;
       c.saves_output = true;
-      break;
-    }
-    case OpKind::maxpool2d:
-    case OpKind::maxpool3d: {
-      const Count window = Count(a.kernel.h) * a.kernel.w * (node.op == OpKind::maxpool3d ? a.depth.kernel : 1);
-      c.flops = n * (window - 1);
-      c.input_grad_flops = n;
-      c.saved_bytes_per_sample = n * 4;  // int32 argmax indices
-      break;
-    }
-    case OpKind::avgpool2d:
-    case OpKind::avgpool3d: {
-      const Count window = Count(a.kernel.h) * a.kernel.w * (node.op == OpKind::avgpool3d ? a.depth.kernel : 1);
-      c.flops = n * window;
-      c.input_grad_flops = n * (window + 1);
-      break;
-    }
-    case OpKind::adaptive_avgpool2d: {
-      const Count windows = adaptive_window_sum(in[1], a.output.h) * adaptive_window_sum(in[2], a.output.w);
-      c.flops = windows * in[0];
-      c.input_grad_flops = (windows + Count(a.output.h) * a.output.w) * in[0];
-      break;
-    }
-    case OpKind::adaptive_avgpool3d: {
-      const Count windows =
-          adaptive_window_sum(in[1], a.depth.output) * adaptive_window_sum(in[2], a.output.h) * adaptive_window_sum(in[3], a.output.w);
-      c.flops = windows * in[0];
-      c.input_grad_flops = (windows + Count(a.depth.output) * a.output.h * a.output.w) * in[0];
       break;
     }
     case OpKind::upsample: {
@@ -466,11 +476,12 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       // activations' sizes, set above, are.
       break;
       HWPROF_ELEMENTWISE_UNARY_CASES
-      break;  // above, from the op table
+      HWPROF_POOLING_CASES
+      break;  // above, from their definitions
   }
   // Training mode differs from evaluation only for batch norms and dropout, set above.
   if (node.op != OpKind::batchnorm2d && node.op != OpKind::batchnorm3d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;
   return c;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::cost

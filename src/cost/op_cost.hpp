@@ -2,9 +2,10 @@
 #pragma once
 
 #include "common/count.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::cost {
 
 struct OpCost {
   Count params;   // trainable elements this node owns (tied weights: 0)
@@ -52,4 +53,4 @@ inline Count backward_flops_of(const OpCost& c, bool weights_need_grad, bool inp
          (input_needs_grad ? c.input_grad_flops : Count(0));
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::cost

@@ -22,7 +22,7 @@ namespace hwprof {
 namespace {
 
 namespace fs = std::filesystem;
-using detail::CpuMatch;
+using counters::CpuMatch;
 
 // Folders that hold groups for any CPU: CPUID never chooses them.
 const std::set<std::string> kEveryCpuFolders = {"generic", "software"};
@@ -33,7 +33,7 @@ constexpr const char* kGenericNote =
 
 std::string looked_in(const std::vector<std::string>& dirs) {
   std::vector<std::string_view> names(dirs.begin(), dirs.end());
-  return names.empty() ? std::string("no folder") : detail::join(names);
+  return names.empty() ? std::string("no folder") : common::join(names);
 }
 
 bool has_group_files(const fs::path& folder) {
@@ -62,21 +62,21 @@ Result<std::map<std::string, std::vector<fs::path>>> family_folders(const std::v
 // The match file of one family: the first of its folders that has one.
 Result<std::optional<CpuMatch>> family_match(const std::string& family, const std::vector<fs::path>& folders, const std::vector<std::string>& dirs) {
   for (const fs::path& folder : folders) {
-    const fs::path file = folder / detail::kCpuMatchFileName;
+    const fs::path file = folder / counters::kCpuMatchFileName;
     std::error_code ec;
     if (!fs::exists(file, ec)) continue;
     if (kEveryCpuFolders.count(family) != 0) {
       return Error{file.string() + ": " + family +
                    "/ holds groups for every CPU and is never chosen by CPUID; expected no match file here (remove it)"};
     }
-    auto match = detail::load_cpu_match(file.string());
+    auto match = counters::load_cpu_match(file.string());
     if (!match) return match.error();
     return std::optional<CpuMatch>(std::move(*match));
   }
   if (kEveryCpuFolders.count(family) != 0) return std::optional<CpuMatch>();
   for (const fs::path& folder : folders) {
     if (has_group_files(folder)) {
-      return Error{folder.string() + ": group files but no " + std::string(detail::kCpuMatchFileName) + ", here or in " + looked_in(dirs) +
+      return Error{folder.string() + ": group files but no " + std::string(counters::kCpuMatchFileName) + ", here or in " + looked_in(dirs) +
                    ", so no CPU can choose them; expected a match file naming the family's CPUs (counters/README.md)"};
     }
   }
@@ -87,12 +87,12 @@ Result<std::optional<CpuMatch>> family_match(const std::string& family, const st
 std::optional<std::string> overlap(const std::vector<std::pair<std::string, CpuMatch>>& matches) {
   for (std::size_t i = 0; i < matches.size(); ++i) {
     for (std::size_t j = i + 1; j < matches.size(); ++j) {
-      for (const detail::CpuMatchRule& a : matches[i].second.rules) {
-        for (const detail::CpuMatchRule& b : matches[j].second.rules) {
-          const auto model = detail::first_shared_model(a, b);
+      for (const counters::CpuMatchRule& a : matches[i].second.rules) {
+        for (const counters::CpuMatchRule& b : matches[j].second.rules) {
+          const auto model = counters::first_shared_model(a, b);
           if (!model) continue;
           return matches[i].second.file + ":" + std::to_string(a.line) + " and " + matches[j].second.file + ":" + std::to_string(b.line) +
-                 " both name " + a.vendor + " family " + detail::cpuid_hex(a.family) + " model " + detail::cpuid_hex(*model) + " (" +
+                 " both name " + a.vendor + " family " + counters::cpuid_hex(a.family) + " model " + counters::cpuid_hex(*model) + " (" +
                  matches[i].first + " and " + matches[j].first + "); a CPU has one counter family: expected their model ranges apart";
         }
       }
@@ -112,7 +112,7 @@ Result<std::vector<std::pair<std::string, CpuMatch>>> all_matches(const std::vec
     if (*match) matches.emplace_back(family, std::move(**match));
   }
   if (matches.empty()) {
-    return Error{"no <family>/" + std::string(detail::kCpuMatchFileName) + " in any counters folder looked in (" + looked_in(dirs) +
+    return Error{"no <family>/" + std::string(counters::kCpuMatchFileName) + " in any counters folder looked in (" + looked_in(dirs) +
                  "): hwprof's counters/ data is missing (installed as share/hwprof/counters under the prefix; "
                  "$HWPROF_COUNTERS_PATH names another folder)"};
   }
@@ -126,7 +126,7 @@ Result<CounterFamily> counter_family(const CpuIdentity& cpu, const std::vector<s
   auto matches = all_matches(counters_dirs);
   if (!matches) return matches.error();
   for (const auto& [family, match] : *matches) {
-    if (detail::rule_naming(match, cpu) != nullptr) return CounterFamily{family, match.note, match.file};
+    if (counters::rule_naming(match, cpu) != nullptr) return CounterFamily{family, match.note, match.file};
   }
   return CounterFamily{"generic", kGenericNote, {}};
 }

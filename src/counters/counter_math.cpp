@@ -1,6 +1,7 @@
 #include "counters/counter_math.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 CounterReading scale_counter(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running) noexcept {
   CounterReading r;
@@ -68,4 +69,4 @@ bool count_so_far(long long closed, long long start, long long now, bool running
   return true;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

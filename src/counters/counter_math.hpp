@@ -5,9 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/stages.hpp"
 #include "hwprof/counters.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 // One interval of one event: `raw` counted while the event ran `running` ns of the `enabled`
 // ns it was enabled. Multiplexed values are scaled by enabled/running, the rule of
@@ -48,4 +49,4 @@ bool close_interval(const long long* start, const long long* stop, std::size_t n
 // reads) or overflows.
 bool count_so_far(long long closed, long long start, long long now, bool running, std::uint64_t* value) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

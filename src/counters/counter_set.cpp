@@ -90,8 +90,8 @@ void readings_between(const CounterSet& set, const CounterSnapshot& before, cons
       out[i].status = CounterStatus::not_counted;
       continue;
     }
-    out[i] = detail::scale_counter(after.value[i] - before.value[i], after.time_enabled[i] - before.time_enabled[i],
-                                   after.time_running[i] - before.time_running[i]);
+    out[i] = counters::scale_counter(after.value[i] - before.value[i], after.time_enabled[i] - before.time_enabled[i],
+                                     after.time_running[i] - before.time_running[i]);
   }
 }
 
@@ -104,14 +104,14 @@ std::vector<CounterReading> readings_between(const CounterSet& set, const Counte
 std::unique_ptr<CounterSet> open_counters(const CounterOptions& options) {
   switch (options.backend) {
     case BackendKind::timer:
-      return detail::open_timers(options);
+      return counters::open_timers(options);
     case BackendKind::papi:
-      return detail::open_papi(options);
+      return counters::open_papi(options);
     case BackendKind::automatic:
     case BackendKind::perf:
       break;
   }
-  return detail::open_perf_events(options);
+  return counters::open_perf_events(options);
 }
 
 }  // namespace hwprof

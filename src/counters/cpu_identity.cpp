@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/cpuid.hpp"
+#include "common/stages.hpp"
 #include "counters/cpu_identity.hpp"
 #include "hwprof/cpu.hpp"
 
@@ -25,7 +26,7 @@ std::string trimmed(const std::string& text) {
 
 }  // namespace
 
-namespace detail {
+namespace counters {
 
 CpuIdentity identity_from_cpuid(const CpuidFn& cpuid) {
   CpuIdentity cpu;
@@ -54,10 +55,10 @@ CpuIdentity identity_from_cpuid(const CpuidFn& cpuid) {
   return cpu;
 }
 
-}  // namespace detail
+}  // namespace counters
 
 CpuIdentity detect_cpu() {
-  return detail::identity_from_cpuid(detail::this_cpu_cpuid());
+  return counters::identity_from_cpuid(common::this_cpu_cpuid());
 }
 
 }  // namespace hwprof

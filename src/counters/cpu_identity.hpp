@@ -2,10 +2,11 @@
 #pragma once
 
 #include "common/cpuid.hpp"
+#include "common/stages.hpp"
 #include "hwprof/cpu.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 CpuIdentity identity_from_cpuid(const CpuidFn& cpuid);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

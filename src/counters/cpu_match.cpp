@@ -7,9 +7,11 @@
 #include <charconv>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 #include "common/suggest.hpp"
+#include "common/words.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 constexpr std::size_t kMaxFileBytes = 64 << 10;
@@ -21,25 +23,6 @@ constexpr std::string_view kRuleShape = "'vendor VENDOR family 0xF models 0xM,0x
 const std::vector<std::string_view> kKeywords = {"vendor", "note"};
 // CPUID leaf 0's vendor strings that can be written as one word.
 const std::vector<std::string_view> kVendors = {"GenuineIntel", "AuthenticAMD", "HygonGenuine", "CentaurHauls"};
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-std::vector<std::string_view> split(std::string_view s, std::string_view separators) {
-  std::vector<std::string_view> words;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && separators.find(s[i]) != std::string_view::npos) ++i;
-    const std::size_t start = i;
-    while (i < s.size() && separators.find(s[i]) == std::string_view::npos) ++i;
-    if (i > start) words.push_back(s.substr(start, i - start));
-  }
-  return words;
-}
 
 std::string quoted(std::string_view s) {
   return "'" + std::string(s) + "'";
@@ -102,7 +85,7 @@ std::optional<std::string> parse_rule(const std::vector<std::string_view>& words
   // The list may be spaced after its commas: every word after `models` is part of it.
   std::vector<std::string_view> items;
   for (std::size_t i = 5; i < words.size(); ++i) {
-    for (std::string_view item : split(words[i], ",")) items.push_back(item);
+    for (std::string_view item : split_words(words[i], ",")) items.push_back(item);
   }
   return parse_models(items, rule.models);
 }
@@ -110,7 +93,7 @@ std::optional<std::string> parse_rule(const std::vector<std::string_view>& words
 std::optional<std::string> take_line(std::string_view raw, int line, CpuMatch& match) {
   const std::string_view text = trim(raw);
   if (text.empty() || text[0] == '#') return std::nullopt;
-  const auto words = split(text, " \t");
+  const auto words = split_words(text, " \t");
   if (words[0] == "note") {
     const std::string_view note = trim(text.substr(4));
     if (note.empty()) return std::string("a note without text; expected 'note <what to know about the family's groups>'");
@@ -187,4 +170,4 @@ std::optional<int> first_shared_model(const CpuMatchRule& a, const CpuMatchRule&
   return first;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -9,10 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 // The match file's name in each family folder. Not a .txt: every .txt there is a group file.
 inline constexpr std::string_view kCpuMatchFileName = "cpus.match";
@@ -48,4 +49,4 @@ std::string cpuid_hex(int value);
 // The lowest model that both rules name (same vendor, same family), or nullopt.
 std::optional<int> first_shared_model(const CpuMatchRule& a, const CpuMatchRule& b);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

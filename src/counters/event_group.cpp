@@ -18,9 +18,14 @@
 
 #include "common/input_file.hpp"
 #include "common/suggest.hpp"
+#include "common/words.hpp"
 
 namespace hwprof {
 namespace {
+
+using common::split_words;
+using common::trim;
+using common::trim_right;
 
 constexpr std::size_t kMaxEvents = 64;
 constexpr std::size_t kMaxFileBytes = 1 << 20;
@@ -35,31 +40,6 @@ const std::vector<std::string_view> kRoleNames = {"flops", "dram_bytes", "dram_r
 
 std::vector<std::string_view> views(const std::vector<std::string>& items) {
   return {items.begin(), items.end()};
-}
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-std::string_view trim_right(std::string_view s) {
-  const auto last = s.find_last_not_of(" \t\r");
-  return last == std::string_view::npos ? std::string_view() : s.substr(0, last + 1);
-}
-
-// Words separated by any of `separators`.
-std::vector<std::string_view> split_words(std::string_view s, std::string_view separators = " \t") {
-  std::vector<std::string_view> words;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && separators.find(s[i]) != std::string_view::npos) ++i;
-    const std::size_t start = i;
-    while (i < s.size() && separators.find(s[i]) == std::string_view::npos) ++i;
-    if (i > start) words.push_back(s.substr(start, i - start));
-  }
-  return words;
 }
 
 bool contains(const std::vector<std::string_view>& items, std::string_view item) {
@@ -245,7 +225,7 @@ class GroupParser {
     const std::string_view text = trim(raw);
     const bool in_prose = section_ == Section::description || section_ == Section::source;
     if (in_prose && !contains(kSectionNames, text)) {
-      if (looks_like_keyword(text) && !detail::did_you_mean(text, kSectionNames).empty()) return unknown_section(text);
+      if (looks_like_keyword(text) && !common::did_you_mean(text, kSectionNames).empty()) return unknown_section(text);
       prose_->push_back(std::string(trim_right(raw)));
       return std::nullopt;
     }
@@ -269,7 +249,7 @@ class GroupParser {
   static std::string unknown_section(std::string_view word) {
     std::vector<std::string_view> known = kHeaderKeys;
     known.insert(known.end(), kSectionNames.begin(), kSectionNames.end());
-    return "unknown section " + in_quotes(word) + detail::did_you_mean(word, known) + "; expected one of " + detail::join(known);
+    return "unknown section " + in_quotes(word) + common::did_you_mean(word, known) + "; expected one of " + common::join(known);
   }
 
   std::optional<std::string> start_section(std::string_view name, int line) {
@@ -300,16 +280,16 @@ class GroupParser {
       group_.title = std::string(value);
     } else if (key == "SCOPE") {
       if (!contains(kScopeNames, value)) {
-        return "unknown scope " + in_quotes(value) + detail::did_you_mean(value, kScopeNames) + "; expected one of " + detail::join(kScopeNames);
+        return "unknown scope " + in_quotes(value) + common::did_you_mean(value, kScopeNames) + "; expected one of " + common::join(kScopeNames);
       }
       group_.scope = value == "core" ? GroupScope::core : value == "uncore" ? GroupScope::uncore : GroupScope::software;
     } else {
       const auto known = views(known_group_families());
       const auto families = split_words(value, " \t,");
-      if (families.empty()) return "FAMILIES lists no family; expected one or more of " + detail::join(known);
+      if (families.empty()) return "FAMILIES lists no family; expected one or more of " + common::join(known);
       for (std::string_view family : families) {
         if (!contains(known, family)) {
-          return "unknown family " + in_quotes(family) + detail::did_you_mean(family, known) + "; expected one of " + detail::join(known);
+          return "unknown family " + in_quotes(family) + common::did_you_mean(family, known) + "; expected one of " + common::join(known);
         }
         group_.families.emplace_back(family);
       }
@@ -384,11 +364,11 @@ class GroupParser {
     if (words.empty() || words[0] != kRoleKeyword) return std::nullopt;
     rest = trim(rest.substr(kRoleKeyword.size()));
     if (words.size() < 2 || rest.empty() || rest[0] == '=') {
-      return "ROLE names no role; expected 'ROLE role' with a role among " + detail::join(kRoleNames);
+      return "ROLE names no role; expected 'ROLE role' with a role among " + common::join(kRoleNames);
     }
     const auto role = metric_role_named(words[1]);
     if (!role) {
-      return "unknown role " + in_quotes(words[1]) + detail::did_you_mean(words[1], kRoleNames) + "; expected one of " + detail::join(kRoleNames);
+      return "unknown role " + in_quotes(words[1]) + common::did_you_mean(words[1], kRoleNames) + "; expected one of " + common::join(kRoleNames);
     }
     metric.role = *role;
     rest = trim(rest.substr(words[1].size()));
@@ -439,8 +419,8 @@ class GroupParser {
           std::vector<std::string_view> candidates = ids;
           candidates.push_back(kTimeId);
           return Error{source_ + ":" + std::to_string(m.line) + ": metric " + in_quotes(m.name) + " uses " + in_quotes(term.id) +
-                       ", which is not an event id of this group" + detail::did_you_mean(term.id, candidates) + "; expected one of " +
-                       detail::join(candidates)};
+                       ", which is not an event id of this group" + common::did_you_mean(term.id, candidates) + "; expected one of " +
+                       common::join(candidates)};
         }
       }
     }
@@ -501,7 +481,7 @@ Result<EventGroup> parse_event_group(std::string_view text, const std::string& s
 }
 
 Result<EventGroup> load_event_group(const std::string& path) {
-  auto text = detail::read_input_file(path, "event-group file", kMaxFileBytes);
+  auto text = common::read_input_file(path, "event-group file", kMaxFileBytes);
   if (!text) return text.error();
   return parse_event_group(*text, path);
 }
@@ -576,7 +556,7 @@ Result<EventGroup> find_event_group(const std::string& name, const std::string& 
 Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_dir, const std::string& family) {
   const auto known = views(known_group_families());
   if (!contains(known, family)) {
-    return Error{"unknown counter family " + in_quotes(family) + detail::did_you_mean(family, known) + "; expected one of " + detail::join(known)};
+    return Error{"unknown counter family " + in_quotes(family) + common::did_you_mean(family, known) + "; expected one of " + common::join(known)};
   }
   const std::filesystem::path dir = std::filesystem::path(counters_dir) / family;
   std::vector<EventGroup> groups;
@@ -592,7 +572,7 @@ Result<std::vector<EventGroup>> load_family_groups(const std::string& counters_d
     auto group = load_event_group(file.string());
     if (!group) return group.error();
     if (!contains(views(group->families), family)) {
-      return Error{file.string() + ": FAMILIES says " + detail::join(views(group->families)) + ", but the file is in the " + in_quotes(family) +
+      return Error{file.string() + ": FAMILIES says " + common::join(views(group->families)) + ", but the file is in the " + in_quotes(family) +
                    " folder; expected the folder's family among FAMILIES"};
     }
     groups.push_back(std::move(*group));
@@ -617,7 +597,7 @@ MetricValue evaluate_metric(const Metric& metric, const std::function<std::optio
   const double numerator = sum(metric.numerator);
   const double denominator = metric.denominator.empty() ? 1.0 : sum(metric.denominator);
   if (!missing.empty()) {
-    return {std::nullopt, "no value for " + detail::join(missing)};
+    return {std::nullopt, "no value for " + common::join(missing)};
   }
   if (denominator == 0.0) return {std::nullopt, "the denominator is zero"};
   const double value = numerator / denominator;

@@ -16,9 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "counters/event_resolvers.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 constexpr const char* kSysfsDevices = "/sys/bus/event_source/devices";
@@ -121,7 +122,7 @@ EventKind event_kind_of(const ResolvedEvent& r) {
   }
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters
 
 namespace hwprof {
 

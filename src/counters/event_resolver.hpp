@@ -15,10 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 // One kernel PMU that an uncore event is opened on.
 struct PmuInstance {
@@ -76,4 +77,4 @@ bool event_of_another_cpu(const std::string& name);
 // libpfm4's PMUs detected (or forced with LIBPFM_FORCE_PMU) on this machine, e.g. {"perf", "skx"}.
 std::vector<std::string> detected_pmus();
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

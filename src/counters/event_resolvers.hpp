@@ -13,10 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "common/suggest.hpp"
 #include "counters/event_resolver.hpp"
 
-namespace hwprof::detail::resolver {
+namespace hwprof::counters::resolver {
 
 constexpr std::size_t kMaxListed = 8;
 
@@ -65,4 +66,4 @@ Result<ResolvedEvent> resolve_raw_spec(const std::string& name, const std::files
 // libpfm_events.cpp: a libpfm4 name's encoding, with `root` for the kernel's PMU types.
 Result<ResolvedEvent> resolve_with_libpfm(const std::string& name, const std::filesystem::path& root);
 
-}  // namespace hwprof::detail::resolver
+}  // namespace hwprof::counters::resolver

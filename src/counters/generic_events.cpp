@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "counters/event_resolvers.hpp"
 
-namespace hwprof::detail::resolver {
+namespace hwprof::counters::resolver {
 namespace {
 
 struct GenericEvent {
@@ -118,4 +119,4 @@ std::optional<Result<ResolvedEvent>> resolve_generic(const std::string& name) {
   return Result<ResolvedEvent>(std::move(r));
 }
 
-}  // namespace hwprof::detail::resolver
+}  // namespace hwprof::counters::resolver

@@ -13,11 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "common/suggest.hpp"
 #include "counters/event_resolvers.hpp"
 #include "counters/system_info.hpp"
 
-namespace hwprof::detail::resolver {
+namespace hwprof::counters::resolver {
 namespace {
 
 struct Pfm {
@@ -293,11 +294,11 @@ Result<ResolvedEvent> resolve_with_libpfm(const std::string& name, const std::fi
   return r;
 }
 
-}  // namespace hwprof::detail::resolver
+}  // namespace hwprof::counters::resolver
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
-// The detail:: API of event_resolver.hpp, on this file's libpfm4 pieces.
+// The counters stage's API in event_resolver.hpp, on this file's libpfm4 pieces.
 bool event_of_another_cpu(const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos || resolver::resolve_generic(name)) return false;
   resolver::Pfm& lib = resolver::pfm();
@@ -329,4 +330,4 @@ std::vector<std::string> detected_pmus() {
   return resolver::present_pmu_names();
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -3,8 +3,9 @@
 #include <atomic>
 
 #include <linux/perf_event.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 bool read_mmap_counter(const volatile perf_event_mmap_page* page, RdpmcFunction rdpmc, RdtscFunction rdtsc, MmapCounterValue* out) noexcept {
   // A writer holds the page only for a few instructions; a reader that keeps losing the race
@@ -81,4 +82,4 @@ std::uint64_t rdtsc_instruction() noexcept {
 #endif
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

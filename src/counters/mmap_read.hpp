@@ -8,10 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include "common/stages.hpp"
 
 struct perf_event_mmap_page;
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 struct MmapCounterValue {
   std::uint64_t count = 0;
@@ -30,4 +31,4 @@ bool read_mmap_counter(const volatile perf_event_mmap_page* page, RdpmcFunction 
 std::uint64_t rdpmc_instruction(std::uint32_t counter) noexcept;
 std::uint64_t rdtsc_instruction() noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -47,12 +47,13 @@
 
 #include <papi.h>
 
+#include "common/stages.hpp"
 #include "counters/counter_math.hpp"
 #include "counters/papi_calls.hpp"
 #include "counters/perf_event_backend.hpp"
 #endif
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 // A set none of whose events can be counted: each says why, and every read is unavailable.
@@ -561,4 +562,4 @@ std::vector<PapiComponent> papi_components() {
 
 #endif
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/counters.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 std::unique_ptr<CounterSet> open_papi(const CounterOptions& options);
 // "7.0.0.0", or "" when PAPI cannot initialise (the reason in `why`).
@@ -21,4 +22,4 @@ struct PapiComponent {
 };
 std::vector<PapiComponent> papi_components();
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "common/monotonic_clock.hpp"
+#include "common/stages.hpp"
 #include "counters/system_info.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 std::string proc_task_dir(pid_t pid) {
@@ -69,6 +70,6 @@ ScopedPapiCalls::~ScopedPapiCalls() {
   current_papi_seam().store(previous_, std::memory_order_release);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters
 
 #endif  // HWPROF_HAVE_PAPI

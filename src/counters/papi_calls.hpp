@@ -16,8 +16,9 @@
 #include <sys/types.h>
 
 #include <papi.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 // The thread ids of process `pid` (0: this one) now, from /proc/<pid>/task.
 std::vector<pid_t> proc_task_ids(pid_t pid);
@@ -95,6 +96,6 @@ class ScopedPapiCalls {
   PapiSeam* previous_;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters
 
 #endif  // HWPROF_HAVE_PAPI

@@ -13,12 +13,13 @@
 #include <unistd.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 #include "counters/counter_math.hpp"
 #include "counters/event_resolver.hpp"
 #include "counters/mmap_read.hpp"
 #include "counters/system_info.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 constexpr std::uint64_t kReadFormat = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
@@ -468,4 +469,4 @@ std::unique_ptr<CounterSet> open_perf_events(const CounterOptions& options, Sysc
   return set;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

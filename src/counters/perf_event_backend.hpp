@@ -11,10 +11,11 @@
 
 #include <memory>
 
+#include "common/stages.hpp"
 #include "counters/syscalls.hpp"
 #include "hwprof/counters.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 std::unique_ptr<CounterSet> open_perf_events(const CounterOptions& options, Syscalls& sys = system_calls());
 
@@ -22,4 +23,4 @@ std::unique_ptr<CounterSet> open_perf_events(const CounterOptions& options, Sysc
 CounterStatus status_from_errno(int error) noexcept;
 std::string reason_from_errno(int error, bool hardware, bool uncore);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

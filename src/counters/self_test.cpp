@@ -6,8 +6,9 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 // ---- the kernels -------------------------------------------------------------------------
@@ -358,4 +359,4 @@ SelfTestReport run_self_test(const std::vector<EventGroup>& groups, const std::v
   return report;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/counters.hpp"
 #include "hwprof/event_group.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 enum class SimdWidth { scalar, sse, avx2, avx512 };  // 32/64-bit, 128, 256, 512 bits
 enum class FpPrecision { single, double_ };
@@ -85,4 +86,4 @@ using OpenGroupCounters = std::function<std::unique_ptr<CounterSet>(const EventG
 // each, and checks each FP event and the metric.
 SelfTestReport run_self_test(const std::vector<EventGroup>& groups, const std::vector<SelfTestKernel>& kernels, const OpenGroupCounters& open);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

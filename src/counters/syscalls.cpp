@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 int Syscalls::perf_event_open(perf_event_attr& attr, pid_t pid, int cpu, int group_fd, unsigned long flags) noexcept {
   const long fd = ::syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, flags);
@@ -111,4 +112,4 @@ int open_event(Syscalls& sys, perf_event_attr& attr, pid_t pid, int cpu, int gro
   return fd;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -10,12 +10,13 @@
 
 #include <sys/types.h>
 
+#include "common/stages.hpp"
 #include "counters/mmap_read.hpp"
 
 struct perf_event_attr;
 struct pollfd;
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 class Syscalls {
  public:
@@ -54,4 +55,4 @@ Syscalls& system_calls() noexcept;
 long read_exact(Syscalls& sys, int fd, void* buffer, std::size_t size) noexcept;
 int open_event(Syscalls& sys, perf_event_attr& attr, pid_t pid, int cpu, int group_fd, unsigned long flags) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -11,9 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "counters/event_resolvers.hpp"
 
-namespace hwprof::detail::resolver {
+namespace hwprof::counters::resolver {
 
 std::optional<std::string> read_line(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -233,4 +234,4 @@ Result<ResolvedEvent> resolve_raw_spec(const std::string& name, const std::files
   return RawSpec(name, root).resolve();
 }
 
-}  // namespace hwprof::detail::resolver
+}  // namespace hwprof::counters::resolver

@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 #include "counters/syscalls.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 bool has_capability(int capability) {
@@ -97,4 +98,4 @@ SystemInfo probe_system() {
   return info;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -4,8 +4,9 @@
 
 #include <string>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 struct PmuInfo {
   std::string name;  // "cpu", "software", "uncore_imc_0", ...
@@ -28,4 +29,4 @@ SystemInfo probe_system();
 // A core PMU (cpu, cpu_core, cpu_atom, armv8_pmuv3) is listed under `devices`.
 bool hardware_pmu_exposed(const std::string& devices = "/sys/bus/event_source/devices");
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -2,9 +2,10 @@
 
 #include <ctime>
 
+#include "common/stages.hpp"
 #include "common/suggest.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 struct Clock {
@@ -87,4 +88,4 @@ std::unique_ptr<CounterSet> open_timers(const CounterOptions& options) {
   return std::make_unique<TimerSet>(options);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

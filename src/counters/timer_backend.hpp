@@ -4,11 +4,12 @@
 
 #include <memory>
 
+#include "common/stages.hpp"
 #include "hwprof/counters.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 // Event names: "wall-time", "process-cpu-time", "thread-cpu-time" (ns). No names: all three.
 std::unique_ptr<CounterSet> open_timers(const CounterOptions& options);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -58,12 +58,6 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::rel_pos_bias:  // its table has a column per head: [..., heads, N, N]
       return {"heads", in.size() >= 3 ? in[in.size() - 3] : 0};
     case OpKind::softmax:
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d:
-    case OpKind::adaptive_avgpool2d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::flatten:
@@ -85,6 +79,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::div:
     case OpKind::matmul:
     case OpKind::unsupported:
+      HWPROF_POOLING_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -94,7 +89,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
 }  // namespace
 
 Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape) {
-  if (auto problem = detail::check_input_shape(input_shape)) {
+  if (auto problem = graph::check_input_shape(input_shape)) {
     return Error{"input shape " + format_shape(input_shape) + ": " + *problem};
   }
   if (input_shape != graph.input.shape) {
@@ -107,7 +102,7 @@ Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape) {
   }
   Graph copy = graph;
   copy.input.shape = input_shape;
-  if (auto error = detail::infer_shapes(copy)) {
+  if (auto error = graph::infer_shapes(copy)) {
     return Error{"with input shape " + format_shape(input_shape) + ": " + error->message};
   }
   // A new input must not resize the weights: that would be another model, not this one.

@@ -12,10 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "ops/elementwise_unary.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 namespace {
 
 const std::set<std::string_view> kWindowOps = {"Conv",   "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",   "AveragePool",
@@ -185,6 +186,6 @@ std::optional<std::string> onnx_attribute_problem(const onnx::NodeProto& n, int 
   return std::nullopt;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

@@ -12,8 +12,9 @@
 #include <string>
 
 #include <onnx/onnx_pb.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 
 // The largest kernel, stride, dilation, padding or group an ONNX node may give: far above any
 // real model's, and far enough below 2^63 that the output-size formulas cannot overflow.
@@ -23,6 +24,6 @@ inline constexpr std::int64_t kMaxWindowAttribute = std::int64_t{1} << 24;
 // strides must be >= 1", or nothing. `opset` is the model's default-domain opset.
 std::optional<std::string> onnx_attribute_problem(const onnx::NodeProto& n, int opset);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

@@ -14,12 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "graph/onnx_importer.hpp"
 #include "graph/shape_inference.hpp"
 
 #if HWPROF_HAVE_ONNX
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 namespace {
 
 using T = ConstTensor;
@@ -632,6 +633,6 @@ bool Importer::evaluate_constant(const onnx::NodeProto& n) {
   return true;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

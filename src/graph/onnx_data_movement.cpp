@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "graph/shape_inference.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 namespace {
 
 // Bounds past ±2^62 mean "to the end" (the exporter writes ±2^63 − 1); clamped, they keep that
@@ -173,7 +174,7 @@ void Importer::map_split(const onnx::NodeProto& n) {
   for (const std::string& out : n.output()) {
     const auto shape = per_sample(out);
     if (!shape || shape->size() != in->size())
-      return unsupported(n, "output '" + detail::printable_name(out) + "' has a shape " + dims_text(dims_of(out)) + " that is unknown");
+      return unsupported(n, "output '" + common::printable_name(out) + "' has a shape " + dims_text(dims_of(out)) + " that is unknown");
     sizes.push_back((*shape)[static_cast<std::size_t>(axis - 1)]);
   }
   std::int64_t total = 0;
@@ -228,7 +229,7 @@ void Importer::map_pad_layer(const onnx::NodeProto& n, const std::vector<std::in
   } else if (mode == "edge") {
     a.pad_mode = PadMode::edge;
   } else if (mode != "constant") {
-    return unsupported(n, "attribute mode '" + detail::printable_name(mode) + "' is not mapped (constant, reflect and edge are)");
+    return unsupported(n, "attribute mode '" + common::printable_name(mode) + "' is not mapped (constant, reflect and edge are)");
   }
   if (mode == "constant" && n.input_size() > 2 && !n.input(2).empty()) {
     const onnx::TensorProto* v = constant(n.input(2));
@@ -358,15 +359,15 @@ void Importer::map_where(const onnx::NodeProto& n) {
     if (is_activation(v)) {
       const auto shape = per_sample(v);
       if (!shape || shape->size() != out->size())
-        return unsupported(n, "input '" + detail::printable_name(v) + "' " + dims_text(dims_of(v)) + " does not have the output's rank");
+        return unsupported(n, "input '" + common::printable_name(v) + "' " + dims_text(dims_of(v)) + " does not have the output's rank");
       inputs.push_back(values_.at(v).node);
       continue;
     }
     operand = constant(v);
     if (operand == nullptr || operand->data_type() != onnx::TensorProto_DataType_FLOAT)
-      return unsupported(n, "input '" + detail::printable_name(v) + "' is neither a layer's output nor a float32 constant");
+      return unsupported(n, "input '" + common::printable_name(v) + "' is neither a layer's output nor a float32 constant");
     const auto shape = per_sample_constant(*operand);
-    if (!shape) return unsupported(n, "input '" + detail::printable_name(v) + "' varies over the batch axis");
+    if (!shape) return unsupported(n, "input '" + common::printable_name(v) + "' varies over the batch axis");
     a.operand = *shape;
     a.constant_first = i == 1;
   }
@@ -387,6 +388,6 @@ void Importer::map_where(const onnx::NodeProto& n) {
   if (operand != nullptr) node.initial_values.push_back(initial("operand", operand->name(), a.operand, floats(*operand)));
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

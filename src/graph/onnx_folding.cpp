@@ -15,9 +15,10 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "common/stages.hpp"
 #include "graph/shape_inference.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 namespace {
 
 // ONNX's schemas, except that an op taking a shape as a tensor (Reshape's and Expand's second
@@ -354,6 +355,6 @@ void Importer::type_every_shape_input() {
   }
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

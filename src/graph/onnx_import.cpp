@@ -17,6 +17,7 @@
 #include "hwprof/engine/graph.hpp"
 
 #if HWPROF_HAVE_ONNX
+#include "common/stages.hpp"
 #include "graph/onnx_attributes.hpp"
 #include "graph/onnx_importer.hpp"
 #endif
@@ -41,7 +42,7 @@ bool onnx_supported() noexcept {
   return true;
 }
 
-namespace detail {
+namespace graph {
 
 std::string Importer::layer_name(const onnx::NodeProto& n) {
   // A leaf module's node is named after the module ("layer1.0.conv1"); an op that a
@@ -59,10 +60,10 @@ std::string Importer::layer_name(const onnx::NodeProto& n) {
   }
   // Escaped: a control character in a node's name reaches no terminal or report (and a NUL
   // does not cut the name short into another layer's).
-  base = detail::printable_name(base);
+  base = common::printable_name(base);
   std::string name = base;
   for (int k = 1; names_taken_.count(name) != 0; ++k) {
-    name = base + "." + detail::printable_name(lower(n.op_type())) + (k > 1 ? "_" + std::to_string(k) : "");
+    name = base + "." + common::printable_name(lower(n.op_type())) + (k > 1 ? "_" + std::to_string(k) : "");
   }
   names_taken_[name] = 1;
   return name;
@@ -89,7 +90,7 @@ int Importer::add_node(const onnx::NodeProto& n, OpKind op, std::vector<int> inp
 // knows its float32 output's shape. Else its outputs are unmapped, and what reads them is not
 // counted either.
 void Importer::unsupported(const onnx::NodeProto& n, const std::string& why) {
-  const std::string source_op = detail::printable_name(n.op_type()) + " (opset " + std::to_string(opset_) + ")";
+  const std::string source_op = common::printable_name(n.op_type()) + " (opset " + std::to_string(opset_) + ")";
   unsupported_.push_back(describe(n) + " (opset " + std::to_string(opset_) + "): " + why);
   for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
   if (!options_.keep_unsupported || n.output_size() == 0) return;
@@ -117,8 +118,8 @@ Graph Importer::run() {
   validate_attributes(model_.graph(), 0);
   for (const auto& f : model_.functions()) {
     for (const auto& n : f.node()) {
-      if (auto problem = detail::onnx_attribute_problem(n, opset_))
-        fail("function '" + detail::printable_name(f.name()) + "': " + node_label(n) + ": " + *problem);
+      if (auto problem = graph::onnx_attribute_problem(n, opset_))
+        fail("function '" + common::printable_name(f.name()) + "': " + node_label(n) + ": " + *problem);
     }
   }
   infer();
@@ -151,9 +152,9 @@ Graph Importer::run() {
     }
     fail(std::to_string(unsupported_.size()) + " node" + (unsupported_.size() == 1 ? "" : "s") + " cannot be mapped onto hwprof's layers:" + list);
   }
-  if (!is_activation(out)) fail("the graph's output '" + detail::printable_name(out) + "' does not depend on its input");
+  if (!is_activation(out)) fail("the graph's output '" + common::printable_name(out) + "' does not depend on its input");
   if (pads_.count(out) != 0)
-    fail("the graph's output '" + detail::printable_name(out) + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
+    fail("the graph's output '" + common::printable_name(out) + "' is a Pad's, which hwprof only folds into a following Conv or AveragePool");
   const int last = values_.at(out).node;
   if (last == kModelInput) fail("the graph's output is its input: there are no layers");
   // Layers that do not lead to the output (dead branches) are dropped; what is left ends at it.
@@ -182,7 +183,7 @@ Graph Importer::run() {
   return std::move(graph_);
 }
 
-}  // namespace detail
+}  // namespace graph
 
 Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const LoadOptions& options) {
   if (static_cast<std::int64_t>(bytes.size()) > kMaxOnnxBytes) {
@@ -198,22 +199,22 @@ Result<Graph> import_onnx(std::string_view bytes, const std::string& path, const
   Graph graph;
   std::unordered_map<std::string, Shape> expected;
   try {
-    detail::Importer importer(model, path, options);
+    graph::Importer importer(model, path, options);
     graph = importer.run();
     expected = std::move(importer.expected);
-  } catch (const detail::ImportError& e) {
-    return Error{detail::printable_message(e.message)};
+  } catch (const graph::ImportError& e) {
+    return Error{common::printable_message(e.message)};
   } catch (const std::exception& e) {
-    return Error{path + ": cannot import the ONNX model: " + detail::printable_message(e.what())};
+    return Error{path + ": cannot import the ONNX model: " + common::printable_message(e.what())};
   }
 
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".onnx") == 0) base.resize(base.size() - 5);
   graph.name = model.graph().name().empty() || model.graph().name() == "main_graph" || model.graph().name() == "torch_jit"
                    ? base
-                   : detail::printable_name(model.graph().name());
+                   : common::printable_name(model.graph().name());
   graph.source = SourceText(path, std::string());
-  if (auto error = detail::infer_shapes(graph)) return Error{path + ": the mapped graph is inconsistent (" + error->message + ")"};
+  if (auto error = graph::infer_shapes(graph)) return Error{path + ": the mapped graph is inconsistent (" + error->message + ")"};
   for (const Node& node : graph.nodes) {
     auto it = expected.find(node.name);
     if (it != expected.end() && it->second != node.output_shape) {

@@ -35,9 +35,11 @@
 #include <onnx/onnx_pb.h>
 
 #include "common/printable.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
+#include "ops/pooling.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 
 inline constexpr std::int64_t kProbeBatch = 9973;
 inline constexpr int kMinOpset = 11;
@@ -180,15 +182,15 @@ class Importer {
   [[noreturn]] void fail(const std::string& message) const { throw ImportError{path_ + ": " + message}; }
   // "Conv 'conv1'": the op and the node's name (its first output's where it has none), escaped.
   std::string describe(const onnx::NodeProto& n) const {
-    return detail::printable_name(n.op_type()) + " '" +
-           detail::printable_name(n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "'";
+    return common::printable_name(n.op_type()) + " '" +
+           common::printable_name(n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "'";
   }
   // "node 'conv1' (Conv)", for the messages about one node's attributes.
   static std::string node_label(const onnx::NodeProto& n) {
     const std::string name = n.name().empty()
-                                 ? (n.output_size() ? "with output '" + detail::printable_name(n.output(0)) + "'" : std::string("without a name"))
-                                 : "'" + detail::printable_name(n.name()) + "'";
-    return "node " + name + " (" + detail::printable_name(n.op_type()) + ")";
+                                 ? (n.output_size() ? "with output '" + common::printable_name(n.output(0)) + "'" : std::string("without a name"))
+                                 : "'" + common::printable_name(n.name()) + "'";
+    return "node " + name + " (" + common::printable_name(n.op_type()) + ")";
   }
   void validate_attributes(const onnx::GraphProto& g, int depth);
   // x (sign) y for fold_shape_computations, checked: a result that does not fit in 64 bits
@@ -306,7 +308,7 @@ class Importer {
   void check_external_data() const;
   InitialValue initial(const std::string& param, const std::string& value_name, Shape shape, std::vector<float> data) const {
     return InitialValue{param, std::move(shape), std::make_shared<const std::vector<float> >(std::move(data)),
-                        "initializer '" + detail::printable_name(value_name) + "'"};
+                        "initializer '" + common::printable_name(value_name) + "'"};
   }
 
   std::string layer_name(const onnx::NodeProto& n);
@@ -324,7 +326,7 @@ class Importer {
   void map_conv_transpose(const onnx::NodeProto& n);
   void map_matmul(const onnx::NodeProto& n);
   void map_batchnorm(const onnx::NodeProto& n);
-  void map_pool(const onnx::NodeProto& n, OpKind op);
+  void map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction);
   void map_add(const onnx::NodeProto& n);
   void map_binary(const onnx::NodeProto& n, OpKind op);
   void map_operand(const onnx::NodeProto& n, OpKind op);
@@ -338,7 +340,7 @@ class Importer {
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);
   void map_reduce(const onnx::NodeProto& n, ReduceMode mode);
-  void map_global_mean(const onnx::NodeProto& n, bool three_d);
+  void map_global_mean(const onnx::NodeProto& n, const ops::PoolingDefinition& pool);
   void map_axis_op(const onnx::NodeProto& n, OpKind op);
   void map_pad(const onnx::NodeProto& n);
   void map_global_avgpool(const onnx::NodeProto& n, int x);
@@ -423,7 +425,7 @@ class Importer {
   // A layer that is a bare parameter in the exporter's module (ViT's class_token, pos_embedding)
   // is named after it: the last layer added takes the parameter's name where that is free.
   void name_after_parameter(const std::string& raw_parameter) {
-    const std::string parameter = detail::printable_name(raw_parameter);
+    const std::string parameter = common::printable_name(raw_parameter);
     Node& node = graph_.nodes.back();
     if (parameter.empty() || parameter.rfind("onnx::", 0) == 0 || names_taken_.count(parameter) != 0) return;
     names_taken_.erase(node.name);
@@ -533,6 +535,6 @@ class Importer {
   std::vector<std::string> unsupported_;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

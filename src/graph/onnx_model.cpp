@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 #include "graph/onnx_attributes.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 
 void Importer::read_opset() {
   for (const auto& op : model_.opset_import()) {
@@ -44,19 +45,19 @@ void Importer::prepare_input() {
   }
   onnx::ValueInfoProto& in = *inputs[0];
   input_name_ = in.name();
-  if (!in.type().has_tensor_type()) fail("input '" + detail::printable_name(input_name_) + "' is not a tensor");
+  if (!in.type().has_tensor_type()) fail("input '" + common::printable_name(input_name_) + "' is not a tensor");
   const int elem = in.type().tensor_type().elem_type();
   if (elem == onnx::TensorProto_DataType_FLOAT) {
     graph_.input.dtype = DType::f32;
   } else if (elem == onnx::TensorProto_DataType_INT64 || elem == onnx::TensorProto_DataType_INT32) {
     graph_.input.dtype = DType::i32;
   } else {
-    fail("input '" + detail::printable_name(input_name_) + "' has element type " +
+    fail("input '" + common::printable_name(input_name_) + "' has element type " +
          onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)) +
          "; hwprof reads float32 inputs (images, features) and int64/int32 token ids");
   }
   if (!in.type().tensor_type().has_shape() || in.type().tensor_type().shape().dim_size() < 2) {
-    fail("input '" + detail::printable_name(input_name_) + "' needs a shape [batch, ...] of rank 2 or more");
+    fail("input '" + common::printable_name(input_name_) + "' needs a shape [batch, ...] of rank 2 or more");
   }
   auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
   auto* d0 = shape->mutable_dim(0);
@@ -69,7 +70,7 @@ void Importer::prepare_input() {
   for (int i = 1; i < shape->dim_size(); ++i) {
     const auto& d = shape->dim(i);
     if (!d.has_dim_value() || d.dim_value() <= 0) {
-      fail("input '" + detail::printable_name(input_name_) + "' dimension " + std::to_string(i) + " is " +
+      fail("input '" + common::printable_name(input_name_) + "' dimension " + std::to_string(i) + " is " +
            (d.has_dim_param() ? "symbolic ('" + d.dim_param() + "')" : std::string("unknown")) +
            "; hwprof needs every dimension but the batch fixed (export with a fixed example input and without dynamic_axes for it)");
     }
@@ -82,7 +83,7 @@ void Importer::prepare_input() {
 void Importer::validate_attributes(const onnx::GraphProto& g, int depth) {
   if (depth > kMaxRepeatNesting) fail("subgraphs are nested more than " + std::to_string(kMaxRepeatNesting) + " deep");
   for (const auto& n : g.node()) {
-    if (auto problem = detail::onnx_attribute_problem(n, opset_)) fail(node_label(n) + ": " + *problem);
+    if (auto problem = graph::onnx_attribute_problem(n, opset_)) fail(node_label(n) + ": " + *problem);
     for (const auto& a : n.attribute()) {
       if (a.has_g()) validate_attributes(a.g(), depth + 1);
       for (const auto& sub : a.graphs()) validate_attributes(sub, depth + 1);
@@ -182,7 +183,7 @@ std::string Importer::external_file(const onnx::TensorProto& t) const {
   namespace fs = std::filesystem;
   const fs::path rel(location);
   if (location.empty() || rel.is_absolute()) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location +
+    fail("initializer '" + common::printable_name(t.name()) + "': external data location '" + location +
          "' must be a path relative to the model's folder");
   }
   std::error_code ec;
@@ -190,7 +191,7 @@ std::string Importer::external_file(const onnx::TensorProto& t) const {
   const fs::path file = fs::weakly_canonical(dir_ / rel, ec);
   const auto [end, _] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
   if (ec || end != base.end()) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data location '" + location + "' is outside the model's folder " +
+    fail("initializer '" + common::printable_name(t.name()) + "': external data location '" + location + "' is outside the model's folder " +
          base.string() + "; refused");
   }
   return file.string();
@@ -211,19 +212,19 @@ std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
       if (kv.key() == "offset") offset = std::stoll(kv.value());
       if (kv.key() == "length") length = std::stoll(kv.value());
     } catch (const std::exception&) {
-      fail("initializer '" + detail::printable_name(t.name()) + "': external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+      fail("initializer '" + common::printable_name(t.name()) + "': external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
     }
   }
   const std::filesystem::path file = external_file(t);
-  auto text = detail::read_input_file(file.string(), "ONNX external data", static_cast<std::size_t>(kMaxOnnxBytes));
-  if (!text) fail("initializer '" + detail::printable_name(t.name()) + "': " + text.error().message);
+  auto text = common::read_input_file(file.string(), "ONNX external data", static_cast<std::size_t>(kMaxOnnxBytes));
+  if (!text) fail("initializer '" + common::printable_name(t.name()) + "': " + text.error().message);
   if (offset < 0 || offset > static_cast<std::int64_t>(text->size())) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data offset " + std::to_string(offset) + " is past the end of " +
+    fail("initializer '" + common::printable_name(t.name()) + "': external data offset " + std::to_string(offset) + " is past the end of " +
          file.string());
   }
   if (length < 0) length = static_cast<std::int64_t>(text->size()) - offset;
   if (length > static_cast<std::int64_t>(text->size()) - offset) {
-    fail("initializer '" + detail::printable_name(t.name()) + "': external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+    fail("initializer '" + common::printable_name(t.name()) + "': external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
          ") runs past the end of " + file.string() + " (" + std::to_string(text->size()) + " bytes)");
   }
   return text->substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
@@ -232,7 +233,7 @@ std::string Importer::raw_bytes(const onnx::TensorProto& t) const {
 std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
   std::int64_t n = 1;
   for (std::int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && n > (std::int64_t{1} << 40) / d)) fail("initializer '" + detail::printable_name(t.name()) + "' has an impossible shape");
+    if (d < 0 || (d > 0 && n > (std::int64_t{1} << 40) / d)) fail("initializer '" + common::printable_name(t.name()) + "' has an impossible shape");
     n *= d;
   }
   std::vector<float> out;
@@ -242,7 +243,7 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
     } else {
       const std::string raw = raw_bytes(t);
       if (static_cast<std::int64_t>(raw.size()) != n * 4) {
-        fail("initializer '" + detail::printable_name(t.name()) + "' holds " + std::to_string(raw.size()) + " bytes; its shape " +
+        fail("initializer '" + common::printable_name(t.name()) + "' holds " + std::to_string(raw.size()) + " bytes; its shape " +
              dims_text(Dims(t.dims().begin(), t.dims().end())) + " needs " + std::to_string(n * 4));
       }
       out.resize(static_cast<std::size_t>(n));
@@ -254,7 +255,7 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
     } else {
       const std::string raw = raw_bytes(t);
       if (static_cast<std::int64_t>(raw.size()) != n * 8)
-        fail("initializer '" + detail::printable_name(t.name()) + "' has the wrong number of bytes");
+        fail("initializer '" + common::printable_name(t.name()) + "' has the wrong number of bytes");
       for (std::int64_t i = 0; i < n; ++i) {
         double v = 0;
         std::memcpy(&v, raw.data() + i * 8, 8);
@@ -262,11 +263,11 @@ std::vector<float> Importer::floats(const onnx::TensorProto& t) const {
       }
     }
   } else {
-    fail("initializer '" + detail::printable_name(t.name()) + "' has element type " +
+    fail("initializer '" + common::printable_name(t.name()) + "' has element type " +
          onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.data_type())) + "; hwprof's engine reads float32 weights");
   }
   if (static_cast<std::int64_t>(out.size()) != n) {
-    fail("initializer '" + detail::printable_name(t.name()) + "' holds " + std::to_string(out.size()) + " values; its shape needs " +
+    fail("initializer '" + common::printable_name(t.name()) + "' holds " + std::to_string(out.size()) + " values; its shape needs " +
          std::to_string(n));
   }
   return out;
@@ -298,6 +299,6 @@ std::vector<std::int64_t> Importer::integers(const onnx::TensorProto& t) const {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

@@ -8,13 +8,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <span>
 #include <string>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 
 namespace {
+
+// "[N, C, H, W] or [N, C, D, H, W]": the inputs the pooling ops of a reduction take
+// (ops/pooling.cpp), for the messages of what is not mapped.
+std::string pooled_inputs(ops::PoolReduction reduction) {
+  static constexpr std::string_view kLayouts[] = {"[N, C]", "[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]"};
+  std::string out;
+  for (const ops::PoolingDefinition& d : ops::pooling_definitions()) {
+    if (d.reduction == reduction) out += (out.empty() ? "" : " or ") + std::string(kLayouts[std::min(d.spatial_axes, 3)]);
+  }
+  return out;
+}
 
 // Per-axis values of a 2-D ([h, w]) or 3-D ([d, h, w]) window as hwprof's attributes keep them:
 // height and width as a Pair, a third axis's value first, into `depth`.
@@ -265,7 +278,7 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
   for (int i = 0; i < 4; ++i) {
     const Dims dims(parts[i]->dims().begin(), parts[i]->dims().end());
     if (product(dims) != (*in)[0]) {
-      fail(node_label(n) + ": input '" + detail::printable_name(parts[i]->name()) + "' has shape " + dims_text(dims) +
+      fail(node_label(n) + ": input '" + common::printable_name(parts[i]->name()) + "' has shape " + dims_text(dims) +
            "; it needs one value per channel (" + std::to_string((*in)[0]) + ")");
     }
   }
@@ -275,17 +288,17 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
   for (int i = 0; i < 4; ++i) node.initial_values.push_back(initial(names[i], parts[i]->name(), {(*in)[0]}, floats(*parts[i])));
 }
 
-// MaxPool and AveragePool of [N, C, H, W] (maxpool2d, avgpool2d) or [N, C, D, H, W] (maxpool3d,
-// avgpool3d); `op` is the 2-D one.
-void Importer::map_pool(const onnx::NodeProto& n, OpKind op) {
+// MaxPool and AveragePool onto the pooling op of that reduction over the input's spatial axes
+// (ops/pooling.cpp: [N, C, H, W] maxpool2d, avgpool2d; [N, C, D, H, W] maxpool3d, avgpool3d).
+void Importer::map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction) {
   const auto in = per_sample(n.input(0));
-  if (!in || (in->size() != 3 && in->size() != 4))
-    return unsupported(n,
-                       "only 2-D and 3-D pooling of [N, C, H, W] or [N, C, D, H, W] inputs is mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  const ops::PoolingDefinition* pool = in ? ops::pooling_for(reduction, static_cast<int>(in->size()) - 1) : nullptr;
+  if (pool == nullptr)
+    return unsupported(n, "only pooling of " + pooled_inputs(reduction) + " inputs is mapped (input " + dims_text(dims_of(n.input(0))) + ")");
   if (n.output_size() > 1 && !n.output(1).empty()) return unsupported(n, "MaxPool's Indices output is not mapped");
   const std::size_t axes = in->size() - 1;
-  const bool average = op == OpKind::avgpool2d;
-  if (axes == 3) op = average ? OpKind::avgpool3d : OpKind::maxpool3d;
+  const bool average = reduction == ops::PoolReduction::average;
+  const OpKind op = pool->kind;
   Attributes a;
   const Dims kernel = attr_ints(n, "kernel_shape");
   if (kernel.size() != axes) return unsupported(n, "kernel_shape must have " + std::to_string(axes) + " values (a " + axes_word(axes) + " window)");
@@ -561,7 +574,7 @@ void Importer::map_reduce(const onnx::NodeProto& n, ReduceMode mode) {
   std::vector<std::int64_t> axes = attr_ints(n, "axes");
   if (axes_input) {
     const onnx::TensorProto* t = constant(n.input(1));
-    if (t == nullptr) return unsupported(n, "input axes ('" + detail::printable_name(n.input(1)) + "') is computed in the graph, not a constant");
+    if (t == nullptr) return unsupported(n, "input axes ('" + common::printable_name(n.input(1)) + "') is computed in the graph, not a constant");
     axes = integers(*t);
   }
   std::string source = axes_input ? "input axes [" : "attribute axes [";
@@ -584,17 +597,19 @@ void Importer::map_reduce(const onnx::NodeProto& n, ReduceMode mode) {
   }
   std::vector<std::int64_t> sorted = a.axes;
   std::sort(sorted.begin(), sorted.end());
-  const bool spatial =
-      (in->size() == 3 && sorted == std::vector<std::int64_t>{1, 2}) || (in->size() == 4 && sorted == std::vector<std::int64_t>{1, 2, 3});
-  if (mode == ReduceMode::mean && !axes_input && spatial) return map_global_mean(n, in->size() == 4);
+  // Every spatial axis (1 .. rank − 1 of the per-sample input) of an input some adaptive pool takes.
+  std::vector<std::int64_t> spatial_axes(in->size() - 1);
+  std::iota(spatial_axes.begin(), spatial_axes.end(), 1);
+  const ops::PoolingDefinition* global = ops::pooling_for(ops::PoolReduction::adaptive_average, static_cast<int>(in->size()) - 1);
+  if (mode == ReduceMode::mean && !axes_input && global != nullptr && sorted == spatial_axes) return map_global_mean(n, *global);
   if (!a.keepdims && static_cast<std::int64_t>(a.axes.size()) == rank - 1)
     return unsupported(n, source + " with keepdims 0 leaves a per-sample scalar, which hwprof's layers do not take");
   add_node(n, OpKind::reduce, {values_.at(n.input(0)).node}, a);
 }
 
 // A mean over [2, 3] of [N, C, H, W] (or [2, 3, 4] of [N, C, D, H, W]): global average pooling.
-void Importer::map_global_mean(const onnx::NodeProto& n, bool three_d) {
-  const int pool = add_node(n, three_d ? OpKind::adaptive_avgpool3d : OpKind::adaptive_avgpool2d, {values_.at(n.input(0)).node});
+void Importer::map_global_mean(const onnx::NodeProto& n, const ops::PoolingDefinition& global) {
+  const int pool = add_node(n, global.kind, {values_.at(n.input(0)).node});
   if (attr_int(n, "keepdims", 1) != 0) return;
   Node& pooled = graph_.nodes[static_cast<std::size_t>(pool)];
   expected.erase(pooled.name);  // ONNX's output is the flattened one
@@ -758,8 +773,9 @@ void Importer::map_pad(const onnx::NodeProto& n) {
 
 void Importer::map_global_avgpool(const onnx::NodeProto& n, int x) {
   const auto in = per_sample(n.input(0));
-  if (!in || (in->size() != 3 && in->size() != 4)) return unsupported(n, "only [N, C, H, W] and [N, C, D, H, W] inputs are mapped");
-  add_node(n, in->size() == 4 ? OpKind::adaptive_avgpool3d : OpKind::adaptive_avgpool2d, {x});
+  const ops::PoolingDefinition* pool = in ? ops::pooling_for(ops::PoolReduction::adaptive_average, static_cast<int>(in->size()) - 1) : nullptr;
+  if (pool == nullptr) return unsupported(n, "only " + pooled_inputs(ops::PoolReduction::adaptive_average) + " inputs are mapped");
+  add_node(n, pool->kind, {x});
 }
 
 // Resize (opset 11 on; hwprof reads no earlier opset, so neither Upsample nor Resize-10) of
@@ -779,22 +795,22 @@ void Importer::map_resize(const onnx::NodeProto& n) {
   if (mode == "linear") {
     a.mode = UpsampleMode::bilinear;
     if (coordinates != "half_pixel" && coordinates != "pytorch_half_pixel" && coordinates != "align_corners") {
-      return unsupported(n, "attribute coordinate_transformation_mode '" + detail::printable_name(coordinates) +
+      return unsupported(n, "attribute coordinate_transformation_mode '" + common::printable_name(coordinates) +
                                 "': linear resizing is mapped with half_pixel, pytorch_half_pixel or align_corners (F.interpolate's bilinear)");
     }
     a.align_corners = coordinates == "align_corners";
   } else if (mode != "nearest") {
-    return unsupported(n, "attribute mode '" + detail::printable_name(mode) + "': only nearest and linear (bilinear) are mapped");
+    return unsupported(n, "attribute mode '" + common::printable_name(mode) + "': only nearest and linear (bilinear) are mapped");
   } else if (coordinates != "asymmetric" || nearest != "floor") {
-    return unsupported(n, "attributes coordinate_transformation_mode '" + detail::printable_name(coordinates) + "' and nearest_mode '" +
-                              detail::printable_name(nearest) +
+    return unsupported(n, "attributes coordinate_transformation_mode '" + common::printable_name(coordinates) + "' and nearest_mode '" +
+                              common::printable_name(nearest) +
                               "': nearest resizing is mapped as PyTorch's F.interpolate(mode=\"nearest\") writes it, asymmetric and floor");
   }
   if (attr_int(n, "antialias", 0) != 0) return unsupported(n, "attribute antialias 1 is not mapped");
   if (attr(n, "axes") != nullptr) return unsupported(n, "attribute axes is not mapped (resize all four axes)");
   if (attr_string(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
     return unsupported(
-        n, "attribute keep_aspect_ratio_policy '" + detail::printable_name(attr_string(n, "keep_aspect_ratio_policy", "")) + "' is not mapped");
+        n, "attribute keep_aspect_ratio_policy '" + common::printable_name(attr_string(n, "keep_aspect_ratio_policy", "")) + "' is not mapped");
   if (auto problem = resize_output(n, *in, a)) return unsupported(n, *problem);
   add_node(n, OpKind::upsample, {values_.at(n.input(0)).node}, a);
 }
@@ -905,8 +921,8 @@ std::span<const OnnxOpRule> Importer::op_rules() {
         maps("BatchNormalization", [](Importer& m, N n, int) { m.map_batchnorm(n); }),
         maps("LayerNormalization", [](Importer& m, N n, int) { m.map_layernorm(n); }),
         maps("Clip", [](Importer& m, N n, int) { m.map_clip(n); }),
-        maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::maxpool2d); }),
-        maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, OpKind::avgpool2d); }),
+        maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, ops::PoolReduction::max); }),
+        maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, ops::PoolReduction::average); }),
         maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
         maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::mean); }),
         maps("ReduceSum", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::sum); }),
@@ -962,7 +978,7 @@ const OnnxOpRule* Importer::op_rule(const std::string& type) {
 void Importer::map_node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx")
-    return unsupported(n, "operator domain '" + detail::printable_name(n.domain()) + "' is not the default ONNX one");
+    return unsupported(n, "operator domain '" + common::printable_name(n.domain()) + "' is not the default ONNX one");
   if (op == "Constant") return;                                     // decode_constants() registered its value
   if (op == "Identity" && constant(n.input(0)) != nullptr) return;  // index_values() aliased it
   // A node none of whose inputs is an activation computes shapes or folds constants: it is not
@@ -975,7 +991,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
   const OnnxOpRule* rule = op_rule(op);
   for (const std::string& in : n.input()) {
     if (empty_values_.count(in) != 0 && op != "Concat" && op != "Shape")
-      return unsupported(n, "it reads '" + detail::printable_name(in) + "', an empty slice, which only a Concat may read");
+      return unsupported(n, "it reads '" + common::printable_name(in) + "', an empty slice, which only a Concat may read");
   }
   if (any_unmapped) {
     // After a node that cannot be mapped: this one is listed too when hwprof has no mapping for
@@ -987,7 +1003,7 @@ void Importer::map_node(const onnx::NodeProto& n) {
       for (const std::string& in : n.input()) {
         if (!in.empty() && kind_of(in) == Value::Kind::unmapped && from.empty()) from = in;
       }
-      return unsupported(n, "it reads '" + detail::printable_name(from) + "', the output of a node hwprof cannot map");
+      return unsupported(n, "it reads '" + common::printable_name(from) + "', the output of a node hwprof cannot map");
     }
     for (const std::string& out : n.output()) values_[out].kind = Value::Kind::unmapped;
     return;
@@ -1012,6 +1028,6 @@ void Importer::map_node(const onnx::NodeProto& n) {
   rule->map(*this, n, x);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

@@ -10,8 +10,9 @@
 #include <numbers>
 #include <string>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 
 std::optional<double> Importer::scalar(const std::string& name) const {
   const onnx::TensorProto* t = constant(name);
@@ -550,7 +551,7 @@ Importer::Mismatch Importer::match_enclosure(int /*softmax*/, AttentionMatch& a)
       if (readers == consumers_.end()) continue;
       for (int c : readers->second) {
         if (!std::binary_search(a.nodes.begin(), a.nodes.end(), c) && onnx_node(c).op_type() != "Shape") {
-          return "its intermediate value '" + detail::printable_name(out) + "' is also read by " + describe(onnx_node(c));
+          return "its intermediate value '" + common::printable_name(out) + "' is also read by " + describe(onnx_node(c));
         }
       }
     }
@@ -613,7 +614,7 @@ void Importer::map_fusion(int index, const Fusion& f) {
   Node node;
   std::string name = f.name.empty() ? lower(op_name(f.op).data()) : f.name;
   if (containers_.count(name) != 0 && f.op != OpKind::attention) name += "." + std::string(op_name(f.op));
-  const std::string base = detail::printable_name(name);
+  const std::string base = common::printable_name(name);
   name = base;
   for (int k = 2; names_taken_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
   names_taken_[name] = 1;
@@ -628,6 +629,6 @@ void Importer::map_fusion(int index, const Fusion& f) {
   set_output(last, static_cast<int>(graph_.nodes.size()) - 1);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

@@ -20,11 +20,12 @@
 #include <vector>
 
 #include "common/printable.hpp"
+#include "common/stages.hpp"
 #include "graph/onnx_importer.hpp"
 
 #if HWPROF_HAVE_ONNX
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 namespace {
 
 // PyTorch's gate k is ONNX's gate kLstmFromOnnx[k] (i f g o ← i o f c; r z n ← z r h).
@@ -153,7 +154,7 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   const auto view = sequence_views_.find(n.input(0));
   if (view == sequence_views_.end() || view->second.kind != SequenceView::Kind::sequence) {
     const bool model_input = is_activation(n.input(0)) && values_.at(n.input(0)).node == kModelInput;
-    return unsupported(n, std::string("input X ('") + detail::printable_name(n.input(0)) + "') is in ONNX's layout [T, N, C], the batch on axis 1" +
+    return unsupported(n, std::string("input X ('") + common::printable_name(n.input(0)) + "') is in ONNX's layout [T, N, C], the batch on axis 1" +
                               (model_input ? " of the model's input" : "") +
                               "; hwprof keeps the batch on axis 0: export the model with batch_first=True (nn.LSTM/nn.GRU(..., "
                               "batch_first=True)), whose Transpose before the layer hwprof folds in");
@@ -168,7 +169,7 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   const std::string direction = attr_string(n, "direction", "forward");
   if (direction != "forward" && direction != "bidirectional")
     return unsupported(
-        n, "attribute direction '" + detail::printable_name(direction) + "': forward and bidirectional are mapped (PyTorch writes no other)");
+        n, "attribute direction '" + common::printable_name(direction) + "': forward and bidirectional are mapped (PyTorch writes no other)");
   const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (const auto* acts = attr(n, "activations")) {
     const std::vector<std::string> one = lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"} : std::vector<std::string>{"Sigmoid", "Tanh"};
@@ -257,7 +258,7 @@ std::optional<std::string> Importer::initial_states(const onnx::NodeProto& n, st
   const char* names[] = {"initial_h", "initial_c"};
   for (int i = 5; i < (lstm ? 7 : 6); ++i) {
     if (n.input_size() <= i || n.input(i).empty() || all_zeros(n.input(i), 0)) continue;
-    const std::string what = std::string("input ") + names[i - 5] + " ('" + detail::printable_name(n.input(i)) + "')";
+    const std::string what = std::string("input ") + names[i - 5] + " ('" + common::printable_name(n.input(i)) + "')";
     const auto view = sequence_views_.find(n.input(i));
     if (view == sequence_views_.end() || view->second.kind != SequenceView::Kind::sequence) {
       if (is_activation(n.input(i)) && values_.at(n.input(i)).node == kModelInput)
@@ -291,7 +292,7 @@ void Importer::map_sequence_slice(const onnx::NodeProto& n, const SequenceView& 
   const auto starts = value(1, 0), ends = value(2, 0), axes = value(3, 0), steps = value(4, 1);
   const bool axis0 = axes && axes->size() == 1 && ((*axes)[0] == 0 || (*axes)[0] == -3);
   if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || !axis0 || steps != std::vector<std::int64_t>{1}) {
-    return unsupported(n, "it slices '" + detail::printable_name(n.input(0)) +
+    return unsupported(n, "it slices '" + common::printable_name(n.input(0)) +
                               "', a tensor in ONNX's sequence-first layout (the batch on axis 1): mapped is a Slice of constant bounds on axis 0, "
                               "step 1 (PyTorch's slice of one layer's initial states)");
   }
@@ -344,7 +345,7 @@ void Importer::name_stacked_layer(const onnx::NodeProto& n, Node& node) {
     ++layers;
   }
   if (layers < 2 || layer < 0) return;
-  const std::string name = detail::printable_name(module_path(scope)) + ".l" + std::to_string(layer);
+  const std::string name = common::printable_name(module_path(scope)) + ".l" + std::to_string(layer);
   if (names_taken_.count(name) != 0) return;
   names_taken_.erase(node.name);
   node.name = name;
@@ -413,7 +414,7 @@ void Importer::map_sequence_view(const onnx::NodeProto& n) {
   const SequenceView::Kind kind = sequence_views_.at(read).kind;
   std::string what = kind == SequenceView::Kind::cells ? "the final cell state Y_c of a recurrent layer, which hwprof's lstm layer does not output"
                                                        : "a recurrent layer's tensor in ONNX's sequence-first layout (the batch not on axis 0)";
-  unsupported(n, "it reads '" + detail::printable_name(read) + "', " + what +
+  unsupported(n, "it reads '" + common::printable_name(read) + "', " + what +
                      "; mapped are the batch_first round trip (Transpose [1, 0, 2], LSTM/GRU, Squeeze of Y, Transpose back), Gather "
                      "of one layer's final state from Y_h, and Slice on axis 0 of initial states");
 }
@@ -460,6 +461,6 @@ void Importer::map_final_state(const onnx::NodeProto& n, const SequenceView& v) 
   set_output(n, last);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph
 
 #endif  // HWPROF_HAVE_ONNX

@@ -9,10 +9,11 @@
 #include <sstream>
 #include <string>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "ops/ops.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 namespace {
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
@@ -57,11 +58,6 @@ std::string str(std::int64_t v) {
 // kernels near 2^63, whose sums and products do not fit in 64 bits.
 __extension__ using Wide = __int128;
 
-Wide floor_div(Wide a, Wide b) {
-  const Wide q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 std::int64_t saturate(Wide v) {
   return v > static_cast<Wide>(kInt64Max) ? kInt64Max : v < 0 ? 0 : static_cast<std::int64_t>(v);
 }
@@ -72,23 +68,6 @@ std::int64_t conv_out(std::int64_t size, std::int64_t kernel, std::int64_t strid
   const Wide numerator = Wide{size} + 2 * Wide{pad} - Wide{dilation} * (Wide{kernel} - 1) - 1;
   if (numerator < 0) return 0;
   return saturate(numerator / stride + 1);
-}
-
-// PyTorch's pooling_output_shape (ATen/native/Pool.h): div_rtn(size + 2*pad - (kernel-1) - 1
-// + (ceil_mode ? stride-1 : 0), stride) + 1, then with ceil_mode a last window that would
-// start in the right padding is dropped. There is no "kernel fits" check: with ceil_mode a
-// 2x2 window over a 1x1 input gives 1x1. <= 0 means an empty output, which PyTorch rejects.
-std::int64_t pool_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) {
-  const Wide numerator = Wide{size} + 2 * Wide{pad} - (Wide{kernel} - 1) - 1 + (ceil_mode ? Wide{stride} - 1 : 0);
-  Wide out = floor_div(numerator, stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= Wide{size} + pad) --out;
-  return saturate(out);
-}
-
-// size + 2*pad for messages, spelled as a sum when it does not fit in 64 bits.
-std::string padded_size(std::int64_t size, std::int64_t pad) {
-  if (pad > (kInt64Max - size) / 2) return "(" + std::to_string(size) + "+2*" + std::to_string(pad) + ")";
-  return std::to_string(size + 2 * pad);
 }
 
 // PyTorch's upsample output size for a scale factor: floor(in × scale), computed in double;
@@ -297,7 +276,7 @@ std::int64_t transposed_out(std::int64_t i, std::int64_t k, std::int64_t s, std:
   return out <= 0 ? std::int64_t{0} : saturate(out);
 }
 
-// The window of a conv, transposed conv or pool: every size the output formulas divide by or
+// The window of a conv or transposed conv (a pool's is its definition's, ops/pooling.cpp): every size the output formulas divide by or
 // multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
 // empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
 // already; an ONNX import or a graph built in code reaches here too.
@@ -320,8 +299,7 @@ Outcome window_problem(const Node& node) {
       return problem(std::string(c.name) + " is " + str(c.value.h) + "x" + str(c.value.w) + "; it must be at least " + str(c.low), c.name);
   }
   const DepthWindow& d = a.depth;
-  const bool three_d =
-      node.op == OpKind::conv3d || node.op == OpKind::conv_transpose3d || node.op == OpKind::maxpool3d || node.op == OpKind::avgpool3d;
+  const bool three_d = node.op == OpKind::conv3d || node.op == OpKind::conv_transpose3d;
   if (three_d && (d.kernel < 1 || d.stride < 1 || d.padding < 0 || d.output_padding < 0 || (is_convolution(node.op) && d.dilation < 1)))
     return problem("the depth window (kernel " + str(d.kernel) + ", stride " + str(d.stride) + ", padding " + str(d.padding) + ", dilation " +
                        str(d.dilation) + ") needs a kernel, stride and dilation of at least 1 and a padding of at least 0",
@@ -330,18 +308,18 @@ Outcome window_problem(const Node& node) {
   return Outcome{};
 }
 
-// The 3-D ops over a per-sample [C, D, H, W]: PyTorch's Conv3d, ConvTranspose3d, BatchNorm3d, MaxPool3d,
-// AvgPool3d and AdaptiveAvgPool3d rules, the 2-D ones with a depth axis.
+// The 3-D ops over a per-sample [C, D, H, W]: PyTorch's Conv3d, ConvTranspose3d and BatchNorm3d
+// rules, the 2-D ones with a depth axis.
 Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
   const Attributes& a = node.attrs;
   const DepthWindow& d = a.depth;
   if (dtype != DType::f32 || in.size() != 4)
     return problem("expects a float32 [C, D, H, W] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
   if (node.op == OpKind::batchnorm3d) return shaped(in);
-  if (node.op == OpKind::adaptive_avgpool3d) return shaped({in[0], d.output, a.output.h, a.output.w});
   if (auto w = window_problem(node); !w.problem.empty()) return w;
   const std::string kernel = str(d.kernel) + "x" + str(a.kernel.h) + "x" + str(a.kernel.w);
-  const std::string padded = padded_size(in[1], d.padding) + "x" + padded_size(in[2], a.padding.h) + "x" + padded_size(in[3], a.padding.w);
+  const std::string padded =
+      padded_size_text(in[1], d.padding) + "x" + padded_size_text(in[2], a.padding.h) + "x" + padded_size_text(in[3], a.padding.w);
   if (node.op == OpKind::conv_transpose3d) {
     if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
     if (a.out_channels % a.groups != 0)
@@ -359,29 +337,19 @@ Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
       return problem("the padding removes the whole output (" + str(od) + "x" + str(oh) + "x" + str(ow) + ")", "padding");
     return shaped({a.out_channels, od, oh, ow});
   }
-  if (node.op == OpKind::conv3d) {
-    if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
-    if (a.out_channels % a.groups != 0)
-      return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
-    const std::int64_t od = conv_out(in[1], d.kernel, d.stride, d.padding, d.dilation);
-    const std::int64_t oh = conv_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
-    const std::int64_t ow = conv_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
-    if (od <= 0 || oh <= 0 || ow <= 0) {
-      return problem("the kernel " + kernel + " (dilation " + str(d.dilation) + "x" + str(a.dilation.h) + "x" + str(a.dilation.w) +
-                         ") is larger than the padded input " + padded,
-                     "kernel");
-    }
-    return shaped({a.out_channels, od, oh, ow});
+  // conv3d, the one left.
+  if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
+  if (a.out_channels % a.groups != 0)
+    return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
+  const std::int64_t od = conv_out(in[1], d.kernel, d.stride, d.padding, d.dilation);
+  const std::int64_t oh = conv_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
+  const std::int64_t ow = conv_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
+  if (od <= 0 || oh <= 0 || ow <= 0) {
+    return problem("the kernel " + kernel + " (dilation " + str(d.dilation) + "x" + str(a.dilation.h) + "x" + str(a.dilation.w) +
+                       ") is larger than the padded input " + padded,
+                   "kernel");
   }
-  if (d.padding > d.kernel / 2 || a.padding.h > a.kernel.h / 2 || a.padding.w > a.kernel.w / 2)
-    return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(d.padding) + "x" + str(a.padding.h) + "x" +
-                       str(a.padding.w) + " for kernel " + kernel,
-                   "padding");
-  const std::int64_t od = pool_out(in[1], d.kernel, d.stride, d.padding, a.ceil_mode);
-  const std::int64_t oh = pool_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.ceil_mode);
-  const std::int64_t ow = pool_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.ceil_mode);
-  if (od <= 0 || oh <= 0 || ow <= 0) return problem("the kernel " + kernel + " is larger than the padded input " + padded, "kernel");
-  return shaped({in[0], od, oh, ow});
+  return shaped({a.out_channels, od, oh, ow});
 }
 
 // rel_pos_bias: attention scores [..., heads, N, N] (any leading axes: Swin's [nW, heads, N, N]
@@ -422,6 +390,11 @@ Outcome infer_node(const Graph& g, const Node& node) {
     if (auto p = need_float(); !p.empty()) return problem(p);
     return shaped(in);
   }
+  // A pooling op (its definition's window, ops/pooling.cpp).
+  if (const ops::PoolingDefinition* pool = pooling_definition(node.op)) {
+    ops::PoolShape s = pool_shape(*pool, a, in, dtype);
+    return s.problem.empty() ? shaped(std::move(s.shape)) : problem(std::move(s.problem), s.attribute);
+  }
   switch (node.op) {
     case OpKind::linear: {
       if (auto p = need_float(); !p.empty()) return problem(p);
@@ -457,7 +430,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       const std::int64_t ow = conv_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
       if (oh <= 0 || ow <= 0) {
         return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " (dilation " + str(a.dilation.h) + "x" + str(a.dilation.w) +
-                           ") is larger than the padded input " + padded_size(in[1], a.padding.h) + "x" + padded_size(in[2], a.padding.w),
+                           ") is larger than the padded input " + padded_size_text(in[1], a.padding.h) + "x" + padded_size_text(in[2], a.padding.w),
                        "kernel");
       }
       return shaped({a.out_channels, oh, ow});
@@ -491,26 +464,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
                        "axis");
       return shaped(in);
     }
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d: {
-      if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (auto w = window_problem(node); !w.problem.empty()) return w;
-
-      if (a.padding.h > a.kernel.h / 2 || a.padding.w > a.kernel.w / 2)
-        return problem("padding must be at most half the kernel (PyTorch's rule), got padding " + str(a.padding.h) + "x" + str(a.padding.w) +
-                           " for kernel " + str(a.kernel.h) + "x" + str(a.kernel.w),
-                       "padding");
-      const std::int64_t oh = pool_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.ceil_mode);
-      const std::int64_t ow = pool_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.ceil_mode);
-      if (oh <= 0 || ow <= 0)
-        return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " is larger than the padded input " +
-                           padded_size(in[1], a.padding.h) + "x" + padded_size(in[2], a.padding.w),
-                       "kernel");
-      return shaped({in[0], oh, ow});
-    }
-    case OpKind::adaptive_avgpool2d:
-      if (auto p = need_chw(); !p.empty()) return problem(p);
-      return shaped({in[0], a.output.h, a.output.w});
     case OpKind::upsample: {
       // F.interpolate's output: `size`, or floor(in × scale) per axis.
       if (auto p = need_chw(); !p.empty()) return problem(p);
@@ -706,15 +659,13 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::conv3d:
     case OpKind::conv_transpose3d:
     case OpKind::batchnorm3d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
       return infer_3d(node, in, dtype);
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);
       HWPROF_ELEMENTWISE_UNARY_CASES
-      break;  // above, from the op table
+      HWPROF_POOLING_CASES
+      break;  // above, from their definitions
   }
   return problem("unhandled op");
 }
@@ -766,4 +717,4 @@ std::optional<Error> infer_shapes(Graph& graph) {
   return std::nullopt;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph

@@ -6,10 +6,11 @@
 #include <optional>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::graph {
 
 // Fills output_shape/output_dtype of every node, in order.
 std::optional<Error> infer_shapes(Graph& graph);
@@ -27,4 +28,4 @@ struct SliceRange {
 // For a node whose shape inference succeeded.
 std::vector<SliceRange> slice_ranges(const Shape& in, const Attributes& a);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::graph

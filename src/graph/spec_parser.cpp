@@ -200,7 +200,7 @@ class SpecReader {
       for (auto a : allowed) known = known || a == key;
       if (!known) {
         fail_at_key(pointer + "/" + key,
-                    "unknown key \"" + key + "\" in " + what + detail::did_you_mean(key, allowed) + "; expected one of: " + detail::join(allowed));
+                    "unknown key \"" + key + "\" in " + what + common::did_you_mean(key, allowed) + "; expected one of: " + common::join(allowed));
       }
     }
   }
@@ -212,7 +212,7 @@ class SpecReader {
     check_keys(input, "/input", {"shape", "dtype"}, "\"input\"");
     if (!input.contains("shape")) fail("/input", "\"input\" has no \"shape\": expected a list of positive sizes, e.g. [3, 224, 224]");
     graph_.input.shape = read_shape_list(input["shape"], "/input/shape", "input shape", false);
-    if (auto problem = detail::check_input_shape(graph_.input.shape)) fail("/input/shape", *problem);
+    if (auto problem = graph::check_input_shape(graph_.input.shape)) fail("/input/shape", *problem);
     if (input.contains("dtype")) {
       const json& d = input["dtype"];
       if (d == "float32") {
@@ -347,7 +347,7 @@ class SpecReader {
     }
     const std::size_t limit = 20000;  // keep the error path fast on huge models
     for (std::size_t i = graph_.nodes.size(); i-- > 0 && candidates.size() < limit;) candidates.push_back(graph_.nodes[i].name);
-    std::string message = "no earlier layer is named '" + reference + "'" + detail::did_you_mean(reference, candidates);
+    std::string message = "no earlier layer is named '" + reference + "'" + common::did_you_mean(reference, candidates);
     message += "; inputs name earlier layers (inside a repeat, layers of the same copy first) or \"$input\"";
     return message;
   }
@@ -358,14 +358,14 @@ class SpecReader {
     const std::string local = item["name"].get<std::string>();
     check_name(local, pointer + "/name");
     const std::string full = (scope ? scope->prefix : std::string()) + local;
-    if (!item.contains("op") || !item["op"].is_string()) fail_layer(pointer, full, "", "missing \"op\": expected one of " + detail::join(op_names()));
+    if (!item.contains("op") || !item["op"].is_string()) fail_layer(pointer, full, "", "missing \"op\": expected one of " + common::join(op_names()));
     const std::string op_text = item["op"].get<std::string>();
-    const auto op = detail::find_op(op_text);
+    const auto op = ops::find_op(op_text);
     if (!op) {
       fail_layer(pointer + "/op", full, "",
-                 "unknown op '" + op_text + "'" + detail::did_you_mean(op_text, op_names()) + "; valid ops: " + detail::join(op_names()));
+                 "unknown op '" + op_text + "'" + common::did_you_mean(op_text, op_names()) + "; valid ops: " + common::join(op_names()));
     }
-    const detail::OpInfo& info = detail::op_info(*op);
+    const ops::OpInfo& info = ops::op_info(*op);
     if (full_names_.count(full)) {
       const Node& other = graph_.nodes[static_cast<std::size_t>(full_names_.at(full))];
       fail_layer(pointer + "/name", full, info.name, "duplicate name; first defined at " + graph_.source.locate(other.spec_pointer));
@@ -375,15 +375,15 @@ class SpecReader {
     node.name = full;
     node.op = *op;
     node.spec_pointer = pointer;
-    std::vector<std::string_view> allowed(std::begin(detail::kCommonLayerKeys), std::end(detail::kCommonLayerKeys));
+    std::vector<std::string_view> allowed(std::begin(ops::kCommonLayerKeys), std::end(ops::kCommonLayerKeys));
     allowed.insert(allowed.end(), info.attributes.begin(), info.attributes.end());
     for (const auto& entry : item.items()) {
       bool known = false;
       for (auto a : allowed) known = known || a == entry.key();
       if (!known) {
-        std::string takes = info.attributes.empty() ? std::string("no attributes") : "attributes " + detail::join(info.attributes);
+        std::string takes = info.attributes.empty() ? std::string("no attributes") : "attributes " + common::join(info.attributes);
         fail_layer(pointer + "/" + entry.key(), full, info.name, /*at_key=*/true,
-                   "unknown attribute '" + entry.key() + "'" + detail::did_you_mean(entry.key(), allowed) + "; " + std::string(info.name) +
+                   "unknown attribute '" + entry.key() + "'" + common::did_you_mean(entry.key(), allowed) + "; " + std::string(info.name) +
                        " takes " + takes);
       }
     }
@@ -513,27 +513,43 @@ class SpecReader {
     }
   };
 
-  // conv3d, conv_transpose3d, maxpool3d, avgpool3d: the 2-D ops' attributes with a depth
-  // (docs/model-specs.md, "Ops and attributes").
+  // conv3d, conv_transpose3d: the 2-D ops' attributes with a depth (docs/model-specs.md, "Ops
+  // and attributes").
   void read_window3d(OpKind op, Attributes& at, const AttributeReader& a) const {
     const std::string positive = "a positive integer";
-    const bool conv = op == OpKind::conv3d || op == OpKind::conv_transpose3d;
-    if (conv) a.require("out_channels", positive);
+    a.require("out_channels", positive);
     a.require("kernel", "a positive integer or a triple [d, h, w]");
-    if (conv) at.out_channels = a.integer("out_channels", 0, 1, positive);
+    at.out_channels = a.integer("out_channels", 0, 1, positive);
     at.kernel = a.triple("kernel", at.depth.kernel, {}, 1, "a positive");
-    // A pool's stride defaults to its kernel, a convolution's to 1.
-    at.depth.stride = conv ? 1 : at.depth.kernel;
-    at.stride = a.triple("stride", at.depth.stride, conv ? Pair{1, 1} : at.kernel, 1, "a positive");
+    at.stride = a.triple("stride", at.depth.stride, {1, 1}, 1, "a positive");
     at.padding = a.triple("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
     if (op == OpKind::conv_transpose3d) at.output_padding = a.triple("output_padding", at.depth.output_padding, {0, 0}, 0, "a non-negative");
-    if (conv) {
-      at.dilation = a.triple("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
-      at.groups = a.integer("groups", 1, 1, positive);
-      at.bias = a.boolean("bias", true);
-    } else {
-      at.ceil_mode = a.boolean("ceil_mode", false);
+    at.dilation = a.triple("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
+    at.groups = a.integer("groups", 1, 1, positive);
+    at.bias = a.boolean("bias", true);
+  }
+
+  // A pooling op (its definition, ops/pooling.cpp): a window's kernel, stride (its kernel by
+  // default, as PyTorch's), padding and ceil_mode, or an adaptive pool's output size; per axis
+  // one integer, or a pair [h, w] in 2-D and a triple [d, h, w] in 3-D.
+  void read_pool(const ops::PoolingDefinition& pool, Attributes& at, const AttributeReader& a) const {
+    const bool three = pool.spatial_axes == 3;
+    if (pool.reduction == ops::PoolReduction::adaptive_average) {
+      at.output = three ? a.triple("output", at.depth.output, {1, 1}, 1, "a positive") : a.pair("output", {1, 1}, 1, "a positive");
+      return;
     }
+    a.require("kernel", three ? "a positive integer or a triple [d, h, w]" : "a positive integer or a pair [h, w]");
+    if (three) {
+      at.kernel = a.triple("kernel", at.depth.kernel, {}, 1, "a positive");
+      at.depth.stride = at.depth.kernel;
+      at.stride = a.triple("stride", at.depth.stride, at.kernel, 1, "a positive");
+      at.padding = a.triple("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
+    } else {
+      at.kernel = a.pair("kernel", {}, 1, "a positive");
+      at.stride = a.pair("stride", at.kernel, 1, "a positive");
+      at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
+    }
+    at.ceil_mode = a.boolean("ceil_mode", false);
   }
 
   // upsample: a mode, and the output given either by its size or by a scale of the input's.
@@ -679,6 +695,7 @@ class SpecReader {
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";
+    if (const ops::PoolingDefinition* pool = ops::pooling_definition(node.op)) return read_pool(*pool, at, a);
     switch (node.op) {
       case OpKind::linear:
         a.require("out_features", positive);
@@ -721,25 +738,9 @@ class SpecReader {
       case OpKind::softmax:
         at.axis = a.signed_integer("axis", -1);
         break;
-      case OpKind::maxpool2d:
-      case OpKind::avgpool2d:
-        a.require("kernel", "a positive integer or a pair [h, w]");
-        at.kernel = a.pair("kernel", {}, 1, "a positive");
-        at.stride = a.pair("stride", at.kernel, 1, "a positive");
-        at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
-        at.ceil_mode = a.boolean("ceil_mode", false);
-        break;
-      case OpKind::adaptive_avgpool2d:
-        at.output = a.pair("output", {1, 1}, 1, "a positive");
-        break;
       case OpKind::conv3d:
       case OpKind::conv_transpose3d:
-      case OpKind::maxpool3d:
-      case OpKind::avgpool3d:
         read_window3d(node.op, at, a);
-        break;
-      case OpKind::adaptive_avgpool3d:
-        at.output = a.triple("output", at.depth.output, {1, 1}, 1, "a positive");
         break;
       case OpKind::upsample:
         read_upsample(at, a);
@@ -849,11 +850,12 @@ class SpecReader {
       case OpKind::flatten:
       case OpKind::cls_token:
       case OpKind::matmul:
-      case OpKind::unsupported:           // find_op() never yields it: a spec cannot name it
-        HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
-          const detail::UnaryDefinition* unary = detail::unary_definition(node.op);
+      case OpKind::unsupported:               // find_op() never yields it: a spec cannot name it
+        HWPROF_POOLING_CASES                  // above, from their definitions
+            HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
+          const ops::UnaryDefinition* unary = ops::unary_definition(node.op);
           if (unary == nullptr) break;
-          if (const detail::UnaryParameter& p = unary->parameter; !p.name.empty()) {
+          if (const ops::UnaryParameter& p = unary->parameter; !p.name.empty()) {
             at.parameter = a.number(std::string(p.name).c_str(), p.fallback, -1e6, 1e6, false, std::string(p.expected));
           }
           if (unary->tanh_form && a.has("approximate")) {
@@ -902,7 +904,7 @@ std::string locate_number_error(std::string_view text, const std::string& what, 
   for (auto pos = text.find(token); pos != std::string_view::npos; pos = text.find(token, pos + 1)) {
     const bool starts = pos == 0 || !is_number_char(text[pos - 1]);
     const bool ends = pos + token.size() == text.size() || !is_number_char(text[pos + token.size()]);
-    if (starts && ends) return source_name + ":" + detail::line_column(text, pos);
+    if (starts && ends) return source_name + ":" + common::line_column(text, pos);
   }
   return source_name;
 }
@@ -920,7 +922,7 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ":1:1: invalid JSON: the file is empty; expected a model spec object"};
   }
-  if (std::string nesting = detail::json_nesting_error(json_text, source_name); !nesting.empty()) return Error{nesting};
+  if (std::string nesting = common::json_nesting_error(json_text, source_name); !nesting.empty()) return Error{nesting};
   json root;
   DuplicateKeyCheck duplicates;
   try {
@@ -928,7 +930,7 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   } catch (const json::parse_error& e) {
     // nlohmann reports the byte after the offending token; point at the last byte it read.
     const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-    return Error{source_name + ":" + detail::line_column(json_text, byte) + ": invalid JSON: " + strip_exception_id(e.what())};
+    return Error{source_name + ":" + common::line_column(json_text, byte) + ": invalid JSON: " + strip_exception_id(e.what())};
   } catch (const SpecError&) {
     return Error{graph.source.locate(duplicates.duplicate_pointer) + ": duplicate key \"" + duplicates.duplicate_key +
                  "\" in this object; each key may appear once"};
@@ -942,14 +944,14 @@ Result<Graph> parse_model(std::string_view json_text, const std::string& source_
   } catch (const SpecError& e) {
     return Error{e.message};
   }
-  if (auto error = detail::infer_shapes(graph)) return *error;
+  if (auto error = graph::infer_shapes(graph)) return *error;
   return graph;
 }
 
 Result<Graph> load_model(const std::string& path, const LoadOptions& options) {
   const bool onnx_name = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
   auto text =
-      detail::read_input_file(path, onnx_name ? "ONNX model" : "model spec", static_cast<std::size_t>(onnx_name ? kMaxOnnxBytes : kMaxSpecBytes));
+      common::read_input_file(path, onnx_name ? "ONNX model" : "model spec", static_cast<std::size_t>(onnx_name ? kMaxOnnxBytes : kMaxSpecBytes));
   if (!text) return text.error();
   // Under any other name an ONNX ModelProto is known by its first byte: field 1, ir_version, a
   // varint (tag 0x08), which no JSON text starts with.

@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 #include "counters/system_info.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 namespace {
 
 // "48K", "32768K", "1M", "1G" (the kernel's cacheinfo size attribute), or plain bytes.
@@ -324,4 +325,4 @@ std::vector<std::string> compare_cache_reports(const std::vector<CacheReport>& r
   return notes;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

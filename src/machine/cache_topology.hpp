@@ -14,9 +14,10 @@
 #include <vector>
 
 #include "common/cpuid.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 
 // One cache instance as sysfs describes it: its level, type, size and the CPUs sharing it.
 struct CacheInstance {
@@ -85,4 +86,4 @@ void describe_caches(MachineCpu& cpu, const std::vector<CacheReport>& reports);
 // "48 KiB", "1 MiB", "508 MiB": sizes as the kernel writes them, in binary units.
 std::string binary_size(std::int64_t bytes);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

@@ -14,6 +14,7 @@
 
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
+#include "common/stages.hpp"
 #include "common/text_position.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/machine.hpp"
@@ -41,7 +42,7 @@ ordered_json ceiling_fields(const std::string& prefix, const Ceiling& c, const c
   return j;
 }
 
-using detail::JsonReader;
+using common::JsonReader;
 
 // A ceiling stored as <prefix>_<unit>, <prefix>_median_<unit>, ... ; absent → nullopt.
 std::optional<Ceiling> read_ceiling(const JsonReader& in, const json& object, const std::string& pointer, const std::string& prefix, const char* unit,
@@ -86,7 +87,7 @@ std::vector<std::int64_t> cache_capacities(const MachineCpu& cpu, int threads) {
   return levels;
 }
 
-namespace detail {
+namespace machine {
 
 ordered_json caches_to_json(const std::vector<CacheInfo>& levels) {
   ordered_json caches = ordered_json::array();
@@ -165,7 +166,7 @@ ordered_json run_to_json(const CalibrationRun& run) {
     if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gflops", "n"));
   }
   // Transcendental kernels: G evaluations per second (calibrate/compute.hpp).
-  for (const char* name : detail::kTranscendentalCeilings) {
+  for (const char* name : machine::kTranscendentalCeilings) {
     auto it = run.compute.find(name);
     if (it != run.compute.end()) compute.update(ceiling_fields(name, it->second, "gevals", "n"));
   }
@@ -297,7 +298,7 @@ CalibrationRun run_from_json(const JsonReader& in, const json& r, const std::str
     if (auto c = read_ceiling(in, compute, at + "/compute", name, "gflops", "n")) run.compute[name] = *c;
   }
   // Absent in calibrations from before hwprof measured them: those ops keep the FMA roof.
-  for (const char* name : detail::kTranscendentalCeilings) {
+  for (const char* name : machine::kTranscendentalCeilings) {
     if (auto c = read_ceiling(in, compute, at + "/compute", name, "gevals", "n")) run.compute[name] = *c;
   }
   if (r.contains("notes")) run.notes = strings_from_json(in, r["notes"], at + "/notes");
@@ -317,7 +318,7 @@ CalibrationRun run_from_json(const JsonReader& in, const json& r, const std::str
   return run;
 }
 
-}  // namespace detail
+}  // namespace machine
 
 std::string machine_to_json(const Machine& m) {
   ordered_json j;
@@ -326,10 +327,10 @@ std::string machine_to_json(const Machine& m) {
   j["host"] = m.host;
   j["hwprof_version"] = m.hwprof_version;
   j["quick"] = m.quick;
-  j["cpu"] = detail::cpu_to_json(m.cpu);
-  j["theoretical"] = detail::theoretical_to_json(m.theoretical);
+  j["cpu"] = machine::cpu_to_json(m.cpu);
+  j["theoretical"] = machine::theoretical_to_json(m.theoretical);
   ordered_json runs = ordered_json::array();
-  for (const CalibrationRun& run : m.runs) runs.push_back(detail::run_to_json(run));
+  for (const CalibrationRun& run : m.runs) runs.push_back(machine::run_to_json(run));
   j["runs"] = std::move(runs);
   j["contended"] = m.contention.contended;
   j["contention"] = {{"others_cpus", m.contention.others_cpus}, {"steal_percent", m.contention.steal_percent}, {"evidence", m.contention.evidence}};
@@ -340,7 +341,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ": the machine report is empty (truncated?); run `hwprof calibrate` again"};
   }
-  if (std::string nesting = detail::json_nesting_error(text, source_name); !nesting.empty()) return Error{nesting};
+  if (std::string nesting = common::json_nesting_error(text, source_name); !nesting.empty()) return Error{nesting};
   json root;
   try {
     root = json::parse(text.begin(), text.end());
@@ -369,14 +370,14 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
     m.host = in.string(root, "", "host");
     m.hwprof_version = in.string(root, "", "hwprof_version");
     m.quick = in.boolean(root, "", "quick");
-    m.cpu = detail::cpu_from_json(in, in.member(root, "", "cpu"), "/cpu");
-    m.theoretical = detail::theoretical_from_json(in, in.member(root, "", "theoretical"), "/theoretical");
+    m.cpu = machine::cpu_from_json(in, in.member(root, "", "cpu"), "/cpu");
+    m.theoretical = machine::theoretical_from_json(in, in.member(root, "", "theoretical"), "/theoretical");
     const json& runs = in.member(root, "", "runs");
     if (!runs.is_array() || runs.empty()) in.fail("/runs", "expected a non-empty list of runs, one per thread count");
     std::set<int> seen;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const std::string at = "/runs/" + std::to_string(i);
-      CalibrationRun run = detail::run_from_json(in, runs[i], at);
+      CalibrationRun run = machine::run_from_json(in, runs[i], at);
       if (!seen.insert(run.threads).second) in.fail(at + "/threads", "a second run with " + std::to_string(run.threads) + " threads");
       m.runs.push_back(std::move(run));
     }
@@ -386,7 +387,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
       const json& c = root["contention"];
       m.contention.others_cpus = in.number(c, "/contention", "others_cpus", false);
       m.contention.steal_percent = in.number(c, "/contention", "steal_percent", false);
-      m.contention.evidence = detail::strings_from_json(in, in.member(c, "/contention", "evidence"), "/contention/evidence");
+      m.contention.evidence = machine::strings_from_json(in, in.member(c, "/contention", "evidence"), "/contention/evidence");
     }
     if (const std::vector<std::string> problems = implausible_fields(m); !problems.empty()) {
       // Each problem starts with the JSON path of the field it names: located at the first.
@@ -395,7 +396,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
       in.fail(problems.front().substr(0, problems.front().find(' ')),
               "an implausible machine report: " + all + "; it was measured under load or edited: run `hwprof calibrate` again on a quiet machine");
     }
-  } catch (const detail::JsonReadError& e) {
+  } catch (const common::JsonReadError& e) {
     return Error{e.message};
   }
   return m;
@@ -403,7 +404,7 @@ Result<Machine> machine_from_json(std::string_view text, const std::string& sour
 
 Result<Machine> load_machine(const std::string& path) {
   // Real reports are a few kB; 16 MiB leaves room for any sweep and bounds a hostile file.
-  auto text = detail::read_input_file(path, "machine report", std::size_t{16} << 20);
+  auto text = common::read_input_file(path, "machine report", std::size_t{16} << 20);
   if (!text) return text.error();
   return machine_from_json(*text, path);
 }

@@ -8,9 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_reader.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 
 nlohmann::ordered_json cpu_to_json(const MachineCpu& cpu);
 nlohmann::ordered_json theoretical_to_json(const TheoreticalPeaks& t);
@@ -22,4 +23,4 @@ MachineCpu cpu_from_json(const JsonReader& in, const nlohmann::json& cpu, const 
 TheoreticalPeaks theoretical_from_json(const JsonReader& in, const nlohmann::json& t, const std::string& at);
 CalibrationRun run_from_json(const JsonReader& in, const nlohmann::json& r, const std::string& at);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 #include "counters/system_info.hpp"
 #include "hwprof/atomic_file.hpp"
 #include "hwprof/cpu.hpp"
@@ -24,7 +25,7 @@
 #include "machine/peak_inputs.hpp"
 
 namespace hwprof {
-namespace detail {
+namespace machine {
 void describe_caches(MachineCpu& cpu, const std::vector<CacheReport>& reports) {
   cpu.caches = chosen_caches(reports);
   cpu.cache_sources.clear();
@@ -33,7 +34,7 @@ void describe_caches(MachineCpu& cpu, const std::vector<CacheReport>& reports) {
   for (const CacheReport& r : reports) cpu.cache_notes.insert(cpu.cache_notes.end(), r.notes.begin(), r.notes.end());
 }
 
-}  // namespace detail
+}  // namespace machine
 
 MachineCpu describe_this_cpu() {
   const CpuIdentity id = detect_cpu();
@@ -52,10 +53,10 @@ MachineCpu describe_this_cpu() {
   if (__builtin_cpu_supports("avx512f")) cpu.flags.push_back("avx512f");
   if (__builtin_cpu_supports("avx512bw")) cpu.flags.push_back("avx512bw");
   if (__builtin_cpu_supports("avx512vl")) cpu.flags.push_back("avx512vl");
-  cpu.logical_cpus = detail::online_logical_cpus();
-  cpu.cores = static_cast<int>(detail::cpus_one_per_core().size());
-  detail::describe_caches(cpu, detail::cache_reports_of_this_machine());
-  cpu.frequency_ghz = detail::nominal_ghz(&cpu.frequency_source);
+  cpu.logical_cpus = common::online_logical_cpus();
+  cpu.cores = static_cast<int>(common::cpus_one_per_core().size());
+  machine::describe_caches(cpu, machine::cache_reports_of_this_machine());
+  cpu.frequency_ghz = machine::nominal_ghz(&cpu.frequency_source);
   return cpu;
 }
 

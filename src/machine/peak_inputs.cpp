@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 #include "counters/system_info.hpp"
 #include "hwprof/cpu.hpp"
 #include "machine/peak_inputs.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 namespace {
 
 // The number at the start of `text` (after spaces), locale-independent; 0 when none.
@@ -77,4 +78,4 @@ int physical_cores() {
   return physical_cores_from("/sys/devices/system/cpu");
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

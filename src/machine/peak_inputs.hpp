@@ -5,8 +5,9 @@
 #pragma once
 
 #include <string>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 
 // The CPU's nominal (or maximum) frequency in GHz and where it came from ("cpuinfo_max_freq",
 // "brand string", "/proc/cpuinfo cpu MHz"); 0 with source "unknown" when nothing says.
@@ -25,4 +26,4 @@ int physical_cores_from(const std::string& sysfs_cpu_dir);
 // measure_transcendentals).
 inline constexpr const char* kTranscendentalCeilings[] = {"tanh_sp", "exp_sp", "erf_sp"};
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

@@ -1,8 +1,9 @@
 #include "machine/stored_ceilings.hpp"
 
 #include <utility>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 namespace {
 
 Result<Ceilings> from_file(const std::string& file) {
@@ -29,4 +30,4 @@ Result<Ceilings> find_stored_ceilings(const std::string& file) {
   return ceilings_from_store(machine_store_path(host, here), host, here);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

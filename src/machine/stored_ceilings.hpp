@@ -6,9 +6,10 @@
 
 #include <string>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::machine {
 
 // `file` when not empty (refused when it was measured on another CPU), else the stored report
 // of this host and CPU; the error says what is missing and how to make it.
@@ -17,4 +18,4 @@ Result<Ceilings> find_stored_ceilings(const std::string& file);
 // The stored report of `host` and `here`, found at `stored`.
 Result<Ceilings> ceilings_from_store(const std::string& stored, const std::string& host, const MachineCpu& here);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::machine

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/cpu.hpp"
 #include "hwprof/regions.hpp"
 #include "hwprof/statistics.hpp"
@@ -34,7 +35,7 @@
 #include "session/merged_ranks.hpp"
 #include "session/report_writer.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::mpi {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -61,7 +62,7 @@ struct Local {
 Local local_regions() {
   Local l;
   // 0: no region was ever entered on this rank (nothing to open); 1: disabled.
-  if (default_state_word.load(std::memory_order_acquire) <= 1) return l;
+  if (detail::default_state_word.load(std::memory_order_acquire) <= 1) return l;
   l.snapshot = default_session().snapshot();
   double root_ns = 0;
   for (const CallPath& c : l.snapshot.call_tree) root_ns += c.parent < 0 ? c.inclusive_ns : 0.0;
@@ -241,7 +242,7 @@ MergedRanks merged_of(const std::vector<std::string>& names, const Reduced& redu
 // The report module writes the merge (it has the report code and this machine's calibration).
 void write_merged(MergedRanks& merged, const std::string& dir) {
   std::string tried;
-  void* symbol = report_module_symbol(kReportModuleMergedEntry, &tried);
+  void* symbol = detail::report_module_symbol(kReportModuleMergedEntry, &tried);
   if (symbol == nullptr) {
     std::fprintf(stderr,
                  "hwprof::mpi: no merged report: the report module %s was not found (looked in %s); the ranks' own folders "
@@ -291,11 +292,11 @@ void merge_at_finalize() {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::mpi
 
 extern "C" __attribute__((visibility("default"))) int MPI_Finalize(void) {
   try {
-    hwprof::detail::merge_at_finalize();
+    hwprof::mpi::merge_at_finalize();
   } catch (...) {
     std::fprintf(stderr, "hwprof::mpi: the merge at MPI_Finalize failed (out of memory?); the ranks' own folders are still written\n");
   }

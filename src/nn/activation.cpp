@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {
@@ -34,11 +35,11 @@ void split(i64 n, Part run) {
 
 }  // namespace
 
-void unary_forward(const hwprof::detail::UnaryForm& form, const float* x, float* y, i64 n, float parameter) {
+void unary_forward(const hwprof::ops::UnaryForm& form, const float* x, float* y, i64 n, float parameter) {
   split(n, [&](i64 begin, i64 count) { form.forward(x + begin, y + begin, count, parameter); });
 }
 
-void unary_backward(const hwprof::detail::UnaryForm& form, const float* kept, const float* dy, float* dx, i64 n, float parameter) {
+void unary_backward(const hwprof::ops::UnaryForm& form, const float* kept, const float* dy, float* dx, i64 n, float parameter) {
   if (dx == nullptr) return;
   split(n, [&](i64 begin, i64 count) { form.backward(kept + begin, dy + begin, dx + begin, count, parameter); });
 }

@@ -13,6 +13,7 @@
 
 #include <omp.h>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/tensor.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"

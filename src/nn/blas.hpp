@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn::detail {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string_view>
+#include "common/stages.hpp"
 
 namespace hwprof::nn::detail {
 

@@ -23,6 +23,7 @@
 
 #include <omp.h>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/tensor.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"

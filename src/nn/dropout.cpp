@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 #include "ops/ops.hpp"
 
@@ -105,7 +106,7 @@ void rel_pos_bias_gather(const float* table, float* bias, i64 heads, i64 wh, i64
   const i64 pairs = n * n;
   for (i64 i = 0; i < n; ++i) {
     for (i64 j = 0; j < n; ++j) {
-      const float* row = table + hwprof::detail::rel_pos_row(i, j, wh, ww) * heads;
+      const float* row = table + hwprof::ops::rel_pos_row(i, j, wh, ww) * heads;
       for (i64 h = 0; h < heads; ++h) bias[h * pairs + i * n + j] = row[h];
     }
   }
@@ -139,7 +140,7 @@ void rel_pos_bias_backward(const float* dy, float* dbias, float* dtable, i64 out
   // serial, in order.
   for (i64 i = 0; i < n; ++i) {
     for (i64 j = 0; j < n; ++j) {
-      float* row = dtable + hwprof::detail::rel_pos_row(i, j, wh, ww) * heads;
+      float* row = dtable + hwprof::ops::rel_pos_row(i, j, wh, ww) * heads;
       for (i64 h = 0; h < heads; ++h) row[h] += dbias[h * pairs + i * n + j];
     }
   }

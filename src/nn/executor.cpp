@@ -218,12 +218,12 @@ std::optional<Error> Executor::check_memory(const Graph& graph, const ExecutorOp
   if (!memory) return memory.error();
   const MemoryEstimate& m = *memory;
   const std::int64_t needed = o.training ? m.training_total_bytes : m.inference_total_bytes;
-  const std::string breakdown = o.training ? "model state " + detail::binary_bytes(m.model_state_bytes) + ", activations kept for backward " +
-                                                 detail::binary_bytes(m.training_activation_bytes)
-                                           : "parameters and buffers " + detail::binary_bytes(m.param_bytes + m.buffer_bytes) +
-                                                 ", peak activations " + detail::binary_bytes(m.inference_activation_bytes);
+  const std::string breakdown = o.training ? "model state " + common::binary_bytes(m.model_state_bytes) + ", activations kept for backward " +
+                                                 common::binary_bytes(m.training_activation_bytes)
+                                           : "parameters and buffers " + common::binary_bytes(m.param_bytes + m.buffer_bytes) +
+                                                 ", peak activations " + common::binary_bytes(m.inference_activation_bytes);
   const std::string what = "model '" + graph.name + "' at batch " + std::to_string(o.batch) + (o.training ? " (training)" : "");
-  if (auto error = detail::check_memory_fits(needed, what, breakdown, detail::memory_budget())) {
+  if (auto error = common::check_memory_fits(needed, what, breakdown, common::memory_budget())) {
     return Error{error->message + "; use a smaller --batch or a machine with more memory"};
   }
   return std::nullopt;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "common/stages.hpp"
 #include "ops/ops.hpp"
 
 namespace hwprof::nn {
@@ -211,12 +212,6 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     }
     case OpKind::matmul:
     case OpKind::softmax:
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d:
-    case OpKind::adaptive_avgpool2d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::flatten:
@@ -232,6 +227,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::tile:
     case OpKind::where:
     case OpKind::unsupported:
+      HWPROF_POOLING_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/tensor.hpp"
 

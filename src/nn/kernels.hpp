@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "ops/elementwise_unary.hpp"
+#include "ops/pooling.hpp"
 
 // An AVX2 clone and a baseline one of a hot loop, picked at load time (an ifunc). Not under
 // ThreadSanitizer: the ifunc resolver is instrumented but runs before TSan has started, and the
@@ -107,8 +109,8 @@ void layernorm_backward(const float* x, const float* gamma, const float* save_me
 // A definition's kernels (ops/elementwise_unary.hpp) over a whole tensor, split among the
 // kernel threads. `kept` is the tensor the form's traits say its backward reads (x or y);
 // `parameter` the op's one number (unary_parameter).
-void unary_forward(const hwprof::detail::UnaryForm& form, const float* x, float* y, i64 n, float parameter);
-void unary_backward(const hwprof::detail::UnaryForm& form, const float* kept, const float* dy, float* dx, i64 n, float parameter);
+void unary_forward(const hwprof::ops::UnaryForm& form, const float* x, float* y, i64 n, float parameter);
+void unary_backward(const hwprof::ops::UnaryForm& form, const float* kept, const float* dy, float* dx, i64 n, float parameter);
 
 // ---- softmax along one axis, the tensor seen as [outer, dim, inner] -------------------------
 void softmax_forward(const float* x, float* y, i64 outer, i64 dim, i64 inner);
@@ -148,6 +150,20 @@ void avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx);
 // padding unused), with adaptive_avgpool2d's windows along each axis.
 void adaptive_avgpool3d_forward(const Pool3dGeometry& g, const float* x, float* y);
 void adaptive_avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx);
+
+// ---- a pooling definition's kernels (ops/pooling.hpp) ---------------------------------------
+// The kernels above of one reduction over its axes, on one geometry: a 2-D op's has a depth of
+// 1 (in_d, kernel_d, stride_d and out_d 1, pad_d 0). `argmax` is max pooling's (null in
+// inference, and for the other reductions).
+struct PoolKernels {
+  void (*forward)(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) = nullptr;
+  void (*backward)(const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx) = nullptr;
+};
+// The kernels of a pooling definition's reduction and axes; nullptr where the engine has none.
+const PoolKernels* pool_kernels(const hwprof::ops::PoolingDefinition& def) noexcept;
+// The geometry of a node's window over the per-sample input `in` (its output as shape
+// inference computed it); the batch is set per call.
+Pool3dGeometry pool_geometry(const hwprof::ops::PoolingDefinition& def, const Node& node, const Shape& in);
 
 // ---- upsampling over x[N, C, H, W] (PyTorch's F.interpolate, nearest or bilinear) ---------
 struct UpsampleGeometry {

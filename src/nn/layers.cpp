@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "common/stages.hpp"
 #include "graph/shape_inference.hpp"
 #include "nn/init.hpp"
 #include "nn/kernels.hpp"
@@ -292,7 +293,7 @@ class ActivationLayer final : public Layer {
   // `form`: the op's definition's kernels and traits, whose backward_reads_output says which of
   // x and y its backward reads, and so which one training keeps. `parameter`: the op's one
   // number (leaky_relu's slope, elu's α), 0 for the others.
-  ActivationLayer(const hwprof::detail::UnaryForm& form, float parameter) : form_(form), parameter_(parameter) {}
+  ActivationLayer(const hwprof::ops::UnaryForm& form, float parameter) : form_(form), parameter_(parameter) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
@@ -319,7 +320,7 @@ class ActivationLayer final : public Layer {
   }
 
  private:
-  const hwprof::detail::UnaryForm& form_;
+  const hwprof::ops::UnaryForm& form_;
   float parameter_;
   Tensor x_, y_;
 };
@@ -349,149 +350,36 @@ class SoftmaxLayer final : public Layer {
   Tensor y_;
 };
 
-Pool2dGeometry pool_geometry(const Node& node, const Shape& in) {
-  const Attributes& a = node.attrs;
-  Pool2dGeometry g;
-  g.channels = in[0];
-  g.in_h = in[1];
-  g.in_w = in[2];
-  g.kernel_h = a.kernel.h;
-  g.kernel_w = a.kernel.w;
-  g.stride_h = a.stride.h;
-  g.stride_w = a.stride.w;
-  g.pad_h = a.padding.h;
-  g.pad_w = a.padding.w;
-  g.out_h = node.output_shape[1];
-  g.out_w = node.output_shape[2];
-  return g;
-}
-
-class MaxPool2dLayer final : public Layer {
+// A pooling op: its definition's reduction over its axes, on the engine's kernels of them
+// (pool_kernels); max pooling keeps its argmax in training for backward.
+class PoolLayer final : public Layer {
  public:
-  MaxPool2dLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), g_(pool_geometry(node, in)) {}
+  PoolLayer(const hwprof::ops::PoolingDefinition& def, const PoolKernels& kernels, const Node& node, const Shape& in)
+      : keeps_argmax_(def.reduction == hwprof::ops::PoolReduction::max),
+        kernels_(kernels),
+        out_(node.output_shape),
+        in_(in),
+        g_(pool_geometry(def, node, in)) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& x = *in[0];
     g_.batch = x.dim(0);
     Tensor y = Tensor::empty(batched(g_.batch, out_));
-    if (c.training) argmax_ = Tensor::empty(y.shape(), DType::i32);
-    maxpool2d_forward(g_, x.f32(), y.f32(), argmax_.defined() ? argmax_.i32() : nullptr);
+    if (keeps_argmax_ && c.training) argmax_ = Tensor::empty(y.shape(), DType::i32);
+    kernels_.forward(g_, x.f32(), y.f32(), argmax_.defined() ? argmax_.i32() : nullptr);
     return y;
   }
   void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
     if (need[0] == 0) return;
     g_.batch = dy.dim(0);
     dx[0] = Tensor::empty(batched(g_.batch, in_));
-    maxpool2d_backward(g_, argmax_.i32(), dy.f32(), dx[0].f32());
+    kernels_.backward(g_, argmax_.defined() ? argmax_.i32() : nullptr, dy.f32(), dx[0].f32());
   }
   void release_saved() noexcept override { argmax_ = Tensor(); }
 
  private:
-  Shape out_, in_;
-  Pool2dGeometry g_;
-  Tensor argmax_;
-};
-
-class AvgPool2dLayer final : public Layer {
- public:
-  AvgPool2dLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), g_(pool_geometry(node, in)) {}
-
-  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
-    const Tensor& x = *in[0];
-    g_.batch = x.dim(0);
-    Tensor y = Tensor::empty(batched(g_.batch, out_));
-    avgpool2d_forward(g_, x.f32(), y.f32());
-    return y;
-  }
-  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
-    if (need[0] == 0) return;
-    g_.batch = dy.dim(0);
-    dx[0] = Tensor::empty(batched(g_.batch, in_));
-    avgpool2d_backward(g_, dy.f32(), dx[0].f32());
-  }
-
- private:
-  Shape out_, in_;
-  Pool2dGeometry g_;
-};
-
-class AdaptiveAvgPool2dLayer final : public Layer {
- public:
-  AdaptiveAvgPool2dLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in) {}
-
-  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
-    const Tensor& x = *in[0];
-    Tensor y = Tensor::empty(batched(x.dim(0), out_));
-    adaptive_avgpool2d_forward(x.f32(), y.f32(), x.dim(0), in_[0], in_[1], in_[2], out_[1], out_[2]);
-    return y;
-  }
-  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
-    if (need[0] == 0) return;
-    dx[0] = Tensor::empty(batched(dy.dim(0), in_));
-    adaptive_avgpool2d_backward(dy.f32(), dx[0].f32(), dy.dim(0), in_[0], in_[1], in_[2], out_[1], out_[2]);
-  }
-
- private:
-  Shape out_, in_;
-};
-
-Pool3dGeometry pool3d_geometry(const Node& node, const Shape& in) {
-  const Attributes& a = node.attrs;
-  Pool3dGeometry g;
-  g.channels = in[0];
-  g.in_d = in[1];
-  g.in_h = in[2];
-  g.in_w = in[3];
-  g.kernel_d = a.depth.kernel;
-  g.kernel_h = a.kernel.h;
-  g.kernel_w = a.kernel.w;
-  g.stride_d = a.depth.stride;
-  g.stride_h = a.stride.h;
-  g.stride_w = a.stride.w;
-  g.pad_d = a.depth.padding;
-  g.pad_h = a.padding.h;
-  g.pad_w = a.padding.w;
-  g.out_d = node.output_shape[1];
-  g.out_h = node.output_shape[2];
-  g.out_w = node.output_shape[3];
-  return g;
-}
-
-// maxpool3d (keeping its argmax for backward, as maxpool2d), avgpool3d and adaptive_avgpool3d.
-class Pool3dLayer final : public Layer {
- public:
-  Pool3dLayer(const Node& node, const Shape& in) : op_(node.op), out_(node.output_shape), in_(in), g_(pool3d_geometry(node, in)) {}
-
-  Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
-    const Tensor& x = *in[0];
-    g_.batch = x.dim(0);
-    Tensor y = Tensor::empty(batched(g_.batch, out_));
-    if (op_ == OpKind::maxpool3d) {
-      if (c.training) argmax_ = Tensor::empty(y.shape(), DType::i32);
-      maxpool3d_forward(g_, x.f32(), y.f32(), argmax_.defined() ? argmax_.i32() : nullptr);
-    } else if (op_ == OpKind::avgpool3d) {
-      avgpool3d_forward(g_, x.f32(), y.f32());
-    } else {
-      adaptive_avgpool3d_forward(g_, x.f32(), y.f32());
-    }
-    return y;
-  }
-  void backward(const Tensor& dy, std::span<Tensor> dx, std::span<const char> need) override {
-    if (need[0] == 0) return;
-    g_.batch = dy.dim(0);
-    dx[0] = Tensor::empty(batched(g_.batch, in_));
-    if (op_ == OpKind::maxpool3d) {
-      maxpool3d_backward(g_, argmax_.i32(), dy.f32(), dx[0].f32());
-    } else if (op_ == OpKind::avgpool3d) {
-      avgpool3d_backward(g_, dy.f32(), dx[0].f32());
-    } else {
-      adaptive_avgpool3d_backward(g_, dy.f32(), dx[0].f32());
-    }
-  }
-  void release_saved() noexcept override { argmax_ = Tensor(); }
-
- private:
-  OpKind op_;
+  bool keeps_argmax_;
+  const PoolKernels& kernels_;
   Shape out_, in_;
   Pool3dGeometry g_;
   Tensor argmax_;
@@ -886,7 +774,7 @@ StridedView per_sample_view(const Node& node, const Shape& in) {
   for (auto d = in.size(); d-- > 1;) stride[d - 1] = stride[d] * in[d];
   StridedView v;
   if (node.op == OpKind::slice) {
-    const std::vector<hwprof::detail::SliceRange> ranges = hwprof::detail::slice_ranges(in, node.attrs);
+    const std::vector<hwprof::graph::SliceRange> ranges = hwprof::graph::slice_ranges(in, node.attrs);
     for (std::size_t d = 0; d < in.size(); ++d) {
       v.size.push_back(ranges[d].count);
       v.stride.push_back(ranges[d].count > 1 ? stride[d] * ranges[d].step : stride[d]);  // |step| < size when it is used
@@ -1286,8 +1174,11 @@ Shape batched(std::int64_t batch, const Shape& per_sample) {
 std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<ParameterSlot* const> params) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const Shape& in = graph.shape_of(node.inputs[0]);
-  if (const hwprof::detail::UnaryForm* form = hwprof::detail::unary_form(node))
-    return std::make_unique<ActivationLayer>(*form, hwprof::detail::unary_parameter(node));
+  if (const hwprof::ops::UnaryForm* form = hwprof::ops::unary_form(node))
+    return std::make_unique<ActivationLayer>(*form, hwprof::ops::unary_parameter(node));
+  if (const hwprof::ops::PoolingDefinition* pool = hwprof::ops::pooling_definition(node.op)) {
+    if (const PoolKernels* kernels = pool_kernels(*pool)) return std::make_unique<PoolLayer>(*pool, *kernels, node, in);
+  }
   switch (node.op) {
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
@@ -1306,16 +1197,6 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<SoftmaxLayer>(node, in);
     case OpKind::matmul:
       return std::make_unique<MatmulLayer>();
-    case OpKind::maxpool2d:
-      return std::make_unique<MaxPool2dLayer>(node, in);
-    case OpKind::avgpool2d:
-      return std::make_unique<AvgPool2dLayer>(node, in);
-    case OpKind::adaptive_avgpool2d:
-      return std::make_unique<AdaptiveAvgPool2dLayer>(node, in);
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
-      return std::make_unique<Pool3dLayer>(node, in);
     case OpKind::upsample:
       return std::make_unique<UpsampleLayer>(node, in);
     case OpKind::lstm:
@@ -1364,7 +1245,8 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::unsupported:
       break;  // Executor::build refuses such a graph first
       HWPROF_ELEMENTWISE_UNARY_CASES
-      break;  // above, from the op table
+      HWPROF_POOLING_CASES
+      break;  // above, from their definitions (a pooling op without kernels: nullptr)
   }
   return nullptr;
 }
@@ -1376,8 +1258,8 @@ namespace hwprof {
 // The ops of ActivationLayer, AddLayer and BinaryLayer above, which honour
 // ForwardContext::reusable_inputs (a broadcasting one only with an input of the output's shape).
 bool may_run_in_place(OpKind op) noexcept {
-  const detail::OpFamily family = detail::op_info(op).family;
-  return family == detail::OpFamily::elementwise_unary || family == detail::OpFamily::elementwise_binary;
+  const ops::OpFamily family = ops::op_info(op).family;
+  return family == ops::OpFamily::elementwise_unary || family == ops::OpFamily::elementwise_binary;
 }
 
 }  // namespace hwprof

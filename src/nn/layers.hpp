@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/tensor.hpp"
 #include "hwprof/result.hpp"

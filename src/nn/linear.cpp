@@ -3,6 +3,7 @@
 // is split into panels over the OpenMP threads (blas.hpp says why).
 #include <algorithm>
 
+#include "common/stages.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"
 

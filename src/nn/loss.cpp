@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 #include "ops/vector_math.hpp"
 

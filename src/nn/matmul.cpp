@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/stages.hpp"
 #include "nn/blas.hpp"
 #include "nn/kernels.hpp"
 

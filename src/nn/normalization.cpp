@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

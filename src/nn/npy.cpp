@@ -4,9 +4,10 @@
 #include <cstring>
 #include <limits>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::nn {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
@@ -219,4 +220,4 @@ std::string format_npy(std::string_view descr, const std::vector<std::int64_t>& 
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::nn

@@ -12,10 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/tensor.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::nn {
 
 struct NpyArray {
   enum class Type { f32, i32, i64 };
@@ -46,4 +47,4 @@ Result<Tensor> npy_to_tensor(const NpyArray& array, const std::string& path);
 // The .npy file (format 1.0) of a float32 or int32 array.
 std::string format_npy(std::string_view descr, const std::vector<std::int64_t>& shape, const void* data, std::size_t bytes);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::nn

@@ -5,6 +5,7 @@
 #include "nn/optimizer.hpp"
 
 #include <cmath>
+#include "common/stages.hpp"
 
 namespace hwprof::nn {
 namespace {

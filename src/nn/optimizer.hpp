@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include "common/stages.hpp"
 
 namespace hwprof::nn {
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {
@@ -406,6 +407,104 @@ void adaptive_avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float
       for_each_in(g, win, [&](i64 i) { dxp[i] += share; });
     });
   }
+}
+
+namespace {
+
+using R = hwprof::ops::PoolReduction;
+
+Pool2dGeometry plane_geometry(const Pool3dGeometry& g) {
+  Pool2dGeometry p;
+  p.batch = g.batch;
+  p.channels = g.channels;
+  p.in_h = g.in_h;
+  p.in_w = g.in_w;
+  p.kernel_h = g.kernel_h;
+  p.kernel_w = g.kernel_w;
+  p.stride_h = g.stride_h;
+  p.stride_w = g.stride_w;
+  p.pad_h = g.pad_h;
+  p.pad_w = g.pad_w;
+  p.out_h = g.out_h;
+  p.out_w = g.out_w;
+  return p;
+}
+
+// Each definition's reduction over its axes onto the kernels above.
+struct PoolKernelRow {
+  R reduction;
+  int spatial_axes;
+  PoolKernels kernels;
+};
+const PoolKernelRow kPoolKernels[] = {
+    {R::max,
+     2,
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) { maxpool2d_forward(plane_geometry(g), x, y, argmax); },
+      [](const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx) {
+        maxpool2d_backward(plane_geometry(g), argmax, dy, dx);
+      }}},
+    {R::average,
+     2,
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t*) { avgpool2d_forward(plane_geometry(g), x, y); },
+      [](const Pool3dGeometry& g, const std::int32_t*, const float* dy, float* dx) { avgpool2d_backward(plane_geometry(g), dy, dx); }}},
+    {R::adaptive_average,
+     2,
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t*) {
+        adaptive_avgpool2d_forward(x, y, g.batch, g.channels, g.in_h, g.in_w, g.out_h, g.out_w);
+      },
+      [](const Pool3dGeometry& g, const std::int32_t*, const float* dy, float* dx) {
+        adaptive_avgpool2d_backward(dy, dx, g.batch, g.channels, g.in_h, g.in_w, g.out_h, g.out_w);
+      }}},
+    {R::max, 3, {maxpool3d_forward, maxpool3d_backward}},
+    {R::average,
+     3,
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t*) { avgpool3d_forward(g, x, y); },
+      [](const Pool3dGeometry& g, const std::int32_t*, const float* dy, float* dx) { avgpool3d_backward(g, dy, dx); }}},
+    {R::adaptive_average,
+     3,
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t*) { adaptive_avgpool3d_forward(g, x, y); },
+      [](const Pool3dGeometry& g, const std::int32_t*, const float* dy, float* dx) { adaptive_avgpool3d_backward(g, dy, dx); }}},
+};
+
+}  // namespace
+
+const PoolKernels* pool_kernels(const hwprof::ops::PoolingDefinition& def) noexcept {
+  for (const PoolKernelRow& row : kPoolKernels) {
+    if (row.reduction == def.reduction && row.spatial_axes == def.spatial_axes) return &row.kernels;
+  }
+  return nullptr;
+}
+
+Pool3dGeometry pool_geometry(const hwprof::ops::PoolingDefinition& def, const Node& node, const Shape& in) {
+  const hwprof::ops::PoolAxes axes = pool_axes(def, node.attrs);
+  // Depth, height, width: a 2-D op's window is one deep.
+  hwprof::ops::PoolAxis spatial[3] = {{1, 1, 0, 1}, {}, {}};
+  i64 in_size[3] = {1, 1, 1};
+  i64 out_size[3] = {1, 1, 1};
+  const std::size_t first = 3 - static_cast<std::size_t>(axes.count);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(axes.count); ++i) {
+    spatial[first + i] = axes.axis[i];
+    in_size[first + i] = in[i + 1];
+    out_size[first + i] = node.output_shape[i + 1];
+  }
+  Pool3dGeometry g;
+  g.channels = in[0];
+  g.in_d = in_size[0];
+  g.in_h = in_size[1];
+  g.in_w = in_size[2];
+  g.kernel_d = spatial[0].kernel;
+  g.kernel_h = spatial[1].kernel;
+  g.kernel_w = spatial[2].kernel;
+  g.stride_d = spatial[0].stride;
+  g.stride_h = spatial[1].stride;
+  g.stride_w = spatial[2].stride;
+  g.pad_d = spatial[0].padding;
+  g.pad_h = spatial[1].padding;
+  g.pad_w = spatial[2].padding;
+  g.out_d = out_size[0];
+  g.out_h = out_size[1];
+  g.out_w = out_size[2];
+  return g;
 }
 
 }  // namespace hwprof::nn

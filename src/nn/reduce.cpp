@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

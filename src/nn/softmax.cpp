@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 #include "ops/vector_math.hpp"
 

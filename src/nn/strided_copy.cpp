@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

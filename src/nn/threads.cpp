@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "common/cpu_topology.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/executor.hpp"
 #include "nn/blas_core.hpp"
 #include "nn/kernels.hpp"
@@ -22,7 +23,7 @@ std::atomic<int> g_threads{0};  // 0: never set, OpenMP's default (OMP_NUM_THREA
 }  // namespace
 
 int set_kernel_threads(int threads) {
-  const int n = threads > 0 ? threads : hwprof::detail::online_logical_cpus();
+  const int n = threads > 0 ? threads : hwprof::common::online_logical_cpus();
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
   g_threads.store(n, std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "nn/kernels.hpp"
 
 namespace hwprof::nn {

@@ -11,9 +11,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/stages.hpp"
 #include "ops/vector_math.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::ops {
 namespace {
 
 using ops::exp_approx;
@@ -255,4 +256,4 @@ const UnaryDefinition* unary_for_onnx(std::string_view type) noexcept {
   return nullptr;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::ops

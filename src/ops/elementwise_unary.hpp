@@ -14,9 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::ops {
 
 // An element-wise unary op per element (docs/cost.md, "Counting convention"): FLOPs forward
 // and backward, what its backward reads, and the transcendental function its forward
@@ -105,4 +106,4 @@ float unary_parameter(const Node& node) noexcept;
 // The definition an ONNX op type maps onto; nullptr for none.
 const UnaryDefinition* unary_for_onnx(std::string_view type) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::ops

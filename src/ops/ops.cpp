@@ -2,22 +2,26 @@
 
 #include <algorithm>
 #include <cstddef>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::ops {
 namespace {
 
 using F = OpFamily;
 
-// An element-wise unary op's name in a spec: its C++ name (hwprof/engine/graph.hpp's list).
-std::string_view unary_name(OpKind kind) {
-#define HWPROF_UNARY_NAME(name) \
+// The name in a spec of an op whose family defines it: its C++ name (hwprof/engine/graph.hpp's
+// lists).
+std::string_view defined_name(OpKind kind) {
+#define HWPROF_DEFINED_NAME(name) \
   if (kind == OpKind::name) return #name;
-  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_UNARY_NAME)
-#undef HWPROF_UNARY_NAME
+  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_POOLING_OPS(HWPROF_DEFINED_NAME)
+#undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise unary ones, whose rows their definitions make.
+// The rows of every op but the element-wise unary and pooling ones, whose rows their
+// definitions make.
 std::vector<OpInfo> other_rows() {
   return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
@@ -25,9 +29,6 @@ std::vector<OpInfo> other_rows() {
       {OpKind::batchnorm2d, "batchnorm2d", {"eps"}, 1, 1, F::normalization, {}},
       {OpKind::layernorm, "layernorm", {"eps"}, 1, 1, F::normalization, {}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
-      {OpKind::maxpool2d, "maxpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
-      {OpKind::avgpool2d, "avgpool2d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
-      {OpKind::adaptive_avgpool2d, "adaptive_avgpool2d", {"output"}, 1, 1, F::pooling, {}},
       {OpKind::flatten, "flatten", {}, 1, 1, F::data_movement, {}},
       {OpKind::dropout, "dropout", {"p"}, 1, 1, F::data_movement, {}},
       {OpKind::add, "add", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
@@ -67,13 +68,10 @@ std::vector<OpInfo> other_rows() {
       // lstm and gru: x, then optionally the initial states h0 (and c0 for lstm), [D, H] each.
       {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 3, F::recurrent, {}},
       {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 2, F::recurrent, {}},
-      // The 3-D ops: a spec's kernel, stride, padding, dilation and output are a [d, h, w] triple
-      // or one integer for all three (docs/model-specs.md, "Model specs").
+      // The 3-D ops: a spec's kernel, stride, padding and dilation are a [d, h, w] triple or one
+      // integer for all three (docs/model-specs.md, "Model specs").
       {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::batchnorm3d, "batchnorm3d", {"eps"}, 1, 1, F::normalization, {}},
-      {OpKind::maxpool3d, "maxpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
-      {OpKind::avgpool3d, "avgpool3d", {"kernel", "stride", "padding", "ceil_mode"}, 1, 1, F::pooling, {}},
-      {OpKind::adaptive_avgpool3d, "adaptive_avgpool3d", {"output"}, 1, 1, F::pooling, {}},
       {OpKind::conv_transpose3d,
        "conv_transpose3d",
        {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
@@ -96,9 +94,20 @@ const std::vector<OpInfo>& op_table() {
   static const std::vector<OpInfo> table = [] {
     std::vector<OpInfo> rows = other_rows();
     for (const UnaryDefinition& d : unary_definitions()) {
-      OpInfo row{d.kind, unary_name(d.kind), {}, 1, 1, F::elementwise_unary, d.form.traits};
+      OpInfo row{d.kind, defined_name(d.kind), {}, 1, 1, F::elementwise_unary, d.form.traits};
       if (!d.parameter.name.empty()) row.attributes.push_back(d.parameter.name);
       if (d.tanh_form) row.attributes.push_back("approximate");
+      rows.push_back(std::move(row));
+    }
+    // A window's attributes (per axis: one integer, or a pair in 2-D and a triple in 3-D), or an
+    // adaptive pool's output size.
+    for (const PoolingDefinition& d : pooling_definitions()) {
+      OpInfo row{d.kind, defined_name(d.kind), {}, 1, 1, F::pooling, {}};
+      if (d.reduction == PoolReduction::adaptive_average) {
+        row.attributes = {"output"};
+      } else {
+        row.attributes = {"kernel", "stride", "padding", "ceil_mode"};
+      }
       rows.push_back(std::move(row));
     }
     std::sort(rows.begin(), rows.end(), [](const OpInfo& a, const OpInfo& b) { return a.kind < b.kind; });
@@ -140,18 +149,18 @@ ComputeRoof compute_roof_of(const Node& node, bool forward) {
   return roof;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::ops
 
 namespace hwprof {
 
 std::string_view op_name(OpKind op) noexcept {
-  return detail::op_table()[static_cast<std::size_t>(op)].name;
+  return ops::op_table()[static_cast<std::size_t>(op)].name;
 }
 
 const std::vector<std::string_view>& op_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
-    for (const auto& info : detail::op_table()) {
+    for (const auto& info : ops::op_table()) {
       if (info.kind != OpKind::unsupported) out.push_back(info.name);
     }
     return out;

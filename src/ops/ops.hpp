@@ -2,8 +2,8 @@
 // takes and its family. The stages that treat a whole family alike (shape inference, the cost
 // model, the spec parser, the engine's in-place rule and layer choice, the roofline's
 // explanations, the causes) read this table instead of listing ops. An element-wise unary op's
-// row comes from its definition (elementwise_unary.hpp), which holds everything else about it
-// (docs/adding-an-op.md).
+// row comes from its definition (elementwise_unary.hpp), and a pooling op's from its own
+// (pooling.hpp); the definition holds everything else about it (docs/adding-an-op.md).
 #pragma once
 
 #include <cstdint>
@@ -11,11 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/compute_roof.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "ops/elementwise_unary.hpp"
+#include "ops/pooling.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::ops {
 
 enum class OpFamily {
   gemm,                // linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, attention: BLAS GEMMs
@@ -23,7 +25,7 @@ enum class OpFamily {
   elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
   normalization,       // batchnorm2d, batchnorm3d, layernorm
   softmax,
-  pooling,        // maxpool2d, avgpool2d, adaptive_avgpool2d and their 3-D forms
+  pooling,        // the maximum or mean of windows (pooling.hpp)
   resampling,     // upsample: each output interpolated from its source positions, no parameters
   reduction,      // reduce: sums (or means) over whole per-sample axes
   recurrent,      // lstm, gru: GEMMs over all steps for the input, one per step for the state
@@ -77,4 +79,4 @@ inline std::int64_t rel_pos_row(std::int64_t i, std::int64_t j, std::int64_t wh,
 // Keys every layer object may carry whatever its op.
 inline constexpr std::string_view kCommonLayerKeys[] = {"name", "op", "inputs", "comment"};
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::ops

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include "common/stages.hpp"
 
 namespace hwprof::ops {
 

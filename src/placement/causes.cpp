@@ -8,10 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "ops/ops.hpp"
 #include "placement/row_time.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 namespace {
 
 std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
@@ -51,14 +52,8 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
       return true;
     case OpKind::batchnorm2d:
     case OpKind::batchnorm3d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
     case OpKind::layernorm:
     case OpKind::softmax:
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d:
-    case OpKind::adaptive_avgpool2d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::flatten:
@@ -82,6 +77,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
+      HWPROF_POOLING_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -164,14 +160,8 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     }
     case OpKind::batchnorm2d:
     case OpKind::batchnorm3d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
     case OpKind::layernorm:
     case OpKind::softmax:
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d:
-    case OpKind::adaptive_avgpool2d:
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::flatten:
@@ -195,6 +185,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
+      HWPROF_POOLING_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -409,4 +400,4 @@ std::vector<LayerCause> layer_causes(const CauseInputs& in) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "hwprof/engine/profile.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // A GEMM dimension below this leaves a BLAS micro-kernel's registers partly idle and its
 // time to packing and edge code: 16 floats are one AVX-512 vector, and OpenBLAS's SGEMM
@@ -58,4 +59,4 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& input_shape
 // Every cause that applies, most telling first; never empty for a measured layer.
 std::vector<LayerCause> layer_causes(const CauseInputs& in);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -1,8 +1,9 @@
 #include "placement/code_parts.hpp"
 
 #include <array>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 namespace {
 
 bool has(std::string_view text, std::string_view part) noexcept {
@@ -97,4 +98,4 @@ CodePart code_part_of(std::string_view function, std::string_view module) noexce
   return CodePart::other;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

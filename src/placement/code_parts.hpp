@@ -6,8 +6,9 @@
 #pragma once
 
 #include <string_view>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 enum class CodePart {
   gemm_kernel,   // a BLAS GEMM's inner micro-kernel (OpenBLAS *gemm_kernel*, oneDNN/MKL gemm kernels)
@@ -31,4 +32,4 @@ std::string_view code_part_name(CodePart part) noexcept;
 // module it lies in ("libopenblas.so.0", "perf-123.map"; empty where unknown).
 CodePart code_part_of(std::string_view function, std::string_view module) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

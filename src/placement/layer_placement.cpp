@@ -9,8 +9,9 @@
 
 #include "common/cpu_topology.hpp"
 #include "common/launch_rank.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 int resolve_threads(int requested) {
   if (requested > 0) return requested;
@@ -239,4 +240,4 @@ void add_calibration_warnings(Profile& p, bool contended) {
   }
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -5,12 +5,13 @@
 
 #include <optional>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/engine/roofline.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // One per physical core when `requested` is 0.
 int resolve_threads(int requested);
@@ -43,4 +44,4 @@ void fill_measurements(LayerProfile& layer, const RegionReport& r, const std::op
 // ceiling measured on other OpenBLAS kernels.
 void add_calibration_warnings(Profile& p, bool contended);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -4,9 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "symbols/symbols.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 SamplingProfile sampling_of_process(const ProcessSamples& taken, std::span<const RegionSpan> spans, const RowOfRegion& row_of) {
   SamplingProfile out;
@@ -66,4 +67,4 @@ std::uint64_t timeline_full_since(const SessionSnapshot& snapshot, std::span<con
   return last;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

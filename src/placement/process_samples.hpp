@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "placement/sample_attribution.hpp"
 #include "placement/sampled_layers.hpp"
@@ -19,7 +20,7 @@
 #include "sampling/sampler.hpp"
 #include "symbols/symbols.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 struct ProcessSamples {
   const SampleStore* store = nullptr;
@@ -54,4 +55,4 @@ std::string anonymous_code_hint(const SamplingProfile& s);
 // program"): the end of the last call it holds, or the maximum where it held every call.
 std::uint64_t timeline_full_since(const SessionSnapshot& snapshot, std::span<const RegionSpan> spans);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

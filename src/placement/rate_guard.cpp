@@ -4,8 +4,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 namespace {
 
 RateLimit limit_of(const TheoreticalPeaks& theoretical, const CalibrationRun* run, int threads) {
@@ -76,4 +77,4 @@ bool guard_rate(LayerProfile& layer, const RateLimit& limit, double overhead_ns)
   return true;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -9,10 +9,11 @@
 
 #include <string>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 #include "hwprof/engine/profile.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // The most a row on `threads` threads could do: the larger of the theoretical single-precision
 // peak for those threads and every compute ceiling measured for them, times kClockSlack.
@@ -34,4 +35,4 @@ double slow_end_seconds(const LayerProfile& layer, double overhead_ns);
 // Returns whether it did.
 bool guard_rate(LayerProfile& layer, const RateLimit& limit, double overhead_ns);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -20,14 +20,14 @@
 
 namespace hwprof {
 
-using detail::add_calibration_warnings;
-using detail::fill_launch_rank;
-using detail::fill_machine;
-using detail::fill_measurements;
-using detail::guard_rate;
-using detail::rate_limit;
-using detail::RateLimit;
-using detail::resolve_threads;
+using placement::add_calibration_warnings;
+using placement::fill_launch_rank;
+using placement::fill_machine;
+using placement::fill_measurements;
+using placement::guard_rate;
+using placement::rate_limit;
+using placement::RateLimit;
+using placement::resolve_threads;
 
 namespace {
 
@@ -242,7 +242,7 @@ std::vector<double> outermost_counted_share(const SessionSnapshot& s, const Regi
   for (std::size_t k = 0; k < s.regions.size(); ++k) {
     const int id = s.regions[k].id;
     if (id >= 0 && static_cast<std::size_t>(id) < counted.size() && p.layers[k].phase != LayerPhase::setup)
-      counted[static_cast<std::size_t>(id)] = detail::headroom_ms(p.layers[k]).has_value();
+      counted[static_cast<std::size_t>(id)] = placement::headroom_ms(p.layers[k]).has_value();
   }
   std::vector<double> outer(regions.size(), 0.0);
   std::vector<double> all(regions.size(), 0.0);
@@ -293,15 +293,15 @@ void place_program_total(Profile& p, const RegionProfileOptions& options, double
   double win_ms = 0.0;
   for (std::size_t i = 0; i < outer_share.size() && i < p.layers.size(); ++i) {
     const LayerProfile& l = p.layers[i];
-    const auto h = detail::headroom_ms(l);
+    const auto h = placement::headroom_ms(l);
     if (outer_share[i] <= 0 || !h || l.phase == LayerPhase::setup) continue;
     const double share = outer_share[i];
-    const double counted = detail::row_ms(l) * (1.0 - std::clamp(uncounted_share[i], 0.0, 1.0));
+    const double counted = placement::row_ms(l) * (1.0 - std::clamp(uncounted_share[i], 0.0, 1.0));
     counted_ms += counted * share;
     roof_ms += std::min(h->roof_ms, counted) * share;
     win_ms += std::max(0.0, counted - h->roof_ms) * share;
     RooflinePoint point = *l.roofline;
-    const double calls = detail::calls_per_basis(l) * share;
+    const double calls = placement::calls_per_basis(l) * share;
     point.flops.value *= calls;
     point.bytes.value *= calls;
     point.seconds *= calls;
@@ -498,7 +498,7 @@ LayerProfile setup_row(double setup_ns, double root_ns, const Profile& p) {
       "not counted: the program's setup, what it ran before its first module call (building and initialising its model; its ops' rows are in the "
       "setup phase)";
   l.roofline_error = l.work_note;
-  l.why = detail::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
+  l.why = placement::layer_causes({&l, nullptr, {}, 1, p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
   return l;
 }
 
@@ -569,7 +569,7 @@ std::vector<double> add_rows(Profile& p, const RowInputs& in) {
     l.nested_op = inside[k] && (r.role == RegionRole::op_forward || r.role == RegionRole::op_backward || r.role == RegionRole::op_recompute);
     guard_rate(l, limit.gflops_per_s > 0 && l.threads > 0 && l.threads != p.threads ? rate_limit(*in.options.machine, l.threads) : limit,
                p.overhead_ns);
-    l.why = detail::layer_causes({&l, nullptr, {}, 1, l.threads > 0 ? l.threads : p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
+    l.why = placement::layer_causes({&l, nullptr, {}, 1, l.threads > 0 ? l.threads : p.threads, p.overhead_ns, false, {}, p.machine.cpu.cores});
     if (r.open > 0) {
       p.warnings.push_back(
           fmt::format("region {} was entered {} time{} and not left when the report was made (still open at exit, or "
@@ -632,7 +632,7 @@ void add_total(Profile& p, const RowInputs& in, const std::vector<double>& uncou
 Profile profile_of(const SessionSnapshot& s, const RegionProfileOptions& options) {
   Profile p;
   const RegionIndex region_name(s);
-  p.created = detail::utc_timestamp();
+  p.created = common::utc_timestamp();
   p.hwprof_version = kVersion;
   p.model = options.program.empty() ? "regions" : options.program;
   p.kind = s.observer == "torch" ? ProfileKind::torch : ProfileKind::regions;

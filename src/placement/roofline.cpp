@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
 namespace hwprof {
 
@@ -85,7 +86,7 @@ std::string thread_counts(const Machine& machine) {
 
 }  // namespace
 
-namespace detail {
+namespace placement {
 
 double bandwidth_at(const CalibrationRun& run, double bytes) {
   double best = 0.0;
@@ -139,7 +140,7 @@ BoundDecision classify_bound(double flops, double bytes, double intensity, doubl
   return {Bound::memory, fmt::format("intensity {:.3g} FLOP/B < ridge {:.3g} FLOP/B", intensity, ridge)};
 }
 
-}  // namespace detail
+}  // namespace placement
 
 namespace {
 
@@ -161,12 +162,12 @@ Result<MemoryRoof> memory_roof(const RooflineInput& in, const CalibrationRun& ru
   const double pass_set = std::max(call_set, ws.pass_bytes);
   const double reused = std::min(ws.reused_bytes, bytes);
   const double streamed = bytes - reused;
-  const double call_gbps = detail::bandwidth_at(run, call_set);
-  const double reused_gbps = detail::bandwidth_at(run, pass_set);
+  const double call_gbps = placement::bandwidth_at(run, call_set);
+  const double reused_gbps = placement::bandwidth_at(run, pass_set);
   const double streamed_s = streamed / (call_gbps * 1e9);
   const double reused_s = reused / (reused_gbps * 1e9);
   m.gbps = bytes / (streamed_s + reused_s) * 1e-9;
-  m.level = detail::level_holding(run, cpu, in.threads, streamed_s >= reused_s ? call_set : pass_set);
+  m.level = placement::level_holding(run, cpu, in.threads, streamed_s >= reused_s ? call_set : pass_set);
   m.from_working_set = true;
   // Weights of a percent or less of the bytes (a norm's scale and shift) go unmentioned.
   const std::string in_place = call_set < bytes ? " (in place)" : "";
@@ -239,7 +240,7 @@ void judge_point(RooflinePoint& p, const RooflineInput& in, bool memory_from_wor
     p.efficiency = p.gbytes_per_s / p.memory_gbytes_per_s;
   }
   p.headroom = p.efficiency > 0 ? 1.0 / p.efficiency : 0.0;
-  detail::BoundDecision d = detail::classify_bound(flops, bytes, p.intensity, p.ridge_intensity, p.efficiency, in.seconds, in.rule);
+  placement::BoundDecision d = placement::classify_bound(flops, bytes, p.intensity, p.ridge_intensity, p.efficiency, in.seconds, in.rule);
   p.bound = d.bound;
   p.why = std::move(d.why);
   if (p.efficiency > 1.0) {

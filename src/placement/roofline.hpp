@@ -4,9 +4,10 @@
 
 #include <string>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/roofline.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 struct BoundDecision {
   Bound bound = Bound::overhead;
@@ -36,4 +37,4 @@ std::string level_holding(const CalibrationRun& run, const MachineCpu& cpu, int 
 
 BoundDecision classify_bound(double flops, double bytes, double intensity, double ridge, double efficiency, double seconds, const BoundRule& rule);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

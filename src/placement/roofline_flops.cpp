@@ -86,12 +86,6 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::matmul:
     case OpKind::linear:
     case OpKind::softmax:
-    case OpKind::maxpool2d:
-    case OpKind::avgpool2d:
-    case OpKind::adaptive_avgpool2d:
-    case OpKind::maxpool3d:
-    case OpKind::avgpool3d:
-    case OpKind::adaptive_avgpool3d:
     case OpKind::flatten:
     case OpKind::dropout:
     case OpKind::add:
@@ -113,6 +107,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::sub:
     case OpKind::div:
     case OpKind::unsupported:
+      HWPROF_POOLING_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -145,16 +140,17 @@ void transcendental_reasons(Reasons& r) {
 
 Reasons reasons_for(OpKind op, bool causal) {
   Reasons r = shared_reasons();
-  const detail::OpInfo& info = detail::op_info(op);
-  if (info.family == detail::OpFamily::gemm) gemm_reasons(r);
-  // By what the op table says the op evaluates: transcendental functions, max/min, or nothing.
+  const ops::OpInfo& info = ops::op_info(op);
+  if (info.family == ops::OpFamily::gemm) gemm_reasons(r);
+  // By what the op's definition says it evaluates: transcendental functions, max/min, or nothing.
   if (!info.unary.transcendental.empty() || op == OpKind::softmax) transcendental_reasons(r);
-  if (info.unary.max_min || op == OpKind::maxpool2d || op == OpKind::maxpool3d) {
+  const ops::PoolingDefinition* pool = ops::pooling_definition(op);
+  if (info.unary.max_min || (pool != nullptr && pool->reduction == ops::PoolReduction::max)) {
     r.less.emplace_back(
         "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
         "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
   }
-  if (info.family == detail::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
+  if (info.family == ops::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
     r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
   }
   kernel_reasons(op, causal, r);

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // The time a row's share, roof and win are of: a model's layer's median per pass; a program's
 // row's time per step, or over the run (LayerProfile::basis_ms; 0 for a row that ran only after
@@ -39,4 +40,4 @@ inline std::optional<Headroom> headroom_ms(const LayerProfile& layer) {
   return Headroom{roof, t - roof};
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

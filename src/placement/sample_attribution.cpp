@@ -5,9 +5,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/stages.hpp"
 #include "common/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // One sweep over every span edge and sample in time order, keeping each thread's stack of open
 // regions: a sample reads its own thread's innermost region, else, where exactly one thread has
@@ -118,4 +119,4 @@ std::vector<RegionBreakdown> break_down(std::span<const AttributedSample> attrib
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

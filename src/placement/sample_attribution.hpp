@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/session.hpp"
 #include "session/region_spans.hpp"  // RegionSpan, spans_of
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // One sample: the thread it was taken on and when (CLOCK_MONOTONIC).
 struct TakenSample {
@@ -74,4 +75,4 @@ struct RegionBreakdown {
 // Regions in ascending id, the outside row last; regions without samples are left out.
 std::vector<RegionBreakdown> break_down(std::span<const AttributedSample> attributed, std::span<const int> function_of, std::size_t top);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -6,9 +6,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "placement/code_parts.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 namespace {
 
 // Names interned once each: frame_names is the table the stacks index.
@@ -183,4 +184,4 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
   });
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -13,11 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "placement/sample_attribution.hpp"
 #include "sampling/sample_records.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // A region's row: its name ("conv1", "conv1 (backward)") and its layer (Graph::nodes index; -1
 // for the pass's own region, the time between layers). nullopt: not a row of the profile.
@@ -59,4 +60,4 @@ void add_sampled_layers(const SampleStore& samples, int pid, std::span<const Reg
                         const NameOfAddress& name_of, std::size_t top, SamplingProfile& out, const TraceWindow* window = nullptr,
                         std::uint64_t attribute_until_ns = std::numeric_limits<std::uint64_t>::max());
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -5,10 +5,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "placement/process_samples.hpp"
 #include "placement/window_overhead.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 SamplingProfile sampled_regions(const SessionSnapshot& snapshot, const SessionSamples& samples) {
   std::unordered_map<int, SampledRow> rows;
@@ -45,4 +46,4 @@ SamplingProfile sampled_regions(const SessionSnapshot& snapshot, const SessionSa
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

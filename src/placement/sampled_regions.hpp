@@ -4,12 +4,13 @@
 // from the sampled and unsampled windows (docs/sampling.md).
 #pragma once
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/session.hpp"
 #include "session/session_sampling.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 SamplingProfile sampled_regions(const SessionSnapshot& snapshot, const SessionSamples& samples);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

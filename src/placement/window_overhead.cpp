@@ -5,9 +5,10 @@
 #include <map>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 namespace {
 
 // A region's calls inside the windows: sampled, and unsampled split by the parity of their
@@ -92,4 +93,4 @@ WindowOverhead window_overhead(std::span<const RegionSpan> spans, std::span<cons
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

@@ -7,10 +7,11 @@
 #include <span>
 #include <string>
 
+#include "common/stages.hpp"
 #include "placement/sample_attribution.hpp"
 #include "session/session_sampling.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::placement {
 
 // Calls of a region needed in each kind of window for its medians to be compared.
 inline constexpr std::size_t kWindowCallsToCompare = 5;
@@ -27,4 +28,4 @@ struct WindowOverhead {
 // `windows` in time order. A region's weight is the time of its calls inside the windows.
 WindowOverhead window_overhead(std::span<const RegionSpan> spans, std::span<const SampleWindow> windows);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::placement

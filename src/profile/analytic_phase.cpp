@@ -38,7 +38,7 @@ std::vector<AnalyticPhaseCost> analytic_phase_costs(const Graph& graph, const Mo
     if (!train) continue;
     a.runs[b] = c.requires_grad;
     a.flops[b] = c.backward_flops * batch;
-    a.bytes[b] = c.bytes == 0 ? 0 : detail::backward_min_bytes(c, batch);  // a view (no bytes forward) moves none back
+    a.bytes[b] = c.bytes == 0 ? 0 : cost::backward_min_bytes(c, batch);  // a view (no bytes forward) moves none back
     a.reused_bytes[b] = c.bytes == 0 ? 0 : 3 * c.weight_bytes;
     a.runs[o] = c.params > 0;
     a.flops[o] = c.params * optimizer_flops_per_parameter(optimizer);

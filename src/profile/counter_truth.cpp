@@ -8,8 +8,9 @@
 #include <sched.h>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 
 std::vector<double> read_cost_per_call(const RegionReport& probe) {
   std::vector<double> cost(probe.counters.size(), 0.0);
@@ -145,4 +146,4 @@ std::optional<double> max_clock_ghz() {
   return std::nullopt;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -19,11 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 
 // The probe's count per call of every event (events() order); 0 where it read no value.
 std::vector<double> read_cost_per_call(const RegionReport& probe);
@@ -69,4 +70,4 @@ void annotate_counters(std::vector<LayerCounter>& counters, const std::vector<do
 int allowed_cpus();
 std::optional<double> max_clock_ghz();
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -39,11 +39,11 @@
 
 namespace hwprof {
 
-using detail::add_calibration_warnings;
-using detail::fill_launch_rank;
-using detail::fill_machine;
-using detail::fill_measurements;
-using detail::resolve_threads;
+using placement::add_calibration_warnings;
+using placement::fill_launch_rank;
+using placement::fill_machine;
+using placement::fill_measurements;
+using placement::resolve_threads;
 
 namespace {
 
@@ -112,8 +112,8 @@ std::vector<TraceSpan> timeline(const std::vector<RawSpan>& raw, const Graph& gr
 
 // The traced passes as timeline() lays them out (its origin, each iteration's first layer start
 // to last layer end), for the samples shown on the trace. One lane: the model's thread, 0.
-detail::TraceWindow trace_window(const std::vector<RawSpan>& raw) {
-  detail::TraceWindow w;
+placement::TraceWindow trace_window(const std::vector<RawSpan>& raw) {
+  placement::TraceWindow w;
   if (raw.empty()) return w;
   std::map<int, std::pair<std::uint64_t, std::uint64_t>> passes;
   w.origin_ns = raw.front().start_ns;
@@ -219,14 +219,14 @@ Result<ModelRegions> register_regions(const Graph& graph, const std::vector<Anal
 }
 
 // What the measured passes did, and the process around them.
-using detail::parse_sample_spec;
-using detail::RegionSpan;
-using detail::RowOfRegion;
-using detail::SampledRow;
-using detail::Sampler;
-using detail::SamplerStats;
-using detail::SampleStore;
-using detail::spans_of;
+using placement::RowOfRegion;
+using placement::SampledRow;
+using sampling::parse_sample_spec;
+using sampling::Sampler;
+using sampling::SamplerStats;
+using sampling::SampleStore;
+using session::RegionSpan;
+using session::spans_of;
 
 // What sampling took while the passes ran (ProfileOptions::sample), and each measured pass's
 // wall time with and without it.
@@ -342,15 +342,15 @@ SamplingProfile sampled_layers(const Graph& graph, const ProfileOptions& options
     return it == rows.end() ? std::nullopt : std::optional<SampledRow>(it->second);
   };
   const std::vector<RegionSpan> spans = spans_of(timing.snapshot());
-  detail::ProcessSamples process{&taken.store, &taken.stats, taken.warnings, options.sample, static_cast<int>(::getpid())};
-  const detail::TraceWindow window = trace_window(timed.spans());
+  placement::ProcessSamples process{&taken.store, &taken.stats, taken.warnings, options.sample, static_cast<int>(::getpid())};
+  const placement::TraceWindow window = trace_window(timed.spans());
   process.window = &window;
-  SamplingProfile out = detail::sampling_of_process(process, spans, row_of);
+  SamplingProfile out = placement::sampling_of_process(process, spans, row_of);
   out.sampled_passes = static_cast<int>(taken.sampled_ms.size());
   out.unsampled_passes = static_cast<int>(taken.unsampled_ms.size());
   // Each kind of pass's median time; NaN where none of a kind ran: then no overhead is known.
-  const double sampled = taken.sampled_ms.empty() ? std::nan("") : detail::median_of(taken.sampled_ms);
-  const double unsampled = taken.unsampled_ms.empty() ? std::nan("") : detail::median_of(taken.unsampled_ms);
+  const double sampled = taken.sampled_ms.empty() ? std::nan("") : common::median_of(taken.sampled_ms);
+  const double unsampled = taken.unsampled_ms.empty() ? std::nan("") : common::median_of(taken.unsampled_ms);
   out.overhead = sampled / unsampled - 1.0;
   if (!taken.unsampled_ms.empty()) {
     const auto [lo, hi] = std::minmax_element(taken.unsampled_ms.begin(), taken.unsampled_ms.end());
@@ -364,7 +364,7 @@ Profile profile_header(const Graph& graph, const ProfileOptions& options, int th
                        const BlasInfo& blas) {
   const Session& session = *s.counted;
   Profile p;
-  p.created = detail::utc_timestamp();
+  p.created = common::utc_timestamp();
   p.hwprof_version = kVersion;
   p.model = graph.name;
   p.input_shape = graph.input.shape;
@@ -419,7 +419,7 @@ ReadCosts read_costs(const Sessions& s, const LayerRegions& counted, std::size_t
       if (probe < 0) continue;
       const RegionReport pr = s.counted->report(probe);
       std::vector<double>& per_call = c.per_call[i * kPhaseCount + static_cast<std::size_t>(phase)];
-      per_call = detail::read_cost_per_call(pr);
+      per_call = profile::read_cost_per_call(pr);
       const double calls_per_pass = counter_passes > 0 ? static_cast<double>(pr.calls) / counter_passes : 0.0;
       for (std::size_t e = 0; e < per_call.size() && e < events; ++e) {
         c.pass[e] += 2.0 * per_call[e] * calls_per_pass;
@@ -444,21 +444,21 @@ struct Measured {
 };
 
 // `machine`: what this machine allows per second (its CPUs, its highest clock).
-Measured measure_region(const Sessions& s, const detail::WallBounds& machine, int time_id, int counter_id, const std::vector<double>& read_cost,
+Measured measure_region(const Sessions& s, const profile::WallBounds& machine, int time_id, int counter_id, const std::vector<double>& read_cost,
                         const std::vector<double>& resolution) {
   Measured m{s.timing().report(time_id), {}, {}};
   if (!s.counting()) return m;
   const Session& session = *s.counted;
   RegionReport c = session.report(counter_id);
-  m.subtracted = detail::subtract_read_cost(c, read_cost, resolution);
+  m.subtracted = profile::subtract_read_cost(c, read_cost, resolution);
   // The bound is the longer of the timed passes' wall and the counted passes' own (whose
   // readings frame the counts, and whose layers run slower for the reads around them).
-  detail::WallBounds bounds = machine;
+  profile::WallBounds bounds = machine;
   bounds.wall_seconds = std::max(m.report.inclusive_ns.mean, c.inclusive_ns.mean) * 1e-9;
-  m.impossible = detail::impossible_counters(c, bounds, resolution);
+  m.impossible = profile::impossible_counters(c, bounds, resolution);
   m.report.counters = std::move(c.counters);
   m.report.metrics =
-      session.group() != nullptr ? detail::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible) : std::vector<RegionMetric>{};
+      session.group() != nullptr ? profile::metrics_of(m.report, *session.group(), bounds.wall_seconds, m.impossible) : std::vector<RegionMetric>{};
   return m;
 }
 
@@ -477,8 +477,8 @@ void fill_total(Profile& p, const Graph& graph, const ProfileOptions& options, i
     }
   }
   fill_measurements(p.total, total.report, options.machine, threads,
-                    {.kind = detail::RowWork::Kind::total, .roof = {}, .op = OpKind::add, .working_set = std::nullopt});
-  detail::annotate_counters(p.total.counters, total.subtracted, total.impossible);
+                    {.kind = placement::RowWork::Kind::total, .roof = {}, .op = OpKind::add, .working_set = std::nullopt});
+  profile::annotate_counters(p.total.counters, total.subtracted, total.impossible);
   p.total.time_share = 1.0;
 }
 
@@ -548,27 +548,27 @@ LayerProfile layer_profile(const LayerContext& c, std::size_t i, Phase phase, co
   }
   // The op's compute roof; an exp/tanh/erf op's forward pass evaluates its function once per
   // output element.
-  detail::RowWork work{.kind = detail::RowWork::Kind::layer,
-                       .roof = detail::compute_roof_of(node, phase == Phase::forward),
-                       .op = node.op,
-                       .working_set = working_set};
+  placement::RowWork work{.kind = placement::RowWork::Kind::layer,
+                          .roof = ops::compute_roof_of(node, phase == Phase::forward),
+                          .op = node.op,
+                          .working_set = working_set};
   if (work.roof.kind == ComputeRoof::Kind::transcendental) {
     double elements = static_cast<double>(c.options.batch);
     for (std::int64_t d : node.output_shape) elements *= static_cast<double>(d);
     work.roof.flops_per_evaluation = elements > 0 ? static_cast<double>(layer.flops) / elements : 0.0;
   }
   fill_measurements(layer, m.report, c.options.machine, c.threads, work);
-  if (c.options.machine) detail::guard_rate(layer, detail::rate_limit(*c.options.machine, c.threads), p.overhead_ns);
-  detail::annotate_counters(layer.counters, m.subtracted, m.impossible);
-  detail::CauseInputs why{&layer,
-                          &node,
-                          node.inputs.empty() ? Shape{} : c.graph.shape_of(node.inputs.front()),
-                          c.options.batch,
-                          c.threads,
-                          p.overhead_ns,
-                          c.blas.avx512_unused,
-                          c.blas.core};
-  layer.why = detail::layer_causes(why);
+  if (c.options.machine) placement::guard_rate(layer, placement::rate_limit(*c.options.machine, c.threads), p.overhead_ns);
+  profile::annotate_counters(layer.counters, m.subtracted, m.impossible);
+  placement::CauseInputs why{&layer,
+                             &node,
+                             node.inputs.empty() ? Shape{} : c.graph.shape_of(node.inputs.front()),
+                             c.options.batch,
+                             c.threads,
+                             p.overhead_ns,
+                             c.blas.avx512_unused,
+                             c.blas.core};
+  layer.why = placement::layer_causes(why);
   layer.time_share = p.total.time_ms.median > 0 ? layer.time_ms.median / p.total.time_ms.median : 0.0;
   return layer;
 }
@@ -598,12 +598,12 @@ void finish_profile(Profile& p, const ProfileOptions& options, int threads, cons
   if (options.machine) p.warnings = calibration_doubts(*options.machine, threads);
   add_calibration_warnings(p, options.machine && options.machine->contention.contended);
   // The passes themselves disagreeing: the machine was busy while they ran.
-  if (const double spread = detail::relative_uncertainty(p.total.time_ms); spread > 0.10) {
-    p.warnings.push_back(
-        fmt::format("the passes' times varied by ±{:.0f}% of their median ({} to {} ms): the machine was busy while they ran (other processes, or "
-                    "the hypervisor's neighbours), so times and times to win can be off by as much; layers whose own time varied more than "
-                    "±{:.0f}% say \"noisy\". Profile again on a quiet machine, or with more --iterations",
-                    100 * spread, fmt::format("{:.4g}", p.total.time_ms.min), fmt::format("{:.4g}", p.total.time_ms.max), 100 * detail::kNoisyTime));
+  if (const double spread = placement::relative_uncertainty(p.total.time_ms); spread > 0.10) {
+    p.warnings.push_back(fmt::format(
+        "the passes' times varied by ±{:.0f}% of their median ({} to {} ms): the machine was busy while they ran (other processes, or "
+        "the hypervisor's neighbours), so times and times to win can be off by as much; layers whose own time varied more than "
+        "±{:.0f}% say \"noisy\". Profile again on a quiet machine, or with more --iterations",
+        100 * spread, fmt::format("{:.4g}", p.total.time_ms.min), fmt::format("{:.4g}", p.total.time_ms.max), 100 * placement::kNoisyTime));
   }
 }
 
@@ -619,9 +619,9 @@ std::optional<Error> check_profile_memory(const Graph& graph, const ProfileOptio
   const auto samples = static_cast<std::int64_t>(2 * so.sample_budget);
   const std::int64_t measuring = regions * kBytesPerRegion + samples * 8;
   const std::string what = "profiling model '" + graph.name + "' at batch " + std::to_string(options.batch) + (options.train ? " (training)" : "");
-  const std::string breakdown = "the model " + detail::binary_bytes(model) + ", measuring its " + std::to_string(graph.nodes.size()) +
-                                " layers up to " + detail::binary_bytes(measuring);
-  if (auto error = detail::check_memory_fits(model + measuring, what, breakdown, detail::memory_budget())) {
+  const std::string breakdown = "the model " + common::binary_bytes(model) + ", measuring its " + std::to_string(graph.nodes.size()) +
+                                " layers up to " + common::binary_bytes(measuring);
+  if (auto error = common::check_memory_fits(model + measuring, what, breakdown, common::memory_budget())) {
     return Error{error->message + "; use a smaller --batch, fewer --iterations, or a machine with more memory"};
   }
   return std::nullopt;
@@ -659,7 +659,7 @@ Result<Profile> profile_model(const Graph& graph, const ProfileOptions& options)
   const BlasInfo blas = blas_info();
   Profile p = profile_header(graph, options, threads, s, *passes, trace_iterations, blas);
   const ReadCosts reads = read_costs(s, counted, n, passes->counted);
-  const detail::WallBounds machine{0.0, detail::allowed_cpus(), detail::max_clock_ghz().value_or(0.0)};
+  const profile::WallBounds machine{0.0, profile::allowed_cpus(), profile::max_clock_ghz().value_or(0.0)};
   fill_total(p, graph, options, threads, *cost, analytic, measure_region(s, machine, model->timed, model->counted, reads.pass, reads.one_read));
   const LayerContext context{graph,
                              options,

@@ -9,12 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "placement/process_samples.hpp"
 #include "session/span_file.hpp"
 #include "symbols/recorded_mappings.hpp"
 #include "symbols/symbols.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 constexpr const char* kOutsideEveryRegion = "(outside every region)";
@@ -186,4 +187,4 @@ SamplingProfile recorded_sampling(const std::string& spec_text, const std::strin
   return s;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -15,13 +15,14 @@
 
 #include <sys/types.h>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "placement/sampled_layers.hpp"
 #include "profile/span_file_reader.hpp"
 #include "sampling/sample_records.hpp"
 #include "sampling/sampler.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 
 struct RecordedProcess {
   std::uint32_t pid = 0;
@@ -56,4 +57,4 @@ struct Recording {
 SamplingProfile recorded_sampling(const std::string& spec_text, const std::string& program, const Recording& recording,
                                   const std::string& span_folder);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

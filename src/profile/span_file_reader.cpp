@@ -6,9 +6,10 @@
 #include <unordered_set>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 #include "session/span_file.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 // The fields of one line, split at single spaces (an empty field is an error of the caller's).
@@ -177,4 +178,4 @@ Result<RecordedSpans> read_span_file(const std::string& path, const SpanFileLimi
   return parse_span_file(*text, path, limits);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

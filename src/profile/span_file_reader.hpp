@@ -10,10 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 #include "session/region_spans.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 
 struct SpanFileLimits {
   std::size_t max_bytes = std::size_t{512} << 20;
@@ -38,4 +39,4 @@ Result<RecordedSpans> parse_span_file(std::string_view text, const std::string& 
 // The file at `path`: a regular file only, at most limits.max_bytes.
 Result<RecordedSpans> read_span_file(const std::string& path, const SpanFileLimits& limits = {});
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -5,9 +5,10 @@
 #include <string>
 
 #include "analyze/compare.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string comparison_table(const ProfileComparison& c, std::size_t top = 20);
 std::string comparison_json(const ProfileComparison& c);
@@ -15,4 +16,4 @@ std::string comparison_json(const ProfileComparison& c);
 // each layer's point in A joined by an arrow to its point in B.
 std::string comparison_html(const ProfileComparison& c, const Profile& b);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -5,13 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/roofline.hpp"
 #include "report/compare.hpp"
 #include "report/compare_text.hpp"
 #include "report/html_page.hpp"
 #include "report/svg.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 // The roofline: B's ceilings, A's point (hollow) to B's (filled) for every layer with both.
@@ -34,9 +35,9 @@ std::string comparison_roofline(const ProfileComparison& c, const Profile& b) {
       y_hi = std::max(y_hi, *y);
     }
   }
-  Ceilings ceilings;
+  DrawnCeilings ceilings;
   if (run != nullptr) ceilings = ceilings_of(*run, true);
-  for (const ComputeRoof& r : ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
+  for (const DrawnRoof& r : ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
   if (x_hi > 0) {
     frame.x_min = std::pow(2.0, std::floor(std::log2(std::min(x_lo, 1.0 / 16))));
     frame.x_max = std::pow(2.0, std::ceil(std::log2(std::max(x_hi * 2, 64.0))));
@@ -103,4 +104,4 @@ std::string comparison_html(const ProfileComparison& c, const Profile& b) {
   return html;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -1,10 +1,11 @@
 // `hwprof compare A B --format json` (docs/cli.md, "Comparing runs").
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "report/compare.hpp"
 #include "report/json_number.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 nlohmann::ordered_json change_json(const LayerChange& c) {
@@ -45,4 +46,4 @@ std::string comparison_json(const ProfileComparison& c) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -5,10 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "report/compare.hpp"
 #include "report/compare_text.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string comparison_table(const ProfileComparison& c, std::size_t top) {
   std::string out = fmt::format("hwprof compare: A = {}, B = {}\n", c.a_label, c.b_label);
@@ -64,4 +65,4 @@ std::string comparison_table(const ProfileComparison& c, std::size_t top) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

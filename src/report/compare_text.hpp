@@ -5,8 +5,9 @@
 #include <string>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 inline std::string percent_change(double change) {
   return fmt::format("{:+.1f}%", 100 * change);
@@ -29,4 +30,4 @@ inline std::string p_text(const std::optional<double>& p) {
   return fmt::format("{:.4f}", *p);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -5,9 +5,10 @@
 #include <fmt/format.h>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 #include "session/merged_ranks.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 bool has_all(const nlohmann::ordered_json& j, std::initializer_list<const char*> keys) {
@@ -53,4 +54,4 @@ std::optional<std::string> other_hwprof_file(const std::string& path) {
   return other_hwprof_file(root, path);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -8,8 +8,9 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // "a merge of ranks (`hwprof merge` or hwprof::mpi's merged.json): `hwprof merge FILE` renders
 // it", with `path` as FILE; nullopt for a profile or anything else.
@@ -19,4 +20,4 @@ std::optional<std::string> other_hwprof_file(const nlohmann::ordered_json& root,
 // it is none of them, or cannot be read.
 std::optional<std::string> other_hwprof_file(const std::string& path);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -7,9 +7,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "report/svg.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 std::string folded_name(const std::vector<std::string>& names, int index) {
@@ -149,4 +150,4 @@ std::string flamegraph_svg(std::string_view title, const std::vector<std::string
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -8,8 +8,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // One distinct stack and how many samples had it. Frames are indices into a names table,
 // outermost (root) first: a region's name, then the functions from the outermost caller to the
@@ -35,4 +36,4 @@ std::string speedscope_json(std::string_view title, const std::vector<std::strin
 std::string flamegraph_svg(std::string_view title, const std::vector<std::string>& names, const std::vector<SampledStack>& stacks, double width,
                            bool standalone);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

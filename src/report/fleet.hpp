@@ -5,8 +5,9 @@
 #include <string>
 
 #include "analyze/fleet.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string fleet_table(const FleetComparison& fleet);
 std::string fleet_json(const FleetComparison& fleet);
@@ -14,4 +15,4 @@ std::string fleet_json(const FleetComparison& fleet);
 // machine, on shared log–log axes.
 std::string fleet_svg(const FleetComparison& fleet);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -2,10 +2,11 @@
 // all-cores runs with its unit and its ratio to the first machine's.
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "report/fleet.hpp"
 #include "report/json_number.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string fleet_json(const FleetComparison& fleet) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
@@ -31,4 +32,4 @@ std::string fleet_json(const FleetComparison& fleet) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -5,10 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "report/fleet.hpp"
 #include "report/svg.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 // Colours that stay apart for the first machines (then they repeat).
@@ -63,4 +64,4 @@ std::string fleet_svg(const FleetComparison& fleet) {
   return svg;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -2,9 +2,10 @@
 // the one-thread and the all-cores runs with its ratio to A's.
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "report/fleet.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 std::string cache_text(const Machine& m) {
@@ -53,4 +54,4 @@ std::string fleet_table(const FleetComparison& fleet) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

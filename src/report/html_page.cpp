@@ -2,9 +2,10 @@
 // report, the comparison of two profiles and the merge of ranks.
 #include "report/html_page.hpp"
 
+#include "common/stages.hpp"
 #include "report/svg.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 constexpr const char* kStylesheet = R"CSS(
@@ -70,4 +71,4 @@ std::string html_page_close(std::string_view script) {
   return out + "</body>\n</html>\n";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

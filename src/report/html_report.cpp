@@ -22,7 +22,7 @@ namespace hwprof {
 namespace {
 
 std::string esc(std::string_view text) {
-  return detail::xml_escape(text);
+  return report::xml_escape(text);
 }
 
 std::string num(double v, int significant = 3) {
@@ -175,13 +175,13 @@ std::string machine_section(const Profile& p) {
 // sentence that says what the win counts.
 std::string program_totals_section(const Profile& p) {
   const LayerProfile& t = p.total;
-  const detail::LayerNumbers n = detail::layer_numbers(t);
-  const bool steps = detail::per_step(p);
+  const analysis::LayerNumbers n = analysis::layer_numbers(t);
+  const bool steps = report::per_step(p);
   const std::string per = steps ? "per step" : "over the run";
   std::string out = "<section id=\"totals\"><h2>Program totals</h2><dl>\n";
   const auto row = [&](const std::string& term, const std::string& value_html) { out += "<dt>" + esc(term) + "</dt><dd>" + value_html + "</dd>\n"; };
   row("run", esc(p.model + ", " + (p.kind == ProfileKind::torch ? "a PyTorch program (hwprof::torch)" : "a program's own regions")));
-  row("threads", esc(detail::program_threads(p)));
+  row("threads", esc(report::program_threads(p)));
   if (steps) {
     std::string text = fmt::format("{} steps", p.steps);
     if (p.step_time_ms.n > 0) {
@@ -195,7 +195,7 @@ std::string program_totals_section(const Profile& p) {
   } else {
     row("steps", "none: its figures are over the whole run");
   }
-  row("time in its rows", fmt::format("{} ms {} (measured: its outermost rows, summed over the threads{})", num(detail::row_ms(t), 4), per,
+  row("time in its rows", fmt::format("{} ms {} (measured: its outermost rows, summed over the threads{})", num(placement::row_ms(t), 4), per,
                                       steps ? "; the setup before the first step and what ran after the last apart" : ""));
   if (steps && p.after_steps_ms > 0) {
     row("after the last step",
@@ -204,11 +204,11 @@ std::string program_totals_section(const Profile& p) {
   }
   row(steps ? "FLOPs per step" : "FLOPs over the run",
       fmt::format("{} (each FLOP once: the rows with a count of their own, outside every other such row; impossible rows left out)",
-                  detail::group_digits(t.flops)));
+                  analysis::group_digits(t.flops)));
   if (n.gflops_per_s) row("achieved", fmt::format("{} GFLOP/s, {} GB/s", num(*n.gflops_per_s), n.gbytes_per_s ? num(*n.gbytes_per_s) : "–"));
-  if (const auto h = detail::headroom_ms(t); h && detail::row_ms(t) > 0) {
-    row("time to win", fmt::format("<b>{} ms</b> {} ({} of its time in its rows)", detail::milliseconds(h->win_ms), per,
-                                   detail::percent(h->win_ms / detail::row_ms(t))));
+  if (const auto h = placement::headroom_ms(t); h && placement::row_ms(t) > 0) {
+    row("time to win", fmt::format("<b>{} ms</b> {} ({} of its time in its rows)", analysis::milliseconds(h->win_ms), per,
+                                   analysis::percent(h->win_ms / placement::row_ms(t))));
   }
   if (t.roofline) row("roofline", esc(t.roofline->why));
   if (!t.roofline_error.empty()) row("roofline", "<span class=\"na\">" + esc(t.roofline_error) + "</span>");
@@ -221,7 +221,7 @@ std::string program_totals_section(const Profile& p) {
 std::string totals_section(const Profile& p) {
   if (is_program_run(p.kind)) return program_totals_section(p);
   const LayerProfile& t = p.total;
-  const detail::LayerNumbers n = detail::layer_numbers(t);
+  const analysis::LayerNumbers n = analysis::layer_numbers(t);
   std::string out = "<section id=\"totals\"><h2>Model totals</h2><dl>\n";
   const auto row = [&](const std::string& term, const std::string& value_html) { out += "<dt>" + esc(term) + "</dt><dd>" + value_html + "</dd>\n"; };
   row("run",
@@ -231,14 +231,14 @@ std::string totals_section(const Profile& p) {
                                  p.phase == RunPhase::train ? "training step" : "forward pass", t.time_ms.n, p.warmup_runs);
   if (t.time_ms.has_median_ci()) time += fmt::format("; 95% CI {}–{} ms", num(t.time_ms.median_ci_low, 4), num(t.time_ms.median_ci_high, 4));
   row("time", time);
-  row("FLOPs per call", fmt::format("{} ({})", detail::group_digits(t.flops), value_source_name(n.flops.source)));
+  row("FLOPs per call", fmt::format("{} ({})", analysis::group_digits(t.flops), value_source_name(n.flops.source)));
   row("bytes per call",
-      fmt::format("{} ({})", detail::group_digits(static_cast<std::int64_t>(n.bytes.value)), esc(detail::bytes_origin_words(n.bytes_origin))));
-  row("parameters", detail::group_digits(t.params));
+      fmt::format("{} ({})", analysis::group_digits(static_cast<std::int64_t>(n.bytes.value)), esc(report::bytes_origin_words(n.bytes_origin))));
+  row("parameters", analysis::group_digits(t.params));
   if (n.gflops_per_s) row("achieved", fmt::format("{} GFLOP/s, {} GB/s", num(*n.gflops_per_s), n.gbytes_per_s ? num(*n.gbytes_per_s) : "–"));
   if (n.intensity) row("intensity", num(*n.intensity) + " FLOP/byte");
   if (n.bound) {
-    row("bound", bound_badge(n.bound) + (n.efficiency ? fmt::format(" at {} of attainable ({} GFLOP/s)", detail::percent(*n.efficiency),
+    row("bound", bound_badge(n.bound) + (n.efficiency ? fmt::format(" at {} of attainable ({} GFLOP/s)", analysis::percent(*n.efficiency),
                                                                     num(n.attainable_gflops_per_s.value_or(0)))
                                                       : ""));
   }
@@ -262,8 +262,8 @@ std::string group_tables(const Profile& p) {
   // A program's rows per step (or over the run), summed: rows nest, so the groups overlap.
   const bool program = is_program_run(p.kind);
   const auto table = [&](const std::string& id, ProfileGrouping by, int depth, const std::string& title) {
-    std::vector<detail::LayerGroup> groups = detail::group_layers(p, detail::layer_grouping(by), depth);
-    std::stable_sort(groups.begin(), groups.end(), [](const detail::LayerGroup& a, const detail::LayerGroup& b) {
+    std::vector<analysis::LayerGroup> groups = analysis::group_layers(p, analysis::layer_grouping(by), depth);
+    std::stable_sort(groups.begin(), groups.end(), [](const analysis::LayerGroup& a, const analysis::LayerGroup& b) {
       return a.win_ms.value_or(-1) > b.win_ms.value_or(-1) || (a.win_ms == b.win_ms && a.time_ms > b.time_ms);
     });
     out += fmt::format(
@@ -271,11 +271,11 @@ std::string group_tables(const Profile& p) {
         "<th class=\"num\">{}</th><th class=\"num\">Share</th><th class=\"num\">Eff.</th><th>Bound</th>"
         "<th class=\"num\">Roof ms</th><th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why (most of its win)</th>"
         "</tr></thead><tbody>\n",
-        id, esc(title), program ? "Rows" : "Layers", program && detail::per_step(p) ? "ms/step" : "Time ms");
-    for (const detail::LayerGroup& g : groups) {
+        id, esc(title), program ? "Rows" : "Layers", program && report::per_step(p) ? "ms/step" : "Time ms");
+    for (const analysis::LayerGroup& g : groups) {
       out += "<tr>" + cell(esc(g.key), g.key) + cell(std::to_string(g.layers), std::to_string(g.layers), " class=\"num\"") + num_cell(g.time_ms) +
-             cell(detail::percent(g.share), fmt::format("{}", g.share), " class=\"num\"") +
-             (g.efficiency ? cell(detail::percent(*g.efficiency), fmt::format("{}", *g.efficiency), " class=\"num\"")
+             cell(analysis::percent(g.share), fmt::format("{}", g.share), " class=\"num\"") +
+             (g.efficiency ? cell(analysis::percent(*g.efficiency), fmt::format("{}", *g.efficiency), " class=\"num\"")
                            : "<td class=\"num\" data-v=\"\">–</td>") +
              cell(esc(g.bound), g.bound) + num_cell(g.roof_ms) + num_cell(g.win_ms) + cell(esc(g.why), g.why) + "</tr>\n";
     }
@@ -299,7 +299,7 @@ std::string grouping_select(const Profile& p) {
 }
 
 // One layer's counter cell: its value, or why there is none (n/a with its note, impossible).
-std::string counter_cell(const LayerProfile& l, const std::string& name_of_counter, const detail::NumberedNotes& notes) {
+std::string counter_cell(const LayerProfile& l, const std::string& name_of_counter, const report::NumberedNotes& notes) {
   auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const LayerCounter& c) { return c.name == name_of_counter; });
   if (it == l.counters.end()) return "<td class=\"num\" data-v=\"\">–</td>";
   if (!it->value) {
@@ -311,20 +311,20 @@ std::string counter_cell(const LayerProfile& l, const std::string& name_of_count
   if (it->impossible) return fmt::format("<td class=\"num na\" data-v=\"\" title=\"{}\">impossible</td>", esc(it->impossible_reason));
   std::string title;
   if (it->status == CounterStatus::multiplexed)
-    title = fmt::format("multiplexed: counted {} of the time, scaled", detail::percent(it->running_fraction));
-  if (it->below_resolution) title += std::string(title.empty() ? "" : "; ") + detail::kCounterBelowResolution;
-  return cell((it->below_resolution ? "~" : "") + detail::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""),
+    title = fmt::format("multiplexed: counted {} of the time, scaled", analysis::percent(it->running_fraction));
+  if (it->below_resolution) title += std::string(title.empty() ? "" : "; ") + report::kCounterBelowResolution;
+  return cell((it->below_resolution ? "~" : "") + analysis::si(*it->value) + (it->status == CounterStatus::multiplexed ? "*" : ""),
               fmt::format("{}", *it->value), " class=\"num\"" + (title.empty() ? std::string() : " title=\"" + esc(title) + "\""));
 }
 
 // A program run's answer, as the table's title (the text table's first line).
 std::string program_answer_line(const Profile& p) {
-  return "<p class=\"answer\">" + esc(detail::program_answer(p)) + ".</p>\n";
+  return "<p class=\"answer\">" + esc(report::program_answer(p)) + ".</p>\n";
 }
 
 // What a program's columns are (the text table's legend).
 std::string program_table_note(const Profile& p) {
-  const bool steps = detail::per_step(p);
+  const bool steps = report::per_step(p);
   const std::string time = steps ? "ms/step" : "Time ms";
   return fmt::format(
       "<p class=\"note\">{0}: the row's time{1}; {2}: its calls{3}; Call ms: the median of its calls (± half its 95% "
@@ -338,13 +338,13 @@ std::string program_table_note(const Profile& p) {
       time,
       steps ? fmt::format(" in the steps / the {} steps (the setup before the first and what ran after the last apart)", p.steps)
             : std::string(" over all its calls (over the run)"),
-      steps ? "Calls/step" : "Calls", steps ? " in the steps / the steps" : "", esc(detail::bytes_source_summary(p)));
+      steps ? "Calls/step" : "Calls", steps ? " in the steps / the steps" : "", esc(report::bytes_source_summary(p)));
 }
 
 // What every row of the layer table shares.
 struct LayerTable {
   const Profile& p;
-  const detail::NumberedNotes& notes;
+  const report::NumberedNotes& notes;
   std::vector<std::string> counter_names;  // every event asked for or counted, in order
   bool phases = false;                     // a training profile: a Phase column
   double layers_ms = 0;                    // the layers' summed medians
@@ -359,20 +359,20 @@ std::string program_rate_cell(const LayerProfile& l, const std::optional<double>
   if (l.impossible) return "<td class=\"num na\" data-v=\"\" title=\"" + esc(l.impossible_reason) + "\">–</td>";
   if (!v) return kNoCell;
   if (l.work_partial.empty()) return cell(shown, fmt::format("{}", *v), " class=\"num\"");
-  return cell(std::string(detail::kLowerBound) + shown, fmt::format("{}", *v), " class=\"num\" title=\"" + esc(l.work_partial) + "\"");
+  return cell(std::string(report::kLowerBound) + shown, fmt::format("{}", *v), " class=\"num\" title=\"" + esc(l.work_partial) + "\"");
 }
 
 // A program's row's calls and time per step (or over the run); the total has no calls.
 std::string program_time_cells(const LayerProfile& l, bool total) {
   std::string r = total || l.calls == 0
                       ? std::string(kNoCell)
-                      : cell(detail::calls_text(detail::calls_per_basis(l)), fmt::format("{}", detail::calls_per_basis(l)), " class=\"num\"");
-  return r + num_cell(detail::row_ms(l), 4);
+                      : cell(report::calls_text(placement::calls_per_basis(l)), fmt::format("{}", placement::calls_per_basis(l)), " class=\"num\"");
+  return r + num_cell(placement::row_ms(l), 4);
 }
 
 // The median per call (~ below resolution) and half its 95% interval.
 std::string median_cells(const LayerProfile& l) {
-  const std::string time_text = detail::milliseconds(l.time_ms.median);
+  const std::string time_text = analysis::milliseconds(l.time_ms.median);
   std::string r =
       l.below_resolution
           ? cell("<span class=\"lowres\" title=\"below resolution: shorter than 100x the measurement's own cost\">~" + time_text + "</span>",
@@ -380,7 +380,7 @@ std::string median_cells(const LayerProfile& l) {
           : cell(time_text, fmt::format("{}", l.time_ms.median), " class=\"num\"");
   if (l.time_ms.has_median_ci()) {
     const double half = (l.time_ms.median_ci_high - l.time_ms.median_ci_low) / 2;
-    return r + cell(detail::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
+    return r + cell(analysis::milliseconds(half), fmt::format("{}", half), " class=\"num\"");
   }
   return r + "<td class=\"num\" data-v=\"\" title=\"fewer than 6 samples: no 95% interval\">–</td>";
 }
@@ -388,8 +388,8 @@ std::string median_cells(const LayerProfile& l) {
 // One row: a layer (`tag` td) or the model total (th, plain cells: it is not sorted); `phase`
 // is the row's, or for the total the profile's (profile_phase_name).
 std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::string& tag, const std::string& name, std::string_view phase) {
-  const detail::LayerNumbers n = detail::layer_numbers(l);
-  const double share = tag == "td" ? detail::row_share(t.p, l, t.layers_ms) : 1.0;
+  const analysis::LayerNumbers n = analysis::layer_numbers(l);
+  const double share = tag == "td" ? analysis::row_share(t.p, l, t.layers_ms) : 1.0;
   const bool worry = tag == "td" && !l.impossible && share > 0.10 && n.efficiency && *n.efficiency < 0.30;
   const bool program_total = t.program && tag == "th";
   std::string r = worry ? "<tr class=\"worry\">" : "<tr>";
@@ -399,7 +399,7 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
   if (t.program) r += program_time_cells(l, program_total);
   // A program's total has no call: its time is per step (or over the run).
   r += program_total ? std::string(kNoCell) + kNoCell : median_cells(l);
-  r += cell(detail::percent(share), fmt::format("{}", share),
+  r += cell(analysis::percent(share), fmt::format("{}", share),
             fmt::format(" class=\"num share\" style=\"--w: {:.1f}%\"", std::clamp(share, 0.0, 1.0) * 100));
   r += t.program ? program_rate_cell(l, n.gflops_per_s, n.gflops_per_s ? num(*n.gflops_per_s) : "") : num_cell(n.gflops_per_s);
   r += num_cell(n.gbytes_per_s);
@@ -413,13 +413,13 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
   } else {
     r += cell(bound_badge(n.bound), n.bound ? std::string(bound_name(*n.bound)) : "", why);
     if (t.program && n.efficiency && !l.work_partial.empty()) {
-      r += program_rate_cell(l, n.efficiency, detail::percent(*n.efficiency));
+      r += program_rate_cell(l, n.efficiency, analysis::percent(*n.efficiency));
     } else {
-      r += n.efficiency ? cell(detail::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
+      r += n.efficiency ? cell(analysis::percent(*n.efficiency), fmt::format("{}", *n.efficiency), " class=\"num\"" + roof)
                         : "<td class=\"num\" data-v=\"\">–</td>";
     }
   }
-  const auto headroom = detail::headroom_ms(l);
+  const auto headroom = placement::headroom_ms(l);
   r += num_cell(headroom ? std::optional<double>(headroom->roof_ms) : std::nullopt);
   r += num_cell(headroom ? std::optional<double>(headroom->win_ms) : std::nullopt);
   if (l.why.empty()) {
@@ -435,7 +435,7 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
   } else if (!l.work_note.empty()) {
     r += "<td class=\"num na\" data-v=\"\" title=\"" + esc(l.work_note) + "\">–</td>";
   } else {
-    r += cell(detail::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
+    r += cell(analysis::si(static_cast<double>(l.flops)), std::to_string(l.flops), " class=\"num\"");
   }
   for (const std::string& name_of_counter : t.counter_names) r += counter_cell(l, name_of_counter, t.notes);
   r += "</tr>\n";
@@ -449,12 +449,12 @@ std::string layer_row(const LayerTable& t, const LayerProfile& l, const std::str
   return r;
 }
 
-std::string layers_section(const Profile& p, const detail::NumberedNotes& notes) {
+std::string layers_section(const Profile& p, const report::NumberedNotes& notes) {
   const bool program = is_program_run(p.kind);
   // A program's rows have a Phase column where they are not all its own regions.
   const bool phases = program ? std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return l.phase != LayerPhase::region; })
                               : p.phase == RunPhase::train;
-  LayerTable t{p, notes, {}, phases, detail::summed_layer_ms(p), program};
+  LayerTable t{p, notes, {}, phases, analysis::summed_layer_ms(p), program};
   for (const EventInfo& e : p.events) {
     if (std::find(t.counter_names.begin(), t.counter_names.end(), e.name) == t.counter_names.end()) t.counter_names.push_back(e.name);
   }
@@ -474,12 +474,12 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
                    "Why: the first cause of the rule table (hover for what was seen and what to try). Counters: measured per call, each "
                    "reading's own cost subtracted. Most time to win first; click a column to sort. "
                    "A red edge marks a layer that takes over 10% of the time at under 30% of what its roof allows.</p>\n",
-                   esc(detail::bytes_source_summary(p)));
+                   esc(report::bytes_source_summary(p)));
   out += grouping_select(p);
   out += fmt::format("<table class=\"sortable\" id=\"layer-table\"><thead><tr><th>{}</th><th>Op</th>", t.program ? "Region" : "Layer");
   if (t.phases) out += "<th>Phase</th>";
   if (t.program) {
-    out += detail::per_step(p) ? "<th class=\"num\">Calls/step</th><th class=\"num\">ms/step</th><th class=\"num\">Call ms</th>"
+    out += report::per_step(p) ? "<th class=\"num\">Calls/step</th><th class=\"num\">ms/step</th><th class=\"num\">Call ms</th>"
                                : "<th class=\"num\">Calls</th><th class=\"num\">Time ms</th><th class=\"num\">Call ms</th>";
   } else {
     out += "<th class=\"num\">Time ms</th>";
@@ -489,20 +489,20 @@ std::string layers_section(const Profile& p, const detail::NumberedNotes& notes)
       "<th class=\"num\">GB/s</th><th class=\"num\">FLOP/B</th><th>Bound</th><th class=\"num\">Eff.</th><th class=\"num\">Roof ms</th>"
       "<th class=\"num\" aria-sort=\"descending\">Win ms</th><th>Why</th>";
   out += t.program ? "<th class=\"num\">FLOPs/call</th>" : "<th class=\"num\">FLOPs</th>";
-  for (const std::string& c : t.counter_names) out += "<th class=\"num\">" + esc(detail::counter_title(p, c)) + "</th>";
+  for (const std::string& c : t.counter_names) out += "<th class=\"num\">" + esc(report::counter_title(p, c)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   // Most time to win first, as the Win header's arrow says: the rows worth a look lead. A
   // program's rows by their time per step (or over the run), a model's layers by their median.
   std::vector<const LayerProfile*> by_win;
   for (const LayerProfile& l : p.layers) by_win.push_back(&l);
   const auto win = [](const LayerProfile* l) {
-    const auto h = detail::headroom_ms(*l);
+    const auto h = placement::headroom_ms(*l);
     return h ? h->win_ms : -1.0;
   };
   std::stable_sort(by_win.begin(), by_win.end(), [&](const LayerProfile* a, const LayerProfile* b) {
-    return win(a) > win(b) || (win(a) == win(b) && detail::row_ms(*a) > detail::row_ms(*b));
+    return win(a) > win(b) || (win(a) == win(b) && placement::row_ms(*a) > placement::row_ms(*b));
   });
-  for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", detail::display_name(*l), layer_phase_name(l->phase));
+  for (const LayerProfile* l : by_win) out += layer_row(t, *l, "td", analysis::display_name(*l), layer_phase_name(l->phase));
   out += "</tbody>\n<tfoot>" +
          layer_row(t, p.total, "th", t.program ? "program total" : "model total", t.program ? std::string_view("–") : profile_phase_name(p)) +
          "</tfoot></table>\n";
@@ -537,13 +537,13 @@ std::string memory_section(const Profile& p) {
       "tensor allocator peak during the run, parameters excluded");
   row("total", mb(train ? a.training_total_bytes : a.inference_total_bytes), mb(m.peak_rss_bytes),
       "peak resident set of the process (code, libraries and allocator slack included)");
-  row("page faults", "–", m.page_faults ? detail::group_digits(*m.page_faults) : "<span class=\"na\">not measured</span>",
+  row("page faults", "–", m.page_faults ? analysis::group_digits(*m.page_faults) : "<span class=\"na\">not measured</span>",
       "minor + major faults during the run");
   out += "</tbody></table></section>\n";
   return out;
 }
 
-std::string counters_section(const Profile& p, const detail::NumberedNotes& notes) {
+std::string counters_section(const Profile& p, const report::NumberedNotes& notes) {
   std::string out = "<section id=\"counters\"><h2>Counters</h2>\n";
   out += fmt::format("<p class=\"note\">Backend: {}{}.</p>\n", esc(p.backend.empty() ? "none" : p.backend),
                      p.group.empty() ? "" : ", group " + esc(p.group));
@@ -558,7 +558,7 @@ std::string counters_section(const Profile& p, const detail::NumberedNotes& note
     }
     out += "</tbody></table>\n";
   }
-  if (detail::unavailable_counters(p).empty()) out += "<p>Every counter asked for was read.</p>\n";
+  if (analysis::unavailable_counters(p).empty()) out += "<p>Every counter asked for was read.</p>\n";
   out += "</section>\n";
   return out;
 }
@@ -598,7 +598,7 @@ std::string regions_section(const Profile& p) {
 
 // Doubts about the figures, advice and unavailable counters, numbered and each said once,
 // above everything else on the page; the tables refer to them by number.
-std::string notes_banner(const detail::NumberedNotes& notes) {
+std::string notes_banner(const report::NumberedNotes& notes) {
   if (notes.notes.empty()) return {};
   const bool doubts = std::any_of(notes.notes.begin(), notes.notes.end(), [](const auto& n) { return n.kind == "warning"; });
   std::string out = fmt::format("<section id=\"warnings\" class=\"banner{}\"><h2>{}</h2><ol>\n", doubts ? " warn" : "",
@@ -617,10 +617,10 @@ std::string notes_banner(const detail::NumberedNotes& notes) {
 std::string answer_line(const Profile& p) {
   if (is_program_run(p.kind) || p.total.time_ms.n == 0) return {};
   std::string out =
-      fmt::format("<p class=\"answer\">{} ms per {}", detail::milliseconds(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
-  if (const auto h = detail::headroom_ms(p.total)) {
-    out += fmt::format(", <b>{} ms</b> ({}) of it to win at the roofs", detail::milliseconds(h->win_ms),
-                       detail::percent(h->win_ms / p.total.time_ms.median));
+      fmt::format("<p class=\"answer\">{} ms per {}", analysis::milliseconds(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
+  if (const auto h = placement::headroom_ms(p.total)) {
+    out += fmt::format(", <b>{} ms</b> ({}) of it to win at the roofs", analysis::milliseconds(h->win_ms),
+                       analysis::percent(h->win_ms / p.total.time_ms.median));
   }
   return out + ".</p>\n";
 }
@@ -628,27 +628,27 @@ std::string answer_line(const Profile& p) {
 }  // namespace
 
 std::string html_report(const Profile& p) {
-  std::string out = detail::html_page_open("hwprof: " + p.model);
+  std::string out = report::html_page_open("hwprof: " + p.model);
   if (is_program_run(p.kind)) {
     out += fmt::format("<header><h1>{} — {}</h1><p class=\"sub\">{} · {} · hwprof {}</p></header>\n", esc(p.model),
-                       p.kind == ProfileKind::torch ? "hwprof::torch" : "hwprof regions", esc(detail::program_threads(p)), esc(p.created),
+                       p.kind == ProfileKind::torch ? "hwprof::torch" : "hwprof regions", esc(report::program_threads(p)), esc(p.created),
                        esc(p.hwprof_version));
   } else {
     out += fmt::format("<header><h1>{} — hwprof profile</h1><p class=\"sub\">batch {}, {}, {} thread{} · {} · hwprof {}</p></header>\n", esc(p.model),
                        p.batch, esc(profile_phase_name(p)), p.threads, p.threads == 1 ? "" : "s", esc(p.created), esc(p.hwprof_version));
   }
   // The answer first, as in the terminal: the notes, then the layers by time to win.
-  const detail::NumberedNotes notes = detail::numbered_notes(p);
+  const report::NumberedNotes notes = report::numbered_notes(p);
   out += answer_line(p);
   out += notes_banner(notes);
   out += layers_section(p, notes);
-  out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + detail::roofline_svg(p, false) + "</div></section>\n";
+  out += "<section id=\"roofline\"><h2>Roofline</h2><div class=\"svg-wrap\">\n" + report::roofline_svg(p, false) + "</div></section>\n";
   out += "<div class=\"cards\">\n" + machine_section(p) + totals_section(p) + "</div>\n";
   out += regions_section(p);
   if (!is_program_run(p.kind)) out += memory_section(p);  // a program's own regions have no cost model
   out += counters_section(p, notes);
-  out += detail::sampling_html_section(p);
-  out += detail::html_page_close(p.sampling ? std::string(kScript) + std::string(detail::sampling_html_script()) : std::string(kScript));
+  out += report::sampling_html_section(p);
+  out += report::html_page_close(p.sampling ? std::string(kScript) + std::string(report::sampling_html_script()) : std::string(kScript));
   return out;
 }
 

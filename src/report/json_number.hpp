@@ -6,8 +6,9 @@
 #include <optional>
 
 #include <nlohmann/json.hpp>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 inline nlohmann::ordered_json json_number(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
@@ -16,4 +17,4 @@ inline nlohmann::ordered_json json_number(const std::optional<double>& v) {
   return v ? json_number(*v) : nlohmann::ordered_json(nullptr);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

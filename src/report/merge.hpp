@@ -7,10 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 #include "session/merged_ranks.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string merged_table(const MergedRanks& m, std::size_t top = 20);
 std::string merged_json(const MergedRanks& m);
@@ -28,4 +29,4 @@ inline std::string straggler_text(const MergedRanks& m, const MergedRegion& r) {
   return r.straggler >= 0 ? std::to_string(rank_number(m.ranks, static_cast<std::size_t>(r.straggler))) : "-";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

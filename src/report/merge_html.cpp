@@ -6,12 +6,13 @@
 #include <fmt/format.h>
 
 #include "analyze/merge.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/roofline.hpp"
 #include "report/html_page.hpp"
 #include "report/merge.hpp"
 #include "report/svg.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 // Beyond these, the HTML keeps the spread (min, median, max, straggler) and leaves each rank's
@@ -48,13 +49,13 @@ std::string merged_roofline_svg(const MergedRanks& m) {
   if (x_hi <= 0) {
     return "<p class=\"note\">No roofline: no region has both FLOPs and bytes per call (HWPROF_SCOPE_WORK gives a region its work).</p>\n";
   }
-  Ceilings ceilings;
+  DrawnCeilings ceilings;
   for (const MergedCeiling& c : m.ceilings.compute_gflops) ceilings.roofs.push_back({c.label, c.value, ceilings.roofs.empty() ? "" : "6 3"});
   static const char* const kSlopeColours[] = {"#1f77b4", "#2ca02c", "#9467bd", "#d62728", "#8c564b"};
   for (const MergedCeiling& c : m.ceilings.memory_gbps) {
     ceilings.slopes.push_back({c.label, c.value, kSlopeColours[std::min<std::size_t>(ceilings.slopes.size(), 4)]});
   }
-  for (const ComputeRoof& r : ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
+  for (const DrawnRoof& r : ceilings.roofs) y_hi = std::max(y_hi, r.gflops);
   LogLogFrame frame;
   frame.left = 70;
   frame.top = 20;
@@ -154,4 +155,4 @@ std::string merged_html(const MergedRanks& m) {
   return html;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -9,11 +9,12 @@
 #include "analyze/merge.hpp"
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
+#include "common/stages.hpp"
 #include "common/text_position.hpp"
 #include "report/json_number.hpp"
 #include "report/merge.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -244,4 +245,4 @@ Result<MergedRanks> load_merged(const std::string& path) {
   return merged_from_json(*text, path);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -4,9 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "report/merge.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string merged_table(const MergedRanks& m, std::size_t top) {
   const std::size_t n = m.ranks.size();
@@ -43,4 +44,4 @@ std::string merged_table(const MergedRanks& m, std::size_t top) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

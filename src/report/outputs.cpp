@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "report/compare.hpp"
 #include "report/flamegraph.hpp"
 #include "report/fleet.hpp"
@@ -14,7 +15,7 @@
 #include "report/sampling_outputs.hpp"
 #include "report/sampling_report.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 // A renderer that makes its whole text at once, handed to the sink in one part.
@@ -154,7 +155,7 @@ std::span<const Output<RecordSubject>> record_outputs() {
   return kRecordOutputs;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report
 
 namespace hwprof {
 
@@ -162,8 +163,8 @@ namespace hwprof {
 // program's HWPROF_OUTPUT both make. Each file is either the new one or untouched; profile.json
 // and trace.json, which hold every span, are written as they are made.
 std::optional<Error> write_profile_outputs(const Profile& profile, const std::string& dir, std::vector<std::string>* written) {
-  const detail::ProfileSubject subject{profile, {.top = 0}};  // the folder's table has every row
-  return detail::write_outputs_to_folder(detail::profile_outputs(), subject, dir, written);
+  const report::ProfileSubject subject{profile, {.top = 0}};  // the folder's table has every row
+  return report::write_outputs_to_folder(report::profile_outputs(), subject, dir, written);
 }
 
 }  // namespace hwprof

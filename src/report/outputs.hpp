@@ -17,11 +17,12 @@
 #include "analyze/compare.hpp"
 #include "analyze/fleet.hpp"
 #include "common/atomic_file.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/engine/report.hpp"
 #include "session/merged_ranks.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 template <class Subject>
 struct Output {
@@ -116,4 +117,4 @@ std::optional<Error> write_outputs_to_folder(std::span<const Output<Subject>> ou
   return std::nullopt;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

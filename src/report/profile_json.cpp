@@ -21,6 +21,7 @@
 
 #include "common/input_file.hpp"
 #include "common/json_reader.hpp"
+#include "common/stages.hpp"
 #include "common/text_position.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "machine/machine_json.hpp"
@@ -33,10 +34,10 @@
 namespace hwprof {
 namespace {
 
-using detail::json_pointer_token;
+using common::json_pointer_token;
 using nlohmann::json;
 using nlohmann::ordered_json;
-using Reader = detail::BasicJsonReader<ordered_json>;
+using Reader = common::BasicJsonReader<ordered_json>;
 
 constexpr std::size_t kMaxProfileBytes = std::size_t{512} << 20;
 
@@ -77,7 +78,7 @@ ordered_json summary_to_json(const Summary& s) {
 // Long: one line per field of a layer in the documented format (docs/profile.md), in its order.
 // `phase`: the layer's, or for the total the profile's (profile_phase_name).
 ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
-  const detail::LayerNumbers n = detail::layer_numbers(l);
+  const analysis::LayerNumbers n = analysis::layer_numbers(l);
   ordered_json j;
   j["index"] = l.index;
   j["name"] = l.name;
@@ -135,7 +136,7 @@ ordered_json layer_to_json(const LayerProfile& l, std::string_view phase) {
   j["efficiency"] = optional_number(n.efficiency);
   j["bound"] = n.bound ? ordered_json(bound_name(*n.bound)) : ordered_json(nullptr);
   // Headroom in time (derived): the time at the roof and the time to win.
-  const auto headroom = detail::headroom_ms(l);
+  const auto headroom = placement::headroom_ms(l);
   j["roof_ms"] = headroom ? ordered_json(number(headroom->roof_ms)) : ordered_json(nullptr);
   j["win_ms"] = headroom ? ordered_json(number(headroom->win_ms)) : ordered_json(nullptr);
   ordered_json why = ordered_json::array();
@@ -519,8 +520,8 @@ constexpr const char* kStatuses = "ok, multiplexed, unsupported, no-permission o
 SourcedValue sourced_from_json(const Reader& in, const ordered_json& v, const std::string& at) {
   SourcedValue s;
   s.value = in.number(v, at, "value", false);
-  s.source = enumerated<ValueSource>(in, v, at, "source", detail::parse_value_source, "measured, analytic or estimated");
-  s.status = enumerated<CounterStatus>(in, v, at, "status", detail::parse_counter_status, kStatuses);
+  s.source = enumerated<ValueSource>(in, v, at, "source", report::parse_value_source, "measured, analytic or estimated");
+  s.status = enumerated<CounterStatus>(in, v, at, "status", report::parse_counter_status, kStatuses);
   s.running_fraction = in.number(v, at, "running_fraction", false);
   s.detail = in.string(v, at, "detail");
   return s;
@@ -644,7 +645,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
   const ordered_json& bytes = in.member(v, at, "bytes");
   const SourcedValue bytes_value = sourced_from_json(in, bytes, bytes_at);
   l.bytes_origin =
-      enumerated<BytesOrigin>(in, bytes, bytes_at, "origin", detail::parse_bytes_origin, "dram-counters, llc-misses or analytic-minimum");
+      enumerated<BytesOrigin>(in, bytes, bytes_at, "origin", report::parse_bytes_origin, "dram-counters, llc-misses or analytic-minimum");
   l.bytes = in.integer(bytes, bytes_at, "analytic_minimum", 0);
   l.bytes_skipped = strings(in, bytes, bytes_at, "skipped");
   l.time_ms = summary_from_json(in, in.member(v, at, "time_ms"), at + "/time_ms");
@@ -709,7 +710,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     }
     r.attainable_gflops_per_s = require(attainable, "attainable_gflops_per_s");
     r.efficiency = require(efficiency, "efficiency");
-    r.bound = enumerated<Bound>(in, v, at, "bound", detail::parse_bound, "compute, memory or overhead");
+    r.bound = enumerated<Bound>(in, v, at, "bound", report::parse_bound, "compute, memory or overhead");
     l.roofline = std::move(r);
   } else if (!bound.is_null()) {
     in.fail(at + "/bound", "a bound without a roofline placement (\"roofline\" is null)");
@@ -725,7 +726,7 @@ LayerProfile layer_from_json(const Reader& in, const ordered_json& v, const std:
     counter.value = nullable_number(in, c, cat, "value", true);
     counter.unit = in.string(c, cat, "unit");
     counter.kind = event_kind(in, c, cat, counter.name, counter.unit);
-    counter.status = enumerated<CounterStatus>(in, c, cat, "status", detail::parse_counter_status, kStatuses);
+    counter.status = enumerated<CounterStatus>(in, c, cat, "status", report::parse_counter_status, kStatuses);
     counter.running_fraction = in.number(c, cat, "running_fraction", false);
     counter.reason = in.string(c, cat, "reason");
     if (c.contains("below_resolution")) counter.below_resolution = in.boolean(c, cat, "below_resolution");  // absent before 2026-11
@@ -805,13 +806,13 @@ json plain(const ordered_json& v) {
   return json::parse(v.dump());
 }
 
-ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& plain_in, const ordered_json& v, const std::string& at) {
+ProfileMachine machine_from_json(const Reader& in, const common::JsonReader& plain_in, const ordered_json& v, const std::string& at) {
   ProfileMachine m;
   m.host = in.string(v, at, "host");
   const ordered_json& cpu = in.member(v, at, "cpu");
-  if (!cpu.is_null()) m.cpu = detail::cpu_from_json(plain_in, plain(cpu), at + "/cpu");
+  if (!cpu.is_null()) m.cpu = machine::cpu_from_json(plain_in, plain(cpu), at + "/cpu");
   const ordered_json& theoretical = in.member(v, at, "theoretical");
-  if (!theoretical.is_null()) m.theoretical = detail::theoretical_from_json(plain_in, plain(theoretical), at + "/theoretical");
+  if (!theoretical.is_null()) m.theoretical = machine::theoretical_from_json(plain_in, plain(theoretical), at + "/theoretical");
   const ordered_json& calibration = in.member(v, at, "calibration");
   const std::string cat = at + "/calibration";
   m.calibration_file = in.string(calibration, cat, "file");
@@ -824,7 +825,7 @@ ProfileMachine machine_from_json(const Reader& in, const detail::JsonReader& pla
     m.blas_core_source = in.string(blas, at + "/blas", "core_source");
   }
   const ordered_json& ceilings = in.member(v, at, "ceilings");
-  if (!ceilings.is_null()) m.ceilings = detail::run_from_json(plain_in, plain(ceilings), at + "/ceilings");
+  if (!ceilings.is_null()) m.ceilings = machine::run_from_json(plain_in, plain(ceilings), at + "/ceilings");
   return m;
 }
 
@@ -834,7 +835,7 @@ namespace {
 
 ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
   ordered_json rows = ordered_json::array();
-  for (const detail::LayerGroup& g : detail::group_layers(p, detail::layer_grouping(by), depth)) {
+  for (const analysis::LayerGroup& g : analysis::group_layers(p, analysis::layer_grouping(by), depth)) {
     rows.push_back({{"key", g.key},
                     {"layers", g.layers},
                     {"time_ms", number(g.time_ms)},
@@ -846,7 +847,7 @@ ordered_json groups_to_json(const Profile& p, ProfileGrouping by, int depth) {
                     {"win_ms", optional_number(g.win_ms)},
                     {"why", g.why}});
   }
-  return {{"by", detail::grouping_name(by)},
+  return {{"by", analysis::grouping_name(by)},
           {"depth", by == ProfileGrouping::op ? ordered_json(nullptr) : ordered_json(depth)},
           {"rows", std::move(rows)}};
 }
@@ -859,7 +860,7 @@ std::string profile_to_json(const Profile& p) {
 
 std::string profile_to_json(const Profile& p, ProfileGrouping by, int depth) {
   std::string out;
-  detail::profile_json_parts(p, by, depth, [&out](std::string_view part) { out += part; });
+  report::profile_json_parts(p, by, depth, [&out](std::string_view part) { out += part; });
   return out;
 }
 
@@ -880,10 +881,10 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
   j["hwprof_version"] = p.hwprof_version;
   j["machine"] = {
       {"host", p.machine.host},
-      {"cpu", known(p.machine.cpu) ? detail::cpu_to_json(p.machine.cpu) : ordered_json(nullptr)},
-      {"theoretical", known(p.machine.theoretical) ? detail::theoretical_to_json(p.machine.theoretical) : ordered_json(nullptr)},
+      {"cpu", known(p.machine.cpu) ? machine::cpu_to_json(p.machine.cpu) : ordered_json(nullptr)},
+      {"theoretical", known(p.machine.theoretical) ? machine::theoretical_to_json(p.machine.theoretical) : ordered_json(nullptr)},
       {"calibration", {{"file", p.machine.calibration_file}, {"created", p.machine.calibration_created}, {"quick", p.machine.calibration_quick}}},
-      {"ceilings", p.machine.ceilings ? detail::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)},
+      {"ceilings", p.machine.ceilings ? machine::run_to_json(*p.machine.ceilings) : ordered_json(nullptr)},
       {"blas", {{"core", p.machine.blas_core}, {"core_source", p.machine.blas_core_source}}}};
   j["model"] = p.model;
   j["input_shape"] = p.input_shape;
@@ -942,7 +943,7 @@ ordered_json profile_without_trace(const Profile& p, ProfileGrouping by, int dep
     j["call_paths"] = std::move(paths);
   }
   // Sampling (--sample): its rows, read back; its stacks are in the flame graph's files.
-  if (p.sampling) j["sampling"] = detail::sampling_json(*p.sampling);
+  if (p.sampling) j["sampling"] = report::sampling_json(*p.sampling);
   // Derived rows of layers summed per op or block, when asked for (--by): not read back.
   if (by != ProfileGrouping::layer) j["groups"] = groups_to_json(p, by, depth);
   return j;
@@ -970,7 +971,7 @@ std::string span_text(const TraceSpan& s) {
 
 }  // namespace
 
-namespace detail {
+namespace report {
 
 // The document is dumped without its spans, which are then written one at a time where its
 // empty "trace" list is: a JSON document of 100,000 spans is never built.
@@ -993,7 +994,7 @@ void profile_json_parts(const Profile& p, ProfileGrouping by, int depth, const T
   sink(std::string_view(document).substr(list_start));
 }
 
-}  // namespace detail
+}  // namespace report
 
 namespace {
 // A program's profile from before its rows said their calls and their time over them (no
@@ -1006,7 +1007,7 @@ void migrate_program_rows(Profile& p) {
   p.total.total_ms = root_ms;
   p.total.basis_ms = root_ms;
   for (LayerProfile& l : p.layers) {
-    const std::string region = detail::region_name_of(p, l);
+    const std::string region = analysis::region_name_of(p, l);
     for (const RegionThreadRow& r : p.region_threads) l.calls += r.region == region ? r.calls : 0;
     l.total_ms = l.time_share * root_ms;
     l.basis_ms = l.total_ms;
@@ -1019,7 +1020,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{source_name + ": the profile is empty (truncated?); run `hwprof profile` again"};
   }
-  if (std::string nesting = detail::json_nesting_error(text, source_name); !nesting.empty()) return Error{nesting};
+  if (std::string nesting = common::json_nesting_error(text, source_name); !nesting.empty()) return Error{nesting};
   ordered_json root;
   try {
     root = ordered_json::parse(text.begin(), text.end());
@@ -1028,17 +1029,17 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
     const auto colon = what.find(": ");
     if (colon != std::string::npos) what = what.substr(colon + 2);
     const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    return Error{source_name + ":" + detail::line_column(text, at) + ": not a valid profile (corrupt or truncated JSON: " + what +
+    return Error{source_name + ":" + common::line_column(text, at) + ": not a valid profile (corrupt or truncated JSON: " + what +
                  "); run `hwprof profile` again"};
   } catch (const json::exception& e) {
     return Error{source_name + ": not a valid profile (" + std::string(e.what()) + ")"};
   }
   const SourceText source(source_name, std::string(text));
   const Reader in(source);
-  const detail::JsonReader plain_in(source);
+  const common::JsonReader plain_in(source);
   Profile p;
   try {
-    if (auto other = detail::other_hwprof_file(root, source_name)) in.fail("", "this is " + *other + "; not a profile");
+    if (auto other = report::other_hwprof_file(root, source_name)) in.fail("", "this is " + *other + "; not a profile");
     if (!root.is_object()) in.fail("", std::string("a profile is a JSON object, got ") + root.type_name());
     // Every version from 1 up is read; an older one is migrated (docs/profile.md, "Schema history").
     const std::int64_t schema = in.integer(root, "", "schema", 1);
@@ -1061,9 +1062,9 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       p.rank = small_integer(in, rank, "/rank", "rank", 0);
       p.rank_count = small_integer(in, rank, "/rank", "size", 0);
       p.rank_variable = in.string(rank, "/rank", "from");
-      if (p.rank_count > detail::kMaxRanks) {
-        in.fail("/rank/size", std::to_string(p.rank_count) + " ranks is more than any launcher starts (at most " + std::to_string(detail::kMaxRanks) +
-                                  "): a damaged profile");
+      if (p.rank_count > session::kMaxRanks) {
+        in.fail("/rank/size", std::to_string(p.rank_count) + " ranks is more than any launcher starts (at most " +
+                                  std::to_string(session::kMaxRanks) + "): a damaged profile");
       }
       if (p.rank_count > 0 && p.rank >= p.rank_count)
         in.fail("/rank/rank", "rank " + std::to_string(p.rank) + " of " + std::to_string(p.rank_count) + " ranks");
@@ -1079,7 +1080,7 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
       e.name = in.string(events[i], at, "name");
       e.unit = in.string(events[i], at, "unit");
       e.kind = event_kind(in, events[i], at, e.name, e.unit);
-      e.status = enumerated<CounterStatus>(in, events[i], at, "status", detail::parse_counter_status, kStatuses);
+      e.status = enumerated<CounterStatus>(in, events[i], at, "status", report::parse_counter_status, kStatuses);
       e.reason = in.string(events[i], at, "reason");
       p.events.push_back(std::move(e));
     }
@@ -1161,14 +1162,14 @@ Result<Profile> profile_from_json(std::string_view text, const std::string& sour
         p.call_paths.push_back(std::move(c));
       }
     }
-  } catch (const detail::JsonReadError& e) {
+  } catch (const common::JsonReadError& e) {
     return Error{e.message};
   }
   return p;
 }
 
 Result<Profile> load_profile(const std::string& path) {
-  auto text = detail::read_input_file(path, "profile", kMaxProfileBytes);
+  auto text = common::read_input_file(path, "profile", kMaxProfileBytes);
   if (!text) return text.error();
   return profile_from_json(*text, path);
 }

@@ -18,13 +18,13 @@
 namespace hwprof {
 namespace {
 
-using detail::LayerNumbers;
-using detail::optional_rate_cell;
-using detail::rate_cell;
-using detail::TextTable;
+using analysis::LayerNumbers;
+using report::optional_rate_cell;
+using report::rate_cell;
+using report::TextTable;
 
 std::string ms(double v) {
-  return detail::milliseconds(v);
+  return analysis::milliseconds(v);
 }
 
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
@@ -47,7 +47,7 @@ bool has_phases(const Profile& p) {
 }
 
 bool any_placed(const Profile& p) {
-  return detail::any_row_placed(p);
+  return report::any_row_placed(p);
 }
 
 // Time to win orders the layers where they have a roofline; without one it is time.
@@ -56,7 +56,7 @@ ProfileSort effective_sort(const Profile& p, ProfileSort sort) {
 }
 
 double win_of(const LayerProfile& l) {
-  const auto h = detail::headroom_ms(l);
+  const auto h = placement::headroom_ms(l);
   return h ? h->win_ms : -1.0;
 }
 
@@ -66,7 +66,7 @@ std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sor
   sort = effective_sort(p, sort);
   // A program's rows by their time and win per step (or over the run); a model's per pass.
   const auto win = [](const LayerProfile& l) { return win_of(l); };
-  const auto time = [](const LayerProfile& l) { return detail::row_ms(l); };
+  const auto time = [](const LayerProfile& l) { return placement::row_ms(l); };
   std::stable_sort(rows.begin(), rows.end(), [&](const LayerProfile* a, const LayerProfile* b) {
     switch (sort) {
       case ProfileSort::win:
@@ -88,7 +88,7 @@ std::vector<const LayerProfile*> sorted_layers(const Profile& p, ProfileSort sor
 // its rows ran on.
 std::string title_line(const Profile& p) {
   if (is_program_run(p.kind)) {
-    return fmt::format("hwprof profile: {}, {}\nThreads: {}\n", p.model, detail::program_answer(p), detail::program_threads(p));
+    return fmt::format("hwprof profile: {}, {}\nThreads: {}\n", p.model, report::program_answer(p), report::program_threads(p));
   }
   std::string out =
       fmt::format("hwprof profile: {}, batch {}, {}{}, {} thread{}", p.model, p.batch, profile_phase_name(p),
@@ -96,8 +96,8 @@ std::string title_line(const Profile& p) {
   if (p.total.time_ms.n > 0) {
     out += fmt::format(": {} ms per {}", ms(p.total.time_ms.median), p.phase == RunPhase::train ? "step" : "pass");
     // The pass against its layers' roofs (place_total_by_layers): the gaps between layers count.
-    if (const auto h = detail::headroom_ms(p.total); h && any_placed(p)) {
-      out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), detail::percent(h->win_ms / p.total.time_ms.median));
+    if (const auto h = placement::headroom_ms(p.total); h && any_placed(p)) {
+      out += fmt::format(", {} ms of it ({}) to win at the roofs", ms(h->win_ms), analysis::percent(h->win_ms / p.total.time_ms.median));
     }
   }
   return out + "\n";
@@ -119,7 +119,7 @@ std::string machine_lines(const Profile& p) {
 }
 
 // Warnings, hints and unavailable counters, each once and numbered.
-std::string notes_block(const detail::NumberedNotes& notes) {
+std::string notes_block(const report::NumberedNotes& notes) {
   std::string out;
   for (std::size_t i = 0; i < notes.notes.size(); ++i) {
     const auto& n = notes.notes[i];
@@ -130,12 +130,12 @@ std::string notes_block(const detail::NumberedNotes& notes) {
 
 // What the columns are, measured or derived, after the table: a reader who needs it looks there.
 std::string legend(const Profile& p) {
-  if (is_program_run(p.kind)) return detail::program_legend(p);
+  if (is_program_run(p.kind)) return report::program_legend(p);
   std::string out = fmt::format(
       "Measured: Time = median of {} iteration{} after {} warm-up run{}, the session's own {:.0f} ns per region subtracted{}.\n", p.iterations,
-      p.iterations == 1 ? "" : "s", p.warmup_runs, p.warmup_runs == 1 ? "" : "s", p.overhead_ns, detail::counters_measured_words(p));
+      p.iterations == 1 ? "" : "s", p.warmup_runs, p.warmup_runs == 1 ? "" : "s", p.overhead_ns, report::counters_measured_words(p));
   out += "Analytic: FLOPs and minimum bytes per call (whole batch) from shapes. ";
-  out += "Bytes: " + detail::bytes_source_summary(p) + ".\n";
+  out += "Bytes: " + report::bytes_source_summary(p) + ".\n";
   out += "Derived:  Share = of the layers' summed medians";
   if (any_placed(p)) {
     out +=
@@ -175,7 +175,7 @@ namespace {
 // The counters table's columns and what its cells collect for the notes below it.
 struct CounterColumns {
   const Profile& p;
-  const detail::NumberedNotes& notes;
+  const report::NumberedNotes& notes;
   bool phases = false;
   std::vector<std::string> names;                 // events, in order
   std::vector<std::string> metric_names;          // the group's metrics
@@ -200,7 +200,7 @@ std::string counter_cell(CounterColumns& t, const LayerProfile& l, const std::st
     t.impossible.push_back(layer_name + ": " + it->impossible_reason);
     return fmt::format("!{}", t.impossible.size());
   }
-  std::string v = (it->below_resolution ? "~" : "") + detail::si(*it->value);
+  std::string v = (it->below_resolution ? "~" : "") + analysis::si(*it->value);
   while (!v.empty() && v.back() == ' ') v.pop_back();
   if (it->below_resolution) t.any_below = true;
   if (it->status == CounterStatus::multiplexed) {
@@ -236,7 +236,7 @@ std::vector<std::string> counter_row(CounterColumns& t, const LayerProfile& l, c
 // The counters per call of the rows shown, one column per event and metric. An unavailable
 // counter is "n/a[k]", k the numbered note that says why; `~` below resolution; `!` a value
 // wall time cannot hold, with its reason below.
-std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const detail::NumberedNotes& notes, bool phases) {
+std::string counters_table(const Profile& p, const std::vector<const LayerProfile*>& rows, const report::NumberedNotes& notes, bool phases) {
   CounterColumns t{p, notes, phases, {}, {}, {}, {}, {}, false};
   const auto add_name = [&](std::vector<std::string>& list, const std::string& name) {
     if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
@@ -250,9 +250,9 @@ std::string counters_table(const Profile& p, const std::vector<const LayerProfil
   TextTable c;
   c.column("Layer", false);
   if (phases) c.column("Phase", false);
-  for (const std::string& n : t.names) c.column(detail::counter_title(p, n), true);
+  for (const std::string& n : t.names) c.column(report::counter_title(p, n), true);
   for (const std::string& n : t.metric_names) c.column(n, true);
-  for (const LayerProfile* l : rows) c.row(counter_row(t, *l, detail::display_name(*l), layer_phase_name(l->phase)));
+  for (const LayerProfile* l : rows) c.row(counter_row(t, *l, analysis::display_name(*l), layer_phase_name(l->phase)));
   if (!p.total.counters.empty() || !p.total.metrics.empty()) {
     c.rule();
     c.row(counter_row(t, p.total, is_program_run(p.kind) ? "program total" : "model total", profile_phase_name(p)));
@@ -262,10 +262,10 @@ std::string counters_table(const Profile& p, const std::vector<const LayerProfil
   for (std::size_t i = 0; i < t.metric_notes.size(); ++i) out += fmt::format("[m{}] {}\n", i + 1, t.metric_notes[i]);
   for (std::size_t i = 0; i < t.impossible.size(); ++i) out += fmt::format("!{} impossible: {}\n", i + 1, t.impossible[i]);
   for (const auto& [name, fraction] : t.lowest_fraction) {
-    out +=
-        fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name, detail::percent(fraction));
+    out += fmt::format("* {}: multiplexed, counted {} of the time at worst; values are scaled to the whole interval\n", name,
+                       analysis::percent(fraction));
   }
-  if (t.any_below) out += fmt::format("~ {}\n", detail::kCounterBelowResolution);
+  if (t.any_below) out += fmt::format("~ {}\n", report::kCounterBelowResolution);
   return out;
 }
 
@@ -283,7 +283,7 @@ std::string what_to_try(const std::vector<const LayerProfile*>& rows, const char
     const LayerCause& c = l->why.front();
     auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.rule == c.rule; });
     if (it == seen.end()) {
-      seen.push_back({c.rule, detail::display_name(*l), &c, 1});
+      seen.push_back({c.rule, analysis::display_name(*l), &c, 1});
     } else {
       ++it->layers;
     }
@@ -291,16 +291,16 @@ std::string what_to_try(const std::vector<const LayerProfile*>& rows, const char
   if (seen.empty()) return {};
   std::string out = fmt::format("\nWhy, and what to try (the first {} shown with each cause; docs/profile.md lists the rules):\n", row_word);
   for (const Seen& s : seen) {
-    out += fmt::format("- {}: {}{}: {}. Try: {}\n", detail::cause_title(s.rule), s.first,
+    out += fmt::format("- {}: {}{}: {}. Try: {}\n", analysis::cause_title(s.rule), s.first,
                        s.layers > 1 ? fmt::format(" (and {} more shown)", s.layers - 1) : "", s.cause->text, s.cause->advice);
   }
   return out;
 }
 
 std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
-  std::vector<detail::LayerGroup> groups = detail::group_layers(p, detail::layer_grouping(o.by), o.depth);
+  std::vector<analysis::LayerGroup> groups = analysis::group_layers(p, analysis::layer_grouping(o.by), o.depth);
   const ProfileSort sort = effective_sort(p, o.sort);
-  std::stable_sort(groups.begin(), groups.end(), [&](const detail::LayerGroup& a, const detail::LayerGroup& b) {
+  std::stable_sort(groups.begin(), groups.end(), [&](const analysis::LayerGroup& a, const analysis::LayerGroup& b) {
     switch (sort) {
       case ProfileSort::win:
         return a.win_ms.value_or(-1) > b.win_ms.value_or(-1);
@@ -322,7 +322,7 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
   // A program's rows per step (or over the run), nested: their groups' shares overlap.
   const bool program = is_program_run(p.kind);
   t.column(program ? "Rows" : "Layers", true);
-  t.column(program && detail::per_step(p) ? "ms/step" : "Time ms", true);
+  t.column(program && report::per_step(p) ? "ms/step" : "Time ms", true);
   t.column("Share", true);
   t.column("Eff.", true);
   t.column("Bound", false);
@@ -330,11 +330,11 @@ std::string grouped_table(const Profile& p, const ProfileTableOptions& o) {
   t.column("Win ms", true);
   t.column("Why (most of its win)", false);
   for (std::size_t i = 0; i < shown; ++i) {
-    const detail::LayerGroup& g = groups[i];
-    t.row({g.key, std::to_string(g.layers), ms(g.time_ms), detail::percent(g.share), g.efficiency ? detail::percent(*g.efficiency) : "-",
+    const analysis::LayerGroup& g = groups[i];
+    t.row({g.key, std::to_string(g.layers), ms(g.time_ms), analysis::percent(g.share), g.efficiency ? analysis::percent(*g.efficiency) : "-",
            g.bound.empty() ? "-" : g.bound, g.roof_ms ? ms(*g.roof_ms) : "-", g.win_ms ? ms(*g.win_ms) : "-", g.why.empty() ? "-" : g.why});
   }
-  std::string out = fmt::format("\n{} {} of {} by {}{}\n", shown < groups.size() ? "Top" : "All", shown, groups.size(), detail::grouping_name(o.by),
+  std::string out = fmt::format("\n{} {} of {} by {}{}\n", shown < groups.size() ? "Top" : "All", shown, groups.size(), analysis::grouping_name(o.by),
                                 sort == ProfileSort::win ? ", most time to win first" : "");
   out += t.render();
   if (shown < groups.size()) out += fmt::format("... {} more; --all shows every row\n", groups.size() - shown);
@@ -354,18 +354,18 @@ struct LayerRows {
 
 // `phase`: the row's, or for the total the profile's (profile_phase_name).
 std::vector<std::string> layer_cells(LayerRows& r, const LayerProfile& l, const std::string& name, std::string_view phase, const std::string& share) {
-  const LayerNumbers n = detail::layer_numbers(l);
-  const auto h = detail::headroom_ms(l);
+  const LayerNumbers n = analysis::layer_numbers(l);
+  const auto h = placement::headroom_ms(l);
   std::vector<std::string> c = {name, l.op};
   if (r.phases) c.emplace_back(phase);
   r.below_resolution = r.below_resolution || l.below_resolution;
   c.push_back((l.below_resolution ? "~" : "") + (l.time_ms.n ? ms(l.time_ms.median) : std::string("-")));
-  c.push_back(detail::median_uncertainty_cell(l.time_ms, &r.used_range));
+  c.push_back(report::median_uncertainty_cell(l.time_ms, &r.used_range));
   c.push_back(share);
   c.push_back(optional_rate_cell(n.gflops_per_s));
   c.push_back(optional_rate_cell(n.intensity));
   c.push_back(n.bound ? std::string(bound_name(*n.bound)) : "-");
-  c.push_back(n.efficiency ? detail::percent(*n.efficiency) : "-");
+  c.push_back(n.efficiency ? analysis::percent(*n.efficiency) : "-");
   if (r.placed) {
     c.push_back(h ? ms(h->roof_ms) : "-");
     c.push_back(h ? ms(h->win_ms) : "-");
@@ -385,11 +385,11 @@ std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& ro
   t.column("Time ms", true);
   t.column("±95% CI", true);
   t.column("Share", true);
-  detail::add_rate_columns(t, r.placed);
-  const double layers_ms = detail::summed_layer_ms(p);
+  report::add_rate_columns(t, r.placed);
+  const double layers_ms = analysis::summed_layer_ms(p);
   for (std::size_t i = 0; i < shown; ++i) {
-    t.row(layer_cells(r, *rows[i], detail::display_name(*rows[i]), layer_phase_name(rows[i]->phase),
-                      detail::percent(detail::row_share(p, *rows[i], layers_ms))));
+    t.row(layer_cells(r, *rows[i], analysis::display_name(*rows[i]), layer_phase_name(rows[i]->phase),
+                      analysis::percent(analysis::row_share(p, *rows[i], layers_ms))));
   }
   t.rule();
   std::vector<std::string> total = layer_cells(r, p.total, "model total", profile_phase_name(p), p.total.time_ms.n ? "100.0%" : "-");
@@ -405,7 +405,7 @@ std::string layer_table(LayerRows& r, const std::vector<const LayerProfile*>& ro
 // The layers left out: how many, their share of the time and their time to win.
 std::string rows_left_out(const LayerRows& r, const std::vector<const LayerProfile*>& rows, std::size_t shown) {
   if (shown >= rows.size()) return "";
-  const double layers_ms = detail::summed_layer_ms(r.p);
+  const double layers_ms = analysis::summed_layer_ms(r.p);
   double rest = 0;
   double rest_win = 0;
   for (std::size_t i = shown; i < rows.size(); ++i) {
@@ -414,7 +414,7 @@ std::string rows_left_out(const LayerRows& r, const std::vector<const LayerProfi
   }
   const std::size_t more = rows.size() - shown;
   return fmt::format("... {} more layer{} {} {} of the time{}; --all shows every row\n", more, more == 1 ? "" : "s", more == 1 ? "holds" : "hold",
-                     detail::percent(layers_ms > 0 ? rest / layers_ms : 0), r.placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
+                     analysis::percent(layers_ms > 0 ? rest / layers_ms : 0), r.placed ? fmt::format(" and {} ms to win", ms(rest_win)) : "");
 }
 
 bool only_after_steps(const LayerProfile* l) {
@@ -424,7 +424,7 @@ bool only_after_steps(const LayerProfile* l) {
 // What ran after a program's last step (an evaluation, saving, a final print): apart from the
 // per-step figures, said with the rows that ran most of it.
 std::string after_steps_note(const Profile& p) {
-  if (p.after_steps_ms <= 0 || !detail::per_step(p)) return {};
+  if (p.after_steps_ms <= 0 || !report::per_step(p)) return {};
   std::vector<const LayerProfile*> rows;
   for (const LayerProfile& l : p.layers) {
     if (l.after_steps_ms > 0 && !l.nested_op) rows.push_back(&l);
@@ -463,7 +463,7 @@ std::string hide_inner_rows(const Profile& p, std::vector<const LayerProfile*>& 
 }  // namespace
 
 std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
-  const detail::NumberedNotes notes = detail::numbered_notes(p);
+  const report::NumberedNotes notes = report::numbered_notes(p);
   std::string out = title_line(p) + machine_lines(p);
   if (!notes.notes.empty()) out += "\n" + notes_block(notes);
   if (!p.total.roofline_error.empty() && p.machine.ceilings) out += "Roofline: " + p.total.roofline_error + "\n";
@@ -477,23 +477,23 @@ std::string profile_table(const Profile& p, const ProfileTableOptions& o) {
   const std::vector<const LayerProfile*> shown_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown));
   const bool phases = has_phases(p);
   if (is_program_run(p.kind)) {
-    detail::RowMarks marks;
-    out += detail::program_rows_table(p, rows, shown, effective_sort(p, o.sort), marks);
-    out += detail::program_rows_left_out(p, rows, shown) + hidden + detail::row_mark_notes(marks);
+    report::RowMarks marks;
+    out += report::program_rows_table(p, rows, shown, effective_sort(p, o.sort), marks);
+    out += report::program_rows_left_out(p, rows, shown) + hidden + report::row_mark_notes(marks);
   } else {
     LayerRows r{p, phases, any_placed(p)};
     out += layer_table(r, rows, shown, effective_sort(p, o.sort));
-    out += rows_left_out(r, rows, shown) + hidden + detail::row_mark_notes({r.below_resolution, r.used_range, false, false});
+    out += rows_left_out(r, rows, shown) + hidden + report::row_mark_notes({r.below_resolution, r.used_range, false, false});
   }
   out += what_to_try(shown_rows, is_program_run(p.kind) ? "row" : "layer");
   // Asked for (--counters, a group), or something the PMU counted: the table earns its place.
-  if (o.counters || !p.group.empty() || detail::any_hardware_counter(p)) {
+  if (o.counters || !p.group.empty() || analysis::any_hardware_counter(p)) {
     out += counters_table(p, shown_rows, notes, phases);
   } else if (std::any_of(p.layers.begin(), p.layers.end(), [](const LayerProfile& l) { return !l.counters.empty(); })) {
     out += "(No hardware counter counted: the software counters' table is left out; --counters shows it.)\n";
   }
-  if (is_program_run(p.kind)) out += detail::program_shapes(shown_rows);
-  out += detail::sampling_section(p, shown < 10 ? 10 : shown);
+  if (is_program_run(p.kind)) out += report::program_shapes(shown_rows);
+  out += report::sampling_section(p, shown < 10 ? 10 : shown);
   out += "\n" + legend(p);
   return out + regions_sections(p);
 }
@@ -526,13 +526,13 @@ std::string profile_csv(const Profile& p) {
   const bool program = is_program_run(p.kind);
   if (program) out += ",calls,total_ms,basis_ms,threads,threads_min,work_note,work_partial,impossible,impossible_reason";
   // A program with steps: each row's calls and time after the last step (in total_ms, not in basis_ms).
-  const bool steps = program && detail::per_step(p);
+  const bool steps = program && report::per_step(p);
   if (steps) out += ",after_steps_calls,after_steps_ms";
   for (const std::string& c : counters) out += "," + quote(c) + "," + quote(c + ".status") + "," + quote(c + ".flag");
   for (const std::string& m : metrics) out += "," + quote(m);
   out += "\n";
   for (const LayerProfile& l : p.layers) {
-    const LayerNumbers n = detail::layer_numbers(l);
+    const LayerNumbers n = analysis::layer_numbers(l);
     std::string shape;
     for (std::size_t i = 0; i < l.output_shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(l.output_shape[i]);
     const Summary& s = l.time_ms;
@@ -549,7 +549,7 @@ std::string profile_csv(const Profile& p) {
     out += fmt::format("{},{},{},{},{},{},{},{}", num(l.time_share), l.below_resolution ? "true" : "false", shown_rate ? opt(n.gflops_per_s) : "",
                        opt(n.gbytes_per_s), opt(n.intensity), shown_rate ? opt(n.attainable_gflops_per_s) : "", shown_rate ? opt(n.efficiency) : "",
                        n.bound && shown_rate ? std::string(bound_name(*n.bound)) : "");
-    const auto h = detail::headroom_ms(l);
+    const auto h = placement::headroom_ms(l);
     out += fmt::format(",{},{},{},{}", h ? num(h->roof_ms) : "", h ? num(h->win_ms) : "", l.why.empty() ? "" : quote(l.why.front().rule),
                        l.why.empty() ? "" : quote(l.why.front().text));
     if (program) {
@@ -583,9 +583,9 @@ std::string profile_groups_csv(const Profile& p, ProfileGrouping by, int depth) 
   const auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   const auto opt = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
   const auto quote = csv_quote;
-  std::string out = detail::grouping_name(by);
+  std::string out = analysis::grouping_name(by);
   out += ",layers,time_ms,share,flops,efficiency,bound,roof_ms,win_ms,why\n";
-  for (const detail::LayerGroup& g : detail::group_layers(p, detail::layer_grouping(by), depth)) {
+  for (const analysis::LayerGroup& g : analysis::group_layers(p, analysis::layer_grouping(by), depth)) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", quote(g.key), g.layers, num(g.time_ms), num(g.share), num(g.flops), opt(g.efficiency),
                        g.bound, opt(g.roof_ms), opt(g.win_ms), quote(g.why));
   }

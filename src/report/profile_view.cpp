@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "analyze/number_format.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string bytes_origin_words(BytesOrigin origin) {
   switch (origin) {
@@ -181,4 +182,4 @@ NumberedNotes numbered_notes(const Profile& profile) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "analyze/layer_view.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // The layers' bytes sources in words, e.g. "analytic minimum traffic (all 12 layers)" or
 // "DRAM counters (measured) for 10 layers, analytic minimum traffic for 2".
@@ -71,4 +72,4 @@ std::optional<ValueSource> parse_value_source(std::string_view name) noexcept;
 std::optional<BytesOrigin> parse_bytes_origin(std::string_view name) noexcept;
 std::optional<Bound> parse_bound(std::string_view name) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

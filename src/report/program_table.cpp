@@ -5,9 +5,10 @@
 #include <fmt/format.h>
 
 #include "analyze/number_format.hpp"
+#include "common/stages.hpp"
 #include "report/profile_view.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 // The shapes section's longest shape text: a call with many inputs is cut, its row keeps it whole.
@@ -225,4 +226,4 @@ std::string program_legend(const Profile& p) {
   return out + ".\n";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/engine/report.hpp"
 #include "report/text_table.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // The first `shown` of `rows` and the program total, with its title line; `marks` gets what
 // the rows were marked with.
@@ -26,4 +27,4 @@ std::string program_rows_left_out(const Profile& profile, const std::vector<cons
 std::string program_shapes(const std::vector<const LayerProfile*>& shown);
 std::string program_legend(const Profile& profile);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -8,8 +8,9 @@
 #include <fmt/format.h>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 namespace fs = std::filesystem;
@@ -129,4 +130,4 @@ Result<RankProfiles> load_rank_profiles(const std::vector<std::string>& paths) {
   return found;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -5,9 +5,10 @@
 #include <vector>
 
 #include "analyze/merge.hpp"
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // Every rank profile under `paths`: a folder holding rank-NNNNN/profile.json folders (as
 // HWPROF_OUTPUT writes them), a rank folder itself, or a profile.json. Errors: nothing found; a
@@ -16,4 +17,4 @@ namespace hwprof::detail {
 // then the set itself when it is not one run (rank_set_problem).
 Result<RankProfiles> load_rank_profiles(const std::vector<std::string>& paths);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -6,12 +6,13 @@
 #pragma once
 
 #include "common/atomic_file.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "hwprof/engine/report.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 void chrome_trace_parts(const Profile& profile, const TextSink& sink);
 void profile_json_parts(const Profile& profile, ProfileGrouping by, int depth, const TextSink& sink);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analyze/number_format.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/report.hpp"
 #include "report/profile_view.hpp"
 #include "report/svg.hpp"
@@ -17,9 +18,9 @@
 namespace hwprof {
 namespace {
 
-using detail::Anchor;
-using detail::Box;
-using detail::xml_escape;
+using report::Anchor;
+using report::Box;
+using report::xml_escape;
 
 constexpr double kWidth = 1000;
 constexpr double kLeft = 86;
@@ -34,7 +35,7 @@ constexpr double kMinRadius = 3;
 
 struct Point {
   const LayerProfile* layer = nullptr;
-  detail::LayerNumbers numbers;
+  analysis::LayerNumbers numbers;
   double share = 0;  // the row's share (row_share): a layer's of the summed medians, a program row's of its time
   double cx = 0, cy = 0, r = 0;
   bool on_roof = false;  // achieved above the highest roof (within its uncertainty): drawn on it
@@ -124,7 +125,7 @@ class LabelPlacer {
           {cx - diagonal - d, cy + diagonal + d + 8, Anchor::end, {}, true},
       };
       for (Placed c : candidates) {
-        c.box = detail::text_box(c.x, c.baseline, text, kLabelFont, c.anchor);
+        c.box = report::text_box(c.x, c.baseline, text, kLabelFont, c.anchor);
         if (!c.box.inside(inset) || c.box.overlaps(own)) continue;
         const auto clash = [&](const Box& b) { return c.box.overlaps(b); };
         if (std::any_of(placed_.begin(), placed_.end(), clash) || std::any_of(centres_.begin(), centres_.end(), clash)) continue;
@@ -153,22 +154,22 @@ std::string leader_line(const LabelPlacer::Placed& label, double cx, double cy, 
 
 // A program's row: its calls and time per step (or over the run) before its call's.
 std::string program_row_words(const Profile& p, const LayerProfile& l, double share) {
-  const char* per = detail::per_step(p) ? "per step" : "over the run";
-  if (l.index < 0) return fmt::format("{}: {} ms {} in its rows", detail::display_name(l), detail::milliseconds(detail::row_ms(l)), per);
-  return fmt::format("{} ({}): {} calls {}, {} ms {} ({} of the program's time), {} ms per call", detail::display_name(l), l.op,
-                     detail::calls_text(detail::calls_per_basis(l)), per, detail::milliseconds(detail::row_ms(l)), per, detail::percent(share),
-                     detail::milliseconds(l.time_ms.median));
+  const char* per = report::per_step(p) ? "per step" : "over the run";
+  if (l.index < 0) return fmt::format("{}: {} ms {} in its rows", analysis::display_name(l), analysis::milliseconds(placement::row_ms(l)), per);
+  return fmt::format("{} ({}): {} calls {}, {} ms {} ({} of the program's time), {} ms per call", analysis::display_name(l), l.op,
+                     report::calls_text(placement::calls_per_basis(l)), per, analysis::milliseconds(placement::row_ms(l)), per,
+                     analysis::percent(share), analysis::milliseconds(l.time_ms.median));
 }
 
-std::string tooltip(const Profile& p, const LayerProfile& l, const detail::LayerNumbers& n, double share, bool on_roof) {
+std::string tooltip(const Profile& p, const LayerProfile& l, const analysis::LayerNumbers& n, double share, bool on_roof) {
   std::string t = is_program_run(p.kind) ? program_row_words(p, l, share)
-                                         : fmt::format("{} ({}): {} ms per call, {} of the layers' time", detail::display_name(l), l.op,
-                                                       detail::milliseconds(l.time_ms.median), detail::percent(share));
+                                         : fmt::format("{} ({}): {} ms per call, {} of the layers' time", analysis::display_name(l), l.op,
+                                                       analysis::milliseconds(l.time_ms.median), analysis::percent(share));
   if (n.gflops_per_s) t += fmt::format("; {}{:.3g} GFLOP/s", l.work_partial.empty() ? "" : "at least ", *n.gflops_per_s);
   if (on_roof) t += " (above the highest roof, within its measurement's uncertainty: drawn on the roof)";
   if (n.intensity) t += fmt::format(" at {:.3g} FLOP/B", *n.intensity);
   if (n.bound) t += fmt::format("; {}-bound", bound_name(*n.bound));
-  if (n.efficiency) t += fmt::format(", {} of attainable", detail::percent(*n.efficiency));
+  if (n.efficiency) t += fmt::format(", {} of attainable", analysis::percent(*n.efficiency));
   if (l.roofline && l.roofline->memory_gbytes_per_s > 0) {
     t += fmt::format(" (memory roof {:.3g} GB/s, {})", l.roofline->memory_gbytes_per_s, l.roofline->memory_level);
   }
@@ -185,13 +186,13 @@ struct Chart {
   std::string total_name = "model total";
   std::string share_of_what = "the layers' time";
   double all_ms = 0;
-  detail::LayerNumbers total;
+  analysis::LayerNumbers total;
   bool total_on_chart = false;
   double tx = 0, ty = 0;  // the total's pixels
   bool double_precision = false;
-  detail::Ceilings ceilings;
+  analysis::DrawnCeilings ceilings;
   double slope_roof = 0;
-  detail::LogLogFrame frame;
+  report::LogLogFrame frame;
   std::vector<std::size_t> by_share;  // points by time share, largest first
   // A program run's (regions, torch): rows nest, so their shares are not summed, and nothing is
   // drawn above the highest roof (hold_under_roof).
@@ -199,7 +200,7 @@ struct Chart {
 };
 
 // The frame: every point, every roof and every ridge point, with a margin.
-detail::LogLogFrame chart_frame(const Chart& c) {
+report::LogLogFrame chart_frame(const Chart& c) {
   double x_lo = 1.0 / 8, x_hi = 64, y_lo = 1e30, y_hi = 0;
   const auto include = [&](double x, double y) {
     x_lo = std::min(x_lo, x);
@@ -216,7 +217,7 @@ detail::LogLogFrame chart_frame(const Chart& c) {
   }
   if (y_hi <= 0) y_hi = 10;
   if (y_lo > y_hi) y_lo = y_hi / 100;
-  detail::LogLogFrame f;
+  report::LogLogFrame f;
   f.left = kLeft;
   f.top = kTop;
   f.width = kWidth - kLeft - kRight;
@@ -244,28 +245,28 @@ void hold_under_roof(Chart& c) {
 
 Chart chart_of(const Profile& p) {
   Chart c;
-  c.all_ms = detail::summed_layer_ms(p);
+  c.all_ms = analysis::summed_layer_ms(p);
   for (const LayerProfile& l : p.layers) {
     Point pt;
     pt.layer = &l;
-    pt.numbers = detail::layer_numbers(l);
-    pt.share = detail::row_share(p, l, c.all_ms);
+    pt.numbers = analysis::layer_numbers(l);
+    pt.share = analysis::row_share(p, l, c.all_ms);
     if (l.impossible) {
-      c.impossible.push_back(detail::display_name(l));
-    } else if (detail::on_roofline_chart(pt.numbers)) {
+      c.impossible.push_back(analysis::display_name(l));
+    } else if (analysis::on_roofline_chart(pt.numbers)) {
       c.points.push_back(pt);
     } else {
-      c.off_chart.push_back(detail::display_name(l));
+      c.off_chart.push_back(analysis::display_name(l));
       c.off_chart_ms += l.time_ms.median;
     }
   }
-  c.total = detail::layer_numbers(p.total);
-  c.total_on_chart = detail::on_roofline_chart(c.total);
+  c.total = analysis::layer_numbers(p.total);
+  c.total_on_chart = analysis::on_roofline_chart(c.total);
   for (const Point& pt : c.points) {
     const std::string& roof = pt.layer->roofline ? pt.layer->roofline->compute_roof : std::string();
     if (roof.size() > 3 && roof.compare(roof.size() - 3, 3, "_dp") == 0) c.double_precision = true;
   }
-  if (p.machine.ceilings) c.ceilings = detail::ceilings_of(*p.machine.ceilings, !c.double_precision);
+  if (p.machine.ceilings) c.ceilings = analysis::ceilings_of(*p.machine.ceilings, !c.double_precision);
   for (const auto& r : c.ceilings.roofs) c.slope_roof = std::max(c.slope_roof, r.gflops);
   c.program = is_program_run(p.kind);
   if (is_program_run(p.kind)) {
@@ -318,7 +319,7 @@ std::vector<bool> named_points(const Chart& c) {
 // visible on top) and the model total.
 std::string draw_points(const Profile& p, const Chart& c, const std::vector<bool>& labelled) {
   std::string body;
-  const detail::LogLogFrame& f = c.frame;
+  const report::LogLogFrame& f = c.frame;
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     const Point& pt = c.points[i];
     if (!labelled[i] || !pt.numbers.attainable_gflops_per_s || *pt.numbers.attainable_gflops_per_s <= *pt.numbers.gflops_per_s * 1.05) continue;
@@ -349,7 +350,7 @@ std::string draw_points(const Profile& p, const Chart& c, const std::vector<bool
 // Labels: the model total first, then layers by share; each keeps clear of every point's
 // centre. `unlabelled` gets those without room.
 std::string draw_labels(const Chart& c, const std::vector<bool>& labelled, std::vector<std::string>& unlabelled) {
-  const detail::LogLogFrame& f = c.frame;
+  const report::LogLogFrame& f = c.frame;
   std::string body;
   std::vector<Box> centres;
   std::vector<Box> bodies;
@@ -365,14 +366,14 @@ std::string draw_labels(const Chart& c, const std::vector<bool>& labelled, std::
     if (!placed) return false;
     if (placed->detached) body += leader_line(*placed, cx, cy, r);
     body += fmt::format("<text class=\"point-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"{}\"{}>{}</text>\n", placed->x,
-                        placed->baseline, detail::anchor_name(placed->anchor), kLabelFont, bold ? " font-weight=\"bold\"" : "", xml_escape(text));
+                        placed->baseline, report::anchor_name(placed->anchor), kLabelFont, bold ? " font-weight=\"bold\"" : "", xml_escape(text));
     return true;
   };
   if (c.total_on_chart && !label(c.total_name, c.tx, c.ty, 8, true)) unlabelled.push_back(c.total_name);
   for (std::size_t i : c.by_share) {
     if (!labelled[i]) continue;
     const Point& pt = c.points[i];
-    const std::string text = fmt::format("{} {}", detail::display_name(*pt.layer), detail::percent(pt.share));
+    const std::string text = fmt::format("{} {}", analysis::display_name(*pt.layer), analysis::percent(pt.share));
     if (!label(text, pt.cx, pt.cy, pt.r, false)) unlabelled.push_back(text);
   }
   return body;
@@ -408,7 +409,7 @@ std::string draw_legend(const Profile& p, const Chart& c, double& legend_y) {
   }
   legend_y += 24;
   body += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-weight=\"bold\">bytes (intensity)</text>\n", lx, legend_y);
-  for (const std::string& line : wrap(detail::bytes_source_summary(p), 38)) {
+  for (const std::string& line : wrap(report::bytes_source_summary(p), 38)) {
     legend_y += 15;
     body += fmt::format("<text class=\"bytes-source\" x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", lx, legend_y, xml_escape(line));
   }
@@ -432,7 +433,7 @@ std::string draw_notes(const Profile& p, const Chart& c, const std::vector<std::
     notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {}.", names_list(c.off_chart, 6)));
   } else if (!c.off_chart.empty()) {
     notes.push_back(fmt::format("Not on the chart (no FLOPs, bytes or time to place them by): {} ({} of the layers' time).",
-                                names_list(c.off_chart, 6), detail::percent(c.all_ms > 0 ? c.off_chart_ms / c.all_ms : 0)));
+                                names_list(c.off_chart, 6), analysis::percent(c.all_ms > 0 ? c.off_chart_ms / c.all_ms : 0)));
   }
   if (!unlabelled.empty()) notes.push_back("No room to name: " + names_list(unlabelled, 6) + ".");
   if (c.points.empty()) notes.push_back("No layer has FLOPs, bytes and time: nothing to place.");
@@ -457,13 +458,13 @@ std::string draw_notes(const Profile& p, const Chart& c, const std::vector<std::
 
 }  // namespace
 
-namespace detail {
+namespace report {
 
 std::string roofline_svg(const Profile& p, bool standalone) {
   const Chart c = chart_of(p);
-  const detail::LogLogFrame& f = c.frame;
+  const report::LogLogFrame& f = c.frame;
   std::string body;
-  const std::string title = is_program_run(p.kind) ? fmt::format("Roofline — {}: {}", p.model, detail::program_threads(p))
+  const std::string title = is_program_run(p.kind) ? fmt::format("Roofline — {}: {}", p.model, report::program_threads(p))
                                                    : fmt::format("Roofline — {}, batch {}, {}, {} thread{}", p.model, p.batch, profile_phase_name(p),
                                                                  p.threads, p.threads == 1 ? "" : "s");
   body += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
@@ -475,10 +476,10 @@ std::string roofline_svg(const Profile& p, bool standalone) {
     subtitle += " · no calibration: points only";
   }
   body += fmt::format("<text x=\"{}\" y=\"44\" fill=\"#555\">{}</text>\n", kLeft, xml_escape(subtitle));
-  body += detail::svg_axes(f, f.bottom() + 40, "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s");
+  body += report::svg_axes(f, f.bottom() + 40, "arithmetic intensity (FLOP/byte)", "achieved GFLOP/s");
   double legend_y = f.top;
   if (!c.ceilings.roofs.empty() || !c.ceilings.slopes.empty()) {
-    body += detail::svg_ceilings(f, c.ceilings, c.slope_roof, &legend_y);
+    body += report::svg_ceilings(f, c.ceilings, c.slope_roof, &legend_y);
   } else {
     legend_y = f.top - 18;
   }
@@ -490,13 +491,13 @@ std::string roofline_svg(const Profile& p, bool standalone) {
   double note_y = f.bottom() + 40;
   body += draw_notes(p, c, unlabelled, note_y);
   const double height = std::ceil(std::max(note_y, legend_y) + 16);
-  return detail::svg_open(kWidth, height, standalone) + body + "</svg>\n";
+  return report::svg_open(kWidth, height, standalone) + body + "</svg>\n";
 }
 
-}  // namespace detail
+}  // namespace report
 
 std::string roofline_svg(const Profile& profile) {
-  return detail::roofline_svg(profile, true);
+  return report::roofline_svg(profile, true);
 }
 
 }  // namespace hwprof

@@ -1,9 +1,10 @@
 #include <fmt/format.h>
 
+#include "common/stages.hpp"
 #include "placement/sample_attribution.hpp"
 #include "report/sampling_outputs.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; a demangled
@@ -33,4 +34,4 @@ std::string sampling_csv(const Profile& p) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

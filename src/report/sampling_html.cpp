@@ -7,10 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "report/sampling_outputs.hpp"
 #include "report/svg.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 constexpr std::size_t kLongestShownFunction = 90;
@@ -215,4 +216,4 @@ std::string_view sampling_html_script() {
 )JS";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

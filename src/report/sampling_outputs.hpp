@@ -6,9 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // layer,layer_samples,enough,function,module,samples,share,share_low,share_high: one row per
 // (layer, listed function) and one "[other functions]" row per layer; fields quoted as RFC 4180
@@ -24,4 +25,4 @@ std::string sampling_html_section(const Profile& p);
 // from the data-* attributes; plain DOM, no library, nothing parsed as HTML.
 std::string_view sampling_html_script();
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -5,8 +5,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 std::string percent(double share) {
@@ -187,4 +188,4 @@ std::vector<SampledStack> sampled_stacks(const SamplingProfile& s) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

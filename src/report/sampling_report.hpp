@@ -9,10 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/profile.hpp"
 #include "report/flamegraph.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 // "Where inside the layers the time went": the layers with the most samples (at most `rows`),
 // each with its leading functions, share and 95 % interval; the row outside every layer; the
@@ -24,4 +25,4 @@ nlohmann::ordered_json sampling_json(const SamplingProfile& s);
 // The profile's distinct stacks, as the flame graph and the folded/speedscope writers take them.
 std::vector<SampledStack> sampled_stacks(const SamplingProfile& s);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

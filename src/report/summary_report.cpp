@@ -13,8 +13,8 @@
 namespace hwprof {
 namespace {
 
-using detail::Count;
-using detail::group_digits;
+using analysis::group_digits;
+using common::Count;
 
 constexpr const char* kConvention =
     "per sample; MACs count conv2d, conv3d, conv_transpose2d, conv_transpose3d, linear and attention matmuls, biases excluded (torchvision/fvcore "
@@ -273,7 +273,7 @@ std::string summary_layer_table(const ModelCost& cost, const std::vector<Row>& r
     columns[3].cells.push_back(figure(group_digits(r.params)));
     columns[4].cells.push_back(figure(group_digits(r.macs)));
     columns[5].cells.push_back(figure(group_digits(r.flops)));
-    columns[6].cells.push_back(r.unknown() ? std::string("-") : detail::percent(share(r.flops, t.flops)));
+    columns[6].cells.push_back(r.unknown() ? std::string("-") : analysis::percent(share(r.flops, t.flops)));
   }
   for (Column& c : columns) {
     c.width = std::string_view(c.title).size();
@@ -307,22 +307,22 @@ std::string summary_totals(const ModelCost& cost) {
   const MemoryEstimate& m = cost.memory;
   auto batch_total = [&](std::int64_t per_sample) {
     const Count c = Count(per_sample) * cost.batch;
-    return c.overflowed() ? std::string("overflows 64-bit") : detail::si(static_cast<double>(c.value()));
+    return c.overflowed() ? std::string("overflows 64-bit") : analysis::si(static_cast<double>(c.value()));
   };
   const std::string at_least = t.complete() ? "" : "≥ ";
   const auto field = [&](const std::string& label, const std::string& value, const std::string& note = {}) {
     return fmt::format("{:<34}{}{}\n", label, right_aligned(at_least + value, 22), note.empty() ? "" : "   " + note);
   };
-  std::string out = field("Total params:", group_digits(t.params), "(" + detail::megabytes(m.param_bytes) + " fp32)");
+  std::string out = field("Total params:", group_digits(t.params), "(" + analysis::megabytes(m.param_bytes) + " fp32)");
   out += field("Trainable params:", group_digits(t.trainable_params));
   if (t.buffers > 0) out += field("Non-trainable buffers:", group_digits(t.buffers), "(batchnorm running statistics, constant operands)");
-  out += field("MACs per sample:", group_digits(t.macs), "(" + detail::si(static_cast<double>(t.macs)) + ")");
-  out += field("Forward FLOPs per sample:", group_digits(t.flops), "(" + detail::si(static_cast<double>(t.flops)) + ")");
-  out += field("Backward FLOPs per sample:", group_digits(t.backward_flops), "(" + detail::si(static_cast<double>(t.backward_flops)) + ")");
+  out += field("MACs per sample:", group_digits(t.macs), "(" + analysis::si(static_cast<double>(t.macs)) + ")");
+  out += field("Forward FLOPs per sample:", group_digits(t.flops), "(" + analysis::si(static_cast<double>(t.flops)) + ")");
+  out += field("Backward FLOPs per sample:", group_digits(t.backward_flops), "(" + analysis::si(static_cast<double>(t.backward_flops)) + ")");
   out += field("Training-step FLOPs per sample:", group_digits(t.training_flops), "(forward in training mode + backward)");
   out += field(fmt::format("Forward FLOPs at batch {}:", cost.batch), batch_total(t.flops));
   out += field(fmt::format("Training FLOPs at batch {}:", cost.batch), batch_total(t.training_flops));
-  out += field(fmt::format("Min. bytes moved at batch {}:", cost.batch), detail::megabytes(t.bytes), "(fp32 inputs + weights + outputs)");
+  out += field(fmt::format("Min. bytes moved at batch {}:", cost.batch), analysis::megabytes(t.bytes), "(fp32 inputs + weights + outputs)");
   if (!t.complete()) {
     out += fmt::format(
         "\nIncomplete: {} layer{} not counted (ops hwprof cannot map); the totals above and the parameter memory below are lower bounds:\n",
@@ -341,8 +341,8 @@ std::string summary_memory(const ModelCost& cost) {
   const std::string at_least = cost.totals.complete() ? "" : "≥ ";
   std::string out = fmt::format("Memory at batch {} (analytic, decimal MB, optimizer {}):\n", m.batch, optimizer_name(m.optimizer));
   const auto mem = [&](const std::string& label, std::int64_t bytes, const std::string& note = {}, bool exact = false) {
-    out +=
-        fmt::format("  {:<32}{}{}\n", label, right_aligned((exact ? "" : at_least) + detail::megabytes(bytes), 22), note.empty() ? "" : "   " + note);
+    out += fmt::format("  {:<32}{}{}\n", label, right_aligned((exact ? "" : at_least) + analysis::megabytes(bytes), 22),
+                       note.empty() ? "" : "   " + note);
   };
   mem("Parameters", m.param_bytes);
   if (m.buffer_bytes > 0) mem("Buffers", m.buffer_bytes);

@@ -5,8 +5,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 namespace {
 
@@ -137,7 +138,7 @@ std::string_view anchor_name(Anchor anchor) {
   return "start";
 }
 
-std::string svg_ceilings(const LogLogFrame& f, const Ceilings& ceilings, double slope_roof, double* legend_bottom) {
+std::string svg_ceilings(const LogLogFrame& f, const DrawnCeilings& ceilings, double slope_roof, double* legend_bottom) {
   std::string svg;
   // Roof labels right of the frame, pushed down where two would collide.
   std::vector<double> used_label_y;
@@ -148,7 +149,7 @@ std::string svg_ceilings(const LogLogFrame& f, const Ceilings& ceilings, double 
     used_label_y.push_back(y);
     return y;
   };
-  for (const ComputeRoof& r : ceilings.roofs) {
+  for (const DrawnRoof& r : ceilings.roofs) {
     svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#222\" stroke-width=\"1.5\"{}/>\n", f.left, f.py(r.gflops),
                        f.right(), f.py(r.gflops), r.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", r.dash));
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{}</text>\n", f.right() + 6, label_y(f.py(r.gflops) + 4), xml_escape(r.label));
@@ -195,4 +196,4 @@ LogLogFrame ceilings_frame(double width, double height, double left, double righ
   return frame;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

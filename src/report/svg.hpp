@@ -9,9 +9,10 @@
 
 #include "analyze/number_format.hpp"
 #include "analyze/run_ceilings.hpp"
+#include "common/stages.hpp"
 #include "hwprof/engine/machine.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string xml_escape(std::string_view text);
 // Three significant digits, no exponent: 0.6, 1.33, 22.5, 240, 1000.
@@ -55,6 +56,6 @@ std::string_view anchor_name(Anchor anchor);
 // Roofs as horizontal lines labelled right of the frame, slopes from the frame's left or
 // bottom edge up to `slope_roof` (the FMA peak) with their ridge points, and a legend of the
 // slopes below the roof labels. Returns the SVG; `legend_bottom` gets the legend's last baseline.
-std::string svg_ceilings(const LogLogFrame& frame, const Ceilings& ceilings, double slope_roof, double* legend_bottom);
+std::string svg_ceilings(const LogLogFrame& frame, const DrawnCeilings& ceilings, double slope_roof, double* legend_bottom);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

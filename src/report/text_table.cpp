@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include "analyze/number_format.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 std::string rate_cell(double v) {
   if (v >= 1000) return fmt::format("{:.0f}", v);
@@ -43,4 +44,4 @@ std::string row_mark_notes(const RowMarks& m) {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

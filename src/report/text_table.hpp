@@ -8,9 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/statistics.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 
 class TextTable {
  public:
@@ -97,4 +98,4 @@ struct RowMarks {
 };
 std::string row_mark_notes(const RowMarks& marks);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "hwprof/engine/report.hpp"
 #include "report/profile_view.hpp"
 #include "report/report_parts.hpp"
@@ -87,7 +88,7 @@ std::string shape_text(const Shape& shape) {
 }
 
 ordered_json layer_args(const Profile& p, const LayerProfile& l, int iteration) {
-  const detail::LayerNumbers n = detail::layer_numbers(l);
+  const analysis::LayerNumbers n = analysis::layer_numbers(l);
   ordered_json a;
   a["op"] = l.op;
   a["phase"] = layer_phase_name(l.phase);
@@ -98,14 +99,14 @@ ordered_json layer_args(const Profile& p, const LayerProfile& l, int iteration) 
   if (!is_program_run(p.kind)) a["output_shape"] = shape_text(l.output_shape) + " per sample, batch " + std::to_string(p.batch);
   a["flops"] = l.flops;
   a["bytes"] = n.bytes.value;
-  a["bytes_source"] = detail::bytes_origin_words(n.bytes_origin);
+  a["bytes_source"] = report::bytes_origin_words(n.bytes_origin);
   a["median_ms"] = l.time_ms.median;
   a["time_share"] = l.time_share;
   if (is_program_run(p.kind)) {
     // A program's row: its calls and time over the run, and per step where it had steps.
     a["calls"] = l.calls;
     a["total_ms"] = l.total_ms;
-    a[detail::per_step(p) ? "ms_per_step" : "ms_over_run"] = detail::row_ms(l);
+    a[report::per_step(p) ? "ms_per_step" : "ms_over_run"] = placement::row_ms(l);
     if (!l.work_partial.empty()) a["work_partial"] = l.work_partial;
   }
   if (l.impossible) {
@@ -171,7 +172,7 @@ std::vector<Event> trace_events(const Profile& p, const Spans& spans) {
     events.push_back({s.start, 1, s.end - s.start, &s, l, {}, 0.0});
     // A torch program's rows' rates and counters are per row, not per call: no track of them.
     if (l == nullptr || p.kind == ProfileKind::torch) continue;
-    const detail::LayerNumbers n = detail::layer_numbers(*l);
+    const analysis::LayerNumbers n = analysis::layer_numbers(*l);
     if (n.gflops_per_s && !l->impossible) counter(s, "GFLOP/s", *n.gflops_per_s);
     if (n.gbytes_per_s) counter(s, "GB/s", *n.gbytes_per_s);
     // An unavailable counter has no sample: a track that stops is honest, a 0 would not be.
@@ -279,7 +280,7 @@ ordered_json trace_other_data(const Profile& p) {
                         "iterations (GFLOP/s and GB/s: FLOPs and bytes over the median time), set at the start of each of its spans; "
                         "a counter that could not be read has no samples.";
   ordered_json unavailable = ordered_json::object();
-  for (const auto& u : detail::unavailable_counters(p)) {
+  for (const auto& u : analysis::unavailable_counters(p)) {
     unavailable[u.name] = std::string(counter_status_name(u.status)) + (u.reason.empty() ? "" : ": " + u.reason);
   }
   other["unavailable_counters"] = std::move(unavailable);
@@ -317,7 +318,7 @@ std::string sample_instant_text(const SamplingProfile& s, const SampleInstant& i
 
 }  // namespace
 
-namespace detail {
+namespace report {
 
 void chrome_trace_parts(const Profile& p, const TextSink& sink) {
   const Spans spans = spans_of(p);
@@ -339,11 +340,11 @@ void chrome_trace_parts(const Profile& p, const TextSink& sink) {
   sink("\n]}\n");
 }
 
-}  // namespace detail
+}  // namespace report
 
 std::string chrome_trace(const Profile& p) {
   std::string out;
-  detail::chrome_trace_parts(p, [&out](std::string_view part) { out += part; });
+  report::chrome_trace_parts(p, [&out](std::string_view part) { out += part; });
   return out;
 }
 

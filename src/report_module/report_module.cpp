@@ -56,7 +56,7 @@ std::string program_name() {
       if (args[i] == "-m" && i + 1 < args.size() && !args[i + 1].starts_with("hwprof")) return args[i + 1];
     }
   }
-  if (name.empty()) name = hwprof::detail::name_of_thread(::getpid());  // the main thread's comm is the process's
+  if (name.empty()) name = hwprof::session::name_of_thread(::getpid());  // the main thread's comm is the process's
   return name.empty() ? "regions" : name;
 }
 
@@ -65,7 +65,7 @@ std::string program_name() {
 hwprof::Result<hwprof::Ceilings> ceilings() {
   std::string file;
   if (const char* named = std::getenv("HWPROF_CALIBRATION"); named != nullptr && named[0] != '\0') file = named;
-  auto found = hwprof::detail::find_stored_ceilings(file);
+  auto found = hwprof::machine::find_stored_ceilings(file);
   if (!found && !file.empty()) return hwprof::Error{"HWPROF_CALIBRATION: " + found.error().message};
   return found;
 }
@@ -87,7 +87,7 @@ namespace {
 
 // The regions' profile, with the sampling breakdown where `samples` is not null: both entry
 // points'.
-int write_regions_profile(const hwprof::SessionSnapshot* snapshot, const hwprof::detail::SessionSamples* samples, const char* version,
+int write_regions_profile(const hwprof::SessionSnapshot* snapshot, const hwprof::session::SessionSamples* samples, const char* version,
                           const char* dir, char* message, std::size_t message_size) {
   try {
     if (snapshot == nullptr || dir == nullptr) {
@@ -99,10 +99,10 @@ int write_regions_profile(const hwprof::SessionSnapshot* snapshot, const hwprof:
     options.program = program_name();
     std::string bad_threads;
     if (const char* threads = std::getenv("HWPROF_THREADS"); threads != nullptr && threads[0] != '\0') {
-      if (const std::optional<int> n = hwprof::detail::parse_thread_count(threads)) {
+      if (const std::optional<int> n = hwprof::common::parse_thread_count(threads)) {
         options.threads = *n;
       } else {
-        bad_threads = "HWPROF_THREADS=" + hwprof::detail::printable_name(std::string_view(threads).substr(0, 32)) +
+        bad_threads = "HWPROF_THREADS=" + hwprof::common::printable_name(std::string_view(threads).substr(0, 32)) +
                       " is not a thread count (1 to 65536): placed against one thread per physical core";
       }
     }
@@ -118,7 +118,7 @@ int write_regions_profile(const hwprof::SessionSnapshot* snapshot, const hwprof:
     // null dereference, a false positive of -Wnull-dereference.)
     if (!no_machine.empty()) profile.hints.insert(profile.hints.begin(), 1, "no roofline: " + no_machine);
     if (!bad_threads.empty()) profile.warnings.push_back(bad_threads);
-    if (samples != nullptr) profile.sampling = hwprof::detail::sampled_regions(*snapshot, *samples);
+    if (samples != nullptr) profile.sampling = hwprof::placement::sampled_regions(*snapshot, *samples);
     std::vector<std::string> written;
     if (auto error = hwprof::write_profile_outputs(profile, dir, &written)) {
       say(message, message_size, error->message);
@@ -144,7 +144,7 @@ extern "C" HWPROF_API int hwprof_report_module_write(const hwprof::SessionSnapsh
   return write_regions_profile(snapshot, nullptr, version, dir, message, message_size);
 }
 
-extern "C" HWPROF_API int hwprof_report_module_write_sampled(const hwprof::SessionSnapshot* snapshot, const hwprof::detail::SessionSamples* samples,
+extern "C" HWPROF_API int hwprof_report_module_write_sampled(const hwprof::SessionSnapshot* snapshot, const hwprof::session::SessionSamples* samples,
                                                              const char* version, const char* dir, char* message, std::size_t message_size) {
   if (samples == nullptr) {
     say(message, message_size, "the report module was called without samples");
@@ -165,7 +165,7 @@ bool same_version(const char* version, char* message, std::size_t message_size) 
 
 }  // namespace
 
-extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::MergedRanks* merged, const char* version, const char* dir, char* message,
+extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::session::MergedRanks* merged, const char* version, const char* dir, char* message,
                                                             std::size_t message_size) {
   try {
     if (merged == nullptr || dir == nullptr) {
@@ -178,21 +178,21 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
       return 1;
     }
     const std::string program = program_name();
-    for (hwprof::detail::MergedRankInfo& r : merged->ranks) {
+    for (hwprof::session::MergedRankInfo& r : merged->ranks) {
       if (r.model.empty()) r.model = program;
     }
     // This rank's (rank 0's) calibration, for the ranks' thread count.
     if (auto found = ceilings()) {
-      const int threads = hwprof::detail::resolve_threads(0);
+      const int threads = hwprof::placement::resolve_threads(0);
       if (const hwprof::CalibrationRun* run = found->machine.run_for(threads)) {
         merged->ceilings =
-            hwprof::detail::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + found->source + ")");
+            hwprof::analysis::merged_ceilings(*run, "rank " + std::to_string(merged->ranks.front().rank) + "'s calibration (" + found->source + ")");
       }
     } else {
       merged->warnings.push_back("no roofline: " + found.error().message);
     }
-    hwprof::detail::sort_merged_regions(*merged);
-    hwprof::detail::guard_merged_rates(*merged);
+    hwprof::analysis::sort_merged_regions(*merged);
+    hwprof::analysis::guard_merged_rates(*merged);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {
@@ -201,11 +201,11 @@ extern "C" HWPROF_API int hwprof_report_module_write_merged(hwprof::detail::Merg
     }
     const std::string base = std::string(dir) + "/";
     std::string list;
-    const hwprof::detail::MergeSubject subject{*merged, 0};  // the file's table has every row
-    for (const hwprof::detail::Output<hwprof::detail::MergeSubject>& output : hwprof::detail::merge_outputs()) {
+    const hwprof::report::MergeSubject subject{*merged, 0};  // the file's table has every row
+    for (const hwprof::report::Output<hwprof::report::MergeSubject>& output : hwprof::report::merge_outputs()) {
       const std::string path = base + std::string(output.file_name);
       if (auto error =
-              hwprof::detail::write_file_atomically_in_parts(path, [&](const hwprof::detail::TextSink& sink) { output.render(subject, sink); })) {
+              hwprof::common::write_file_atomically_in_parts(path, [&](const hwprof::common::TextSink& sink) { output.render(subject, sink); })) {
         say(message, message_size, error->message);
         return 1;
       }

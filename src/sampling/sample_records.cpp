@@ -10,8 +10,9 @@
 #include <unistd.h>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 namespace {
 
 // The largest /proc/PID/maps read: a process with a million mappings is far below it.
@@ -330,4 +331,4 @@ std::uint64_t drain_ring(const std::uint64_t* data, std::uint64_t size, std::uin
   return head;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

@@ -22,9 +22,10 @@
 
 #include <sys/types.h>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 
 inline constexpr std::size_t kDefaultMaxFrames = std::size_t{16} << 20;  // 16M frames: 144 MiB
 inline constexpr std::size_t kDefaultMaxSamples = std::size_t{4} << 20;  // 4M samples: 160 MiB
@@ -138,4 +139,4 @@ using RingScratch = std::array<std::uint64_t, 65536 / 8>;
 std::uint64_t drain_ring(const std::uint64_t* data, std::uint64_t size, std::uint64_t tail, std::uint64_t head, RingScratch& scratch,
                          SampleStore& out) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

@@ -10,9 +10,10 @@
 
 #include "common/cpu_topology.hpp"
 #include "common/printable.hpp"
+#include "common/stages.hpp"
 #include "counters/event_resolver.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 namespace {
 
 constexpr const char* kSysfsDevices = "/sys/bus/event_source/devices";
@@ -209,4 +210,4 @@ std::string describe_rate(const SampleSpec& spec) {
   return "every " + std::to_string(spec.rate) + " events";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

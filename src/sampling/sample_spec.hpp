@@ -20,10 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 
 inline constexpr std::string_view kDefaultSampleSpec = "cpu-clock@1000";
 inline constexpr std::uint64_t kDefaultSampleHz = 1000;
@@ -60,4 +61,4 @@ Result<SampleSpec> parse_sample_spec(std::string_view text, const SamplingLimits
 // "1000 Hz" or "every 100000 events" (or "every 250000 ns" for the clocks).
 std::string describe_rate(const SampleSpec& spec);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

@@ -23,10 +23,11 @@
 
 #include "common/cpu_topology.hpp"
 #include "common/monotonic_clock.hpp"
+#include "common/stages.hpp"
 #include "counters/perf_event_backend.hpp"
 #include "counters/system_info.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 namespace {
 
 constexpr std::uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
@@ -575,4 +576,4 @@ std::vector<std::string> Sampler::warnings() const {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

@@ -32,12 +32,13 @@
 
 #include <sys/types.h>
 
+#include "common/stages.hpp"
 #include "counters/syscalls.hpp"
 #include "hwprof/result.hpp"
 #include "sampling/sample_records.hpp"
 #include "sampling/sample_spec.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 
 struct SamplerOptions {
   pid_t pid = 0;                // 0: this process, every thread; else that process (and what it starts)
@@ -110,4 +111,4 @@ class Sampler {
   std::unique_ptr<SamplerState> state_;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

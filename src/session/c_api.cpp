@@ -53,7 +53,7 @@ int hwprof_write(const char* dir) {
 }
 
 int hwprof_write_output(void) {
-  return hwprof::detail::write_default_output();
+  return hwprof::session::write_default_output();
 }
 
 const char* hwprof_last_error(void) {

@@ -2,7 +2,7 @@
 // (hwprof_write_output, <hwprof/regions.h>): what the at-exit handler would write, once.
 #pragma once
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 // What write_default_output did (hwprof_write_output returns it).
 inline constexpr int kOutputWritten = 0;
@@ -16,4 +16,4 @@ inline constexpr int kStoppedBySignal = 128;  // + the signal that stopped the w
 // not delivered: the caller ends the program as it was ending (docs/regions.md).
 int write_default_output() noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -26,6 +26,7 @@
 #include "common/cpu_topology.hpp"
 #include "common/launch_rank.hpp"
 #include "common/printable.hpp"
+#include "common/stages.hpp"
 #include "hwprof/regions.hpp"
 #include "session/default_output.hpp"
 #include "session/output_folder.hpp"
@@ -37,8 +38,10 @@
 
 namespace hwprof {
 namespace detail {
+std::atomic<std::uintptr_t> default_state_word{0};  // include/hwprof/regions.hpp's default_state() reads it
+}  // namespace detail
 
-std::atomic<std::uintptr_t> default_state_word{0};
+namespace session {
 
 namespace {
 
@@ -435,6 +438,13 @@ void in_child_after_fork() noexcept {
 
 }  // namespace
 
+}  // namespace session
+
+// What the public face's inline details (include/hwprof/regions.hpp) call, over this stage's
+// state above.
+namespace detail {
+using namespace session;  // NOLINT(google-build-using-namespace): the state in the anonymous namespace above
+
 void want_step_timeline(std::size_t events) noexcept {
   wanted_step_timeline.store(events);
 }
@@ -471,19 +481,23 @@ Session::State* open_default_state() noexcept {
   }
 }
 
+}  // namespace detail
+
+namespace session {
+
 int write_default_output() noexcept {
   // Not opened (no region entered yet) or disabled: nothing measured; the at-exit handler,
   // registered when the session opens, writes what comes later.
-  if (default_state_word.load(std::memory_order_acquire) <= 1) return kNothingToWrite;
+  if (detail::default_state_word.load(std::memory_order_acquire) <= 1) return kNothingToWrite;
   if (default_session_object == nullptr || output.dir.empty() || output_written.exchange(true)) return kNothingToWrite;
   return write_output();
 }
 
-}  // namespace detail
+}  // namespace session
 
 Session& default_session() {
   detail::default_state();
-  if (detail::default_session_object == nullptr) {
+  if (session::default_session_object == nullptr) {
     // Disabled: a session that measures nothing (its regions still work as calls).
     static Session* idle = [] {
       SessionOptions o;
@@ -499,7 +513,7 @@ Session& default_session() {
     }();
     return *idle;
   }
-  return *detail::default_session_object;
+  return *session::default_session_object;
 }
 
 bool regions_enabled() noexcept {

@@ -16,8 +16,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 inline constexpr int kMergedSchema = 1;
 inline constexpr const char* kMergedKind = "hwprof-merge";
@@ -87,4 +88,4 @@ inline int rank_number(const std::vector<MergedRankInfo>& ranks, std::size_t ind
   return ranks[index].rank >= 0 ? ranks[index].rank : static_cast<int>(index);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

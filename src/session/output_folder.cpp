@@ -10,8 +10,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 namespace {
 
 constexpr const char* kClaimFile = ".hwprof-owner";
@@ -108,4 +109,4 @@ void release_output_folder(const std::string& dir) noexcept {
   }
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -14,8 +14,9 @@
 #include <string>
 
 #include <sys/types.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 struct OutputFolder {
   std::string dir;      // where this process's reports go
@@ -29,4 +30,4 @@ std::string own_folder_inside(const std::string& dir, pid_t pid);
 // Removes the claim, if it is still this process's.
 void release_output_folder(const std::string& dir) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <unordered_map>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 std::vector<RegionSpan> spans_of(const SessionSnapshot& snapshot) {
   std::unordered_map<int, std::int64_t> tids;
@@ -21,4 +22,4 @@ std::vector<RegionSpan> spans_of(const SessionSnapshot& snapshot) {
   return spans;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -7,9 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 // One region call on one thread: its OS thread id, the session's region id, its nesting depth
 // (0: outermost) and its edges on CLOCK_MONOTONIC.
@@ -26,4 +27,4 @@ struct RegionSpan {
 // calls the timeline could not hold: samples taken during them find no span.
 std::vector<RegionSpan> spans_of(const SessionSnapshot& snapshot);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 namespace {
 
 void add_figures(std::atomic<std::uint64_t>& calls, std::atomic<std::uint64_t>& ns, std::atomic<double>& flops, std::atomic<double>& bytes,
@@ -94,4 +95,4 @@ std::vector<VariantTable::Entry> VariantTable::entries() const {
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -16,9 +16,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 inline constexpr std::size_t kVariantSlots = 16;
 
@@ -57,4 +58,4 @@ class VariantTable {
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -13,12 +13,13 @@
 #include <dlfcn.h>
 
 #include "common/data_paths.hpp"
+#include "common/stages.hpp"
 #include "hwprof/atomic_file.hpp"
 #include "hwprof/regions.hpp"
 #include "hwprof/version.hpp"
 
 namespace hwprof {
-namespace detail {
+namespace session {
 namespace {
 namespace fs = std::filesystem;
 
@@ -93,7 +94,13 @@ void set_report_module_hint(const char* path) noexcept {
   }
 }
 
+}  // namespace session
+
+// Declared in the public face (include/hwprof/regions.hpp): the observers find their report
+// entry points through it too.
+namespace detail {
 void* report_module_symbol(const char* symbol, std::string* tried) noexcept {
+  using session::module_candidates;
   try {
     std::string looked;
     std::error_code ec;
@@ -116,6 +123,9 @@ void* report_module_symbol(const char* symbol, std::string* tried) noexcept {
   }
   return nullptr;
 }
+}  // namespace detail
+
+namespace session {
 
 std::string regions_text_table(const SessionSnapshot& s) {
   std::vector<const RegionReport*> rows;
@@ -137,7 +147,7 @@ std::string regions_text_table(const SessionSnapshot& s) {
   return out;
 }
 
-}  // namespace detail
+}  // namespace session
 
 namespace {
 
@@ -154,20 +164,20 @@ void add_written(const std::string& text, std::vector<std::string>* written) {
   }
 }
 
-std::optional<Error> write_snapshot_report(const SessionSnapshot& snapshot, const detail::SessionSamples* samples, const std::string& dir,
+std::optional<Error> write_snapshot_report(const SessionSnapshot& snapshot, const session::SessionSamples* samples, const std::string& dir,
                                            std::vector<std::string>* written) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{"cannot create the folder " + dir + ": " + ec.message()};
   std::string tried;
-  void* symbol = detail::report_module_symbol(samples != nullptr ? detail::kReportModuleSampledEntry : detail::kReportModuleEntry, &tried);
+  void* symbol = detail::report_module_symbol(samples != nullptr ? session::kReportModuleSampledEntry : session::kReportModuleEntry, &tried);
   if (symbol != nullptr) {
     std::vector<char> message(16384, '\0');
-    const int rc = samples != nullptr ? reinterpret_cast<detail::ReportModuleSampledEntry>(symbol)(&snapshot, samples, HWPROF_VERSION_STRING,
-                                                                                                   dir.c_str(), message.data(), message.size())
-                                      : reinterpret_cast<detail::ReportModuleEntry>(symbol)(&snapshot, HWPROF_VERSION_STRING, dir.c_str(),
-                                                                                            message.data(), message.size());
+    const int rc = samples != nullptr ? reinterpret_cast<session::ReportModuleSampledEntry>(symbol)(&snapshot, samples, HWPROF_VERSION_STRING,
+                                                                                                    dir.c_str(), message.data(), message.size())
+                                      : reinterpret_cast<session::ReportModuleEntry>(symbol)(&snapshot, HWPROF_VERSION_STRING, dir.c_str(),
+                                                                                             message.data(), message.size());
     const std::string text(message.data());
     if (rc != 0) return Error{text.empty() ? "the report module failed" : text};
     add_written(text, written);
@@ -175,10 +185,10 @@ std::optional<Error> write_snapshot_report(const SessionSnapshot& snapshot, cons
   }
   // No module: the regions as a plain table, and where the full reports would come from.
   const std::string path = (fs::path(dir) / "regions.txt").string();
-  const std::string why = "the report module " + std::string(detail::kReportModuleFile) +
+  const std::string why = "the report module " + std::string(session::kReportModuleFile) +
                           " (profile.json, the roofline, report.html, trace.json) was not found; looked in " + tried +
                           ". Install hwprof's full package, or set HWPROF_REPORT_MODULE to the module's path";
-  if (auto error = write_file_atomically(path, "Only this table: " + why + "\n\n" + detail::regions_text_table(snapshot))) return error;
+  if (auto error = write_file_atomically(path, "Only this table: " + why + "\n\n" + session::regions_text_table(snapshot))) return error;
   if (written != nullptr) written->push_back(path);
   return Error{"wrote only " + path + ": " + why +
                (samples != nullptr ? ". The sampling breakdown (HWPROF_SAMPLE) needs the report module too: its samples were not written" : "")};
@@ -190,7 +200,7 @@ std::optional<Error> write_snapshot_report(const SessionSnapshot& snapshot, cons
 // to report, never an exception through the program's exit. A file is written whole or not
 // at all either way.
 std::optional<Error> write_session_report(const Session& session, const std::string& dir, std::vector<std::string>* written) {
-  return detail::write_session_report_sampled(session, nullptr, dir, written);
+  return session::write_session_report_sampled(session, nullptr, dir, written);
 }
 
 namespace {
@@ -207,18 +217,18 @@ std::optional<Error> unless_out_of_memory(const std::string& dir, Write&& write)
 
 }  // namespace
 
-std::optional<Error> detail::write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
-                                                          std::vector<std::string>* written) {
+std::optional<Error> session::write_session_report_sampled(const Session& session, const SessionSamples* samples, const std::string& dir,
+                                                           std::vector<std::string>* written) {
   return unless_out_of_memory(dir, [&] { return write_snapshot_report(session.snapshot(), samples, dir, written); });
 }
 
-std::optional<Error> detail::write_snapshot_report_sampled(const SessionSnapshot& snapshot, const SessionSamples* samples, const std::string& dir,
-                                                           std::vector<std::string>* written) {
+std::optional<Error> session::write_snapshot_report_sampled(const SessionSnapshot& snapshot, const SessionSamples* samples, const std::string& dir,
+                                                            std::vector<std::string>* written) {
   return unless_out_of_memory(dir, [&] { return write_snapshot_report(snapshot, samples, dir, written); });
 }
 
 }  // namespace hwprof
 
 extern "C" HWPROF_API void hwprof_set_report_module(const char* path) {
-  hwprof::detail::set_report_module_hint(path);
+  hwprof::session::set_report_module_hint(path);
 }

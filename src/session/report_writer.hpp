@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 // The module's entry point (src/report_module/report_module.cpp). `version` must be the library's
 // HWPROF_VERSION string: the snapshot is passed as a C++ object. Returns 0 on success; the
@@ -52,4 +53,4 @@ std::string report_module_hint();
 // The plain table written when there is no module: one row per region.
 std::string regions_text_table(const SessionSnapshot& snapshot);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

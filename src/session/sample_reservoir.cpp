@@ -5,8 +5,9 @@
 #include <thread>
 
 #include <sys/mman.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 namespace {
 
 // SplitMix64's finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
@@ -177,4 +178,4 @@ std::vector<double> RegionSamples::exclusive(std::uint64_t calls) const {
   return copy(calls, 1);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -17,8 +17,9 @@
 #include <limits>
 #include <memory>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 inline constexpr std::size_t kInlineSamples = 64;
 inline constexpr std::size_t kNotKept = std::numeric_limits<std::size_t>::max();
@@ -125,4 +126,4 @@ class RegionSamples {
   std::atomic<double> max_exclusive_{0.0};
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

@@ -14,16 +14,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/stages.hpp"
 #include "session/observer_hooks.hpp"
 #include "session/session_state.hpp"
 
 namespace hwprof {
 namespace {
 
-using detail::atomic_min;
-using detail::Frame;
-using detail::RegionRecord;
-using detail::ThreadSlot;
+using session::atomic_min;
+using session::Frame;
+using session::RegionRecord;
+using session::ThreadSlot;
 
 // The innermost region below `depth` that reads counters: its counts and reads include a
 // counted region's nested in time-only ones.
@@ -80,7 +81,7 @@ std::map<std::uint32_t, Session::State*>& live_sessions() {
 }
 
 ThreadClaims::~ThreadClaims() {
-  const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+  const std::lock_guard<std::mutex> lock(session::live_sessions_mutex());
   for (std::size_t i = 0; i < count; ++i) {
     auto it = live_sessions().find(claims[i].serial);
     if (it != live_sessions().end()) it->second->retire(*claims[i].slot);
@@ -90,7 +91,7 @@ ThreadClaims::~ThreadClaims() {
 
 }  // namespace
 
-namespace detail {
+namespace session {
 std::mutex& live_sessions_mutex() noexcept {
   // Outlives every thread. A failed allocation here, at the first session, ends the program.
   static auto* mutex = new std::mutex;  // NOLINT(bugprone-unhandled-exception-at-new)
@@ -115,7 +116,7 @@ std::string name_of_thread(pid_t tid) {
   return out;
 }
 
-}  // namespace detail
+}  // namespace session
 
 ThreadSlot* Session::State::slot_for_this_thread(bool claim) noexcept {
   for (const SlotCacheEntry& e : slot_cache) {
@@ -165,10 +166,10 @@ int Session::State::path_for(ThreadSlot& t, int parent, int region, std::size_t 
 }
 
 void Session::State::retire(ThreadSlot& t) {
-  detail::RetiredThread r;
+  session::RetiredThread r;
   r.number = t.number;
   r.tid = t.owner.load();
-  r.name = detail::name_of_thread(r.tid);
+  r.name = session::name_of_thread(r.tid);
   r.paths.assign(t.paths.get(), t.paths.get() + t.path_count);
   r.paths_dropped = t.paths_dropped;
   r.ended_tick = now();
@@ -222,7 +223,7 @@ void Session::State::after_fork(pid_t forking_tid, pid_t parent) noexcept {
   dropped_depth.store(0, std::memory_order_relaxed);
   timeline_next.store(0, std::memory_order_relaxed);
   open_tick = now();
-  open_monotonic_ns = detail::monotonic_ns();
+  open_monotonic_ns = common::monotonic_ns();
 }
 
 void Session::State::read_counters(CounterSnapshot& out) noexcept {
@@ -373,7 +374,7 @@ double Session::State::end(int id, const CallDetail* detail) noexcept {
   }
   const bool has_work = detail != nullptr && detail->flops >= 0.0 && add_call_work(*r, *detail, f.continues);
   if (detail != nullptr && detail->variant != 0) {
-    if (detail::VariantTable* v = r->variants.load(std::memory_order_acquire)) {
+    if (session::VariantTable* v = r->variants.load(std::memory_order_acquire)) {
       if (f.continues) {
         v->extend(detail->variant, inclusive);
       } else {
@@ -398,7 +399,7 @@ double Session::State::end(int id, const CallDetail* detail) noexcept {
     const std::uint64_t index = timeline_next.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t slot = index < head || options.timeline_tail == 0 ? index : head + (index - head) % options.timeline_tail;
     if (slot < options.timeline_events) {
-      detail::TimelineEntry& e = timeline[slot];
+      session::TimelineEntry& e = timeline[slot];
       e.start = f.start;
       e.end = stop;
       e.region = id;
@@ -455,7 +456,7 @@ void Session::State::account_counters(ThreadSlot& t, RegionRecord& r, std::size_
     // says when what is left is below the counter's resolution.
     const double inclusive = delta.value - overhead.sample_counts[e] - 0.5 * static_cast<double>(child_reads) * overhead.pair_counts[e];
     const double exclusive = inclusive - t.children_counts[base + e];
-    detail::EventSums& sums = r.events[e];
+    session::EventSums& sums = r.events[e];
     sums.inclusive.fetch_add(inclusive, std::memory_order_relaxed);
     sums.exclusive.fetch_add(exclusive, std::memory_order_relaxed);
     if (!continues) sums.samples.fetch_add(1, std::memory_order_relaxed);  // a piece's counts are its call's
@@ -625,13 +626,13 @@ void observer::note_variant(Session::State* state, int id, std::uint64_t variant
     if (r->variants.load(std::memory_order_acquire) == nullptr) {
       const std::lock_guard<std::mutex> lock(state->registry_mutex);
       if (r->variant_table == nullptr) {
-        r->variant_table = std::make_unique<detail::VariantTable>();
+        r->variant_table = std::make_unique<session::VariantTable>();
         r->variants.store(r->variant_table.get(), std::memory_order_release);
       }
     }
     if (variant == 0 || label.empty()) return;  // the table only: its variants are labelled by another region
     const std::lock_guard<std::mutex> lock(state->labels_mutex);
-    if (state->variant_labels.size() < detail::kMaxVariantLabels) state->variant_labels.try_emplace(variant, label);
+    if (state->variant_labels.size() < session::kMaxVariantLabels) state->variant_labels.try_emplace(variant, label);
   } catch (...) {
     // Out of memory: the variant's calls are counted, under its key instead of its label.
   }
@@ -700,7 +701,7 @@ constexpr const char* kRoofFunctions[] = {"exp", "tanh", "erf"};
 
 }  // namespace
 
-namespace detail {
+namespace session {
 
 // A compute roof in one word, so that a reader never sees half of one: the kind in the low
 // byte, the function's place + 1 in the next, the FLOPs per evaluation (a float) above.
@@ -723,10 +724,10 @@ ComputeRoof unpack_roof(std::uint64_t packed) {
   return roof;
 }
 
-}  // namespace detail
+}  // namespace session
 
 void observer::set_compute_roof(Session::State* state, int id, const ComputeRoof& roof) noexcept {
-  if (RegionRecord* r = own_record(state, id)) r->roof.store(detail::pack_roof(roof), std::memory_order_relaxed);
+  if (RegionRecord* r = own_record(state, id)) r->roof.store(session::pack_roof(roof), std::memory_order_relaxed);
 }
 
 void Session::measure_overhead(std::size_t pairs) {
@@ -756,8 +757,8 @@ void Session::reset() noexcept {
   s.steps.store(0);
   s.last_step_tick.store(0);
   s.first_step_tick.store(s.open_tick);
-  s.open_monotonic_ns = detail::monotonic_ns();
-  const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+  s.open_monotonic_ns = common::monotonic_ns();
+  const std::lock_guard<std::mutex> lock(session::live_sessions_mutex());
   s.retired.clear();
   s.retired_before_fork = 0;
 }

@@ -8,8 +8,9 @@
 #include <sstream>
 #include <string_view>
 #include <utility>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 namespace {
 
@@ -137,4 +138,4 @@ const TscClock& tsc_clock() noexcept {
   return clock;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

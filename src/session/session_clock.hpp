@@ -18,9 +18,10 @@
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
+#include "common/stages.hpp"
 #endif
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 // Whether the TSC may time regions, and why (or why not), from /proc/cpuinfo's text, the
 // kernel's current clocksource and HWPROF_CLOCK (each may be empty). Pure, for the tests.
@@ -53,4 +54,4 @@ inline std::uint64_t read_tsc() noexcept {
 }  // tsc_clock() is never usable here
 #endif
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

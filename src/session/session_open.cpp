@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/data_paths.hpp"
+#include "common/stages.hpp"
 #include "common/statistics.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/cpu.hpp"
@@ -28,7 +29,7 @@
 
 namespace hwprof {
 
-namespace detail {
+namespace session {
 
 void EventSums::clear() noexcept {
   inclusive.store(0.0, std::memory_order_relaxed);
@@ -60,13 +61,13 @@ void rearm_stderr_hint() noexcept {
   hinted_on_stderr.store(false);
 }
 
-}  // namespace detail
+}  // namespace session
 
 namespace {
 
-using detail::hinted_on_stderr;
-using detail::median_of;
-using detail::RegionRecord;
+using common::median_of;
+using session::hinted_on_stderr;
+using session::RegionRecord;
 
 std::atomic<std::uint32_t> next_serial{1};
 
@@ -78,7 +79,7 @@ std::vector<std::string> counters_dirs(const SessionOptions& options) {
   if (!options.counters_dirs.empty()) return options.counters_dirs;
   // $HWPROF_COUNTERS_PATH, then where an installed or built hwprof keeps its groups; for a
   // program outside the prefix it was built against, that prefix's (the report module's).
-  return detail::data_directories("HWPROF_COUNTERS_PATH", "counters", detail::report_module_hint());
+  return common::data_directories("HWPROF_COUNTERS_PATH", "counters", session::report_module_hint());
 }
 
 // The same search as `hwprof stat -g` (find_event_group), in SessionOptions::counters_dirs.
@@ -120,20 +121,20 @@ int Session::State::add_record(std::string name, bool hidden, std::size_t capaci
   // The session's own regions hold all their samples (they are few, and measured at open);
   // a user's region holds its first few, and claims more from the arena when it needs them.
   r->samples.allocate(capacity, static_cast<std::uint64_t>(id), hidden);
-  r->events = std::make_unique<detail::EventSums[]>(event_count);
+  r->events = std::make_unique<session::EventSums[]>(event_count);
   records[static_cast<std::size_t>(id)] = std::move(r);
   record_count.store(id + 1, std::memory_order_release);  // publishes the record to begin/end
   return id;
 }
 
 void Session::State::allocate_slots() {
-  slots = std::make_unique<detail::ThreadSlot[]>(options.max_threads);
+  slots = std::make_unique<session::ThreadSlot[]>(options.max_threads);
   std::size_t index = 1;
   while (index < 2 * options.call_paths_per_thread) index <<= 1;
   const bool paths = options.call_paths_per_thread > 0 && path_index_pages.map(options.max_threads * index * sizeof(std::uint32_t));
   for (std::size_t i = 0; i < options.max_threads; ++i) {
-    detail::ThreadSlot& s = slots[i];
-    s.frames = std::make_unique<detail::Frame[]>(options.max_depth);
+    session::ThreadSlot& s = slots[i];
+    s.frames = std::make_unique<session::Frame[]>(options.max_depth);
     if (paths) {
       // The paths are left uninitialised, untouched until used; the index (4 bytes an entry)
       // is fresh pages, zero.
@@ -282,8 +283,8 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options) {
     if (kind == BackendKind::perf) {
       // A misspelt name is an error; an event of another CPU (an Intel event on an AMD
       // machine) is reported unavailable with its reason, and the session still opens.
-      auto resolved = detail::resolve_event(name);
-      if (!resolved && !detail::event_of_another_cpu(name)) return Error{"event '" + name + "': " + resolved.error().message};
+      auto resolved = counters::resolve_event(name);
+      if (!resolved && !counters::event_of_another_cpu(name)) return Error{"event '" + name + "': " + resolved.error().message};
     }
     names.push_back(name);
   }
@@ -324,7 +325,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
   s->options = options;
   if (options.clock != nullptr) {
     s->clock = options.clock;
-  } else if (const detail::TscClock& tsc = detail::tsc_clock(); tsc.usable) {
+  } else if (const session::TscClock& tsc = session::tsc_clock(); tsc.usable) {
     s->tsc = true;
     s->ns_per_tick = tsc.ns_per_tick;
   }
@@ -340,9 +341,9 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
   s->records = std::make_unique<std::unique_ptr<RegionRecord>[]>(s->record_capacity);
   // Room for every region's samples past its first few (address space, committed as used).
   // Without it (an address-space limit), regions keep their first samples and sample into those.
-  if (options.samples_per_region > detail::kInlineSamples && options.sample_budget > 0 && !s->arena.reserve(options.sample_budget)) {
+  if (options.samples_per_region > session::kInlineSamples && options.sample_budget > 0 && !s->arena.reserve(options.sample_budget)) {
     s->hint("could not reserve room for " + std::to_string(options.sample_budget) +
-            " samples (an address-space limit?): each region keeps a uniform sample of " + std::to_string(detail::kInlineSamples) +
+            " samples (an address-space limit?): each region keeps a uniform sample of " + std::to_string(session::kInlineSamples) +
             " of its calls for its statistics; totals, minimum and maximum still count every call");
   }
   s->allocate_slots();
@@ -354,7 +355,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
     }
     if (!missing.empty()) s->hint(std::string(kUnavailableEventsHint) + missing);
   }
-  if (options.timeline_events > 0) s->timeline = std::make_unique_for_overwrite<detail::TimelineEntry[]>(options.timeline_events);
+  if (options.timeline_events > 0) s->timeline = std::make_unique_for_overwrite<session::TimelineEntry[]>(options.timeline_events);
   s->step_ticks = std::make_unique_for_overwrite<std::uint64_t[]>(kMaxStepMarks);
   s->step_calls = std::make_unique_for_overwrite<std::uint64_t[]>(kMaxStepMarks);
   s->options.timeline_tail = std::min(s->options.timeline_tail, s->options.timeline_events);
@@ -364,14 +365,14 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& options, st
   // start empty.
   s->timeline_next.store(0);
   for (std::size_t i = 0; i < s->options.max_threads; ++i) {
-    detail::ThreadSlot& t = s->slots[i];
+    session::ThreadSlot& t = s->slots[i];
     for (std::size_t k = 0; k <= t.index_mask && t.path_capacity > 0 && t.path_count > 0; ++k) t.path_index[k] = 0;
     t.path_count = 0;
     t.paths_dropped = 0;
   }
   s->open_tick = s->now();
-  s->open_monotonic_ns = detail::monotonic_ns();
-  detail::register_live_session(s->serial, s.get());
+  s->open_monotonic_ns = common::monotonic_ns();
+  session::register_live_session(s->serial, s.get());
   return std::unique_ptr<Session>(new Session(std::move(s)));
 }
 
@@ -381,11 +382,11 @@ Session::Session(std::unique_ptr<State> state) : state_(std::move(state)) {}
 // region) hold the state: it is then kept, closed, so that their ends do nothing, and the
 // memory stays until the process ends.
 Session::~Session() {
-  detail::unregister_live_session(state_->serial);
+  session::unregister_live_session(state_->serial);
   if (state_->reading) state_->counters->stop();
   std::size_t open = 0;
   for (std::size_t i = 0; i < state_->options.max_threads; ++i) {
-    const detail::ThreadSlot& t = state_->slots[i];
+    const session::ThreadSlot& t = state_->slots[i];
     if (t.owner.load() != 0) open += t.depth;
   }
   if (open == 0) return;

@@ -15,7 +15,7 @@ namespace hwprof {
 // none is missed.
 RegionReport Session::State::report(int id, bool count_open) const {
   RegionReport out;
-  const detail::RegionRecord* r = record(id);
+  const session::RegionRecord* r = record(id);
   if (r == nullptr || r->hidden) return out;
   out.id = id;
   out.name = r->name;
@@ -46,7 +46,7 @@ RegionReport Session::State::report(int id, bool count_open) const {
   out.own_cost_ns = reading ? time_only * overhead.time_only_pair_ns + (1.0 - time_only) * overhead.pair_ns : overhead.pair_ns;
   out.below_resolution = !out.inclusive_samples_ns.empty() && out.own_cost_ns > 0 && out.inclusive_ns.median < 100.0 * out.own_cost_ns;
   for (std::size_t e = 0; e < event_count; ++e) {
-    const detail::EventSums& s = r->events[e];
+    const session::EventSums& s = r->events[e];
     CounterTotal c;
     c.name = events[e].name;
     c.unit = events[e].unit;
@@ -76,12 +76,12 @@ RegionReport Session::State::report(int id, bool count_open) const {
   }
   if (group) out.metrics = metrics(out);
   for (std::size_t i = 0; i < options.max_threads && count_open; ++i) {
-    const detail::ThreadSlot& t = slots[i];
+    const session::ThreadSlot& t = slots[i];
     if (t.owner.load(std::memory_order_acquire) == 0) continue;
     for (std::size_t k = 0; k < t.depth && k < options.max_depth; ++k) out.open += t.frames[k].id == id ? 1 : 0;
   }
   if (count_open) {
-    const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+    const std::lock_guard<std::mutex> lock(session::live_sessions_mutex());
     for (std::size_t i = retired_before_fork; i < retired.size(); ++i) {
       for (const auto& open : retired[i].open) out.open += open.first == id ? 1 : 0;
     }
@@ -96,12 +96,12 @@ RegionReport Session::State::report(int id, bool count_open) const {
   }
   out.role = r->role.load(std::memory_order_relaxed);
   if (const char* note = r->work_note.load(std::memory_order_relaxed)) out.work_note = note;
-  out.roof = detail::unpack_roof(r->roof.load(std::memory_order_relaxed));
+  out.roof = session::unpack_roof(r->roof.load(std::memory_order_relaxed));
   out.threads_min = r->threads_min.load(std::memory_order_relaxed);
   out.threads_max = r->threads_max.load(std::memory_order_relaxed);
   out.params = r->params.load(std::memory_order_relaxed);
   out.continued = r->continued.load(std::memory_order_relaxed);
-  if (const detail::VariantTable* v = r->variants.load(std::memory_order_acquire)) out.variants = variants_of(*v);
+  if (const session::VariantTable* v = r->variants.load(std::memory_order_acquire)) out.variants = variants_of(*v);
   return out;
 }
 
@@ -139,11 +139,11 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> Session::State::timeline_ke
 }
 
 // A region's variants, labelled, most time first, `other` last.
-std::vector<RegionVariant> Session::State::variants_of(const detail::VariantTable& table) const {
+std::vector<RegionVariant> Session::State::variants_of(const session::VariantTable& table) const {
   std::vector<RegionVariant> out;
   std::optional<RegionVariant> other;
   const std::lock_guard<std::mutex> lock(labels_mutex);
-  for (const detail::VariantTable::Entry& e : table.entries()) {
+  for (const session::VariantTable::Entry& e : table.entries()) {
     RegionVariant v{"", e.calls, e.ns, e.flops, e.bytes, e.key == 0};
     if (v.other) {
       v.label = "other shapes";
@@ -210,7 +210,7 @@ std::vector<CallPath> visible_paths(const std::vector<CallPath>& nodes, const Se
   // Parents come before their children: a path is added when it is first entered.
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const CallPath& n = nodes[i];
-    const detail::RegionRecord* r = s.record(n.region);
+    const session::RegionRecord* r = s.record(n.region);
     if (r == nullptr || r->hidden) continue;
     if (n.parent >= 0 && (static_cast<std::size_t>(n.parent) >= i || new_index[static_cast<std::size_t>(n.parent)] < 0)) continue;
     new_index[i] = static_cast<int>(out.size());
@@ -270,14 +270,14 @@ SessionSnapshot Session::State::snapshot() const {
   out.opened_monotonic_ns = open_monotonic_ns;
   const int count = record_count.load();
   auto note_open = [&](int region, int thread, std::uint64_t since, std::uint64_t until, bool ended) {
-    const detail::RegionRecord* r = record(region);
+    const session::RegionRecord* r = record(region);
     if (r == nullptr || r->hidden) return;
     out.open_regions.push_back({thread, region, ns_between(since, until), ended});
   };
   {
-    const std::lock_guard<std::mutex> lock(detail::live_sessions_mutex());
+    const std::lock_guard<std::mutex> lock(session::live_sessions_mutex());
     for (std::size_t i = retired_before_fork; i < retired.size(); ++i) {
-      const detail::RetiredThread& r = retired[i];
+      const session::RetiredThread& r = retired[i];
       SessionThread t;
       t.number = static_cast<int>(r.number);
       t.tid = r.tid;
@@ -291,13 +291,13 @@ SessionSnapshot Session::State::snapshot() const {
     }
   }
   for (std::size_t i = 0; i < options.max_threads; ++i) {
-    const detail::ThreadSlot& slot = slots[i];
+    const session::ThreadSlot& slot = slots[i];
     const pid_t tid = slot.owner.load(std::memory_order_acquire);
     if (tid == 0) continue;
     SessionThread t;
     t.number = static_cast<int>(slot.number);
     t.tid = tid;
-    t.name = detail::name_of_thread(tid);
+    t.name = session::name_of_thread(tid);
     t.paths = visible_paths(std::vector<CallPath>(slot.paths.get(), slot.paths.get() + slot.path_count), *this);
     t.paths_dropped = slot.paths_dropped;
     if (const std::uint64_t epoch = slot.after_epoch.load(std::memory_order_relaxed); epoch > 0 && epoch == steps.load()) {
@@ -323,8 +323,8 @@ SessionSnapshot Session::State::snapshot() const {
   for (const auto& [from, to] : timeline_kept(out)) {
     for (std::uint64_t i = from; i < to; ++i) {
       const std::uint64_t head = options.timeline_events - options.timeline_tail;
-      const detail::TimelineEntry& e = timeline[i < head ? i : head + (i - head) % options.timeline_tail];
-      const detail::RegionRecord* r = record(e.region);
+      const session::TimelineEntry& e = timeline[i < head ? i : head + (i - head) % options.timeline_tail];
+      const session::RegionRecord* r = record(e.region);
       if (r == nullptr || r->hidden) continue;
       out.timeline.push_back(
           {static_cast<int>(e.thread), e.region, static_cast<int>(e.depth), ns_between(open_tick, e.start), ns_between(e.start, e.end)});

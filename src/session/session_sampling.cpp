@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "common/monotonic_clock.hpp"
+#include "common/stages.hpp"
 #include "sampling/sample_spec.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 struct SessionSampler::State {
   std::optional<Sampler> sampler;
   std::string spec;
@@ -119,4 +120,4 @@ void SessionSampler::abandon() noexcept {
   (void)state_.release();  // NOLINT(bugprone-unused-return-value): the parent's threads own it
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

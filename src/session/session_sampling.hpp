@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "sampling/sample_records.hpp"
 #include "sampling/sampler.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 // One window of the run, on CLOCK_MONOTONIC: sampling was on (sampled) or off for all of it.
 struct SampleWindow {
@@ -65,4 +66,4 @@ class SessionSampler {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

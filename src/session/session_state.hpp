@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include "common/stages.hpp"
 #include "hwprof/event_group.hpp"
 #include "hwprof/session.hpp"
 #include "session/observer_hooks.hpp"
@@ -30,7 +31,7 @@
 #include "session/sample_reservoir.hpp"
 #include "session/session_clock.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 // Variant labels a session keeps (observer::note_variant); a variant past them is shown by its key.
 inline constexpr std::size_t kMaxVariantLabels = std::size_t{1} << 16;
@@ -170,18 +171,18 @@ void rearm_stderr_hint() noexcept;
 std::uint64_t pack_roof(const ComputeRoof& roof) noexcept;
 ComputeRoof unpack_roof(std::uint64_t packed);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session
 
 namespace hwprof {
-namespace detail {
+namespace session {
 void register_live_session(std::uint32_t serial, Session::State* state);
 void unregister_live_session(std::uint32_t serial);
-}  // namespace detail
+}  // namespace session
 
 struct Session::State {
   std::uint32_t serial = 0;
   SessionOptions options;
-  SessionClock clock = &detail::monotonic_ns;
+  SessionClock clock = &common::monotonic_ns;
   bool tsc = false;         // read the TSC instead of calling `clock`
   int overhead_child = -1;  // the hidden regions measure_overhead() times
   int overhead_parent = -1;
@@ -207,11 +208,11 @@ struct Session::State {
   std::uint64_t open_tick = 0;                 // when it opened, for the timeline
   std::uint64_t open_monotonic_ns = 0;         // the same moment on CLOCK_MONOTONIC (samples' time base)
   std::atomic<std::uint32_t> next_thread_number{0};
-  std::unique_ptr<detail::TimelineEntry[]> timeline;
+  std::unique_ptr<session::TimelineEntry[]> timeline;
   std::atomic<std::uint64_t> timeline_next{0};
-  std::vector<detail::RetiredThread> retired;  // guarded by live_sessions_mutex()
-  std::size_t retired_before_fork = 0;         // the first ones are the parent's (after_fork)
-  std::atomic<pid_t> forked_from{0};           // the parent's pid, in the child of a fork()
+  std::vector<session::RetiredThread> retired;  // guarded by live_sessions_mutex()
+  std::size_t retired_before_fork = 0;          // the first ones are the parent's (after_fork)
+  std::atomic<pid_t> forked_from{0};            // the parent's pid, in the child of a fork()
   // observer::mark_step: the steps so far, the ticks the first kMaxStepMarks ended at, and the
   // tick the first began at (0: not said).
   std::atomic<std::uint64_t> steps{0};
@@ -226,31 +227,31 @@ struct Session::State {
   std::mutex registry_mutex;
   std::map<std::string, int, std::less<>> ids;
   // max_regions, the two calibration regions, and the one that counts the names past max_regions.
-  std::unique_ptr<std::unique_ptr<detail::RegionRecord>[]> records;
+  std::unique_ptr<std::unique_ptr<session::RegionRecord>[]> records;
   std::size_t record_capacity = 0;
   std::atomic<int> record_count{0};
   int first_user_id = 0;
   std::atomic<int> other_names{-1};  // the region of the names past max_regions, once there is one
-  detail::SampleArena arena;         // the regions' samples past their first kInlineSamples
+  session::SampleArena arena;        // the regions' samples past their first kInlineSamples
   mutable std::mutex hints_mutex;    // hints may be added from the measured path of any thread
 
-  std::unique_ptr<detail::ThreadSlot[]> slots;
+  std::unique_ptr<session::ThreadSlot[]> slots;
   // The threads' call-path indexes, one block of fresh anonymous pages (read as zero, no memory
   // until a thread uses its part): a session that keeps thousands of paths per thread costs
   // only what its threads touch.
-  detail::ZeroPages path_index_pages;
+  session::ZeroPages path_index_pages;
 
-  detail::RegionRecord* record(int id) const noexcept {
+  session::RegionRecord* record(int id) const noexcept {
     if (id < 0 || id >= record_count.load(std::memory_order_acquire)) return nullptr;
     return records[static_cast<std::size_t>(id)].get();
   }
 
   // The measured path (session.cpp).
-  std::uint64_t now() noexcept { return tsc ? detail::read_tsc() : clock(); }
+  std::uint64_t now() noexcept { return tsc ? session::read_tsc() : clock(); }
   const char* clock_name() const noexcept { return options.clock != nullptr ? "injected" : tsc ? "tsc" : "CLOCK_MONOTONIC"; }
-  detail::ThreadSlot* slot_for_this_thread(bool claim = true) noexcept;
-  int path_for(detail::ThreadSlot& t, int parent, int region, std::size_t depth) noexcept;
-  void retire(detail::ThreadSlot& t);
+  session::ThreadSlot* slot_for_this_thread(bool claim = true) noexcept;
+  int path_for(session::ThreadSlot& t, int parent, int region, std::size_t depth) noexcept;
+  void retire(session::ThreadSlot& t);
   void after_fork(pid_t forking_tid,
                   pid_t parent) noexcept;  // in the child (session.cpp)  // the thread ended: keep what it measured, free the slot (lock held)
   int region_of(RegionSite& site) noexcept;
@@ -259,11 +260,11 @@ struct Session::State {
   void read_counters(CounterSnapshot& out) noexcept;
   void begin(int id, std::uint64_t reuse_gap_ticks = 0, bool counted = true, bool continues = false) noexcept;
   double end(int id, const CallDetail* detail = nullptr) noexcept;  // the inclusive ns; < 0: not timed
-  void account_counters(detail::ThreadSlot& t, detail::RegionRecord& r, std::size_t depth, std::uint32_t child_reads, detail::Frame* counted_parent,
-                        bool continues) noexcept;
-  bool add_call_work(detail::RegionRecord& r, const CallDetail& detail, bool continues) noexcept;
-  void add_call_work(detail::RegionRecord& r, const CallDetail& detail) noexcept;
-  void note_after_steps(detail::RegionRecord& r, detail::ThreadSlot& t, std::uint64_t index, double total_before, double inclusive,
+  void account_counters(session::ThreadSlot& t, session::RegionRecord& r, std::size_t depth, std::uint32_t child_reads,
+                        session::Frame* counted_parent, bool continues) noexcept;
+  bool add_call_work(session::RegionRecord& r, const CallDetail& detail, bool continues) noexcept;
+  void add_call_work(session::RegionRecord& r, const CallDetail& detail) noexcept;
+  void note_after_steps(session::RegionRecord& r, session::ThreadSlot& t, std::uint64_t index, double total_before, double inclusive,
                         std::uint64_t start, bool outermost) noexcept;
 
   // Setup (session_open.cpp).
@@ -271,7 +272,7 @@ struct Session::State {
   int names_past_limit(std::string_view first);  // the aggregate region (registry lock held)
   void allocate_slots();
   void measure_overhead(std::size_t pairs);  // begin/end pairs, in blocks of 10
-  double measure_time_only_pair(detail::RegionRecord& c, detail::RegionRecord& p, std::size_t blocks);
+  double measure_time_only_pair(session::RegionRecord& c, session::RegionRecord& p, std::size_t blocks);
   void hint(const std::string& text);
   // A hint from the measured path: said once per flag, never throws.
   void hint_once(std::atomic<bool>& told, const char* what, std::string_view name) noexcept;
@@ -280,7 +281,7 @@ struct Session::State {
   // `count_open`: count the calls of the region still open on some thread (snapshot() counts
   // them all at once instead).
   RegionReport report(int id, bool count_open = true) const;
-  std::vector<RegionVariant> variants_of(const detail::VariantTable& table) const;
+  std::vector<RegionVariant> variants_of(const session::VariantTable& table) const;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> timeline_kept(SessionSnapshot& out) const;
   SessionSnapshot snapshot() const;
   std::vector<std::string> hints_now() const;  // the hints so far, and the fork's

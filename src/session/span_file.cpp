@@ -7,10 +7,11 @@
 
 #include <unistd.h>
 
+#include "common/stages.hpp"
 #include "hwprof/atomic_file.hpp"
 #include "session/region_spans.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 namespace {
 
 void append_number(std::string& out, long long value) {
@@ -113,4 +114,4 @@ void write_span_file_at_exit(Session& session, std::string folder) noexcept {
   }
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

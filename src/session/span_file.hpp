@@ -17,9 +17,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/stages.hpp"
 #include "hwprof/session.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::session {
 
 inline constexpr const char* kRecordSpansVariable = "HWPROF_RECORD_SPANS";  // the folder the files go into
 inline constexpr std::string_view kSpanFileMagic = "hwprof-spans 1";
@@ -35,4 +36,4 @@ std::string span_file_text(const SessionSnapshot& snapshot, long pid);
 // atomically; a failure is one line on stderr, never the program's exit status.
 void write_span_file_at_exit(Session& session, std::string folder) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

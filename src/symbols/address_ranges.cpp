@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <queue>
 #include <utility>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 namespace {
 
 bool sorted_and_apart(const std::vector<AddressRange>& ranges) {
@@ -61,4 +62,4 @@ const AddressRange* find_range(const std::vector<AddressRange>& pieces, std::uin
   return address < piece.end ? &piece : nullptr;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

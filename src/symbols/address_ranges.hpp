@@ -6,8 +6,9 @@
 
 #include <cstdint>
 #include <vector>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 // [start, end), and which of the caller's ranges it is (or came from).
 struct AddressRange {
@@ -23,4 +24,4 @@ std::vector<AddressRange> latest_wins(const std::vector<AddressRange>& ranges);
 // The piece of `pieces` (as latest_wins made them) that holds `address`, or nullptr.
 const AddressRange* find_range(const std::vector<AddressRange>& pieces, std::uint64_t address);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

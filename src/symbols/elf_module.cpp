@@ -13,9 +13,10 @@
 #if defined(HWPROF_HAVE_LIBDW)
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include "common/stages.hpp"
 #endif
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 std::optional<std::uint64_t> module_address(const std::vector<ElfModule::Segment>& segments, std::uint64_t file_offset, std::uint64_t pgoff,
                                             std::uint64_t page_size) {
@@ -250,4 +251,4 @@ std::optional<std::uint64_t> ElfModule::address_of(std::uint64_t file_offset, st
   return module_address(segments_, file_offset, pgoff, page_size);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

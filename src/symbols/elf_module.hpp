@@ -12,10 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 #include "symbols/address_ranges.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 // Whether this build reads ELF symbols (HWPROF_WITH_LIBDW), and why not where it does not.
 bool elf_symbols_available();
@@ -87,4 +88,4 @@ struct RawFunction {
 // reaches to the next symbol or its section's end, never over code of another section.
 std::vector<ElfModule::FunctionSymbol> function_table(std::vector<RawFunction> raw);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

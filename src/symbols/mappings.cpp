@@ -6,8 +6,9 @@
 #include <system_error>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 namespace {
 
 constexpr std::string_view kDeletedSuffix = " (deleted)";
@@ -94,4 +95,4 @@ std::string module_name(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

@@ -10,9 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 // One executable mapping: the addresses [start, end) hold the file `path` from the file offset
 // `pgoff` on. `path` is empty for anonymous memory (JIT code), a name in brackets for the
@@ -45,4 +46,4 @@ bool is_anonymous(const Mapping& mapping);
 // a bracketed name or an empty path as it is.
 std::string module_name(std::string_view path);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

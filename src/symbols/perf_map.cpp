@@ -7,8 +7,9 @@
 #include <system_error>
 
 #include "common/input_file.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 namespace {
 
 bool is_blank(char c) {
@@ -153,4 +154,4 @@ std::string perf_map_path(int pid) {
   return "/tmp/perf-" + std::to_string(pid) + ".map";
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

@@ -12,10 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 #include "symbols/address_ranges.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 struct PerfMapLimits {
   std::size_t max_bytes = std::size_t{256} << 20;      // a larger file is refused before it is read
@@ -64,4 +65,4 @@ Result<PerfMap> read_perf_map(const std::string& path, const PerfMapLimits& limi
 // Where a process's JIT writes its perf map file: /tmp/perf-PID.map.
 std::string perf_map_path(int pid);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

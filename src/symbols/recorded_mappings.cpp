@@ -3,8 +3,9 @@
 #include <limits>
 
 #include <sys/mman.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 namespace {
 
 // A process's parent where `store` saw it forked (a new process, not a thread), and when.
@@ -46,4 +47,4 @@ std::vector<Mapping> recorded_mappings(const SampleStore& store, std::uint32_t p
   return out;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

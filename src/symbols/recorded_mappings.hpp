@@ -6,10 +6,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "sampling/sample_records.hpp"
 #include "symbols/mappings.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 // Process `pid`'s executable mappings in time order (a later one covers an earlier one where
 // they overlap, as the symbolizer takes them). A process forked while recorded starts with what
@@ -18,4 +19,4 @@ namespace hwprof::detail {
 // Anonymous code ("//anon") keeps no path, so the perf map file names it.
 std::vector<Mapping> recorded_mappings(const SampleStore& store, std::uint32_t pid);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

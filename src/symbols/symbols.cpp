@@ -12,10 +12,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/stages.hpp"
 #include "symbols/address_ranges.hpp"
 #include "symbols/elf_module.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 namespace {
 
 // Names longer than this are shown raw: a perf map file is another program's output, and a
@@ -235,4 +236,4 @@ Symbolizer symbolizer_for_exited_process(int pid, std::vector<Mapping> mappings,
   return symbolizer_with_perf_map(pid, std::move(mappings), std::nullopt, limits);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

@@ -16,11 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/result.hpp"
 #include "symbols/mappings.hpp"
 #include "symbols/perf_map.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 
 // Where a symbol's name came from.
 enum class SymbolSource {
@@ -92,4 +93,4 @@ Result<Symbolizer> symbolizer_for_process(int pid, const PerfMapLimits& limits =
 // believed only when owned by hwprof's user or root (its own user cannot be asked any more).
 Symbolizer symbolizer_for_exited_process(int pid, std::vector<Mapping> mappings, const PerfMapLimits& limits = {});
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

@@ -14,12 +14,13 @@
 #include <string>
 #include <utility>
 
+#include "common/stages.hpp"
 #include "cost/op_cost.hpp"
 #include "graph/shape_inference.hpp"
 #include "ops/elementwise_unary.hpp"
 #include "ops/ops.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 namespace {
 
 // One node of the op table on an input, at a batch.
@@ -368,45 +369,24 @@ std::optional<AtenCost> binary(const AtenCall& c, OpKind kind) {
 
 // ---- pooling ----
 
-// max_pool2d/3d (and _with_indices), avg_pool2d/3d and (_)adaptive_avg_pool2d/3d, and their
-// _backward: forward (self, kernel_size, stride, padding, ...), backward (grad_output, self, ...).
-struct PoolOp {
-  OpKind kind;
-  std::size_t spatial;
-};
-std::optional<PoolOp> pool_op(std::string_view op) {
-  const std::size_t spatial = op.ends_with("3d") || op.ends_with("3d_with_indices") ? 3 : 2;
-  if (op.ends_with("2d_with_indices") || op.ends_with("3d_with_indices")) op.remove_suffix(13);
-  if (op.starts_with("_")) op.remove_prefix(1);  // _adaptive_avg_pool2d
-  const bool three = spatial == 3;
-  if (op == "max_pool2d" || op == "max_pool3d") return PoolOp{three ? OpKind::maxpool3d : OpKind::maxpool2d, spatial};
-  if (op == "avg_pool2d" || op == "avg_pool3d") return PoolOp{three ? OpKind::avgpool3d : OpKind::avgpool2d, spatial};
-  if (op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool3d")
-    return PoolOp{three ? OpKind::adaptive_avgpool3d : OpKind::adaptive_avgpool2d, spatial};
-  return std::nullopt;
-}
-
-// Per-axis values of a 2-D or 3-D pool as the node's attributes keep them (depth first in 3-D).
-Pair pool_pair(const std::array<std::int64_t, 3>& v, std::size_t spatial, std::int64_t& depth) {
-  if (spatial == 3) depth = v[0];
-  return spatial == 3 ? Pair{v[1], v[2]} : Pair{v[0], v[1]};
-}
-
-// Long: max, average and adaptive pooling in 2-D and 3-D, forward and backward, share the
-// reading of one layout.
+// A pooling op's forward (its definition's aten name: max_pool2d and max_pool2d_with_indices,
+// avg_pool3d, _adaptive_avg_pool2d, ...) and its _backward: forward (self, kernel_size, stride,
+// padding, ...) or (self, output_size), backward (grad_output, self, ...).
+// Long: max, average and adaptive pooling, forward and backward, share the reading of one layout.
 std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
   const bool backward = is_backward_name(op);
-  const auto pool = pool_op(backward ? op.substr(0, op.size() - 9) : op);
-  if (!pool) return std::nullopt;
-  const std::size_t spatial = pool->spatial;
+  const ops::PoolingDefinition* pool = ops::pooling_for_aten(backward ? op.substr(0, op.size() - 9) : op);
+  if (pool == nullptr) return std::nullopt;
+  const auto spatial = static_cast<std::size_t>(pool->spatial_axes);
   const std::size_t first = backward ? 2 : 1;  // backward: (grad_output, self, ...)
   const AtenArg* x = tensor(c, backward ? 1 : 0);
   const std::size_t rank = x != nullptr ? x->rank : 0;
   if (!floating(x) || (rank != spatial + 1 && rank != spatial + 2)) return std::nullopt;
   const std::int64_t batch = rank == spatial + 2 ? x->dims[0] : 1;
   const Shape in(x->dims + (rank - spatial - 1), x->dims + rank);
-  Attributes a;
-  if (pool->kind == OpKind::adaptive_avgpool2d || pool->kind == OpKind::adaptive_avgpool3d) {
+  ops::PoolAxes axes;
+  axes.count = pool->spatial_axes;
+  if (pool->reduction == ops::PoolReduction::adaptive_average) {
     std::optional<std::array<std::int64_t, 3>> size = ints(c, first, spatial, 1);
     if (backward) {
       const AtenArg* dy = tensor(c, 0);
@@ -416,25 +396,28 @@ std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
       for (std::size_t k = 0; k < spatial; ++k) (*size)[k] = dy->dims[dy_rank - spatial + k];
     }
     if (!size) return std::nullopt;
-    a.output = pool_pair(*size, spatial, a.depth.output);
+    for (std::size_t k = 0; k < spatial; ++k) axes.axis[k].output = (*size)[k];
   } else {
     const auto kernel = ints(c, first, spatial, 1);
     const auto stride = ints(c, first + 1, spatial, 0);
     const auto padding = ints(c, first + 2, spatial, 0);
     if (!kernel || !stride || !padding) return std::nullopt;
-    a.kernel = pool_pair(*kernel, spatial, a.depth.kernel);
-    a.stride = (*stride)[0] == 0 ? a.kernel : pool_pair(*stride, spatial, a.depth.stride);
-    if ((*stride)[0] == 0) a.depth.stride = a.depth.kernel;  // an empty stride is the kernel
-    a.padding = pool_pair(*padding, spatial, a.depth.padding);
-    const bool max = pool->kind == OpKind::maxpool2d || pool->kind == OpKind::maxpool3d;
+    for (std::size_t k = 0; k < spatial; ++k) {
+      // An empty stride is the kernel.
+      axes.axis[k] = {(*kernel)[k], (*stride)[0] == 0 ? (*kernel)[k] : (*stride)[k], (*padding)[k], 1};
+    }
+    const bool max = pool->reduction == ops::PoolReduction::max;
     if (max) {
       const auto dilation = ints(c, first + 3, spatial, 1);
       if (!dilation ||
           std::any_of(dilation->begin(), dilation->begin() + static_cast<std::ptrdiff_t>(spatial), [](std::int64_t d) { return d != 1; }))
         return std::nullopt;  // no dilated pooling in the op table
     }
-    a.ceil_mode = flag(c, max ? first + 4 : first + 3, false);
   }
+  Attributes a;
+  set_pool_axes(*pool, axes, a);
+  if (pool->reduction != ops::PoolReduction::adaptive_average)
+    a.ceil_mode = flag(c, pool->reduction == ops::PoolReduction::max ? first + 4 : first + 3, false);
   auto n = node_cost(pool->kind, in, a, batch);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
@@ -657,7 +640,7 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
     if (op == "add" || op == "sub" || op == "rsub") return binary(call, OpKind::add);
     if (op == "mul") return binary(call, OpKind::mul);
     if (op == "div") return binary(call, OpKind::div);
-    if (op.find("pool2d") != std::string_view::npos || op.find("pool3d") != std::string_view::npos) return pooling(call, op);
+    if (op.find("pool") != std::string_view::npos) return pooling(call, op);  // nullopt where no definition names it
     if (starts_with(op, "upsample_")) return upsampling(call, op);
     if (op == "sum" || op == "mean") return reduction(call, op);
     if (const std::string_view name = op.substr(0, op.find('.')); name == "lstm" || name == "gru") return recurrent(call, name);
@@ -743,4 +726,4 @@ std::uint64_t aten_call_key(const AtenCall& call) noexcept {
   return hash_inputs(call, reinterpret_cast<std::uintptr_t>(call.op.data()) * 0x9E3779B97F4A7C15ULL);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

@@ -11,9 +11,10 @@
 #include <optional>
 #include <string_view>
 
+#include "common/stages.hpp"
 #include "hwprof/compute_roof.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 inline constexpr std::size_t kAtenMaxRank = 8;
 inline constexpr std::size_t kAtenMaxReals = 3;  // a float list's values kept (upsampling's scale factors)
@@ -102,4 +103,4 @@ std::uint64_t aten_signature(const AtenCall& call) noexcept;
 // of equal text (one thread's table of signatures).
 std::uint64_t aten_call_key(const AtenCall& call) noexcept;
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

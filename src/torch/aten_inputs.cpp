@@ -8,8 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 namespace {
 
 std::atomic<bool> cuda_told{false};
@@ -112,4 +113,4 @@ void copy_aten_call(AtenCall& call, const at::RecordFunction& fn) {
   for (std::size_t i = 0; i < call.arg_count; ++i) copy_input(call.args[i], inputs[i]);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

@@ -6,12 +6,13 @@
 
 #include <ATen/record_function.h>
 
+#include "common/stages.hpp"
 #include "torch/aten_cost.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 // Fills `call` from the op `fn` is around (its inputs, up to kAtenMaxArgs). Says once on stderr
 // that tensors live on a CUDA device, whose kernels hwprof does not time.
 void copy_aten_call(AtenCall& call, const at::RecordFunction& fn);
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

@@ -1,8 +1,9 @@
 #include "torch/call_labels.hpp"
 
 #include <fmt/format.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 std::string shapes_of(const AtenCall& call) {
   std::string out;
@@ -59,4 +60,4 @@ std::string VariantLabels::label(const AtenCall& call, const AtenCost* cost) {
   return it->second == mine ? shapes : shapes + " " + scalars_of(call);
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

@@ -9,9 +9,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/stages.hpp"
 #include "torch/aten_cost.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 // "16x64x256, 1000x256, 1000"; a tensor list as "3 tensors: 32x16x64"; a 0-d tensor "()".
 std::string shapes_of(const AtenCall& call);
@@ -32,4 +33,4 @@ class VariantLabels {
   std::unordered_map<std::string, std::pair<double, double>> cost_of_;  // "op|shapes" → (flops, bytes)
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

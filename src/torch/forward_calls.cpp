@@ -1,6 +1,7 @@
 #include "torch/forward_calls.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 ForwardCalls::Key ForwardCalls::key_of(std::uint64_t thread, std::uint64_t sequence) noexcept {
   const std::uint64_t upper = ((sequence & 0xffffffffU) << 8) | (thread & 0xffU);
@@ -66,4 +67,4 @@ ModuleCalls::Entry ModuleCalls::find(std::uint64_t call) const noexcept {
   return e;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

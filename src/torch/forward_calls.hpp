@@ -14,8 +14,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 struct ForwardCall {
   int root = -1;                  // the outermost op's region, -1: none (a node no observed op made)
@@ -81,4 +82,4 @@ class ModuleCalls {
   Slot slots_[kSlots];
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

@@ -48,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "hwprof/regions.h"
 #include "hwprof/regions.hpp"
 #include "hwprof/session.hpp"
@@ -59,7 +60,7 @@
 #include "torch/forward_calls.hpp"
 #include "torch/op_stack.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 namespace {
 
 // The default session's state, opened at the first op (not while the library loads: a
@@ -394,7 +395,7 @@ constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function
 
 // The session, once regions are enabled; the first call names the observer in it.
 Session::State* observing_state() noexcept {
-  Session::State* const state = default_state();
+  Session::State* const state = detail::default_state();
   if (state != nullptr && session_state.load(std::memory_order_relaxed) != state &&
       session_state.exchange(state, std::memory_order_relaxed) != state) {
     observer::set_observer(state, "torch");
@@ -842,10 +843,10 @@ struct Registration {
       }
       // A model's modules and ops make thousands of distinct call paths per thread (resnet18's
       // training step about 700, mobilenet_v2's 2,100), and a module's row needs them all.
-      want_call_paths(kCallPathsPerThread);
+      detail::want_call_paths(kCallPathsPerThread);
       // A timeline of whole steps, the first and the last (trace.json), sized for a report of a
       // few megabytes (docs/torch.md, "Reports").
-      want_step_timeline(kTimelineCalls);
+      detail::want_step_timeline(kTimelineCalls);
       at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                                 .needsInputs(true)
                                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
@@ -886,17 +887,17 @@ void claim_sequence_numbers(ThreadState& ts, const ModuleFrame& m) noexcept {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch
 
 // The session's observer hooks, for the C entry points below.
 namespace observer = hwprof::observer;
 
 extern "C" int hwprof_torch_observing(void) {
-  return hwprof::detail::registration.active ? 1 : 0;
+  return hwprof::pytorch::registration.active ? 1 : 0;
 }
 
 extern "C" int hwprof_torch_module_region(const char* name, long long params) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   using hwprof::Session;
   if (!registration.active || name == nullptr) return -1;
   Session::State* const state = observing_state();
@@ -915,7 +916,7 @@ extern "C" int hwprof_torch_module_region(const char* name, long long params) {
 }
 
 extern "C" void hwprof_torch_module_enter(int module) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   using hwprof::Session;
   ThreadState& ts = thread_state;
   if (ts.module_depth >= ThreadState::kMaxModuleDepth) {
@@ -954,7 +955,7 @@ extern "C" void hwprof_torch_module_enter(int module) {
 }
 
 extern "C" void hwprof_torch_module_exit(void) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   using hwprof::Session;
   ThreadState& ts = thread_state;
   if (ts.module_overflow > 0) {
@@ -977,25 +978,25 @@ extern "C" void hwprof_torch_module_end(void) {
 }
 
 extern "C" void hwprof_torch_step(void) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   if (!registration.active) return;
   explicit_steps.store(true, std::memory_order_relaxed);
   hwprof::observer::mark_step(session_state.load(std::memory_order_relaxed));
 }
 
 extern "C" void hwprof_torch_modules_observed(void) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   if (registration.active) modules_observed.store(true, std::memory_order_relaxed);
 }
 
 extern "C" void hwprof_torch_setup_over(void) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   if (!registration.active) return;
   if (!setup_over.exchange(true)) hwprof::observer::mark_step_start(session_state.load(std::memory_order_relaxed));
 }
 
 extern "C" long long hwprof_torch_observed_ops(void) {
-  using namespace hwprof::detail;
+  using namespace hwprof::pytorch;
   if (!registration.active || session_state.load(std::memory_order_relaxed) == nullptr) return 0;
   try {
     long long calls = 0;

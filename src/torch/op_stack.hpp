@@ -15,10 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/stages.hpp"
 #include "session/observer_hooks.hpp"
 #include "torch/aten_cost.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 
 struct OpFrame {
   int region = -1;              // -1: no region (a wrapper, or a call measured in a region around it)
@@ -134,4 +135,4 @@ class OpStack {
   std::size_t overflow_ = 0;
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

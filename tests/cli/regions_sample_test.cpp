@@ -129,7 +129,7 @@ TEST_F(RegionsSample, EachRegionsFunctionsGetTheirShareOfItsCpuTime) {
   ASSERT_EQ(std::sscanf(r.out.c_str(), "seventy %lf thirty %lf", &cpu_seventy, &cpu_thirty), 2) << r.out;
   const double truth = cpu_seventy / (cpu_seventy + cpu_thirty);
   EXPECT_NEAR(truth, 0.70, 0.05) << r.out;
-  const detail::Share share = detail::share_of(seventy, seventy + thirty);
+  const placement::Share share = placement::share_of(seventy, seventy + thirty);
   EXPECT_LE(share.low - 0.02, truth) << seventy << " of " << seventy + thirty << "; " << r.out;
   EXPECT_GE(share.high + 0.02, truth) << seventy << " of " << seventy + thirty << "; " << r.out;
   // The region's own shares, as written, hold the same within their intervals' width.

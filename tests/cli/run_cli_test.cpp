@@ -28,8 +28,8 @@ TEST(RunCli, AnOnnxModelsOutputIsWrittenAsNpyAndMatchesPyTorch) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("weights: the model file's"));
   EXPECT_THAT(r.out, HasSubstr("output [2, 10] float32, written to"));
-  auto got = detail::parse_npy(test::read_file(out.string()), out.string());
-  auto want = detail::parse_npy(test::read_file(kFixtures + "/tiny_vit/y.npy"), "y.npy");
+  auto got = nn::parse_npy(test::read_file(out.string()), out.string());
+  auto want = nn::parse_npy(test::read_file(kFixtures + "/tiny_vit/y.npy"), "y.npy");
   fs::remove(out);
   ASSERT_TRUE(got.ok()) << got.error().message;
   ASSERT_TRUE(want.ok());

@@ -187,6 +187,29 @@ class Layering(unittest.TestCase):
                       r.stdout)
         self.assertNotIn("t.cpp", r.stdout)
 
+    def test_a_stage_opens_its_own_namespace_only(self):
+        r = Tree({"src/placement/own.cpp": "namespace hwprof::placement {\n}  // namespace hwprof::placement\n",
+                  "src/placement/api.cpp": "namespace hwprof {\nnamespace placement {\n}\n}  // namespace hwprof\n",
+                  "src/placement/other.cpp": "namespace hwprof::graph {\n}\n",
+                  "src/placement/nested.cpp": "namespace hwprof {\nnamespace analysis {\n}\n}  // namespace hwprof\n",
+                  "src/placement/old.cpp": "namespace hwprof::detail {\n}\n",
+                  "src/analyze/a.cpp": "namespace hwprof::analysis::inner {\n}\n",
+                  "src/session/d.cpp": "namespace hwprof {\nnamespace detail {\n}\n}  // namespace hwprof\n"}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("src/placement/other.cpp:1: placement opens hwprof::graph, the namespace of graph; "
+                      "its code belongs in hwprof::placement", r.stdout)
+        self.assertIn("src/placement/nested.cpp:2: placement opens hwprof::analysis, the namespace of analyze", r.stdout)
+        self.assertIn("src/placement/old.cpp:1: placement opens hwprof::detail, a namespace of no stage", r.stdout)
+        for fine in ("placement/own.cpp", "placement/api.cpp", "analyze/a.cpp", "session/d.cpp"):
+            self.assertNotIn(fine, r.stdout)
+
+    def test_the_stages_namespaces_open_each_other_in_order(self):
+        chain = "".join(f"namespace hwprof::{a} {{\nusing namespace {b};\n}}\n" for a, b in (("counters", "common"),))
+        r = Tree({"src/common/stages.hpp": chain}).layering()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("stages.hpp: the namespaces do not open each other in the order common < counters <", r.stdout)
+        self.assertIn("want counters opens common, sampling opens counters", r.stdout)
+
     def test_a_public_header_without_a_stage(self):
         r = Tree({"include/hwprof/new_thing.hpp": "#pragma once\n"}).layering()
         self.assertEqual(r.returncode, 2)

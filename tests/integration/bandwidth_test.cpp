@@ -18,8 +18,9 @@
 
 #include "calibrate/bandwidth.hpp"
 #include "calibrate/pinned_team.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 std::vector<int> allowed_cpus() {
@@ -332,4 +333,4 @@ TEST(PinnedTeam, RethrowsAWorkersExceptionOnceAndRunsOnAfterIt) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

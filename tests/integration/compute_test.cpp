@@ -12,8 +12,9 @@
 #include <sched.h>
 
 #include "calibrate/compute.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 // The CPUs this process may run on, at most `limit` of them.
@@ -150,4 +151,4 @@ TEST(MeasureCompute, LeavesTheCallersAffinityAndOpenblasThreadsAlone) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -22,7 +22,7 @@ std::unique_ptr<CounterSet> open_papi_events(std::vector<std::string> names) {
   CounterOptions options;
   options.backend = BackendKind::papi;
   options.events = std::move(names);
-  return detail::open_papi(options);
+  return counters::open_papi(options);
 }
 
 std::string describe(const EventInfo& event) {
@@ -54,12 +54,12 @@ void spin_cpu(double seconds) {
 // Why PAPI cannot initialise here, or "".
 std::string papi_unavailable() {
   std::string why;
-  return detail::papi_version(&why).empty() ? why : std::string();
+  return counters::papi_version(&why).empty() ? why : std::string();
 }
 
 TEST(PapiBackend, ReportsItsVersionOrWhyNot) {
   std::string why;
-  const std::string version = detail::papi_version(&why);
+  const std::string version = counters::papi_version(&why);
   if (version.empty()) {
     EXPECT_FALSE(why.empty());
     GTEST_SKIP() << why;
@@ -225,7 +225,7 @@ TEST(PapiBackend, EnableOnExecIsUnsupportedWithAReason) {
   options.events = {"perf::TASK-CLOCK", "PAPI_TOT_INS"};
   options.pid = ::getpid();
   options.enable_on_exec = true;
-  auto set = detail::open_papi(options);
+  auto set = counters::open_papi(options);
   ASSERT_EQ(set->events().size(), 2u);
   for (const EventInfo& event : set->events()) {
     EXPECT_EQ(event.status, CounterStatus::unsupported);
@@ -236,7 +236,7 @@ TEST(PapiBackend, EnableOnExecIsUnsupportedWithAReason) {
 // Built without PAPI, every event says so; built with it, this has nothing to check.
 TEST(PapiBackend, WithoutPapiEveryEventSaysWhy) {
   std::string why;
-  if (!detail::papi_version(&why).empty()) GTEST_SKIP() << "hwprof was built with PAPI";
+  if (!counters::papi_version(&why).empty()) GTEST_SKIP() << "hwprof was built with PAPI";
   auto set = open_papi_events({"perf::TASK-CLOCK", "PAPI_TOT_CYC"});
   ASSERT_EQ(set->events().size(), 2u);
   for (const EventInfo& event : set->events()) {

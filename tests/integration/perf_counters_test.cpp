@@ -40,7 +40,7 @@ double clock_ns(clockid_t clock) {
 // VM beside busy neighbours read task-clock 13 % above the process's CPU time for this reason
 // alone. 0 where /proc/stat cannot be read.
 double stolen_and_interrupt_ns() {
-  const detail::CpuTicks ticks = detail::snapshot_load().stat.all;
+  const calibration::CpuTicks ticks = calibration::snapshot_load().stat.all;
   return static_cast<double>(ticks.steal + ticks.interrupts) * 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 

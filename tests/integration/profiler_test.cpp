@@ -78,7 +78,7 @@ const LayerCounter* counter(const LayerProfile& layer, const std::string& name) 
 }
 
 TEST(Profiler, TwoThreadLinearLayerIsChargedBothThreadsCpuTime) {
-  if (detail::cpus_one_per_core().size() < 2) GTEST_SKIP() << "needs 2 physical cores; this machine has fewer";
+  if (common::cpus_one_per_core().size() < 2) GTEST_SKIP() << "needs 2 physical cores; this machine has fewer";
   const Graph g = model(R"({"name": "big_linear", "input": {"shape": [1024]},
                              "layers": [{"name": "fc", "op": "linear", "out_features": 2048}]})");
   ProfileOptions o;

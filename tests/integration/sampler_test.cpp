@@ -22,13 +22,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/stages.hpp"
 #include "counters/system_info.hpp"
 #include "sampling/sample_spec.hpp"
 #include "sampling/sampler.hpp"
 #include "symbols/perf_map.hpp"
 #include "symbols/symbols.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::symbols {
 namespace {
 
 using ::testing::HasSubstr;
@@ -311,4 +312,4 @@ TEST_F(JitPerfMap, SamplesInCodeWrittenAtRunTimeAreNamedFromThePerfMapFile) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::symbols

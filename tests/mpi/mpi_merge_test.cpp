@@ -66,8 +66,8 @@ class MpiMerge : public ::testing::Test {
     return mpirun({"-np", std::to_string(ranks), HWPROF_EXAMPLE_MPI, std::to_string(kSteps)}, variables);
   }
 
-  static const detail::MergedRegion& region(const detail::MergedRanks& m, const std::string& name) {
-    for (const detail::MergedRegion& r : m.regions) {
+  static const session::MergedRegion& region(const session::MergedRanks& m, const std::string& name) {
+    for (const session::MergedRegion& r : m.regions) {
       if (r.name == name) return r;
     }
     ADD_FAILURE() << "no region " << name;
@@ -83,9 +83,9 @@ class MpiMerge : public ::testing::Test {
     EXPECT_NE(r.err.find("hwprof::mpi: merged " + std::to_string(ranks) + " ranks"), std::string::npos) << r.err;
     for (const char* file : {"merged.json", "merged.txt", "merged.html"}) EXPECT_TRUE(fs::is_regular_file(out / file)) << file;
     // The merge's own reader checks it: every field, and each imbalance against its rank_ms.
-    const auto merged = detail::load_merged((out / "merged.json").string());
+    const auto merged = report::load_merged((out / "merged.json").string());
     ASSERT_TRUE(merged.ok()) << merged.error().message;
-    const detail::MergedRanks& m = *merged;
+    const session::MergedRanks& m = *merged;
     EXPECT_NE(m.made_by.find("MPI_Finalize"), std::string::npos) << m.made_by;
     ASSERT_EQ(m.ranks.size(), static_cast<std::size_t>(ranks));
     for (int k = 0; k < ranks; ++k) {
@@ -93,7 +93,7 @@ class MpiMerge : public ::testing::Test {
       EXPECT_EQ(m.ranks[k].size, ranks);
       EXPECT_EQ(m.ranks[k].model, "hwprof_example_mpi_imbalance");
     }
-    const detail::MergedRegion& work = region(m, "local_work");
+    const session::MergedRegion& work = region(m, "local_work");
     EXPECT_EQ(work.straggler, ranks - 1);
     EXPECT_EQ(work.missing, 0);
     for (int k = 0; k < ranks; ++k) EXPECT_EQ(work.rank_calls[k], kSteps * (k == ranks - 1 ? 4 : 1)) << "rank " << k;
@@ -101,22 +101,22 @@ class MpiMerge : public ::testing::Test {
     EXPECT_EQ(*work.flops_per_call, 2.0 * 65536 * 40);
     // Every rank entered io_wait, allreduce and step once per step: exact, whatever the load.
     for (const char* name : {"io_wait", "allreduce", "step"}) {
-      const detail::MergedRegion& calls = region(m, name);
+      const session::MergedRegion& calls = region(m, name);
       EXPECT_EQ(calls.missing, 0) << name;
       for (int k = 0; k < ranks; ++k) EXPECT_EQ(calls.rank_calls[k], kSteps) << name << " rank " << k;
     }
     // A sleep never ends early: rank k spent at least (k + 1) x 10 ms per step in io_wait (how
     // much longer depends on the load, so neither the straggler nor the imbalance is held to a
     // band here; the reader above checked the imbalance against the ranks' times).
-    const detail::MergedRegion& io = region(m, "io_wait");
+    const session::MergedRegion& io = region(m, "io_wait");
     for (int k = 0; k < ranks; ++k) EXPECT_GE(io.rank_ms[k], 10.0 * (k + 1) * kSteps - 0.01) << "rank " << k;
     // `hwprof merge` of the ranks' folders: the same sessions, read from the files.
-    auto files = detail::load_rank_profiles({out.string()});
+    auto files = report::load_rank_profiles({out.string()});
     ASSERT_TRUE(files.ok()) << files.error().message;
-    const detail::MergedRanks f = detail::merge_ranks(std::move(files->ranks), files->empty_folders);
+    const session::MergedRanks f = analysis::merge_ranks(std::move(files->ranks), files->empty_folders);
     ASSERT_EQ(f.ranks.size(), m.ranks.size());
-    for (const detail::MergedRegion& a : m.regions) {
-      const detail::MergedRegion& b = region(f, a.name);
+    for (const session::MergedRegion& a : m.regions) {
+      const session::MergedRegion& b = region(f, a.name);
       EXPECT_EQ(a.straggler, b.straggler) << a.name;
       for (int k = 0; k < ranks; ++k) EXPECT_NEAR(a.rank_ms[k], b.rank_ms[k], 1e-6 * b.rank_ms[k] + 1e-9) << a.name << " rank " << k;
       EXPECT_NEAR(a.imbalance, b.imbalance, 1e-6) << a.name;

@@ -10,19 +10,19 @@
 
 namespace hwprof::test {
 
-inline std::vector<std::string> names(const detail::LevelDetection& d) {
+inline std::vector<std::string> names(const calibration::LevelDetection& d) {
   std::vector<std::string> out;
-  for (const detail::DetectedLevel& l : d.levels) out.push_back(l.level);
+  for (const calibration::DetectedLevel& l : d.levels) out.push_back(l.level);
   return out;
 }
 
 // The level named `name`; a failure (and an empty level) when there is none.
-inline const detail::DetectedLevel& level(const detail::LevelDetection& d, const std::string& name) {
-  for (const detail::DetectedLevel& l : d.levels) {
+inline const calibration::DetectedLevel& level(const calibration::LevelDetection& d, const std::string& name) {
+  for (const calibration::DetectedLevel& l : d.levels) {
     if (l.level == name) return l;
   }
   ADD_FAILURE() << "no level " << name;
-  static const detail::DetectedLevel none;
+  static const calibration::DetectedLevel none;
   return none;
 }
 

@@ -63,12 +63,12 @@ class MachineFixture {
   MachineFixture& operator=(const MachineFixture&) = delete;
 
   std::string sysfs_cpu_dir() const { return sysfs_.string(); }
-  std::vector<int> online() const { return detail::parse_cpu_list(detail::read_first_line(sysfs_cpu_dir() + "/online")); }
+  std::vector<int> online() const { return common::parse_cpu_list(common::read_first_line(sysfs_cpu_dir() + "/online")); }
 
-  detail::CpuidFn cpuid() const {
-    auto fn = detail::cpuid_from_text(read_text(dir_ / "cpuid.txt"), (dir_ / "cpuid.txt").string());
+  common::CpuidFn cpuid() const {
+    auto fn = common::cpuid_from_text(read_text(dir_ / "cpuid.txt"), (dir_ / "cpuid.txt").string());
     EXPECT_TRUE(fn.ok()) << (fn.ok() ? "" : fn.error().message);
-    return fn.ok() ? *fn : detail::CpuidFn([](std::uint32_t, std::uint32_t) { return detail::CpuidRegs{}; });
+    return fn.ok() ? *fn : common::CpuidFn([](std::uint32_t, std::uint32_t) { return common::CpuidRegs{}; });
   }
 
   // sysconf as this machine's glibc answers it, by getconf name.
@@ -87,12 +87,12 @@ class MachineFixture {
   }
 
   // The three sources, in the order hwprof consults them.
-  std::vector<detail::CacheReport> reports() const {
-    return {detail::caches_from_sysfs(sysfs_cpu_dir(), online()), detail::caches_from_cpuid(cpuid()), detail::caches_from_sysconf(sysconf())};
+  std::vector<machine::CacheReport> reports() const {
+    return {machine::caches_from_sysfs(sysfs_cpu_dir(), online()), machine::caches_from_cpuid(cpuid()), machine::caches_from_sysconf(sysconf())};
   }
 
-  detail::Curve sweep(int threads) const {
-    detail::Curve curve;
+  calibration::Curve sweep(int threads) const {
+    calibration::Curve curve;
     std::istringstream lines(read_text(dir_ / ("sweep-" + std::to_string(threads) + ".csv")));
     std::string line;
     while (std::getline(lines, line)) {

@@ -39,6 +39,17 @@ using Shape = std::vector<std::int64_t>;
   X(elu)                                \
   X(hardshrink)
 
+// The pooling ops (the maximum or the mean of each window over 2 or 3 spatial axes, or of
+// adaptive windows that tile the input), each defined in src/ops/pooling.cpp
+// (docs/adding-an-op.md): their names in C++.
+#define HWPROF_POOLING_OPS(X) \
+  X(maxpool2d)                \
+  X(avgpool2d)                \
+  X(adaptive_avgpool2d)       \
+  X(maxpool3d)                \
+  X(avgpool3d)                \
+  X(adaptive_avgpool3d)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 enum class OpKind {
@@ -47,10 +58,7 @@ enum class OpKind {
   batchnorm2d,
   layernorm,
   HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR) softmax,
-  maxpool2d,
-  avgpool2d,
-  adaptive_avgpool2d,
-  flatten,
+  HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) flatten,
   dropout,
   add,
   concat,
@@ -76,12 +84,9 @@ enum class OpKind {
   where,
   lstm,
   gru,
-  // 3-D (video, volumetric) forms of conv2d, batchnorm2d and the pools: per-sample [C, D, H, W].
+  // 3-D (video, volumetric) forms of conv2d and batchnorm2d: per-sample [C, D, H, W].
   conv3d,
   batchnorm3d,
-  maxpool3d,
-  avgpool3d,
-  adaptive_avgpool3d,
   // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).
   conv_transpose3d,
   // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table

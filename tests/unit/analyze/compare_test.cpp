@@ -85,16 +85,16 @@ TEST(MannWhitney, TiesMatchScipysAsymptoticPValues) {
 TEST(Holm, TheMonotoneStepRaisesALaterPToAnEarlierOnes) {
   // Sorted: .005 × 4 = .02, .01 × 3 = .03, .03 × 2 = .06, .04 × 1 = .04, raised to .06 (the
   // adjusted values never fall along the sorted order), given back in the input's order.
-  const std::vector<double> adjusted = detail::holm_adjust({0.01, 0.04, 0.03, 0.005});
+  const std::vector<double> adjusted = analysis::holm_adjust({0.01, 0.04, 0.03, 0.005});
   ASSERT_EQ(adjusted.size(), 4u);
   EXPECT_NEAR(adjusted[0], 0.03, 1e-15);
   EXPECT_NEAR(adjusted[1], 0.06, 1e-15);
   EXPECT_NEAR(adjusted[2], 0.06, 1e-15);
   EXPECT_NEAR(adjusted[3], 0.02, 1e-15);
   // Capped at 1; one p-value is its own adjustment.
-  EXPECT_EQ(detail::holm_adjust({0.5, 0.6}), (std::vector<double>{1.0, 1.0}));
-  EXPECT_EQ(detail::holm_adjust({0.2}), (std::vector<double>{0.2}));
-  EXPECT_TRUE(detail::holm_adjust({}).empty());
+  EXPECT_EQ(analysis::holm_adjust({0.5, 0.6}), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(analysis::holm_adjust({0.2}), (std::vector<double>{0.2}));
+  EXPECT_TRUE(analysis::holm_adjust({}).empty());
 }
 
 // Two profiles of the same model: B's layers as A's, with some changed.
@@ -122,31 +122,31 @@ TEST(CompareProfiles, ASlowerLayerIsSlowerAndTheOthersAreNot) {
   Pair p = pair_of(20);
   LayerProfile& slow = p.b.layers[1];
   set_samples(slow, slow.time_ms.median * 1.5, 20);
-  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  const analysis::ProfileComparison c = analysis::compare_profiles(p.a, p.b);
   ASSERT_EQ(c.layers.size(), p.a.layers.size());
-  for (const detail::LayerChange& l : c.layers) {
+  for (const analysis::LayerChange& l : c.layers) {
     SCOPED_TRACE(l.name);
     ASSERT_TRUE(l.p_adjusted.has_value());
-    if (l.name == detail::display_name(slow)) {
-      EXPECT_EQ(l.verdict, detail::Verdict::slower);
+    if (l.name == analysis::display_name(slow)) {
+      EXPECT_EQ(l.verdict, analysis::Verdict::slower);
       EXPECT_NEAR(l.change, 0.5, 0.01);
       EXPECT_LT(*l.p_adjusted, 0.05);
     } else {
-      EXPECT_EQ(l.verdict, detail::Verdict::same);
+      EXPECT_EQ(l.verdict, analysis::Verdict::same);
       EXPECT_DOUBLE_EQ(l.change, 0.0);
     }
   }
-  EXPECT_EQ(c.total.verdict, detail::Verdict::same);
-  const auto gate = detail::regressions(c, 10.0);
+  EXPECT_EQ(c.total.verdict, analysis::Verdict::same);
+  const auto gate = analysis::regressions(c, 10.0);
   ASSERT_EQ(gate.size(), 1u);
-  EXPECT_EQ(gate[0]->name, detail::display_name(slow));
-  EXPECT_TRUE(detail::regressions(c, 60.0).empty()) << "50% slower is within a 60% gate";
-  const std::string table = detail::comparison_table(c);
+  EXPECT_EQ(gate[0]->name, analysis::display_name(slow));
+  EXPECT_TRUE(analysis::regressions(c, 60.0).empty()) << "50% slower is within a 60% gate";
+  const std::string table = report::comparison_table(c);
   EXPECT_THAT(table, HasSubstr("1 slower"));
   char shown[32];
   std::snprintf(shown, sizeof shown, "%+.1f%%", 100 * c.layers[1].change);
   EXPECT_THAT(table, HasSubstr(shown));
-  const auto j = nlohmann::json::parse(detail::comparison_json(c));
+  const auto j = nlohmann::json::parse(report::comparison_json(c));
   EXPECT_EQ(j["layers"][1]["verdict"], "slower");
   EXPECT_EQ(j["total"]["verdict"], "no significant change");
 }
@@ -157,8 +157,8 @@ TEST(CompareProfiles, ThePageJoinsEachLayersPointsWithAnArrow) {
   set_samples(slow, slow.time_ms.median * 1.5, 20);
   ASSERT_TRUE(slow.roofline.has_value());
   slow.roofline->gflops_per_s /= 1.5;  // its placement in B, as the profiler would make it
-  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
-  const std::string html = detail::comparison_html(c, p.b);
+  const analysis::ProfileComparison c = analysis::compare_profiles(p.a, p.b);
+  const std::string html = report::comparison_html(c, p.b);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_THAT(html, HasSubstr("<svg"));
   EXPECT_THAT(html, HasSubstr("marker-end=\"url(#arrow)\""));
@@ -176,26 +176,26 @@ TEST(CompareProfiles, HolmKeepsOneLuckyLayerFromBeingCalledFaster) {
   p.a.layers[0].samples_ms = {1.00, 1.03, 1.04, 1.05, 1.06, 1.07};
   lucky.time_ms = summarize(lucky.samples_ms);
   p.a.layers[0].time_ms = summarize(p.a.layers[0].samples_ms);
-  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
-  const detail::LayerChange& l = c.layers[0];
+  const analysis::ProfileComparison c = analysis::compare_profiles(p.a, p.b);
+  const analysis::LayerChange& l = c.layers[0];
   ASSERT_TRUE(l.p_value.has_value());
   EXPECT_LT(*l.p_value, 0.05);
   EXPECT_GE(*l.p_adjusted, 0.05);
-  EXPECT_EQ(l.verdict, detail::Verdict::same);
+  EXPECT_EQ(l.verdict, analysis::Verdict::same);
 }
 
 TEST(CompareProfiles, TooFewSamplesAndOldProfilesSaySo) {
   Pair three = pair_of(3);
   set_samples(three.b.layers[0], three.b.layers[0].time_ms.median * 3, 3);
-  const detail::ProfileComparison c = detail::compare_profiles(three.a, three.b);
-  EXPECT_EQ(c.layers[0].verdict, detail::Verdict::too_few_samples);
+  const analysis::ProfileComparison c = analysis::compare_profiles(three.a, three.b);
+  EXPECT_EQ(c.layers[0].verdict, analysis::Verdict::too_few_samples);
   EXPECT_THAT(c.layers[0].note, HasSubstr("more --iterations"));
-  EXPECT_TRUE(detail::regressions(c, 5.0).empty()) << "never a gate failure without evidence";
+  EXPECT_TRUE(analysis::regressions(c, 5.0).empty()) << "never a gate failure without evidence";
 
   Pair old = pair_of(20);
   for (LayerProfile& l : old.a.layers) l.samples_ms.clear();
-  const detail::ProfileComparison o = detail::compare_profiles(old.a, old.b);
-  EXPECT_EQ(o.layers[0].verdict, detail::Verdict::untested);
+  const analysis::ProfileComparison o = analysis::compare_profiles(old.a, old.b);
+  EXPECT_EQ(o.layers[0].verdict, analysis::Verdict::untested);
   EXPECT_FALSE(o.layers[0].p_value.has_value());
   EXPECT_THAT(o.layers[0].note, HasSubstr("no per-call times kept in A"));
 }
@@ -205,13 +205,13 @@ TEST(CompareProfiles, UnmatchedLayersAndDifferentRunsAreListed) {
   p.b.layers[2].name = "renamed";
   p.b.batch = p.a.batch * 2;
   p.b.threads = 4;
-  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
-  EXPECT_EQ(c.only_in_b, std::vector<std::string>{detail::display_name(p.b.layers[2])});
-  EXPECT_EQ(c.only_in_a, std::vector<std::string>{detail::display_name(p.a.layers[2])});
+  const analysis::ProfileComparison c = analysis::compare_profiles(p.a, p.b);
+  EXPECT_EQ(c.only_in_b, std::vector<std::string>{analysis::display_name(p.b.layers[2])});
+  EXPECT_EQ(c.only_in_a, std::vector<std::string>{analysis::display_name(p.a.layers[2])});
   EXPECT_EQ(c.layers.size(), p.a.layers.size() - 1);
   EXPECT_THAT(c.differences, ::testing::Contains(HasSubstr("batch: 4 in A, 8 in B")));
   EXPECT_THAT(c.differences, ::testing::Contains(HasSubstr("threads: 2 in A, 4 in B")));
-  EXPECT_THAT(detail::comparison_table(c), HasSubstr("NOTE: the runs differ: batch"));
+  EXPECT_THAT(report::comparison_table(c), HasSubstr("NOTE: the runs differ: batch"));
 }
 
 TEST(CompareProfiles, DuplicateNamesAreMatchedByOccurrence) {
@@ -219,22 +219,22 @@ TEST(CompareProfiles, DuplicateNamesAreMatchedByOccurrence) {
   // first of B, the second with the second; only the second got slower.
   Pair p = pair_of(20);
   for (Profile* x : {&p.a, &p.b}) x->layers[3].name = x->layers[2].name;
-  const std::string name = detail::display_name(p.b.layers[2]);
-  ASSERT_EQ(detail::display_name(p.b.layers[3]), name);
+  const std::string name = analysis::display_name(p.b.layers[2]);
+  ASSERT_EQ(analysis::display_name(p.b.layers[3]), name);
   set_samples(p.b.layers[3], p.b.layers[3].time_ms.median * 2, 20);
-  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  const analysis::ProfileComparison c = analysis::compare_profiles(p.a, p.b);
   ASSERT_EQ(c.layers.size(), p.a.layers.size());
   EXPECT_TRUE(c.only_in_a.empty());
   EXPECT_TRUE(c.only_in_b.empty());
   EXPECT_EQ(c.layers[2].name, name);
-  EXPECT_EQ(c.layers[2].verdict, detail::Verdict::same);
+  EXPECT_EQ(c.layers[2].verdict, analysis::Verdict::same);
   EXPECT_DOUBLE_EQ(c.layers[2].change, 0.0);
   EXPECT_EQ(c.layers[3].name, name + " #2");
-  EXPECT_EQ(c.layers[3].verdict, detail::Verdict::slower);
+  EXPECT_EQ(c.layers[3].verdict, analysis::Verdict::slower);
   EXPECT_NEAR(c.layers[3].change, 1.0, 0.01);
   // A third occurrence in B alone is listed as only in B, by its occurrence.
   p.b.layers[4].name = p.b.layers[2].name;
-  const detail::ProfileComparison three = detail::compare_profiles(p.a, p.b);
+  const analysis::ProfileComparison three = analysis::compare_profiles(p.a, p.b);
   EXPECT_THAT(three.only_in_b, ::testing::Contains(name + " #3"));
 }
 
@@ -245,24 +245,24 @@ TEST(CompareProfiles, SamplesInconsistentWithTheirMedianAreNotTested) {
   // Kept times whose median is not the stated one (every sample within [min, max]).
   LayerProfile& shifted = p.b.layers[2];
   for (double& v : shifted.samples_ms) v = shifted.time_ms.max;
-  const detail::ProfileComparison c = detail::compare_profiles(p.a, p.b);
+  const analysis::ProfileComparison c = analysis::compare_profiles(p.a, p.b);
   for (const std::size_t i : {std::size_t{1}, std::size_t{2}}) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(c.layers[i].verdict, detail::Verdict::inconsistent);
+    EXPECT_EQ(c.layers[i].verdict, analysis::Verdict::inconsistent);
     EXPECT_FALSE(c.layers[i].p_value.has_value());
     EXPECT_FALSE(c.layers[i].p_adjusted.has_value());
   }
   EXPECT_THAT(c.layers[1].note, HasSubstr("samples inconsistent in A: a kept time of 0 ms lies outside the layer's min"));
   EXPECT_THAT(c.layers[2].note, HasSubstr("samples inconsistent in B: the kept times' median"));
-  EXPECT_TRUE(detail::regressions(c, 0.0).empty());
-  const std::string table = detail::comparison_table(c);
+  EXPECT_TRUE(analysis::regressions(c, 0.0).empty());
+  const std::string table = report::comparison_table(c);
   EXPECT_THAT(table, HasSubstr("2 with samples inconsistent"));
   EXPECT_THAT(table, HasSubstr("WARNING: " + c.layers[1].name + ": samples inconsistent in A"));
-  EXPECT_EQ(nlohmann::json::parse(detail::comparison_json(c))["layers"][1]["verdict"], "samples inconsistent");
+  EXPECT_EQ(nlohmann::json::parse(report::comparison_json(c))["layers"][1]["verdict"], "samples inconsistent");
   // More kept times than calls.
   Pair more = pair_of(20);
   more.b.layers[0].time_ms.n = 10;
-  EXPECT_EQ(detail::compare_profiles(more.a, more.b).layers[0].verdict, detail::Verdict::inconsistent);
+  EXPECT_EQ(analysis::compare_profiles(more.a, more.b).layers[0].verdict, analysis::Verdict::inconsistent);
 }
 
 }  // namespace

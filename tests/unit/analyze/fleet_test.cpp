@@ -12,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-detail::FleetMachine machine(const std::string& host, double scale) {
+analysis::FleetMachine machine(const std::string& host, double scale) {
   Machine m;
   m.host = host;
   m.created = "2026-11-26T10:00:00Z";
@@ -30,8 +30,8 @@ detail::FleetMachine machine(const std::string& host, double scale) {
 }
 
 TEST(Fleet, TableGivesEveryCeilingWithItsRatioToTheFirst) {
-  const detail::FleetComparison fleet = detail::compare_machines({machine("alpha", 1.0), machine("beta", 1.5), machine("gamma", 0.5)});
-  const std::string table = detail::fleet_table(fleet);
+  const analysis::FleetComparison fleet = analysis::compare_machines({machine("alpha", 1.0), machine("beta", 1.5), machine("gamma", 0.5)});
+  const std::string table = report::fleet_table(fleet);
   EXPECT_THAT(table, HasSubstr("3 machine calibrations"));
   EXPECT_THAT(table, HasSubstr("A: alpha"));
   EXPECT_THAT(table, HasSubstr("C: gamma"));
@@ -40,7 +40,7 @@ TEST(Fleet, TableGivesEveryCeilingWithItsRatioToTheFirst) {
   EXPECT_THAT(table, HasSubstr("All cores"));
   EXPECT_THAT(table, HasSubstr("DRAM triad"));
   EXPECT_THAT(table, Not(HasSubstr("tanh kernel"))) << "a row no machine measured is left out";
-  const auto j = nlohmann::json::parse(detail::fleet_json(fleet));
+  const auto j = nlohmann::json::parse(report::fleet_json(fleet));
   ASSERT_EQ(j.size(), 3u);
   EXPECT_DOUBLE_EQ(j[1]["all_cores"]["fma_sp"]["ratio_to_first"].get<double>(), 1.5);
   EXPECT_EQ(j[1]["all_cores"]["threads"], 2);
@@ -49,7 +49,7 @@ TEST(Fleet, TableGivesEveryCeilingWithItsRatioToTheFirst) {
 }
 
 TEST(Fleet, SvgDrawsOneRooflinePerMachine) {
-  const std::string svg = detail::fleet_svg(detail::compare_machines({machine("alpha", 1.0), machine("b<&>", 2.0)}));
+  const std::string svg = report::fleet_svg(analysis::compare_machines({machine("alpha", 1.0), machine("b<&>", 2.0)}));
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   std::size_t lines = 0;
   for (std::size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;

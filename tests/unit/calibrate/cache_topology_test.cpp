@@ -9,10 +9,11 @@
 #include <unistd.h>
 
 #include "common/cpuid.hpp"
+#include "common/stages.hpp"
 #include "machine/cache_topology.hpp"
 #include "text_support.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 using ::hwprof::test::kKiB;
@@ -218,4 +219,4 @@ TEST(CacheSources, LevelEvidenceTakesTheFirstSourceAndTheLargestOfAll) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

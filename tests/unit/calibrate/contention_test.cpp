@@ -3,8 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "calibrate/contention.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 // /proc/stat of a 2-CPU guest (proc(5): user nice system idle iowait irq softirq steal guest guest_nice).
@@ -89,4 +90,4 @@ TEST(Contention, TheBusiestNeighboursAreNamed) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -21,9 +21,9 @@
 namespace hwprof::test {
 namespace {
 
-using detail::CacheReport;
-using detail::DetectedLevel;
-using detail::LevelDetection;
+using calibration::DetectedLevel;
+using calibration::LevelDetection;
+using machine::CacheReport;
 
 using ::hwprof::test::kKiB;
 using ::hwprof::test::kMiB;
@@ -49,18 +49,18 @@ using ::hwprof::test::contains;
 struct Seen {
   std::vector<CacheReport> reports;
   std::vector<int> cpus;
-  detail::LevelEvidence evidence;
+  machine::LevelEvidence evidence;
   LevelDetection levels;
 };
 
 Seen calibrate_on(const MachineFixture& f, int threads) {
   Seen s;
   s.reports = f.reports();
-  const std::vector<int> cores = detail::cpus_one_per_core_from(f.sysfs_cpu_dir());
+  const std::vector<int> cores = common::cpus_one_per_core_from(f.sysfs_cpu_dir());
   EXPECT_GE(static_cast<int>(cores.size()), threads);
   s.cpus.assign(cores.begin(), cores.begin() + std::min<std::ptrdiff_t>(threads, static_cast<std::ptrdiff_t>(cores.size())));
-  s.evidence = detail::level_evidence(s.reports, s.cpus, static_cast<int>(f.online().size()), static_cast<int>(cores.size()));
-  s.levels = detail::detect_levels(f.sweep(threads), s.evidence);
+  s.evidence = machine::level_evidence(s.reports, s.cpus, static_cast<int>(f.online().size()), static_cast<int>(cores.size()));
+  s.levels = calibration::detect_levels(f.sweep(threads), s.evidence);
   return s;
 }
 
@@ -73,7 +73,7 @@ void expect_between(std::int64_t value, std::int64_t low, std::int64_t high, con
 
 TEST(ZenFiveVm, IdentityFromItsCpuid) {
   const MachineFixture f("zen5-vm-nosysfs");
-  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  const CpuIdentity id = counters::identity_from_cpuid(f.cpuid());
   EXPECT_EQ(id.vendor, "AuthenticAMD");
   EXPECT_EQ(id.family, 0x1A);
   EXPECT_EQ(id.model, 2);
@@ -96,8 +96,8 @@ TEST(ZenFiveVm, SourcesSayWhatTheyHaveAndWhyNot) {
   EXPECT_TRUE(contains(cpuid.notes[0], "0x8000001D describes no cache"));
   const CacheReport& sysconf = source(reports, "sysconf");
   EXPECT_EQ(level_size(sysconf, 3), 532676608) << "glibc reads the same legacy leaf";
-  EXPECT_TRUE(detail::compare_cache_reports(reports).empty()) << "CPUID and sysconf agree (both wrong)";
-  const auto chosen = detail::chosen_caches(reports);
+  EXPECT_TRUE(machine::compare_cache_reports(reports).empty()) << "CPUID and sysconf agree (both wrong)";
+  const auto chosen = machine::chosen_caches(reports);
   ASSERT_EQ(chosen.size(), 3u);
   EXPECT_EQ(chosen[2].source, "cpuid");
   EXPECT_EQ(chosen[2].shared_by, 0) << "the legacy leaves say nothing about sharing";
@@ -140,7 +140,7 @@ TEST(ZenFiveVm, TwoThreadsDoubleThePrivateLevels) {
 
 TEST(EmeraldRapidsVm, SourcesAgreeOnAThreeHundredMegabyteL3) {
   const MachineFixture f("emr-vm-sysfs");
-  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  const CpuIdentity id = counters::identity_from_cpuid(f.cpuid());
   EXPECT_EQ(id.vendor, "GenuineIntel");
   EXPECT_EQ(id.family, 6);
   EXPECT_EQ(id.model, 0xCF);
@@ -155,10 +155,10 @@ TEST(EmeraldRapidsVm, SourcesAgreeOnAThreeHundredMegabyteL3) {
   const CacheReport& cpuid = source(reports, "cpuid");
   EXPECT_EQ(cpuid.how, "leaf 4");
   EXPECT_EQ(level_size(cpuid, 3), 300 * kMiB);
-  EXPECT_TRUE(detail::compare_cache_reports(reports).empty());
-  const std::vector<int> cores = detail::cpus_one_per_core_from(f.sysfs_cpu_dir());
+  EXPECT_TRUE(machine::compare_cache_reports(reports).empty());
+  const std::vector<int> cores = common::cpus_one_per_core_from(f.sysfs_cpu_dir());
   EXPECT_EQ(cores.size(), 16u);
-  const auto all = detail::capacities_for(sysfs, cores, 16, 16);
+  const auto all = machine::capacities_for(sysfs, cores, 16, 16);
   EXPECT_EQ(all, (std::vector<std::int64_t>{768 * kKiB, 32 * kMiB, 300 * kMiB}));
 }
 
@@ -208,11 +208,11 @@ void expect_levels(const Seen& s, const std::vector<std::int64_t>& ends, const s
 
 TEST(SapphireRapidsServer, ThreeLevelsAndALargeLlcThatIsNotTheLastWord) {
   const MachineFixture f("spr-xeon-8480");
-  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  const CpuIdentity id = counters::identity_from_cpuid(f.cpuid());
   EXPECT_EQ(id.model, 0x8F);
   EXPECT_FALSE(id.hypervisor);
   const auto reports = f.reports();
-  EXPECT_TRUE(detail::compare_cache_reports(reports).empty());
+  EXPECT_TRUE(machine::compare_cache_reports(reports).empty());
   EXPECT_EQ(level_size(source(reports, "sysfs"), 3), 105 * kMiB);
   EXPECT_EQ(level_size(source(reports, "cpuid"), 3), 105 * kMiB);
   EXPECT_EQ(source(reports, "sysfs").levels[0].shared_by, 2) << "a core's two hyperthreads";
@@ -230,7 +230,7 @@ TEST(SapphireRapidsServer, ThreeLevelsAndALargeLlcThatIsNotTheLastWord) {
 
 TEST(AlderLakeHybrid, PAndECoresCachesAreCountedWhereTheWorkersRun) {
   const MachineFixture f("adl-i9-12900k");
-  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  const CpuIdentity id = counters::identity_from_cpuid(f.cpuid());
   EXPECT_EQ(id.model, 0x97);
   const auto reports = f.reports();
   const CacheReport& sysfs = source(reports, "sysfs");
@@ -239,14 +239,14 @@ TEST(AlderLakeHybrid, PAndECoresCachesAreCountedWhereTheWorkersRun) {
   EXPECT_TRUE(contains(sysfs.notes[0], "L1 differs between CPUs")) << sysfs.notes[0];
   EXPECT_TRUE(contains(sysfs.notes[0], "32 KiB on CPU 16,17")) << sysfs.notes[0];
   EXPECT_TRUE(contains(sysfs.notes[1], "L2 differs between CPUs")) << sysfs.notes[1];
-  EXPECT_TRUE(detail::compare_cache_reports(reports).empty()) << "CPUID and sysconf describe CPU 0 as sysfs does";
-  const std::vector<int> cores = detail::cpus_one_per_core_from(f.sysfs_cpu_dir());
+  EXPECT_TRUE(machine::compare_cache_reports(reports).empty()) << "CPUID and sysconf describe CPU 0 as sysfs does";
+  const std::vector<int> cores = common::cpus_one_per_core_from(f.sysfs_cpu_dir());
   EXPECT_EQ(cores, (std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14, 16, 17, 18, 19, 20, 21, 22, 23}));
   const Seen all = calibrate_on(f, 16);
   EXPECT_EQ(all.evidence.reported, (std::vector<std::int64_t>{8 * 48 * kKiB + 8 * 32 * kKiB, 8 * 1280 * kKiB + 2 * 2 * kMiB, 30 * kMiB}))
       << "eight P-core L2s and two E-core clusters' L2s";
   // CPUID knows only the CPU it ran on: it would count sixteen P-cores.
-  const auto cpuid_view = detail::capacities_for(source(all.reports, "cpuid"), all.cpus, 24, 16);
+  const auto cpuid_view = machine::capacities_for(source(all.reports, "cpuid"), all.cpus, 24, 16);
   EXPECT_EQ(cpuid_view[1], 16 * 1280 * kKiB);
   expect_levels(all, {640 * kKiB, 14 * kMiB, 30 * kMiB}, "16 threads");
   expect_levels(calibrate_on(f, 1), {48 * kKiB, 1280 * kKiB, 30 * kMiB}, "1 thread on a P-core");
@@ -254,20 +254,20 @@ TEST(AlderLakeHybrid, PAndECoresCachesAreCountedWhereTheWorkersRun) {
 
 TEST(TwoSocketCascadeLake, WorkersOnBothSocketsHaveBothL3s) {
   const MachineFixture f("clx-2s-gold6248");
-  const CpuIdentity id = detail::identity_from_cpuid(f.cpuid());
+  const CpuIdentity id = counters::identity_from_cpuid(f.cpuid());
   EXPECT_EQ(id.model, 0x55);
   EXPECT_EQ(id.stepping, 7);
   const auto reports = f.reports();
   const CacheReport& sysfs = source(reports, "sysfs");
   EXPECT_EQ(level_size(sysfs, 3), 28160 * kKiB);
   EXPECT_EQ(sysfs.levels[2].shared_by, 40);
-  EXPECT_EQ(std::count_if(sysfs.instances.begin(), sysfs.instances.end(), [](const detail::CacheInstance& i) { return i.level == 3; }), 2);
-  const std::vector<int> cores = detail::cpus_one_per_core_from(f.sysfs_cpu_dir());
+  EXPECT_EQ(std::count_if(sysfs.instances.begin(), sysfs.instances.end(), [](const machine::CacheInstance& i) { return i.level == 3; }), 2);
+  const std::vector<int> cores = common::cpus_one_per_core_from(f.sysfs_cpu_dir());
   ASSERT_EQ(cores.size(), 40u) << "core ids repeat across sockets: cores are (package, core) pairs";
   EXPECT_EQ(cores.back(), 39);
   const Seen all = calibrate_on(f, 40);
   EXPECT_EQ(all.evidence.reported, (std::vector<std::int64_t>{40 * 32 * kKiB, 40 * kMiB, 2 * 28160 * kKiB}));
-  EXPECT_EQ(detail::capacities_for(source(all.reports, "sysconf"), all.cpus, 80, 40).back(), 28160 * kKiB) << "sysconf knows nothing of sockets";
+  EXPECT_EQ(machine::capacities_for(source(all.reports, "sysconf"), all.cpus, 80, 40).back(), 28160 * kKiB) << "sysconf knows nothing of sockets";
   expect_levels(all, {1280 * kKiB, 40 * kMiB, 95 * kMiB}, "40 threads");
   const Seen one = calibrate_on(f, 1);
   EXPECT_EQ(one.evidence.reported, (std::vector<std::int64_t>{32 * kKiB, 1 * kMiB, 28160 * kKiB}));

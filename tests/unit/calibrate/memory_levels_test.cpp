@@ -10,10 +10,11 @@
 #include "calibrate/bandwidth.hpp"
 #include "calibrate/memory_levels.hpp"
 #include "calibrate/memory_sweep.hpp"
+#include "common/stages.hpp"
 #include "level_detection_support.hpp"
 #include "text_support.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 using test::level;
@@ -341,4 +342,4 @@ TEST(StreamKernels, NamesAndStreamByteConvention) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #include "calibrate/compute.hpp"
+#include "common/stages.hpp"
 #include "text_support.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::calibration {
 namespace {
 
 using ::hwprof::test::contains;
@@ -294,4 +295,4 @@ TEST(RepetitionStats, BestMedianAndSpread) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::calibration

@@ -183,7 +183,7 @@ TEST_F(AtomicFileTest, CheckOutputPathFindsABadDestinationBeforeTheWork) {
 TEST_F(AtomicFileTest, PartsOfAnySizeAreWrittenInOrder) {
   std::string expected;
   const std::string big(200000, 'b');
-  const auto produce = [&](const detail::TextSink& sink) {
+  const auto produce = [&](const common::TextSink& sink) {
     sink("head,");
     sink(big);
     for (int i = 0; i < 20000; ++i) sink(std::to_string(i) + ",");
@@ -191,18 +191,18 @@ TEST_F(AtomicFileTest, PartsOfAnySizeAreWrittenInOrder) {
     sink("tail");
   };
   produce([&expected](std::string_view part) { expected += part; });
-  ASSERT_FALSE(detail::write_file_atomically_in_parts(path("parts.txt"), produce));
+  ASSERT_FALSE(common::write_file_atomically_in_parts(path("parts.txt"), produce));
   EXPECT_EQ(read(path("parts.txt")), expected);
   expect_only({"parts.txt"});
 }
 
 TEST_F(AtomicFileTest, AFailureWhileMakingThePartsLeavesTheOldFileAndNoTemporary) {
   std::ofstream(path("p.txt")) << "old";
-  const auto produce = [](const detail::TextSink& sink) {
+  const auto produce = [](const common::TextSink& sink) {
     sink(std::string(100000, 'x'));  // already past the buffer: some of it is on disk
     throw std::bad_alloc();
   };
-  EXPECT_THROW(static_cast<void>(detail::write_file_atomically_in_parts(path("p.txt"), produce)), std::bad_alloc);
+  EXPECT_THROW(static_cast<void>(common::write_file_atomically_in_parts(path("p.txt"), produce)), std::bad_alloc);
   EXPECT_EQ(read(path("p.txt")), "old");
   expect_only({"p.txt"});
 }

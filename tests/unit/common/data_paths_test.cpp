@@ -10,7 +10,7 @@
 #include "common/data_paths.hpp"
 #include "scratch_dir.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 namespace fs = std::filesystem;
@@ -47,4 +47,4 @@ TEST_F(DataPaths, APrefixWithoutTheDataAddsNothing) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -34,7 +34,7 @@ using InputFileTest = test::ScratchDirTest;
 
 TEST_F(InputFileTest, ReadsARegularFileWhole) {
   const std::string path = put("a.txt", std::string(200000, 'x'));
-  auto text = detail::read_input_file(path, "model spec", 1 << 20);
+  auto text = common::read_input_file(path, "model spec", 1 << 20);
   ASSERT_TRUE(text) << text.error().message;
   EXPECT_EQ(text->size(), 200000u);
 }
@@ -46,27 +46,27 @@ TEST_F(InputFileTest, ASparseFileOverTheLimitIsRefusedBeforeReading) {
   ASSERT_EQ(::ftruncate(fd, std::int64_t{3} << 30), 0);
   ::close(fd);
   const auto start = std::chrono::steady_clock::now();
-  auto text = detail::read_input_file(path, "profile", 1 << 20);
+  auto text = common::read_input_file(path, "profile", 1 << 20);
   ASSERT_FALSE(text);
   EXPECT_EQ(text.error().message, path + ": 3221225472 bytes; a profile may have at most 1048576 bytes");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST_F(InputFileTest, DevicesDirectoriesAndMissingFilesAreNamed) {
-  auto zero = detail::read_input_file("/dev/zero", "machine report", 1 << 20);
+  auto zero = common::read_input_file("/dev/zero", "machine report", 1 << 20);
   ASSERT_FALSE(zero);
   EXPECT_EQ(zero.error().message, "/dev/zero: is a character device, not a machine report; give a regular file or a pipe");
-  auto directory = detail::read_input_file(dir_.string(), "event-group file", 1 << 20);
+  auto directory = common::read_input_file(dir_.string(), "event-group file", 1 << 20);
   ASSERT_FALSE(directory);
   EXPECT_EQ(directory.error().message, dir_.string() + ": is a directory, not an event-group file; give a regular file or a pipe");
-  auto missing = detail::read_input_file((dir_ / "none").string(), "model spec", 1 << 20);
+  auto missing = common::read_input_file((dir_ / "none").string(), "model spec", 1 << 20);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, (dir_ / "none").string() + ": cannot open the model spec (No such file or directory)");
   std::filesystem::create_symlink("/dev/urandom", dir_ / "random");
-  auto random = detail::read_input_file((dir_ / "random").string(), "model spec", 1 << 20);
+  auto random = common::read_input_file((dir_ / "random").string(), "model spec", 1 << 20);
   ASSERT_FALSE(random);
   EXPECT_THAT(random.error().message, HasSubstr("is a character device"));
-  auto empty = detail::read_input_file("", "model spec", 1 << 20);
+  auto empty = common::read_input_file("", "model spec", 1 << 20);
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().message, "the path of the model spec is empty");
 }
@@ -75,7 +75,7 @@ TEST_F(InputFileTest, AFifoNobodyWritesIntoFailsAtOnce) {
   const std::string path = (dir_ / "fifo").string();
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
   const auto start = std::chrono::steady_clock::now();
-  auto text = detail::read_input_file(path, "model spec", 1 << 20);
+  auto text = common::read_input_file(path, "model spec", 1 << 20);
   ASSERT_FALSE(text);
   EXPECT_EQ(text.error().message, path + ": the pipe or FIFO gave no data (is a program writing into it?); expected a model spec");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
@@ -93,7 +93,7 @@ TEST_F(InputFileTest, APipeIsReadToItsEndAndBounded) {
     ::close(fds[1]);
   });
   const std::string path = "/proc/self/fd/" + std::to_string(fds[0]);
-  auto text = detail::read_input_file(path, "model spec", 1 << 20);
+  auto text = common::read_input_file(path, "model spec", 1 << 20);
   writer.join();
   ::close(fds[0]);
   ASSERT_TRUE(text) << text.error().message;
@@ -110,7 +110,7 @@ TEST_F(InputFileTest, APipeIsReadToItsEndAndBounded) {
     while (::write(fds[1], chunk.data(), chunk.size()) > 0) {
     }
   });
-  auto bounded = detail::read_input_file("/proc/self/fd/" + std::to_string(fds[0]), "profile", 1 << 16);
+  auto bounded = common::read_input_file("/proc/self/fd/" + std::to_string(fds[0]), "profile", 1 << 16);
   ::close(fds[0]);  // the writer gets EPIPE and stops
   flood.join();
   ::close(fds[1]);
@@ -120,14 +120,14 @@ TEST_F(InputFileTest, APipeIsReadToItsEndAndBounded) {
 }
 
 TEST(JsonNesting, LimitIs256LevelsOutsideStrings) {
-  EXPECT_EQ(detail::json_nesting_overflow(std::string(256, '[') + std::string(256, ']')), std::string_view::npos);
-  EXPECT_EQ(detail::json_nesting_overflow(std::string(257, '[')), 256u);
+  EXPECT_EQ(common::json_nesting_overflow(std::string(256, '[') + std::string(256, ']')), std::string_view::npos);
+  EXPECT_EQ(common::json_nesting_overflow(std::string(257, '[')), 256u);
   // Brackets inside strings, escaped quotes included, are not nesting.
-  EXPECT_EQ(detail::json_nesting_overflow("[\"" + std::string(300, '[') + "\\\"" + std::string(300, '{') + "\"]"), std::string_view::npos);
+  EXPECT_EQ(common::json_nesting_overflow("[\"" + std::string(300, '[') + "\\\"" + std::string(300, '{') + "\"]"), std::string_view::npos);
   // Closing brackets bring the depth back: 1000 arrays of depth 200 in a row are fine.
   std::string row;
   for (int i = 0; i < 1000; ++i) row += std::string(200, '[') + std::string(200, ']');
-  EXPECT_EQ(detail::json_nesting_overflow(row), std::string_view::npos);
+  EXPECT_EQ(common::json_nesting_overflow(row), std::string_view::npos);
 }
 
 TEST(JsonNesting, EveryJsonReaderRefusesDeepNestingWithItsPlace) {

@@ -6,7 +6,7 @@
 
 #include "common/launch_rank.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 LaunchRank from(const std::map<std::string, std::string>& env) {
@@ -79,4 +79,4 @@ TEST(LaunchRank, FoldersSortByRank) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

@@ -31,7 +31,7 @@ TEST_F(MemoryBudgetTest, MemAvailableAloneWithoutACgroupLimit) {
   put("proc/self/cgroup", "0::/user.slice/session-1.scope\n");
   put("sys/fs/cgroup/user.slice/session-1.scope/memory.max", "max\n");
   put("sys/fs/cgroup/user.slice/memory.max", "max\n");
-  const detail::MemoryBudget b = detail::memory_budget(dir_.string());
+  const common::MemoryBudget b = common::memory_budget(dir_.string());
   EXPECT_EQ(b.available, 20 * kGiB);
   EXPECT_EQ(b.source, "MemAvailable 20.0 GiB");
 }
@@ -42,7 +42,7 @@ TEST_F(MemoryBudgetTest, TheTightestCgroupV2LimitOnTheWayUpWins) {
   put("sys/fs/cgroup/docker/abc/memory.max", "max\n");
   put("sys/fs/cgroup/docker/memory.max", std::to_string(4 * kGiB) + "\n");
   put("sys/fs/cgroup/docker/memory.current", std::to_string(1 * kGiB) + "\n");
-  const detail::MemoryBudget b = detail::memory_budget(dir_.string());
+  const common::MemoryBudget b = common::memory_budget(dir_.string());
   EXPECT_EQ(b.available, 3 * kGiB);
   EXPECT_EQ(b.source, "cgroup memory limit 4.0 GiB, 1.0 GiB of it used; MemAvailable 20.0 GiB");
 }
@@ -53,19 +53,19 @@ TEST_F(MemoryBudgetTest, ACgroupV1LimitCountsAndItsNoLimitValueDoesNot) {
   put("sys/fs/cgroup/memory/job/memory.limit_in_bytes", std::to_string(2 * kGiB) + "\n");
   put("sys/fs/cgroup/memory/job/memory.usage_in_bytes", "0\n");
   put("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-  EXPECT_EQ(detail::memory_budget(dir_.string()).available, 2 * kGiB);
+  EXPECT_EQ(common::memory_budget(dir_.string()).available, 2 * kGiB);
 }
 
 TEST_F(MemoryBudgetTest, NothingReadableIsUnknownAndRefusesNothing) {
-  const detail::MemoryBudget b = detail::memory_budget(dir_.string());
+  const common::MemoryBudget b = common::memory_budget(dir_.string());
   EXPECT_EQ(b.available, -1);
-  EXPECT_FALSE(detail::check_memory_fits(std::int64_t{1} << 50, "x", "y", b));
+  EXPECT_FALSE(common::check_memory_fits(std::int64_t{1} << 50, "x", "y", b));
 }
 
 TEST_F(MemoryBudgetTest, TooMuchIsRefusedWithTheFigures) {
-  detail::MemoryBudget b{2 * kGiB, "MemAvailable 2.0 GiB"};
-  EXPECT_FALSE(detail::check_memory_fits(kGiB, "model 'm'", "parameters 1 GiB", b));
-  auto error = detail::check_memory_fits(3 * kGiB, "model 'm' at batch 8", "parameters 3.0 GiB", b);
+  common::MemoryBudget b{2 * kGiB, "MemAvailable 2.0 GiB"};
+  EXPECT_FALSE(common::check_memory_fits(kGiB, "model 'm'", "parameters 1 GiB", b));
+  auto error = common::check_memory_fits(3 * kGiB, "model 'm' at batch 8", "parameters 3.0 GiB", b);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->message,
             "model 'm' at batch 8 needs about 3.0 GiB of memory (parameters 3.0 GiB; analytic estimate), but only 2.0 GiB are "
@@ -87,7 +87,7 @@ TEST(MemoryBudget, AnAddressSpaceLimitOfThisProcessCounts) {
     struct rlimit limit {};
     limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(mapped + kGiB);
     if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(2);
-    const detail::MemoryBudget b = detail::memory_budget();
+    const common::MemoryBudget b = common::memory_budget();
     const bool bounded = b.available > 0 && b.available <= kGiB && b.source.rfind("address-space limit (ulimit -v) ", 0) == 0;
     ::_exit(bounded ? 0 : 1);
   }

@@ -60,25 +60,25 @@ TEST(Summary, EvenAndOddMedians) {
 
 TEST(Summary, PercentilesInterpolateBetweenOrderStatistics) {
   const std::vector<double> x = {10, 20, 30, 40, 50};  // sorted; h = 4p
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 0), 10);
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 100), 50);
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 25), 20);
-  EXPECT_NEAR(detail::percentile_sorted(x.data(), x.size(), 5), 12, 1e-12);   // h = 0.2
-  EXPECT_NEAR(detail::percentile_sorted(x.data(), x.size(), 95), 48, 1e-12);  // h = 3.8
-  EXPECT_NEAR(detail::percentile_sorted(x.data(), x.size(), 99), 49.6, 1e-12);
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 150), 50) << "clamped to 100";
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(x.data(), x.size(), 0), 10);
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(x.data(), x.size(), 100), 50);
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(x.data(), x.size(), 25), 20);
+  EXPECT_NEAR(common::percentile_sorted(x.data(), x.size(), 5), 12, 1e-12);   // h = 0.2
+  EXPECT_NEAR(common::percentile_sorted(x.data(), x.size(), 95), 48, 1e-12);  // h = 3.8
+  EXPECT_NEAR(common::percentile_sorted(x.data(), x.size(), 99), 49.6, 1e-12);
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(x.data(), x.size(), 150), 50) << "clamped to 100";
 }
 
 TEST(Summary, FloatPercentilesInterpolateInDouble) {
   // A parameter tensor's values: the same definition as for doubles.
   const std::vector<float> x = {10, 20, 30, 40, 50};
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 25), 20);
-  EXPECT_NEAR(detail::percentile_sorted(x.data(), x.size(), 95), 48, 1e-12);
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(x.data(), x.size(), 100), 50);
-  EXPECT_EQ(detail::percentile_sorted(x.data(), 0, 50), 0.0);
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(x.data(), x.size(), 25), 20);
+  EXPECT_NEAR(common::percentile_sorted(x.data(), x.size(), 95), 48, 1e-12);
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(x.data(), x.size(), 100), 50);
+  EXPECT_EQ(common::percentile_sorted(x.data(), 0, 50), 0.0);
   // 2^25 − 1 has no float: a difference taken in float would give 16777217.
   const std::vector<float> wide = {1.0f, 33554432.0f};
-  EXPECT_DOUBLE_EQ(detail::percentile_sorted(wide.data(), wide.size(), 50), 16777216.5);
+  EXPECT_DOUBLE_EQ(common::percentile_sorted(wide.data(), wide.size(), 50), 16777216.5);
 }
 
 TEST(Summary, MadOutliers) {
@@ -117,7 +117,7 @@ TEST(MedianInterval, RanksAndCoverageMatchExactBinomialSums) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.n);
-    const detail::OrderStatisticInterval ci = detail::median_interval_ranks(c.n);
+    const common::OrderStatisticInterval ci = common::median_interval_ranks(c.n);
     ASSERT_TRUE(ci.available);
     EXPECT_EQ(ci.lower_rank, c.lower);
     EXPECT_EQ(ci.upper_rank, c.upper);
@@ -127,9 +127,9 @@ TEST(MedianInterval, RanksAndCoverageMatchExactBinomialSums) {
 }
 
 TEST(MedianInterval, TooFewSamplesHaveNoNinetyFivePercentInterval) {
-  for (std::size_t n = 0; n <= 5; ++n) EXPECT_FALSE(detail::median_interval_ranks(n).available) << n;
+  for (std::size_t n = 0; n <= 5; ++n) EXPECT_FALSE(common::median_interval_ranks(n).available) << n;
   // A lower confidence is reachable earlier: n = 5 gives [x1, x5] at 1 − 2/32 = 0.9375.
-  const detail::OrderStatisticInterval ci = detail::median_interval_ranks(5, 0.9);
+  const common::OrderStatisticInterval ci = common::median_interval_ranks(5, 0.9);
   ASSERT_TRUE(ci.available);
   EXPECT_EQ(ci.lower_rank, 1u);
   EXPECT_DOUBLE_EQ(ci.coverage, 0.9375);
@@ -146,15 +146,15 @@ TEST(MedianInterval, SummaryUsesTheOrderStatisticsOfItsSamples) {
 }
 
 TEST(Binomial, CdfOnKnownValuesAndSymmetryForLargeN) {
-  EXPECT_DOUBLE_EQ(detail::binomial_half_cdf(10, 2), 56.0 / 1024);
-  EXPECT_DOUBLE_EQ(detail::binomial_half_cdf(10, 0), 1.0 / 1024);
-  EXPECT_DOUBLE_EQ(detail::binomial_half_cdf(10, 10), 1.0);
-  EXPECT_NEAR(detail::binomial_half_cdf(100, 39), 0.017600100108852407, 1e-12);
+  EXPECT_DOUBLE_EQ(common::binomial_half_cdf(10, 2), 56.0 / 1024);
+  EXPECT_DOUBLE_EQ(common::binomial_half_cdf(10, 0), 1.0 / 1024);
+  EXPECT_DOUBLE_EQ(common::binomial_half_cdf(10, 10), 1.0);
+  EXPECT_NEAR(common::binomial_half_cdf(100, 39), 0.017600100108852407, 1e-12);
   // 2^-n underflows a double past n = 1074; the log-space walk must not. For even n,
   // P(B ≤ n/2 − 1) + P(B ≤ n/2) = 1 by symmetry.
   for (std::size_t n : {2000u, 5000u}) {
-    const double a = detail::binomial_half_cdf(n, n / 2 - 1);
-    const double b = detail::binomial_half_cdf(n, n / 2);
+    const double a = common::binomial_half_cdf(n, n / 2 - 1);
+    const double b = common::binomial_half_cdf(n, n / 2);
     EXPECT_GT(a, 0.45) << n;
     EXPECT_NEAR(a + b, 1.0, 1e-9) << n;
   }
@@ -162,10 +162,10 @@ TEST(Binomial, CdfOnKnownValuesAndSymmetryForLargeN) {
 
 TEST(CoefficientOfVariation, ByHand) {
   const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};  // mean 5, Σ(x − 5)² = 32, n − 1 = 7
-  EXPECT_NEAR(detail::coefficient_of_variation(x, 8), std::sqrt(32.0 / 7) / 5, 1e-12);
-  EXPECT_EQ(detail::coefficient_of_variation(x, 1), 0.0);
+  EXPECT_NEAR(common::coefficient_of_variation(x, 8), std::sqrt(32.0 / 7) / 5, 1e-12);
+  EXPECT_EQ(common::coefficient_of_variation(x, 1), 0.0);
   const double zeros[] = {0, 0, 0};
-  EXPECT_EQ(detail::coefficient_of_variation(zeros, 3), 0.0);
+  EXPECT_EQ(common::coefficient_of_variation(zeros, 3), 0.0);
 }
 
 TEST(WarmupPolicy, StopsWhenTheLastWindowSettles) {
@@ -220,29 +220,29 @@ TEST(IterationPolicy, CountAndMinimumTime) {
 // Wilson's interval by hand (z = 1.96): 5 of 10 → 0.5 ± 0.2634; 0 of 10 → [0, 0.2775] (the
 // normal approximation would give [0, 0]); n = 0 says nothing: [0, 1].
 TEST(WilsonInterval, HandComputedValuesAndItsEnds) {
-  const detail::ProportionInterval half = detail::wilson_interval(5, 10);
+  const common::ProportionInterval half = common::wilson_interval(5, 10);
   EXPECT_NEAR(half.low, 0.2366, 1e-4);
   EXPECT_NEAR(half.high, 0.7634, 1e-4);
-  const detail::ProportionInterval none = detail::wilson_interval(0, 10);
+  const common::ProportionInterval none = common::wilson_interval(0, 10);
   EXPECT_EQ(none.low, 0.0);
   EXPECT_NEAR(none.high, 0.2775, 1e-4);
-  const detail::ProportionInterval all = detail::wilson_interval(10, 10);
+  const common::ProportionInterval all = common::wilson_interval(10, 10);
   EXPECT_NEAR(all.low, 1.0 - 0.2775, 1e-4);
   EXPECT_EQ(all.high, 1.0);
-  const detail::ProportionInterval empty = detail::wilson_interval(0, 0);
+  const common::ProportionInterval empty = common::wilson_interval(0, 0);
   EXPECT_EQ(empty.low, 0.0);
   EXPECT_EQ(empty.high, 1.0);
   // Never outside [0, 1], and narrower with more samples.
   for (std::uint64_t n : {1U, 3U, 30U, 3000U}) {
     for (std::uint64_t k = 0; k <= n; k += std::max<std::uint64_t>(1, n / 7)) {
-      const detail::ProportionInterval w = detail::wilson_interval(k, n);
+      const common::ProportionInterval w = common::wilson_interval(k, n);
       EXPECT_GE(w.low, 0.0);
       EXPECT_LE(w.high, 1.0);
       EXPECT_LE(w.low, static_cast<double>(k) / static_cast<double>(n));
       EXPECT_GE(w.high, static_cast<double>(k) / static_cast<double>(n));
     }
   }
-  EXPECT_LT(detail::wilson_interval(500, 1000).high - detail::wilson_interval(500, 1000).low, half.high - half.low);
+  EXPECT_LT(common::wilson_interval(500, 1000).high - common::wilson_interval(500, 1000).low, half.high - half.low);
 }
 
 }  // namespace

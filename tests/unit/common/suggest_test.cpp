@@ -2,7 +2,7 @@
 
 #include "common/suggest.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::common {
 namespace {
 
 TEST(Suggest, EditDistanceCountsTranspositionsAsOneEdit) {
@@ -24,4 +24,4 @@ TEST(Suggest, NearestOnlyWhenNearEnough) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::common

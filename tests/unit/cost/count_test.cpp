@@ -3,8 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "common/count.hpp"
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::cost {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -30,4 +31,4 @@ TEST(Count, OverflowIsRememberedThroughLaterOperations) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::cost

@@ -53,12 +53,12 @@ TEST(CpuMatchFormat, ReadsRulesAndNotes) {
       "  note   one  \n"
       "note two\n"
       "vendor HygonGenuine family 0x18 models 0x0\n";
-  auto match = detail::parse_cpu_match(text, "zen9/cpus.match");
+  auto match = counters::parse_cpu_match(text, "zen9/cpus.match");
   ASSERT_TRUE(match.ok()) << match.error().message;
   EXPECT_EQ(match->file, "zen9/cpus.match");
   EXPECT_EQ(match->note, "one two");
   ASSERT_EQ(match->rules.size(), 2u);
-  const detail::CpuMatchRule& zen = match->rules[0];
+  const counters::CpuMatchRule& zen = match->rules[0];
   EXPECT_EQ(zen.vendor, "AuthenticAMD");
   EXPECT_EQ(zen.family, 0x19);
   EXPECT_EQ(zen.line, 2);
@@ -69,10 +69,10 @@ TEST(CpuMatchFormat, ReadsRulesAndNotes) {
   EXPECT_EQ(zen.models[1].last, 0x5F);
   EXPECT_EQ(match->rules[1].line, 6);
   EXPECT_EQ(match->rules[1].models[0].last, 0);
-  EXPECT_EQ(detail::rule_naming(*match, cpu_of("AuthenticAMD", 0x19, 0x0F)), &match->rules[0]);
-  EXPECT_EQ(detail::rule_naming(*match, cpu_of("AuthenticAMD", 0x19, 0x10)), nullptr);
-  EXPECT_EQ(detail::rule_naming(*match, cpu_of("GenuineIntel", 0x19, 0x00)), nullptr);
-  EXPECT_EQ(detail::rule_naming(*match, cpu_of("HygonGenuine", 0x18, 0x00)), &match->rules[1]);
+  EXPECT_EQ(counters::rule_naming(*match, cpu_of("AuthenticAMD", 0x19, 0x0F)), &match->rules[0]);
+  EXPECT_EQ(counters::rule_naming(*match, cpu_of("AuthenticAMD", 0x19, 0x10)), nullptr);
+  EXPECT_EQ(counters::rule_naming(*match, cpu_of("GenuineIntel", 0x19, 0x00)), nullptr);
+  EXPECT_EQ(counters::rule_naming(*match, cpu_of("HygonGenuine", 0x18, 0x00)), &match->rules[1]);
 }
 
 TEST(CpuMatchFormat, ErrorsNameTheFileTheLineAndTheProblem) {
@@ -104,21 +104,21 @@ TEST(CpuMatchFormat, ErrorsNameTheFileTheLineAndTheProblem) {
       {std::string("vendor AuthenticAMD family 0x19 models 0x10\n") + '\0', ":2: a NUL byte; a match file is text (a binary file, or damaged?)"},
   };
   for (const auto& [text, message] : cases) {
-    auto match = detail::parse_cpu_match(text, "zen9/cpus.match");
+    auto match = counters::parse_cpu_match(text, "zen9/cpus.match");
     ASSERT_FALSE(match.ok()) << text;
     EXPECT_EQ(match.error().message, "zen9/cpus.match" + message) << text;
   }
 }
 
 TEST(CpuMatchFormat, SharedModelsOfTwoRules) {
-  auto a = detail::parse_cpu_match("vendor AuthenticAMD family 0x19 models 0x00-0x0F,0x60-0x6F\n", "a");
-  auto b = detail::parse_cpu_match("vendor AuthenticAMD family 0x19 models 0x10-0x5F,0x68\n", "b");
-  auto c = detail::parse_cpu_match("vendor GenuineIntel family 0x19 models 0x00-0xFF\n", "c");
+  auto a = counters::parse_cpu_match("vendor AuthenticAMD family 0x19 models 0x00-0x0F,0x60-0x6F\n", "a");
+  auto b = counters::parse_cpu_match("vendor AuthenticAMD family 0x19 models 0x10-0x5F,0x68\n", "b");
+  auto c = counters::parse_cpu_match("vendor GenuineIntel family 0x19 models 0x00-0xFF\n", "c");
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  EXPECT_EQ(detail::first_shared_model(a->rules[0], b->rules[0]), 0x68);
-  EXPECT_EQ(detail::first_shared_model(a->rules[0], c->rules[0]), std::nullopt) << "another vendor";
-  EXPECT_EQ(detail::cpuid_hex(0x1A), "0x1A");
-  EXPECT_EQ(detail::cpuid_hex(0), "0x0");
+  EXPECT_EQ(counters::first_shared_model(a->rules[0], b->rules[0]), 0x68);
+  EXPECT_EQ(counters::first_shared_model(a->rules[0], c->rules[0]), std::nullopt) << "another vendor";
+  EXPECT_EQ(counters::cpuid_hex(0x1A), "0x1A");
+  EXPECT_EQ(counters::cpuid_hex(0), "0x0");
 }
 
 // ---- the shipped match files ---------------------------------------------------------------
@@ -215,7 +215,7 @@ TEST(ShippedCpuMatch, EveryRangeBoundaryGivesTheFamilyItGaveBefore) {
   };
   for (const Case& c : cases) {
     EXPECT_EQ(family_name(cpu_of(c.vendor, c.family, c.model)), c.expected)
-        << c.vendor << " family " << detail::cpuid_hex(c.family) << " model " << detail::cpuid_hex(c.model);
+        << c.vendor << " family " << counters::cpuid_hex(c.family) << " model " << counters::cpuid_hex(c.model);
   }
 }
 
@@ -276,7 +276,7 @@ TEST(ShippedCpuMatch, EachMachineFixtureGetsItsFamily) {
       continue;
     }
     const test::MachineFixture machine(name);
-    const CpuIdentity cpu = detail::identity_from_cpuid(machine.cpuid());
+    const CpuIdentity cpu = counters::identity_from_cpuid(machine.cpuid());
     auto family = counter_family(cpu, {kShippedCountersDir});
     ASSERT_TRUE(family.ok()) << name << ": " << family.error().message;
     EXPECT_EQ(family->name, it->second) << name << ": " << cpu.vendor << " family " << cpu.family << " model " << cpu.model;
@@ -316,12 +316,12 @@ TEST(ShippedCpuMatch, NotesSayWhatTheGroupsLack) {
 // software, which have none (scripts/counter-families.py checks the folders without building).
 TEST(ShippedCpuMatch, EveryFamilyButGenericAndSoftwareHasAMatchFile) {
   for (const std::string& family : known_group_families()) {
-    const fs::path file = fs::path(kShippedCountersDir) / family / std::string(detail::kCpuMatchFileName);
+    const fs::path file = fs::path(kShippedCountersDir) / family / std::string(counters::kCpuMatchFileName);
     if (family == "generic" || family == "software") {
       EXPECT_FALSE(fs::exists(file)) << file;
       continue;
     }
-    auto match = detail::load_cpu_match(file.string());
+    auto match = counters::load_cpu_match(file.string());
     EXPECT_TRUE(match.ok()) << (match.ok() ? "" : match.error().message);
   }
 }

@@ -6,9 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/stages.hpp"
 #include "counters/counter_math.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 TEST(CounterMath, ACounterThatRanThroughoutIsExact) {
@@ -112,4 +113,4 @@ TEST(CounterMath, ACountSoFarAddsTheOpenIntervalOnlyWhileRunning) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -656,7 +656,7 @@ class RawFamilySysfs : public ::testing::Test {
     std::map<std::string, std::uint64_t> configs;
     for (const auto& [name, group] : shipped(family)) {
       for (const GroupEvent& e : group.events) {
-        auto r = detail::resolve_event(e.event, root_.string());
+        auto r = counters::resolve_event(e.event, root_.string());
         EXPECT_TRUE(r.ok()) << family << "/" << name << " " << e.event << ": " << (r.ok() ? "" : r.error().message);
         if (!r.ok()) continue;
         EXPECT_EQ(r->uncore, group.scope == GroupScope::uncore) << e.event;
@@ -709,7 +709,7 @@ TEST_F(RawFamilySysfs, WithoutACorePmuTheRawEventsSayTheMachineExposesNone) {
     for (const auto& [name, group] : shipped(family)) {
       for (const GroupEvent& e : group.events) {
         if (e.event.find('/') == std::string::npos || group.scope != GroupScope::core) continue;
-        auto r = detail::resolve_event(e.event, root_.string());
+        auto r = counters::resolve_event(e.event, root_.string());
         ASSERT_FALSE(r.ok()) << e.event;
         EXPECT_NE(r.error().message.find("PMU 'cpu' is not exposed by this kernel"), std::string::npos) << r.error().message;
         EXPECT_NE(r.error().message.find("exposes no hardware PMU"), std::string::npos) << r.error().message;

@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "common/stages.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/counters.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 ResolvedEvent resolved(const std::string& name) {
@@ -402,7 +403,7 @@ TEST(ResolveRaw, TheRealSysfsOfAVmHasNoUncorePmus) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters
 
 namespace hwprof {
 namespace {

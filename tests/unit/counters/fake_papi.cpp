@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 FakePapi* fake = nullptr;
@@ -300,4 +301,4 @@ std::vector<const FakePapi::Eventset*> FakePapi::running_eventsets() const {
   return running;
 }
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

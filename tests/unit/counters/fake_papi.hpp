@@ -18,9 +18,10 @@
 
 #include <papi.h>
 
+#include "common/stages.hpp"
 #include "counters/papi_calls.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 
 class FakePapi {
  public:
@@ -100,4 +101,4 @@ class FakePapi {
   ScopedPapiCalls scope_;  // last: PAPI is this fake from here on
 };
 
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

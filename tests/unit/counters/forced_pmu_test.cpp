@@ -9,10 +9,11 @@
 #include <map>
 #include <string>
 
+#include "common/stages.hpp"
 #include "counters/event_resolver.hpp"
 #include "hwprof/event_group.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 const std::string kCountersDir = HWPROF_COUNTERS_DIR;
@@ -198,4 +199,4 @@ TEST_F(ForcedPmu, GenericAndSoftwareNamesNeedNoLibpfmPmu) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -4,9 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/stages.hpp"
 #include "counters/mmap_read.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 perf_event_mmap_page page;
@@ -97,4 +98,4 @@ TEST_F(MmapRead, TimesAreExtendedToNowWithTheTimeConversion) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

@@ -12,11 +12,12 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include "common/stages.hpp"
 #include "counters/papi_backend.hpp"
 #include "fake_papi.hpp"
 #include "hwprof/counters.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 using ::testing::ElementsAre;
@@ -578,4 +579,4 @@ TEST(PapiFake, CountingFromExecIsRefused) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

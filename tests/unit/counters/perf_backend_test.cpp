@@ -13,10 +13,11 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include "common/stages.hpp"
 #include "counters/perf_event_backend.hpp"
 #include "counters/syscalls.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 using ::testing::HasSubstr;
@@ -494,4 +495,4 @@ TEST(PerfBackend, TooManyEventsAreRefusedByName) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

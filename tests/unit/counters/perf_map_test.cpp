@@ -21,14 +21,14 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-detail::PerfMap parsed(const std::string& text, const detail::PerfMapLimits& limits = {}) {
-  auto map = detail::parse_perf_map(text, "/tmp/perf-42.map", limits);
+symbols::PerfMap parsed(const std::string& text, const symbols::PerfMapLimits& limits = {}) {
+  auto map = symbols::parse_perf_map(text, "/tmp/perf-42.map", limits);
   EXPECT_TRUE(map) << map.error().message;
-  return map ? std::move(*map) : detail::PerfMap{};
+  return map ? std::move(*map) : symbols::PerfMap{};
 }
 
-std::string name_at(const detail::PerfMap& map, std::uint64_t address) {
-  const detail::PerfMapEntry* entry = detail::find_entry(map, address);
+std::string name_at(const symbols::PerfMap& map, std::uint64_t address) {
+  const symbols::PerfMapEntry* entry = symbols::find_entry(map, address);
   return entry ? entry->name : "(none)";
 }
 
@@ -95,9 +95,9 @@ TEST(PerfMap, ZeroSizeEntriesAreIgnoredAndOverlapsHaveOneAnswer) {
 }
 
 TEST(PerfMap, TooManyEntriesIsRefusedNamingTheFileAndTheLimit) {
-  detail::PerfMapLimits limits;
+  symbols::PerfMapLimits limits;
   limits.max_entries = 3;
-  auto map = detail::parse_perf_map("1000 10 a\n2000 10 b\n3000 10 c\n4000 10 d\n", "/tmp/perf-42.map", limits);
+  auto map = symbols::parse_perf_map("1000 10 a\n2000 10 b\n3000 10 c\n4000 10 d\n", "/tmp/perf-42.map", limits);
   ASSERT_FALSE(map);
   EXPECT_EQ(map.error().message, "/tmp/perf-42.map: more than 3 entries (line 4); a perf map file may have at most 3 entries");
 }
@@ -125,13 +125,13 @@ using PerfMapFileTest = test::ScratchDirTest;
 
 TEST_F(PerfMapFileTest, AFileIsReadAndAFileOverTheLimitIsRefusedNamingIt) {
   const std::string path = put("perf-1.map", "1000 10 kernel_a\n2000 20 kernel_b\n");
-  auto map = detail::read_perf_map(path);
+  auto map = symbols::read_perf_map(path);
   ASSERT_TRUE(map) << map.error().message;
   EXPECT_EQ(map->entries.size(), 2u);
   EXPECT_EQ(map->path, path);
-  detail::PerfMapLimits limits;
+  symbols::PerfMapLimits limits;
   limits.max_bytes = 20;
-  auto big = detail::read_perf_map(path, limits);
+  auto big = symbols::read_perf_map(path, limits);
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().message, path + ": 34 bytes; a perf map file may have at most 20 bytes");
 }
@@ -140,9 +140,9 @@ TEST_F(PerfMapFileTest, AFileIsReadAndAFileOverTheLimitIsRefusedNamingIt) {
 // 256 MiB nor the time to read them is spent.
 TEST_F(PerfMapFileTest, AFileJustPastTheDefaultLimitIsRefusedBeforeItIsRead) {
   const std::string path = put("perf-3.map", "1000 10 kernel_a\n");
-  const std::size_t limit = detail::PerfMapLimits{}.max_bytes;
+  const std::size_t limit = symbols::PerfMapLimits{}.max_bytes;
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(limit + 1)), 0);
-  auto big = detail::read_perf_map(path);
+  auto big = symbols::read_perf_map(path);
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().message,
             path + ": " + std::to_string(limit + 1) + " bytes; a perf map file may have at most " + std::to_string(limit) + " bytes");
@@ -154,23 +154,23 @@ TEST_F(PerfMapFileTest, AFifoIsRefusedWithoutWaitingEvenWithAWriter) {
   // A writer that never writes: a reader that read a FIFO would wait for it.
   const int writer = ::open(path.c_str(), O_RDWR | O_NONBLOCK);
   ASSERT_GE(writer, 0);
-  auto map = detail::read_perf_map(path);
+  auto map = symbols::read_perf_map(path);
   ::close(writer);
   ASSERT_FALSE(map);
   EXPECT_EQ(map.error().message, path + ": is a FIFO or pipe, not a perf map file; give a regular file");
 }
 
 TEST_F(PerfMapFileTest, DevicesDirectoriesAndMissingFilesAreNamed) {
-  auto zero = detail::read_perf_map("/dev/zero");
+  auto zero = symbols::read_perf_map("/dev/zero");
   ASSERT_FALSE(zero);
   EXPECT_EQ(zero.error().message, "/dev/zero: is a character device, not a perf map file; give a regular file");
-  auto directory = detail::read_perf_map(dir_.string());
+  auto directory = symbols::read_perf_map(dir_.string());
   ASSERT_FALSE(directory);
   EXPECT_THAT(directory.error().message, HasSubstr("is a directory"));
-  auto missing = detail::read_perf_map(path("perf-404.map"));
+  auto missing = symbols::read_perf_map(path("perf-404.map"));
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, path("perf-404.map") + ": cannot open the perf map file (No such file or directory)");
-  EXPECT_EQ(detail::perf_map_path(1234), "/tmp/perf-1234.map");
+  EXPECT_EQ(symbols::perf_map_path(1234), "/tmp/perf-1234.map");
 }
 
 }  // namespace

@@ -11,10 +11,11 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include "common/stages.hpp"
 #include "perf_records.hpp"
 #include "sampling/sample_records.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 namespace {
 
 using test::chain;
@@ -225,4 +226,4 @@ TEST(SampleRecords, SortingByTimeKeepsEachSampleWithItsFrames) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

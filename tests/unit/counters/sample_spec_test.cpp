@@ -6,10 +6,11 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
+#include "common/stages.hpp"
 #include "sampling/sample_spec.hpp"
 #include "scratch_dir.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 namespace {
 
 using ::testing::AllOf;
@@ -194,4 +195,4 @@ TEST_F(SampleSpecSysfs, AnUncoreEventIsRefused) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

@@ -18,11 +18,12 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "common/stages.hpp"
 #include "perf_records.hpp"
 #include "sampling/sample_spec.hpp"
 #include "sampling/sampler.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::sampling {
 namespace {
 
 using ::testing::AllOf;
@@ -482,4 +483,4 @@ TEST(Sampler, StopIsIdempotentAndAMovedSamplerKeepsWorking) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::sampling

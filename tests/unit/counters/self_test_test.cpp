@@ -8,10 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "common/stages.hpp"
 #include "counters/self_test.hpp"
 #include "hwprof/event_group.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::counters {
 namespace {
 
 const std::string kCountersDir = HWPROF_COUNTERS_DIR;
@@ -264,4 +265,4 @@ TEST(SelfTest, TheRealKernelsRunOrSayWhyNot) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::counters

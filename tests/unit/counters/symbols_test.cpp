@@ -56,42 +56,42 @@ std::string hex(std::uint64_t value) {
 std::string this_program() {
   char path[4096] = {};
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? detail::module_name(std::string(path, static_cast<std::size_t>(n))) : "";
+  return n > 0 ? symbols::module_name(std::string(path, static_cast<std::size_t>(n))) : "";
 }
 
-detail::Symbolizer this_process() {
-  auto symbolizer = detail::symbolizer_for_process(::getpid());
+symbols::Symbolizer this_process() {
+  auto symbolizer = symbols::symbolizer_for_process(::getpid());
   EXPECT_TRUE(symbolizer) << symbolizer.error().message;
-  return symbolizer ? std::move(*symbolizer) : detail::Symbolizer({});
+  return symbolizer ? std::move(*symbolizer) : symbols::Symbolizer({});
 }
 
 TEST(Symbols, AFunctionOfThisProgramIsNamedDemangled) {
-  if (!detail::elf_symbols_available()) GTEST_SKIP() << detail::kWithoutLibdw;
+  if (!symbols::elf_symbols_available()) GTEST_SKIP() << symbols::kWithoutLibdw;
   ASSERT_EQ(symbols_test_code::weighted_total({1.0, 2.0}, 2), 6.0);
   const auto address = reinterpret_cast<std::uint64_t>(&symbols_test_code::weighted_total);
-  detail::Symbolizer symbolizer = this_process();
+  symbols::Symbolizer symbolizer = this_process();
   for (std::uint64_t offset : {0u, 1u}) {
-    const detail::Symbol& symbol = symbolizer.resolve(address + offset);
-    EXPECT_EQ(symbol.source, detail::SymbolSource::elf_symbol);
+    const symbols::Symbol& symbol = symbolizer.resolve(address + offset);
+    EXPECT_EQ(symbol.source, symbols::SymbolSource::elf_symbol);
     EXPECT_EQ(symbol.function, "hwprof::symbols_test_code::weighted_total(std::vector<double, std::allocator<double> > const&, int)");
     EXPECT_EQ(symbol.function_offset, offset);
     EXPECT_EQ(symbol.module, this_program());
     EXPECT_TRUE(symbol.module_address.has_value());
-    EXPECT_EQ(detail::symbol_label(symbol), symbol.function);
+    EXPECT_EQ(symbols::symbol_label(symbol), symbol.function);
   }
 }
 
 TEST(Symbols, AnAddressInsideLibcMallocIsALibcSymbol) {
-  if (!detail::elf_symbols_available()) GTEST_SKIP() << detail::kWithoutLibdw;
+  if (!symbols::elf_symbols_available()) GTEST_SKIP() << symbols::kWithoutLibdw;
   // libc's own malloc, not a sanitizer's interceptor of the same name.
   void* libc = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(libc, nullptr) << ::dlerror();
   const auto malloc_address = reinterpret_cast<std::uint64_t>(::dlsym(libc, "malloc"));
   ::dlclose(libc);
   ASSERT_NE(malloc_address, 0u);
-  detail::Symbolizer symbolizer = this_process();
-  const detail::Symbol& symbol = symbolizer.resolve(malloc_address + 16);
-  EXPECT_EQ(symbol.source, detail::SymbolSource::elf_symbol) << detail::symbol_label(symbol);
+  symbols::Symbolizer symbolizer = this_process();
+  const symbols::Symbol& symbol = symbolizer.resolve(malloc_address + 16);
+  EXPECT_EQ(symbol.source, symbols::SymbolSource::elf_symbol) << symbols::symbol_label(symbol);
   EXPECT_EQ(symbol.module, "libc.so.6");
   EXPECT_THAT(symbol.function, AnyOf("malloc", "__libc_malloc"));
   EXPECT_EQ(symbol.function_offset, 16u);
@@ -133,24 +133,24 @@ std::string libc_debug_file() {
 }
 
 TEST(Symbols, LibcsOwnFunctionsAreNamedThroughItsDebugFileWhereOneIsInstalled) {
-  if (!detail::elf_symbols_available()) GTEST_SKIP() << detail::kWithoutLibdw;
+  if (!symbols::elf_symbols_available()) GTEST_SKIP() << symbols::kWithoutLibdw;
   // memcpy is an IFUNC: dlsym gives the implementation it chose for this CPU, a local symbol
   // that only libc's .symtab names, and Debian's libc.so.6 has none (its debug file does).
   void* libc = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(libc, nullptr) << ::dlerror();
   const auto chosen = reinterpret_cast<std::uint64_t>(::dlsym(libc, "memcpy"));
   ::dlclose(libc);
-  detail::Symbolizer symbolizer = this_process();
-  const detail::Symbol& symbol = symbolizer.resolve(chosen + 4);
+  symbols::Symbolizer symbolizer = this_process();
+  const symbols::Symbol& symbol = symbolizer.resolve(chosen + 4);
   EXPECT_EQ(symbol.module, "libc.so.6");
   const std::string debug_file = libc_debug_file();
   struct stat st {};
   if (debug_file.empty() || ::stat(debug_file.c_str(), &st) != 0) {
     // Without the debug file: .dynsym's memcpy is the IFUNC resolver, not this code.
     EXPECT_NE(symbol.function, "memcpy") << "no " << debug_file;
-    GTEST_SKIP() << "libc's debug file is not installed (" << debug_file << ", Debian's libc6-dbg): " << detail::symbol_label(symbol);
+    GTEST_SKIP() << "libc's debug file is not installed (" << debug_file << ", Debian's libc6-dbg): " << symbols::symbol_label(symbol);
   }
-  EXPECT_EQ(symbol.source, detail::SymbolSource::elf_symbol) << detail::symbol_label(symbol);
+  EXPECT_EQ(symbol.source, symbols::SymbolSource::elf_symbol) << symbols::symbol_label(symbol);
   EXPECT_THAT(symbol.function, StartsWith("__mem"));  // __memmove_avx_unaligned_erms, __memcpy_evex_...
 }
 
@@ -177,27 +177,27 @@ class StrippedLibrary : public ::testing::Test {
 };
 
 TEST_F(StrippedLibrary, AnInternalFunctionIsModulePlusOffsetAndAnExportedOneIsNamed) {
-  if (!detail::elf_symbols_available()) GTEST_SKIP() << detail::kWithoutLibdw;
-  detail::Symbolizer symbolizer = this_process();
-  const detail::Symbol& internal = symbolizer.resolve(internal_);
-  EXPECT_EQ(internal.source, detail::SymbolSource::module_offset) << internal.function;
+  if (!symbols::elf_symbols_available()) GTEST_SKIP() << symbols::kWithoutLibdw;
+  symbols::Symbolizer symbolizer = this_process();
+  const symbols::Symbol& internal = symbolizer.resolve(internal_);
+  EXPECT_EQ(internal.source, symbols::SymbolSource::module_offset) << internal.function;
   EXPECT_EQ(internal.module, "libhwprof-symbols-test-stripped.so");
   ASSERT_TRUE(internal.module_address.has_value());
   EXPECT_EQ(*internal.module_address, internal_ - base_);
-  EXPECT_EQ(detail::symbol_label(internal), "libhwprof-symbols-test-stripped.so+" + hex(internal_ - base_));
+  EXPECT_EQ(symbols::symbol_label(internal), "libhwprof-symbols-test-stripped.so+" + hex(internal_ - base_));
   EXPECT_TRUE(internal.function.empty());
-  const detail::Symbol& exported = symbolizer.resolve(exported_);
-  EXPECT_EQ(exported.source, detail::SymbolSource::elf_symbol);
+  const symbols::Symbol& exported = symbolizer.resolve(exported_);
+  EXPECT_EQ(exported.source, symbols::SymbolSource::elf_symbol);
   EXPECT_EQ(exported.function, "hwprof_symbols_test::exported_sum(int, double)");
   EXPECT_EQ(exported.module, "libhwprof-symbols-test-stripped.so");
 }
 
 TEST_F(StrippedLibrary, TheUnstrippedFileNamesTheInternalFunctionThroughSymtab) {
-  if (!detail::elf_symbols_available()) GTEST_SKIP() << detail::kWithoutLibdw;
-  auto maps = detail::read_proc_maps(::getpid());
+  if (!symbols::elf_symbols_available()) GTEST_SKIP() << symbols::kWithoutLibdw;
+  auto maps = symbols::read_proc_maps(::getpid());
   ASSERT_TRUE(maps) << maps.error().message;
   bool swapped = false;
-  for (detail::Mapping& m : *maps) {
+  for (symbols::Mapping& m : *maps) {
     if (internal_ >= m.start && internal_ < m.end) {
       EXPECT_EQ(m.path, HWPROF_STRIPPED_LIBRARY);
       m.path = HWPROF_UNSTRIPPED_LIBRARY;  // the same layout, with .symtab
@@ -205,21 +205,21 @@ TEST_F(StrippedLibrary, TheUnstrippedFileNamesTheInternalFunctionThroughSymtab) 
     }
   }
   ASSERT_TRUE(swapped);
-  detail::Symbolizer symbolizer(*maps);
-  const detail::Symbol& internal = symbolizer.resolve(internal_);
-  EXPECT_EQ(internal.source, detail::SymbolSource::elf_symbol);
+  symbols::Symbolizer symbolizer(*maps);
+  const symbols::Symbol& internal = symbolizer.resolve(internal_);
+  EXPECT_EQ(internal.source, symbols::SymbolSource::elf_symbol);
   EXPECT_EQ(internal.function, "(anonymous namespace)::internal_scale(int)");
   EXPECT_EQ(internal.module, "libhwprof-symbols-test.so");
 }
 
 TEST(Symbols, WithoutLibdwEveryFileAddressIsModulePlusOffsetAndSaysWhyOnce) {
-  if (detail::elf_symbols_available()) GTEST_SKIP() << "built with libdw: this checks a build without it";
+  if (symbols::elf_symbols_available()) GTEST_SKIP() << "built with libdw: this checks a build without it";
   const auto address = reinterpret_cast<std::uint64_t>(&symbols_test_code::weighted_total);
-  detail::Symbolizer symbolizer = this_process();
-  const detail::Symbol& symbol = symbolizer.resolve(address);
-  EXPECT_EQ(symbol.source, detail::SymbolSource::module_offset);
+  symbols::Symbolizer symbolizer = this_process();
+  const symbols::Symbol& symbol = symbolizer.resolve(address);
+  EXPECT_EQ(symbol.source, symbols::SymbolSource::module_offset);
   EXPECT_EQ(symbol.module, this_program());
-  EXPECT_THAT(detail::symbol_label(symbol), StartsWith(this_program() + "+0x"));
+  EXPECT_THAT(symbols::symbol_label(symbol), StartsWith(this_program() + "+0x"));
   ASSERT_EQ(symbolizer.warnings().size(), 1u);
   EXPECT_THAT(symbolizer.warnings()[0], HasSubstr("built without libdw: install libdw-dev"));
 }
@@ -227,40 +227,40 @@ TEST(Symbols, WithoutLibdwEveryFileAddressIsModulePlusOffsetAndSaysWhyOnce) {
 using SymbolizerTest = test::ScratchDirTest;
 
 TEST_F(SymbolizerTest, PerfMapsNameJitCodeAndTheRestIsModuleOffsetOrUnknown) {
-  auto map = detail::read_perf_map(put("perf-42.map", "10100 100 jit_kernel_a\n50000 40 _ZN4dnnl4impl3fooEv\nnot an entry\n"));
+  auto map = symbols::read_perf_map(put("perf-42.map", "10100 100 jit_kernel_a\n50000 40 _ZN4dnnl4impl3fooEv\nnot an entry\n"));
   ASSERT_TRUE(map) << map.error().message;
-  std::vector<detail::PerfMap> maps;
+  std::vector<symbols::PerfMap> maps;
   maps.push_back(std::move(*map));
-  detail::Symbolizer symbolizer(
+  symbols::Symbolizer symbolizer(
       {{0x1000, 0x2000, 0x3000, "/nonexistent/libgone.so", false}, {0x10000, 0x20000, 0, "", false}, {0x30000, 0x31000, 0, "[vdso]", false}},
       std::move(maps));
-  const detail::Symbol& jit = symbolizer.resolve(0x10150);  // in anonymous memory
-  EXPECT_EQ(jit.source, detail::SymbolSource::perf_map);
+  const symbols::Symbol& jit = symbolizer.resolve(0x10150);  // in anonymous memory
+  EXPECT_EQ(jit.source, symbols::SymbolSource::perf_map);
   EXPECT_EQ(jit.function, "jit_kernel_a");
   EXPECT_EQ(jit.function_offset, 0x50u);
   EXPECT_EQ(jit.module, "perf-42.map");
-  const detail::Symbol& outside = symbolizer.resolve(0x50010);  // in no mapping
-  EXPECT_EQ(outside.source, detail::SymbolSource::perf_map);
+  const symbols::Symbol& outside = symbolizer.resolve(0x50010);  // in no mapping
+  EXPECT_EQ(outside.source, symbols::SymbolSource::perf_map);
   EXPECT_EQ(outside.function, "dnnl::impl::foo()");
-  const detail::Symbol& anonymous = symbolizer.resolve(0x10500);
-  EXPECT_EQ(anonymous.source, detail::SymbolSource::unknown);
+  const symbols::Symbol& anonymous = symbolizer.resolve(0x10500);
+  EXPECT_EQ(anonymous.source, symbols::SymbolSource::unknown);
   EXPECT_EQ(anonymous.module, "[anon]");
-  EXPECT_EQ(detail::symbol_label(anonymous), "[unknown] 0x10500");
-  const detail::Symbol& nowhere = symbolizer.resolve(0x99999);
-  EXPECT_EQ(nowhere.source, detail::SymbolSource::unknown);
+  EXPECT_EQ(symbols::symbol_label(anonymous), "[unknown] 0x10500");
+  const symbols::Symbol& nowhere = symbolizer.resolve(0x99999);
+  EXPECT_EQ(nowhere.source, symbols::SymbolSource::unknown);
   EXPECT_EQ(nowhere.module, "");
-  EXPECT_EQ(detail::symbol_label(nowhere), "[unknown] 0x99999");
-  const detail::Symbol& gone = symbolizer.resolve(0x1234);
-  EXPECT_EQ(gone.source, detail::SymbolSource::module_offset);
+  EXPECT_EQ(symbols::symbol_label(nowhere), "[unknown] 0x99999");
+  const symbols::Symbol& gone = symbolizer.resolve(0x1234);
+  EXPECT_EQ(gone.source, symbols::SymbolSource::module_offset);
   EXPECT_EQ(gone.file_offset, 0x3234u);
   EXPECT_FALSE(gone.module_address.has_value());
-  EXPECT_EQ(detail::symbol_label(gone), "libgone.so+0x3234");
-  EXPECT_EQ(detail::symbol_label(symbolizer.resolve(0x30010)), "[vdso]+0x10");
+  EXPECT_EQ(symbols::symbol_label(gone), "libgone.so+0x3234");
+  EXPECT_EQ(symbols::symbol_label(symbolizer.resolve(0x30010)), "[vdso]+0x10");
   EXPECT_EQ(&symbolizer.resolve(0x1234), &gone);  // cached, and the reference stays
   EXPECT_EQ(symbolizer.cached_addresses(), 6u);
   const std::vector<std::string>& warnings = symbolizer.warnings();
   EXPECT_THAT(warnings, Contains(HasSubstr("perf-42.map: 1 line skipped")));
-  if (detail::elf_symbols_available()) {
+  if (symbols::elf_symbols_available()) {
     EXPECT_THAT(warnings, Contains("/nonexistent/libgone.so: cannot open it to read its symbols (No such file or directory); "
                                    "its addresses are shown as module+offset"));
   }
@@ -272,15 +272,15 @@ TEST_F(SymbolizerTest, FilesThatAreNotWhatTheMappingSaysAreModuleOffsetWithoutWa
   const std::string fifo = path("libfifo.so");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string text = put("libtext.so", "not an ELF file\n");
-  detail::Symbolizer symbolizer({{0x1000, 0x2000, 0, fifo, false},
-                                 {0x2000, 0x3000, 0, "/dev/zero", false},
-                                 {0x3000, 0x4000, 0, text, false},
-                                 {0x4000, 0x5000, 0, "/usr/lib/x86_64-linux-gnu/libc.so.6", true}});
+  symbols::Symbolizer symbolizer({{0x1000, 0x2000, 0, fifo, false},
+                                  {0x2000, 0x3000, 0, "/dev/zero", false},
+                                  {0x3000, 0x4000, 0, text, false},
+                                  {0x4000, 0x5000, 0, "/usr/lib/x86_64-linux-gnu/libc.so.6", true}});
   for (std::uint64_t address : {0x1010u, 0x2010u, 0x3010u, 0x4010u}) {
-    EXPECT_EQ(symbolizer.resolve(address).source, detail::SymbolSource::module_offset) << hex(address);
+    EXPECT_EQ(symbolizer.resolve(address).source, symbols::SymbolSource::module_offset) << hex(address);
   }
-  EXPECT_EQ(detail::symbol_label(symbolizer.resolve(0x4010)), "libc.so.6+0x10");
-  if (!detail::elf_symbols_available()) return;
+  EXPECT_EQ(symbols::symbol_label(symbolizer.resolve(0x4010)), "libc.so.6+0x10");
+  if (!symbols::elf_symbols_available()) return;
   EXPECT_THAT(symbolizer.warnings(), Contains(fifo + ": is not a regular file; its symbols are not read; its addresses are shown as module+offset"));
   EXPECT_THAT(symbolizer.warnings(), Contains(HasSubstr("/dev/zero: is not a regular file")));
   EXPECT_THAT(symbolizer.warnings(), Contains(HasSubstr(text + ": not an ELF file libdwfl can read")));
@@ -289,7 +289,7 @@ TEST_F(SymbolizerTest, FilesThatAreNotWhatTheMappingSaysAreModuleOffsetWithoutWa
 }
 
 TEST(Symbols, TheLaterOfTwoOverlappingMappingsHoldsTheirSharedAddresses) {
-  detail::Symbolizer symbolizer({{0x1000, 0x3000, 0, "/nonexistent/a.so", false}, {0x2000, 0x4000, 0, "/nonexistent/b.so", false}});
+  symbols::Symbolizer symbolizer({{0x1000, 0x3000, 0, "/nonexistent/a.so", false}, {0x2000, 0x4000, 0, "/nonexistent/b.so", false}});
   EXPECT_EQ(symbolizer.resolve(0x1500).module, "a.so");
   EXPECT_EQ(symbolizer.resolve(0x2500).module, "b.so");
   EXPECT_EQ(*symbolizer.resolve(0x2500).file_offset, 0x500u);
@@ -305,22 +305,22 @@ class ProcessPerfMap : public ::testing::Test {
     std::fputs(text.c_str(), f);
     std::fclose(f);
   }
-  const std::string path_ = detail::perf_map_path(::getpid());
+  const std::string path_ = symbols::perf_map_path(::getpid());
 };
 
 TEST_F(ProcessPerfMap, AProcessPerfMapFileIsReadAndOneOverTheLimitIsAWarning) {
   write("7e0000001000 40 jit_process_kernel\nbad line\n");
-  auto symbolizer = detail::symbolizer_for_process(::getpid());
+  auto symbolizer = symbols::symbolizer_for_process(::getpid());
   ASSERT_TRUE(symbolizer) << symbolizer.error().message;
-  const detail::Symbol& jit = symbolizer->resolve(0x7e0000001010);
-  EXPECT_EQ(jit.source, detail::SymbolSource::perf_map);
+  const symbols::Symbol& jit = symbolizer->resolve(0x7e0000001010);
+  EXPECT_EQ(jit.source, symbols::SymbolSource::perf_map);
   EXPECT_EQ(jit.function, "jit_process_kernel");
   EXPECT_THAT(symbolizer->warnings(), Contains(path_ + ": 1 line skipped, not \"START SIZE name\" with START and SIZE in hex (line 2)"));
-  detail::PerfMapLimits limits;
+  symbols::PerfMapLimits limits;
   limits.max_bytes = 10;
-  auto limited = detail::symbolizer_for_process(::getpid(), limits);
+  auto limited = symbols::symbolizer_for_process(::getpid(), limits);
   ASSERT_TRUE(limited) << limited.error().message;
-  EXPECT_EQ(limited->resolve(0x7e0000001010).source, detail::SymbolSource::unknown);
+  EXPECT_EQ(limited->resolve(0x7e0000001010).source, symbols::SymbolSource::unknown);
   EXPECT_THAT(limited->warnings(), Contains(path_ + ": 44 bytes; a perf map file may have at most 10 bytes; JIT code is not named"));
 }
 

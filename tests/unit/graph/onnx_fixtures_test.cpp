@@ -37,10 +37,10 @@ TEST_P(OnnxFixture, CountsMatchPyTorchExactlyAndTheOutputWithinOneInTenThousand)
   EXPECT_EQ(cost->totals.params, expected.at("params").get<std::int64_t>());
   EXPECT_EQ(cost->totals.macs, expected.at("macs").get<std::int64_t>());
 
-  auto x = detail::parse_npy(test::read_file(dir + "/x.npy"), dir + "/x.npy");
-  auto y = detail::parse_npy(test::read_file(dir + "/y.npy"), dir + "/y.npy");
+  auto x = nn::parse_npy(test::read_file(dir + "/x.npy"), dir + "/x.npy");
+  auto y = nn::parse_npy(test::read_file(dir + "/y.npy"), dir + "/y.npy");
   ASSERT_TRUE(x.ok() && y.ok());
-  auto converted = detail::npy_to_tensor(*x, "x.npy");
+  auto converted = nn::npy_to_tensor(*x, "x.npy");
   ASSERT_TRUE(converted.ok()) << converted.error().message;
   const Tensor& input = *converted;
   ExecutorOptions options;

@@ -1474,12 +1474,12 @@ TEST(OnnxImport, ShapeInferenceRefusesZeroWindowsInAGraphMadeInCode) {
     n.attrs.stride = {0, 0};
     n.attrs.out_channels = 3;
     g.nodes = {n};
-    auto error = detail::infer_shapes(g);
+    auto error = graph::infer_shapes(g);
     ASSERT_TRUE(error.has_value()) << op_name(op);
     EXPECT_THAT(error->message, HasSubstr("stride is 0x0; it must be at least 1"));
     g.nodes[0].attrs.stride = {1, 1};
     g.nodes[0].attrs.kernel = {0, 0};
-    error = detail::infer_shapes(g);
+    error = graph::infer_shapes(g);
     ASSERT_TRUE(error.has_value()) << op_name(op);
     EXPECT_THAT(error->message, HasSubstr("kernel is 0x0"));
   }

@@ -36,7 +36,7 @@ std::set<std::string> ops_the_docs_show() {
 
 TEST(OnnxOpTable, EveryRowMapsItsOpOrSaysHowItIsSettled) {
   std::set<std::string> seen;
-  for (const detail::OnnxOpRule& rule : detail::Importer::op_rules()) {
+  for (const graph::OnnxOpRule& rule : graph::Importer::op_rules()) {
     EXPECT_TRUE(seen.insert(std::string(rule.type)).second) << rule.type << " has two rows";
     EXPECT_NE(onnx::OpSchemaRegistry::Schema(std::string(rule.type), 17, ""), nullptr) << rule.type << " is not an ONNX op";
     EXPECT_NE(rule.map != nullptr, !rule.settled.empty()) << rule.type << ": a row either maps the op or says how it is settled, not both";
@@ -48,7 +48,7 @@ TEST(OnnxOpTable, TheDocsShowTheOpsOfTheTableAndOnlyThoseBesideThePatterns) {
   const std::set<std::string> docs = ops_the_docs_show();
   ASSERT_FALSE(docs.empty()) << HWPROF_ONNX_DOCS << " has no \"How ops map\" table";
   std::set<std::string> table;
-  for (const detail::OnnxOpRule& rule : detail::Importer::op_rules()) table.insert(std::string(rule.type));
+  for (const graph::OnnxOpRule& rule : graph::Importer::op_rules()) table.insert(std::string(rule.type));
   for (const std::string& op : table) EXPECT_EQ(docs.count(op), 1u) << op << " is in the table but not in docs/onnx.md's \"How ops map\"";
   // Ops that map only inside a pattern of several nodes (onnx_patterns.cpp).
   const std::set<std::string> in_patterns_only = {"Erf", "Pow", "Sqrt"};

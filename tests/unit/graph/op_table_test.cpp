@@ -1,7 +1,8 @@
-// The op table (src/ops/ops.cpp): in OpKind's order, its element-wise rows complete, and the
-// case list the switches use for them the same set as the table's rows.
+// The op table (src/ops/ops.cpp): in OpKind's order, its element-wise and pooling rows complete,
+// and the case lists the switches use for them the same sets as the table's rows.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 
@@ -19,21 +20,30 @@ bool named_by_the_cases(OpKind kind) {
   }
 }
 
+bool named_by_the_pooling_cases(OpKind kind) {
+  switch (kind) {
+    HWPROF_POOLING_CASES
+    return true;
+    default:
+      return false;
+  }
+}
+
 TEST(OpTable, RowsFollowOpKind) {
-  const auto& table = detail::op_table();
+  const auto& table = ops::op_table();
   ASSERT_EQ(table.size(), static_cast<std::size_t>(OpKind::unsupported) + 1);
   for (std::size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(static_cast<std::size_t>(table[i].kind), i) << table[i].name;
-    EXPECT_EQ(&detail::op_info(table[i].kind), &table[i]);
+    EXPECT_EQ(&ops::op_info(table[i].kind), &table[i]);
     if (table[i].kind != OpKind::unsupported) {
-      EXPECT_EQ(detail::find_op(table[i].name), table[i].kind);
+      EXPECT_EQ(ops::find_op(table[i].name), table[i].kind);
     }
   }
 }
 
 TEST(OpTable, ElementwiseCasesAreTheTablesElementwiseRows) {
-  for (const detail::OpInfo& info : detail::op_table()) {
-    const bool unary = info.family == detail::OpFamily::elementwise_unary;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const bool unary = info.family == ops::OpFamily::elementwise_unary;
     EXPECT_EQ(named_by_the_cases(info.kind), unary) << info.name << ": HWPROF_ELEMENTWISE_UNARY_CASES and the table disagree";
     if (!unary) {
       EXPECT_EQ(info.unary.flops, 0) << info.name << ": unary traits on an op of another family";
@@ -53,17 +63,17 @@ TEST(OpTable, ElementwiseCasesAreTheTablesElementwiseRows) {
 // its own in every form (no two forms share one: a form would otherwise compute another op),
 // and every op of another family has none.
 TEST(OpTable, EveryElementwiseRowHasItsDefinitionAndItsOwnKernels) {
-  std::map<detail::UnaryForward, std::string> owner;
-  for (const detail::OpInfo& info : detail::op_table()) {
-    const detail::UnaryDefinition* d = detail::unary_definition(info.kind);
-    if (info.family != detail::OpFamily::elementwise_unary) {
+  std::map<ops::UnaryForward, std::string> owner;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::UnaryDefinition* d = ops::unary_definition(info.kind);
+    if (info.family != ops::OpFamily::elementwise_unary) {
       EXPECT_EQ(d, nullptr) << info.name << " is not element-wise but has an element-wise definition";
       continue;
     }
     ASSERT_NE(d, nullptr) << info.name;
     EXPECT_EQ(info.unary.flops, d->form.traits.flops) << info.name;
     EXPECT_FALSE(d->formula.empty()) << info.name;
-    for (const detail::UnaryForm* form : {&d->form, d->tanh_form ? &*d->tanh_form : nullptr}) {
+    for (const ops::UnaryForm* form : {&d->form, d->tanh_form ? &*d->tanh_form : nullptr}) {
       if (form == nullptr) continue;
       ASSERT_NE(form->forward, nullptr) << info.name;
       ASSERT_NE(form->backward, nullptr) << info.name;
@@ -71,36 +81,114 @@ TEST(OpTable, EveryElementwiseRowHasItsDefinitionAndItsOwnKernels) {
       EXPECT_TRUE(fresh) << info.name << " runs " << it->second << "'s kernel";
     }
   }
-  EXPECT_EQ(owner.size(), detail::unary_definitions().size() + 1);  // gelu's tanh form
+  EXPECT_EQ(owner.size(), ops::unary_definitions().size() + 1);  // gelu's tanh form
 }
 
 // A definition's mappings name real things: an ONNX type once, a PyTorch op once.
 TEST(OpTable, EachDefinitionsMappingsAreItsOwn) {
   std::map<std::string, std::string> onnx, aten;
-  for (const detail::UnaryDefinition& d : detail::unary_definitions()) {
+  for (const ops::UnaryDefinition& d : ops::unary_definitions()) {
     const std::string name(op_name(d.kind));
     EXPECT_FALSE(d.aten.forward.empty()) << name << ": no PyTorch op";
     EXPECT_TRUE(aten.emplace(std::string(d.aten.forward) + "/" + std::string(d.aten.backward), name).second) << name;
     if (!d.onnx.type.empty()) {
       EXPECT_TRUE(onnx.emplace(std::string(d.onnx.type), name).second) << name << ": ONNX's " << d.onnx.type << " maps onto two ops";
-      EXPECT_EQ(detail::unary_for_onnx(d.onnx.type), &d);
+      EXPECT_EQ(ops::unary_for_onnx(d.onnx.type), &d);
     }
     EXPECT_EQ(d.parameter.name.empty(), d.parameter.expected.empty()) << name;
   }
 }
 
+// Every pooling row has one definition, which the case list names too; each reduction over each
+// number of axes is one op; the table's attributes are the reduction's.
+TEST(OpTable, EveryPoolingRowHasItsDefinition) {
+  std::map<std::pair<ops::PoolReduction, int>, std::string> seen;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::PoolingDefinition* d = ops::pooling_definition(info.kind);
+    const bool pooling = info.family == ops::OpFamily::pooling;
+    EXPECT_EQ(named_by_the_pooling_cases(info.kind), pooling) << info.name << ": HWPROF_POOLING_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, pooling) << info.name;
+    if (d == nullptr) continue;
+    EXPECT_TRUE(seen.emplace(std::make_pair(d->reduction, d->spatial_axes), std::string(info.name)).second) << info.name;
+    EXPECT_EQ(ops::pooling_for(d->reduction, d->spatial_axes), d) << info.name;
+    EXPECT_EQ(ops::pooling_for_aten(d->aten), d) << info.name << ": aten::" << d->aten;
+    EXPECT_TRUE(info.name.ends_with(std::to_string(d->spatial_axes) + "d")) << info.name;
+    const std::vector<std::string_view> window{"kernel", "stride", "padding", "ceil_mode"};
+    const std::vector<std::string_view> adaptive{"output"};
+    EXPECT_EQ(info.attributes, d->reduction == ops::PoolReduction::adaptive_average ? adaptive : window) << info.name;
+  }
+  EXPECT_EQ(seen.size(), ops::pooling_definitions().size());
+}
+
+TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
+  EXPECT_EQ(ops::pooling_for_aten("max_pool2d_with_indices")->kind, OpKind::maxpool2d);
+  EXPECT_EQ(ops::pooling_for_aten("max_pool3d_with_indices")->kind, OpKind::maxpool3d);
+  EXPECT_EQ(ops::pooling_for_aten("_adaptive_avg_pool2d")->kind, OpKind::adaptive_avgpool2d);
+  EXPECT_EQ(ops::pooling_for_aten("adaptive_avg_pool3d")->kind, OpKind::adaptive_avgpool3d);
+  EXPECT_EQ(ops::pooling_for_aten("avg_pool3d")->kind, OpKind::avgpool3d);
+  EXPECT_EQ(ops::pooling_for_aten("avg_pool2d_with_indices"), nullptr);  // only a max keeps indices
+  EXPECT_EQ(ops::pooling_for_aten("max_pool1d"), nullptr);               // no definition
+  EXPECT_EQ(ops::pooling_for_aten("adaptive_max_pool2d"), nullptr);
+  EXPECT_EQ(ops::pooling_for(ops::PoolReduction::max, 1), nullptr);
+}
+
+// pool_axes reads a node's window per axis (depth first in 3-D) and set_pool_axes writes it back.
+TEST(OpTable, PoolAxesRoundTrip) {
+  Attributes a;
+  a.kernel = {3, 5};
+  a.stride = {2, 1};
+  a.padding = {1, 2};
+  a.output = {7, 9};
+  a.depth = {4, 3, 2, 1, 6, 0};
+  const ops::PoolingDefinition& two = *ops::pooling_definition(OpKind::maxpool2d);
+  const ops::PoolingDefinition& three = *ops::pooling_definition(OpKind::avgpool3d);
+  const ops::PoolAxes a2 = pool_axes(two, a);
+  ASSERT_EQ(a2.count, 2);
+  EXPECT_EQ(a2.axis[0].kernel, 3);
+  EXPECT_EQ(a2.axis[1].padding, 2);
+  EXPECT_EQ(a2.axis[1].output, 9);
+  const ops::PoolAxes a3 = pool_axes(three, a);
+  ASSERT_EQ(a3.count, 3);
+  EXPECT_EQ(a3.axis[0].kernel, 4);
+  EXPECT_EQ(a3.axis[0].stride, 3);
+  EXPECT_EQ(a3.axis[0].padding, 2);
+  EXPECT_EQ(a3.axis[0].output, 6);
+  EXPECT_EQ(a3.axis[2].stride, 1);
+  Attributes back;
+  set_pool_axes(three, a3, back);
+  EXPECT_EQ(back.depth.kernel, 4);
+  EXPECT_EQ(back.kernel.w, 5);
+  EXPECT_EQ(back.output.h, 7);
+  EXPECT_EQ(pool_axes(three, back).axis[1].padding, 1);
+}
+
+// PyTorch's pooling_output_shape: ceil_mode drops a last window that starts in the right
+// padding; sizes near 2^63 saturate instead of wrapping.
+TEST(OpTable, PoolOutputSizeFollowsPyTorch) {
+  EXPECT_EQ(ops::pool_output_size(112, 3, 2, 1, false), 56);  // resnet's stem pool
+  EXPECT_EQ(ops::pool_output_size(5, 2, 2, 0, false), 2);
+  EXPECT_EQ(ops::pool_output_size(5, 2, 2, 0, true), 3);
+  EXPECT_EQ(ops::pool_output_size(4, 2, 2, 1, true), 3);   // the last window would start at 5 > 4 + 1: dropped
+  EXPECT_EQ(ops::pool_output_size(1, 2, 2, 0, true), 1);   // no "kernel fits" check with ceil_mode
+  EXPECT_LE(ops::pool_output_size(1, 3, 1, 0, false), 0);  // an empty output
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(ops::pool_output_size(big, 1, 1, big / 2, false), big);
+  EXPECT_EQ(ops::padded_size_text(7, 2), "11");
+  EXPECT_EQ(ops::padded_size_text(big, 1), "(" + std::to_string(big) + "+2*1)");
+}
+
 TEST(OpTable, GeluTraitsFollowItsApproximation) {
   Node gelu;
   gelu.op = OpKind::gelu;
-  ASSERT_TRUE(detail::unary_traits(gelu).has_value());
-  EXPECT_EQ(detail::unary_traits(gelu)->transcendental, "erf");
-  EXPECT_EQ(detail::unary_traits(gelu)->flops, 5);
+  ASSERT_TRUE(ops::unary_traits(gelu).has_value());
+  EXPECT_EQ(ops::unary_traits(gelu)->transcendental, "erf");
+  EXPECT_EQ(ops::unary_traits(gelu)->flops, 5);
   gelu.attrs.approximate = GeluApproximation::tanh;
-  EXPECT_EQ(detail::unary_traits(gelu)->transcendental, "exp");
-  EXPECT_EQ(detail::unary_traits(gelu)->flops, 9);
+  EXPECT_EQ(ops::unary_traits(gelu)->transcendental, "exp");
+  EXPECT_EQ(ops::unary_traits(gelu)->flops, 9);
   Node conv;
   conv.op = OpKind::conv2d;
-  EXPECT_FALSE(detail::unary_traits(conv).has_value());
+  EXPECT_FALSE(ops::unary_traits(conv).has_value());
 }
 
 // The compute roof of each pass, by the op's definition: every op of the GEMM family (the
@@ -113,10 +201,10 @@ TEST(OpTable, ComputeRoofsComeFromTheDefinitions) {
     Node node;
     node.op = op;
     node.attrs.approximate = approximate;
-    return detail::compute_roof_of(node, forward);
+    return ops::compute_roof_of(node, forward);
   };
-  for (const detail::OpInfo& info : detail::op_table()) {
-    if (info.family != detail::OpFamily::gemm) continue;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    if (info.family != ops::OpFamily::gemm) continue;
     EXPECT_EQ(roof(info.kind, true).kind, Kind::gemm) << info.name;
     EXPECT_EQ(roof(info.kind, false).kind, Kind::gemm) << info.name;
   }
@@ -127,7 +215,7 @@ TEST(OpTable, ComputeRoofsComeFromTheDefinitions) {
   EXPECT_EQ(roof(OpKind::softmax, true).function, "exp");
   EXPECT_EQ(roof(OpKind::relu, true).kind, Kind::fma);
   EXPECT_EQ(roof(OpKind::lstm, true).kind, Kind::fma) << "a step's small GEMMs: the FMA peak, as before";
-  for (const detail::UnaryDefinition& d : detail::unary_definitions()) {
+  for (const ops::UnaryDefinition& d : ops::unary_definitions()) {
     const ComputeRoof r = roof(d.kind, true);
     EXPECT_EQ(r.function, d.form.traits.transcendental) << op_name(d.kind);
     EXPECT_EQ(r.kind == Kind::transcendental, !d.form.traits.transcendental.empty()) << op_name(d.kind);

@@ -290,7 +290,7 @@ TEST(ShapeInferenceDataMovement, SliceAsPythonPadGatherExpandAndTile) {
   EXPECT_EQ(node(g, "tiled").output_shape, (Shape{12, 5, 12}));
   EXPECT_EQ(node(g, "filled").output_shape, (Shape{3, 5, 4}));
   EXPECT_EQ(node(g, "picked").output_shape, (Shape{3, 5, 4}));  // [1, 5, 4], [3, 5, 4] and [3, 1, 4] broadcast
-  const std::vector<detail::SliceRange> r = detail::slice_ranges({6, 5, 4}, node(g, "steps").attrs);
+  const std::vector<graph::SliceRange> r = graph::slice_ranges({6, 5, 4}, node(g, "steps").attrs);
   EXPECT_EQ(r[1].start, 4);
   EXPECT_EQ(r[1].step, -2);
   EXPECT_EQ(r[2].step, 3);

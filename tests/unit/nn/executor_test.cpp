@@ -840,8 +840,8 @@ TEST(ExecutorGradients, DataMovementAndActivations) {
 // row whose backward_reads_output disagrees with the kernel's formula fails here).
 TEST(ExecutorGradients, EveryElementwiseOpOfTheOpTable) {
   int tested = 0;
-  for (const detail::OpInfo& info : detail::op_table()) {
-    if (info.family != detail::OpFamily::elementwise_unary) continue;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    if (info.family != ops::OpFamily::elementwise_unary) continue;
     std::vector<std::string> variants = {""};
     if (info.kind == OpKind::gelu) variants = {R"(, "approximate": "none")", R"(, "approximate": "tanh")"};
     if (info.kind == OpKind::leaky_relu) variants = {"", R"(, "negative_slope": 0.3)", R"(, "negative_slope": -0.5)"};

@@ -195,7 +195,7 @@ const char* name_of(Activation a) {
 Node node_of(Activation a) {
   Node node;
   const std::string name = name_of(a);
-  node.op = name == "gelu_tanh" ? OpKind::gelu : hwprof::detail::find_op(name).value();
+  node.op = name == "gelu_tanh" ? OpKind::gelu : hwprof::ops::find_op(name).value();
   if (a == Activation::gelu_tanh) node.attrs.approximate = GeluApproximation::tanh;
   return node;
 }
@@ -203,10 +203,10 @@ Node node_of(Activation a) {
 // The engine's kernels of its definition, as ActivationLayer runs them: the backward reads the
 // tensor the definition keeps.
 void activation_forward(Activation a, const float* x, float* y, i64 n, float alpha) {
-  unary_forward(*hwprof::detail::unary_form(node_of(a)), x, y, n, alpha);
+  unary_forward(*hwprof::ops::unary_form(node_of(a)), x, y, n, alpha);
 }
 void activation_backward(Activation a, const float* x, const float* y, const float* dy, float* dx, i64 n, float alpha) {
-  const hwprof::detail::UnaryForm& form = *hwprof::detail::unary_form(node_of(a));
+  const hwprof::ops::UnaryForm& form = *hwprof::ops::unary_form(node_of(a));
   unary_backward(form, form.traits.backward_reads_output ? y : x, dy, dx, n, alpha);
 }
 
@@ -719,6 +719,49 @@ TEST(Pooling, MaxForwardAndBackwardMatchReference) {
     }
     ASSERT_TRUE(all_close(dx, to_float(ref_dx), 1e-6, 1e-7)) << describe(c);
   }
+}
+
+// Every pooling definition (ops/pooling.cpp) has the engine's kernels of its reduction and
+// axes, and a 2-D one reached through them, on the geometry its node gives, computes what the
+// 2-D kernel computes.
+TEST(Pooling, EveryDefinitionRunsOnTheEnginesKernels) {
+  for (const hwprof::ops::PoolingDefinition& d : hwprof::ops::pooling_definitions()) {
+    const PoolKernels* k = pool_kernels(d);
+    ASSERT_NE(k, nullptr) << op_name(d.kind);
+    EXPECT_NE(k->forward, nullptr) << op_name(d.kind);
+    EXPECT_NE(k->backward, nullptr) << op_name(d.kind);
+  }
+  Node node;
+  node.op = OpKind::maxpool2d;
+  node.attrs.kernel = {3, 2};
+  node.attrs.stride = {2, 2};
+  node.attrs.padding = {1, 0};
+  node.output_shape = {2, 4, 3};
+  const Shape in{2, 7, 6};
+  Pool3dGeometry g = pool_geometry(*hwprof::ops::pooling_definition(OpKind::maxpool2d), node, in);
+  g.batch = 3;
+  EXPECT_EQ(g.in_d, 1);
+  EXPECT_EQ(g.kernel_d, 1);
+  EXPECT_EQ(g.out_d, 1);
+  Pool2dGeometry plane;
+  plane.batch = 3;
+  plane.channels = 2;
+  plane.in_h = 7;
+  plane.in_w = 6;
+  plane.kernel_h = 3;
+  plane.kernel_w = 2;
+  plane.stride_h = 2;
+  plane.stride_w = 2;
+  plane.pad_h = 1;
+  plane.out_h = 4;
+  plane.out_w = 3;
+  const std::vector<float> x = random_vector(size_of(in_count(plane)), 77);
+  std::vector<float> y(size_of(out_count(plane))), y_ref(y.size());
+  std::vector<std::int32_t> argmax(y.size()), argmax_ref(y.size());
+  pool_kernels(*hwprof::ops::pooling_definition(OpKind::maxpool2d))->forward(g, x.data(), y.data(), argmax.data());
+  maxpool2d_forward(plane, x.data(), y_ref.data(), argmax_ref.data());
+  EXPECT_EQ(y, y_ref);
+  EXPECT_EQ(argmax, argmax_ref);
 }
 
 TEST(Pooling, AverageForwardAndBackwardMatchReference) {
@@ -2357,16 +2400,16 @@ i64 offset_row(i64 i, i64 j, i64 wh, i64 ww) {
 
 TEST(RelPosBias, RowIsSwinsRelativePositionIndex) {
   // Window [2, 2]: positions (0,0) (0,1) (1,0) (1,1), a 3x3 table of offsets.
-  EXPECT_EQ(hwprof::detail::rel_pos_row(0, 0, 2, 2), 4);  // offset (0, 0): the centre of the 3x3 table
-  EXPECT_EQ(hwprof::detail::rel_pos_row(0, 3, 2, 2), 0);  // (0-1+1)*3 + (0-1+1)
-  EXPECT_EQ(hwprof::detail::rel_pos_row(3, 0, 2, 2), 8);  // (1-0+1)*3 + (1-0+1)
-  EXPECT_EQ(hwprof::detail::rel_pos_row(1, 2, 2, 2), 2);  // (0,1) - (1,0) = (-1, 1): 0*3 + 2
+  EXPECT_EQ(hwprof::ops::rel_pos_row(0, 0, 2, 2), 4);  // offset (0, 0): the centre of the 3x3 table
+  EXPECT_EQ(hwprof::ops::rel_pos_row(0, 3, 2, 2), 0);  // (0-1+1)*3 + (0-1+1)
+  EXPECT_EQ(hwprof::ops::rel_pos_row(3, 0, 2, 2), 8);  // (1-0+1)*3 + (1-0+1)
+  EXPECT_EQ(hwprof::ops::rel_pos_row(1, 2, 2, 2), 2);  // (0,1) - (1,0) = (-1, 1): 0*3 + 2
   // Window [2, 3]: rows of 3, a 3x5 table.
-  EXPECT_EQ(hwprof::detail::rel_pos_row(0, 5, 2, 3), 0);   // (0,0) - (1,2) = (-1, -2): 0*5 + 0
-  EXPECT_EQ(hwprof::detail::rel_pos_row(5, 0, 2, 3), 14);  // (1,2) - (0,0) = (1, 2): 2*5 + 4
-  EXPECT_EQ(hwprof::detail::rel_pos_row(2, 3, 2, 3), 4);   // (0,2) - (1,0) = (-1, 2): 0*5 + 4
-  EXPECT_EQ(hwprof::detail::rel_pos_row(3, 2, 2, 3), 10);  // (1,0) - (0,2) = (1, -2): 2*5 + 0
-  EXPECT_EQ(hwprof::detail::rel_pos_row(1, 1, 2, 3), 7);   // (0, 0): the centre, 1*5 + 2
+  EXPECT_EQ(hwprof::ops::rel_pos_row(0, 5, 2, 3), 0);   // (0,0) - (1,2) = (-1, -2): 0*5 + 0
+  EXPECT_EQ(hwprof::ops::rel_pos_row(5, 0, 2, 3), 14);  // (1,2) - (0,0) = (1, 2): 2*5 + 4
+  EXPECT_EQ(hwprof::ops::rel_pos_row(2, 3, 2, 3), 4);   // (0,2) - (1,0) = (-1, 2): 0*5 + 4
+  EXPECT_EQ(hwprof::ops::rel_pos_row(3, 2, 2, 3), 10);  // (1,0) - (0,2) = (1, -2): 2*5 + 0
+  EXPECT_EQ(hwprof::ops::rel_pos_row(1, 1, 2, 3), 7);   // (0, 0): the centre, 1*5 + 2
   for (const auto& [wh, ww] : {std::pair<i64, i64>{1, 1}, {1, 4}, {3, 1}, {2, 3}, {7, 7}}) {
     SCOPED_TRACE(std::to_string(wh) + "x" + std::to_string(ww));
     const i64 n = wh * ww;
@@ -2374,9 +2417,9 @@ TEST(RelPosBias, RowIsSwinsRelativePositionIndex) {
     std::vector<int> used(size_of(rows), 0);
     for (i64 i = 0; i < n; ++i) {
       for (i64 j = 0; j < n; ++j) {
-        const i64 r = hwprof::detail::rel_pos_row(i, j, wh, ww);
+        const i64 r = hwprof::ops::rel_pos_row(i, j, wh, ww);
         ASSERT_EQ(r, offset_row(i, j, wh, ww));
-        ASSERT_EQ(r + hwprof::detail::rel_pos_row(j, i, wh, ww), rows - 1);  // opposite offsets mirror about the centre
+        ASSERT_EQ(r + hwprof::ops::rel_pos_row(j, i, wh, ww), rows - 1);  // opposite offsets mirror about the centre
         used[size_of(r)] = 1;
       }
     }

@@ -8,9 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/stages.hpp"
 #include "nn/npy.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::nn {
 namespace {
 
 using ::testing::HasSubstr;
@@ -82,4 +83,4 @@ TEST(Npy, DamagedOrUnsupportedFilesAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::nn

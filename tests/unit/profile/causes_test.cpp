@@ -3,10 +3,11 @@
 // (src/profile/counter_truth.cpp) on hand-made readings.
 #include <gtest/gtest.h>
 
+#include "common/stages.hpp"
 #include "placement/causes.hpp"
 #include "profile/counter_truth.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 RooflinePoint placed(double efficiency, Bound bound, double intensity = 50.0, double ridge = 10.0, std::string roof = "gemm_sp") {
@@ -274,4 +275,4 @@ TEST(CounterTruth, MetricsFromAnImpossibleCounterHaveNoValue) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -4,8 +4,9 @@
 #include "placement/code_parts.hpp"
 
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 TEST(CodePartsTest, OpenBlasKernelsAndPackingOnAnyCore) {
@@ -56,4 +57,4 @@ TEST(CodePartsTest, EveryPartHasAName) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

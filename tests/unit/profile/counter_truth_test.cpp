@@ -46,15 +46,15 @@ TEST(CounterTruth, TheProbeBeforeEachLayerMeasuresTheReadCostWhereItIsPaid) {
   RegionReport conv = s->report(layer);
   RegionReport relu = s->report(next);
   EXPECT_DOUBLE_EQ(conv.counters[0].per_call(), 250) << "the layer's own 150 and the 100 its closing read cost more than at open";
-  const std::vector<double> cost = detail::read_cost_per_call(s->report(probe));
+  const std::vector<double> cost = profile::read_cost_per_call(s->report(probe));
   EXPECT_DOUBLE_EQ(cost[0], 100);
   EXPECT_EQ(cost[1], 0) << "an unavailable counter has no cost";
-  const std::vector<double> subtracted = detail::subtract_read_cost(conv, cost, cost);
+  const std::vector<double> subtracted = profile::subtract_read_cost(conv, cost, cost);
   EXPECT_DOUBLE_EQ(conv.counters[0].per_call(), 150);
   EXPECT_FALSE(conv.counters[0].below_resolution) << "more left than one reading costs";
   EXPECT_DOUBLE_EQ(subtracted[0], 100);
-  const std::vector<double> relu_cost = detail::read_cost_per_call(s->report(next_probe));
-  detail::subtract_read_cost(relu, relu_cost, relu_cost);
+  const std::vector<double> relu_cost = profile::read_cost_per_call(s->report(next_probe));
+  profile::subtract_read_cost(relu, relu_cost, relu_cost);
   EXPECT_DOUBLE_EQ(relu.counters[0].per_call(), 7);
   EXPECT_TRUE(relu.counters[0].below_resolution) << "7 left of a 107 reading: under one read's cost";
 }
@@ -67,7 +67,7 @@ TEST(CounterTruth, WhatIsLeftNeverGoesBelowZero) {
   c.samples = 4;
   c.inclusive = 4 * 90.0;
   c.exclusive = c.inclusive;
-  detail::subtract_read_cost(r, {100.0}, {100.0});
+  profile::subtract_read_cost(r, {100.0}, {100.0});
   EXPECT_EQ(r.counters[0].inclusive, 0.0);
   EXPECT_TRUE(r.counters[0].below_resolution);
 }

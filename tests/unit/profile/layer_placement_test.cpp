@@ -56,14 +56,14 @@ RegionReport region_of(const EventGroup& group, const std::vector<std::optional<
     }
     r.counters.push_back(c);
   }
-  r.metrics = detail::metrics_of(r, group, 1e-3, {});
+  r.metrics = profile::metrics_of(r, group, 1e-3, {});
   return r;
 }
 
 // A linear layer of 100 analytic bytes: under the GEMM ceiling, its counted FLOPs checked with
 // its op's reasons.
-detail::RowWork linear_layer() {
-  return {.kind = detail::RowWork::Kind::layer,
+placement::RowWork linear_layer() {
+  return {.kind = placement::RowWork::Kind::layer,
           .roof = {ComputeRoof::Kind::gemm, {}, 0.0},
           .op = OpKind::linear,
           .working_set = WorkingSet{100.0, 0.0, 0.0}};
@@ -80,7 +80,7 @@ TEST(LayerPlacement, FindsTheGroupsMetricsByRoleWhateverTheirNames) {
   LayerProfile layer;
   layer.flops = 7000;
   layer.bytes = 100;
-  detail::fill_measurements(layer, r, test::made_up_calibration(describe_this_cpu()), 1, linear_layer());
+  placement::fill_measurements(layer, r, test::made_up_calibration(describe_this_cpu()), 1, linear_layer());
   ASSERT_TRUE(layer.flops_check.has_value()) << "the FLOP metric was not found by its role";
   EXPECT_DOUBLE_EQ(layer.flops_check->measured, 8000.0);  // "Vector work", not the decoy "SP FLOP"
   EXPECT_EQ(layer.bytes_origin, BytesOrigin::dram_counters);
@@ -106,11 +106,11 @@ TEST(LayerPlacement, CountedFlopsRescaleAFunctionsRoof) {
   LayerProfile layer;
   layer.flops = 7000;  // 1000 evaluations of 7 FLOPs each, by the cost model
   layer.bytes = 100;
-  detail::RowWork gelu{.kind = detail::RowWork::Kind::layer,
-                       .roof = {ComputeRoof::Kind::transcendental, "erf", 7.0},
-                       .op = OpKind::gelu,
-                       .working_set = WorkingSet{100.0, 0.0, 0.0}};
-  detail::fill_measurements(layer, r, machine, 1, gelu);
+  placement::RowWork gelu{.kind = placement::RowWork::Kind::layer,
+                          .roof = {ComputeRoof::Kind::transcendental, "erf", 7.0},
+                          .op = OpKind::gelu,
+                          .working_set = WorkingSet{100.0, 0.0, 0.0}};
+  placement::fill_measurements(layer, r, machine, 1, gelu);
   ASSERT_TRUE(layer.roofline.has_value()) << layer.roofline_error;
   EXPECT_EQ(layer.roofline->compute_roof, "erf_sp");
   EXPECT_DOUBLE_EQ(layer.roofline->compute_roof_gflops_per_s, 8.0) << "1 G evaluations/s × 8 counted FLOPs each";
@@ -119,7 +119,7 @@ TEST(LayerPlacement, CountedFlopsRescaleAFunctionsRoof) {
   LayerProfile analytic;
   analytic.flops = 7000;
   analytic.bytes = 100;
-  detail::fill_measurements(analytic, uncounted, machine, 1, gelu);
+  placement::fill_measurements(analytic, uncounted, machine, 1, gelu);
   ASSERT_TRUE(analytic.roofline.has_value()) << analytic.roofline_error;
   EXPECT_DOUBLE_EQ(analytic.roofline->compute_roof_gflops_per_s, 7.0);
 }
@@ -131,7 +131,7 @@ TEST(LayerPlacement, WithoutDramTheLlcRoleGivesTheBytes) {
   LayerProfile layer;
   layer.flops = 7000;
   layer.bytes = 100;
-  detail::fill_measurements(layer, r, std::nullopt, 1, linear_layer());
+  placement::fill_measurements(layer, r, std::nullopt, 1, linear_layer());
   EXPECT_EQ(layer.bytes_origin, BytesOrigin::llc_misses);
 }
 
@@ -146,7 +146,7 @@ TEST(LayerPlacement, AMetricWithoutARoleFeedsNothing) {
   LayerProfile layer;
   layer.flops = 7000;
   layer.bytes = 100;
-  detail::fill_measurements(layer, r, std::nullopt, 1, linear_layer());
+  placement::fill_measurements(layer, r, std::nullopt, 1, linear_layer());
   EXPECT_FALSE(layer.flops_check.has_value());
   EXPECT_EQ(layer.bytes_origin, BytesOrigin::analytic_minimum);
   EXPECT_EQ(layer.metrics.size(), 2u);

@@ -9,8 +9,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 void add_sample(SampleStore& store, std::uint32_t pid, std::uint64_t time, std::uint64_t ip) {
@@ -73,4 +74,4 @@ TEST(RecordedProfile, TheOutsideRowIsLastByItsMarkNotItsName) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -170,12 +170,12 @@ TEST(TorchRegions, ARowWithoutACountSaysWhyAndHasNoRate) {
   const Profile p = profile_of(torch_run_with_roles(), RegionProfileOptions{});
   const LayerProfile& accumulate = row(p, "torch::autograd::AccumulateGrad", LayerPhase::backward);
   EXPECT_EQ(accumulate.work_note, "not counted: hwprof has no formula for this op");
-  const detail::LayerNumbers n = detail::layer_numbers(accumulate);
+  const analysis::LayerNumbers n = analysis::layer_numbers(accumulate);
   EXPECT_FALSE(n.gflops_per_s.has_value()) << "an op with no formula has no rate, not 0 FLOP/s";
   EXPECT_FALSE(n.intensity.has_value());
   EXPECT_EQ(row(p, "aten::convolution", LayerPhase::forward).work_note, "counted in the op around it");
   EXPECT_TRUE(row(p, "aten::conv2d", LayerPhase::forward).work_note.empty());
-  EXPECT_TRUE(detail::layer_numbers(row(p, "aten::conv2d", LayerPhase::forward)).gflops_per_s.has_value());
+  EXPECT_TRUE(analysis::layer_numbers(row(p, "aten::conv2d", LayerPhase::forward)).gflops_per_s.has_value());
 }
 
 TEST(TorchRegions, OpsRunOnlyInsideOtherRowsAreLeftOutOfTheTableUnlessAskedFor) {
@@ -245,7 +245,7 @@ TEST(TorchRegions, AnActivationIsHeldToItsFunctionsRateAsTheModelProfileHoldsIt)
   EXPECT_NE(old.roofline->notes.back().find("no erf_sp ceiling"), std::string::npos);
 }
 
-std::vector<std::string> keys(const std::vector<detail::LayerGroup>& groups) {
+std::vector<std::string> keys(const std::vector<analysis::LayerGroup>& groups) {
   std::vector<std::string> out;
   for (const auto& g : groups) out.push_back(g.key);
   std::sort(out.begin(), out.end());
@@ -264,17 +264,17 @@ TEST(TorchRegions, TheProgramsTimeToWinCountsEachMillisecondOnce) {
   const Profile p = profile_of(s, options);
   ASSERT_TRUE(p.total.roofline.has_value()) << p.total.roofline_error;
   const auto win = [](const LayerProfile& l) {
-    const auto h = detail::headroom_ms(l);
+    const auto h = placement::headroom_ms(l);
     return h ? h->win_ms : 0.0;
   };
   double every_row = 0.0;
   for (const LayerProfile& l : p.layers) every_row += win(l);
   const double outermost =
       win(row(p, "Net", LayerPhase::forward)) + win(row(p, "Net", LayerPhase::backward)) + win(row(p, "Optimizer.step", LayerPhase::optimizer));
-  const double total_win = detail::row_ms(p.total) * (1.0 - p.total.roofline->efficiency);
-  EXPECT_GT(every_row, detail::row_ms(p.total)) << "summed over nested rows, the win would pass the program's own time";
+  const double total_win = placement::row_ms(p.total) * (1.0 - p.total.roofline->efficiency);
+  EXPECT_GT(every_row, placement::row_ms(p.total)) << "summed over nested rows, the win would pass the program's own time";
   EXPECT_NEAR(total_win, outermost, 1e-9) << "the outermost rows with a count, each once";
-  EXPECT_LT(total_win, detail::row_ms(p.total)) << "AccumulateGrad's time has no count: not claimed";
+  EXPECT_LT(total_win, placement::row_ms(p.total)) << "AccumulateGrad's time has no count: not claimed";
 }
 
 // What ran after the last step (an evaluation, a final print) is apart: not in a row's time or
@@ -295,7 +295,7 @@ TEST(TorchRegions, WhatRanAfterTheLastStepIsNotInTheStepFigures) {
   EXPECT_EQ(net.after_steps_calls, 1u);
   EXPECT_DOUBLE_EQ(net.after_steps_ms, 1000.0 / 1e6);
   EXPECT_DOUBLE_EQ(net.basis_ms, 2000.0 / 2 / 1e6) << "its time in the 2 steps, per step";
-  EXPECT_DOUBLE_EQ(detail::calls_per_basis(net), 1.0);
+  EXPECT_DOUBLE_EQ(placement::calls_per_basis(net), 1.0);
   EXPECT_DOUBLE_EQ(row(p, "Net", LayerPhase::backward).after_steps_ms, 0.0);
   EXPECT_DOUBLE_EQ(p.after_steps_ms, 1000.0 / 1e6);
   // The outermost rows: Net 3000, Net (backward) 2000, Optimizer.step 1000, AccumulateGrad 3000
@@ -306,16 +306,16 @@ TEST(TorchRegions, WhatRanAfterTheLastStepIsNotInTheStepFigures) {
 
 TEST(TorchRegions, ByOpSumsTheOpsByPhaseAndByModuleListsASubtree) {
   const Profile p = profile_of(torch_run_with_roles(), RegionProfileOptions{});
-  const auto ops = detail::group_layers(p, detail::LayerGrouping::op, 1);
+  const auto ops = analysis::group_layers(p, analysis::LayerGrouping::op, 1);
   EXPECT_EQ(keys(ops),
             (std::vector<std::string>{"aten::add_", "aten::conv2d", "aten::conv2d (backward)", "aten::convolution",
                                       "aten::convolution_backward (backward)", "aten::relu", "torch::autograd::AccumulateGrad (backward)"}));
   // Time over all calls: add_ ran 3 times, 1 µs each.
-  const auto add = std::find_if(ops.begin(), ops.end(), [](const detail::LayerGroup& g) { return g.key == "aten::add_"; });
+  const auto add = std::find_if(ops.begin(), ops.end(), [](const analysis::LayerGroup& g) { return g.key == "aten::add_"; });
   ASSERT_NE(add, ops.end());
   EXPECT_NEAR(add->time_ms, 0.003, 1e-9);
-  EXPECT_EQ(keys(detail::group_layers(p, detail::LayerGrouping::module, 1)), (std::vector<std::string>{"Net", "Net (backward)"}));
-  EXPECT_EQ(keys(detail::group_layers(p, detail::LayerGrouping::module, 2)),
+  EXPECT_EQ(keys(analysis::group_layers(p, analysis::LayerGrouping::module, 1)), (std::vector<std::string>{"Net", "Net (backward)"}));
+  EXPECT_EQ(keys(analysis::group_layers(p, analysis::LayerGrouping::module, 2)),
             (std::vector<std::string>{"Net", "Net (backward)", "Net.conv1", "Net.conv1 (backward)"}));
 }
 

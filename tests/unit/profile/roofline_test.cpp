@@ -70,7 +70,7 @@ RooflineInput input(OpKind op, double flops, double bytes, double seconds, int t
   RooflineInput in;
   Node node;
   node.op = op;
-  in.roof = detail::compute_roof_of(node, false);  // GEMM or FMA, as the op's definition says
+  in.roof = ops::compute_roof_of(node, false);  // GEMM or FMA, as the op's definition says
   in.flops = analytic(flops);
   in.bytes = analytic(bytes);
   in.seconds = seconds;
@@ -238,22 +238,22 @@ TEST(Roofline, BandwidthAtAWorkingSetIsTheSweepsNonRisingEnvelope) {
   const Machine m = swept_machine();
   const CalibrationRun& run = m.runs[0];
   const double MiB = 1024.0 * 1024;
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 1000), 1000) << "smaller than every point: the fastest";
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 32 * 1024), 1000);
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 0.5 * MiB), 520) << "a larger set reached 520, so this one can";
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 3 * MiB), 200);
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 100 * MiB), 50);
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(run, 4096 * MiB), 50) << "past the sweep: DRAM's ceiling";
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(run, 1000), 1000) << "smaller than every point: the fastest";
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(run, 32 * 1024), 1000);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(run, 0.5 * MiB), 520) << "a larger set reached 520, so this one can";
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(run, 3 * MiB), 200);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(run, 100 * MiB), 50);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(run, 4096 * MiB), 50) << "past the sweep: DRAM's ceiling";
   // Without a sweep, the levels' bands: a set within a band's upper end gets its triad ceiling.
   Machine bands = synthetic_machine();
   CalibrationRun& r = bands.runs[0];
   r.bandwidth["l1"].to_bytes = 32 * 1024;
   r.bandwidth["l2"].to_bytes = 1 << 20;
   r.bandwidth["l3"].to_bytes = 8 << 20;
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 16 * 1024), 1000);
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 0.5 * MiB), 500);
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 4 * MiB), 200);
-  EXPECT_DOUBLE_EQ(detail::bandwidth_at(r, 9 * MiB), 50);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(r, 16 * 1024), 1000);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(r, 0.5 * MiB), 500);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(r, 4 * MiB), 200);
+  EXPECT_DOUBLE_EQ(placement::bandwidth_at(r, 9 * MiB), 50);
 }
 
 TEST(Roofline, LevelHoldingUsesEachCachesCapacityForTheThreads) {
@@ -261,13 +261,13 @@ TEST(Roofline, LevelHoldingUsesEachCachesCapacityForTheThreads) {
   const Machine m = swept_machine();
   const MachineCpu& cpu = m.cpu;
   const CalibrationRun& old = m.runs[0];
-  EXPECT_EQ(detail::level_holding(old, cpu, 1, 30 * 1024), "l1");
-  EXPECT_EQ(detail::level_holding(old, cpu, 1, 40 * 1024), "l2");
-  EXPECT_EQ(detail::level_holding(old, cpu, 2, 40 * 1024), "l1") << "two cores' L1s";
-  EXPECT_EQ(detail::level_holding(old, cpu, 2, 1.5 * 1024 * 1024), "l2");
-  EXPECT_EQ(detail::level_holding(old, cpu, 2, 10 << 20), "l3");
-  EXPECT_EQ(detail::level_holding(old, cpu, 2, 20 << 20), "dram") << "one shared L3 for both";
-  EXPECT_EQ(detail::level_holding(old, MachineCpu{}, 1, 1), "unknown") << "no caches described: no confident 'dram'";
+  EXPECT_EQ(placement::level_holding(old, cpu, 1, 30 * 1024), "l1");
+  EXPECT_EQ(placement::level_holding(old, cpu, 1, 40 * 1024), "l2");
+  EXPECT_EQ(placement::level_holding(old, cpu, 2, 40 * 1024), "l1") << "two cores' L1s";
+  EXPECT_EQ(placement::level_holding(old, cpu, 2, 1.5 * 1024 * 1024), "l2");
+  EXPECT_EQ(placement::level_holding(old, cpu, 2, 10 << 20), "l3");
+  EXPECT_EQ(placement::level_holding(old, cpu, 2, 20 << 20), "dram") << "one shared L3 for both";
+  EXPECT_EQ(placement::level_holding(old, MachineCpu{}, 1, 1), "unknown") << "no caches described: no confident 'dram'";
 }
 
 TEST(Roofline, LevelHoldingFollowsTheSweepsKneesOverTheCacheDescription) {
@@ -280,15 +280,15 @@ TEST(Roofline, LevelHoldingFollowsTheSweepsKneesOverTheCacheDescription) {
   run.bandwidth["l2"].capacity_source = "sweep";
   run.bandwidth["l3"].capacity_bytes = 40 << 20;
   run.bandwidth["l3"].capacity_source = "sweep";
-  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 40 * 1024), "l1");
-  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 30 << 20), "l3") << "past the CPU's 16 MiB, inside the sweep's 40";
-  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 50 << 20), "dram");
+  EXPECT_EQ(placement::level_holding(run, m.cpu, 1, 40 * 1024), "l1");
+  EXPECT_EQ(placement::level_holding(run, m.cpu, 1, 30 << 20), "l3") << "past the CPU's 16 MiB, inside the sweep's 40";
+  EXPECT_EQ(placement::level_holding(run, m.cpu, 1, 50 << 20), "dram");
   // A level whose end nobody knows: what lies past it is unknown, never a confident "dram".
   run.bandwidth["l3"].capacity_bytes = 0;
   run.bandwidth["l3"].capacity_source = "";
   run.bandwidth["l3"].note = "the sweep ended before this level did";
-  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 512 * 1024), "l2");
-  EXPECT_EQ(detail::level_holding(run, m.cpu, 1, 50 << 20), "unknown");
+  EXPECT_EQ(placement::level_holding(run, m.cpu, 1, 512 * 1024), "l2");
+  EXPECT_EQ(placement::level_holding(run, m.cpu, 1, 50 << 20), "unknown");
 }
 
 TEST(Roofline, AnalyticBytesThatFitACacheAreHeldToThatCachesBandwidth) {
@@ -448,7 +448,7 @@ TEST(Roofline, AchievingMoreThanAttainableIsNoted) {
 
 TEST(BoundRule, ThresholdsAreParametersAndEdgesAreExclusive) {
   const BoundRule rule;  // 10%, 100 µs
-  using detail::classify_bound;
+  using placement::classify_bound;
   EXPECT_EQ(classify_bound(1, 1, 1, 16, 0.099, 99e-6, rule).bound, Bound::overhead);
   EXPECT_EQ(classify_bound(1, 1, 1, 16, 0.10, 99e-6, rule).bound, Bound::memory) << "10% is not below 10%";
   EXPECT_EQ(classify_bound(1, 1, 1, 16, 0.05, 100e-6, rule).bound, Bound::memory) << "100 µs is not short";

@@ -6,8 +6,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 // Thread 1 runs region 0 over [100, 200) and, nested in it, region 1 over [120, 150].
@@ -134,4 +135,4 @@ TEST(SampleAttribution, EachRegionsSamplesDivideAmongItsFunctionsMostFirst) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -12,8 +12,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 void add(SampleStore& store, std::uint32_t pid, std::uint32_t tid, std::uint64_t time, std::vector<std::uint64_t> callers_leaf_first) {
@@ -161,4 +162,4 @@ TEST(SampledLayers, AnonymousCodeIsOneFrameAndPastOnePercentSaysHowToNameIt) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

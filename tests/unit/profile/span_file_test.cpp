@@ -8,9 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/stages.hpp"
 #include "session/span_file.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 using ::testing::HasSubstr;
@@ -142,4 +143,4 @@ TEST(SpanFile, AFileThatIsNotRegularIsNotRead) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

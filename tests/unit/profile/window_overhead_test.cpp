@@ -8,8 +8,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::profile {
 namespace {
 
 // Four windows of 1000 ns: sampled, unsampled, sampled, unsampled.
@@ -103,4 +104,4 @@ TEST(SessionSampling, ABadSpecIsOneLineNamingTheVariableAndNothingStarts) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::profile

@@ -8,9 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/stages.hpp"
 #include "markup_check.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -64,4 +65,4 @@ TEST(FlameGraph, FramesAsWideAsTheirSamplesCallersBelow) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

@@ -111,8 +111,8 @@ TEST(HtmlReport, OneSortableRowPerLayerAndTheTotalApart) {
   // Layer rows, the grouped views' (per op; per block at depths 1 to 3, the deepest name's),
   // plus the memory table's and the events table's body rows.
   const std::size_t memory_rows = 6;  // train: parameters, gradients, optimizer state, activations, total, page faults
-  std::size_t grouped_rows = detail::group_layers(p, detail::LayerGrouping::op, 1).size();
-  for (int depth = 1; depth <= 3; ++depth) grouped_rows += detail::group_layers(p, detail::LayerGrouping::block, depth).size();
+  std::size_t grouped_rows = analysis::group_layers(p, analysis::LayerGrouping::op, 1).size();
+  for (int depth = 1; depth <= 3; ++depth) grouped_rows += analysis::group_layers(p, analysis::LayerGrouping::block, depth).size();
   EXPECT_EQ(body_rows, p.layers.size() + grouped_rows + memory_rows + p.events.size());
   EXPECT_EQ(foot_rows, 1u);
   // Every sortable numeric cell carries its value for the script.

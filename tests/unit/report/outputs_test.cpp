@@ -20,41 +20,41 @@ namespace {
 using ::testing::ElementsAre;
 
 template <class Subject>
-void expect_unique(std::span<const detail::Output<Subject>> outputs) {
+void expect_unique(std::span<const report::Output<Subject>> outputs) {
   std::set<std::string_view> formats;
   std::set<std::string_view> files;
-  for (const detail::Output<Subject>& o : outputs) {
+  for (const report::Output<Subject>& o : outputs) {
     EXPECT_TRUE(formats.insert(o.format).second) << o.format;
     EXPECT_TRUE(files.insert(o.file_name).second) << o.file_name;
     EXPECT_FALSE(o.file_name.empty()) << o.format;
     EXPECT_NE(o.render, nullptr) << o.format;
-    EXPECT_EQ(detail::find_output(outputs, o.format), &o);
+    EXPECT_EQ(report::find_output(outputs, o.format), &o);
   }
-  EXPECT_EQ(detail::find_output(outputs, "no-such-format"), nullptr);
+  EXPECT_EQ(report::find_output(outputs, "no-such-format"), nullptr);
 }
 
 TEST(Outputs, FormatsAndFileNamesAreUniquePerSubject) {
-  expect_unique(detail::profile_outputs());
-  expect_unique(detail::comparison_outputs());
-  expect_unique(detail::merge_outputs());
-  expect_unique(detail::fleet_outputs());
-  expect_unique(detail::record_outputs());
+  expect_unique(report::profile_outputs());
+  expect_unique(report::comparison_outputs());
+  expect_unique(report::merge_outputs());
+  expect_unique(report::fleet_outputs());
+  expect_unique(report::record_outputs());
 }
 
 TEST(Outputs, PrintableFormatsAreWhatTheCommandsOffer) {
-  EXPECT_THAT(detail::printable_formats(detail::profile_outputs()), ElementsAre("table", "json", "csv", "sampling-csv"));
-  EXPECT_THAT(detail::printable_formats(detail::comparison_outputs()), ElementsAre("table", "json"));
-  EXPECT_THAT(detail::printable_formats(detail::merge_outputs()), ElementsAre("table", "json", "html"));
-  EXPECT_THAT(detail::printable_formats(detail::fleet_outputs()), ElementsAre("table", "json"));
+  EXPECT_THAT(report::printable_formats(report::profile_outputs()), ElementsAre("table", "json", "csv", "sampling-csv"));
+  EXPECT_THAT(report::printable_formats(report::comparison_outputs()), ElementsAre("table", "json"));
+  EXPECT_THAT(report::printable_formats(report::merge_outputs()), ElementsAre("table", "json", "html"));
+  EXPECT_THAT(report::printable_formats(report::fleet_outputs()), ElementsAre("table", "json"));
 }
 
 TEST(Outputs, EachProfileEntryRendersItsWriter) {
   const Profile p = test::synthetic_profile();
   ProfileTableOptions table;
   table.top = 3;
-  const detail::ProfileSubject subject{p, table};
+  const report::ProfileSubject subject{p, table};
   const auto render = [&](std::string_view format) {
-    return detail::render_output(*detail::find_output(detail::profile_outputs(), format), subject);
+    return report::render_output(*report::find_output(report::profile_outputs(), format), subject);
   };
   EXPECT_EQ(render("table"), profile_table(p, table));
   EXPECT_EQ(render("json"), profile_to_json(p));
@@ -65,27 +65,27 @@ TEST(Outputs, EachProfileEntryRendersItsWriter) {
   // Grouped: JSON and CSV follow the table's grouping.
   ProfileTableOptions by_op;
   by_op.by = ProfileGrouping::op;
-  const detail::ProfileSubject grouped{p, by_op};
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::profile_outputs(), "json"), grouped), profile_to_json(p, ProfileGrouping::op, 1));
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::profile_outputs(), "csv"), grouped), profile_groups_csv(p, ProfileGrouping::op, 1));
+  const report::ProfileSubject grouped{p, by_op};
+  EXPECT_EQ(report::render_output(*report::find_output(report::profile_outputs(), "json"), grouped), profile_to_json(p, ProfileGrouping::op, 1));
+  EXPECT_EQ(report::render_output(*report::find_output(report::profile_outputs(), "csv"), grouped), profile_groups_csv(p, ProfileGrouping::op, 1));
 }
 
 TEST(Outputs, ComparisonAndMergeEntriesRenderTheirWriters) {
   const Profile a = test::synthetic_profile();
   const Profile b = test::synthetic_profile();
-  const detail::ProfileComparison c = detail::compare_profiles(a, b);
-  const detail::ComparisonSubject cs{c, b, 5};
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::comparison_outputs(), "table"), cs), detail::comparison_table(c, 5));
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::comparison_outputs(), "json"), cs), detail::comparison_json(c));
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::comparison_outputs(), "html"), cs), detail::comparison_html(c, b));
-  std::vector<detail::RankProfile> ranks{{"r0.json", a}, {"r1.json", b}};
+  const analysis::ProfileComparison c = analysis::compare_profiles(a, b);
+  const report::ComparisonSubject cs{c, b, 5};
+  EXPECT_EQ(report::render_output(*report::find_output(report::comparison_outputs(), "table"), cs), report::comparison_table(c, 5));
+  EXPECT_EQ(report::render_output(*report::find_output(report::comparison_outputs(), "json"), cs), report::comparison_json(c));
+  EXPECT_EQ(report::render_output(*report::find_output(report::comparison_outputs(), "html"), cs), report::comparison_html(c, b));
+  std::vector<analysis::RankProfile> ranks{{"r0.json", a}, {"r1.json", b}};
   ranks[0].profile.rank = 0;
   ranks[1].profile.rank = 1;
-  const detail::MergedRanks m = detail::merge_ranks(std::move(ranks));
-  const detail::MergeSubject ms{m, 0};
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::merge_outputs(), "table"), ms), detail::merged_table(m, 0));
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::merge_outputs(), "json"), ms), detail::merged_json(m));
-  EXPECT_EQ(detail::render_output(*detail::find_output(detail::merge_outputs(), "html"), ms), detail::merged_html(m));
+  const session::MergedRanks m = analysis::merge_ranks(std::move(ranks));
+  const report::MergeSubject ms{m, 0};
+  EXPECT_EQ(report::render_output(*report::find_output(report::merge_outputs(), "table"), ms), report::merged_table(m, 0));
+  EXPECT_EQ(report::render_output(*report::find_output(report::merge_outputs(), "json"), ms), report::merged_json(m));
+  EXPECT_EQ(report::render_output(*report::find_output(report::merge_outputs(), "html"), ms), report::merged_html(m));
 }
 
 }  // namespace

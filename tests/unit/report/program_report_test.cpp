@@ -121,9 +121,9 @@ TEST(ProgramTable, TheSharesAreTheOneDefinition) {
   const Profile p = test::synthetic_torch_profile();
   const std::string t = profile_table(p, {.top = 0, .nested_ops = true});
   for (const LayerProfile& l : p.layers) {
-    const std::vector<std::string> cells = cells_of(program_row(t, detail::display_name(l)));
-    ASSERT_GE(cells.size(), 8u) << detail::display_name(l);
-    EXPECT_EQ(cells[7], detail::percent(detail::row_share(p, l, detail::summed_layer_ms(p)))) << detail::display_name(l);
+    const std::vector<std::string> cells = cells_of(program_row(t, analysis::display_name(l)));
+    ASSERT_GE(cells.size(), 8u) << analysis::display_name(l);
+    EXPECT_EQ(cells[7], analysis::percent(analysis::row_share(p, l, analysis::summed_layer_ms(p)))) << analysis::display_name(l);
   }
 }
 
@@ -216,11 +216,11 @@ TEST(ProgramTable, GroupedRowsArePerStepAndSaySoTheyOverlap) {
   EXPECT_THAT(t, HasSubstr("the groups' times and shares overlap"));
   // A group's share is its rows' shares summed: the one definition.
   const Profile p = test::synthetic_torch_profile();
-  for (const detail::LayerGroup& g : detail::group_layers(p, detail::LayerGrouping::op, 1)) {
+  for (const analysis::LayerGroup& g : analysis::group_layers(p, analysis::LayerGrouping::op, 1)) {
     double rows_share = 0.0;
     for (const LayerProfile& l : p.layers) {
       const bool member = l.op == g.key || l.op + " (" + std::string(layer_phase_name(l.phase)) + ")" == g.key;
-      if (member) rows_share += detail::row_share(p, l, 0.0);
+      if (member) rows_share += analysis::row_share(p, l, 0.0);
     }
     EXPECT_DOUBLE_EQ(g.share, rows_share) << g.key;
   }

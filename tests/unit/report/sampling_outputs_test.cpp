@@ -55,21 +55,21 @@ Profile sampled_profile() {
 }
 
 TEST(SamplingCsv, OneRowPerLayerAndFunctionAndTheRestQuoted) {
-  const std::string csv = detail::sampling_csv(sampled_profile());
+  const std::string csv = report::sampling_csv(sampled_profile());
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "layer,layer_samples,enough,function,module,samples,share,share_low,share_high");
   EXPECT_THAT(csv, HasSubstr("conv1,100,true,\"std::vector<int, std::allocator<int> >::push_back\",hwprof,40,0.400000,0.310000,0.500000\n"));
   EXPECT_THAT(csv, HasSubstr("conv1,100,true,sgemm_kernel_HASWELL,libopenblas.so.0,60,"));
   EXPECT_THAT(csv, HasSubstr("conv1,100,true,[other functions],,0,0.000000,0.000000,"));
   EXPECT_THAT(csv, HasSubstr("\"fc \"\"big\"\"\",10,false,run,hwprof,10,1.000000,0.720000,1.000000\n"));
   // Header only without sampling; the registry neither writes nor prints it then.
-  EXPECT_EQ(detail::sampling_csv(test::synthetic_profile()), "layer,layer_samples,enough,function,module,samples,share,share_low,share_high\n");
-  const auto* output = detail::find_output(detail::profile_outputs(), "sampling-csv");
+  EXPECT_EQ(report::sampling_csv(test::synthetic_profile()), "layer,layer_samples,enough,function,module,samples,share,share_low,share_high\n");
+  const auto* output = report::find_output(report::profile_outputs(), "sampling-csv");
   ASSERT_NE(output, nullptr);
   EXPECT_EQ(output->file_name, "sampling.csv");
   const Profile plain = test::synthetic_profile();
   const Profile with = sampled_profile();
-  EXPECT_FALSE(detail::output_applies(*output, detail::ProfileSubject{plain, {}}));
-  EXPECT_TRUE(detail::output_applies(*output, detail::ProfileSubject{with, {}}));
+  EXPECT_FALSE(report::output_applies(*output, report::ProfileSubject{plain, {}}));
+  EXPECT_TRUE(report::output_applies(*output, report::ProfileSubject{with, {}}));
 }
 
 TEST(SamplingHtml, TheSectionHasTheSelectorEachLayersTableAndTheStacks) {
@@ -125,44 +125,44 @@ TEST(SamplingTrace, SamplesAreThreadScopedInstantsOnTheirLanes) {
 TEST(SamplingOutputs, TheStacksFilesAreRegisteredForProfilesWithSamplingAndForRecordedPrograms) {
   const Profile with = sampled_profile();
   const Profile without = test::synthetic_profile();
-  const detail::ProfileSubject sampled{with, {}};
-  const detail::ProfileSubject plain{without, {}};
-  const std::vector<detail::SampledStack> stacks = detail::sampled_stacks(*with.sampling);
+  const report::ProfileSubject sampled{with, {}};
+  const report::ProfileSubject plain{without, {}};
+  const std::vector<report::SampledStack> stacks = report::sampled_stacks(*with.sampling);
   const std::string title = with.model + " (cpu-clock@1000)";
   const std::pair<const char*, std::string> expected[] = {
-      {"flamegraph", detail::flamegraph_svg(title, with.sampling->frame_names, stacks, 1200.0, true)},
-      {"folded", detail::folded_stacks(with.sampling->frame_names, stacks)},
-      {"speedscope", detail::speedscope_json(title, with.sampling->frame_names, stacks)},
+      {"flamegraph", report::flamegraph_svg(title, with.sampling->frame_names, stacks, 1200.0, true)},
+      {"folded", report::folded_stacks(with.sampling->frame_names, stacks)},
+      {"speedscope", report::speedscope_json(title, with.sampling->frame_names, stacks)},
   };
   for (const auto& [format, text] : expected) {
-    const auto* output = detail::find_output(detail::profile_outputs(), format);
+    const auto* output = report::find_output(report::profile_outputs(), format);
     ASSERT_NE(output, nullptr) << format;
-    EXPECT_TRUE(detail::output_applies(*output, sampled)) << format;
-    EXPECT_FALSE(detail::output_applies(*output, plain)) << format;
+    EXPECT_TRUE(report::output_applies(*output, sampled)) << format;
+    EXPECT_FALSE(report::output_applies(*output, plain)) << format;
     EXPECT_FALSE(output->printable) << format;
-    EXPECT_EQ(detail::render_output(*output, sampled), text) << format;
+    EXPECT_EQ(report::render_output(*output, sampled), text) << format;
   }
-  const auto* folded = detail::find_output(detail::profile_outputs(), "folded");
+  const auto* folded = report::find_output(report::profile_outputs(), "folded");
   ASSERT_NE(folded, nullptr);
   EXPECT_EQ(folded->file_name, "samples.folded");
 
   const std::vector<std::string> command{"python3", "train.py"};
-  const detail::RecordSubject recorded{*with.sampling, command, 3, 1.5, "python3 train.py (cpu-clock@1000)"};
-  EXPECT_THAT(detail::printable_formats(detail::record_outputs()), ::testing::ElementsAre("json"));
+  const report::RecordSubject recorded{*with.sampling, command, 3, 1.5, "python3 train.py (cpu-clock@1000)"};
+  EXPECT_THAT(report::printable_formats(report::record_outputs()), ::testing::ElementsAre("json"));
   std::set<std::string_view> files;
-  for (const auto& o : detail::record_outputs()) files.insert(o.file_name);
+  for (const auto& o : report::record_outputs()) files.insert(o.file_name);
   EXPECT_EQ(files, (std::set<std::string_view>{"sampling.json", "flamegraph.svg", "samples.folded", "samples.speedscope.json"}));
-  const auto* json_output = detail::find_output(detail::record_outputs(), "json");
-  const auto* speedscope = detail::find_output(detail::record_outputs(), "speedscope");
+  const auto* json_output = report::find_output(report::record_outputs(), "json");
+  const auto* speedscope = report::find_output(report::record_outputs(), "speedscope");
   ASSERT_NE(json_output, nullptr);
   ASSERT_NE(speedscope, nullptr);
-  const auto j = nlohmann::json::parse(detail::render_output(*json_output, recorded));
+  const auto j = nlohmann::json::parse(report::render_output(*json_output, recorded));
   EXPECT_EQ(j["command"], nlohmann::json(command));
   EXPECT_EQ(j["exit_code"], 3);
   EXPECT_EQ(j["wall_seconds"], 1.5);
   EXPECT_EQ(j["sampling"]["spec"], "cpu-clock@1000");
-  EXPECT_EQ(detail::render_output(*speedscope, recorded),
-            detail::speedscope_json("python3 train.py (cpu-clock@1000)", with.sampling->frame_names, stacks));
+  EXPECT_EQ(report::render_output(*speedscope, recorded),
+            report::speedscope_json("python3 train.py (cpu-clock@1000)", with.sampling->frame_names, stacks));
 }
 
 }  // namespace

@@ -7,8 +7,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "common/stages.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -83,4 +84,4 @@ TEST(SamplingReport, TheJsonObjectCarriesEveryRowAndAnUnknownCostAsNull) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::report

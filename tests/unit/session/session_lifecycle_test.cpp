@@ -424,18 +424,18 @@ TEST(SessionClock, TheTscIsUsedWhereItIsInvariantOrTheKernelsClock) {
   const std::string drifting = "processor\t: 0\nflags\t\t: fpu tsc constant_tsc_x rep_good\n";
   const std::string stops = "flags\t: fpu tsc constant_tsc\n";
 #if defined(__x86_64__)
-  EXPECT_TRUE(detail::decide_tsc(invariant, "kvm-clock\n", "").use);
-  EXPECT_TRUE(contains(detail::decide_tsc(invariant, "kvm-clock\n", "").reason, "kvm-clock"));
-  EXPECT_FALSE(detail::decide_tsc(drifting, "hpet\n", "").use) << "a flag is a whole word";
-  const detail::TscDecision no = detail::decide_tsc(stops, "hpet", "");
+  EXPECT_TRUE(session::decide_tsc(invariant, "kvm-clock\n", "").use);
+  EXPECT_TRUE(contains(session::decide_tsc(invariant, "kvm-clock\n", "").reason, "kvm-clock"));
+  EXPECT_FALSE(session::decide_tsc(drifting, "hpet\n", "").use) << "a flag is a whole word";
+  const session::TscDecision no = session::decide_tsc(stops, "hpet", "");
   EXPECT_FALSE(no.use);
   EXPECT_TRUE(contains(no.reason, "nonstop_tsc")) << no.reason;
-  EXPECT_TRUE(detail::decide_tsc(stops, "tsc\n", "").use) << "the kernel keeps time with it";
-  EXPECT_FALSE(detail::decide_tsc(invariant, "tsc\n", "monotonic").use);
-  EXPECT_TRUE(detail::decide_tsc("", "", "tsc").use);
-  EXPECT_FALSE(detail::decide_tsc("", "", "").use);
+  EXPECT_TRUE(session::decide_tsc(stops, "tsc\n", "").use) << "the kernel keeps time with it";
+  EXPECT_FALSE(session::decide_tsc(invariant, "tsc\n", "monotonic").use);
+  EXPECT_TRUE(session::decide_tsc("", "", "tsc").use);
+  EXPECT_FALSE(session::decide_tsc("", "", "").use);
 #else
-  EXPECT_FALSE(detail::decide_tsc(invariant, "tsc", "").use);
+  EXPECT_FALSE(session::decide_tsc(invariant, "tsc", "").use);
 #endif
 }
 
@@ -445,7 +445,7 @@ TEST(SessionClock, ThisMachinesClockIsNamedWithItsReason) {
   o.overhead_pairs = 0;
   auto s = Session::open(o);
   ASSERT_TRUE(s);
-  const detail::TscClock& tsc = detail::tsc_clock();
+  const session::TscClock& tsc = session::tsc_clock();
   EXPECT_FALSE(tsc.reason.empty());
   EXPECT_EQ((*s)->clock_source(), tsc.usable ? "tsc" : "CLOCK_MONOTONIC") << tsc.reason;
   if (tsc.usable) {

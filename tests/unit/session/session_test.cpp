@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "common/stages.hpp"
 #include "fake_session.hpp"
 #include "hwprof/session.hpp"
 #include "session/observer_hooks.hpp"
@@ -763,7 +764,7 @@ TEST(Session, OneHintForEventsThatCannotBeCounted) {
 TEST(Session, WithoutACallbackTheFirstHintGoesToStderrOncePerProcess) {
   SessionOptions o = fake_options();
   o.on_hint = nullptr;
-  detail::rearm_stderr_hint();  // as in a fresh process
+  session::rearm_stderr_hint();  // as in a fresh process
   ::testing::internal::CaptureStderr();
   auto a = open_fake(0, o);
   auto b = open_fake(0, o);
@@ -900,7 +901,7 @@ TEST(Session, BackendNames) {
 }  // namespace
 }  // namespace hwprof
 
-namespace hwprof::detail {
+namespace hwprof::session {
 namespace {
 
 // Algorithm R keeps call n with probability k/(n+1): over calls k..N-1 the expected number kept
@@ -944,4 +945,4 @@ TEST(Reservoir, AnArenaHandsOutZeroedBlocksUntilItIsUsedUp) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::session

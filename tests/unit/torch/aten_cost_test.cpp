@@ -11,20 +11,20 @@
 #include "torch/aten_cost.hpp"
 #include "torch/op_stack.hpp"
 
-// Not in hwprof::detail: the unity build puts aten_cost.cpp, whose helpers have the same
+// Not in hwprof::pytorch: the unity build puts aten_cost.cpp, whose helpers have the same
 // names, in this translation unit.
 namespace hwprof::torch_test {
 namespace {
 
-using detail::aten_cost;
-using detail::aten_signature;
-using detail::AtenArg;
-using detail::AtenArgKind;
-using detail::AtenCall;
-using detail::AtenCost;
-using detail::AtenElement;
-using detail::OpFrame;
-using detail::OpStack;
+using pytorch::aten_cost;
+using pytorch::aten_signature;
+using pytorch::AtenArg;
+using pytorch::AtenArgKind;
+using pytorch::AtenCall;
+using pytorch::AtenCost;
+using pytorch::AtenElement;
+using pytorch::OpFrame;
+using pytorch::OpStack;
 
 AtenArg t(std::initializer_list<std::int64_t> dims, AtenElement element = AtenElement::floating) {
   AtenArg a;
@@ -348,7 +348,7 @@ TEST(AtenCost, UpsamplingIsTheOpTablesUpsample) {
   EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d_backward.vec", {dy, none(), ints({2, 4, 6, 5}), boolean(true), none()})), 8 * n);
   // A .vec forward given only scale factors (F.interpolate(scale_factor=2)): floor(in × 2).
   AtenArg factors;
-  factors.kind = detail::AtenArgKind::reals;
+  factors.kind = pytorch::AtenArgKind::reals;
   factors.rank = 2;
   factors.reals[0] = factors.reals[1] = 2.0;
   EXPECT_DOUBLE_EQ(flops(call("aten::upsample_bilinear2d.vec", {x, none(), boolean(false), factors})), 7 * n);
@@ -471,8 +471,8 @@ double chain_flops(std::initializer_list<std::optional<AtenCost>> chain) {
 // The products PyTorch hands to the BLAS, each GEMM's M·N·K, and the threads OpenBLAS runs one
 // on (interface/gemm.c: one thread up to 65536 × 4, then one per 65536 × 4, at most its pool).
 TEST(AtenCost, ABlasProductsGemmAndItsOpenBlasThreads) {
-  using detail::blas_gemm_mnk;
-  using detail::openblas_gemm_threads;
+  using pytorch::blas_gemm_mnk;
+  using pytorch::openblas_gemm_threads;
   EXPECT_EQ(blas_gemm_mnk(call("aten::mm", {t({64, 256}), t({256, 1000})})), 64 * 256 * 1000);
   EXPECT_EQ(blas_gemm_mnk(call("aten::addmm", {t({1000}), t({64, 256}), t({256, 1000})})), 64 * 256 * 1000);
   EXPECT_EQ(blas_gemm_mnk(call("aten::bmm", {t({8, 64, 32}), t({8, 32, 64})})), 64 * 32 * 64) << "one GEMM of the batch";

@@ -5,11 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "common/stages.hpp"
 #include "torch/call_labels.hpp"
 #include "torch/forward_calls.hpp"
 #include "torch/op_stack.hpp"
 
-namespace hwprof::detail {
+namespace hwprof::pytorch {
 namespace {
 
 TEST(ForwardCalls, ACallIsFoundByItsThreadAndSequenceNumber) {
@@ -124,4 +125,4 @@ TEST(CallLabels, ShapesThenScalarsWhereTheSameShapesCostOtherwise) {
 }
 
 }  // namespace
-}  // namespace hwprof::detail
+}  // namespace hwprof::pytorch

@@ -1,0 +1,164 @@
+#include "ops/pooling.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace hwprof::ops {
+namespace {
+
+using R = PoolReduction;
+
+// PyTorch's names: torch.nn.MaxPool2d is aten::max_pool2d (max_pool2d_with_indices when it
+// keeps the argmax for training), nn.AdaptiveAvgPool2d is aten::adaptive_avg_pool2d
+// (_adaptive_avg_pool2d underneath).
+constexpr PoolingDefinition kDefinitions[] = {
+    {OpKind::maxpool2d, R::max, 2, "max_pool2d", "nn.MaxPool2d"},
+    {OpKind::avgpool2d, R::average, 2, "avg_pool2d", "nn.AvgPool2d"},
+    {OpKind::adaptive_avgpool2d, R::adaptive_average, 2, "adaptive_avg_pool2d", "nn.AdaptiveAvgPool2d"},
+    {OpKind::maxpool3d, R::max, 3, "max_pool3d", "nn.MaxPool3d"},
+    {OpKind::avgpool3d, R::average, 3, "avg_pool3d", "nn.AvgPool3d"},
+    {OpKind::adaptive_avgpool3d, R::adaptive_average, 3, "adaptive_avg_pool3d", "nn.AdaptiveAvgPool3d"},
+};
+
+__extension__ using Wide = __int128;
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+Wide floor_div(Wide a, Wide b) {
+  const Wide q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+std::int64_t saturate(Wide v) {
+  return v > static_cast<Wide>(kInt64Max) ? kInt64Max : v < 0 ? 0 : static_cast<std::int64_t>(v);
+}
+
+// "2x3" (or "2x3x4"): one number per axis, as the messages write a window.
+template <typename F>
+std::string per_axis(const PoolAxes& axes, F&& value) {
+  std::string out;
+  for (const PoolAxis& x : axes.view()) out += (out.empty() ? "" : "x") + value(x);
+  return out;
+}
+
+PoolShape problem(std::string text, const char* attribute) {
+  PoolShape p;
+  p.problem = std::move(text);
+  p.attribute = attribute;
+  return p;
+}
+
+}  // namespace
+
+std::span<const PoolingDefinition> pooling_definitions() {
+  return kDefinitions;
+}
+
+const PoolingDefinition* pooling_definition(OpKind kind) noexcept {
+  for (const PoolingDefinition& d : kDefinitions) {
+    if (d.kind == kind) return &d;
+  }
+  return nullptr;
+}
+
+const PoolingDefinition* pooling_for(PoolReduction reduction, int spatial_axes) noexcept {
+  for (const PoolingDefinition& d : kDefinitions) {
+    if (d.reduction == reduction && d.spatial_axes == spatial_axes) return &d;
+  }
+  return nullptr;
+}
+
+const PoolingDefinition* pooling_for_aten(std::string_view name) noexcept {
+  if (name.starts_with("_")) name.remove_prefix(1);  // _adaptive_avg_pool2d
+  constexpr std::string_view kWithIndices = "_with_indices";
+  const bool with_indices = name.ends_with(kWithIndices);
+  if (with_indices) name.remove_suffix(kWithIndices.size());
+  for (const PoolingDefinition& d : kDefinitions) {
+    if (d.aten == name && (!with_indices || d.reduction == R::max)) return &d;
+  }
+  return nullptr;
+}
+
+PoolAxes pool_axes(const PoolingDefinition& def, const Attributes& a) noexcept {
+  PoolAxes axes;
+  axes.count = def.spatial_axes;
+  std::size_t i = 0;
+  if (def.spatial_axes == 3) axes.axis[i++] = {a.depth.kernel, a.depth.stride, a.depth.padding, a.depth.output};
+  axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.output.h};
+  axes.axis[i] = {a.kernel.w, a.stride.w, a.padding.w, a.output.w};
+  return axes;
+}
+
+void set_pool_axes(const PoolingDefinition& def, const PoolAxes& axes, Attributes& a) noexcept {
+  std::size_t i = 0;
+  if (def.spatial_axes == 3) {
+    const PoolAxis& d = axes.axis[i++];
+    a.depth.kernel = d.kernel;
+    a.depth.stride = d.stride;
+    a.depth.padding = d.padding;
+    a.depth.output = d.output;
+  }
+  const PoolAxis& h = axes.axis[i++];
+  const PoolAxis& w = axes.axis[i];
+  a.kernel = {h.kernel, w.kernel};
+  a.stride = {h.stride, w.stride};
+  a.padding = {h.padding, w.padding};
+  a.output = {h.output, w.output};
+}
+
+std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) noexcept {
+  const Wide numerator = Wide{size} + 2 * Wide{pad} - (Wide{kernel} - 1) - 1 + (ceil_mode ? Wide{stride} - 1 : 0);
+  Wide out = floor_div(numerator, stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= Wide{size} + pad) --out;
+  return saturate(out);
+}
+
+std::string padded_size_text(std::int64_t size, std::int64_t pad) {
+  if (pad > (kInt64Max - size) / 2) return "(" + std::to_string(size) + "+2*" + std::to_string(pad) + ")";
+  return std::to_string(size + 2 * pad);
+}
+
+PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Shape& in, DType dtype) {
+  const auto axes_count = static_cast<std::size_t>(def.spatial_axes);
+  static constexpr std::string_view kLayouts[] = {"[C]", "[C, L]", "[C, H, W]", "[C, D, H, W]"};
+  if (dtype != DType::f32) return problem("expects float32 input, got int32 token ids; add an embedding first", nullptr);
+  if (in.size() != axes_count + 1)
+    return problem("expects a " + std::string(kLayouts[std::min<std::size_t>(axes_count, 3)]) + " input, got " + format_shape(in), nullptr);
+  const PoolAxes axes = pool_axes(def, a);
+  Shape out{in[0]};
+  if (def.reduction == R::adaptive_average) {
+    for (const PoolAxis& x : axes.view()) out.push_back(x.output);
+    return PoolShape{out, {}, nullptr};
+  }
+  auto number = [](std::int64_t v) { return std::to_string(v); };
+  const std::string kernel = per_axis(axes, [&](const PoolAxis& x) { return number(x.kernel); });
+  // Every size the output formulas divide by or multiply with at least 1 (a 0 stride divides
+  // by zero in the kernels, a 0 kernel gives an empty window whose maximum is -inf), every
+  // padding at least 0. The spec parser refuses these already; an ONNX import or a graph built
+  // in code reaches here too.
+  const struct {
+    const char* name;
+    std::int64_t PoolAxis::*field;
+    std::int64_t low;
+  } checks[] = {{"kernel", &PoolAxis::kernel, 1}, {"stride", &PoolAxis::stride, 1}, {"padding", &PoolAxis::padding, 0}};
+  for (const auto& c : checks) {
+    if (std::any_of(axes.view().begin(), axes.view().end(), [&](const PoolAxis& x) { return x.*c.field < c.low; }))
+      return problem(std::string(c.name) + " is " + per_axis(axes, [&](const PoolAxis& x) { return number(x.*c.field); }) +
+                         "; it must be at least " + number(c.low),
+                     c.name);
+  }
+  if (std::any_of(axes.view().begin(), axes.view().end(), [](const PoolAxis& x) { return x.padding > x.kernel / 2; }))
+    return problem("padding must be at most half the kernel (PyTorch's rule), got padding " +
+                       per_axis(axes, [&](const PoolAxis& x) { return number(x.padding); }) + " for kernel " + kernel,
+                   "padding");
+  std::size_t d = 1;
+  for (const PoolAxis& x : axes.view()) out.push_back(pool_output_size(in[d++], x.kernel, x.stride, x.padding, a.ceil_mode));
+  if (std::any_of(out.begin() + 1, out.end(), [](std::int64_t v) { return v <= 0; })) {
+    d = 1;
+    const std::string padded = per_axis(axes, [&](const PoolAxis& x) { return padded_size_text(in[d++], x.padding); });
+    return problem("the kernel " + kernel + " is larger than the padded input " + padded, "kernel");
+  }
+  return PoolShape{out, {}, nullptr};
+}
+
+}  // namespace hwprof::ops
