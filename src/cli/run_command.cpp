@@ -130,11 +130,11 @@ Result<std::optional<nn::NpyHeader>> peek_input(const std::string& path) {
   if (!header) return header.error();
   if (auto error = nn::check_npy_size(*header, file_bytes, path)) return *error;  // before its size is taken for the truth
   const auto& a = header->array;
-  const std::int64_t tensor_bytes = a.type == nn::NpyArray::Type::i64 ? header->data_bytes / 2 : header->data_bytes;
+  const std::int64_t tensor_bytes = a.type == nn::NpyArray::Type::int64 ? header->data_bytes / 2 : header->data_bytes;
   const std::int64_t needed = file_bytes + std::max(header->data_bytes, tensor_bytes);
   const common::MemoryBudget budget = common::memory_budget();
   if (budget.available < 0 || needed <= budget.available) return std::optional<nn::NpyHeader>(std::move(*header));
-  const char* type = a.type == nn::NpyArray::Type::f32 ? "float32" : a.type == nn::NpyArray::Type::i32 ? "int32" : "int64";
+  const char* type = a.type == nn::NpyArray::Type::float32 ? "float32" : a.type == nn::NpyArray::Type::int32 ? "int32" : "int64";
   return Error{
       fmt::format("{}: the array {} {} holds {} bytes ({}); reading it into the input tensor needs about {} of memory, but only {} are "
                   "available ({}); nothing was read (give a smaller batch)",
@@ -171,7 +171,7 @@ InputFacts input_facts(const RunCommandOptions& options, const std::optional<nn:
     facts.dtype = given->dtype();
     shape = given->shape();
   } else if (header && header->array.shape.size() >= 2 && header->array.shape[0] >= 1) {
-    facts.dtype = header->array.type == nn::NpyArray::Type::f32 ? DType::f32 : DType::i32;
+    facts.dtype = header->array.type == nn::NpyArray::Type::float32 ? DType::f32 : DType::i32;
     shape = header->array.shape;
   }
   if (shape.empty()) return facts;

@@ -127,6 +127,39 @@ Count adaptive_window_sum(std::int64_t in, std::int64_t out) {
   return Count(in) + out - std::gcd(in, out);
 }
 
+// A normalization (the table above). A batch norm: its scale and shift folded with the running
+// statistics into one multiply-add per element in evaluation (2n); in training the batch's
+// statistics first (7n); backward 5n for the input and 5n for scale and shift; it keeps its
+// input and the batch's mean and inverse deviation per channel. A layer norm: its statistics
+// per row every time (7n + 5 per row), backward 8n + 2 per row for the input and 5n for its
+// scale and shift; it keeps its input and each row's mean and inverse deviation.
+void norm_cost(const ops::NormalizationDefinition& norm, const Shape& in, Count n, OpCost& c) {
+  const std::int64_t width = ops::normalized_width(norm, in).size;
+  c.params = Count(2) * width;
+  c.has_weights = true;
+  c.saves_input = true;
+  c.weight_grad_flops = n * 5;
+  switch (norm.statistics) {
+    case ops::NormStatistics::per_channel:
+      c.buffers = Count(2) * width;
+      c.flops = n * 2;
+      c.train_forward_flops = n * 7;
+      c.input_grad_flops = n * 5;
+      c.weight_bytes = (c.params + c.buffers) * kFloatBytes;
+      c.saved_bytes_fixed = Count(2) * width * kFloatBytes;
+      return;
+    case ops::NormStatistics::per_row: {
+      const Count rows = n.value() / width;
+      c.flops = n * 7 + rows * 5;
+      c.train_forward_flops = c.flops;
+      c.input_grad_flops = n * 8 + rows * 2;
+      c.weight_bytes = c.params * kFloatBytes;
+      c.saved_bytes_per_sample = rows * 2 * kFloatBytes;
+      return;
+    }
+  }
+}
+
 // A pooling op over its definition's axes (the table above): a maximum of a window of k
 // elements is k − 1 comparisons and its backward one add per output (dy into the argmax, which
 // it keeps as int32); a mean is k adds and the divide, its backward k + 1 per output; adaptive
@@ -203,6 +236,10 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     c.train_forward_flops = c.flops;
     return c;
   }
+  if (const ops::NormalizationDefinition* norm = normalization_definition(node.op)) {
+    norm_cost(*norm, in, n, c);
+    return c;
+  }
   if (const ops::PoolingDefinition* pool = pooling_definition(node.op)) {
     pool_cost(*pool, a, in, n, c);
     c.train_forward_flops = c.flops;
@@ -245,34 +282,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.weight_bytes = c.params * kFloatBytes;
       c.has_weights = true;
       c.saves_input = true;
-      break;
-    }
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d: {
-      const std::int64_t channels = in[0];
-      c.params = Count(2) * channels;
-      c.buffers = Count(2) * channels;
-      c.flops = n * 2;
-      c.train_forward_flops = n * 7;
-      c.weight_grad_flops = n * 5;
-      c.input_grad_flops = n * 5;
-      c.weight_bytes = (c.params + c.buffers) * kFloatBytes;
-      c.has_weights = true;
-      c.saves_input = true;
-      c.saved_bytes_fixed = Count(2) * channels * kFloatBytes;
-      break;
-    }
-    case OpKind::layernorm: {
-      const std::int64_t width = in.back();
-      const Count rows = n.value() / width;
-      c.params = Count(2) * width;
-      c.flops = n * 7 + rows * 5;
-      c.weight_grad_flops = n * 5;
-      c.input_grad_flops = n * 8 + rows * 2;
-      c.weight_bytes = c.params * kFloatBytes;
-      c.has_weights = true;
-      c.saves_input = true;
-      c.saved_bytes_per_sample = rows * 2 * kFloatBytes;
       break;
     }
     case OpKind::softmax: {
@@ -477,10 +486,12 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       break;
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       break;  // above, from their definitions
   }
-  // Training mode differs from evaluation only for batch norms and dropout, set above.
-  if (node.op != OpKind::batchnorm2d && node.op != OpKind::batchnorm3d && node.op != OpKind::dropout) c.train_forward_flops = c.flops;
+  // Training mode differs from evaluation only for batch norms (their definitions' cost, above)
+  // and dropout, set above.
+  if (node.op != OpKind::dropout) c.train_forward_flops = c.flops;
   return c;
 }
 

@@ -36,6 +36,10 @@ struct WeightWidth {
 
 WeightWidth weight_width(const Graph& graph, const Node& node) {
   const Shape& in = graph.shape_of(node.inputs[0]);
+  if (const ops::NormalizationDefinition* norm = ops::normalization_definition(node.op)) {
+    const ops::NormWidth w = ops::normalized_width(*norm, in);
+    return {w.what, w.size};
+  }
   switch (node.op) {
     case OpKind::linear:
       return {"input features", in.back()};
@@ -43,11 +47,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::conv3d:
     case OpKind::conv_transpose2d:
     case OpKind::conv_transpose3d:
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
       return {"input channels", in[0]};
-    case OpKind::layernorm:
-      return {"normalized features", in.back()};
     case OpKind::lstm:
     case OpKind::gru:
       return {"input features", in.back()};
@@ -80,6 +80,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::matmul:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

@@ -18,13 +18,19 @@ namespace hwprof::graph {
 
 namespace {
 
-// "[N, C, H, W] or [N, C, D, H, W]": the inputs the pooling ops of a reduction take
-// (ops/pooling.cpp), for the messages of what is not mapped.
-std::string pooled_inputs(ops::PoolReduction reduction) {
+// "[N, C, H, W]": a batch of channels over `spatial_axes` axes, for the messages of what is not
+// mapped.
+std::string batched_layout(int spatial_axes) {
   static constexpr std::string_view kLayouts[] = {"[N, C]", "[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]"};
+  return std::string(kLayouts[std::clamp(spatial_axes, 0, 3)]);
+}
+
+// "[N, C, H, W] or [N, C, D, H, W]": the inputs the pooling ops of a reduction take
+// (ops/pooling.cpp).
+std::string pooled_inputs(ops::PoolReduction reduction) {
   std::string out;
   for (const ops::PoolingDefinition& d : ops::pooling_definitions()) {
-    if (d.reduction == reduction) out += (out.empty() ? "" : " or ") + std::string(kLayouts[std::min(d.spatial_axes, 3)]);
+    if (d.reduction == reduction) out += (out.empty() ? "" : " or ") + batched_layout(d.spatial_axes);
   }
   return out;
 }
@@ -262,11 +268,20 @@ void Importer::add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k
   own_weight(static_cast<int>(graph_.nodes.size()) - 1);
 }
 
+// BatchNormalization onto the batch norm over the input's spatial axes (ops/normalization.cpp:
+// [N, C, H, W] batchnorm2d, [N, C, D, H, W] batchnorm3d), with its four vectors.
 void Importer::map_batchnorm(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
-  if (!in || (in->size() != 3 && in->size() != 4))
-    return unsupported(n, "only BatchNormalization of [N, C, H, W] (batchnorm2d) or [N, C, D, H, W] (batchnorm3d) inputs is mapped (input " +
-                              dims_text(dims_of(n.input(0))) + ")");
+  const ops::NormalizationDefinition* norm =
+      in && !in->empty() ? ops::normalization_for(ops::NormStatistics::per_channel, static_cast<int>(in->size()) - 1) : nullptr;
+  if (norm == nullptr) {
+    std::string inputs;
+    for (const ops::NormalizationDefinition& d : ops::normalization_definitions()) {
+      if (d.statistics == ops::NormStatistics::per_channel)
+        inputs += (inputs.empty() ? "" : " or ") + batched_layout(d.spatial_axes) + " (" + std::string(op_name(d.kind)) + ")";
+    }
+    return unsupported(n, "only BatchNormalization of " + inputs + " inputs is mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  }
   if (n.output_size() > 1) return unsupported(n, "a training-mode BatchNormalization (running-statistics outputs) is not mapped");
   const onnx::TensorProto* parts[4] = {};
   for (int i = 0; i < 4; ++i) {
@@ -282,7 +297,7 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
            "; it needs one value per channel (" + std::to_string((*in)[0]) + ")");
     }
   }
-  add_node(n, in->size() == 4 ? OpKind::batchnorm3d : OpKind::batchnorm2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, norm->kind, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
   for (int i = 0; i < 4; ++i) node.initial_values.push_back(initial(names[i], parts[i]->name(), {(*in)[0]}, floats(*parts[i])));
@@ -734,7 +749,7 @@ void Importer::map_layernorm(const onnx::NodeProto& n) {
   }
   Attributes a;
   a.eps = attr_float(n, "epsilon", 1e-5f);
-  add_node(n, OpKind::layernorm, {values_.at(n.input(0)).node}, a);
+  add_node(n, ops::normalization_for(ops::NormStatistics::per_row, 0)->kind, {values_.at(n.input(0)).node}, a);
   graph_.nodes.back().initial_values.push_back(initial("weight", scale->name(), {d}, floats(*scale)));
   graph_.nodes.back().initial_values.push_back(initial("bias", bias->name(), {d}, floats(*bias)));
 }

@@ -308,14 +308,13 @@ Outcome window_problem(const Node& node) {
   return Outcome{};
 }
 
-// The 3-D ops over a per-sample [C, D, H, W]: PyTorch's Conv3d, ConvTranspose3d and BatchNorm3d
+// The 3-D convolutions over a per-sample [C, D, H, W]: PyTorch's Conv3d and ConvTranspose3d
 // rules, the 2-D ones with a depth axis.
 Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
   const Attributes& a = node.attrs;
   const DepthWindow& d = a.depth;
   if (dtype != DType::f32 || in.size() != 4)
     return problem("expects a float32 [C, D, H, W] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
-  if (node.op == OpKind::batchnorm3d) return shaped(in);
   if (auto w = window_problem(node); !w.problem.empty()) return w;
   const std::string kernel = str(d.kernel) + "x" + str(a.kernel.h) + "x" + str(a.kernel.w);
   const std::string padded =
@@ -390,6 +389,11 @@ Outcome infer_node(const Graph& g, const Node& node) {
     if (auto p = need_float(); !p.empty()) return problem(p);
     return shaped(in);
   }
+  // A normalization (its definition's input, ops/normalization.cpp): the same shape out.
+  if (const ops::NormalizationDefinition* norm = normalization_definition(node.op)) {
+    std::string p = norm_input_problem(*norm, in, dtype);
+    return p.empty() ? shaped(in) : problem(std::move(p));
+  }
   // A pooling op (its definition's window, ops/pooling.cpp).
   if (const ops::PoolingDefinition* pool = pooling_definition(node.op)) {
     ops::PoolShape s = pool_shape(*pool, a, in, dtype);
@@ -450,12 +454,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
       if (oh <= 0 || ow <= 0) return problem("the padding removes the whole output (" + str(oh) + "x" + str(ow) + ")", "padding");
       return shaped({a.out_channels, oh, ow});
     }
-    case OpKind::batchnorm2d:
-      if (auto p = need_chw(); !p.empty()) return problem(p);
-      return shaped(in);
-    case OpKind::layernorm:
-      if (auto p = need_float(); !p.empty()) return problem(p);
-      return shaped(in);
     case OpKind::softmax: {
       if (auto p = need_float(); !p.empty()) return problem(p);
       if (a.axis < -rank || a.axis >= rank)
@@ -658,13 +656,13 @@ Outcome infer_node(const Graph& g, const Node& node) {
     }
     case OpKind::conv3d:
     case OpKind::conv_transpose3d:
-    case OpKind::batchnorm3d:
       return infer_3d(node, in, dtype);
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       break;  // above, from their definitions
   }
   return problem("unhandled op");

@@ -696,6 +696,10 @@ class SpecReader {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";
     if (const ops::PoolingDefinition* pool = ops::pooling_definition(node.op)) return read_pool(*pool, at, a);
+    if (ops::normalization_definition(node.op) != nullptr) {
+      at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
+      return;
+    }
     switch (node.op) {
       case OpKind::linear:
         a.require("out_features", positive);
@@ -729,11 +733,6 @@ class SpecReader {
         at.dilation = a.pair("dilation", {1, 1}, 1, "a positive");
         at.groups = a.integer("groups", 1, 1, positive);
         at.bias = a.boolean("bias", true);
-        break;
-      case OpKind::batchnorm2d:
-      case OpKind::batchnorm3d:
-      case OpKind::layernorm:
-        at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
         break;
       case OpKind::softmax:
         at.axis = a.signed_integer("axis", -1);
@@ -850,9 +849,9 @@ class SpecReader {
       case OpKind::flatten:
       case OpKind::cls_token:
       case OpKind::matmul:
-      case OpKind::unsupported:               // find_op() never yields it: a spec cannot name it
-        HWPROF_POOLING_CASES                  // above, from their definitions
-            HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
+      case OpKind::unsupported:                                          // find_op() never yields it: a spec cannot name it
+        HWPROF_POOLING_CASES                                             // above, from their definitions
+            HWPROF_NORMALIZATION_CASES HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
           const ops::UnaryDefinition* unary = ops::unary_definition(node.op);
           if (unary == nullptr) break;
           if (const ops::UnaryParameter& p = unary->parameter; !p.name.empty()) {

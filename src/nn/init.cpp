@@ -111,6 +111,13 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
   const Shape& in = graph.shape_of(node.inputs.empty() ? kModelInput : node.inputs[0]);
   auto kaiming_bound = [](std::int64_t fan_in) { return fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0; };
   std::vector<ParameterSpec> specs;
+  // A normalization's scale (1) and shift (0), per channel or per feature (ops/normalization.cpp).
+  if (const ops::NormalizationDefinition* norm = ops::normalization_definition(node.op)) {
+    const std::int64_t width = ops::normalized_width(*norm, in).size;
+    specs.push_back({"weight", {width}, InitScheme::constant, 1.0, -1});
+    specs.push_back({"bias", {width}, InitScheme::constant, 0.0, -1});
+    return specs;
+  }
   switch (node.op) {
     case OpKind::linear: {
       const std::int64_t k = in.back();
@@ -163,15 +170,6 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (node.inputs.size() == 1 && a.operand_trainable) {
         specs.push_back({"weight", a.operand, InitScheme::constant, operand_identity(node.op), -1});
       }
-      break;
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
-      specs.push_back({"weight", {in[0]}, InitScheme::constant, 1.0, -1});
-      specs.push_back({"bias", {in[0]}, InitScheme::constant, 0.0, -1});
-      break;
-    case OpKind::layernorm:
-      specs.push_back({"weight", {in.back()}, InitScheme::constant, 1.0, -1});
-      specs.push_back({"bias", {in.back()}, InitScheme::constant, 0.0, -1});
       break;
     case OpKind::embedding:
       specs.push_back({"weight", {a.num_embeddings, a.embedding_dim}, InitScheme::normal, 1.0, -1});
@@ -228,6 +226,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::where:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -264,8 +263,10 @@ std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int 
     if (node.inputs.size() == 1) buffers.emplace_back("operand", node.attrs.operand);
     return buffers;
   }
-  if (node.op != OpKind::batchnorm2d && node.op != OpKind::batchnorm3d) return {};
-  const std::int64_t c = graph.shape_of(node.inputs[0])[0];
+  // A batch norm's running statistics, per channel.
+  const ops::NormalizationDefinition* norm = ops::normalization_definition(node.op);
+  if (norm == nullptr || norm->statistics != ops::NormStatistics::per_channel) return {};
+  const std::int64_t c = ops::normalized_width(*norm, graph.shape_of(node.inputs[0])).size;
   return {{"running_mean", {c}}, {"running_var", {c}}};
 }
 

@@ -195,10 +195,11 @@ class ConvTranspose2dLayer final : public Layer {
 // PyTorch's BatchNorm2d defaults: momentum 0.1 for the running statistics.
 constexpr double kBatchNormMomentum = 0.1;
 
-// batchnorm2d and batchnorm3d: per-channel statistics over every other axis and the batch.
-class BatchNorm2dLayer final : public Layer {
+// A batch norm (batchnorm2d, batchnorm3d): per-channel statistics over every other axis and the
+// batch.
+class BatchNormLayer final : public Layer {
  public:
-  BatchNorm2dLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
+  BatchNormLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p)
       : eps_(node.attrs.eps),
         c_(in[0]),
         hw_(numel(in) / in[0]),
@@ -1176,6 +1177,11 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   const Shape& in = graph.shape_of(node.inputs[0]);
   if (const hwprof::ops::UnaryForm* form = hwprof::ops::unary_form(node))
     return std::make_unique<ActivationLayer>(*form, hwprof::ops::unary_parameter(node));
+  // A normalization: the kernels of its statistics.
+  if (const hwprof::ops::NormalizationDefinition* norm = hwprof::ops::normalization_definition(node.op)) {
+    if (norm->statistics == hwprof::ops::NormStatistics::per_channel) return std::make_unique<BatchNormLayer>(node, in, params);
+    return std::make_unique<LayerNormLayer>(node, in, params);
+  }
   if (const hwprof::ops::PoolingDefinition* pool = hwprof::ops::pooling_definition(node.op)) {
     if (const PoolKernels* kernels = pool_kernels(*pool)) return std::make_unique<PoolLayer>(*pool, *kernels, node, in);
   }
@@ -1188,11 +1194,6 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
     case OpKind::conv_transpose2d:
     case OpKind::conv_transpose3d:
       return std::make_unique<ConvTranspose2dLayer>(node, in, params);
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
-      return std::make_unique<BatchNorm2dLayer>(node, in, params);
-    case OpKind::layernorm:
-      return std::make_unique<LayerNormLayer>(node, in, params);
     case OpKind::softmax:
       return std::make_unique<SoftmaxLayer>(node, in);
     case OpKind::matmul:
@@ -1246,6 +1247,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       break;  // Executor::build refuses such a graph first
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       break;  // above, from their definitions (a pooling op without kernels: nullptr)
   }
   return nullptr;

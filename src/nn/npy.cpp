@@ -39,11 +39,11 @@ class HeaderReader {
         std::string descr;
         if (!string(&descr)) return bad("'descr' is not a string (a structured dtype?)");
         if (descr == "<f4") {
-          array.type = NpyArray::Type::f32;
+          array.type = NpyArray::Type::float32;
         } else if (descr == "<i4") {
-          array.type = NpyArray::Type::i32;
+          array.type = NpyArray::Type::int32;
         } else if (descr == "<i8") {
-          array.type = NpyArray::Type::i64;
+          array.type = NpyArray::Type::int64;
         } else {
           return bad("the array's dtype is '" + descr +
                      "'; hwprof reads float32 ('<f4') inputs and int64/int32 token ids (save it with np.save(path, x.astype(np.float32)))");
@@ -120,7 +120,7 @@ class HeaderReader {
 };
 
 std::size_t element_size(NpyArray::Type t) {
-  return t == NpyArray::Type::i64 ? 8 : 4;
+  return t == NpyArray::Type::int64 ? 8 : 4;
 }
 
 }  // namespace
@@ -176,7 +176,7 @@ Result<Tensor> npy_to_tensor(const NpyArray& a, const std::string& path) {
                  "; hwprof needs [batch, ...] (rank 2 or more; add a batch axis with x[None])"};
   }
   if (a.shape[0] < 1) return Error{path + ": the batch (first axis) is 0"};
-  if (a.type == NpyArray::Type::f32) {
+  if (a.type == NpyArray::Type::float32) {
     Tensor t = Tensor::empty(a.shape, DType::f32);
     std::memcpy(t.f32(), a.data.data(), a.data.size());
     return t;
@@ -185,7 +185,7 @@ Result<Tensor> npy_to_tensor(const NpyArray& a, const std::string& path) {
   const std::int64_t n = t.numel();
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t v = 0;
-    if (a.type == NpyArray::Type::i64) {
+    if (a.type == NpyArray::Type::int64) {
       std::memcpy(&v, a.data.data() + i * 8, 8);
     } else {
       std::int32_t w = 0;

@@ -19,8 +19,8 @@
 namespace hwprof::nn {
 
 struct NpyArray {
-  enum class Type { f32, i32, i64 };
-  Type type = Type::f32;
+  enum class Type { float32, int32, int64 };  // NumPy's <f4, <i4, <i8
+  Type type = Type::float32;
   std::vector<std::int64_t> shape;  // () for a scalar
   std::string data;                 // little-endian, C order, numel · element size bytes
 };

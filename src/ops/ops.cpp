@@ -16,18 +16,17 @@ std::string_view defined_name(OpKind kind) {
   if (kind == OpKind::name) return #name;
   HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_DEFINED_NAME)
   HWPROF_POOLING_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_NORMALIZATION_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise unary and pooling ones, whose rows their
-// definitions make.
+// The rows of every op but the element-wise unary, pooling and normalization ones, whose rows
+// their definitions make.
 std::vector<OpInfo> other_rows() {
   return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
       {OpKind::conv2d, "conv2d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
-      {OpKind::batchnorm2d, "batchnorm2d", {"eps"}, 1, 1, F::normalization, {}},
-      {OpKind::layernorm, "layernorm", {"eps"}, 1, 1, F::normalization, {}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
       {OpKind::flatten, "flatten", {}, 1, 1, F::data_movement, {}},
       {OpKind::dropout, "dropout", {"p"}, 1, 1, F::data_movement, {}},
@@ -71,7 +70,6 @@ std::vector<OpInfo> other_rows() {
       // The 3-D ops: a spec's kernel, stride, padding and dilation are a [d, h, w] triple or one
       // integer for all three (docs/model-specs.md, "Model specs").
       {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
-      {OpKind::batchnorm3d, "batchnorm3d", {"eps"}, 1, 1, F::normalization, {}},
       {OpKind::conv_transpose3d,
        "conv_transpose3d",
        {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
@@ -110,6 +108,8 @@ const std::vector<OpInfo>& op_table() {
       }
       rows.push_back(std::move(row));
     }
+    for (const NormalizationDefinition& d : normalization_definitions())
+      rows.push_back({d.kind, defined_name(d.kind), {"eps"}, 1, 1, F::normalization, {}});
     std::sort(rows.begin(), rows.end(), [](const OpInfo& a, const OpInfo& b) { return a.kind < b.kind; });
     return rows;
   }();

@@ -2,8 +2,9 @@
 // takes and its family. The stages that treat a whole family alike (shape inference, the cost
 // model, the spec parser, the engine's in-place rule and layer choice, the roofline's
 // explanations, the causes) read this table instead of listing ops. An element-wise unary op's
-// row comes from its definition (elementwise_unary.hpp), and a pooling op's from its own
-// (pooling.hpp); the definition holds everything else about it (docs/adding-an-op.md).
+// row comes from its definition (elementwise_unary.hpp), a pooling op's and a normalization's
+// from theirs (pooling.hpp, normalization.hpp); the definition holds everything else about it
+// (docs/adding-an-op.md).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "hwprof/compute_roof.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "ops/elementwise_unary.hpp"
+#include "ops/normalization.hpp"
 #include "ops/pooling.hpp"
 
 namespace hwprof::ops {
@@ -23,7 +25,7 @@ enum class OpFamily {
   gemm,                // linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, attention: BLAS GEMMs
   elementwise_unary,   // y[i] = f(x[i]): one float input, the output of its shape, no parameters
   elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
-  normalization,       // batchnorm2d, batchnorm3d, layernorm
+  normalization,       // a batch norm's or a layer norm's statistics (normalization.hpp)
   softmax,
   pooling,        // the maximum or mean of windows (pooling.hpp)
   resampling,     // upsample: each output interpolated from its source positions, no parameters

@@ -12,7 +12,7 @@ using R = PoolReduction;
 // PyTorch's names: torch.nn.MaxPool2d is aten::max_pool2d (max_pool2d_with_indices when it
 // keeps the argmax for training), nn.AdaptiveAvgPool2d is aten::adaptive_avg_pool2d
 // (_adaptive_avg_pool2d underneath).
-constexpr PoolingDefinition kDefinitions[] = {
+constexpr PoolingDefinition kPools[] = {
     {OpKind::maxpool2d, R::max, 2, "max_pool2d", "nn.MaxPool2d"},
     {OpKind::avgpool2d, R::average, 2, "avg_pool2d", "nn.AvgPool2d"},
     {OpKind::adaptive_avgpool2d, R::adaptive_average, 2, "adaptive_avg_pool2d", "nn.AdaptiveAvgPool2d"},
@@ -51,18 +51,18 @@ PoolShape problem(std::string text, const char* attribute) {
 }  // namespace
 
 std::span<const PoolingDefinition> pooling_definitions() {
-  return kDefinitions;
+  return kPools;
 }
 
 const PoolingDefinition* pooling_definition(OpKind kind) noexcept {
-  for (const PoolingDefinition& d : kDefinitions) {
+  for (const PoolingDefinition& d : kPools) {
     if (d.kind == kind) return &d;
   }
   return nullptr;
 }
 
 const PoolingDefinition* pooling_for(PoolReduction reduction, int spatial_axes) noexcept {
-  for (const PoolingDefinition& d : kDefinitions) {
+  for (const PoolingDefinition& d : kPools) {
     if (d.reduction == reduction && d.spatial_axes == spatial_axes) return &d;
   }
   return nullptr;
@@ -73,7 +73,7 @@ const PoolingDefinition* pooling_for_aten(std::string_view name) noexcept {
   constexpr std::string_view kWithIndices = "_with_indices";
   const bool with_indices = name.ends_with(kWithIndices);
   if (with_indices) name.remove_suffix(kWithIndices.size());
-  for (const PoolingDefinition& d : kDefinitions) {
+  for (const PoolingDefinition& d : kPools) {
     if (d.aten == name && (!with_indices || d.reduction == R::max)) return &d;
   }
   return nullptr;
@@ -143,8 +143,8 @@ PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Sh
   } checks[] = {{"kernel", &PoolAxis::kernel, 1}, {"stride", &PoolAxis::stride, 1}, {"padding", &PoolAxis::padding, 0}};
   for (const auto& c : checks) {
     if (std::any_of(axes.view().begin(), axes.view().end(), [&](const PoolAxis& x) { return x.*c.field < c.low; }))
-      return problem(std::string(c.name) + " is " + per_axis(axes, [&](const PoolAxis& x) { return number(x.*c.field); }) +
-                         "; it must be at least " + number(c.low),
+      return problem(std::string(c.name) + " is " + per_axis(axes, [&](const PoolAxis& x) { return number(x.*c.field); }) + "; it must be at least " +
+                         number(c.low),
                      c.name);
   }
   if (std::any_of(axes.view().begin(), axes.view().end(), [](const PoolAxis& x) { return x.padding > x.kernel / 2; }))

@@ -31,8 +31,8 @@ enum class PoolReduction {
 struct PoolingDefinition {
   OpKind kind;
   PoolReduction reduction;
-  int spatial_axes;        // 2: a [C, H, W] input; 3: [C, D, H, W]
-  std::string_view aten;   // the forward: aten::<aten> (max's also <aten>_with_indices, adaptive's also _<aten>); backward <name>_backward
+  int spatial_axes;         // 2: a [C, H, W] input; 3: [C, D, H, W]
+  std::string_view aten;    // the forward: aten::<aten> (max's also <aten>_with_indices, adaptive's also _<aten>); backward <name>_backward
   std::string_view module;  // PyTorch's module, for reading
 };
 

@@ -50,9 +50,6 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
       return !is_depthwise(node, input_shape);
     case OpKind::conv3d:  // every 3-D convolution is lowered to GEMMs (src/nn/conv2d.cpp)
       return true;
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
-    case OpKind::layernorm:
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
@@ -78,6 +75,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::div:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -158,9 +156,6 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       const std::int64_t gates = node.op == OpKind::lstm ? 4 : 3;
       return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
     }
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
-    case OpKind::layernorm:
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
@@ -186,6 +181,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::div:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

@@ -23,6 +23,15 @@ struct Reasons {
 // Long: one case per op, each its sentences, and every other op named (no default, so that the
 // compiler names a new op it lacks: docs/adding-an-op.md).
 void kernel_reasons(OpKind op, bool causal, Reasons& r) {
+  // Every normalization (ops/normalization.cpp) computes its statistics and divides by a
+  // deviation.
+  if (ops::normalization_definition(op) != nullptr) {
+    r.more.emplace_back(
+        "the square root and division of normalisation are one FLOP each in the analytic table but several "
+        "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
+    r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
+    return;
+  }
   switch (op) {
     case OpKind::conv2d:
     case OpKind::conv3d:
@@ -51,14 +60,6 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
       r.more.emplace_back(
           "softmax's exp is evaluated by a polynomial of many FP instructions per score, where the analytic table "
           "counts a few FLOPs");
-      break;
-    case OpKind::batchnorm2d:
-    case OpKind::batchnorm3d:
-    case OpKind::layernorm:
-      r.more.emplace_back(
-          "the square root and division of normalisation are one FLOP each in the analytic table but several "
-          "instructions each (rsqrt plus a Newton step); training mode adds the statistics passes");
-      r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
       break;
     case OpKind::upsample:
       r.more.emplace_back(
@@ -108,6 +109,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::div:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
+      HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

@@ -257,12 +257,14 @@ std::optional<AtenCost> matrix_product(const AtenCall& c, std::string_view op) {
 
 // ---- normalisation ----
 
-// Per sample [C, rest, 1]: batchnorm2d's own layout for any rank.
+// Per sample [C, rest, 1]: the 2-D batch norm's layout for any rank (a batch norm's cost is its
+// element count's and its channels', ops/normalization.cpp, whatever its spatial axes).
 std::optional<NodeCost> batch_norm_node(const AtenArg* x) {
   if (!floating(x) || x->rank < 2) return std::nullopt;
   std::int64_t rest = 1;
   for (std::size_t d = 2; d < x->rank; ++d) rest *= x->dims[d];
-  return node_cost(OpKind::batchnorm2d, Shape{x->dims[1], rest, 1}, Attributes{}, x->dims[0]);
+  const ops::NormalizationDefinition* norm = ops::normalization_for(ops::NormStatistics::per_channel, 2);
+  return node_cost(norm->kind, Shape{x->dims[1], rest, 1}, Attributes{}, x->dims[0]);
 }
 
 std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
@@ -297,7 +299,7 @@ std::optional<AtenCost> normalization(const AtenCall& c, std::string_view op) {
     return std::nullopt;
   }
   if (width <= 0 || x->elements % width != 0) return std::nullopt;
-  auto n = node_cost(OpKind::layernorm, Shape{x->elements / width, width}, Attributes{}, 1);
+  auto n = node_cost(ops::normalization_for(ops::NormStatistics::per_row, 0)->kind, Shape{x->elements / width, width}, Attributes{}, 1);
   if (!n) return std::nullopt;
   if (op != "native_layer_norm_backward") return forward(*n);
   return AtenCost{count(n->cost.input_grad_flops + n->cost.weight_grad_flops), backward_bytes(*n), std::nullopt, {}};

@@ -50,14 +50,20 @@ using Shape = std::vector<std::int64_t>;
   X(avgpool3d)                \
   X(adaptive_avgpool3d)
 
+// The normalization ops (a batch norm's per-channel statistics over 2 or 3 spatial axes, a
+// layer norm's per row), each defined in src/ops/normalization.cpp (docs/adding-an-op.md):
+// their names in C++.
+#define HWPROF_NORMALIZATION_OPS(X) \
+  X(batchnorm2d)                    \
+  X(batchnorm3d)                    \
+  X(layernorm)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 enum class OpKind {
   linear,
   conv2d,
-  batchnorm2d,
-  layernorm,
-  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR) softmax,
+  HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR) softmax,
   HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) flatten,
   dropout,
   add,
@@ -84,9 +90,8 @@ enum class OpKind {
   where,
   lstm,
   gru,
-  // 3-D (video, volumetric) forms of conv2d and batchnorm2d: per-sample [C, D, H, W].
+  // The 3-D (video, volumetric) form of conv2d: per-sample [C, D, H, W].
   conv3d,
-  batchnorm3d,
   // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).
   conv_transpose3d,
   // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table

@@ -1,5 +1,5 @@
-// The op table (src/ops/ops.cpp): in OpKind's order, its element-wise and pooling rows complete,
-// and the case lists the switches use for them the same sets as the table's rows.
+// The op table (src/ops/ops.cpp): in OpKind's order, its element-wise, pooling and normalization
+// rows complete, and the case lists the switches use for them the same sets as the table's rows.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -23,6 +23,15 @@ bool named_by_the_cases(OpKind kind) {
 bool named_by_the_pooling_cases(OpKind kind) {
   switch (kind) {
     HWPROF_POOLING_CASES
+    return true;
+    default:
+      return false;
+  }
+}
+
+bool named_by_the_normalization_cases(OpKind kind) {
+  switch (kind) {
+    HWPROF_NORMALIZATION_CASES
     return true;
     default:
       return false;
@@ -118,6 +127,34 @@ TEST(OpTable, EveryPoolingRowHasItsDefinition) {
     EXPECT_EQ(info.attributes, d->reduction == ops::PoolReduction::adaptive_average ? adaptive : window) << info.name;
   }
   EXPECT_EQ(seen.size(), ops::pooling_definitions().size());
+}
+
+// Every normalization row has one definition, which the case list names too; each kind of
+// statistics over each number of axes is one op; each takes eps; the learned vectors are as long
+// as the channels (a batch norm) or the last axis (a layer norm).
+TEST(OpTable, EveryNormalizationRowHasItsDefinition) {
+  std::map<std::pair<ops::NormStatistics, int>, std::string> seen;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::NormalizationDefinition* d = ops::normalization_definition(info.kind);
+    const bool norm = info.family == ops::OpFamily::normalization;
+    EXPECT_EQ(named_by_the_normalization_cases(info.kind), norm) << info.name << ": HWPROF_NORMALIZATION_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, norm) << info.name;
+    if (d == nullptr) continue;
+    EXPECT_TRUE(seen.emplace(std::make_pair(d->statistics, d->spatial_axes), std::string(info.name)).second) << info.name;
+    EXPECT_EQ(ops::normalization_for(d->statistics, d->spatial_axes), d) << info.name;
+    EXPECT_EQ(info.attributes, std::vector<std::string_view>{"eps"}) << info.name;
+  }
+  EXPECT_EQ(seen.size(), ops::normalization_definitions().size());
+  const ops::NormalizationDefinition& batch3 = *ops::normalization_definition(OpKind::batchnorm3d);
+  const ops::NormalizationDefinition& layer = *ops::normalization_definition(OpKind::layernorm);
+  EXPECT_EQ(ops::normalized_width(batch3, {16, 4, 8, 8}).size, 16);
+  EXPECT_STREQ(ops::normalized_width(batch3, {16, 4, 8, 8}).what, "input channels");
+  EXPECT_EQ(ops::normalized_width(layer, {197, 768}).size, 768);
+  EXPECT_EQ(ops::norm_input_problem(batch3, {16, 4, 8, 8}, DType::f32), "");
+  EXPECT_EQ(ops::norm_input_problem(batch3, {16, 8, 8}, DType::f32), "expects a [C, D, H, W] input, got [16, 8, 8]");
+  EXPECT_EQ(ops::norm_input_problem(layer, {5}, DType::f32), "");
+  EXPECT_NE(ops::norm_input_problem(layer, {5}, DType::i32).find("float32"), std::string::npos);
+  EXPECT_EQ(ops::normalization_for(ops::NormStatistics::per_channel, 1), nullptr);  // no BatchNorm1d yet
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {

@@ -487,7 +487,7 @@ TEST(ShapeInference3d, RefusesWhatPyTorchRefuses) {
   // A 2-D input to a 3-D op, and a 3-D input to a 2-D one.
   const auto image = parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "bn", "op": "batchnorm3d"}]})", "v.json");
   ASSERT_FALSE(image.ok());
-  EXPECT_NE(image.error().message.find("expects a float32 [C, D, H, W] input, got float32"), std::string::npos) << image.error().message;
+  EXPECT_NE(image.error().message.find("expects a [C, D, H, W] input, got [3, 8, 8]"), std::string::npos) << image.error().message;
   const auto video =
       parse_model(R"({"input": {"shape": [3, 4, 8, 8]}, "layers": [{"name": "c", "op": "conv2d", "out_channels": 2, "kernel": 3}]})", "v.json");
   ASSERT_FALSE(video.ok());

@@ -33,7 +33,7 @@ TEST(Npy, WhatHwprofWritesReadsBackExactly) {
   EXPECT_EQ((bytes.find('\n') + 1) % 64, 0u);  // the data starts at a multiple of 64 bytes
   auto a = parse_npy(bytes, "y.npy");
   ASSERT_TRUE(a.ok()) << a.error().message;
-  EXPECT_EQ(a->type, NpyArray::Type::f32);
+  EXPECT_EQ(a->type, NpyArray::Type::float32);
   EXPECT_EQ(a->shape, (std::vector<std::int64_t>{2, 3}));
   EXPECT_EQ(std::memcmp(a->data.data(), v.data(), 24), 0);
   const std::string one = format_npy("<f4", {1}, v.data(), 4);
@@ -45,7 +45,7 @@ TEST(Npy, NumpysOwnHeadersAreRead) {
   ids[0] = 7;
   auto a = parse_npy(npy_v1("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }", ids), "ids.npy");
   ASSERT_TRUE(a.ok()) << a.error().message;
-  EXPECT_EQ(a->type, NpyArray::Type::i64);
+  EXPECT_EQ(a->type, NpyArray::Type::int64);
   EXPECT_EQ(a->shape, (std::vector<std::int64_t>{2, 3}));
   auto s = parse_npy(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", std::string(4, '\0')), "s.npy");
   ASSERT_TRUE(s.ok()) << s.error().message;

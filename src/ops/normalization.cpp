@@ -1,0 +1,50 @@
+#include "ops/normalization.hpp"
+
+namespace hwprof::ops {
+namespace {
+
+using S = NormStatistics;
+
+constexpr NormalizationDefinition kNormalizations[] = {
+    {OpKind::batchnorm2d, S::per_channel, 2, "nn.BatchNorm2d"},
+    {OpKind::batchnorm3d, S::per_channel, 3, "nn.BatchNorm3d"},
+    {OpKind::layernorm, S::per_row, 0, "nn.LayerNorm"},
+};
+
+}  // namespace
+
+std::span<const NormalizationDefinition> normalization_definitions() {
+  return kNormalizations;
+}
+
+const NormalizationDefinition* normalization_definition(OpKind kind) noexcept {
+  for (const NormalizationDefinition& d : kNormalizations) {
+    if (d.kind == kind) return &d;
+  }
+  return nullptr;
+}
+
+const NormalizationDefinition* normalization_for(NormStatistics statistics, int spatial_axes) noexcept {
+  for (const NormalizationDefinition& d : kNormalizations) {
+    if (d.statistics == statistics && d.spatial_axes == spatial_axes) return &d;
+  }
+  return nullptr;
+}
+
+NormWidth normalized_width(const NormalizationDefinition& def, const Shape& in) noexcept {
+  if (in.empty()) return {nullptr, 0};
+  if (def.statistics == S::per_channel) return {"input channels", in[0]};
+  return {"normalized features", in.back()};
+}
+
+std::string norm_input_problem(const NormalizationDefinition& def, const Shape& in, DType dtype) {
+  static constexpr std::string_view kLayouts[] = {"[C]", "[C, L]", "[C, H, W]", "[C, D, H, W]"};
+  if (dtype != DType::f32) return "expects float32 input, got int32 token ids; add an embedding first";
+  if (def.statistics == S::per_channel && in.size() != static_cast<std::size_t>(def.spatial_axes) + 1) {
+    const auto layout = static_cast<std::size_t>(def.spatial_axes < 3 ? def.spatial_axes : 3);
+    return "expects a " + std::string(kLayouts[layout]) + " input, got " + format_shape(in);
+  }
+  return {};
+}
+
+}  // namespace hwprof::ops
