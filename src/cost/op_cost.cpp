@@ -127,6 +127,33 @@ Count adaptive_window_sum(std::int64_t in, std::int64_t out) {
   return Count(in) + out - std::gcd(in, out);
 }
 
+// An element-wise binary op (the table above), from its definition's backward FLOPs: both
+// gradients of two activations (add passes dy on, sub negates it for b, mul multiplies it by the
+// other input, div needs dy/b and dy·a/b²), an input that was broadcast summing its gradient over
+// the broadcast axes (n adds); mul and div keep both inputs for backward. With one input and an
+// operand: a constant is a buffer; a learned one a parameter whose gradient is summed over the
+// batch and the broadcast axes.
+void binary_cost(const ops::BinaryDefinition& binary, const Graph& g, const Node& node, Count n, OpCost& c) {
+  const Attributes& a = node.attrs;
+  c.flops = n;
+  if (node.inputs.size() == 1) {
+    const Count elements = n_of(a.operand);
+    (a.operand_trainable ? c.params : c.buffers) = elements;
+    c.weight_bytes = elements * kFloatBytes;
+    c.has_weights = a.operand_trainable;
+    c.input_grad_flops = n * binary.input_grad_flops;
+    c.weight_grad_flops = a.operand_trainable ? n * binary.operand_grad_flops : Count(0);
+    c.saves_input = a.operand_trainable && binary.keeps_inputs;
+    return;
+  }
+  const bool broadcast = g.shape_of(node.inputs[0]) != g.shape_of(node.inputs[1]);
+  c.internal_grad_flops = n * binary.grad_flops + (broadcast ? n : Count(0));
+  if (binary.keeps_inputs) {
+    c.saves_input = true;
+    c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
+  }
+}
+
 // A normalization (the table above). A batch norm: its scale and shift folded with the running
 // statistics into one multiply-add per element in evaluation (2n); in training the batch's
 // statistics first (7n); backward 5n for the input and 5n for scale and shift; it keeps its
@@ -236,6 +263,11 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     c.train_forward_flops = c.flops;
     return c;
   }
+  if (const ops::BinaryDefinition* binary = binary_definition(node.op)) {
+    binary_cost(*binary, g, node, n, c);
+    c.train_forward_flops = c.flops;
+    return c;
+  }
   if (const ops::NormalizationDefinition* norm = normalization_definition(node.op)) {
     norm_cost(*norm, in, n, c);
     return c;
@@ -312,35 +344,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       const bool mean = a.reduce_mode == ReduceMode::mean;
       c.flops = mean ? n_in : n_in - n;
       c.input_grad_flops = mean ? n_in : Count(0);
-      break;
-    }
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div: {
-      // Backward: add passes dy on, sub negates it for b, mul multiplies it by the other input
-      // (2n), div needs dy/b and dy·a/b² (4n); an input that was broadcast sums its gradient
-      // over the broadcast axes (n adds). mul and div keep both inputs for backward.
-      c.flops = n;
-      if (node.inputs.size() == 1) {
-        // One input and an operand: a constant is a buffer; a learned one a parameter whose
-        // gradient is summed over the batch and the broadcast axes (n adds).
-        const Count elements = n_of(a.operand);
-        (a.operand_trainable ? c.params : c.buffers) = elements;
-        c.weight_bytes = elements * kFloatBytes;
-        c.has_weights = a.operand_trainable;
-        c.input_grad_flops = node.op == OpKind::mul || node.op == OpKind::div ? n : Count(0);
-        c.weight_grad_flops = !a.operand_trainable ? Count(0) : node.op == OpKind::mul ? n * 2 : node.op == OpKind::div ? n * 4 : n;
-        c.saves_input = a.operand_trainable && (node.op == OpKind::mul || node.op == OpKind::div);
-        break;
-      }
-      const Count per = node.op == OpKind::div ? Count(4) : node.op == OpKind::mul ? Count(2) : node.op == OpKind::sub ? Count(1) : Count(0);
-      const bool broadcast = g.shape_of(node.inputs[0]) != g.shape_of(node.inputs[1]);
-      c.internal_grad_flops = n * per + (broadcast ? n : Count(0));
-      if (node.op == OpKind::mul || node.op == OpKind::div) {
-        c.saves_input = true;
-        c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
-      }
       break;
     }
     case OpKind::matmul: {
@@ -487,6 +490,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       break;  // above, from their definitions
   }
   // Training mode differs from evaluation only for batch norms (their definitions' cost, above)

@@ -62,7 +62,6 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
-    case OpKind::add:
     case OpKind::concat:
     case OpKind::reshape:
     case OpKind::transpose:
@@ -74,13 +73,11 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::expand:
     case OpKind::tile:
     case OpKind::where:
-    case OpKind::mul:
-    case OpKind::sub:
-    case OpKind::div:
     case OpKind::matmul:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

@@ -515,8 +515,8 @@ void Importer::map_operand(const onnx::NodeProto& n, OpKind op) {
   if (c == nullptr || c->data_type() != onnx::TensorProto_DataType_FLOAT) {
     return unsupported(n, "the other operand is neither a layer's output nor a float32 constant");
   }
-  if (!first && (op == OpKind::sub || op == OpKind::div)) {
-    return unsupported(n, "a constant " + std::string(op == OpKind::sub ? "minus" : "divided by") + " an activation is not mapped");
+  if (const ops::BinaryDefinition* binary = ops::binary_definition(op); !first && binary != nullptr && !binary->commutes) {
+    return unsupported(n, "a constant " + std::string(binary->between) + " an activation is not mapped");
   }
   const auto in = sample_shape(x);
   if (!in) return unsupported(n, "the activation's shape " + dims_text(dims_of(x)) + " is not [batch, ...] with known sizes");

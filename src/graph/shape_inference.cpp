@@ -368,6 +368,35 @@ Outcome rel_pos_bias_shape(const Shape& in, const Attributes& a) {
   return shaped(in);
 }
 
+// An element-wise binary op (ops/elementwise_binary.cpp): NumPy broadcasting between inputs of one
+// rank, each axis equal or 1 in one of them. With one input, the operand is broadcast to it and
+// never widens it.
+Outcome binary_shape(const Graph& g, const Node& node, const Shape& in, DType dtype) {
+  const Attributes& a = node.attrs;
+  if (node.inputs.size() == 1) {
+    if (dtype != DType::f32) return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
+    bool fits = a.operand.size() == in.size();
+    for (std::size_t d = 0; fits && d < in.size(); ++d) fits = a.operand[d] == in[d] || a.operand[d] == 1;
+    if (!fits) {
+      return problem("the operand " + format_shape(a.operand) + " does not broadcast to the input " + kind_of(in) +
+                         " (one rank; each axis equal to the input's or 1)",
+                     "operand");
+    }
+    return shaped(in);
+  }
+  const Shape& other = g.shape_of(node.inputs[1]);
+  const std::string what = std::string(op_name(node.op)) + " takes two tensors of one rank whose every axis is equal or 1 in one of them, got ";
+  if (other.size() != in.size()) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+  Shape out = in;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != other[d] && in[d] != 1 && other[d] != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+    out[d] = std::max(in[d], other[d]);
+  }
+  if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32)
+    return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
+  return shaped(out);
+}
+
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
 Outcome infer_node(const Graph& g, const Node& node) {
@@ -389,6 +418,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     if (auto p = need_float(); !p.empty()) return problem(p);
     return shaped(in);
   }
+  if (binary_definition(node.op) != nullptr) return binary_shape(g, node, in, dtype);
   // A normalization (its definition's input, ops/normalization.cpp): the same shape out.
   if (const ops::NormalizationDefinition* norm = normalization_definition(node.op)) {
     std::string p = norm_input_problem(*norm, in, dtype);
@@ -498,35 +528,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::dropout:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return shaped(in);
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div: {
-      // NumPy broadcasting between inputs of one rank: each axis equal, or 1 in one of them.
-      // With one input, the operand is broadcast to it and never widens it.
-      if (node.inputs.size() == 1) {
-        if (dtype != DType::f32) return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
-        bool fits = a.operand.size() == in.size();
-        for (std::size_t d = 0; fits && d < in.size(); ++d) fits = a.operand[d] == in[d] || a.operand[d] == 1;
-        if (!fits) {
-          return problem("the operand " + format_shape(a.operand) + " does not broadcast to the input " + kind_of(in) +
-                             " (one rank; each axis equal to the input's or 1)",
-                         "operand");
-        }
-        return shaped(in);
-      }
-      const Shape& other = g.shape_of(node.inputs[1]);
-      const std::string what = std::string(op_name(node.op)) + " takes two tensors of one rank whose every axis is equal or 1 in one of them, got ";
-      if (other.size() != in.size()) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
-      Shape out = in;
-      for (std::size_t d = 0; d < in.size(); ++d) {
-        if (in[d] != other[d] && in[d] != 1 && other[d] != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
-        out[d] = std::max(in[d], other[d]);
-      }
-      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32)
-        return problem(std::string(op_name(node.op)) + " takes float32 tensors, got int32 input");
-      return shaped(out);
-    }
     case OpKind::matmul: {
       // [..., M, K]·[..., K, N]: the axes before the last two right-aligned and broadcast (each
       // equal, or 1 or missing in one of them), as torch.matmul and ONNX MatMul do.
@@ -663,6 +664,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       break;  // above, from their definitions
   }
   return problem("unhandled op");

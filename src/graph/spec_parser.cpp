@@ -690,12 +690,31 @@ class SpecReader {
     at.window = {*wh, *ww};
   }
 
+  // An element-wise binary op (ops/elementwise_binary.cpp): two inputs, or one and an operand
+  // tensor (a constant, or learned with "trainable").
+  void read_binary(const Node& node, Attributes& at, const AttributeReader& a) const {
+    if (node.inputs.size() == 1) {
+      if (!a.has("operand")) {
+        fail_layer(a.pointer + (a.has("inputs") ? "/inputs" : ""), a.layer, a.op,
+                   "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1" +
+                       std::string(a.has("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
+      }
+      at.operand =
+          read_shape_list(a.item["operand"], a.at("operand"), "layer '" + node.name + "' (" + std::string(a.op) + "): attribute 'operand'", false);
+      at.operand_trainable = a.boolean("trainable", false);
+    } else if (a.has("operand") || a.has("trainable")) {
+      fail_layer(a.at(a.has("operand") ? "operand" : "trainable"), a.layer, a.op,
+                 "'operand' and 'trainable' are for a layer of one input; this one has 2");
+    }
+  }
+
   // Long: one case per op with attributes, each a few reads with the spec's defaults (docs/model-specs.md,
   // "Ops and attributes"), in the table's order.
   void read_attributes(Node& node, const AttributeReader& a, const Scope* scope) {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";
     if (const ops::PoolingDefinition* pool = ops::pooling_definition(node.op)) return read_pool(*pool, at, a);
+    if (ops::binary_definition(node.op) != nullptr) return read_binary(node, at, a);
     if (ops::normalization_definition(node.op) != nullptr) {
       at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
       return;
@@ -824,34 +843,19 @@ class SpecReader {
         at.causal = a.boolean("causal", false);
         at.bias = a.boolean("bias", true);
         break;
-      case OpKind::add:
-      case OpKind::sub:
-      case OpKind::mul:
-      case OpKind::div:
-        // Two inputs, or one and an operand tensor (a constant, or learned with "trainable").
-        if (node.inputs.size() == 1) {
-          if (!a.has("operand")) {
-            fail_layer(a.pointer + (a.has("inputs") ? "/inputs" : ""), a.layer, a.op,
-                       "takes 2 inputs, or 1 and an 'operand' (the per-sample shape of the tensor it is combined with), got 1" +
-                           std::string(a.has("inputs") ? "" : " (no \"inputs\" given: the previous layer's output)"));
-          }
-          at.operand = read_shape_list(a.item["operand"], a.at("operand"),
-                                       "layer '" + node.name + "' (" + std::string(a.op) + "): attribute 'operand'", false);
-          at.operand_trainable = a.boolean("trainable", false);
-        } else if (a.has("operand") || a.has("trainable")) {
-          fail_layer(a.at(a.has("operand") ? "operand" : "trainable"), a.layer, a.op,
-                     "'operand' and 'trainable' are for a layer of one input; this one has 2");
-        }
-        break;
       case OpKind::where:
         read_where(node, at, a);
         break;
       case OpKind::flatten:
       case OpKind::cls_token:
       case OpKind::matmul:
-      case OpKind::unsupported:                                          // find_op() never yields it: a spec cannot name it
-        HWPROF_POOLING_CASES                                             // above, from their definitions
-            HWPROF_NORMALIZATION_CASES HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
+      case OpKind::unsupported:  // find_op() never yields it: a spec cannot name it
+        break;
+        HWPROF_POOLING_CASES
+        HWPROF_NORMALIZATION_CASES
+        HWPROF_ELEMENTWISE_BINARY_CASES
+        break;                            // above, from their definitions
+        HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
           const ops::UnaryDefinition* unary = ops::unary_definition(node.op);
           if (unary == nullptr) break;
           if (const ops::UnaryParameter& p = unary->parameter; !p.name.empty()) {

@@ -111,6 +111,12 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
   const Shape& in = graph.shape_of(node.inputs.empty() ? kModelInput : node.inputs[0]);
   auto kaiming_bound = [](std::int64_t fan_in) { return fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0; };
   std::vector<ParameterSpec> specs;
+  // An element-wise binary op's learned operand starts at its definition's identity (ConvNeXt's
+  // layer scale starts at 1e-6, a model file gives its own values).
+  if (const ops::BinaryDefinition* binary = ops::binary_definition(node.op)) {
+    if (node.inputs.size() == 1 && a.operand_trainable) specs.push_back({"weight", a.operand, InitScheme::constant, binary->identity, -1});
+    return specs;
+  }
   // A normalization's scale (1) and shift (0), per channel or per feature (ops/normalization.cpp).
   if (const ops::NormalizationDefinition* norm = ops::normalization_definition(node.op)) {
     const std::int64_t width = ops::normalized_width(*norm, in).size;
@@ -161,16 +167,6 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
       break;
     }
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-      // A learned operand starts at the op's identity (ConvNeXt's layer scale starts at 1e-6,
-      // a model file gives its own values).
-      if (node.inputs.size() == 1 && a.operand_trainable) {
-        specs.push_back({"weight", a.operand, InitScheme::constant, operand_identity(node.op), -1});
-      }
-      break;
     case OpKind::embedding:
       specs.push_back({"weight", {a.num_embeddings, a.embedding_dim}, InitScheme::normal, 1.0, -1});
       break;
@@ -227,6 +223,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -251,12 +248,13 @@ void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, in
 }
 
 double operand_identity(OpKind op) noexcept {
-  return op == OpKind::mul || op == OpKind::div ? 1.0 : 0.0;
+  const ops::BinaryDefinition* binary = ops::binary_definition(op);
+  return binary != nullptr ? binary->identity : 0.0;
 }
 
 std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
-  const bool binary = node.op == OpKind::add || node.op == OpKind::sub || node.op == OpKind::mul || node.op == OpKind::div;
+  const bool binary = ops::binary_definition(node.op) != nullptr;
   if (binary && node.inputs.size() == 1 && !node.attrs.operand_trainable) return {{"operand", node.attrs.operand}};
   if (node.op == OpKind::where) {
     std::vector<std::pair<std::string, Shape>> buffers = {{"condition", node.attrs.condition}};

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/stages.hpp"
+#include "ops/elementwise_binary.hpp"
 #include "ops/elementwise_unary.hpp"
 #include "ops/pooling.hpp"
 
@@ -287,7 +288,8 @@ void where_forward(const WhereGeometry& g, const float* c, const float* a, const
 void where_backward(const WhereGeometry& g, const float* c, const float* dy, float* da, i64 a_numel, float* db, i64 b_numel);
 
 // ---- element-wise binary ops with broadcasting: add, sub, mul, div --------------------------
-enum class BinaryOp { add, sub, mul, div };
+// The arithmetic of a definition (ops/elementwise_binary.hpp) the kernels compute.
+using BinaryOp = hwprof::ops::BinaryArithmetic;
 // Two full (batched) shapes of one rank whose every axis is equal or 1 in one of them (NumPy's
 // rule with ranks equal); the batch axis is never broadcast.
 struct Broadcast {

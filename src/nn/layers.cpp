@@ -519,7 +519,8 @@ class AddLayer final : public Layer {
 };
 
 BinaryOp binary_op_of(OpKind op) noexcept {
-  return op == OpKind::sub ? BinaryOp::sub : op == OpKind::mul ? BinaryOp::mul : op == OpKind::div ? BinaryOp::div : BinaryOp::add;
+  const hwprof::ops::BinaryDefinition* binary = hwprof::ops::binary_definition(op);
+  return binary != nullptr ? binary->arithmetic : BinaryOp::add;
 }
 
 // The broadcast plan of two full shapes, made again only when a shape changes (a new batch).
@@ -1177,6 +1178,13 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   const Shape& in = graph.shape_of(node.inputs[0]);
   if (const hwprof::ops::UnaryForm* form = hwprof::ops::unary_form(node))
     return std::make_unique<ActivationLayer>(*form, hwprof::ops::unary_parameter(node));
+  // An element-wise binary op: the kernels of its arithmetic, with an operand or between two
+  // activations (a sum of two of one shape in place of one of them).
+  if (const hwprof::ops::BinaryDefinition* binary = hwprof::ops::binary_definition(node.op)) {
+    if (node.inputs.size() == 1) return std::make_unique<OperandLayer>(node, params);
+    if (binary->arithmetic == BinaryOp::add && graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
+    return std::make_unique<BinaryLayer>(node.op);
+  }
   // A normalization: the kernels of its statistics.
   if (const hwprof::ops::NormalizationDefinition* norm = hwprof::ops::normalization_definition(node.op)) {
     if (norm->statistics == hwprof::ops::NormStatistics::per_channel) return std::make_unique<BatchNormLayer>(node, in, params);
@@ -1210,13 +1218,6 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<ViewLayer>(node, in);
     case OpKind::dropout:
       return std::make_unique<DropoutLayer>(node);
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-      if (node.inputs.size() == 1) return std::make_unique<OperandLayer>(node, params);
-      if (node.op == OpKind::add && graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
-      return std::make_unique<BinaryLayer>(node.op);
     case OpKind::concat:
       return std::make_unique<ConcatLayer>(graph, node);
     case OpKind::transpose:
@@ -1248,6 +1249,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       break;  // above, from their definitions (a pooling op without kernels: nullptr)
   }
   return nullptr;

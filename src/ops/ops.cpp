@@ -17,12 +17,13 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_DEFINED_NAME)
   HWPROF_POOLING_OPS(HWPROF_DEFINED_NAME)
   HWPROF_NORMALIZATION_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise unary, pooling and normalization ones, whose rows
-// their definitions make.
+// The rows of every op but the element-wise, pooling and normalization ones, whose rows their
+// definitions make.
 std::vector<OpInfo> other_rows() {
   return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
@@ -30,7 +31,6 @@ std::vector<OpInfo> other_rows() {
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
       {OpKind::flatten, "flatten", {}, 1, 1, F::data_movement, {}},
       {OpKind::dropout, "dropout", {"p"}, 1, 1, F::data_movement, {}},
-      {OpKind::add, "add", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::concat, "concat", {"axis"}, 2, -1, F::data_movement, {}},
       {OpKind::reshape, "reshape", {"shape"}, 1, 1, F::data_movement, {}},
       {OpKind::transpose, "transpose", {"perm"}, 1, 1, F::data_movement, {}},
@@ -39,9 +39,6 @@ std::vector<OpInfo> other_rows() {
       {OpKind::cls_token, "cls_token", {}, 1, 1, F::lookup, {}},
       {OpKind::select, "select", {"axis", "index"}, 1, 1, F::data_movement, {}},
       {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
-      {OpKind::mul, "mul", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
-      {OpKind::sub, "sub", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
-      {OpKind::div, "div", {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}},
       {OpKind::conv_transpose2d,
        "conv_transpose2d",
        {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
@@ -110,6 +107,9 @@ const std::vector<OpInfo>& op_table() {
     }
     for (const NormalizationDefinition& d : normalization_definitions())
       rows.push_back({d.kind, defined_name(d.kind), {"eps"}, 1, 1, F::normalization, {}});
+    // Two inputs, or one and an operand tensor (a constant, or learned with "trainable").
+    for (const BinaryDefinition& d : binary_definitions())
+      rows.push_back({d.kind, defined_name(d.kind), {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}});
     std::sort(rows.begin(), rows.end(), [](const OpInfo& a, const OpInfo& b) { return a.kind < b.kind; });
     return rows;
   }();

@@ -15,6 +15,7 @@
 #include "common/stages.hpp"
 #include "hwprof/compute_roof.hpp"
 #include "hwprof/engine/graph.hpp"
+#include "ops/elementwise_binary.hpp"
 #include "ops/elementwise_unary.hpp"
 #include "ops/normalization.hpp"
 #include "ops/pooling.hpp"
@@ -24,7 +25,7 @@ namespace hwprof::ops {
 enum class OpFamily {
   gemm,                // linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, attention: BLAS GEMMs
   elementwise_unary,   // y[i] = f(x[i]): one float input, the output of its shape, no parameters
-  elementwise_binary,  // add, sub, mul, div (broadcasting, or one input and an operand)
+  elementwise_binary,  // y = a ∘ b, broadcasting, or one input and an operand (elementwise_binary.hpp)
   normalization,       // a batch norm's or a layer norm's statistics (normalization.hpp)
   softmax,
   pooling,        // the maximum or mean of windows (pooling.hpp)

@@ -55,7 +55,6 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
-    case OpKind::add:
     case OpKind::concat:
     case OpKind::reshape:
     case OpKind::transpose:
@@ -70,12 +69,10 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::expand:
     case OpKind::tile:
     case OpKind::where:
-    case OpKind::mul:
-    case OpKind::sub:
-    case OpKind::div:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }
@@ -161,7 +158,6 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::reduce:
     case OpKind::flatten:
     case OpKind::dropout:
-    case OpKind::add:
     case OpKind::concat:
     case OpKind::reshape:
     case OpKind::transpose:
@@ -176,12 +172,10 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::expand:
     case OpKind::tile:
     case OpKind::where:
-    case OpKind::mul:
-    case OpKind::sub:
-    case OpKind::div:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

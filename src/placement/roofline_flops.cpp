@@ -89,7 +89,6 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::softmax:
     case OpKind::flatten:
     case OpKind::dropout:
-    case OpKind::add:
     case OpKind::concat:
     case OpKind::reshape:
     case OpKind::transpose:
@@ -104,12 +103,10 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::expand:
     case OpKind::tile:
     case OpKind::where:
-    case OpKind::mul:
-    case OpKind::sub:
-    case OpKind::div:
     case OpKind::unsupported:
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
+      HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       break;
   }

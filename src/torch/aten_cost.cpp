@@ -639,9 +639,7 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
     if (op == "linear" || op == "addmm" || op == "mm" || op == "bmm" || op == "matmul" || op == "baddbmm") return matrix_product(call, op);
     if (op.find("norm") != std::string_view::npos) return normalization(call, op);
     if (const auto kind = unary_kind(op, call)) return unary(call, op, *kind);
-    if (op == "add" || op == "sub" || op == "rsub") return binary(call, OpKind::add);
-    if (op == "mul") return binary(call, OpKind::mul);
-    if (op == "div") return binary(call, OpKind::div);
+    if (const ops::BinaryDefinition* d = ops::binary_for_aten(op)) return binary(call, d->kind);
     if (op.find("pool") != std::string_view::npos) return pooling(call, op);  // nullopt where no definition names it
     if (starts_with(op, "upsample_")) return upsampling(call, op);
     if (op == "sum" || op == "mean") return reduction(call, op);

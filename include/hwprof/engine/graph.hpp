@@ -58,6 +58,14 @@ using Shape = std::vector<std::int64_t>;
   X(batchnorm3d)                    \
   X(layernorm)
 
+// The element-wise binary ops (y = a ∘ b, broadcast as NumPy does), each defined in
+// src/ops/elementwise_binary.cpp (docs/adding-an-op.md): their names in C++.
+#define HWPROF_ELEMENTWISE_BINARY_OPS(X) \
+  X(add)                                 \
+  X(mul)                                 \
+  X(sub)                                 \
+  X(div)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 enum class OpKind {
@@ -66,8 +74,7 @@ enum class OpKind {
   HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR) softmax,
   HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) flatten,
   dropout,
-  add,
-  concat,
+  HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR) concat,
   reshape,
   transpose,
   embedding,
@@ -75,9 +82,6 @@ enum class OpKind {
   cls_token,
   select,
   attention,
-  mul,
-  sub,
-  div,
   conv_transpose2d,
   upsample,
   reduce,

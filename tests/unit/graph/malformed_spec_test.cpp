@@ -291,7 +291,7 @@ const std::vector<MalformedCase>& malformed_cases() {
        {"layer 'a': missing \"op\": expected one of linear, conv2d, batchnorm2d, batchnorm3d, layernorm, relu, relu6, gelu, silu, sigmoid, tanh, "
         "hardswish, "
         "hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, adaptive_avgpool2d, maxpool3d, avgpool3d, "
-        "adaptive_avgpool3d, flatten, dropout, add, concat, "
+        "adaptive_avgpool3d, flatten, dropout, add, mul, sub, div, concat, "
         "reshape, transpose, embedding, pos_embedding, cls_token, select, "
         "attention"}},
       {"UnknownOpWithSuggestion",
@@ -308,7 +308,8 @@ const std::vector<MalformedCase>& malformed_cases() {
         "valid ops: linear, conv2d, batchnorm2d, batchnorm3d, layernorm, relu, relu6, gelu, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, "
         "mish, "
         "leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, "
-        "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, flatten, dropout, add, concat, reshape, transpose, embedding, pos_embedding, "
+        "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, flatten, dropout, add, mul, sub, div, concat, reshape, transpose, embedding, "
+        "pos_embedding, "
         "cls_token, select, attention"}},
       {"UnknownAttributeWithSuggestion",
        Stage::parse,

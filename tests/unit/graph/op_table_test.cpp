@@ -38,6 +38,15 @@ bool named_by_the_normalization_cases(OpKind kind) {
   }
 }
 
+bool named_by_the_binary_cases(OpKind kind) {
+  switch (kind) {
+    HWPROF_ELEMENTWISE_BINARY_CASES
+    return true;
+    default:
+      return false;
+  }
+}
+
 TEST(OpTable, RowsFollowOpKind) {
   const auto& table = ops::op_table();
   ASSERT_EQ(table.size(), static_cast<std::size_t>(OpKind::unsupported) + 1);
@@ -155,6 +164,40 @@ TEST(OpTable, EveryNormalizationRowHasItsDefinition) {
   EXPECT_EQ(ops::norm_input_problem(layer, {5}, DType::f32), "");
   EXPECT_NE(ops::norm_input_problem(layer, {5}, DType::i32).find("float32"), std::string::npos);
   EXPECT_EQ(ops::normalization_for(ops::NormStatistics::per_channel, 1), nullptr);  // no BatchNorm1d yet
+}
+
+// Every element-wise binary row has one definition, which the case list names too; each
+// arithmetic is one op; its ONNX type and aten name find it; its identity leaves an input as it
+// is; a backward that reads the inputs costs more than one that passes dy on.
+TEST(OpTable, EveryBinaryRowHasItsDefinition) {
+  std::map<ops::BinaryArithmetic, std::string> seen;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::BinaryDefinition* d = ops::binary_definition(info.kind);
+    const bool binary = info.family == ops::OpFamily::elementwise_binary;
+    EXPECT_EQ(named_by_the_binary_cases(info.kind), binary) << info.name << ": HWPROF_ELEMENTWISE_BINARY_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, binary) << info.name;
+    if (d == nullptr) continue;
+    EXPECT_TRUE(seen.emplace(d->arithmetic, std::string(info.name)).second) << info.name;
+    EXPECT_EQ(ops::binary_for_onnx(d->onnx), d) << info.name;
+    EXPECT_EQ(ops::binary_for_aten(d->aten), d) << info.name;
+    EXPECT_EQ(info.attributes, (std::vector<std::string_view>{"operand", "trainable"})) << info.name;
+    EXPECT_EQ(info.min_inputs, 1);
+    EXPECT_EQ(info.max_inputs, 2);
+    EXPECT_FALSE(d->between.empty()) << info.name;
+    if (d->keeps_inputs) {
+      EXPECT_GT(d->grad_flops, 1) << info.name;
+      EXPECT_EQ(d->input_grad_flops, 1) << info.name;
+    }
+  }
+  EXPECT_EQ(seen.size(), ops::binary_definitions().size());
+  // x + 0, x − 0, x · 1, x / 1.
+  EXPECT_EQ(ops::binary_definition(OpKind::add)->identity, 0.0);
+  EXPECT_EQ(ops::binary_definition(OpKind::sub)->identity, 0.0);
+  EXPECT_EQ(ops::binary_definition(OpKind::mul)->identity, 1.0);
+  EXPECT_EQ(ops::binary_definition(OpKind::div)->identity, 1.0);
+  EXPECT_FALSE(ops::binary_definition(OpKind::sub)->commutes);
+  EXPECT_EQ(ops::binary_for_aten("rsub")->kind, OpKind::sub);
+  EXPECT_EQ(ops::binary_for_aten("pow"), nullptr);
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
