@@ -193,30 +193,28 @@ void norm_cost(const ops::NormalizationDefinition& norm, const Shape& in, Count 
 // windows have the sizes adaptive_window_sum gives along each axis.
 void pool_cost(const ops::PoolingDefinition& pool, const Attributes& a, const Shape& in, Count n, OpCost& c) {
   const ops::PoolAxes axes = pool_axes(pool, a);
+  if (pool.reduction == ops::PoolReduction::adaptive_average) {
+    Count windows = 1;
+    Count outputs = 1;
+    std::size_t d = 1;
+    for (const ops::PoolAxis& x : axes.view()) {
+      windows = windows * adaptive_window_sum(in[d++], x.output);
+      outputs = outputs * x.output;
+    }
+    c.flops = windows * in[0];
+    c.input_grad_flops = (windows + outputs) * in[0];
+    return;
+  }
   Count window = 1;
-  Count windows = 1;
-  Count outputs = 1;
-  std::size_t d = 1;
-  for (const ops::PoolAxis& x : axes.view()) {
-    window = window * x.kernel;
-    windows = windows * adaptive_window_sum(in[d++], x.output);
-    outputs = outputs * x.output;
+  for (const ops::PoolAxis& x : axes.view()) window = window * x.kernel;
+  if (pool.reduction == ops::PoolReduction::max) {
+    c.flops = n * (window - 1);
+    c.input_grad_flops = n;
+    c.saved_bytes_per_sample = n * 4;  // int32 argmax indices
+    return;
   }
-  switch (pool.reduction) {
-    case ops::PoolReduction::max:
-      c.flops = n * (window - 1);
-      c.input_grad_flops = n;
-      c.saved_bytes_per_sample = n * 4;  // int32 argmax indices
-      return;
-    case ops::PoolReduction::average:
-      c.flops = n * window;
-      c.input_grad_flops = n * (window + 1);
-      return;
-    case ops::PoolReduction::adaptive_average:
-      c.flops = windows * in[0];
-      c.input_grad_flops = (windows + outputs) * in[0];
-      return;
-  }
+  c.flops = n * window;
+  c.input_grad_flops = n * (window + 1);
 }
 
 // The input elements a data-movement op copies from, each counted once: a slice's kept

@@ -2,6 +2,7 @@
 // of the op types map_node knows, each row dispatching onto a map_* function here. Op semantics
 // follow the ONNX operator specification (https://onnx.ai/onnx/operators/, opsets 11 to 17).
 #include "graph/onnx_importer.hpp"
+#include "ops/layout.hpp"
 #include "ops/ops.hpp"
 
 #if HWPROF_HAVE_ONNX
@@ -21,8 +22,7 @@ namespace {
 // "[N, C, H, W]": a batch of channels over `spatial_axes` axes, for the messages of what is not
 // mapped.
 std::string batched_layout(int spatial_axes) {
-  static constexpr std::string_view kLayouts[] = {"[N, C]", "[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]"};
-  return std::string(kLayouts[std::clamp(spatial_axes, 0, 3)]);
+  return "[N, " + std::string(ops::channels_layout(spatial_axes).substr(1));
 }
 
 // "[N, C, H, W] or [N, C, D, H, W]": the inputs the pooling ops of a reduction take

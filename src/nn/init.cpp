@@ -247,11 +247,6 @@ void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, in
   }
 }
 
-double operand_identity(OpKind op) noexcept {
-  const ops::BinaryDefinition* binary = ops::binary_definition(op);
-  return binary != nullptr ? binary->identity : 0.0;
-}
-
 std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer) {
   const Node& node = graph.nodes[static_cast<std::size_t>(layer)];
   const bool binary = ops::binary_definition(node.op) != nullptr;

@@ -54,10 +54,6 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer);
 // Fills `value` (spec.shape, float32) by the spec's scheme from stream (seed, layer, index).
 void initialize(const ParameterSpec& spec, Tensor& value, std::uint64_t seed, int layer, int index);
 
-// The value add, sub, mul and div leave x unchanged with (0 or 1): a learned operand starts at
-// it, a constant one without a model file's value is it.
-double operand_identity(OpKind op) noexcept;
-
 // The buffers a layer keeps besides its parameters that a model file may give values for
 // (batchnorm2d's running statistics), by name and shape.
 std::vector<std::pair<std::string, Shape>> buffer_specs(const Graph& graph, int layer);

@@ -518,11 +518,6 @@ class AddLayer final : public Layer {
   bool input_gradients_alias_dy() const noexcept override { return true; }
 };
 
-BinaryOp binary_op_of(OpKind op) noexcept {
-  const hwprof::ops::BinaryDefinition* binary = hwprof::ops::binary_definition(op);
-  return binary != nullptr ? binary->arithmetic : BinaryOp::add;
-}
-
 // The broadcast plan of two full shapes, made again only when a shape changes (a new batch).
 class BroadcastPlan {
  public:
@@ -544,7 +539,7 @@ class BroadcastPlan {
 // add with broadcasting, sub, mul, div: NumPy's broadcasting between inputs of one rank.
 class BinaryLayer final : public Layer {
  public:
-  explicit BinaryLayer(OpKind op) : op_(binary_op_of(op)) {}
+  explicit BinaryLayer(BinaryOp op) : op_(op) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext& c) override {
     const Tensor& a = *in[0];
@@ -622,14 +617,14 @@ class MatmulLayer final : public Layer {
 // "operand", from the model file or the op's identity) or a learned parameter.
 class OperandLayer final : public Layer {
  public:
-  OperandLayer(const Node& node, std::span<ParameterSlot* const> params)
-      : op_(binary_op_of(node.op)), shape_(batched(1, node.attrs.operand)), w_(node.attrs.operand_trainable ? params[0] : nullptr) {
+  OperandLayer(const hwprof::ops::BinaryDefinition& binary, const Node& node, std::span<ParameterSlot* const> params)
+      : op_(binary.arithmetic), shape_(batched(1, node.attrs.operand)), w_(node.attrs.operand_trainable ? params[0] : nullptr) {
     if (w_ == nullptr) {
       constant_ = Tensor::empty(node.attrs.operand);
       if (const InitialValue* v = find_initial_value(node, "operand")) {
         load_initial_value(*v, constant_);
       } else {
-        std::fill_n(constant_.f32(), constant_.numel(), static_cast<float>(operand_identity(node.op)));
+        std::fill_n(constant_.f32(), constant_.numel(), static_cast<float>(binary.identity));
       }
     }
   }
@@ -1181,9 +1176,9 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   // An element-wise binary op: the kernels of its arithmetic, with an operand or between two
   // activations (a sum of two of one shape in place of one of them).
   if (const hwprof::ops::BinaryDefinition* binary = hwprof::ops::binary_definition(node.op)) {
-    if (node.inputs.size() == 1) return std::make_unique<OperandLayer>(node, params);
+    if (node.inputs.size() == 1) return std::make_unique<OperandLayer>(*binary, node, params);
     if (binary->arithmetic == BinaryOp::add && graph.shape_of(node.inputs[0]) == graph.shape_of(node.inputs[1])) return std::make_unique<AddLayer>();
-    return std::make_unique<BinaryLayer>(node.op);
+    return std::make_unique<BinaryLayer>(binary->arithmetic);
   }
   // A normalization: the kernels of its statistics.
   if (const hwprof::ops::NormalizationDefinition* norm = hwprof::ops::normalization_definition(node.op)) {

@@ -1,5 +1,7 @@
 #include "ops/normalization.hpp"
 
+#include "ops/layout.hpp"
+
 namespace hwprof::ops {
 namespace {
 
@@ -38,12 +40,9 @@ NormWidth normalized_width(const NormalizationDefinition& def, const Shape& in) 
 }
 
 std::string norm_input_problem(const NormalizationDefinition& def, const Shape& in, DType dtype) {
-  static constexpr std::string_view kLayouts[] = {"[C]", "[C, L]", "[C, H, W]", "[C, D, H, W]"};
   if (dtype != DType::f32) return "expects float32 input, got int32 token ids; add an embedding first";
-  if (def.statistics == S::per_channel && in.size() != static_cast<std::size_t>(def.spatial_axes) + 1) {
-    const auto layout = static_cast<std::size_t>(def.spatial_axes < 3 ? def.spatial_axes : 3);
-    return "expects a " + std::string(kLayouts[layout]) + " input, got " + format_shape(in);
-  }
+  if (def.statistics == S::per_channel && in.size() != static_cast<std::size_t>(def.spatial_axes) + 1)
+    return "expects a " + std::string(channels_layout(def.spatial_axes)) + " input, got " + format_shape(in);
   return {};
 }
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "ops/layout.hpp"
+
 namespace hwprof::ops {
 namespace {
 
@@ -120,10 +122,9 @@ std::string padded_size_text(std::int64_t size, std::int64_t pad) {
 
 PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Shape& in, DType dtype) {
   const auto axes_count = static_cast<std::size_t>(def.spatial_axes);
-  static constexpr std::string_view kLayouts[] = {"[C]", "[C, L]", "[C, H, W]", "[C, D, H, W]"};
   if (dtype != DType::f32) return problem("expects float32 input, got int32 token ids; add an embedding first", nullptr);
   if (in.size() != axes_count + 1)
-    return problem("expects a " + std::string(kLayouts[std::min<std::size_t>(axes_count, 3)]) + " input, got " + format_shape(in), nullptr);
+    return problem("expects a " + std::string(channels_layout(def.spatial_axes)) + " input, got " + format_shape(in), nullptr);
   const PoolAxes axes = pool_axes(def, a);
   Shape out{in[0]};
   if (def.reduction == R::adaptive_average) {
