@@ -217,6 +217,35 @@ void pool_cost(const ops::PoolingDefinition& pool, const Attributes& a, const Sh
   c.input_grad_flops = n * (window + 1);
 }
 
+// A recurrent op (docs/cost.md, "Counting convention", recurrent layers): the products as
+// ptflops' rnn_flops counts them (W_ih and W_hh times the input and the state, every step),
+// biases and the gate arithmetic (its definition's, per state element and step) counted apart,
+// as written in PyTorch's formulas.
+void recurrent_cost(const ops::RecurrentDefinition& def, const Node& node, const Shape& in, OpCost& c) {
+  const Attributes& a = node.attrs;
+  const Count dirs = a.bidirectional ? 2 : 1;
+  const std::int64_t t = in[0], x = in[1], h = a.hidden_size;
+  const Count gh = Count(def.gates) * h;                   // one direction's gate rows
+  const Count units = dirs * Count(t) * h;                 // state elements computed per sample
+  const Count steps = dirs * Count(t) * gh;                // gate elements per sample
+  const Count bias_flops = a.bias ? steps * 2 : Count(0);  // b_ih and b_hh
+  c.params = dirs * (gh * x + gh * h + (a.bias ? gh * 2 : Count(0)));
+  c.macs = steps * (Count(x) + h);
+  c.flops = c.macs * 2 + bias_flops + units * def.gate_flops;
+  c.internal_grad_flops = steps * h * 2 + units * def.gate_grad_flops;
+  c.weight_grad_flops = c.macs * 2 + bias_flops;
+  c.input_grad_flops = steps * x * 2;
+  c.weight_bytes = c.params * kFloatBytes;
+  c.has_weights = true;
+  c.saves_input = true;
+  c.saves_output = true;  // each step's state, read back as the previous state
+  // The gates after their activations and the cell state (LSTM) or W_hn·h + b_hn (GRU).
+  c.saved_bytes_per_sample = (steps + units) * kFloatBytes;
+  c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
+  // The initial states given, read again by backward: the first step's previous state.
+  c.saved_bytes_per_sample = c.saved_bytes_per_sample + Count(static_cast<std::int64_t>(node.inputs.size()) - 1) * dirs * h * kFloatBytes;
+}
+
 // The input elements a data-movement op copies from, each counted once: a slice's kept
 // positions (its output), a gather's distinct rows, a pad's uncropped input; expand and tile
 // read all of their input.
@@ -272,6 +301,11 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
   }
   if (const ops::PoolingDefinition* pool = pooling_definition(node.op)) {
     pool_cost(*pool, a, in, n, c);
+    c.train_forward_flops = c.flops;
+    return c;
+  }
+  if (const ops::RecurrentDefinition* recurrent = recurrent_definition(node.op)) {
+    recurrent_cost(*recurrent, node, in, c);
     c.train_forward_flops = c.flops;
     return c;
   }
@@ -451,36 +485,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
       break;
     }
-    case OpKind::lstm:
-    case OpKind::gru: {
-      // docs/cost.md, "Counting convention", recurrent layers: the products as ptflops' rnn_flops
-      // counts them (W_ih and W_hh times the input and the state, every step), biases and the
-      // gate arithmetic counted apart, as written in PyTorch's formulas.
-      const bool lstm = node.op == OpKind::lstm;
-      const Count gates = lstm ? 4 : 3;
-      const Count dirs = a.bidirectional ? 2 : 1;
-      const std::int64_t t = in[0], x = in[1], h = a.hidden_size;
-      const Count gh = gates * h;                              // one direction's gate rows
-      const Count units = dirs * Count(t) * h;                 // state elements computed per sample
-      const Count steps = dirs * Count(t) * gh;                // gate elements per sample
-      const Count bias_flops = a.bias ? steps * 2 : Count(0);  // b_ih and b_hh
-      c.params = dirs * (gh * x + gh * h + (a.bias ? gh * 2 : Count(0)));
-      c.macs = steps * (Count(x) + h);
-      c.flops = c.macs * 2 + bias_flops + units * (lstm ? 22 : 17);
-      c.internal_grad_flops = steps * h * 2 + units * (lstm ? 24 : 18);
-      c.weight_grad_flops = c.macs * 2 + bias_flops;
-      c.input_grad_flops = steps * x * 2;
-      c.weight_bytes = c.params * kFloatBytes;
-      c.has_weights = true;
-      c.saves_input = true;
-      c.saves_output = true;  // each step's state, read back as the previous state
-      // The gates after their activations and the cell state (LSTM) or W_hn·h + b_hn (GRU).
-      c.saved_bytes_per_sample = (steps + units) * kFloatBytes;
-      c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
-      // h0 (and c0), read again by backward: the first step's previous state.
-      c.saved_bytes_per_sample = c.saved_bytes_per_sample + Count(static_cast<std::int64_t>(node.inputs.size()) - 1) * dirs * h * kFloatBytes;
-      break;
-    }
     case OpKind::unsupported:
       // Nothing is known of its work or weights (analyze() marks it not counted); its
       // activations' sizes, set above, are.
@@ -489,6 +493,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
+      HWPROF_RECURRENT_CASES
       break;  // above, from their definitions
   }
   // Training mode differs from evaluation only for batch norms (their definitions' cost, above)

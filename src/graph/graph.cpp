@@ -48,9 +48,8 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::conv_transpose2d:
     case OpKind::conv_transpose3d:
       return {"input channels", in[0]};
-    case OpKind::lstm:
-    case OpKind::gru:
-      return {"input features", in.back()};
+      HWPROF_RECURRENT_CASES  // weight_ih is [gates·H, C]
+          return {"input features", in.back()};
     case OpKind::pos_embedding:
     case OpKind::cls_token:
     case OpKind::attention:

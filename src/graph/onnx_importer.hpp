@@ -38,6 +38,7 @@
 #include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "ops/pooling.hpp"
+#include "ops/recurrent.hpp"
 
 namespace hwprof::graph {
 
@@ -415,9 +416,10 @@ class Importer {
   std::set<int> state_slices_;  // slice layers of initial states (map_sequence_slice), not yet named after their layer
   bool reads_sequence_view(const onnx::NodeProto& n) const;
   void map_sequence_view(const onnx::NodeProto& n);
-  void map_recurrent(const onnx::NodeProto& n, OpKind op);
+  void map_recurrent(const onnx::NodeProto& n, const ops::RecurrentDefinition& def);
   void map_final_state(const onnx::NodeProto& n, const SequenceView& v);
-  std::optional<std::string> initial_states(const onnx::NodeProto& n, std::int64_t dirs, std::int64_t hidden, std::vector<int>& inputs);
+  std::optional<std::string> initial_states(const onnx::NodeProto& n, const ops::RecurrentDefinition& def, std::int64_t dirs, std::int64_t hidden,
+                                            std::vector<int>& inputs);
   void map_sequence_slice(const onnx::NodeProto& n, const SequenceView& v);
   void name_state_slices(const Node& layer);
   void name_stacked_layer(const onnx::NodeProto& n, Node& node);

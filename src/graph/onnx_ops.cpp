@@ -961,8 +961,6 @@ std::span<const OnnxOpRule> Importer::op_rules() {
         maps("Transpose", [](Importer& m, N n, int) { m.map_transpose(n); }),
         maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
         maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
-        maps("LSTM", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::lstm); }),
-        maps("GRU", [](Importer& m, N n, int) { m.map_recurrent(n, OpKind::gru); }),
         maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
         maps("Slice", [](Importer& m, N n, int) { m.map_slice(n); }),
         maps("Split", [](Importer& m, N n, int) { m.map_split(n); }),
@@ -978,6 +976,8 @@ std::span<const OnnxOpRule> Importer::op_rules() {
     for (const UnaryDefinition& d : unary_definitions()) {
       if (!d.onnx.type.empty()) rules.push_back(maps(d.onnx.type, [](Importer& m, N n, int x) { m.map_unary(n, x); }));
     }
+    for (const ops::RecurrentDefinition& d : ops::recurrent_definitions())
+      rules.push_back(maps(d.onnx_type, [](Importer& m, N n, int) { m.map_recurrent(n, *ops::recurrent_for_onnx(n.op_type())); }));
     return rules;
   }();
   return kRules;

@@ -28,19 +28,23 @@
 namespace hwprof::graph {
 namespace {
 
-// PyTorch's gate k is ONNX's gate kLstmFromOnnx[k] (i f g o ← i o f c; r z n ← z r h).
-constexpr int kLstmFromOnnx[4] = {0, 2, 3, 1};
-constexpr int kGruFromOnnx[3] = {1, 0, 2};
-
-// The rows of one direction's gates [G·H, cols] reordered into PyTorch's gate order.
-std::vector<float> pytorch_gate_order(const float* onnx, std::int64_t gates, std::int64_t hidden, std::int64_t cols, bool lstm) {
+// The rows of one direction's gates [G·H, cols] reordered into PyTorch's gate order (the
+// definition's, ops/recurrent.cpp).
+std::vector<float> pytorch_gate_order(const ops::RecurrentDefinition& def, const float* onnx, std::int64_t hidden, std::int64_t cols) {
+  const std::int64_t gates = def.gates;
   std::vector<float> out(static_cast<std::size_t>(gates * hidden * cols));
   const std::int64_t block = hidden * cols;
   for (std::int64_t k = 0; k < gates; ++k) {
-    const std::int64_t from = lstm ? kLstmFromOnnx[k] : kGruFromOnnx[k];
+    const std::int64_t from = def.onnx_gate_order[static_cast<std::size_t>(k)];
     std::copy_n(onnx + from * block, block, out.begin() + k * block);
   }
   return out;
+}
+
+std::string joined(std::span<const std::string_view> words) {
+  std::string text;
+  for (std::string_view w : words) text += (text.empty() ? "" : ", ") + std::string(w);
+  return text;
 }
 
 }  // namespace
@@ -148,9 +152,9 @@ bool Importer::all_zeros(const std::string& value, int depth) const {
 // (the batch-first tensor behind PyTorch's Transpose, or the previous layer's output).
 // Long: the checks of every attribute and input ONNX allows, each refused by name, then the
 // weights' reordering; splitting it would only pass the node around.
-void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
-  const bool lstm = op == OpKind::lstm;
-  const std::int64_t gates = lstm ? 4 : 3;
+void Importer::map_recurrent(const onnx::NodeProto& n, const ops::RecurrentDefinition& def) {
+  const bool lstm = def.cell == ops::RecurrentCell::lstm;
+  const std::int64_t gates = def.gates;
   const auto view = sequence_views_.find(n.input(0));
   if (view == sequence_views_.end() || view->second.kind != SequenceView::Kind::sequence) {
     const bool model_input = is_activation(n.input(0)) && values_.at(n.input(0)).node == kModelInput;
@@ -172,12 +176,10 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
         n, "attribute direction '" + common::printable_name(direction) + "': forward and bidirectional are mapped (PyTorch writes no other)");
   const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (const auto* acts = attr(n, "activations")) {
-    const std::vector<std::string> one = lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"} : std::vector<std::string>{"Sigmoid", "Tanh"};
+    const std::span<const std::string_view> one = def.onnx_activations;
     bool defaults = acts->strings_size() == static_cast<int>(one.size() * static_cast<std::size_t>(dirs));
     for (int i = 0; defaults && i < acts->strings_size(); ++i) defaults = acts->strings(i) == one[static_cast<std::size_t>(i) % one.size()];
-    if (!defaults)
-      return unsupported(n, std::string("attribute activations: only the defaults (") + (lstm ? "Sigmoid, Tanh, Tanh" : "Sigmoid, Tanh") +
-                                " per direction) are mapped");
+    if (!defaults) return unsupported(n, "attribute activations: only the defaults (" + joined(one) + " per direction) are mapped");
   }
   const auto present = [&](int i) { return n.input_size() > i && !n.input(i).empty(); };
   if (present(4)) return unsupported(n, "input sequence_lens is not mapped: every sequence runs all T steps");
@@ -202,12 +204,12 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
     if (!b || b->dims != Dims{dirs, 2 * gates * hidden}) return unsupported(n, "the bias B is not a constant [D, 2·G·H]");
   }
   std::vector<int> inputs{view->second.node};
-  if (const auto refused = initial_states(n, dirs, hidden, inputs)) return unsupported(n, *refused);
+  if (const auto refused = initial_states(n, def, dirs, hidden, inputs)) return unsupported(n, *refused);
   Attributes a;
   a.hidden_size = hidden;
   a.bidirectional = dirs == 2;
   a.bias = b.has_value();
-  const int index = add_node(n, op, inputs, a);
+  const int index = add_node(n, def.kind, inputs, a);
   Node& node = graph_.nodes[static_cast<std::size_t>(index)];
   expected.erase(node.name);
   name_stacked_layer(n, node);
@@ -217,7 +219,7 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   std::vector<float> w_ih, w_hh, b_ih, b_hh;
   for (std::int64_t d = 0; d < dirs; ++d) {
     const auto append = [&](std::vector<float>& to, const float* from, std::int64_t cols) {
-      const std::vector<float> part = pytorch_gate_order(from, gates, hidden, cols, lstm);
+      const std::vector<float> part = pytorch_gate_order(def, from, hidden, cols);
       to.insert(to.end(), part.begin(), part.end());
     };
     append(w_ih, w->values.data() + d * gh * c, c);
@@ -247,16 +249,17 @@ void Importer::map_recurrent(const onnx::NodeProto& n, OpKind op) {
   }
 }
 
-// The initial states initial_h and initial_c (inputs 5 and 6) onto the layer's inputs h0 and
-// c0 (appended to `inputs`), or why not (docs/onnx.md, "How ops map", recurrent layers). Zeros
-// (PyTorch's default, h0 not given) are no input. A state computed in the model reaches the node
+// The initial states initial_h and initial_c (inputs 5 and 6, as many as the definition takes)
+// onto the layer's inputs h0 and c0 (appended to `inputs`), or why not (docs/onnx.md, "How ops
+// map", recurrent layers). Zeros (PyTorch's default, h0 not given) are no input. A state computed in the model reaches the node
 // in ONNX's layout [D, N, H]: PyTorch writes its h0 [L·D, N, H] as the Transpose [1, 0, 2] of a
 // batch-first [N, L·D, H] tensor and each layer's [D, N, H] as a Slice of it, both sequence views
 // here (the Slice a slice layer of the batch-first tensor), whose node holds [D, H] per sample.
-std::optional<std::string> Importer::initial_states(const onnx::NodeProto& n, std::int64_t dirs, std::int64_t hidden, std::vector<int>& inputs) {
-  const bool lstm = n.op_type() == "LSTM";
+std::optional<std::string> Importer::initial_states(const onnx::NodeProto& n, const ops::RecurrentDefinition& def, std::int64_t dirs,
+                                                    std::int64_t hidden, std::vector<int>& inputs) {
   const char* names[] = {"initial_h", "initial_c"};
-  for (int i = 5; i < (lstm ? 7 : 6); ++i) {
+  const int last = 5 + static_cast<int>(std::min<std::size_t>(def.states.size(), std::size(names)));
+  for (int i = 5; i < last; ++i) {
     if (n.input_size() <= i || n.input(i).empty() || all_zeros(n.input(i), 0)) continue;
     const std::string what = std::string("input ") + names[i - 5] + " ('" + common::printable_name(n.input(i)) + "')";
     const auto view = sequence_views_.find(n.input(i));
@@ -360,8 +363,7 @@ bool Importer::reads_sequence_view(const onnx::NodeProto& n) const {
 // A node that reads a sequence view: the layouts' round trip, a recurrent layer, or one state.
 void Importer::map_sequence_view(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
-  if (op == "LSTM") return map_recurrent(n, OpKind::lstm);
-  if (op == "GRU") return map_recurrent(n, OpKind::gru);
+  if (const ops::RecurrentDefinition* recurrent = ops::recurrent_for_onnx(op)) return map_recurrent(n, *recurrent);
   const auto it = sequence_views_.find(n.input(0));
   const SequenceView* v = it == sequence_views_.end() ? nullptr : &it->second;
   const std::vector<std::int64_t> perm = attr_ints(n, "perm");

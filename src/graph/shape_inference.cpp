@@ -397,6 +397,27 @@ Outcome binary_shape(const Graph& g, const Node& node, const Shape& in, DType dt
   return shaped(out);
 }
 
+// A recurrent op (ops/recurrent.cpp), batch_first: [T, C] per sample, the directions' states
+// side by side; the initial states it is given (its definition's, in order) are [D, H] each, D
+// the directions.
+Outcome recurrent_shape(const ops::RecurrentDefinition& def, const Graph& g, const Node& node, const Shape& in, DType dtype) {
+  const Attributes& a = node.attrs;
+  if (dtype != DType::f32 || in.size() != 2)
+    return problem("expects a float32 [T, C] input (time steps, features), got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+  const Wide width = Wide{a.hidden_size} * (a.bidirectional ? 2 : 1);
+  if (width > kInt64Max / 16) return problem("hidden_size " + str(a.hidden_size) + " is too large", "hidden_size");
+  const Shape state{a.bidirectional ? 2 : 1, a.hidden_size};
+  for (std::size_t i = 1; i < node.inputs.size() && i <= def.states.size(); ++i) {
+    if (g.dtype_of(node.inputs[i]) != DType::f32 || g.shape_of(node.inputs[i]) != state) {
+      return problem("input " + str(static_cast<std::int64_t>(i)) + ", the initial state " + std::string(def.states[i - 1]) + ", must be a float32 " +
+                         format_shape(state) + " (directions, hidden_size), got " + std::string(dtype_name(g.dtype_of(node.inputs[i]))) + " " +
+                         kind_of(g.shape_of(node.inputs[i])),
+                     "inputs");
+    }
+  }
+  return shaped({in[0], saturate(width)});
+}
+
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
 Outcome infer_node(const Graph& g, const Node& node) {
@@ -429,6 +450,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
     ops::PoolShape s = pool_shape(*pool, a, in, dtype);
     return s.problem.empty() ? shaped(std::move(s.shape)) : problem(std::move(s.problem), s.attribute);
   }
+  if (const ops::RecurrentDefinition* recurrent = recurrent_definition(node.op)) return recurrent_shape(*recurrent, g, node, in, dtype);
   switch (node.op) {
     case OpKind::linear: {
       if (auto p = need_float(); !p.empty()) return problem(p);
@@ -635,26 +657,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
         return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
       if (in[1] % a.heads != 0) return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
       return shaped(in);
-    case OpKind::lstm:
-    case OpKind::gru: {
-      // nn.LSTM / nn.GRU with batch_first: [T, C] per sample, the states' outputs side by side.
-      if (dtype != DType::f32 || rank != 2)
-        return problem("expects a float32 [T, C] input (time steps, features), got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
-      const Wide width = Wide{a.hidden_size} * (a.bidirectional ? 2 : 1);
-      if (width > kInt64Max / 16) return problem("hidden_size " + str(a.hidden_size) + " is too large", "hidden_size");
-      // The initial states given (h0, then c0 for lstm): [D, H] per sample, D the directions.
-      const Shape state{a.bidirectional ? 2 : 1, a.hidden_size};
-      for (std::size_t i = 1; i < node.inputs.size(); ++i) {
-        const char* which = i == 1 ? "h0" : "c0";
-        if (g.dtype_of(node.inputs[i]) != DType::f32 || g.shape_of(node.inputs[i]) != state) {
-          return problem(std::string("input ") + str(static_cast<std::int64_t>(i)) + ", the initial state " + which + ", must be a float32 " +
-                             format_shape(state) + " (directions, hidden_size), got " + std::string(dtype_name(g.dtype_of(node.inputs[i]))) + " " +
-                             kind_of(g.shape_of(node.inputs[i])),
-                         "inputs");
-        }
-      }
-      return shaped({in[0], saturate(width)});
-    }
     case OpKind::conv3d:
     case OpKind::conv_transpose3d:
       return infer_3d(node, in, dtype);
@@ -665,6 +667,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
+      HWPROF_RECURRENT_CASES
       break;  // above, from their definitions
   }
   return problem("unhandled op");

@@ -719,6 +719,13 @@ class SpecReader {
       at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
       return;
     }
+    if (ops::recurrent_definition(node.op) != nullptr) {  // nn.LSTM's and nn.GRU's defaults
+      a.require("hidden_size", positive);
+      at.hidden_size = a.integer("hidden_size", 0, 1, positive);
+      at.bidirectional = a.boolean("bidirectional", false);
+      at.bias = a.boolean("bias", true);
+      return;
+    }
     switch (node.op) {
       case OpKind::linear:
         a.require("out_features", positive);
@@ -830,13 +837,6 @@ class SpecReader {
         at.axis = a.signed_integer("axis", 0);
         at.index = a.signed_integer("index", 0);
         break;
-      case OpKind::lstm:
-      case OpKind::gru:
-        a.require("hidden_size", positive);
-        at.hidden_size = a.integer("hidden_size", 0, 1, positive);
-        at.bidirectional = a.boolean("bidirectional", false);
-        at.bias = a.boolean("bias", true);
-        break;
       case OpKind::attention:
         a.require("heads", positive);
         at.heads = a.integer("heads", 0, 1, positive);
@@ -854,6 +854,7 @@ class SpecReader {
         HWPROF_POOLING_CASES
         HWPROF_NORMALIZATION_CASES
         HWPROF_ELEMENTWISE_BINARY_CASES
+        HWPROF_RECURRENT_CASES
         break;                            // above, from their definitions
         HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
           const ops::UnaryDefinition* unary = ops::unary_definition(node.op);

@@ -124,6 +124,21 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     specs.push_back({"bias", {width}, InitScheme::constant, 0.0, -1});
     return specs;
   }
+  // PyTorch's nn.LSTM / nn.GRU (ops/recurrent.cpp): every weight and bias uniform in ±1/√H
+  // (reset_parameters), both directions stacked on the first axis, the definition's gates in
+  // PyTorch's order within each.
+  if (const ops::RecurrentDefinition* recurrent = ops::recurrent_definition(node.op)) {
+    const std::int64_t dirs = a.bidirectional ? 2 : 1;
+    const std::int64_t gh = recurrent->gates * a.hidden_size;
+    const double bound = kaiming_bound(a.hidden_size);
+    specs.push_back({"weight_ih", {dirs, gh, in.back()}, InitScheme::uniform, bound, -1});
+    specs.push_back({"weight_hh", {dirs, gh, a.hidden_size}, InitScheme::uniform, bound, -1});
+    if (a.bias) {
+      specs.push_back({"bias_ih", {dirs, gh}, InitScheme::uniform, bound, -1});
+      specs.push_back({"bias_hh", {dirs, gh}, InitScheme::uniform, bound, -1});
+    }
+    return specs;
+  }
   switch (node.op) {
     case OpKind::linear: {
       const std::int64_t k = in.back();
@@ -189,21 +204,6 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       if (a.bias) specs.push_back({"out_proj.bias", {d}, InitScheme::constant, 0.0, -1});
       break;
     }
-    case OpKind::lstm:
-    case OpKind::gru: {
-      // PyTorch's nn.LSTM / nn.GRU: every weight and bias uniform in ±1/√H (reset_parameters),
-      // both directions stacked on the first axis, the gates in PyTorch's order within each.
-      const std::int64_t dirs = a.bidirectional ? 2 : 1;
-      const std::int64_t gh = (node.op == OpKind::lstm ? 4 : 3) * a.hidden_size;
-      const double bound = kaiming_bound(a.hidden_size);
-      specs.push_back({"weight_ih", {dirs, gh, in.back()}, InitScheme::uniform, bound, -1});
-      specs.push_back({"weight_hh", {dirs, gh, a.hidden_size}, InitScheme::uniform, bound, -1});
-      if (a.bias) {
-        specs.push_back({"bias_ih", {dirs, gh}, InitScheme::uniform, bound, -1});
-        specs.push_back({"bias_hh", {dirs, gh}, InitScheme::uniform, bound, -1});
-      }
-      break;
-    }
     case OpKind::matmul:
     case OpKind::softmax:
     case OpKind::upsample:
@@ -225,6 +225,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_RECURRENT_CASES
       break;
   }
   return specs;

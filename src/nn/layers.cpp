@@ -1095,12 +1095,12 @@ class AttentionLayer final : public Layer {
 // optional inputs 1 and 2 are the initial states h0 and c0 (LSTM), [D, H] per sample.
 class RecurrentLayer final : public Layer {
  public:
-  RecurrentLayer(const Node& node, const Shape& in, std::span<ParameterSlot* const> p) {
+  RecurrentLayer(const hwprof::ops::RecurrentDefinition& def, const Node& node, const Shape& in, std::span<ParameterSlot* const> p) {
     g_.steps = in[0];
     g_.input = in[1];
     g_.hidden = node.attrs.hidden_size;
     g_.directions = node.attrs.bidirectional ? 2 : 1;
-    g_.lstm = node.op == OpKind::lstm;
+    g_.lstm = def.cell == hwprof::ops::RecurrentCell::lstm;
     w_ih_ = p[0];
     w_hh_ = p[1];
     b_ih_ = p.size() > 2 ? p[2] : nullptr;
@@ -1188,6 +1188,9 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   if (const hwprof::ops::PoolingDefinition* pool = hwprof::ops::pooling_definition(node.op)) {
     if (const PoolKernels* kernels = pool_kernels(*pool)) return std::make_unique<PoolLayer>(*pool, *kernels, node, in);
   }
+  // A recurrent op: the kernels of its cell.
+  if (const hwprof::ops::RecurrentDefinition* recurrent = hwprof::ops::recurrent_definition(node.op))
+    return std::make_unique<RecurrentLayer>(*recurrent, node, in, params);
   switch (node.op) {
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
@@ -1203,9 +1206,6 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       return std::make_unique<MatmulLayer>();
     case OpKind::upsample:
       return std::make_unique<UpsampleLayer>(node, in);
-    case OpKind::lstm:
-    case OpKind::gru:
-      return std::make_unique<RecurrentLayer>(node, in, params);
     case OpKind::reduce:
       return std::make_unique<ReduceLayer>(node, in);
     case OpKind::flatten:
@@ -1245,6 +1245,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
+      HWPROF_RECURRENT_CASES
       break;  // above, from their definitions (a pooling op without kernels: nullptr)
   }
   return nullptr;

@@ -18,11 +18,12 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_POOLING_OPS(HWPROF_DEFINED_NAME)
   HWPROF_NORMALIZATION_OPS(HWPROF_DEFINED_NAME)
   HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_RECURRENT_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise, pooling and normalization ones, whose rows their
+// The rows of every op but the element-wise, pooling, normalization and recurrent ones, whose rows their
 // definitions make.
 std::vector<OpInfo> other_rows() {
   return {
@@ -60,10 +61,6 @@ std::vector<OpInfo> other_rows() {
       {OpKind::tile, "tile", {"repeats"}, 1, 1, F::data_movement, {}},
       // where: each element copied from one of two tensors, as a constant condition says.
       {OpKind::where, "where", {"condition", "operand", "constant_first"}, 1, 2, F::data_movement, {}},
-      // One layer of nn.LSTM / nn.GRU (batch_first), [T, C] in, [T, H·directions] out.
-      // lstm and gru: x, then optionally the initial states h0 (and c0 for lstm), [D, H] each.
-      {OpKind::lstm, "lstm", {"hidden_size", "bidirectional", "bias"}, 1, 3, F::recurrent, {}},
-      {OpKind::gru, "gru", {"hidden_size", "bidirectional", "bias"}, 1, 2, F::recurrent, {}},
       // The 3-D ops: a spec's kernel, stride, padding and dilation are a [d, h, w] triple or one
       // integer for all three (docs/model-specs.md, "Model specs").
       {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
@@ -110,6 +107,11 @@ const std::vector<OpInfo>& op_table() {
     // Two inputs, or one and an operand tensor (a constant, or learned with "trainable").
     for (const BinaryDefinition& d : binary_definitions())
       rows.push_back({d.kind, defined_name(d.kind), {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}});
+    // x, then optionally the initial states its definition names ([D, H] each).
+    for (const RecurrentDefinition& d : recurrent_definitions()) {
+      const int inputs = 1 + static_cast<int>(d.states.size());
+      rows.push_back({d.kind, defined_name(d.kind), {"hidden_size", "bidirectional", "bias"}, 1, inputs, F::recurrent, {}});
+    }
     std::sort(rows.begin(), rows.end(), [](const OpInfo& a, const OpInfo& b) { return a.kind < b.kind; });
     return rows;
   }();

@@ -2,8 +2,9 @@
 // takes and its family. The stages that treat a whole family alike (shape inference, the cost
 // model, the spec parser, the engine's in-place rule and layer choice, the roofline's
 // explanations, the causes) read this table instead of listing ops. An element-wise unary op's
-// row comes from its definition (elementwise_unary.hpp), a pooling op's and a normalization's
-// from theirs (pooling.hpp, normalization.hpp); the definition holds everything else about it
+// row comes from its definition (elementwise_unary.hpp), a pooling op's, a normalization's, an
+// element-wise binary op's and a recurrent op's from theirs (pooling.hpp, normalization.hpp,
+// elementwise_binary.hpp, recurrent.hpp); the definition holds everything else about it
 // (docs/adding-an-op.md).
 #pragma once
 
@@ -19,6 +20,7 @@
 #include "ops/elementwise_unary.hpp"
 #include "ops/normalization.hpp"
 #include "ops/pooling.hpp"
+#include "ops/recurrent.hpp"
 
 namespace hwprof::ops {
 

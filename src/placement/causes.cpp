@@ -43,9 +43,8 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::conv_transpose2d:
     case OpKind::conv_transpose3d:
     case OpKind::matmul:
-    case OpKind::lstm:
-    case OpKind::gru:
-      return true;
+      HWPROF_RECURRENT_CASES  // the input's product over every step, then the state's each step
+          return true;
     case OpKind::conv2d:
       return !is_depthwise(node, input_shape);
     case OpKind::conv3d:  // every 3-D convolution is lowered to GEMMs (src/nn/conv2d.cpp)
@@ -145,14 +144,13 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       if (in.size() < 2 || out.size() < 2) return std::nullopt;
       return GemmShape{out[out.size() - 2], out.back(), in.back(), batch * product(out, 0, out.size() - 2)};
     }
-    case OpKind::lstm:
-    case OpKind::gru: {
-      // The state's product every step, the batch's rows times the gates' (src/nn/recurrent.cpp;
-      // the input's product is one GEMM over every step, [batch·T, C] × [C, G·H]).
-      if (in.size() != 2 || a.hidden_size < 1) return std::nullopt;
-      const std::int64_t gates = node.op == OpKind::lstm ? 4 : 3;
-      return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
-    }
+      HWPROF_RECURRENT_CASES {
+        // The state's product every step, the batch's rows times the gates' (src/nn/recurrent.cpp;
+        // the input's product is one GEMM over every step, [batch·T, C] × [C, G·H]).
+        if (in.size() != 2 || a.hidden_size < 1) return std::nullopt;
+        const std::int64_t gates = ops::recurrent_definition(node.op)->gates;
+        return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
+      }
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:

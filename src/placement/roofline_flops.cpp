@@ -32,6 +32,16 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
     return;
   }
+  // Every recurrent op (ops/recurrent.cpp) runs its gates' functions and a small GEMM per step.
+  if (ops::recurrent_definition(op) != nullptr) {
+    r.more.emplace_back(
+        "recurrent gates: the table counts each sigmoid and tanh as a few FLOPs (sigmoid 4, tanh 1); the kernel "
+        "evaluates them with polynomial approximations of many FP instructions each");
+    r.more.emplace_back(
+        "each step's state product is a small GEMM (the batch's rows); its tile padding multiplies zeros the table does "
+        "not count");
+    return;
+  }
   switch (op) {
     case OpKind::conv2d:
     case OpKind::conv3d:
@@ -69,15 +79,6 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "weights for each of the four sources (12 FP operations where the table counts 8)");
       r.more.emplace_back("nearest upsampling only gathers (0 FLOPs in the table): copies retire no FP arithmetic");
       break;
-    case OpKind::lstm:
-    case OpKind::gru:
-      r.more.emplace_back(
-          "recurrent gates: the table counts each sigmoid and tanh as a few FLOPs (sigmoid 4, tanh 1); the kernel "
-          "evaluates them with polynomial approximations of many FP instructions each");
-      r.more.emplace_back(
-          "each step's state product is a small GEMM (the batch's rows); its tile padding multiplies zeros the table does "
-          "not count");
-      break;
     case OpKind::reduce:
       r.less.emplace_back(
           "a reduction's sum is counted as k − 1 adds per group of k; a vectorised sum keeps several partial sums and "
@@ -108,6 +109,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
+      HWPROF_RECURRENT_CASES
       break;
   }
 }

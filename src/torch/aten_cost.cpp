@@ -509,12 +509,11 @@ std::optional<AtenCost> reduction(const AtenCall& c, std::string_view op) {
 // (LSTM: h0 and c0, a list). Its values do not change the count (the first step's W_hh·h0 is one of
 // the T steps the node counts either way); the forward reads its bytes once, as a graph's lstm
 // reads h0 and c0 given as inputs. An hx of another size is not counted (never a wrong count).
-std::optional<AtenCost> recurrent(const AtenCall& c, std::string_view op) {
-  const bool lstm = op == "lstm";
+std::optional<AtenCost> recurrent(const AtenCall& c, const ops::RecurrentDefinition& def) {
   const AtenArg* x = tensor(c, 0);
   const AtenArg* params = arg(c, 2);
   if (!floating(x) || x->rank != 3 || params == nullptr || params->kind != AtenArgKind::tensors || params->rank != 2) return std::nullopt;
-  const std::int64_t gates = lstm ? 4 : 3;
+  const std::int64_t gates = def.gates;
   const std::int64_t layers = integer(c, 4, 0);
   const bool batch_first = flag(c, 8, false);
   const std::int64_t steps = x->dims[batch_first ? 1 : 0], batch = x->dims[batch_first ? 0 : 1], features = x->dims[2];
@@ -524,14 +523,14 @@ std::optional<AtenCost> recurrent(const AtenCall& c, std::string_view op) {
   a.bidirectional = flag(c, 7, false);
   a.bias = flag(c, 3, true);
   const AtenArg* hx = arg(c, 1);
-  const std::int64_t states = layers * (a.bidirectional ? 2 : 1) * batch * a.hidden_size * (lstm ? 2 : 1);
+  const std::int64_t states = layers * (a.bidirectional ? 2 : 1) * batch * a.hidden_size * static_cast<std::int64_t>(def.states.size());
   const bool hx_fits = hx != nullptr && hx->element == AtenElement::floating &&
                        (hx->kind == AtenArgKind::tensors || hx->kind == AtenArgKind::tensor) && hx->elements == states;
   if (!hx_fits) return std::nullopt;
   AtenCost total{0.0, static_cast<double>(hx->elements) * hx->element_bytes, AtenCost::Backward{}, {}};
   for (std::int64_t layer = 0; layer < layers; ++layer) {
     const std::int64_t width = layer == 0 ? features : a.hidden_size * (a.bidirectional ? 2 : 1);
-    const auto n = node_cost(lstm ? OpKind::lstm : OpKind::gru, Shape{steps, width}, a, batch);
+    const auto n = node_cost(def.kind, Shape{steps, width}, a, batch);
     if (!n) return std::nullopt;
     const AtenCost one = forward(*n, flag(c, 6, false));
     total.flops += one.flops;
@@ -643,7 +642,7 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
     if (op.find("pool") != std::string_view::npos) return pooling(call, op);  // nullopt where no definition names it
     if (starts_with(op, "upsample_")) return upsampling(call, op);
     if (op == "sum" || op == "mean") return reduction(call, op);
-    if (const std::string_view name = op.substr(0, op.find('.')); name == "lstm" || name == "gru") return recurrent(call, name);
+    if (const ops::RecurrentDefinition* d = ops::recurrent_for_aten(op.substr(0, op.find('.')))) return recurrent(call, *d);
     if (op == "softmax" || op == "_softmax" || op == "log_softmax" || op == "_log_softmax" || op == "_softmax_backward_data" ||
         op == "_log_softmax_backward_data")
       return softmax(call, op);

@@ -66,6 +66,12 @@ using Shape = std::vector<std::int64_t>;
   X(sub)                                 \
   X(div)
 
+// The recurrent ops (one layer of nn.LSTM or nn.GRU over [T, C] per sample), each defined in
+// src/ops/recurrent.cpp (docs/adding-an-op.md): their names in C++.
+#define HWPROF_RECURRENT_OPS(X) \
+  X(lstm)                       \
+  X(gru)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 enum class OpKind {
@@ -92,8 +98,7 @@ enum class OpKind {
   expand,
   tile,
   where,
-  lstm,
-  gru,
+  HWPROF_RECURRENT_OPS(HWPROF_OP_ENUMERATOR)
   // The 3-D (video, volumetric) form of conv2d: per-sample [C, D, H, W].
   conv3d,
   // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).

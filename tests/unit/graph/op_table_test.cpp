@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "ops/ops.hpp"
@@ -41,6 +42,15 @@ bool named_by_the_normalization_cases(OpKind kind) {
 bool named_by_the_binary_cases(OpKind kind) {
   switch (kind) {
     HWPROF_ELEMENTWISE_BINARY_CASES
+    return true;
+    default:
+      return false;
+  }
+}
+
+bool named_by_the_recurrent_cases(OpKind kind) {
+  switch (kind) {
+    HWPROF_RECURRENT_CASES
     return true;
     default:
       return false;
@@ -198,6 +208,46 @@ TEST(OpTable, EveryBinaryRowHasItsDefinition) {
   EXPECT_FALSE(ops::binary_definition(OpKind::sub)->commutes);
   EXPECT_EQ(ops::binary_for_aten("rsub")->kind, OpKind::sub);
   EXPECT_EQ(ops::binary_for_aten("pow"), nullptr);
+}
+
+// Every recurrent row has one definition, which the case list names too; its ONNX type and aten
+// name find it; it takes x and then its initial states; its ONNX gate order is a permutation of
+// its gates, and its activations are one direction's; the gate arithmetic is docs/cost.md's.
+TEST(OpTable, EveryRecurrentRowHasItsDefinition) {
+  std::set<ops::RecurrentCell> cells;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::RecurrentDefinition* d = ops::recurrent_definition(info.kind);
+    const bool recurrent = info.family == ops::OpFamily::recurrent;
+    EXPECT_EQ(named_by_the_recurrent_cases(info.kind), recurrent) << info.name << ": HWPROF_RECURRENT_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, recurrent) << info.name;
+    if (d == nullptr) continue;
+    EXPECT_TRUE(cells.insert(d->cell).second) << info.name;
+    EXPECT_EQ(ops::recurrent_for_onnx(d->onnx_type), d) << info.name;
+    EXPECT_EQ(ops::recurrent_for_aten(d->aten_name), d) << info.name;
+    EXPECT_EQ(info.attributes, (std::vector<std::string_view>{"hidden_size", "bidirectional", "bias"})) << info.name;
+    EXPECT_EQ(info.min_inputs, 1);
+    EXPECT_EQ(info.max_inputs, 1 + static_cast<int>(d->states.size())) << info.name;
+    EXPECT_EQ(d->states.front(), "h0") << info.name;
+    ASSERT_EQ(d->onnx_gate_order.size(), static_cast<std::size_t>(d->gates)) << info.name;
+    std::set<int> blocks(d->onnx_gate_order.begin(), d->onnx_gate_order.end());
+    EXPECT_EQ(blocks.size(), static_cast<std::size_t>(d->gates)) << info.name;
+    EXPECT_EQ(*blocks.begin(), 0);
+    EXPECT_EQ(*blocks.rbegin(), d->gates - 1);
+    EXPECT_FALSE(d->onnx_activations.empty()) << info.name;
+  }
+  EXPECT_EQ(cells.size(), ops::recurrent_definitions().size());
+  const ops::RecurrentDefinition& lstm = *ops::recurrent_definition(OpKind::lstm);
+  const ops::RecurrentDefinition& gru = *ops::recurrent_definition(OpKind::gru);
+  EXPECT_EQ(lstm.gates, 4);
+  EXPECT_EQ(gru.gates, 3);
+  EXPECT_EQ(lstm.states.size(), 2U);  // h0, c0
+  EXPECT_EQ(gru.states.size(), 1U);
+  EXPECT_EQ(lstm.gate_flops, 22);
+  EXPECT_EQ(gru.gate_flops, 17);
+  EXPECT_EQ(lstm.gate_grad_flops, 24);
+  EXPECT_EQ(gru.gate_grad_flops, 18);
+  EXPECT_EQ(ops::recurrent_for_onnx("RNN"), nullptr);  // the plain Elman RNN has no definition
+  EXPECT_EQ(ops::recurrent_for_aten("rnn_tanh"), nullptr);
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
