@@ -217,6 +217,27 @@ void pool_cost(const ops::PoolingDefinition& pool, const Attributes& a, const Sh
   c.input_grad_flops = n * (window + 1);
 }
 
+// A convolution (ops/convolution.cpp): every output element gathers in/groups·kernel products
+// (the kernel's positions over every spatial axis). A transposed one: every input element is
+// scattered through out/groups·kernel weights (fvcore's count for transposed convolutions: input
+// positions × weight elements per input channel).
+void conv_cost(const ops::ConvolutionDefinition& conv, const Attributes& a, const Shape& in, Count n, Count n_in, OpCost& c) {
+  const bool transposed = conv.transposed;
+  Count per_element = Count((transposed ? a.out_channels : in[0]) / a.groups);
+  const ops::ConvAxes axes = ops::conv_axes(conv, a);
+  for (const ops::ConvAxis& x : axes.view()) per_element = per_element * x.kernel;
+  const Count bias = a.bias ? Count(a.out_channels) : Count(0);
+  const Count bias_flops = a.bias ? n : Count(0);
+  c.params = per_element * (transposed ? in[0] : a.out_channels) + bias;
+  c.macs = (transposed ? n_in : n) * per_element;
+  c.flops = c.macs * 2 + bias_flops;
+  c.weight_grad_flops = c.macs * 2 + bias_flops;
+  c.input_grad_flops = c.macs * 2;
+  c.weight_bytes = c.params * kFloatBytes;
+  c.has_weights = true;
+  c.saves_input = true;
+}
+
 // A recurrent op (docs/cost.md, "Counting convention", recurrent layers): the products as
 // ptflops' rnn_flops counts them (W_ih and W_hh times the input and the state, every step),
 // biases and the gate arithmetic (its definition's, per state element and step) counted apart,
@@ -304,6 +325,11 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     c.train_forward_flops = c.flops;
     return c;
   }
+  if (const ops::ConvolutionDefinition* conv = convolution_definition(node.op)) {
+    conv_cost(*conv, a, in, n, n_in, c);
+    c.train_forward_flops = c.flops;
+    return c;
+  }
   if (const ops::RecurrentDefinition* recurrent = recurrent_definition(node.op)) {
     recurrent_cost(*recurrent, node, in, c);
     c.train_forward_flops = c.flops;
@@ -322,28 +348,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.weight_grad_flops = c.macs * 2 + bias_flops;
       c.input_grad_flops = c.macs * 2;
       c.weight_bytes = (weight + bias) * kFloatBytes;
-      c.has_weights = true;
-      c.saves_input = true;
-      break;
-    }
-    case OpKind::conv2d:
-    case OpKind::conv3d:
-    case OpKind::conv_transpose2d:
-    case OpKind::conv_transpose3d: {
-      // conv2d: every output element gathers in/groups·kh·kw products (conv3d: ·kd). conv_transpose2d:
-      // every input element is scattered through out/groups·kh·kw weights (fvcore's count for
-      // transposed convolutions: input positions × weight elements per input channel).
-      const bool transposed = node.op == OpKind::conv_transpose2d || node.op == OpKind::conv_transpose3d;
-      const std::int64_t kd = node.op == OpKind::conv3d || node.op == OpKind::conv_transpose3d ? a.depth.kernel : 1;
-      const Count per_element = Count((transposed ? a.out_channels : in[0]) / a.groups) * kd * a.kernel.h * a.kernel.w;
-      const Count bias = a.bias ? Count(a.out_channels) : Count(0);
-      const Count bias_flops = a.bias ? n : Count(0);
-      c.params = per_element * (transposed ? in[0] : a.out_channels) + bias;
-      c.macs = (transposed ? n_in : n) * per_element;
-      c.flops = c.macs * 2 + bias_flops;
-      c.weight_grad_flops = c.macs * 2 + bias_flops;
-      c.input_grad_flops = c.macs * 2;
-      c.weight_bytes = c.params * kFloatBytes;
       c.has_weights = true;
       c.saves_input = true;
       break;
@@ -494,6 +498,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_RECURRENT_CASES
+      HWPROF_CONVOLUTION_CASES
       break;  // above, from their definitions
   }
   // Training mode differs from evaluation only for batch norms (their definitions' cost, above)

@@ -43,10 +43,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
   switch (node.op) {
     case OpKind::linear:
       return {"input features", in.back()};
-    case OpKind::conv2d:
-    case OpKind::conv3d:
-    case OpKind::conv_transpose2d:
-    case OpKind::conv_transpose3d:
+      HWPROF_CONVOLUTION_CASES
       return {"input channels", in[0]};
       HWPROF_RECURRENT_CASES  // weight_ih is [gates·H, C]
           return {"input features", in.back()};

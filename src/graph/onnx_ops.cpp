@@ -35,8 +35,29 @@ std::string pooled_inputs(ops::PoolReduction reduction) {
   return out;
 }
 
-// Per-axis values of a 2-D ([h, w]) or 3-D ([d, h, w]) window as hwprof's attributes keep them:
-// height and width as a Pair, a third axis's value first, into `depth`.
+// "[N, C, H, W] or [N, C, D, H, W]": the inputs the convolutions of a form take
+// (ops/convolution.cpp).
+std::string convolved_inputs(bool transposed) {
+  std::string out;
+  for (const ops::ConvolutionDefinition& d : ops::convolution_definitions()) {
+    if (d.transposed == transposed) out += (out.empty() ? "" : " or ") + batched_layout(d.spatial_axes);
+  }
+  return out;
+}
+
+// A convolution's window, one value per spatial axis in ONNX's order (depth, height, width), as
+// its attributes keep it (ops/convolution.cpp).
+void set_window(const ops::ConvolutionDefinition& conv, const Dims& kernel, const Dims& strides, const Dims& pads, const Dims& dilations,
+                const Dims& output_padding, Attributes& a) {
+  ops::ConvAxes axes;
+  axes.count = conv.spatial_axes;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(axes.count); ++i)
+    axes.axis[i] = {kernel.at(i), strides.at(i), pads.at(i), dilations.at(i), output_padding.at(i)};
+  ops::set_conv_axes(conv, axes, a);
+}
+
+// Per-axis values of a 2-D ([h, w]) or 3-D ([d, h, w]) pooling window as hwprof's attributes
+// keep them: height and width as a Pair, a third axis's value first, into `depth`.
 Pair spatial_pair(const Dims& v, std::int64_t& depth) {
   if (v.size() == 3) {
     depth = v[0];
@@ -96,13 +117,14 @@ std::optional<Dims> Importer::symmetric_pads(const onnx::NodeProto& n, const Sha
   return Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(axes));
 }
 
-// Conv of [N, C, H, W] (conv2d) or [N, C, D, H, W] (conv3d): weight [K, C/group, [kd,] kh, kw].
+// Conv onto the convolution over the input's spatial axes (ops/convolution.cpp: [N, C, H, W]
+// conv2d, [N, C, D, H, W] conv3d): weight [K, C/group, [kd,] kh, kw].
 void Importer::map_conv(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (!in || (in->size() != 3 && in->size() != 4))
-    return unsupported(
-        n, "only 2-D and 3-D convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
+  const ops::ConvolutionDefinition* conv = in ? ops::convolution_for(false, static_cast<int>(in->size()) - 1) : nullptr;
+  if (conv == nullptr)
+    return unsupported(n, "only convolutions of " + convolved_inputs(false) + " inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
   const std::size_t axes = in->size() - 1;
   if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
   if (w->dims_size() != static_cast<int>(axes) + 2)
@@ -121,33 +143,32 @@ void Importer::map_conv(const onnx::NodeProto& n) {
     return unsupported(n, "dilations " + dims_text(attr_ints(n, "dilations")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
   Attributes a;
   a.out_channels = weight[0];
-  a.kernel = spatial_pair(kernel, a.depth.kernel);
-  a.stride = spatial_pair(*strides, a.depth.stride);
-  a.dilation = spatial_pair(*dilations, a.depth.dilation);
   a.groups = attr_int(n, "group", 1);
   std::string why;
   auto pads = symmetric_pads(n, *in, kernel, *strides, *dilations, &why);
   if (!pads) return unsupported(n, why);
   const Dims extra = take_pad(n.input(0), axes);  // a Pad folded in (map_pad)
   for (std::size_t i = 0; i < axes; ++i) (*pads)[i] += extra[i];
-  a.padding = spatial_pair(*pads, a.depth.padding);
+  set_window(*conv, kernel, *strides, *pads, *dilations, Dims(axes, 0), a);
   a.bias = b != nullptr;
-  add_node(n, axes == 3 ? OpKind::conv3d : OpKind::conv2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, conv->kind, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   node.initial_values.push_back(initial("weight", w->name(), Shape(weight.begin(), weight.end()), floats(*w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
 }
 
-// ConvTranspose of [N, C, H, W] (conv_transpose2d) or [N, C, D, H, W] (conv_transpose3d): weight
+// ConvTranspose onto the transposed convolution over the input's spatial axes
+// (ops/convolution.cpp: [N, C, H, W] conv_transpose2d, [N, C, D, H, W] conv_transpose3d): weight
 // [C_in, C_out/group, [kd,] kh, kw] as PyTorch's ConvTranspose2d/3d keep it. Explicit symmetric
 // pads and output_padding are mapped; output_shape and auto_pad SAME_* (which choose pads from a
 // requested size) are not.
 void Importer::map_conv_transpose(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const onnx::TensorProto* w = n.input_size() > 1 ? constant(n.input(1)) : nullptr;
-  if (!in || (in->size() != 3 && in->size() != 4))
-    return unsupported(n, "only 2-D and 3-D transposed convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped (input " +
-                              dims_text(dims_of(n.input(0))) + ")");
+  const ops::ConvolutionDefinition* conv = in ? ops::convolution_for(true, static_cast<int>(in->size()) - 1) : nullptr;
+  if (conv == nullptr)
+    return unsupported(
+        n, "only transposed convolutions of " + convolved_inputs(true) + " inputs are mapped (input " + dims_text(dims_of(n.input(0))) + ")");
   const std::size_t axes = in->size() - 1;
   if (w == nullptr) return unsupported(n, "the weight is computed in the graph, not an initializer");
   if (w->dims_size() != static_cast<int>(axes) + 2)
@@ -163,7 +184,6 @@ void Importer::map_conv_transpose(const onnx::NodeProto& n) {
   a.groups = attr_int(n, "group", 1);
   if (a.groups < 1 || weight[0] != (*in)[0]) return unsupported(n, "the weight's first axis does not match the input's channels");
   a.out_channels = weight[1] * a.groups;
-  a.kernel = spatial_pair(kernel, a.depth.kernel);
   const auto ks = attr_ints(n, "kernel_shape");
   if (!ks.empty() && ks != kernel) return unsupported(n, "kernel_shape disagrees with the weight");
   // One value per spatial axis (one value alone stands for every axis).
@@ -172,10 +192,8 @@ void Importer::map_conv_transpose(const onnx::NodeProto& n) {
       return unsupported(
           n, std::string(name) + " " + dims_text(attr_ints(n, name)) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
   }
-  a.stride = spatial_pair(*spatial_attr(n, "strides", axes, 1), a.depth.stride);
-  a.dilation = spatial_pair(*spatial_attr(n, "dilations", axes, 1), a.depth.dilation);
-  a.output_padding = spatial_pair(*spatial_attr(n, "output_padding", axes, 0), a.depth.output_padding);
   const std::vector<std::int64_t> pads = attr_ints(n, "pads");
+  Dims padding(axes, 0);
   if (auto_pad == "NOTSET" && !pads.empty()) {
     if (pads.size() != 2 * axes)
       return unsupported(n,
@@ -183,10 +201,12 @@ void Importer::map_conv_transpose(const onnx::NodeProto& n) {
     for (std::size_t i = 0; i < axes; ++i) {
       if (pads[i] != pads[i + axes]) return unsupported(n, "uneven padding " + dims_text(pads) + " (hwprof pads both sides alike)");
     }
-    a.padding = spatial_pair(Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(axes)), a.depth.padding);
+    padding.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(axes));
   }
+  set_window(*conv, kernel, *spatial_attr(n, "strides", axes, 1), padding, *spatial_attr(n, "dilations", axes, 1),
+             *spatial_attr(n, "output_padding", axes, 0), a);
   a.bias = b != nullptr;
-  add_node(n, axes == 3 ? OpKind::conv_transpose3d : OpKind::conv_transpose2d, {values_.at(n.input(0)).node}, a);
+  add_node(n, conv->kind, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
   node.initial_values.push_back(initial("weight", w->name(), Shape(weight.begin(), weight.end()), floats(*w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));

@@ -62,14 +62,6 @@ std::int64_t saturate(Wide v) {
   return v > static_cast<Wide>(kInt64Max) ? kInt64Max : v < 0 ? 0 : static_cast<std::int64_t>(v);
 }
 
-// floor((size + 2*pad - dilation*(kernel-1) - 1) / stride) + 1; <= 0 means the window does
-// not fit (PyTorch's conv output size).
-std::int64_t conv_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
-  const Wide numerator = Wide{size} + 2 * Wide{pad} - Wide{dilation} * (Wide{kernel} - 1) - 1;
-  if (numerator < 0) return 0;
-  return saturate(numerator / stride + 1);
-}
-
 // PyTorch's upsample output size for a scale factor: floor(in × scale), computed in double;
 // nullopt past 2^31 (no image is that large, and the product stays exact below it).
 std::optional<std::int64_t> upsampled_size(std::int64_t in, double scale) {
@@ -261,96 +253,6 @@ Outcome where_shape(const Graph& g, const Node& node) {
   return shaped(out);
 }
 
-bool is_transposed(OpKind op) {
-  return op == OpKind::conv_transpose2d || op == OpKind::conv_transpose3d;
-}
-
-bool is_convolution(OpKind op) {
-  return op == OpKind::conv2d || op == OpKind::conv3d || is_transposed(op);
-}
-
-// PyTorch's ConvTranspose output size along one axis: (in - 1)·stride - 2·padding +
-// dilation·(kernel - 1) + output_padding + 1; 0 when the padding removes it all.
-std::int64_t transposed_out(std::int64_t i, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, std::int64_t op) {
-  const Wide out = (Wide{i} - 1) * s - 2 * Wide{p} + Wide{d} * (Wide{k} - 1) + op + 1;
-  return out <= 0 ? std::int64_t{0} : saturate(out);
-}
-
-// The window of a conv or transposed conv (a pool's is its definition's, ops/pooling.cpp): every size the output formulas divide by or
-// multiply with at least 1 (a 0 stride divides by zero in the kernels, a 0 kernel gives an
-// empty window whose maximum is -inf), every padding at least 0. The spec parser refuses these
-// already; an ONNX import or a graph built in code reaches here too.
-Outcome window_problem(const Node& node) {
-  const Attributes& a = node.attrs;
-  const struct {
-    const char* name;
-    Pair value;
-    std::int64_t low;
-    bool used;
-  } checks[] = {
-      {"kernel", a.kernel, 1, true},
-      {"stride", a.stride, 1, true},
-      {"dilation", a.dilation, 1, is_convolution(node.op)},
-      {"padding", a.padding, 0, true},
-      {"output_padding", a.output_padding, 0, is_transposed(node.op)},
-  };
-  for (const auto& c : checks) {
-    if (c.used && (c.value.h < c.low || c.value.w < c.low))
-      return problem(std::string(c.name) + " is " + str(c.value.h) + "x" + str(c.value.w) + "; it must be at least " + str(c.low), c.name);
-  }
-  const DepthWindow& d = a.depth;
-  const bool three_d = node.op == OpKind::conv3d || node.op == OpKind::conv_transpose3d;
-  if (three_d && (d.kernel < 1 || d.stride < 1 || d.padding < 0 || d.output_padding < 0 || (is_convolution(node.op) && d.dilation < 1)))
-    return problem("the depth window (kernel " + str(d.kernel) + ", stride " + str(d.stride) + ", padding " + str(d.padding) + ", dilation " +
-                       str(d.dilation) + ") needs a kernel, stride and dilation of at least 1 and a padding of at least 0",
-                   "kernel");
-  if (is_convolution(node.op) && a.groups < 1) return problem("groups = " + str(a.groups) + " must be at least 1", "groups");
-  return Outcome{};
-}
-
-// The 3-D convolutions over a per-sample [C, D, H, W]: PyTorch's Conv3d and ConvTranspose3d
-// rules, the 2-D ones with a depth axis.
-Outcome infer_3d(const Node& node, const Shape& in, DType dtype) {
-  const Attributes& a = node.attrs;
-  const DepthWindow& d = a.depth;
-  if (dtype != DType::f32 || in.size() != 4)
-    return problem("expects a float32 [C, D, H, W] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
-  if (auto w = window_problem(node); !w.problem.empty()) return w;
-  const std::string kernel = str(d.kernel) + "x" + str(a.kernel.h) + "x" + str(a.kernel.w);
-  const std::string padded =
-      padded_size_text(in[1], d.padding) + "x" + padded_size_text(in[2], a.padding.h) + "x" + padded_size_text(in[3], a.padding.w);
-  if (node.op == OpKind::conv_transpose3d) {
-    if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
-    if (a.out_channels % a.groups != 0)
-      return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
-    if ((d.output_padding >= d.stride && d.output_padding >= d.dilation) ||
-        (a.output_padding.h >= a.stride.h && a.output_padding.h >= a.dilation.h) ||
-        (a.output_padding.w >= a.stride.w && a.output_padding.w >= a.dilation.w))
-      return problem("output_padding " + str(d.output_padding) + "x" + str(a.output_padding.h) + "x" + str(a.output_padding.w) +
-                         " must be smaller than the stride or the dilation along each axis (PyTorch's rule)",
-                     "output_padding");
-    const std::int64_t od = transposed_out(in[1], d.kernel, d.stride, d.padding, d.dilation, d.output_padding);
-    const std::int64_t oh = transposed_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
-    const std::int64_t ow = transposed_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
-    if (od <= 0 || oh <= 0 || ow <= 0)
-      return problem("the padding removes the whole output (" + str(od) + "x" + str(oh) + "x" + str(ow) + ")", "padding");
-    return shaped({a.out_channels, od, oh, ow});
-  }
-  // conv3d, the one left.
-  if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
-  if (a.out_channels % a.groups != 0)
-    return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
-  const std::int64_t od = conv_out(in[1], d.kernel, d.stride, d.padding, d.dilation);
-  const std::int64_t oh = conv_out(in[2], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
-  const std::int64_t ow = conv_out(in[3], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
-  if (od <= 0 || oh <= 0 || ow <= 0) {
-    return problem("the kernel " + kernel + " (dilation " + str(d.dilation) + "x" + str(a.dilation.h) + "x" + str(a.dilation.w) +
-                       ") is larger than the padded input " + padded,
-                   "kernel");
-  }
-  return shaped({a.out_channels, od, oh, ow});
-}
-
 // rel_pos_bias: attention scores [..., heads, N, N] (any leading axes: Swin's [nW, heads, N, N]
 // or one window's [heads, N, N]) of a wh × ww window, so N = wh·ww; the same shape out.
 Outcome rel_pos_bias_shape(const Shape& in, const Attributes& a) {
@@ -447,7 +349,12 @@ Outcome infer_node(const Graph& g, const Node& node) {
   }
   // A pooling op (its definition's window, ops/pooling.cpp).
   if (const ops::PoolingDefinition* pool = pooling_definition(node.op)) {
-    ops::PoolShape s = pool_shape(*pool, a, in, dtype);
+    ops::WindowShape s = pool_shape(*pool, a, in, dtype);
+    return s.problem.empty() ? shaped(std::move(s.shape)) : problem(std::move(s.problem), s.attribute);
+  }
+  // A convolution (its definition's window, ops/convolution.cpp).
+  if (const ops::ConvolutionDefinition* conv = convolution_definition(node.op)) {
+    ops::WindowShape s = conv_shape(*conv, a, in, dtype);
     return s.problem.empty() ? shaped(std::move(s.shape)) : problem(std::move(s.problem), s.attribute);
   }
   if (const ops::RecurrentDefinition* recurrent = recurrent_definition(node.op)) return recurrent_shape(*recurrent, g, node, in, dtype);
@@ -475,36 +382,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
       Shape out = in;
       out.back() = a.out_features;
       return shaped(out);
-    }
-    case OpKind::conv2d: {
-      if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (auto w = window_problem(node); !w.problem.empty()) return w;
-      if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
-      if (a.out_channels % a.groups != 0)
-        return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
-      const std::int64_t oh = conv_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h);
-      const std::int64_t ow = conv_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w);
-      if (oh <= 0 || ow <= 0) {
-        return problem("the kernel " + str(a.kernel.h) + "x" + str(a.kernel.w) + " (dilation " + str(a.dilation.h) + "x" + str(a.dilation.w) +
-                           ") is larger than the padded input " + padded_size_text(in[1], a.padding.h) + "x" + padded_size_text(in[2], a.padding.w),
-                       "kernel");
-      }
-      return shaped({a.out_channels, oh, ow});
-    }
-    case OpKind::conv_transpose2d: {
-      // PyTorch's ConvTranspose2d: (in - 1)·stride - 2·padding + dilation·(kernel - 1) + output_padding + 1.
-      if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (auto w = window_problem(node); !w.problem.empty()) return w;
-      if (in[0] % a.groups != 0) return problem("groups = " + str(a.groups) + " must divide the input channels (" + str(in[0]) + ")", "groups");
-      if (a.out_channels % a.groups != 0)
-        return problem("groups = " + str(a.groups) + " must divide out_channels (" + str(a.out_channels) + ")", "groups");
-      if ((a.output_padding.h >= a.stride.h && a.output_padding.h >= a.dilation.h) ||
-          (a.output_padding.w >= a.stride.w && a.output_padding.w >= a.dilation.w))
-        return problem("output_padding must be smaller than the stride or the dilation (PyTorch's rule)", "output_padding");
-      const std::int64_t oh = transposed_out(in[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h);
-      const std::int64_t ow = transposed_out(in[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w);
-      if (oh <= 0 || ow <= 0) return problem("the padding removes the whole output (" + str(oh) + "x" + str(ow) + ")", "padding");
-      return shaped({a.out_channels, oh, ow});
     }
     case OpKind::softmax: {
       if (auto p = need_float(); !p.empty()) return problem(p);
@@ -657,9 +534,6 @@ Outcome infer_node(const Graph& g, const Node& node) {
         return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
       if (in[1] % a.heads != 0) return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
       return shaped(in);
-    case OpKind::conv3d:
-    case OpKind::conv_transpose3d:
-      return infer_3d(node, in, dtype);
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);
@@ -668,6 +542,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_RECURRENT_CASES
+      HWPROF_CONVOLUTION_CASES
       break;  // above, from their definitions
   }
   return problem("unhandled op");

@@ -513,18 +513,24 @@ class SpecReader {
     }
   };
 
-  // conv3d, conv_transpose3d: the 2-D ops' attributes with a depth (docs/model-specs.md, "Ops
-  // and attributes").
-  void read_window3d(OpKind op, Attributes& at, const AttributeReader& a) const {
+  // A convolution (its definition, ops/convolution.cpp): out_channels, the window per axis (one
+  // integer, or a pair [h, w] in 2-D and a triple [d, h, w] in 3-D), a transposed one's
+  // output_padding, groups and bias, with nn.ConvNd's defaults (docs/model-specs.md, "Ops and
+  // attributes").
+  void read_conv(const ops::ConvolutionDefinition& conv, Attributes& at, const AttributeReader& a) const {
     const std::string positive = "a positive integer";
+    const bool three = conv.spatial_axes == 3;
+    const auto window = [&](const char* key, std::int64_t& depth, Pair fallback, std::int64_t min, const char* what) {
+      return three ? a.triple(key, depth, fallback, min, what) : a.pair(key, fallback, min, what);
+    };
     a.require("out_channels", positive);
-    a.require("kernel", "a positive integer or a triple [d, h, w]");
+    a.require("kernel", three ? "a positive integer or a triple [d, h, w]" : "a positive integer or a pair [h, w]");
     at.out_channels = a.integer("out_channels", 0, 1, positive);
-    at.kernel = a.triple("kernel", at.depth.kernel, {}, 1, "a positive");
-    at.stride = a.triple("stride", at.depth.stride, {1, 1}, 1, "a positive");
-    at.padding = a.triple("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
-    if (op == OpKind::conv_transpose3d) at.output_padding = a.triple("output_padding", at.depth.output_padding, {0, 0}, 0, "a non-negative");
-    at.dilation = a.triple("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
+    at.kernel = window("kernel", at.depth.kernel, {}, 1, "a positive");
+    at.stride = window("stride", at.depth.stride, {1, 1}, 1, "a positive");
+    at.padding = window("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
+    if (conv.transposed) at.output_padding = window("output_padding", at.depth.output_padding, {0, 0}, 0, "a non-negative");
+    at.dilation = window("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
     at.groups = a.integer("groups", 1, 1, positive);
     at.bias = a.boolean("bias", true);
   }
@@ -714,6 +720,7 @@ class SpecReader {
     Attributes& at = node.attrs;
     const std::string positive = "a positive integer";
     if (const ops::PoolingDefinition* pool = ops::pooling_definition(node.op)) return read_pool(*pool, at, a);
+    if (const ops::ConvolutionDefinition* conv = ops::convolution_definition(node.op)) return read_conv(*conv, at, a);
     if (ops::binary_definition(node.op) != nullptr) return read_binary(node, at, a);
     if (ops::normalization_definition(node.op) != nullptr) {
       at.eps = a.number("eps", 1e-5, 0.0, 1.0, true, "a number in (0, 1]");
@@ -747,25 +754,8 @@ class SpecReader {
           at.tied_to = target;
         }
         break;
-      case OpKind::conv2d:
-      case OpKind::conv_transpose2d:
-        a.require("out_channels", positive);
-        a.require("kernel", "a positive integer or a pair [h, w]");
-        at.out_channels = a.integer("out_channels", 0, 1, positive);
-        at.kernel = a.pair("kernel", {}, 1, "a positive");
-        at.stride = a.pair("stride", {1, 1}, 1, "a positive");
-        at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
-        if (node.op == OpKind::conv_transpose2d) at.output_padding = a.pair("output_padding", {0, 0}, 0, "a non-negative");
-        at.dilation = a.pair("dilation", {1, 1}, 1, "a positive");
-        at.groups = a.integer("groups", 1, 1, positive);
-        at.bias = a.boolean("bias", true);
-        break;
       case OpKind::softmax:
         at.axis = a.signed_integer("axis", -1);
-        break;
-      case OpKind::conv3d:
-      case OpKind::conv_transpose3d:
-        read_window3d(node.op, at, a);
         break;
       case OpKind::upsample:
         read_upsample(at, a);
@@ -855,6 +845,7 @@ class SpecReader {
         HWPROF_NORMALIZATION_CASES
         HWPROF_ELEMENTWISE_BINARY_CASES
         HWPROF_RECURRENT_CASES
+        HWPROF_CONVOLUTION_CASES
         break;                            // above, from their definitions
         HWPROF_ELEMENTWISE_UNARY_CASES {  // their definitions name their attributes
           const ops::UnaryDefinition* unary = ops::unary_definition(node.op);

@@ -124,6 +124,19 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     specs.push_back({"bias", {width}, InitScheme::constant, 0.0, -1});
     return specs;
   }
+  // A convolution's weight in PyTorch's layout (ops/convolution.cpp), uniform in ±1/√fan_in as
+  // nn.ConvNd's reset_parameters, fan_in the weight's dim 1 times the kernel's positions
+  // (torch.nn.init._calculate_fan_in_and_fan_out): in/groups·kernel, or for a transposed one
+  // out/groups·kernel.
+  if (const ops::ConvolutionDefinition* conv = ops::convolution_definition(node.op)) {
+    const Shape weight = ops::conv_weight_shape(*conv, a, in[0]);
+    std::int64_t fan_in = 1;
+    for (std::size_t i = 1; i < weight.size(); ++i) fan_in *= weight[i];
+    const double bound = kaiming_bound(fan_in);
+    specs.push_back({"weight", weight, InitScheme::uniform, bound, -1});
+    if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
+    return specs;
+  }
   // PyTorch's nn.LSTM / nn.GRU (ops/recurrent.cpp): every weight and bias uniform in ±1/√H
   // (reset_parameters), both directions stacked on the first axis, the definition's gates in
   // PyTorch's order within each.
@@ -149,37 +162,6 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
         specs.push_back({"weight", {a.out_features, k}, InitScheme::uniform, bound, -1});
       }
       if (a.bias) specs.push_back({"bias", {a.out_features}, InitScheme::uniform, bound, -1});
-      break;
-    }
-    case OpKind::conv2d: {
-      const std::int64_t c = in[0] / a.groups;
-      const double bound = kaiming_bound(c * a.kernel.h * a.kernel.w);
-      specs.push_back({"weight", {a.out_channels, c, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
-      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
-      break;
-    }
-    case OpKind::conv3d: {
-      const std::int64_t c = in[0] / a.groups;
-      const double bound = kaiming_bound(c * a.depth.kernel * a.kernel.h * a.kernel.w);
-      specs.push_back({"weight", {a.out_channels, c, a.depth.kernel, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
-      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
-      break;
-    }
-    case OpKind::conv_transpose2d: {
-      // PyTorch's layout [in, out/groups, kh, kw]; its fan_in is dim 1 times the kernel
-      // (torch.nn.init._calculate_fan_in_and_fan_out), so the bound is 1/√(out/groups·kh·kw).
-      const std::int64_t k = a.out_channels / a.groups;
-      const double bound = kaiming_bound(k * a.kernel.h * a.kernel.w);
-      specs.push_back({"weight", {in[0], k, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
-      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
-      break;
-    }
-    case OpKind::conv_transpose3d: {
-      // As conv_transpose2d, the kernel with its depth: [in, out/groups, kd, kh, kw].
-      const std::int64_t k = a.out_channels / a.groups;
-      const double bound = kaiming_bound(k * a.depth.kernel * a.kernel.h * a.kernel.w);
-      specs.push_back({"weight", {in[0], k, a.depth.kernel, a.kernel.h, a.kernel.w}, InitScheme::uniform, bound, -1});
-      if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
       break;
     }
     case OpKind::embedding:
@@ -226,6 +208,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_RECURRENT_CASES
+      HWPROF_CONVOLUTION_CASES
       break;
   }
   return specs;

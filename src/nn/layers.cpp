@@ -1188,18 +1188,18 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   if (const hwprof::ops::PoolingDefinition* pool = hwprof::ops::pooling_definition(node.op)) {
     if (const PoolKernels* kernels = pool_kernels(*pool)) return std::make_unique<PoolLayer>(*pool, *kernels, node, in);
   }
+  // A convolution: its GEMM lowering over the shapes' spatial axes, forward or as the data
+  // gradient (transposed).
+  if (const hwprof::ops::ConvolutionDefinition* conv = hwprof::ops::convolution_definition(node.op)) {
+    if (conv->transposed) return std::make_unique<ConvTranspose2dLayer>(node, in, params);
+    return std::make_unique<Conv2dLayer>(node, in, params);
+  }
   // A recurrent op: the kernels of its cell.
   if (const hwprof::ops::RecurrentDefinition* recurrent = hwprof::ops::recurrent_definition(node.op))
     return std::make_unique<RecurrentLayer>(*recurrent, node, in, params);
   switch (node.op) {
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
-    case OpKind::conv2d:
-    case OpKind::conv3d:
-      return std::make_unique<Conv2dLayer>(node, in, params);
-    case OpKind::conv_transpose2d:
-    case OpKind::conv_transpose3d:
-      return std::make_unique<ConvTranspose2dLayer>(node, in, params);
     case OpKind::softmax:
       return std::make_unique<SoftmaxLayer>(node, in);
     case OpKind::matmul:
@@ -1246,6 +1246,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_RECURRENT_CASES
+      HWPROF_CONVOLUTION_CASES
       break;  // above, from their definitions (a pooling op without kernels: nullptr)
   }
   return nullptr;

@@ -19,16 +19,16 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_NORMALIZATION_OPS(HWPROF_DEFINED_NAME)
   HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_DEFINED_NAME)
   HWPROF_RECURRENT_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_CONVOLUTION_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise, pooling, normalization and recurrent ones, whose rows their
+// The rows of every op but the element-wise, pooling, normalization, recurrent and convolution ones, whose rows their
 // definitions make.
 std::vector<OpInfo> other_rows() {
   return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
-      {OpKind::conv2d, "conv2d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
       {OpKind::flatten, "flatten", {}, 1, 1, F::data_movement, {}},
       {OpKind::dropout, "dropout", {"p"}, 1, 1, F::data_movement, {}},
@@ -40,13 +40,6 @@ std::vector<OpInfo> other_rows() {
       {OpKind::cls_token, "cls_token", {}, 1, 1, F::lookup, {}},
       {OpKind::select, "select", {"axis", "index"}, 1, 1, F::data_movement, {}},
       {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
-      {OpKind::conv_transpose2d,
-       "conv_transpose2d",
-       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
-       1,
-       1,
-       F::gemm,
-       {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
       // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
@@ -61,16 +54,6 @@ std::vector<OpInfo> other_rows() {
       {OpKind::tile, "tile", {"repeats"}, 1, 1, F::data_movement, {}},
       // where: each element copied from one of two tensors, as a constant condition says.
       {OpKind::where, "where", {"condition", "operand", "constant_first"}, 1, 2, F::data_movement, {}},
-      // The 3-D ops: a spec's kernel, stride, padding and dilation are a [d, h, w] triple or one
-      // integer for all three (docs/model-specs.md, "Model specs").
-      {OpKind::conv3d, "conv3d", {"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, 1, 1, F::gemm, {}},
-      {OpKind::conv_transpose3d,
-       "conv_transpose3d",
-       {"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias"},
-       1,
-       1,
-       F::gemm,
-       {}},
       // Swin's relative position bias: a learned table, like pos_embedding's, indexed by the
       // offset between two positions of a window (docs/model-specs.md, "Ops and attributes").
       {OpKind::rel_pos_bias, "rel_pos_bias", {"window"}, 1, 1, F::lookup, {}},
@@ -107,6 +90,14 @@ const std::vector<OpInfo>& op_table() {
     // Two inputs, or one and an operand tensor (a constant, or learned with "trainable").
     for (const BinaryDefinition& d : binary_definitions())
       rows.push_back({d.kind, defined_name(d.kind), {"operand", "trainable"}, 1, 2, F::elementwise_binary, {}});
+    // A window per axis (one integer, or a pair in 2-D and a triple in 3-D: docs/model-specs.md,
+    // "Ops and attributes"); a transposed one's output_padding.
+    for (const ConvolutionDefinition& d : convolution_definitions()) {
+      OpInfo row{d.kind, defined_name(d.kind), {"out_channels", "kernel", "stride", "padding"}, 1, 1, F::gemm, {}};
+      if (d.transposed) row.attributes.emplace_back("output_padding");
+      row.attributes.insert(row.attributes.end(), {"dilation", "groups", "bias"});
+      rows.push_back(std::move(row));
+    }
     // x, then optionally the initial states its definition names ([D, H] each).
     for (const RecurrentDefinition& d : recurrent_definitions()) {
       const int inputs = 1 + static_cast<int>(d.states.size());

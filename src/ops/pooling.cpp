@@ -23,31 +23,13 @@ constexpr PoolingDefinition kPools[] = {
     {OpKind::adaptive_avgpool3d, R::adaptive_average, 3, "adaptive_avg_pool3d", "nn.AdaptiveAvgPool3d"},
 };
 
-__extension__ using Wide = __int128;
-constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-
 Wide floor_div(Wide a, Wide b) {
   const Wide q = a / b;
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-std::int64_t saturate(Wide v) {
-  return v > static_cast<Wide>(kInt64Max) ? kInt64Max : v < 0 ? 0 : static_cast<std::int64_t>(v);
-}
-
-// "2x3" (or "2x3x4"): one number per axis, as the messages write a window.
-template <typename F>
-std::string per_axis(const PoolAxes& axes, F&& value) {
-  std::string out;
-  for (const PoolAxis& x : axes.view()) out += (out.empty() ? "" : "x") + value(x);
-  return out;
-}
-
-PoolShape problem(std::string text, const char* attribute) {
-  PoolShape p;
-  p.problem = std::move(text);
-  p.attribute = attribute;
-  return p;
+WindowShape problem(std::string text, const char* attribute) {
+  return window_problem(std::move(text), attribute);
 }
 
 }  // namespace
@@ -115,12 +97,7 @@ std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64
   return saturate(out);
 }
 
-std::string padded_size_text(std::int64_t size, std::int64_t pad) {
-  if (pad > (kInt64Max - size) / 2) return "(" + std::to_string(size) + "+2*" + std::to_string(pad) + ")";
-  return std::to_string(size + 2 * pad);
-}
-
-PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Shape& in, DType dtype) {
+WindowShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Shape& in, DType dtype) {
   const auto axes_count = static_cast<std::size_t>(def.spatial_axes);
   if (dtype != DType::f32) return problem("expects float32 input, got int32 token ids; add an embedding first", nullptr);
   if (in.size() != axes_count + 1)
@@ -129,7 +106,7 @@ PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Sh
   Shape out{in[0]};
   if (def.reduction == R::adaptive_average) {
     for (const PoolAxis& x : axes.view()) out.push_back(x.output);
-    return PoolShape{out, {}, nullptr};
+    return WindowShape{out, {}, nullptr};
   }
   auto number = [](std::int64_t v) { return std::to_string(v); };
   const std::string kernel = per_axis(axes, [&](const PoolAxis& x) { return number(x.kernel); });
@@ -159,7 +136,7 @@ PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Sh
     const std::string padded = per_axis(axes, [&](const PoolAxis& x) { return padded_size_text(in[d++], x.padding); });
     return problem("the kernel " + kernel + " is larger than the padded input " + padded, "kernel");
   }
-  return PoolShape{out, {}, nullptr};
+  return WindowShape{out, {}, nullptr};
 }
 
 }  // namespace hwprof::ops

@@ -18,6 +18,7 @@
 
 #include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
+#include "ops/window.hpp"
 
 namespace hwprof::ops {
 
@@ -57,7 +58,9 @@ struct PoolAxis {
 struct PoolAxes {
   std::array<PoolAxis, 3> axis{};
   int count = 0;
-  std::span<const PoolAxis> view() const noexcept { return {axis.data(), static_cast<std::size_t>(count)}; }
+  // Of a named PoolAxes only: a temporary's axes would dangle (`for (x : pool_axes(...).view())`).
+  std::span<const PoolAxis> view() const& noexcept { return {axis.data(), static_cast<std::size_t>(count)}; }
+  std::span<const PoolAxis> view() const&& = delete;
 };
 // The node's window per spatial axis, as its attributes keep it (2-D in kernel/stride/padding/
 // output's h and w; 3-D with the depth window's first).
@@ -72,19 +75,12 @@ void set_pool_axes(const PoolingDefinition& def, const PoolAxes& axes, Attribute
 // 2x2 window over a 1x1 input gives 1x1. <= 0 means an empty output, which PyTorch rejects.
 // Exact for sizes near 2^63 (hostile specs); saturates at 2^63 − 1.
 std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) noexcept;
-// size + 2*pad for messages, spelled as a sum when it does not fit in 64 bits.
-std::string padded_size_text(std::int64_t size, std::int64_t pad);
 
 // The per-sample output shape of a pooling node over the per-sample input `in`, or what is
 // wrong with it and the attribute that says so (PyTorch's rules: a window of at least 1, a
 // stride of at least 1, a padding of at most half the kernel, a window that fits the padded
 // input).
-struct PoolShape {
-  Shape shape;
-  std::string problem;              // empty: fine
-  const char* attribute = nullptr;  // the attribute the problem is about, if any
-};
-PoolShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Shape& in, DType dtype);
+WindowShape pool_shape(const PoolingDefinition& def, const Attributes& a, const Shape& in, DType dtype);
 
 // The pooling ops as `case` labels (each followed by its colon), for the switches over OpKind
 // that handle them from their definitions before the switch (HWPROF_ELEMENTWISE_UNARY_CASES,

@@ -31,8 +31,10 @@ std::string ms_text(double ms) {
   return ms >= 1 ? fmt::format("{:.2f} ms", ms) : fmt::format("{:.3g} ms", ms);
 }
 
+// A convolution the engine runs as direct per-plane loops (its definition's depthwise kernel).
 bool is_depthwise(const Node& node, const Shape& input_shape) {
-  return node.op == OpKind::conv2d && node.attrs.groups > 1 && !input_shape.empty() && node.attrs.groups == input_shape[0] &&
+  const ops::ConvolutionDefinition* conv = ops::convolution_definition(node.op);
+  return conv != nullptr && conv->direct_depthwise && node.attrs.groups > 1 && !input_shape.empty() && node.attrs.groups == input_shape[0] &&
          node.attrs.out_channels == node.attrs.groups;
 }
 
@@ -40,15 +42,11 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
   switch (node.op) {
     case OpKind::linear:
     case OpKind::attention:
-    case OpKind::conv_transpose2d:
-    case OpKind::conv_transpose3d:
     case OpKind::matmul:
       HWPROF_RECURRENT_CASES  // the input's product over every step, then the state's each step
           return true;
-    case OpKind::conv2d:
-      return !is_depthwise(node, input_shape);
-    case OpKind::conv3d:  // every 3-D convolution is lowered to GEMMs (src/nn/conv2d.cpp)
-      return true;
+      HWPROF_CONVOLUTION_CASES  // lowered to GEMMs (src/nn/conv2d.cpp), but for a depthwise kernel
+          return !is_depthwise(node, input_shape);
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
@@ -106,31 +104,22 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
       if (in.empty()) return std::nullopt;
       return GemmShape{batch * product(in, 0, in.size() - 1), a.out_features, in.back(), 1};
     }
-    case OpKind::conv2d:
-    case OpKind::conv_transpose2d: {
-      if (in.size() != 3 || node.output_shape.size() != 3 || a.groups < 1) return std::nullopt;
-      if (node.op == OpKind::conv2d && is_depthwise(node, in)) return std::nullopt;
-      const std::int64_t g = a.groups;
-      // conv2d: weights [K/g, C/g·R·S] × columns [C/g·R·S, P·Q] per sample (src/nn/conv2d.cpp;
-      // small images put samples side by side, so N is at least P·Q). conv_transpose2d runs
-      // conv2d's data gradient: weightsᵀ [C_out/g·R·S, C_in/g] × input [C_in/g, H·W].
-      if (node.op == OpKind::conv2d) {
-        return GemmShape{a.out_channels / g, product(node.output_shape, 1, 3), in[0] / g * a.kernel.h * a.kernel.w, g * batch};
+      HWPROF_CONVOLUTION_CASES {
+        // Per group and sample, with P the kernel's positions (R·S in 2-D, T·R·S in 3-D): a
+        // convolution is weights [K/g, C/g·P] × columns [C/g·P, output positions] (im2col, vol2col:
+        // src/nn/conv2d.cpp; small images put samples side by side, so N is at least the output's
+        // positions); a transposed one runs the convolution's data gradient, weightsᵀ [C_out/g·P,
+        // C_in/g] × input [C_in/g, input positions], then col2im.
+        const ops::ConvolutionDefinition& conv = *ops::convolution_definition(node.op);
+        const auto rank = static_cast<std::size_t>(conv.spatial_axes) + 1;
+        if (in.size() != rank || node.output_shape.size() != rank || a.groups < 1 || is_depthwise(node, in)) return std::nullopt;
+        const std::int64_t g = a.groups;
+        std::int64_t positions = 1;
+        const ops::ConvAxes axes = ops::conv_axes(conv, a);
+        for (const ops::ConvAxis& x : axes.view()) positions *= x.kernel;
+        if (conv.transposed) return GemmShape{a.out_channels / g * positions, product(in, 1, rank), in[0] / g, g * batch};
+        return GemmShape{a.out_channels / g, product(node.output_shape, 1, rank), in[0] / g * positions, g * batch};
       }
-      return GemmShape{a.out_channels / g * a.kernel.h * a.kernel.w, product(in, 1, 3), in[0] / g, g * batch};
-    }
-    case OpKind::conv_transpose3d: {
-      // conv3d's data gradient: weightsᵀ [C_out/g·T·R·S, C_in/g] × input [C_in/g, D·H·W], then col2vol.
-      if (in.size() != 4 || node.output_shape.size() != 4 || a.groups < 1) return std::nullopt;
-      const std::int64_t g = a.groups;
-      return GemmShape{a.out_channels / g * a.depth.kernel * a.kernel.h * a.kernel.w, product(in, 1, 4), in[0] / g, g * batch};
-    }
-    case OpKind::conv3d: {
-      // vol2col: weights [K/g, C/g·T·R·S] × columns [C/g·T·R·S, O·P·Q] per sample.
-      if (in.size() != 4 || node.output_shape.size() != 4 || a.groups < 1) return std::nullopt;
-      const std::int64_t g = a.groups;
-      return GemmShape{a.out_channels / g, product(node.output_shape, 1, 4), in[0] / g * a.depth.kernel * a.kernel.h * a.kernel.w, g * batch};
-    }
     case OpKind::attention: {
       // Per head: scores = Q·Kᵀ [T, T] over d_head, then context = P·V [T, d_head] over T.
       if (in.size() < 2 || a.heads < 1) return std::nullopt;
@@ -230,7 +219,8 @@ void structure_causes(const CauseInputs& in, std::vector<LayerCause>& out) {
                                  taps, r ? fmt::format("{:.2g}", r->intensity) : std::string("low intensity")),
                      "fuse it with the pointwise (1×1) convolution and the BatchNorm/activation around it, so its output never goes "
                      "to memory; a larger batch amortises the per-plane loop overhead"});
-    } else if ((node.op == OpKind::conv2d || node.op == OpKind::conv3d) && node.attrs.groups > 1) {
+    } else if (const ops::ConvolutionDefinition* conv = ops::convolution_definition(node.op);
+               conv != nullptr && !conv->transposed && node.attrs.groups > 1) {
       const auto g = forward_gemm(node, in.input_shape, in.batch);
       out.push_back({"grouped_gemm", fmt::format("{} groups: small GEMMs", node.attrs.groups),
                      fmt::format("a grouped convolution runs {} GEMMs of {}×{}×{} per sample instead of one {} times wider", node.attrs.groups,

@@ -32,6 +32,26 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     r.less.emplace_back("normalisation folded into one multiply-add per element does less than the table counts");
     return;
   }
+  // A convolution (ops/convolution.cpp) is lowered to GEMMs: im2col for one that gathers,
+  // col2im for a transposed one.
+  if (const ops::ConvolutionDefinition* conv = ops::convolution_definition(op)) {
+    if (conv->transposed) {
+      r.more.emplace_back(
+          "col2im (col2vol in 3-D) lowering: the GEMM computes every input element times every kernel tap (the analytic MACs) and "
+          "scatters the products into the output; tile padding applies to the GEMM as for conv2d");
+      return;
+    }
+    r.more.emplace_back(
+        "im2col (vol2col in 3-D) lowering: the GEMM runs over the unfolded input (K = C·kh·kw, C·kd·kh·kw in 3-D, per group), so tile padding "
+        "applies "
+        "to that K and to every group's GEMM separately; the padded border is multiplied as explicit zeros, as "
+        "the analytic count assumes");
+    r.less.emplace_back(
+        "a kernel that skips the zero-padding border, or a Winograd/FFT convolution, does fewer multiplications "
+        "than 2·MACs, which count every kernel position including the padding (the torchvision/fvcore "
+        "convention)");
+    return;
+  }
   // Every recurrent op (ops/recurrent.cpp) runs its gates' functions and a small GEMM per step.
   if (ops::recurrent_definition(op) != nullptr) {
     r.more.emplace_back(
@@ -43,24 +63,6 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     return;
   }
   switch (op) {
-    case OpKind::conv2d:
-    case OpKind::conv3d:
-      r.more.emplace_back(
-          "im2col (vol2col in 3-D) lowering: the GEMM runs over the unfolded input (K = C·kh·kw, C·kd·kh·kw in 3-D, per group), so tile padding "
-          "applies "
-          "to that K and to every group's GEMM separately; the padded border is multiplied as explicit zeros, as "
-          "the analytic count assumes");
-      r.less.emplace_back(
-          "a kernel that skips the zero-padding border, or a Winograd/FFT convolution, does fewer multiplications "
-          "than 2·MACs, which count every kernel position including the padding (the torchvision/fvcore "
-          "convention)");
-      break;
-    case OpKind::conv_transpose2d:
-    case OpKind::conv_transpose3d:
-      r.more.emplace_back(
-          "col2im (col2vol in 3-D) lowering: the GEMM computes every input element times every kernel tap (the analytic MACs) and "
-          "scatters the products into the output; tile padding applies to the GEMM as for conv2d");
-      break;
     case OpKind::attention:
       if (causal) {
         r.less.emplace_back(
@@ -110,6 +112,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_ELEMENTWISE_UNARY_CASES
       HWPROF_RECURRENT_CASES
+      HWPROF_CONVOLUTION_CASES
       break;
   }
 }

@@ -103,9 +103,6 @@ std::optional<std::array<std::int64_t, 3>> ints(const AtenCall& c, std::size_t i
   for (std::size_t k = 0; k < n; ++k) out[k] = a->dims[a->rank == 1 ? 0 : k];
   return out;
 }
-Pair pair_of(const std::array<std::int64_t, 3>& v, std::size_t spatial) {
-  return spatial == 1 ? Pair{1, v[0]} : Pair{v[0], v[1]};
-}
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -144,9 +141,8 @@ std::optional<ConvLayout> conv_layout(std::string_view op) {
   return std::nullopt;
 }
 
-// The call as a conv2d (or conv_transpose2d) node, 1-D as a height of 1, or a conv3d (or
-// conv_transpose3d) node.
-// Long: the three spatial ranks and the transposed form, read from one layout.
+// The call as the node of the convolution of its form over its spatial axes (ops/convolution.cpp),
+// read from one layout.
 std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
   const AtenArg* x = tensor(c, l.input);
   const AtenArg* w = tensor(c, l.weight);
@@ -163,27 +159,24 @@ std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
   if (a.groups <= 0) return std::nullopt;
   a.out_channels = transposed ? w->dims[1] * a.groups : w->dims[0];
   a.bias = l.bias == kAtenMaxArgs ? false : tensor(c, l.bias) != nullptr;
-  const std::int64_t batch = x->dims[0];
-  if (spatial <= 2) {
-    a.kernel = spatial == 1 ? Pair{1, w->dims[2]} : Pair{w->dims[2], w->dims[3]};
-    a.stride = pair_of(*stride, spatial);
-    a.padding = spatial == 1 ? Pair{0, (*padding)[0]} : pair_of(*padding, spatial);
-    a.dilation = pair_of(*dilation, spatial);
-    a.output_padding = spatial == 1 ? Pair{0, (*output_padding)[0]} : pair_of(*output_padding, spatial);
-    const Shape in = spatial == 1 ? Shape{x->dims[1], 1, x->dims[2]} : Shape{x->dims[1], x->dims[2], x->dims[3]};
-    return node_cost(transposed ? OpKind::conv_transpose2d : OpKind::conv2d, in, a, batch);
+  // A 1-D call is the 2-D convolution over a height of 1 (a kernel, stride and dilation of 1 and
+  // no padding along it).
+  const ops::ConvolutionDefinition* conv = ops::convolution_for(transposed, spatial == 1 ? 2 : static_cast<int>(spatial));
+  if (conv == nullptr) return std::nullopt;
+  ops::ConvAxes window;
+  window.count = conv->spatial_axes;
+  Shape in{x->dims[1]};
+  std::size_t axis = 0;
+  if (spatial == 1) {
+    window.axis[axis++] = ops::ConvAxis{};
+    in.push_back(1);
   }
-  a.depth.kernel = w->dims[2];
-  a.depth.stride = (*stride)[0];
-  a.depth.padding = (*padding)[0];
-  a.depth.dilation = (*dilation)[0];
-  a.depth.output_padding = (*output_padding)[0];
-  a.kernel = {w->dims[3], w->dims[4]};
-  a.stride = {(*stride)[1], (*stride)[2]};
-  a.padding = {(*padding)[1], (*padding)[2]};
-  a.dilation = {(*dilation)[1], (*dilation)[2]};
-  a.output_padding = {(*output_padding)[1], (*output_padding)[2]};
-  return node_cost(transposed ? OpKind::conv_transpose3d : OpKind::conv3d, Shape{x->dims[1], x->dims[2], x->dims[3], x->dims[4]}, a, batch);
+  for (std::size_t k = 0; k < spatial; ++k) {
+    window.axis[axis++] = {w->dims[2 + k], (*stride)[k], (*padding)[k], (*dilation)[k], (*output_padding)[k]};
+    in.push_back(x->dims[2 + k]);
+  }
+  ops::set_conv_axes(*conv, window, a);
+  return node_cost(conv->kind, in, a, x->dims[0]);
 }
 
 std::optional<AtenCost> convolution(const AtenCall& c, std::string_view op) {

@@ -66,6 +66,15 @@ using Shape = std::vector<std::int64_t>;
   X(sub)                                 \
   X(div)
 
+// The convolution ops (a learned kernel slid over 2 or 3 spatial axes, or scattered through them:
+// the transposed convolution), each defined in src/ops/convolution.cpp (docs/adding-an-op.md):
+// their names in C++. conv3d and conv_transpose3d take a per-sample [C, D, H, W].
+#define HWPROF_CONVOLUTION_OPS(X) \
+  X(conv2d)                       \
+  X(conv_transpose2d)             \
+  X(conv3d)                       \
+  X(conv_transpose3d)
+
 // The recurrent ops (one layer of nn.LSTM or nn.GRU over [T, C] per sample), each defined in
 // src/ops/recurrent.cpp (docs/adding-an-op.md): their names in C++.
 #define HWPROF_RECURRENT_OPS(X) \
@@ -76,8 +85,8 @@ using Shape = std::vector<std::int64_t>;
 
 enum class OpKind {
   linear,
-  conv2d,
-  HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR) softmax,
+  HWPROF_CONVOLUTION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
+      softmax,
   HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) flatten,
   dropout,
   HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR) concat,
@@ -88,7 +97,6 @@ enum class OpKind {
   cls_token,
   select,
   attention,
-  conv_transpose2d,
   upsample,
   reduce,
   matmul,
@@ -99,10 +107,6 @@ enum class OpKind {
   tile,
   where,
   HWPROF_RECURRENT_OPS(HWPROF_OP_ENUMERATOR)
-  // The 3-D (video, volumetric) form of conv2d: per-sample [C, D, H, W].
-  conv3d,
-  // nn.ConvTranspose3d: conv_transpose2d with a depth axis (weight [C_in, C_out/groups, kd, kh, kw]).
-  conv_transpose3d,
   // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table
   // added to the attention scores [..., heads, N, N] of a wh × ww window (docs/model-specs.md, "Ops and attributes").
   rel_pos_bias,

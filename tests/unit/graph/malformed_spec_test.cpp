@@ -288,7 +288,8 @@ const std::vector<MalformedCase>& malformed_cases() {
   ]
 }
 )json",
-       {"layer 'a': missing \"op\": expected one of linear, conv2d, batchnorm2d, batchnorm3d, layernorm, relu, relu6, gelu, silu, sigmoid, tanh, "
+       {"layer 'a': missing \"op\": expected one of linear, conv2d, conv_transpose2d, conv3d, conv_transpose3d, batchnorm2d, batchnorm3d, layernorm, "
+        "relu, relu6, gelu, silu, sigmoid, tanh, "
         "hardswish, "
         "hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, adaptive_avgpool2d, maxpool3d, avgpool3d, "
         "adaptive_avgpool3d, flatten, dropout, add, mul, sub, div, concat, "
@@ -305,7 +306,8 @@ const std::vector<MalformedCase>& malformed_cases() {
 }
 )json",
        {"layer 'c': unknown op 'conv2' (did you mean 'conv2d'?)",
-        "valid ops: linear, conv2d, batchnorm2d, batchnorm3d, layernorm, relu, relu6, gelu, silu, sigmoid, tanh, hardswish, hardsigmoid, softplus, "
+        "valid ops: linear, conv2d, conv_transpose2d, conv3d, conv_transpose3d, batchnorm2d, batchnorm3d, layernorm, relu, relu6, gelu, silu, "
+        "sigmoid, tanh, hardswish, hardsigmoid, softplus, "
         "mish, "
         "leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, "
         "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, flatten, dropout, add, mul, sub, div, concat, reshape, transpose, embedding, "

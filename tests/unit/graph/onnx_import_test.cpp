@@ -1019,7 +1019,7 @@ TEST(OnnxImport, ThreeDimensionalWindowsHwprofCannotRunAreRefusedNamingTheNode) 
   ModelBuilder::ints(c, "kernel_shape", {3});
   auto one_d = import_onnx(b.bytes(3), "conv1d.onnx");
   ASSERT_FALSE(one_d.ok());
-  EXPECT_THAT(one_d.error().message, HasSubstr("only 2-D and 3-D convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped"));
+  EXPECT_THAT(one_d.error().message, HasSubstr("only convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped"));
 }
 
 // ConvTranspose on [N, 4, 3, 5, 5] as PyTorch exports nn.ConvTranspose3d(4, 6, (2, 3, 3),

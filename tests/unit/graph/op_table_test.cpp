@@ -57,6 +57,15 @@ bool named_by_the_recurrent_cases(OpKind kind) {
   }
 }
 
+bool named_by_the_convolution_cases(OpKind kind) {
+  switch (kind) {
+    HWPROF_CONVOLUTION_CASES
+    return true;
+    default:
+      return false;
+  }
+}
+
 TEST(OpTable, RowsFollowOpKind) {
   const auto& table = ops::op_table();
   ASSERT_EQ(table.size(), static_cast<std::size_t>(OpKind::unsupported) + 1);
@@ -248,6 +257,119 @@ TEST(OpTable, EveryRecurrentRowHasItsDefinition) {
   EXPECT_EQ(gru.gate_grad_flops, 18);
   EXPECT_EQ(ops::recurrent_for_onnx("RNN"), nullptr);  // the plain Elman RNN has no definition
   EXPECT_EQ(ops::recurrent_for_aten("rnn_tanh"), nullptr);
+}
+
+// Every convolution row has one definition, which the case list names too; each form over each
+// number of axes is one op, found by convolution_for; a transposed one takes output_padding.
+TEST(OpTable, EveryConvolutionRowHasItsDefinition) {
+  std::set<std::pair<bool, int>> seen;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::ConvolutionDefinition* d = ops::convolution_definition(info.kind);
+    EXPECT_EQ(named_by_the_convolution_cases(info.kind), d != nullptr) << info.name << ": HWPROF_CONVOLUTION_CASES and the table disagree";
+    if (d == nullptr) continue;
+    EXPECT_EQ(info.family, ops::OpFamily::gemm) << info.name;
+    EXPECT_TRUE(seen.emplace(d->transposed, d->spatial_axes).second) << info.name;
+    EXPECT_EQ(ops::convolution_for(d->transposed, d->spatial_axes), d) << info.name;
+    EXPECT_EQ(d->onnx_type, d->transposed ? "ConvTranspose" : "Conv") << info.name;
+    std::vector<std::string_view> attributes{"out_channels", "kernel", "stride", "padding"};
+    if (d->transposed) attributes.emplace_back("output_padding");
+    attributes.insert(attributes.end(), {"dilation", "groups", "bias"});
+    EXPECT_EQ(info.attributes, attributes) << info.name;
+    EXPECT_EQ(info.min_inputs, 1);
+    EXPECT_EQ(info.max_inputs, 1);
+  }
+  EXPECT_EQ(seen.size(), ops::convolution_definitions().size());
+  EXPECT_EQ(ops::convolution_for(false, 1), nullptr);  // no conv1d yet: PyTorch's 1-D calls are counted as 2-D over a height of 1
+  EXPECT_TRUE(ops::convolution_definition(OpKind::conv2d)->direct_depthwise);
+  EXPECT_FALSE(ops::convolution_definition(OpKind::conv3d)->direct_depthwise);
+}
+
+// conv_axes reads a node's window per axis (depth first in 3-D), set_conv_axes writes it back,
+// and the weight is PyTorch's layout.
+TEST(OpTable, ConvAxesRoundTripAndTheWeightsLayout) {
+  const ops::ConvolutionDefinition& c3 = *ops::convolution_definition(OpKind::conv_transpose3d);
+  ops::ConvAxes axes;
+  axes.count = 3;
+  axes.axis = {ops::ConvAxis{2, 1, 0, 1, 0}, ops::ConvAxis{3, 2, 1, 1, 1}, ops::ConvAxis{5, 2, 2, 3, 1}};
+  Attributes a;
+  a.out_channels = 6;
+  a.groups = 3;
+  ops::set_conv_axes(c3, axes, a);
+  EXPECT_EQ(a.depth.kernel, 2);
+  EXPECT_EQ(a.kernel.h, 3);
+  EXPECT_EQ(a.kernel.w, 5);
+  EXPECT_EQ(a.dilation.w, 3);
+  EXPECT_EQ(a.output_padding.h, 1);
+  const ops::ConvAxes back = ops::conv_axes(c3, a);
+  ASSERT_EQ(back.count, 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.axis[i].kernel, axes.axis[i].kernel) << i;
+    EXPECT_EQ(back.axis[i].stride, axes.axis[i].stride) << i;
+    EXPECT_EQ(back.axis[i].padding, axes.axis[i].padding) << i;
+    EXPECT_EQ(back.axis[i].dilation, axes.axis[i].dilation) << i;
+    EXPECT_EQ(back.axis[i].output_padding, axes.axis[i].output_padding) << i;
+  }
+  EXPECT_EQ(ops::conv_weight_shape(c3, a, 9), (Shape{9, 2, 2, 3, 5}));  // [in, out/groups, kd, kh, kw]
+  const ops::ConvolutionDefinition& c2 = *ops::convolution_definition(OpKind::conv2d);
+  Attributes b;
+  b.out_channels = 8;
+  b.groups = 2;
+  b.kernel = {3, 1};
+  EXPECT_EQ(ops::conv_weight_shape(c2, b, 4), (Shape{8, 2, 3, 1}));  // [out, in/groups, kh, kw]
+}
+
+// conv_shape follows PyTorch's Conv and ConvTranspose output sizes and names what is wrong.
+TEST(OpTable, ConvShapeFollowsPyTorch) {
+  const ops::ConvolutionDefinition& c2 = *ops::convolution_definition(OpKind::conv2d);
+  const ops::ConvolutionDefinition& t2 = *ops::convolution_definition(OpKind::conv_transpose2d);
+  const ops::ConvolutionDefinition& c3 = *ops::convolution_definition(OpKind::conv3d);
+  Attributes a;
+  a.out_channels = 8;
+  a.kernel = {3, 2};
+  a.stride = {2, 1};
+  a.padding = {1, 0};
+  a.dilation = {1, 2};
+  // torch.nn.Conv2d(4, 8, (3, 2), (2, 1), (1, 0), (1, 2))(torch.zeros(1, 4, 13, 11)).shape: [1, 8, 7, 9].
+  EXPECT_EQ(ops::conv_shape(c2, a, {4, 13, 11}, DType::f32).shape, (Shape{8, 7, 9}));
+  Attributes t;
+  t.out_channels = 4;
+  t.kernel = {3, 3};
+  t.stride = {2, 2};
+  t.padding = {1, 1};
+  t.output_padding = {1, 1};
+  // torch.nn.ConvTranspose2d(8, 4, 3, 2, 1, 1)(torch.zeros(1, 8, 7, 9)).shape: [1, 4, 14, 18].
+  EXPECT_EQ(ops::conv_shape(t2, t, {8, 7, 9}, DType::f32).shape, (Shape{4, 14, 18}));
+  t.output_padding = {2, 2};
+  const ops::WindowShape bad_padding = ops::conv_shape(t2, t, {8, 7, 9}, DType::f32);
+  EXPECT_EQ(bad_padding.problem, "output_padding 2x2 must be smaller than the stride or the dilation along each axis (PyTorch's rule)");
+  EXPECT_STREQ(bad_padding.attribute, "output_padding");
+  Attributes k;
+  k.out_channels = 4;
+  k.kernel = {3, 3};
+  k.depth.kernel = 9;
+  const ops::WindowShape too_large = ops::conv_shape(c3, k, {4, 5, 5, 5}, DType::f32);
+  EXPECT_EQ(too_large.problem, "the kernel 9x3x3 (dilation 1x1x1) is larger than the padded input 5x5x5");
+  EXPECT_STREQ(too_large.attribute, "kernel");
+  k.depth.kernel = 1;
+  k.depth.stride = 0;
+  EXPECT_EQ(ops::conv_shape(c3, k, {4, 5, 5, 5}, DType::f32).problem, "stride is 0x1x1; it must be at least 1");
+  k.depth.stride = 1;
+  k.groups = 3;
+  EXPECT_EQ(ops::conv_shape(c3, k, {4, 5, 5, 5}, DType::f32).problem, "groups = 3 must divide the input channels (4)");
+  EXPECT_EQ(ops::conv_shape(c3, k, {4, 5, 5}, DType::f32).problem, "expects a [C, D, H, W] input, got [4, 5, 5]");
+  EXPECT_NE(ops::conv_shape(c2, a, {4, 13, 11}, DType::i32).problem.find("float32"), std::string::npos);
+  // A padding that removes the whole output of a transposed convolution.
+  Attributes r;
+  r.out_channels = 2;
+  r.kernel = {1, 1};
+  r.padding = {1, 0};
+  EXPECT_EQ(ops::conv_shape(t2, r, {2, 1, 4}, DType::f32).problem, "the padding removes the whole output (0x4)");
+  // Sizes near 2^63 saturate rather than wrap.
+  Attributes huge;
+  huge.out_channels = 1;
+  huge.kernel = {1, 1};
+  huge.padding = {std::numeric_limits<std::int64_t>::max() / 2, 0};
+  EXPECT_EQ(ops::conv_shape(c2, huge, {1, 3, 3}, DType::f32).shape[1], std::numeric_limits<std::int64_t>::max());
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
