@@ -335,6 +335,8 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     c.train_forward_flops = c.flops;
     return c;
   }
+  // A data-movement op whose output is its input's storage moves no bytes (its definition).
+  if (const ops::DataMovementDefinition* move = data_movement_definition(node.op)) c.is_view = move->view;
   switch (node.op) {
     case OpKind::linear: {
       const std::int64_t in_f = in.back();
@@ -398,13 +400,10 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     case OpKind::dropout:
       c.train_forward_flops = n;
       c.input_grad_flops = n;
-      c.is_view = true;
       c.saved_bytes_per_sample = n;  // 1-byte keep mask
       break;
     case OpKind::flatten:
     case OpKind::reshape:
-      c.is_view = true;
-      break;
     case OpKind::transpose:
     case OpKind::concat:
     case OpKind::select:

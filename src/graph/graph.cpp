@@ -56,21 +56,10 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
-    case OpKind::flatten:
-    case OpKind::dropout:
-    case OpKind::concat:
-    case OpKind::reshape:
-    case OpKind::transpose:
     case OpKind::embedding:
-    case OpKind::select:
-    case OpKind::slice:
-    case OpKind::pad:
-    case OpKind::gather:
-    case OpKind::expand:
-    case OpKind::tile:
-    case OpKind::where:
     case OpKind::matmul:
     case OpKind::unsupported:
+      HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES

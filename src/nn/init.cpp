@@ -190,19 +190,8 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
-    case OpKind::flatten:
-    case OpKind::dropout:
-    case OpKind::concat:
-    case OpKind::reshape:
-    case OpKind::transpose:
-    case OpKind::select:
-    case OpKind::slice:
-    case OpKind::pad:
-    case OpKind::gather:
-    case OpKind::expand:
-    case OpKind::tile:
-    case OpKind::where:
     case OpKind::unsupported:
+      HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/definitions.hpp"
 #include "ops/layout.hpp"
 
 namespace hwprof::ops {
@@ -42,17 +43,12 @@ std::span<const ConvolutionDefinition> convolution_definitions() {
 }
 
 const ConvolutionDefinition* convolution_definition(OpKind kind) noexcept {
-  for (const ConvolutionDefinition& d : kConvolutions) {
-    if (d.kind == kind) return &d;
-  }
-  return nullptr;
+  return first_definition(kConvolutions, [&](const ConvolutionDefinition& d) { return d.kind == kind; });
 }
 
 const ConvolutionDefinition* convolution_for(bool transposed, int spatial_axes) noexcept {
-  for (const ConvolutionDefinition& d : kConvolutions) {
-    if (d.transposed == transposed && d.spatial_axes == spatial_axes) return &d;
-  }
-  return nullptr;
+  return first_definition(kConvolutions,
+                          [&](const ConvolutionDefinition& d) { return d.transposed == transposed && d.spatial_axes == spatial_axes; });
 }
 
 ConvAxes conv_axes(const ConvolutionDefinition& def, const Attributes& a) noexcept {
@@ -114,9 +110,9 @@ WindowShape conv_shape(const ConvolutionDefinition& def, const Attributes& a, co
   };
   for (const auto& c : checks) {
     if (c.used && std::any_of(axes.view().begin(), axes.view().end(), [&](const ConvAxis& x) { return x.*c.field < c.low; }))
-      return window_problem(
-          std::string(c.name) + " is " + per_axis(axes, [&](const ConvAxis& x) { return number(x.*c.field); }) + "; it must be at least " + number(c.low),
-          c.name);
+      return window_problem(std::string(c.name) + " is " + per_axis(axes, [&](const ConvAxis& x) { return number(x.*c.field); }) +
+                                "; it must be at least " + number(c.low),
+                            c.name);
   }
   if (a.groups < 1) return window_problem("groups = " + number(a.groups) + " must be at least 1", "groups");
   if (in[0] % a.groups != 0)

@@ -28,7 +28,7 @@ struct ConvolutionDefinition {
   // element is scattered through out/groups·kernel weights (nn.ConvTransposeNd, conv's data
   // gradient), with output_padding.
   bool transposed;
-  int spatial_axes;            // 2: a [C, H, W] input; 3: [C, D, H, W]
+  int spatial_axes;  // 2: a [C, H, W] input; 3: [C, D, H, W]
   // A depthwise one (groups = input channels = out_channels) runs the engine's direct per-plane
   // loops instead of GEMMs (src/nn/conv2d.cpp: 2-D only; every other convolution is GEMMs).
   bool direct_depthwise;

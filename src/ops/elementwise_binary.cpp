@@ -1,5 +1,7 @@
 #include "ops/elementwise_binary.hpp"
 
+#include "ops/definitions.hpp"
+
 namespace hwprof::ops {
 namespace {
 
@@ -21,25 +23,16 @@ std::span<const BinaryDefinition> binary_definitions() {
 }
 
 const BinaryDefinition* binary_definition(OpKind kind) noexcept {
-  for (const BinaryDefinition& d : kBinaries) {
-    if (d.kind == kind) return &d;
-  }
-  return nullptr;
+  return first_definition(kBinaries, [&](const BinaryDefinition& d) { return d.kind == kind; });
 }
 
 const BinaryDefinition* binary_for_onnx(std::string_view type) noexcept {
-  for (const BinaryDefinition& d : kBinaries) {
-    if (d.onnx == type) return &d;
-  }
-  return nullptr;
+  return first_definition(kBinaries, [&](const BinaryDefinition& d) { return d.onnx == type; });
 }
 
 const BinaryDefinition* binary_for_aten(std::string_view name) noexcept {
   if (name == "rsub") name = "sub";  // b − a: the same work
-  for (const BinaryDefinition& d : kBinaries) {
-    if (d.aten == name) return &d;
-  }
-  return nullptr;
+  return first_definition(kBinaries, [&](const BinaryDefinition& d) { return d.aten == name; });
 }
 
 }  // namespace hwprof::ops

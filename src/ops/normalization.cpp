@@ -1,5 +1,6 @@
 #include "ops/normalization.hpp"
 
+#include "ops/definitions.hpp"
 #include "ops/layout.hpp"
 
 namespace hwprof::ops {
@@ -20,17 +21,12 @@ std::span<const NormalizationDefinition> normalization_definitions() {
 }
 
 const NormalizationDefinition* normalization_definition(OpKind kind) noexcept {
-  for (const NormalizationDefinition& d : kNormalizations) {
-    if (d.kind == kind) return &d;
-  }
-  return nullptr;
+  return first_definition(kNormalizations, [&](const NormalizationDefinition& d) { return d.kind == kind; });
 }
 
 const NormalizationDefinition* normalization_for(NormStatistics statistics, int spatial_axes) noexcept {
-  for (const NormalizationDefinition& d : kNormalizations) {
-    if (d.statistics == statistics && d.spatial_axes == spatial_axes) return &d;
-  }
-  return nullptr;
+  return first_definition(kNormalizations,
+                          [&](const NormalizationDefinition& d) { return d.statistics == statistics && d.spatial_axes == spatial_axes; });
 }
 
 NormWidth normalized_width(const NormalizationDefinition& def, const Shape& in) noexcept {

@@ -20,40 +20,26 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_DEFINED_NAME)
   HWPROF_RECURRENT_OPS(HWPROF_DEFINED_NAME)
   HWPROF_CONVOLUTION_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_DATA_MOVEMENT_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise, pooling, normalization, recurrent and convolution ones, whose rows their
+// The rows of every op but the element-wise, pooling, normalization, recurrent, convolution and data-movement ones, whose rows their
 // definitions make.
 std::vector<OpInfo> other_rows() {
   return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
-      {OpKind::flatten, "flatten", {}, 1, 1, F::data_movement, {}},
-      {OpKind::dropout, "dropout", {"p"}, 1, 1, F::data_movement, {}},
-      {OpKind::concat, "concat", {"axis"}, 2, -1, F::data_movement, {}},
-      {OpKind::reshape, "reshape", {"shape"}, 1, 1, F::data_movement, {}},
-      {OpKind::transpose, "transpose", {"perm"}, 1, 1, F::data_movement, {}},
       {OpKind::embedding, "embedding", {"num_embeddings", "embedding_dim"}, 1, 1, F::lookup, {}},
       {OpKind::pos_embedding, "pos_embedding", {"num_positions"}, 1, 1, F::lookup, {}},
       {OpKind::cls_token, "cls_token", {}, 1, 1, F::lookup, {}},
-      {OpKind::select, "select", {"axis", "index"}, 1, 1, F::data_movement, {}},
       {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
       // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
       // last two broadcast as NumPy does (torch.matmul of two tensors, ONNX MatMul).
       {OpKind::matmul, "matmul", {}, 2, 2, F::gemm, {}},
-      // Data movement between arbitrary per-sample axes (docs/onnx.md, "How ops map"): copies,
-      // no arithmetic but the sums of their input gradients.
-      {OpKind::slice, "slice", {"axes", "starts", "ends", "steps"}, 1, 1, F::data_movement, {}},
-      {OpKind::pad, "pad", {"pads", "mode", "value"}, 1, 1, F::data_movement, {}},
-      {OpKind::gather, "gather", {"axis", "indices"}, 1, 1, F::data_movement, {}},
-      {OpKind::expand, "expand", {"shape"}, 1, 1, F::data_movement, {}},
-      {OpKind::tile, "tile", {"repeats"}, 1, 1, F::data_movement, {}},
-      // where: each element copied from one of two tensors, as a constant condition says.
-      {OpKind::where, "where", {"condition", "operand", "constant_first"}, 1, 2, F::data_movement, {}},
       // Swin's relative position bias: a learned table, like pos_embedding's, indexed by the
       // offset between two positions of a window (docs/model-specs.md, "Ops and attributes").
       {OpKind::rel_pos_bias, "rel_pos_bias", {"window"}, 1, 1, F::lookup, {}},
@@ -97,6 +83,9 @@ const std::vector<OpInfo>& op_table() {
       if (d.transposed) row.attributes.emplace_back("output_padding");
       row.attributes.insert(row.attributes.end(), {"dilation", "groups", "bias"});
       rows.push_back(std::move(row));
+    }
+    for (const DataMovementDefinition& d : data_movement_definitions()) {
+      rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, d.min_inputs, d.max_inputs, F::data_movement, {}});
     }
     // x, then optionally the initial states its definition names ([D, H] each).
     for (const RecurrentDefinition& d : recurrent_definitions()) {

@@ -1,9 +1,9 @@
 #include "ops/pooling.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
+#include "ops/definitions.hpp"
 #include "ops/layout.hpp"
 
 namespace hwprof::ops {
@@ -39,17 +39,11 @@ std::span<const PoolingDefinition> pooling_definitions() {
 }
 
 const PoolingDefinition* pooling_definition(OpKind kind) noexcept {
-  for (const PoolingDefinition& d : kPools) {
-    if (d.kind == kind) return &d;
-  }
-  return nullptr;
+  return first_definition(kPools, [&](const PoolingDefinition& d) { return d.kind == kind; });
 }
 
 const PoolingDefinition* pooling_for(PoolReduction reduction, int spatial_axes) noexcept {
-  for (const PoolingDefinition& d : kPools) {
-    if (d.reduction == reduction && d.spatial_axes == spatial_axes) return &d;
-  }
-  return nullptr;
+  return first_definition(kPools, [&](const PoolingDefinition& d) { return d.reduction == reduction && d.spatial_axes == spatial_axes; });
 }
 
 const PoolingDefinition* pooling_for_aten(std::string_view name) noexcept {
@@ -57,10 +51,7 @@ const PoolingDefinition* pooling_for_aten(std::string_view name) noexcept {
   constexpr std::string_view kWithIndices = "_with_indices";
   const bool with_indices = name.ends_with(kWithIndices);
   if (with_indices) name.remove_suffix(kWithIndices.size());
-  for (const PoolingDefinition& d : kPools) {
-    if (d.aten == name && (!with_indices || d.reduction == R::max)) return &d;
-  }
-  return nullptr;
+  return first_definition(kPools, [&](const PoolingDefinition& d) { return d.aten == name && (!with_indices || d.reduction == R::max); });
 }
 
 PoolAxes pool_axes(const PoolingDefinition& def, const Attributes& a) noexcept {

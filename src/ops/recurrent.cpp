@@ -1,5 +1,7 @@
 #include "ops/recurrent.hpp"
 
+#include "ops/definitions.hpp"
+
 namespace hwprof::ops {
 namespace {
 
@@ -29,24 +31,15 @@ std::span<const RecurrentDefinition> recurrent_definitions() {
 }
 
 const RecurrentDefinition* recurrent_definition(OpKind kind) noexcept {
-  for (const RecurrentDefinition& d : kRecurrents) {
-    if (d.kind == kind) return &d;
-  }
-  return nullptr;
+  return first_definition(kRecurrents, [&](const RecurrentDefinition& d) { return d.kind == kind; });
 }
 
 const RecurrentDefinition* recurrent_for_onnx(std::string_view type) noexcept {
-  for (const RecurrentDefinition& d : kRecurrents) {
-    if (d.onnx_type == type) return &d;
-  }
-  return nullptr;
+  return first_definition(kRecurrents, [&](const RecurrentDefinition& d) { return d.onnx_type == type; });
 }
 
 const RecurrentDefinition* recurrent_for_aten(std::string_view name) noexcept {
-  for (const RecurrentDefinition& d : kRecurrents) {
-    if (d.aten_name == name) return &d;
-  }
-  return nullptr;
+  return first_definition(kRecurrents, [&](const RecurrentDefinition& d) { return d.aten_name == name; });
 }
 
 }  // namespace hwprof::ops

@@ -50,23 +50,12 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
-    case OpKind::flatten:
-    case OpKind::dropout:
-    case OpKind::concat:
-    case OpKind::reshape:
-    case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
     case OpKind::rel_pos_bias:
     case OpKind::cls_token:
-    case OpKind::select:
-    case OpKind::slice:
-    case OpKind::pad:
-    case OpKind::gather:
-    case OpKind::expand:
-    case OpKind::tile:
-    case OpKind::where:
     case OpKind::unsupported:
+      HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES
@@ -143,23 +132,12 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
-    case OpKind::flatten:
-    case OpKind::dropout:
-    case OpKind::concat:
-    case OpKind::reshape:
-    case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
     case OpKind::rel_pos_bias:
     case OpKind::cls_token:
-    case OpKind::select:
-    case OpKind::slice:
-    case OpKind::pad:
-    case OpKind::gather:
-    case OpKind::expand:
-    case OpKind::tile:
-    case OpKind::where:
     case OpKind::unsupported:
+      HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES

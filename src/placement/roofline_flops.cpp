@@ -90,23 +90,12 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::matmul:
     case OpKind::linear:
     case OpKind::softmax:
-    case OpKind::flatten:
-    case OpKind::dropout:
-    case OpKind::concat:
-    case OpKind::reshape:
-    case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::pos_embedding:
     case OpKind::rel_pos_bias:
     case OpKind::cls_token:
-    case OpKind::select:
-    case OpKind::slice:
-    case OpKind::pad:
-    case OpKind::gather:
-    case OpKind::expand:
-    case OpKind::tile:
-    case OpKind::where:
     case OpKind::unsupported:
+      HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
       HWPROF_ELEMENTWISE_BINARY_CASES

@@ -81,31 +81,36 @@ using Shape = std::vector<std::int64_t>;
   X(lstm)                       \
   X(gru)
 
+// The data-movement ops (copies and views between per-sample axes), each defined in
+// src/ops/data_movement.cpp (docs/adding-an-op.md): their names in C++.
+#define HWPROF_DATA_MOVEMENT_OPS(X) \
+  X(flatten)                        \
+  X(dropout)                        \
+  X(concat)                         \
+  X(reshape)                        \
+  X(transpose)                      \
+  X(select)                         \
+  X(slice)                          \
+  X(pad)                            \
+  X(gather)                         \
+  X(expand)                         \
+  X(tile)                           \
+  X(where)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 enum class OpKind {
   linear,
   HWPROF_CONVOLUTION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
       softmax,
-  HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) flatten,
-  dropout,
-  HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR) concat,
-  reshape,
-  transpose,
-  embedding,
+  HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR) HWPROF_DATA_MOVEMENT_OPS(HWPROF_OP_ENUMERATOR)
+      embedding,
   pos_embedding,
   cls_token,
-  select,
   attention,
   upsample,
   reduce,
   matmul,
-  slice,
-  pad,
-  gather,
-  expand,
-  tile,
-  where,
   HWPROF_RECURRENT_OPS(HWPROF_OP_ENUMERATOR)
   // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table
   // added to the attention scores [..., heads, N, N] of a wh × ww window (docs/model-specs.md, "Ops and attributes").

@@ -292,9 +292,8 @@ const std::vector<MalformedCase>& malformed_cases() {
         "relu, relu6, gelu, silu, sigmoid, tanh, "
         "hardswish, "
         "hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, adaptive_avgpool2d, maxpool3d, avgpool3d, "
-        "adaptive_avgpool3d, flatten, dropout, add, mul, sub, div, concat, "
-        "reshape, transpose, embedding, pos_embedding, cls_token, select, "
-        "attention"}},
+        "adaptive_avgpool3d, add, mul, sub, div, flatten, dropout, concat, reshape, transpose, select, slice, pad, gather, expand, tile, where, "
+        "embedding, pos_embedding, cls_token, attention, upsample, reduce, matmul, lstm, gru, rel_pos_bias"}},
       {"UnknownOpWithSuggestion",
        Stage::parse,
        "4:25",
@@ -310,9 +309,9 @@ const std::vector<MalformedCase>& malformed_cases() {
         "sigmoid, tanh, hardswish, hardsigmoid, softplus, "
         "mish, "
         "leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, "
-        "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, flatten, dropout, add, mul, sub, div, concat, reshape, transpose, embedding, "
-        "pos_embedding, "
-        "cls_token, select, attention"}},
+        "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, add, mul, sub, div, flatten, dropout, concat, reshape, transpose, select, "
+        "slice, pad, gather, expand, tile, where, embedding, pos_embedding, cls_token, attention, upsample, reduce, matmul, lstm, gru, "
+        "rel_pos_bias"}},
       {"UnknownAttributeWithSuggestion",
        Stage::parse,
        "4:54",

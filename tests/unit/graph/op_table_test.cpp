@@ -12,59 +12,23 @@
 namespace hwprof {
 namespace {
 
-bool named_by_the_cases(OpKind kind) {
-  switch (kind) {
-    HWPROF_ELEMENTWISE_UNARY_CASES
-    return true;
-    default:
-      return false;
+// Whether a family's case list (its HWPROF_*_CASES) names `kind`.
+#define HWPROF_NAMED_BY(function, cases) \
+  bool function(OpKind kind) {           \
+    switch (kind) {                      \
+      cases return true;                 \
+      default:                           \
+        return false;                    \
+    }                                    \
   }
-}
-
-bool named_by_the_pooling_cases(OpKind kind) {
-  switch (kind) {
-    HWPROF_POOLING_CASES
-    return true;
-    default:
-      return false;
-  }
-}
-
-bool named_by_the_normalization_cases(OpKind kind) {
-  switch (kind) {
-    HWPROF_NORMALIZATION_CASES
-    return true;
-    default:
-      return false;
-  }
-}
-
-bool named_by_the_binary_cases(OpKind kind) {
-  switch (kind) {
-    HWPROF_ELEMENTWISE_BINARY_CASES
-    return true;
-    default:
-      return false;
-  }
-}
-
-bool named_by_the_recurrent_cases(OpKind kind) {
-  switch (kind) {
-    HWPROF_RECURRENT_CASES
-    return true;
-    default:
-      return false;
-  }
-}
-
-bool named_by_the_convolution_cases(OpKind kind) {
-  switch (kind) {
-    HWPROF_CONVOLUTION_CASES
-    return true;
-    default:
-      return false;
-  }
-}
+HWPROF_NAMED_BY(named_by_the_cases, HWPROF_ELEMENTWISE_UNARY_CASES)
+HWPROF_NAMED_BY(named_by_the_pooling_cases, HWPROF_POOLING_CASES)
+HWPROF_NAMED_BY(named_by_the_normalization_cases, HWPROF_NORMALIZATION_CASES)
+HWPROF_NAMED_BY(named_by_the_binary_cases, HWPROF_ELEMENTWISE_BINARY_CASES)
+HWPROF_NAMED_BY(named_by_the_recurrent_cases, HWPROF_RECURRENT_CASES)
+HWPROF_NAMED_BY(named_by_the_convolution_cases, HWPROF_CONVOLUTION_CASES)
+HWPROF_NAMED_BY(named_by_the_data_movement_cases, HWPROF_DATA_MOVEMENT_CASES)
+#undef HWPROF_NAMED_BY
 
 TEST(OpTable, RowsFollowOpKind) {
   const auto& table = ops::op_table();
@@ -370,6 +334,29 @@ TEST(OpTable, ConvShapeFollowsPyTorch) {
   huge.kernel = {1, 1};
   huge.padding = {std::numeric_limits<std::int64_t>::max() / 2, 0};
   EXPECT_EQ(ops::conv_shape(c2, huge, {1, 3, 3}, DType::f32).shape[1], std::numeric_limits<std::int64_t>::max());
+}
+
+// Every data-movement row is its definition's: the case list names it, its attributes and
+// inputs are the definition's, and only the ops that read their input as another shape are views.
+TEST(OpTable, EveryDataMovementRowHasItsDefinition) {
+  std::size_t rows = 0;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::DataMovementDefinition* d = ops::data_movement_definition(info.kind);
+    const bool movement = info.family == ops::OpFamily::data_movement;
+    EXPECT_EQ(named_by_the_data_movement_cases(info.kind), movement) << info.name << ": HWPROF_DATA_MOVEMENT_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, movement) << info.name;
+    if (d == nullptr) continue;
+    ++rows;
+    EXPECT_EQ(info.attributes, std::vector<std::string_view>(d->attributes.begin(), d->attributes.end())) << info.name;
+    EXPECT_EQ(info.min_inputs, d->min_inputs) << info.name;
+    EXPECT_EQ(info.max_inputs, d->max_inputs) << info.name;
+    EXPECT_FALSE(d->torch.empty()) << info.name;
+    const bool view = info.kind == OpKind::flatten || info.kind == OpKind::reshape || info.kind == OpKind::dropout;
+    EXPECT_EQ(d->view, view) << info.name;
+  }
+  EXPECT_EQ(rows, ops::data_movement_definitions().size());
+  EXPECT_EQ(ops::op_info(OpKind::concat).max_inputs, -1);  // any number of inputs
+  EXPECT_EQ(ops::op_info(OpKind::where).attributes, (std::vector<std::string_view>{"condition", "operand", "constant_first"}));
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
