@@ -276,8 +276,404 @@ std::optional<ConstTensor> Importer::const_tensor(const std::string& name) const
   return out;
 }
 
-// Long: one branch per ONNX op evaluated (data movement, arithmetic, comparisons, ScatterND,
-// Range, ConstantOfShape, ...), each a few lines over the same input tensors.
+// What an op's evaluation reads: the node, its inputs (an absent optional input has the shape
+// [-1]) and, through the importer, its attributes and the opset.
+struct Importer::Evaluation {
+  const Importer& m;
+  const onnx::NodeProto& n;
+  const std::vector<ConstTensor>& in;
+
+  bool present(int k) const { return k < static_cast<int>(in.size()) && !(in[static_cast<std::size_t>(k)].shape == Dims{-1}); }
+  std::optional<std::vector<std::int64_t>> ints(int k) const {
+    if (!present(k) || in[static_cast<std::size_t>(k)].type == T::Type::f32) return std::nullopt;
+    return in[static_cast<std::size_t>(k)].i;
+  }
+  const onnx::AttributeProto* attr(const char* name) const { return m.attr(n, name); }
+  std::int64_t attr_int(const char* name, std::int64_t fallback) const { return m.attr_int(n, name, fallback); }
+  std::vector<std::int64_t> attr_ints(const char* name) const { return m.attr_ints(n, name); }
+  std::string attr_string(const char* name, const std::string& fallback) const { return m.attr_string(n, name, fallback); }
+  std::vector<float> floats(const onnx::TensorProto& t) const { return m.floats(t); }
+  std::vector<std::int64_t> integers(const onnx::TensorProto& t) const { return m.integers(t); }
+  int opset() const { return m.opset(); }
+};
+
+namespace {
+
+std::optional<T> evaluate_identity(const Importer::Evaluation& ev) {
+  return ev.in[0];
+}
+
+// Dropout in inference is the identity on its data (its mask output is not evaluated).
+std::optional<T> evaluate_dropout(const Importer::Evaluation& ev) {
+  if (!ev.present(0)) return std::nullopt;
+  return ev.in[0];
+}
+
+std::optional<T> evaluate_cast(const Importer::Evaluation& ev) {
+  return cast(ev.in[0], ev.attr_int("to", onnx::TensorProto_DataType_FLOAT));
+}
+
+std::optional<T> evaluate_unary(const Importer::Evaluation& ev) {
+  return unary(ev.n.op_type(), ev.in[0]);
+}
+
+std::optional<T> evaluate_binary(const Importer::Evaluation& ev) {
+  if (ev.in.size() != 2 || !ev.present(1)) return std::nullopt;
+  return binary(ev.n.op_type(), ev.in[0], ev.in[1], ev.attr_int("fmod", 0));
+}
+
+std::optional<T> evaluate_where(const Importer::Evaluation& ev) {
+  const std::vector<T>& in = ev.in;
+  const T& x = ev.in[0];
+  if (in.size() != 3) return std::nullopt;
+  const auto s1 = broadcast_shape(x.shape, in[1].shape);
+  const auto shape = s1 ? broadcast_shape(*s1, in[2].shape) : std::nullopt;
+  if (!shape || !within_bounds(*shape) || in[1].type != in[2].type) return std::nullopt;
+  const auto oc = broadcast_offsets(x.shape, *shape), oa = broadcast_offsets(in[1].shape, *shape), ob = broadcast_offsets(in[2].shape, *shape);
+  T out{in[1].type, *shape, {}, {}};
+  for (std::size_t e = 0; e < oc.size(); ++e) {
+    const T& from = number(x, static_cast<std::size_t>(oc[e])) != 0 ? in[1] : in[2];
+    const auto k = static_cast<std::size_t>((&from == &in[1] ? oa : ob)[e]);
+    if (out.type == T::Type::f32) {
+      out.f.push_back(from.f[k]);
+    } else {
+      out.i.push_back(from.i[k]);
+    }
+  }
+  return out;
+}
+
+std::optional<T> evaluate_constant_of_shape(const Importer::Evaluation& ev) {
+  const auto shape = ev.ints(0);
+  if (!shape) return std::nullopt;
+  const std::int64_t count = product(*shape);
+  if (count < 0 || count > kMaxEvaluated) return std::nullopt;
+  T fill{T::Type::f32, {}, {0.0f}, {}};
+  if (const auto* value = ev.attr("value"); value != nullptr && value->has_t()) {
+    // One element of float or integer type (its dims, [1] or none, are dropped).
+    onnx::TensorProto copy = value->t();
+    copy.clear_dims();
+    T one{};
+    if (copy.data_type() == onnx::TensorProto_DataType_FLOAT || copy.data_type() == onnx::TensorProto_DataType_DOUBLE) {
+      one = T{T::Type::f32, {}, ev.floats(copy), {}};
+    } else if (copy.data_type() == onnx::TensorProto_DataType_INT64 || copy.data_type() == onnx::TensorProto_DataType_INT32) {
+      one = T{T::Type::i64, {}, {}, ev.integers(copy)};
+    } else {
+      return std::nullopt;
+    }
+    if ((one.type == T::Type::f32 ? one.f.size() : one.i.size()) != 1) return std::nullopt;
+    fill = one;
+  }
+  T out{fill.type, *shape, {}, {}};
+  if (fill.type == T::Type::f32) {
+    out.f.assign(static_cast<std::size_t>(count), fill.f[0]);
+  } else {
+    out.i.assign(static_cast<std::size_t>(count), fill.i[0]);
+  }
+  return out;
+}
+
+std::optional<T> evaluate_range(const Importer::Evaluation& ev) {
+  const std::vector<T>& in = ev.in;
+  const T& x = ev.in[0];
+  if (in.size() != 3 || !x.shape.empty() || !in[1].shape.empty() || !in[2].shape.empty()) return std::nullopt;
+  const double start = number(x, 0), limit = number(in[1], 0), delta = number(in[2], 0);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) return std::nullopt;
+  const double steps = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (steps > static_cast<double>(kMaxEvaluated)) return std::nullopt;
+  const auto count = static_cast<std::int64_t>(steps);
+  T out{x.type, {count}, {}, {}};
+  for (std::int64_t k = 0; k < count; ++k) {
+    if (x.type == T::Type::f32) {
+      out.f.push_back(static_cast<float>(start + static_cast<double>(k) * delta));
+    } else {
+      out.i.push_back(x.i[0] + k * in[2].i[0]);
+    }
+  }
+  return out;
+}
+
+std::optional<T> evaluate_unsqueeze_or_squeeze(const Importer::Evaluation& ev) {
+  const T& x = ev.in[0];
+  const std::string& op = ev.n.op_type();
+  std::vector<std::int64_t> axes = ev.opset() >= 13 ? ev.ints(1).value_or(std::vector<std::int64_t>{}) : ev.attr_ints("axes");
+  if (ev.opset() >= 13 && ev.present(1) && !ev.ints(1)) return std::nullopt;
+  Dims shape = x.shape;
+  if (op == "Unsqueeze") {
+    const std::size_t rank = shape.size() + axes.size();
+    std::vector<bool> added(rank, false);
+    for (std::int64_t a : axes) {
+      const auto d = axis_in(a, rank);
+      if (!d || added[static_cast<std::size_t>(*d)]) return std::nullopt;
+      added[static_cast<std::size_t>(*d)] = true;
+    }
+    Dims out;
+    std::size_t from = 0;
+    for (std::size_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : shape[from++]);
+    shape = out;
+  } else {
+    std::vector<bool> removed(shape.size(), false);
+    for (std::int64_t a : axes) {
+      const auto d = axis_in(a, shape.size());
+      if (!d || shape[static_cast<std::size_t>(*d)] != 1) return std::nullopt;
+      removed[static_cast<std::size_t>(*d)] = true;
+    }
+    Dims out;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (axes.empty() ? shape[d] != 1 : !removed[d]) out.push_back(shape[d]);
+    }
+    shape = out;
+  }
+  T out = x;
+  out.shape = shape;
+  return out;
+}
+
+std::optional<T> evaluate_reshape(const Importer::Evaluation& ev) {
+  const T& x = ev.in[0];
+  const auto target = ev.ints(1);
+  if (!target || target->size() > static_cast<std::size_t>(kMaxRank)) return std::nullopt;
+  Dims shape = *target;
+  std::int64_t known = 1, infer_at = -1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0 && ev.attr_int("allowzero", 0) == 0) {
+      if (d >= x.shape.size()) return std::nullopt;
+      shape[d] = x.shape[d];
+    }
+    if (shape[d] == -1) {
+      if (infer_at >= 0) return std::nullopt;
+      infer_at = static_cast<std::int64_t>(d);
+    } else if (shape[d] < 0 || __builtin_mul_overflow(known, shape[d], &known)) {
+      return std::nullopt;
+    }
+  }
+  const std::int64_t count = product(x.shape);
+  if (infer_at >= 0) {
+    if (known == 0 || count % known != 0) return std::nullopt;
+    shape[static_cast<std::size_t>(infer_at)] = count / known;
+  }
+  if (product(shape) != count) return std::nullopt;
+  T out = x;
+  out.shape = shape;
+  return out;
+}
+
+std::optional<T> evaluate_transpose(const Importer::Evaluation& ev) {
+  const T& x = ev.in[0];
+  std::vector<std::int64_t> perm = ev.attr_ints("perm");
+  if (perm.empty()) {
+    for (std::size_t d = x.shape.size(); d-- > 0;) perm.push_back(static_cast<std::int64_t>(d));
+  }
+  if (perm.size() != x.shape.size()) return std::nullopt;
+  std::vector<bool> seen(perm.size(), false);
+  Dims shape;
+  for (std::int64_t p : perm) {
+    if (p < 0 || p >= static_cast<std::int64_t>(perm.size()) || seen[static_cast<std::size_t>(p)]) return std::nullopt;
+    seen[static_cast<std::size_t>(p)] = true;
+    shape.push_back(x.shape[static_cast<std::size_t>(p)]);
+  }
+  // The transposed tensor reads the input with permuted strides.
+  const std::vector<std::int64_t> in_strides = strides_of(x.shape);
+  std::vector<std::int64_t> strides;
+  for (std::int64_t p : perm) strides.push_back(in_strides[static_cast<std::size_t>(p)]);
+  const std::vector<std::int64_t> offsets = strided_offsets(shape, strides, 0);
+  return pick(x, offsets, shape);
+}
+
+std::optional<T> evaluate_expand(const Importer::Evaluation& ev) {
+  const T& x = ev.in[0];
+  const auto target = ev.ints(1);
+  if (!target) return std::nullopt;
+  const auto shape = broadcast_shape(x.shape, *target);
+  if (!shape || !within_bounds(*shape)) return std::nullopt;
+  return pick(x, broadcast_offsets(x.shape, *shape), *shape);
+}
+
+std::optional<T> evaluate_gather(const Importer::Evaluation& ev) {
+  const std::vector<T>& in = ev.in;
+  const T& x = ev.in[0];
+  const auto idx = ev.ints(1);
+  const auto axis = axis_in(ev.attr_int("axis", 0), x.shape.size());
+  if (!idx || !axis) return std::nullopt;
+  const auto a = static_cast<std::size_t>(*axis);
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < a; ++d) outer *= x.shape[d];
+  for (std::size_t d = a + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const std::int64_t size = x.shape[a];
+  Dims shape(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(a));
+  shape.insert(shape.end(), in[1].shape.begin(), in[1].shape.end());
+  shape.insert(shape.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, x.shape.end());
+  if (!within_bounds(shape)) return std::nullopt;
+  std::vector<std::int64_t> offsets;
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t i : *idx) {
+      const std::int64_t k = i < 0 ? i + size : i;
+      if (k < 0 || k >= size) return std::nullopt;
+      for (std::int64_t j = 0; j < inner; ++j) offsets.push_back((o * size + k) * inner + j);
+    }
+  }
+  return pick(x, offsets, shape);
+}
+
+std::optional<T> evaluate_slice(const Importer::Evaluation& ev) {
+  const T& x = ev.in[0];
+  const auto starts = ev.ints(1), ends = ev.ints(2);
+  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+  Attributes s;
+  s.starts = *starts;
+  s.ends = *ends;
+  if (ev.present(3)) {
+    if (!ev.ints(3)) return std::nullopt;
+    s.axes = *ev.ints(3);
+  } else {
+    for (std::size_t k = 0; k < s.starts.size(); ++k) s.axes.push_back(static_cast<std::int64_t>(k));
+  }
+  s.steps.assign(s.starts.size(), 1);
+  if (ev.present(4)) {
+    if (!ev.ints(4)) return std::nullopt;
+    s.steps = *ev.ints(4);
+  }
+  if (s.axes.size() != s.starts.size() || s.steps.size() != s.starts.size()) return std::nullopt;
+  std::vector<bool> named(x.shape.size(), false);
+  for (std::size_t k = 0; k < s.axes.size(); ++k) {
+    const auto d = axis_in(s.axes[k], x.shape.size());
+    if (!d || named[static_cast<std::size_t>(*d)] || s.steps[k] == 0) return std::nullopt;
+    named[static_cast<std::size_t>(*d)] = true;
+  }
+  const std::vector<SliceRange> ranges = slice_ranges(Shape(x.shape.begin(), x.shape.end()), s);
+  Dims shape;
+  for (const SliceRange& r : ranges) shape.push_back(r.count);
+  const std::vector<std::int64_t> in_strides = strides_of(x.shape);
+  std::vector<std::int64_t> strides;
+  std::int64_t base = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    strides.push_back(ranges[d].step * in_strides[d]);
+    base += ranges[d].start * in_strides[d];
+  }
+  const std::vector<std::int64_t> offsets = strided_offsets(shape, strides, base);
+  return pick(x, offsets, shape);
+}
+
+std::optional<T> evaluate_concat(const Importer::Evaluation& ev) {
+  const std::vector<T>& in = ev.in;
+  const T& x = ev.in[0];
+  const auto axis = axis_in(ev.attr_int("axis", 0), x.shape.size());
+  if (!axis) return std::nullopt;
+  const auto a = static_cast<std::size_t>(*axis);
+  Dims shape = x.shape;
+  shape[a] = 0;
+  for (const T& p : in) {
+    if (p.shape.size() != x.shape.size() || p.type != x.type) return std::nullopt;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (d != a && p.shape[d] != x.shape[d]) return std::nullopt;
+    }
+    shape[a] += p.shape[a];
+    if (!within_bounds(shape)) return std::nullopt;
+  }
+  std::int64_t outer = 1;
+  for (std::size_t d = 0; d < a; ++d) outer *= x.shape[d];
+  T out{x.type, shape, {}, {}};
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (const T& p : in) {
+      const std::int64_t block = product(p.shape) / std::max<std::int64_t>(outer, 1);
+      const auto from = static_cast<std::ptrdiff_t>(o * block), to = static_cast<std::ptrdiff_t>((o + 1) * block);
+      if (x.type == T::Type::f32) {
+        out.f.insert(out.f.end(), p.f.begin() + from, p.f.begin() + to);
+      } else {
+        out.i.insert(out.i.end(), p.i.begin() + from, p.i.begin() + to);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<T> evaluate_scatter_nd(const Importer::Evaluation& ev) {
+  const std::vector<T>& in = ev.in;
+  const T& x = ev.in[0];
+  // data[indices[..., :k]] = updates, ONNX's ScatterND without a reduction.
+  if (in.size() != 3 || ev.attr_string("reduction", "none") != "none" || in[1].type == T::Type::f32 || in[2].type != x.type) return std::nullopt;
+  const T& indices = in[1];
+  const T& updates = in[2];
+  if (indices.shape.empty()) return std::nullopt;
+  const auto k = static_cast<std::size_t>(indices.shape.back());
+  if (k > x.shape.size()) return std::nullopt;
+  std::int64_t slab = 1;
+  for (std::size_t d = k; d < x.shape.size(); ++d) slab *= x.shape[d];
+  const std::int64_t rows = k == 0 ? 1 : static_cast<std::int64_t>(indices.i.size() / k);
+  if (product(updates.shape) != rows * slab) return std::nullopt;
+  const std::vector<std::int64_t> st = strides_of(x.shape);
+  T out = x;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      std::int64_t i = indices.i[static_cast<std::size_t>(r) * k + d];
+      if (i < 0) i += x.shape[d];
+      if (i < 0 || i >= x.shape[d]) return std::nullopt;
+      base += i * st[d];
+    }
+    for (std::int64_t j = 0; j < slab; ++j) {
+      const auto to = static_cast<std::size_t>(base + j), from = static_cast<std::size_t>(r * slab + j);
+      if (x.type == T::Type::f32) {
+        out.f[to] = updates.f[from];
+      } else {
+        out.i[to] = updates.i[from];
+      }
+    }
+  }
+  return out;
+}
+
+// The ops evaluated (with Shape and Size, which Importer::evaluate reads from the known shapes),
+// each by its function above.
+struct EvaluatedOp {
+  std::string_view type;
+  std::optional<T> (*evaluate)(const Importer::Evaluation&);
+};
+constexpr EvaluatedOp kEvaluatedOps[] = {
+    {"Identity", evaluate_identity},
+    {"Dropout", evaluate_dropout},
+    {"Cast", evaluate_cast},
+    {"Not", evaluate_unary},
+    {"Neg", evaluate_unary},
+    {"Abs", evaluate_unary},
+    {"Sqrt", evaluate_unary},
+    {"Floor", evaluate_unary},
+    {"Ceil", evaluate_unary},
+    {"Reciprocal", evaluate_unary},
+    {"Add", evaluate_binary},
+    {"Sub", evaluate_binary},
+    {"Mul", evaluate_binary},
+    {"Div", evaluate_binary},
+    {"Pow", evaluate_binary},
+    {"Mod", evaluate_binary},
+    {"Max", evaluate_binary},
+    {"Min", evaluate_binary},
+    {"Equal", evaluate_binary},
+    {"Less", evaluate_binary},
+    {"Greater", evaluate_binary},
+    {"LessOrEqual", evaluate_binary},
+    {"GreaterOrEqual", evaluate_binary},
+    {"And", evaluate_binary},
+    {"Or", evaluate_binary},
+    {"Xor", evaluate_binary},
+    {"Where", evaluate_where},
+    {"ConstantOfShape", evaluate_constant_of_shape},
+    {"Range", evaluate_range},
+    {"Unsqueeze", evaluate_unsqueeze_or_squeeze},
+    {"Squeeze", evaluate_unsqueeze_or_squeeze},
+    {"Reshape", evaluate_reshape},
+    {"Transpose", evaluate_transpose},
+    {"Expand", evaluate_expand},
+    {"Gather", evaluate_gather},
+    {"Slice", evaluate_slice},
+    {"Concat", evaluate_concat},
+    {"ScatterND", evaluate_scatter_nd},
+};
+
+}  // namespace
+
+// An ONNX op over constant inputs, by the table above; nullopt where the op is not evaluated
+// here, an input is not known or the result would not be exact.
 std::optional<ConstTensor> Importer::evaluate(const onnx::NodeProto& n) const {
   const std::string& op = n.op_type();
   if (n.output_size() != 1 && !(op == "Dropout" && n.output_size() >= 1)) return std::nullopt;
@@ -293,6 +689,8 @@ std::optional<ConstTensor> Importer::evaluate(const onnx::NodeProto& n) const {
     end = std::clamp<std::int64_t>(end < 0 ? end + r : end, start, r);
     return T{T::Type::i64, {end - start}, {}, std::vector<std::int64_t>(d.begin() + start, d.begin() + end)};
   }
+  const auto it = std::find_if(std::begin(kEvaluatedOps), std::end(kEvaluatedOps), [&](const EvaluatedOp& e) { return e.type == op; });
+  if (it == std::end(kEvaluatedOps)) return std::nullopt;
   for (int k = 0; k < n.input_size(); ++k) {
     if (n.input(k).empty()) {
       in.emplace_back();
@@ -303,296 +701,8 @@ std::optional<ConstTensor> Importer::evaluate(const onnx::NodeProto& n) const {
     if (!t) return std::nullopt;
     in.push_back(std::move(*t));
   }
-  auto present = [&](int k) { return k < static_cast<int>(in.size()) && !(in[static_cast<std::size_t>(k)].shape == Dims{-1}); };
-  auto ints = [&](int k) -> std::optional<std::vector<std::int64_t>> {
-    if (!present(k) || in[static_cast<std::size_t>(k)].type == T::Type::f32) return std::nullopt;
-    return in[static_cast<std::size_t>(k)].i;
-  };
   if (in.empty()) return std::nullopt;
-  const T& x = in[0];
-  if (op == "Identity" || (op == "Dropout" && present(0))) return x;
-  if (op == "Cast") return cast(x, attr_int(n, "to", onnx::TensorProto_DataType_FLOAT));
-  if (op == "Not" || op == "Neg" || op == "Abs" || op == "Sqrt" || op == "Floor" || op == "Ceil" || op == "Reciprocal") return unary(op, x);
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Mod" || op == "Max" || op == "Min" || op == "Equal" ||
-      op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
-    if (in.size() != 2 || !present(1)) return std::nullopt;
-    return binary(op, x, in[1], attr_int(n, "fmod", 0));
-  }
-  if (op == "Where") {
-    if (in.size() != 3) return std::nullopt;
-    const auto s1 = broadcast_shape(x.shape, in[1].shape);
-    const auto shape = s1 ? broadcast_shape(*s1, in[2].shape) : std::nullopt;
-    if (!shape || !within_bounds(*shape) || in[1].type != in[2].type) return std::nullopt;
-    const auto oc = broadcast_offsets(x.shape, *shape), oa = broadcast_offsets(in[1].shape, *shape), ob = broadcast_offsets(in[2].shape, *shape);
-    T out{in[1].type, *shape, {}, {}};
-    for (std::size_t e = 0; e < oc.size(); ++e) {
-      const T& from = number(x, static_cast<std::size_t>(oc[e])) != 0 ? in[1] : in[2];
-      const auto k = static_cast<std::size_t>((&from == &in[1] ? oa : ob)[e]);
-      if (out.type == T::Type::f32) {
-        out.f.push_back(from.f[k]);
-      } else {
-        out.i.push_back(from.i[k]);
-      }
-    }
-    return out;
-  }
-  if (op == "ConstantOfShape") {
-    const auto shape = ints(0);
-    if (!shape) return std::nullopt;
-    const std::int64_t count = product(*shape);
-    if (count < 0 || count > kMaxEvaluated) return std::nullopt;
-    T fill{T::Type::f32, {}, {0.0f}, {}};
-    if (const auto* value = attr(n, "value"); value != nullptr && value->has_t()) {
-      // One element of float or integer type (its dims, [1] or none, are dropped).
-      onnx::TensorProto copy = value->t();
-      copy.clear_dims();
-      T one{};
-      if (copy.data_type() == onnx::TensorProto_DataType_FLOAT || copy.data_type() == onnx::TensorProto_DataType_DOUBLE) {
-        one = T{T::Type::f32, {}, floats(copy), {}};
-      } else if (copy.data_type() == onnx::TensorProto_DataType_INT64 || copy.data_type() == onnx::TensorProto_DataType_INT32) {
-        one = T{T::Type::i64, {}, {}, integers(copy)};
-      } else {
-        return std::nullopt;
-      }
-      if ((one.type == T::Type::f32 ? one.f.size() : one.i.size()) != 1) return std::nullopt;
-      fill = one;
-    }
-    T out{fill.type, *shape, {}, {}};
-    if (fill.type == T::Type::f32) {
-      out.f.assign(static_cast<std::size_t>(count), fill.f[0]);
-    } else {
-      out.i.assign(static_cast<std::size_t>(count), fill.i[0]);
-    }
-    return out;
-  }
-  if (op == "Range") {
-    if (in.size() != 3 || !x.shape.empty() || !in[1].shape.empty() || !in[2].shape.empty()) return std::nullopt;
-    const double start = number(x, 0), limit = number(in[1], 0), delta = number(in[2], 0);
-    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) return std::nullopt;
-    const double steps = std::max(std::ceil((limit - start) / delta), 0.0);
-    if (steps > static_cast<double>(kMaxEvaluated)) return std::nullopt;
-    const auto count = static_cast<std::int64_t>(steps);
-    T out{x.type, {count}, {}, {}};
-    for (std::int64_t k = 0; k < count; ++k) {
-      if (x.type == T::Type::f32) {
-        out.f.push_back(static_cast<float>(start + static_cast<double>(k) * delta));
-      } else {
-        out.i.push_back(x.i[0] + k * in[2].i[0]);
-      }
-    }
-    return out;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    std::vector<std::int64_t> axes = opset() >= 13 ? ints(1).value_or(std::vector<std::int64_t>{}) : attr_ints(n, "axes");
-    if (opset() >= 13 && present(1) && !ints(1)) return std::nullopt;
-    Dims shape = x.shape;
-    if (op == "Unsqueeze") {
-      const std::size_t rank = shape.size() + axes.size();
-      std::vector<bool> added(rank, false);
-      for (std::int64_t a : axes) {
-        const auto d = axis_in(a, rank);
-        if (!d || added[static_cast<std::size_t>(*d)]) return std::nullopt;
-        added[static_cast<std::size_t>(*d)] = true;
-      }
-      Dims out;
-      std::size_t from = 0;
-      for (std::size_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : shape[from++]);
-      shape = out;
-    } else {
-      std::vector<bool> removed(shape.size(), false);
-      for (std::int64_t a : axes) {
-        const auto d = axis_in(a, shape.size());
-        if (!d || shape[static_cast<std::size_t>(*d)] != 1) return std::nullopt;
-        removed[static_cast<std::size_t>(*d)] = true;
-      }
-      Dims out;
-      for (std::size_t d = 0; d < shape.size(); ++d) {
-        if (axes.empty() ? shape[d] != 1 : !removed[d]) out.push_back(shape[d]);
-      }
-      shape = out;
-    }
-    T out = x;
-    out.shape = shape;
-    return out;
-  }
-  if (op == "Reshape") {
-    const auto target = ints(1);
-    if (!target || target->size() > static_cast<std::size_t>(kMaxRank)) return std::nullopt;
-    Dims shape = *target;
-    std::int64_t known = 1, infer_at = -1;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] == 0 && attr_int(n, "allowzero", 0) == 0) {
-        if (d >= x.shape.size()) return std::nullopt;
-        shape[d] = x.shape[d];
-      }
-      if (shape[d] == -1) {
-        if (infer_at >= 0) return std::nullopt;
-        infer_at = static_cast<std::int64_t>(d);
-      } else if (shape[d] < 0 || __builtin_mul_overflow(known, shape[d], &known)) {
-        return std::nullopt;
-      }
-    }
-    const std::int64_t count = product(x.shape);
-    if (infer_at >= 0) {
-      if (known == 0 || count % known != 0) return std::nullopt;
-      shape[static_cast<std::size_t>(infer_at)] = count / known;
-    }
-    if (product(shape) != count) return std::nullopt;
-    T out = x;
-    out.shape = shape;
-    return out;
-  }
-  if (op == "Transpose") {
-    std::vector<std::int64_t> perm = attr_ints(n, "perm");
-    if (perm.empty()) {
-      for (std::size_t d = x.shape.size(); d-- > 0;) perm.push_back(static_cast<std::int64_t>(d));
-    }
-    if (perm.size() != x.shape.size()) return std::nullopt;
-    std::vector<bool> seen(perm.size(), false);
-    Dims shape;
-    for (std::int64_t p : perm) {
-      if (p < 0 || p >= static_cast<std::int64_t>(perm.size()) || seen[static_cast<std::size_t>(p)]) return std::nullopt;
-      seen[static_cast<std::size_t>(p)] = true;
-      shape.push_back(x.shape[static_cast<std::size_t>(p)]);
-    }
-    // The transposed tensor reads the input with permuted strides.
-    const std::vector<std::int64_t> in_strides = strides_of(x.shape);
-    std::vector<std::int64_t> strides;
-    for (std::int64_t p : perm) strides.push_back(in_strides[static_cast<std::size_t>(p)]);
-    const std::vector<std::int64_t> offsets = strided_offsets(shape, strides, 0);
-    return pick(x, offsets, shape);
-  }
-  if (op == "Expand") {
-    const auto target = ints(1);
-    if (!target) return std::nullopt;
-    const auto shape = broadcast_shape(x.shape, *target);
-    if (!shape || !within_bounds(*shape)) return std::nullopt;
-    return pick(x, broadcast_offsets(x.shape, *shape), *shape);
-  }
-  if (op == "Gather") {
-    const auto idx = ints(1);
-    const auto axis = axis_in(attr_int(n, "axis", 0), x.shape.size());
-    if (!idx || !axis) return std::nullopt;
-    const auto a = static_cast<std::size_t>(*axis);
-    std::int64_t outer = 1, inner = 1;
-    for (std::size_t d = 0; d < a; ++d) outer *= x.shape[d];
-    for (std::size_t d = a + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
-    const std::int64_t size = x.shape[a];
-    Dims shape(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(a));
-    shape.insert(shape.end(), in[1].shape.begin(), in[1].shape.end());
-    shape.insert(shape.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, x.shape.end());
-    if (!within_bounds(shape)) return std::nullopt;
-    std::vector<std::int64_t> offsets;
-    for (std::int64_t o = 0; o < outer; ++o) {
-      for (std::int64_t i : *idx) {
-        const std::int64_t k = i < 0 ? i + size : i;
-        if (k < 0 || k >= size) return std::nullopt;
-        for (std::int64_t j = 0; j < inner; ++j) offsets.push_back((o * size + k) * inner + j);
-      }
-    }
-    return pick(x, offsets, shape);
-  }
-  if (op == "Slice") {
-    const auto starts = ints(1), ends = ints(2);
-    if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
-    Attributes s;
-    s.starts = *starts;
-    s.ends = *ends;
-    if (present(3)) {
-      if (!ints(3)) return std::nullopt;
-      s.axes = *ints(3);
-    } else {
-      for (std::size_t k = 0; k < s.starts.size(); ++k) s.axes.push_back(static_cast<std::int64_t>(k));
-    }
-    s.steps.assign(s.starts.size(), 1);
-    if (present(4)) {
-      if (!ints(4)) return std::nullopt;
-      s.steps = *ints(4);
-    }
-    if (s.axes.size() != s.starts.size() || s.steps.size() != s.starts.size()) return std::nullopt;
-    std::vector<bool> named(x.shape.size(), false);
-    for (std::size_t k = 0; k < s.axes.size(); ++k) {
-      const auto d = axis_in(s.axes[k], x.shape.size());
-      if (!d || named[static_cast<std::size_t>(*d)] || s.steps[k] == 0) return std::nullopt;
-      named[static_cast<std::size_t>(*d)] = true;
-    }
-    const std::vector<SliceRange> ranges = slice_ranges(Shape(x.shape.begin(), x.shape.end()), s);
-    Dims shape;
-    for (const SliceRange& r : ranges) shape.push_back(r.count);
-    const std::vector<std::int64_t> in_strides = strides_of(x.shape);
-    std::vector<std::int64_t> strides;
-    std::int64_t base = 0;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      strides.push_back(ranges[d].step * in_strides[d]);
-      base += ranges[d].start * in_strides[d];
-    }
-    const std::vector<std::int64_t> offsets = strided_offsets(shape, strides, base);
-    return pick(x, offsets, shape);
-  }
-  if (op == "Concat") {
-    const auto axis = axis_in(attr_int(n, "axis", 0), x.shape.size());
-    if (!axis) return std::nullopt;
-    const auto a = static_cast<std::size_t>(*axis);
-    Dims shape = x.shape;
-    shape[a] = 0;
-    for (const T& p : in) {
-      if (p.shape.size() != x.shape.size() || p.type != x.type) return std::nullopt;
-      for (std::size_t d = 0; d < shape.size(); ++d) {
-        if (d != a && p.shape[d] != x.shape[d]) return std::nullopt;
-      }
-      shape[a] += p.shape[a];
-      if (!within_bounds(shape)) return std::nullopt;
-    }
-    std::int64_t outer = 1;
-    for (std::size_t d = 0; d < a; ++d) outer *= x.shape[d];
-    T out{x.type, shape, {}, {}};
-    for (std::int64_t o = 0; o < outer; ++o) {
-      for (const T& p : in) {
-        const std::int64_t block = product(p.shape) / std::max<std::int64_t>(outer, 1);
-        const auto from = static_cast<std::ptrdiff_t>(o * block), to = static_cast<std::ptrdiff_t>((o + 1) * block);
-        if (x.type == T::Type::f32) {
-          out.f.insert(out.f.end(), p.f.begin() + from, p.f.begin() + to);
-        } else {
-          out.i.insert(out.i.end(), p.i.begin() + from, p.i.begin() + to);
-        }
-      }
-    }
-    return out;
-  }
-  if (op == "ScatterND") {
-    // data[indices[..., :k]] = updates, ONNX's ScatterND without a reduction.
-    if (in.size() != 3 || attr_string(n, "reduction", "none") != "none" || in[1].type == T::Type::f32 || in[2].type != x.type) return std::nullopt;
-    const T& indices = in[1];
-    const T& updates = in[2];
-    if (indices.shape.empty()) return std::nullopt;
-    const auto k = static_cast<std::size_t>(indices.shape.back());
-    if (k > x.shape.size()) return std::nullopt;
-    std::int64_t slab = 1;
-    for (std::size_t d = k; d < x.shape.size(); ++d) slab *= x.shape[d];
-    const std::int64_t rows = k == 0 ? 1 : static_cast<std::int64_t>(indices.i.size() / k);
-    if (product(updates.shape) != rows * slab) return std::nullopt;
-    const std::vector<std::int64_t> st = strides_of(x.shape);
-    T out = x;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      std::int64_t base = 0;
-      for (std::size_t d = 0; d < k; ++d) {
-        std::int64_t i = indices.i[static_cast<std::size_t>(r) * k + d];
-        if (i < 0) i += x.shape[d];
-        if (i < 0 || i >= x.shape[d]) return std::nullopt;
-        base += i * st[d];
-      }
-      for (std::int64_t j = 0; j < slab; ++j) {
-        const auto to = static_cast<std::size_t>(base + j), from = static_cast<std::size_t>(r * slab + j);
-        if (x.type == T::Type::f32) {
-          out.f[to] = updates.f[from];
-        } else {
-          out.i[to] = updates.i[from];
-        }
-      }
-    }
-    return out;
-  }
-  return std::nullopt;
+  return it->evaluate(Evaluation{*this, n, in});
 }
 
 // A node that reads no activation, evaluated (above) and its output registered as a constant:

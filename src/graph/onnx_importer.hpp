@@ -170,6 +170,9 @@ struct OnnxOpRule {
 
 class Importer {
  public:
+  // One ONNX op's evaluation over constant inputs (onnx_constants.cpp, a function per op).
+  struct Evaluation;
+
   Importer(onnx::ModelProto& model, std::string path, const LoadOptions& options) : model_(model), path_(std::move(path)), options_(options) {}
 
   Graph run();
