@@ -21,28 +21,23 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_RECURRENT_OPS(HWPROF_DEFINED_NAME)
   HWPROF_CONVOLUTION_OPS(HWPROF_DEFINED_NAME)
   HWPROF_DATA_MOVEMENT_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_LOOKUP_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise, pooling, normalization, recurrent, convolution and data-movement ones, whose rows their
+// The rows of every op but the element-wise, pooling, normalization, recurrent, convolution, data-movement and lookup ones, whose rows their
 // definitions make.
 std::vector<OpInfo> other_rows() {
   return {
       {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
-      {OpKind::embedding, "embedding", {"num_embeddings", "embedding_dim"}, 1, 1, F::lookup, {}},
-      {OpKind::pos_embedding, "pos_embedding", {"num_positions"}, 1, 1, F::lookup, {}},
-      {OpKind::cls_token, "cls_token", {}, 1, 1, F::lookup, {}},
       {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
       // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
       // last two broadcast as NumPy does (torch.matmul of two tensors, ONNX MatMul).
       {OpKind::matmul, "matmul", {}, 2, 2, F::gemm, {}},
-      // Swin's relative position bias: a learned table, like pos_embedding's, indexed by the
-      // offset between two positions of a window (docs/model-specs.md, "Ops and attributes").
-      {OpKind::rel_pos_bias, "rel_pos_bias", {"window"}, 1, 1, F::lookup, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };
@@ -87,6 +82,8 @@ const std::vector<OpInfo>& op_table() {
     for (const DataMovementDefinition& d : data_movement_definitions()) {
       rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, d.min_inputs, d.max_inputs, F::data_movement, {}});
     }
+    for (const LookupDefinition& d : lookup_definitions())
+      rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, 1, 1, F::lookup, {}});
     // x, then optionally the initial states its definition names ([D, H] each).
     for (const RecurrentDefinition& d : recurrent_definitions()) {
       const int inputs = 1 + static_cast<int>(d.states.size());

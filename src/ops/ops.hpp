@@ -3,9 +3,9 @@
 // model, the spec parser, the engine's in-place rule and layer choice, the roofline's
 // explanations, the causes) read this table instead of listing ops. An element-wise unary op's
 // row comes from its definition (elementwise_unary.hpp), a pooling op's, a normalization's, an
-// element-wise binary op's, a recurrent op's, a convolution's and a data-movement op's from
+// element-wise binary op's, a recurrent op's, a convolution's, a data-movement op's and a lookup's from
 // theirs (pooling.hpp, normalization.hpp, elementwise_binary.hpp, recurrent.hpp,
-// convolution.hpp, data_movement.hpp); the definition holds everything else about it
+// convolution.hpp, data_movement.hpp, lookup.hpp); the definition holds everything else about it
 // (docs/adding-an-op.md).
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "ops/data_movement.hpp"
 #include "ops/elementwise_binary.hpp"
 #include "ops/elementwise_unary.hpp"
+#include "ops/lookup.hpp"
 #include "ops/normalization.hpp"
 #include "ops/pooling.hpp"
 #include "ops/recurrent.hpp"

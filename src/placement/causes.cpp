@@ -50,11 +50,8 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
-    case OpKind::embedding:
-    case OpKind::pos_embedding:
-    case OpKind::rel_pos_bias:
-    case OpKind::cls_token:
     case OpKind::unsupported:
+      HWPROF_LOOKUP_CASES
       HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
@@ -132,11 +129,8 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:
-    case OpKind::embedding:
-    case OpKind::pos_embedding:
-    case OpKind::rel_pos_bias:
-    case OpKind::cls_token:
     case OpKind::unsupported:
+      HWPROF_LOOKUP_CASES
       HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES

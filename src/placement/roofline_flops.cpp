@@ -90,11 +90,8 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
     case OpKind::matmul:
     case OpKind::linear:
     case OpKind::softmax:
-    case OpKind::embedding:
-    case OpKind::pos_embedding:
-    case OpKind::rel_pos_bias:
-    case OpKind::cls_token:
     case OpKind::unsupported:
+      HWPROF_LOOKUP_CASES
       HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES
@@ -143,7 +140,8 @@ Reasons reasons_for(OpKind op, bool causal) {
         "max and min done with integer or blend instructions (ReLU as a sign mask) retire no FP arithmetic; "
         "counted as FP MAX/MIN (Intel's FP_ARITH counts them) they match the table");
   }
-  if (info.family == ops::OpFamily::data_movement || op == OpKind::embedding || op == OpKind::cls_token) {
+  const ops::LookupDefinition* lookup = ops::lookup_definition(op);
+  if (info.family == ops::OpFamily::data_movement || (lookup != nullptr && !lookup->adds)) {
     r.more.emplace_back("the op only moves data: copies retire no FP arithmetic, so measured FP operations come from other code");
   }
   kernel_reasons(op, causal, r);

@@ -97,30 +97,43 @@ using Shape = std::vector<std::int64_t>;
   X(tile)                           \
   X(where)
 
+// The lookup ops (a learned table read by token or by position), each defined in
+// src/ops/lookup.cpp (docs/adding-an-op.md): their names in C++. rel_pos_bias is Swin
+// Transformer's relative position bias, a learned [(2·wh − 1)·(2·ww − 1), heads] table added to
+// the attention scores [..., heads, N, N] of a wh × ww window (docs/model-specs.md, "Ops and
+// attributes").
+#define HWPROF_LOOKUP_OPS(X) \
+  X(embedding)               \
+  X(pos_embedding)           \
+  X(cls_token)               \
+  X(rel_pos_bias)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
+// The families' lists, then the ops that are their own (clang-format would run the lists together).
+// clang-format off
 enum class OpKind {
   linear,
-  HWPROF_CONVOLUTION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
-      softmax,
-  HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR) HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR) HWPROF_DATA_MOVEMENT_OPS(HWPROF_OP_ENUMERATOR)
-      embedding,
-  pos_embedding,
-  cls_token,
+  HWPROF_CONVOLUTION_OPS(HWPROF_OP_ENUMERATOR)
+  HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR)
+  HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
+  softmax,
+  HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR)
+  HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR)
+  HWPROF_DATA_MOVEMENT_OPS(HWPROF_OP_ENUMERATOR)
+  HWPROF_LOOKUP_OPS(HWPROF_OP_ENUMERATOR)
   attention,
   upsample,
   reduce,
   matmul,
   HWPROF_RECURRENT_OPS(HWPROF_OP_ENUMERATOR)
-  // Swin Transformer's relative position bias: a learned [(2·wh − 1)·(2·ww − 1), heads] table
-  // added to the attention scores [..., heads, N, N] of a wh × ww window (docs/model-specs.md, "Ops and attributes").
-  rel_pos_bias,
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output
   // shape is the file's, and nothing about its cost is known. No spec can name it and the
   // engine refuses it.
   unsupported,
 };
+// clang-format on
 
 #undef HWPROF_OP_ENUMERATOR
 

@@ -293,7 +293,7 @@ const std::vector<MalformedCase>& malformed_cases() {
         "hardswish, "
         "hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, adaptive_avgpool2d, maxpool3d, avgpool3d, "
         "adaptive_avgpool3d, add, mul, sub, div, flatten, dropout, concat, reshape, transpose, select, slice, pad, gather, expand, tile, where, "
-        "embedding, pos_embedding, cls_token, attention, upsample, reduce, matmul, lstm, gru, rel_pos_bias"}},
+        "embedding, pos_embedding, cls_token, rel_pos_bias, attention, upsample, reduce, matmul, lstm, gru"}},
       {"UnknownOpWithSuggestion",
        Stage::parse,
        "4:25",
@@ -310,8 +310,8 @@ const std::vector<MalformedCase>& malformed_cases() {
         "mish, "
         "leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, "
         "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, add, mul, sub, div, flatten, dropout, concat, reshape, transpose, select, "
-        "slice, pad, gather, expand, tile, where, embedding, pos_embedding, cls_token, attention, upsample, reduce, matmul, lstm, gru, "
-        "rel_pos_bias"}},
+        "slice, pad, gather, expand, tile, where, embedding, pos_embedding, cls_token, rel_pos_bias, attention, upsample, reduce, matmul, "
+        "lstm, gru"}},
       {"UnknownAttributeWithSuggestion",
        Stage::parse,
        "4:54",

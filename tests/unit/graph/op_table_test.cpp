@@ -28,6 +28,7 @@ HWPROF_NAMED_BY(named_by_the_binary_cases, HWPROF_ELEMENTWISE_BINARY_CASES)
 HWPROF_NAMED_BY(named_by_the_recurrent_cases, HWPROF_RECURRENT_CASES)
 HWPROF_NAMED_BY(named_by_the_convolution_cases, HWPROF_CONVOLUTION_CASES)
 HWPROF_NAMED_BY(named_by_the_data_movement_cases, HWPROF_DATA_MOVEMENT_CASES)
+HWPROF_NAMED_BY(named_by_the_lookup_cases, HWPROF_LOOKUP_CASES)
 #undef HWPROF_NAMED_BY
 
 TEST(OpTable, RowsFollowOpKind) {
@@ -357,6 +358,29 @@ TEST(OpTable, EveryDataMovementRowHasItsDefinition) {
   EXPECT_EQ(rows, ops::data_movement_definitions().size());
   EXPECT_EQ(ops::op_info(OpKind::concat).max_inputs, -1);  // any number of inputs
   EXPECT_EQ(ops::op_info(OpKind::where).attributes, (std::vector<std::string_view>{"condition", "operand", "constant_first"}));
+}
+
+// Every lookup row is its definition's, which the case list names too; only the lookups that
+// add what they read do arithmetic.
+TEST(OpTable, EveryLookupRowHasItsDefinition) {
+  std::size_t rows = 0;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::LookupDefinition* d = ops::lookup_definition(info.kind);
+    const bool lookup = info.family == ops::OpFamily::lookup;
+    EXPECT_EQ(named_by_the_lookup_cases(info.kind), lookup) << info.name << ": HWPROF_LOOKUP_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, lookup) << info.name;
+    if (d == nullptr) continue;
+    ++rows;
+    EXPECT_EQ(info.attributes, std::vector<std::string_view>(d->attributes.begin(), d->attributes.end())) << info.name;
+    EXPECT_EQ(info.min_inputs, 1);
+    EXPECT_EQ(info.max_inputs, 1);
+    EXPECT_FALSE(d->indexed_by.empty()) << info.name;
+  }
+  EXPECT_EQ(rows, ops::lookup_definitions().size());
+  EXPECT_FALSE(ops::lookup_definition(OpKind::embedding)->adds);
+  EXPECT_FALSE(ops::lookup_definition(OpKind::cls_token)->adds);
+  EXPECT_TRUE(ops::lookup_definition(OpKind::pos_embedding)->adds);
+  EXPECT_TRUE(ops::lookup_definition(OpKind::rel_pos_bias)->adds);
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
