@@ -249,6 +249,19 @@ TEST(OpTable, EveryConvolutionRowHasItsDefinition) {
   EXPECT_FALSE(ops::convolution_definition(OpKind::conv3d)->direct_depthwise);
 }
 
+// A temporary's axes would dangle (`for (x : conv_axes(...).view())` read freed stack before
+// the rvalue overloads were deleted): view() is for a named ConvAxes or PoolAxes only.
+template <typename Axes>
+concept views_a_temporary = requires(Axes (*make)()) {
+  make().view();
+};
+template <typename Axes>
+concept views_a_named_one = requires(const Axes& axes) {
+  axes.view();
+};
+static_assert(!views_a_temporary<ops::ConvAxes> && views_a_named_one<ops::ConvAxes>);
+static_assert(!views_a_temporary<ops::PoolAxes> && views_a_named_one<ops::PoolAxes>);
+
 // conv_axes reads a node's window per axis (depth first in 3-D), set_conv_axes writes it back,
 // and the weight is PyTorch's layout.
 TEST(OpTable, ConvAxesRoundTripAndTheWeightsLayout) {
