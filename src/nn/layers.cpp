@@ -791,14 +791,23 @@ StridedView per_sample_view(const Node& node, const Shape& in) {
   return v;
 }
 
+// The per-sample view with the batch axis first (its size set at each call, its stride a whole
+// sample of `sample` elements).
+StridedView batched_view(const StridedView& per_sample, i64 sample) {
+  StridedView v;
+  v.offset = per_sample.offset;
+  v.size.push_back(1);
+  v.size.insert(v.size.end(), per_sample.size.begin(), per_sample.size.end());
+  v.stride.push_back(sample);
+  v.stride.insert(v.stride.end(), per_sample.stride.begin(), per_sample.stride.end());
+  return v;
+}
+
 // slice, expand, tile: a strided view of the input copied out; the batch axis is prepended to
-// the per-sample view at each call (its stride a whole sample).
+// the per-sample view (batched_view), its size set at each call.
 class StridedCopyLayer final : public Layer {
  public:
-  StridedCopyLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), view_(per_sample_view(node, in)) {
-    view_.size.insert(view_.size.begin(), 1);
-    view_.stride.insert(view_.stride.begin(), numel(in));
-  }
+  StridedCopyLayer(const Node& node, const Shape& in) : out_(node.output_shape), in_(in), view_(batched_view(per_sample_view(node, in), numel(in))) {}
 
   Result<Tensor> forward(std::span<const Tensor* const> in, const ForwardContext&) override {
     const Tensor& x = *in[0];
