@@ -21,6 +21,7 @@
 
 #include "common/printable.hpp"
 #include "common/stages.hpp"
+#include "common/suggest.hpp"
 #include "graph/onnx_importer.hpp"
 
 #if HWPROF_HAVE_ONNX
@@ -39,12 +40,6 @@ std::vector<float> pytorch_gate_order(const ops::RecurrentDefinition& def, const
     std::copy_n(onnx + from * block, block, out.begin() + k * block);
   }
   return out;
-}
-
-std::string joined(std::span<const std::string_view> words) {
-  std::string text;
-  for (std::string_view w : words) text += (text.empty() ? "" : ", ") + std::string(w);
-  return text;
 }
 
 }  // namespace
@@ -179,7 +174,8 @@ void Importer::map_recurrent(const onnx::NodeProto& n, const ops::RecurrentDefin
     const std::span<const std::string_view> one = def.onnx_activations;
     bool defaults = acts->strings_size() == static_cast<int>(one.size() * static_cast<std::size_t>(dirs));
     for (int i = 0; defaults && i < acts->strings_size(); ++i) defaults = acts->strings(i) == one[static_cast<std::size_t>(i) % one.size()];
-    if (!defaults) return unsupported(n, "attribute activations: only the defaults (" + joined(one) + " per direction) are mapped");
+    if (!defaults)
+      return unsupported(n, "attribute activations: only the defaults (" + common::join({one.begin(), one.end()}) + " per direction) are mapped");
   }
   const auto present = [&](int i) { return n.input_size() > i && !n.input(i).empty(); };
   if (present(4)) return unsupported(n, "input sequence_lens is not mapped: every sequence runs all T steps");

@@ -12,6 +12,7 @@
 #include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
 #include "ops/ops.hpp"
+#include "ops/window.hpp"
 
 namespace hwprof::graph {
 namespace {
@@ -54,13 +55,10 @@ std::string str(std::int64_t v) {
   return std::to_string(v);
 }
 
-// Exact 128-bit arithmetic for the output-size formulas: hostile specs give sizes, paddings and
-// kernels near 2^63, whose sums and products do not fit in 64 bits.
-__extension__ using Wide = __int128;
-
-std::int64_t saturate(Wide v) {
-  return v > static_cast<Wide>(kInt64Max) ? kInt64Max : v < 0 ? 0 : static_cast<std::int64_t>(v);
-}
+// The output-size formulas use the windows' exact 128-bit arithmetic (ops::Wide, ops::saturate,
+// ops/window.hpp): hostile specs give sizes, paddings and kernels near 2^63.
+using ops::saturate;
+using ops::Wide;
 
 // PyTorch's upsample output size for a scale factor: floor(in × scale), computed in double;
 // nullopt past 2^31 (no image is that large, and the product stays exact below it).

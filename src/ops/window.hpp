@@ -11,8 +11,8 @@
 
 namespace hwprof::ops {
 
-// The window arithmetic is exact in 128 bits for sizes near 2^63 (hostile specs) and saturates
-// at 2^63 − 1 (below 0: 0).
+// Output-size arithmetic (the windows', shape inference's) is exact in 128 bits for sizes near
+// 2^63 (hostile specs) and saturates at 2^63 − 1 (below 0: 0).
 __extension__ using Wide = __int128;
 inline std::int64_t saturate(Wide v) noexcept {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
