@@ -290,6 +290,91 @@ Count elements_read(const Node& node, const Shape& in) {
 
 }  // namespace
 
+// nn.Linear over the rows of every leading axis; a tied weight is counted at its owner.
+void linear_cost(const Attributes& a, const Shape& in, Count n_in, OpCost& c) {
+  const std::int64_t in_f = in.back();
+  const Count rows = n_in.value() / in_f;
+  const Count weight = Count(in_f) * a.out_features;
+  const Count bias = a.bias ? Count(a.out_features) : Count(0);
+  const Count bias_flops = a.bias ? rows * a.out_features : Count(0);
+  c.params = (a.tied_to >= 0 ? Count(0) : weight) + bias;
+  c.macs = rows * in_f * a.out_features;
+  c.flops = c.macs * 2 + bias_flops;
+  c.weight_grad_flops = c.macs * 2 + bias_flops;
+  c.input_grad_flops = c.macs * 2;
+  c.weight_bytes = (weight + bias) * kFloatBytes;
+  c.has_weights = true;
+  c.saves_input = true;
+}
+
+void softmax_cost(const Attributes& a, const Shape& in, Count n, OpCost& c) {
+  const std::int64_t axis = normalized_axis(a.axis, static_cast<std::int64_t>(in.size()));
+  const Count rows = n.value() / in[static_cast<std::size_t>(axis)];
+  c.flops = n * 5 + rows;
+  c.input_grad_flops = n * 4;
+  c.saves_output = true;
+}
+
+void upsample_cost(const Attributes& a, Count n, OpCost& c) {
+  // nearest: a gather (0 FLOPs); its backward adds each dy into its source (n adds).
+  // bilinear: each output the weighted sum of its four neighbours, 4 multiplies and 3 adds;
+  // the weights are products of a row's and a column's, which depend on the row or the
+  // column alone and are not counted (O(oh + ow) per call). Backward: dy times each of the
+  // four weights, added into four sources (8n).
+  const bool bilinear = a.mode == UpsampleMode::bilinear;
+  c.flops = bilinear ? n * 7 : Count(0);
+  c.input_grad_flops = bilinear ? n * 8 : n;
+}
+
+void reduce_cost(const Attributes& a, Count n, Count n_in, OpCost& c) {
+  // Each output sums its group of k = n_in / n inputs: k − 1 adds, n_in − n in all; a mean
+  // divides each sum by k (n more). Backward: a sum's input gradient is dy broadcast over
+  // the group (a copy, 0 FLOPs); a mean's is dy / k, one division per input element (as
+  // PyTorch's mean backward, dy.expand(...) / k, and the engine's kernel compute it).
+  // Neither keeps a tensor for backward.
+  const bool mean = a.reduce_mode == ReduceMode::mean;
+  c.flops = mean ? n_in : n_in - n;
+  c.input_grad_flops = mean ? n_in : Count(0);
+}
+
+void matmul_cost(const Graph& g, const Node& node, const Shape& in, Count n, OpCost& c) {
+  // Each output element is a K-long dot product: MACs = n·K (fvcore counts torch.matmul
+  // and bmm so). Backward: dA = dY·Bᵀ and dB = Aᵀ·dY, 2·MACs each, plus the sum over the
+  // outputs that shared a broadcast operand (counted in those GEMMs' accumulation). Both
+  // operands are activations: they are kept, the second as an extra.
+  const Count k = Count(in.back());
+  c.macs = n * k;
+  c.flops = c.macs * 2;
+  c.internal_grad_flops = c.macs * 4;
+  c.saves_input = true;
+  c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
+}
+
+// Self-attention over [T, D] with H heads (the table in this file's header).
+void attention_cost(const Attributes& a, const Shape& in, OpCost& c) {
+  const std::int64_t t = in[0];
+  const std::int64_t d = in[1];
+  const std::int64_t h = a.heads;
+  const Count td = Count(t) * d;
+  const Count tdd = td * d;
+  const Count ttd = Count(t) * t * d;
+  const Count htt = Count(h) * t * t;
+  const Count bias_flops = a.bias ? td * 4 : Count(0);
+  c.params = Count(4) * d * d + (a.bias ? Count(4) * d : Count(0));
+  c.macs = tdd * 4 + ttd * 2;
+  c.flops = c.macs * 2 + bias_flops + htt + htt * 5 + Count(h) * t;
+  c.internal_grad_flops = tdd * 2 + ttd * 8 + htt * 5;
+  c.weight_grad_flops = tdd * 8 + bias_flops;
+  c.input_grad_flops = tdd * 6 + td * 2;
+  c.weight_bytes = c.params * kFloatBytes;
+  c.has_weights = true;
+  c.saves_input = true;
+  c.saved_bytes_per_sample = (td * 4 + htt) * kFloatBytes;
+  // Unfused attention materialises Q, K, V, the context and the H·T² scores while it
+  // runs; at long contexts the scores dominate the inference peak.
+  c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
+}
+
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // the formulas of the table in this file's header, side by side to be checked against it.
 OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
@@ -338,65 +423,24 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
   // A data-movement op whose output is its input's storage moves no bytes (its definition).
   if (const ops::DataMovementDefinition* move = data_movement_definition(node.op)) c.is_view = move->view;
   switch (node.op) {
-    case OpKind::linear: {
-      const std::int64_t in_f = in.back();
-      const Count rows = n_in.value() / in_f;
-      const Count weight = Count(in_f) * a.out_features;
-      const Count bias = a.bias ? Count(a.out_features) : Count(0);
-      const Count bias_flops = a.bias ? rows * a.out_features : Count(0);
-      c.params = (a.tied_to >= 0 ? Count(0) : weight) + bias;
-      c.macs = rows * in_f * a.out_features;
-      c.flops = c.macs * 2 + bias_flops;
-      c.weight_grad_flops = c.macs * 2 + bias_flops;
-      c.input_grad_flops = c.macs * 2;
-      c.weight_bytes = (weight + bias) * kFloatBytes;
-      c.has_weights = true;
-      c.saves_input = true;
+    case OpKind::linear:
+      linear_cost(a, in, n_in, c);
       break;
-    }
-    case OpKind::softmax: {
-      const std::int64_t axis = normalized_axis(a.axis, static_cast<std::int64_t>(in.size()));
-      const Count rows = n.value() / in[static_cast<std::size_t>(axis)];
-      c.flops = n * 5 + rows;
-      c.input_grad_flops = n * 4;
-      c.saves_output = true;
+    case OpKind::softmax:
+      softmax_cost(a, in, n, c);
       break;
-    }
-    case OpKind::upsample: {
-      // nearest: a gather (0 FLOPs); its backward adds each dy into its source (n adds).
-      // bilinear: each output the weighted sum of its four neighbours, 4 multiplies and 3 adds;
-      // the weights are products of a row's and a column's, which depend on the row or the
-      // column alone and are not counted (O(oh + ow) per call). Backward: dy times each of the
-      // four weights, added into four sources (8n).
-      const bool bilinear = a.mode == UpsampleMode::bilinear;
-      c.flops = bilinear ? n * 7 : Count(0);
-      c.input_grad_flops = bilinear ? n * 8 : n;
+    case OpKind::upsample:
+      upsample_cost(a, n, c);
       break;
-    }
-    case OpKind::reduce: {
-      // Each output sums its group of k = n_in / n inputs: k − 1 adds, n_in − n in all; a mean
-      // divides each sum by k (n more). Backward: a sum's input gradient is dy broadcast over
-      // the group (a copy, 0 FLOPs); a mean's is dy / k, one division per input element (as
-      // PyTorch's mean backward, dy.expand(...) / k, and the engine's kernel compute it).
-      // Neither keeps a tensor for backward.
-      const bool mean = a.reduce_mode == ReduceMode::mean;
-      c.flops = mean ? n_in : n_in - n;
-      c.input_grad_flops = mean ? n_in : Count(0);
+    case OpKind::reduce:
+      reduce_cost(a, n, n_in, c);
       break;
-    }
-    case OpKind::matmul: {
-      // Each output element is a K-long dot product: MACs = n·K (fvcore counts torch.matmul
-      // and bmm so). Backward: dA = dY·Bᵀ and dB = Aᵀ·dY, 2·MACs each, plus the sum over the
-      // outputs that shared a broadcast operand (counted in those GEMMs' accumulation). Both
-      // operands are activations: they are kept, the second as an extra.
-      const Count k = Count(in.back());
-      c.macs = n * k;
-      c.flops = c.macs * 2;
-      c.internal_grad_flops = c.macs * 4;
-      c.saves_input = true;
-      c.saved_bytes_per_sample = n_of(g.shape_of(node.inputs[1])) * kFloatBytes;
+    case OpKind::matmul:
+      matmul_cost(g, node, in, n, c);
       break;
-    }
+    case OpKind::attention:
+      attention_cost(a, in, c);
+      break;
     case OpKind::dropout:
       c.train_forward_flops = n;
       c.input_grad_flops = n;
@@ -464,30 +508,6 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       c.weight_bytes = Count(in[1]) * kFloatBytes;
       c.has_weights = true;
       break;
-    case OpKind::attention: {
-      const std::int64_t t = in[0];
-      const std::int64_t d = in[1];
-      const std::int64_t h = a.heads;
-      const Count td = Count(t) * d;
-      const Count tdd = td * d;
-      const Count ttd = Count(t) * t * d;
-      const Count htt = Count(h) * t * t;
-      const Count bias_flops = a.bias ? td * 4 : Count(0);
-      c.params = Count(4) * d * d + (a.bias ? Count(4) * d : Count(0));
-      c.macs = tdd * 4 + ttd * 2;
-      c.flops = c.macs * 2 + bias_flops + htt + htt * 5 + Count(h) * t;
-      c.internal_grad_flops = tdd * 2 + ttd * 8 + htt * 5;
-      c.weight_grad_flops = tdd * 8 + bias_flops;
-      c.input_grad_flops = tdd * 6 + td * 2;
-      c.weight_bytes = c.params * kFloatBytes;
-      c.has_weights = true;
-      c.saves_input = true;
-      c.saved_bytes_per_sample = (td * 4 + htt) * kFloatBytes;
-      // Unfused attention materialises Q, K, V, the context and the H·T² scores while it
-      // runs; at long contexts the scores dominate the inference peak.
-      c.workspace_bytes_per_sample = c.saved_bytes_per_sample;
-      break;
-    }
     case OpKind::unsupported:
       // Nothing is known of its work or weights (analyze() marks it not counted); its
       // activations' sizes, set above, are.

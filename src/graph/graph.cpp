@@ -40,16 +40,18 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     const ops::NormWidth w = ops::normalized_width(*norm, in);
     return {w.what, w.size};
   }
+  // A product with weights multiplies the input's last axis by them (ops/product.cpp).
+  if (const ops::ProductDefinition* product = ops::product_definition(node.op)) {
+    if (product->weight_width.empty()) return {};
+    return {product->weight_width.data(), in.back()};
+  }
   switch (node.op) {
-    case OpKind::linear:
-      return {"input features", in.back()};
-      HWPROF_CONVOLUTION_CASES
-      return {"input channels", in[0]};
-      HWPROF_RECURRENT_CASES  // weight_ih is [gates·H, C]
-          return {"input features", in.back()};
+    HWPROF_CONVOLUTION_CASES
+    return {"input channels", in[0]};
+    HWPROF_RECURRENT_CASES  // weight_ih is [gates·H, C]
+        return {"input features", in.back()};
     case OpKind::pos_embedding:
     case OpKind::cls_token:
-    case OpKind::attention:
       return {"model width D", in[1]};
     case OpKind::rel_pos_bias:  // its table has a column per head: [..., heads, N, N]
       return {"heads", in.size() >= 3 ? in[in.size() - 3] : 0};
@@ -57,8 +59,8 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::embedding:
-    case OpKind::matmul:
     case OpKind::unsupported:
+      HWPROF_PRODUCT_CASES
       HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES
       HWPROF_NORMALIZATION_CASES

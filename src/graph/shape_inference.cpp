@@ -318,6 +318,93 @@ Outcome recurrent_shape(const ops::RecurrentDefinition& def, const Graph& g, con
   return shaped({in[0], saturate(width)});
 }
 
+std::string float_problem(DType dtype) {
+  return dtype == DType::f32 ? std::string() : "expects float32 input, got int32 token ids; add an embedding first";
+}
+
+// nn.Linear over the last axis; a weight tied to an earlier layer's must have its shape.
+Outcome linear_shape(const Graph& g, const Node& node, const Shape& in, DType dtype) {
+  const Attributes& a = node.attrs;
+  if (auto p = float_problem(dtype); !p.empty()) return problem(p);
+  const std::int64_t in_features = in.back();
+  if (a.tied_to >= 0) {
+    const Node& target = g.nodes[static_cast<std::size_t>(a.tied_to)];
+    std::int64_t rows = 0;
+    std::int64_t cols = 0;
+    if (target.op == OpKind::embedding) {
+      rows = target.attrs.num_embeddings;
+      cols = target.attrs.embedding_dim;
+    } else {
+      rows = target.attrs.out_features;
+      cols = g.shape_of(target.inputs[0]).back();
+    }
+    if (rows != a.out_features || cols != in_features) {
+      return problem("'tied_to' " + target.name + " has a weight of shape [" + str(rows) + ", " + str(cols) +
+                         "] but this layer needs [out_features, in_features] = [" + str(a.out_features) + ", " + str(in_features) + "]",
+                     "tied_to");
+    }
+  }
+  Shape out = in;
+  out.back() = a.out_features;
+  return shaped(out);
+}
+
+Outcome softmax_shape(const Attributes& a, const Shape& in, DType dtype) {
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (auto p = float_problem(dtype); !p.empty()) return problem(p);
+  if (a.axis < -rank || a.axis >= rank)
+    return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " + str(-rank) + " to " +
+                       str(rank - 1) + "; the batch dimension is not counted)",
+                   "axis");
+  return shaped(in);
+}
+
+Outcome upsample_shape(const Attributes& a, const Shape& in, DType dtype) {
+  // F.interpolate's output: `size`, or floor(in × scale) per axis.
+  if (auto p = float_problem(dtype); !p.empty()) return problem(p);
+  if (in.size() != 3) return problem("expects a [C, H, W] input, got " + kind_of(in));
+  if (a.size.h > 0 && a.size.w > 0) return shaped({in[0], a.size.h, a.size.w});
+  if (!(a.scale.h > 0.0 && a.scale.w > 0.0)) return problem("needs a positive 'size' or 'scale'", "scale");
+  const std::optional<std::int64_t> oh = upsampled_size(in[1], a.scale.h);
+  const std::optional<std::int64_t> ow = upsampled_size(in[2], a.scale.w);
+  if (!oh || !ow) return problem("the scale gives an output of more than 2^31 rows or columns", "scale");
+  if (*oh < 1 || *ow < 1) {
+    return problem("the scale " + format_factor(a.scale.h) + "x" + format_factor(a.scale.w) + " of the input " + str(in[1]) + "x" + str(in[2]) +
+                       " leaves an empty output (floor(in × scale) = " + str(*oh) + "x" + str(*ow) + ")",
+                   "scale");
+  }
+  return shaped({in[0], *oh, *ow});
+}
+
+Outcome matmul_shape(const Graph& g, const Node& node, const Shape& in, DType dtype) {
+  // [..., M, K]·[..., K, N]: the axes before the last two right-aligned and broadcast (each
+  // equal, or 1 or missing in one of them), as torch.matmul and ONNX MatMul do.
+  const Shape& other = g.shape_of(node.inputs[1]);
+  if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem("matmul takes float32 tensors, got int32 input");
+  const std::string what = "matmul takes [..., M, K] and [..., K, N] whose leading axes broadcast, got ";
+  if (in.size() < 2 || other.size() < 2) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+  if (in.back() != other[other.size() - 2]) return problem(what + kind_of(in) + " and " + kind_of(other) + " (K differs)", "inputs");
+  const std::size_t lead = std::max(in.size(), other.size()) - 2;
+  Shape out(lead + 2, 1);
+  for (std::size_t d = 0; d < lead; ++d) {
+    const std::int64_t x = d + in.size() >= lead + 2 ? in[d + in.size() - lead - 2] : 1;
+    const std::int64_t y = d + other.size() >= lead + 2 ? other[d + other.size() - lead - 2] : 1;
+    if (x != y && x != 1 && y != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
+    out[d] = std::max(x, y);
+  }
+  out[lead] = in[in.size() - 2];
+  out[lead + 1] = other.back();
+  return shaped(out);
+}
+
+// Self-attention over [T, D], the heads splitting D.
+Outcome attention_shape(const Attributes& a, const Shape& in, DType dtype) {
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (dtype != DType::f32 || rank != 2) return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
+  if (in[1] % a.heads != 0) return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
+  return shaped(in);
+}
+
 // Long: one case per op of the other families (the element-wise ones come from the op table), each
 // a few lines of PyTorch's shape rule; split, the rules would only be further from one another.
 Outcome infer_node(const Graph& g, const Node& node) {
@@ -326,13 +413,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
   const Shape& in = g.shape_of(node.inputs[0]);
   const DType dtype = g.dtype_of(node.inputs[0]);
   const auto rank = static_cast<std::int64_t>(in.size());
-  auto need_float = [&]() -> std::string {
-    return dtype == DType::f32 ? std::string() : "expects float32 input, got int32 token ids; add an embedding first";
-  };
-  auto need_chw = [&]() -> std::string {
-    if (!need_float().empty()) return need_float();
-    return rank == 3 ? std::string() : "expects a [C, H, W] input, got " + kind_of(in);
-  };
+  auto need_float = [&] { return float_problem(dtype); };
 
   // An element-wise unary op (the op table's family): float in, the same shape out.
   if (op_info(node.op).family == OpFamily::elementwise_unary) {
@@ -357,53 +438,12 @@ Outcome infer_node(const Graph& g, const Node& node) {
   }
   if (const ops::RecurrentDefinition* recurrent = recurrent_definition(node.op)) return recurrent_shape(*recurrent, g, node, in, dtype);
   switch (node.op) {
-    case OpKind::linear: {
-      if (auto p = need_float(); !p.empty()) return problem(p);
-      const std::int64_t in_features = in.back();
-      if (a.tied_to >= 0) {
-        const Node& target = g.nodes[static_cast<std::size_t>(a.tied_to)];
-        std::int64_t rows = 0;
-        std::int64_t cols = 0;
-        if (target.op == OpKind::embedding) {
-          rows = target.attrs.num_embeddings;
-          cols = target.attrs.embedding_dim;
-        } else {
-          rows = target.attrs.out_features;
-          cols = g.shape_of(target.inputs[0]).back();
-        }
-        if (rows != a.out_features || cols != in_features) {
-          return problem("'tied_to' " + target.name + " has a weight of shape [" + str(rows) + ", " + str(cols) +
-                             "] but this layer needs [out_features, in_features] = [" + str(a.out_features) + ", " + str(in_features) + "]",
-                         "tied_to");
-        }
-      }
-      Shape out = in;
-      out.back() = a.out_features;
-      return shaped(out);
-    }
-    case OpKind::softmax: {
-      if (auto p = need_float(); !p.empty()) return problem(p);
-      if (a.axis < -rank || a.axis >= rank)
-        return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in) + " (valid: " + str(-rank) + " to " +
-                           str(rank - 1) + "; the batch dimension is not counted)",
-                       "axis");
-      return shaped(in);
-    }
-    case OpKind::upsample: {
-      // F.interpolate's output: `size`, or floor(in × scale) per axis.
-      if (auto p = need_chw(); !p.empty()) return problem(p);
-      if (a.size.h > 0 && a.size.w > 0) return shaped({in[0], a.size.h, a.size.w});
-      if (!(a.scale.h > 0.0 && a.scale.w > 0.0)) return problem("needs a positive 'size' or 'scale'", "scale");
-      const std::optional<std::int64_t> oh = upsampled_size(in[1], a.scale.h);
-      const std::optional<std::int64_t> ow = upsampled_size(in[2], a.scale.w);
-      if (!oh || !ow) return problem("the scale gives an output of more than 2^31 rows or columns", "scale");
-      if (*oh < 1 || *ow < 1) {
-        return problem("the scale " + format_factor(a.scale.h) + "x" + format_factor(a.scale.w) + " of the input " + str(in[1]) + "x" + str(in[2]) +
-                           " leaves an empty output (floor(in × scale) = " + str(*oh) + "x" + str(*ow) + ")",
-                       "scale");
-      }
-      return shaped({in[0], *oh, *ow});
-    }
+    case OpKind::linear:
+      return linear_shape(g, node, in, dtype);
+    case OpKind::softmax:
+      return softmax_shape(a, in, dtype);
+    case OpKind::upsample:
+      return upsample_shape(a, in, dtype);
     case OpKind::reduce:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return reduced_shape(in, a);
@@ -425,26 +465,8 @@ Outcome infer_node(const Graph& g, const Node& node) {
     case OpKind::dropout:
       if (auto p = need_float(); !p.empty()) return problem(p);
       return shaped(in);
-    case OpKind::matmul: {
-      // [..., M, K]·[..., K, N]: the axes before the last two right-aligned and broadcast (each
-      // equal, or 1 or missing in one of them), as torch.matmul and ONNX MatMul do.
-      const Shape& other = g.shape_of(node.inputs[1]);
-      if (dtype != DType::f32 || g.dtype_of(node.inputs[1]) != DType::f32) return problem("matmul takes float32 tensors, got int32 input");
-      const std::string what = "matmul takes [..., M, K] and [..., K, N] whose leading axes broadcast, got ";
-      if (in.size() < 2 || other.size() < 2) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
-      if (in.back() != other[other.size() - 2]) return problem(what + kind_of(in) + " and " + kind_of(other) + " (K differs)", "inputs");
-      const std::size_t lead = std::max(in.size(), other.size()) - 2;
-      Shape out(lead + 2, 1);
-      for (std::size_t d = 0; d < lead; ++d) {
-        const std::int64_t x = d + in.size() >= lead + 2 ? in[d + in.size() - lead - 2] : 1;
-        const std::int64_t y = d + other.size() >= lead + 2 ? other[d + other.size() - lead - 2] : 1;
-        if (x != y && x != 1 && y != 1) return problem(what + kind_of(in) + " and " + kind_of(other), "inputs");
-        out[d] = std::max(x, y);
-      }
-      out[lead] = in[in.size() - 2];
-      out[lead + 1] = other.back();
-      return shaped(out);
-    }
+    case OpKind::matmul:
+      return matmul_shape(g, node, in, dtype);
     case OpKind::concat: {
       if (a.axis < -rank || a.axis >= rank) return problem("axis " + str(a.axis) + " is out of range for a per-sample input " + kind_of(in), "axis");
       const std::int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
@@ -528,10 +550,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
       return shaped(out, dtype);
     }
     case OpKind::attention:
-      if (dtype != DType::f32 || rank != 2)
-        return problem("expects a float32 [T, D] input, got " + std::string(dtype_name(dtype)) + " " + kind_of(in));
-      if (in[1] % a.heads != 0) return problem("heads = " + str(a.heads) + " must divide the model width D = " + str(in[1]), "heads");
-      return shaped(in);
+      return attention_shape(a, in, dtype);
     case OpKind::unsupported:
       // The file's own shape: hwprof knows nothing of the op (with_input_shape refuses a new input).
       return shaped(a.shape, DType::f32);

@@ -22,22 +22,18 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_CONVOLUTION_OPS(HWPROF_DEFINED_NAME)
   HWPROF_DATA_MOVEMENT_OPS(HWPROF_DEFINED_NAME)
   HWPROF_LOOKUP_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_PRODUCT_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
 
-// The rows of every op but the element-wise, pooling, normalization, recurrent, convolution, data-movement and lookup ones, whose rows their
-// definitions make.
+// The rows of the ops that are their own family, in OpKind's order (the families' rows their
+// definitions make).
 std::vector<OpInfo> other_rows() {
   return {
-      {OpKind::linear, "linear", {"out_features", "bias", "tied_to"}, 1, 1, F::gemm, {}},
       {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
-      {OpKind::attention, "attention", {"heads", "causal", "bias"}, 1, 1, F::gemm, {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
-      // matmul: the product of two activations, [..., M, K]·[..., K, N] with the axes before the
-      // last two broadcast as NumPy does (torch.matmul of two tensors, ONNX MatMul).
-      {OpKind::matmul, "matmul", {}, 2, 2, F::gemm, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
       {OpKind::unsupported, "unsupported", {}, 0, -1, F::unmapped, {}},
   };
@@ -82,6 +78,9 @@ const std::vector<OpInfo>& op_table() {
     for (const DataMovementDefinition& d : data_movement_definitions()) {
       rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, d.min_inputs, d.max_inputs, F::data_movement, {}});
     }
+    // The input times its weights, or two activations: the GEMM family, held to its ceiling.
+    for (const ProductDefinition& d : product_definitions())
+      rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, d.inputs, d.inputs, F::gemm, {}});
     for (const LookupDefinition& d : lookup_definitions())
       rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, 1, 1, F::lookup, {}});
     // x, then optionally the initial states its definition names ([D, H] each).

@@ -24,6 +24,7 @@
 #include "ops/lookup.hpp"
 #include "ops/normalization.hpp"
 #include "ops/pooling.hpp"
+#include "ops/product.hpp"
 #include "ops/recurrent.hpp"
 
 namespace hwprof::ops {

@@ -40,13 +40,11 @@ bool is_depthwise(const Node& node, const Shape& input_shape) {
 
 bool runs_blas(const Node& node, const Shape& input_shape) {
   switch (node.op) {
-    case OpKind::linear:
-    case OpKind::attention:
-    case OpKind::matmul:
-      HWPROF_RECURRENT_CASES  // the input's product over every step, then the state's each step
-          return true;
-      HWPROF_CONVOLUTION_CASES  // lowered to GEMMs (src/nn/conv2d.cpp), but for a depthwise kernel
-          return !is_depthwise(node, input_shape);
+    HWPROF_PRODUCT_CASES
+    HWPROF_RECURRENT_CASES  // the input's product over every step, then the state's each step
+        return true;
+    HWPROF_CONVOLUTION_CASES  // lowered to GEMMs (src/nn/conv2d.cpp), but for a depthwise kernel
+        return !is_depthwise(node, input_shape);
     case OpKind::softmax:
     case OpKind::upsample:
     case OpKind::reduce:

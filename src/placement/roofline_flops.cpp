@@ -19,6 +19,21 @@ struct Reasons {
   std::vector<std::string_view> less;  // why measured can fall short of it
 };
 
+// A product's GEMMs are the family's (gemm_reasons); what its kernel does besides them is in
+// its definition (ops/product.cpp).
+void product_reasons(const ops::ProductDefinition& product, bool causal, Reasons& r) {
+  if (product.causal_mask && causal) {
+    r.less.emplace_back(
+        "causal mask: the analytic count is the full T×T products (docs/profile.md); a kernel that skips the masked "
+        "triangle measures about half of Q·Kᵀ and A·V");
+  }
+  if (product.softmax_inside) {
+    r.more.emplace_back(
+        "softmax's exp is evaluated by a polynomial of many FP instructions per score, where the analytic table "
+        "counts a few FLOPs");
+  }
+}
+
 // What the op's own kernel does that the table does not count, or counts that it does not do.
 // Long: one case per op, each its sentences, and every other op named (no default, so that the
 // compiler names a new op it lacks: docs/adding-an-op.md).
@@ -62,17 +77,11 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
         "not count");
     return;
   }
+  if (const ops::ProductDefinition* product = ops::product_definition(op)) {
+    product_reasons(*product, causal, r);
+    return;
+  }
   switch (op) {
-    case OpKind::attention:
-      if (causal) {
-        r.less.emplace_back(
-            "causal mask: the analytic count is the full T×T products (docs/profile.md); a kernel that skips the masked "
-            "triangle measures about half of Q·Kᵀ and A·V");
-      }
-      r.more.emplace_back(
-          "softmax's exp is evaluated by a polynomial of many FP instructions per score, where the analytic table "
-          "counts a few FLOPs");
-      break;
     case OpKind::upsample:
       r.more.emplace_back(
           "bilinear upsampling: the table counts the weighted sum of four neighbours (4 multiplies, 3 adds per "
@@ -87,10 +96,9 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "adds them at the end (a few more adds per output), and a sum's input gradient is a broadcast copy that "
           "retires no FP arithmetic");
       break;
-    case OpKind::matmul:
-    case OpKind::linear:
     case OpKind::softmax:
     case OpKind::unsupported:
+      HWPROF_PRODUCT_CASES
       HWPROF_LOOKUP_CASES
       HWPROF_DATA_MOVEMENT_CASES
       HWPROF_POOLING_CASES

@@ -108,12 +108,19 @@ using Shape = std::vector<std::int64_t>;
   X(cls_token)               \
   X(rel_pos_bias)
 
+// The matrix products (an activation times the layer's weights, or two activations, run as
+// GEMMs), each defined in src/ops/product.cpp (docs/adding-an-op.md): their names in C++.
+#define HWPROF_PRODUCT_OPS(X) \
+  X(linear)                   \
+  X(attention)                \
+  X(matmul)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 // The families' lists, then the ops that are their own (clang-format would run the lists together).
 // clang-format off
 enum class OpKind {
-  linear,
+  HWPROF_PRODUCT_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_CONVOLUTION_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
@@ -122,10 +129,8 @@ enum class OpKind {
   HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_DATA_MOVEMENT_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_LOOKUP_OPS(HWPROF_OP_ENUMERATOR)
-  attention,
   upsample,
   reduce,
-  matmul,
   HWPROF_RECURRENT_OPS(HWPROF_OP_ENUMERATOR)
   // An imported node hwprof cannot map (an ONNX op it has no layer for), kept only when the
   // import is asked to keep them (LoadOptions::keep_unsupported, for `summary`): its output

@@ -29,6 +29,7 @@ HWPROF_NAMED_BY(named_by_the_recurrent_cases, HWPROF_RECURRENT_CASES)
 HWPROF_NAMED_BY(named_by_the_convolution_cases, HWPROF_CONVOLUTION_CASES)
 HWPROF_NAMED_BY(named_by_the_data_movement_cases, HWPROF_DATA_MOVEMENT_CASES)
 HWPROF_NAMED_BY(named_by_the_lookup_cases, HWPROF_LOOKUP_CASES)
+HWPROF_NAMED_BY(named_by_the_product_cases, HWPROF_PRODUCT_CASES)
 #undef HWPROF_NAMED_BY
 
 TEST(OpTable, RowsFollowOpKind) {
@@ -394,6 +395,29 @@ TEST(OpTable, EveryLookupRowHasItsDefinition) {
   EXPECT_FALSE(ops::lookup_definition(OpKind::cls_token)->adds);
   EXPECT_TRUE(ops::lookup_definition(OpKind::pos_embedding)->adds);
   EXPECT_TRUE(ops::lookup_definition(OpKind::rel_pos_bias)->adds);
+}
+
+// The products are the GEMM family's ops without a window: each row is its definition's.
+TEST(OpTable, EveryProductRowHasItsDefinition) {
+  std::size_t rows = 0;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::ProductDefinition* d = ops::product_definition(info.kind);
+    EXPECT_EQ(named_by_the_product_cases(info.kind), d != nullptr) << info.name << ": HWPROF_PRODUCT_CASES and the definitions disagree";
+    if (d == nullptr) continue;
+    ++rows;
+    EXPECT_EQ(info.family, ops::OpFamily::gemm) << info.name;
+    EXPECT_EQ(info.attributes, std::vector<std::string_view>(d->attributes.begin(), d->attributes.end())) << info.name;
+    EXPECT_EQ(info.min_inputs, d->inputs) << info.name;
+    EXPECT_EQ(info.max_inputs, d->inputs) << info.name;
+  }
+  EXPECT_EQ(rows, ops::product_definitions().size());
+  // Two activations (matmul) have no weights, so nothing a new input shape must keep.
+  EXPECT_EQ(ops::product_definition(OpKind::linear)->weight_width, "input features");
+  EXPECT_EQ(ops::product_definition(OpKind::attention)->weight_width, "model width D");
+  EXPECT_TRUE(ops::product_definition(OpKind::matmul)->weight_width.empty());
+  EXPECT_TRUE(ops::product_definition(OpKind::attention)->causal_mask);
+  EXPECT_FALSE(ops::product_definition(OpKind::linear)->softmax_inside);
+  EXPECT_EQ(ops::product_definition(OpKind::conv2d), nullptr);
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {

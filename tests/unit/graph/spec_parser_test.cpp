@@ -511,6 +511,20 @@ TEST(SpecParser, WithInputShapeKeepsTheWeights) {
   auto wider_model = with_input_shape(t, {16, 12});
   ASSERT_FALSE(wider_model.ok());
   EXPECT_THAT(wider_model.error().message, HasSubstr("layer 'pos' (pos_embedding): its weights take 8 model width D"));
+  // The products read their width from their definitions: attention's projections are built
+  // for D; a matmul of two activations has no weights, so any width that multiplies will do.
+  const Graph a = parse_ok(R"json({"input": {"shape": [16, 8]}, "layers": [{"name": "attn", "op": "attention", "heads": 2}]})json", "a.json");
+  auto wider_attention = with_input_shape(a, {16, 12});
+  ASSERT_FALSE(wider_attention.ok());
+  EXPECT_THAT(wider_attention.error().message, HasSubstr("layer 'attn' (attention): its weights take 8 model width D"));
+  const Graph m = parse_ok(R"json({"input": {"shape": [16, 8]}, "layers": [
+    {"name": "t", "op": "transpose", "perm": [1, 0]},
+    {"name": "gram", "op": "matmul", "inputs": ["$input", "t"]}
+  ]})json",
+                           "m.json");
+  auto wider_gram = with_input_shape(m, {4, 12});
+  ASSERT_TRUE(wider_gram.ok()) << wider_gram.error().message;
+  EXPECT_THAT(wider_gram->nodes[1].output_shape, ElementsAre(4, 4));
 }
 
 // Swin's relative position bias: its window is exactly [wh, ww], two positive integers.

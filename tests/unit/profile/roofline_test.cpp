@@ -592,6 +592,14 @@ TEST(FlopsComparison, CausalAttentionBelowAnalyticNamesTheMask) {
   EXPECT_FALSE(any_contains(full.reasons, "causal"));
   const FlopsComparison above = compare_flops(1.5e9, 1e9, OpKind::attention, true);
   EXPECT_TRUE(any_contains(above.reasons, "softmax"));
+  // The other products run only their GEMMs: neither reason is theirs, whatever `causal` says.
+  for (OpKind op : {OpKind::linear, OpKind::matmul}) {
+    const FlopsComparison below = compare_flops(0.55e9, 1e9, op, true);
+    EXPECT_FALSE(any_contains(below.reasons, "causal")) << op_name(op);
+    const FlopsComparison above = compare_flops(1.5e9, 1e9, op, true);
+    EXPECT_TRUE(any_contains(above.reasons, "register tiles")) << op_name(op);
+    EXPECT_FALSE(any_contains(above.reasons, "softmax")) << op_name(op);
+  }
 }
 
 TEST(FlopsComparison, TranscendentalsAndDataMovement) {

@@ -1,0 +1,34 @@
+#include "ops/product.hpp"
+
+#include "ops/definitions.hpp"
+
+namespace hwprof::ops {
+namespace {
+
+constexpr std::string_view kLinear[] = {"out_features", "bias", "tied_to"};
+constexpr std::string_view kAttention[] = {"heads", "causal", "bias"};
+
+// docs/model-specs.md, "Ops and attributes", says what each attribute means; docs/cost.md,
+// "Counting convention", how each product is counted.
+constexpr ProductDefinition kProducts[] = {
+    // nn.Linear: x·Wᵀ over the rows of every leading axis.
+    {OpKind::linear, kLinear, 1, "input features", false, false},
+    // nn.MultiheadAttention's self-attention over [T, D]: the Q, K, V and output projections,
+    // and per head Q·Kᵀ, its softmax and the scores times V (src/nn/attention.cpp).
+    {OpKind::attention, kAttention, 1, "model width D", true, true},
+    // torch.matmul of two activations, ONNX MatMul: [..., M, K]·[..., K, N] with the axes before
+    // the last two broadcast as NumPy does, one GEMM per output matrix.
+    {OpKind::matmul, {}, 2, "", false, false},
+};
+
+}  // namespace
+
+std::span<const ProductDefinition> product_definitions() {
+  return kProducts;
+}
+
+const ProductDefinition* product_definition(OpKind kind) noexcept {
+  return first_definition(kProducts, [&](const ProductDefinition& d) { return d.kind == kind; });
+}
+
+}  // namespace hwprof::ops
