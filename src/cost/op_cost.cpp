@@ -307,34 +307,31 @@ void linear_cost(const Attributes& a, const Shape& in, Count n_in, OpCost& c) {
   c.saves_input = true;
 }
 
-void softmax_cost(const Attributes& a, const Shape& in, Count n, OpCost& c) {
+// Its FLOPs per element and row are its definition's (ops/softmax.cpp); backward reads the output.
+void softmax_cost(const ops::SoftmaxDefinition& def, const Attributes& a, const Shape& in, Count n, OpCost& c) {
   const std::int64_t axis = normalized_axis(a.axis, static_cast<std::int64_t>(in.size()));
   const Count rows = n.value() / in[static_cast<std::size_t>(axis)];
-  c.flops = n * 5 + rows;
-  c.input_grad_flops = n * 4;
+  c.flops = n * def.flops + rows * def.row_flops;
+  c.input_grad_flops = n * def.grad_flops;
   c.saves_output = true;
 }
 
+// Per output element, its mode's FLOPs (ops/upsample.cpp); nothing is kept for backward.
 void upsample_cost(const Attributes& a, Count n, OpCost& c) {
-  // nearest: a gather (0 FLOPs); its backward adds each dy into its source (n adds).
-  // bilinear: each output the weighted sum of its four neighbours, 4 multiplies and 3 adds;
-  // the weights are products of a row's and a column's, which depend on the row or the
-  // column alone and are not counted (O(oh + ow) per call). Backward: dy times each of the
-  // four weights, added into four sources (8n).
-  const bool bilinear = a.mode == UpsampleMode::bilinear;
-  c.flops = bilinear ? n * 7 : Count(0);
-  c.input_grad_flops = bilinear ? n * 8 : n;
+  const ops::UpsampleModeDefinition& mode = ops::upsample_mode(a.mode);
+  c.flops = n * mode.flops;
+  c.input_grad_flops = n * mode.grad_flops;
 }
 
 void reduce_cost(const Attributes& a, Count n, Count n_in, OpCost& c) {
-  // Each output sums its group of k = n_in / n inputs: k − 1 adds, n_in − n in all; a mean
-  // divides each sum by k (n more). Backward: a sum's input gradient is dy broadcast over
-  // the group (a copy, 0 FLOPs); a mean's is dy / k, one division per input element (as
-  // PyTorch's mean backward, dy.expand(...) / k, and the engine's kernel compute it).
-  // Neither keeps a tensor for backward.
-  const bool mean = a.reduce_mode == ReduceMode::mean;
-  c.flops = mean ? n_in : n_in - n;
-  c.input_grad_flops = mean ? n_in : Count(0);
+  // Each output sums its group of k = n_in / n inputs: k − 1 adds, n_in − n in all; a
+  // reduction that divides (a mean, ops/reduce.cpp) divides each sum by k (n more). Backward: a
+  // sum's input gradient is dy broadcast over the group (a copy, 0 FLOPs); a mean's is dy / k,
+  // one division per input element (as PyTorch's mean backward, dy.expand(...) / k, and the
+  // engine's kernel compute it). Neither keeps a tensor for backward.
+  const bool divides = ops::reduce_mode(a.reduce_mode).divides;
+  c.flops = divides ? n_in : n_in - n;
+  c.input_grad_flops = divides ? n_in : Count(0);
 }
 
 void matmul_cost(const Graph& g, const Node& node, const Shape& in, Count n, OpCost& c) {
@@ -420,14 +417,16 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
     c.train_forward_flops = c.flops;
     return c;
   }
+  if (const ops::SoftmaxDefinition* softmax = softmax_definition(node.op)) {
+    softmax_cost(*softmax, a, in, n, c);
+    c.train_forward_flops = c.flops;
+    return c;
+  }
   // A data-movement op whose output is its input's storage moves no bytes (its definition).
   if (const ops::DataMovementDefinition* move = data_movement_definition(node.op)) c.is_view = move->view;
   switch (node.op) {
     case OpKind::linear:
       linear_cost(a, in, n_in, c);
-      break;
-    case OpKind::softmax:
-      softmax_cost(a, in, n, c);
       break;
     case OpKind::upsample:
       upsample_cost(a, n, c);
@@ -518,6 +517,7 @@ OpCost op_cost(const Graph& g, const Node& node, std::int64_t batch) {
       HWPROF_ELEMENTWISE_BINARY_CASES
       HWPROF_RECURRENT_CASES
       HWPROF_CONVOLUTION_CASES
+      HWPROF_SOFTMAX_CASES
       break;  // above, from their definitions
   }
   // Training mode differs from evaluation only for batch norms (their definitions' cost, above)

@@ -55,7 +55,7 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
       return {"model width D", in[1]};
     case OpKind::rel_pos_bias:  // its table has a column per head: [..., heads, N, N]
       return {"heads", in.size() >= 3 ? in[in.size() - 3] : 0};
-    case OpKind::softmax:
+      HWPROF_SOFTMAX_CASES
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::embedding:

@@ -685,11 +685,14 @@ void Importer::map_transpose(const onnx::NodeProto& n) {
 void Importer::map_axis_op(const onnx::NodeProto& n, OpKind op) {
   const Dims& d = dims_of(n.input(0));
   const auto rank = static_cast<std::int64_t>(d.size());
-  std::int64_t axis = attr_int(n, "axis", op == OpKind::softmax ? (opset_ >= 13 ? -1 : 1) : 0);
+  // A softmax (ops/softmax.cpp) normalises along the last axis by default from opset 13 on, and
+  // flattens the axes from `axis` on before it.
+  const bool softmax = ops::softmax_definition(op) != nullptr;
+  std::int64_t axis = attr_int(n, "axis", softmax ? (opset_ >= 13 ? -1 : 1) : 0);
   if (axis < 0) axis += rank;
   if (axis <= 0 || axis >= rank) return unsupported(n, "axis " + std::to_string(attr_int(n, "axis", 0)) + " is the batch axis or out of range");
-  if (op == OpKind::softmax && opset_ < 13 && axis != rank - 1) {
-    return unsupported(n, "before opset 13 Softmax flattens the axes from `axis` on; only the last axis is mapped");
+  if (softmax && opset_ < 13 && axis != rank - 1) {
+    return unsupported(n, "before opset 13 " + n.op_type() + " flattens the axes from `axis` on; only the last axis is mapped");
   }
   std::vector<int> inputs;
   std::vector<std::string> read;  // the inputs, a Concat's empty ones left out
@@ -826,16 +829,18 @@ void Importer::map_resize(const onnx::NodeProto& n) {
   const std::string mode = attr_string(n, "mode", "nearest");
   const std::string coordinates = attr_string(n, "coordinate_transformation_mode", "half_pixel");
   const std::string nearest = attr_string(n, "nearest_mode", "round_prefer_floor");
+  // The mode's definition (ops/upsample.cpp) names Resize's mode; the coordinates each accepts
+  // are PyTorch's exporter's.
+  const ops::UpsampleModeDefinition* def = ops::upsample_mode_for_onnx(mode);
+  if (def == nullptr) return unsupported(n, "attribute mode '" + common::printable_name(mode) + "': only nearest and linear (bilinear) are mapped");
   Attributes a;
-  if (mode == "linear") {
-    a.mode = UpsampleMode::bilinear;
+  a.mode = def->mode;
+  if (a.mode == UpsampleMode::bilinear) {
     if (coordinates != "half_pixel" && coordinates != "pytorch_half_pixel" && coordinates != "align_corners") {
       return unsupported(n, "attribute coordinate_transformation_mode '" + common::printable_name(coordinates) +
                                 "': linear resizing is mapped with half_pixel, pytorch_half_pixel or align_corners (F.interpolate's bilinear)");
     }
     a.align_corners = coordinates == "align_corners";
-  } else if (mode != "nearest") {
-    return unsupported(n, "attribute mode '" + common::printable_name(mode) + "': only nearest and linear (bilinear) are mapped");
   } else if (coordinates != "asymmetric" || nearest != "floor") {
     return unsupported(n, "attributes coordinate_transformation_mode '" + common::printable_name(coordinates) + "' and nearest_mode '" +
                               common::printable_name(nearest) +
@@ -959,8 +964,6 @@ std::span<const OnnxOpRule> Importer::op_rules() {
         maps("MaxPool", [](Importer& m, N n, int) { m.map_pool(n, ops::PoolReduction::max); }),
         maps("AveragePool", [](Importer& m, N n, int) { m.map_pool(n, ops::PoolReduction::average); }),
         maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
-        maps("ReduceMean", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::mean); }),
-        maps("ReduceSum", [](Importer& m, N n, int) { m.map_reduce(n, ReduceMode::sum); }),
         maps("Resize", [](Importer& m, N n, int) { m.map_resize(n); }),
         maps(
             "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),
@@ -979,7 +982,6 @@ std::span<const OnnxOpRule> Importer::op_rules() {
         maps("Squeeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
         maps("Unsqueeze", [](Importer& m, N n, int) { m.map_reshape_like(n); }),
         maps("Transpose", [](Importer& m, N n, int) { m.map_transpose(n); }),
-        maps("Softmax", [](Importer& m, N n, int) { m.map_axis_op(n, OpKind::softmax); }),
         maps("Dropout", [](Importer& m, N n, int x) { m.map_dropout(n, x); }),
         maps("Identity", [](Importer& m, N n, int) { m.alias(n, n.input(0)); }),
         maps("Slice", [](Importer& m, N n, int) { m.map_slice(n); }),
@@ -996,6 +998,10 @@ std::span<const OnnxOpRule> Importer::op_rules() {
     for (const UnaryDefinition& d : unary_definitions()) {
       if (!d.onnx.type.empty()) rules.push_back(maps(d.onnx.type, [](Importer& m, N n, int x) { m.map_unary(n, x); }));
     }
+    for (const ops::ReduceModeDefinition& d : ops::reduce_modes())
+      rules.push_back(maps(d.onnx_type, [](Importer& m, N n, int) { m.map_reduce(n, ops::reduce_mode_for_onnx(n.op_type())->mode); }));
+    for (const ops::SoftmaxDefinition& d : ops::softmax_definitions())
+      rules.push_back(maps(d.onnx_type, [](Importer& m, N n, int) { m.map_axis_op(n, ops::softmax_for_onnx(n.op_type())->kind); }));
     for (const ops::RecurrentDefinition& d : ops::recurrent_definitions())
       rules.push_back(maps(d.onnx_type, [](Importer& m, N n, int) { m.map_recurrent(n, *ops::recurrent_for_onnx(n.op_type())); }));
     return rules;

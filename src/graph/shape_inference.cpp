@@ -440,7 +440,7 @@ Outcome infer_node(const Graph& g, const Node& node) {
   switch (node.op) {
     case OpKind::linear:
       return linear_shape(g, node, in, dtype);
-    case OpKind::softmax:
+      HWPROF_SOFTMAX_CASES
       return softmax_shape(a, in, dtype);
     case OpKind::upsample:
       return upsample_shape(a, in, dtype);

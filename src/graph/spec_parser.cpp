@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -63,6 +64,18 @@ void render_prefix(const json& value, std::size_t limit, std::string& out) {
   } else {
     out += value.dump();
   }
+}
+
+// The names of a mode's definitions, quoted, for "expected ...": "\"a\" or \"b\"" (ops/upsample.cpp,
+// ops/reduce.cpp).
+template <typename Definition>
+std::string either_of(std::span<const Definition> modes) {
+  std::string out;
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (i > 0) out += i + 1 == modes.size() ? " or " : ", ";
+    out += "\"" + std::string(modes[i].name) + "\"";
+  }
+  return out;
 }
 
 std::string describe(const json& value) {
@@ -562,13 +575,9 @@ class SpecReader {
   void read_upsample(Attributes& at, const AttributeReader& a) const {
     if (a.has("mode")) {
       const json& m = a.item["mode"];
-      if (m == "nearest") {
-        at.mode = UpsampleMode::nearest;
-      } else if (m == "bilinear") {
-        at.mode = UpsampleMode::bilinear;
-      } else {
-        a.bad("mode", "\"nearest\" or \"bilinear\"");
-      }
+      const ops::UpsampleModeDefinition* mode = m.is_string() ? ops::upsample_mode_named(m.get<std::string>()) : nullptr;
+      if (mode == nullptr) a.bad("mode", either_of(ops::upsample_modes()));
+      at.mode = mode->mode;
     }
     if (a.has("size") == a.has("scale")) {
       fail_layer(a.has("size") ? a.at("scale") : a.pointer, a.layer, a.op,
@@ -576,22 +585,18 @@ class SpecReader {
     }
     if (a.has("size")) at.size = a.pair("size", {}, 1, "a positive");
     if (a.has("scale")) at.scale = a.factors("scale");
-    if (a.has("align_corners") && at.mode != UpsampleMode::bilinear)
+    if (a.has("align_corners") && !ops::upsample_mode(at.mode).align_corners)
       fail_layer(a.at("align_corners"), a.layer, a.op, "'align_corners' is for mode \"bilinear\" only (PyTorch's rule)");
     at.align_corners = a.boolean("align_corners", false);
   }
 
   // reduce: a mode, a non-empty list of per-sample axes, keepdims (ONNX's default, true).
   void read_reduce(Attributes& at, const AttributeReader& a) const {
-    a.require("mode", "\"sum\" or \"mean\"");
+    a.require("mode", either_of(ops::reduce_modes()));
     const json& m = a.item["mode"];
-    if (m == "sum") {
-      at.reduce_mode = ReduceMode::sum;
-    } else if (m == "mean") {
-      at.reduce_mode = ReduceMode::mean;
-    } else {
-      a.bad("mode", "\"sum\" or \"mean\"");
-    }
+    const ops::ReduceModeDefinition* mode = m.is_string() ? ops::reduce_mode_named(m.get<std::string>()) : nullptr;
+    if (mode == nullptr) a.bad("mode", either_of(ops::reduce_modes()));
+    at.reduce_mode = mode->mode;
     const std::string expected =
         "a non-empty list of at most " + std::to_string(kMaxRank) + " per-sample axes, e.g. [1, 2] (the batch axis is not one)";
     a.require("axes", expected);
@@ -754,7 +759,7 @@ class SpecReader {
           at.tied_to = target;
         }
         break;
-      case OpKind::softmax:
+        HWPROF_SOFTMAX_CASES
         at.axis = a.signed_integer("axis", -1);
         break;
       case OpKind::upsample:

@@ -187,7 +187,7 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
       break;
     }
     case OpKind::matmul:
-    case OpKind::softmax:
+      HWPROF_SOFTMAX_CASES
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::unsupported:

@@ -426,7 +426,7 @@ class UpsampleLayer final : public Layer {
 class ReduceLayer final : public Layer {
  public:
   ReduceLayer(const Node& node, const Shape& in) : in_(in), out_(node.output_shape) {
-    g_.mean = node.attrs.reduce_mode == ReduceMode::mean;
+    g_.mean = ops::reduce_mode(node.attrs.reduce_mode).divides;
     g_.shape.assign(in.size() + 1, 1);
     g_.reduced.assign(in.size() + 1, 0);
     for (std::size_t d = 0; d < in.size(); ++d) g_.shape[d + 1] = in[d];
@@ -1209,7 +1209,7 @@ std::unique_ptr<Layer> make_layer(const Graph& graph, int layer, std::span<Param
   switch (node.op) {
     case OpKind::linear:
       return std::make_unique<LinearLayer>(node, in.back(), params);
-    case OpKind::softmax:
+      HWPROF_SOFTMAX_CASES
       return std::make_unique<SoftmaxLayer>(node, in);
     case OpKind::matmul:
       return std::make_unique<MatmulLayer>();

@@ -23,6 +23,7 @@ std::string_view defined_name(OpKind kind) {
   HWPROF_DATA_MOVEMENT_OPS(HWPROF_DEFINED_NAME)
   HWPROF_LOOKUP_OPS(HWPROF_DEFINED_NAME)
   HWPROF_PRODUCT_OPS(HWPROF_DEFINED_NAME)
+  HWPROF_SOFTMAX_OPS(HWPROF_DEFINED_NAME)
 #undef HWPROF_DEFINED_NAME
   return {};
 }
@@ -31,7 +32,6 @@ std::string_view defined_name(OpKind kind) {
 // definitions make).
 std::vector<OpInfo> other_rows() {
   return {
-      {OpKind::softmax, "softmax", {"axis"}, 1, 1, F::softmax, {}},
       {OpKind::upsample, "upsample", {"mode", "size", "scale", "align_corners"}, 1, 1, F::resampling, {}},
       {OpKind::reduce, "reduce", {"mode", "axes", "keepdims"}, 1, 1, F::reduction, {}},
       // Only an ONNX import makes it (LoadOptions::keep_unsupported); a spec cannot name it.
@@ -81,6 +81,8 @@ const std::vector<OpInfo>& op_table() {
     // The input times its weights, or two activations: the GEMM family, held to its ceiling.
     for (const ProductDefinition& d : product_definitions())
       rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, d.inputs, d.inputs, F::gemm, {}});
+    // One axis to normalise along.
+    for (const SoftmaxDefinition& d : softmax_definitions()) rows.push_back({d.kind, defined_name(d.kind), {"axis"}, 1, 1, F::softmax, {}});
     for (const LookupDefinition& d : lookup_definitions())
       rows.push_back({d.kind, defined_name(d.kind), {d.attributes.begin(), d.attributes.end()}, 1, 1, F::lookup, {}});
     // x, then optionally the initial states its definition names ([D, H] each).
@@ -118,8 +120,8 @@ ComputeRoof compute_roof_of(const Node& node, bool forward) {
     return roof;
   }
   if (!forward) return roof;
-  if (node.op == OpKind::softmax) {
-    roof.function = "exp";
+  if (const SoftmaxDefinition* softmax = softmax_definition(node.op)) {
+    roof.function = softmax->function;
   } else if (const UnaryForm* form = unary_form(node); form != nullptr) {
     roof.function = form->traits.transcendental;
   }

@@ -26,6 +26,9 @@
 #include "ops/pooling.hpp"
 #include "ops/product.hpp"
 #include "ops/recurrent.hpp"
+#include "ops/reduce.hpp"
+#include "ops/softmax.hpp"
+#include "ops/upsample.hpp"
 
 namespace hwprof::ops {
 

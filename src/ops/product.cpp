@@ -1,5 +1,7 @@
 #include "ops/product.hpp"
 
+#include <algorithm>
+
 #include "ops/definitions.hpp"
 
 namespace hwprof::ops {
@@ -7,18 +9,21 @@ namespace {
 
 constexpr std::string_view kLinear[] = {"out_features", "bias", "tied_to"};
 constexpr std::string_view kAttention[] = {"heads", "causal", "bias"};
+// Every ATen matrix product, with or without a bias or batch axes, is counted as a linear layer
+// over the rows of its left operand (its own batch axes, and the right one's it broadcasts).
+constexpr std::string_view kLinearAten[] = {"linear", "addmm", "mm", "bmm", "matmul", "baddbmm"};
 
 // docs/model-specs.md, "Ops and attributes", says what each attribute means; docs/cost.md,
 // "Counting convention", how each product is counted.
 constexpr ProductDefinition kProducts[] = {
     // nn.Linear: x·Wᵀ over the rows of every leading axis.
-    {OpKind::linear, kLinear, 1, "input features", false, false},
+    {OpKind::linear, kLinear, 1, "input features", false, false, kLinearAten},
     // nn.MultiheadAttention's self-attention over [T, D]: the Q, K, V and output projections,
     // and per head Q·Kᵀ, its softmax and the scores times V (src/nn/attention.cpp).
-    {OpKind::attention, kAttention, 1, "model width D", true, true},
+    {OpKind::attention, kAttention, 1, "model width D", true, true, {}},
     // torch.matmul of two activations, ONNX MatMul: [..., M, K]·[..., K, N] with the axes before
     // the last two broadcast as NumPy does, one GEMM per output matrix.
-    {OpKind::matmul, {}, 2, "", false, false},
+    {OpKind::matmul, {}, 2, "", false, false, {}},
 };
 
 }  // namespace
@@ -29,6 +34,11 @@ std::span<const ProductDefinition> product_definitions() {
 
 const ProductDefinition* product_definition(OpKind kind) noexcept {
   return first_definition(kProducts, [&](const ProductDefinition& d) { return d.kind == kind; });
+}
+
+const ProductDefinition* product_for_aten(std::string_view name) noexcept {
+  return first_definition(
+      kProducts, [&](const ProductDefinition& d) { return std::find(d.aten_names.begin(), d.aten_names.end(), name) != d.aten_names.end(); });
 }
 
 }  // namespace hwprof::ops

@@ -45,7 +45,7 @@ bool runs_blas(const Node& node, const Shape& input_shape) {
         return true;
     HWPROF_CONVOLUTION_CASES  // lowered to GEMMs (src/nn/conv2d.cpp), but for a depthwise kernel
         return !is_depthwise(node, input_shape);
-    case OpKind::softmax:
+    HWPROF_SOFTMAX_CASES
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::unsupported:
@@ -124,7 +124,7 @@ std::optional<GemmShape> forward_gemm(const Node& node, const Shape& in, std::in
         const std::int64_t gates = ops::recurrent_definition(node.op)->gates;
         return GemmShape{batch, gates * a.hidden_size, a.hidden_size, in[0] * (a.bidirectional ? 2 : 1)};
       }
-    case OpKind::softmax:
+      HWPROF_SOFTMAX_CASES
     case OpKind::upsample:
     case OpKind::reduce:
     case OpKind::unsupported:

@@ -96,7 +96,7 @@ void kernel_reasons(OpKind op, bool causal, Reasons& r) {
           "adds them at the end (a few more adds per output), and a sum's input gradient is a broadcast copy that "
           "retires no FP arithmetic");
       break;
-    case OpKind::softmax:
+      HWPROF_SOFTMAX_CASES
     case OpKind::unsupported:
       HWPROF_PRODUCT_CASES
       HWPROF_LOOKUP_CASES
@@ -141,7 +141,7 @@ Reasons reasons_for(OpKind op, bool causal) {
   const ops::OpInfo& info = ops::op_info(op);
   if (info.family == ops::OpFamily::gemm) gemm_reasons(r);
   // By what the op's definition says it evaluates: transcendental functions, max/min, or nothing.
-  if (!info.unary.transcendental.empty() || op == OpKind::softmax) transcendental_reasons(r);
+  if (!info.unary.transcendental.empty() || ops::softmax_definition(op) != nullptr) transcendental_reasons(r);
   const ops::PoolingDefinition* pool = ops::pooling_definition(op);
   if (info.unary.max_min || (pool != nullptr && pool->reduction == ops::PoolReduction::max)) {
     r.less.emplace_back(

@@ -430,12 +430,10 @@ std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
   op = op.substr(0, op.find('.'));  // "upsample_nearest2d.vec" → "upsample_nearest2d"
   const bool backward = is_backward_name(op);
   const std::string_view forward_op = backward ? op.substr(0, op.size() - 9) : op;
+  const ops::UpsampleModeDefinition* mode = ops::upsample_mode_for_aten(forward_op);
+  if (mode == nullptr) return std::nullopt;
   Attributes a;
-  if (forward_op == "upsample_bilinear2d") {
-    a.mode = UpsampleMode::bilinear;
-  } else if (forward_op != "upsample_nearest2d") {
-    return std::nullopt;
-  }
+  a.mode = mode->mode;
   const AtenArg* x = tensor(c, 0);  // the input, or the output's gradient
   const AtenArg* in_size = backward ? arg(c, 2) : nullptr;
   const AtenArg* out_size = arg(c, 1);
@@ -446,13 +444,13 @@ std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
     a.size = {x->dims[2], x->dims[3]};
   } else if (out_size != nullptr && out_size->kind == AtenArgKind::ints && out_size->rank == 2) {
     a.size = {out_size->dims[0], out_size->dims[1]};
-  } else if (const AtenArg* scales = arg(c, a.mode == UpsampleMode::bilinear ? 3 : 2);
+  } else if (const AtenArg* scales = arg(c, mode->align_corners ? 3 : 2);
              scales != nullptr && scales->kind == AtenArgKind::reals && scales->rank == 2) {
     a.scale = {scales->reals[0], scales->reals[1]};  // .vec(input, None, [align_corners,] scale_factors)
   } else {
     return std::nullopt;
   }
-  a.align_corners = a.mode == UpsampleMode::bilinear && flag(c, backward ? 3 : 2, false);
+  a.align_corners = mode->align_corners && flag(c, backward ? 3 : 2, false);
   auto n = node_cost(OpKind::upsample, Shape{in[1], in[2], in[3]}, a, in[0]);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
@@ -469,11 +467,11 @@ std::optional<AtenCost> upsampling(const AtenCall& c, std::string_view op) {
 // op table has). An absent or empty dim is every axis, as PyTorch reads it. Their backward
 // (sum: dy expanded, a view; mean: that divided by k, an aten::div) is dispatched as those
 // ops, so no backward name is mapped here; the forward carries the node's backward.
-std::optional<AtenCost> reduction(const AtenCall& c, std::string_view op) {
+std::optional<AtenCost> reduction(const AtenCall& c, const ops::ReduceModeDefinition& mode) {
   const AtenArg* x = tensor(c, 0);
   if (!floating(x)) return std::nullopt;
   Attributes a;
-  a.reduce_mode = op == "mean" ? ReduceMode::mean : ReduceMode::sum;
+  a.reduce_mode = mode.mode;
   const Shape in = x->rank == 0 ? Shape{1} : dims(*x);
   // (self, dtype) has at most two inputs, and its dtype arrives as an integer: not a dim.
   const AtenArg* dim = c.arg_count >= 3 ? arg(c, 1) : nullptr;
@@ -538,13 +536,15 @@ std::optional<AtenCost> recurrent(const AtenCall& c, const ops::RecurrentDefinit
 
 // ---- the rest: softmax, dropout, embedding, data movement ----
 
-std::optional<AtenCost> softmax(const AtenCall& c, std::string_view op) {
-  const bool backward = is_backward_name(op) || op == "_softmax_backward_data" || op == "_log_softmax_backward_data";
+// Forward (self, dim, ...) or the input's gradient (grad_output, output, dim, ...), as the
+// definition that names the op (ops/softmax.cpp) counts it.
+std::optional<AtenCost> softmax(const AtenCall& c, ops::SoftmaxCall call) {
+  const bool backward = call.backward;
   const AtenArg* x = tensor(c, backward ? 1 : 0);
   if (!floating(x) || x->rank == 0) return std::nullopt;
   Attributes a;
   a.axis = integer(c, backward ? 2 : 1, -1);
-  auto n = node_cost(OpKind::softmax, dims(*x), a, 1);
+  auto n = node_cost(call.definition->kind, dims(*x), a, 1);
   if (!n) return std::nullopt;
   if (!backward) return forward(*n);
   return AtenCost{count(n->cost.input_grad_flops), backward_bytes(*n), std::nullopt, {}};
@@ -628,17 +628,15 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
     const std::string_view op = base_name(call.op);
     if (!starts_with(call.op, "aten::")) return std::nullopt;
     if (conv_layout(op)) return convolution(call, op);
-    if (op == "linear" || op == "addmm" || op == "mm" || op == "bmm" || op == "matmul" || op == "baddbmm") return matrix_product(call, op);
+    if (ops::product_for_aten(op) != nullptr) return matrix_product(call, op);
     if (op.find("norm") != std::string_view::npos) return normalization(call, op);
     if (const auto kind = unary_kind(op, call)) return unary(call, op, *kind);
     if (const ops::BinaryDefinition* d = ops::binary_for_aten(op)) return binary(call, d->kind);
     if (op.find("pool") != std::string_view::npos) return pooling(call, op);  // nullopt where no definition names it
     if (starts_with(op, "upsample_")) return upsampling(call, op);
-    if (op == "sum" || op == "mean") return reduction(call, op);
+    if (const ops::ReduceModeDefinition* mode = ops::reduce_mode_for_aten(op)) return reduction(call, *mode);
     if (const ops::RecurrentDefinition* d = ops::recurrent_for_aten(op.substr(0, op.find('.')))) return recurrent(call, *d);
-    if (op == "softmax" || op == "_softmax" || op == "log_softmax" || op == "_log_softmax" || op == "_softmax_backward_data" ||
-        op == "_log_softmax_backward_data")
-      return softmax(call, op);
+    if (const ops::SoftmaxCall softmax_call = ops::softmax_for_aten(op); softmax_call.definition != nullptr) return softmax(call, softmax_call);
     if (op == "dropout" || op == "native_dropout" || op == "feature_dropout" || op == "native_dropout_backward") return dropout(call, op);
     if (op == "embedding" || op == "embedding_dense_backward" || op == "embedding_backward") return embedding(call, op);
     return data_movement(call, op);
@@ -658,8 +656,7 @@ std::optional<AtenCost> aten_cost(const AtenCall& call) {
 bool aten_gemm_backed(const AtenCall& call) noexcept {
   if (!starts_with(call.op, "aten::")) return false;
   const std::string_view op = base_name(call.op);
-  return conv_layout(op).has_value() || op == "convolution_backward" || op == "linear" || op == "addmm" || op == "mm" || op == "bmm" ||
-         op == "matmul" || op == "baddbmm";
+  return conv_layout(op).has_value() || op == "convolution_backward" || ops::product_for_aten(op) != nullptr;
 }
 
 std::int64_t blas_gemm_mnk(const AtenCall& call) noexcept {

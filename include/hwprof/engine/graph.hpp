@@ -115,6 +115,10 @@ using Shape = std::vector<std::int64_t>;
   X(attention)                \
   X(matmul)
 
+// The softmax ops (a normalised exponential along one axis), each defined in src/ops/softmax.cpp
+// (docs/adding-an-op.md): their names in C++.
+#define HWPROF_SOFTMAX_OPS(X) X(softmax)
+
 #define HWPROF_OP_ENUMERATOR(name) name,
 
 // The families' lists, then the ops that are their own (clang-format would run the lists together).
@@ -124,7 +128,7 @@ enum class OpKind {
   HWPROF_CONVOLUTION_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_NORMALIZATION_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_ELEMENTWISE_UNARY_OPS(HWPROF_OP_ENUMERATOR)
-  softmax,
+  HWPROF_SOFTMAX_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_POOLING_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_ELEMENTWISE_BINARY_OPS(HWPROF_OP_ENUMERATOR)
   HWPROF_DATA_MOVEMENT_OPS(HWPROF_OP_ENUMERATOR)
@@ -145,10 +149,11 @@ enum class OpKind {
 enum class GeluApproximation { none, tanh };
 
 // upsample's interpolation: PyTorch's F.interpolate mode "nearest" (its legacy nearest, the
-// source index floored) or "bilinear".
+// source index floored) or "bilinear"; each defined in src/ops/upsample.cpp.
 enum class UpsampleMode { nearest, bilinear };
 
-// reduce's reduction: torch.sum / torch.mean over the given axes (ONNX ReduceSum / ReduceMean).
+// reduce's reduction: torch.sum / torch.mean over the given axes (ONNX ReduceSum / ReduceMean);
+// each defined in src/ops/reduce.cpp.
 enum class ReduceMode { sum, mean };
 
 // pad's fill: a constant value, the input mirrored without repeating the edge (PyTorch's

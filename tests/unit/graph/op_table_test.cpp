@@ -30,6 +30,7 @@ HWPROF_NAMED_BY(named_by_the_convolution_cases, HWPROF_CONVOLUTION_CASES)
 HWPROF_NAMED_BY(named_by_the_data_movement_cases, HWPROF_DATA_MOVEMENT_CASES)
 HWPROF_NAMED_BY(named_by_the_lookup_cases, HWPROF_LOOKUP_CASES)
 HWPROF_NAMED_BY(named_by_the_product_cases, HWPROF_PRODUCT_CASES)
+HWPROF_NAMED_BY(named_by_the_softmax_cases, HWPROF_SOFTMAX_CASES)
 #undef HWPROF_NAMED_BY
 
 TEST(OpTable, RowsFollowOpKind) {
@@ -409,7 +410,12 @@ TEST(OpTable, EveryProductRowHasItsDefinition) {
     EXPECT_EQ(info.attributes, std::vector<std::string_view>(d->attributes.begin(), d->attributes.end())) << info.name;
     EXPECT_EQ(info.min_inputs, d->inputs) << info.name;
     EXPECT_EQ(info.max_inputs, d->inputs) << info.name;
+    for (std::string_view name : d->aten_names) EXPECT_EQ(ops::product_for_aten(name), d) << name;
   }
+  // Every ATen matrix product is counted as a linear layer over its left operand's rows.
+  EXPECT_EQ(ops::product_for_aten("addmm")->kind, OpKind::linear);
+  EXPECT_EQ(ops::product_for_aten("bmm")->kind, OpKind::linear);
+  EXPECT_EQ(ops::product_for_aten("conv2d"), nullptr);
   EXPECT_EQ(rows, ops::product_definitions().size());
   // Two activations (matmul) have no weights, so nothing a new input shape must keep.
   EXPECT_EQ(ops::product_definition(OpKind::linear)->weight_width, "input features");
@@ -418,6 +424,61 @@ TEST(OpTable, EveryProductRowHasItsDefinition) {
   EXPECT_TRUE(ops::product_definition(OpKind::attention)->causal_mask);
   EXPECT_FALSE(ops::product_definition(OpKind::linear)->softmax_inside);
   EXPECT_EQ(ops::product_definition(OpKind::conv2d), nullptr);
+}
+
+TEST(OpTable, EverySoftmaxRowHasItsDefinition) {
+  std::size_t rows = 0;
+  for (const ops::OpInfo& info : ops::op_table()) {
+    const ops::SoftmaxDefinition* d = ops::softmax_definition(info.kind);
+    const bool softmax = info.family == ops::OpFamily::softmax;
+    EXPECT_EQ(named_by_the_softmax_cases(info.kind), softmax) << info.name << ": HWPROF_SOFTMAX_CASES and the table disagree";
+    EXPECT_EQ(d != nullptr, softmax) << info.name;
+    if (d == nullptr) continue;
+    ++rows;
+    EXPECT_EQ(info.attributes, std::vector<std::string_view>{"axis"});
+    EXPECT_FALSE(d->function.empty()) << info.name << ": its roof is a function's rate";
+    EXPECT_EQ(ops::softmax_for_onnx(d->onnx_type), d) << info.name;
+    for (std::string_view name : d->aten_forward) {
+      EXPECT_EQ(ops::softmax_for_aten(name).definition, d) << name;
+      EXPECT_FALSE(ops::softmax_for_aten(name).backward) << name;
+    }
+    for (std::string_view name : d->aten_backward) {
+      EXPECT_EQ(ops::softmax_for_aten(name).definition, d) << name;
+      EXPECT_TRUE(ops::softmax_for_aten(name).backward) << name;
+    }
+  }
+  EXPECT_EQ(rows, ops::softmax_definitions().size());
+  EXPECT_EQ(ops::softmax_for_aten("softmax_backward").definition, nullptr);
+  EXPECT_EQ(ops::softmax_for_onnx("Hardmax"), nullptr);
+}
+
+// upsample's and reduce's modes: one definition each, in their enums' order, found by each name
+// a spec, an ONNX node and a PyTorch call give them.
+TEST(OpTable, UpsampleAndReduceModesHaveTheirDefinitions) {
+  for (std::size_t i = 0; i < ops::upsample_modes().size(); ++i) {
+    const ops::UpsampleModeDefinition& d = ops::upsample_modes()[i];
+    EXPECT_EQ(static_cast<std::size_t>(d.mode), i) << d.name;
+    EXPECT_EQ(&ops::upsample_mode(d.mode), &d);
+    EXPECT_EQ(ops::upsample_mode_named(d.name), &d);
+    EXPECT_EQ(ops::upsample_mode_for_onnx(d.onnx_mode), &d);
+    EXPECT_EQ(ops::upsample_mode_for_aten(d.aten_name), &d);
+  }
+  EXPECT_EQ(ops::upsample_modes().size(), 2u);
+  EXPECT_EQ(ops::upsample_mode_for_onnx("linear")->mode, UpsampleMode::bilinear) << "Resize calls bilinear 'linear'";
+  EXPECT_TRUE(ops::upsample_mode(UpsampleMode::bilinear).align_corners);
+  EXPECT_FALSE(ops::upsample_mode(UpsampleMode::nearest).align_corners) << "PyTorch refuses align_corners for nearest";
+  EXPECT_EQ(ops::upsample_mode_named("bicubic"), nullptr);
+  for (std::size_t i = 0; i < ops::reduce_modes().size(); ++i) {
+    const ops::ReduceModeDefinition& d = ops::reduce_modes()[i];
+    EXPECT_EQ(static_cast<std::size_t>(d.mode), i) << d.name;
+    EXPECT_EQ(&ops::reduce_mode(d.mode), &d);
+    EXPECT_EQ(ops::reduce_mode_named(d.name), &d);
+    EXPECT_EQ(ops::reduce_mode_for_onnx(d.onnx_type), &d);
+    EXPECT_EQ(ops::reduce_mode_for_aten(d.aten_name), &d);
+  }
+  EXPECT_TRUE(ops::reduce_mode(ReduceMode::mean).divides);
+  EXPECT_FALSE(ops::reduce_mode(ReduceMode::sum).divides);
+  EXPECT_EQ(ops::reduce_mode_for_onnx("ReduceMax"), nullptr);
 }
 
 TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {

@@ -596,9 +596,9 @@ TEST(FlopsComparison, CausalAttentionBelowAnalyticNamesTheMask) {
   for (OpKind op : {OpKind::linear, OpKind::matmul}) {
     const FlopsComparison below = compare_flops(0.55e9, 1e9, op, true);
     EXPECT_FALSE(any_contains(below.reasons, "causal")) << op_name(op);
-    const FlopsComparison above = compare_flops(1.5e9, 1e9, op, true);
-    EXPECT_TRUE(any_contains(above.reasons, "register tiles")) << op_name(op);
-    EXPECT_FALSE(any_contains(above.reasons, "softmax")) << op_name(op);
+    const FlopsComparison product_above = compare_flops(1.5e9, 1e9, op, true);
+    EXPECT_TRUE(any_contains(product_above.reasons, "register tiles")) << op_name(op);
+    EXPECT_FALSE(any_contains(product_above.reasons, "softmax")) << op_name(op);
   }
 }
 
