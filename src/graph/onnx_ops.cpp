@@ -966,14 +966,6 @@ std::span<const OnnxOpRule> Importer::op_rules() {
         maps("GlobalAveragePool", [](Importer& m, N n, int x) { m.map_global_avgpool(n, x); }),
         maps("Resize", [](Importer& m, N n, int) { m.map_resize(n); }),
         maps(
-            "Add", [](Importer& m, N n, int) { m.map_add(n); }, In::any),
-        maps(
-            "Sub", [](Importer& m, N n, int) { m.map_binary(n, OpKind::sub); }, In::any),
-        maps(
-            "Mul", [](Importer& m, N n, int) { m.map_binary(n, OpKind::mul); }, In::any),
-        maps(
-            "Div", [](Importer& m, N n, int) { m.map_binary(n, OpKind::div); }, In::any),
-        maps(
             "Concat", [](Importer& m, N n, int) { m.map_concat(n); }, In::any),
         maps(
             "Gather", [](Importer& m, N n, int) { m.map_gather(n); }, In::unread),
@@ -997,6 +989,17 @@ std::span<const OnnxOpRule> Importer::op_rules() {
     // The element-wise unary ops, each as its definition maps it.
     for (const UnaryDefinition& d : unary_definitions()) {
       if (!d.onnx.type.empty()) rules.push_back(maps(d.onnx.type, [](Importer& m, N n, int x) { m.map_unary(n, x); }));
+    }
+    // The element-wise binary ops, each as its definition names it (either input may be the
+    // constant); an Add is first tried as the patterns an exporter writes as one (map_add).
+    for (const ops::BinaryDefinition& d : ops::binary_definitions()) {
+      rules.push_back(maps(
+          d.onnx,
+          [](Importer& m, N n, int) {
+            const OpKind op = ops::binary_for_onnx(n.op_type())->kind;
+            op == OpKind::add ? m.map_add(n) : m.map_binary(n, op);
+          },
+          In::any));
     }
     for (const ops::ReduceModeDefinition& d : ops::reduce_modes())
       rules.push_back(maps(d.onnx_type, [](Importer& m, N n, int) { m.map_reduce(n, ops::reduce_mode_for_onnx(n.op_type())->mode); }));

@@ -18,10 +18,10 @@ namespace hwprof::ops {
 
 struct UpsampleModeDefinition {
   UpsampleMode mode;
-  std::string_view name;  // in a spec, and PyTorch's F.interpolate mode
-  int flops;              // per output element, forward
-  int grad_flops;         // per output element, the input's gradient
-  bool align_corners;     // it takes align_corners (PyTorch's rule: the linear modes only)
+  std::string_view name;       // in a spec, and PyTorch's F.interpolate mode
+  int flops;                   // per output element, forward
+  int grad_flops;              // per output element, the input's gradient
+  bool align_corners;          // it takes align_corners (PyTorch's rule: the linear modes only)
   std::string_view onnx_mode;  // Resize's mode attribute
   std::string_view aten_name;  // the ATen op F.interpolate calls (its backward adds "_backward")
 };
