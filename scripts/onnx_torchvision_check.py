@@ -74,6 +74,10 @@ PUBLISHED = {
     # step (bench/onnx_family_peer.py's); nothing published.
     "lstm_2x256": (None, None),
     "gru_2x256": (None, None),
+    # An audio classifier over raw waveforms (M5-like: Conv1d, BatchNorm1d, MaxPool1d) with a
+    # transposed, grouped and dilated 1-D convolution, average and adaptive pooling, and an MLP head
+    # with a BatchNorm1d over [N, C]; nothing published.
+    "audio_1d": (None, None),
 }
 # The image size a model's published GFLOPS is taken at (its evaluation size), when not 224.
 IMAGE_SIZE = {"efficientnet_v2_s": 384}
@@ -96,17 +100,19 @@ def randomize(model, seed):
                 t.copy_(torch.rand(t.shape, generator=g) + 0.5)
             else:
                 t.copy_(torch.randn(t.shape, generator=g) * 0.05)
+        if hasattr(model, "rescale"):  # a model whose signal the small random values would not carry
+            model.rescale(g)
 
 
 def count_macs(model, x):
     """Exact per-sample MACs by hwprof's convention (docs/cost.md, "Counting convention"), from forward hooks."""
     total = [0]
 
-    def conv(m, inp, out):  # Conv2d and Conv3d: every output element, in/groups·kernel volume
+    def conv(m, inp, out):  # Conv1d, 2d and 3d: every output element, in/groups·kernel volume
         total[0] += out.numel() // out.shape[0] * (m.in_channels // m.groups) * math.prod(m.kernel_size)
 
     def conv_transpose(m, inp, out):
-        # ConvTranspose2d and 3d: every input element meets out_channels/groups·kernel volume
+        # ConvTranspose1d, 2d and 3d: every input element meets out_channels/groups·kernel volume
         # weights (fvcore's count)
         x = inp[0]
         total[0] += x.numel() // x.shape[0] * (m.out_channels // m.groups) * math.prod(m.kernel_size)
@@ -149,9 +155,9 @@ def count_macs(model, x):
             hooks.append(m.register_forward_hook(swin_attention))
         if type(m).__name__ == "HFAttention":  # scripts/make_onnx_fixtures.py's, as Hugging Face writes GPT-2's
             hooks.append(m.register_forward_hook(hf_attention))
-        if isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)):
+        if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)):
             hooks.append(m.register_forward_hook(conv))
-        elif isinstance(m, (torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)):
+        elif isinstance(m, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)):
             hooks.append(m.register_forward_hook(conv_transpose))
         elif isinstance(m, torch.nn.Linear) and not isinstance(m, torch.nn.modules.linear.NonDynamicallyQuantizableLinear):
             hooks.append(m.register_forward_hook(linear))
@@ -187,6 +193,31 @@ class Recurrent(torch.nn.Module):
         return self.fc(self.rnn(x)[0][:, -1])
 
 
+class Audio1d(torch.nn.Module):
+    """A small waveform classifier over [N, 1, 4000] (scripts/onnx_torchvision_check.py's audio_1d)."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.features = nn.Sequential(
+            nn.Conv1d(1, 16, 80, stride=4, padding=38), nn.BatchNorm1d(16), nn.ReLU(), nn.MaxPool1d(4),
+            nn.Conv1d(16, 32, 3, padding=1), nn.BatchNorm1d(32), nn.ReLU(), nn.MaxPool1d(3, stride=2, padding=1, ceil_mode=True),
+            nn.Conv1d(32, 32, 3, padding=2, dilation=2, groups=4), nn.BatchNorm1d(32), nn.ReLU(),
+            nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1, output_padding=1), nn.ReLU(),
+            nn.AvgPool1d(2), nn.AdaptiveAvgPool1d(1), nn.Flatten())
+        self.head = nn.Sequential(nn.Linear(16, 24), nn.BatchNorm1d(24), nn.ReLU(), nn.Linear(24, 10))
+
+    def rescale(self, g):
+        """Batch norms' scales near 1, as trained ones are: 0.05 would shrink the signal 20-fold
+        at each of the four, and the output compared with PyTorch's would be the biases alone."""
+        for m in self.modules():
+            if isinstance(m, torch.nn.BatchNorm1d):
+                m.weight.copy_(1 + 0.1 * torch.randn(m.weight.shape, generator=g))
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
 # Segmentation models, and how they are built: without the auxiliary head the export drops.
 SEGMENTATION = {"lraspp_mobilenet_v3_large": {}, "deeplabv3_mobilenet_v3_large": {"aux_loss": False},
                 "fcn_resnet50": {"aux_loss": False}, "deeplabv3_resnet50": {"aux_loss": False}}
@@ -198,6 +229,8 @@ def build(name, batch):
     if name in ("lstm_2x256", "gru_2x256"):
         model = Recurrent(torch.nn.LSTM if name.startswith("lstm") else torch.nn.GRU)
         return model.eval(), torch.randn(batch, 64, 128, generator=g)
+    if name == "audio_1d":
+        return Audio1d().eval(), torch.randn(batch, 1, 4000, generator=g)
     if name in SEGMENTATION:
         model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, **SEGMENTATION[name])
         size = IMAGE_SIZE.get(name, 224)

@@ -94,9 +94,9 @@
 // Inference memory: every output lives from its layer to its last reader; attention also
 // holds Q, K, V, the context and its H·T² scores (4·T·D + H·T² floats) while it runs.
 //
-// Kept for backward (training memory): linear, conv2d, conv3d, conv_transpose2d, conv_transpose3d, embedding, batchnorm2d, batchnorm3d, layernorm,
+// Kept for backward (training memory): linear, the convolutions, embedding, batchnorm2d, batchnorm3d, layernorm,
 // relu6, gelu, silu, hardswish, hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink and attention keep their input, mul, div and matmul both
-// (the second as an extra); relu, sigmoid, tanh and softmax keep their output; maxpool2d and maxpool3d keep
+// (the second as an extra); relu, sigmoid, tanh and softmax keep their output; the max pools keep
 // int32 indices of their output; dropout a 1-byte mask;
 // layernorm 2 floats per row; batchnorm2d and batchnorm3d 2 floats per channel per batch; attention Q, K, V,
 // the context (4·T·D floats) and its H·T² probabilities; lstm and gru their input, their output (the

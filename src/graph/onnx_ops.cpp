@@ -56,18 +56,17 @@ void set_window(const ops::ConvolutionDefinition& conv, const Dims& kernel, cons
   ops::set_conv_axes(conv, axes, a);
 }
 
-// Per-axis values of a 2-D ([h, w]) or 3-D ([d, h, w]) pooling window as hwprof's attributes
-// keep them: height and width as a Pair, a third axis's value first, into `depth`.
-Pair spatial_pair(const Dims& v, std::int64_t& depth) {
-  if (v.size() == 3) {
-    depth = v[0];
-    return {v[1], v[2]};
-  }
-  return {v.at(0), v.at(1)};
+// A pooling window, one value per spatial axis in ONNX's order (depth, height, width), as its
+// attributes keep it (ops/pooling.cpp).
+void set_pool_window(const ops::PoolingDefinition& pool, const Dims& kernel, const Dims& strides, const Dims& pads, Attributes& a) {
+  ops::PoolAxes axes;
+  axes.count = pool.spatial_axes;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(axes.count); ++i) axes.axis[i] = {kernel.at(i), strides.at(i), pads.at(i), 1};
+  ops::set_pool_axes(pool, axes, a);
 }
 
 std::string axes_word(std::size_t axes) {
-  return axes == 3 ? "3-D" : "2-D";
+  return std::to_string(axes) + "-D";
 }
 
 }  // namespace
@@ -289,7 +288,8 @@ void Importer::add_linear(const onnx::NodeProto& n, Attributes a, std::int64_t k
 }
 
 // BatchNormalization onto the batch norm over the input's spatial axes (ops/normalization.cpp:
-// [N, C, H, W] batchnorm2d, [N, C, D, H, W] batchnorm3d), with its four vectors.
+// [N, C] or [N, C, L] batchnorm1d, [N, C, H, W] batchnorm2d, [N, C, D, H, W] batchnorm3d), with
+// its four vectors.
 void Importer::map_batchnorm(const onnx::NodeProto& n) {
   const auto in = per_sample(n.input(0));
   const ops::NormalizationDefinition* norm =
@@ -324,7 +324,8 @@ void Importer::map_batchnorm(const onnx::NodeProto& n) {
 }
 
 // MaxPool and AveragePool onto the pooling op of that reduction over the input's spatial axes
-// (ops/pooling.cpp: [N, C, H, W] maxpool2d, avgpool2d; [N, C, D, H, W] maxpool3d, avgpool3d).
+// (ops/pooling.cpp: [N, C, L] maxpool1d, avgpool1d; [N, C, H, W] maxpool2d, avgpool2d;
+// [N, C, D, H, W] maxpool3d, avgpool3d).
 void Importer::map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction) {
   const auto in = per_sample(n.input(0));
   const ops::PoolingDefinition* pool = in ? ops::pooling_for(reduction, static_cast<int>(in->size()) - 1) : nullptr;
@@ -337,18 +338,16 @@ void Importer::map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction) 
   Attributes a;
   const Dims kernel = attr_ints(n, "kernel_shape");
   if (kernel.size() != axes) return unsupported(n, "kernel_shape must have " + std::to_string(axes) + " values (a " + axes_word(axes) + " window)");
-  a.kernel = spatial_pair(kernel, a.depth.kernel);
   const auto strides = spatial_attr(n, "strides", axes, 1);  // ONNX's default stride is 1, not the kernel
   if (!strides)
     return unsupported(n, "strides " + dims_text(attr_ints(n, "strides")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
-  a.stride = spatial_pair(*strides, a.depth.stride);
   const auto dil = attr_ints(n, "dilations");
   if (std::any_of(dil.begin(), dil.end(), [](std::int64_t d) { return d != 1; })) return unsupported(n, "dilated pooling is not mapped");
   a.ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
   std::string why;
   auto pads = symmetric_pads(n, *in, kernel, *strides, Dims(axes, 1), &why);
   if (!pads) return unsupported(n, why);
-  a.padding = spatial_pair(*pads, a.depth.padding);
+  set_pool_window(*pool, kernel, *strides, *pads, a);
   const auto nonzero = [](const Dims& v) { return std::any_of(v.begin(), v.end(), [](std::int64_t p) { return p != 0; }); };
   const bool padded = nonzero(*pads);
   if (const Dims extra = take_pad(n.input(0), axes); nonzero(extra)) {
@@ -357,7 +356,7 @@ void Importer::map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction) 
       return unsupported(n, "its input is zero-padded by a Pad node, which only a Conv or an AveragePool can take in");
     }
     for (std::size_t i = 0; i < axes; ++i) (*pads)[i] += extra[i];
-    a.padding = spatial_pair(*pads, a.depth.padding);
+    set_pool_window(*pool, kernel, *strides, *pads, a);
     return (void)add_node(n, op, {values_.at(n.input(0)).node}, a);
   }
   if (average && padded && attr_int(n, "count_include_pad", 0) == 0) {

@@ -490,6 +490,16 @@ class SpecReader {
       if (!s || *s < min) bad(key, expected);
       return {*s, *s};
     }
+    // A 1-D op's window attribute: one integer, or a list [l] of one. The height is `height`, the
+    // window's along an axis of size 1 (a kernel, stride and dilation of 1, no padding).
+    Pair single(const char* key, std::int64_t height, Pair fallback, std::int64_t min, const std::string& what) const {
+      if (!has(key)) return fallback;
+      const json& v = item[key];
+      const std::string expected = what + " integer or a list [l] of one";
+      const auto e = as_integer(v.is_array() && v.size() == 1 ? v[0] : v);
+      if (!e || *e < min) bad(key, expected);
+      return {height, *e};
+    }
     // A 3-D op's window attribute: one integer for the depth, height and width, or a triple
     // [d, h, w] of them. The depth goes to `depth`, the height and width are returned.
     Pair triple(const char* key, std::int64_t& depth, Pair fallback, std::int64_t min, const std::string& what) const {
@@ -527,19 +537,25 @@ class SpecReader {
   };
 
   // A convolution (its definition, ops/convolution.cpp): out_channels, the window per axis (one
-  // integer, or a pair [h, w] in 2-D and a triple [d, h, w] in 3-D), a transposed one's
-  // output_padding, groups and bias, with nn.ConvNd's defaults (docs/model-specs.md, "Ops and
-  // attributes").
+  // integer, or a list [l] in 1-D, a pair [h, w] in 2-D and a triple [d, h, w] in 3-D), a
+  // transposed one's output_padding, groups and bias, with nn.ConvNd's defaults
+  // (docs/model-specs.md, "Ops and attributes").
   void read_conv(const ops::ConvolutionDefinition& conv, Attributes& at, const AttributeReader& a) const {
     const std::string positive = "a positive integer";
     const bool three = conv.spatial_axes == 3;
+    const bool one = conv.spatial_axes == 1;
+    // `fallback.h` is also a 1-D window's height: the attribute's value along an axis it leaves
+    // as it is.
     const auto window = [&](const char* key, std::int64_t& depth, Pair fallback, std::int64_t min, const char* what) {
+      if (one) return a.single(key, fallback.h, fallback, min, what);
       return three ? a.triple(key, depth, fallback, min, what) : a.pair(key, fallback, min, what);
     };
     a.require("out_channels", positive);
-    a.require("kernel", three ? "a positive integer or a triple [d, h, w]" : "a positive integer or a pair [h, w]");
+    a.require("kernel", one     ? "a positive integer or a list [l]"
+                        : three ? "a positive integer or a triple [d, h, w]"
+                                : "a positive integer or a pair [h, w]");
     at.out_channels = a.integer("out_channels", 0, 1, positive);
-    at.kernel = window("kernel", at.depth.kernel, {}, 1, "a positive");
+    at.kernel = window("kernel", at.depth.kernel, {1, 1}, 1, "a positive");
     at.stride = window("stride", at.depth.stride, {1, 1}, 1, "a positive");
     at.padding = window("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
     if (conv.transposed) at.output_padding = window("output_padding", at.depth.output_padding, {0, 0}, 0, "a non-negative");
@@ -550,9 +566,22 @@ class SpecReader {
 
   // A pooling op (its definition, ops/pooling.cpp): a window's kernel, stride (its kernel by
   // default, as PyTorch's), padding and ceil_mode, or an adaptive pool's output size; per axis
-  // one integer, or a pair [h, w] in 2-D and a triple [d, h, w] in 3-D.
+  // one integer, or a list [l] in 1-D, a pair [h, w] in 2-D and a triple [d, h, w] in 3-D.
   void read_pool(const ops::PoolingDefinition& pool, Attributes& at, const AttributeReader& a) const {
     const bool three = pool.spatial_axes == 3;
+    if (pool.spatial_axes == 1) {
+      // The height is a window of 1 (ops/pooling.cpp): kernel, stride and output 1, padding 0.
+      if (pool.reduction == ops::PoolReduction::adaptive_average) {
+        at.output = a.single("output", 1, {1, 1}, 1, "a positive");
+        return;
+      }
+      a.require("kernel", "a positive integer or a list [l]");
+      at.kernel = a.single("kernel", 1, {1, 1}, 1, "a positive");
+      at.stride = a.single("stride", 1, at.kernel, 1, "a positive");
+      at.padding = a.single("padding", 0, {0, 0}, 0, "a non-negative");
+      at.ceil_mode = a.boolean("ceil_mode", false);
+      return;
+    }
     if (pool.reduction == ops::PoolReduction::adaptive_average) {
       at.output = three ? a.triple("output", at.depth.output, {1, 1}, 1, "a positive") : a.pair("output", {1, 1}, 1, "a positive");
       return;

@@ -80,8 +80,10 @@ class LinearLayer final : public Layer {
 // shapes and a node's window.
 Conv2dGeometry conv_geometry(const Attributes& a, const Shape& in, const Shape& out) {
   Conv2dGeometry g;
-  const std::size_t h = in.size() - 2;  // the height's axis: 1, or 2 after a depth
-  if (h == 2) {
+  // [C, L], [C, H, W] or [C, D, H, W]: a 1-D convolution is the 2-D one over a height of 1 (its
+  // attributes' h a window of 1, ops/convolution.cpp), a 2-D one the depth-1 3-D one.
+  const std::size_t spatial = in.size() - 1;
+  if (spatial == 3) {
     g.in_d = in[1];
     g.out_d = out[1];
     g.kernel_d = a.depth.kernel;
@@ -90,11 +92,11 @@ Conv2dGeometry conv_geometry(const Attributes& a, const Shape& in, const Shape& 
     g.dilation_d = a.depth.dilation;
   }
   g.in_channels = in[0];
-  g.in_h = in[h];
-  g.in_w = in[h + 1];
+  g.in_h = spatial >= 2 ? in[spatial - 1] : 1;
+  g.in_w = in[spatial];
   g.out_channels = out[0];
-  g.out_h = out[h];
-  g.out_w = out[h + 1];
+  g.out_h = spatial >= 2 ? out[spatial - 1] : 1;
+  g.out_w = out[spatial];
   g.kernel_h = a.kernel.h;
   g.kernel_w = a.kernel.w;
   g.stride_h = a.stride.h;

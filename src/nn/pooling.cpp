@@ -469,8 +469,10 @@ const PoolKernelRow kPoolKernels[] = {
 }  // namespace
 
 const PoolKernels* pool_kernels(const hwprof::ops::PoolingDefinition& def) noexcept {
+  // A 1-D op runs the 2-D kernels over a height of 1 (pool_geometry gives it a window of 1).
+  const int axes = std::max(def.spatial_axes, 2);
   for (const PoolKernelRow& row : kPoolKernels) {
-    if (row.reduction == def.reduction && row.spatial_axes == def.spatial_axes) return &row.kernels;
+    if (row.reduction == def.reduction && row.spatial_axes == axes) return &row.kernels;
   }
   return nullptr;
 }

@@ -10,10 +10,9 @@ namespace hwprof::ops {
 namespace {
 
 constexpr ConvolutionDefinition kConvolutions[] = {
-    {OpKind::conv2d, false, 2, true, "nn.Conv2d", "Conv"},
-    {OpKind::conv_transpose2d, true, 2, false, "nn.ConvTranspose2d", "ConvTranspose"},
-    {OpKind::conv3d, false, 3, false, "nn.Conv3d", "Conv"},
-    {OpKind::conv_transpose3d, true, 3, false, "nn.ConvTranspose3d", "ConvTranspose"},
+    {OpKind::conv1d, false, 1, true, "nn.Conv1d", "Conv"},  {OpKind::conv_transpose1d, true, 1, false, "nn.ConvTranspose1d", "ConvTranspose"},
+    {OpKind::conv2d, false, 2, true, "nn.Conv2d", "Conv"},  {OpKind::conv_transpose2d, true, 2, false, "nn.ConvTranspose2d", "ConvTranspose"},
+    {OpKind::conv3d, false, 3, false, "nn.Conv3d", "Conv"}, {OpKind::conv_transpose3d, true, 3, false, "nn.ConvTranspose3d", "ConvTranspose"},
 };
 
 // PyTorch's Conv output size along one axis: floor((in + 2·padding − dilation·(kernel − 1) − 1)
@@ -56,7 +55,7 @@ ConvAxes conv_axes(const ConvolutionDefinition& def, const Attributes& a) noexce
   axes.count = def.spatial_axes;
   std::size_t i = 0;
   if (def.spatial_axes == 3) axes.axis[i++] = {a.depth.kernel, a.depth.stride, a.depth.padding, a.depth.dilation, a.depth.output_padding};
-  axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h};
+  if (def.spatial_axes >= 2) axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, a.output_padding.h};
   axes.axis[i] = {a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, a.output_padding.w};
   return axes;
 }
@@ -71,7 +70,8 @@ void set_conv_axes(const ConvolutionDefinition& def, const ConvAxes& axes, Attri
     a.depth.dilation = d.dilation;
     a.depth.output_padding = d.output_padding;
   }
-  const ConvAxis& h = axes.axis[i++];
+  // A 1-D window leaves the height (of size 1) as it is.
+  const ConvAxis h = def.spatial_axes >= 2 ? axes.axis[i++] : ConvAxis{};
   const ConvAxis& w = axes.axis[i];
   a.kernel = {h.kernel, w.kernel};
   a.stride = {h.stride, w.stride};

@@ -28,9 +28,10 @@ struct ConvolutionDefinition {
   // element is scattered through out/groups·kernel weights (nn.ConvTransposeNd, conv's data
   // gradient), with output_padding.
   bool transposed;
-  int spatial_axes;  // 2: a [C, H, W] input; 3: [C, D, H, W]
+  int spatial_axes;  // 1: a [C, L] input; 2: [C, H, W]; 3: [C, D, H, W]
   // A depthwise one (groups = input channels = out_channels) runs the engine's direct per-plane
-  // loops instead of GEMMs (src/nn/conv2d.cpp: 2-D only; every other convolution is GEMMs).
+  // loops instead of GEMMs (src/nn/conv2d.cpp: 1-D and 2-D only; every other convolution is
+  // GEMMs).
   bool direct_depthwise;
   std::string_view module;     // PyTorch's module, for reading
   std::string_view onnx_type;  // the ONNX operator (Conv, ConvTranspose; by the input's axes)
@@ -44,7 +45,8 @@ const ConvolutionDefinition* convolution_definition(OpKind kind) noexcept;
 const ConvolutionDefinition* convolution_for(bool transposed, int spatial_axes) noexcept;
 
 // One spatial axis of a convolution's window: the node's attributes along it (depth, then
-// height, then width; a 2-D op has the last two).
+// height, then width; a 2-D op has the last two, a 1-D op the width alone). The defaults are an
+// axis the window leaves as it is (a kernel, stride and dilation of 1, no padding).
 struct ConvAxis {
   std::int64_t kernel = 1;
   std::int64_t stride = 1;
@@ -60,7 +62,7 @@ struct ConvAxes {
   std::span<const ConvAxis> view() const&& = delete;
 };
 // The node's window per spatial axis, as its attributes keep it (2-D in the pairs' h and w; 3-D
-// with the depth window's first).
+// with the depth window's first; 1-D in the pairs' w, their h an axis of size 1 left as it is).
 ConvAxes conv_axes(const ConvolutionDefinition& def, const Attributes& a) noexcept;
 // The attributes that keep `axes` (the inverse of conv_axes): what the ONNX importer and the
 // PyTorch observer read per axis.

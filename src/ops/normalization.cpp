@@ -9,9 +9,10 @@ namespace {
 using S = NormStatistics;
 
 constexpr NormalizationDefinition kNormalizations[] = {
-    {OpKind::batchnorm2d, S::per_channel, 2, "nn.BatchNorm2d"},
-    {OpKind::batchnorm3d, S::per_channel, 3, "nn.BatchNorm3d"},
-    {OpKind::layernorm, S::per_row, 0, "nn.LayerNorm"},
+    {OpKind::batchnorm1d, S::per_channel, 1, true, "nn.BatchNorm1d"},
+    {OpKind::batchnorm2d, S::per_channel, 2, false, "nn.BatchNorm2d"},
+    {OpKind::batchnorm3d, S::per_channel, 3, false, "nn.BatchNorm3d"},
+    {OpKind::layernorm, S::per_row, 0, false, "nn.LayerNorm"},
 };
 
 }  // namespace
@@ -25,8 +26,9 @@ const NormalizationDefinition* normalization_definition(OpKind kind) noexcept {
 }
 
 const NormalizationDefinition* normalization_for(NormStatistics statistics, int spatial_axes) noexcept {
-  return first_definition(kNormalizations,
-                          [&](const NormalizationDefinition& d) { return d.statistics == statistics && d.spatial_axes == spatial_axes; });
+  return first_definition(kNormalizations, [&](const NormalizationDefinition& d) {
+    return d.statistics == statistics && (d.spatial_axes == spatial_axes || (d.channels_alone && spatial_axes == 0));
+  });
 }
 
 NormWidth normalized_width(const NormalizationDefinition& def, const Shape& in) noexcept {
@@ -37,8 +39,10 @@ NormWidth normalized_width(const NormalizationDefinition& def, const Shape& in) 
 
 std::string norm_input_problem(const NormalizationDefinition& def, const Shape& in, DType dtype) {
   if (dtype != DType::f32) return "expects float32 input, got int32 token ids; add an embedding first";
-  if (def.statistics == S::per_channel && in.size() != static_cast<std::size_t>(def.spatial_axes) + 1)
-    return "expects a " + std::string(channels_layout(def.spatial_axes)) + " input, got " + format_shape(in);
+  if (def.statistics == S::per_channel && in.size() != static_cast<std::size_t>(def.spatial_axes) + 1 && !(def.channels_alone && in.size() == 1)) {
+    const std::string alone = def.channels_alone ? std::string(channels_layout(0)) + " or " : "";
+    return "expects a " + alone + std::string(channels_layout(def.spatial_axes)) + " input, got " + format_shape(in);
+  }
   return {};
 }
 

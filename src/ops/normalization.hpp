@@ -30,7 +30,9 @@ enum class NormStatistics {
 struct NormalizationDefinition {
   OpKind kind;
   NormStatistics statistics;
-  int spatial_axes;         // per_channel: the input is [C, spatial...] with this many; per_row: 0 (any rank)
+  int spatial_axes;  // per_channel: the input is [C, spatial...] with this many; per_row: 0 (any rank)
+  // per_channel: it also takes [C] alone (nn.BatchNorm1d over [N, C], an MLP's batch norm).
+  bool channels_alone;
   std::string_view module;  // PyTorch's module, for reading
 };
 
@@ -38,8 +40,8 @@ struct NormalizationDefinition {
 std::span<const NormalizationDefinition> normalization_definitions();
 // The definition of `kind`; nullptr for an op of another family.
 const NormalizationDefinition* normalization_definition(OpKind kind) noexcept;
-// The op that takes these statistics over this many spatial axes (0 for per_row); nullptr
-// where none is defined.
+// The op that takes these statistics over this many spatial axes (0 for per_row, and for a
+// per_channel op that takes [C] alone); nullptr where none is defined.
 const NormalizationDefinition* normalization_for(NormStatistics statistics, int spatial_axes) noexcept;
 
 // What the learned scale and shift (and a batch norm's running statistics) are as long as:

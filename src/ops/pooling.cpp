@@ -15,6 +15,9 @@ using R = PoolReduction;
 // keeps the argmax for training), nn.AdaptiveAvgPool2d is aten::adaptive_avg_pool2d
 // (_adaptive_avg_pool2d underneath).
 constexpr PoolingDefinition kPools[] = {
+    {OpKind::maxpool1d, R::max, 1, "max_pool1d", "nn.MaxPool1d"},
+    {OpKind::avgpool1d, R::average, 1, "avg_pool1d", "nn.AvgPool1d"},
+    {OpKind::adaptive_avgpool1d, R::adaptive_average, 1, "adaptive_avg_pool1d", "nn.AdaptiveAvgPool1d"},
     {OpKind::maxpool2d, R::max, 2, "max_pool2d", "nn.MaxPool2d"},
     {OpKind::avgpool2d, R::average, 2, "avg_pool2d", "nn.AvgPool2d"},
     {OpKind::adaptive_avgpool2d, R::adaptive_average, 2, "adaptive_avg_pool2d", "nn.AdaptiveAvgPool2d"},
@@ -59,7 +62,7 @@ PoolAxes pool_axes(const PoolingDefinition& def, const Attributes& a) noexcept {
   axes.count = def.spatial_axes;
   std::size_t i = 0;
   if (def.spatial_axes == 3) axes.axis[i++] = {a.depth.kernel, a.depth.stride, a.depth.padding, a.depth.output};
-  axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.output.h};
+  if (def.spatial_axes >= 2) axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.output.h};
   axes.axis[i] = {a.kernel.w, a.stride.w, a.padding.w, a.output.w};
   return axes;
 }
@@ -73,7 +76,8 @@ void set_pool_axes(const PoolingDefinition& def, const PoolAxes& axes, Attribute
     a.depth.padding = d.padding;
     a.depth.output = d.output;
   }
-  const PoolAxis& h = axes.axis[i++];
+  // A 1-D window leaves the height (of size 1) as it is.
+  const PoolAxis h = def.spatial_axes >= 2 ? axes.axis[i++] : PoolAxis{};
   const PoolAxis& w = axes.axis[i];
   a.kernel = {h.kernel, w.kernel};
   a.stride = {h.stride, w.stride};

@@ -32,7 +32,7 @@ enum class PoolReduction {
 struct PoolingDefinition {
   OpKind kind;
   PoolReduction reduction;
-  int spatial_axes;         // 2: a [C, H, W] input; 3: [C, D, H, W]
+  int spatial_axes;         // 1: a [C, L] input; 2: [C, H, W]; 3: [C, D, H, W]
   std::string_view aten;    // the forward: aten::<aten> (max's also <aten>_with_indices, adaptive's also _<aten>); backward <name>_backward
   std::string_view module;  // PyTorch's module, for reading
 };
@@ -48,7 +48,8 @@ const PoolingDefinition* pooling_for(PoolReduction reduction, int spatial_axes) 
 const PoolingDefinition* pooling_for_aten(std::string_view name) noexcept;
 
 // One spatial axis of a pooling window: the node's attributes along it (depth, then height,
-// then width; a 2-D op has the last two).
+// then width; a 2-D op has the last two, a 1-D op the width alone). The defaults are an axis the
+// window leaves as it is.
 struct PoolAxis {
   std::int64_t kernel = 1;
   std::int64_t stride = 1;
@@ -63,7 +64,8 @@ struct PoolAxes {
   std::span<const PoolAxis> view() const&& = delete;
 };
 // The node's window per spatial axis, as its attributes keep it (2-D in kernel/stride/padding/
-// output's h and w; 3-D with the depth window's first).
+// output's h and w; 3-D with the depth window's first; 1-D in their w, their h an axis of size 1
+// left as it is).
 PoolAxes pool_axes(const PoolingDefinition& def, const Attributes& a) noexcept;
 // The attributes that keep `axes` (the inverse of pool_axes): what the ONNX importer and the
 // PyTorch observer read per axis.

@@ -159,20 +159,13 @@ std::optional<NodeCost> conv_node(const AtenCall& c, const ConvLayout& l) {
   if (a.groups <= 0) return std::nullopt;
   a.out_channels = transposed ? w->dims[1] * a.groups : w->dims[0];
   a.bias = l.bias == kAtenMaxArgs ? false : tensor(c, l.bias) != nullptr;
-  // A 1-D call is the 2-D convolution over a height of 1 (a kernel, stride and dilation of 1 and
-  // no padding along it).
-  const ops::ConvolutionDefinition* conv = ops::convolution_for(transposed, spatial == 1 ? 2 : static_cast<int>(spatial));
+  const ops::ConvolutionDefinition* conv = ops::convolution_for(transposed, static_cast<int>(spatial));
   if (conv == nullptr) return std::nullopt;
   ops::ConvAxes window;
   window.count = conv->spatial_axes;
   Shape in{x->dims[1]};
-  std::size_t axis = 0;
-  if (spatial == 1) {
-    window.axis[axis++] = ops::ConvAxis{};
-    in.push_back(1);
-  }
   for (std::size_t k = 0; k < spatial; ++k) {
-    window.axis[axis++] = {w->dims[2 + k], (*stride)[k], (*padding)[k], (*dilation)[k], (*output_padding)[k]};
+    window.axis[k] = {w->dims[2 + k], (*stride)[k], (*padding)[k], (*dilation)[k], (*output_padding)[k]};
     in.push_back(x->dims[2 + k]);
   }
   ops::set_conv_axes(*conv, window, a);

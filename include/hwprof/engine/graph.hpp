@@ -43,6 +43,9 @@ using Shape = std::vector<std::int64_t>;
 // adaptive windows that tile the input), each defined in src/ops/pooling.cpp
 // (docs/adding-an-op.md): their names in C++.
 #define HWPROF_POOLING_OPS(X) \
+  X(maxpool1d)                \
+  X(avgpool1d)                \
+  X(adaptive_avgpool1d)       \
   X(maxpool2d)                \
   X(avgpool2d)                \
   X(adaptive_avgpool2d)       \
@@ -50,10 +53,11 @@ using Shape = std::vector<std::int64_t>;
   X(avgpool3d)                \
   X(adaptive_avgpool3d)
 
-// The normalization ops (a batch norm's per-channel statistics over 2 or 3 spatial axes, a
+// The normalization ops (a batch norm's per-channel statistics over 1, 2 or 3 spatial axes, a
 // layer norm's per row), each defined in src/ops/normalization.cpp (docs/adding-an-op.md):
 // their names in C++.
 #define HWPROF_NORMALIZATION_OPS(X) \
+  X(batchnorm1d)                    \
   X(batchnorm2d)                    \
   X(batchnorm3d)                    \
   X(layernorm)
@@ -70,6 +74,8 @@ using Shape = std::vector<std::int64_t>;
 // the transposed convolution), each defined in src/ops/convolution.cpp (docs/adding-an-op.md):
 // their names in C++. conv3d and conv_transpose3d take a per-sample [C, D, H, W].
 #define HWPROF_CONVOLUTION_OPS(X) \
+  X(conv1d)                       \
+  X(conv_transpose1d)             \
   X(conv2d)                       \
   X(conv_transpose2d)             \
   X(conv3d)                       \

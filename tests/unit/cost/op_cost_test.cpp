@@ -246,6 +246,51 @@ TEST(OpCostConv2d, RectangularKernelStrideAndPadding) {
 
 // ---- normalisation ------------------------------------------------------------------------
 
+// conv1d and conv_transpose1d: every figure the 2-D op's over a height of 1 (the count PyTorch's
+// 1-D calls had before they had ops of their own), and a conv1d's by hand.
+TEST(OpCostConv1d, EqualsTheTwoDimensionalOpOverAHeightOfOne) {
+  const ModelCost one = analyze_spec(R"({"input": {"shape": [4, 20]}, "layers": [
+    {"name": "c0", "op": "conv1d", "out_channels": 6, "kernel": 5, "stride": 2, "padding": 1, "dilation": 2, "groups": 2},
+    {"name": "up", "op": "conv_transpose1d", "out_channels": 4, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1}]})");
+  const ModelCost two = analyze_spec(R"({"input": {"shape": [4, 1, 20]}, "layers": [
+    {"name": "c0", "op": "conv2d", "out_channels": 6, "kernel": [1, 5], "stride": [1, 2], "padding": [0, 1], "dilation": [1, 2], "groups": 2},
+    {"name": "up", "op": "conv_transpose2d", "out_channels": 4, "kernel": [1, 3], "stride": [1, 2], "padding": [0, 1], "output_padding": [0, 1]}]})");
+  for (const char* name : {"c0", "up"}) {
+    SCOPED_TRACE(name);
+    const LayerCost& a = layer(one, name);
+    const LayerCost& b = layer(two, name);
+    EXPECT_EQ(a.output_shape.size(), 2u);
+    EXPECT_EQ(a.output_shape[0], b.output_shape[0]);
+    EXPECT_EQ(a.output_shape[1], b.output_shape[2]);
+    EXPECT_EQ(a.params, b.params);
+    EXPECT_EQ(a.macs, b.macs);
+    EXPECT_EQ(a.flops, b.flops);
+    EXPECT_EQ(a.backward_flops, b.backward_flops);
+    EXPECT_EQ(a.bytes, b.bytes);
+  }
+  // The pools and the batch norm too, over [C, 1, L].
+  const ModelCost pools1 = analyze_spec(R"({"input": {"shape": [4, 20]}, "layers": [
+    {"name": "bn", "op": "batchnorm1d"}, {"name": "max", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1},
+    {"name": "avg", "op": "avgpool1d", "kernel": 2}, {"name": "ada", "op": "adaptive_avgpool1d", "output": 3}]})");
+  const ModelCost pools2 = analyze_spec(R"({"input": {"shape": [4, 1, 20]}, "layers": [
+    {"name": "bn", "op": "batchnorm2d"}, {"name": "max", "op": "maxpool2d", "kernel": [1, 3], "stride": [1, 2], "padding": [0, 1]},
+    {"name": "avg", "op": "avgpool2d", "kernel": [1, 2]}, {"name": "ada", "op": "adaptive_avgpool2d", "output": [1, 3]}]})");
+  for (const char* name : {"bn", "max", "avg", "ada"}) {
+    SCOPED_TRACE(name);
+    const LayerCost& a = layer(pools1, name);
+    const LayerCost& b = layer(pools2, name);
+    EXPECT_EQ(a.params, b.params);
+    EXPECT_EQ(a.flops, b.flops);
+    EXPECT_EQ(a.train_forward_flops, b.train_forward_flops);
+    EXPECT_EQ(a.backward_flops, b.backward_flops);
+    EXPECT_EQ(a.bytes, b.bytes);
+  }
+  const LayerCost& c0 = layer(one, "c0");
+  EXPECT_EQ(c0.output_shape, (Shape{6, 7}));  // floor((20 + 2 − 2·4 − 1) / 2) + 1
+  EXPECT_EQ(c0.params, 66);                   // 6 x 4/2 x 5 weights + 6 bias
+  EXPECT_EQ(c0.macs, 420);                    // 42 outputs x 2·5
+}
+
 // conv3d: conv2d's count with the kernel's depth: every output element, in/groups·kd·kh·kw MACs.
 TEST(OpCostConv3d, PlainWithBias) {
   constexpr std::string_view spec = R"({"input": {"shape": [2, 4, 5, 5]},

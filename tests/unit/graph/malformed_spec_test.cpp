@@ -288,11 +288,13 @@ const std::vector<MalformedCase>& malformed_cases() {
   ]
 }
 )json",
-       {"layer 'a': missing \"op\": expected one of linear, attention, matmul, conv2d, conv_transpose2d, conv3d, conv_transpose3d, batchnorm2d, "
+       {"layer 'a': missing \"op\": expected one of linear, attention, matmul, conv1d, conv_transpose1d, conv2d, conv_transpose2d, conv3d, "
+        "conv_transpose3d, batchnorm1d, batchnorm2d, "
         "batchnorm3d, layernorm, "
         "relu, relu6, gelu, silu, sigmoid, tanh, "
         "hardswish, "
-        "hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, adaptive_avgpool2d, maxpool3d, avgpool3d, "
+        "hardsigmoid, softplus, mish, leaky_relu, elu, hardshrink, softmax, maxpool1d, avgpool1d, adaptive_avgpool1d, maxpool2d, avgpool2d, "
+        "adaptive_avgpool2d, maxpool3d, avgpool3d, "
         "adaptive_avgpool3d, add, mul, sub, div, flatten, dropout, concat, reshape, transpose, select, slice, pad, gather, expand, tile, where, "
         "embedding, pos_embedding, cls_token, rel_pos_bias, upsample, reduce, lstm, gru"}},
       {"UnknownOpWithSuggestion",
@@ -306,11 +308,12 @@ const std::vector<MalformedCase>& malformed_cases() {
 }
 )json",
        {"layer 'c': unknown op 'conv2' (did you mean 'conv2d'?)",
-        "valid ops: linear, attention, matmul, conv2d, conv_transpose2d, conv3d, conv_transpose3d, batchnorm2d, batchnorm3d, layernorm, relu, relu6, "
+        "valid ops: linear, attention, matmul, conv1d, conv_transpose1d, conv2d, conv_transpose2d, conv3d, conv_transpose3d, batchnorm1d, "
+        "batchnorm2d, batchnorm3d, layernorm, relu, relu6, "
         "gelu, silu, "
         "sigmoid, tanh, hardswish, hardsigmoid, softplus, "
         "mish, "
-        "leaky_relu, elu, hardshrink, softmax, maxpool2d, avgpool2d, "
+        "leaky_relu, elu, hardshrink, softmax, maxpool1d, avgpool1d, adaptive_avgpool1d, maxpool2d, avgpool2d, "
         "adaptive_avgpool2d, maxpool3d, avgpool3d, adaptive_avgpool3d, add, mul, sub, div, flatten, dropout, concat, reshape, transpose, select, "
         "slice, pad, gather, expand, tile, where, embedding, pos_embedding, cls_token, rel_pos_bias, upsample, reduce, "
         "lstm, gru"}},

@@ -1012,14 +1012,96 @@ TEST(OnnxImport, ThreeDimensionalWindowsHwprofCannotRunAreRefusedNamingTheNode) 
   EXPECT_THAT(dilated.error().message, HasSubstr("MaxPool '/pool/MaxPool' (opset 14): dilated pooling is not mapped"));
   auto uncounted = video([&](ModelBuilder&, std::vector<onnx::NodeProto*>& nodes) { ModelBuilder::integer(*nodes[5], "count_include_pad", 0); });
   ASSERT_TRUE(uncounted.ok()) << "an unpadded AveragePool after a zero Pad averages the zeros in";
-  // A 1-D convolution ([N, C, L]) has no hwprof layer.
+  // A convolution over four spatial axes has no hwprof layer.
+  ModelBuilder b(14, {3, 4, 4, 4, 4});
+  b.init("w", {4, 3, 3, 3, 3, 3});
+  auto& c = b.node("Conv", "/conv4d/Conv", {"input", "w"}, "output");
+  ModelBuilder::ints(c, "kernel_shape", {3, 3, 3, 3});
+  auto four_d = import_onnx(b.bytes(6), "conv4d.onnx");
+  ASSERT_FALSE(four_d.ok());
+  EXPECT_THAT(four_d.error().message, HasSubstr("only convolutions of [N, C, L] or [N, C, H, W] or [N, C, D, H, W] inputs are mapped"));
+}
+
+// An audio front end as PyTorch exports nn.Conv1d(3, 4, 5, stride=2, padding=2, dilation=1)
+// then nn.ConvTranspose1d(4, 2, 4, stride=2, padding=1, output_padding=1, groups=2) over
+// [N, 3, 16]: conv1d and conv_transpose1d, their windows along the length, weights as PyTorch
+// keeps them.
+TEST(OnnxImport, OneDimensionalConvolutionsMapOntoTheirOwnLayers) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
   ModelBuilder b(14, {3, 16});
-  b.init("w", {4, 3, 3});
-  auto& c = b.node("Conv", "/conv1d/Conv", {"input", "w"}, "output");
-  ModelBuilder::ints(c, "kernel_shape", {3});
-  auto one_d = import_onnx(b.bytes(3), "conv1d.onnx");
-  ASSERT_FALSE(one_d.ok());
-  EXPECT_THAT(one_d.error().message, HasSubstr("only convolutions of [N, C, H, W] or [N, C, D, H, W] inputs are mapped"));
+  b.init("w", {4, 3, 5});
+  b.init("b", {4});
+  b.init("wt", {4, 1, 4});
+  auto& c = b.node("Conv", "/conv/Conv", {"input", "w", "b"}, "h");
+  ModelBuilder::ints(c, "kernel_shape", {5});
+  ModelBuilder::ints(c, "strides", {2});
+  ModelBuilder::ints(c, "pads", {2, 2});
+  auto& t = b.node("ConvTranspose", "/up/ConvTranspose", {"h", "wt"}, "output");
+  ModelBuilder::ints(t, "kernel_shape", {4});
+  ModelBuilder::ints(t, "strides", {2});
+  ModelBuilder::ints(t, "pads", {1, 1});
+  ModelBuilder::ints(t, "output_padding", {1});
+  ModelBuilder::integer(t, "group", 2);
+  auto g = import_onnx(b.bytes(3), "audio.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 2u);
+  const Node& conv = g->nodes[0];
+  EXPECT_EQ(conv.op, OpKind::conv1d);
+  EXPECT_EQ(conv.output_shape, (Shape{4, 8}));  // floor((16 + 4 − 5) / 2) + 1
+  EXPECT_EQ(conv.attrs.kernel.w, 5);
+  EXPECT_EQ(conv.attrs.kernel.h, 1) << "the height a 1-D window leaves as it is";
+  EXPECT_EQ(conv.attrs.padding.h, 0);
+  EXPECT_TRUE(conv.attrs.bias);
+  const Node& up = g->nodes[1];
+  EXPECT_EQ(up.op, OpKind::conv_transpose1d);
+  EXPECT_EQ(up.output_shape, (Shape{2, 17}));  // (8 − 1)·2 − 2 + 3 + 1 + 1
+  EXPECT_EQ(up.attrs.groups, 2);
+  EXPECT_EQ(up.attrs.output_padding.w, 1);
+  EXPECT_FALSE(up.attrs.bias);
+}
+
+// BatchNormalization over [N, C] (an MLP's nn.BatchNorm1d) and over [N, C, L] (an audio
+// model's): batchnorm1d with its four vectors.
+TEST(OnnxImport, BatchNormalizationOfFeaturesOrSequencesIsBatchnorm1d) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  for (const std::vector<std::int64_t>& input : {std::vector<std::int64_t>{6}, std::vector<std::int64_t>{6, 10}}) {
+    ModelBuilder b(14, input);
+    for (const char* name : {"scale", "bias", "mean", "var"}) b.init(name, {6});
+    b.node("BatchNormalization", "/bn/BatchNormalization", {"input", "scale", "bias", "mean", "var"}, "output");
+    auto g = import_onnx(b.bytes(static_cast<int>(input.size()) + 1), "bn.onnx");
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    ASSERT_EQ(g->nodes.size(), 1u);
+    EXPECT_EQ(g->nodes[0].op, OpKind::batchnorm1d);
+    EXPECT_EQ(g->nodes[0].output_shape, Shape(input.begin(), input.end()));
+    EXPECT_EQ(g->nodes[0].initial_values.size(), 4u);
+  }
+}
+
+// nn.MaxPool1d(3, 2, padding=1), nn.AvgPool1d(2) and nn.AdaptiveAvgPool1d(1) as PyTorch exports
+// them over [N, 4, 20]: MaxPool, AveragePool and GlobalAveragePool of one spatial axis.
+TEST(OnnxImport, OneDimensionalPoolingMapsOntoItsOwnLayers) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(14, {4, 20});
+  auto& m = b.node("MaxPool", "/pool/MaxPool", {"input"}, "m");
+  ModelBuilder::ints(m, "kernel_shape", {3});
+  ModelBuilder::ints(m, "strides", {2});
+  ModelBuilder::ints(m, "pads", {1, 1});
+  auto& a = b.node("AveragePool", "/avg/AveragePool", {"m"}, "a");
+  ModelBuilder::ints(a, "kernel_shape", {2});
+  ModelBuilder::ints(a, "strides", {2});
+  b.node("GlobalAveragePool", "/gap/GlobalAveragePool", {"a"}, "output");
+  auto g = import_onnx(b.bytes(3), "pools.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 3u);
+  EXPECT_EQ(g->nodes[0].op, OpKind::maxpool1d);
+  EXPECT_EQ(g->nodes[0].output_shape, (Shape{4, 10}));  // floor((20 + 2 − 3) / 2) + 1
+  EXPECT_EQ(g->nodes[0].attrs.kernel.w, 3);
+  EXPECT_EQ(g->nodes[0].attrs.padding.w, 1);
+  EXPECT_EQ(g->nodes[0].attrs.kernel.h, 1);
+  EXPECT_EQ(g->nodes[1].op, OpKind::avgpool1d);
+  EXPECT_EQ(g->nodes[1].output_shape, (Shape{4, 5}));
+  EXPECT_EQ(g->nodes[2].op, OpKind::adaptive_avgpool1d);
+  EXPECT_EQ(g->nodes[2].output_shape, (Shape{4, 1}));
 }
 
 // ConvTranspose on [N, 4, 3, 5, 5] as PyTorch exports nn.ConvTranspose3d(4, 6, (2, 3, 3),

@@ -149,7 +149,14 @@ TEST(OpTable, EveryNormalizationRowHasItsDefinition) {
   EXPECT_EQ(ops::norm_input_problem(batch3, {16, 8, 8}, DType::f32), "expects a [C, D, H, W] input, got [16, 8, 8]");
   EXPECT_EQ(ops::norm_input_problem(layer, {5}, DType::f32), "");
   EXPECT_NE(ops::norm_input_problem(layer, {5}, DType::i32).find("float32"), std::string::npos);
-  EXPECT_EQ(ops::normalization_for(ops::NormStatistics::per_channel, 1), nullptr);  // no BatchNorm1d yet
+  // nn.BatchNorm1d takes [C, L] and [C] alone; the others their own rank only.
+  const ops::NormalizationDefinition& batch1 = *ops::normalization_definition(OpKind::batchnorm1d);
+  EXPECT_EQ(ops::normalization_for(ops::NormStatistics::per_channel, 1), &batch1);
+  EXPECT_EQ(ops::normalization_for(ops::NormStatistics::per_channel, 0), &batch1);
+  EXPECT_EQ(ops::norm_input_problem(batch1, {12}, DType::f32), "");
+  EXPECT_EQ(ops::norm_input_problem(batch1, {12, 30}, DType::f32), "");
+  EXPECT_EQ(ops::norm_input_problem(batch1, {12, 3, 3}, DType::f32), "expects a [C] or [C, L] input, got [12, 3, 3]");
+  EXPECT_EQ(ops::norm_input_problem(batch3, {16}, DType::f32), "expects a [C, D, H, W] input, got [16]");
 }
 
 // Every element-wise binary row has one definition, which the case list names too; each
@@ -246,7 +253,10 @@ TEST(OpTable, EveryConvolutionRowHasItsDefinition) {
     EXPECT_EQ(info.max_inputs, 1);
   }
   EXPECT_EQ(seen.size(), ops::convolution_definitions().size());
-  EXPECT_EQ(ops::convolution_for(false, 1), nullptr);  // no conv1d yet: PyTorch's 1-D calls are counted as 2-D over a height of 1
+  EXPECT_EQ(ops::convolution_for(false, 1)->kind, OpKind::conv1d);
+  EXPECT_EQ(ops::convolution_for(true, 1)->kind, OpKind::conv_transpose1d);
+  EXPECT_EQ(ops::convolution_for(false, 4), nullptr);
+  EXPECT_TRUE(ops::convolution_definition(OpKind::conv1d)->direct_depthwise) << "over a height of 1, the 2-D depthwise loops";
   EXPECT_TRUE(ops::convolution_definition(OpKind::conv2d)->direct_depthwise);
   EXPECT_FALSE(ops::convolution_definition(OpKind::conv3d)->direct_depthwise);
 }
@@ -488,9 +498,12 @@ TEST(OpTable, PoolingDefinitionsByPyTorchsNames) {
   EXPECT_EQ(ops::pooling_for_aten("adaptive_avg_pool3d")->kind, OpKind::adaptive_avgpool3d);
   EXPECT_EQ(ops::pooling_for_aten("avg_pool3d")->kind, OpKind::avgpool3d);
   EXPECT_EQ(ops::pooling_for_aten("avg_pool2d_with_indices"), nullptr);  // only a max keeps indices
-  EXPECT_EQ(ops::pooling_for_aten("max_pool1d"), nullptr);               // no definition
-  EXPECT_EQ(ops::pooling_for_aten("adaptive_max_pool2d"), nullptr);
-  EXPECT_EQ(ops::pooling_for(ops::PoolReduction::max, 1), nullptr);
+  EXPECT_EQ(ops::pooling_for_aten("max_pool1d")->kind, OpKind::maxpool1d);
+  EXPECT_EQ(ops::pooling_for_aten("max_pool1d_with_indices")->kind, OpKind::maxpool1d);
+  EXPECT_EQ(ops::pooling_for_aten("adaptive_avg_pool1d")->kind, OpKind::adaptive_avgpool1d);
+  EXPECT_EQ(ops::pooling_for_aten("adaptive_max_pool2d"), nullptr);  // no definition
+  EXPECT_EQ(ops::pooling_for(ops::PoolReduction::max, 1)->kind, OpKind::maxpool1d);
+  EXPECT_EQ(ops::pooling_for(ops::PoolReduction::max, 4), nullptr);
 }
 
 // pool_axes reads a node's window per axis (depth first in 3-D) and set_pool_axes writes it back.

@@ -1,6 +1,7 @@
 // Shape inference versus PyTorch's rules: conv2d and pooling output sizes (pooling including
 // ceil_mode's dropped last window), the data-movement ops and their dtypes, and the token ops.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -116,6 +117,21 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
+}
+
+// A layer, and a piece of the message its refusal must carry.
+struct Refusal {
+  const char* layer;
+  const char* message;
+};
+
+// Each layer alone over the per-sample `input` shape (JSON) is refused with its message.
+void expect_refused(const char* input, std::span<const Refusal> cases) {
+  for (const Refusal& c : cases) {
+    const auto r = parse_model(std::string(R"({"input": {"shape": )") + input + R"(}, "layers": [)" + c.layer + "]}", "t.json");
+    ASSERT_FALSE(r.ok()) << c.layer;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
 }
 
 std::int64_t pytorch_pool_out(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) {
@@ -250,10 +266,7 @@ TEST(ShapeInferenceReduce, KeepdimsOrDropTheReducedAxes) {
 }
 
 TEST(ShapeInferenceReduce, RefusesTheBatchAxisRepeatsAndScalars) {
-  const struct {
-    const char* layer;
-    const char* message;
-  } cases[] = {
+  const Refusal cases[] = {
       {R"({"name": "r", "op": "reduce", "axes": [1]})", "missing attribute 'mode'"},
       {R"({"name": "r", "op": "reduce", "mode": "max", "axes": [1]})", "attribute 'mode' must be \"sum\" or \"mean\""},
       {R"({"name": "r", "op": "reduce", "mode": "sum"})", "missing attribute 'axes'"},
@@ -262,11 +275,7 @@ TEST(ShapeInferenceReduce, RefusesTheBatchAxisRepeatsAndScalars) {
       {R"({"name": "r", "op": "reduce", "mode": "sum", "axes": [1, -2]})", "axis -2 is named twice"},
       {R"({"name": "r", "op": "reduce", "mode": "mean", "axes": [0, 1, 2], "keepdims": false})", "per-sample scalars are not supported"},
   };
-  for (const auto& c : cases) {
-    const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "r.json");
-    ASSERT_FALSE(r.ok()) << c.layer;
-    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
-  }
+  expect_refused("[2, 7, 5]", cases);
 }
 
 // ---- data movement between per-sample axes ---------------------------------------------------
@@ -297,10 +306,7 @@ TEST(ShapeInferenceDataMovement, SliceAsPythonPadGatherExpandAndTile) {
 }
 
 TEST(ShapeInferenceDataMovement, RefusesTheBatchAxisEmptyOutputsAndBadLists) {
-  const struct {
-    const char* layer;
-    const char* message;
-  } cases[] = {
+  const Refusal cases[] = {
       {R"({"name": "s", "op": "slice", "axes": [3], "starts": [0], "ends": [1]})", "a layer cannot slice it"},
       {R"({"name": "s", "op": "slice", "axes": [0, -3], "starts": [0, 0], "ends": [1, 1]})", "axis -3 is named twice"},
       {R"({"name": "s", "op": "slice", "axes": [0], "starts": [2], "ends": [1]})", "leaves axis 0 of [2, 7, 5] empty"},
@@ -323,11 +329,7 @@ TEST(ShapeInferenceDataMovement, RefusesTheBatchAxisEmptyOutputsAndBadLists) {
        "the condition [1, 3, 5] does not broadcast with the input [2, 7, 5]"},
       {R"({"name": "w", "op": "where", "condition": [1, 1, 5], "operand": [1]})", "the operand [1] does not have the rank of the input [2, 7, 5]"},
   };
-  for (const auto& c : cases) {
-    const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "r.json");
-    ASSERT_FALSE(r.ok()) << c.layer;
-    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
-  }
+  expect_refused("[2, 7, 5]", cases);
 }
 
 // ---- recurrent layers ----------------------------------------------------------------------
@@ -378,10 +380,7 @@ TEST(ShapeInferenceRecurrent, RefusesInitialStatesOfAnotherShapeAndAThirdForGru)
       {"name": "first", "op": "select", "axis": 0, "index": 0},
       {"name": "fc", "op": "linear", "out_features": 12},
       {"name": "s", "op": "reshape", "shape": [2, 6]},)";
-  const struct {
-    const char* layer;
-    const char* message;
-  } cases[] = {
+  const Refusal cases[] = {
       {R"({"name": "r", "op": "lstm", "hidden_size": 6, "inputs": ["$input", "s"]})",
        "input 1, the initial state h0, must be a float32 [1, 6] (directions, hidden_size), got float32 [2, 6]"},
       {R"({"name": "r", "op": "lstm", "hidden_size": 3, "bidirectional": true, "inputs": ["$input", "fc"]})",
@@ -412,10 +411,7 @@ TEST(ShapeInferenceUpsample, SizeOrFloorOfTheScale) {
 }
 
 TEST(ShapeInferenceUpsample, RefusesWhatPyTorchRefuses) {
-  const struct {
-    const char* layer;
-    const char* message;
-  } cases[] = {
+  const Refusal cases[] = {
       {R"({"name": "u", "op": "upsample"})", "missing attribute 'size' ([oh, ow]) or 'scale' ([sh, sw])"},
       {R"({"name": "u", "op": "upsample", "size": 4, "scale": 2})", "give 'size' or 'scale', not both"},
       {R"({"name": "u", "op": "upsample", "scale": 2, "align_corners": true})", "'align_corners' is for mode \"bilinear\" only"},
@@ -424,11 +420,7 @@ TEST(ShapeInferenceUpsample, RefusesWhatPyTorchRefuses) {
       {R"({"name": "u", "op": "upsample", "size": [0, 2]})", "attribute 'size' must be a positive integer or a pair [h, w] of them"},
       {R"({"name": "u", "op": "upsample", "scale": 0.1})", "leaves an empty output (floor(in × scale) = 0x0)"},
   };
-  for (const auto& c : cases) {
-    const auto r = parse_model(std::string(R"({"input": {"shape": [2, 7, 5]}, "layers": [)") + c.layer + "]}", "u.json");
-    ASSERT_FALSE(r.ok()) << c.layer;
-    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
-  }
+  expect_refused("[2, 7, 5]", cases);
   const auto flat = parse_model(R"({"input": {"shape": [8]}, "layers": [{"name": "u", "op": "upsample", "scale": 2}]})", "u.json");
   ASSERT_FALSE(flat.ok());
   EXPECT_NE(flat.error().message.find("expects a [C, H, W] input"), std::string::npos) << flat.error().message;
@@ -464,10 +456,7 @@ TEST(ShapeInference3d, EachAxisFollowsTheTwoDimensionalRule) {
 }
 
 TEST(ShapeInference3d, RefusesWhatPyTorchRefuses) {
-  const struct {
-    const char* layer;
-    const char* message;
-  } cases[] = {
+  const Refusal cases[] = {
       {R"({"name": "c", "op": "conv3d", "out_channels": 4, "kernel": [3, 3]})",
        "attribute 'kernel' must be a positive integer or a triple [d, h, w] of them"},
       {R"({"name": "c", "op": "conv3d", "out_channels": 4, "kernel": 3, "stride": [1, 0, 1]})", "attribute 'stride' must be a positive"},
@@ -479,11 +468,7 @@ TEST(ShapeInference3d, RefusesWhatPyTorchRefuses) {
       {R"({"name": "p", "op": "adaptive_avgpool3d", "output": [1, 0, 1]})", "attribute 'output' must be a positive integer or a triple"},
       {R"({"name": "p", "op": "maxpool3d", "kernel": 2, "dilation": 2})", "dilation"},
   };
-  for (const auto& c : cases) {
-    const auto r = parse_model(std::string(R"({"input": {"shape": [3, 4, 6, 6]}, "layers": [)") + c.layer + "]}", "v.json");
-    ASSERT_FALSE(r.ok()) << c.layer;
-    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
-  }
+  expect_refused("[3, 4, 6, 6]", cases);
   // A 2-D input to a 3-D op, and a 3-D input to a 2-D one.
   const auto image = parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "bn", "op": "batchnorm3d"}]})", "v.json");
   ASSERT_FALSE(image.ok());
@@ -508,10 +493,7 @@ TEST(ShapeInference3d, TransposedConvolutionFollowsPyTorchPerAxis) {
   EXPECT_EQ(node(g, "up").attrs.output_padding.h, 0);
   EXPECT_EQ(node(g, "wide").attrs.depth.dilation, 1);
   EXPECT_EQ(node(g, "wide").attrs.dilation.w, 2);
-  const struct {
-    const char* layer;
-    const char* message;
-  } cases[] = {
+  const Refusal cases[] = {
       {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "stride": 2, "output_padding": [2, 0, 0]})",
        "output_padding 2x0x0 must be smaller than the stride or the dilation along each axis"},
       {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "output_padding": [0, 0, 1]})", "output_padding 0x0x1"},
@@ -521,11 +503,77 @@ TEST(ShapeInference3d, TransposedConvolutionFollowsPyTorchPerAxis) {
       {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 5, "kernel": 3, "groups": 3})", "groups = 3 must divide the input channels"},
       {R"({"name": "u", "op": "conv_transpose3d", "out_channels": 4, "kernel": 3, "ceil_mode": true})", "ceil_mode"},
   };
-  for (const auto& c : cases) {
-    const auto r = parse_model(std::string(R"({"input": {"shape": [4, 4, 6, 6]}, "layers": [)") + c.layer + "]}", "v.json");
-    ASSERT_FALSE(r.ok()) << c.layer;
-    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
-  }
+  expect_refused("[4, 4, 6, 6]", cases);
+}
+
+// conv1d and conv_transpose1d over [C, L]: PyTorch's Conv1d and ConvTranspose1d sizes, the
+// window one integer or a list [l] of one, the height the attributes keep a window of 1.
+TEST(ShapeInference1d, ConvolutionsFollowPyTorchAlongTheLength) {
+  const Graph g = parse_spec(R"({"input": {"shape": [3, 50]}, "layers": [
+      {"name": "c", "op": "conv1d", "out_channels": 8, "kernel": 7, "stride": 3, "padding": 2, "dilation": 2},
+      {"name": "l", "op": "conv1d", "out_channels": 8, "kernel": [3], "padding": [1], "groups": 8},
+      {"name": "u", "op": "conv_transpose1d", "out_channels": 4, "kernel": 4, "stride": 2, "padding": 1, "output_padding": 1}]})");
+  EXPECT_EQ(node(g, "c").output_shape, (Shape{8, 14}));  // floor((50 + 4 − 12 − 1) / 3) + 1
+  EXPECT_EQ(node(g, "l").output_shape, (Shape{8, 14}));
+  EXPECT_EQ(node(g, "u").output_shape, (Shape{4, 29}));  // 13·2 − 2 + 3 + 1 + 1
+  EXPECT_EQ(node(g, "c").attrs.kernel.w, 7);
+  EXPECT_EQ(node(g, "c").attrs.kernel.h, 1);
+  EXPECT_EQ(node(g, "c").attrs.stride.h, 1);
+  EXPECT_EQ(node(g, "c").attrs.padding.h, 0);
+  EXPECT_EQ(node(g, "c").attrs.dilation.h, 1);
+  EXPECT_EQ(node(g, "u").attrs.output_padding.h, 0);
+  const Refusal cases[] = {
+      {R"({"name": "c", "op": "conv1d", "out_channels": 4, "kernel": [3, 3]})", "attribute 'kernel' must be a positive integer or a list [l] of one"},
+      {R"({"name": "c", "op": "conv1d", "out_channels": 4})", "missing attribute 'kernel' (a positive integer or a list [l])"},
+      {R"({"name": "c", "op": "conv1d", "out_channels": 4, "kernel": 3, "stride": 0})",
+       "attribute 'stride' must be a positive integer or a list [l]"},
+      {R"({"name": "c", "op": "conv1d", "out_channels": 4, "kernel": 9})", "larger than the padded input"},
+      {R"({"name": "u", "op": "conv_transpose1d", "out_channels": 4, "kernel": 3, "stride": 2, "output_padding": 2})",
+       "must be smaller than the stride or the dilation"},
+  };
+  expect_refused("[3, 8]", cases);
+  const auto image =
+      parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "c", "op": "conv1d", "out_channels": 2, "kernel": 3}]})", "a.json");
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().message.find("expects a [C, L] input, got [3, 8, 8]"), std::string::npos) << image.error().message;
+}
+
+// batchnorm1d takes [C] (an MLP's features, nn.BatchNorm1d over [N, C]) or [C, L], as PyTorch.
+TEST(ShapeInference1d, BatchNormTakesChannelsAloneOrOverALength) {
+  const Graph flat = parse_spec(R"({"input": {"shape": [12]}, "layers": [{"name": "bn", "op": "batchnorm1d", "eps": 0.001}]})");
+  EXPECT_EQ(node(flat, "bn").output_shape, (Shape{12}));
+  const Graph seq = parse_spec(R"({"input": {"shape": [4, 30]}, "layers": [{"name": "bn", "op": "batchnorm1d"}]})");
+  EXPECT_EQ(node(seq, "bn").output_shape, (Shape{4, 30}));
+  const auto image = parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "bn", "op": "batchnorm1d"}]})", "a.json");
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().message.find("expects a [C] or [C, L] input, got [3, 8, 8]"), std::string::npos) << image.error().message;
+}
+
+// maxpool1d, avgpool1d and adaptive_avgpool1d over [C, L]: PyTorch's pooling_output_shape along
+// the length, the stride defaulting to the kernel.
+TEST(ShapeInference1d, PoolingFollowsPyTorchAlongTheLength) {
+  const Graph g = parse_spec(R"({"input": {"shape": [4, 25]}, "layers": [
+      {"name": "max", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1, "ceil_mode": true},
+      {"name": "avg", "op": "avgpool1d", "kernel": [4], "inputs": ["$input"]},
+      {"name": "ada", "op": "adaptive_avgpool1d", "output": 5, "inputs": ["$input"]},
+      {"name": "gap", "op": "adaptive_avgpool1d", "inputs": ["$input"]}]})");
+  EXPECT_EQ(node(g, "max").output_shape, (Shape{4, pytorch_pool_out(25, 3, 2, 1, true)}));
+  EXPECT_EQ(node(g, "avg").output_shape, (Shape{4, 6}));
+  EXPECT_EQ(node(g, "ada").output_shape, (Shape{4, 5}));
+  EXPECT_EQ(node(g, "gap").output_shape, (Shape{4, 1}));
+  EXPECT_EQ(node(g, "max").attrs.kernel.h, 1);
+  EXPECT_EQ(node(g, "avg").attrs.stride.w, 4);
+  EXPECT_EQ(node(g, "avg").attrs.stride.h, 1);
+  const Refusal cases[] = {
+      {R"({"name": "p", "op": "maxpool1d", "kernel": [2, 2]})", "attribute 'kernel' must be a positive integer or a list [l] of one"},
+      {R"({"name": "p", "op": "maxpool1d", "kernel": 2, "padding": 2})", "padding must be at most half the kernel"},
+      {R"({"name": "p", "op": "avgpool1d", "kernel": 30})", "the kernel 30 is larger than the padded input 25"},
+      {R"({"name": "p", "op": "adaptive_avgpool1d", "output": 0})", "attribute 'output' must be a positive integer or a list [l]"},
+  };
+  expect_refused("[4, 25]", cases);
+  const auto image = parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "p", "op": "maxpool1d", "kernel": 2}]})", "a.json");
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().message.find("expects a [C, L] input, got [3, 8, 8]"), std::string::npos) << image.error().message;
 }
 
 // ---- data movement ------------------------------------------------------------------------

@@ -1050,6 +1050,80 @@ TEST(ExecutorGradients, VideoLayers) {
                   3);
 }
 
+// An audio classifier over [C, L]: a padded conv1d, a padded ceil_mode max pool, a depthwise
+// conv1d (the 2-D depthwise loops over a height of 1), a strided and dilated grouped one, a
+// transposed one back up with output_padding, a padded average pool, adaptive average pooling
+// and the head.
+TEST(ExecutorGradients, OneDimensionalLayers) {
+  check_gradients(parse(R"({"input": {"shape": [3, 16]}, "layers": [
+      {"name": "conv1", "op": "conv1d", "out_channels": 4, "kernel": 3, "padding": 1, "bias": false},
+      {"name": "bn", "op": "batchnorm1d"},
+      {"name": "relu", "op": "relu"},
+      {"name": "pool", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1, "ceil_mode": true},
+      {"name": "dw", "op": "conv1d", "out_channels": 4, "kernel": [5], "padding": 2, "groups": 4},
+      {"name": "strided", "op": "conv1d", "out_channels": 6, "kernel": 3, "stride": 2, "dilation": 2, "padding": 1, "groups": 2},
+      {"name": "up", "op": "conv_transpose1d", "out_channels": 4, "kernel": 4, "stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+      {"name": "avg", "op": "avgpool1d", "kernel": 2, "stride": 1, "padding": 1},
+      {"name": "head", "op": "adaptive_avgpool1d", "output": 3},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
+}
+
+// An MLP's batch norm: nn.BatchNorm1d over [N, C], each feature's statistics over the batch.
+TEST(ExecutorGradients, BatchNormOverFeaturesAlone) {
+  check_gradients(parse(R"({"input": {"shape": [6]}, "layers": [
+      {"name": "fc1", "op": "linear", "out_features": 5, "bias": false},
+      {"name": "bn", "op": "batchnorm1d"},
+      {"name": "act", "op": "tanh"},
+      {"name": "fc2", "op": "linear", "out_features": 3}]})"),
+                  4);
+}
+
+// conv1d's forward against PyTorch's definition in double: y[k, l] = b[k] + Σ_c,t
+// x[c, l·stride − padding + t·dilation]·w[k, c, t] over the group's channels, zeros outside.
+TEST(ExecutorKernels, Conv1dMatchesDirectReference) {
+  const std::int64_t c = 4, length = 11, k = 6, kernel = 3, stride = 2, padding = 2, dilation = 2, groups = 2;
+  const json spec = {{"input", {{"shape", {c, length}}}},
+                     {"layers",
+                      {{{"name", "conv"},
+                        {"op", "conv1d"},
+                        {"out_channels", k},
+                        {"kernel", kernel},
+                        {"stride", stride},
+                        {"padding", padding},
+                        {"dilation", dilation},
+                        {"groups", groups}}}}};
+  const Graph g = parse(spec.dump());
+  const std::int64_t out_length = (length + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1;
+  ASSERT_EQ(g.nodes[0].output_shape, (Shape{k, out_length}));
+  for (int threads : {1, 2}) {
+    Executor e = build(g, options(2, false, threads, 7));
+    const Tensor x = e.make_input(3);
+    const auto ps = e.parameters();
+    const float* w = ps[0].value.f32();
+    const float* b = ps[1].value.f32();
+    const Tensor y = e.forward(x).value();
+    ASSERT_EQ(y.shape(), batched(2, Shape{k, out_length}));
+    const std::int64_t cg = c / groups, kg = k / groups;
+    for (std::int64_t n = 0; n < 2; ++n) {
+      for (std::int64_t o = 0; o < k; ++o) {
+        for (std::int64_t l = 0; l < out_length; ++l) {
+          double sum = b[o];
+          for (std::int64_t ci = 0; ci < cg; ++ci) {
+            for (std::int64_t t = 0; t < kernel; ++t) {
+              const std::int64_t at = l * stride - padding + t * dilation;
+              if (at < 0 || at >= length) continue;
+              sum += static_cast<double>(x.f32()[(n * c + (o / kg) * cg + ci) * length + at]) * w[(o * cg + ci) * kernel + t];
+            }
+          }
+          EXPECT_NEAR(y.f32()[(n * k + o) * out_length + l], sum, 1e-5 + 1e-5 * std::abs(sum)) << "threads " << threads << " k " << o << " l " << l;
+        }
+      }
+    }
+  }
+}
+
 // Recurrent layers given initial states computed from the input (an encoder's state, as
 // PyTorch's `lstm(x, (h0, c0))`): the linears that make h0 and c0 learn only through the
 // states' gradients, a bidirectional LSTM's [2, H] states and a GRU's [1, H].

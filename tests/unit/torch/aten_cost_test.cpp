@@ -294,6 +294,20 @@ TEST(AtenCost, NormsSoftmaxActivationsAndPooling) {
   EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool2d", {x, ints({1, 1})})), n);
 }
 
+// An audio model's 1-D pools (nn.MaxPool1d(2), nn.AvgPool1d(4, 2, 1), nn.AdaptiveAvgPool1d(1))
+// onto maxpool1d, avgpool1d and adaptive_avgpool1d over [N, C, L], and conv1d onto conv1d.
+TEST(AtenCost, OneDimensionalPoolsAndConvolutionsAreTheOneDimensionalOps) {
+  const AtenArg x = t({8, 16, 40});
+  // 20 outputs per channel, each the larger of 2: one comparison.
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool1d", {x, ints({2}), ints({}), ints({0}), ints({1}), boolean(false)})), 8.0 * 16 * 20);
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool1d_with_indices", {x, ints({2}), ints({}), ints({0}), ints({1}), boolean(false)})), 8.0 * 16 * 20);
+  // (40 + 2 − 4) / 2 + 1 = 20 outputs of 4 elements: 3 adds and a division each.
+  EXPECT_DOUBLE_EQ(flops(call("aten::avg_pool1d", {x, ints({4}), ints({2}), ints({1}), boolean(false), boolean(true)})), 8.0 * 16 * 20 * 4);
+  // The mean of all 40: 39 adds and a division per channel.
+  EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool1d", {x, ints({1})})), 8.0 * 16 * 40);
+  EXPECT_FALSE(aten_cost(call("aten::max_pool1d", {x, ints({2}), ints({}), ints({0}), ints({2}), boolean(false)}))) << "dilated: no op";
+}
+
 // torch.sum / torch.mean onto the op table's reduce: [2, 4, 6, 5] (n_in = 240).
 TEST(AtenCost, SumAndMeanAreTheOpTablesReduce) {
   const AtenArg x = t({2, 4, 6, 5});
