@@ -197,6 +197,7 @@ Result<ModelCost> analyze(const Graph& graph, const AnalysisOptions& options) {
   ModelCost model;
   model.model = graph.name;
   model.input = graph.input;
+  model.notes = graph.notes;
   model.batch = batch;
   const std::size_t n = graph.nodes.size();
   std::vector<OpCost> costs;

@@ -180,7 +180,33 @@ Graph Importer::run() {
   }
   graph_.nodes = std::move(kept);
   if (graph_.nodes.size() > static_cast<std::size_t>(kMaxLayers)) fail("the model has more than " + std::to_string(kMaxLayers) + " layers");
+  note_folded_batchnorm();
   return std::move(graph_);
+}
+
+// torch.onnx.export in evaluation mode (its default, training=TrainingMode.EVAL) folds each
+// BatchNorm into the convolution before it: the convolution gets a bias, and a weight the
+// exporter computed, an initializer named "onnx::Conv_<n>" instead of after a module's
+// parameter ("layer1.0.conv1.weight"). The file then has no batch norm, and its parameters are
+// fewer than the module's sum(p.numel()). A convolution with a bias of its own and no batch norm
+// in the graph (VGG's) keeps its parameter's name and is not taken for a folded one.
+void Importer::note_folded_batchnorm() {
+  int folded = 0;
+  for (const Node& node : graph_.nodes) {
+    const ops::NormalizationDefinition* norm = ops::normalization_definition(node.op);
+    if (norm != nullptr && norm->statistics == ops::NormStatistics::per_channel) return;
+    if (ops::convolution_definition(node.op) == nullptr || !node.attrs.bias) continue;
+    for (const InitialValue& v : node.initial_values) {
+      if (v.name == "weight" && v.origin.starts_with("initializer 'onnx::")) ++folded;
+    }
+  }
+  if (folded == 0) return;
+  graph_.notes.push_back(std::to_string(folded) + " convolution" + (folded == 1 ? " has" : "s have") +
+                         " a bias and a weight the exporter computed (initializers named onnx::Conv_...), and the file has no batch norm: "
+                         "PyTorch folded each BatchNorm into the convolution before it (torch.onnx.export's default, "
+                         "training=TrainingMode.EVAL). The parameters counted are the file's, fewer than the model's sum(p.numel()) by "
+                         "each BatchNorm's weight and bias, and the batch norms' own FLOPs and bytes are not counted. Export with "
+                         "training=torch.onnx.TrainingMode.PRESERVE (the model in eval mode) to see each BatchNorm as a layer of its own.");
 }
 
 }  // namespace graph

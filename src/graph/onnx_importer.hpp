@@ -492,6 +492,7 @@ class Importer {
   };
   bool fold_shape_computations();
   void find_patterns();
+  void note_folded_batchnorm();
   void find_attention(int softmax);
   // A Softmax being matched as attention, stage by stage (find_attention).
   struct TracedProjection {

@@ -142,6 +142,7 @@ std::string summary_json(const ModelCost& cost, const SummaryOptions& options) {
   j["input"] = {{"shape", cost.input.shape}, {"dtype", dtype_name(cost.input.dtype)}};
   j["source"] = "analytic";
   j["convention"] = kConvention;
+  if (!cost.notes.empty()) j["notes"] = cost.notes;  // what the model file's reading found (Graph::notes)
   const auto lower_bound_note = [&] {
     return std::to_string(t.not_counted_layers) + " layer" + (t.not_counted_layers == 1 ? " is" : "s are") +
            " not counted (ops hwprof cannot map): every total is a lower bound";
@@ -364,7 +365,9 @@ std::string summary_table(const ModelCost& cost, const SummaryOptions& options) 
   std::string out;
   out += fmt::format("Model: {}{}\n", cost.model, options.source_file.empty() ? "" : "  (" + options.source_file + ")");
   out += fmt::format("Input: {} {} per sample, batch {}\n", format_shape(cost.input.shape), dtype_name(cost.input.dtype), cost.batch);
-  out += "All figures are analytic (derived from shapes, not measured); layer counts are per sample.\n\n";
+  out += "All figures are analytic (derived from shapes, not measured); layer counts are per sample.\n";
+  for (const std::string& note : cost.notes) out += "Note: " + note + "\n";
+  out += "\n";
   out += summary_layer_table(cost, rows_of(cost, options.depth));
   out += summary_totals(cost);
   out += "\n";

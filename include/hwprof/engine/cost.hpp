@@ -86,6 +86,7 @@ struct ModelCost {
   std::vector<LayerCost> layers;  // one per Graph node, same order
   CostTotals totals;
   MemoryEstimate memory;
+  std::vector<std::string> notes;  // the graph's (Graph::notes)
 };
 
 // Fails only when a count would overflow 64-bit integers (message names the layer). A graph

@@ -281,6 +281,9 @@ struct Graph {
   ModelInput input;
   std::vector<Node> nodes;  // in execution order; inputs always point backwards
   SourceText source;
+  // What a reader of the counts should know about the model file, found while reading it (an
+  // ONNX export whose BatchNorms were folded into its convolutions); sentences, each whole.
+  std::vector<std::string> notes;
 
   // Index of the node with this full name, or -2 when there is none.
   int find(std::string_view node_name) const;

@@ -1077,6 +1077,36 @@ TEST(OnnxImport, BatchNormalizationOfFeaturesOrSequencesIsBatchnorm1d) {
   }
 }
 
+// torch.onnx.export's default (training=EVAL) folds a BatchNorm into the convolution before it:
+// a bias, and a weight the exporter computed ("onnx::Conv_<n>"). The import notes it; a
+// convolution whose weight is a module's parameter (VGG's, with its own bias), or a file with a
+// batch norm of its own, is not taken for a folded one.
+TEST(OnnxImport, ABatchNormFoldedIntoTheConvolutionsIsNoted) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  const auto conv = [](const std::string& weight, bool batch_norm) {
+    ModelBuilder b(14, {3, 8, 8});
+    b.init(weight, {4, 3, 3, 3});
+    b.init("onnx::Conv_2", {4});
+    auto& c = b.node("Conv", "/conv/Conv", {"input", weight, "onnx::Conv_2"}, "h");
+    ModelBuilder::ints(c, "kernel_shape", {3, 3});
+    if (batch_norm) {
+      for (const char* name : {"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}) b.init(name, {4});
+      b.node("BatchNormalization", "/bn/BatchNormalization", {"h", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}, "output");
+    } else {
+      b.node("Relu", "/relu/Relu", {"h"}, "output");
+    }
+    auto g = import_onnx(b.bytes(4), "m.onnx");
+    EXPECT_TRUE(g.ok()) << g.error().message;
+    return g.ok() ? g->notes : std::vector<std::string>{"import failed"};
+  };
+  const std::vector<std::string> folded = conv("onnx::Conv_1", false);
+  ASSERT_EQ(folded.size(), 1u);
+  EXPECT_THAT(folded[0], HasSubstr("1 convolution has a bias and a weight the exporter computed"));
+  EXPECT_THAT(folded[0], HasSubstr("training=torch.onnx.TrainingMode.PRESERVE"));
+  EXPECT_TRUE(conv("features.0.weight", false).empty()) << "a module's own weight and bias (VGG)";
+  EXPECT_TRUE(conv("onnx::Conv_1", true).empty()) << "the file has its batch norm";
+}
+
 // nn.MaxPool1d(3, 2, padding=1), nn.AvgPool1d(2) and nn.AdaptiveAvgPool1d(1) as PyTorch exports
 // them over [N, 4, 20]: MaxPool, AveragePool and GlobalAveragePool of one spatial axis.
 TEST(OnnxImport, OneDimensionalPoolingMapsOntoItsOwnLayers) {

@@ -91,6 +91,22 @@ TEST(SummaryTable, ShowsTotalsAndSaysTheFiguresAreAnalytic) {
   EXPECT_THAT(table, HasSubstr("Memory at batch 2"));
 }
 
+// The graph's notes (what reading the model file found): a `Note:` line each under the header,
+// `notes` in JSON; neither when there are none.
+TEST(SummaryReports, TheGraphsNotesAreSaidInTheTableAndTheJson) {
+  const ModelCost plain = cost_of(kBlocks);
+  EXPECT_THAT(summary_table(plain), ::testing::Not(HasSubstr("Note:")));
+  EXPECT_FALSE(nlohmann::json::parse(summary_json(plain)).contains("notes"));
+  auto graph = parse_model(kBlocks, "t.json");
+  ASSERT_TRUE(graph.ok());
+  graph->notes = {"first finding.", "second finding."};
+  const auto cost = analyze(*graph, {1, OptimizerKind::sgd});
+  ASSERT_TRUE(cost.ok());
+  const std::string table = summary_table(*cost);
+  EXPECT_THAT(table, HasSubstr("per sample.\nNote: first finding.\nNote: second finding.\n\n"));
+  EXPECT_EQ(nlohmann::json::parse(summary_json(*cost))["notes"], nlohmann::json::array({"first finding.", "second finding."}));
+}
+
 // A layer that is not counted (an ONNX op hwprof cannot map; here b.1.fc made one by hand):
 // its figures are null/"not counted", a fold holding it gives lower bounds, the totals say so.
 TEST(SummaryReports, ALayerThatIsNotCountedIsNeverAZero) {
