@@ -58,10 +58,11 @@ void set_window(const ops::ConvolutionDefinition& conv, const Dims& kernel, cons
 
 // A pooling window, one value per spatial axis in ONNX's order (depth, height, width), as its
 // attributes keep it (ops/pooling.cpp).
-void set_pool_window(const ops::PoolingDefinition& pool, const Dims& kernel, const Dims& strides, const Dims& pads, Attributes& a) {
+void set_pool_window(const ops::PoolingDefinition& pool, const Dims& kernel, const Dims& strides, const Dims& pads, const Dims& dilations,
+                     Attributes& a) {
   ops::PoolAxes axes;
   axes.count = pool.spatial_axes;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(axes.count); ++i) axes.axis[i] = {kernel.at(i), strides.at(i), pads.at(i), 1};
+  for (std::size_t i = 0; i < static_cast<std::size_t>(axes.count); ++i) axes.axis[i] = {kernel.at(i), strides.at(i), pads.at(i), 1, dilations.at(i)};
   ops::set_pool_axes(pool, axes, a);
 }
 
@@ -341,13 +342,18 @@ void Importer::map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction) 
   const auto strides = spatial_attr(n, "strides", axes, 1);  // ONNX's default stride is 1, not the kernel
   if (!strides)
     return unsupported(n, "strides " + dims_text(attr_ints(n, "strides")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
-  const auto dil = attr_ints(n, "dilations");
-  if (std::any_of(dil.begin(), dil.end(), [](std::int64_t d) { return d != 1; })) return unsupported(n, "dilated pooling is not mapped");
+  // MaxPool's dilations are PyTorch's MaxPoolNd's; an AveragePool's (opset 19) have no PyTorch
+  // counterpart.
+  const auto dilations = spatial_attr(n, "dilations", axes, 1);
+  if (!dilations)
+    return unsupported(n, "dilations " + dims_text(attr_ints(n, "dilations")) + " needs one value per spatial axis (" + std::to_string(axes) + ")");
+  if (average && std::any_of(dilations->begin(), dilations->end(), [](std::int64_t d) { return d != 1; }))
+    return unsupported(n, "dilated average pooling is not mapped (PyTorch's AvgPool has no dilation)");
   a.ceil_mode = attr_int(n, "ceil_mode", 0) != 0;
   std::string why;
-  auto pads = symmetric_pads(n, *in, kernel, *strides, Dims(axes, 1), &why);
+  auto pads = symmetric_pads(n, *in, kernel, *strides, *dilations, &why);
   if (!pads) return unsupported(n, why);
-  set_pool_window(*pool, kernel, *strides, *pads, a);
+  set_pool_window(*pool, kernel, *strides, *pads, *dilations, a);
   const auto nonzero = [](const Dims& v) { return std::any_of(v.begin(), v.end(), [](std::int64_t p) { return p != 0; }); };
   const bool padded = nonzero(*pads);
   if (const Dims extra = take_pad(n.input(0), axes); nonzero(extra)) {
@@ -356,7 +362,7 @@ void Importer::map_pool(const onnx::NodeProto& n, ops::PoolReduction reduction) 
       return unsupported(n, "its input is zero-padded by a Pad node, which only a Conv or an AveragePool can take in");
     }
     for (std::size_t i = 0; i < axes; ++i) (*pads)[i] += extra[i];
-    set_pool_window(*pool, kernel, *strides, *pads, a);
+    set_pool_window(*pool, kernel, *strides, *pads, *dilations, a);
     return (void)add_node(n, op, {values_.at(n.input(0)).node}, a);
   }
   if (average && padded && attr_int(n, "count_include_pad", 0) == 0) {

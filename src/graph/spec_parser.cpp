@@ -565,10 +565,12 @@ class SpecReader {
   }
 
   // A pooling op (its definition, ops/pooling.cpp): a window's kernel, stride (its kernel by
-  // default, as PyTorch's), padding and ceil_mode, or an adaptive pool's output size; per axis
+  // default, as PyTorch's), padding, a max pool's dilation and ceil_mode, or an adaptive pool's
+  // output size; per axis
   // one integer, or a list [l] in 1-D, a pair [h, w] in 2-D and a triple [d, h, w] in 3-D.
   void read_pool(const ops::PoolingDefinition& pool, Attributes& at, const AttributeReader& a) const {
     const bool three = pool.spatial_axes == 3;
+    const bool max = pool.reduction == ops::PoolReduction::max;  // PyTorch's MaxPoolNd takes a dilation
     if (pool.spatial_axes == 1) {
       // The height is a window of 1 (ops/pooling.cpp): kernel, stride and output 1, padding 0.
       if (pool.reduction == ops::PoolReduction::adaptive_average) {
@@ -579,6 +581,7 @@ class SpecReader {
       at.kernel = a.single("kernel", 1, {1, 1}, 1, "a positive");
       at.stride = a.single("stride", 1, at.kernel, 1, "a positive");
       at.padding = a.single("padding", 0, {0, 0}, 0, "a non-negative");
+      if (max) at.dilation = a.single("dilation", 1, {1, 1}, 1, "a positive");
       at.ceil_mode = a.boolean("ceil_mode", false);
       return;
     }
@@ -592,10 +595,12 @@ class SpecReader {
       at.depth.stride = at.depth.kernel;
       at.stride = a.triple("stride", at.depth.stride, at.kernel, 1, "a positive");
       at.padding = a.triple("padding", at.depth.padding, {0, 0}, 0, "a non-negative");
+      if (max) at.dilation = a.triple("dilation", at.depth.dilation, {1, 1}, 1, "a positive");
     } else {
       at.kernel = a.pair("kernel", {}, 1, "a positive");
       at.stride = a.pair("stride", at.kernel, 1, "a positive");
       at.padding = a.pair("padding", {0, 0}, 0, "a non-negative");
+      if (max) at.dilation = a.pair("dilation", {1, 1}, 1, "a positive");
     }
     at.ceil_mode = a.boolean("ceil_mode", false);
   }

@@ -139,12 +139,17 @@ void adaptive_avgpool2d_backward(const float* dy, float* dx, i64 n, i64 c, i64 h
 struct Pool3dGeometry {
   i64 batch = 1, channels = 1, in_d = 1, in_h = 1, in_w = 1;
   i64 kernel_d = 1, kernel_h = 1, kernel_w = 1, stride_d = 1, stride_h = 1, stride_w = 1, pad_d = 0, pad_h = 0, pad_w = 0;
-  i64 out_d = 1, out_h = 1, out_w = 1;  // as shape inference computed them (ceil_mode included)
+  i64 out_d = 1, out_h = 1, out_w = 1;                 // as shape inference computed them (ceil_mode included)
+  i64 dilation_d = 1, dilation_h = 1, dilation_w = 1;  // max pooling's step between a window's elements
 };
 // argmax [N,C,O,P,Q]: flat index into the sample-channel volume of the chosen input (PyTorch's
 // max_pool3d: the first maximum, or the last NaN); may be null in inference.
 void maxpool3d_forward(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax);
 void maxpool3d_backward(const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx);
+// PyTorch's dilated max_pool1d/2d/3d (MaxPoolNd's dilation): window element t of an axis at
+// start + t·dilation, those in the padding skipped; the first maximum, or the last NaN, as the
+// other max kernels. Its backward is maxpool3d_backward's (argmax).
+void maxpool_dilated_forward(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax);
 void avgpool3d_forward(const Pool3dGeometry& g, const float* x, float* y);
 void avgpool3d_backward(const Pool3dGeometry& g, const float* dy, float* dx);
 // Adaptive average pooling of [D, H, W] volumes to [out_d, out_h, out_w] (g's kernel, stride and

@@ -312,6 +312,54 @@ void maxpool3d_forward(const Pool3dGeometry& g, const float* x, float* y, std::i
   }
 }
 
+void maxpool_dilated_forward(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
+  const i64 planes = g.batch * g.channels;
+  // The taps of one output along one axis that fall inside the input.
+  const auto taps = [](i64 o, i64 stride, i64 pad, i64 kernel, i64 dilation, i64 in, std::vector<i64>& at) {
+    at.clear();
+    for (i64 t = 0; t < kernel; ++t) {
+      const i64 i = o * stride - pad + t * dilation;
+      if (i >= 0 && i < in) at.push_back(i);
+    }
+  };
+#pragma omp parallel num_threads(kernel_threads()) if (visits(g) > kPoolingParallelMin)
+  {
+    std::vector<i64> td, th, tw;
+#pragma omp for schedule(static)
+    for (i64 p = 0; p < planes; ++p) {
+      const float* xp = x + p * in_volume(g);
+      float* yp = y + p * out_volume(g);
+      std::int32_t* ap = argmax != nullptr ? argmax + p * out_volume(g) : nullptr;
+      for (i64 od = 0; od < g.out_d; ++od) {
+        taps(od, g.stride_d, g.pad_d, g.kernel_d, g.dilation_d, g.in_d, td);
+        for (i64 oh = 0; oh < g.out_h; ++oh) {
+          taps(oh, g.stride_h, g.pad_h, g.kernel_h, g.dilation_h, g.in_h, th);
+          for (i64 ow = 0; ow < g.out_w; ++ow) {
+            taps(ow, g.stride_w, g.pad_w, g.kernel_w, g.dilation_w, g.in_w, tw);
+            float m = -std::numeric_limits<float>::infinity();
+            i64 at = -1;
+            for (i64 d : td) {
+              for (i64 h : th) {
+                for (i64 w : tw) {
+                  const i64 i = (d * g.in_h + h) * g.in_w + w;
+                  const float v = xp[i];
+                  if (at < 0 || v > m || v != v) {
+                    m = v;
+                    at = i;
+                  }
+                }
+              }
+            }
+            const i64 o = (od * g.out_h + oh) * g.out_w + ow;
+            yp[o] = m;
+            if (ap != nullptr) ap[o] = static_cast<std::int32_t>(at);
+          }
+        }
+      }
+    }
+  }
+}
+
 void maxpool3d_backward(const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx) {
   if (dx == nullptr) return;
   const i64 planes = g.batch * g.channels;
@@ -430,7 +478,12 @@ Pool2dGeometry plane_geometry(const Pool3dGeometry& g) {
   return p;
 }
 
-// Each definition's reduction over its axes onto the kernels above.
+bool dilated(const Pool3dGeometry& g) {
+  return g.dilation_d > 1 || g.dilation_h > 1 || g.dilation_w > 1;
+}
+
+// Each definition's reduction over its axes onto the kernels above (a dilated max pool onto the
+// dilated kernel; the argmax backward is the same).
 struct PoolKernelRow {
   R reduction;
   int spatial_axes;
@@ -439,7 +492,9 @@ struct PoolKernelRow {
 const PoolKernelRow kPoolKernels[] = {
     {R::max,
      2,
-     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) { maxpool2d_forward(plane_geometry(g), x, y, argmax); },
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
+        dilated(g) ? maxpool_dilated_forward(g, x, y, argmax) : maxpool2d_forward(plane_geometry(g), x, y, argmax);
+      },
       [](const Pool3dGeometry& g, const std::int32_t* argmax, const float* dy, float* dx) {
         maxpool2d_backward(plane_geometry(g), argmax, dy, dx);
       }}},
@@ -455,7 +510,12 @@ const PoolKernelRow kPoolKernels[] = {
       [](const Pool3dGeometry& g, const std::int32_t*, const float* dy, float* dx) {
         adaptive_avgpool2d_backward(dy, dx, g.batch, g.channels, g.in_h, g.in_w, g.out_h, g.out_w);
       }}},
-    {R::max, 3, {maxpool3d_forward, maxpool3d_backward}},
+    {R::max,
+     3,
+     {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
+        dilated(g) ? maxpool_dilated_forward(g, x, y, argmax) : maxpool3d_forward(g, x, y, argmax);
+      },
+      maxpool3d_backward}},
     {R::average,
      3,
      {[](const Pool3dGeometry& g, const float* x, float* y, std::int32_t*) { avgpool3d_forward(g, x, y); },
@@ -506,6 +566,9 @@ Pool3dGeometry pool_geometry(const hwprof::ops::PoolingDefinition& def, const No
   g.out_d = out_size[0];
   g.out_h = out_size[1];
   g.out_w = out_size[2];
+  g.dilation_d = spatial[0].dilation;
+  g.dilation_h = spatial[1].dilation;
+  g.dilation_w = spatial[2].dilation;
   return g;
 }
 

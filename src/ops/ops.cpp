@@ -59,6 +59,7 @@ const std::vector<OpInfo>& op_table() {
         row.attributes = {"output"};
       } else {
         row.attributes = {"kernel", "stride", "padding", "ceil_mode"};
+        if (d.reduction == PoolReduction::max) row.attributes.insert(row.attributes.begin() + 3, "dilation");
       }
       rows.push_back(std::move(row));
     }

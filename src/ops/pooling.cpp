@@ -61,9 +61,9 @@ PoolAxes pool_axes(const PoolingDefinition& def, const Attributes& a) noexcept {
   PoolAxes axes;
   axes.count = def.spatial_axes;
   std::size_t i = 0;
-  if (def.spatial_axes == 3) axes.axis[i++] = {a.depth.kernel, a.depth.stride, a.depth.padding, a.depth.output};
-  if (def.spatial_axes >= 2) axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.output.h};
-  axes.axis[i] = {a.kernel.w, a.stride.w, a.padding.w, a.output.w};
+  if (def.spatial_axes == 3) axes.axis[i++] = {a.depth.kernel, a.depth.stride, a.depth.padding, a.depth.output, a.depth.dilation};
+  if (def.spatial_axes >= 2) axes.axis[i++] = {a.kernel.h, a.stride.h, a.padding.h, a.output.h, a.dilation.h};
+  axes.axis[i] = {a.kernel.w, a.stride.w, a.padding.w, a.output.w, a.dilation.w};
   return axes;
 }
 
@@ -75,6 +75,7 @@ void set_pool_axes(const PoolingDefinition& def, const PoolAxes& axes, Attribute
     a.depth.stride = d.stride;
     a.depth.padding = d.padding;
     a.depth.output = d.output;
+    a.depth.dilation = d.dilation;
   }
   // A 1-D window leaves the height (of size 1) as it is.
   const PoolAxis h = def.spatial_axes >= 2 ? axes.axis[i++] : PoolAxis{};
@@ -83,10 +84,12 @@ void set_pool_axes(const PoolingDefinition& def, const PoolAxes& axes, Attribute
   a.stride = {h.stride, w.stride};
   a.padding = {h.padding, w.padding};
   a.output = {h.output, w.output};
+  a.dilation = {h.dilation, w.dilation};
 }
 
-std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) noexcept {
-  const Wide numerator = Wide{size} + 2 * Wide{pad} - (Wide{kernel} - 1) - 1 + (ceil_mode ? Wide{stride} - 1 : 0);
+std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode,
+                              std::int64_t dilation) noexcept {
+  const Wide numerator = Wide{size} + 2 * Wide{pad} - Wide{dilation} * (Wide{kernel} - 1) - 1 + (ceil_mode ? Wide{stride} - 1 : 0);
   Wide out = floor_div(numerator, stride) + 1;
   if (ceil_mode && (out - 1) * stride >= Wide{size} + pad) --out;
   return saturate(out);
@@ -113,7 +116,8 @@ WindowShape pool_shape(const PoolingDefinition& def, const Attributes& a, const 
     const char* name;
     std::int64_t PoolAxis::*field;
     std::int64_t low;
-  } checks[] = {{"kernel", &PoolAxis::kernel, 1}, {"stride", &PoolAxis::stride, 1}, {"padding", &PoolAxis::padding, 0}};
+  } checks[] = {
+      {"kernel", &PoolAxis::kernel, 1}, {"stride", &PoolAxis::stride, 1}, {"padding", &PoolAxis::padding, 0}, {"dilation", &PoolAxis::dilation, 1}};
   for (const auto& c : checks) {
     if (std::any_of(axes.view().begin(), axes.view().end(), [&](const PoolAxis& x) { return x.*c.field < c.low; }))
       return problem(std::string(c.name) + " is " + per_axis(axes, [&](const PoolAxis& x) { return number(x.*c.field); }) + "; it must be at least " +
@@ -125,11 +129,13 @@ WindowShape pool_shape(const PoolingDefinition& def, const Attributes& a, const 
                        per_axis(axes, [&](const PoolAxis& x) { return number(x.padding); }) + " for kernel " + kernel,
                    "padding");
   std::size_t d = 1;
-  for (const PoolAxis& x : axes.view()) out.push_back(pool_output_size(in[d++], x.kernel, x.stride, x.padding, a.ceil_mode));
+  for (const PoolAxis& x : axes.view()) out.push_back(pool_output_size(in[d++], x.kernel, x.stride, x.padding, a.ceil_mode, x.dilation));
   if (std::any_of(out.begin() + 1, out.end(), [](std::int64_t v) { return v <= 0; })) {
     d = 1;
     const std::string padded = per_axis(axes, [&](const PoolAxis& x) { return padded_size_text(in[d++], x.padding); });
-    return problem("the kernel " + kernel + " is larger than the padded input " + padded, "kernel");
+    const bool dilated = std::any_of(axes.view().begin(), axes.view().end(), [](const PoolAxis& x) { return x.dilation > 1; });
+    const std::string dilation = dilated ? " (dilation " + per_axis(axes, [&](const PoolAxis& x) { return number(x.dilation); }) + ")" : "";
+    return problem("the kernel " + kernel + dilation + " is larger than the padded input " + padded, "kernel");
   }
   return WindowShape{out, {}, nullptr};
 }

@@ -54,7 +54,8 @@ struct PoolAxis {
   std::int64_t kernel = 1;
   std::int64_t stride = 1;
   std::int64_t padding = 0;
-  std::int64_t output = 1;  // adaptive: the output size along it
+  std::int64_t output = 1;    // adaptive: the output size along it
+  std::int64_t dilation = 1;  // max: the step between a window's elements (PyTorch's MaxPoolNd)
 };
 struct PoolAxes {
   std::array<PoolAxis, 3> axis{};
@@ -71,12 +72,13 @@ PoolAxes pool_axes(const PoolingDefinition& def, const Attributes& a) noexcept;
 // PyTorch observer read per axis.
 void set_pool_axes(const PoolingDefinition& def, const PoolAxes& axes, Attributes& a) noexcept;
 
-// PyTorch's pooling_output_shape (ATen/native/Pool.h): div_rtn(size + 2*pad - (kernel-1) - 1
-// + (ceil_mode ? stride-1 : 0), stride) + 1, then with ceil_mode a last window that would
+// PyTorch's pooling_output_shape (ATen/native/Pool.h): div_rtn(size + 2*pad - dilation*(kernel-1)
+// - 1 + (ceil_mode ? stride-1 : 0), stride) + 1, then with ceil_mode a last window that would
 // start in the right padding is dropped. There is no "kernel fits" check: with ceil_mode a
 // 2x2 window over a 1x1 input gives 1x1. <= 0 means an empty output, which PyTorch rejects.
 // Exact for sizes near 2^63 (hostile specs); saturates at 2^63 − 1.
-std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode) noexcept;
+std::int64_t pool_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t pad, bool ceil_mode,
+                              std::int64_t dilation = 1) noexcept;
 
 // The per-sample output shape of a pooling node over the per-sample input `in`, or what is
 // wrong with it and the attribute that says so (PyTorch's rules: a window of at least 1, a

@@ -394,12 +394,10 @@ std::optional<AtenCost> pooling(const AtenCall& c, std::string_view op) {
       // An empty stride is the kernel.
       axes.axis[k] = {(*kernel)[k], (*stride)[0] == 0 ? (*kernel)[k] : (*stride)[k], (*padding)[k], 1};
     }
-    const bool max = pool->reduction == ops::PoolReduction::max;
-    if (max) {
+    if (pool->reduction == ops::PoolReduction::max) {  // (self, kernel, stride, padding, dilation, ceil_mode)
       const auto dilation = ints(c, first + 3, spatial, 1);
-      if (!dilation ||
-          std::any_of(dilation->begin(), dilation->begin() + static_cast<std::ptrdiff_t>(spatial), [](std::int64_t d) { return d != 1; }))
-        return std::nullopt;  // no dilated pooling in the op table
+      if (!dilation) return std::nullopt;
+      for (std::size_t k = 0; k < spatial; ++k) axes.axis[k].dilation = (*dilation)[k];
     }
   }
   Attributes a;

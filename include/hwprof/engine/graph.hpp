@@ -184,7 +184,7 @@ struct DepthWindow {
   std::int64_t kernel = 1;
   std::int64_t stride = 1;
   std::int64_t padding = 0;
-  std::int64_t dilation = 1;        // conv3d, conv_transpose3d
+  std::int64_t dilation = 1;        // conv3d, conv_transpose3d, maxpool3d
   std::int64_t output = 1;          // adaptive_avgpool3d
   std::int64_t output_padding = 0;  // conv_transpose3d
 };
@@ -199,7 +199,7 @@ struct Attributes {
   Pair kernel;                    // conv2d, pools (3-D ops: h, w; depth below)
   Pair stride{1, 1};              // conv2d, pools (pools default to the kernel)
   Pair padding{0, 0};
-  Pair dilation{1, 1};                                      // conv2d, conv3d, conv_transpose2d
+  Pair dilation{1, 1};                                      // the convolutions and the max pools
   Pair output_padding{0, 0};                                // conv_transpose2d: added to one side of the output
   std::int64_t groups = 1;                                  // conv2d, conv3d
   bool ceil_mode = false;                                   // pools

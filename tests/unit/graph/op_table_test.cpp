@@ -117,9 +117,14 @@ TEST(OpTable, EveryPoolingRowHasItsDefinition) {
     EXPECT_EQ(ops::pooling_for(d->reduction, d->spatial_axes), d) << info.name;
     EXPECT_EQ(ops::pooling_for_aten(d->aten), d) << info.name << ": aten::" << d->aten;
     EXPECT_TRUE(info.name.ends_with(std::to_string(d->spatial_axes) + "d")) << info.name;
+    // A max pool takes PyTorch's dilation; an average pool has none.
+    const std::vector<std::string_view> max_window{"kernel", "stride", "padding", "dilation", "ceil_mode"};
     const std::vector<std::string_view> window{"kernel", "stride", "padding", "ceil_mode"};
     const std::vector<std::string_view> adaptive{"output"};
-    EXPECT_EQ(info.attributes, d->reduction == ops::PoolReduction::adaptive_average ? adaptive : window) << info.name;
+    EXPECT_EQ(info.attributes, d->reduction == ops::PoolReduction::adaptive_average ? adaptive
+                               : d->reduction == ops::PoolReduction::max            ? max_window
+                                                                                    : window)
+        << info.name;
   }
   EXPECT_EQ(seen.size(), ops::pooling_definitions().size());
 }

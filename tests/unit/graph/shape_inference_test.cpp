@@ -466,7 +466,9 @@ TEST(ShapeInference3d, RefusesWhatPyTorchRefuses) {
       {R"({"name": "p", "op": "maxpool3d", "kernel": [2, 2, 2], "padding": [2, 0, 0]})", "padding must be at most half the kernel"},
       {R"({"name": "p", "op": "avgpool3d", "kernel": [5, 2, 2]})", "the kernel 5x2x2 is larger than the padded input 4x6x6"},
       {R"({"name": "p", "op": "adaptive_avgpool3d", "output": [1, 0, 1]})", "attribute 'output' must be a positive integer or a triple"},
-      {R"({"name": "p", "op": "maxpool3d", "kernel": 2, "dilation": 2})", "dilation"},
+      {R"({"name": "p", "op": "avgpool3d", "kernel": 2, "dilation": 2})", "unknown attribute 'dilation'"},  // PyTorch's AvgPool has none
+      {R"({"name": "p", "op": "maxpool3d", "kernel": 2, "dilation": [1, 0, 1]})", "attribute 'dilation' must be a positive"},
+      {R"({"name": "p", "op": "maxpool3d", "kernel": 3, "dilation": 2})", "the kernel 3x3x3 (dilation 2x2x2) is larger than the padded input 4x6x6"},
   };
   expect_refused("[3, 4, 6, 6]", cases);
   // A 2-D input to a 3-D op, and a 3-D input to a 2-D one.
@@ -547,6 +549,22 @@ TEST(ShapeInference1d, BatchNormTakesChannelsAloneOrOverALength) {
   const auto image = parse_model(R"({"input": {"shape": [3, 8, 8]}, "layers": [{"name": "bn", "op": "batchnorm1d"}]})", "a.json");
   ASSERT_FALSE(image.ok());
   EXPECT_NE(image.error().message.find("expects a [C] or [C, L] input, got [3, 8, 8]"), std::string::npos) << image.error().message;
+}
+
+// Dilated max pools: PyTorch's MaxPoolNd(dilation=...) output sizes (torch 1.13 gives these
+// shapes), the window spanning dilation·(kernel − 1) + 1.
+TEST(ShapeInferencePool, DilatedMaxPoolsFollowPyTorch) {
+  const Graph g = parse_spec(R"({"input": {"shape": [4, 11, 13]}, "layers": [
+      {"name": "p2", "op": "maxpool2d", "kernel": 3, "stride": 2, "padding": 1, "dilation": 2, "ceil_mode": true}]})");
+  EXPECT_EQ(node(g, "p2").output_shape, (Shape{4, 5, 6}));
+  EXPECT_EQ(node(g, "p2").attrs.dilation.h, 2);
+  const Graph one = parse_spec(R"({"input": {"shape": [4, 25]}, "layers": [
+      {"name": "p1", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1, "dilation": 3}]})");
+  EXPECT_EQ(node(one, "p1").output_shape, (Shape{4, 11}));
+  const Graph three = parse_spec(R"({"input": {"shape": [2, 4, 9, 9]}, "layers": [
+      {"name": "p3", "op": "maxpool3d", "kernel": [2, 3, 3], "stride": [1, 2, 2], "padding": 1, "dilation": [1, 2, 2], "ceil_mode": true}]})");
+  EXPECT_EQ(node(three, "p3").output_shape, (Shape{2, 5, 4, 4}));
+  EXPECT_EQ(node(three, "p3").attrs.depth.dilation, 1);
 }
 
 // maxpool1d, avgpool1d and adaptive_avgpool1d over [C, L]: PyTorch's pooling_output_shape along

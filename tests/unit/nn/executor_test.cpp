@@ -1059,7 +1059,7 @@ TEST(ExecutorGradients, OneDimensionalLayers) {
       {"name": "conv1", "op": "conv1d", "out_channels": 4, "kernel": 3, "padding": 1, "bias": false},
       {"name": "bn", "op": "batchnorm1d"},
       {"name": "relu", "op": "relu"},
-      {"name": "pool", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1, "ceil_mode": true},
+      {"name": "pool", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1, "dilation": 2, "ceil_mode": true},
       {"name": "dw", "op": "conv1d", "out_channels": 4, "kernel": [5], "padding": 2, "groups": 4},
       {"name": "strided", "op": "conv1d", "out_channels": 6, "kernel": 3, "stride": 2, "dilation": 2, "padding": 1, "groups": 2},
       {"name": "up", "op": "conv_transpose1d", "out_channels": 4, "kernel": 4, "stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
@@ -1078,6 +1078,81 @@ TEST(ExecutorGradients, BatchNormOverFeaturesAlone) {
       {"name": "act", "op": "tanh"},
       {"name": "fc2", "op": "linear", "out_features": 3}]})"),
                   4);
+}
+
+// Dilated max pools' forward against PyTorch's definition (the first maximum of the window's
+// elements at start + t·dilation inside the input), 1-D to 3-D, and their gradients.
+TEST(ExecutorKernels, DilatedMaxPoolsMatchTheDefinition) {
+  struct Case {
+    const char* spec;
+    Shape in;
+    std::int64_t kernel[3], stride[3], padding[3], dilation[3];
+  };
+  const Case cases[] = {
+      {R"({"input": {"shape": [3, 16]}, "layers": [{"name": "p", "op": "maxpool1d", "kernel": 3, "stride": 2, "padding": 1, "dilation": 2,
+          "ceil_mode": true}]})",
+       {3, 1, 1, 16},
+       {1, 1, 3},
+       {1, 1, 2},
+       {0, 0, 1},
+       {1, 1, 2}},
+      {R"({"input": {"shape": [2, 11, 13]}, "layers": [{"name": "p", "op": "maxpool2d", "kernel": 3, "stride": [2, 1], "padding": 1,
+          "dilation": [2, 3]}]})",
+       {2, 1, 11, 13},
+       {1, 3, 3},
+       {1, 2, 1},
+       {0, 1, 1},
+       {1, 2, 3}},
+      {R"({"input": {"shape": [2, 4, 7, 7]}, "layers": [{"name": "p", "op": "maxpool3d", "kernel": [2, 3, 3], "stride": [1, 2, 2], "padding": 1,
+          "dilation": [2, 1, 2], "ceil_mode": true}]})",
+       {2, 4, 7, 7},
+       {2, 3, 3},
+       {1, 2, 2},
+       {1, 1, 1},
+       {2, 1, 2}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    const Graph g = parse(c.spec);
+    const Shape& out = g.nodes[0].output_shape;
+    // The output as [C, D, H, W] (a 1-D or 2-D op's leading axes 1).
+    Shape o(4, 1);
+    o[0] = out[0];
+    for (std::size_t i = 1; i < out.size(); ++i) o[4 - out.size() + i] = out[i];
+    for (int threads : {1, 2}) {
+      Executor e = build(g, options(2, false, threads, 5));
+      const Tensor x = e.make_input(9);
+      const Tensor y = e.forward(x).value();
+      const std::int64_t in_volume = c.in[1] * c.in[2] * c.in[3], out_volume = o[1] * o[2] * o[3];
+      for (std::int64_t plane = 0; plane < 2 * c.in[0]; ++plane) {
+        for (std::int64_t at = 0; at < out_volume; ++at) {
+          const std::int64_t pos[3] = {at / (o[2] * o[3]), at / o[3] % o[2], at % o[3]};
+          float m = -std::numeric_limits<float>::infinity();
+          for (std::int64_t td = 0; td < c.kernel[0]; ++td) {
+            for (std::int64_t th = 0; th < c.kernel[1]; ++th) {
+              for (std::int64_t tw = 0; tw < c.kernel[2]; ++tw) {
+                const std::int64_t t[3] = {td, th, tw};
+                std::int64_t i[3];
+                bool inside = true;
+                for (int a = 0; a < 3; ++a) {
+                  i[a] = pos[a] * c.stride[a] - c.padding[a] + t[a] * c.dilation[a];
+                  inside = inside && i[a] >= 0 && i[a] < c.in[static_cast<std::size_t>(a) + 1];
+                }
+                if (inside) m = std::max(m, x.f32()[plane * in_volume + (i[0] * c.in[2] + i[1]) * c.in[3] + i[2]]);
+              }
+            }
+          }
+          ASSERT_EQ(y.f32()[plane * out_volume + at], m) << "threads " << threads << ", plane " << plane << ", output " << at;
+        }
+      }
+    }
+  }
+  check_gradients(parse(R"({"input": {"shape": [2, 9, 9]}, "layers": [
+      {"name": "conv", "op": "conv2d", "out_channels": 3, "kernel": 3, "padding": 1},
+      {"name": "pool", "op": "maxpool2d", "kernel": 3, "stride": 2, "padding": 1, "dilation": 2, "ceil_mode": true},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})"),
+                  3);
 }
 
 // conv1d's forward against PyTorch's definition in double: y[k, l] = b[k] + Σ_c,t

@@ -150,8 +150,9 @@ TEST(AtenCost, VideoConvolutionsAndPoolsAreTheThreeDimensionalOps) {
   EXPECT_DOUBLE_EQ(flops(call("aten::max_pool3d_with_indices_backward", {t({2, 4, 4, 4, 4}), v, ints({2, 2, 2}), ints({2, 2, 2}), ints({0, 0, 0}),
                                                                          ints({1, 1, 1}), boolean(false), t({2, 4, 4, 4, 4}, AtenElement::integer)})),
                    pooled);
-  EXPECT_FALSE(aten_cost(call("aten::max_pool3d", {v, ints({2, 2, 2}), ints({}), ints({0, 0, 0}), ints({1, 2, 1}), boolean(false)})))
-      << "no dilated pooling in the op table";
+  // Dilated (1, 2, 1): the height's window spans 3, (8 − 2 − 1) / 2 + 1 = 3 rows of windows.
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool3d", {v, ints({2, 2, 2}), ints({}), ints({0, 0, 0}), ints({1, 2, 1}), boolean(false)})),
+                   7 * 2.0 * 4 * 4 * 3 * 4);
   EXPECT_DOUBLE_EQ(flops(call("aten::avg_pool3d", {v, ints({2, 2, 2}), ints({2, 2, 2}), ints({0, 0, 0}), boolean(false), boolean(true), none()})),
                    8 * pooled);
   EXPECT_DOUBLE_EQ(flops(call("aten::avg_pool3d_backward",
@@ -305,7 +306,8 @@ TEST(AtenCost, OneDimensionalPoolsAndConvolutionsAreTheOneDimensionalOps) {
   EXPECT_DOUBLE_EQ(flops(call("aten::avg_pool1d", {x, ints({4}), ints({2}), ints({1}), boolean(false), boolean(true)})), 8.0 * 16 * 20 * 4);
   // The mean of all 40: 39 adds and a division per channel.
   EXPECT_DOUBLE_EQ(flops(call("aten::adaptive_avg_pool1d", {x, ints({1})})), 8.0 * 16 * 40);
-  EXPECT_FALSE(aten_cost(call("aten::max_pool1d", {x, ints({2}), ints({}), ints({0}), ints({2}), boolean(false)}))) << "dilated: no op";
+  // Dilated 2: each window spans 3, (40 − 2 − 1) / 2 + 1 = 19 windows of 2 elements.
+  EXPECT_DOUBLE_EQ(flops(call("aten::max_pool1d", {x, ints({2}), ints({}), ints({0}), ints({2}), boolean(false)})), 8.0 * 16 * 19);
 }
 
 // torch.sum / torch.mean onto the op table's reduce: [2, 4, 6, 5] (n_in = 240).
