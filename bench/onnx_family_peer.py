@@ -77,6 +77,35 @@ class Decoder3d(nn.Module):
         return self.up2(torch.relu(self.up1(x)))
 
 
+class M5(nn.Module):
+    """An audio classifier over raw 16 kHz waveforms (Dai et al. 2017's M5, as PyTorch's speech
+    command tutorial writes it): four Conv1d + BatchNorm1d + MaxPool1d stages, global average."""
+
+    def __init__(self, channels=128, classes=35):
+        super().__init__()
+        c = channels
+        layers = []
+        for i, (cin, cout, k, s) in enumerate([(1, c, 80, 4), (c, c, 3, 1), (c, 2 * c, 3, 1), (2 * c, 4 * c, 3, 1)]):
+            layers += [nn.Conv1d(cin, cout, k, stride=s), nn.BatchNorm1d(cout), nn.ReLU(), nn.MaxPool1d(4)]
+        self.features = nn.Sequential(*layers, nn.AdaptiveAvgPool1d(1), nn.Flatten())
+        self.fc = nn.Linear(4 * c, classes)
+
+    def forward(self, x):
+        return self.fc(self.features(x))
+
+
+class DilatedPool(nn.Module):
+    """Dilated max pooling alone (nn.MaxPool2d(3, stride=1, padding=1, dilation=2), as context
+    aggregation modules use it), after a ReLU: the kernel's own time, no GEMM beside it."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(3, stride=1, padding=1, dilation=2)
+
+    def forward(self, x):
+        return self.pool(torch.relu(x))
+
+
 def torchvision_model(name, **kwargs):
     import torchvision
     module = torchvision.models
@@ -101,6 +130,8 @@ FAMILIES = {
     "matmul": ("attention written with torch.matmul, 196 tokens of 256, 4 heads, batch 8", HandAttention, (8, 196, 256)),
     "windowed": ("torchvision swin_t (shifted windows, relative position bias), 224x224, batch 1", lambda: torchvision_model("swin_t"),
                  (1, 3, 224, 224)),
+    "audio": ("M5 over 1 s of 16 kHz audio (Conv1d, BatchNorm1d, MaxPool1d), batch 8", M5, (8, 1, 16000)),
+    "dilated_pool": ("ReLU and MaxPool2d(3, stride 1, padding 1, dilation 2), 64x56x56, batch 8", DilatedPool, (8, 64, 56, 56)),
 }
 __doc__ += ", ".join(f"{name} ({what})" for name, (what, _, _) in FAMILIES.items()) + "."
 

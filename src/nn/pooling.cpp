@@ -312,48 +312,59 @@ void maxpool3d_forward(const Pool3dGeometry& g, const float* x, float* y, std::i
   }
 }
 
+namespace {
+
+// The input positions of each output's window along one axis that fall inside the input:
+// at[begin[o] .. begin[o + 1]) for output o (a dilated window's elements, the padding left out).
+struct AxisTaps {
+  std::vector<i64> at, begin;
+  AxisTaps(i64 out, i64 stride, i64 pad, i64 kernel, i64 dilation, i64 in) {
+    begin.reserve(static_cast<std::size_t>(out) + 1);
+    for (i64 o = 0; o < out; ++o) {
+      begin.push_back(static_cast<i64>(at.size()));
+      for (i64 t = 0; t < kernel; ++t) {
+        const i64 i = o * stride - pad + t * dilation;
+        if (i >= 0 && i < in) at.push_back(i);
+      }
+    }
+    begin.push_back(static_cast<i64>(at.size()));
+  }
+};
+
+}  // namespace
+
 void maxpool_dilated_forward(const Pool3dGeometry& g, const float* x, float* y, std::int32_t* argmax) {
   const i64 planes = g.batch * g.channels;
-  // The taps of one output along one axis that fall inside the input.
-  const auto taps = [](i64 o, i64 stride, i64 pad, i64 kernel, i64 dilation, i64 in, std::vector<i64>& at) {
-    at.clear();
-    for (i64 t = 0; t < kernel; ++t) {
-      const i64 i = o * stride - pad + t * dilation;
-      if (i >= 0 && i < in) at.push_back(i);
-    }
-  };
-#pragma omp parallel num_threads(kernel_threads()) if (visits(g) > kPoolingParallelMin)
-  {
-    std::vector<i64> td, th, tw;
-#pragma omp for schedule(static)
-    for (i64 p = 0; p < planes; ++p) {
-      const float* xp = x + p * in_volume(g);
-      float* yp = y + p * out_volume(g);
-      std::int32_t* ap = argmax != nullptr ? argmax + p * out_volume(g) : nullptr;
-      for (i64 od = 0; od < g.out_d; ++od) {
-        taps(od, g.stride_d, g.pad_d, g.kernel_d, g.dilation_d, g.in_d, td);
-        for (i64 oh = 0; oh < g.out_h; ++oh) {
-          taps(oh, g.stride_h, g.pad_h, g.kernel_h, g.dilation_h, g.in_h, th);
-          for (i64 ow = 0; ow < g.out_w; ++ow) {
-            taps(ow, g.stride_w, g.pad_w, g.kernel_w, g.dilation_w, g.in_w, tw);
-            float m = -std::numeric_limits<float>::infinity();
-            i64 at = -1;
-            for (i64 d : td) {
-              for (i64 h : th) {
-                for (i64 w : tw) {
-                  const i64 i = (d * g.in_h + h) * g.in_w + w;
-                  const float v = xp[i];
-                  if (at < 0 || v > m || v != v) {
-                    m = v;
-                    at = i;
-                  }
+  // Each axis's taps, computed once for every plane.
+  const AxisTaps td(g.out_d, g.stride_d, g.pad_d, g.kernel_d, g.dilation_d, g.in_d);
+  const AxisTaps th(g.out_h, g.stride_h, g.pad_h, g.kernel_h, g.dilation_h, g.in_h);
+  const AxisTaps tw(g.out_w, g.stride_w, g.pad_w, g.kernel_w, g.dilation_w, g.in_w);
+#pragma omp parallel for num_threads(kernel_threads()) schedule(static) if (visits(g) > kPoolingParallelMin)
+  for (i64 p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_volume(g);
+    float* yp = y + p * out_volume(g);
+    std::int32_t* ap = argmax != nullptr ? argmax + p * out_volume(g) : nullptr;
+    i64 o = 0;
+    for (i64 od = 0; od < g.out_d; ++od) {
+      for (i64 oh = 0; oh < g.out_h; ++oh) {
+        for (i64 ow = 0; ow < g.out_w; ++ow, ++o) {
+          // PyTorch's rule (the other max kernels'): a larger value or a NaN takes the place.
+          float m = -std::numeric_limits<float>::infinity();
+          i64 best = -1;
+          for (i64 a = td.begin[od]; a < td.begin[od + 1]; ++a) {
+            for (i64 b = th.begin[oh]; b < th.begin[oh + 1]; ++b) {
+              const float* row = xp + (td.at[a] * g.in_h + th.at[b]) * g.in_w;
+              for (i64 c = tw.begin[ow]; c < tw.begin[ow + 1]; ++c) {
+                const float v = row[tw.at[c]];
+                if (best < 0 || v > m || v != v) {
+                  m = v;
+                  best = row + tw.at[c] - xp;
                 }
               }
             }
-            const i64 o = (od * g.out_h + oh) * g.out_w + ow;
-            yp[o] = m;
-            if (ap != nullptr) ap[o] = static_cast<std::int32_t>(at);
           }
+          yp[o] = m;
+          if (ap != nullptr) ap[o] = static_cast<std::int32_t>(best);
         }
       }
     }
