@@ -613,6 +613,87 @@ std::optional<AtenCost> data_movement(const AtenCall& c, std::string_view op) {
   return out;
 }
 
+// ---- element-wise arithmetic that no layer is: an optimizer's update, a model's own math ----
+
+// FLOPs per output element by PyTorch's formula for the op: addcmul self + value·t1·t2 and
+// addcdiv self + value·t1/t2 (3 each), lerp self + weight·(end − self) (3); sqrt, rsqrt, exp,
+// log and reciprocal one evaluation each (1, as the op table counts tanh: docs/cost.md,
+// "Counting convention"); clamp a comparison per bound given; the _foreach_ forms of these and
+// of add, sub, mul and div (one tensor list's elements, torch.optim's foreach path). The fills
+// (random numbers: bernoulli_, uniform_, normal_, ... for dropout's masks and initialisation;
+// zeros_like, zero_, fill_) write their tensor without reading it and do no counted FP
+// arithmetic: 0 FLOPs, the bytes written. item() reads one scalar.
+struct PointwiseRule {
+  enum class Kind {
+    arithmetic,  // reads its tensors, writes self's size
+    clamp,       // arithmetic with one comparison per bound given (min, max)
+    fill,        // writes self's size, reads no tensor of self's
+    scalar,      // reads one element of self
+  };
+  std::string_view name;
+  double flops;
+  Kind kind = Kind::arithmetic;
+};
+using PK = PointwiseRule::Kind;
+constexpr PointwiseRule kPointwise[] = {
+    {"addcmul", 3},
+    {"addcdiv", 3},
+    {"lerp", 3},
+    {"sqrt", 1},
+    {"rsqrt", 1},
+    {"exp", 1},
+    {"log", 1},
+    {"reciprocal", 1},
+    {"clamp", 1, PK::clamp},
+    {"clamp_min", 1},
+    {"clamp_max", 1},
+    {"bernoulli", 0, PK::fill},
+    {"uniform", 0, PK::fill},
+    {"normal", 0, PK::fill},
+    {"random", 0, PK::fill},
+    {"exponential", 0, PK::fill},
+    {"zeros_like", 0, PK::fill},
+    {"ones_like", 0, PK::fill},
+    {"zero", 0, PK::fill},
+    {"fill", 0, PK::fill},
+    {"item", 0, PK::scalar},
+    {"_local_scalar_dense", 0, PK::scalar},
+};
+// Under _foreach_ only (their single-tensor forms are the op table's binary ops).
+constexpr PointwiseRule kForeachArithmetic[] = {{"add", 1}, {"sub", 1}, {"mul", 1}, {"div", 1}};
+
+std::optional<AtenCost> pointwise(const AtenCall& c, std::string_view op) {
+  constexpr std::string_view kForeach = "_foreach_";
+  const bool foreach = starts_with(op, kForeach);
+  if (foreach) op.remove_prefix(kForeach.size());
+  const auto named = [&](const PointwiseRule& r) { return r.name == op; };
+  const PointwiseRule* rule = std::find_if(std::begin(kPointwise), std::end(kPointwise), named);
+  if (rule == std::end(kPointwise)) {
+    rule = foreach ? std::find_if(std::begin(kForeachArithmetic), std::end(kForeachArithmetic), named) : nullptr;
+    if (rule == nullptr || rule == std::end(kForeachArithmetic)) return std::nullopt;
+  }
+  const AtenArg* self = arg(c, 0);
+  if (self == nullptr || (self->kind != AtenArgKind::tensor && self->kind != AtenArgKind::tensors) || !floating(self)) return std::nullopt;
+  const auto n = static_cast<double>(self->elements);
+  if (rule->kind == PK::scalar) return AtenCost{0.0, static_cast<double>(self->element_bytes), std::nullopt, {}};
+  // Every tensor it reads (a fill reads none of self's), and self's size written: over self (in
+  // place, a name ending in '_') or as a new tensor (of a list, each).
+  double read = 0.0;
+  for (std::size_t i = rule->kind == PK::fill ? 1 : 0; i < c.arg_count; ++i) {
+    const AtenArg& a = c.args[i];
+    if (a.kind == AtenArgKind::tensor || a.kind == AtenArgKind::tensors) read += static_cast<double>(a.elements) * a.element_bytes;
+  }
+  double flops = rule->flops * n;
+  if (rule->kind == PK::clamp) {
+    flops = 0.0;
+    for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+      const AtenArg* bound = arg(c, i);
+      if (bound != nullptr && bound->kind != AtenArgKind::none) flops += rule->flops * n;
+    }
+  }
+  return AtenCost{flops, read + n * self->element_bytes, std::nullopt, {}};
+}
+
 // Long: the dispatch from an aten name to its family, one line each.
 std::optional<AtenCost> cost_of(const AtenCall& call) {
   try {
@@ -630,6 +711,7 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
     if (const ops::SoftmaxCall softmax_call = ops::softmax_for_aten(op); softmax_call.definition != nullptr) return softmax(call, softmax_call);
     if (op == "dropout" || op == "native_dropout" || op == "feature_dropout" || op == "native_dropout_backward") return dropout(call, op);
     if (op == "embedding" || op == "embedding_dense_backward" || op == "embedding_backward") return embedding(call, op);
+    if (auto cost = pointwise(call, op)) return cost;
     return data_movement(call, op);
   } catch (const std::exception&) {
     return std::nullopt;  // out of memory while building the node: not counted

@@ -310,6 +310,54 @@ TEST(AtenCost, OneDimensionalPoolsAndConvolutionsAreTheOneDimensionalOps) {
   EXPECT_DOUBLE_EQ(flops(call("aten::max_pool1d", {x, ints({2}), ints({}), ints({0}), ints({2}), boolean(false)})), 8.0 * 16 * 19);
 }
 
+// torch.optim's update arithmetic (AdamW's single-tensor path: mul_, add_, addcmul_, lerp_,
+// sqrt, addcdiv_; its foreach path over parameter lists), a model's own sqrt/exp/clamp, and the
+// random fills (dropout's bernoulli_, initialisation's uniform_): FLOPs per element by PyTorch's
+// formula, bytes read and written; the fills 0 FLOPs.
+TEST(AtenCost, OptimizerArithmeticRandomFillsAndPointwiseMath) {
+  const AtenArg p = t({64, 32});  // 2,048 elements, 8 KiB
+  const double n = 2048.0;
+  const auto cost = [](const AtenCall& c) {
+    const auto out = aten_cost(c);
+    EXPECT_TRUE(out.has_value()) << c.op;
+    return out.value_or(pytorch::AtenCost{-1.0, -1.0, std::nullopt, {}});
+  };
+  // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 − beta2): 3 per element; self, t1, t2 read, self written.
+  const auto addcmul = cost(call("aten::addcmul_", {p, p, p, real(0.001)}));
+  EXPECT_DOUBLE_EQ(addcmul.flops, 3 * n);
+  EXPECT_DOUBLE_EQ(addcmul.bytes, 4 * 4 * n);
+  EXPECT_FALSE(addcmul.backward.has_value());
+  EXPECT_DOUBLE_EQ(flops(call("aten::addcdiv_", {p, p, p, real(-0.001)})), 3 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::lerp_", {p, p, real(0.1)})), 3 * n);
+  const auto root = cost(call("aten::sqrt", {p}));
+  EXPECT_DOUBLE_EQ(root.flops, n);
+  EXPECT_DOUBLE_EQ(root.bytes, 2 * 4 * n) << "read, and a new tensor written";
+  EXPECT_DOUBLE_EQ(flops(call("aten::exp", {p})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::clamp", {p, real(-1.0), none()})), n) << "one bound: one comparison";
+  EXPECT_DOUBLE_EQ(flops(call("aten::clamp", {p, real(-1.0), real(1.0)})), 2 * n);
+  // The foreach path: one list of 3 parameters, 2,048 elements in all.
+  AtenArg list = p;
+  list.kind = AtenArgKind::tensors;
+  list.count = 3;
+  EXPECT_DOUBLE_EQ(flops(call("aten::_foreach_addcdiv_", {list, list, list, real(-0.001)})), 3 * n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_foreach_mul_", {list, real(0.9)})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_foreach_add_", {list, list, real(0.1)})), n);
+  EXPECT_DOUBLE_EQ(flops(call("aten::_foreach_sqrt", {list})), n);
+  EXPECT_DOUBLE_EQ(cost(call("aten::_foreach_zero_", {list})).bytes, 4 * n) << "zero_grad's fill: written, 0 FLOPs";
+  EXPECT_FALSE(aten_cost(call("aten::_foreach_norm", {list, real(2.0)}))) << "no formula: not counted, never 0";
+  // dropout's mask: bernoulli_(self, p) fills self: written, not read, no FP arithmetic.
+  const auto mask = cost(call("aten::bernoulli_", {p, real(0.9), none()}));
+  EXPECT_DOUBLE_EQ(mask.flops, 0.0);
+  EXPECT_DOUBLE_EQ(mask.bytes, 4 * n);
+  EXPECT_DOUBLE_EQ(cost(call("aten::uniform_", {p, real(-0.1), real(0.1), none()})).bytes, 4 * n);
+  EXPECT_DOUBLE_EQ(cost(call("aten::zeros_like", {p, none(), none(), none(), none(), none()})).bytes, 4 * n) << "written, not read";
+  EXPECT_DOUBLE_EQ(cost(call("aten::zero_", {p})).flops, 0.0);
+  const auto item = cost(call("aten::item", {t({})}));
+  EXPECT_DOUBLE_EQ(item.flops, 0.0);
+  EXPECT_DOUBLE_EQ(item.bytes, 4.0) << "one scalar read";
+  EXPECT_FALSE(aten_cost(call("aten::sqrt", {t({4}, AtenElement::integer)}))) << "integer tensors: no FP formula";
+}
+
 // torch.sum / torch.mean onto the op table's reduce: [2, 4, 6, 5] (n_in = 240).
 TEST(AtenCost, SumAndMeanAreTheOpTablesReduce) {
   const AtenArg x = t({2, 4, 6, 5});
