@@ -20,6 +20,8 @@
 #include "common/stages.hpp"
 #include "graph/onnx_attributes.hpp"
 #include "graph/onnx_importer.hpp"
+#include "ops/convolution.hpp"
+#include "ops/normalization.hpp"
 #endif
 
 namespace hwprof {
