@@ -228,12 +228,13 @@ void conv_cost(const ops::ConvolutionDefinition& conv, const Attributes& a, cons
   for (const ops::ConvAxis& x : axes.view()) per_element = per_element * x.kernel;
   const Count bias = a.bias ? Count(a.out_channels) : Count(0);
   const Count bias_flops = a.bias ? n : Count(0);
-  c.params = per_element * (transposed ? in[0] : a.out_channels) + bias;
+  const Count weights = per_element * (transposed ? in[0] : a.out_channels) + bias;
+  c.params = a.tied_to >= 0 ? Count(0) : weights;  // shared: counted at the layer that owns them
   c.macs = (transposed ? n_in : n) * per_element;
   c.flops = c.macs * 2 + bias_flops;
   c.weight_grad_flops = c.macs * 2 + bias_flops;
   c.input_grad_flops = c.macs * 2;
-  c.weight_bytes = c.params * kFloatBytes;
+  c.weight_bytes = weights * kFloatBytes;  // read by every layer that uses them
   c.has_weights = true;
   c.saves_input = true;
 }

@@ -37,6 +37,7 @@
 #include "common/printable.hpp"
 #include "common/stages.hpp"
 #include "hwprof/engine/graph.hpp"
+#include "ops/convolution.hpp"
 #include "ops/pooling.hpp"
 #include "ops/recurrent.hpp"
 
@@ -340,6 +341,11 @@ class Importer {
   // Embeddings and linears whose weight another linear may share (add_linear).
   void own_weight(int node) { weight_owners_.push_back(node); }
   std::vector<int> weight_owners_;
+  void add_conv(const onnx::NodeProto& n, const ops::ConvolutionDefinition& conv, Attributes a, const onnx::TensorProto& w,
+                const onnx::TensorProto* b);
+  // The convolution that first read each weight initializer (by name): a later one that reads
+  // it again shares its parameters (an unrolled loop's).
+  std::unordered_map<std::string, int> conv_weight_owners_;
   void map_clip(const onnx::NodeProto& n);
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);

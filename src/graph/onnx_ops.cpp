@@ -150,11 +150,37 @@ void Importer::map_conv(const onnx::NodeProto& n) {
   const Dims extra = take_pad(n.input(0), axes);  // a Pad folded in (map_pad)
   for (std::size_t i = 0; i < axes; ++i) (*pads)[i] += extra[i];
   set_window(*conv, kernel, *strides, *pads, *dilations, Dims(axes, 0), a);
+  add_conv(n, *conv, a, *w, b);
+}
+
+// A convolution's node and its weight and bias. A weight initializer an earlier convolution of
+// the same op read too, with the same bias initializer (or none), is that layer's: PyTorch's
+// exporter unrolls a module called in a loop (RAFT's refinement iterations) into one Conv per
+// call, all reading the module's initializers. The later layer is tied_to the first and its
+// parameters are counted once, as a linear tied to an embedding's weight.
+void Importer::add_conv(const onnx::NodeProto& n, const ops::ConvolutionDefinition& conv, Attributes a, const onnx::TensorProto& w,
+                        const onnx::TensorProto* b) {
   a.bias = b != nullptr;
-  add_node(n, conv->kind, {values_.at(n.input(0)).node}, a);
+  if (auto it = conv_weight_owners_.find(w.name()); it != conv_weight_owners_.end()) {
+    const Node& owner = graph_.nodes[static_cast<std::size_t>(it->second)];
+    const InitialValue* owner_bias = nullptr;
+    for (const InitialValue& v : owner.initial_values) {
+      if (v.name == "bias") owner_bias = &v;
+    }
+    const bool same_bias = (b == nullptr && owner_bias == nullptr) ||
+                           (b != nullptr && owner_bias != nullptr && owner_bias->origin == "initializer '" + common::printable_name(b->name()) + "'");
+    if (owner.op == conv.kind && owner.attrs.groups == a.groups && owner.attrs.out_channels == a.out_channels && same_bias) {
+      a.tied_to = it->second;
+      add_node(n, conv.kind, {values_.at(n.input(0)).node}, a);
+      return;
+    }
+  }
+  add_node(n, conv.kind, {values_.at(n.input(0)).node}, a);
   Node& node = graph_.nodes.back();
-  node.initial_values.push_back(initial("weight", w->name(), Shape(weight.begin(), weight.end()), floats(*w)));
+  const Dims weight(w.dims().begin(), w.dims().end());
+  node.initial_values.push_back(initial("weight", w.name(), Shape(weight.begin(), weight.end()), floats(w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
+  conv_weight_owners_.emplace(w.name(), static_cast<int>(graph_.nodes.size()) - 1);
 }
 
 // ConvTranspose onto the transposed convolution over the input's spatial axes
@@ -205,11 +231,7 @@ void Importer::map_conv_transpose(const onnx::NodeProto& n) {
   }
   set_window(*conv, kernel, *spatial_attr(n, "strides", axes, 1), padding, *spatial_attr(n, "dilations", axes, 1),
              *spatial_attr(n, "output_padding", axes, 0), a);
-  a.bias = b != nullptr;
-  add_node(n, conv->kind, {values_.at(n.input(0)).node}, a);
-  Node& node = graph_.nodes.back();
-  node.initial_values.push_back(initial("weight", w->name(), Shape(weight.begin(), weight.end()), floats(*w)));
-  if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
+  add_conv(n, *conv, a, *w, b);
 }
 
 void Importer::map_gemm(const onnx::NodeProto& n) {

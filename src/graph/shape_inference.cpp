@@ -433,6 +433,16 @@ Outcome infer_node(const Graph& g, const Node& node) {
   }
   // A convolution (its definition's window, ops/convolution.cpp).
   if (const ops::ConvolutionDefinition* conv = convolution_definition(node.op)) {
+    // Shared with an earlier convolution (an ONNX import's tie): its weight and bias must be
+    // this layer's shape.
+    if (a.tied_to >= 0) {
+      const Node& owner = g.nodes[static_cast<std::size_t>(a.tied_to)];
+      const Shape& owner_in = g.shape_of(owner.inputs[0]);
+      if (owner.op != node.op || owner.attrs.bias != a.bias || owner_in.empty() || in.empty() ||
+          ops::conv_weight_shape(*conv, owner.attrs, owner_in[0]) != ops::conv_weight_shape(*conv, a, in[0]))
+        return problem("'tied_to' " + owner.name + " is not a " + std::string(op_name(node.op)) + " of this layer's weight shape and bias",
+                       "tied_to");
+    }
     ops::WindowShape s = conv_shape(*conv, a, in, dtype);
     return s.problem.empty() ? shaped(std::move(s.shape)) : problem(std::move(s.problem), s.attribute);
   }

@@ -239,9 +239,12 @@ std::unique_ptr<ParameterSlot> parameter_slot(const Graph& g, int layer, const n
   s->layer = layer;
   s->name = spec.name;
   if (spec.scheme == nn::InitScheme::tied) {
-    // Embeddings and linears keep their weight first; a tie to a tied weight reaches the
+    // The owner's parameter of this name (a linear's weight tied to an embedding's "weight", a
+    // shared convolution's weight and bias), else its first; a tie to a tied one reaches the
     // owner through the handles already shared.
-    const ParameterSlot& owner = *layer_slots[static_cast<std::size_t>(spec.tied_to)][0];
+    const std::vector<ParameterSlot*>& owned = layer_slots[static_cast<std::size_t>(spec.tied_to)];
+    const auto same_name = std::find_if(owned.begin(), owned.end(), [&](const ParameterSlot* o) { return o->name == spec.name; });
+    const ParameterSlot& owner = same_name != owned.end() ? **same_name : *owned[0];
     s->value = owner.value;
     s->gradient = owner.gradient;
     s->tied = true;

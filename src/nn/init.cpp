@@ -133,8 +133,10 @@ std::vector<ParameterSpec> parameter_specs(const Graph& graph, int layer) {
     std::int64_t fan_in = 1;
     for (std::size_t i = 1; i < weight.size(); ++i) fan_in *= weight[i];
     const double bound = kaiming_bound(fan_in);
-    specs.push_back({"weight", weight, InitScheme::uniform, bound, -1});
-    if (a.bias) specs.push_back({"bias", {a.out_channels}, InitScheme::uniform, bound, -1});
+    // Shared with an earlier convolution (tied_to): its weight and bias are that layer's.
+    const InitScheme scheme = a.tied_to >= 0 ? InitScheme::tied : InitScheme::uniform;
+    specs.push_back({"weight", weight, scheme, bound, a.tied_to});
+    if (a.bias) specs.push_back({"bias", {a.out_channels}, scheme, bound, a.tied_to});
     return specs;
   }
   // PyTorch's nn.LSTM / nn.GRU (ops/recurrent.cpp): every weight and bias uniform in ±1/√H

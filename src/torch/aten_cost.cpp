@@ -697,9 +697,8 @@ std::optional<AtenCost> pointwise(const AtenCall& c, std::string_view op) {
 
 // ---- losses ----
 
-// The losses PyTorch's CPU kernels compute whole (the composite ones, cross_entropy_loss and
-// binary_cross_entropy_with_logits, are counted in the ops they run: log_softmax, nll_loss,
-// exp, log, ...). nll_loss_forward (self [N, C] or [C], nll_loss2d_forward's [N, C, H, W];
+// The losses (binary_cross_entropy_with_logits, a composite of exp, log, clamp_min and
+// arithmetic, is counted in the ops it runs). nll_loss_forward (self [N, C] or [C], nll_loss2d_forward's [N, C, H, W];
 // target, weight, reduction): each target picks one value, summed (one add each, a mean's
 // division folded in; a weight multiplies each: one more); its backward writes the input's
 // whole gradient, zeros but the picked values (one FLOP each, two with a weight). mse_loss
@@ -707,6 +706,28 @@ std::optional<AtenCost> pointwise(const AtenCall& c, std::string_view op) {
 // (scaled by 1/n for a mean): 3n.
 std::optional<AtenCost> loss(const AtenCall& c, std::string_view op) {
   const bool backward = op.ends_with("_backward");
+  // cross_entropy_loss (self [N, C] or [C], target of class indices, weight, reduction,
+  // ignore_index, label_smoothing): log_softmax over the classes (counted as softmax,
+  // ops/softmax.cpp) and nll_loss's picks; label smoothing adds the mean of every log
+  // probability (one add each). Its backward runs as theirs (LogSoftmaxBackward0,
+  // NllLossBackward0). Class probabilities as the target (a float target) are not mapped.
+  if (op == "cross_entropy_loss") {
+    const AtenArg* x = tensor(c, 0);
+    const AtenArg* target = tensor(c, 1);
+    if (!floating(x) || x->rank == 0 || x->rank > 2 || target == nullptr || floating(target)) return std::nullopt;
+    Attributes a;
+    a.axis = x->rank == 1 ? 0 : 1;
+    auto n = node_cost(ops::softmax_for_aten("log_softmax").definition->kind, dims(*x), a, 1);
+    if (!n) return std::nullopt;
+    const AtenArg* smoothing = arg(c, 5);
+    const bool smoothed = smoothing != nullptr && smoothing->kind == AtenArgKind::real && smoothing->real != 0.0;
+    const auto picks = static_cast<double>(target->elements);
+    const double flops = count(n->cost.flops) + picks * (tensor(c, 2) != nullptr ? 2.0 : 1.0) + (smoothed ? static_cast<double>(x->elements) : 0.0);
+    return AtenCost{flops, static_cast<double>(x->elements + 1) * x->element_bytes + picks * target->element_bytes, std::nullopt, {}};
+  }
+  // nll_loss and nll_loss_nd are the composites around nll_loss_forward (nll_loss2d_forward past
+  // [N, C]), with its arguments and its count.
+  if (op == "nll_loss" || op == "nll_loss_nd") op = "nll_loss_forward";
   if (op == "nll_loss_forward" || op == "nll_loss2d_forward" || op == "nll_loss_backward" || op == "nll_loss2d_backward") {
     const std::size_t first = backward ? 1 : 0;  // backward: (grad_output, self, target, weight, ...)
     const AtenArg* x = tensor(c, first);

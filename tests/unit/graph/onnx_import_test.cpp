@@ -1086,6 +1086,35 @@ TEST(OnnxImport, BatchNormalizationOfFeaturesOrSequencesIsBatchnorm1d) {
   }
 }
 
+// A module called again (PyTorch unrolls RAFT's refinement loop into one Conv per call, every
+// one reading the module's initializers): the later Conv shares the first's weight and bias and
+// its parameters are counted once; one that reads the weight with another bias is its own.
+TEST(OnnxImport, AConvolutionCalledAgainSharesItsParameters) {
+  if (!onnx_supported()) GTEST_SKIP() << "built without libonnx-dev";
+  ModelBuilder b(14, {4, 8, 8});
+  b.init("block.weight", {4, 4, 3, 3});
+  b.init("block.bias", {4});
+  b.init("other.bias", {4});
+  const auto conv = [&](const char* name, const std::string& in, const char* bias, const std::string& out) {
+    auto& c = b.node("Conv", name, {in, "block.weight", bias}, out);
+    ModelBuilder::ints(c, "kernel_shape", {3, 3});
+    ModelBuilder::ints(c, "pads", {1, 1, 1, 1});
+  };
+  conv("/block/Conv", "input", "block.bias", "h1");
+  b.node("Relu", "/relu/Relu", {"h1"}, "r");
+  conv("/block_1/Conv", "r", "block.bias", "h2");
+  conv("/other/Conv", "h2", "other.bias", "output");
+  auto g = import_onnx(b.bytes(4), "loop.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 4u);
+  EXPECT_EQ(g->nodes[2].attrs.tied_to, 0);
+  EXPECT_TRUE(g->nodes[2].initial_values.empty());
+  EXPECT_EQ(g->nodes[3].attrs.tied_to, -1) << "another bias: its own parameters";
+  auto cost = analyze(*g);
+  ASSERT_TRUE(cost.ok());
+  EXPECT_EQ(cost->totals.params, 2 * (4 * 4 * 9 + 4));
+}
+
 // torch.onnx.export's default (training=EVAL) folds a BatchNorm into the convolution before it:
 // a bias, and a weight the exporter computed ("onnx::Conv_<n>"). The import notes it; a
 // convolution whose weight is a module's parameter (VGG's, with its own bias), or a file with a

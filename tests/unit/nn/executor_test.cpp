@@ -1155,6 +1155,48 @@ TEST(ExecutorKernels, DilatedMaxPoolsMatchTheDefinition) {
                   3);
 }
 
+// A convolution called twice (an unrolled loop, as PyTorch exports RAFT's iterations): the later
+// layer tied_to the first shares its weight and bias: one set of parameters, whose gradient sums
+// both uses, counted and updated once. A tie to a convolution of another weight shape is refused.
+TEST(ExecutorGradients, AConvolutionSharedByTwoLayers) {
+  Graph g = parse(R"({"input": {"shape": [3, 6, 6]}, "layers": [
+      {"name": "stem", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
+      {"name": "block", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
+      {"name": "act", "op": "tanh"},
+      {"name": "again", "op": "conv2d", "out_channels": 4, "kernel": 3, "padding": 1},
+      {"name": "flat", "op": "flatten"},
+      {"name": "fc", "op": "linear", "out_features": 3}]})");
+  Graph wrong = g;
+  g.nodes[3].attrs.tied_to = 1;  // "again" is "block" called a second time
+  auto tied = with_input_shape(g, g.input.shape);
+  ASSERT_TRUE(tied.ok()) << tied.error().message;
+  check_gradients(*tied, 3);
+  Executor e = build(*tied, options(2, true, 1));
+  const std::vector<Parameter> params = e.parameters();
+  const float* block_weight = nullptr;
+  for (const Parameter& p : params) {
+    if (p.layer == 1 && p.name == "weight") block_weight = p.value.f32();
+  }
+  int shared = 0;
+  for (const Parameter& p : params) {
+    if (p.layer != 3) continue;
+    EXPECT_TRUE(p.tied) << p.name;
+    if (p.name == "weight") {
+      EXPECT_EQ(p.value.f32(), block_weight) << "the same tensor, not a copy";
+    }
+    ++shared;
+  }
+  EXPECT_EQ(shared, 2) << "weight and bias";
+  auto cost = analyze(*tied);
+  ASSERT_TRUE(cost.ok());
+  EXPECT_EQ(cost->totals.params, (3 * 4 * 9 + 4) + (4 * 4 * 9 + 4) + 0 + (4 * 36 * 3 + 3));
+  wrong.nodes[3].attrs.tied_to = 0;  // stem's weight is [4, 3, 3, 3]
+  auto refused = with_input_shape(wrong, wrong.input.shape);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("'tied_to' stem is not a conv2d of this layer's weight shape and bias"), std::string::npos)
+      << refused.error().message;
+}
+
 // conv1d's forward against PyTorch's definition in double: y[k, l] = b[k] + Σ_c,t
 // x[c, l·stride − padding + t·dilation]·w[k, c, t] over the group's channels, zeros outside.
 TEST(ExecutorKernels, Conv1dMatchesDirectReference) {

@@ -358,8 +358,9 @@ TEST(AtenCost, OptimizerArithmeticRandomFillsAndPointwiseMath) {
   EXPECT_FALSE(aten_cost(call("aten::sqrt", {t({4}, AtenElement::integer)}))) << "integer tensors: no FP formula";
 }
 
-// The losses PyTorch computes whole: nll_loss (cross_entropy's second half, after log_softmax)
-// and mse_loss, forward and backward; the composite ones are counted in the ops they run.
+// The losses: nll_loss (cross_entropy's second half, after log_softmax) and mse_loss, forward
+// and backward, and cross_entropy_loss whole; binary_cross_entropy_with_logits is counted in the
+// ops it runs.
 TEST(AtenCost, NllAndMseLossesForwardAndBackward) {
   const AtenArg logp = t({32, 10});
   const AtenArg target = t({32}, AtenElement::integer);  // int64: 8 bytes each
@@ -379,6 +380,16 @@ TEST(AtenCost, NllAndMseLossesForwardAndBackward) {
   EXPECT_DOUBLE_EQ(flops(call("aten::mse_loss", {logp, logp, integer(0)})), 2.0 * 320);
   EXPECT_DOUBLE_EQ(flops(call("aten::mse_loss_backward", {t({}), logp, logp, integer(1)})), 3.0 * 320);
   EXPECT_DOUBLE_EQ(flops(call("aten::neg", {logp})), 320.0) << "binary_cross_entropy_with_logits's own ops are counted";
+  // The composites: nll_loss and nll_loss_nd as nll_loss_forward; cross_entropy_loss as
+  // log_softmax over the 10 classes (5n + rows, as softmax) and the picks, and label smoothing's
+  // mean of every log probability.
+  EXPECT_DOUBLE_EQ(flops(call("aten::nll_loss_nd", {logp, target, none(), integer(1), integer(-100)})), 32.0);
+  EXPECT_DOUBLE_EQ(flops(call("aten::nll_loss", {logp, target, none(), integer(1), integer(-100)})), 32.0);
+  const double log_softmax = 5.0 * 320 + 32;
+  EXPECT_DOUBLE_EQ(flops(call("aten::cross_entropy_loss", {logp, target, none(), integer(1), integer(-100), real(0.0)})), log_softmax + 32);
+  EXPECT_DOUBLE_EQ(flops(call("aten::cross_entropy_loss", {logp, target, none(), integer(1), integer(-100), real(0.1)})), log_softmax + 32 + 320);
+  EXPECT_FALSE(aten_cost(call("aten::cross_entropy_loss", {logp, logp, none(), integer(1), integer(-100), real(0.0)})))
+      << "probabilities as the target: not mapped";
 }
 
 // torch.sum / torch.mean onto the op table's reduce: [2, 4, 6, 5] (n_in = 240).
