@@ -695,6 +695,37 @@ std::optional<AtenCost> pointwise(const AtenCall& c, std::string_view op) {
   return AtenCost{flops, read + n * self->element_bytes, std::nullopt, {}};
 }
 
+// ---- vector norms ----
+
+// aten::norm (self, p[, dim, keepdim]) and linalg_vector_norm (self, ord, dim, keepdim, dtype):
+// clip_grad_norm_'s per-parameter norms. The 2-norm (the default) squares and sums every
+// element and takes one square root: 2n; the 1-norm sums the absolute values: 2n; the ∞-norm
+// compares: n. Read n, write the reduced output (one element without `dim`).
+std::optional<AtenCost> vector_norm(const AtenCall& c) {
+  const AtenArg* x = tensor(c, 0);
+  if (!floating(x)) return std::nullopt;
+  const AtenArg* order = arg(c, 1);
+  double p = 2.0;
+  if (order != nullptr && order->kind == AtenArgKind::real) p = order->real;
+  if (order != nullptr && order->kind == AtenArgKind::integer) p = static_cast<double>(order->integer);
+  const auto n = static_cast<double>(x->elements);
+  double out = 1.0;
+  const AtenArg* dim = arg(c, 2);
+  if (dim != nullptr && (dim->kind == AtenArgKind::ints || dim->kind == AtenArgKind::integer) && x->rank > 0) {
+    double reduced = 1.0;
+    const std::size_t count = dim->kind == AtenArgKind::integer ? 1 : dim->rank;
+    for (std::size_t k = 0; k < count; ++k) {
+      std::int64_t d = dim->kind == AtenArgKind::integer ? dim->integer : dim->dims[k];
+      if (d < 0) d += x->rank;
+      if (d < 0 || d >= x->rank) return std::nullopt;
+      reduced *= static_cast<double>(x->dims[d]);
+    }
+    if (count > 0) out = n / std::max(reduced, 1.0);
+  }
+  const double flops = std::isinf(p) ? n : 2.0 * n;
+  return AtenCost{flops, (n + out) * x->element_bytes, std::nullopt, {}};
+}
+
 // ---- losses ----
 
 // The losses (binary_cross_entropy_with_logits, a composite of exp, log, clamp_min and
@@ -770,6 +801,7 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
     if (!starts_with(call.op, "aten::")) return std::nullopt;
     if (conv_layout(op)) return convolution(call, op);
     if (ops::product_for_aten(op) != nullptr) return matrix_product(call, op);
+    if (op == "norm" || op == "linalg_vector_norm") return vector_norm(call);
     if (op.find("norm") != std::string_view::npos) return normalization(call, op);
     if (const auto kind = unary_kind(op, call)) return unary(call, op, *kind);
     if (const ops::BinaryDefinition* d = ops::binary_for_aten(op)) return binary(call, d->kind);
@@ -790,22 +822,25 @@ std::optional<AtenCost> cost_of(const AtenCall& call) {
 
 }  // namespace
 
+// A PyTorch row's roof bounds PyTorch's implementation of the op, which is not always the one a
+// calibration measured. The GEMM ceiling is OpenBLAS's SGEMM (the calibration names its kernel:
+// "openblas Haswell" where OPENBLAS_CORETYPE holds it to AVX2), the library PyTorch's matrix
+// products call: it holds them. PyTorch's convolutions run oneDNN (mkldnn_convolution) or its
+// own loops, which it does not bound: an AVX-512 oneDNN convolution's backward ran at 143 GFLOP/s
+// against a 127 GFLOP/s OpenBLAS-Haswell ceiling on one thread of this project's VM. A function's
+// calibrated rate is hwprof's own erf and exp kernels' (src/nn/activation.cpp), which PyTorch's
+// vectorised ones outrun (aten::gelu at 4.1 to 4.7 GFLOP/s by the table's count against the erf
+// kernel's 2.3). Those rows are held to the FMA peak, which bounds any implementation of the
+// counted arithmetic; `hwprof profile` holds hwprof's own engine, whose kernels these are, to them.
 std::optional<AtenCost> aten_cost(const AtenCall& call) {
   std::optional<AtenCost> cost = cost_of(call);
-  if (cost && aten_gemm_backed(call)) cost->roof = ComputeRoof{ComputeRoof::Kind::gemm, {}, 0.0};
-  // A function's calibrated rate is that of hwprof's own kernel (src/nn/activation.cpp), which
-  // bounds hwprof's engine but not PyTorch's: its vectorised erf and exp run GELU about twice as
-  // fast (aten::gelu at 4.1 to 4.7 GFLOP/s by the table's count against the erf kernel's 2.3, one
-  // thread of this project's VM), an efficiency above 100 %. A PyTorch row is held to the FMA
-  // peak, which bounds any implementation of the counted arithmetic.
-  if (cost && cost->roof.kind == ComputeRoof::Kind::transcendental) cost->roof = ComputeRoof{};
+  if (cost) cost->roof = aten_gemm_backed(call) ? ComputeRoof{ComputeRoof::Kind::gemm, {}, 0.0} : ComputeRoof{};
   return cost;
 }
 
 bool aten_gemm_backed(const AtenCall& call) noexcept {
   if (!starts_with(call.op, "aten::")) return false;
-  const std::string_view op = base_name(call.op);
-  return conv_layout(op).has_value() || op == "convolution_backward" || ops::product_for_aten(op) != nullptr;
+  return ops::product_for_aten(base_name(call.op)) != nullptr;
 }
 
 std::int64_t blas_gemm_mnk(const AtenCall& call) noexcept {

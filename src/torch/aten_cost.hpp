@@ -70,9 +70,9 @@ struct AtenCost {
     double bytes = 0.0;
   };
   std::optional<Backward> backward;
-  // What bounds its arithmetic, from its op's definition (ops/ops.hpp, compute_roof_of): the
-  // GEMM ceiling for a convolution or a matrix product (and their backward), a function's
-  // rate for a forward activation or softmax, else the FMA peak.
+  // What bounds PyTorch's arithmetic for it: the GEMM ceiling for a matrix product (the BLAS the
+  // calibration measured), else the FMA peak (aten_cost.cpp says why not a function's rate or,
+  // for a convolution, the GEMM ceiling).
   ComputeRoof roof;
 };
 
@@ -81,8 +81,9 @@ struct AtenCost {
 // once per distinct signature, not per call.
 std::optional<AtenCost> aten_cost(const AtenCall& call);
 
-// The op's work runs on a GEMM: a convolution or a matrix product (and their backward): its
-// compute roof is the measured GEMM ceiling (aten_cost's roof says so).
+// The op's work runs on the BLAS GEMM the calibration measured: a matrix product (mm, addmm,
+// bmm, linear, ...): its compute roof is the measured GEMM ceiling (aten_cost's roof says so).
+// A convolution is not: PyTorch runs it on oneDNN or its own loops (aten_cost.cpp says why).
 bool aten_gemm_backed(const AtenCall& call) noexcept;
 
 // One GEMM's M·N·K where PyTorch's CPU kernel for the op hands its product to the BLAS
