@@ -16,6 +16,13 @@ burst lands on some rounds; the fastest are nearest a quiet machine's), and the 
 
   bench/onnx_family_peer.py [--hwprof build/release/bin/hwprof] [--families video,shuffle,...]
                             [--threads 2] [--rounds 3] [--iterations 10] [--warmup 3] [--json FILE]
+                            [--native-blas]
+
+OpenBLAS's kernel is the one OPENBLAS_CORETYPE names where it is set (Haswell: AVX2, on a CPU
+that may have AVX-512), for hwprof's GEMMs and PyTorch's matrix products alike; PyTorch's
+convolutions run oneDNN, which it does not restrict. --native-blas runs both without it (the
+script restarts itself without the variable, before OpenBLAS is loaded). Every result says which
+kernel ran ("openblas_coretype").
 
 Families (goal: hwprof <= 1.5x PyTorch): """
 import argparse
@@ -27,6 +34,11 @@ import sys
 import tempfile
 import time
 import warnings
+
+# Before OpenBLAS is loaded (torch and numpy load it): OPENBLAS_CORETYPE is read once, there.
+if "--native-blas" in sys.argv[1:] and "OPENBLAS_CORETYPE" in os.environ:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import numpy as np
 import torch
@@ -189,7 +201,8 @@ def measure(family, a, tmp):
         latency = json.loads(report)["latency_ms"]
         ours.append(latency["median"])
         ours_fastest.append(latency["min"])
-    return {"family": family, "model": what, "threads": a.threads, "run_vs_pytorch": difference,
+    return {"family": family, "model": what, "threads": a.threads, "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "run_vs_pytorch": difference,
             "pytorch_ms": [round(v, 3) for v in peer], "hwprof_ms": [round(v, 3) for v in ours],
             "ratio_of_medians": round(statistics.median(ours) / statistics.median(peer), 3),
             "ratio_of_best": round(min(ours) / min(peer), 3),
@@ -205,7 +218,10 @@ def main():
     p.add_argument("--iterations", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json", help="also write the results to this file")
+    p.add_argument("--native-blas", action="store_true", help="run without OPENBLAS_CORETYPE (OpenBLAS picks its kernel for the CPU)")
     a = p.parse_args()
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    print(f"OpenBLAS kernel: {'OPENBLAS_CORETYPE=' + coretype + ' (held to it)' if coretype else 'chosen by OpenBLAS for this CPU'}", flush=True)
     unknown = [f for f in a.families.split(",") if f not in FAMILIES]
     if unknown:
         sys.exit(f"onnx_family_peer.py: unknown families {unknown}; known: {', '.join(FAMILIES)}")
