@@ -1,4 +1,5 @@
 #include <string>
+#include <string_view>
 
 #include "graph/shape_inference.hpp"
 #include "hwprof/engine/graph.hpp"
@@ -28,9 +29,9 @@ int Graph::unsupported_layers() const {
 namespace {
 
 // The input size that a node's weights are built for (PyTorch's in_features, in_channels,
-// normalized_shape, embed_dim); `what` is null for ops whose weights do not depend on it.
+// normalized_shape, embed_dim); `what` is empty for ops whose weights do not depend on it.
 struct WeightWidth {
-  const char* what = nullptr;
+  std::string_view what;
   std::int64_t size = 0;
 };
 
@@ -38,12 +39,12 @@ WeightWidth weight_width(const Graph& graph, const Node& node) {
   const Shape& in = graph.shape_of(node.inputs[0]);
   if (const ops::NormalizationDefinition* norm = ops::normalization_definition(node.op)) {
     const ops::NormWidth w = ops::normalized_width(*norm, in);
-    return {w.what, w.size};
+    return {w.what != nullptr ? std::string_view(w.what) : std::string_view(), w.size};
   }
   // A product with weights multiplies the input's last axis by them (ops/product.cpp).
   if (const ops::ProductDefinition* product = ops::product_definition(node.op)) {
     if (product->weight_width.empty()) return {};
-    return {product->weight_width.data(), in.back()};
+    return {product->weight_width, in.back()};
   }
   switch (node.op) {
     HWPROF_CONVOLUTION_CASES
@@ -94,9 +95,9 @@ Result<Graph> with_input_shape(const Graph& graph, const Shape& input_shape) {
   for (std::size_t i = 0; i < copy.nodes.size(); ++i) {
     const WeightWidth spec = weight_width(graph, graph.nodes[i]);
     const WeightWidth now = weight_width(copy, copy.nodes[i]);
-    if (spec.what != nullptr && spec.size != now.size) {
+    if (!spec.what.empty() && spec.size != now.size) {
       return Error{"with input shape " + format_shape(input_shape) + ": " + copy.where(copy.nodes[i]) + ": its weights take " +
-                   std::to_string(spec.size) + " " + spec.what + " (from the spec's input shape " + format_shape(graph.input.shape) +
+                   std::to_string(spec.size) + " " + std::string(spec.what) + " (from the spec's input shape " + format_shape(graph.input.shape) +
                    ") but this input gives it " + std::to_string(now.size) + "; a new input shape may change sizes that no weight depends on"};
     }
   }

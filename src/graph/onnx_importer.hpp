@@ -343,9 +343,14 @@ class Importer {
   std::vector<int> weight_owners_;
   void add_conv(const onnx::NodeProto& n, const ops::ConvolutionDefinition& conv, Attributes a, const onnx::TensorProto& w,
                 const onnx::TensorProto* b);
-  // The convolution that first read each weight initializer (by name): a later one that reads
-  // it again shares its parameters (an unrolled loop's).
-  std::unordered_map<std::string, int> conv_weight_owners_;
+  // The convolution that first read each weight initializer (by name), and its bias
+  // initializer's name ("" for none): a later one that reads both again shares its parameters
+  // (an unrolled loop's).
+  struct ConvOwner {
+    int node;
+    std::string bias;
+  };
+  std::unordered_map<std::string, ConvOwner> conv_weight_owners_;
   void map_clip(const onnx::NodeProto& n);
   void map_reshape_like(const onnx::NodeProto& n);
   void map_transpose(const onnx::NodeProto& n);

@@ -161,16 +161,11 @@ void Importer::map_conv(const onnx::NodeProto& n) {
 void Importer::add_conv(const onnx::NodeProto& n, const ops::ConvolutionDefinition& conv, Attributes a, const onnx::TensorProto& w,
                         const onnx::TensorProto* b) {
   a.bias = b != nullptr;
-  if (auto it = conv_weight_owners_.find(w.name()); it != conv_weight_owners_.end()) {
-    const Node& owner = graph_.nodes[static_cast<std::size_t>(it->second)];
-    const InitialValue* owner_bias = nullptr;
-    for (const InitialValue& v : owner.initial_values) {
-      if (v.name == "bias") owner_bias = &v;
-    }
-    const bool same_bias = (b == nullptr && owner_bias == nullptr) ||
-                           (b != nullptr && owner_bias != nullptr && owner_bias->origin == "initializer '" + common::printable_name(b->name()) + "'");
-    if (owner.op == conv.kind && owner.attrs.groups == a.groups && owner.attrs.out_channels == a.out_channels && same_bias) {
-      a.tied_to = it->second;
+  const std::string bias_name = b != nullptr ? b->name() : std::string();
+  if (auto it = conv_weight_owners_.find(w.name()); it != conv_weight_owners_.end() && it->second.bias == bias_name) {
+    const Node& owner = graph_.nodes[static_cast<std::size_t>(it->second.node)];
+    if (owner.op == conv.kind && owner.attrs.groups == a.groups && owner.attrs.out_channels == a.out_channels) {
+      a.tied_to = it->second.node;
       add_node(n, conv.kind, {values_.at(n.input(0)).node}, a);
       return;
     }
@@ -180,7 +175,7 @@ void Importer::add_conv(const onnx::NodeProto& n, const ops::ConvolutionDefiniti
   const Dims weight(w.dims().begin(), w.dims().end());
   node.initial_values.push_back(initial("weight", w.name(), Shape(weight.begin(), weight.end()), floats(w)));
   if (b != nullptr) node.initial_values.push_back(initial("bias", b->name(), {a.out_channels}, floats(*b)));
-  conv_weight_owners_.emplace(w.name(), static_cast<int>(graph_.nodes.size()) - 1);
+  conv_weight_owners_.emplace(w.name(), ConvOwner{static_cast<int>(graph_.nodes.size()) - 1, bias_name});
 }
 
 // ConvTranspose onto the transposed convolution over the input's spatial axes

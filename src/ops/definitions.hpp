@@ -1,7 +1,10 @@
 // How each family's lookups find a definition in its table: the first that matches.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <span>
+#include <string_view>
 
 #include "common/stages.hpp"
 
@@ -14,6 +17,11 @@ constexpr const Definition* first_definition(const Definition (&definitions)[N],
     if (match(d)) return &d;
   }
   return nullptr;
+}
+
+// Whether `name` is in one of a definition's lists (its ATen ops, say).
+inline bool listed(std::span<const std::string_view> list, std::string_view name) noexcept {
+  return std::find(list.begin(), list.end(), name) != list.end();
 }
 
 }  // namespace hwprof::ops

@@ -1,7 +1,5 @@
 #include "ops/product.hpp"
 
-#include <algorithm>
-
 #include "ops/definitions.hpp"
 
 namespace hwprof::ops {
@@ -37,8 +35,7 @@ const ProductDefinition* product_definition(OpKind kind) noexcept {
 }
 
 const ProductDefinition* product_for_aten(std::string_view name) noexcept {
-  return first_definition(
-      kProducts, [&](const ProductDefinition& d) { return std::find(d.aten_names.begin(), d.aten_names.end(), name) != d.aten_names.end(); });
+  return first_definition(kProducts, [&](const ProductDefinition& d) { return listed(d.aten_names, name); });
 }
 
 }  // namespace hwprof::ops

@@ -1,7 +1,5 @@
 #include "ops/softmax.hpp"
 
-#include <algorithm>
-
 #include "ops/definitions.hpp"
 
 namespace hwprof::ops {
@@ -16,10 +14,6 @@ constexpr std::string_view kSoftmaxAtenBackward[] = {"_softmax_backward_data", "
 constexpr SoftmaxDefinition kSoftmaxes[] = {
     {OpKind::softmax, "exp", 5, 1, 4, "Softmax", kSoftmaxAten, kSoftmaxAtenBackward},
 };
-
-bool listed(std::span<const std::string_view> list, std::string_view name) {
-  return std::find(list.begin(), list.end(), name) != list.end();
-}
 
 }  // namespace
 

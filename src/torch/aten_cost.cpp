@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -79,6 +80,11 @@ const AtenArg* tensor(const AtenCall& c, std::size_t i) {
 }
 bool floating(const AtenArg* t) {
   return t != nullptr && t->element == AtenElement::floating;
+}
+// A tensor's (or a tensor list's) bytes; 0 for an argument that is neither, or absent.
+double bytes_of(const AtenArg* a) {
+  const bool tensor_like = a != nullptr && (a->kind == AtenArgKind::tensor || a->kind == AtenArgKind::tensors);
+  return tensor_like ? static_cast<double>(a->elements) * a->element_bytes : 0.0;
 }
 Shape dims(const AtenArg& t) {
   return Shape(t.dims, t.dims + t.rank);
@@ -667,12 +673,13 @@ std::optional<AtenCost> pointwise(const AtenCall& c, std::string_view op) {
   constexpr std::string_view kForeach = "_foreach_";
   const bool foreach = starts_with(op, kForeach);
   if (foreach) op.remove_prefix(kForeach.size());
-  const auto named = [&](const PointwiseRule& r) { return r.name == op; };
-  const PointwiseRule* rule = std::find_if(std::begin(kPointwise), std::end(kPointwise), named);
-  if (rule == std::end(kPointwise)) {
-    rule = foreach ? std::find_if(std::begin(kForeachArithmetic), std::end(kForeachArithmetic), named) : nullptr;
-    if (rule == nullptr || rule == std::end(kForeachArithmetic)) return std::nullopt;
-  }
+  const auto find = [&](std::span<const PointwiseRule> rules) -> const PointwiseRule* {
+    const auto it = std::find_if(rules.begin(), rules.end(), [&](const PointwiseRule& r) { return r.name == op; });
+    return it != rules.end() ? &*it : nullptr;
+  };
+  const PointwiseRule* rule = find(kPointwise);
+  if (rule == nullptr && foreach) rule = find(kForeachArithmetic);
+  if (rule == nullptr) return std::nullopt;
   const AtenArg* self = arg(c, 0);
   if (self == nullptr || (self->kind != AtenArgKind::tensor && self->kind != AtenArgKind::tensors) || !floating(self)) return std::nullopt;
   const auto n = static_cast<double>(self->elements);
@@ -680,10 +687,7 @@ std::optional<AtenCost> pointwise(const AtenCall& c, std::string_view op) {
   // Every tensor it reads (a fill reads none of self's), and self's size written: over self (in
   // place, a name ending in '_') or as a new tensor (of a list, each).
   double read = 0.0;
-  for (std::size_t i = rule->kind == PK::fill ? 1 : 0; i < c.arg_count; ++i) {
-    const AtenArg& a = c.args[i];
-    if (a.kind == AtenArgKind::tensor || a.kind == AtenArgKind::tensors) read += static_cast<double>(a.elements) * a.element_bytes;
-  }
+  for (std::size_t i = rule->kind == PK::fill ? 1 : 0; i < c.arg_count; ++i) read += bytes_of(&c.args[i]);
   double flops = rule->flops * n;
   if (rule->kind == PK::clamp) {
     flops = 0.0;
@@ -754,7 +758,7 @@ std::optional<AtenCost> loss(const AtenCall& c, std::string_view op) {
     const bool smoothed = smoothing != nullptr && smoothing->kind == AtenArgKind::real && smoothing->real != 0.0;
     const auto picks = static_cast<double>(target->elements);
     const double flops = count(n->cost.flops) + picks * (tensor(c, 2) != nullptr ? 2.0 : 1.0) + (smoothed ? static_cast<double>(x->elements) : 0.0);
-    return AtenCost{flops, static_cast<double>(x->elements + 1) * x->element_bytes + picks * target->element_bytes, std::nullopt, {}};
+    return AtenCost{flops, static_cast<double>(x->elements + 1) * x->element_bytes + bytes_of(target), std::nullopt, {}};
   }
   // nll_loss and nll_loss_nd are the composites around nll_loss_forward (nll_loss2d_forward past
   // [N, C]), with its arguments and its count.
@@ -767,12 +771,8 @@ std::optional<AtenCost> loss(const AtenCall& c, std::string_view op) {
     const bool weighted = tensor(c, first + 2) != nullptr;
     const auto picks = static_cast<double>(target->elements);
     const double flops = picks * (weighted ? 2.0 : 1.0);
-    const double target_bytes = picks * target->element_bytes;
-    if (backward) {
-      const AtenArg* dy = tensor(c, 0);
-      const double dy_bytes = dy != nullptr ? static_cast<double>(dy->elements) * dy->element_bytes : 0.0;
-      return AtenCost{flops, static_cast<double>(x->elements) * x->element_bytes + target_bytes + dy_bytes, std::nullopt, {}};
-    }
+    const double target_bytes = bytes_of(target);
+    if (backward) return AtenCost{flops, bytes_of(x) + target_bytes + bytes_of(tensor(c, 0)), std::nullopt, {}};
     const bool unreduced = integer(c, first + 3, 1) == 0;
     return AtenCost{flops, (picks + (unreduced ? picks : 1.0)) * x->element_bytes + target_bytes, std::nullopt, {}};
   }
@@ -783,11 +783,7 @@ std::optional<AtenCost> loss(const AtenCall& c, std::string_view op) {
     if (!floating(x) || !floating(y)) return std::nullopt;
     const auto n = static_cast<double>(x->elements);
     const double inputs = (n + static_cast<double>(y->elements)) * x->element_bytes;
-    if (backward) {
-      const AtenArg* dy = tensor(c, 0);
-      const double dy_bytes = dy != nullptr ? static_cast<double>(dy->elements) * dy->element_bytes : 0.0;
-      return AtenCost{3.0 * n, inputs + dy_bytes + n * x->element_bytes, std::nullopt, {}};
-    }
+    if (backward) return AtenCost{3.0 * n, inputs + bytes_of(tensor(c, 0)) + bytes_of(x), std::nullopt, {}};
     const bool unreduced = integer(c, 2, 1) == 0;
     return AtenCost{(unreduced ? 2.0 : 3.0) * n, inputs + (unreduced ? n : 1.0) * x->element_bytes, std::nullopt, {}};
   }
